@@ -1,0 +1,2 @@
+// Package parse reads what HTTP responses say about rate limits.
+package parse
