@@ -1,0 +1,293 @@
+package ratelimittest
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Algorithm names the counting rule of a [Policy].
+type Algorithm string
+
+// The algorithms a [Policy] can enforce. Each admits a request of cost c at
+// instant now only if c quota units are available then; refused requests
+// are not counted.
+const (
+	// FixedWindow counts admissions in windows of length Window, aligned to
+	// multiples of Window since the [Handler] was created (or last [Handler.Reset]).
+	// The counter returns to zero at each window boundary.
+	FixedWindow Algorithm = "fixed-window"
+
+	// SlidingLog admits at most Quota units in any span of Window. It keeps
+	// an exact log of the admissions of the last Window, pruned as they age.
+	SlidingLog Algorithm = "sliding-log"
+
+	// SlidingWindow is the sliding-window counter: the count of the previous
+	// aligned window, weighted by the share of it that still overlaps the
+	// last Window and rounded up, plus the count of the current window.
+	SlidingWindow Algorithm = "sliding-window"
+
+	// TokenBucket is a token bucket, equivalently GCRA: it starts full with
+	// Quota tokens and gains Quota tokens per Window, evenly (one every
+	// Window/Quota), never holding more than Quota.
+	TokenBucket Algorithm = "token-bucket"
+
+	// Concurrency admits at most Quota requests in flight at once. Its unit
+	// is "concurrent-requests" and its Window is ignored.
+	Concurrency Algorithm = "concurrency"
+)
+
+// Dialect names the rate-limit header fields a [Handler] sends.
+type Dialect string
+
+// The dialects a [Handler] speaks. The examples show a fixed window of 100
+// requests per minute, 35 seconds before its end, after 60 admissions.
+//
+// With several policies, IETF lists every policy in both fields; the other
+// dialects describe only the policy with the lowest remaining quota (on a
+// tie, the one with the longest reset).
+//
+// Refused requests carry Retry-After in delay-seconds in every dialect
+// except GitHub and Bare429, which send none.
+const (
+	// IETF is draft-ietf-httpapi-ratelimit-headers-11:
+	//	RateLimit-Policy: "default";q=100;w=60
+	//	RateLimit: "default";r=40;t=35
+	// A policy whose unit is not requests carries qu ("content-bytes",
+	// "concurrent-requests"); a partitioned policy carries pk on both
+	// fields; a Concurrency policy has no w and no t.
+	IETF Dialect = "ietf"
+
+	// Draft06 is draft-06 (express-rate-limit "draft-6"), reset in delta seconds:
+	//	RateLimit-Limit: 100
+	//	RateLimit-Remaining: 40
+	//	RateLimit-Reset: 35
+	//	RateLimit-Policy: 100;w=60
+	Draft06 Dialect = "draft-06"
+
+	// Draft07 is express-rate-limit "draft-7", a Structured Fields Dictionary:
+	//	RateLimit: limit=100, remaining=40, reset=35
+	//	RateLimit-Policy: 100;w=60
+	Draft07 Dialect = "draft-07"
+
+	// XRateLimitEpoch is the legacy triplet with the reset as Unix epoch
+	// seconds, consistent with the Date header sent alongside:
+	//	X-RateLimit-Limit: 100
+	//	X-RateLimit-Remaining: 40
+	//	X-RateLimit-Reset: 1700000035
+	XRateLimitEpoch Dialect = "x-ratelimit-epoch"
+
+	// XRateLimitDelta is the legacy triplet with the reset in delta seconds:
+	//	X-RateLimit-Limit: 100
+	//	X-RateLimit-Remaining: 40
+	//	X-RateLimit-Reset: 35
+	XRateLimitDelta Dialect = "x-ratelimit-delta"
+
+	// GitHub is the GitHub REST API's shape, reset in epoch seconds:
+	//	X-Ratelimit-Limit: 100
+	//	X-Ratelimit-Remaining: 40
+	//	X-Ratelimit-Used: 60
+	//	X-Ratelimit-Reset: 1700000035
+	//	X-Ratelimit-Resource: core
+	// GitHub sends Retry-After only sometimes; here it never does: a refusal
+	// says remaining 0 and the reset.
+	GitHub Dialect = "github"
+
+	// OpenAI is the OpenAI API's shape; the reset is the time until the
+	// policy is fully refilled, formatted by [time.Duration.String]:
+	//	X-Ratelimit-Limit-Requests: 100
+	//	X-Ratelimit-Remaining-Requests: 40
+	//	X-Ratelimit-Reset-Requests: 35s
+	OpenAI Dialect = "openai"
+
+	// RetryAfterOnly sends no quota fields; refusals carry Retry-After.
+	RetryAfterOnly Dialect = "retry-after-only"
+
+	// Bare429 sends no rate-limit fields at all, not even Retry-After.
+	Bare429 Dialect = "bare-429"
+)
+
+// Policy is one limit a [Handler] enforces.
+type Policy struct {
+	// Name is the IETF policy name. If empty, it is "default".
+	Name string
+
+	// Algorithm is the counting rule. If empty, it is FixedWindow.
+	Algorithm Algorithm
+
+	// Quota is how many units are admitted per Window (for Concurrency: at
+	// once). It must not be negative; zero refuses every request that costs
+	// anything.
+	Quota int64
+
+	// Window is the span Quota applies to. It must be positive, except for
+	// Concurrency, which ignores it. The IETF w parameter is Window in whole
+	// seconds, rounded up.
+	Window time.Duration
+
+	// Unit is the quota unit. If empty, it is "requests" (for Concurrency,
+	// "concurrent-requests"). With "content-bytes", a request costs the
+	// content bytes of its response (see the package documentation); with
+	// any other unit a request costs one. Units other than "requests" are
+	// advertised verbatim as the IETF qu parameter.
+	Unit string
+
+	// Partition, if not nil, gives each request's partition key: each key
+	// has its own counters, and the IETF dialect sends it as pk. If nil, all
+	// requests share one counter. It must be safe for concurrent use.
+	Partition func(*http.Request) string
+}
+
+// Window is a span of time measured from the creation of a [Handler]
+// (or its last [Handler.Reset]): it holds the offsets d with Start <= d < End.
+// The zero Window is empty.
+type Window struct {
+	Start, End time.Duration
+}
+
+// contains reports whether offset d lies in w.
+func (w Window) contains(d time.Duration) bool {
+	return w.Start <= d && d < w.End
+}
+
+// Config describes a rate-limited server. The zero Config admits every
+// request at once and answers 200 without rate-limit fields.
+//
+// [NewHandler] copies the Config: changing it afterwards has no effect.
+type Config struct {
+	// Policies all apply to every request: a request is admitted only if
+	// every policy admits it, and then it is counted by every policy.
+	// If empty, every request is admitted.
+	Policies []Policy
+
+	// Dialect chooses the rate-limit header fields sent. If empty, it is IETF.
+	Dialect Dialect
+
+	// Latency is how long serving an admitted request takes, before Next is
+	// called. It passes with the time package's timers, so inside a
+	// testing/synctest bubble it is virtual. Refusals answer at once.
+	// If zero, admitted requests are served at once.
+	Latency time.Duration
+
+	// Next serves admitted requests. If nil, admitted requests get 200 with
+	// a text/plain body of BodySize bytes.
+	Next http.Handler
+
+	// BodySize is the size of the body the default Next writes, in bytes,
+	// and the cost of a request to a "content-bytes" policy at admission.
+	// If zero, it is 2; if negative, 0.
+	BodySize int
+
+	// RefuseStatus is the status code of refusals. If zero, it is 429.
+	RefuseStatus int
+
+	// Malformed makes the Handler send syntactically malformed rate-limit
+	// fields in its dialect (for example IETF Token names and r=-1, or
+	// non-numeric legacy values) while still enforcing its policies. In the
+	// RetryAfterOnly dialect the Retry-After of refusals is malformed too.
+	Malformed bool
+
+	// RetryAfter, if positive, replaces the honest Retry-After of every
+	// refusal, in every dialect, with this duration in seconds rounded up
+	// (for example 1000000*time.Second for the absurd case).
+	RetryAfter time.Duration
+
+	// Inflate, if greater than 1, advertises a quota Inflate times the one
+	// enforced: every policy advertises Quota*Inflate and the remaining
+	// quota as if that larger quota were in force, that is
+	// remaining + Quota*(Inflate-1).
+	Inflate int64
+
+	// Age, if positive, adds "Age: <seconds>" (rounded up) to every
+	// response, as if it came from a cache.
+	Age time.Duration
+
+	// Maintenance is a span during which every request gets 503 with a
+	// Retry-After HTTP-date of the span's end (rounded up to a whole
+	// second), without being counted by the policies. If zero, there is none.
+	Maintenance Window
+
+	// Problem makes refusals carry an RFC 9457 application/problem+json body
+	// of type https://iana.org/assignments/http-problem-types#quota-exceeded
+	// listing the refusing policies in "violated-policies".
+	Problem bool
+}
+
+// Units of quota.
+const (
+	unitRequests   = "requests"
+	unitBytes      = "content-bytes"
+	unitConcurrent = "concurrent-requests"
+)
+
+// policy is a validated Policy with its defaults filled in.
+type policy struct {
+	name      string
+	algorithm Algorithm
+	quota     int64
+	window    time.Duration
+	unit      string
+	partition func(*http.Request) string
+}
+
+// policies validates and normalises cfg.Policies. Invalid policies are
+// programmer errors, so it panics on them.
+func policies(cfg Config) []policy {
+	ps := make([]policy, 0, len(cfg.Policies))
+	for i, p := range cfg.Policies {
+		q := policy{
+			name:      p.Name,
+			algorithm: p.Algorithm,
+			quota:     p.Quota,
+			window:    p.Window,
+			unit:      p.Unit,
+			partition: p.Partition,
+		}
+		if q.name == "" {
+			q.name = "default"
+		}
+		if q.algorithm == "" {
+			q.algorithm = FixedWindow
+		}
+		switch q.algorithm {
+		case FixedWindow, SlidingLog, SlidingWindow, TokenBucket:
+			if q.window <= 0 {
+				panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): Window %v must be positive", i, q.name, q.window))
+			}
+			if q.unit == "" {
+				q.unit = unitRequests
+			}
+		case Concurrency:
+			q.window = 0
+			if q.unit == "" {
+				q.unit = unitConcurrent
+			}
+		default:
+			panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): unknown Algorithm %q", i, q.name, q.algorithm))
+		}
+		if q.quota < 0 {
+			panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): negative Quota %d", i, q.name, q.quota))
+		}
+		ps = append(ps, q)
+	}
+	return ps
+}
+
+// bodySize is cfg.BodySize with its default applied.
+func bodySize(cfg Config) int {
+	switch {
+	case cfg.BodySize == 0:
+		return 2
+	case cfg.BodySize < 0:
+		return 0
+	}
+	return cfg.BodySize
+}
+
+// cost reports what a request costs p at admission.
+func (p *policy) cost(bodySize int) int64 {
+	if p.unit == unitBytes && p.algorithm != Concurrency {
+		return int64(bodySize)
+	}
+	return 1
+}

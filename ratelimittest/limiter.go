@@ -1,0 +1,440 @@
+package ratelimittest
+
+import (
+	"math"
+	"math/bits"
+	"time"
+)
+
+// A limiter is the counter of one policy for one partition. Its methods take
+// the current instant explicitly, so that the Handler drives it with
+// time.Now and Ideal with a simulated clock. The instants given to one
+// limiter never decrease.
+type limiter interface {
+	// wait reports how long after now a request of the given cost would be
+	// admitted if nothing else were admitted meanwhile. ok is false when the
+	// passing of time alone never admits it: the cost exceeds the quota, or
+	// (Concurrency) a request in flight has to finish first.
+	wait(now time.Time, cost int64) (d time.Duration, ok bool)
+
+	// take counts an admitted request of the given cost. It may overdraw the
+	// quota; later requests then wait the debt out.
+	take(now time.Time, cost int64)
+
+	// release ends a request counted by take. Only Concurrency counts
+	// requests in flight; the others ignore it.
+	release(cost int64)
+
+	// available reports the quota available at now, at least zero.
+	available(now time.Time) int64
+
+	// reset reports the effective window: how long until more than
+	// available(now) units can have been admitted, assuming all of them are
+	// spent at now. It is positive. ok is false for Concurrency, which has
+	// no such time.
+	reset(now time.Time) (d time.Duration, ok bool)
+
+	// full reports how long until the whole quota is available again if
+	// nothing more is admitted; zero if it is now.
+	full(now time.Time) time.Duration
+}
+
+// newLimiter returns a fresh limiter for p whose aligned windows start at origin.
+func newLimiter(p *policy, origin time.Time) limiter {
+	switch p.algorithm {
+	case SlidingLog:
+		return &slidingLog{quota: p.quota, window: p.window}
+	case SlidingWindow:
+		return &slidingWindow{quota: p.quota, window: p.window, origin: origin}
+	case TokenBucket:
+		return &tokenBucket{quota: p.quota, window: p.window, last: origin, tokens: p.quota}
+	case Concurrency:
+		return &concurrency{quota: p.quota}
+	}
+	return &fixedWindow{quota: p.quota, window: p.window, origin: origin}
+}
+
+// fixedWindow counts admissions per aligned window.
+type fixedWindow struct {
+	quota  int64
+	window time.Duration
+	origin time.Time
+	index  int64 // of the current window, counted from origin
+	used   int64 // admitted in the current window
+}
+
+func (l *fixedWindow) advance(now time.Time) {
+	if i := windowIndex(l.origin, now, l.window); i != l.index {
+		l.index, l.used = i, 0
+	}
+}
+
+// left reports the time from now to the end of the current window.
+func (l *fixedWindow) left(now time.Time) time.Duration {
+	return windowStart(l.origin, l.index+1, l.window).Sub(now)
+}
+
+func (l *fixedWindow) wait(now time.Time, cost int64) (time.Duration, bool) {
+	if cost > l.quota {
+		return 0, false
+	}
+	l.advance(now)
+	if l.used+cost <= l.quota {
+		return 0, true
+	}
+	return l.left(now), true
+}
+
+func (l *fixedWindow) take(now time.Time, cost int64) {
+	l.advance(now)
+	l.used += cost
+}
+
+func (l *fixedWindow) release(int64) {}
+
+func (l *fixedWindow) available(now time.Time) int64 {
+	l.advance(now)
+	return max(l.quota-l.used, 0)
+}
+
+func (l *fixedWindow) reset(now time.Time) (time.Duration, bool) {
+	l.advance(now)
+	return l.left(now), true
+}
+
+func (l *fixedWindow) full(now time.Time) time.Duration {
+	l.advance(now)
+	if l.used == 0 {
+		return 0
+	}
+	return l.left(now)
+}
+
+// slidingLog keeps every admission of the last window.
+type slidingLog struct {
+	quota  int64
+	window time.Duration
+	log    []admission // oldest first; all younger than window
+	used   int64       // sum of the costs in log
+}
+
+type admission struct {
+	at   time.Time
+	cost int64
+}
+
+// prune forgets the admissions that are a window old. Reslicing keeps the
+// backing array, but append moves only the live entries when it grows, so
+// memory stays proportional to the admissions of one window.
+func (l *slidingLog) prune(now time.Time) {
+	n := 0
+	for n < len(l.log) && !l.log[n].at.Add(l.window).After(now) {
+		l.used -= l.log[n].cost
+		n++
+	}
+	l.log = l.log[n:]
+	if len(l.log) == 0 {
+		l.log = nil
+	}
+}
+
+// leave reports how long from now until admissions costing at least need
+// in all have left the log. If the log holds less, it is the time until an
+// admission made now leaves it: a window.
+func (l *slidingLog) leave(now time.Time, need int64) time.Duration {
+	for _, a := range l.log {
+		need -= a.cost
+		if need <= 0 {
+			return a.at.Add(l.window).Sub(now)
+		}
+	}
+	return l.window
+}
+
+func (l *slidingLog) wait(now time.Time, cost int64) (time.Duration, bool) {
+	if cost > l.quota {
+		return 0, false
+	}
+	l.prune(now)
+	if need := l.used + cost - l.quota; need > 0 {
+		return l.leave(now, need), true
+	}
+	return 0, true
+}
+
+func (l *slidingLog) take(now time.Time, cost int64) {
+	l.prune(now)
+	if cost > 0 {
+		l.log = append(l.log, admission{now, cost})
+		l.used += cost
+	}
+}
+
+func (l *slidingLog) release(int64) {}
+
+func (l *slidingLog) available(now time.Time) int64 {
+	l.prune(now)
+	return max(l.quota-l.used, 0)
+}
+
+func (l *slidingLog) reset(now time.Time) (time.Duration, bool) {
+	l.prune(now)
+	// After spending what is available, used is max(used, quota); one more
+	// unit needs that excess plus one to leave.
+	return l.leave(now, max(l.used-l.quota, 0)+1), true
+}
+
+func (l *slidingLog) full(now time.Time) time.Duration {
+	l.prune(now)
+	if len(l.log) == 0 {
+		return 0
+	}
+	return l.log[len(l.log)-1].at.Add(l.window).Sub(now)
+}
+
+// slidingWindow is the sliding-window counter: it admits a request of cost c
+// at offset e into the current aligned window when
+//
+//	ceil(prev*(window-e)/window) + cur + c <= quota
+//
+// where prev and cur are the admissions of the previous and current windows.
+type slidingWindow struct {
+	quota     int64
+	window    time.Duration
+	origin    time.Time
+	index     int64 // of the current window, counted from origin
+	prev, cur int64
+}
+
+func (l *slidingWindow) advance(now time.Time) {
+	switch i := windowIndex(l.origin, now, l.window); i {
+	case l.index:
+	case l.index + 1:
+		l.index, l.prev, l.cur = i, l.cur, 0
+	default:
+		l.index, l.prev, l.cur = i, 0, 0
+	}
+}
+
+func (l *slidingWindow) start() time.Time {
+	return windowStart(l.origin, l.index, l.window)
+}
+
+// earliest reports how long from now until a request of the given cost would
+// be admitted, had the windows the counts prev and cur.
+func (l *slidingWindow) earliest(now time.Time, prev, cur, cost int64) (time.Duration, bool) {
+	if cost > l.quota {
+		return 0, false
+	}
+	w := int64(l.window)
+	start := l.start()
+	e := int64(now.Sub(start))
+	// Two window shifts empty both counts, and then cost <= quota is admitted.
+	for {
+		if a := l.quota - cur - cost; a >= 0 {
+			m := e
+			if prev > 0 {
+				// ceil(prev*(w-m)/w) <= a  ⇔  m >= w - floor(a*w/prev)
+				m = max(m, w-mulDiv(a, w, prev))
+			}
+			if m < w {
+				return start.Add(time.Duration(m)).Sub(now), true
+			}
+		}
+		prev, cur = cur, 0
+		start = start.Add(l.window)
+		e = 0
+	}
+}
+
+func (l *slidingWindow) wait(now time.Time, cost int64) (time.Duration, bool) {
+	l.advance(now)
+	return l.earliest(now, l.prev, l.cur, cost)
+}
+
+func (l *slidingWindow) take(now time.Time, cost int64) {
+	l.advance(now)
+	l.cur += cost
+}
+
+func (l *slidingWindow) release(int64) {}
+
+func (l *slidingWindow) available(now time.Time) int64 {
+	l.advance(now)
+	e := int64(now.Sub(l.start()))
+	w := int64(l.window)
+	return max(l.quota-l.cur-mulDivCeil(l.prev, w-e, w), 0)
+}
+
+func (l *slidingWindow) reset(now time.Time) (time.Duration, bool) {
+	if l.quota == 0 {
+		return l.window, true
+	}
+	r := l.available(now)
+	return l.earliest(now, l.prev, l.cur+r, 1)
+}
+
+func (l *slidingWindow) full(now time.Time) time.Duration {
+	l.advance(now)
+	switch {
+	case l.cur > 0:
+		return l.start().Add(2 * l.window).Sub(now)
+	case l.prev > 0:
+		return l.start().Add(l.window).Sub(now)
+	}
+	return 0
+}
+
+// tokenBucket holds up to quota tokens and gains quota tokens per window.
+// The fraction of the next token is kept exactly, in units of 1/window
+// tokens, so that no rounding accumulates.
+type tokenBucket struct {
+	quota  int64
+	window time.Duration
+	last   time.Time // instant up to which tokens are accounted
+	tokens int64     // whole tokens; negative when overdrawn
+	frac   int64     // fraction of the next token, in [0, window)
+}
+
+func (l *tokenBucket) advance(now time.Time) {
+	d := now.Sub(l.last)
+	if d <= 0 {
+		return
+	}
+	l.last = now
+	if l.tokens >= l.quota {
+		l.tokens, l.frac = l.quota, 0
+		return
+	}
+	// Every nanosecond adds quota units of 1/window tokens.
+	hi, lo := bits.Mul64(uint64(d), uint64(l.quota))
+	lo, carry := bits.Add64(lo, uint64(l.frac), 0)
+	hi += carry
+	if hi >= uint64(l.window) {
+		l.tokens, l.frac = l.quota, 0
+		return
+	}
+	gained, frac := bits.Div64(hi, lo, uint64(l.window))
+	if gained >= uint64(l.quota-l.tokens) {
+		l.tokens, l.frac = l.quota, 0
+		return
+	}
+	l.tokens += int64(gained)
+	l.frac = int64(frac)
+}
+
+// until reports how long until the bucket holds n tokens, had it tokens
+// whole tokens (fewer than n) and the current fraction.
+func (l *tokenBucket) until(tokens, n int64) time.Duration {
+	// ceil(((n-tokens)*window - frac) / quota)
+	hi, lo := bits.Mul64(uint64(n-tokens), uint64(l.window))
+	lo, borrow := bits.Sub64(lo, uint64(l.frac), 0)
+	hi -= borrow
+	if hi >= uint64(l.quota) {
+		return math.MaxInt64
+	}
+	q, r := bits.Div64(hi, lo, uint64(l.quota))
+	if r != 0 {
+		q++
+	}
+	return time.Duration(min(q, math.MaxInt64))
+}
+
+func (l *tokenBucket) wait(now time.Time, cost int64) (time.Duration, bool) {
+	if cost > l.quota {
+		return 0, false
+	}
+	l.advance(now)
+	if l.tokens >= cost {
+		return 0, true
+	}
+	return l.until(l.tokens, cost), true
+}
+
+func (l *tokenBucket) take(now time.Time, cost int64) {
+	l.advance(now)
+	l.tokens -= cost
+}
+
+func (l *tokenBucket) release(int64) {}
+
+func (l *tokenBucket) available(now time.Time) int64 {
+	l.advance(now)
+	return max(l.tokens, 0)
+}
+
+func (l *tokenBucket) reset(now time.Time) (time.Duration, bool) {
+	if l.quota == 0 {
+		return l.window, true
+	}
+	l.advance(now)
+	return l.until(min(l.tokens, 0), 1), true
+}
+
+func (l *tokenBucket) full(now time.Time) time.Duration {
+	l.advance(now)
+	if l.tokens >= l.quota {
+		return 0
+	}
+	return l.until(l.tokens, l.quota)
+}
+
+// concurrency counts requests in flight.
+type concurrency struct {
+	quota    int64
+	inflight int64
+}
+
+func (l *concurrency) wait(_ time.Time, cost int64) (time.Duration, bool) {
+	return 0, l.inflight+cost <= l.quota
+}
+
+func (l *concurrency) take(_ time.Time, cost int64) { l.inflight += cost }
+
+func (l *concurrency) release(cost int64) { l.inflight -= cost }
+
+func (l *concurrency) available(time.Time) int64 { return max(l.quota-l.inflight, 0) }
+
+func (l *concurrency) reset(time.Time) (time.Duration, bool) { return 0, false }
+
+func (l *concurrency) full(time.Time) time.Duration { return 0 }
+
+// windowIndex reports which aligned window of the given length, counted
+// from origin, holds now.
+func windowIndex(origin, now time.Time, window time.Duration) int64 {
+	d := now.Sub(origin)
+	if d < 0 {
+		return 0
+	}
+	return int64(d / window)
+}
+
+// windowStart reports the start of aligned window i.
+func windowStart(origin time.Time, i int64, window time.Duration) time.Time {
+	return origin.Add(time.Duration(mulDiv(i, int64(window), 1)))
+}
+
+// mulDiv returns floor(a*b/c) for a, b >= 0 and c > 0, saturating at
+// math.MaxInt64.
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(min(q, math.MaxInt64))
+}
+
+// mulDivCeil returns ceil(a*b/c) for a, b >= 0 and c > 0, saturating at
+// math.MaxInt64.
+func mulDivCeil(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, r := bits.Div64(hi, lo, uint64(c))
+	if r != 0 {
+		q++
+	}
+	return int64(min(q, math.MaxInt64))
+}
