@@ -1,0 +1,197 @@
+package ratelimittest
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// state is what a response says about one policy, as advertised.
+type state struct {
+	name      string
+	unit      string
+	quota     int64         // advertised quota
+	window    time.Duration // zero for Concurrency
+	remaining int64         // advertised available quota
+	honest    int64         // enforced available quota, to choose the policy legacy dialects describe
+	reset     time.Duration // effective window; a nominal second for Concurrency
+	hasReset  bool          // false for Concurrency: IETF then omits t
+	full      time.Duration // until the quota is whole again
+	key       string        // partition key
+	keyed     bool          // whether the policy is partitioned
+}
+
+// nominalReset is the reset advertised for a Concurrency policy by the
+// dialects that cannot omit it, and the Retry-After of a request refused
+// until another one finishes: the server cannot know when that will be.
+const nominalReset = time.Second
+
+// writeFields adds to h the rate-limit fields of dialect d describing states
+// at now. With no states it adds nothing.
+func writeFields(h http.Header, d Dialect, now time.Time, states []state, malformed bool) {
+	if len(states) == 0 {
+		return
+	}
+	if d == IETF {
+		writeIETF(h, states, malformed)
+		return
+	}
+	s := states[describe(states)]
+	limit := strconv.FormatInt(s.quota, 10)
+	remaining := strconv.FormatInt(s.remaining, 10)
+	reset := strconv.FormatInt(ceilSeconds(s.reset), 10)
+	epoch := strconv.FormatInt(ceilUnix(now.Add(s.reset)), 10)
+	policy := limit
+	if s.window > 0 {
+		policy += ";w=" + strconv.FormatInt(windowSeconds(s.window), 10)
+	}
+	used := strconv.FormatInt(max(s.quota-s.remaining, 0), 10)
+	full := s.full.String()
+	if malformed {
+		// Each value breaks the number grammar of its field.
+		limit, remaining, reset, epoch, used, full = "-"+limit, "NaN", "1e3", "1e3", "-"+used, "1d"
+		policy = limit + ";w=0"
+	}
+	switch d {
+	case Draft06:
+		h.Set("RateLimit-Limit", limit)
+		h.Set("RateLimit-Remaining", remaining)
+		h.Set("RateLimit-Reset", reset)
+		h.Set("RateLimit-Policy", policy)
+	case Draft07:
+		h.Set("RateLimit", "limit="+limit+", remaining="+remaining+", reset="+reset)
+		h.Set("RateLimit-Policy", policy)
+	case XRateLimitEpoch:
+		h.Set("X-RateLimit-Limit", limit)
+		h.Set("X-RateLimit-Remaining", remaining)
+		h.Set("X-RateLimit-Reset", epoch)
+	case XRateLimitDelta:
+		h.Set("X-RateLimit-Limit", limit)
+		h.Set("X-RateLimit-Remaining", remaining)
+		h.Set("X-RateLimit-Reset", reset)
+	case GitHub:
+		h.Set("X-RateLimit-Limit", limit)
+		h.Set("X-RateLimit-Remaining", remaining)
+		h.Set("X-RateLimit-Used", used)
+		h.Set("X-RateLimit-Reset", epoch)
+		h.Set("X-RateLimit-Resource", "core")
+	case OpenAI:
+		h.Set("X-RateLimit-Limit-Requests", limit)
+		h.Set("X-RateLimit-Remaining-Requests", remaining)
+		h.Set("X-RateLimit-Reset-Requests", full)
+	}
+}
+
+// writeIETF adds the draft-11 RateLimit-Policy and RateLimit fields, one
+// item per state. Malformed items use Token names and a negative r.
+func writeIETF(h http.Header, states []state, malformed bool) {
+	var policy, current strings.Builder
+	for i, s := range states {
+		if i > 0 {
+			policy.WriteString(", ")
+			current.WriteString(", ")
+		}
+		name := sfString(s.name)
+		r := strconv.FormatInt(s.remaining, 10)
+		if malformed {
+			name, r = s.name, "-1"
+		}
+		policy.WriteString(name)
+		policy.WriteString(";q=")
+		policy.WriteString(strconv.FormatInt(s.quota, 10))
+		if s.unit != unitRequests {
+			policy.WriteString(";qu=")
+			policy.WriteString(sfString(s.unit))
+		}
+		if s.window > 0 {
+			policy.WriteString(";w=")
+			policy.WriteString(strconv.FormatInt(windowSeconds(s.window), 10))
+		}
+		current.WriteString(name)
+		current.WriteString(";r=")
+		current.WriteString(r)
+		if s.hasReset {
+			current.WriteString(";t=")
+			current.WriteString(strconv.FormatInt(ceilSeconds(s.reset), 10))
+		}
+		if s.keyed {
+			pk := ";pk=:" + base64.StdEncoding.EncodeToString([]byte(s.key)) + ":"
+			policy.WriteString(pk)
+			current.WriteString(pk)
+		}
+	}
+	h.Set("RateLimit-Policy", policy.String())
+	h.Set("RateLimit", current.String())
+}
+
+// describe reports which state the single-policy dialects describe: the one
+// with the lowest enforced remaining quota and, among those, the longest
+// reset; the first of equals.
+func describe(states []state) int {
+	best := 0
+	for i, s := range states[1:] {
+		b := states[best]
+		if s.honest < b.honest || s.honest == b.honest && s.reset > b.reset {
+			best = i + 1
+		}
+	}
+	return best
+}
+
+// sfString formats s as a Structured Fields String (RFC 9651 §3.3.3).
+func sfString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c >= 0x7f:
+			b.WriteByte('?') // not representable in a String
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// ceilSeconds reports d in whole seconds, rounded up; zero if d <= 0.
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	s := int64(d / time.Second)
+	if d%time.Second != 0 {
+		s++
+	}
+	return s
+}
+
+// windowSeconds is the IETF w of a window: whole seconds, rounded up, at least 1.
+func windowSeconds(d time.Duration) int64 {
+	return max(ceilSeconds(d), 1)
+}
+
+// delaySeconds is a Retry-After delay: whole seconds, rounded up, at least 1.
+func delaySeconds(d time.Duration) string {
+	return strconv.FormatInt(max(ceilSeconds(d), 1), 10)
+}
+
+// ceilUnix reports t in Unix seconds, rounded up, so that it is never
+// before t and never before the Date header (t truncated) of the response.
+func ceilUnix(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() != 0 {
+		s++
+	}
+	return s
+}
+
+// httpDate formats t for Date and Retry-After.
+func httpDate(t time.Time) string {
+	return t.UTC().Format(http.TimeFormat)
+}

@@ -1,0 +1,400 @@
+package ratelimittest_test
+
+import (
+	"io"
+	"maps"
+	"net/http"
+	"reflect"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// client returns a client that reaches h in memory.
+func client(h http.Handler) *http.Client {
+	return &http.Client{Transport: &ratelimittest.Transport{Handler: h}}
+}
+
+// send sends a GET to c, as user in X-User if not empty, and returns the
+// response and its body, read and closed.
+func send(t *testing.T, c *http.Client, user string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.example/items", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user != "" {
+		req.Header.Set("X-User", user)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading body: %v", err)
+	}
+	return resp, string(body)
+}
+
+// sleepUntil sleeps until the offset at since start.
+func sleepUntil(start time.Time, at time.Duration) {
+	if d := time.Until(start.Add(at)); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// byUser partitions requests by their X-User header.
+func byUser(r *http.Request) string { return r.Header.Get("X-User") }
+
+// exchange is one request at an offset since the Handler was created and
+// the response expected.
+type exchange struct {
+	at         time.Duration
+	user       string
+	status     int
+	rateLimit  string // RateLimit field
+	retryAfter string
+}
+
+func TestAlgorithms(t *testing.T) {
+	const ok, refused = http.StatusOK, http.StatusTooManyRequests
+	tests := []struct {
+		name      string
+		cfg       ratelimittest.Config
+		policy    string // RateLimit-Policy field of every response
+		exchanges []exchange
+	}{
+		{
+			name: "fixed window",
+			cfg: ratelimittest.Config{Policies: []ratelimittest.Policy{
+				{Algorithm: ratelimittest.FixedWindow, Quota: 3, Window: 10 * time.Second},
+			}},
+			policy: `"default";q=3;w=10`,
+			exchanges: []exchange{
+				{at: 0, status: ok, rateLimit: `"default";r=2;t=10`},
+				{at: 0, status: ok, rateLimit: `"default";r=1;t=10`},
+				{at: 0, status: ok, rateLimit: `"default";r=0;t=10`},
+				{at: 0, status: refused, rateLimit: `"default";r=0;t=10`, retryAfter: "10"},
+				{at: 9999 * time.Millisecond, status: refused, rateLimit: `"default";r=0;t=1`, retryAfter: "1"},
+				{at: 10 * time.Second, status: ok, rateLimit: `"default";r=2;t=10`},
+				{at: 14500 * time.Millisecond, status: ok, rateLimit: `"default";r=1;t=6`},
+			},
+		},
+		{
+			name: "sliding log",
+			cfg: ratelimittest.Config{Policies: []ratelimittest.Policy{
+				{Name: "log", Algorithm: ratelimittest.SlidingLog, Quota: 2, Window: 10 * time.Second},
+			}},
+			policy: `"log";q=2;w=10`,
+			exchanges: []exchange{
+				{at: 0, status: ok, rateLimit: `"log";r=1;t=10`},
+				{at: 3 * time.Second, status: ok, rateLimit: `"log";r=0;t=7`},
+				{at: 5 * time.Second, status: refused, rateLimit: `"log";r=0;t=5`, retryAfter: "5"},
+				{at: 10 * time.Second, status: ok, rateLimit: `"log";r=0;t=3`},
+				{at: 12 * time.Second, status: refused, rateLimit: `"log";r=0;t=1`, retryAfter: "1"},
+				{at: 13 * time.Second, status: ok, rateLimit: `"log";r=0;t=7`},
+			},
+		},
+		{
+			name: "sliding window counter",
+			cfg: ratelimittest.Config{Policies: []ratelimittest.Policy{
+				{Algorithm: ratelimittest.SlidingWindow, Quota: 2, Window: 10 * time.Second},
+			}},
+			policy: `"default";q=2;w=10`,
+			exchanges: []exchange{
+				// Spending both now leaves prev=2 at 10s, whose weight falls to 1 at 15s.
+				{at: 0, status: ok, rateLimit: `"default";r=1;t=15`},
+				{at: 0, status: ok, rateLimit: `"default";r=0;t=15`},
+				{at: 0, status: refused, rateLimit: `"default";r=0;t=15`, retryAfter: "15"},
+				// ceil(2*5.1/10) = 2 still counted.
+				{at: 14900 * time.Millisecond, status: refused, rateLimit: `"default";r=0;t=1`, retryAfter: "1"},
+				// ceil(2*5/10) = 1, plus this one: full until the next window, where prev=1 weighs 1.
+				{at: 15 * time.Second, status: ok, rateLimit: `"default";r=0;t=5`},
+				{at: 20 * time.Second, status: ok, rateLimit: `"default";r=0;t=10`},
+			},
+		},
+		{
+			name: "token bucket",
+			cfg: ratelimittest.Config{Policies: []ratelimittest.Policy{
+				{Name: "bucket", Algorithm: ratelimittest.TokenBucket, Quota: 2, Window: 10 * time.Second},
+			}},
+			policy: `"bucket";q=2;w=10`,
+			exchanges: []exchange{
+				{at: 0, status: ok, rateLimit: `"bucket";r=1;t=5`},
+				{at: 0, status: ok, rateLimit: `"bucket";r=0;t=5`},
+				{at: 0, status: refused, rateLimit: `"bucket";r=0;t=5`, retryAfter: "5"},
+				{at: 4 * time.Second, status: refused, rateLimit: `"bucket";r=0;t=1`, retryAfter: "1"},
+				{at: 5 * time.Second, status: ok, rateLimit: `"bucket";r=0;t=5`},
+				{at: 17500 * time.Millisecond, status: ok, rateLimit: `"bucket";r=1;t=5`},
+			},
+		},
+		{
+			name: "two policies",
+			cfg: ratelimittest.Config{Policies: []ratelimittest.Policy{
+				{Name: "burst", Quota: 2, Window: time.Second},
+				{Name: "daily", Algorithm: ratelimittest.SlidingLog, Quota: 3, Window: 24 * time.Hour},
+			}},
+			policy: `"burst";q=2;w=1, "daily";q=3;w=86400`,
+			exchanges: []exchange{
+				{at: 0, status: ok, rateLimit: `"burst";r=1;t=1, "daily";r=2;t=86400`},
+				{at: 0, status: ok, rateLimit: `"burst";r=0;t=1, "daily";r=1;t=86400`},
+				{at: 0, status: refused, rateLimit: `"burst";r=0;t=1, "daily";r=1;t=86400`, retryAfter: "1"},
+				{at: time.Second, status: ok, rateLimit: `"burst";r=1;t=1, "daily";r=0;t=86399`},
+				{at: time.Second, status: refused, rateLimit: `"burst";r=1;t=1, "daily";r=0;t=86399`, retryAfter: "86399"},
+			},
+		},
+		{
+			name: "content bytes",
+			cfg: ratelimittest.Config{BodySize: 4, Policies: []ratelimittest.Policy{
+				{Name: "bytes", Quota: 10, Window: 10 * time.Second, Unit: "content-bytes"},
+			}},
+			policy: `"bytes";q=10;qu="content-bytes";w=10`,
+			exchanges: []exchange{
+				{at: 0, status: ok, rateLimit: `"bytes";r=6;t=10`},
+				{at: 0, status: ok, rateLimit: `"bytes";r=2;t=10`},
+				{at: 0, status: refused, rateLimit: `"bytes";r=2;t=10`, retryAfter: "10"},
+			},
+		},
+		{
+			name: "sub-second window",
+			cfg: ratelimittest.Config{Policies: []ratelimittest.Policy{
+				{Quota: 1, Window: 500 * time.Millisecond, Unit: "tokens"},
+			}},
+			policy: `"default";q=1;qu="tokens";w=1`,
+			exchanges: []exchange{
+				{at: 0, status: ok, rateLimit: `"default";r=0;t=1`},
+				{at: 0, status: refused, rateLimit: `"default";r=0;t=1`, retryAfter: "1"},
+				{at: 500 * time.Millisecond, status: ok, rateLimit: `"default";r=0;t=1`},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := ratelimittest.NewHandler(tt.cfg)
+				c := client(h)
+				start := time.Now()
+				for i, ex := range tt.exchanges {
+					sleepUntil(start, ex.at)
+					resp, _ := send(t, c, ex.user)
+					if resp.StatusCode != ex.status {
+						t.Errorf("request %d at %v: status %d, want %d", i, ex.at, resp.StatusCode, ex.status)
+					}
+					if got := resp.Header.Get("RateLimit-Policy"); got != tt.policy {
+						t.Errorf("request %d at %v: RateLimit-Policy %q, want %q", i, ex.at, got, tt.policy)
+					}
+					if got := resp.Header.Get("RateLimit"); got != ex.rateLimit {
+						t.Errorf("request %d at %v: RateLimit %q, want %q", i, ex.at, got, ex.rateLimit)
+					}
+					if got := resp.Header.Get("Retry-After"); got != ex.retryAfter {
+						t.Errorf("request %d at %v: Retry-After %q, want %q", i, ex.at, got, ex.retryAfter)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestPartition(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{Policies: []ratelimittest.Policy{
+			{Name: "peruser", Quota: 1, Window: time.Minute, Partition: byUser},
+		}})
+		c := client(h)
+		tests := []struct {
+			user, policy, rateLimit string
+			status                  int
+		}{
+			{"alice", `"peruser";q=1;w=60;pk=:YWxpY2U=:`, `"peruser";r=0;t=60;pk=:YWxpY2U=:`, http.StatusOK},
+			{"alice", `"peruser";q=1;w=60;pk=:YWxpY2U=:`, `"peruser";r=0;t=60;pk=:YWxpY2U=:`, http.StatusTooManyRequests},
+			{"bob", `"peruser";q=1;w=60;pk=:Ym9i:`, `"peruser";r=0;t=60;pk=:Ym9i:`, http.StatusOK},
+		}
+		for i, tt := range tests {
+			resp, _ := send(t, c, tt.user)
+			if resp.StatusCode != tt.status {
+				t.Errorf("request %d as %s: status %d, want %d", i, tt.user, resp.StatusCode, tt.status)
+			}
+			if got := resp.Header.Get("RateLimit-Policy"); got != tt.policy {
+				t.Errorf("request %d as %s: RateLimit-Policy %q, want %q", i, tt.user, got, tt.policy)
+			}
+			if got := resp.Header.Get("RateLimit"); got != tt.rateLimit {
+				t.Errorf("request %d as %s: RateLimit %q, want %q", i, tt.user, got, tt.rateLimit)
+			}
+		}
+	})
+}
+
+func TestConcurrency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{
+			Latency:  time.Second,
+			Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.Concurrency, Quota: 2}},
+		})
+		c := client(h)
+		start := time.Now()
+		done := make(chan time.Duration, 2)
+		for range 2 {
+			go func() {
+				resp, _ := send(t, c, "")
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("request in flight: status %d, want 200", resp.StatusCode)
+				}
+				done <- time.Since(start)
+			}()
+		}
+		synctest.Wait() // both are being served
+
+		resp, _ := send(t, c, "")
+		if got := time.Since(start); got != 0 {
+			t.Errorf("refusal took %v, want 0", got)
+		}
+		want := http.Header{
+			"Ratelimit-Policy": {`"default";q=2;qu="concurrent-requests"`},
+			"Ratelimit":        {`"default";r=0`},
+			"Retry-After":      {"1"},
+		}
+		if resp.StatusCode != http.StatusTooManyRequests || !equalFields(resp.Header, want) {
+			t.Errorf("third request: %d %v, want 429 %v", resp.StatusCode, fields(resp.Header), want)
+		}
+		for range 2 {
+			if got := <-done; got != time.Second {
+				t.Errorf("admitted request took %v, want 1s", got)
+			}
+		}
+
+		// Alone, a request counts itself in flight.
+		resp, _ = send(t, c, "")
+		if got, want := resp.Header.Get("RateLimit"), `"default";r=1`; got != want {
+			t.Errorf("lone request: RateLimit %q, want %q", got, want)
+		}
+		if got := time.Since(start); got != 2*time.Second {
+			t.Errorf("lone request ended at %v, want 2s", got)
+		}
+	})
+}
+
+func TestStats(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{
+			Latency:  time.Second,
+			BodySize: 5,
+			Policies: []ratelimittest.Policy{{Quota: 3, Window: time.Minute}},
+		})
+		c := client(h)
+		start := time.Now()
+		offsets := []time.Duration{0, 0, 500 * time.Millisecond, 2 * time.Second, 2 * time.Second}
+		done := make(chan struct{})
+		for _, at := range offsets {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				sleepUntil(start, at)
+				send(t, c, "")
+			}()
+			synctest.Wait() // keep arrivals in order
+		}
+		for range offsets {
+			<-done
+		}
+
+		got := h.Stats()
+		if got.Requests != 5 || got.Admitted != 3 || got.Refused != 2 {
+			t.Errorf("Requests, Admitted, Refused = %d, %d, %d, want 5, 3, 2", got.Requests, got.Admitted, got.Refused)
+		}
+		if want := map[int]int{200: 3, 429: 2}; !maps.Equal(got.Status, want) {
+			t.Errorf("Status = %v, want %v", got.Status, want)
+		}
+		if got.PeakInFlight != 3 {
+			t.Errorf("PeakInFlight = %d, want 3", got.PeakInFlight)
+		}
+		if got.Bytes != 15 {
+			t.Errorf("Bytes = %d, want 15", got.Bytes)
+		}
+		if len(got.Arrivals) != len(offsets) {
+			t.Fatalf("len(Arrivals) = %d, want %d", len(got.Arrivals), len(offsets))
+		}
+		for i, a := range got.Arrivals {
+			if d := a.Sub(start); d != offsets[i] {
+				t.Errorf("Arrivals[%d] at %v, want %v", i, d, offsets[i])
+			}
+		}
+
+		// Stats is a copy.
+		got.Status[200] = 100
+		got.Arrivals[0] = time.Time{}
+		if again := h.Stats(); again.Status[200] != 3 || !again.Arrivals[0].Equal(start) {
+			t.Errorf("changing a Stats result changed the Handler's: %v", again)
+		}
+
+		h.Reset()
+		if got := h.Stats(); got.Requests != 0 || len(got.Status) != 0 || len(got.Arrivals) != 0 {
+			t.Errorf("Stats after Reset = %+v, want zero", got)
+		}
+		if resp, _ := send(t, c, ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("status after Reset %d, want 200", resp.StatusCode)
+		}
+	})
+}
+
+// TestPeakInFlight has requests overlap two at a time at most.
+func TestPeakInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{Latency: time.Second})
+		c := client(h)
+		start := time.Now()
+		done := make(chan struct{})
+		for _, at := range []time.Duration{0, 500 * time.Millisecond, 1200 * time.Millisecond, 1700 * time.Millisecond} {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				sleepUntil(start, at)
+				send(t, c, "")
+			}()
+		}
+		for range 4 {
+			<-done
+		}
+		if got := h.Stats().PeakInFlight; got != 2 {
+			t.Errorf("PeakInFlight = %d, want 2", got)
+		}
+	})
+}
+
+func TestNewHandlerPanics(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  ratelimittest.Config
+	}{
+		{"unknown dialect", ratelimittest.Config{Dialect: "klingon"}},
+		{"unknown algorithm", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: "leaky", Quota: 1, Window: time.Second}}}},
+		{"no window", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 1}}}},
+		{"negative quota", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: -1, Window: time.Second}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("NewHandler(%+v) did not panic", tt.cfg)
+				}
+			}()
+			ratelimittest.NewHandler(tt.cfg)
+		})
+	}
+}
+
+// fields returns the header without the fields every response has.
+func fields(h http.Header) http.Header {
+	f := h.Clone()
+	for _, k := range []string{"Date", "Content-Type", "Content-Length"} {
+		f.Del(k)
+	}
+	return f
+}
+
+// equalFields reports whether h, without the fields every response has,
+// is want.
+func equalFields(h, want http.Header) bool {
+	return reflect.DeepEqual(fields(h), want)
+}

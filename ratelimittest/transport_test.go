@@ -1,0 +1,177 @@
+package ratelimittest_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// trackingBody is a request body that records whether it was closed.
+type trackingBody struct {
+	io.Reader
+	closed bool
+}
+
+func (b *trackingBody) Close() error {
+	b.closed = true
+	return nil
+}
+
+func TestTransportResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{})}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.example/items?page=2", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("RoundTrip: %v", err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		got := []any{resp.StatusCode, resp.Status, resp.Proto, resp.ProtoMajor, resp.ProtoMinor,
+			resp.ContentLength, resp.Header.Get("Content-Length"), resp.Request == req, string(body)}
+		want := []any{200, "200 OK", "HTTP/1.1", 1, 1, int64(2), "2", true, "ok"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("response %v, want %v", got, want)
+		}
+		if got, want := resp.Header.Get("Date"), "Sat, 01 Jan 2000 00:00:00 GMT"; got != want {
+			t.Errorf("Date %q, want %q", got, want)
+		}
+	})
+}
+
+func TestTransportServerRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var seen *http.Request
+		var seenBody string
+		next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen = r
+			b, _ := io.ReadAll(r.Body)
+			seenBody = string(b)
+			r.Header.Set("X-Changed", "yes")
+			r.URL.Path = "/changed"
+			w.Header()["x-lower-case"] = []string{"kept"}
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, "created")
+		})
+		tr := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{Next: next})}
+		body := &trackingBody{Reader: strings.NewReader("hello")}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.example/items?x=1", body)
+		req.Header.Set("X-Caller", "1")
+		wantHeader, wantURL := req.Header.Clone(), *req.URL
+
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("RoundTrip: %v", err)
+		}
+		defer resp.Body.Close()
+		respBody, _ := io.ReadAll(resp.Body)
+
+		got := []any{seen.Method, seen.RequestURI, seen.Host, seen.Proto, seen.RemoteAddr, seen.Header.Get("X-Caller"), seenBody}
+		want := []any{"POST", "/items?x=1", "api.example", "HTTP/1.1", "192.0.2.1:1234", "1", "hello"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("server request %v, want %v", got, want)
+		}
+		if !reflect.DeepEqual(req.Header, wantHeader) || *req.URL != wantURL {
+			t.Errorf("caller's request changed to %v %v, want %v %v", req.Header, req.URL, wantHeader, &wantURL)
+		}
+		if !body.closed {
+			t.Errorf("request body not closed")
+		}
+		got = []any{resp.StatusCode, resp.ContentLength, resp.Header.Get("X-Lower-Case"), string(respBody)}
+		want = []any{201, int64(7), "kept", "created"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("response %v, want %v", got, want)
+		}
+	})
+}
+
+func TestTransportHead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{})}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodHead, "http://api.example/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("RoundTrip: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.ContentLength != 2 || len(body) != 0 {
+			t.Errorf("HEAD: ContentLength %d, body %q; want 2, empty", resp.ContentLength, body)
+		}
+	})
+}
+
+func TestTransportContext(t *testing.T) {
+	t.Run("done before", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := ratelimittest.NewHandler(ratelimittest.Config{})
+			tr := &ratelimittest.Transport{Handler: h}
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			body := &trackingBody{Reader: strings.NewReader("x")}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.example/", body)
+			resp, err := tr.RoundTrip(req)
+			if resp != nil || !errors.Is(err, context.Canceled) {
+				t.Errorf("RoundTrip = %v, %v; want nil, context.Canceled", resp, err)
+			}
+			if !body.closed {
+				t.Errorf("request body not closed")
+			}
+			if n := h.Stats().Requests; n != 0 {
+				t.Errorf("Handler saw %d requests, want 0", n)
+			}
+		})
+	})
+	t.Run("done during latency", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			h := ratelimittest.NewHandler(ratelimittest.Config{Latency: time.Second})
+			tr := &ratelimittest.Transport{Handler: h}
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.example/", nil)
+			start := time.Now()
+			resp, err := tr.RoundTrip(req)
+			if resp != nil || !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("RoundTrip = %v, %v; want nil, context.DeadlineExceeded", resp, err)
+			}
+			if got := time.Since(start); got != 300*time.Millisecond {
+				t.Errorf("RoundTrip returned after %v, want 300ms", got)
+			}
+			if s := h.Stats(); s.Admitted != 1 || len(s.Status) != 0 {
+				t.Errorf("Stats = %+v, want 1 admitted and no status", s)
+			}
+		})
+	})
+}
+
+func TestTransportNilHandler(t *testing.T) {
+	req, _ := http.NewRequest(http.MethodGet, "http://api.example/", nil)
+	if resp, err := new(ratelimittest.Transport).RoundTrip(req); resp != nil || err == nil {
+		t.Errorf("RoundTrip with nil Handler = %v, %v; want nil, an error", resp, err)
+	}
+}
+
+// TestTransportThroughClient checks the Transport under an http.Client,
+// which wraps errors in *url.Error.
+func TestTransportThroughClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := client(ratelimittest.NewHandler(ratelimittest.Config{}))
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.example/", nil)
+		_, err := c.Do(req)
+		var ue *url.Error
+		if !errors.As(err, &ue) || !errors.Is(err, context.Canceled) {
+			t.Errorf("Do = %v, want a *url.Error wrapping context.Canceled", err)
+		}
+	})
+}
