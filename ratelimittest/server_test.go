@@ -1,0 +1,63 @@
+package ratelimittest_test
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// TestServer checks the wire over loopback, outside synctest bubbles.
+func TestServer(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 2, Window: time.Hour}},
+	})
+	defer srv.Close()
+
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
+		t.Errorf("server listens on %s, want a loopback address", u.Host)
+	}
+	tests := []struct {
+		status    int
+		remaining string
+	}{
+		{http.StatusOK, `"default";r=1;`},
+		{http.StatusOK, `"default";r=0;`},
+		{http.StatusTooManyRequests, `"default";r=0;`},
+	}
+	for i, tt := range tests {
+		resp, err := srv.Client().Get(srv.URL)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("request %d: status %d, want %d", i, resp.StatusCode, tt.status)
+		}
+		// t depends on real time; the rest is exact.
+		if got := resp.Header.Get("RateLimit"); len(got) < len(tt.remaining) || got[:len(tt.remaining)] != tt.remaining {
+			t.Errorf("request %d: RateLimit %q, want prefix %q", i, got, tt.remaining)
+		}
+		if got, want := resp.Header.Get("RateLimit-Policy"), `"default";q=2;w=3600`; got != want {
+			t.Errorf("request %d: RateLimit-Policy %q, want %q", i, got, want)
+		}
+		if _, err := http.ParseTime(resp.Header.Get("Date")); err != nil {
+			t.Errorf("request %d: Date: %v", i, err)
+		}
+		if i == 0 && string(body) != "ok" {
+			t.Errorf("request %d: body %q, want \"ok\"", i, body)
+		}
+	}
+	if s := srv.Handler.Stats(); s.Requests != 3 || s.Admitted != 2 || s.Refused != 1 {
+		t.Errorf("Stats = %+v, want 3 requests, 2 admitted, 1 refused", s)
+	}
+}
