@@ -1,0 +1,291 @@
+package parse
+
+import (
+	"math"
+	"strings"
+	"time"
+)
+
+// This file implements the number, duration and reset rules of the
+// normalisation contract (dialects.md §4.3 and §4.4, magnitude rule §3.1).
+
+// Status of a parsed decimal.
+const (
+	numInvalid  = iota // not ^\d+(\.\d+)?$
+	numOK              // valid and the whole part fits int64
+	numOverflow        // valid grammar, but the whole part does not fit int64
+)
+
+// decimal parses s by the grammar ^\d+(\.\d+)?$. It returns the whole part
+// and the fraction in units of 1e-9 (digits past the ninth are dropped).
+// Signs, exponents, hex, NaN, Inf and underscores are invalid, unlike for
+// [strconv.ParseFloat].
+func decimal(s string) (whole, nano int64, status int) {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		d := int64(s[i] - '0')
+		if status != numOverflow {
+			if whole > (math.MaxInt64-d)/10 {
+				status = numOverflow
+			} else {
+				whole = whole*10 + d
+			}
+		}
+		i++
+	}
+	if i == 0 {
+		return 0, 0, numInvalid
+	}
+	if i < len(s) {
+		if s[i] != '.' || i+1 == len(s) {
+			return 0, 0, numInvalid
+		}
+		scale := int64(1e8)
+		for _, c := range []byte(s[i+1:]) {
+			if !isDigit(c) {
+				return 0, 0, numInvalid
+			}
+			nano += int64(c-'0') * scale
+			scale /= 10
+		}
+	}
+	if status == numOverflow {
+		return math.MaxInt64, 0, numOverflow
+	}
+	return whole, nano, numOK
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// count parses a non-negative count such as a limit or a remaining value.
+// Decimal notation is accepted ("99.0" is 99); a fraction is dropped.
+// It returns -1 when s is not a valid count.
+func count(s string) int64 {
+	n, _, st := decimal(trimOWS(s))
+	if st != numOK {
+		return -1
+	}
+	return n
+}
+
+// seconds converts whole seconds plus nano billionths to a Duration,
+// saturating at the largest Duration instead of wrapping.
+func seconds(whole, nano int64) time.Duration {
+	if whole > (math.MaxInt64-nano)/int64(time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(whole)*time.Second + time.Duration(nano)
+}
+
+// deltaSeconds parses a delay in decimal seconds ("64.57"). It returns -1
+// when s is not a valid number.
+func deltaSeconds(s string) time.Duration {
+	w, n, st := decimal(trimOWS(s))
+	if st != numOK {
+		return -1
+	}
+	return seconds(w, n)
+}
+
+// Magnitude boundaries of dialects.md §3.1.
+const (
+	epochSeconds = 1e9  // at or above: epoch seconds
+	epochMillis  = 1e12 // at or above: epoch milliseconds
+	epochMicros  = 1e15 // at or above: epoch microseconds
+	tooLarge     = 1e18 // at or above: invalid
+)
+
+// reset reads a generic *-Reset value (dialects.md §4.4): a bare number
+// by the magnitude rule of §3.1, or a date string (RFC 3339 / ISO 8601
+// including minute precision and fractional seconds, or an HTTP-date).
+// Absolute instants are measured from base and clamped at 0.
+// Several field lines, and comma-joined duplicates, are unknown unless
+// the whole value is a date. It returns -1 when the value is unknown.
+func reset(vals []string, base, now time.Time) time.Duration {
+	s, ok := single(vals)
+	if !ok {
+		if len(vals) == 0 {
+			return -1
+		}
+		// Okta has sent the field twice (OKTA-112507). An HTTP-date holds
+		// a comma, so try the whole value as a date before giving up.
+		s = trimOWS(strings.Join(vals, ", "))
+		if t, ok := date(s, now); ok {
+			return since(t, base)
+		}
+		return -1
+	}
+	w, n, st := decimal(s)
+	switch {
+	case st == numInvalid:
+		if t, ok := date(s, now); ok {
+			return since(t, base)
+		}
+		return -1
+	case st == numOverflow || w >= tooLarge:
+		return -1
+	case w < epochSeconds:
+		return seconds(w, n)
+	case w < epochMillis:
+		return since(time.Unix(w, n), base)
+	case w < epochMicros:
+		return since(time.Unix(w/1e3, w%1e3*1e6+n/1e3), base)
+	default:
+		return since(time.Unix(w/1e6, w%1e6*1e3+n/1e6), base)
+	}
+}
+
+// since returns t - base clamped at 0: a reset in the past is due now.
+func since(t, base time.Time) time.Duration {
+	if d := t.Sub(base); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// single returns the only field line of vals, trimmed of optional white
+// space. ok is false when there is no line, several lines, or a comma.
+func single(vals []string) (s string, ok bool) {
+	if len(vals) != 1 {
+		return "", false
+	}
+	s = trimOWS(vals[0])
+	if s == "" || strings.IndexByte(s, ',') >= 0 {
+		return "", false
+	}
+	return s, true
+}
+
+// trimOWS trims optional white space (RFC 9110 §5.6.3: SP and HTAB).
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// date parses a reset instant: RFC 3339 / ISO 8601 or an HTTP-date.
+func date(s string, now time.Time) (time.Time, bool) {
+	if t, ok := iso8601(s); ok {
+		return t, true
+	}
+	return HTTPDate(s, now)
+}
+
+// iso8601 parses the RFC 3339 profile of ISO 8601 seen in reset fields,
+// YYYY-MM-DDTHH:MM[:SS[.frac]](Z|±HH:MM|±HHMM). Seconds may be missing
+// (Jira sends "2024-03-26T16:01Z") and the fraction may have any number of
+// digits (Mastodon sends microseconds); digits past the ninth are dropped.
+// "T" and "Z" may be lower case, as RFC 3339 §5.6 allows.
+func iso8601(s string) (time.Time, bool) {
+	if len(s) < len("2006-01-02T15:04Z") || s[4] != '-' || s[7] != '-' ||
+		(s[10] != 'T' && s[10] != 't') || s[13] != ':' {
+		return time.Time{}, false
+	}
+	year, ok1 := digits(s[0:4])
+	month, ok2 := digits(s[5:7])
+	day, ok3 := digits(s[8:10])
+	hour, ok4 := digits(s[11:13])
+	minute, ok5 := digits(s[14:16])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5) {
+		return time.Time{}, false
+	}
+	sec, nsec := 0, 0
+	rest := s[16:]
+	if len(rest) > 0 && rest[0] == ':' {
+		if len(rest) < 3 {
+			return time.Time{}, false
+		}
+		var ok bool
+		if sec, ok = digits(rest[1:3]); !ok {
+			return time.Time{}, false
+		}
+		rest = rest[3:]
+		if len(rest) > 0 && rest[0] == '.' {
+			i, scale := 1, int(1e8)
+			for i < len(rest) && isDigit(rest[i]) {
+				nsec += int(rest[i]-'0') * scale
+				scale /= 10
+				i++
+			}
+			if i == 1 {
+				return time.Time{}, false
+			}
+			rest = rest[i:]
+		}
+	}
+	var offset int
+	switch {
+	case rest == "Z" || rest == "z":
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':',
+		len(rest) == 5 && (rest[0] == '+' || rest[0] == '-'):
+		oh, ok1 := digits(rest[1:3])
+		om, ok2 := digits(rest[len(rest)-2:])
+		if !ok1 || !ok2 || oh > 23 || om > 59 {
+			return time.Time{}, false
+		}
+		offset = (oh*60 + om) * 60
+		if rest[0] == '-' {
+			offset = -offset
+		}
+	default:
+		return time.Time{}, false
+	}
+	if !validClock(hour, minute, sec) || month < 1 || month > 12 || day < 1 ||
+		day > daysIn(time.Month(month), year) {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	return t.Add(-time.Duration(offset) * time.Second), true
+}
+
+// digits parses a run of ASCII digits.
+func digits(s string) (int, bool) {
+	n := 0
+	for _, c := range []byte(s) {
+		if !isDigit(c) {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, len(s) > 0
+}
+
+// validClock reports whether h:m:s is a time of day; second 60 is a leap
+// second (RFC 9110 §5.6.7, RFC 3339 §5.6), which [time.Date] normalises
+// to the next minute.
+func validClock(h, m, s int) bool {
+	return h <= 23 && m <= 59 && s <= 60
+}
+
+// daysIn returns the number of days in month m of year y.
+func daysIn(m time.Month, y int) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// goDuration reads an OpenAI-style reset (dialects.md §4.4): a Go duration
+// string such as "6m0s", "1m51.535s" or "12ms", or a bare number of
+// seconds (Azure OpenAI sends "55"). Signs and unknown units such as "1d"
+// are invalid. It returns -1 when s is not valid.
+func goDuration(vals []string) time.Duration {
+	s, ok := single(vals)
+	if !ok {
+		return -1
+	}
+	if w, n, st := decimal(s); st == numOK {
+		return seconds(w, n)
+	} else if st == numOverflow {
+		return -1
+	}
+	if !isDigit(s[0]) && s[0] != '.' {
+		return -1 // no sign: time.ParseDuration would accept "-1s" and "+1s"
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return -1
+	}
+	return d
+}
