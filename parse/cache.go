@@ -1,0 +1,28 @@
+package parse
+
+import "net/http"
+
+// FromCache reports whether the response with header h came from a cache:
+// it carries an Age (RFC 9111 §5.1) whose value is an integer greater than
+// zero. Age: 0 and an invalid Age do not count (decision D5 of this
+// project). Of a list-valued Age the first member counts.
+//
+// Draft-11 §7.3 says the RateLimit fields of such a response SHOULD be
+// ignored, as they may not be current; [Header] does not check this
+// itself.
+func FromCache(h http.Header) bool {
+	v := h.Values("Age")
+	if len(v) == 0 {
+		return false
+	}
+	s, _ := nextMember(v[0])
+	s = trimOWS(s)
+	positive := false
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+		positive = positive || s[i] != '0'
+	}
+	return positive
+}

@@ -1,0 +1,29 @@
+package parse
+
+// This file reads the OpenAI family, dialects.md §2 rows 9–11 and §4.4:
+// x-ratelimit-{limit,remaining,reset}-{requests,tokens}, sent by OpenAI,
+// Groq, Azure OpenAI and other OpenAI-compatible APIs. Resets are Go
+// duration strings ("6m0s", "1m51.535s", "12ms") until the bucket is
+// fully refilled; Azure sends bare seconds. The window is never stated:
+// Groq uses the same names for per-day request buckets.
+// Source: https://platform.openai.com/docs/guides/rate-limits#rate-limits-in-headers
+
+var openAIUnits = [...]string{"requests", "tokens"}
+
+func (p *parser) openAI() {
+	for u, unit := range openAIUnits {
+		s := sOpenAI + slot(3*u) // limit, remaining, reset
+		if !p.present(s, s+1) {
+			continue
+		}
+		q := newQuota("openai")
+		q.Unit = unit
+		q.Limit, q.Remaining = p.count(s), p.count(s+1)
+		r := p.vals[s+2]
+		if r == nil && unit == "tokens" {
+			r = p.vals[azureResetTokens]
+		}
+		q.Reset = goDuration(r)
+		p.add(q)
+	}
+}

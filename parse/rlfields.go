@@ -1,0 +1,188 @@
+package parse
+
+import (
+	"time"
+
+	"github.com/dunglas/httpsfv"
+)
+
+// This file reads the RateLimit and RateLimit-Policy fields for Header.
+// They have had three incompatible syntaxes (dialects.md §3.8), told apart
+// by the first byte of the value:
+//
+//   - '"': draft-08 and later (spec.md §2), read strictly by Policies and
+//     Limits and joined by name (dialects.md §4.9); the Hugging Face quirk
+//     is the only leniency (quirks.go).
+//   - a digit, in RateLimit-Policy: the unnamed policies of drafts 03 to 07,
+//     "100;w=60" (dialects.md §2 rows 2, 3, 27, 47), merged with the
+//     RateLimit-* triplet or the draft-07 dictionary by draft06.
+//   - a key and "=", in RateLimit: the draft-07 Dictionary
+//     "limit=100, remaining=25, reset=5" (dialects.md §2 row 3).
+//
+// Anything else is malformed and ignored (D2). The Beta- prefixed pair
+// (Jira, dialects.md §2 row 30) is read like the unprefixed one, without
+// the legacy shapes.
+
+// ietf reads one RateLimit-Policy / RateLimit pair. legacy enables the
+// shapes of drafts 03 to 07.
+func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
+	pv, lv := p.vals[policySlot], p.vals[limitSlot]
+	if pv == nil && lv == nil {
+		return
+	}
+	var pbuf [4]Policy
+	var lbuf [4]Limit
+	var ps []Policy
+	var ls []Limit
+	switch c := firstByte(pv); {
+	case c == '"':
+		var err error
+		if ps, err = appendPolicies(pbuf[:0], pv); err != nil {
+			ps = quirkPolicies(pbuf[:0], pv)
+		}
+	case legacy && isDigit(c):
+		p.unnamed = unnamedPolicies(pv)
+	}
+	switch c := firstByte(lv); {
+	case c == '"':
+		ls, _ = appendLimits(lbuf[:0], lv)
+	case legacy && dictionaryLike(lv):
+		p.dict, p.hasDict = dictionary(lv)
+	}
+
+	// Join by name only (dialects.md §4.9); unmatched items stand alone.
+	var used uint64 // bit j: ls[j] joined a policy
+	for _, pol := range ps {
+		q := Quota{
+			Policy:    pol.Name,
+			Partition: pol.Partition,
+			Unit:      pol.Unit,
+			Limit:     pol.Quota,
+			Window:    pol.Window,
+			Remaining: -1,
+			Reset:     -1,
+			Dialect:   "ietf",
+		}
+		if j := indexLimit(ls, pol.Name); j >= 0 {
+			q.Remaining, q.Reset = ls[j].Remaining, ls[j].Reset
+			if ls[j].Partition != nil {
+				q.Partition = ls[j].Partition
+			}
+			if j < 64 {
+				used |= 1 << j
+			}
+		}
+		p.add(q)
+	}
+	for j, l := range ls {
+		if j < 64 && used&(1<<j) != 0 || j >= 64 && indexPolicy(ps, l.Name) >= 0 {
+			continue
+		}
+		q := newQuota("ietf")
+		q.Policy, q.Partition, q.Remaining, q.Reset = l.Name, l.Partition, l.Remaining, l.Reset
+		p.add(q)
+	}
+}
+
+// An item is a quota policy of a legacy list: an unnamed RateLimit-Policy
+// item of drafts 03 to 07, or a quota item after the current limit in a
+// draft-03 or Envoy limit field.
+type item struct {
+	n    int64         // quota; ≥ 0
+	w    time.Duration // window; 0 when not stated
+	name string        // Envoy's name parameter; "" when absent
+}
+
+// unnamedPolicies reads a RateLimit-Policy field of drafts 03 to 07, a List
+// of Integer items with an optional w (and an Envoy-style name). A field
+// that breaks this shape is ignored.
+func unnamedPolicies(vals []string) []item {
+	l, err := unmarshalList(vals)
+	if err != nil {
+		return nil
+	}
+	items := make([]item, 0, len(l))
+	for _, m := range l {
+		it, ok := m.(httpsfv.Item)
+		if !ok {
+			return nil
+		}
+		n, ok := nonNegative(it.Value)
+		if !ok {
+			return nil
+		}
+		x := item{n: n}
+		if v, ok := param(it, "w"); ok {
+			w, ok := nonNegative(v)
+			if !ok || w == 0 {
+				return nil
+			}
+			x.w = seconds(w, 0)
+		}
+		if v, ok := param(it, "name"); ok {
+			x.name, _ = v.(string)
+		}
+		items = append(items, x)
+	}
+	return items
+}
+
+// dictionaryLike reports whether the value starts with a Dictionary key
+// followed by "=", as the draft-07 RateLimit field does.
+func dictionaryLike(vals []string) bool {
+	for _, v := range vals {
+		v = trimOWS(v)
+		if v == "" {
+			continue
+		}
+		if c := v[0]; !('a' <= c && c <= 'z' || c == '*') {
+			return false
+		}
+		for i := 1; i < len(v); i++ {
+			switch c := v[i]; {
+			case c == '=':
+				return true
+			case 'a' <= c && c <= 'z', isDigit(c), c == '_', c == '-', c == '.', c == '*':
+			default:
+				return false
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// dictionary reads the draft-07 RateLimit Dictionary
+// "limit=100, remaining=25, reset=5": limit is required, remaining and
+// reset (delta seconds) optional, each a non-negative Integer. Other keys
+// are comments. A field that breaks this shape is ignored.
+func dictionary(vals []string) (Quota, bool) {
+	d, err := unmarshalDictionary(vals)
+	if err != nil {
+		return Quota{}, false
+	}
+	q := newQuota("draft-07")
+	for _, k := range [...]string{"limit", "remaining", "reset"} {
+		m, ok := d.Get(k)
+		if !ok {
+			continue
+		}
+		it, ok := m.(httpsfv.Item)
+		if !ok {
+			return Quota{}, false
+		}
+		n, ok := nonNegative(it.Value)
+		if !ok {
+			return Quota{}, false
+		}
+		switch k {
+		case "limit":
+			q.Limit = n
+		case "remaining":
+			q.Remaining = n
+		case "reset":
+			q.Reset = seconds(n, 0)
+		}
+	}
+	return q, q.Limit >= 0
+}

@@ -1,0 +1,245 @@
+package parse
+
+import (
+	"math"
+	"strings"
+	"time"
+)
+
+// This file reads the three limit/remaining/reset triplets of
+// dialects.md §4.10:
+//
+//   - RateLimit-{Limit,Remaining,Reset} of drafts 03 to 06 and
+//     express-rate-limit draft-6 (dialects.md §2 row 2), also sent by Kong
+//     (row 41), Zendesk (row 32), Bluesky (row 27), Docker Hub (row 39),
+//     XIQ (row 47) and GitLab (row 8, with RateLimit-ResetTime as a
+//     fallback reset and RateLimit-Name);
+//   - X-RateLimit-{Limit,Remaining,Reset,Used,Reset-After}: GitHub (rows
+//     5–7), Discord (row 15), Reddit (row 16), Envoy (row 40), Mastodon
+//     (row 26), Jira (row 29), OpenRouter (row 37) and most generic APIs;
+//   - X-Rate-Limit-{Limit,Remaining,Reset}: Okta (row 25), Twitter (row 17)
+//     and Zendesk's bare X-Rate-Limit (row 32).
+//
+// A limit or remaining value may carry ";w=" (Docker, XIQ). A limit value
+// may go on with quota items, as in draft-03 and Envoy:
+// "1, 1;w=60;name=\"first\", 4;w=3600;name=\"second\"". The first number
+// is the current limit, which merges into the first item with an equal
+// limit (dialects.md §4.9). Resets follow the magnitude rule (§3.1) or are
+// date strings (§3.3).
+
+// draft06 reads the RateLimit-* triplet and merges it with the unnamed
+// policies and the draft-07 dictionary that ietf found.
+func (p *parser) draft06() {
+	dialect := "draft-06"
+	if p.present(sName, sObserved, sResetTime) {
+		dialect = "gitlab"
+	}
+	items := p.unnamed
+	if p.hasDict {
+		p.legacy(p.dict, items)
+		items = nil
+	}
+	if !p.present(sLimit, sRemaining) {
+		p.legacy(newQuota(dialect), items)
+		return
+	}
+	var buf [4]item
+	cur, tail := p.triplet(dialect, sLimit, sRemaining, buf[:0])
+	cur.Reset = p.reset(sReset)
+	if cur.Reset < 0 {
+		// GitLab's HTTP-date twin of its epoch RateLimit-Reset (row 8).
+		cur.Reset = p.reset(sResetTime)
+	}
+	if dialect == "gitlab" {
+		cur.Policy = p.text(sName)
+	}
+	p.legacy(cur, append(tail, items...))
+}
+
+// xRateLimit reads the X-RateLimit-* triplet.
+func (p *parser) xRateLimit() {
+	if !p.present(sXLimit, sXRemaining, sXUsed) {
+		return
+	}
+	var buf [4]item
+	cur, tail := p.triplet("x-ratelimit", sXLimit, sXRemaining, buf[:0])
+	switch {
+	case len(tail) > 0:
+		cur.Dialect = "envoy"
+	case p.present(sXResetAfter, sXBucket):
+		cur.Dialect = "discord"
+		cur.Policy = p.text(sXBucket)
+	case p.present(sXResource):
+		cur.Dialect = "github"
+		cur.Policy = p.text(sXResource)
+		// The GraphQL API counts query cost in points (row 7).
+		if strings.EqualFold(cur.Policy, "graphql") {
+			cur.Unit = "points"
+		}
+	case p.present(sXUsed) && !p.present(sXLimit):
+		cur.Dialect = "reddit"
+	}
+	if cur.Limit < 0 && cur.Remaining >= 0 {
+		// Reddit sends no limit: it is used + remaining (§4.8).
+		if used := p.count(sXUsed); used >= 0 && used <= math.MaxInt64-cur.Remaining {
+			cur.Limit = used + cur.Remaining
+		}
+	}
+	// Discord: the delta Reset-After wins over the epoch Reset (§4.4).
+	if d := p.delta(sXResetAfter); d >= 0 {
+		cur.Reset = d
+	} else {
+		cur.Reset = p.reset(sXReset)
+	}
+	p.legacy(cur, tail)
+}
+
+// xDashRateLimit reads the X-Rate-Limit-* triplet.
+func (p *parser) xDashRateLimit() {
+	if !p.present(sDashLimit, sDashLimitBare, sDashRemaining) {
+		return
+	}
+	limit := sDashLimit
+	if p.vals[sDashLimit] == nil {
+		limit = sDashLimitBare // Zendesk's X-Rate-Limit counts as a limit
+	}
+	var buf [4]item
+	cur, tail := p.triplet("x-rate-limit", limit, sDashRemaining, buf[:0])
+	cur.Reset = p.reset(sDashReset)
+	p.legacy(cur, tail)
+}
+
+// triplet reads the limit and remaining fields of a triplet. It returns the
+// current quota and the quota items that followed the current limit.
+func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quota, []item) {
+	q := newQuota(dialect)
+	cur, tail, ok := limitList(p.vals[limit], buf)
+	if ok {
+		q.Limit, q.Window, q.Policy = cur.n, cur.w, cur.name
+	}
+	if s, ok := single(p.vals[remaining]); ok {
+		if r, ok := member(s); ok {
+			q.Remaining = r.n
+			if q.Window == 0 {
+				q.Window = r.w
+			}
+		}
+	}
+	return q, tail
+}
+
+// delta reads a single delay in decimal seconds from slot s; -1 when
+// absent or invalid.
+func (p *parser) delta(s slot) time.Duration {
+	v, ok := single(p.vals[s])
+	if !ok {
+		return -1
+	}
+	return deltaSeconds(v)
+}
+
+// legacy reports cur and the quota items of its family. cur merges into
+// the first item with an equal limit and a compatible window and name, or
+// into the only item when cur's limit is unknown. Repeated items are
+// reported once.
+func (p *parser) legacy(cur Quota, items []item) {
+	merged := cur.Limit < 0 && cur.Remaining < 0 // nothing to merge
+	for i, it := range items {
+		if containsItem(items[:i], it) {
+			continue
+		}
+		q := newQuota(cur.Dialect)
+		q.Policy, q.Limit, q.Window = it.name, it.n, it.w
+		if !merged && (cur.Limit == it.n || cur.Limit < 0 && len(items) == 1) &&
+			(cur.Window == 0 || cur.Window == it.w) &&
+			(cur.Policy == "" || it.name == "" || cur.Policy == it.name) {
+			q.Remaining, q.Reset, q.Unit = cur.Remaining, cur.Reset, cur.Unit
+			if q.Policy == "" {
+				q.Policy = cur.Policy
+			}
+			merged = true
+		}
+		p.add(q)
+	}
+	if !merged {
+		p.add(cur)
+	}
+}
+
+func containsItem(items []item, x item) bool {
+	for _, it := range items {
+		if it == x {
+			return true
+		}
+	}
+	return false
+}
+
+// limitList reads a legacy limit field: the current limit, with optional
+// parameters, then any quota items, which must state a window. A list
+// whose later members state no window is a set of comma-joined or
+// repeated duplicates (Okta, dialects.md §3.4) and invalid. Items are
+// appended to buf.
+func limitList(vals []string, buf []item) (cur item, items []item, ok bool) {
+	i := 0
+	for _, line := range vals {
+		for line != "" {
+			var m string
+			m, line = nextMember(line)
+			x, valid := member(m)
+			if !valid || i > 0 && x.w == 0 {
+				return item{}, nil, false
+			}
+			if i == 0 {
+				cur = x
+			} else {
+				buf = append(buf, x)
+			}
+			i++
+		}
+	}
+	return cur, buf, i > 0
+}
+
+// nextMember splits s at the first comma outside a quoted string.
+func nextMember(s string) (m, rest string) {
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && quoted:
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			return s[:i], s[i+1:]
+		}
+	}
+	return s, ""
+}
+
+// member reads one legacy list member: a number and optional parameters,
+// of which w (a window in seconds) and name (a quoted string) are kept.
+// An invalid parameter is ignored; an invalid number is not.
+func member(s string) (item, bool) {
+	num, params, _ := strings.Cut(s, ";")
+	x := item{n: count(num)}
+	if x.n < 0 {
+		return item{}, false
+	}
+	for params != "" {
+		var kv string
+		kv, params, _ = strings.Cut(params, ";")
+		k, v, _ := strings.Cut(trimOWS(kv), "=")
+		switch v = trimOWS(v); {
+		case windowParam(k):
+			if w, n, st := decimal(v); st == numOK && (w > 0 || n > 0) {
+				x.w = seconds(w, n)
+			}
+		case k == "name":
+			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+				x.name = v[1 : len(v)-1]
+			}
+		}
+	}
+	return x, true
+}
