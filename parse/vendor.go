@@ -76,10 +76,10 @@ func (p *parser) hubSpot() {
 // millis converts whole milliseconds plus nano billionths of one to a
 // Duration, saturating.
 func millis(whole, nano int64) time.Duration {
-	if whole > (math.MaxInt64-nano/1e6)/int64(time.Millisecond) {
+	if whole > (math.MaxInt64-nano/1e3)/int64(time.Millisecond) {
 		return math.MaxInt64
 	}
-	return time.Duration(whole)*time.Millisecond + time.Duration(nano/1e6)
+	return time.Duration(whole)*time.Millisecond + time.Duration(nano/1e3)
 }
 
 // shopify reads X-Shopify-Shop-Api-Call-Limit: "32/40" is used/bucket, so

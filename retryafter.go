@@ -1,0 +1,129 @@
+package polite
+
+import (
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/politehttp/polite/parse"
+)
+
+// RetryAfter reports the delay a response asks for before the next request.
+//
+// A valid retry-after-ms (milliseconds, as Azure OpenAI and the Stainless
+// SDKs use it) wins over Retry-After. Retry-After (RFC 9110 §10.2.3) is
+// either delay-seconds, where a decimal such as "2.0" (sent by Shopify) is
+// accepted too, or an HTTP-date in any of the three forms of RFC 9110
+// §5.6.7, measured from the response's Date header when that is valid
+// (which cancels clock skew between client and server) and from now when
+// it is not; a date in the past asks for no delay. A number too large for
+// an int64 saturates at the longest Duration: the server asked for a wait
+// beyond any cap.
+//
+// ok is false when neither field is present and valid: a negative
+// number, an exponent, several field lines or anything else. The status
+// code plays no part, and vendor hints such as X-Retry-In or
+// X-RateLimit-Reset are not read; see [parse.Header] for those.
+//
+// https://www.rfc-editor.org/rfc/rfc9110#section-10.2.3
+func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v, ok := raSingle(raValues(h, "Retry-After-Ms")); ok {
+		if w, n, st := raDecimal(v); st != raInvalid {
+			if st == raOverflow || w > (math.MaxInt64-n/1e3)/int64(time.Millisecond) {
+				return math.MaxInt64, true
+			}
+			return time.Duration(w)*time.Millisecond + time.Duration(n/1e3), true
+		}
+	}
+	v, ok := raSingle(raValues(h, "Retry-After"))
+	if !ok {
+		return 0, false
+	}
+	if w, n, st := raDecimal(v); st != raInvalid {
+		if st == raOverflow || w > (math.MaxInt64-n)/int64(time.Second) {
+			return math.MaxInt64, true
+		}
+		return time.Duration(w)*time.Second + time.Duration(n), true
+	}
+	t, ok := parse.HTTPDate(v, now)
+	if !ok {
+		return 0, false
+	}
+	base := now
+	if d, ok := raSingle(raValues(h, "Date")); ok {
+		if b, ok := parse.HTTPDate(d, now); ok {
+			base = b
+		}
+	}
+	if d := t.Sub(base); d > 0 {
+		return d, true
+	}
+	return 0, true
+}
+
+// raValues returns the field lines of h named canon, which must be in
+// canonical form; a name differing only in case, as a hand-built header
+// map may hold, is found too.
+func raValues(h http.Header, canon string) []string {
+	if v, ok := h[canon]; ok {
+		return v
+	}
+	for k, v := range h {
+		if len(k) == len(canon) && strings.EqualFold(k, canon) {
+			return v
+		}
+	}
+	return nil
+}
+
+// raSingle returns the only field line of vals, trimmed of optional white
+// space (SP and HTAB). Retry-After is a singleton field: several lines
+// give no hint.
+func raSingle(vals []string) (string, bool) {
+	if len(vals) != 1 {
+		return "", false
+	}
+	s := strings.Trim(vals[0], " \t")
+	return s, s != ""
+}
+
+// Status of raDecimal.
+const (
+	raInvalid  = iota // not ^\d+(\.\d+)?$
+	raOK              // valid; the whole part fits int64
+	raOverflow        // valid, but the whole part does not fit int64
+)
+
+// raDecimal parses s by the grammar ^\d+(\.\d+)?$ into its whole part and
+// its fraction in units of 1e-9; digits past the ninth are dropped. Signs,
+// exponents and the other forms strconv.ParseFloat accepts are invalid.
+func raDecimal(s string) (whole, nano int64, status int) {
+	status = raOK
+	i := 0
+	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		d := int64(s[i] - '0')
+		if whole > (math.MaxInt64-d)/10 {
+			status = raOverflow
+		} else if status == raOK {
+			whole = whole*10 + d
+		}
+	}
+	if i == 0 {
+		return 0, 0, raInvalid
+	}
+	if i < len(s) {
+		if s[i] != '.' || i+1 == len(s) {
+			return 0, 0, raInvalid
+		}
+		scale := int64(1e8)
+		for _, c := range []byte(s[i+1:]) {
+			if c < '0' || c > '9' {
+				return 0, 0, raInvalid
+			}
+			nano += int64(c-'0') * scale
+			scale /= 10
+		}
+	}
+	return whole, nano, status
+}
