@@ -191,3 +191,5 @@ func testConformance(t *testing.T, file string) {
 func TestHeaderDialects(t *testing.T) { testConformance(t, "testdata/dialects.txt") }
 
 func TestHeaderDraft11(t *testing.T) { testConformance(t, "testdata/draft11.txt") }
+
+func TestHeaderEdges(t *testing.T) { testConformance(t, "testdata/edge.txt") }

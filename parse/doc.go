@@ -1,2 +1,76 @@
 // Package parse reads what HTTP responses say about rate limits.
+//
+// [Header] turns the rate-limit fields of a response, in any of the
+// dialects servers send, into one list of [Quota] values with the same
+// units everywhere: counts, a window and a reset as [time.Duration]s, a
+// quota unit. [Policies] and [Limits] are strict readers of the two fields
+// of the IETF RateLimit draft, RateLimit-Policy and RateLimit
+// (https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/,
+// revision 11), built on RFC 9651 Structured Fields. [HTTPDate] parses
+// the three forms of RFC 9110 HTTP-date, and [FromCache] reports whether a
+// response came from a cache, when its rate-limit fields should be
+// ignored.
+//
+//	quotas := parse.Header(resp.Header, time.Now())
+//	for _, q := range quotas {
+//		fmt.Println(q.Policy, q.Remaining, q.Unit, "of", q.Limit, "resets in", q.Reset)
+//	}
+//
+// # Dialects
+//
+// Header reports in Quota.Dialect the family each quota was read from:
+//
+//   - "ietf": RateLimit and RateLimit-Policy of draft-08 and later, also
+//     with the Beta- prefix (Cloudflare, Hugging Face, Jira, tado,
+//     express-rate-limit draft-8); items join by name.
+//   - "draft-06": RateLimit-Limit, -Remaining, -Reset of drafts 03 to 06,
+//     with an unnamed RateLimit-Policy such as "100;w=60" (express-rate-limit
+//     draft-6, Bluesky, Heroku, Docker Hub, jambonz, Persona, XIQ).
+//   - "draft-07": the RateLimit Dictionary "limit=100, remaining=25, reset=5"
+//     of express-rate-limit draft-7, with its unnamed policy.
+//   - "gitlab": the draft-06 triplet with GitLab's RateLimit-Name,
+//     RateLimit-Observed or RateLimit-ResetTime.
+//   - "x-ratelimit": X-RateLimit-Limit, -Remaining, -Reset (Mastodon, Jira,
+//     OpenRouter, Dynatrace, express-rate-limit legacy and most others).
+//   - "github": the same with X-RateLimit-Resource; the graphql resource
+//     counts "points".
+//   - "discord": the same with X-RateLimit-Reset-After or -Bucket.
+//   - "reddit": X-RateLimit-Used and -Remaining without a limit.
+//   - "envoy": an X-RateLimit-Limit list "1, 1;w=60;name=\"first\"".
+//   - "x-rate-limit": X-Rate-Limit-Limit, -Remaining, -Reset (Okta,
+//     Twitter/X, and Zendesk's bare X-Rate-Limit).
+//   - "twitter": x-app-limit-24hour-* and x-user-limit-24hour-*.
+//   - "openai": x-ratelimit-{limit,remaining,reset}-{requests,tokens}
+//     (OpenAI, Groq, Azure OpenAI).
+//   - "anthropic": anthropic-ratelimit-{requests,tokens,input-tokens,
+//     output-tokens}-{limit,remaining,reset}.
+//   - "linear": x-ratelimit-{requests,complexity,api-units}-{limit,remaining,
+//     reset} (Linear, RapidAPI).
+//   - "kong": X-RateLimit-{Limit,Remaining}-<period> (Kong, Tomorrow.io).
+//   - "hubspot": X-HubSpot-RateLimit-*.
+//   - "shopify": X-Shopify-Shop-Api-Call-Limit.
+//   - "zendesk": zendesk-ratelimit-tickets-index.
+//
+// When two families report the same quota (Kong's RateLimit-* and its
+// period pair, Zendesk's two account headers), Header reports it once,
+// under the first family in the order above.
+//
+// # Normalisation
+//
+// Counts follow the grammar ^\d+(\.\d+)?$ and must fit an int64: signs,
+// exponents, hex, NaN and underscores are invalid, so Azure's "-1" is
+// unknown. A bare *-Reset number is read by magnitude: below 1e9 delta
+// seconds, then epoch seconds, epoch milliseconds below 1e15 and epoch
+// microseconds below 1e18. Resets may also be RFC 3339 / ISO 8601 dates
+// (with fractional seconds, or without seconds) or HTTP-dates, and the
+// OpenAI family sends Go durations ("1m51.535s"). Absolute resets are
+// measured from the response's Date and clamp at zero. A window is
+// reported only when the headers state it; documentation knowledge, such
+// as GitHub's one-hour window, is never filled in.
+//
+// # Errors
+//
+// Header never fails: what it cannot read it ignores. Policies and Limits
+// reject a malformed field as a whole, as the draft requires, with a
+// *[FieldError] that matches [ErrMalformed].
 package parse

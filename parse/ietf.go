@@ -77,7 +77,11 @@ type Limit struct {
 // of the rules above is malformed as a whole: Policies returns nil and a
 // *[FieldError] matching [ErrMalformed].
 func Policies(values []string) ([]Policy, error) {
-	return appendPolicies(nil, values)
+	ps, err := appendPolicies(nil, values)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	return ps, nil
 }
 
 // Limits parses the field lines of a RateLimit field, as returned by
@@ -92,7 +96,11 @@ func Policies(values []string) ([]Policy, error) {
 // of the rules above is malformed as a whole: Limits returns nil and a
 // *[FieldError] matching [ErrMalformed].
 func Limits(values []string) ([]Limit, error) {
-	return appendLimits(nil, values)
+	ls, err := appendLimits(nil, values)
+	if err != nil || len(ls) == 0 {
+		return nil, err
+	}
+	return ls, nil
 }
 
 // errPanic stands for a panic inside httpsfv.
