@@ -23,7 +23,8 @@ var (
 
 	// ErrInvalid reports a member or parameter of the wrong type or range:
 	// an identifier that is not a String, an Inner List, a negative number,
-	// w=0, a pk that is not a Byte Sequence, a qu that is not a String.
+	// w=0, a pk that is not a Byte Sequence, a qu that is not a non-empty
+	// String.
 	ErrInvalid = errors.New("parse: invalid value")
 )
 

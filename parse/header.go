@@ -142,9 +142,6 @@ func (p *parser) add(q Quota) {
 	if q.Limit < 0 && q.Remaining < 0 {
 		return
 	}
-	if q.Unit == "" {
-		q.Unit = "requests"
-	}
 	for i := range p.out {
 		if o := &p.out[i]; o.Dialect != q.Dialect && same(o, &q) {
 			union(o, &q)

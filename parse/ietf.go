@@ -67,7 +67,7 @@ type Limit struct {
 
 // Policies parses the field lines of a RateLimit-Policy field, as returned
 // by [net/http.Header.Values], under draft-11 §3: a List of Items, each a
-// String identifier with a non-negative Integer q (required), a String qu,
+// String identifier with a non-negative Integer q (required), a non-empty String qu,
 // a positive Integer w and a Byte Sequence pk. Unknown parameters are
 // comments and are skipped. When an identifier repeats, the most
 // restrictive item is kept, the one with the lowest q/w (D6).
@@ -174,8 +174,8 @@ func policyItem(m httpsfv.Member, i int) (Policy, error) {
 	}
 	if v, ok := param(it, "qu"); ok {
 		u, ok := v.(string)
-		if !ok {
-			return fail("qu", ErrInvalid)
+		if !ok || u == "" {
+			return fail("qu", ErrInvalid) // an empty unit names nothing
 		}
 		switch u {
 		case "request": // D4: the registry's spelling (draft-11 §10.3)

@@ -59,6 +59,7 @@ func TestPolicies(t *testing.T) {
 		{name: "w=0", values: []string{`"a";q=1;w=0`}, member: 0, param: "w", err: ErrInvalid},
 		{name: "negative w", values: []string{`"a";q=1;w=-60`}, member: 0, param: "w", err: ErrInvalid},
 		{name: "decimal w", values: []string{`"a";q=1;w=0.5`}, member: 0, param: "w", err: ErrInvalid},
+		{name: "empty qu", values: []string{`"";q=0;qu=""`}, member: 0, param: "qu", err: ErrInvalid},
 		{name: "token qu", values: []string{`"a";q=1;qu=requests`}, member: 0, param: "qu", err: ErrInvalid},
 		{name: "string pk", values: []string{`"a";q=1;pk="user"`}, member: 0, param: "pk", err: ErrInvalid},
 		{name: "trailing comma", values: []string{`"a";q=1,`}, member: -1, err: ErrSyntax},

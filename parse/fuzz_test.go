@@ -1,0 +1,134 @@
+package parse
+
+import (
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// headerBlock writes a case's field lines as "Name: value" lines.
+func headerBlock(c conformanceCase) string {
+	var b strings.Builder
+	for _, l := range c.lines {
+		b.WriteString(l[0] + ": " + l[1] + "\n")
+	}
+	return b.String()
+}
+
+// blockHeader reads "Name: value" lines into a header, as a fuzz input.
+func blockHeader(s string) http.Header {
+	h := http.Header{}
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k != "" {
+			h[k] = append(h[k], strings.TrimLeft(v, " "))
+		}
+	}
+	return h
+}
+
+func seedCases(f *testing.F) []conformanceCase {
+	var cases []conformanceCase
+	for _, file := range []string{"testdata/dialects.txt", "testdata/draft11.txt", "testdata/edge.txt"} {
+		cases = append(cases, readConformance(f, file)...)
+	}
+	return cases
+}
+
+func FuzzHeader(f *testing.F) {
+	for _, c := range seedCases(f) {
+		f.Add(headerBlock(c), int64(1740830400))
+	}
+	f.Fuzz(func(t *testing.T, block string, unix int64) {
+		h := blockHeader(block)
+		now := time.Unix(unix, 0)
+		got := Header(h, now)
+		for _, q := range got {
+			if q.Limit < -1 || q.Remaining < -1 || q.Limit < 0 && q.Remaining < 0 ||
+				q.Window < 0 || q.Reset < -1 || q.Unit == "" || q.Dialect == "" {
+				t.Fatalf("Header(%q) reports %s", block, formatQuota(q))
+			}
+		}
+		if again := Header(h, now); !reflect.DeepEqual(again, got) {
+			t.Fatalf("Header(%q) = %v, then %v", block, got, again)
+		}
+	})
+}
+
+// fieldLines splits a fuzz input into field lines at "\n".
+func fieldLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func FuzzPolicies(f *testing.F) {
+	for _, c := range seedCases(f) {
+		for _, l := range c.lines {
+			if strings.HasSuffix(strings.ToLower(l[0]), "policy") {
+				f.Add(l[1])
+			}
+		}
+	}
+	for _, s := range []string{`"a";q=1,`, `"a";q=@`, `("a");q=1`, `"a";q=1;w=0`, "\"a\";q=1\n\"b\";q=2", `"a";q=1;pk=:AQ==:;qu="request"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		values := fieldLines(s)
+		got, err := Policies(values)
+		if err != nil {
+			if got != nil || !errors.Is(err, ErrMalformed) {
+				t.Fatalf("Policies(%q) = %v, %v", values, got, err)
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != "RateLimit-Policy" || fe.Member < -1 {
+				t.Fatalf("Policies(%q) error = %#v", values, err)
+			}
+		}
+		for _, p := range got {
+			if p.Quota < 0 || p.Window < 0 || p.Unit == "" || p.Unit == "request" {
+				t.Fatalf("Policies(%q) = %+v", values, p)
+			}
+		}
+		if again, err2 := Policies(values); !reflect.DeepEqual(again, got) || (err2 == nil) != (err == nil) {
+			t.Fatalf("Policies(%q) = %v, %v, then %v, %v", values, got, err, again, err2)
+		}
+	})
+}
+
+func FuzzLimits(f *testing.F) {
+	for _, c := range seedCases(f) {
+		for _, l := range c.lines {
+			if k := strings.ToLower(l[0]); k == "ratelimit" || k == "beta-ratelimit" {
+				f.Add(l[1])
+			}
+		}
+	}
+	for _, s := range []string{`"a";r=1,`, `"a";r=%"x"`, `limit=1, remaining=2`, `"a";t=1`, "\"a\";r=1\n\n\"b\";r=2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		values := fieldLines(s)
+		got, err := Limits(values)
+		if err != nil {
+			if got != nil || !errors.Is(err, ErrMalformed) {
+				t.Fatalf("Limits(%q) = %v, %v", values, got, err)
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != "RateLimit" || fe.Member < -1 {
+				t.Fatalf("Limits(%q) error = %#v", values, err)
+			}
+		}
+		for _, l := range got {
+			if l.Remaining < 0 || l.Reset < -1 {
+				t.Fatalf("Limits(%q) = %+v", values, l)
+			}
+		}
+		if again, err2 := Limits(values); !reflect.DeepEqual(again, got) || (err2 == nil) != (err == nil) {
+			t.Fatalf("Limits(%q) = %v, %v, then %v, %v", values, got, err, again, err2)
+		}
+	})
+}

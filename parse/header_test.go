@@ -1,0 +1,143 @@
+package parse
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestHeaderClockSkew(t *testing.T) {
+	// The server's Date is 12:00:00 and every reset points at 12:01:00.
+	// The client clock is minutes off either way; only Date counts.
+	h := http.Header{}
+	h.Set("Date", "Sat, 01 Mar 2025 12:00:00 GMT")
+	h.Set("X-RateLimit-Limit", "60")
+	h.Set("X-RateLimit-Remaining", "59")
+	h.Set("X-RateLimit-Reset", "1740830460")
+	h.Set("Anthropic-Ratelimit-Requests-Limit", "50")
+	h.Set("Anthropic-Ratelimit-Requests-Remaining", "49")
+	h.Set("Anthropic-Ratelimit-Requests-Reset", "2025-03-01T12:01:00Z")
+	h.Set("X-RateLimit-Requests-Limit", "40")
+	h.Set("X-RateLimit-Requests-Remaining", "39")
+	h.Set("X-RateLimit-Requests-Reset", "1740830460000")
+	h.Set("RateLimit-Remaining", "5")
+	h.Set("RateLimit-ResetTime", "Sat, 01 Mar 2025 12:01:00 GMT")
+	server := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		now  time.Time
+	}{
+		{"in sync", server},
+		{"client 5 minutes ahead", server.Add(5 * time.Minute)},
+		{"client 7 minutes behind", server.Add(-7 * time.Minute)},
+		{"client a day ahead", server.Add(24 * time.Hour)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Header(h, tt.now)
+			if len(got) != 4 {
+				t.Fatalf("Header(%v) = %v, want 4 quotas", h, got)
+			}
+			for _, q := range got {
+				if q.Reset != time.Minute {
+					t.Errorf("Header(%v) at %v: %s, want reset 1m0s", h, tt.now, formatQuota(q))
+				}
+			}
+		})
+	}
+}
+
+func TestHeaderCaseInsensitive(t *testing.T) {
+	// A hand-built map may hold names in any case; net/http never does.
+	want := "dialect=ietf policy=\"api\" unit=requests limit=500 window=5m0s remaining=495 reset=23s"
+	tests := []struct {
+		name string
+		h    http.Header
+	}{
+		{"lower case", http.Header{"ratelimit": {`"api";r=495;t=23`}, "ratelimit-policy": {`"api";q=500;w=300`}}},
+		{"upper case", http.Header{"RATELIMIT": {`"api";r=495;t=23`}, "RATELIMIT-POLICY": {`"api";q=500;w=300`}}},
+		{"draft spelling", http.Header{"RateLimit": {`"api";r=495;t=23`}, "RateLimit-Policy": {`"api";q=500;w=300`}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := formatQuotas(Header(tt.h, time.Time{})); got != want {
+				t.Errorf("Header(%v) = %s, want %s", tt.h, got, want)
+			}
+		})
+	}
+}
+
+func TestHeaderDeterministic(t *testing.T) {
+	// The same field under names differing in case: lines are taken in
+	// name order, whatever the map iteration order.
+	h := http.Header{
+		"X-Ratelimit-Limit":     {"10"},
+		"x-ratelimit-limit":     {"10;w=60"},
+		"X-RATELIMIT-LIMIT":     {"20;w=3600"},
+		"x-ratelimit-remaining": {"3"},
+	}
+	want := formatQuotas(Header(h, time.Time{}))
+	for range 50 {
+		if got := formatQuotas(Header(h, time.Time{})); got != want {
+			t.Fatalf("Header(%v) = %s, then %s", h, want, got)
+		}
+	}
+}
+
+func TestHeaderNoFieldsAllocatesNothing(t *testing.T) {
+	h := plainHeader()
+	if n := testing.AllocsPerRun(100, func() { Header(h, time.Time{}) }); n != 0 {
+		t.Errorf("Header(%v) allocates %v times, want 0", h, n)
+	}
+	if got := Header(h, time.Time{}); got != nil {
+		t.Errorf("Header(%v) = %v, want nil", h, got)
+	}
+}
+
+func TestFromCache(t *testing.T) {
+	tests := []struct {
+		name string
+		age  []string
+		want bool
+	}{
+		{"absent", nil, false},
+		{"zero", []string{"0"}, false},
+		{"positive", []string{"1"}, true},
+		{"leading zeros", []string{"007"}, true},
+		{"zeros", []string{"000"}, false},
+		{"huge", []string{"99999999999999999999999"}, true},
+		{"negative", []string{"-1"}, false},
+		{"decimal", []string{"1.5"}, false},
+		{"garbage", []string{"soon"}, false},
+		{"empty", []string{""}, false},
+		{"list: first member counts", []string{"5, 0"}, true},
+		{"list: first member zero", []string{"0, 5"}, false},
+		{"two lines: first counts", []string{"3", "0"}, true},
+		{"white space", []string{" 3 "}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for _, v := range tt.age {
+				h.Add("Age", v)
+			}
+			if got := FromCache(h); got != tt.want {
+				t.Errorf("FromCache(%v) = %v, want %v", h, got, tt.want)
+			}
+		})
+	}
+}
+
+// plainHeader is a typical response without any rate-limit field.
+func plainHeader() http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", "1234")
+	h.Set("Date", "Sat, 01 Mar 2025 12:00:00 GMT")
+	h.Set("Server", "nginx")
+	h.Set("Cache-Control", "private, max-age=0")
+	h.Set("Vary", "Accept-Encoding")
+	h.Set("X-Request-Id", "f4c1a2b3")
+	h.Set("Strict-Transport-Security", "max-age=63072000")
+	return h
+}
