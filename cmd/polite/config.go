@@ -1,0 +1,82 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// algorithms and dialects are the names the -algorithm and -dialect flags
+// accept, checked here because ratelimittest.NewHandler panics on others.
+var (
+	algorithms = []ratelimittest.Algorithm{
+		ratelimittest.FixedWindow, ratelimittest.SlidingLog, ratelimittest.SlidingWindow,
+		ratelimittest.TokenBucket, ratelimittest.Concurrency,
+	}
+	dialects = []ratelimittest.Dialect{
+		ratelimittest.IETF, ratelimittest.Draft06, ratelimittest.Draft07,
+		ratelimittest.XRateLimitEpoch, ratelimittest.XRateLimitDelta, ratelimittest.GitHub,
+		ratelimittest.OpenAI, ratelimittest.RetryAfterOnly, ratelimittest.Bare429,
+	}
+)
+
+// policyFlags are the flags that describe the one policy of a test server.
+type policyFlags struct {
+	algorithm string
+	dialect   string
+	quota     int64
+	window    time.Duration
+}
+
+// register adds -algorithm, -dialect, -quota and -window to fs, with the
+// given default quota and window.
+func (p *policyFlags) register(fs *flag.FlagSet, quota int64, window time.Duration) {
+	fs.StringVar(&p.algorithm, "algorithm", string(ratelimittest.FixedWindow), "counting rule of the server's policy: "+joinNames(algorithms))
+	fs.StringVar(&p.dialect, "dialect", string(ratelimittest.IETF), "rate-limit header fields the server sends: "+joinNames(dialects))
+	fs.Int64Var(&p.quota, "quota", quota, "requests the server admits per window (for concurrency: at once)")
+	fs.DurationVar(&p.window, "window", window, "window of the quota (ignored by concurrency)")
+}
+
+// config returns the ratelimittest.Config the flags describe, or a usage
+// error if they name an unknown algorithm or dialect or an invalid quota.
+func (p *policyFlags) config() (ratelimittest.Config, error) {
+	alg := ratelimittest.Algorithm(p.algorithm)
+	if !slices.Contains(algorithms, alg) {
+		return ratelimittest.Config{}, usagef("unknown -algorithm %q; want one of %s", p.algorithm, joinNames(algorithms))
+	}
+	d := ratelimittest.Dialect(p.dialect)
+	if !slices.Contains(dialects, d) {
+		return ratelimittest.Config{}, usagef("unknown -dialect %q; want one of %s", p.dialect, joinNames(dialects))
+	}
+	if p.quota < 1 {
+		return ratelimittest.Config{}, usagef("-quota must be at least 1, got %d", p.quota)
+	}
+	if alg != ratelimittest.Concurrency && p.window <= 0 {
+		return ratelimittest.Config{}, usagef("-window must be positive, got %v", p.window)
+	}
+	return ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Algorithm: alg, Quota: p.quota, Window: p.window}},
+		Dialect:  d,
+	}, nil
+}
+
+// describe says in a few words what the policy is, for humans.
+func (p *policyFlags) describe() string {
+	if ratelimittest.Algorithm(p.algorithm) == ratelimittest.Concurrency {
+		return fmt.Sprintf("concurrency %d at once, %s fields", p.quota, p.dialect)
+	}
+	return fmt.Sprintf("%s %d per %v, %s fields", p.algorithm, p.quota, p.window, p.dialect)
+}
+
+// joinNames lists names separated by commas.
+func joinNames[T ~string](names []T) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+const demoAbout = `
+Demo starts a rate-limited server on 127.0.0.1 and runs the same batch of
+GET requests with the same number of workers twice: first through a plain
+http.Client with the retry loop most programs have (on a 429 or 503, sleep
+Retry-After if it is a number of seconds, else 1s; give up after -attempts
+sends), then through polite.Wrap(&http.Client{}). The server is reset between
+the runs. It then compares them: tasks that succeeded, requests the server
+refused, wall time, and efficiency, the time a perfect client would need
+(ratelimittest.Ideal) divided by the wall time.`
+
+// demoResult is the outcome of one client's run; its JSON form is one line
+// of demo -json.
+type demoResult struct {
+	Client     string  `json:"client"`
+	Tasks      int     `json:"tasks"`
+	Workers    int     `json:"workers"`
+	OK         int     `json:"ok"`
+	Rejected   int     `json:"rejected"`
+	Requests   int     `json:"requests"`
+	WallS      float64 `json:"wall_s"`
+	IdealS     float64 `json:"ideal_s"`
+	Efficiency float64 `json:"efficiency"`
+}
+
+// demoClient is one way of doing a task: GET url until done or given up.
+// It reports whether the task succeeded (a 2xx response).
+type demoClient struct {
+	name string
+	do   func(ctx context.Context, url string) bool
+}
+
+// runDemo implements "polite demo".
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("demo", "[flags]", demoAbout, stderr)
+	var pf policyFlags
+	pf.register(fs, 10, time.Second)
+	tasks := fs.Int("tasks", 60, "requests in the batch")
+	workers := fs.Int("workers", 8, "concurrent workers, for each client")
+	attempts := fs.Int("attempts", 5, "sends per task of the plain client, counting the first")
+	latency := fs.Duration("latency", 0, "time the server takes to serve an admitted request")
+	jsonOut := fs.Bool("json", false, "print one JSON object per client per line instead of a table")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments %q", fs.Args())
+	}
+	if *tasks < 1 || *workers < 1 || *attempts < 1 {
+		return usagef("-tasks, -workers and -attempts must be at least 1")
+	}
+	cfg, err := pf.config()
+	if err != nil {
+		return err
+	}
+	cfg.Latency = *latency
+
+	srv := ratelimittest.NewServer(cfg)
+	defer srv.Close()
+	ideal := ratelimittest.Ideal(cfg, *tasks, *workers)
+
+	// Each client gets a transport of its own that keeps a connection per
+	// worker, so that neither run pays for the other's connections.
+	newBase := func() *http.Transport {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = *workers
+		return t
+	}
+	plainBase, politeBase := newBase(), newBase()
+	defer plainBase.CloseIdleConnections()
+	defer politeBase.CloseIdleConnections()
+	clients := []demoClient{
+		{"plain", plainDo(&http.Client{Transport: plainBase}, *attempts)},
+		{"polite", politeDo(polite.Wrap(&http.Client{Transport: politeBase}))},
+	}
+
+	live := newLiveLine(stderr)
+	if !*jsonOut {
+		fmt.Fprintf(stdout, "%d tasks, %d workers; server: %s; a perfect client takes %s\n\n",
+			*tasks, *workers, pf.describe(), seconds(ideal))
+	}
+	var results []demoResult
+	for _, c := range clients {
+		srv.Handler.Reset()
+		r, err := runBatch(ctx, c, srv, *tasks, *workers, live)
+		if err != nil {
+			return err
+		}
+		r.IdealS = round3(ideal.Seconds())
+		if r.WallS > 0 {
+			r.Efficiency = round3(ideal.Seconds() / r.WallS)
+		}
+		results = append(results, r)
+	}
+
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		for _, r := range results {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "client\ttasks\tok\trejected\trequests\twall\tefficiency")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1fs\t%.0f%%\n",
+			r.Client, r.Tasks, r.OK, r.Rejected, r.Requests, r.WallS, 100*r.Efficiency)
+	}
+	return tw.Flush()
+}
+
+// runBatch does tasks GETs to srv through c with workers workers, drawing
+// progress on live, and reports what happened, from the client's side (ok)
+// and the server's (rejected, requests).
+func runBatch(ctx context.Context, c demoClient, srv *ratelimittest.Server, tasks, workers int, live *liveLine) (demoResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var done, ok atomic.Int64
+	start := time.Now()
+	status := func() string {
+		st := srv.Handler.Stats()
+		return fmt.Sprintf("%-7s %d/%d done, %d ok, %d refused, %s",
+			c.name, done.Load(), tasks, ok.Load(), st.Refused, seconds(time.Since(start)))
+	}
+	stop := every(ctx, live.on, 100*time.Millisecond, func() { live.draw(status()) })
+
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				if c.do(ctx, srv.URL+"/task/"+strconv.Itoa(i)) {
+					ok.Add(1)
+				}
+				done.Add(1)
+			}
+		})
+	}
+feed:
+	for i := range tasks {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	wall := time.Since(start)
+	stop()
+	if err := ctx.Err(); err != nil {
+		return demoResult{}, err
+	}
+	live.finish(status())
+
+	st := srv.Handler.Stats()
+	return demoResult{
+		Client:   c.name,
+		Tasks:    tasks,
+		Workers:  workers,
+		OK:       int(ok.Load()),
+		Rejected: st.Refused,
+		Requests: st.Requests,
+		WallS:    round3(wall.Seconds()),
+	}, nil
+}
+
+// plainDo is the retry loop a program without polite typically has: on a
+// 429 or 503, sleep Retry-After when it is a number of seconds, else one
+// second, and try again, up to attempts sends.
+func plainDo(client *http.Client, attempts int) func(context.Context, string) bool {
+	return func(ctx context.Context, url string) bool {
+		for attempt := 1; ; attempt++ {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return false
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return false
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+				return resp.StatusCode/100 == 2
+			}
+			if attempt >= attempts {
+				return false
+			}
+			wait := time.Second
+			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
+				wait = time.Duration(s) * time.Second
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return false
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// politeDo sends one GET through a polite client: pacing and retries are
+// the Transport's business.
+func politeDo(client *http.Client) func(context.Context, string) bool {
+	return func(ctx context.Context, url string) bool {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode/100 == 2
+	}
+}
+
+// round3 rounds x to three decimals, for JSON output.
+func round3(x float64) float64 {
+	return math.Round(x*1000) / 1000
+}

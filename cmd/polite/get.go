@@ -1,0 +1,513 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/politehttp/polite"
+)
+
+const getAbout = `
+Get fetches each URL with GET through one polite Transport shared by -c
+workers, so that every origin is paced by what it says about its rate
+limits. URLs come from the arguments or, when there are none, from stdin,
+one per line (blank lines and lines starting with # are skipped).
+
+Bodies of 2xx responses go to stdout, each written whole (in completion
+order, not input order), or with -o to files in a directory, named after
+the URL's host and path with a short hash of the whole URL. Bodies of other
+responses are discarded.
+
+For every URL one JSON line goes to stderr, or appended to the -log file:
+url, status, bytes (of the body written), attempts (requests sent on the
+wire for this URL, retries and redirects included), waited_s (time spent
+waiting for the origin's budget), reason (of the longest wait: pace, quota,
+retry-after, backoff, concurrency, probe), error (when there was no
+response, or the body could not be written), file (with -o) and retry_at
+(when the origin asked for a longer wait than -max-wait or -timeout allow:
+when to try again). When stderr is a terminal, a progress bar shows the
+count, the rate and an estimate of the time left that includes the pauses
+the origins asked for.
+
+The exit status is 1 if any URL failed: an error or a status outside 2xx.`
+
+// getRecord is the JSON line logged for one URL.
+type getRecord struct {
+	URL      string  `json:"url"`
+	Status   int     `json:"status"`
+	Bytes    int64   `json:"bytes"`
+	Attempts int     `json:"attempts"`
+	WaitedS  float64 `json:"waited_s"`
+	Reason   string  `json:"reason"`
+	Error    string  `json:"error,omitempty"`
+	File     string  `json:"file,omitempty"`
+	RetryAt  string  `json:"retry_at,omitempty"`
+}
+
+// failed reports whether the URL of r failed: an error or a status outside 2xx.
+func (r *getRecord) failed() bool {
+	return r.Error != "" || r.Status/100 != 2
+}
+
+// tracker accumulates what happened to the requests of one URL. It travels
+// in the requests' context, which the Transport's events and its Base see
+// even when http.Client hands them a copy of the request (for a timeout or
+// a redirect).
+type tracker struct {
+	mu      sync.Mutex
+	sends   int
+	waited  time.Duration
+	longest time.Duration
+	reason  polite.Reason
+}
+
+type trackerKey struct{}
+
+// trackerOf returns the tracker of r's context, or nil.
+func trackerOf(r *http.Request) *tracker {
+	if r == nil {
+		return nil
+	}
+	t, _ := r.Context().Value(trackerKey{}).(*tracker)
+	return t
+}
+
+// countSends is the Base of the get Transport: it counts each request sent
+// on the wire against the tracker of its URL.
+type countSends struct{ base *http.Transport }
+
+func (c countSends) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t := trackerOf(r); t != nil {
+		t.mu.Lock()
+		t.sends++
+		t.mu.Unlock()
+	}
+	return c.base.RoundTrip(r)
+}
+
+// CloseIdleConnections closes the idle connections of the base transport.
+func (c countSends) CloseIdleConnections() { c.base.CloseIdleConnections() }
+
+// getter fetches URLs and reports on them. It is safe for concurrent use.
+type getter struct {
+	client  *http.Client
+	headers headerFlag
+	timeout time.Duration
+	dir     string // if not empty, bodies go to files here
+
+	outMu sync.Mutex // serialises bodies written to out
+	out   io.Writer
+
+	logMu sync.Mutex
+	log   func([]byte) // writes one JSON line
+
+	prog *getProgress
+}
+
+// runGet implements "polite get", reading URLs from os.Stdin when the
+// arguments give none.
+func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return getMain(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// getMain is runGet with the standard input made explicit.
+func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("get", "[flags] [URL...]", getAbout, stderr)
+	workers := fs.Int("c", 4, "concurrent workers")
+	dir := fs.String("o", "", "write bodies to files in this directory instead of stdout")
+	logFile := fs.String("log", "", "append the JSON lines to this file instead of stderr")
+	var headers headerFlag
+	fs.Var(&headers, "H", "request header 'Name: value' (repeatable)")
+	timeout := fs.Duration("timeout", 0, "time limit per URL, waits included (0: none)")
+	maxWait := fs.Duration("max-wait", 0, "longest wait for an origin honoured; a URL needing a longer one fails with retry_at (0: 10m)")
+	maxAttempts := fs.Int("max-attempts", 0, "sends per request at most, counting the first (0: 8)")
+	maxRate := fs.Float64("max-rate", 0, "most requests per second per origin, whatever the server says (0: no local limit)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *workers < 1 {
+		return usagef("-c must be at least 1, got %d", *workers)
+	}
+	urls := fs.Args()
+	if len(urls) == 0 {
+		var err error
+		if urls, err = readURLs(stdin); err != nil {
+			return fmt.Errorf("reading URLs from stdin: %w", err)
+		}
+	}
+	if len(urls) == 0 {
+		return usagef("no URLs in the arguments or on stdin")
+	}
+	if *dir != "" {
+		if err := os.MkdirAll(*dir, 0o755); err != nil {
+			return err
+		}
+	}
+
+	live := newLiveLine(stderr)
+	g := &getter{headers: headers, timeout: *timeout, dir: *dir, out: stdout, prog: newGetProgress(len(urls))}
+	g.log = live.println
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		g.log = func(b []byte) { f.Write(b) }
+	}
+
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConnsPerHost = max(*workers, 2)
+	tr := &polite.Transport{
+		Base:        countSends{base},
+		MaxWait:     *maxWait,
+		MaxAttempts: *maxAttempts,
+		MaxRate:     *maxRate,
+		OnEvent:     g.event,
+	}
+	defer tr.CloseIdleConnections()
+	g.client = polite.NewClient(tr)
+
+	stop := every(ctx, live.on, 200*time.Millisecond, func() { live.draw(g.prog.line(time.Now())) })
+	jobs := make(chan string)
+	var wg sync.WaitGroup
+	for range *workers {
+		wg.Go(func() {
+			for u := range jobs {
+				rec := g.fetch(ctx, u)
+				g.prog.done(rec.failed())
+				b, _ := json.Marshal(rec)
+				g.logMu.Lock()
+				g.log(append(b, '\n'))
+				g.logMu.Unlock()
+			}
+		})
+	}
+feed:
+	for _, u := range urls {
+		select {
+		case jobs <- u:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	stop()
+	live.finish(g.prog.line(time.Now()))
+
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if n := g.prog.failures(); n > 0 {
+		return fmt.Errorf("%d of %d URLs failed", n, len(urls))
+	}
+	return nil
+}
+
+// readURLs reads one URL per line from r, skipping blank lines and lines
+// that start with #.
+func readURLs(r io.Reader) ([]string, error) {
+	var urls []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		urls = append(urls, line)
+	}
+	return urls, sc.Err()
+}
+
+// event receives the Transport's events: waits are charged to their URL,
+// and retries tell the progress bar how long an origin pauses.
+func (g *getter) event(e polite.Event) {
+	switch e.Kind {
+	case polite.EventWait:
+		if t := trackerOf(e.Request); t != nil {
+			t.mu.Lock()
+			t.waited += e.Wait
+			if e.Wait > t.longest {
+				t.longest, t.reason = e.Wait, e.Reason
+			}
+			t.mu.Unlock()
+		}
+	case polite.EventRetry:
+		g.prog.pause(e.Key, e.Time.Add(e.Wait), e.Reason)
+	}
+}
+
+// fetch GETs u and writes its body, and returns the record to log.
+func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
+	rec.URL = u
+	parsed, err := url.Parse(u)
+	if err != nil {
+		rec.Error = err.Error()
+		return rec
+	}
+	if parsed.Scheme != "http" && parsed.Scheme != "https" || parsed.Host == "" {
+		rec.Error = "not an http or https URL"
+		return rec
+	}
+
+	t := &tracker{}
+	ctx = context.WithValue(ctx, trackerKey{}, t)
+	if g.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.timeout)
+		defer cancel()
+	}
+	defer func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		rec.Attempts = t.sends
+		rec.WaitedS = round3(t.waited.Seconds())
+		rec.Reason = string(t.reason)
+	}()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		rec.Error = err.Error()
+		return rec
+	}
+	req.Header.Set("User-Agent", "polite-get (github.com/politehttp/polite)")
+	g.headers.apply(req.Header, &req.Host)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		rec.Error = err.Error()
+		var werr *polite.WaitError
+		if errors.As(err, &werr) {
+			rec.RetryAt = werr.Until.UTC().Format(time.RFC3339)
+			g.prog.pause(werr.Key, werr.Until, werr.Reason)
+		}
+		return rec
+	}
+	defer resp.Body.Close()
+	rec.Status = resp.StatusCode
+	if resp.StatusCode/100 != 2 {
+		io.CopyN(io.Discard, resp.Body, 64<<10)
+		return rec
+	}
+	if g.dir != "" {
+		rec.File, rec.Bytes, err = saveBody(g.dir, parsed, resp.Body)
+	} else {
+		rec.Bytes, err = g.writeBody(resp.Body)
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	return rec
+}
+
+// spoolMemory is how much of a body writeBody holds in memory before it
+// spills the rest into a temporary file.
+const spoolMemory = 8 << 20
+
+// writeBody reads body whole, then writes it to g.out in one piece, so
+// that bodies fetched at once do not interleave, and reports its size.
+func (g *getter) writeBody(body io.Reader) (int64, error) {
+	var buf bytes.Buffer
+	n, err := io.CopyN(&buf, body, spoolMemory)
+	var src io.Reader = &buf
+	switch {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return 0, err
+	default: // large: spill to disk
+		f, err := os.CreateTemp("", "polite-get-*")
+		if err != nil {
+			return 0, err
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		m, err := io.Copy(f, io.MultiReader(&buf, body))
+		if err != nil {
+			return 0, err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return 0, err
+		}
+		n, src = m, f
+	}
+	g.outMu.Lock()
+	defer g.outMu.Unlock()
+	if _, err := io.Copy(g.out, src); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// saveBody writes body to a file in dir named by fileName(u), through a
+// temporary file so that a failed download leaves nothing behind. It
+// returns the file's path and size.
+func saveBody(dir string, u *url.URL, body io.Reader) (string, int64, error) {
+	f, err := os.CreateTemp(dir, ".polite-get-*")
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := io.Copy(f, body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	name := filepath.Join(dir, fileName(u))
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", 0, err
+	}
+	return name, n, nil
+}
+
+// fileName derives a safe file name from u: its host and path with every
+// byte outside [A-Za-z0-9._-] replaced by '_', shortened, then a hash of
+// the whole URL (so that URLs differing in query or in replaced bytes do not
+// collide), then the path's extension, if it has a short safe one.
+func fileName(u *url.URL) string {
+	p := u.EscapedPath()
+	ext := path.Ext(p)
+	if len(ext) > 8 || safeName(ext) != ext {
+		ext = ""
+	}
+	stem := safeName(u.Host + strings.TrimSuffix(p, ext))
+	stem = strings.TrimRight(stem, "_")
+	if len(stem) > 100 {
+		stem = stem[:100]
+	}
+	sum := sha256.Sum256([]byte(u.String()))
+	return stem + "-" + hex.EncodeToString(sum[:4]) + ext
+}
+
+// safeName replaces each byte of s outside [A-Za-z0-9._-] with '_'.
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '-':
+		default:
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// getProgress counts the URLs done and the pauses origins asked for, for
+// the progress bar. It is safe for concurrent use.
+type getProgress struct {
+	mu     sync.Mutex
+	start  time.Time
+	total  int
+	n      int // done
+	failed int
+	pauses map[string]originPause // by budget key
+}
+
+// originPause is a pause an origin asked for.
+type originPause struct {
+	until  time.Time
+	reason polite.Reason
+}
+
+// newGetProgress returns a getProgress for total URLs, starting now.
+func newGetProgress(total int) *getProgress {
+	return &getProgress{start: time.Now(), total: total, pauses: map[string]originPause{}}
+}
+
+// done counts one URL done.
+func (p *getProgress) done(failed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	if failed {
+		p.failed++
+	}
+}
+
+// failures reports how many URLs failed.
+func (p *getProgress) failures() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
+}
+
+// pause records that the origin with budget key key sends nothing until
+// until, for reason.
+func (p *getProgress) pause(key string, until time.Time, reason polite.Reason) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if until.After(p.pauses[key].until) {
+		p.pauses[key] = originPause{until, reason}
+	}
+}
+
+// line draws the progress bar at now: done/total, rate, failures, the
+// longest pause in progress, and the estimated time left.
+//
+// The estimate is the larger of two bounds: the URLs left at the mean rate
+// so far (which already reflects the origins' pacing), and the longest pause
+// an origin has asked for that is still running, since its URLs cannot
+// finish before it ends.
+func (p *getProgress) line(now time.Time) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	const width = 24
+	filled := width * p.n / max(p.total, 1)
+	bar := strings.Repeat("=", filled) + strings.Repeat(" ", width-filled)
+	if filled < width && p.n > 0 {
+		bar = bar[:filled] + ">" + bar[filled+1:]
+	}
+	elapsed := now.Sub(p.start)
+	rate := float64(p.n) / max(elapsed.Seconds(), 1e-3)
+	s := fmt.Sprintf("[%s] %d/%d  %.1f/s", bar, p.n, p.total, rate)
+
+	var longest time.Duration
+	var why polite.Reason
+	for key, ps := range p.pauses {
+		left := ps.until.Sub(now)
+		if left <= 0 {
+			delete(p.pauses, key)
+			continue
+		}
+		if left > longest {
+			longest, why = left, ps.reason
+		}
+	}
+	if left := p.total - p.n; left > 0 {
+		eta := longest
+		if p.n > 0 {
+			eta = max(eta, time.Duration(float64(left)/rate*float64(time.Second)))
+		}
+		if eta > 0 {
+			s += "  ETA " + eta.Round(time.Second).String()
+		} else {
+			s += "  ETA ?"
+		}
+	} else {
+		s += "  in " + elapsed.Round(100*time.Millisecond).String()
+	}
+	if p.failed > 0 {
+		s += fmt.Sprintf("  %d failed", p.failed)
+	}
+	if longest > 0 {
+		s += fmt.Sprintf("  paused %s (%s)", seconds(longest), why)
+	}
+	return s
+}

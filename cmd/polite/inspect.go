@@ -1,0 +1,560 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/parse"
+)
+
+const inspectAbout = `
+Inspect sends one GET to URL, closes the response without reading its body
+(except an RFC 9457 problem document, of which it reads at most 4 KiB), and
+explains what the response says about rate limits: each quota in every
+dialect it uses, Retry-After, whether it came from a cache, and findings in
+plain words about what clients will make of it. It ends with a verdict:
+
+  pass     a RateLimit-Policy or RateLimit field that parses as draft-11,
+           or a 429 or 503 with a valid Retry-After
+  partial  only legacy or vendor fields (X-RateLimit-*, earlier drafts),
+           or a 429 with neither Retry-After nor readable fields
+  fail     no rate-limit fields at all, or only malformed ones
+
+Servers often send CORS headers only to cross-origin requests: add
+-H 'Origin: https://example.com' to see them.`
+
+// problemLimit is the most bytes of a problem document inspect reads.
+const problemLimit = 4 << 10
+
+// inspectReport is what inspect found; its JSON form is inspect -json.
+type inspectReport struct {
+	URL         string      `json:"url"`
+	Status      int         `json:"status"`
+	Quotas      []quotaJSON `json:"quotas"`
+	RetryAfterS *float64    `json:"retry_after_s"`
+	FromCache   bool        `json:"from_cache"`
+	Findings    []string    `json:"findings"`
+	Verdict     string      `json:"verdict"`
+	Rule        string      `json:"rule"`
+}
+
+// quotaJSON is a parse.Quota with unknown values as JSON null and durations
+// in seconds.
+type quotaJSON struct {
+	Policy    string   `json:"policy"`
+	Partition []byte   `json:"partition,omitempty"`
+	Unit      string   `json:"unit"`
+	Limit     *int64   `json:"limit"`
+	WindowS   *float64 `json:"window_s"`
+	Remaining *int64   `json:"remaining"`
+	ResetS    *float64 `json:"reset_s"`
+	Dialect   string   `json:"dialect"`
+}
+
+// newQuotaJSON converts q, mapping its unknown markers to nil.
+func newQuotaJSON(q parse.Quota) quotaJSON {
+	j := quotaJSON{Policy: q.Policy, Partition: q.Partition, Unit: q.Unit, Dialect: q.Dialect}
+	if q.Limit >= 0 {
+		j.Limit = &q.Limit
+	}
+	if q.Remaining >= 0 {
+		j.Remaining = &q.Remaining
+	}
+	if q.Window > 0 {
+		s := q.Window.Seconds()
+		j.WindowS = &s
+	}
+	if q.Reset >= 0 {
+		s := q.Reset.Seconds()
+		j.ResetS = &s
+	}
+	return j
+}
+
+// runInspect implements "polite inspect".
+func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("inspect", "[flags] URL", inspectAbout, stderr)
+	var headers headerFlag
+	fs.Var(&headers, "H", "request header 'Name: value' (repeatable)")
+	timeout := fs.Duration("timeout", 10*time.Second, "time limit for the request")
+	jsonOut := fs.Bool("json", false, "print one JSON object instead of text")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("want exactly one URL, got %d arguments", fs.NArg())
+	}
+	target := fs.Arg(0)
+
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return usagef("URL %q: want an http or https URL", target)
+	}
+	headers.apply(req.Header, &req.Host)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	var problem []byte
+	if isProblem(resp.Header) {
+		problem, _ = io.ReadAll(io.LimitReader(resp.Body, problemLimit))
+	}
+	resp.Body.Close()
+
+	rep := examine(resp.StatusCode, resp.Header, problem, now)
+	rep.URL = target
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rep)
+	}
+	final := ""
+	if u := resp.Request.URL.String(); u != target {
+		final = " (after redirects: " + u + ")"
+	}
+	printReport(stdout, rep, resp.Status, final)
+	return nil
+}
+
+// printReport writes rep as text.
+func printReport(w io.Writer, rep inspectReport, status, final string) {
+	fmt.Fprintf(w, "GET %s%s\nstatus: %s\n\n", rep.URL, final, status)
+	if len(rep.Quotas) == 0 {
+		fmt.Fprint(w, "quotas: none\n")
+	} else {
+		fmt.Fprint(w, "quotas:\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  dialect\tpolicy\tunit\tlimit\twindow\tremaining\treset")
+		for _, q := range rep.Quotas {
+			policy := q.Policy
+			if policy != "" {
+				policy = strconv.Quote(policy)
+			}
+			if q.Partition != nil {
+				policy += fmt.Sprintf(" pk=%q", q.Partition)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", q.Dialect, cmp.Or(policy, "-"), q.Unit,
+				optInt(q.Limit), optSeconds(q.WindowS), optInt(q.Remaining), optSeconds(q.ResetS))
+		}
+		tw.Flush()
+	}
+	ra := "none"
+	if rep.RetryAfterS != nil {
+		ra = optSeconds(rep.RetryAfterS)
+	}
+	fmt.Fprintf(w, "retry-after: %s\n", ra)
+	fmt.Fprintf(w, "from a cache: %v\n\n", rep.FromCache)
+	fmt.Fprint(w, "findings:\n")
+	if len(rep.Findings) == 0 {
+		fmt.Fprint(w, "  none\n")
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintf(w, "  - %s\n", f)
+	}
+	fmt.Fprintf(w, "\nverdict: %s (%s)\n", strings.ToUpper(rep.Verdict), rep.Rule)
+}
+
+// optInt formats an optional count; "?" when unknown.
+func optInt(p *int64) string {
+	if p == nil {
+		return "?"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// optSeconds formats optional seconds as a duration; "?" when unknown.
+func optSeconds(p *float64) string {
+	if p == nil {
+		return "?"
+	}
+	return time.Duration(*p * float64(time.Second)).String()
+}
+
+// Verdicts and the rules that give them.
+const (
+	rulePassIETF       = "a RateLimit-Policy or RateLimit field parses as draft-11"
+	rulePassRetryAfter = "a %d with a valid Retry-After: clients know how long to wait"
+	rulePartialLegacy  = "only legacy or vendor rate-limit fields (%s): clients that read draft-11 alone see nothing"
+	rulePartialBare    = "a 429 without a valid Retry-After or readable rate-limit fields: clients must guess how long to wait"
+	ruleFailMalformed  = "rate-limit fields are present but none is valid: clients must ignore them"
+	ruleFailNothing    = "no rate-limit fields and no Retry-After on a refusal"
+)
+
+// examine explains a response with status and header h received at now;
+// problem is the start of its body when it is an RFC 9457 problem document.
+// It leaves URL empty.
+func examine(status int, h http.Header, problem []byte, now time.Time) inspectReport {
+	rep := inspectReport{Status: status, Quotas: []quotaJSON{}, Findings: []string{}}
+	note := func(format string, args ...any) {
+		rep.Findings = append(rep.Findings, fmt.Sprintf(format, args...))
+	}
+
+	quotas := parse.Header(h, now)
+	slices.SortFunc(quotas, func(a, b parse.Quota) int {
+		return cmp.Or(cmp.Compare(a.Dialect, b.Dialect), cmp.Compare(a.Policy, b.Policy),
+			cmp.Compare(a.Unit, b.Unit), cmp.Compare(string(a.Partition), string(b.Partition)))
+	})
+	legacy := map[string]bool{} // dialects other than draft-11
+	for _, q := range quotas {
+		rep.Quotas = append(rep.Quotas, newQuotaJSON(q))
+		if q.Dialect != "ietf" {
+			legacy[q.Dialect] = true
+		}
+	}
+	legacyNames := slices.Sorted(maps.Keys(legacy))
+
+	if parse.FromCache(h) {
+		rep.FromCache = true
+		note("the response came from a cache (Age: %s): its rate-limit fields may not be current, and draft-11 §7.3 says clients SHOULD ignore them (polite does)", h.Get("Age"))
+	}
+
+	// The draft-11 fields, read strictly.
+	malformed := false
+	pv, lv := h.Values("RateLimit-Policy"), h.Values("RateLimit")
+	pols, perr := parse.Policies(pv)
+	lims, lerr := parse.Limits(lv)
+	for _, f := range []struct {
+		name    string
+		values  []string
+		err     error
+		section string
+	}{{"RateLimit-Policy", pv, perr, "§3"}, {"RateLimit", lv, lerr, "§4"}} {
+		if f.err == nil {
+			continue
+		}
+		malformed = true
+		s := fmt.Sprintf("%s %q is not valid draft-11 and must be ignored as a whole (%s): %s",
+			f.name, strings.Join(f.values, ", "), f.section, explainFieldError(f.err))
+		if len(legacy) > 0 {
+			s += fmt.Sprintf("; lenient readers take these headers as %s", strings.Join(legacyNames, ", "))
+		}
+		note("%s", s)
+	}
+	ietfOK := perr == nil && len(pols) > 0 || lerr == nil && len(lims) > 0
+	if perr == nil && lerr == nil {
+		checkJoin(pols, lims, note)
+	}
+	if len(pv) == 0 && len(lv) == 0 && len(quotas) > 0 {
+		note("only legacy or vendor fields (%s), no RateLimit-Policy or RateLimit: clients that follow draft-11 do not read them",
+			strings.Join(legacyNames, ", "))
+	}
+
+	// Legacy fields that nothing could read.
+	if bad := badLegacyFields(h); len(bad) > 0 {
+		malformed = true
+		note("legacy fields that are not valid numbers, which clients ignore: %s", strings.Join(bad, "; "))
+	}
+	if len(quotas) == 0 && !ietfOK && !malformed {
+		if names := rateLimitFieldNames(h, false); len(names) > 0 {
+			malformed = true
+			for i := range names {
+				names[i] = displayName(names[i])
+			}
+			note("rate-limit fields present but none could be read: %s", strings.Join(names, ", "))
+		}
+	}
+
+	// Retry-After.
+	ra, raOK := polite.RetryAfter(h, now)
+	if raOK {
+		s := ra.Seconds()
+		rep.RetryAfterS = &s
+		if ra > 10*time.Minute {
+			note("Retry-After asks for %v, longer than most clients wait (polite's default MaxWait is 10m): they give up at once", ra)
+		}
+	} else if v := h.Values("Retry-After"); len(v) > 0 {
+		malformed = true
+		note("Retry-After %q is not valid (delay-seconds or an HTTP-date, RFC 9110 §10.2.3; a single field line): clients ignore it", strings.Join(v, ", "))
+	}
+	refusal := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+	if refusal && !raOK {
+		s := fmt.Sprintf("a %d without a valid Retry-After: clients must guess when to try again (RFC 9110 §10.2.3, RFC 6585 §4)", status)
+		if spentReset(quotas) {
+			s += "; a spent quota's reset gives a wait, which polite uses"
+		}
+		note("%s", s)
+	}
+
+	checkCORS(h, note)
+	if len(problem) > 0 {
+		checkProblem(problem, pols, perr == nil && len(pv) > 0, note)
+	}
+
+	switch {
+	case ietfOK:
+		rep.Verdict, rep.Rule = "pass", rulePassIETF
+	case refusal && raOK:
+		rep.Verdict, rep.Rule = "pass", fmt.Sprintf(rulePassRetryAfter, status)
+	case len(quotas) > 0:
+		rep.Verdict, rep.Rule = "partial", fmt.Sprintf(rulePartialLegacy, strings.Join(legacyNames, ", "))
+	case status == http.StatusTooManyRequests && !malformed:
+		rep.Verdict, rep.Rule = "partial", rulePartialBare
+	case malformed:
+		rep.Verdict, rep.Rule = "fail", ruleFailMalformed
+	default:
+		rep.Verdict, rep.Rule = "fail", ruleFailNothing
+	}
+	return rep
+}
+
+// explainFieldError says in plain words why parse.Policies or parse.Limits
+// rejected a field.
+func explainFieldError(err error) string {
+	var fe *parse.FieldError
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	item := fmt.Sprintf("item %d", fe.Member+1)
+	switch {
+	case errors.Is(fe, parse.ErrSyntax):
+		return "it is not a Structured Fields List (RFC 9651 §3.1)"
+	case errors.Is(fe, parse.ErrMissing):
+		return fmt.Sprintf("%s lacks its required parameter %s", item, fe.Param)
+	case errors.Is(fe, parse.ErrInvalid) && fe.Param == "":
+		return item + ` is not a String: policy names are quoted, as in "default";q=100;w=60`
+	case errors.Is(fe, parse.ErrInvalid):
+		want := map[string]string{
+			"q":  "a non-negative Integer",
+			"r":  "a non-negative Integer",
+			"t":  "a non-negative Integer",
+			"w":  "a positive Integer",
+			"qu": "a non-empty String",
+			"pk": "a Byte Sequence (:base64:)",
+		}[fe.Param]
+		if want == "" {
+			return fmt.Sprintf("%s: parameter %s has the wrong type or range", item, fe.Param)
+		}
+		return fmt.Sprintf("%s: parameter %s must be %s", item, fe.Param, want)
+	}
+	return err.Error()
+}
+
+// checkJoin notes RateLimit items and RateLimit-Policy items that do not
+// name each other (draft-11 joins them by name).
+func checkJoin(pols []parse.Policy, lims []parse.Limit, note func(string, ...any)) {
+	if len(pols) == 0 || len(lims) == 0 {
+		switch {
+		case len(lims) > 0:
+			note("RateLimit without RateLimit-Policy: clients see what remains but not the quota or its window")
+		case len(pols) > 0:
+			note("RateLimit-Policy without RateLimit: clients know the quota but not how much of it remains")
+		}
+		return
+	}
+	var orphanLimits, orphanPolicies []string
+	for _, l := range lims {
+		if !slices.ContainsFunc(pols, func(p parse.Policy) bool { return p.Name == l.Name }) {
+			orphanLimits = append(orphanLimits, strconv.Quote(l.Name))
+		}
+	}
+	for _, p := range pols {
+		if !slices.ContainsFunc(lims, func(l parse.Limit) bool { return l.Name == p.Name }) {
+			orphanPolicies = append(orphanPolicies, strconv.Quote(p.Name))
+		}
+	}
+	if len(orphanLimits) > 0 {
+		note("RateLimit names %s, which RateLimit-Policy does not list: clients cannot tell which quota that remaining count belongs to", strings.Join(orphanLimits, ", "))
+	}
+	if len(orphanPolicies) > 0 {
+		note("RateLimit-Policy lists %s, which RateLimit does not mention: clients do not know how much of it remains", strings.Join(orphanPolicies, ", "))
+	}
+}
+
+// badLegacyFields lists the legacy triplet fields (RateLimit-*,
+// X-RateLimit-*, X-Rate-Limit-*: Limit, Remaining, Reset, Used) whose value
+// is not a number, as "Name: value" strings.
+func badLegacyFields(h http.Header) []string {
+	var bad []string
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		lower := strings.ToLower(name)
+		prefix := ""
+		for _, p := range []string{"x-ratelimit-", "x-rate-limit-", "ratelimit-"} {
+			if strings.HasPrefix(lower, p) {
+				prefix = p
+				break
+			}
+		}
+		switch strings.TrimPrefix(lower, prefix) {
+		case "limit", "remaining", "reset", "used":
+		default:
+			continue
+		}
+		if prefix == "" {
+			continue
+		}
+		for _, v := range h[name] {
+			if !legacyNumber(v, strings.HasSuffix(lower, "-reset")) {
+				bad = append(bad, fmt.Sprintf("%s: %q", displayName(name), v))
+			}
+		}
+	}
+	return bad
+}
+
+// legacyNumber reports whether v is a valid legacy count: digits with an
+// optional fraction, optionally followed by parameters such as ";w=60"
+// (Docker) or further list members (Envoy). A reset may also be a date.
+func legacyNumber(v string, reset bool) bool {
+	first, _, _ := strings.Cut(v, ",")
+	first, _, _ = strings.Cut(first, ";")
+	first = strings.TrimSpace(first)
+	if isDecimal(first) {
+		return true
+	}
+	if !reset {
+		return false
+	}
+	if _, ok := parse.HTTPDate(first, time.Now()); ok {
+		return true
+	}
+	_, err := time.Parse(time.RFC3339, first)
+	return err == nil
+}
+
+// isDecimal reports whether s matches ^\d+(\.\d+)?$.
+func isDecimal(s string) bool {
+	whole, frac, dot := strings.Cut(s, ".")
+	digits := func(s string) bool {
+		return s != "" && strings.Trim(s, "0123456789") == ""
+	}
+	return digits(whole) && (!dot || digits(frac))
+}
+
+// spentReset reports whether some quota is spent and says when it resets,
+// which tells a client how long to wait even without Retry-After.
+func spentReset(quotas []parse.Quota) bool {
+	return slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 })
+}
+
+// isRateLimitField reports whether the canonical header name is one a
+// client reads to pace itself.
+func isRateLimitField(name string) bool {
+	lower := strings.ToLower(name)
+	switch lower {
+	case "retry-after", "retry-after-ms":
+		return true
+	}
+	return strings.Contains(lower, "ratelimit") || strings.Contains(lower, "rate-limit")
+}
+
+// displayName spells a canonical header name as the specifications do:
+// "RateLimit-Policy" rather than Go's "Ratelimit-Policy".
+func displayName(name string) string {
+	return strings.ReplaceAll(name, "Ratelimit", "RateLimit")
+}
+
+// rateLimitFieldNames lists the rate-limit fields present in h, sorted, as
+// their canonical names.
+// With retryAfter false, Retry-After and retry-after-ms are left out.
+func rateLimitFieldNames(h http.Header, retryAfter bool) []string {
+	var names []string
+	for name := range h {
+		if !isRateLimitField(name) {
+			continue
+		}
+		if !retryAfter && strings.HasPrefix(strings.ToLower(name), "retry-after") {
+			continue
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// checkCORS notes rate-limit fields that a browser script on another origin
+// cannot read: the response allows cross-origin reads, but
+// Access-Control-Expose-Headers does not list them. None of them is a
+// CORS-safelisted response header (Fetch standard, §3.2.6).
+func checkCORS(h http.Header, note func(string, ...any)) {
+	origin := h.Get("Access-Control-Allow-Origin")
+	if origin == "" {
+		return
+	}
+	fields := rateLimitFieldNames(h, true)
+	if len(fields) == 0 {
+		return
+	}
+	exposed := map[string]bool{}
+	for _, v := range h.Values("Access-Control-Expose-Headers") {
+		for name := range strings.SplitSeq(v, ",") {
+			exposed[strings.ToLower(strings.TrimSpace(name))] = true
+		}
+	}
+	credentials := h.Get("Access-Control-Allow-Credentials") == "true"
+	if exposed["*"] && !credentials {
+		return
+	}
+	var hidden []string
+	for _, f := range fields {
+		if !exposed[strings.ToLower(f)] {
+			hidden = append(hidden, displayName(f))
+		}
+	}
+	if len(hidden) == 0 {
+		return
+	}
+	s := fmt.Sprintf("CORS: the response allows reads from %s but Access-Control-Expose-Headers does not list %s: browser scripts cannot read them",
+		origin, strings.Join(hidden, ", "))
+	if exposed["*"] {
+		s += " (the wildcard * does not apply to requests with credentials)"
+	}
+	note("%s", s)
+}
+
+// isProblem reports whether h describes an RFC 9457 problem document.
+func isProblem(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "application/problem+json"
+}
+
+// checkProblem notes what an RFC 9457 problem document says about the
+// refusal, and violated policies that RateLimit-Policy does not list.
+func checkProblem(body []byte, pols []parse.Policy, havePolicies bool, note func(string, ...any)) {
+	var p struct {
+		Type     string   `json:"type"`
+		Title    string   `json:"title"`
+		Violated []string `json:"violated-policies"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil {
+		note("the body claims to be a problem document (application/problem+json) but is not valid JSON within its first %d bytes", problemLimit)
+		return
+	}
+	s := fmt.Sprintf("problem document (RFC 9457): type %q", p.Type)
+	if p.Title != "" {
+		s += fmt.Sprintf(", title %q", p.Title)
+	}
+	if len(p.Violated) > 0 {
+		s += fmt.Sprintf(", violated policies %q", p.Violated)
+	}
+	if strings.HasSuffix(p.Type, "abnormal-usage-detected") {
+		s += ": the server reports abnormal usage; clients should stop, not retry"
+	}
+	note("%s", s)
+	if !havePolicies {
+		return
+	}
+	for _, v := range p.Violated {
+		if !slices.ContainsFunc(pols, func(pol parse.Policy) bool { return pol.Name == v }) {
+			note("the problem document names violated policy %q, which RateLimit-Policy does not list", v)
+		}
+	}
+}

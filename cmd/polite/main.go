@@ -1,0 +1,176 @@
+// Command polite shows what rate-limit headers do, and fetches URLs without
+// hitting a server's limits.
+//
+// Usage:
+//
+//	polite demo [flags]              race a plain client against polite on a local server
+//	polite inspect [flags] URL       what one response says about rate limits
+//	polite get [flags] [URL...]      fetch URLs (or stdin, one per line) politely
+//	polite serve [flags]             run a rate-limited test server
+//	polite help [command]            print help
+//
+// Run "polite help <command>" for a command's flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand of polite.
+type command struct {
+	name    string
+	args    string // synopsis of the arguments after the flags
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists the subcommands in the order help shows them.
+func commands() []command {
+	return []command{
+		{"demo", "[flags]", "race a plain client against polite on a local rate-limited server", runDemo},
+		{"inspect", "[flags] URL", "send one GET and explain what the response says about rate limits", runInspect},
+		{"get", "[flags] [URL...]", "fetch URLs (or stdin, one per line) through one polite Transport", runGet},
+		{"serve", "[flags]", "run a rate-limited test server and log each decision", runServe},
+	}
+}
+
+// usageError reports a mistake in the command line; main exits with status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// usagef returns a *usageError with a formatted message.
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches args to a subcommand and returns the exit status: 0 on
+// success or help, 2 for a usage error, 1 for any other failure.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return 2
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(rest) == 0 {
+			printUsage(stdout)
+			return 0
+		}
+		name, rest = rest[0], []string{"-h"}
+	}
+	for _, c := range commands() {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, rest, stdout, stderr)
+		var uerr *usageError
+		switch {
+		case err == nil, errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &uerr):
+			fmt.Fprintf(stderr, "polite %s: %v\nRun 'polite help %s' for usage.\n", name, err, name)
+			return 2
+		case errors.Is(err, errFlagParse):
+			return 2 // the FlagSet has already explained
+		default:
+			fmt.Fprintf(stderr, "polite %s: %v\n", name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "polite: unknown command %q\n", name)
+	printUsage(stderr)
+	return 2
+}
+
+// printUsage writes the list of subcommands to w.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, "polite paces HTTP requests by the rate-limit headers servers send.\n\nUsage:\n\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "\tpolite %-8s %-17s %s\n", c.name, c.args, c.summary)
+	}
+	fmt.Fprint(w, "\tpolite help     [command]         print help\n\nRun 'polite help <command>' for a command's flags.\n")
+}
+
+// errFlagParse is returned by parseFlags when the FlagSet rejected the
+// arguments; the FlagSet has already printed why, with the usage.
+var errFlagParse = errors.New("invalid flags")
+
+// newFlagSet returns a FlagSet for a subcommand whose usage message shows the
+// synopsis and about, then the flags.
+func newFlagSet(name, synopsis, about string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("polite "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: polite %s %s\n\n%s\n\nFlags:\n", name, synopsis, strings.TrimSpace(about))
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args with fs. It returns flag.ErrHelp for -h, and
+// errFlagParse for any other parse error, which fs has already reported.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return err
+	}
+	return errFlagParse
+}
+
+// headerFlag collects repeated -H 'Name: value' flags.
+type headerFlag []string
+
+func (h *headerFlag) String() string { return strings.Join(*h, ", ") }
+
+func (h *headerFlag) Set(s string) error {
+	name, _, ok := strings.Cut(s, ":")
+	if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
+		return fmt.Errorf("want 'Name: value', got %q", s)
+	}
+	*h = append(*h, s)
+	return nil
+}
+
+// apply adds the collected headers to dst. A Host header sets host instead,
+// as net/http ignores Host in the header map.
+func (h headerFlag) apply(dst http.Header, host *string) {
+	for _, s := range h {
+		name, value, _ := strings.Cut(s, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if strings.EqualFold(name, "Host") {
+			*host = value
+			continue
+		}
+		dst.Add(name, value)
+	}
+}
+
+// isTerminal reports whether w is a terminal, which the live progress
+// displays need.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+const serveAbout = `
+Serve runs a rate-limited HTTP server (package ratelimittest) with one
+policy, and prints each request's decision on stdout: time, method, path,
+status, and the rate-limit fields of the response. Every path is served
+alike. It listens on a loopback address unless -public is given, and stops
+on SIGINT or SIGTERM.
+
+The faults make the server misbehave on purpose, to see how clients cope:
+-malformed sends syntactically broken fields, -retry-after replaces every
+Retry-After, -inflate advertises a larger quota than the one enforced, -age
+marks every response as cached, -maintenance-start/-end answer 503 for a
+span, -problem explains refusals with an RFC 9457 problem document.`
+
+// runServe implements "polite serve".
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", "[flags]", serveAbout, stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	public := fs.Bool("public", false, "allow an address that is not loopback")
+	var pf policyFlags
+	pf.register(fs, 10, 2*time.Second)
+	latency := fs.Duration("latency", 0, "time taken to serve an admitted request")
+	bodySize := fs.Int("body-size", 0, "size of the body of admitted requests in bytes (0: 2 bytes)")
+	refuse := fs.Int("refuse-status", http.StatusTooManyRequests, "status code of refusals")
+	malformed := fs.Bool("malformed", false, "fault: send malformed rate-limit fields")
+	retryAfter := fs.Duration("retry-after", 0, "fault: send this Retry-After on every refusal instead of the honest one")
+	inflate := fs.Int64("inflate", 0, "fault: advertise a quota this many times the one enforced")
+	age := fs.Duration("age", 0, "fault: add this Age to every response, as if from a cache")
+	mStart := fs.Duration("maintenance-start", 0, "fault: start of a maintenance span (503), from server start")
+	mEnd := fs.Duration("maintenance-end", 0, "fault: end of the maintenance span, from server start")
+	problem := fs.Bool("problem", false, "explain refusals with an RFC 9457 problem document")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments %q", fs.Args())
+	}
+	cfg, err := pf.config()
+	if err != nil {
+		return err
+	}
+	if *refuse < 100 || *refuse > 599 {
+		return usagef("-refuse-status %d is not an HTTP status code", *refuse)
+	}
+	if *mEnd < *mStart {
+		return usagef("-maintenance-end %v is before -maintenance-start %v", *mEnd, *mStart)
+	}
+	cfg.Latency = *latency
+	cfg.BodySize = *bodySize
+	cfg.RefuseStatus = *refuse
+	cfg.Malformed = *malformed
+	cfg.RetryAfter = *retryAfter
+	cfg.Inflate = *inflate
+	cfg.Age = *age
+	cfg.Maintenance = ratelimittest.Window{Start: *mStart, End: *mEnd}
+	cfg.Problem = *problem
+	if !*public {
+		if err := checkLoopback(*addr); err != nil {
+			return err
+		}
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	h := ratelimittest.NewHandler(cfg)
+	srv := &http.Server{
+		Handler:           &logHandler{next: h, w: stdout},
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	fmt.Fprintf(stdout, "serving http://%s/ (%s); stop with Ctrl-C\n", ln.Addr(), pf.describe())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = srv.Shutdown(shutdown)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}
+
+// checkLoopback returns a usage error unless addr's host is a loopback IP
+// address or "localhost". An empty host means every interface.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("-addr %q: %v", addr, err)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return usagef("-addr %q is not a loopback address; add -public to listen on it", addr)
+}
+
+// logHandler serves requests with next and writes one line per request to
+// w: time, method, path, status and the rate-limit response fields.
+type logHandler struct {
+	next http.Handler
+	mu   sync.Mutex // serialises writes to w
+	w    io.Writer
+}
+
+func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rw := &statusWriter{ResponseWriter: w}
+	l.next.ServeHTTP(rw, r)
+	if rw.status == 0 {
+		return // no response: the client went away during the latency
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s %d", time.Now().Format("15:04:05.000"), r.Method, r.URL.RequestURI(), rw.status)
+	for _, name := range rateLimitFieldNames(rw.header, true) {
+		for _, v := range rw.header[name] {
+			fmt.Fprintf(&b, "  %s: %s", displayName(name), v)
+		}
+	}
+	if age := rw.header.Get("Age"); age != "" {
+		fmt.Fprintf(&b, "  Age: %s", age)
+	}
+	b.WriteByte('\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	io.WriteString(l.w, b.String())
+}
+
+// statusWriter records the status and the header of the response as they
+// were when it was written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	header http.Header
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+		s.header = s.ResponseWriter.Header().Clone()
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// Unwrap returns the underlying ResponseWriter, for http.ResponseController.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
