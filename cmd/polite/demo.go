@@ -56,7 +56,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tasks := fs.Int("tasks", 60, "requests in the batch")
 	workers := fs.Int("workers", 8, "concurrent workers, for each client")
 	attempts := fs.Int("attempts", 5, "sends per task of the plain client, counting the first")
-	latency := fs.Duration("latency", 0, "time the server takes to serve an admitted request")
+	latency := fs.Duration("latency", 10*time.Millisecond, "time the server takes to serve an admitted request")
 	jsonOut := fs.Bool("json", false, "print one JSON object per client per line instead of a table")
 	if err := parseFlags(fs, args); err != nil {
 		return err

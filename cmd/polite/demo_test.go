@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestDemoJSON(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"-json", "-tasks", "10", "-workers", "4", "-quota", "5", "-window", "1s"}
+	if err := runDemo(t.Context(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("runDemo(%q) = %v; stderr:\n%s", args, err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("demo -json printed %d lines, want 2:\n%s", len(lines), stdout.String())
+	}
+	results := map[string]demoResult{}
+	for _, l := range lines {
+		var raw map[string]any
+		if err := json.Unmarshal([]byte(l), &raw); err != nil {
+			t.Fatalf("line %q is not JSON: %v", l, err)
+		}
+		for _, k := range []string{"client", "tasks", "ok", "rejected", "wall_s", "efficiency", "requests"} {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("line %q lacks key %q", l, k)
+			}
+		}
+		var r demoResult
+		json.Unmarshal([]byte(l), &r)
+		results[r.Client] = r
+	}
+	t.Logf("%s", stdout.String())
+
+	p, ok := results["polite"]
+	if !ok {
+		t.Fatalf("no polite line")
+	}
+	if p.Tasks != 10 || p.OK != 10 || p.Rejected != 0 || p.Requests != 10 {
+		t.Errorf("polite: tasks %d, ok %d, rejected %d, requests %d; want 10, 10, 0, 10", p.Tasks, p.OK, p.Rejected, p.Requests)
+	}
+	if p.Efficiency <= 0 || p.Efficiency > 1 {
+		t.Errorf("polite efficiency = %v, want in (0, 1]", p.Efficiency)
+	}
+	// Four workers against five requests per second: a plain client runs
+	// into the limit in the first second.
+	if pl := results["plain"]; pl.Tasks != 10 || pl.Rejected == 0 || pl.Requests != pl.Rejected+pl.OK {
+		t.Errorf("plain: tasks %d, ok %d, rejected %d, requests %d; want 10 tasks, some rejected, requests = ok + rejected",
+			pl.Tasks, pl.OK, pl.Rejected, pl.Requests)
+	}
+}
+
+func TestDemoTable(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"-tasks", "4", "-workers", "2", "-quota", "100", "-window", "1s", "-latency", "0"}
+	if err := runDemo(t.Context(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("runDemo(%q) = %v; stderr:\n%s", args, err, stderr.String())
+	}
+	for _, want := range []string{"client  tasks  ok  rejected  requests  wall", "\nplain   4      4   0", "\npolite  4      4   0"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("demo output does not contain %q:\n%s", want, stdout.String())
+		}
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("demo wrote %q to stderr, which is not a terminal", stderr.String())
+	}
+}

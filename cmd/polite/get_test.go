@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// getRecords decodes the JSON lines of get's log.
+func getRecords(t *testing.T, log string) map[string]getRecord {
+	t.Helper()
+	recs := map[string]getRecord{}
+	sc := bufio.NewScanner(strings.NewReader(log))
+	for sc.Scan() {
+		var r getRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("log line %q is not JSON: %v", sc.Text(), err)
+		}
+		if _, dup := recs[r.URL]; dup {
+			t.Errorf("URL %s logged twice", r.URL)
+		}
+		recs[r.URL] = r
+	}
+	return recs
+}
+
+// TestGetManyURLs fetches 200 URLs of one origin whose draft-11 quota is
+// generous but binding (100 per second): polite must pace them so that the
+// server refuses none.
+func TestGetManyURLs(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 100, Window: time.Second}},
+		Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "<%s>\n", r.URL.Path)
+		}),
+	})
+	defer srv.Close()
+
+	const n = 200
+	args := []string{"-c", "8"}
+	for i := range n {
+		args = append(args, fmt.Sprintf("%s/item/%d", srv.URL, i))
+	}
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	if err := runGet(t.Context(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("runGet = %v; stderr:\n%s", err, stderr.String())
+	}
+	t.Logf("%d URLs in %v; server stats %+v", n, time.Since(start), srv.Handler.Stats().Status)
+
+	recs := getRecords(t, stderr.String())
+	if len(recs) != n {
+		t.Fatalf("logged %d URLs, want %d", len(recs), n)
+	}
+	for i := range n {
+		u := fmt.Sprintf("%s/item/%d", srv.URL, i)
+		r, ok := recs[u]
+		if !ok {
+			t.Errorf("%s not logged", u)
+			continue
+		}
+		body := fmt.Sprintf("</item/%d>\n", i)
+		if r.Status != 200 || r.Attempts != 1 || r.Error != "" || r.Bytes != int64(len(body)) {
+			t.Errorf("%s: status %d, attempts %d, bytes %d, error %q; want 200, 1, %d, none",
+				u, r.Status, r.Attempts, r.Bytes, r.Error, len(body))
+		}
+		// Each body is written whole: its line appears intact.
+		if !strings.Contains(stdout.String(), body) {
+			t.Errorf("stdout lacks the body of %s", u)
+		}
+	}
+	if got, want := stdout.Len(), len(strings.Join(strings.Fields(stdout.String()), "\n"))+1; got != want {
+		t.Errorf("stdout has %d bytes, want %d: bodies interleaved or repeated", got, want)
+	}
+	if st := srv.Handler.Stats(); st.Refused != 0 || st.Requests != n {
+		t.Errorf("server saw %d requests and refused %d, want %d and 0", st.Requests, st.Refused, n)
+	}
+}
+
+func TestGetStdinAndDir(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 100, Window: time.Second}},
+		Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/missing" {
+				http.NotFound(w, r)
+				return
+			}
+			fmt.Fprint(w, r.URL.RequestURI())
+		}),
+	})
+	defer srv.Close()
+
+	dir := filepath.Join(t.TempDir(), "out")
+	logFile := filepath.Join(t.TempDir(), "get.log")
+	urls := []string{
+		srv.URL + "/a/b.json",
+		srv.URL + "/a/b.json?page=2", // same path, another file
+		srv.URL + "/a%2Fb.json",      // same file name once escaped, another file
+		srv.URL + "/",
+		srv.URL + "/missing",
+		"ftp://127.0.0.1/file",
+	}
+	stdin := strings.NewReader("# URLs to fetch\n\n" + strings.Join(urls, "\n") + "\n")
+	var stdout, stderr bytes.Buffer
+	err := getMain(t.Context(), []string{"-o", dir, "-log", logFile, "-c", "3"}, stdin, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "2 of 6 URLs failed") {
+		t.Errorf("getMain = %v, want 2 of 6 URLs failed", err)
+	}
+	if stdout.Len() != 0 || stderr.Len() != 0 {
+		t.Errorf("stdout %q, stderr %q; want both empty with -o and -log", stdout.String(), stderr.String())
+	}
+	log, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := getRecords(t, string(log))
+	files := map[string]bool{}
+	for _, u := range urls[:4] {
+		r := recs[u]
+		if r.Status != 200 || r.File == "" || r.Error != "" {
+			t.Errorf("%s: status %d, file %q, error %q; want 200, a file, no error", u, r.Status, r.File, r.Error)
+			continue
+		}
+		if filepath.Dir(r.File) != dir {
+			t.Errorf("%s saved as %s, outside %s", u, r.File, dir)
+		}
+		files[r.File] = true
+		parsed, _ := url.Parse(u)
+		if b, err := os.ReadFile(r.File); err != nil || string(b) != parsed.RequestURI() {
+			t.Errorf("%s: file %s holds %q (%v), want %q", u, r.File, b, err, parsed.RequestURI())
+		}
+	}
+	if len(files) != 4 {
+		t.Errorf("4 URLs saved to %d distinct files: %v", len(files), files)
+	}
+	if r := recs[srv.URL+"/missing"]; r.Status != 404 || r.File != "" || r.Bytes != 0 {
+		t.Errorf("/missing: status %d, file %q, bytes %d; want 404, no file, 0", r.Status, r.File, r.Bytes)
+	}
+	if r := recs["ftp://127.0.0.1/file"]; r.Error == "" || r.Attempts != 0 {
+		t.Errorf("ftp URL: error %q, attempts %d; want an error and 0", r.Error, r.Attempts)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 4 {
+		t.Errorf("%s holds %d entries, want the 4 bodies and no temporary files", dir, len(entries))
+	}
+}
+
+// TestGetRetryCounted checks attempts, waits and reasons when the server
+// refuses: it says nothing about its limits until the first refusal, which
+// asks for a one-second wait.
+func TestGetRetryCounted(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Dialect:  ratelimittest.RetryAfterOnly,
+		Policies: []ratelimittest.Policy{{Quota: 1, Window: time.Second}},
+	})
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-c", "2", srv.URL + "/1", srv.URL + "/2"}
+	if err := runGet(t.Context(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("runGet = %v; stderr:\n%s", err, stderr.String())
+	}
+	recs := getRecords(t, stderr.String())
+	attempts, waited := 0, 0.0
+	for _, r := range recs {
+		if r.Status != 200 {
+			t.Errorf("%s: status %d, want 200", r.URL, r.Status)
+		}
+		attempts += r.Attempts
+		waited += r.WaitedS
+	}
+	st := srv.Handler.Stats()
+	if attempts != st.Requests {
+		t.Errorf("attempts add up to %d, server saw %d requests", attempts, st.Requests)
+	}
+	if st.Refused > 0 && waited < 0.9 {
+		t.Errorf("server refused %d requests but waits add up to %vs, want about 1s or more", st.Refused, waited)
+	}
+}
+
+func TestGetWaitTooLong(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 1, Window: time.Hour}},
+	})
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-c", "1", "-max-wait", "1s", srv.URL + "/1", srv.URL + "/2"}
+	err := runGet(t.Context(), args, &stdout, &stderr)
+	if err == nil {
+		t.Fatalf("runGet = nil, want an error: the second URL needs an hour")
+	}
+	recs := getRecords(t, stderr.String())
+	if r := recs[srv.URL+"/1"]; r.Status != 200 {
+		t.Errorf("/1: status %d, want 200", r.Status)
+	}
+	r := recs[srv.URL+"/2"]
+	if r.Error == "" || r.RetryAt == "" || r.Status != 0 {
+		t.Fatalf("/2: status %d, error %q, retry_at %q; want 0, an error, a time", r.Status, r.Error, r.RetryAt)
+	}
+	at, err := time.Parse(time.RFC3339, r.RetryAt)
+	if err != nil || time.Until(at) < 50*time.Minute {
+		t.Errorf("/2: retry_at %q (%v), want about an hour from now", r.RetryAt, err)
+	}
+}
+
+func TestFileName(t *testing.T) {
+	tests := []struct {
+		url, prefix, suffix string
+	}{
+		{"http://127.0.0.1:8080/", "127.0.0.1_8080-", ""},
+		{"https://example.com/a/b/index.html?x=1", "example.com_a_b_index-", ".html"},
+		{"https://example.com/../../etc/passwd", "example.com_.._.._etc_passwd-", ""},
+		{"https://example.com/%2e%2e/x y", "example.com_.._x_20y-", ""},
+		{"https://example.com/" + strings.Repeat("a", 300), "example.com_" + strings.Repeat("a", 88) + "-", ""},
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fileName(u)
+		if !strings.HasPrefix(got, tt.prefix) || !strings.HasSuffix(got, tt.suffix) ||
+			len(got) != len(tt.prefix)+8+len(tt.suffix) || strings.ContainsAny(got, "/\\: ") {
+			t.Errorf("fileName(%q) = %q, want %q + 8 hex digits + %q", tt.url, got, tt.prefix, tt.suffix)
+		}
+	}
+}
+
+func TestGetProgressLine(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := &getProgress{start: start, total: 100, pauses: map[string]originPause{}}
+	for range 25 {
+		p.done(false)
+	}
+	now := start.Add(5 * time.Second) // 5/s: 75 left take 15s
+	if got, want := p.line(now), "ETA 15s"; !strings.Contains(got, want) {
+		t.Errorf("line = %q, want it to contain %q", got, want)
+	}
+	p.pause("http://a", now.Add(40*time.Second), "retry-after")
+	if got, want := p.line(now), "ETA 40s"; !strings.Contains(got, want) || !strings.Contains(got, "paused 40.0s (retry-after)") {
+		t.Errorf("with a 40s pause, line = %q, want it to contain %q and the pause", got, want)
+	}
+	if got := p.line(now.Add(41 * time.Second)); strings.Contains(got, "paused") {
+		t.Errorf("after the pause, line = %q, want no pause", got)
+	}
+}
+
+// A server that is not rate-limited at all: get still works, with one
+// attempt per URL and no waits except the first request's probe.
+func TestGetPlainServer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	if err := runGet(t.Context(), []string{srv.URL + "/1", srv.URL + "/2", srv.URL + "/3"}, &stdout, &stderr); err != nil {
+		t.Fatalf("runGet = %v; stderr:\n%s", err, stderr.String())
+	}
+	if stdout.String() != "okokok" {
+		t.Errorf("stdout = %q, want okokok", stdout.String())
+	}
+	for u, r := range getRecords(t, stderr.String()) {
+		if r.Status != 200 || r.Attempts != 1 || r.Bytes != 2 {
+			t.Errorf("%s: %+v, want status 200, 1 attempt, 2 bytes", u, r)
+		}
+	}
+}

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// inspectJSON runs inspect -json on url and decodes its output.
+func inspectJSON(t *testing.T, url string, extra ...string) inspectReport {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	args := append(append([]string{"-json"}, extra...), url)
+	if err := runInspect(t.Context(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("runInspect(%q) = %v; stderr:\n%s", args, err, stderr.String())
+	}
+	var rep inspectReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("runInspect(%q) printed invalid JSON %q: %v", args, stdout.String(), err)
+	}
+	return rep
+}
+
+func i64(v int64) *int64     { return &v }
+func f64(v float64) *float64 { return &v }
+func fmtQuotas(q []quotaJSON) string {
+	b, _ := json.Marshal(q)
+	return string(b)
+}
+
+func TestInspectIETF(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Name: "hourly", Quota: 100, Window: time.Hour}},
+	})
+	defer srv.Close()
+
+	rep := inspectJSON(t, srv.URL+"/x")
+	want := []quotaJSON{{
+		Policy: "hourly", Unit: "requests", Limit: i64(100), WindowS: f64(3600),
+		Remaining: i64(99), ResetS: f64(3600), Dialect: "ietf",
+	}}
+	if !reflect.DeepEqual(rep.Quotas, want) {
+		t.Errorf("quotas = %s, want %s", fmtQuotas(rep.Quotas), fmtQuotas(want))
+	}
+	if rep.URL != srv.URL+"/x" || rep.Status != 200 || rep.RetryAfterS != nil || rep.FromCache {
+		t.Errorf("url, status, retry_after_s, from_cache = %q, %d, %v, %v; want %q, 200, nil, false",
+			rep.URL, rep.Status, rep.RetryAfterS, rep.FromCache, srv.URL+"/x")
+	}
+	if rep.Verdict != "pass" || rep.Rule != rulePassIETF || len(rep.Findings) != 0 {
+		t.Errorf("verdict %q (%s), findings %q; want pass, none", rep.Verdict, rep.Rule, rep.Findings)
+	}
+}
+
+func TestInspectIETFRefusal(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 1, Window: time.Minute}},
+	})
+	defer srv.Close()
+	inspectJSON(t, srv.URL)
+	rep := inspectJSON(t, srv.URL)
+	want := []quotaJSON{{
+		Policy: "default", Unit: "requests", Limit: i64(1), WindowS: f64(60),
+		Remaining: i64(0), ResetS: f64(60), Dialect: "ietf",
+	}}
+	if rep.Status != 429 || !reflect.DeepEqual(rep.Quotas, want) {
+		t.Errorf("status %d, quotas %s; want 429, %s", rep.Status, fmtQuotas(rep.Quotas), fmtQuotas(want))
+	}
+	if rep.RetryAfterS == nil || *rep.RetryAfterS != 60 {
+		t.Errorf("retry_after_s = %v, want 60", rep.RetryAfterS)
+	}
+	if rep.Verdict != "pass" {
+		t.Errorf("verdict = %q (%s), want pass", rep.Verdict, rep.Rule)
+	}
+}
+
+// TestInspectGitHub checks that an epoch reset is measured against the
+// response's own Date: inspect must report exactly X-RateLimit-Reset minus
+// Date, whatever the clocks say.
+func TestInspectGitHub(t *testing.T) {
+	h := ratelimittest.NewHandler(ratelimittest.Config{
+		Dialect:  ratelimittest.GitHub,
+		Policies: []ratelimittest.Policy{{Quota: 5000, Window: time.Hour}},
+	})
+	var mu sync.Mutex
+	var sent http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		mu.Lock()
+		sent = w.Header().Clone()
+		mu.Unlock()
+	}))
+	defer srv.Close()
+
+	rep := inspectJSON(t, srv.URL)
+	mu.Lock()
+	defer mu.Unlock()
+	date, err := http.ParseTime(sent.Get("Date"))
+	if err != nil {
+		t.Fatalf("server sent Date %q: %v", sent.Get("Date"), err)
+	}
+	epoch, err := strconv.ParseInt(sent.Get("X-RateLimit-Reset"), 10, 64)
+	if err != nil {
+		t.Fatalf("server sent X-RateLimit-Reset %q: %v", sent.Get("X-RateLimit-Reset"), err)
+	}
+	reset := float64(epoch - date.Unix())
+	if reset < 3600 || reset > 3601 {
+		t.Fatalf("server's reset is %vs after its Date, want 3600 or 3601", reset)
+	}
+	want := []quotaJSON{{
+		Policy: "core", Unit: "requests", Limit: i64(5000), WindowS: nil,
+		Remaining: i64(4999), ResetS: f64(reset), Dialect: "github",
+	}}
+	if !reflect.DeepEqual(rep.Quotas, want) {
+		t.Errorf("quotas = %s, want %s", fmtQuotas(rep.Quotas), fmtQuotas(want))
+	}
+	if rep.Verdict != "partial" {
+		t.Errorf("verdict = %q (%s), want partial", rep.Verdict, rep.Rule)
+	}
+	if !containsAll(rep.Findings, "only legacy or vendor fields (github)") {
+		t.Errorf("findings %q do not say the fields are legacy only", rep.Findings)
+	}
+}
+
+// containsAll reports whether some finding contains each of subs.
+func containsAll(findings []string, subs ...string) bool {
+	for _, s := range subs {
+		found := false
+		for _, f := range findings {
+			if strings.Contains(f, s) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func TestInspectFindings(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		header   map[string]string
+		verdict  string
+		findings []string // each must appear in some finding
+		clean    bool     // no findings at all
+	}{
+		{
+			name:    "malformed draft-11",
+			header:  map[string]string{"RateLimit-Policy": `default;q=10;w=60`, "RateLimit": `"default";r=-1;t=5`},
+			verdict: "fail",
+			findings: []string{
+				`RateLimit-Policy "default;q=10;w=60" is not valid draft-11`, "item 1 is not a String",
+				`RateLimit "\"default\";r=-1;t=5" is not valid draft-11`, "parameter r must be a non-negative Integer",
+			},
+		},
+		{
+			name:     "missing q",
+			header:   map[string]string{"RateLimit-Policy": `"default";w=60`},
+			verdict:  "fail",
+			findings: []string{"item 1 lacks its required parameter q"},
+		},
+		{
+			name:     "not a list",
+			header:   map[string]string{"RateLimit": `"default";r=5,,`},
+			verdict:  "fail",
+			findings: []string{"not a Structured Fields List"},
+		},
+		{
+			name:     "legacy only",
+			header:   map[string]string{"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "59", "X-RateLimit-Reset": "30"},
+			verdict:  "partial",
+			findings: []string{"only legacy or vendor fields (x-ratelimit)"},
+		},
+		{
+			name:     "legacy not numbers",
+			header:   map[string]string{"X-RateLimit-Limit": "-60", "X-RateLimit-Remaining": "NaN"},
+			verdict:  "fail",
+			findings: []string{`X-RateLimit-Limit: "-60"`, `X-RateLimit-Remaining: "NaN"`},
+		},
+		{
+			name:     "bare 429",
+			status:   429,
+			verdict:  "partial",
+			findings: []string{"a 429 without a valid Retry-After"},
+		},
+		{
+			name:    "429 with Retry-After",
+			status:  429,
+			header:  map[string]string{"Retry-After": "5"},
+			verdict: "pass",
+			clean:   true,
+		},
+		{
+			name:     "503 with invalid Retry-After",
+			status:   503,
+			header:   map[string]string{"Retry-After": "soon"},
+			verdict:  "fail",
+			findings: []string{`Retry-After "soon" is not valid`, "a 503 without a valid Retry-After"},
+		},
+		{
+			name:   "429 with spent quota but no Retry-After",
+			status: 429,
+			header: map[string]string{
+				"RateLimit-Policy": `"burst";q=10;w=1`, "RateLimit": `"burst";r=0;t=1`,
+			},
+			verdict:  "pass",
+			findings: []string{"a 429 without a valid Retry-After", "a spent quota's reset gives a wait"},
+		},
+		{
+			name: "policy and limit do not match",
+			header: map[string]string{
+				"RateLimit-Policy": `"hour";q=1000;w=3600, "day";q=5000;w=86400`,
+				"RateLimit":        `"hour";r=999;t=3000, "minute";r=9;t=30`,
+			},
+			verdict:  "pass",
+			findings: []string{`RateLimit names "minute", which RateLimit-Policy does not list`, `RateLimit-Policy lists "day", which RateLimit does not mention`},
+		},
+		{
+			name: "CORS hides fields",
+			header: map[string]string{
+				"Access-Control-Allow-Origin":   "*",
+				"Access-Control-Expose-Headers": "RateLimit, ETag",
+				"RateLimit-Policy":              `"default";q=10;w=60`,
+				"RateLimit":                     `"default";r=9;t=60`,
+			},
+			verdict:  "pass",
+			findings: []string{"Access-Control-Expose-Headers does not list RateLimit-Policy: browser scripts cannot read them"},
+		},
+		{
+			name: "CORS exposes every field",
+			header: map[string]string{
+				"Access-Control-Allow-Origin":   "https://app.example",
+				"Access-Control-Expose-Headers": "ratelimit-policy, ratelimit",
+				"RateLimit-Policy":              `"default";q=10;w=60`,
+				"RateLimit":                     `"default";r=9;t=60`,
+			},
+			verdict: "pass",
+			clean:   true,
+		},
+		{
+			name: "CORS wildcard with credentials",
+			header: map[string]string{
+				"Access-Control-Allow-Origin":      "https://app.example",
+				"Access-Control-Allow-Credentials": "true",
+				"Access-Control-Expose-Headers":    "*",
+				"X-RateLimit-Limit":                "10",
+				"X-RateLimit-Remaining":            "9",
+			},
+			verdict:  "partial",
+			findings: []string{"does not list X-RateLimit-Limit, X-RateLimit-Remaining", "the wildcard * does not apply"},
+		},
+		{
+			name:     "from a cache",
+			header:   map[string]string{"Age": "30", "RateLimit-Policy": `"default";q=10;w=60`},
+			verdict:  "pass",
+			findings: []string{"came from a cache (Age: 30)", "RateLimit-Policy without RateLimit"},
+		},
+		{
+			name:    "nothing",
+			verdict: "fail",
+			clean:   true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tt.header {
+					w.Header()[k] = []string{v} // as written: some names are not canonical
+				}
+				w.WriteHeader(max(tt.status, 200))
+			}))
+			defer srv.Close()
+			rep := inspectJSON(t, srv.URL)
+			if rep.Verdict != tt.verdict {
+				t.Errorf("verdict = %q (%s), want %q; findings %q", rep.Verdict, rep.Rule, tt.verdict, rep.Findings)
+			}
+			if !containsAll(rep.Findings, tt.findings...) {
+				t.Errorf("findings = %q, want some containing each of %q", rep.Findings, tt.findings)
+			}
+			if tt.clean && len(rep.Findings) > 0 {
+				t.Errorf("findings = %q, want none", rep.Findings)
+			}
+		})
+	}
+}
+
+func TestInspectFromCacheJSON(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 10, Window: time.Minute}},
+		Age:      5 * time.Second,
+	})
+	defer srv.Close()
+	if rep := inspectJSON(t, srv.URL); !rep.FromCache {
+		t.Errorf("from_cache = false for a response with Age: 5")
+	}
+}
+
+func TestInspectSendsHeaders(t *testing.T) {
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+	}))
+	defer srv.Close()
+	inspectJSON(t, srv.URL, "-H", "Origin: https://app.example", "-H", "X-Api-Key:  k1 ")
+	if got.Get("Origin") != "https://app.example" || got.Get("X-Api-Key") != "k1" {
+		t.Errorf("server got Origin %q, X-Api-Key %q; want https://app.example, k1", got.Get("Origin"), got.Get("X-Api-Key"))
+	}
+}
+
+func TestInspectText(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 100, Window: time.Minute}},
+	})
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	if err := runInspect(t.Context(), []string{srv.URL}, &stdout, &stderr); err != nil {
+		t.Fatalf("runInspect = %v; stderr:\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"status: 200 OK", `ietf     "default"  requests  100    1m0s    99         1m0s`, "verdict: PASS"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("inspect output does not contain %q:\n%s", want, stdout.String())
+		}
+	}
+}

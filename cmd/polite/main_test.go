@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent use, for the output of
+// commands that write from several goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestRunDispatch(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		want     int
+		inOutput string // in stdout or stderr
+	}{
+		{"no args", nil, 2, "Usage:"},
+		{"help", []string{"help"}, 0, "polite inspect"},
+		{"help command", []string{"help", "get"}, 0, "-max-wait"},
+		{"dash h", []string{"serve", "-h"}, 0, "-maintenance-start"},
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"demo", "-bogus"}, 2, "flag provided but not defined"},
+		{"bad dialect", []string{"demo", "-dialect", "klingon"}, 2, `unknown -dialect "klingon"`},
+		{"inspect without URL", []string{"inspect"}, 2, "want exactly one URL"},
+		{"bad header", []string{"inspect", "-H", "nocolon", "http://127.0.0.1:1/"}, 2, "want 'Name: value'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			got := run(t.Context(), tt.args, &stdout, &stderr)
+			if got != tt.want {
+				t.Errorf("run(%q) = %d, want %d; stderr:\n%s", tt.args, got, tt.want, stderr.String())
+			}
+			if out := stdout.String() + stderr.String(); !strings.Contains(out, tt.inOutput) {
+				t.Errorf("run(%q) output does not contain %q:\n%s", tt.args, tt.inOutput, out)
+			}
+		})
+	}
+}

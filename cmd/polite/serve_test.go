@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startServe runs serve with args in the background and returns its base
+// URL, its output, and a function that stops it and returns its error.
+func startServe(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var stdout, stderr syncBuffer
+	errc := make(chan error, 1)
+	go func() { errc <- runServe(ctx, args, &stdout, &stderr) }()
+	stop := sync.OnceValue(func() error {
+		cancel()
+		return <-errc
+	})
+	addr := regexp.MustCompile(`serving (http://\S+)/ `)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if m := addr.FindStringSubmatch(stdout.String()); m != nil {
+			return m[1], &stdout, stop
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("runServe(%q) = %v before serving; stderr:\n%s", args, err, stderr.String())
+		default:
+		}
+	}
+	stop()
+	t.Fatalf("runServe(%q) did not say where it listens; stdout:\n%s", args, stdout.String())
+	return "", nil, nil
+}
+
+func TestServe(t *testing.T) {
+	base, out, stop := startServe(t, "-addr", "127.0.0.1:0", "-quota", "1", "-window", "1m", "-problem")
+	get := func() (*http.Response, string) {
+		resp, err := http.Get(base + "/hello?x=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, _ := get()
+	if resp.StatusCode != 200 || resp.Header.Get("RateLimit-Policy") != `"default";q=1;w=60` {
+		t.Errorf("first GET: %s, RateLimit-Policy %q; want 200 and the policy", resp.Status, resp.Header.Get("RateLimit-Policy"))
+	}
+	resp, body := get()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "quota-exceeded") {
+		t.Errorf("second GET: %s, Retry-After %q, body %q; want 429, a Retry-After, a problem document", resp.Status, resp.Header.Get("Retry-After"), body)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("runServe after cancel = %v, want nil", err)
+	}
+	log := out.String()
+	for _, re := range []string{
+		`\d\d:\d\d:\d\d\.\d{3} GET /hello\?x=1 200  RateLimit: "default";r=0;t=60  RateLimit-Policy: "default";q=1;w=60\n`,
+		`\d\d:\d\d:\d\d\.\d{3} GET /hello\?x=1 429  RateLimit: "default";r=0;t=60  RateLimit-Policy: "default";q=1;w=60  Retry-After: 60\n`,
+	} {
+		if !regexp.MustCompile(re).MatchString(log) {
+			t.Errorf("serve log does not match %q:\n%s", re, log)
+		}
+	}
+}
+
+func TestServeDialectAndFaults(t *testing.T) {
+	base, out, stop := startServe(t, "-addr", "[::1]:0", "-dialect", "github", "-age", "2s", "-inflate", "3", "-quota", "10")
+	defer stop()
+	resp, err := http.Get(base + "/")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("X-RateLimit-Limit"); got != "30" || resp.Header.Get("Age") != "2" {
+		t.Errorf("X-RateLimit-Limit %q, Age %q; want 30 (inflated) and 2", got, resp.Header.Get("Age"))
+	}
+	if err := stop(); err != nil {
+		t.Errorf("runServe after cancel = %v, want nil", err)
+	}
+	if !strings.Contains(out.String(), "X-RateLimit-Limit: 30") || !strings.Contains(out.String(), "Age: 2") {
+		t.Errorf("serve log lacks the fields:\n%s", out.String())
+	}
+}
+
+func TestServeRefusesPublicAddress(t *testing.T) {
+	for _, addr := range []string{":0", "0.0.0.0:0", "192.0.2.1:0", "example.com:80"} {
+		err := runServe(t.Context(), []string{"-addr", addr}, io.Discard, io.Discard)
+		var uerr *usageError
+		if !errors.As(err, &uerr) {
+			t.Errorf("runServe(-addr %s) = %v, want a usage error", addr, err)
+		}
+	}
+}
