@@ -14,7 +14,7 @@ var anthropicUnits = [...]string{"requests", "tokens", "input-tokens", "output-t
 func (p *parser) anthropic() {
 	for u, unit := range anthropicUnits {
 		s := sAnthropic + slot(3*u) // limit, remaining, reset
-		if !p.present(s, s+1) {
+		if !(p.has(s) || p.has(s+1)) {
 			continue
 		}
 		q := newQuota("anthropic")

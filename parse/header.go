@@ -34,28 +34,47 @@ import (
 // accepts on purpose are documented with their sources in the package
 // source.
 func Header(h http.Header, now time.Time) []Quota {
-	// Most responses carry no rate-limit field at all: find out without
-	// allocating before setting up the parser.
-	found := false
-	for k := range h {
-		if slotOf(k) > sDate {
-			found = true
-			break
+	// Most responses carry no rate-limit field at all. One pass over the
+	// names finds the fields without allocating; the parser is set up only
+	// when there is one.
+	var found [16]field
+	n, any := 0, false
+	for k, v := range h {
+		if !candidate(k) {
+			continue
 		}
+		s := slotOf(k)
+		if s == sNone {
+			continue
+		}
+		any = any || s != sDate
+		if n < len(found) {
+			found[n] = field{s, v}
+		}
+		n++
 	}
-	if !found {
+	if !any {
 		return nil
 	}
+	return header(h, now, &found, n)
+}
+
+// A field is the value of a header field that some family reads.
+type field struct {
+	s slot
+	v []string
+}
+
+// header is Header once n fields have been found, the first of them in
+// found.
+func header(h http.Header, now time.Time, found *[16]field, n int) []Quota {
 	var p parser
-	var buf [8]Quota
-	p.out = buf[:0]
-	p.collect(h)
 	p.now = now
-	p.base = now
-	if d := p.vals[sDate]; len(d) > 0 {
-		if t, ok := HTTPDate(trimOWS(d[0]), now); ok {
-			p.base = t
-		}
+	// Copy the fields rather than point at them: escape analysis would
+	// otherwise move found to the heap for every response.
+	p.found = *found
+	if n > len(found) || !p.index(p.found[:n]) {
+		p.collect(h)
 	}
 
 	// Families run in a fixed order: the result is deterministic, and when
@@ -74,17 +93,30 @@ func Header(h http.Header, now time.Time) []Quota {
 	p.xDashRateLimit()
 	p.draft06()
 
-	if len(p.out) == 0 {
+	if p.n == 0 {
 		return nil
 	}
-	return slices.Clone(p.out)
+	out := make([]Quota, p.n)
+	copy(out[copy(out, p.quotas[:min(p.n, len(p.quotas))]):], p.more)
+	return out
 }
 
 // parser holds the state of one Header call.
 type parser struct {
-	vals      [numSlots][]string // field lines by slot
-	base, now time.Time          // origin of absolute resets; the caller's clock
-	out       []Quota
+	// The fields found, by slot: idx holds 1 + the index of each slot's
+	// field in found, or in collected once collect has run; 0 when absent.
+	idx       [numSlots]uint8
+	found     [16]field
+	collected []field
+	now       time.Time // the caller's clock
+	base      time.Time // origin of absolute resets, once dated
+	dated     bool      // base is set
+
+	// The quotas reported so far: the first few in an array that stays on
+	// the stack, the rest in more.
+	quotas [4]Quota
+	more   []Quota
+	n      int
 
 	// Legacy unnamed policies and the draft-07 dictionary, read from the
 	// RateLimit-Policy and RateLimit fields and merged with the
@@ -94,44 +126,87 @@ type parser struct {
 	hasDict bool
 }
 
+// index files the found fields by slot. It reports false when one field
+// appears under names differing in case; collect must then run.
+func (p *parser) index(found []field) bool {
+	for i, f := range found {
+		if p.idx[f.s] != 0 {
+			return false
+		}
+		p.idx[f.s] = uint8(i + 1)
+	}
+	return true
+}
+
+// get returns the field lines of slot s; nil when absent.
+func (p *parser) get(s slot) []string {
+	i := int(p.idx[s]) - 1
+	switch {
+	case i < 0:
+		return nil
+	case p.collected != nil:
+		return p.collected[i].v
+	default:
+		return p.found[i].v
+	}
+}
+
+// origin returns the instant absolute resets are measured from: the
+// response's Date when it is a valid HTTP-date, which cancels clock skew
+// between client and server, else the caller's clock. A Date repeated over
+// several lines counts by its first.
+func (p *parser) origin() time.Time {
+	if !p.dated {
+		p.dated, p.base = true, p.now
+		if d := p.get(sDate); len(d) > 0 {
+			if t, ok := HTTPDate(trimOWS(d[0]), p.now); ok {
+				p.base = t
+			}
+		}
+	}
+	return p.base
+}
+
 // collect files the field lines of h by slot. Should h hold the same field
 // under names differing in case (never the case for a header from
 // net/http), their lines are concatenated in name order, so that the
 // result does not depend on map iteration order.
 func (p *parser) collect(h http.Header) {
-	var dup [numSlots]bool
-	any := false
+	p.idx = [numSlots]uint8{}
+	var fields []field
+	dup := false
 	for k, v := range h {
 		s := slotOf(k)
-		if s == sNone {
-			continue
+		switch {
+		case s == sNone:
+		case p.idx[s] != 0:
+			dup = true
+		default:
+			fields = append(fields, field{s, v})
+			p.idx[s] = uint8(len(fields))
 		}
-		if p.vals[s] != nil {
-			dup[s], any = true, true
-			continue
-		}
-		p.vals[s] = v
 	}
-	if !any {
+	p.collected = fields
+	if !dup {
 		return
 	}
 	var keys []string
-	for s := range dup {
-		if !dup[s] {
-			continue
-		}
+	for i := range fields {
+		f := &fields[i]
 		keys = keys[:0]
 		for k := range h {
-			if slotOf(k) == slot(s) {
+			if slotOf(k) == f.s {
 				keys = append(keys, k)
 			}
 		}
-		slices.Sort(keys)
-		var v []string
-		for _, k := range keys {
-			v = append(v, h[k]...)
+		if len(keys) < 2 {
+			continue
 		}
-		p.vals[s] = v
+		slices.Sort(keys)
+		f.v = nil
+		for _, k := range keys {
+			f.v = append(f.v, h[k]...)
+		}
 	}
 }
 
@@ -142,13 +217,26 @@ func (p *parser) add(q Quota) {
 	if q.Limit < 0 && q.Remaining < 0 {
 		return
 	}
-	for i := range p.out {
-		if o := &p.out[i]; o.Dialect != q.Dialect && same(o, &q) {
+	for i := range p.n {
+		if o := p.quota(i); o.Dialect != q.Dialect && same(o, &q) {
 			union(o, &q)
 			return
 		}
 	}
-	p.out = append(p.out, q)
+	if p.n < len(p.quotas) {
+		p.quotas[p.n] = q
+	} else {
+		p.more = append(p.more, q)
+	}
+	p.n++
+}
+
+// quota returns the i-th quota reported so far.
+func (p *parser) quota(i int) *Quota {
+	if i < len(p.quotas) {
+		return &p.quotas[i]
+	}
+	return &p.more[i-len(p.quotas)]
 }
 
 // same reports whether two quotas of different families describe one
@@ -183,20 +271,13 @@ func newQuota(dialect string) Quota {
 	return Quota{Unit: "requests", Limit: -1, Remaining: -1, Reset: -1, Dialect: dialect}
 }
 
-// present reports whether any of the slots holds a field.
-func (p *parser) present(slots ...slot) bool {
-	for _, s := range slots {
-		if p.vals[s] != nil {
-			return true
-		}
-	}
-	return false
-}
+// has reports whether slot s holds a field.
+func (p *parser) has(s slot) bool { return p.idx[s] != 0 }
 
 // count reads a single non-negative count from slot s; -1 when absent or
 // invalid.
 func (p *parser) count(s slot) int64 {
-	v, ok := single(p.vals[s])
+	v, ok := single(p.get(s))
 	if !ok {
 		return -1
 	}
@@ -205,7 +286,10 @@ func (p *parser) count(s slot) int64 {
 
 // reset reads a generic *-Reset field from slot s (magnitude rule, dates).
 func (p *parser) reset(s slot) time.Duration {
-	return reset(p.vals[s], p.base, p.now)
+	if p.get(s) == nil {
+		return -1
+	}
+	return reset(p.get(s), p.origin(), p.now)
 }
 
 // firstByte returns the first byte of the field value after optional
@@ -222,8 +306,8 @@ func firstByte(vals []string) byte {
 // text returns the single trimmed value of slot s; "" when absent or
 // repeated.
 func (p *parser) text(s slot) string {
-	if len(p.vals[s]) != 1 {
+	if len(p.get(s)) != 1 {
 		return ""
 	}
-	return trimOWS(p.vals[s][0])
+	return trimOWS(p.get(s)[0])
 }

@@ -165,38 +165,44 @@ func policyItem(m httpsfv.Member, i int) (Policy, error) {
 		return fail("", ErrInvalid) // D1
 	}
 	p := Policy{Name: name, Unit: "requests"}
-	v, ok := param(it, "q")
-	if !ok {
+	quota := false
+	// Walk the parameters present rather than look up each known key: most
+	// items carry only q and w.
+	for _, k := range names(it) {
+		v, _ := it.Params.Get(k)
+		switch k {
+		case "q":
+			if p.Quota, quota = nonNegative(v); !quota {
+				return fail("q", ErrInvalid)
+			}
+		case "qu":
+			u, ok := v.(string)
+			if !ok || u == "" {
+				return fail("qu", ErrInvalid) // an empty unit names nothing
+			}
+			switch u {
+			case "request": // D4: the registry's spelling (draft-11 §10.3)
+				u = "requests"
+			case "requests", "content-bytes", "concurrent-requests":
+			default:
+				p.UnknownUnit = true // D3
+			}
+			p.Unit = u
+		case "w":
+			w, ok := nonNegative(v)
+			if !ok || w == 0 {
+				return fail("w", ErrInvalid) // "non-negative, non-zero" (§3.1.3)
+			}
+			p.Window = seconds(w, 0)
+		case "pk":
+			var ok bool
+			if p.Partition, ok = v.([]byte); !ok {
+				return fail("pk", ErrInvalid)
+			}
+		}
+	}
+	if !quota {
 		return fail("q", ErrMissing)
-	}
-	if p.Quota, ok = nonNegative(v); !ok {
-		return fail("q", ErrInvalid)
-	}
-	if v, ok := param(it, "qu"); ok {
-		u, ok := v.(string)
-		if !ok || u == "" {
-			return fail("qu", ErrInvalid) // an empty unit names nothing
-		}
-		switch u {
-		case "request": // D4: the registry's spelling (draft-11 §10.3)
-			u = "requests"
-		case "requests", "content-bytes", "concurrent-requests":
-		default:
-			p.UnknownUnit = true // D3
-		}
-		p.Unit = u
-	}
-	if v, ok := param(it, "w"); ok {
-		w, ok := nonNegative(v)
-		if !ok || w == 0 {
-			return fail("w", ErrInvalid) // "non-negative, non-zero" (§3.1.3)
-		}
-		p.Window = seconds(w, 0)
-	}
-	if v, ok := param(it, "pk"); ok {
-		if p.Partition, ok = v.([]byte); !ok {
-			return fail("pk", ErrInvalid)
-		}
 	}
 	return p, nil
 }
@@ -260,24 +266,29 @@ func limitItem(m httpsfv.Member, i int) (Limit, error) {
 		return fail("", ErrInvalid) // D1
 	}
 	lim := Limit{Name: name, Reset: -1}
-	v, ok := param(it, "r")
-	if !ok {
+	remaining := false
+	for _, k := range names(it) {
+		v, _ := it.Params.Get(k)
+		switch k {
+		case "r":
+			if lim.Remaining, remaining = nonNegative(v); !remaining {
+				return fail("r", ErrInvalid)
+			}
+		case "t":
+			t, ok := nonNegative(v)
+			if !ok {
+				return fail("t", ErrInvalid)
+			}
+			lim.Reset = seconds(t, 0)
+		case "pk":
+			var ok bool
+			if lim.Partition, ok = v.([]byte); !ok {
+				return fail("pk", ErrInvalid)
+			}
+		}
+	}
+	if !remaining {
 		return fail("r", ErrMissing)
-	}
-	if lim.Remaining, ok = nonNegative(v); !ok {
-		return fail("r", ErrInvalid)
-	}
-	if v, ok := param(it, "t"); ok {
-		t, ok := nonNegative(v)
-		if !ok {
-			return fail("t", ErrInvalid)
-		}
-		lim.Reset = seconds(t, 0)
-	}
-	if v, ok := param(it, "pk"); ok {
-		if lim.Partition, ok = v.([]byte); !ok {
-			return fail("pk", ErrInvalid)
-		}
 	}
 	return lim, nil
 }
@@ -289,6 +300,14 @@ func indexLimit(ls []Limit, name string) int {
 		}
 	}
 	return -1
+}
+
+// names returns the parameter names of it, in order.
+func names(it httpsfv.Item) []string {
+	if it.Params == nil {
+		return nil
+	}
+	return it.Params.Names()
 }
 
 func param(it httpsfv.Item, key string) (any, bool) {

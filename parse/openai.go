@@ -13,15 +13,15 @@ var openAIUnits = [...]string{"requests", "tokens"}
 func (p *parser) openAI() {
 	for u, unit := range openAIUnits {
 		s := sOpenAI + slot(3*u) // limit, remaining, reset
-		if !p.present(s, s+1) {
+		if !(p.has(s) || p.has(s+1)) {
 			continue
 		}
 		q := newQuota("openai")
 		q.Unit = unit
 		q.Limit, q.Remaining = p.count(s), p.count(s+1)
-		r := p.vals[s+2]
+		r := p.get(s + 2)
 		if r == nil && unit == "tokens" {
-			r = p.vals[azureResetTokens]
+			r = p.get(azureResetTokens)
 		}
 		q.Reset = goDuration(r)
 		p.add(q)

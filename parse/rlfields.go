@@ -26,7 +26,7 @@ import (
 // ietf reads one RateLimit-Policy / RateLimit pair. legacy enables the
 // shapes of drafts 03 to 07.
 func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
-	pv, lv := p.vals[policySlot], p.vals[limitSlot]
+	pv, lv := p.get(policySlot), p.get(limitSlot)
 	if pv == nil && lv == nil {
 		return
 	}

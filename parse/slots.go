@@ -115,14 +115,48 @@ const (
 	numSlots
 )
 
+// lead marks the first bytes of the names slotOf may know.
+var lead = [256]bool{
+	'A': true, 'B': true, 'D': true, 'R': true, 'X': true, 'Z': true,
+	'a': true, 'b': true, 'd': true, 'r': true, 'x': true, 'z': true,
+}
+
+// candidate reports whether slotOf may know k: a test cheap enough to
+// inline, which rejects most field names of a response.
+func candidate(k string) bool {
+	return len(k) >= len("Date") && lead[k[0]]
+}
+
 // slotOf returns the slot of header field name k, matched case-insensitively;
 // sNone when no family reads it. It does not allocate for canonical names.
 func slotOf(k string) slot {
+	// Reject most names by their first bytes; this runs for every field of
+	// every response.
 	if len(k) < len("Date") {
 		return sNone
 	}
 	switch k[0] | 0x20 {
-	case 'a', 'b', 'd', 'r', 'x', 'z':
+	case 'd':
+		if len(k) == len("Date") && k[1]|0x20 == 'a' && k[2]|0x20 == 't' && k[3]|0x20 == 'e' {
+			return sDate
+		}
+		return sNone
+	case 'r', 'a', 'b', 'z': // Ratelimit, Anthropic, Beta, Zendesk
+		if c := k[1] | 0x20; c != 'a' && c != 'n' && c != 'e' {
+			return sNone
+		}
+	case 'x': // X-Ratelimit, X-Rate-Limit, X-App, X-User, X-Hubspot, X-Shopify
+		if k[1] != '-' {
+			return sNone
+		}
+		switch k[2] | 0x20 {
+		case 'r', 'a', 'u', 'h', 's':
+		default:
+			return sNone
+		}
+		if c := k[3] | 0x20; c != 'a' && c != 'p' && c != 's' && c != 'u' && c != 'h' {
+			return sNone
+		}
 	default:
 		return sNone
 	}

@@ -31,7 +31,7 @@ import (
 // policies and the draft-07 dictionary that ietf found.
 func (p *parser) draft06() {
 	dialect := "draft-06"
-	if p.present(sName, sObserved, sResetTime) {
+	if p.has(sName) || p.has(sObserved) || p.has(sResetTime) {
 		dialect = "gitlab"
 	}
 	items := p.unnamed
@@ -39,7 +39,7 @@ func (p *parser) draft06() {
 		p.legacy(p.dict, items)
 		items = nil
 	}
-	if !p.present(sLimit, sRemaining) {
+	if !(p.has(sLimit) || p.has(sRemaining)) {
 		p.legacy(newQuota(dialect), items)
 		return
 	}
@@ -58,7 +58,7 @@ func (p *parser) draft06() {
 
 // xRateLimit reads the X-RateLimit-* triplet.
 func (p *parser) xRateLimit() {
-	if !p.present(sXLimit, sXRemaining, sXUsed) {
+	if !(p.has(sXLimit) || p.has(sXRemaining) || p.has(sXUsed)) {
 		return
 	}
 	var buf [4]item
@@ -66,17 +66,17 @@ func (p *parser) xRateLimit() {
 	switch {
 	case len(tail) > 0:
 		cur.Dialect = "envoy"
-	case p.present(sXResetAfter, sXBucket):
+	case p.has(sXResetAfter) || p.has(sXBucket):
 		cur.Dialect = "discord"
 		cur.Policy = p.text(sXBucket)
-	case p.present(sXResource):
+	case p.has(sXResource):
 		cur.Dialect = "github"
 		cur.Policy = p.text(sXResource)
 		// The GraphQL API counts query cost in points (row 7).
 		if strings.EqualFold(cur.Policy, "graphql") {
 			cur.Unit = "points"
 		}
-	case p.present(sXUsed) && !p.present(sXLimit):
+	case p.has(sXUsed) && !p.has(sXLimit):
 		cur.Dialect = "reddit"
 	}
 	if cur.Limit < 0 && cur.Remaining >= 0 {
@@ -96,11 +96,11 @@ func (p *parser) xRateLimit() {
 
 // xDashRateLimit reads the X-Rate-Limit-* triplet.
 func (p *parser) xDashRateLimit() {
-	if !p.present(sDashLimit, sDashLimitBare, sDashRemaining) {
+	if !(p.has(sDashLimit) || p.has(sDashLimitBare) || p.has(sDashRemaining)) {
 		return
 	}
 	limit := sDashLimit
-	if p.vals[sDashLimit] == nil {
+	if p.get(sDashLimit) == nil {
 		limit = sDashLimitBare // Zendesk's X-Rate-Limit counts as a limit
 	}
 	var buf [4]item
@@ -113,11 +113,11 @@ func (p *parser) xDashRateLimit() {
 // current quota and the quota items that followed the current limit.
 func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quota, []item) {
 	q := newQuota(dialect)
-	cur, tail, ok := limitList(p.vals[limit], buf)
+	cur, tail, ok := limitList(p.get(limit), buf)
 	if ok {
 		q.Limit, q.Window, q.Policy = cur.n, cur.w, cur.name
 	}
-	if s, ok := single(p.vals[remaining]); ok {
+	if s, ok := single(p.get(remaining)); ok {
 		if r, ok := member(s); ok {
 			q.Remaining = r.n
 			if q.Window == 0 {
@@ -131,7 +131,7 @@ func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quo
 // delta reads a single delay in decimal seconds from slot s; -1 when
 // absent or invalid.
 func (p *parser) delta(s slot) time.Duration {
-	v, ok := single(p.vals[s])
+	v, ok := single(p.get(s))
 	if !ok {
 		return -1
 	}

@@ -13,7 +13,7 @@ var unitFirstUnits = [...]string{"requests", "points", "api-units"}
 func (p *parser) unitFirst() {
 	for u, unit := range unitFirstUnits {
 		s := sUnitFirst + slot(3*u) // limit, remaining, reset
-		if !p.present(s, s+1) {
+		if !(p.has(s) || p.has(s+1)) {
 			continue
 		}
 		q := newQuota("linear")

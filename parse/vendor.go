@@ -33,7 +33,7 @@ var periods = [...]struct {
 func (p *parser) kong() {
 	for i, period := range periods {
 		s := sKong + slot(2*i) // limit, remaining
-		if !p.present(s, s+1) {
+		if !(p.has(s) || p.has(s+1)) {
 			continue
 		}
 		q := newQuota("kong")
@@ -49,23 +49,23 @@ func (p *parser) kong() {
 // Source: developers.hubspot.com changelog 2018-11-06 "Rate limit
 // information headers will be included in HTTP responses".
 func (p *parser) hubSpot() {
-	if p.present(sHubSpotMax, sHubSpotRemaining) {
+	if p.has(sHubSpotMax) || p.has(sHubSpotRemaining) {
 		q := newQuota("hubspot")
 		q.Limit, q.Remaining = p.count(sHubSpotMax), p.count(sHubSpotRemaining)
-		if v, ok := single(p.vals[sHubSpotInterval]); ok {
+		if v, ok := single(p.get(sHubSpotInterval)); ok {
 			if w, n, st := decimal(v); st == numOK {
 				q.Window = millis(w, n)
 			}
 		}
 		p.add(q)
 	}
-	if p.present(sHubSpotDaily, sHubSpotDailyRemaining) {
+	if p.has(sHubSpotDaily) || p.has(sHubSpotDailyRemaining) {
 		q := newQuota("hubspot")
 		q.Policy, q.Window = "daily", 24*time.Hour
 		q.Limit, q.Remaining = p.count(sHubSpotDaily), p.count(sHubSpotDailyRemaining)
 		p.add(q)
 	}
-	if p.present(sHubSpotSecondly, sHubSpotSecondlyRemaining) {
+	if p.has(sHubSpotSecondly) || p.has(sHubSpotSecondlyRemaining) {
 		q := newQuota("hubspot")
 		q.Policy, q.Window = "secondly", time.Second
 		q.Limit, q.Remaining = p.count(sHubSpotSecondly), p.count(sHubSpotSecondlyRemaining)
@@ -87,7 +87,7 @@ func millis(whole, nano int64) time.Duration {
 // reset and no window.
 // Source: https://shopify.dev/docs/api/admin-rest/usage/rate-limits
 func (p *parser) shopify() {
-	v, ok := single(p.vals[sShopify])
+	v, ok := single(p.get(sShopify))
 	if !ok {
 		return
 	}
@@ -106,7 +106,7 @@ func (p *parser) shopify() {
 // (dialects.md §2 row 32). Unknown keys are skipped.
 // Source: https://developer.zendesk.com/documentation/api-basics/best-practices/best-practices-for-avoiding-rate-limiting
 func (p *parser) zendesk() {
-	v, ok := single(p.vals[sZendeskTickets])
+	v, ok := single(p.get(sZendeskTickets))
 	if !ok {
 		return
 	}
@@ -138,7 +138,7 @@ var twitterScopes = [...]string{"app", "user"}
 func (p *parser) twitter() {
 	for i, scope := range twitterScopes {
 		s := sTwitter + slot(3*i) // limit, remaining, reset
-		if !p.present(s, s+1) {
+		if !(p.has(s) || p.has(s+1)) {
 			continue
 		}
 		q := newQuota("twitter")
