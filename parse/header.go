@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"bytes"
 	"net/http"
 	"slices"
 	"time"
@@ -21,8 +20,8 @@ import (
 // space. A value that is absent or invalid leaves its Quota field unknown
 // (see [Quota]); a quota is reported when its limit or its remaining
 // count is known. Quotas that two dialects report alike (same unit, equal
-// limit and remaining, no conflicting window, reset, name or partition)
-// are reported once, with the known fields of both. The order of the
+// limit and remaining, no conflicting window or reset) are reported once,
+// with the known fields of both. The order of the
 // result is unspecified; it is nil when h describes no quota.
 //
 // Header reads only the header map it is given. Draft-11 forbids the
@@ -212,7 +211,7 @@ func (p *parser) collect(h http.Header) {
 
 // add reports q unless it carries neither a limit nor a remaining count
 // (dialects.md §4.3), merging it into an earlier quota of another family
-// that reports the same thing (§4.9).
+// that reports the same thing (§4.9); the earlier quota keeps its name.
 func (p *parser) add(q Quota) {
 	if q.Limit < 0 && q.Remaining < 0 {
 		return
@@ -241,13 +240,12 @@ func (p *parser) quota(i int) *Quota {
 
 // same reports whether two quotas of different families describe one
 // policy: same unit, equal limit and equal remaining, and no conflicting
-// window, reset, name or partition (dialects.md §4.9).
+// window or reset (dialects.md §4.9). Names and partition keys do not
+// count: a name from one family's metadata does not make a policy distinct.
 func same(a, b *Quota) bool {
 	return a.Unit == b.Unit && a.Limit == b.Limit && a.Remaining == b.Remaining &&
 		(a.Window == 0 || b.Window == 0 || a.Window == b.Window) &&
-		(a.Reset < 0 || b.Reset < 0 || a.Reset == b.Reset) &&
-		(a.Policy == "" || b.Policy == "" || a.Policy == b.Policy) &&
-		(a.Partition == nil || b.Partition == nil || bytes.Equal(a.Partition, b.Partition))
+		(a.Reset < 0 || b.Reset < 0 || a.Reset == b.Reset)
 }
 
 // union copies into a the fields that only b knows.
