@@ -1,0 +1,23 @@
+package polite
+
+import "net/http"
+
+// Wrap returns a copy of c whose Transport is a polite [Transport] over c's
+// own transport (http.DefaultTransport when c's is nil). If c is nil, it
+// wraps a copy of [http.DefaultClient]. c itself is not modified.
+//
+// Each call makes a new Transport with budgets of its own; clients that must
+// pace together should share one Transport, or one [Budget].
+func Wrap(c *http.Client) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	cc := *c
+	cc.Transport = &Transport{Base: c.Transport}
+	return &cc
+}
+
+// NewClient returns an [http.Client] that sends its requests through t.
+func NewClient(t *Transport) *http.Client {
+	return &http.Client{Transport: t}
+}

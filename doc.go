@@ -1,0 +1,89 @@
+// Package polite provides an [http.RoundTripper] that paces requests by what
+// servers say about their rate limits, so that a client that listens never
+// sees a 429, and that backs off safely when it does.
+//
+//	client := polite.Wrap(&http.Client{Timeout: 30 * time.Second})
+//	resp, err := client.Get("https://api.example/items/1")
+//	var werr *polite.WaitError
+//	if errors.As(err, &werr) {
+//		// The origin asked for a longer wait than we allow:
+//		// reschedule after werr.Until.
+//	}
+//
+// It reads the IETF RateLimit-Policy and RateLimit fields
+// (draft-ietf-httpapi-ratelimit-headers-11), the earlier drafts, legacy
+// X-RateLimit-* fields and vendor dialects (GitHub, OpenAI, Anthropic and
+// others; see package [github.com/politehttp/polite/parse]), and Retry-After.
+//
+// # Pacing
+//
+// Each request belongs to a budget, one per origin (scheme, host and port)
+// unless [Transport.Key] says otherwise. Before a request is sent, its budget
+// must allow it:
+//
+//   - no more than q requests start in any span of w, for every policy a
+//     RateLimit-Policy field stated (unit requests), and no more than q·t/w in
+//     a span of t while a RateLimit field says r units are available within
+//     t: a large r with a short t never raises the pace above q/w
+//     (draft-11 §8.5);
+//   - no more than r requests start within t of a RateLimit observation (or a
+//     dialect's remaining and reset), counting the requests already in
+//     flight, which the server may not have counted yet;
+//   - when r reaches 0, the whole origin pauses until t has passed; when r is
+//     0 and no t is given, it pauses by exponential fallback;
+//   - a concurrent-requests policy bounds the requests in flight; a
+//     content-bytes policy is paced by the content bytes of the responses,
+//     estimated from the recent ones (the unit the server counts: see package
+//     [github.com/politehttp/polite/ratelimittest]); other units (tokens,
+//     points) are read but do not pace requests;
+//   - the local ceilings [Transport.MaxRate] and [Transport.MaxConcurrency]
+//     hold whatever the server says.
+//
+// Several policies apply at once and the tightest wins; observations of
+// different partition keys (pk) are kept apart, and all of them apply. An
+// observation is stale once its t has passed: it is not read as a refill.
+// After any pause, and on the first request to an origin, a single request
+// probes; the others follow as its answer and the next ones come back, the
+// number in flight doubling each round trip. Responses from a cache (an Age
+// greater than 0) and fields in trailers never change a budget.
+//
+// # Retries
+//
+// Transport interprets 429 (Too Many Requests) and 503 (Service
+// Unavailable) responses. The wait before the next request to that origin is
+// Retry-After when the response has it (it takes precedence, draft-11 §7),
+// else the effective window t of the spent quota, plus a little jitter that
+// only ever lengthens it; else exponential backoff with jitter:
+//
+//	attempt  wait (±50%)
+//	1        1s
+//	2        2s
+//	3        4s
+//	4        8s
+//	5        16s
+//	6        32s
+//	7+       1m
+//
+// The pause applies to the whole origin, not only to the refused request. A
+// 429 means the server did not process the request, so it is resent for any
+// method whose body can be replayed (no body, or [http.Request.GetBody]); a
+// 503 is resent only for idempotent methods (GET, HEAD, OPTIONS, TRACE, PUT,
+// DELETE) or requests carrying an Idempotency-Key. A request body is never
+// read whole to make it replayable. Before a retry, at most 64 KiB of the
+// refused response's body is drained, and the body is closed. Transport
+// errors are not retried. After [Transport.MaxAttempts], or when the wait
+// asked for is longer than [Transport.MaxWait] or would outlast the request's
+// context deadline, the refusal is returned to the caller at once,
+// unaltered, with its body unread.
+//
+// # Errors
+//
+// RoundTrip returns an error only when it has no response: the error of
+// Base, unwrapped; the request context's error when the context ended while
+// waiting; or a [*WaitError] when the pacing wait is longer than MaxWait or
+// would outlast the context deadline, in which case the request is not sent.
+// A *WaitError matches [ErrWaitTooLong] with [errors.Is], and also
+// [context.DeadlineExceeded] when the deadline was the limit. [http.Client]
+// wraps these errors in a [*url.Error]; errors.Is and errors.As see through
+// it.
+package polite

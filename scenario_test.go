@@ -1,0 +1,138 @@
+package polite_test
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+var scenarioTable = flag.Bool("scenarios", false, "print the scenario table")
+
+// scenario is one server a batch of tasks runs against.
+type scenario struct {
+	name    string
+	cfg     ratelimittest.Config
+	tasks   int
+	honest  bool    // states its limits: no refusals allowed
+	minEff  float64 // efficiency floor
+	maxPeak int     // most requests in flight allowed at the server; 0: any
+}
+
+func scenarios() []scenario {
+	var out []scenario
+	const latency = 5 * time.Millisecond
+	algorithms := []ratelimittest.Algorithm{ratelimittest.FixedWindow, ratelimittest.SlidingLog, ratelimittest.SlidingWindow, ratelimittest.TokenBucket}
+	dialects := []ratelimittest.Dialect{ratelimittest.IETF, ratelimittest.Draft06, ratelimittest.Draft07, ratelimittest.XRateLimitEpoch, ratelimittest.XRateLimitDelta, ratelimittest.GitHub, ratelimittest.OpenAI}
+	for _, a := range algorithms {
+		for _, d := range dialects {
+			out = append(out, scenario{
+				name: string(a) + " 20/4s",
+				cfg: ratelimittest.Config{
+					Policies: []ratelimittest.Policy{{Name: "api", Algorithm: a, Quota: 20, Window: 4 * time.Second}},
+					Dialect:  d,
+					Latency:  latency,
+				},
+				tasks: 200, honest: true, minEff: 0.95,
+			})
+		}
+	}
+	for _, d := range []ratelimittest.Dialect{ratelimittest.IETF, ratelimittest.Draft06, ratelimittest.XRateLimitDelta} {
+		out = append(out, scenario{
+			name: "two policies 10/1s+100/20s",
+			cfg: ratelimittest.Config{
+				Policies: []ratelimittest.Policy{
+					{Name: "burst", Algorithm: ratelimittest.FixedWindow, Quota: 10, Window: time.Second},
+					{Name: "hour", Algorithm: ratelimittest.FixedWindow, Quota: 100, Window: 20 * time.Second},
+				},
+				Dialect: d,
+				Latency: latency,
+			},
+			tasks: 300, honest: true, minEff: 0.95,
+		})
+	}
+	out = append(out, scenario{
+		name: "concurrency q=4",
+		cfg: ratelimittest.Config{
+			Policies: []ratelimittest.Policy{{Name: "conc", Algorithm: ratelimittest.Concurrency, Quota: 4}},
+			Latency:  100 * time.Millisecond,
+		},
+		tasks: 200, honest: true, minEff: 0.95, maxPeak: 4,
+	})
+	return out
+}
+
+// result is what one run of a scenario measured.
+type result struct {
+	ok, refused, peak int
+	took, ideal       time.Duration
+}
+
+func (r result) efficiency() float64 {
+	if r.took <= 0 {
+		return 1
+	}
+	return r.ideal.Seconds() / r.took.Seconds()
+}
+
+// runScenario runs sc's tasks with workers goroutines through a fresh polite
+// Transport in a synctest bubble, and measures them.
+func runScenario(t *testing.T, sc scenario, workers int) result {
+	var res result
+	synctest.Test(t, func(t *testing.T) {
+		// A bubble's clock starts in 2000, before the epoch resets of
+		// parse's magnitude rule (1e9 s, 2001): move to the present.
+		time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
+		h := ratelimittest.NewHandler(sc.cfg)
+		c, _ := politeOver(h)
+		start := time.Now()
+		statuses := run(t, c, "http://api.test/", sc.tasks, workers)
+		res.took = time.Since(start)
+		s := h.Stats()
+		res.ok, res.refused, res.peak = statuses[http.StatusOK], s.Refused, s.PeakInFlight
+	})
+	res.ideal = ratelimittest.Ideal(sc.cfg, sc.tasks, workers)
+	return res
+}
+
+// TestScenarios runs polite against every honest server of the table with
+// 16 and 100 workers: no request may be refused, and it must finish nearly
+// as fast as a perfect client. Run with -scenarios -v to print the table.
+func TestScenarios(t *testing.T) {
+	var table strings.Builder
+	fmt.Fprintf(&table, "\n| server | dialect | workers | tasks | ok | refused | peak in flight | polite | ideal | efficiency |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, sc := range scenarios() {
+		for _, workers := range []int{16, 100} {
+			dialect := sc.cfg.Dialect
+			if dialect == "" {
+				dialect = ratelimittest.IETF
+			}
+			name := fmt.Sprintf("%s/%s/%d", sc.name, dialect, workers)
+			t.Run(name, func(t *testing.T) {
+				r := runScenario(t, sc, workers)
+				fmt.Fprintf(&table, "| %s | %s | %d | %d | %d | %d | %d | %v | %v | %.3f |\n",
+					sc.name, dialect, workers, sc.tasks, r.ok, r.refused, r.peak, r.took.Round(time.Millisecond), r.ideal.Round(time.Millisecond), r.efficiency())
+				if r.ok != sc.tasks {
+					t.Errorf("%d of %d tasks ok", r.ok, sc.tasks)
+				}
+				if sc.honest && r.refused != 0 {
+					t.Errorf("%d requests refused, want 0", r.refused)
+				}
+				if e := r.efficiency(); e < sc.minEff {
+					t.Errorf("efficiency %.3f (took %v, ideal %v), want ≥ %.2f", e, r.took, r.ideal, sc.minEff)
+				}
+				if sc.maxPeak > 0 && r.peak > sc.maxPeak {
+					t.Errorf("peak in flight %d, want ≤ %d", r.peak, sc.maxPeak)
+				}
+			})
+		}
+	}
+	if *scenarioTable {
+		t.Log(table.String())
+	}
+}
