@@ -18,28 +18,12 @@
 //
 // # Dialects
 //
-// Header reports in Quota.Dialect the family each quota was read from:
+// Header reports in Quota.Dialect the family each quota was read from.
+// Families are read in this order:
 //
 //   - "ietf": RateLimit and RateLimit-Policy of draft-08 and later, also
 //     with the Beta- prefix (Cloudflare, Hugging Face, Jira, tado,
 //     express-rate-limit draft-8); items join by name.
-//   - "draft-06": RateLimit-Limit, -Remaining, -Reset of drafts 03 to 06,
-//     with an unnamed RateLimit-Policy such as "100;w=60" (express-rate-limit
-//     draft-6, Bluesky, Heroku, Docker Hub, jambonz, Persona, XIQ).
-//   - "draft-07": the RateLimit Dictionary "limit=100, remaining=25, reset=5"
-//     of express-rate-limit draft-7, with its unnamed policy.
-//   - "gitlab": the draft-06 triplet with GitLab's RateLimit-Name,
-//     RateLimit-Observed or RateLimit-ResetTime.
-//   - "x-ratelimit": X-RateLimit-Limit, -Remaining, -Reset (Mastodon, Jira,
-//     OpenRouter, Dynatrace, express-rate-limit legacy and most others).
-//   - "github": the same with X-RateLimit-Resource; the graphql resource
-//     counts "points".
-//   - "discord": the same with X-RateLimit-Reset-After or -Bucket.
-//   - "reddit": X-RateLimit-Used and -Remaining without a limit.
-//   - "envoy": an X-RateLimit-Limit list "1, 1;w=60;name=\"first\"".
-//   - "x-rate-limit": X-Rate-Limit-Limit, -Remaining, -Reset (Okta,
-//     Twitter/X, and Zendesk's bare X-Rate-Limit).
-//   - "twitter": x-app-limit-24hour-* and x-user-limit-24hour-*.
 //   - "openai": x-ratelimit-{limit,remaining,reset}-{requests,tokens}
 //     (OpenAI, Groq, Azure OpenAI).
 //   - "anthropic": anthropic-ratelimit-{requests,tokens,input-tokens,
@@ -50,18 +34,38 @@
 //   - "hubspot": X-HubSpot-RateLimit-*.
 //   - "shopify": X-Shopify-Shop-Api-Call-Limit.
 //   - "zendesk": zendesk-ratelimit-tickets-index.
+//   - "twitter": x-app-limit-24hour-* and x-user-limit-24hour-*.
+//   - "x-ratelimit": X-RateLimit-Limit, -Remaining, -Reset (Mastodon, Jira,
+//     OpenRouter, Dynatrace, express-rate-limit legacy and most others);
+//     reported as "github" with X-RateLimit-Resource (the graphql resource
+//     counts "points"), as "discord" with X-RateLimit-Reset-After or
+//     -Bucket, as "reddit" for X-RateLimit-Used and -Remaining without a
+//     limit, and as "envoy" for a limit list "1, 1;w=60;name=\"first\"".
+//   - "x-rate-limit": X-Rate-Limit-Limit, -Remaining, -Reset (Okta,
+//     Twitter/X, and Zendesk's bare X-Rate-Limit).
+//   - "draft-07": the RateLimit Dictionary "limit=100, remaining=25, reset=5"
+//     of express-rate-limit draft-7, with its unnamed policy.
+//   - "draft-06": RateLimit-Limit, -Remaining, -Reset of drafts 03 to 06,
+//     with an unnamed RateLimit-Policy such as "100;w=60" (express-rate-limit
+//     draft-6, Bluesky, Heroku, Docker Hub, jambonz, Persona, XIQ); reported
+//     as "gitlab" with GitLab's RateLimit-Name, RateLimit-Observed or
+//     RateLimit-ResetTime.
 //
 // When two families report the same quota (Kong's RateLimit-* and its
 // period pair, Zendesk's two account headers), Header reports it once,
-// under the first family in the order above.
+// under the earlier family. Quota.Policy holds the IETF identifier, or the
+// name a dialect gives: Envoy's name parameter, GitHub's resource,
+// Discord's bucket, GitLab's RateLimit-Name, the Kong period, HubSpot's
+// "daily" and "secondly", Twitter's "app" and "user", Zendesk's
+// "tickets-index".
 //
 // # Normalisation
 //
 // Counts follow the grammar ^\d+(\.\d+)?$ and must fit an int64: signs,
 // exponents, hex, NaN and underscores are invalid, so Azure's "-1" is
-// unknown. A bare *-Reset number is read by magnitude: below 1e9 delta
-// seconds, then epoch seconds, epoch milliseconds below 1e15 and epoch
-// microseconds below 1e18. Resets may also be RFC 3339 / ISO 8601 dates
+// unknown. A bare *-Reset number is read by magnitude: below 1e9 it is
+// delta seconds, below 1e12 epoch seconds, below 1e15 epoch milliseconds,
+// below 1e18 epoch microseconds, and larger values are invalid. Resets may also be RFC 3339 / ISO 8601 dates
 // (with fractional seconds, or without seconds) or HTTP-dates, and the
 // OpenAI family sends Go durations ("1m51.535s"). Absolute resets are
 // measured from the response's Date and clamp at zero. A window is

@@ -37,7 +37,7 @@ func Header(h http.Header, now time.Time) []Quota {
 	// names finds the fields without allocating; the parser is set up only
 	// when there is one.
 	var found [16]field
-	n, any := 0, false
+	n, rate := 0, false
 	for k, v := range h {
 		if !candidate(k) {
 			continue
@@ -46,13 +46,13 @@ func Header(h http.Header, now time.Time) []Quota {
 		if s == sNone {
 			continue
 		}
-		any = any || s != sDate
+		rate = rate || s != sDate
 		if n < len(found) {
 			found[n] = field{s, v}
 		}
 		n++
 	}
-	if !any {
+	if !rate {
 		return nil
 	}
 	return header(h, now, &found, n)

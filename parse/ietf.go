@@ -9,8 +9,10 @@ import (
 
 // This file implements the strict readers of the IETF RateLimit fields,
 // draft-ietf-httpapi-ratelimit-headers-11 §3 (RateLimit-Policy) and §4
-// (RateLimit), with this project's decisions D1–D6 (spec.md §7):
+// (RateLimit), with this project's decisions D1–D6 (spec.md §7), on the
+// RFC 9651 Structured Fields parser of github.com/dunglas/httpsfv:
 // https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/
+// https://www.rfc-editor.org/rfc/rfc9651
 
 // Field names of draft-11.
 const (
