@@ -37,6 +37,8 @@ type FieldError struct {
 	Err    error  // ErrSyntax, ErrMissing or ErrInvalid
 }
 
+// Error describes the fault: the field, the member and parameter when
+// known, and the cause.
 func (e *FieldError) Error() string {
 	s := "parse: " + e.Field
 	if e.Member >= 0 {

@@ -51,7 +51,7 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 	}
 
 	// Join by name only (dialects.md §4.9); unmatched items stand alone.
-	var used uint64 // bit j: ls[j] joined a policy
+	// Names are unique within each field (D6).
 	for _, pol := range ps {
 		q := Quota{
 			Policy:    pol.Name,
@@ -68,14 +68,11 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 			if ls[j].Partition != nil {
 				q.Partition = ls[j].Partition
 			}
-			if j < 64 {
-				used |= 1 << j
-			}
 		}
 		p.add(q)
 	}
-	for j, l := range ls {
-		if j < 64 && used&(1<<j) != 0 || j >= 64 && indexPolicy(ps, l.Name) >= 0 {
+	for _, l := range ls {
+		if indexPolicy(ps, l.Name) >= 0 {
 			continue
 		}
 		q := newQuota("ietf")
