@@ -94,7 +94,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	live := newLiveLine(stderr)
 	if !*jsonOut {
-		fmt.Fprintf(stdout, "%d tasks, %d workers; server: %s; a perfect client takes %s\n\n",
+		fmt.Fprintf(stdout, "%d tasks, %d workers; server: %s; a perfect client takes %s\n",
 			*tasks, *workers, pf.describe(), seconds(ideal))
 	}
 	var results []demoResult
@@ -120,6 +120,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return nil
 	}
+	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "client\ttasks\tok\trejected\trequests\twall\tefficiency")
 	for _, r := range results {

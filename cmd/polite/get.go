@@ -42,7 +42,7 @@ response, or the body could not be written), file (with -o) and retry_at
 (when the origin asked for a longer wait than -max-wait or -timeout allow:
 when to try again). When stderr is a terminal, a progress bar shows the
 count, the rate and an estimate of the time left that includes the pauses
-the origins asked for.
+the origins asked for (not when the bodies go to the same terminal).
 
 The exit status is 1 if any URL failed: an error or a status outside 2xx.`
 
@@ -91,6 +91,7 @@ func trackerOf(r *http.Request) *tracker {
 // on the wire against the tracker of its URL.
 type countSends struct{ base *http.Transport }
 
+// RoundTrip counts r against its tracker and sends it with the base transport.
 func (c countSends) RoundTrip(r *http.Request) (*http.Response, error) {
 	if t := trackerOf(r); t != nil {
 		t.mu.Lock()
@@ -160,6 +161,9 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 
 	live := newLiveLine(stderr)
+	if *dir == "" && isTerminal(stdout) {
+		live.on = false // the bodies would scroll the bar away
+	}
 	g := &getter{headers: headers, timeout: *timeout, dir: *dir, out: stdout, prog: newGetProgress(len(urls))}
 	g.log = live.println
 	if *logFile != "" {

@@ -46,6 +46,7 @@ func commands() []command {
 // usageError reports a mistake in the command line; main exits with status 2.
 type usageError struct{ msg string }
 
+// Error returns the message.
 func (e *usageError) Error() string { return e.msg }
 
 // usagef returns a *usageError with a formatted message.
@@ -53,6 +54,8 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// main runs the command named by the arguments, stopping it on SIGINT or
+// SIGTERM, and exits with its status.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -139,8 +142,10 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // headerFlag collects repeated -H 'Name: value' flags.
 type headerFlag []string
 
+// String returns the headers collected so far, for the flag package.
 func (h *headerFlag) String() string { return strings.Join(*h, ", ") }
 
+// Set checks that s has the form 'Name: value' and collects it.
 func (h *headerFlag) Set(s string) error {
 	name, _, ok := strings.Cut(s, ":")
 	if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {

@@ -126,6 +126,7 @@ type logHandler struct {
 	w    io.Writer
 }
 
+// ServeHTTP serves r with the next handler, then logs its decision.
 func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw := &statusWriter{ResponseWriter: w}
 	l.next.ServeHTTP(rw, r)
@@ -156,6 +157,7 @@ type statusWriter struct {
 	header http.Header
 }
 
+// WriteHeader records the first status code and the header as it stands.
 func (s *statusWriter) WriteHeader(code int) {
 	if s.status == 0 {
 		s.status = code
@@ -164,6 +166,7 @@ func (s *statusWriter) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// Write writes p, recording an implicit 200 first.
 func (s *statusWriter) Write(p []byte) (int, error) {
 	if s.status == 0 {
 		s.WriteHeader(http.StatusOK)
