@@ -114,8 +114,12 @@ type getter struct {
 	outMu sync.Mutex // serialises bodies written to out
 	out   io.Writer
 
-	logMu sync.Mutex
-	log   func([]byte) // writes one JSON line
+	logMu  sync.Mutex
+	log    io.Writer // receives one JSON line per URL
+	logErr error     // the first error writing to log
+
+	stopMu  sync.Mutex
+	stopped map[string]bool // origins that reported abnormal usage
 
 	prog *getProgress
 }
@@ -164,15 +168,22 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *dir == "" && isTerminal(stdout) {
 		live.on = false // the bodies would scroll the bar away
 	}
-	g := &getter{headers: headers, timeout: *timeout, dir: *dir, out: stdout, prog: newGetProgress(len(urls))}
-	g.log = live.println
+	g := &getter{
+		headers: headers,
+		timeout: *timeout,
+		dir:     *dir,
+		out:     stdout,
+		log:     live,
+		prog:    newGetProgress(len(urls)),
+		stopped: map[string]bool{},
+	}
 	if *logFile != "" {
 		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		g.log = func(b []byte) { f.Write(b) }
+		g.log = f
 	}
 
 	base := http.DefaultTransport.(*http.Transport).Clone()
@@ -195,10 +206,7 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			for u := range jobs {
 				rec := g.fetch(ctx, u)
 				g.prog.done(rec.failed())
-				b, _ := json.Marshal(rec)
-				g.logMu.Lock()
-				g.log(append(b, '\n'))
-				g.logMu.Unlock()
+				g.record(rec)
 			}
 		})
 	}
@@ -217,6 +225,9 @@ feed:
 
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if g.logErr != nil {
+		return fmt.Errorf("writing the log: %w", g.logErr)
 	}
 	if n := g.prog.failures(); n > 0 {
 		return fmt.Errorf("%d of %d URLs failed", n, len(urls))
@@ -240,10 +251,33 @@ func readURLs(r io.Reader) ([]string, error) {
 	return urls, sc.Err()
 }
 
+// record writes rec to the log as one JSON line.
+func (g *getter) record(rec getRecord) {
+	b, _ := json.Marshal(rec)
+	g.logMu.Lock()
+	defer g.logMu.Unlock()
+	if _, err := g.log.Write(append(b, '\n')); err != nil && g.logErr == nil {
+		g.logErr = err
+	}
+}
+
+// origin returns the scheme and host of u, the unit get stops sending to
+// when it reports abnormal usage.
+func origin(u *url.URL) string {
+	return u.Scheme + "://" + u.Host
+}
+
 // event receives the Transport's events: waits are charged to their URL,
-// and retries tell the progress bar how long an origin pauses.
+// retries tell the progress bar how long an origin pauses, and a stop ends
+// the work for an origin.
 func (g *getter) event(e polite.Event) {
 	switch e.Kind {
+	case polite.EventStop:
+		if e.Request != nil {
+			g.stopMu.Lock()
+			g.stopped[origin(e.Request.URL)] = true
+			g.stopMu.Unlock()
+		}
 	case polite.EventWait:
 		if t := trackerOf(e.Request); t != nil {
 			t.mu.Lock()
@@ -268,6 +302,14 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 	}
 	if parsed.Scheme != "http" && parsed.Scheme != "https" || parsed.Host == "" {
 		rec.Error = "not an http or https URL"
+		return rec
+	}
+
+	g.stopMu.Lock()
+	stopped := g.stopped[origin(parsed)]
+	g.stopMu.Unlock()
+	if stopped {
+		rec.Error = "not sent: " + origin(parsed) + " reported abnormal usage (RFC 9457 abnormal-usage-detected)"
 		return rec
 	}
 

@@ -5,15 +5,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/politehttp/polite"
 	"github.com/politehttp/polite/ratelimittest"
 )
 
@@ -273,5 +276,22 @@ func TestGetPlainServer(t *testing.T) {
 		if r.Status != 200 || r.Attempts != 1 || r.Bytes != 2 {
 			t.Errorf("%s: %+v, want status 200, 1 attempt, 2 bytes", u, r)
 		}
+	}
+}
+
+// TestGetStopsOrigin checks that after an origin reports abnormal usage
+// (polite.EventStop), get sends it nothing more.
+func TestGetStopsOrigin(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+	}))
+	defer srv.Close()
+	g := &getter{client: srv.Client(), out: io.Discard, stopped: map[string]bool{}}
+	req := httptest.NewRequest(http.MethodGet, srv.URL+"/1", nil)
+	g.event(polite.Event{Kind: polite.EventStop, Request: req})
+	rec := g.fetch(t.Context(), srv.URL+"/2")
+	if rec.Error == "" || rec.Attempts != 0 || hits.Load() != 0 {
+		t.Errorf("after a stop: error %q, attempts %d, server hits %d; want an error, 0, 0", rec.Error, rec.Attempts, hits.Load())
 	}
 }

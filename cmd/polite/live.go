@@ -9,9 +9,9 @@ import (
 )
 
 // liveLine is a one-line status display on a terminal, redrawn in place with
-// a carriage return. Lines printed through it appear above the status line.
+// a carriage return. Lines written to it appear above the status line.
 // When off (the output is not a terminal), draw and finish do nothing and
-// println just writes. A liveLine is safe for concurrent use.
+// Write just writes. A liveLine is safe for concurrent use.
 type liveLine struct {
 	mu   sync.Mutex
 	w    io.Writer
@@ -46,17 +46,18 @@ func (l *liveLine) finish(s string) {
 	fmt.Fprintf(l.w, "\r%s\x1b[K\n", s)
 }
 
-// println writes b (one or more whole lines) above the status line.
-func (l *liveLine) println(b []byte) {
+// Write writes b, one or more whole lines, above the status line.
+func (l *liveLine) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.on && l.last != "" {
 		io.WriteString(l.w, "\r\x1b[K")
 	}
-	l.w.Write(b)
+	n, err := l.w.Write(b)
 	if l.on && l.last != "" {
 		io.WriteString(l.w, l.last)
 	}
+	return n, err
 }
 
 // every calls f every d until ctx ends or the returned stop is called; stop
