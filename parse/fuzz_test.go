@@ -73,8 +73,8 @@ func FuzzPolicies(f *testing.F) {
 			}
 		}
 	}
-	for _, s := range []string{`"a";q=1,`, `"a";q=@`, `("a");q=1`, `"a";q=1;w=0`, "\"a\";q=1\n\"b\";q=2", `"a";q=1;pk=:AQ==:;qu="request"`} {
-		f.Add(s)
+	for _, tt := range policyTests() {
+		f.Add(strings.Join(tt.values, "\n"))
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		values := fieldLines(s)
@@ -107,8 +107,8 @@ func FuzzLimits(f *testing.F) {
 			}
 		}
 	}
-	for _, s := range []string{`"a";r=1,`, `"a";r=%"x"`, `limit=1, remaining=2`, `"a";t=1`, "\"a\";r=1\n\n\"b\";r=2"} {
-		f.Add(s)
+	for _, tt := range limitTests() {
+		f.Add(strings.Join(tt.values, "\n"))
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		values := fieldLines(s)

@@ -9,15 +9,18 @@ import (
 	"time"
 )
 
-func TestPolicies(t *testing.T) {
-	tests := []struct {
-		name   string
-		values []string
-		want   []Policy
-		member int    // for errors: FieldError.Member
-		param  string // for errors: FieldError.Param
-		err    error  // nil, ErrSyntax, ErrMissing or ErrInvalid
-	}{
+// policyTest is a case of TestPolicies, also a seed of FuzzPolicies.
+type policyTest struct {
+	name   string
+	values []string
+	want   []Policy
+	member int    // for errors: FieldError.Member
+	param  string // for errors: FieldError.Param
+	err    error  // nil, ErrSyntax, ErrMissing or ErrInvalid
+}
+
+func policyTests() []policyTest {
+	return []policyTest{
 		{name: "absent", values: nil},
 		{name: "empty", values: []string{""}},
 		{name: "§3 example", values: []string{`"burst";q=100;w=60,"daily";q=1000;w=86400`}, want: []Policy{
@@ -25,7 +28,7 @@ func TestPolicies(t *testing.T) {
 			{Name: "daily", Quota: 1000, Unit: "requests", Window: 24 * time.Hour},
 		}},
 		{name: "content-bytes and pk", values: []string{`"peruser";q=65535;qu="content-bytes";w=10;pk=:sdfjLJUOUH==:`}, want: []Policy{
-			{Name: "peruser", Quota: 65535, Unit: "content-bytes", Window: 10 * time.Second, Partition: decode64(t, "sdfjLJUOUA==")},
+			{Name: "peruser", Quota: 65535, Unit: "content-bytes", Window: 10 * time.Second, Partition: decode64("sdfjLJUOUA==")},
 		}},
 		{name: "concurrent-requests", values: []string{`"c";q=5;qu="concurrent-requests"`}, want: []Policy{{Name: "c", Quota: 5, Unit: "concurrent-requests"}}},
 		{name: "D4 request is requests", values: []string{`"a";q=5;qu="request"`}, want: []Policy{{Name: "a", Quota: 5, Unit: "requests"}}},
@@ -71,6 +74,10 @@ func TestPolicies(t *testing.T) {
 		{name: "httpsfv v1.1.0 panic input", values: []string{`"a";q=@`}, member: -1, err: ErrSyntax},
 		{name: "non-ASCII", values: []string{"\"a\u00e9\";q=1"}, member: -1, err: ErrSyntax},
 	}
+}
+
+func TestPolicies(t *testing.T) {
+	tests := policyTests()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Policies(tt.values)
@@ -85,15 +92,18 @@ func TestPolicies(t *testing.T) {
 	}
 }
 
-func TestLimits(t *testing.T) {
-	tests := []struct {
-		name   string
-		values []string
-		want   []Limit
-		member int
-		param  string
-		err    error
-	}{
+// limitTest is a case of TestLimits, also a seed of FuzzLimits.
+type limitTest struct {
+	name   string
+	values []string
+	want   []Limit
+	member int    // for errors: FieldError.Member
+	param  string // for errors: FieldError.Param
+	err    error  // nil, ErrSyntax, ErrMissing or ErrInvalid
+}
+
+func limitTests() []limitTest {
+	return []limitTest{
 		{name: "absent", values: nil},
 		{name: "§4 example", values: []string{`"default";r=50;t=30`}, want: []Limit{{Name: "default", Remaining: 50, Reset: 30 * time.Second}}},
 		{name: "no t", values: []string{`"default";r=999;pk=:dHJpYWwxMjEzMjM=:`}, want: []Limit{{Name: "default", Remaining: 999, Reset: -1, Partition: []byte("trial121323")}}},
@@ -117,6 +127,10 @@ func TestLimits(t *testing.T) {
 		{name: "display string r", values: []string{`"a";r=%"x"`}, member: 0, param: "r", err: ErrInvalid},
 		{name: "unterminated string", values: []string{`"a;r=1`}, member: -1, err: ErrSyntax},
 	}
+}
+
+func TestLimits(t *testing.T) {
+	tests := limitTests()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Limits(tt.values)
@@ -131,10 +145,11 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-func decode64(t *testing.T, s string) []byte {
+// decode64 decodes standard base64 in a test table; s must be valid.
+func decode64(s string) []byte {
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	return b
 }
