@@ -85,7 +85,7 @@ func readConformance(t testing.TB, file string) []conformanceCase {
 			if !ok {
 				t.Fatalf("%s: not a header line: %q", where, line)
 			}
-			c.lines = append(c.lines, [2]string{k, strings.TrimSpace(v)})
+			c.lines = append(c.lines, [2]string{k, strings.TrimPrefix(v, " ")})
 		}
 	}
 	if err := sc.Err(); err != nil {

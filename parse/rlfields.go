@@ -26,7 +26,7 @@ import (
 // ietf reads one RateLimit-Policy / RateLimit pair. legacy enables the
 // shapes of drafts 03 to 07.
 func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
-	pv, lv := p.get(policySlot), p.get(limitSlot)
+	pv, lv := trimLines(p.get(policySlot)), trimLines(p.get(limitSlot))
 	if pv == nil && lv == nil {
 		return
 	}
@@ -79,6 +79,23 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 		q.Policy, q.Partition, q.Remaining, q.Reset = l.Name, l.Partition, l.Remaining, l.Reset
 		p.add(q)
 	}
+}
+
+// trimLines returns vals with each line trimmed of optional white space
+// (dialects.md §4.1), which RFC 9651 parsing would otherwise reject when it
+// is a tab. It allocates only when some line needs trimming.
+func trimLines(vals []string) []string {
+	for i, v := range vals {
+		if trimOWS(v) != v {
+			t := make([]string, len(vals))
+			copy(t, vals[:i])
+			for j := i; j < len(vals); j++ {
+				t[j] = trimOWS(vals[j])
+			}
+			return t
+		}
+	}
+	return vals
 }
 
 // An item is a quota policy of a legacy list: an unnamed RateLimit-Policy
