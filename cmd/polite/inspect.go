@@ -29,8 +29,9 @@ plain words about what clients will make of it. It ends with a verdict:
 
   pass     a RateLimit-Policy or RateLimit field that parses as draft-11,
            or a 429 or 503 with a valid Retry-After
-  partial  only legacy or vendor fields (X-RateLimit-*, earlier drafts),
-           or a 429 with neither Retry-After nor readable fields
+  partial  only legacy or vendor fields (X-RateLimit-*, earlier drafts)
+           or draft-11 fields only lenient readers accept, or a 429 with
+           neither Retry-After nor readable fields
   fail     no rate-limit fields at all, or only malformed ones
 
 Servers often send CORS headers only to cross-origin requests: add
@@ -194,6 +195,7 @@ const (
 	rulePassIETF       = "a RateLimit-Policy or RateLimit field parses as draft-11"
 	rulePassRetryAfter = "a %d with a valid Retry-After: clients know how long to wait"
 	rulePartialLegacy  = "only legacy or vendor rate-limit fields (%s): clients that read draft-11 alone see nothing"
+	rulePartialLenient = "draft-11 fields that only lenient readers accept: strict clients must ignore them"
 	rulePartialBare    = "a 429 without a valid Retry-After or readable rate-limit fields: clients must guess how long to wait"
 	ruleFailMalformed  = "rate-limit fields are present but none is valid: clients must ignore them"
 	ruleFailNothing    = "no rate-limit fields and no Retry-After on a refusal"
@@ -214,10 +216,13 @@ func examine(status int, h http.Header, problem []byte, now time.Time) inspectRe
 			cmp.Compare(a.Unit, b.Unit), cmp.Compare(string(a.Partition), string(b.Partition)))
 	})
 	legacy := map[string]bool{} // dialects other than draft-11
+	lenientIETF := false        // draft-11 quotas, which may come from a lenient reading
 	for _, q := range quotas {
 		rep.Quotas = append(rep.Quotas, newQuotaJSON(q))
 		if q.Dialect != "ietf" {
 			legacy[q.Dialect] = true
+		} else {
+			lenientIETF = true
 		}
 	}
 	legacyNames := slices.Sorted(maps.Keys(legacy))
@@ -244,8 +249,11 @@ func examine(status int, h http.Header, problem []byte, now time.Time) inspectRe
 		malformed = true
 		s := fmt.Sprintf("%s %q is not valid draft-11 and must be ignored as a whole (%s): %s",
 			f.name, strings.Join(f.values, ", "), f.section, explainFieldError(f.err))
-		if len(legacy) > 0 {
+		switch {
+		case len(legacy) > 0:
 			s += fmt.Sprintf("; lenient readers take these headers as %s", strings.Join(legacyNames, ", "))
+		case lenientIETF:
+			s += "; lenient readers (polite among them) still read it"
 		}
 		note("%s", s)
 	}
@@ -304,8 +312,10 @@ func examine(status int, h http.Header, problem []byte, now time.Time) inspectRe
 		rep.Verdict, rep.Rule = "pass", rulePassIETF
 	case refusal && raOK:
 		rep.Verdict, rep.Rule = "pass", fmt.Sprintf(rulePassRetryAfter, status)
-	case len(quotas) > 0:
+	case len(legacy) > 0:
 		rep.Verdict, rep.Rule = "partial", fmt.Sprintf(rulePartialLegacy, strings.Join(legacyNames, ", "))
+	case len(quotas) > 0:
+		rep.Verdict, rep.Rule = "partial", rulePartialLenient
 	case status == http.StatusTooManyRequests && !malformed:
 		rep.Verdict, rep.Rule = "partial", rulePartialBare
 	case malformed:

@@ -178,6 +178,12 @@ func TestInspectFindings(t *testing.T) {
 			findings: []string{"not a Structured Fields List"},
 		},
 		{
+			name:     "draft-11 read only leniently",
+			header:   map[string]string{"RateLimit-Policy": `"fixed window";"api";q=1000;w=300`},
+			verdict:  "partial",
+			findings: []string{"not a Structured Fields List", "lenient readers (polite among them) still read it"},
+		},
+		{
 			name:     "legacy only",
 			header:   map[string]string{"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "59", "X-RateLimit-Reset": "30"},
 			verdict:  "partial",
