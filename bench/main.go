@@ -47,6 +47,7 @@ func main() {
 		only    = flag.String("only", "", "comma-separated scenarios to run: "+names(scenarios, func(s scenario) string { return s.name })+" (default all)")
 		which   = flag.String("clients", "", "comma-separated clients to run: "+names(clients, func(c client) string { return c.name })+" (default all)")
 	)
+	flag.Usage = usage
 	flag.Parse()
 	if flag.NArg() > 0 || *tasks < 1 || *workers < 1 || *quota < 1 || *window <= 0 || *latency < 0 || *timeout <= 0 {
 		fmt.Fprintln(os.Stderr, "bench: tasks, workers and quota must be positive, window and timeout too, latency not negative; no arguments")
@@ -71,12 +72,31 @@ func main() {
 	for _, s := range ss {
 		cfg := s.config(*quota, *window, *latency)
 		ideal := ratelimittest.Ideal(cfg, *tasks, *workers)
-		fmt.Fprintf(w, "\n### %s: %s (ideal %v)\n\n", s.name, s.about, round(ideal))
+		stated := "quota not stated: refusals unavoidable"
+		if s.honest {
+			stated = "quota stated: no refusal needed"
+		}
+		fmt.Fprintf(w, "\n### %s: %s (ideal %v; %s)\n\n", s.name, s.about, round(ideal), stated)
 		printHeader(w)
 		for _, c := range cs {
 			r := run{cfg: cfg, client: c, tasks: *tasks, workers: *workers, timeout: *timeout}.do()
 			printRow(w, r, ideal)
 		}
+	}
+}
+
+// usage prints the flags, then the scenarios and clients with what they are.
+func usage() {
+	w := flag.CommandLine.Output()
+	fmt.Fprintln(w, "usage: bench [flags]\n\nflags:")
+	flag.PrintDefaults()
+	fmt.Fprintln(w, "\nscenarios:")
+	for _, s := range scenarios {
+		fmt.Fprintf(w, "  %-14s %s\n", s.name, s.about)
+	}
+	fmt.Fprintln(w, "\nclients:")
+	for _, c := range clients {
+		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.about)
 	}
 }
 
