@@ -77,20 +77,48 @@ func header(h http.Header, now time.Time, found *[16]field, n int) []Quota {
 	}
 
 	// Families run in a fixed order: the result is deterministic, and when
-	// quotas merge the earlier family's name survives.
-	p.ietf(sRateLimitPolicy, sRateLimit, true)
-	p.ietf(sBetaRateLimitPolicy, sBetaRateLimit, false)
-	p.openAI()
-	p.anthropic()
-	p.unitFirst()
-	p.kong()
-	p.hubSpot()
-	p.shopify()
-	p.zendesk()
-	p.twitter()
-	p.xRateLimit()
-	p.xDashRateLimit()
-	p.draft06()
+	// quotas merge the earlier family's name survives. Absent families are
+	// skipped.
+	f := p.families
+	if f&fIETF != 0 {
+		p.ietf(sRateLimitPolicy, sRateLimit, true)
+	}
+	if f&fBeta != 0 {
+		p.ietf(sBetaRateLimitPolicy, sBetaRateLimit, false)
+	}
+	if f&fOpenAI != 0 {
+		p.openAI()
+	}
+	if f&fAnthropic != 0 {
+		p.anthropic()
+	}
+	if f&fUnitFirst != 0 {
+		p.unitFirst()
+	}
+	if f&fKong != 0 {
+		p.kong()
+	}
+	if f&fHubSpot != 0 {
+		p.hubSpot()
+	}
+	if f&fShopify != 0 {
+		p.shopify()
+	}
+	if f&fZendesk != 0 {
+		p.zendesk()
+	}
+	if f&fTwitter != 0 {
+		p.twitter()
+	}
+	if f&fX != 0 {
+		p.xRateLimit()
+	}
+	if f&fDash != 0 {
+		p.xDashRateLimit()
+	}
+	if f&fDraft06 != 0 || p.unnamed != nil || p.hasDict {
+		p.draft06()
+	}
 
 	if p.n == 0 {
 		return nil
@@ -105,6 +133,7 @@ type parser struct {
 	// The fields found, by slot: idx holds 1 + the index of each slot's
 	// field in found, or in collected once collect has run; 0 when absent.
 	idx       [numSlots]uint8
+	families  uint32 // the families with a field
 	found     [16]field
 	collected []field
 	now       time.Time // the caller's clock
@@ -133,6 +162,7 @@ func (p *parser) index(found []field) bool {
 			return false
 		}
 		p.idx[f.s] = uint8(i + 1)
+		p.families |= family(f.s)
 	}
 	return true
 }
@@ -172,6 +202,7 @@ func (p *parser) origin() time.Time {
 // result does not depend on map iteration order.
 func (p *parser) collect(h http.Header) {
 	p.idx = [numSlots]uint8{}
+	p.families = 0
 	var fields []field
 	dup := false
 	for k, v := range h {
@@ -183,6 +214,7 @@ func (p *parser) collect(h http.Header) {
 		default:
 			fields = append(fields, field{s, v})
 			p.idx[s] = uint8(len(fields))
+			p.families |= family(s)
 		}
 	}
 	p.collected = fields

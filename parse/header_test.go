@@ -141,3 +141,36 @@ func plainHeader() http.Header {
 	h.Set("Strict-Transport-Security", "max-age=63072000")
 	return h
 }
+
+func TestFamily(t *testing.T) {
+	// family relies on the order of the slot groups; check a slot of each.
+	tests := []struct {
+		s    slot
+		want uint32
+	}{
+		{sDate, 0},
+		{sRateLimitPolicy, fIETF},
+		{sBetaRateLimitPolicy, fBeta},
+		{sObserved, fDraft06},
+		{sXBucket, fX},
+		{sDashReset, fDash},
+		{sAzureResetTokens, fOpenAI},
+		{sUnitFirst + 8, fUnitFirst},
+		{sAnthropic + 11, fAnthropic},
+		{sTwitter + 5, fTwitter},
+		{sKong + 11, fKong},
+		{sHubSpotSecondlyRemaining, fHubSpot},
+		{sShopify, fShopify},
+		{sZendeskTickets, fZendesk},
+	}
+	for _, tt := range tests {
+		if got := family(tt.s); got != tt.want {
+			t.Errorf("family(%d) = %b, want %b", tt.s, got, tt.want)
+		}
+	}
+	for s := sDate + 1; s < numSlots; s++ {
+		if f := family(s); f == 0 || f&(f-1) != 0 {
+			t.Errorf("family(%d) = %b, want one family", s, f)
+		}
+	}
+}

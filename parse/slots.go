@@ -115,6 +115,58 @@ const (
 	numSlots
 )
 
+// Families, as bits of a set.
+const (
+	fIETF uint32 = 1 << iota
+	fBeta
+	fDraft06
+	fX
+	fDash
+	fOpenAI
+	fUnitFirst
+	fAnthropic
+	fTwitter
+	fKong
+	fHubSpot
+	fShopify
+	fZendesk
+)
+
+// family returns the family that reads slot s; 0 for Date. It relies on
+// the order of the slot groups above.
+func family(s slot) uint32 {
+	switch {
+	case s < sRateLimit:
+		return 0
+	case s < sBetaRateLimit:
+		return fIETF
+	case s < sLimit:
+		return fBeta
+	case s < sXLimit:
+		return fDraft06
+	case s < sDashLimitBare:
+		return fX
+	case s < sOpenAI:
+		return fDash
+	case s < sUnitFirst:
+		return fOpenAI
+	case s < sAnthropic:
+		return fUnitFirst
+	case s < sTwitter:
+		return fAnthropic
+	case s < sKong:
+		return fTwitter
+	case s < sHubSpotDaily:
+		return fKong
+	case s < sShopify:
+		return fHubSpot
+	case s == sShopify:
+		return fShopify
+	default:
+		return fZendesk
+	}
+}
+
 // lead marks the first bytes of the names slotOf may know.
 var lead = [256]bool{
 	'A': true, 'B': true, 'D': true, 'R': true, 'X': true, 'Z': true,
