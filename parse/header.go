@@ -33,6 +33,19 @@ import (
 // accepts on purpose are documented with their sources in the package
 // source.
 func Header(h http.Header, now time.Time) []Quota {
+	return HeaderAt(h, now, time.Time{})
+}
+
+// HeaderAt is like [Header], but measures absolute resets from date, the
+// instant the response was generated as the caller best knows it, instead
+// of from the response's Date header. A Date header has whole seconds, so
+// the instant a response was generated can be up to a second after it; a
+// caller that has estimated the server's clock finer than that (for
+// instance from the highest Date-minus-local-time seen so far, which
+// approaches the offset between the clocks from below) gets resets that
+// are still never shorter than the truth, but less padded. If date is the
+// zero time, HeaderAt is Header.
+func HeaderAt(h http.Header, now, date time.Time) []Quota {
 	// Most responses carry no rate-limit field at all. One pass over the
 	// names finds the fields without allocating; the parser is set up only
 	// when there is one.
@@ -55,7 +68,7 @@ func Header(h http.Header, now time.Time) []Quota {
 	if !rate {
 		return nil
 	}
-	return header(h, now, &found, n)
+	return header(h, now, date, &found, n)
 }
 
 // A field is the value of a header field that some family reads.
@@ -66,9 +79,12 @@ type field struct {
 
 // header is Header once n fields have been found, the first of them in
 // found.
-func header(h http.Header, now time.Time, found *[16]field, n int) []Quota {
+func header(h http.Header, now, date time.Time, found *[16]field, n int) []Quota {
 	var p parser
 	p.now = now
+	if !date.IsZero() {
+		p.dated, p.base = true, date
+	}
 	// Copy the fields rather than point at them: escape analysis would
 	// otherwise move found to the heap for every response.
 	p.found = *found
