@@ -14,13 +14,13 @@ const (
 	sNone slot = iota
 	sDate      // Date, the origin of absolute resets
 
-	// IETF RateLimit fields, draft-08 and later (ietf.go, rlfields.go)
+	// IETF RateLimit fields and their Beta- twins (ietf.go, rlfields.go)
 	sRateLimit           // Ratelimit
 	sRateLimitPolicy     // Ratelimit-Policy
 	sBetaRateLimit       // Beta-Ratelimit
 	sBetaRateLimitPolicy // Beta-Ratelimit-Policy
 
-	// RateLimit-* triplet of drafts 03 to 06, GitLab extras (triplet.go)
+	// RateLimit-* triplet of drafts 03 to 06, GitLab extras (draft06.go)
 	sLimit     // Ratelimit-Limit
 	sRemaining // Ratelimit-Remaining
 	sReset     // Ratelimit-Reset
@@ -28,7 +28,7 @@ const (
 	sName      // Ratelimit-Name
 	sObserved  // Ratelimit-Observed
 
-	// X-RateLimit-* triplet: GitHub, Discord, Reddit, Envoy... (triplet.go)
+	// X-RateLimit-* triplet: GitHub, Discord, Reddit, Envoy... (xratelimit.go)
 	sXLimit      // X-Ratelimit-Limit
 	sXRemaining  // X-Ratelimit-Remaining
 	sXReset      // X-Ratelimit-Reset
@@ -37,7 +37,7 @@ const (
 	sXResource   // X-Ratelimit-Resource
 	sXBucket     // X-Ratelimit-Bucket
 
-	// X-Rate-Limit-* triplet: Okta, Twitter, Zendesk (triplet.go)
+	// X-Rate-Limit-* triplet: Okta, Twitter, Zendesk (xdashratelimit.go)
 	sDashLimitBare // X-Rate-Limit
 	sDashLimit     // X-Rate-Limit-Limit
 	sDashRemaining // X-Rate-Limit-Remaining
@@ -77,7 +77,7 @@ const (
 	_          // Anthropic-Ratelimit-Output-Tokens-Remaining
 	_          // Anthropic-Ratelimit-Output-Tokens-Reset
 
-	// Twitter/X: x-{app,user}-limit-24hour-{limit,remaining,reset} (vendor.go)
+	// Twitter/X: x-{app,user}-limit-24hour-{limit,remaining,reset} (twitter.go)
 	sTwitter // X-App-Limit-24hour-Limit
 	_        // X-App-Limit-24hour-Remaining
 	_        // X-App-Limit-24hour-Reset
@@ -85,7 +85,7 @@ const (
 	_        // X-User-Limit-24hour-Remaining
 	_        // X-User-Limit-24hour-Reset
 
-	// Kong, Tomorrow.io: X-RateLimit-{Limit,Remaining}-<period> (vendor.go)
+	// Kong, Tomorrow.io: X-RateLimit-{Limit,Remaining}-<period> (kong.go)
 	sKong // X-Ratelimit-Limit-Second
 	_     // X-Ratelimit-Remaining-Second
 	_     // X-Ratelimit-Limit-Minute
@@ -99,7 +99,7 @@ const (
 	_     // X-Ratelimit-Limit-Year
 	_     // X-Ratelimit-Remaining-Year
 
-	// HubSpot (vendor.go)
+	// HubSpot (hubspot.go)
 	sHubSpotDaily             // X-Hubspot-Ratelimit-Daily
 	sHubSpotDailyRemaining    // X-Hubspot-Ratelimit-Daily-Remaining
 	sHubSpotInterval          // X-Hubspot-Ratelimit-Interval-Milliseconds
@@ -108,7 +108,7 @@ const (
 	sHubSpotSecondly          // X-Hubspot-Ratelimit-Secondly
 	sHubSpotSecondlyRemaining // X-Hubspot-Ratelimit-Secondly-Remaining
 
-	// Shopify, Zendesk (vendor.go)
+	// Shopify, Zendesk (shopify.go, zendesk.go)
 	sShopify        // X-Shopify-Shop-Api-Call-Limit
 	sZendeskTickets // Zendesk-Ratelimit-Tickets-Index
 

@@ -1,113 +1,18 @@
 package parse
 
 import (
-	"math"
 	"strings"
 	"time"
 )
 
-// This file reads the three limit/remaining/reset triplets of
-// dialects.md §4.10:
-//
-//   - RateLimit-{Limit,Remaining,Reset} of drafts 03 to 06 and
-//     express-rate-limit draft-6 (dialects.md §2 row 2), also sent by Kong
-//     (row 41), Zendesk (row 32), Bluesky (row 27), Docker Hub (row 39),
-//     XIQ (row 47) and GitLab (row 8, with RateLimit-ResetTime as a
-//     fallback reset and RateLimit-Name);
-//   - X-RateLimit-{Limit,Remaining,Reset,Used,Reset-After}: GitHub (rows
-//     5–7), Discord (row 15), Reddit (row 16), Envoy (row 40), Mastodon
-//     (row 26), Jira (row 29), OpenRouter (row 37) and most generic APIs;
-//   - X-Rate-Limit-{Limit,Remaining,Reset}: Okta (row 25), Twitter (row 17)
-//     and Zendesk's bare X-Rate-Limit (row 32).
-//
-// A limit or remaining value may carry ";w=" (Docker, XIQ). A limit value
-// may go on with quota items, as in draft-03 and Envoy:
-// "1, 1;w=60;name=\"first\", 4;w=3600;name=\"second\"". The first number
-// is the current limit, which merges into the first item with an equal
-// limit (dialects.md §4.9). Resets follow the magnitude rule (§3.1) or are
-// date strings (§3.3).
-
-// draft06 reads the RateLimit-* triplet and merges it with the unnamed
-// policies and the draft-07 dictionary that ietf found.
-func (p *parser) draft06() {
-	dialect := "draft-06"
-	if p.has(sName) || p.has(sObserved) || p.has(sResetTime) {
-		dialect = "gitlab"
-	}
-	items := p.unnamed
-	if p.hasDict {
-		p.legacy(p.dict, items)
-		items = nil
-	}
-	if !(p.has(sLimit) || p.has(sRemaining)) {
-		p.legacy(newQuota(dialect), items)
-		return
-	}
-	var buf [4]item
-	cur, tail := p.triplet(dialect, sLimit, sRemaining, buf[:0])
-	cur.Reset = p.reset(sReset)
-	if cur.Reset < 0 {
-		// GitLab's HTTP-date twin of its epoch RateLimit-Reset (row 8).
-		cur.Reset = p.reset(sResetTime)
-	}
-	if dialect == "gitlab" {
-		cur.Policy = p.text(sName)
-	}
-	p.legacy(cur, append(tail, items...))
-}
-
-// xRateLimit reads the X-RateLimit-* triplet.
-func (p *parser) xRateLimit() {
-	if !(p.has(sXLimit) || p.has(sXRemaining) || p.has(sXUsed)) {
-		return
-	}
-	var buf [4]item
-	cur, tail := p.triplet("x-ratelimit", sXLimit, sXRemaining, buf[:0])
-	switch {
-	case len(tail) > 0:
-		cur.Dialect = "envoy"
-	case p.has(sXResetAfter) || p.has(sXBucket):
-		cur.Dialect = "discord"
-		cur.Policy = p.text(sXBucket)
-	case p.has(sXResource):
-		cur.Dialect = "github"
-		cur.Policy = p.text(sXResource)
-		// The GraphQL API counts query cost in points (row 7).
-		if strings.EqualFold(cur.Policy, "graphql") {
-			cur.Unit = "points"
-		}
-	case p.has(sXUsed) && !p.has(sXLimit):
-		cur.Dialect = "reddit"
-	}
-	if cur.Limit < 0 && cur.Remaining >= 0 {
-		// Reddit sends no limit: it is used + remaining (§4.8).
-		if used := p.count(sXUsed); used >= 0 && used <= math.MaxInt64-cur.Remaining {
-			cur.Limit = used + cur.Remaining
-		}
-	}
-	// Discord: the delta Reset-After wins over the epoch Reset (§4.4).
-	if d := p.delta(sXResetAfter); d >= 0 {
-		cur.Reset = d
-	} else {
-		cur.Reset = p.reset(sXReset)
-	}
-	p.legacy(cur, tail)
-}
-
-// xDashRateLimit reads the X-Rate-Limit-* triplet.
-func (p *parser) xDashRateLimit() {
-	if !(p.has(sDashLimit) || p.has(sDashLimitBare) || p.has(sDashRemaining)) {
-		return
-	}
-	limit := sDashLimit
-	if p.get(sDashLimit) == nil {
-		limit = sDashLimitBare // Zendesk's X-Rate-Limit counts as a limit
-	}
-	var buf [4]item
-	cur, tail := p.triplet("x-rate-limit", limit, sDashRemaining, buf[:0])
-	cur.Reset = p.reset(sDashReset)
-	p.legacy(cur, tail)
-}
+// This file holds what the limit/remaining/reset triplets share
+// (dialects.md §4.10): reading a limit and a remaining count that may carry
+// ";w=" (Docker, XIQ), limit lists with quota items as in draft-03 and
+// Envoy ("1, 1;w=60;name=\"first\", 4;w=3600;name=\"second\""), where
+// the first number is the current limit and merges into the first item
+// with an equal limit (dialects.md §4.9), and comma-joined duplicates
+// (Okta, §3.4), which are invalid. Resets follow the magnitude rule (§3.1)
+// or are date strings (§3.3); see number.go.
 
 // triplet reads the limit and remaining fields of a triplet. It returns the
 // current quota and the quota items that followed the current limit.

@@ -1,0 +1,38 @@
+package parse
+
+// This file reads RateLimit-{Limit,Remaining,Reset} of IETF drafts 03 to
+// 06 and express-rate-limit draft-6 (dialects.md §2 row 2, §4.10), also
+// sent by Kong (row 41), Zendesk (row 32), Bluesky (row 27), Heroku (row
+// 28), Docker Hub (row 39), jambonz, Persona, ActiveCampaign, XIQ (row 47)
+// and GitLab (row 8, with RateLimit-ResetTime as a fallback reset and
+// RateLimit-Name), and merges it with the unnamed RateLimit-Policy items
+// and the draft-07 dictionary that rlfields.go found (§4.9).
+
+// draft06 reads the RateLimit-* triplet and merges it with the unnamed
+// policies and the draft-07 dictionary that ietf found.
+func (p *parser) draft06() {
+	dialect := "draft-06"
+	if p.has(sName) || p.has(sObserved) || p.has(sResetTime) {
+		dialect = "gitlab"
+	}
+	items := p.unnamed
+	if p.hasDict {
+		p.legacy(p.dict, items)
+		items = nil
+	}
+	if !(p.has(sLimit) || p.has(sRemaining)) {
+		p.legacy(newQuota(dialect), items)
+		return
+	}
+	var buf [4]item
+	cur, tail := p.triplet(dialect, sLimit, sRemaining, buf[:0])
+	cur.Reset = p.reset(sReset)
+	if cur.Reset < 0 {
+		// GitLab's HTTP-date twin of its epoch RateLimit-Reset (row 8).
+		cur.Reset = p.reset(sResetTime)
+	}
+	if dialect == "gitlab" {
+		cur.Policy = p.text(sName)
+	}
+	p.legacy(cur, append(tail, items...))
+}

@@ -1,0 +1,49 @@
+package parse
+
+import (
+	"math"
+	"strings"
+)
+
+// This file reads X-RateLimit-{Limit,Remaining,Reset,Used,Reset-After}
+// (dialects.md §4.10): GitHub (rows 5–7), Discord (row 15), Reddit (row
+// 16), Envoy (row 40), Mastodon (row 26), Jira (row 29), OpenRouter (row
+// 37), Dynatrace (row 49) and most generic APIs.
+
+// xRateLimit reads the X-RateLimit-* triplet.
+func (p *parser) xRateLimit() {
+	if !(p.has(sXLimit) || p.has(sXRemaining) || p.has(sXUsed)) {
+		return
+	}
+	var buf [4]item
+	cur, tail := p.triplet("x-ratelimit", sXLimit, sXRemaining, buf[:0])
+	switch {
+	case len(tail) > 0:
+		cur.Dialect = "envoy"
+	case p.has(sXResetAfter) || p.has(sXBucket):
+		cur.Dialect = "discord"
+		cur.Policy = p.text(sXBucket)
+	case p.has(sXResource):
+		cur.Dialect = "github"
+		cur.Policy = p.text(sXResource)
+		// The GraphQL API counts query cost in points (row 7).
+		if strings.EqualFold(cur.Policy, "graphql") {
+			cur.Unit = "points"
+		}
+	case p.has(sXUsed) && !p.has(sXLimit):
+		cur.Dialect = "reddit"
+	}
+	if cur.Limit < 0 && cur.Remaining >= 0 {
+		// Reddit sends no limit: it is used + remaining (§4.8).
+		if used := p.count(sXUsed); used >= 0 && used <= math.MaxInt64-cur.Remaining {
+			cur.Limit = used + cur.Remaining
+		}
+	}
+	// Discord: the delta Reset-After wins over the epoch Reset (§4.4).
+	if d := p.delta(sXResetAfter); d >= 0 {
+		cur.Reset = d
+	} else {
+		cur.Reset = p.reset(sXReset)
+	}
+	p.legacy(cur, tail)
+}
