@@ -9,7 +9,7 @@ var twitterScopes = [...]string{"app", "user"}
 
 // twitter reads x-{app,user}-limit-24hour-{limit,remaining,reset}, the
 // 24-hour windows of the X API v2 (dialects.md §2 row 17, §4.6); resets are
-// epoch seconds. The 15-minute x-rate-limit-* triplet is read in triplet.go.
+// epoch seconds. The 15-minute x-rate-limit-* triplet is read in xdashratelimit.go.
 // Source: docs quoted in xdevplatform/twitter-api-typescript-sdk#68 and
 // PLhery/node-twitter-api-v2#495.
 func (p *parser) twitter() {
