@@ -81,6 +81,11 @@ type grant struct {
 	probe bool
 	epoch uint64 // the origin's pause count when the request started
 	cost  int64  // content bytes charged to content-bytes policies
+
+	// skew estimates the server's clock minus ours: the highest Date minus
+	// receive time seen so far (see parse.HeaderAt); skewOK when known.
+	skew   time.Duration
+	skewOK bool
 }
 
 // hold tells a request to wait: until wait has passed, or changed is closed.
@@ -99,6 +104,8 @@ type outcome struct {
 	pause   time.Duration // the wait a refusal asks of the whole origin
 	reason  Reason        // why, when pause > 0
 	bytes   int64         // response content length; -1 when unknown
+	skew    time.Duration // Date minus receive time, when dated
+	dated   bool          // the response had a valid Date
 }
 
 // Tuning of the mechanism itself; these are not server hints.
@@ -109,7 +116,7 @@ const (
 	rampCap         = 4096        // cwnd past which ramp-up no longer limits
 	zeroBackoffBase = time.Second // D7: r=0 with no t
 	zeroBackoffMax  = time.Minute //
-	pauseJitterMax  = 50 * time.Millisecond
+	pauseJitterMax  = 25 * time.Millisecond
 	defaultMaxKeys  = 1 << 16          //
 	defaultIdleTTL  = 10 * time.Minute //
 )
@@ -130,6 +137,8 @@ type origin struct {
 	probeOut    bool // the probe is in flight
 	cwnd        int  // ramp-up: most requests in flight; 0 means no limit
 	zeroStreak  int  // consecutive r=0 observations without t (D7)
+	skew        time.Duration
+	skewOK      bool
 
 	policies []*policy
 	limiter  *rate.Limiter // the Transport's MaxRate, when set
@@ -151,6 +160,7 @@ type policy struct {
 	// counted in it yet, so they are subtracted from it.
 	live     bool
 	epoch    uint64        // origin epoch of the request that reported it
+	mark     uint64        // grants started before it was received
 	minR     int64         // lowest r reported in this effective window
 	deadline time.Time     // end of the effective window; zero when t was not given
 	cost     float64       // content-bytes: bytes expected per request
@@ -268,9 +278,7 @@ func (s *memStore) acquire(key originKey, now time.Time, c ceilings) (grant, hol
 	for _, p := range o.policies {
 		if p.live && !p.deadline.IsZero() && !now.Before(p.deadline) {
 			p.live = false
-			if o.inflight == 0 {
-				o.probing, o.cwnd = true, 1
-			}
+			o.probing, o.cwnd = true, 1
 		}
 	}
 	if o.probing && (o.probeOut || o.inflight > 0) {
@@ -325,7 +333,7 @@ func (s *memStore) acquire(key originKey, now time.Time, c ceilings) (grant, hol
 
 	o.inflight++
 	o.seq++
-	g := grant{o: o, seq: o.seq, epoch: o.epoch, cost: cost}
+	g := grant{o: o, seq: o.seq, epoch: o.epoch, cost: cost, skew: o.skew, skewOK: o.skewOK}
 	if o.probing {
 		o.probeOut, g.probe = true, true
 	}
@@ -386,6 +394,15 @@ func (s *memStore) release(g grant, now time.Time, out outcome) {
 	}
 	if out.failed {
 		return // a probe that failed leaves the origin probing
+	}
+	if out.dated {
+		// Date has whole seconds, so Date minus receive time falls short
+		// of the true offset by up to a second: the highest sample is the
+		// best estimate, and never too high. A much lower one means the
+		// server's clock moved: start over.
+		if !o.skewOK || out.skew > o.skew || out.skew < o.skew-2*time.Second {
+			o.skew, o.skewOK = out.skew, true
+		}
 	}
 
 	informed := false
@@ -463,12 +480,13 @@ func (s *memStore) observe(o *origin, g grant, q *parse.Quota, now time.Time, by
 		return true
 	}
 	stale := !p.live || (!p.deadline.IsZero() && !now.Before(p.deadline))
-	if !stale && g.epoch <= p.epoch && q.Remaining > p.minR {
-		// A higher r within the same window: an answer overtaken by a
-		// later one, or a refill that the next window will confirm.
+	if !stale && g.epoch <= p.epoch && g.seq <= p.mark && q.Remaining > p.minR {
+		// A higher r from a request sent before the current observation
+		// came back: an answer overtaken by a later one. (A request sent
+		// after it reached the server after it, so its r is newer.)
 		return true
 	}
-	p.live, p.epoch, p.minR = true, g.epoch, q.Remaining
+	p.live, p.epoch, p.mark, p.minR = true, g.epoch, o.seq, q.Remaining
 	if p.q > 0 && p.minR > p.q {
 		p.minR = p.q // r is never trusted above the quota the policy states
 	}

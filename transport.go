@@ -171,7 +171,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Rate-limit fields on a response from a cache describe the past
 		// (draft-11 §7.3, D5); fields in trailers are never read (D9).
 		if !parse.FromCache(resp.Header) {
-			out.quotas = parse.Header(resp.Header, now)
+			out.quotas = parse.HeaderAt(resp.Header, now, serverTime(resp.Header, now, g, &out))
 			if len(out.quotas) > 0 && t.observed() {
 				t.emit(Event{Kind: EventObserve, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.quotas)})
 			}
@@ -263,6 +263,34 @@ func (t *Transport) wait(req *http.Request, st store, key originKey, c ceilings,
 		case <-h.changed:
 		}
 	}
+}
+
+// serverTime returns the best estimate of when the response was generated,
+// by the server's clock: its Date, refined by the origin's clock skew to
+// less than Date's one-second grain, never earlier than Date nor a second
+// or more after it. It records the Date sample in out. It returns the zero
+// time when the response has no valid Date.
+func serverTime(h http.Header, now time.Time, g grant, out *outcome) time.Time {
+	v := h["Date"]
+	if len(v) == 0 {
+		return time.Time{}
+	}
+	date, ok := parse.HTTPDate(v[0], now)
+	if !ok {
+		return time.Time{}
+	}
+	out.skew, out.dated = date.Sub(now), true
+	if !g.skewOK {
+		return date
+	}
+	est := now.Add(g.skew)
+	switch {
+	case est.Before(date):
+		return date
+	case est.Sub(date) >= time.Second:
+		return date.Add(time.Second - time.Nanosecond)
+	}
+	return est
 }
 
 // serverWait returns the wait a refusal asks for: Retry-After, which takes
