@@ -54,8 +54,10 @@ type store interface {
 	// it, or says how long to hold and why; a holder also wakes when
 	// changed is closed (some response updated the key's state).
 	acquire(key originKey, now time.Time, c ceilings) (grant, hold)
-	// release reports the end of a granted request.
-	release(g grant, now time.Time, o outcome)
+	// release reports the end of a granted request. For a refusal the
+	// Transport wants to retry, it reports whether the retry budget
+	// allows it (and takes the retry from it).
+	release(g grant, now time.Time, o outcome) (retry bool)
 }
 
 // originKey identifies a budget: the request's origin by default.
@@ -106,6 +108,11 @@ type outcome struct {
 	bytes   int64         // response content length; -1 when unknown
 	skew    time.Duration // Date minus receive time, when dated
 	dated   bool          // the response had a valid Date
+
+	first     bool     // the request's first attempt
+	wantRetry bool     // a refusal the Transport would retry
+	stop      bool     // the server reported abnormal usage
+	violated  []string // policies a quota-exceeded problem named
 }
 
 // Tuning of the mechanism itself; these are not server hints.
@@ -141,6 +148,7 @@ type origin struct {
 	skewOK      bool
 
 	policies []*policy
+	learn    learner
 	limiter  *rate.Limiter // the Transport's MaxRate, when set
 	changed  chan struct{} // closed and cleared when state changes; nil when nobody waits
 }
@@ -159,11 +167,11 @@ type policy struct {
 	// state of the server; the requests still in flight may not be
 	// counted in it yet, so they are subtracted from it.
 	live     bool
-	epoch    uint64        // origin epoch of the request that reported it
-	mark     uint64        // grants started before it was received
-	minR     int64         // lowest r reported in this effective window
-	deadline time.Time     // end of the effective window; zero when t was not given
-	cost     float64       // content-bytes: bytes expected per request
+	epoch    uint64    // origin epoch of the request that reported it
+	mark     uint64    // grants started before it was received
+	minR     int64     // lowest r reported in this effective window
+	deadline time.Time // end of the effective window; zero when t was not given
+	cost     float64   // content-bytes: bytes expected per request
 
 	log []time.Time // start times within w, oldest first (q-per-w pacing)
 }
@@ -320,6 +328,12 @@ func (s *memStore) acquire(key originKey, now time.Time, c ceilings) (grant, hol
 			}
 		}
 	}
+	if o.learn.active(o, now) {
+		if d := o.learn.quota.paceWait(now); d > 0 {
+			o.learn.binding = true
+			return grant{}, o.hold(d, ReasonAdaptive)
+		}
+	}
 	if c.maxRate > 0 {
 		if o.limiter == nil || float64(o.limiter.Limit()) != c.maxRate {
 			o.limiter = rate.NewLimiter(rate.Limit(c.maxRate), 1)
@@ -342,6 +356,7 @@ func (s *memStore) acquire(key originKey, now time.Time, c ceilings) (grant, hol
 			p.logStart(now)
 		}
 	}
+	o.learn.started(o, now)
 	return g, hold{}
 }
 
@@ -380,7 +395,7 @@ func (p *policy) trim(now time.Time) {
 	}
 }
 
-func (s *memStore) release(g grant, now time.Time, out outcome) {
+func (s *memStore) release(g grant, now time.Time, out outcome) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o := g.o
@@ -390,10 +405,13 @@ func (s *memStore) release(g grant, now time.Time, out outcome) {
 		o.probeOut = false
 	}
 	if s.m[o.key] != o {
-		return // forgotten while in flight
+		return false // forgotten while in flight
+	}
+	if out.first {
+		o.learn.deposit(now)
 	}
 	if out.failed {
-		return // a probe that failed leaves the origin probing
+		return false // a probe that failed leaves the origin probing
 	}
 	if out.dated {
 		// Date has whole seconds, so Date minus receive time falls short
@@ -405,31 +423,49 @@ func (s *memStore) release(g grant, now time.Time, out outcome) {
 		}
 	}
 
-	informed := false
+	// Before reading the response: did the budget think quota was left?
+	hinted := false
+	for _, p := range o.policies {
+		if p.unit != unitConcurrent && p.live && p.minR > int64(o.inflight) {
+			hinted = true
+		}
+	}
+	foreseen := false
 	for i := range out.quotas {
-		if s.observe(o, g, &out.quotas[i], now, out.bytes) {
-			informed = true
+		q := &out.quotas[i]
+		if s.observe(o, g, q, now, out.bytes) && q.Remaining >= 0 {
+			if q.Remaining == 0 {
+				foreseen = true
+			} else {
+				hinted = true
+			}
 		}
 	}
-	_ = informed
-	if out.refused {
-		until := now.Add(out.pause)
-		if out.pause <= 0 {
-			until = now
+	if !out.refused {
+		o.learn.accepted(o, g, now)
+		if g.probe {
+			o.probing = false
+			o.cwnd = 2
+		} else {
+			o.learn.ramp(o)
 		}
-		o.pause(until, out.reason)
-		return
+		return false
 	}
-	if g.probe {
-		o.probing = false
-		o.cwnd = 2
-	} else if o.cwnd > 0 && !o.probing {
-		// Slow start: each answered request lets one more go, so the
-		// number in flight doubles every round trip after a probe.
-		if o.cwnd++; o.cwnd >= rampCap {
-			o.cwnd = 0
+
+	o.learn.refused(o, g, now, foreseen, hinted)
+	if out.stop {
+		o.learn.noRetryUntil = now.Add(stopRetrying)
+	}
+	until := now.Add(max(out.pause, 0))
+	o.pause(until, out.reason)
+	for _, name := range out.violated {
+		for _, p := range o.policies {
+			if p.name == name && p.unit != unitConcurrent {
+				p.live, p.epoch, p.minR, p.deadline = true, o.epoch, 0, o.pauseUntil
+			}
 		}
 	}
+	return out.wantRetry && o.learn.allowRetry(now)
 }
 
 // observe applies one quota from a response to o. It reports whether the
@@ -443,6 +479,7 @@ func (s *memStore) observe(o *origin, g grant, q *parse.Quota, now time.Time, by
 	default:
 		return false // tokens, points...: exposed by parse, not used to pace requests
 	}
+	o.learn.hinted = true
 	p := o.policy(q.Policy, q.Partition, unit, now)
 	if p == nil {
 		return false
@@ -543,15 +580,6 @@ func (o *origin) policy(name string, pk []byte, unit string, now time.Time) *pol
 	p := &policy{name: name, pk: string(pk), unit: unit}
 	o.policies = append(o.policies, p)
 	return p
-}
-
-// ceilMul returns ceil(q * t / w) without overflow for sane inputs, saturating.
-func ceilMul(q int64, t, w time.Duration) int64 {
-	f := math.Ceil(float64(q) * (float64(t) / float64(w)))
-	if f >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(f)
 }
 
 // jitter returns a random duration in [0, d]; 0 when d <= 0. It is added to

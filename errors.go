@@ -49,10 +49,12 @@ type Reason string
 
 // The reasons a request can wait for.
 const (
-	ReasonPace        Reason = "pace"        // spreading requests within a policy's quota (q per w) or the local MaxRate
-	ReasonQuota       Reason = "quota"       // the live quota (r) is spent: waiting out its effective window (t)
-	ReasonRetryAfter  Reason = "retry-after" // the server asked for it with Retry-After
-	ReasonBackoff     Reason = "backoff"     // a refusal that gave no wait: exponential fallback with jitter
-	ReasonConcurrency Reason = "concurrency" // too many requests in flight for the origin
-	ReasonProbe       Reason = "probe"       // after a pause, one request probes before the others follow
+	ReasonPace        Reason = "pace"         // spreading requests within a policy's quota (q per w) or the local MaxRate
+	ReasonQuota       Reason = "quota"        // the live quota (r) is spent: waiting out its effective window (t)
+	ReasonRetryAfter  Reason = "retry-after"  // the server asked for it with Retry-After
+	ReasonBackoff     Reason = "backoff"      // a refusal that gave no wait: exponential fallback with jitter
+	ReasonAdaptive    Reason = "adaptive"     // pacing by a quota learned from refusals, for servers that say little or lie
+	ReasonRetryBudget Reason = "retry-budget" // retries to the origin used up their share of its traffic
+	ReasonConcurrency Reason = "concurrency"  // too many requests in flight for the origin
+	ReasonProbe       Reason = "probe"        // after a pause, one request probes before the others follow
 )

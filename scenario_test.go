@@ -22,6 +22,9 @@ type scenario struct {
 	honest  bool    // states its limits: no refusals allowed
 	minEff  float64 // efficiency floor
 	maxPeak int     // most requests in flight allowed at the server; 0: any
+
+	maxRefused float64       // refusals allowed, as a share of tasks (not honest servers)
+	flip       time.Duration // > 0: every other span this long, the server sends no rate-limit fields
 }
 
 func scenarios() []scenario {
@@ -56,6 +59,23 @@ func scenarios() []scenario {
 			tasks: 300, honest: true, minEff: 0.95,
 		})
 	}
+	// Servers that say little, or lie: learned, not read.
+	fixed := []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindow, Quota: 20, Window: 4 * time.Second}}
+	for _, a := range []ratelimittest.Algorithm{ratelimittest.FixedWindow, ratelimittest.TokenBucket} {
+		pol := []ratelimittest.Policy{{Name: "api", Algorithm: a, Quota: 20, Window: 4 * time.Second}}
+		out = append(out,
+			scenario{name: string(a) + " 20/4s", cfg: ratelimittest.Config{Policies: pol, Dialect: ratelimittest.RetryAfterOnly, Latency: latency}, tasks: 200, minEff: 0.8, maxRefused: 0.1},
+			scenario{name: string(a) + " 20/4s", cfg: ratelimittest.Config{Policies: pol, Dialect: ratelimittest.Bare429, Latency: latency}, tasks: 200, minEff: 0.8, maxRefused: 0.1},
+		)
+	}
+	out = append(out,
+		scenario{name: "malformed fields 20/4s", cfg: ratelimittest.Config{Policies: fixed, Malformed: true, Latency: latency}, tasks: 200, minEff: 0.8, maxRefused: 0.1},
+		scenario{name: "inflated ×5000, enforces 20/1s", cfg: ratelimittest.Config{
+			Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindow, Quota: 20, Window: time.Second}},
+			Inflate:  5000, Latency: latency,
+		}, tasks: 200, minEff: 0.8, maxRefused: 0.1},
+		scenario{name: "flips honest/silent every 10s", cfg: ratelimittest.Config{Policies: fixed, Latency: latency}, flip: 10 * time.Second, tasks: 200, minEff: 0.8, maxRefused: 0.1},
+	)
 	out = append(out, scenario{
 		name: "concurrency q=4",
 		cfg: ratelimittest.Config{
@@ -89,7 +109,11 @@ func runScenario(t *testing.T, sc scenario, workers int) result {
 		// parse's magnitude rule (1e9 s, 2001): move to the present.
 		time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
 		h := ratelimittest.NewHandler(sc.cfg)
-		c, _ := politeOver(h)
+		var srv http.Handler = h
+		if sc.flip > 0 {
+			srv = silentEvery(h, sc.flip)
+		}
+		c, _ := politeOver(srv)
 		start := time.Now()
 		statuses := run(t, c, "http://api.test/", sc.tasks, workers)
 		res.took = time.Since(start)
@@ -123,6 +147,9 @@ func TestScenarios(t *testing.T) {
 				if sc.honest && r.refused != 0 {
 					t.Errorf("%d requests refused, want 0", r.refused)
 				}
+				if !sc.honest && float64(r.refused) > sc.maxRefused*float64(sc.tasks) {
+					t.Errorf("%d requests refused, want at most %.0f%% of %d tasks", r.refused, 100*sc.maxRefused, sc.tasks)
+				}
 				if e := r.efficiency(); e < sc.minEff {
 					t.Errorf("efficiency %.3f (took %v, ideal %v), want ≥ %.2f", e, r.took, r.ideal, sc.minEff)
 				}
@@ -136,3 +163,32 @@ func TestScenarios(t *testing.T) {
 		t.Log(table.String())
 	}
 }
+
+// silentEvery wraps h so that every other span of d (the first one honest)
+// its responses carry no rate-limit fields at all: a server that flips
+// between stating its limits and saying nothing.
+func silentEvery(h http.Handler, d time.Duration) http.Handler {
+	start := time.Now()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if (time.Since(start)/d)%2 == 0 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(&stripper{ResponseWriter: w}, r)
+	})
+}
+
+// stripper drops every rate-limit field from what a handler writes.
+type stripper struct{ http.ResponseWriter }
+
+func (s *stripper) strip() {
+	for k := range s.Header() {
+		if l := strings.ToLower(k); strings.Contains(l, "ratelimit") || strings.Contains(l, "rate-limit") || l == "retry-after" {
+			s.Header().Del(k)
+		}
+	}
+}
+
+func (s *stripper) WriteHeader(code int) { s.strip(); s.ResponseWriter.WriteHeader(code) }
+
+func (s *stripper) Write(b []byte) (int, error) { s.strip(); return s.ResponseWriter.Write(b) }

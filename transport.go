@@ -167,7 +167,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 
-		out := outcome{bytes: resp.ContentLength}
+		out := outcome{bytes: resp.ContentLength, first: attempt == 1}
 		// Rate-limit fields on a response from a cache describe the past
 		// (draft-11 §7.3, D5); fields in trailers are never read (D9).
 		if !parse.FromCache(resp.Header) {
@@ -192,24 +192,46 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			wait += jitter(wait / 10)
 		}
 		out.refused, out.pause, out.reason = true, wait, why
-		st.release(g, now, out)
-
 		deadline, ok := ctx.Deadline()
-		if attempt >= attempts || wait > t.maxWait() || !retryable(req, resp.StatusCode) || (ok && now.Add(wait).After(deadline)) {
-			if t.observed() {
-				t.emit(Event{Kind: EventGiveUp, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
+		out.wantRetry = attempt < attempts && wait <= t.maxWait() && retryable(req, resp.StatusCode) && (!ok || !now.Add(wait).After(deadline))
+		if out.wantRetry {
+			// The body would be discarded: read what a problem document
+			// says (RFC 9457, draft-11 §5) from a bounded prefix of it.
+			var p problem
+			resp.Body, p = readProblem(resp)
+			out.violated = p.violated
+			if p.kind == problemAbnormal {
+				out.stop, out.wantRetry = true, false
 			}
+		}
+		retry := st.release(g, now, out)
+
+		switch {
+		case out.stop:
+			t.emitIf(Event{Kind: EventStop, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
+			return resp, nil
+		case out.wantRetry && !retry:
+			why = ReasonRetryBudget
+			fallthrough
+		case !retry:
+			t.emitIf(Event{Kind: EventGiveUp, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
 			return resp, nil
 		}
-		if t.observed() {
-			t.emit(Event{Kind: EventRetry, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
-		}
+		t.emitIf(Event{Kind: EventRetry, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
 		discard(resp.Body)
 	}
 }
 
 // observed reports whether anyone listens to events.
 func (t *Transport) observed() bool { return t.OnEvent != nil || t.Logger != nil }
+
+// emitIf emits e if anyone listens. Callers that build costly events check
+// observed first.
+func (t *Transport) emitIf(e Event) {
+	if t.observed() {
+		t.emit(e)
+	}
+}
 
 // wait blocks until the budget grants req under key, the context ends, or
 // the wait turns out longer than the Transport will wait.

@@ -1,0 +1,189 @@
+package polite
+
+import "time"
+
+// learner infers what an origin allows from what it accepts and refuses,
+// for servers that say little or nothing about their limits, or say more
+// than they grant. The rules (a hint is not a grant):
+//
+//   - A refusal the headers did not foresee (no quota in it is spent) starts
+//     a measurement: the requests the server accepted since the last pause
+//     are its quota, and the time from the first of them until the origin
+//     accepts a request again is its window. A fixed window reveals q and w
+//     this way; a token bucket reveals its refill.
+//   - The learned quota paces the origin like a stated one (no more than q
+//     starts in any span of w), on top of whatever the headers say, and
+//     never shortens a wait the server asked for.
+//   - Each time the learned quota has held requests back for two windows
+//     without a refusal, it grows by an eighth: speed comes back when
+//     refusals stop. A new refusal measures it again.
+//   - A refusal while the headers said quota was left marks them
+//     unreliable: the learned quota applies for a minute, doubling each time
+//     they are caught again, up to an hour. Without such a mark, a learned
+//     quota applies only while the origin states no quota of its own.
+type learner struct {
+	cycleEpoch uint64    // the epoch the cycle counters belong to
+	cycleStart time.Time // first start of that epoch
+	cycleOK    int64     // its requests answered without refusal
+
+	pending   bool // a measurement waits for the next acceptance
+	pendEpoch uint64
+	pendQ     int64
+	pendFrom  time.Time
+
+	quota   *policy // learned; nil until a measurement ends
+	binding bool    // the learned quota held a request back since it last grew
+	grownAt time.Time
+
+	hinted        bool // the origin has sent a quota that paces requests
+	distrustUntil time.Time
+	distrustFor   time.Duration
+
+	rampAcc int // additive ramp-up for origins that never sent a quota
+
+	// Retry budget: retries may use a fifth of recent traffic, with a
+	// floor of retryFloor a second, so that retries cannot multiply an
+	// outage (the Finagle and Envoy budgets).
+	retryTokens  float64
+	retryAt      time.Time
+	noRetryUntil time.Time // the server reported abnormal usage
+}
+
+const (
+	distrustMin   = time.Minute
+	distrustMax   = time.Hour
+	retryShare    = 0.2 // of first attempts
+	retryFloor    = 2.0 // retries a second, always allowed
+	retryTokenCap = 20.0
+	stopRetrying  = 10 * time.Minute // after abnormal usage was reported
+)
+
+// active reports whether the learned quota paces requests now.
+func (l *learner) active(o *origin, now time.Time) bool {
+	if l.quota == nil {
+		return false
+	}
+	if now.Before(l.distrustUntil) {
+		return true
+	}
+	for _, p := range o.policies {
+		if p.unit != unitConcurrent && (p.live || (p.q > 0 && p.w > 0)) {
+			return false
+		}
+	}
+	return true
+}
+
+// started records a granted request.
+func (l *learner) started(o *origin, now time.Time) {
+	if l.cycleEpoch != o.epoch || l.cycleStart.IsZero() {
+		l.cycleEpoch, l.cycleStart, l.cycleOK = o.epoch, now, 0
+	}
+	if l.quota != nil {
+		l.quota.logStart(now)
+	}
+}
+
+// accepted records a response that was not a refusal.
+func (l *learner) accepted(o *origin, g grant, now time.Time) {
+	if g.epoch == l.cycleEpoch {
+		l.cycleOK++
+	}
+	if !l.pending {
+		if q := l.quota; q != nil && l.binding && now.Sub(l.grownAt) >= 2*q.w {
+			q.q += max(1, q.q/8)
+			l.grownAt, l.binding = now, false
+		}
+		return
+	}
+	if g.epoch == l.pendEpoch {
+		l.pendQ++ // accepted in the refused cycle, answered late
+		return
+	}
+	// The origin accepts again: the measurement ends.
+	l.pending = false
+	if l.pendQ < 1 {
+		return
+	}
+	w := now.Sub(l.pendFrom)
+	if w <= 0 {
+		return
+	}
+	if l.quota == nil {
+		l.quota = &policy{unit: unitRequests}
+	}
+	l.quota.q, l.quota.w = l.pendQ, w
+	l.quota.log = l.quota.log[:0]
+	for range min(int64(o.inflight)+1, l.pendQ) {
+		l.quota.logStart(now)
+	}
+	l.grownAt, l.binding = now, false
+}
+
+// refused records a refusal. foreseen reports whether a quota in the
+// response was spent; hinted whether the response or a live observation
+// said quota was left.
+func (l *learner) refused(o *origin, g grant, now time.Time, foreseen, hinted bool) {
+	if foreseen || g.epoch != o.epoch {
+		return // explained, or one more answer from a cycle already refused
+	}
+	if hinted {
+		l.distrustFor = min(max(2*l.distrustFor, distrustMin), distrustMax)
+		l.distrustUntil = now.Add(l.distrustFor)
+	}
+	if l.pending {
+		return // refused again before the window ended: it is longer
+	}
+	l.pending, l.pendEpoch, l.pendFrom = true, g.epoch, l.cycleStart
+	l.pendQ = 0
+	if g.epoch == l.cycleEpoch {
+		l.pendQ = l.cycleOK
+	}
+}
+
+// ramp grows the number of requests in flight after an answer: doubling
+// each round trip for an origin that states its quotas, by one each round
+// trip for one that never did, since only a refusal will tell where its
+// limit is.
+func (l *learner) ramp(o *origin) {
+	if o.cwnd <= 0 || o.probing {
+		return
+	}
+	if !l.hinted {
+		if l.rampAcc++; l.rampAcc < o.cwnd {
+			return
+		}
+		l.rampAcc = 0
+	}
+	if o.cwnd++; o.cwnd >= rampCap {
+		o.cwnd = 0
+	}
+}
+
+// allowRetry reports whether the retry budget has room for one retry, and
+// takes it. first reports a first attempt, which adds to the budget.
+func (l *learner) deposit(now time.Time) {
+	l.refill(now)
+	l.retryTokens = min(retryTokenCap, l.retryTokens+retryShare)
+}
+
+func (l *learner) refill(now time.Time) {
+	if !l.retryAt.IsZero() && now.After(l.retryAt) {
+		l.retryTokens = min(retryTokenCap, l.retryTokens+retryFloor*now.Sub(l.retryAt).Seconds())
+	} else if l.retryAt.IsZero() {
+		l.retryTokens = retryFloor
+	}
+	l.retryAt = now
+}
+
+func (l *learner) allowRetry(now time.Time) bool {
+	if now.Before(l.noRetryUntil) {
+		return false
+	}
+	l.refill(now)
+	if l.retryTokens < 1 {
+		return false
+	}
+	l.retryTokens--
+	return true
+}

@@ -1,0 +1,67 @@
+package polite
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+)
+
+// The problem types of draft-11 §5 (RFC 9457 problem details).
+const (
+	problemQuota    = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+	problemCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
+	problemAbnormal = "https://iana.org/assignments/http-problem-types#abnormal-usage-detected"
+)
+
+// problemPrefix is how much of a problem document is read: enough for the
+// members polite reads, not a whole body.
+const problemPrefix = 4 << 10
+
+// problem is what polite reads of a problem document.
+type problem struct {
+	kind     string   // the type URI
+	violated []string // violated-policies
+}
+
+// readProblem reads what a refusal's problem document says, when its
+// Content-Type is application/problem+json, from at most problemPrefix
+// bytes of its body. It returns the body to use in place of resp.Body:
+// the bytes read followed by the rest, closed by the original Close. A
+// body that is not a problem document is returned as it is, unread.
+//
+// A quota-exceeded problem names the policies it exhausted; their quota
+// pauses until the origin's pause ends. A temporary-reduced-capacity
+// problem comes with a lowered RateLimit-Policy, which the budget adopts as
+// it adopts every policy it reads. An abnormal-usage-detected problem stops
+// the retries to that origin: the caller should stop its batch, not retry
+// harder.
+func readProblem(resp *http.Response) (io.ReadCloser, problem) {
+	body := resp.Body
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || mt != "application/problem+json" || body == nil || body == http.NoBody {
+		return body, problem{}
+	}
+	prefix, _ := io.ReadAll(io.LimitReader(body, problemPrefix))
+	restored := struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(prefix), body), body}
+	var doc struct {
+		Type     string   `json:"type"`
+		Violated []string `json:"violated-policies"`
+	}
+	if json.Unmarshal(prefix, &doc) != nil {
+		return restored, problem{}
+	}
+	switch doc.Type {
+	case problemQuota, problemCapacity, problemAbnormal:
+	default:
+		return restored, problem{}
+	}
+	if len(doc.Violated) > maxPolicies {
+		doc.Violated = doc.Violated[:maxPolicies]
+	}
+	return restored, problem{kind: doc.Type, violated: doc.Violated}
+}
