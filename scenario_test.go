@@ -23,9 +23,19 @@ type scenario struct {
 	minEff  float64 // efficiency floor
 	maxPeak int     // most requests in flight allowed at the server; 0: any
 
+	known      string        // why minEff is below 0.95 on an honest server
 	maxRefused float64       // refusals allowed, as a share of tasks (not honest servers)
 	flip       time.Duration // > 0: every other span this long, the server sends no rate-limit fields
 }
+
+// The bounds asserted on servers that say little or lie. The goal is at
+// most 10% refused and an efficiency of 0.8; the fallback backoff is random,
+// so single runs scatter around it, and the test asserts looser bounds that
+// only a regression crosses. The printed table shows the run's figures.
+const (
+	learnFloor    = 0.6
+	learnRefusals = 0.15
+)
 
 func scenarios() []scenario {
 	var out []scenario
@@ -34,14 +44,31 @@ func scenarios() []scenario {
 	dialects := []ratelimittest.Dialect{ratelimittest.IETF, ratelimittest.Draft06, ratelimittest.Draft07, ratelimittest.XRateLimitEpoch, ratelimittest.XRateLimitDelta, ratelimittest.GitHub, ratelimittest.OpenAI}
 	for _, a := range algorithms {
 		for _, d := range dialects {
+			eff, why := 0.95, ""
+			switch {
+			case a == ratelimittest.SlidingWindow && d == ratelimittest.OpenAI:
+				// OpenAI's reset is the time until the bucket is full
+				// again; a sliding-window counter is full only two
+				// windows after a burst.
+				eff, why = 0.55, "reset is time to full refill"
+			case a == ratelimittest.SlidingWindow:
+				// t is whole seconds, rounded up; a sliding-window counter
+				// frees a slot every w/q, far less than a second here.
+				eff, why = 0.8, "integer t, rounded up"
+			case a == ratelimittest.SlidingLog && (d == ratelimittest.XRateLimitEpoch || d == ratelimittest.GitHub):
+				// An epoch reset is a whole second, rounded up: up to a
+				// second lost in every 4-second cycle.
+				eff, why = 0.8, "epoch reset in whole seconds"
+			}
 			out = append(out, scenario{
-				name: string(a) + " 20/4s",
+				known: why,
+				name:  string(a) + " 20/4s",
 				cfg: ratelimittest.Config{
 					Policies: []ratelimittest.Policy{{Name: "api", Algorithm: a, Quota: 20, Window: 4 * time.Second}},
 					Dialect:  d,
 					Latency:  latency,
 				},
-				tasks: 200, honest: true, minEff: 0.95,
+				tasks: 200, honest: true, minEff: eff,
 			})
 		}
 	}
@@ -64,17 +91,17 @@ func scenarios() []scenario {
 	for _, a := range []ratelimittest.Algorithm{ratelimittest.FixedWindow, ratelimittest.TokenBucket} {
 		pol := []ratelimittest.Policy{{Name: "api", Algorithm: a, Quota: 20, Window: 4 * time.Second}}
 		out = append(out,
-			scenario{name: string(a) + " 20/4s", cfg: ratelimittest.Config{Policies: pol, Dialect: ratelimittest.RetryAfterOnly, Latency: latency}, tasks: 200, minEff: 0.8, maxRefused: 0.1},
-			scenario{name: string(a) + " 20/4s", cfg: ratelimittest.Config{Policies: pol, Dialect: ratelimittest.Bare429, Latency: latency}, tasks: 200, minEff: 0.8, maxRefused: 0.1},
+			scenario{name: string(a) + " 20/4s", cfg: ratelimittest.Config{Policies: pol, Dialect: ratelimittest.RetryAfterOnly, Latency: latency}, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
+			scenario{name: string(a) + " 20/4s", cfg: ratelimittest.Config{Policies: pol, Dialect: ratelimittest.Bare429, Latency: latency}, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 		)
 	}
 	out = append(out,
-		scenario{name: "malformed fields 20/4s", cfg: ratelimittest.Config{Policies: fixed, Malformed: true, Latency: latency}, tasks: 200, minEff: 0.8, maxRefused: 0.1},
+		scenario{name: "malformed fields 20/4s", cfg: ratelimittest.Config{Policies: fixed, Malformed: true, Latency: latency}, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 		scenario{name: "inflated ×5000, enforces 20/1s", cfg: ratelimittest.Config{
 			Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindow, Quota: 20, Window: time.Second}},
 			Inflate:  5000, Latency: latency,
-		}, tasks: 200, minEff: 0.8, maxRefused: 0.1},
-		scenario{name: "flips honest/silent every 10s", cfg: ratelimittest.Config{Policies: fixed, Latency: latency}, flip: 10 * time.Second, tasks: 200, minEff: 0.8, maxRefused: 0.1},
+		}, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
+		scenario{name: "flips honest/silent every 10s", cfg: ratelimittest.Config{Policies: fixed, Latency: latency}, flip: 10 * time.Second, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 	)
 	out = append(out, scenario{
 		name: "concurrency q=4",
@@ -129,7 +156,7 @@ func runScenario(t *testing.T, sc scenario, workers int) result {
 // as fast as a perfect client. Run with -scenarios -v to print the table.
 func TestScenarios(t *testing.T) {
 	var table strings.Builder
-	fmt.Fprintf(&table, "\n| server | dialect | workers | tasks | ok | refused | peak in flight | polite | ideal | efficiency |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&table, "\n| server | dialect | workers | tasks | ok | refused | peak in flight | polite | ideal | efficiency | note |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, sc := range scenarios() {
 		for _, workers := range []int{16, 100} {
 			dialect := sc.cfg.Dialect
@@ -139,8 +166,8 @@ func TestScenarios(t *testing.T) {
 			name := fmt.Sprintf("%s/%s/%d", sc.name, dialect, workers)
 			t.Run(name, func(t *testing.T) {
 				r := runScenario(t, sc, workers)
-				fmt.Fprintf(&table, "| %s | %s | %d | %d | %d | %d | %d | %v | %v | %.3f |\n",
-					sc.name, dialect, workers, sc.tasks, r.ok, r.refused, r.peak, r.took.Round(time.Millisecond), r.ideal.Round(time.Millisecond), r.efficiency())
+				fmt.Fprintf(&table, "| %s | %s | %d | %d | %d | %d | %d | %v | %v | %.3f | %s |\n",
+					sc.name, dialect, workers, sc.tasks, r.ok, r.refused, r.peak, r.took.Round(time.Millisecond), r.ideal.Round(time.Millisecond), r.efficiency(), sc.known)
 				if r.ok != sc.tasks {
 					t.Errorf("%d of %d tasks ok", r.ok, sc.tasks)
 				}
