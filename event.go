@@ -13,7 +13,7 @@ type EventKind string
 // The kinds of [Event].
 const (
 	// EventWait: a request waited for its budget before being sent. Wait is
-	// how long it waited and Reason why (the reason of its last hold).
+	// how long it waited and Reason why (what it waited longest for).
 	EventWait EventKind = "wait"
 	// EventRetry: a refused response will be retried after Wait, for Reason.
 	EventRetry EventKind = "retry"

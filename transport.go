@@ -240,7 +240,9 @@ func (t *Transport) wait(req *http.Request, st store, key originKey, c ceilings,
 	var (
 		timer *time.Timer
 		start time.Time
-		why   Reason
+		last  time.Time // when the current hold began
+		why   Reason    // its reason
+		spent waits     // time held, by reason
 	)
 	defer func() {
 		if timer != nil {
@@ -253,16 +255,19 @@ func (t *Transport) wait(req *http.Request, st store, key originKey, c ceilings,
 		}
 		now := time.Now()
 		g, h := st.acquire(key, now, c)
+		if !start.IsZero() {
+			spent.add(why, now.Sub(last))
+		}
 		if h.changed == nil {
 			if !start.IsZero() && t.observed() {
-				t.emit(Event{Kind: EventWait, Time: now, Key: key.String(), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: why})
+				t.emit(Event{Kind: EventWait, Time: now, Key: key.String(), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: spent.main()})
 			}
 			return g, nil
 		}
 		if start.IsZero() {
 			start = now
 		}
-		why = h.reason
+		last, why = now, h.reason
 		if h.wait > t.maxWait() {
 			return grant{}, &WaitError{Key: key.String(), Delay: h.wait, Until: now.Add(h.wait), Reason: h.reason}
 		}
@@ -285,6 +290,37 @@ func (t *Transport) wait(req *http.Request, st store, key originKey, c ceilings,
 		case <-h.changed:
 		}
 	}
+}
+
+// waits adds up the time one request waited, by reason, without allocating.
+type waits struct {
+	n      int
+	reason [8]Reason
+	d      [8]time.Duration
+}
+
+func (w *waits) add(r Reason, d time.Duration) {
+	for i := range w.n {
+		if w.reason[i] == r {
+			w.d[i] += d
+			return
+		}
+	}
+	if w.n < len(w.reason) {
+		w.reason[w.n], w.d[w.n] = r, d
+		w.n++
+	}
+}
+
+// main returns the reason the request waited longest for.
+func (w *waits) main() Reason {
+	best := 0
+	for i := range w.n {
+		if w.d[i] > w.d[best] {
+			best = i
+		}
+	}
+	return w.reason[best]
 }
 
 // serverTime returns the best estimate of when the response was generated,
