@@ -446,6 +446,9 @@ func (s *memStore) release(g grant, now time.Time, out outcome) bool {
 		if g.probe {
 			o.probing = false
 			o.cwnd = 2
+			if o.learn.hinted {
+				o.cwnd = 4 // the fresh response says what is left
+			}
 		} else {
 			o.learn.ramp(o)
 		}

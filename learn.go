@@ -141,7 +141,7 @@ func (l *learner) refused(o *origin, g grant, now time.Time, foreseen, hinted bo
 	}
 }
 
-// ramp grows the number of requests in flight after an answer: doubling
+// ramp grows the number of requests in flight after an answer: tripling
 // each round trip for an origin that states its quotas, by one each round
 // trip for one that never did, since only a refusal will tell where its
 // limit is.
@@ -149,13 +149,14 @@ func (l *learner) ramp(o *origin) {
 	if o.cwnd <= 0 || o.probing {
 		return
 	}
+	step := 2 // tripling each round trip
 	if !l.hinted {
 		if l.rampAcc++; l.rampAcc < o.cwnd {
 			return
 		}
-		l.rampAcc = 0
+		l.rampAcc, step = 0, 1
 	}
-	if o.cwnd++; o.cwnd >= rampCap {
+	if o.cwnd += step; o.cwnd >= rampCap {
 		o.cwnd = 0
 	}
 }
