@@ -88,6 +88,8 @@ type grant struct {
 	// receive time seen so far (see parse.HeaderAt); skewOK when known.
 	skew   time.Duration
 	skewOK bool
+
+	cycle uint64 // the learner's cycle it started in
 }
 
 // hold tells a request to wait: until wait has passed, or changed is closed.
@@ -330,7 +332,7 @@ func (s *memStore) acquire(key originKey, now time.Time, c ceilings) (grant, hol
 	}
 	if o.learn.active(o, now) {
 		if d := o.learn.quota.paceWait(now); d > 0 {
-			o.learn.binding = true
+			o.learn.binding, o.learn.held = true, true
 			return grant{}, o.hold(d, ReasonAdaptive)
 		}
 	}
@@ -356,7 +358,7 @@ func (s *memStore) acquire(key originKey, now time.Time, c ceilings) (grant, hol
 			p.logStart(now)
 		}
 	}
-	o.learn.started(o, now)
+	g.cycle = o.learn.started(o, now)
 	return g, hold{}
 }
 

@@ -22,12 +22,17 @@ import "time"
 //     they are caught again, up to an hour. Without such a mark, a learned
 //     quota applies only while the origin states no quota of its own.
 type learner struct {
-	cycleEpoch uint64    // the epoch the cycle counters belong to
-	cycleStart time.Time // first start of that epoch
+	// A cycle is a burst of starts: it begins after a pause, or once the
+	// learned quota has held requests back a learned window after the
+	// cycle began.
+	cycle      uint64    // cycles so far
+	cycleEpoch uint64    // the origin epoch the cycle began in
+	cycleStart time.Time // its first start
 	cycleOK    int64     // its requests answered without refusal
+	held       bool      // the learned quota held a request back since the cycle began
 
-	pending   bool // a measurement waits for the next acceptance
-	pendEpoch uint64
+	pending   bool   // a measurement waits for the next acceptance
+	pendCycle uint64 // the cycle refused
 	pendQ     int64
 	pendFrom  time.Time
 
@@ -74,19 +79,22 @@ func (l *learner) active(o *origin, now time.Time) bool {
 	return true
 }
 
-// started records a granted request.
-func (l *learner) started(o *origin, now time.Time) {
-	if l.cycleEpoch != o.epoch || l.cycleStart.IsZero() {
-		l.cycleEpoch, l.cycleStart, l.cycleOK = o.epoch, now, 0
+// started records a granted request and returns its cycle.
+func (l *learner) started(o *origin, now time.Time) uint64 {
+	renew := l.held && l.quota != nil && now.Sub(l.cycleStart) >= l.quota.w
+	if l.cycleEpoch != o.epoch || l.cycleStart.IsZero() || renew {
+		l.cycle++
+		l.cycleEpoch, l.cycleStart, l.cycleOK, l.held = o.epoch, now, 0, false
 	}
 	if l.quota != nil {
 		l.quota.logStart(now)
 	}
+	return l.cycle
 }
 
 // accepted records a response that was not a refusal.
 func (l *learner) accepted(o *origin, g grant, now time.Time) {
-	if g.epoch == l.cycleEpoch {
+	if g.cycle == l.cycle {
 		l.cycleOK++
 	}
 	if !l.pending {
@@ -96,8 +104,10 @@ func (l *learner) accepted(o *origin, g grant, now time.Time) {
 		}
 		return
 	}
-	if g.epoch == l.pendEpoch {
-		l.pendQ++ // accepted in the refused cycle, answered late
+	if g.cycle <= l.pendCycle {
+		if g.cycle == l.pendCycle {
+			l.pendQ++ // accepted in the refused cycle, answered late
+		}
 		return
 	}
 	// The origin accepts again: the measurement ends.
@@ -134,9 +144,9 @@ func (l *learner) refused(o *origin, g grant, now time.Time, foreseen, hinted bo
 	if l.pending {
 		return // refused again before the window ended: it is longer
 	}
-	l.pending, l.pendEpoch, l.pendFrom = true, g.epoch, l.cycleStart
+	l.pending, l.pendCycle, l.pendFrom = true, g.cycle, l.cycleStart
 	l.pendQ = 0
-	if g.epoch == l.cycleEpoch {
+	if g.cycle == l.cycle {
 		l.pendQ = l.cycleOK
 	}
 }

@@ -33,8 +33,8 @@ type scenario struct {
 // so single runs scatter around it, and the test asserts looser bounds that
 // only a regression crosses. The printed table shows the run's figures.
 const (
-	learnFloor    = 0.6
-	learnRefusals = 0.15
+	learnFloor    = 0.7
+	learnRefusals = 0.125
 )
 
 func scenarios() []scenario {
