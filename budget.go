@@ -55,9 +55,9 @@ type store interface {
 	// changed is closed (some response updated the key's state).
 	acquire(key originKey, now time.Time, c ceilings) (grant, hold)
 	// release reports the end of a granted request. For a refusal the
-	// Transport wants to retry, it reports whether the retry budget
-	// allows it (and takes the retry from it).
-	release(g grant, now time.Time, o outcome) (retry bool)
+	// Transport wants to retry, it reports whether the origin allows a
+	// retry (and takes it from the retry budget), or why not.
+	release(g grant, now time.Time, o outcome) (retry bool, denied Reason)
 }
 
 // originKey identifies a budget: the request's origin by default.
@@ -397,7 +397,7 @@ func (p *policy) trim(now time.Time) {
 	}
 }
 
-func (s *memStore) release(g grant, now time.Time, out outcome) bool {
+func (s *memStore) release(g grant, now time.Time, out outcome) (bool, Reason) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o := g.o
@@ -407,13 +407,13 @@ func (s *memStore) release(g grant, now time.Time, out outcome) bool {
 		o.probeOut = false
 	}
 	if s.m[o.key] != o {
-		return false // forgotten while in flight
+		return false, "" // forgotten while in flight
 	}
 	if out.first {
 		o.learn.deposit(now)
 	}
 	if out.failed {
-		return false // a probe that failed leaves the origin probing
+		return false, "" // a probe that failed leaves the origin probing
 	}
 	if out.dated {
 		// Date has whole seconds, so Date minus receive time falls short
@@ -445,7 +445,9 @@ func (s *memStore) release(g grant, now time.Time, out outcome) bool {
 	}
 	if !out.refused {
 		o.learn.accepted(o, g, now)
-		if g.probe {
+		if g.probe && !now.Before(o.pauseUntil) {
+			// The probe came back and the origin is not paused again
+			// (its own answer may have spent the quota): ramp up.
 			o.probing = false
 			o.cwnd = 2
 			if o.learn.hinted {
@@ -454,7 +456,7 @@ func (s *memStore) release(g grant, now time.Time, out outcome) bool {
 		} else {
 			o.learn.ramp(o)
 		}
-		return false
+		return false, ""
 	}
 
 	o.learn.refused(o, g, now, foreseen, hinted)
@@ -470,7 +472,10 @@ func (s *memStore) release(g grant, now time.Time, out outcome) bool {
 			}
 		}
 	}
-	return out.wantRetry && o.learn.allowRetry(now)
+	if !out.wantRetry {
+		return false, ""
+	}
+	return o.learn.allowRetry(now)
 }
 
 // observe applies one quota from a response to o. It reports whether the

@@ -55,6 +55,7 @@ const (
 	ReasonBackoff     Reason = "backoff"      // a refusal that gave no wait: exponential fallback with jitter
 	ReasonAdaptive    Reason = "adaptive"     // pacing by a quota learned from refusals, for servers that say little or lie
 	ReasonRetryBudget Reason = "retry-budget" // retries to the origin used up their share of its traffic
+	ReasonStopped     Reason = "stopped"      // the origin reported abnormal usage: no retries for a while
 	ReasonConcurrency Reason = "concurrency"  // too many requests in flight for the origin
 	ReasonProbe       Reason = "probe"        // after a pause, one request probes before the others follow
 )

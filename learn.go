@@ -171,13 +171,13 @@ func (l *learner) ramp(o *origin) {
 	}
 }
 
-// allowRetry reports whether the retry budget has room for one retry, and
-// takes it. first reports a first attempt, which adds to the budget.
+// deposit adds a first attempt's share to the retry budget.
 func (l *learner) deposit(now time.Time) {
 	l.refill(now)
 	l.retryTokens = min(retryTokenCap, l.retryTokens+retryShare)
 }
 
+// refill adds the floor's retries for the time since the last call.
 func (l *learner) refill(now time.Time) {
 	if !l.retryAt.IsZero() && now.After(l.retryAt) {
 		l.retryTokens = min(retryTokenCap, l.retryTokens+retryFloor*now.Sub(l.retryAt).Seconds())
@@ -187,14 +187,16 @@ func (l *learner) refill(now time.Time) {
 	l.retryAt = now
 }
 
-func (l *learner) allowRetry(now time.Time) bool {
+// allowRetry reports whether the origin allows one more retry now, and
+// takes it from the retry budget; or why not.
+func (l *learner) allowRetry(now time.Time) (bool, Reason) {
 	if now.Before(l.noRetryUntil) {
-		return false
+		return false, ReasonStopped
 	}
 	l.refill(now)
 	if l.retryTokens < 1 {
-		return false
+		return false, ReasonRetryBudget
 	}
 	l.retryTokens--
-	return true
+	return true, ""
 }

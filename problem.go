@@ -48,12 +48,31 @@ func readProblem(resp *http.Response) (io.ReadCloser, problem) {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(prefix), body), body}
+	// Read member by member, so that a document longer than the prefix
+	// still yields the members that came before the cut.
 	var doc struct {
-		Type     string   `json:"type"`
-		Violated []string `json:"violated-policies"`
+		Type     string
+		Violated []string
 	}
-	if json.Unmarshal(prefix, &doc) != nil {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return restored, problem{}
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var dst any = new(json.RawMessage)
+		switch tok {
+		case "type":
+			dst = &doc.Type
+		case "violated-policies":
+			dst = &doc.Violated
+		}
+		if dec.Decode(dst) != nil {
+			break
+		}
 	}
 	switch doc.Type {
 	case problemQuota, problemCapacity, problemAbnormal:

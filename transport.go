@@ -3,6 +3,7 @@ package polite
 import (
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"time"
 
@@ -188,12 +189,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				bo = newBackoff()
 			}
 			wait, why = bo.NextBackOff(), ReasonBackoff
-		} else {
-			wait += jitter(wait / 10)
 		}
-		out.refused, out.pause, out.reason = true, wait, why
 		deadline, ok := ctx.Deadline()
 		out.wantRetry = attempt < attempts && wait <= t.maxWait() && retryable(req, resp.StatusCode) && (!ok || !now.Add(wait).After(deadline))
+		// A wait the server gave is a floor: jitter only lengthens the
+		// pause, and is added after the wait was judged.
+		out.refused, out.pause, out.reason = true, wait, why
+		if given {
+			// ...but never past MaxWait on its account.
+			out.pause = min(addSat(wait, jitter(wait/10)), max(wait, t.maxWait()))
+		}
 		if out.wantRetry {
 			// The body would be discarded: read what a problem document
 			// says (RFC 9457, draft-11 §5) from a bounded prefix of it.
@@ -204,14 +209,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				out.stop, out.wantRetry = true, false
 			}
 		}
-		retry := st.release(g, now, out)
+		retry, denied := st.release(g, now, out)
 
 		switch {
 		case out.stop:
 			t.emitIf(Event{Kind: EventStop, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
 			return resp, nil
 		case out.wantRetry && !retry:
-			why = ReasonRetryBudget
+			why = denied
 			fallthrough
 		case !retry:
 			t.emitIf(Event{Kind: EventGiveUp, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
@@ -290,6 +295,15 @@ func (t *Transport) wait(req *http.Request, st store, key originKey, c ceilings,
 		case <-h.changed:
 		}
 	}
+}
+
+// addSat returns a+b for non-negative durations, saturating instead of
+// overflowing.
+func addSat(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // waits adds up the time one request waited, by reason, without allocating.
