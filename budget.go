@@ -125,7 +125,7 @@ const (
 	rampCap         = 4096        // cwnd past which ramp-up no longer limits
 	zeroBackoffBase = time.Second // D7: r=0 with no t
 	zeroBackoffMax  = time.Minute //
-	pauseJitterMax  = 25 * time.Millisecond
+	pauseJitterMax  = 10 * time.Millisecond
 	defaultMaxKeys  = 1 << 16          //
 	defaultIdleTTL  = 10 * time.Minute //
 )
