@@ -15,8 +15,11 @@ import "time"
 //     starts in any span of w), on top of whatever the headers say, and
 //     never shortens a wait the server asked for.
 //   - Each time the learned quota has held requests back for two windows
-//     without a refusal, it grows by an eighth: speed comes back when
-//     refusals stop. A new refusal measures it again.
+//     without a refusal, it grows by an eighth (at least one): speed comes
+//     back when refusals stop. A new refusal measures it again, and doubles
+//     the windows to wait before the next growth, up to 8. A measurement
+//     lowers a learned quota by 30% at most at a time: a cycle measured out
+//     of phase with the server's window must not cut the pace to nothing.
 //   - A refusal while the headers said quota was left marks them
 //     unreliable: the learned quota applies for a minute, doubling each time
 //     they are caught again, up to an hour. Without such a mark, a learned
@@ -39,6 +42,7 @@ type learner struct {
 	quota   *policy // learned; nil until a measurement ends
 	binding bool    // the learned quota held a request back since it last grew
 	grownAt time.Time
+	growGap int // learned windows between growths: doubles with each refusal of a learned quota
 
 	hinted        bool // the origin has sent a quota that paces requests
 	distrustUntil time.Time
@@ -61,6 +65,8 @@ const (
 	retryFloor    = 2.0 // retries a second, always allowed
 	retryTokenCap = 20.0
 	stopRetrying  = 10 * time.Minute // after abnormal usage was reported
+	minGrowGap    = 2                // learned windows between growths, at least
+	maxGrowGap    = 8                // and at most
 )
 
 // active reports whether the learned quota paces requests now.
@@ -98,7 +104,7 @@ func (l *learner) accepted(o *origin, g grant, now time.Time) {
 		l.cycleOK++
 	}
 	if !l.pending {
-		if q := l.quota; q != nil && l.binding && now.Sub(l.grownAt) >= 2*q.w {
+		if q := l.quota; q != nil && l.binding && now.Sub(l.grownAt) >= time.Duration(max(minGrowGap, l.growGap))*q.w {
 			q.q += max(1, q.q/8)
 			l.grownAt, l.binding = now, false
 		}
@@ -119,12 +125,21 @@ func (l *learner) accepted(o *origin, g grant, now time.Time) {
 	if w <= 0 {
 		return
 	}
+	q := l.pendQ
 	if l.quota == nil {
 		l.quota = &policy{unit: unitRequests}
+	} else {
+		// A learned quota refused: decrease multiplicatively, no further
+		// than the measurement says. A cycle measured out of phase with
+		// the server's window can count a handful of acceptances, or a
+		// short window; one such measurement must not cut the pace to
+		// nothing.
+		q = max(q, l.quota.q*7/10, 1)
+		w = max(w, l.quota.w*7/10)
 	}
-	l.quota.q, l.quota.w = l.pendQ, w
+	l.quota.q, l.quota.w = q, w
 	l.quota.log = l.quota.log[:0]
-	for range min(int64(o.inflight)+1, l.pendQ) {
+	for range min(int64(o.inflight)+1, q) {
 		l.quota.logStart(now)
 	}
 	l.grownAt, l.binding = now, false
@@ -143,6 +158,9 @@ func (l *learner) refused(o *origin, g grant, now time.Time, foreseen, hinted bo
 	}
 	if l.pending {
 		return // refused again before the window ended: it is longer
+	}
+	if l.quota != nil {
+		l.growGap = min(2*max(minGrowGap, l.growGap), maxGrowGap)
 	}
 	l.pending, l.pendCycle, l.pendFrom = true, g.cycle, l.cycleStart
 	l.pendQ = 0
