@@ -3,8 +3,8 @@ module github.com/politehttp/polite
 go 1.25.0
 
 require (
-	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
-	github.com/dunglas/httpsfv v1.1.2 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/time v0.15.0 // indirect
+	github.com/cenkalti/backoff/v4 v4.3.0
+	github.com/dunglas/httpsfv v1.1.2
+	go.uber.org/goleak v1.3.0
+	golang.org/x/time v0.15.0
 )
