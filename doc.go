@@ -47,6 +47,29 @@
 // number in flight doubling each round trip. Responses from a cache (an Age
 // greater than 0) and fields in trailers never change a budget.
 //
+// # Learning
+//
+// Many servers say nothing until they refuse, and some advertise more than
+// they grant. A refusal that no stated quota foresaw starts a measurement:
+// the requests the origin accepted since its last pause are taken as its
+// quota, and the time until it accepts again as its window. The learned
+// quota then paces the origin like a stated one, never shortening a wait the
+// server gave; it grows by an eighth after two windows without a refusal,
+// and a refusal measures it again (lowering it by 30% at most at a time). A
+// refusal while the fields said quota was left marks them unreliable: the
+// learned quota then applies on top of them for a minute, doubling each
+// time, up to an hour. An origin that never stated a quota ramps up by one
+// request per round trip, not by doubling, so that the first refusal finds
+// few requests in flight.
+//
+// # Observing
+//
+// [Transport.OnEvent] and [Transport.Logger] receive every wait (with what
+// it waited for), retry, give-up and observation. [Budget.Inspect] answers
+// "why is this origin waiting, and until when": its policies, what is left,
+// the pause, the learned quota. Neither ever shows a partition key or a
+// credential verbatim.
+//
 // # Retries
 //
 // Transport interprets 429 (Too Many Requests) and 503 (Service
@@ -71,7 +94,11 @@
 // DELETE) or requests carrying an Idempotency-Key. A request body is never
 // read whole to make it replayable. Before a retry, at most 64 KiB of the
 // refused response's body is drained, and the body is closed. Transport
-// errors are not retried. After [Transport.MaxAttempts], or when the wait
+// errors are not retried. Retries to one origin may use a fifth of its
+// recent traffic, with a floor of two a second, so that retries cannot
+// multiply an outage; a problem document (RFC 9457) of type
+// abnormal-usage-detected stops them for ten minutes, and the refusal goes
+// back to the caller, to stop its batch. After [Transport.MaxAttempts], or when the wait
 // asked for is longer than [Transport.MaxWait] or would outlast the request's
 // context deadline, the refusal is returned to the caller at once,
 // unaltered, with its body unread.
