@@ -360,3 +360,38 @@ func TestCloseIdleConnectionsForwarded(t *testing.T) {
 	// A Base without the method is fine too.
 	(&polite.Transport{Base: roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("unused") })}).CloseIdleConnections()
 }
+
+func TestBasePanicReleasesTheOrigin(t *testing.T) {
+	// A Base that panics must not leave its origin waiting for an answer.
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if calls++; calls == 1 {
+				panic("base broke")
+			}
+			return &http.Response{StatusCode: 200, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+		})
+		c := &http.Client{Transport: &polite.Transport{Base: base}}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("the panic of Base did not reach the caller")
+				}
+			}()
+			c.Get("http://api.test/")
+		}()
+		resp, err := c.Get("http://api.test/")
+		if err != nil {
+			t.Fatalf("second request: %v, want it sent", err)
+		}
+		resp.Body.Close()
+	})
+}
+
+func TestBaseNilResponse(t *testing.T) {
+	base := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, nil })
+	_, err := (&polite.Transport{Base: base}).RoundTrip(httptest.NewRequest(http.MethodGet, "http://api.test/", nil))
+	if err == nil {
+		t.Fatal("RoundTrip over a Base returning nil, nil: err = nil, want an error")
+	}
+}

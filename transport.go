@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"math"
@@ -161,7 +162,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		resp, err := t.base().RoundTrip(send)
+		resp, err := t.send(send, st, g)
 		now := time.Now()
 		if err != nil {
 			st.release(g, now, outcome{failed: true})
@@ -225,6 +226,30 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.emitIf(Event{Kind: EventRetry, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
 		discard(resp.Body)
 	}
+}
+
+// errNilResponse reports a Base that broke the RoundTripper contract.
+var errNilResponse = errors.New("polite: Base returned a nil response and a nil error")
+
+// send sends req through Base. Should Base panic, the grant is released
+// before the panic goes on, so that the origin is not left waiting for an
+// answer that will never come.
+func (t *Transport) send(req *http.Request, st store, g grant) (*http.Response, error) {
+	defer func() {
+		if p := recover(); p != nil {
+			st.release(g, time.Now(), outcome{failed: true})
+			panic(p)
+		}
+	}()
+	resp, err := t.base().RoundTrip(req)
+	switch {
+	case err != nil && resp != nil:
+		resp.Body.Close() // an error wins, as in http.Client
+		resp = nil
+	case resp == nil && err == nil:
+		err = errNilResponse
+	}
+	return resp, err
 }
 
 // observed reports whether anyone listens to events.
