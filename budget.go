@@ -90,6 +90,9 @@ type grant struct {
 	skewOK bool
 
 	cycle uint64 // the learner's cycle it started in
+	// measuring is when the cycle whose refusal the learner is measuring
+	// began; zero when no measurement is pending.
+	measuring time.Time
 }
 
 // hold tells a request to wait: until wait has passed, or changed is closed.
@@ -291,7 +294,7 @@ func (s *memStore) acquire(key originKey, now time.Time, c ceilings) (grant, hol
 			o.probing, o.cwnd = true, 1
 		}
 	}
-	if o.probing && (o.probeOut || o.inflight > 0) {
+	if o.probing && o.probeOut {
 		return grant{}, o.hold(0, ReasonProbe)
 	}
 	if (o.cwnd > 0 && o.inflight >= o.cwnd) || (c.maxConc > 0 && o.inflight >= c.maxConc) {
@@ -359,6 +362,9 @@ func (s *memStore) acquire(key originKey, now time.Time, c ceilings) (grant, hol
 		}
 	}
 	g.cycle = o.learn.started(o, now)
+	if o.learn.pending {
+		g.measuring = o.learn.pendFrom
+	}
 	return g, hold{}
 }
 

@@ -190,6 +190,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				bo = newBackoff()
 			}
 			wait, why = bo.NextBackOff(), ReasonBackoff
+			if !g.measuring.IsZero() {
+				// The origin is being measured (see learner): probe again
+				// after half the time it has refused so far, so that the
+				// window is known to within half of itself, not to within
+				// a doubled backoff.
+				wait = min(wait, max(backoffInitial/4, now.Sub(g.measuring)/2))
+			}
 		}
 		deadline, ok := ctx.Deadline()
 		out.wantRetry = attempt < attempts && wait <= t.maxWait() && retryable(req, resp.StatusCode) && (!ok || !now.Add(wait).After(deadline))
