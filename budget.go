@@ -91,7 +91,8 @@ type grant struct {
 
 	cycle uint64 // the learner's cycle it started in
 	// measuring is when the cycle whose refusal the learner is measuring
-	// began; zero when no measurement is pending.
+	// began; zero when no measurement is pending, or when that cycle had
+	// nothing accepted (an outage, not a window).
 	measuring time.Time
 }
 
@@ -362,7 +363,7 @@ func (s *memStore) acquire(key originKey, now time.Time, c ceilings) (grant, hol
 		}
 	}
 	g.cycle = o.learn.started(o, now)
-	if o.learn.pending {
+	if o.learn.pending && o.learn.pendQ > 0 {
 		g.measuring = o.learn.pendFrom
 	}
 	return g, hold{}

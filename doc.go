@@ -87,6 +87,10 @@
 //	6        32s
 //	7+       1m
 //
+// While the learner (see Learning) measures an origin's window, the waits
+// after a refusal that gave none are shorter: half the time the origin has
+// refused so far, so that the window is known to within half of itself.
+//
 // The pause applies to the whole origin, not only to the refused request. A
 // 429 means the server did not process the request, so it is resent for any
 // method whose body can be replayed (no body, or [http.Request.GetBody]); a
