@@ -94,6 +94,9 @@ type grant struct {
 	// began; zero when no measurement is pending, or when that cycle had
 	// nothing accepted (an outage, not a window).
 	measuring time.Time
+	// window reports that the cycle had requests accepted: a refusal now
+	// is the end of a window, not an outage.
+	window bool
 }
 
 // hold tells a request to wait: until wait has passed, or changed is closed.
@@ -363,8 +366,11 @@ func (s *memStore) acquire(key originKey, now time.Time, c ceilings) (grant, hol
 		}
 	}
 	g.cycle = o.learn.started(o, now)
-	if o.learn.pending && o.learn.pendQ > 0 {
+	switch {
+	case o.learn.pending && o.learn.pendQ > 0:
 		g.measuring = o.learn.pendFrom
+	case o.learn.cycleOK > 0:
+		g.window = true
 	}
 	return g, hold{}
 }

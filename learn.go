@@ -17,7 +17,7 @@ import "time"
 //   - Each time the learned quota has held requests back for two windows
 //     without a refusal, it grows by an eighth (at least one): speed comes
 //     back when refusals stop. A new refusal measures it again, and doubles
-//     the windows to wait before the next growth, up to 8. A measurement
+//     the windows to wait before the next growth, up to 4. A measurement
 //     lowers a learned quota by 30% at most at a time: a cycle measured out
 //     of phase with the server's window must not cut the pace to nothing.
 //   - A refusal while the headers said quota was left marks them
@@ -66,7 +66,7 @@ const (
 	retryTokenCap = 20.0
 	stopRetrying  = 10 * time.Minute // after abnormal usage was reported
 	minGrowGap    = 2                // learned windows between growths, at least
-	maxGrowGap    = 8                // and at most
+	maxGrowGap    = 4                // and at most
 )
 
 // active reports whether the learned quota paces requests now.

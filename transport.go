@@ -190,6 +190,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				bo = newBackoff()
 			}
 			wait, why = bo.NextBackOff(), ReasonBackoff
+			if g.window {
+				// The end of a window: the first probe is not put off
+				// by this request's earlier refusals.
+				wait = min(wait, backoffInitial)
+			}
 			if !g.measuring.IsZero() {
 				// The origin is being measured (see learner): probe again
 				// after half the time it has refused so far, so that the
