@@ -46,3 +46,30 @@ func BenchmarkBase(b *testing.B)       { benchmarkGet(b, plain, false) }
 func BenchmarkPolite(b *testing.B)     { benchmarkGet(b, plain, true) }
 func BenchmarkBaseIETF(b *testing.B)   { benchmarkGet(b, stated, false) }
 func BenchmarkPoliteIETF(b *testing.B) { benchmarkGet(b, stated, true) }
+
+// The same without a network: what polite itself costs per request, over a
+// Base that answers at once with a canned response.
+func benchmarkOverhead(b *testing.B, h http.Header, wrap bool) {
+	resp := &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, ContentLength: 0}
+	var rt http.RoundTripper = roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
+	if wrap {
+		rt = &polite.Transport{Base: rt}
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := rt.RoundTrip(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var (
+	plainHeader = http.Header{"Content-Type": {"text/plain"}, "Content-Length": {"2"}, "Date": {"Sun, 29 Nov 2026 22:00:00 GMT"}}
+	ietfHeader  = http.Header{"Content-Type": {"text/plain"}, "Date": {"Sun, 29 Nov 2026 22:00:00 GMT"},
+		"Ratelimit-Policy": {`"api";q=1000000000;w=1`}, "Ratelimit": {`"api";r=999999999;t=1`}}
+)
+
+func BenchmarkOverheadNone(b *testing.B)       { benchmarkOverhead(b, plainHeader, false) }
+func BenchmarkOverheadPolite(b *testing.B)     { benchmarkOverhead(b, plainHeader, true) }
+func BenchmarkOverheadPoliteIETF(b *testing.B) { benchmarkOverhead(b, ietfHeader, true) }
