@@ -192,24 +192,18 @@ feed:
 func plainDo(client *http.Client, attempts int) func(context.Context, string) bool {
 	return func(ctx context.Context, url string) bool {
 		for attempt := 1; ; attempt++ {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			status, header, err := getOnce(ctx, client, url)
 			if err != nil {
 				return false
 			}
-			resp, err := client.Do(req)
-			if err != nil {
-				return false
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
-				return resp.StatusCode/100 == 2
+			if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable {
+				return status/100 == 2
 			}
 			if attempt >= attempts {
 				return false
 			}
 			wait := time.Second
-			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
+			if s, err := strconv.Atoi(header.Get("Retry-After")); err == nil && s >= 0 {
 				wait = time.Duration(s) * time.Second
 			}
 			t := time.NewTimer(wait)
@@ -227,18 +221,25 @@ func plainDo(client *http.Client, attempts int) func(context.Context, string) bo
 // the Transport's business.
 func politeDo(client *http.Client) func(context.Context, string) bool {
 	return func(ctx context.Context, url string) bool {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return false
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return false
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode/100 == 2
+		status, _, err := getOnce(ctx, client, url)
+		return err == nil && status/100 == 2
 	}
+}
+
+// getOnce sends one GET, reads and closes the body, and returns the status
+// and header of the response.
+func getOnce(ctx context.Context, client *http.Client, url string) (int, http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header, nil
 }
 
 // round3 rounds x to three decimals, for JSON output.
