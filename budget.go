@@ -445,15 +445,17 @@ func (s *memStore) release(g grant, now time.Time, out outcome) (bool, Reason) {
 			hinted = true
 		}
 	}
+	// A refusal is foreseen when a quota of the response, in any unit, is
+	// spent: OpenAI's and Anthropic's token quotas refuse while requests
+	// are left, and that is not a lie.
 	foreseen := false
 	for i := range out.quotas {
 		q := &out.quotas[i]
-		if s.observe(o, g, q, now, out.bytes) && q.Remaining >= 0 {
-			if q.Remaining == 0 {
-				foreseen = true
-			} else {
-				hinted = true
-			}
+		if q.Remaining == 0 {
+			foreseen = true
+		}
+		if s.observe(o, g, q, now, out.bytes) && q.Remaining > 0 {
+			hinted = true
 		}
 	}
 	if !out.refused {

@@ -765,3 +765,43 @@ func TestSharedBudget(t *testing.T) {
 		}
 	})
 }
+
+func TestTokenQuotaRefusalIsNotALie(t *testing.T) {
+	// An OpenAI-style 429: the token quota is spent while requests are
+	// left. The wait is the token reset, and the hints are not distrusted.
+	synctest.Test(t, func(t *testing.T) {
+		var sent []time.Time
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sent = append(sent, time.Now())
+			w.Header().Set("X-Ratelimit-Limit-Requests", "500")
+			w.Header().Set("X-Ratelimit-Remaining-Requests", "499")
+			w.Header().Set("X-Ratelimit-Reset-Requests", "120ms")
+			w.Header().Set("X-Ratelimit-Limit-Tokens", "30000")
+			if len(sent) == 2 {
+				w.Header().Set("X-Ratelimit-Remaining-Tokens", "0")
+				w.Header().Set("X-Ratelimit-Reset-Tokens", "7s")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			w.Header().Set("X-Ratelimit-Remaining-Tokens", "29000")
+			w.Header().Set("X-Ratelimit-Reset-Tokens", "2s")
+		})
+		c, tr := politeOver(h)
+		for range 2 {
+			resp, err := c.Get("http://api.test/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		if len(sent) != 3 {
+			t.Fatalf("server saw %d requests, want 3", len(sent))
+		}
+		if gap := sent[2].Sub(sent[1]); gap < 7*time.Second || gap > 8*time.Second {
+			t.Errorf("retry after %v, want the token reset of 7s plus a little jitter", gap)
+		}
+		if st, _ := tr.Inspect("http://api.test", time.Now()); !st.HintsDistrustedUntil.IsZero() || st.Learned != nil {
+			t.Errorf("State = %+v, want no distrust and nothing learned", st)
+		}
+	})
+}

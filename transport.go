@@ -409,26 +409,19 @@ func readQuotas(h http.Header, now time.Time, g grant, out *outcome) []parse.Quo
 }
 
 // serverWait returns the wait a refusal asks for: Retry-After, which takes
-// precedence (draft-11 §7), else the effective window of a spent quota.
+// precedence (draft-11 §7), else the effective window of a spent quota, in
+// any unit (a token quota spent refuses requests too).
 func serverWait(h http.Header, quotas []parse.Quota, now time.Time) (time.Duration, Reason, bool) {
 	if d, ok := RetryAfter(h, now); ok {
 		return d, ReasonRetryAfter, true
 	}
 	wait, found := time.Duration(0), false
 	for _, q := range quotas {
-		if q.Remaining == 0 && q.Reset >= 0 && pacesRequests(q.Unit) {
+		if q.Remaining == 0 && q.Reset >= 0 {
 			wait, found = max(wait, q.Reset), true
 		}
 	}
 	return wait, ReasonQuota, found
-}
-
-func pacesRequests(unit string) bool {
-	switch unit {
-	case "", unitRequests, "request", unitBytes, unitConcurrent:
-		return true
-	}
-	return false
 }
 
 func newBackoff() *backoff.ExponentialBackOff {
