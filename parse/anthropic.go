@@ -11,15 +11,4 @@ package parse
 
 var anthropicUnits = [...]string{"requests", "tokens", "input-tokens", "output-tokens"}
 
-func (p *parser) anthropic() {
-	for u, unit := range anthropicUnits {
-		s := sAnthropic + slot(3*u) // limit, remaining, reset
-		if !(p.has(s) || p.has(s+1)) {
-			continue
-		}
-		q := newQuota("anthropic")
-		q.Unit = unit
-		q.Limit, q.Remaining, q.Reset = p.count(s), p.count(s+1), p.reset(s+2)
-		p.add(q)
-	}
-}
+func (p *parser) anthropic() { p.unitTriplets(sAnthropic, anthropicUnits[:], "anthropic") }

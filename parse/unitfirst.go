@@ -10,13 +10,19 @@ package parse
 
 var unitFirstUnits = [...]string{"requests", "points", "api-units"}
 
-func (p *parser) unitFirst() {
-	for u, unit := range unitFirstUnits {
-		s := sUnitFirst + slot(3*u) // limit, remaining, reset
+func (p *parser) unitFirst() { p.unitTriplets(sUnitFirst, unitFirstUnits[:], "linear") }
+
+// unitTriplets reads one quota per unit from consecutive slots starting at
+// base, three a unit (limit, remaining, reset), as the Anthropic and
+// unit-first families lay them out. Resets follow the generic rules of
+// reset: RFC 3339 for Anthropic, the magnitude rule for bare numbers.
+func (p *parser) unitTriplets(base slot, units []string, dialect string) {
+	for u, unit := range units {
+		s := base + slot(3*u) // limit, remaining, reset
 		if !(p.has(s) || p.has(s+1)) {
 			continue
 		}
-		q := newQuota("linear")
+		q := newQuota(dialect)
 		q.Unit = unit
 		q.Limit, q.Remaining, q.Reset = p.count(s), p.count(s+1), p.reset(s+2)
 		p.add(q)
