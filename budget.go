@@ -438,11 +438,12 @@ func (s *memStore) release(g grant, now time.Time, out outcome) (bool, Reason) {
 		}
 	}
 
-	// Before reading the response: did the budget think quota was left?
+	// Before reading a refusal: did the budget think quota was left?
 	hinted := false
 	for _, p := range o.policies {
-		if p.unit != unitConcurrent && p.live && p.minR > int64(o.inflight) {
+		if out.refused && p.unit != unitConcurrent && p.live && p.minR > int64(o.inflight) {
 			hinted = true
+			break
 		}
 	}
 	// A refusal is foreseen when a quota of the response, in any unit, is
