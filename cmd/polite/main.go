@@ -7,6 +7,7 @@
 //	polite inspect [flags] URL       what one response says about rate limits
 //	polite get [flags] [URL...]      fetch URLs (or stdin, one per line) politely
 //	polite serve [flags]             run a rate-limited test server
+//	polite version                   print the module version and how it was built
 //	polite help [command]            print help
 //
 // Run "polite help <command>" for a command's flags.
@@ -40,6 +41,7 @@ func commands() []command {
 		{"inspect", "[flags] URL", "send one GET and explain what the response says about rate limits", runInspect},
 		{"get", "[flags] [URL...]", "fetch URLs (or stdin, one per line) through one polite Transport", runGet},
 		{"serve", "[flags]", "run a rate-limited test server and log each decision", runServe},
+		{"version", "", "print polite's module version, the Go version and the VCS revision", runVersion},
 	}
 }
 
