@@ -25,20 +25,47 @@ Retry-After if it is a number of seconds, else 1s; give up after -attempts
 sends), then through polite.Wrap(&http.Client{}). The server is reset between
 the runs. It then compares them: tasks that succeeded, requests the server
 refused, wall time, and efficiency, the time a perfect client would need
-(ratelimittest.Ideal) divided by the wall time.`
+(ratelimittest.Ideal) divided by the wall time. With -json, each line also
+gives the server's settings (algorithm, dialect, quota, window_s, latency_s).`
 
 // demoResult is the outcome of one client's run; its JSON form is one line
 // of demo -json.
 type demoResult struct {
-	Client     string  `json:"client"`
-	Tasks      int     `json:"tasks"`
-	Workers    int     `json:"workers"`
-	OK         int     `json:"ok"`
-	Rejected   int     `json:"rejected"`
-	Requests   int     `json:"requests"`
-	WallS      float64 `json:"wall_s"`
-	IdealS     float64 `json:"ideal_s"`
-	Efficiency float64 `json:"efficiency"`
+	Client     string     `json:"client"`
+	Server     demoServer `json:"server"`
+	Tasks      int        `json:"tasks"`
+	Workers    int        `json:"workers"`
+	OK         int        `json:"ok"`
+	Rejected   int        `json:"rejected"`
+	Requests   int        `json:"requests"`
+	WallS      float64    `json:"wall_s"`
+	IdealS     float64    `json:"ideal_s"`
+	Efficiency float64    `json:"efficiency"`
+}
+
+// demoServer is the settings of the demo's server, so that each JSON line
+// says what it ran against.
+type demoServer struct {
+	Algorithm string  `json:"algorithm"`
+	Dialect   string  `json:"dialect"`
+	Quota     int64   `json:"quota"`
+	WindowS   float64 `json:"window_s"` // 0 for concurrency, which has none
+	LatencyS  float64 `json:"latency_s"`
+}
+
+// newDemoServer returns the settings of cfg, which has one policy.
+func newDemoServer(cfg ratelimittest.Config) demoServer {
+	p := cfg.Policies[0]
+	s := demoServer{
+		Algorithm: string(p.Algorithm),
+		Dialect:   string(cfg.Dialect),
+		Quota:     p.Quota,
+		LatencyS:  round3(cfg.Latency.Seconds()),
+	}
+	if p.Algorithm != ratelimittest.Concurrency {
+		s.WindowS = round3(p.Window.Seconds())
+	}
+	return s
 }
 
 // demoClient is one way of doing a task: GET url until done or given up.
@@ -104,6 +131,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
+		r.Server = newDemoServer(cfg)
 		r.IdealS = round3(ideal.Seconds())
 		if r.WallS > 0 {
 			r.Efficiency = round3(ideal.Seconds() / r.WallS)

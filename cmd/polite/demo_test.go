@@ -31,6 +31,10 @@ func TestDemoJSON(t *testing.T) {
 		var r demoResult
 		json.Unmarshal([]byte(l), &r)
 		results[r.Client] = r
+		want := demoServer{Algorithm: "fixed-window", Dialect: "ietf", Quota: 5, WindowS: 1, LatencyS: 0.01}
+		if r.Server != want {
+			t.Errorf("%s: server %+v, want %+v (the flags and defaults it ran with)", r.Client, r.Server, want)
+		}
 	}
 	t.Logf("%s", stdout.String())
 

@@ -26,7 +26,8 @@ const getAbout = `
 Get fetches each URL with GET through one polite Transport shared by -c
 workers, so that every origin is paced by what it says about its rate
 limits. URLs come from the arguments or, when there are none, from stdin,
-one per line (blank lines and lines starting with # are skipped).
+one per line (blank lines and lines starting with # are skipped; the log
+gives each URL's line number).
 
 Bodies of 2xx responses go to stdout, each written whole (in completion
 order, not input order), or with -o to files in a directory, named after
@@ -34,13 +35,14 @@ the URL's host and path with a short hash of the whole URL. Bodies of other
 responses are discarded.
 
 For every URL one JSON line goes to stderr, or appended to the -log file:
-url, status, bytes (of the body written), attempts (requests sent on the
+url, line (its line number on stdin, when read from there), status, bytes (of the body written), attempts (requests sent on the
 wire for this URL, retries and redirects included), waited_s (time spent
 waiting for the origin's budget), reason (of the longest wait: pace, quota,
 retry-after, backoff, concurrency, probe), error (when there was no
 response, or the body could not be written), file (with -o) and retry_at
-(when the origin asked for a longer wait than -max-wait or -timeout allow:
-when to try again). When stderr is a terminal, a progress bar shows the
+(when the URL failed because its origin refused it, or asked for a longer
+wait than -max-wait or -timeout allow: when to try again, in UTC, rounded up
+to the second). When stderr is a terminal, a progress bar shows the
 count, the rate and an estimate of the time left that includes the pauses
 the origins asked for (not when the bodies go to the same terminal).
 
@@ -49,6 +51,7 @@ The exit status is 1 if any URL failed: an error or a status outside 2xx.`
 // getRecord is the JSON line logged for one URL.
 type getRecord struct {
 	URL      string  `json:"url"`
+	Line     int     `json:"line,omitempty"`
 	Status   int     `json:"status"`
 	Bytes    int64   `json:"bytes"`
 	Attempts int     `json:"attempts"`
@@ -74,6 +77,7 @@ type tracker struct {
 	waited  time.Duration
 	longest time.Duration
 	reason  polite.Reason
+	retryAt time.Time // when the origin will take a request a give-up sent back
 }
 
 type trackerKey struct{}
@@ -148,7 +152,10 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *workers < 1 {
 		return usagef("-c must be at least 1, got %d", *workers)
 	}
-	urls := fs.Args()
+	var urls []input
+	for _, u := range fs.Args() {
+		urls = append(urls, input{url: u})
+	}
 	if len(urls) == 0 {
 		var err error
 		if urls, err = readURLs(stdin); err != nil {
@@ -199,21 +206,22 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	g.client = polite.NewClient(tr)
 
 	stop := every(ctx, live.on, 200*time.Millisecond, func() { live.draw(g.prog.line(time.Now())) })
-	jobs := make(chan string)
+	jobs := make(chan input)
 	var wg sync.WaitGroup
 	for range *workers {
 		wg.Go(func() {
-			for u := range jobs {
-				rec := g.fetch(ctx, u)
+			for in := range jobs {
+				rec := g.fetch(ctx, in.url)
+				rec.Line = in.line
 				g.prog.done(rec.failed())
 				g.record(rec)
 			}
 		})
 	}
 feed:
-	for _, u := range urls {
+	for _, in := range urls {
 		select {
-		case jobs <- u:
+		case jobs <- in:
 		case <-ctx.Done():
 			break feed
 		}
@@ -235,20 +243,31 @@ feed:
 	return nil
 }
 
+// input is one URL to fetch.
+type input struct {
+	url  string
+	line int // line number on stdin, from 1; 0 for an argument
+}
+
 // readURLs reads one URL per line from r, skipping blank lines and lines
 // that start with #.
-func readURLs(r io.Reader) ([]string, error) {
-	var urls []string
+func readURLs(r io.Reader) ([]input, error) {
+	var urls []input
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	n := 0
 	for sc.Scan() {
+		n++
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		urls = append(urls, line)
+		urls = append(urls, input{url: line, line: n})
 	}
-	return urls, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", n+1, err)
+	}
+	return urls, nil
 }
 
 // record writes rec to the log as one JSON line.
@@ -289,6 +308,19 @@ func (g *getter) event(e polite.Event) {
 		}
 	case polite.EventRetry:
 		g.prog.pause(e.Key, e.Time.Add(e.Wait), e.Reason)
+	case polite.EventGiveUp:
+		// The refusal goes back to the caller: its URL fails, and
+		// retry_at says when the origin will take it.
+		if e.Wait <= 0 {
+			return
+		}
+		until := e.Time.Add(e.Wait)
+		if t := trackerOf(e.Request); t != nil {
+			t.mu.Lock()
+			t.retryAt = until
+			t.mu.Unlock()
+		}
+		g.prog.pause(e.Key, until, e.Reason)
 	}
 }
 
@@ -326,6 +358,9 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 		rec.Attempts = t.sends
 		rec.WaitedS = round3(t.waited.Seconds())
 		rec.Reason = string(t.reason)
+		if rec.RetryAt == "" && !t.retryAt.IsZero() && rec.failed() {
+			rec.RetryAt = formatRetryAt(t.retryAt)
+		}
 	}()
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -340,7 +375,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 		rec.Error = err.Error()
 		var werr *polite.WaitError
 		if errors.As(err, &werr) {
-			rec.RetryAt = werr.Until.UTC().Format(time.RFC3339)
+			rec.RetryAt = formatRetryAt(werr.Until)
 			g.prog.pause(werr.Key, werr.Until, werr.Reason)
 		}
 		return rec
@@ -360,6 +395,12 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 		rec.Error = err.Error()
 	}
 	return rec
+}
+
+// formatRetryAt formats t in RFC 3339, in UTC, rounded up to the second:
+// trying again at the instant written is never too early.
+func formatRetryAt(t time.Time) string {
+	return t.Add(time.Second - 1).Truncate(time.Second).UTC().Format(time.RFC3339)
 }
 
 // spoolMemory is how much of a body writeBody holds in memory before it

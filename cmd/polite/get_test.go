@@ -153,6 +153,12 @@ func TestGetStdinAndDir(t *testing.T) {
 	if r := recs["ftp://127.0.0.1/file"]; r.Error == "" || r.Attempts != 0 {
 		t.Errorf("ftp URL: error %q, attempts %d; want an error and 0", r.Error, r.Attempts)
 	}
+	for i, u := range urls {
+		// Lines 1 and 2 are a comment and a blank line.
+		if r := recs[u]; r.Line != i+3 {
+			t.Errorf("%s: line %d, want %d", u, r.Line, i+3)
+		}
+	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 4 {
 		t.Errorf("%s holds %d entries, want the 4 bodies and no temporary files", dir, len(entries))
@@ -213,6 +219,60 @@ func TestGetWaitTooLong(t *testing.T) {
 	at, err := time.Parse(time.RFC3339, r.RetryAt)
 	if err != nil || time.Until(at) < 50*time.Minute {
 		t.Errorf("/2: retry_at %q (%v), want about an hour from now", r.RetryAt, err)
+	}
+}
+
+// A refusal that asks for a longer wait than -max-wait goes back to the
+// caller as the 429 it is; its URL carries retry_at, as the URLs after it
+// (refused locally) do.
+func TestGetRetryAtOfRefusal(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Dialect:  ratelimittest.RetryAfterOnly,
+		Policies: []ratelimittest.Policy{{Quota: 1, Window: time.Hour}},
+	})
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-c", "1", srv.URL + "/1", srv.URL + "/2", srv.URL + "/3"}
+	if err := runGet(t.Context(), args, &stdout, &stderr); err == nil {
+		t.Fatalf("runGet = nil, want an error: /2 and /3 need an hour")
+	}
+	recs := getRecords(t, stderr.String())
+	if r := recs[srv.URL+"/1"]; r.Status != 200 || r.RetryAt != "" {
+		t.Errorf("/1: status %d, retry_at %q; want 200 and none", r.Status, r.RetryAt)
+	}
+	r2, r3 := recs[srv.URL+"/2"], recs[srv.URL+"/3"]
+	if r2.Status != http.StatusTooManyRequests || r2.Attempts != 1 {
+		t.Errorf("/2: status %d, attempts %d; want 429 and 1", r2.Status, r2.Attempts)
+	}
+	if r3.Status != 0 || r3.Error == "" || r3.Attempts != 0 {
+		t.Errorf("/3: status %d, error %q, attempts %d; want 0, a WaitError, 0", r3.Status, r3.Error, r3.Attempts)
+	}
+	at2, err2 := time.Parse(time.RFC3339, r2.RetryAt)
+	at3, err3 := time.Parse(time.RFC3339, r3.RetryAt)
+	if err2 != nil || err3 != nil {
+		t.Fatalf("retry_at of /2 %q (%v), of /3 %q (%v); want two times", r2.RetryAt, err2, r3.RetryAt, err3)
+	}
+	if d := time.Until(at2); d < 59*time.Minute || d > 62*time.Minute {
+		t.Errorf("/2: retry_at %s is %v from now, want about an hour", r2.RetryAt, d)
+	}
+	if d := at3.Sub(at2); d < 0 || d > 10*time.Second {
+		t.Errorf("/2 retry_at %s, /3 retry_at %s: want the same instant, or /3 a little later (jitter)", r2.RetryAt, r3.RetryAt)
+	}
+}
+
+func TestFormatRetryAt(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("CET", 3600))
+	for _, tt := range []struct {
+		in   time.Time
+		want string
+	}{
+		{base, "2026-01-02T02:04:05Z"},
+		{base.Add(time.Nanosecond), "2026-01-02T02:04:06Z"},
+		{base.Add(999 * time.Millisecond), "2026-01-02T02:04:06Z"},
+	} {
+		if got := formatRetryAt(tt.in); got != tt.want {
+			t.Errorf("formatRetryAt(%v) = %s, want %s", tt.in, got, tt.want)
+		}
 	}
 }
 

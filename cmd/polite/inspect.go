@@ -10,6 +10,7 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,12 @@ plain words about what clients will make of it. It ends with a verdict:
            neither Retry-After nor readable fields
   fail     no rate-limit fields at all, or only malformed ones
 
+A URL without a scheme, such as 127.0.0.1:8080, is taken as http://.
+
+With -json, inspect prints one JSON object on stdout; when it gets no
+response (an invalid URL, a refused connection, a timeout) the object is
+{"url": ..., "error": ...} and the exit status is not 0.
+
 Servers often send CORS headers only to cross-origin requests: add
 -H 'Origin: https://example.com' to see them.`
 
@@ -50,6 +57,26 @@ type inspectReport struct {
 	Findings    []string    `json:"findings"`
 	Verdict     string      `json:"verdict"`
 	Rule        string      `json:"rule"`
+}
+
+// inspectError is what inspect -json prints when it got no response: the
+// URL is invalid, or the request failed.
+type inspectError struct {
+	URL   string `json:"url"`
+	Error string `json:"error"`
+}
+
+// assumeHTTP returns target with "http://" before it when it has no scheme
+// ("127.0.0.1:8080", "localhost:8080/x", "api.example"), as curl does, and
+// reports whether it did.
+func assumeHTTP(target string) (string, bool) {
+	switch {
+	case target == "" || strings.Contains(target, "://"):
+		return target, false
+	case strings.HasPrefix(target, "//"):
+		return "http:" + target, true
+	}
+	return "http://" + target, true
 }
 
 // quotaJSON is a parse.Quota with unknown values as JSON null and durations
@@ -99,20 +126,38 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("want exactly one URL, got %d arguments", fs.NArg())
 	}
 	target := fs.Arg(0)
+	if u, ok := assumeHTTP(target); ok {
+		fmt.Fprintf(stderr, "polite inspect: %q has no scheme; assuming %s\n", target, u)
+		target = u
+	}
+	// With -json, a failure is a JSON object on stdout too, so that a
+	// script reading stdout always gets one object.
+	fail := func(err error) error {
+		if *jsonOut {
+			msg := err.Error()
+			if uerr := (*url.Error)(nil); errors.As(err, &uerr) {
+				msg = uerr.Err.Error() // the URL is a field of its own
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetEscapeHTML(false)
+			enc.Encode(inspectError{URL: target, Error: msg})
+		}
+		return err
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return usagef("%v", err)
+		return fail(usagef("%v", err))
 	}
-	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-		return usagef("URL %q: want an http or https URL", target)
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" || req.URL.Host == "" {
+		return fail(usagef("URL %q: want an http or https URL with a host", target))
 	}
 	headers.apply(req.Header, &req.Host)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	now := time.Now()
 	var problem []byte

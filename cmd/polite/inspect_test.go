@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -337,6 +338,92 @@ func TestInspectText(t *testing.T) {
 	for _, want := range []string{"status: 200 OK", `ietf     "default"  requests  100    1m0s    99         1m0s`, "verdict: PASS"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("inspect output does not contain %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// closedPort returns a loopback address where nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// With -json, a failure still prints one JSON object on stdout.
+func TestInspectJSONError(t *testing.T) {
+	refused := "http://" + closedPort(t) + "/"
+	tests := []struct {
+		name   string
+		url    string
+		status int // exit status run returns
+	}{
+		{"connection refused", refused, 1},
+		{"invalid URL", "http://[::1", 2},
+		{"not http", "ftp://127.0.0.1/x", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := []string{"inspect", "-json", tt.url}
+			if got := run(t.Context(), args, &stdout, &stderr); got != tt.status {
+				t.Errorf("run(%q) = %d, want %d", args, got, tt.status)
+			}
+			var obj map[string]any
+			if err := json.Unmarshal(stdout.Bytes(), &obj); err != nil {
+				t.Fatalf("run(%q) printed %q on stdout, not JSON: %v", args, stdout.String(), err)
+			}
+			if obj["url"] != tt.url || obj["error"] == "" || len(obj) != 2 {
+				t.Errorf("run(%q) printed %v, want url %q and an error", args, obj, tt.url)
+			}
+			if stderr.Len() == 0 {
+				t.Errorf("run(%q) wrote nothing on stderr", args)
+			}
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	run(t.Context(), []string{"inspect", "-json", refused}, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "connection refused") {
+		t.Errorf("inspect -json %s printed %q, want the connection refused", refused, stdout.String())
+	}
+}
+
+// A URL without a scheme is taken as http://, and inspect says so.
+func TestInspectAssumesHTTP(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 100, Window: time.Minute}},
+	})
+	defer srv.Close()
+	hostPort := strings.TrimPrefix(srv.URL, "http://")
+	var stdout, stderr bytes.Buffer
+	if err := runInspect(t.Context(), []string{"-json", hostPort}, &stdout, &stderr); err != nil {
+		t.Fatalf("runInspect(%q) = %v; stderr:\n%s", hostPort, err, stderr.String())
+	}
+	var rep inspectReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("stdout %q: %v", stdout.String(), err)
+	}
+	if rep.URL != srv.URL || rep.Verdict != "pass" {
+		t.Errorf("url %q, verdict %q; want %q, pass", rep.URL, rep.Verdict, srv.URL)
+	}
+	if want := "assuming " + srv.URL; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q does not contain %q", stderr.String(), want)
+	}
+
+	for in, want := range map[string]string{
+		"127.0.0.1:18080":     "http://127.0.0.1:18080",
+		"localhost:8080/x?y":  "http://localhost:8080/x?y",
+		"api.example":         "http://api.example",
+		"//api.example/x":     "http://api.example/x",
+		"https://api.example": "https://api.example",
+		"ftp://api.example":   "ftp://api.example",
+	} {
+		if got, _ := assumeHTTP(in); got != want {
+			t.Errorf("assumeHTTP(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -33,7 +33,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	public := fs.Bool("public", false, "allow an address that is not loopback")
 	var pf policyFlags
-	pf.register(fs, 10, 2*time.Second)
+	pf.register(fs, 10, time.Second)
 	latency := fs.Duration("latency", 0, "time taken to serve an admitted request")
 	bodySize := fs.Int("body-size", 0, "size of the body of admitted requests in bytes (0: 2 bytes)")
 	refuse := fs.Int("refuse-status", http.StatusTooManyRequests, "status code of refusals")

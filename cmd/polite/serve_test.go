@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -99,5 +100,32 @@ func TestServeRefusesPublicAddress(t *testing.T) {
 		if !errors.As(err, &uerr) {
 			t.Errorf("runServe(-addr %s) = %v, want a usage error", addr, err)
 		}
+	}
+}
+
+// serve and demo run the same server by default: serve is how one looks at
+// what demo measured.
+func TestServeDefaultsMatchDemo(t *testing.T) {
+	defaults := func(cmd string) map[string]string {
+		var stdout, stderr bytes.Buffer
+		if code := run(t.Context(), []string{"help", cmd}, &stdout, &stderr); code != 0 {
+			t.Fatalf("polite help %s exited %d", cmd, code)
+		}
+		// PrintDefaults writes "  -name type\n    \tusage (default v)".
+		out := map[string]string{}
+		flags := regexp.MustCompile(`(?m)^  -(\w+)[^\n]*\n[^\n]*\(default ([^)]*)\)`)
+		for _, m := range flags.FindAllStringSubmatch(stderr.String()+stdout.String(), -1) {
+			out[m[1]] = m[2]
+		}
+		return out
+	}
+	serve, demo := defaults("serve"), defaults("demo")
+	for _, name := range []string{"window", "quota", "algorithm", "dialect"} {
+		if serve[name] != demo[name] || serve[name] == "" {
+			t.Errorf("default -%s: serve %q, demo %q; want the same", name, serve[name], demo[name])
+		}
+	}
+	if serve["window"] != "1s" {
+		t.Errorf("serve's default -window = %q, want 1s", serve["window"])
 	}
 }

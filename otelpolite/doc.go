@@ -1,0 +1,90 @@
+// Package otelpolite records what [polite.Transport]s do as OpenTelemetry
+// metrics: requests sent, refusals received, retries, give-ups, requests
+// refused locally, time spent waiting, and the quota left per budget key.
+//
+// It is a module of its own, so that polite's go.mod stays free of
+// OpenTelemetry. Five lines wire a Transport:
+//
+//	metrics, err := otelpolite.New(otelpolite.Config{MeterProvider: provider})
+//	if err != nil { … }
+//	t := &polite.Transport{}
+//	metrics.Instrument(t)
+//	client := &http.Client{Transport: t}
+//
+// With a nil MeterProvider the global one is used. To export to Prometheus,
+// make the provider with the reader of go.opentelemetry.io/otel/exporters/prometheus
+// and serve promhttp.Handler() (see the package example).
+//
+// [Metrics.Instrument] sets the Transport's OnEvent, calling the one it had
+// afterwards, and wraps its Base to count requests sent. [Metrics.OnEvent]
+// can also be set by hand, as any OnEvent; the requests sent and the quota
+// gauge then stay empty, since they need the Transport itself.
+//
+// # Instruments
+//
+// Names and attributes follow OpenTelemetry's semantic conventions; units
+// are UCUM. The Prometheus exporter turns dots into underscores, appends
+// _total to counters and _seconds to the histogram.
+//
+//	instrument                     kind       unit        attributes
+//	polite.client.requests         counter    {request}   S
+//	polite.client.refusals         counter    {response}  S, http.response.status_code, polite.reason
+//	polite.client.retries          counter    {retry}     S, http.response.status_code, polite.reason
+//	polite.client.give_ups         counter    {response}  S, http.response.status_code (when there was a response), polite.reason
+//	polite.client.stops            counter    {response}  S, http.response.status_code, polite.reason
+//	polite.client.local_refusals   counter    {request}   S, polite.reason
+//	polite.client.events           counter    {event}     S, polite.event.kind
+//	polite.client.wait.duration    histogram  s           S, polite.reason
+//	polite.client.quota.remaining  gauge      {unit}      K, polite.quota.policy, polite.quota.unit, polite.quota.source, polite.quota.partition (when partitioned)
+//
+// S is server.address, server.port (the scheme's default when the URL has
+// none) and http.request.method (the standard methods, any other as
+// "_OTHER"), all from the request; they are absent when an event has no
+// request. K is polite.key, server.address and server.port.
+//
+// A refusal is a 429 or 503 response: each one is counted once in
+// polite.client.refusals, and once more by what polite did with it (retried,
+// given back to the caller, or stopped on for abnormal usage). polite.reason
+// is the wait the refusal asked for (retry-after, quota, backoff…; see
+// [polite.Reason]). A local refusal is a request polite did not send
+// because the wait it needed was too long (a [*polite.WaitError]).
+// polite.client.wait.duration records each wait a request made for its
+// budget before being sent, retries' waits included, under the reason it
+// waited longest for; its buckets run from 5 ms to 10 minutes.
+//
+// polite.client.quota.remaining reports, at each collection, the quota left
+// under each budget key recently seen, for every quota with a live count
+// (the server's stated quotas, polite.quota.source "server", and one learned
+// from refusals, "refusals"), in the unit named by polite.quota.unit
+// ("requests", "content-bytes" or "concurrent-requests"). polite.key is the
+// key when it is polite's default, the origin of the request
+// ("https://api.example"), and otherwise "sha256:" followed by the first 16
+// hex digits of the key's SHA-256 hash: a custom key may be built from a
+// credential, and a credential never goes into a metric. The partition key
+// is reported hashed, as [polite.Budget.Inspect] does. At most
+// Config.MaxKeys keys are reported (1000 by default), the one seen least
+// recently in an event being dropped when a new one comes.
+//
+// # Events
+//
+// Each event a Transport reports adds one to polite.client.events under its
+// kind, so that a kind this package does not know yet is still counted.
+// Then, by kind:
+//
+//	kind        records
+//	wait        polite.client.wait.duration (Event.Wait, in seconds)
+//	observe     nothing more
+//	retry       polite.client.refusals, polite.client.retries
+//	give-up     polite.client.refusals (when it has a status), polite.client.give_ups
+//	stop        polite.client.refusals, polite.client.stops
+//	wait-error  polite.client.local_refusals (the event of a *polite.WaitError)
+//
+// polite.client.requests is counted by the Base wrapper of
+// [Metrics.Instrument], once per request sent, retries included.
+//
+// # Cost
+//
+// Recording an event allocates nothing once its attributes were seen: each
+// distinct set of attributes is built once and kept (up to 4096 of them)
+// in a map read without a lock.
+package otelpolite

@@ -1,0 +1,454 @@
+package otelpolite
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// hosts serves each host of a request with its own handler, so that one
+// Transport talks to several rate-limited servers in memory.
+type hosts map[string]http.Handler
+
+func (h hosts) ServeHTTP(w http.ResponseWriter, r *http.Request) { h[r.Host].ServeHTTP(w, r) }
+
+// collect reads every instrument of reader, as a map from instrument name
+// to the metric.
+func collect(t *testing.T, reader *sdkmetric.ManualReader) map[string]metricdata.Metrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(t.Context(), &rm); err != nil {
+		t.Fatalf("Collect: %v", err)
+	}
+	out := make(map[string]metricdata.Metrics)
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != ScopeName {
+			t.Errorf("scope = %q, want %q", sm.Scope.Name, ScopeName)
+		}
+		for _, m := range sm.Metrics {
+			out[m.Name] = m
+		}
+	}
+	return out
+}
+
+// enc spells an attribute set as "k=v,k=v", sorted by key.
+func enc(s attribute.Set) string { return s.Encoded(attribute.DefaultEncoder()) }
+
+// ints returns the values of an int64 sum or gauge by attribute set.
+func ints(t *testing.T, m metricdata.Metrics) map[string]int64 {
+	t.Helper()
+	var dps []metricdata.DataPoint[int64]
+	switch d := m.Data.(type) {
+	case metricdata.Sum[int64]:
+		if !d.IsMonotonic {
+			t.Errorf("%s: sum is not monotonic", m.Name)
+		}
+		dps = d.DataPoints
+	case metricdata.Gauge[int64]:
+		dps = d.DataPoints
+	case nil:
+		return nil
+	default:
+		t.Fatalf("%s: data is %T", m.Name, m.Data)
+	}
+	out := make(map[string]int64)
+	for _, dp := range dps {
+		out[enc(dp.Attributes)] = dp.Value
+	}
+	return out
+}
+
+// The scripted run: three servers, each showing one side of polite.
+//
+//   - a.test states a quota of 3 per 10 s (IETF fields): four GETs, the
+//     fourth waits about 10 s for the quota (reason quota); no refusal.
+//   - b.test states nothing and admits 1 per 5 s: its second GET is refused
+//     (429, Retry-After: 5), retried after 5 s, and then admitted.
+//   - c.test asks for an hour with Retry-After, above MaxWait: its second GET
+//     is refused and goes back to the caller (a give-up), and its third is
+//     not sent at all (a *polite.WaitError).
+func TestMetricsScripted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reader := sdkmetric.NewManualReader()
+		m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := &ratelimittest.Transport{Handler: hosts{
+			"a.test": ratelimittest.NewHandler(ratelimittest.Config{
+				Policies: []ratelimittest.Policy{{Quota: 3, Window: 10 * time.Second}},
+			}),
+			"b.test": ratelimittest.NewHandler(ratelimittest.Config{
+				Dialect:  ratelimittest.RetryAfterOnly,
+				Policies: []ratelimittest.Policy{{Quota: 1, Window: 5 * time.Second}},
+			}),
+			"c.test": ratelimittest.NewHandler(ratelimittest.Config{
+				Dialect:    ratelimittest.RetryAfterOnly,
+				RetryAfter: time.Hour,
+				Policies:   []ratelimittest.Policy{{Quota: 1, Window: 5 * time.Second}},
+			}),
+		}}
+		var chained int
+		tr := &polite.Transport{Base: base, MaxWait: time.Minute, OnEvent: func(polite.Event) { chained++ }}
+		m.Instrument(tr)
+		client := &http.Client{Transport: tr}
+
+		urls := []string{
+			"http://a.test/1", "http://a.test/2", "http://a.test/3", "http://a.test/4",
+			"http://b.test/1", "http://b.test/2",
+			"http://c.test/1", "http://c.test/2", "http://c.test/3",
+		}
+		var waitErrs int
+		for _, u := range urls {
+			resp, err := client.Get(u)
+			if err != nil {
+				if werr := (*polite.WaitError)(nil); !errors.As(err, &werr) {
+					t.Fatalf("Get(%s): %v", u, err)
+				}
+				waitErrs++
+				continue
+			}
+			resp.Body.Close()
+		}
+		if waitErrs != 1 {
+			t.Fatalf("%d WaitErrors, want 1 (c.test/3)", waitErrs)
+		}
+
+		got := collect(t, reader)
+		const (
+			a = "http.request.method=GET,server.address=a.test,server.port=80"
+			b = "http.request.method=GET,server.address=b.test,server.port=80"
+			c = "http.request.method=GET,server.address=c.test,server.port=80"
+		)
+		refused := func(host string) string {
+			return "http.request.method=GET,http.response.status_code=429,polite.reason=retry-after,server.address=" + host + ",server.port=80"
+		}
+		kind := func(k, host string) string {
+			return "http.request.method=GET,polite.event.kind=" + k + ",server.address=" + host + ",server.port=80"
+		}
+		tests := []struct {
+			name string
+			want map[string]int64
+		}{
+			{"polite.client.requests", map[string]int64{a: 4, b: 3, c: 2}},
+			{"polite.client.refusals", map[string]int64{refused("b.test"): 1, refused("c.test"): 1}},
+			{"polite.client.retries", map[string]int64{refused("b.test"): 1}},
+			{"polite.client.give_ups", map[string]int64{refused("c.test"): 1}},
+			{"polite.client.stops", nil},
+			{"polite.client.local_refusals", nil}, // polite emits no event for a WaitError yet
+			{"polite.client.events", map[string]int64{
+				kind("observe", "a.test"): 4, kind("wait", "a.test"): 1,
+				kind("retry", "b.test"): 1, kind("wait", "b.test"): 1,
+				kind("give-up", "c.test"): 1,
+			}},
+			{"polite.client.quota.remaining", map[string]int64{
+				"polite.key=http://a.test,polite.quota.policy=default,polite.quota.source=server,polite.quota.unit=requests,server.address=a.test,server.port=80": 2,
+			}},
+		}
+		for _, tt := range tests {
+			if g := ints(t, got[tt.name]); !reflect.DeepEqual(g, tt.want) && (len(g) != 0 || len(tt.want) != 0) {
+				t.Errorf("%s = %v, want %v", tt.name, g, tt.want)
+			}
+		}
+		if chained != 8 {
+			t.Errorf("the Transport's own OnEvent was called %d times, want 8 (as many events as were counted)", chained)
+		}
+
+		// Waits: a.test waited its quota's window, b.test the Retry-After;
+		// each by a little more (jitter lengthens pauses, never shortens).
+		h, ok := got["polite.client.wait.duration"].Data.(metricdata.Histogram[float64])
+		if !ok {
+			t.Fatalf("polite.client.wait.duration: data is %T", got["polite.client.wait.duration"].Data)
+		}
+		floors := map[string]float64{
+			sorted(a + ",polite.reason=quota"):       10,
+			sorted(b + ",polite.reason=retry-after"): 5,
+		}
+		for _, dp := range h.DataPoints {
+			k := enc(dp.Attributes)
+			floor, ok := floors[k]
+			if !ok {
+				t.Errorf("wait.duration has a point for %s", k)
+				continue
+			}
+			delete(floors, k)
+			if dp.Count != 1 || dp.Sum < floor || dp.Sum > floor*1.1 {
+				t.Errorf("wait.duration{%s}: count %d, sum %.3fs; want 1 wait in [%gs, %gs]", k, dp.Count, dp.Sum, floor, floor*1.1)
+			}
+		}
+		if len(floors) > 0 {
+			t.Errorf("wait.duration has no point for %v", slices.Collect(maps.Keys(floors)))
+		}
+		if got := got["polite.client.wait.duration"].Unit; got != "s" {
+			t.Errorf("wait.duration unit = %q, want s", got)
+		}
+	})
+}
+
+// sorted sorts the comma-separated pairs of s, as enc spells them.
+func sorted(s string) string {
+	kv := strings.Split(s, ",")
+	slices.Sort(kv)
+	return strings.Join(kv, ",")
+}
+
+// A custom key may hold a credential: the gauge shows a fingerprint of it,
+// and the secret appears nowhere in what the reader collects.
+func TestMetricsCustomKeyNeverShown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const secret = "Bearer sk-live-do-not-print"
+		reader := sdkmetric.NewManualReader()
+		m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &polite.Transport{
+			Base: &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
+				Policies: []ratelimittest.Policy{{Quota: 5, Window: 10 * time.Second}},
+			})},
+			Key: func(r *http.Request) string { return r.Header.Get("Authorization") },
+		}
+		m.Instrument(tr)
+		client := &http.Client{Transport: tr}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/x?token=q-secret", nil)
+		req.Header.Set("Authorization", secret)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(t.Context(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		if dump := fmt.Sprintf("%+v", rm); strings.Contains(dump, "sk-live") || strings.Contains(dump, "q-secret") {
+			t.Errorf("collected metrics hold the secret key or query: %s", dump)
+		}
+		got := ints(t, collect(t, reader)["polite.client.quota.remaining"])
+		want := map[string]int64{
+			"polite.key=" + displayKey(polite.Event{Key: secret}) + ",polite.quota.policy=default,polite.quota.source=server,polite.quota.unit=requests,server.address=api.test,server.port=80": 4,
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("quota.remaining = %v, want %v", got, want)
+		}
+		if k := displayKey(polite.Event{Key: secret}); !strings.HasPrefix(k, "sha256:") || len(k) != len("sha256:")+16 {
+			t.Errorf("displayKey(secret) = %q, want sha256: and 16 hex digits", k)
+		}
+	})
+}
+
+// The gauge keeps at most MaxKeys keys: the keys seen least recently go
+// first. With a negative MaxKeys it reports nothing.
+func TestMetricsMaxKeys(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		maxKeys int
+		want    []string // polite.key of the gauge's series
+	}{
+		{"cap 2 of 3", 2, []string{"http://b.test", "http://c.test"}},
+		{"default", 0, []string{"http://a.test", "http://b.test", "http://c.test"}},
+		{"off", -1, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				reader := sdkmetric.NewManualReader()
+				m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), MaxKeys: tt.maxKeys})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 5, Window: time.Minute}}}
+				tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: hosts{
+					"a.test": ratelimittest.NewHandler(cfg),
+					"b.test": ratelimittest.NewHandler(cfg),
+					"c.test": ratelimittest.NewHandler(cfg),
+				}}}
+				m.Instrument(tr)
+				client := &http.Client{Transport: tr}
+				for _, u := range []string{"http://a.test/", "http://b.test/", "http://c.test/"} {
+					time.Sleep(time.Second) // a key seen later is seen more recently
+					resp, err := client.Get(u)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+				var keys []string
+				for set := range ints(t, collect(t, reader)["polite.client.quota.remaining"]) {
+					for _, kv := range strings.Split(set, ",") {
+						if k, ok := strings.CutPrefix(kv, "polite.key="); ok {
+							keys = append(keys, k)
+						}
+					}
+				}
+				slices.Sort(keys)
+				if !slices.Equal(keys, tt.want) {
+					t.Errorf("gauge keys = %v, want %v", keys, tt.want)
+				}
+
+				// After Close, the gauge reads no budget.
+				if err := m.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if got := ints(t, collect(t, reader)["polite.client.quota.remaining"]); len(got) != 0 {
+					t.Errorf("after Close, quota.remaining = %v, want none", got)
+				}
+			})
+		})
+	}
+}
+
+// Each kind of event records what the package documentation's table says;
+// a kind the table does not know is still counted in polite.client.events.
+func TestMetricsRules(t *testing.T) {
+	req, _ := http.NewRequest(http.MethodPost, "https://api.test:8443/v1", nil)
+	const srv = "http.request.method=POST,server.address=api.test,server.port=8443"
+	tests := []struct {
+		name string
+		e    polite.Event
+		want map[string]map[string]int64 // instrument -> attributes -> value
+	}{
+		{"retry", polite.Event{Kind: polite.EventRetry, Request: req, Status: 503, Reason: polite.ReasonBackoff, Wait: time.Second}, map[string]map[string]int64{
+			"polite.client.refusals": {sorted(srv + ",http.response.status_code=503,polite.reason=backoff"): 1},
+			"polite.client.retries":  {sorted(srv + ",http.response.status_code=503,polite.reason=backoff"): 1},
+		}},
+		{"give-up", polite.Event{Kind: polite.EventGiveUp, Request: req, Status: 429, Reason: polite.ReasonRetryBudget}, map[string]map[string]int64{
+			"polite.client.refusals": {sorted(srv + ",http.response.status_code=429,polite.reason=retry-budget"): 1},
+			"polite.client.give_ups": {sorted(srv + ",http.response.status_code=429,polite.reason=retry-budget"): 1},
+		}},
+		{"give-up without a response", polite.Event{Kind: polite.EventGiveUp, Request: req}, map[string]map[string]int64{
+			"polite.client.give_ups": {srv: 1},
+		}},
+		{"stop", polite.Event{Kind: polite.EventStop, Request: req, Status: 429, Reason: polite.ReasonStopped}, map[string]map[string]int64{
+			"polite.client.refusals": {sorted(srv + ",http.response.status_code=429,polite.reason=stopped"): 1},
+			"polite.client.stops":    {sorted(srv + ",http.response.status_code=429,polite.reason=stopped"): 1},
+		}},
+		{"wait-error", polite.Event{Kind: kindLocalRefusal, Request: req, Reason: polite.ReasonQuota, Wait: time.Hour}, map[string]map[string]int64{
+			"polite.client.local_refusals": {sorted(srv + ",polite.reason=quota"): 1},
+		}},
+		{"observe", polite.Event{Kind: polite.EventObserve, Request: req, Status: 200, Quotas: 2}, nil},
+		{"unknown kind", polite.Event{Kind: "future", Request: req}, nil},
+		{"no request", polite.Event{Kind: polite.EventRetry, Status: 429, Reason: polite.ReasonRetryAfter}, map[string]map[string]int64{
+			"polite.client.refusals": {"http.response.status_code=429,polite.reason=retry-after": 1},
+			"polite.client.retries":  {"http.response.status_code=429,polite.reason=retry-after": 1},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reader := sdkmetric.NewManualReader()
+			m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.OnEvent(tt.e)
+			got := collect(t, reader)
+			for _, name := range []string{"polite.client.requests", "polite.client.refusals", "polite.client.retries", "polite.client.give_ups", "polite.client.stops", "polite.client.local_refusals"} {
+				if g := ints(t, got[name]); len(g) != 0 || len(tt.want[name]) != 0 {
+					if !reflect.DeepEqual(g, tt.want[name]) {
+						t.Errorf("%s = %v, want %v", name, g, tt.want[name])
+					}
+				}
+			}
+			events := ints(t, got["polite.client.events"])
+			if len(events) != 1 {
+				t.Errorf("polite.client.events = %v, want one point", events)
+			}
+			for k, v := range events {
+				if !strings.Contains(k, "polite.event.kind="+string(tt.e.Kind)) || v != 1 {
+					t.Errorf("polite.client.events = %v, want 1 of kind %s", events, tt.e.Kind)
+				}
+			}
+		})
+	}
+}
+
+func TestHostPortMethod(t *testing.T) {
+	tests := []struct {
+		scheme, authority string
+		host              string
+		port              int
+	}{
+		{"http", "a.test", "a.test", 80},
+		{"https", "a.test", "a.test", 443},
+		{"HTTPS", "a.test:8443", "a.test", 8443},
+		{"http", "[::1]:8080", "::1", 8080},
+		{"http", "[::1]", "::1", 80},
+		{"ftp", "a.test", "a.test", 0},
+		{"http", "a.test:99999", "a.test", 80},
+	}
+	for _, tt := range tests {
+		if host, port := hostPort(tt.scheme, tt.authority); host != tt.host || port != tt.port {
+			t.Errorf("hostPort(%q, %q) = %q, %d, want %q, %d", tt.scheme, tt.authority, host, port, tt.host, tt.port)
+		}
+	}
+	for in, want := range map[string]string{"": "GET", "GET": "GET", "PATCH": "PATCH", "QUERY": "QUERY", "get": "_OTHER", "BREW": "_OTHER"} {
+		if got := method(in); got != want {
+			t.Errorf("method(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for _, tt := range []struct {
+		key, scheme, host string
+		want              bool
+	}{
+		{"http://a.test", "http", "a.test", true},
+		{"http://a.test", "http", "A.test:80", true},
+		{"https://a.test.", "https", "a.test:443", true},
+		{"http://a.test", "https", "a.test", false},
+		{"Bearer x", "http", "a.test", false},
+		{"", "http", "", false},
+	} {
+		if got := sameOrigin(tt.key, tt.scheme, tt.host); got != tt.want {
+			t.Errorf("sameOrigin(%q, %q, %q) = %v, want %v", tt.key, tt.scheme, tt.host, got, tt.want)
+		}
+	}
+}
+
+type closeIdler struct {
+	http.RoundTripper
+	closed int
+}
+
+func (c *closeIdler) CloseIdleConnections() { c.closed++ }
+
+// Instrument wraps Base without hiding CloseIdleConnections.
+func TestInstrumentForwardsCloseIdleConnections(t *testing.T) {
+	m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &closeIdler{}
+	tr := &polite.Transport{Base: base}
+	m.Instrument(tr)
+	tr.CloseIdleConnections()
+	if base.closed != 1 {
+		t.Errorf("CloseIdleConnections reached Base %d times, want 1", base.closed)
+	}
+}
+
+// Recording an event allocates nothing once its attributes were seen.
+func BenchmarkOnEvent(b *testing.B) {
+	m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "https://api.test/v1", nil)
+	e := polite.Event{Kind: polite.EventRetry, Request: req, Status: 429, Reason: polite.ReasonRetryAfter, Wait: time.Second}
+	b.ReportAllocs()
+	for b.Loop() {
+		m.OnEvent(e)
+	}
+}

@@ -1,0 +1,195 @@
+package otelpolite
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/politehttp/polite"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// source is an instrumented Transport, whose budget the gauge reads.
+type source struct {
+	t *polite.Transport
+}
+
+// quota is one quota of a budget key, as the gauge reports it.
+type quota struct {
+	policy    string // policy name; "" when the server named none
+	partition string // partition key, hashed by polite; "" when none
+	unit      string // "requests", "content-bytes", "concurrent-requests"
+	source    string // "server", or "refusals" for a learned quota
+	remaining int64
+}
+
+// quotas returns the quotas of key in src's budget at now that have a live
+// remaining count, at most maxQuotaSeries of them. It is the one place that
+// reads polite's inspection API.
+func quotas(src *source, key string, now time.Time) []quota {
+	st, ok := src.t.Inspect(key, now)
+	if !ok {
+		return nil
+	}
+	ps := st.Policies
+	if st.Learned != nil {
+		ps = append(ps[:len(ps):len(ps)], *st.Learned)
+	}
+	var out []quota
+	for _, p := range ps {
+		if p.Remaining < 0 || len(out) == maxQuotaSeries {
+			continue
+		}
+		out = append(out, quota{policy: p.Name, partition: p.Partition, unit: p.Unit, source: p.Source, remaining: p.Remaining})
+	}
+	return out
+}
+
+// keySet holds the budget keys seen in events, at most max of them; when
+// full, the key seen least recently makes room. A key already held is
+// noted without a lock.
+type keySet struct {
+	max int
+	m   sync.Map // keyID -> *keyEntry
+	mu  sync.Mutex
+	n   int // entries in m; under mu
+}
+
+type keyID struct {
+	src *source
+	key string // Event.Key
+}
+
+type keyEntry struct {
+	inspect string // the key to inspect src's budget with; never exported
+	attrs   []attribute.KeyValue
+	seen    atomic.Int64 // unix nanoseconds of the last event
+}
+
+func newKeySet(max int) *keySet {
+	if max == 0 {
+		max = defaultMaxKeys
+	}
+	return &keySet{max: max}
+}
+
+// seen notes that e, from src, concerns e.Key.
+func (s *keySet) seen(e polite.Event, src *source) {
+	id := keyID{src: src, key: e.Key}
+	now := e.Time.UnixNano()
+	if k, ok := s.m.Load(id); ok {
+		k.(*keyEntry).seen.Store(now)
+		return
+	}
+	k := &keyEntry{inspect: e.Key, attrs: keyAttrs(e)}
+	if src.t.Key != nil && e.Request != nil {
+		// Event.Key may be a fingerprint of the key, by which the budget
+		// cannot be inspected: ask Key again.
+		k.inspect = src.t.Key(e.Request)
+	}
+	k.seen.Store(now)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, loaded := s.m.LoadOrStore(id, k); loaded {
+		return
+	}
+	s.n++
+	for s.n > s.max {
+		var old any
+		oldest := int64(0)
+		s.m.Range(func(id, k any) bool {
+			if t := k.(*keyEntry).seen.Load(); old == nil || t < oldest {
+				old, oldest = id, t
+			}
+			return true
+		})
+		s.m.Delete(old)
+		s.n--
+	}
+}
+
+// keyAttrs returns the attributes that identify e's key on the gauge:
+// polite.key, and server.address and server.port of e's request.
+func keyAttrs(e polite.Event) []attribute.KeyValue {
+	kv := []attribute.KeyValue{attribute.String("polite.key", displayKey(e))}
+	if e.Request != nil && e.Request.URL != nil {
+		host, port := hostPort(e.Request.URL.Scheme, e.Request.URL.Host)
+		kv = append(kv, attribute.String("server.address", host))
+		if port > 0 {
+			kv = append(kv, attribute.Int("server.port", port))
+		}
+	}
+	return kv
+}
+
+// displayKey returns e's key as it may be shown: the key itself when it is
+// the origin of e's request (polite's default key), else a fingerprint,
+// "sha256:" and the first 16 hex digits of the key's SHA-256 hash, since a
+// custom key may be built from a credential.
+func displayKey(e polite.Event) string {
+	if e.Request != nil && e.Request.URL != nil && sameOrigin(e.Key, e.Request.URL.Scheme, e.Request.URL.Host) {
+		return e.Key
+	}
+	sum := sha256.Sum256([]byte(e.Key))
+	return "sha256:" + hex.EncodeToString(sum[:8])
+}
+
+// sameOrigin reports whether key spells the origin scheme://host, allowing
+// for case, a trailing dot on the host and a default port given or not.
+func sameOrigin(key, scheme, host string) bool {
+	return key != "" && origin(key) == origin(scheme+"://"+host)
+}
+
+func origin(s string) string {
+	s = strings.ToLower(s)
+	scheme, host, ok := strings.Cut(s, "://")
+	if !ok {
+		return s
+	}
+	switch {
+	case scheme == "http":
+		host = strings.TrimSuffix(host, ":80")
+	case scheme == "https":
+		host = strings.TrimSuffix(host, ":443")
+	}
+	return scheme + "://" + strings.TrimSuffix(host, ".")
+}
+
+// observe is the gauge's callback: it reports the quotas of every key kept.
+func (m *Metrics) observe(_ context.Context, o metric.Observer) error {
+	type item struct {
+		src *source
+		key string
+		kv  []attribute.KeyValue
+	}
+	var items []item
+	m.keys.m.Range(func(id, k any) bool {
+		e := k.(*keyEntry)
+		items = append(items, item{id.(keyID).src, e.inspect, e.attrs})
+		return true
+	})
+
+	now := time.Now()
+	for _, it := range items {
+		for _, q := range quotas(it.src, it.key, now) {
+			kv := append(it.kv[:len(it.kv):len(it.kv)],
+				attribute.String("polite.quota.policy", q.policy),
+				attribute.String("polite.quota.unit", q.unit),
+				attribute.String("polite.quota.source", q.source))
+			if q.partition != "" {
+				kv = append(kv, attribute.String("polite.quota.partition", q.partition))
+			}
+			o.ObserveInt64(m.remaining, q.remaining, metric.WithAttributes(kv...))
+		}
+	}
+	return nil
+}
+
+var _ http.RoundTripper = (*counting)(nil)
