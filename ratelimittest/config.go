@@ -32,6 +32,24 @@ const (
 	// Window/Quota), never holding more than Quota.
 	TokenBucket Algorithm = "token-bucket"
 
+	// SlidingWindowRounded is the sliding-window counter of go-chi/httprate:
+	// as SlidingWindow, except that the weighted count of the previous
+	// window is rounded to the nearest integer (halves up) instead of up, so
+	// it admits a request of cost c at offset e into the current window when
+	//
+	//	round(prev*(Window-e)/Window) + cur + c <= Quota
+	//
+	// Pair it with the [HTTPRate] dialect to reproduce that middleware.
+	SlidingWindowRounded Algorithm = "sliding-window-rounded"
+
+	// LeakyBucket is nginx's limit_req with nodelay: requests leak out at
+	// Quota per Window and up to Policy.Burst requests in excess of that
+	// rate are tolerated, served at once. Its accounting is nginx's, in
+	// thousandths of a request and whole milliseconds (see the package
+	// documentation): a fresh or drained bucket admits Burst+1 requests at
+	// once, then one every Window/Quota.
+	LeakyBucket Algorithm = "leaky-bucket"
+
 	// Concurrency admits at most Quota requests in flight at once. Its unit
 	// is "concurrent-requests" and its Window is ignored.
 	Concurrency Algorithm = "concurrency"
@@ -48,7 +66,9 @@ type Dialect string
 // tie, the one with the longest reset).
 //
 // Refused requests carry Retry-After in delay-seconds in every dialect
-// except GitHub and Bare429, which send none.
+// except XRateLimitDate, which sends an HTTP-date, HTTPRate, which sends
+// the window length, and GitHub and Bare429, which send none.
+// Config.RetryAfter and Config.RetryAfterZero override all of them.
 const (
 	// IETF is draft-ietf-httpapi-ratelimit-headers-11:
 	//	RateLimit-Policy: "default";q=100;w=60
@@ -100,6 +120,27 @@ const (
 	//	X-Ratelimit-Reset-Requests: 35s
 	OpenAI Dialect = "openai"
 
+	// XRateLimitDate is the legacy triplet with the reset as an HTTP-date,
+	// as sethvargo/go-limiter's httplimit sends it; refusals carry
+	// Retry-After as an HTTP-date too (the instant every policy would admit
+	// the request). Both are rounded to a whole second as
+	// Config.ResetRounding says, and end in "UTC" with Config.UTCDates:
+	//	X-RateLimit-Limit: 100
+	//	X-RateLimit-Remaining: 40
+	//	X-RateLimit-Reset: Tue, 14 Nov 2023 22:14:35 GMT
+	XRateLimitDate Dialect = "x-ratelimit-date"
+
+	// HTTPRate is go-chi/httprate's shape: the legacy triplet whose reset
+	// is the end of the current aligned window (for FixedWindow and the
+	// sliding-window counters; the effective window otherwise) as Unix
+	// epoch seconds, whatever the count; refusals carry Retry-After set to
+	// the Window in whole seconds, rounded down, whatever the wait:
+	//	X-RateLimit-Limit: 100
+	//	X-RateLimit-Remaining: 40
+	//	X-RateLimit-Reset: 1700000035
+	// Pair it with [SlidingWindowRounded] to reproduce that middleware.
+	HTTPRate Dialect = "httprate"
+
 	// RetryAfterOnly sends no quota fields; refusals carry Retry-After.
 	RetryAfterOnly Dialect = "retry-after-only"
 
@@ -131,6 +172,11 @@ type Policy struct {
 	// any other unit a request costs one. Units other than "requests" are
 	// advertised verbatim as the IETF qu parameter.
 	Unit string
+
+	// Burst is how many requests a LeakyBucket tolerates in excess of its
+	// rate, as nginx's burst parameter: a fresh or drained bucket admits
+	// Burst+1 at once. It must not be negative; other algorithms ignore it.
+	Burst int64
 
 	// Partition, if not nil, gives each request's partition key: each key
 	// has its own counters, and the IETF dialect sends it as pk. If nil, all
@@ -188,9 +234,15 @@ type Config struct {
 	Malformed bool
 
 	// RetryAfter, if positive, replaces the honest Retry-After of every
-	// refusal, in every dialect, with this duration in seconds rounded up
-	// (for example 1000000*time.Second for the absurd case).
+	// refusal, in every dialect, with this duration in delay-seconds,
+	// rounded up (for example 1000000*time.Second for the absurd case).
+	// If negative, refusals carry no Retry-After in any dialect, as
+	// ulule/limiter's middleware sends them.
 	RetryAfter time.Duration
+
+	// RetryAfterZero makes every refusal carry "Retry-After: 0", in every
+	// dialect, as a hostile or broken server does. It overrides RetryAfter.
+	RetryAfterZero bool
 
 	// Inflate, if greater than 1, advertises a quota Inflate times the one
 	// enforced: every policy advertises Quota*Inflate and the remaining
@@ -211,7 +263,91 @@ type Config struct {
 	// of type https://iana.org/assignments/http-problem-types#quota-exceeded
 	// listing the refusing policies in "violated-policies".
 	Problem bool
+
+	// Phase starts the aligned windows (of FixedWindow and the
+	// sliding-window counters) and a LeakyBucket's millisecond clock Phase
+	// before the Handler's creation (or last Reset), so that the first
+	// window ends Window-Phase after it. A fraction of a second puts window
+	// ends between whole seconds, as on a real server whose windows start at
+	// its first request: whole-second resets (epoch seconds, HTTP-dates) are
+	// then rounded. If zero or negative, windows start at the creation.
+	Phase time.Duration
+
+	// ResetRounding is how the resets sent as instants (the epoch seconds of
+	// XRateLimitEpoch, GitHub and HTTPRate; the HTTP-dates of
+	// XRateLimitDate, Retry-After included) are rounded to a whole second.
+	// The zero value, RoundUp, never states an instant before the true one.
+	// Every response carries a Date header truncated to a whole second.
+	ResetRounding Rounding
+
+	// UTCDates makes the HTTP-dates the Handler sends in rate-limit fields
+	// and Retry-After end in "UTC" instead of "GMT" (Go's time.RFC1123 in
+	// UTC, as some Go limiters write them); the Date header keeps "GMT", as
+	// net/http writes it. Only XRateLimitDate and the Retry-After of
+	// Config.Maintenance send dates.
+	UTCDates bool
+
+	// Drip, if positive, makes refusals answer slowly: the header at once,
+	// then the body one byte every Drip, flushed each time, without a
+	// Content-Length. The Handler stops early when the request's context
+	// ends or a write fails, as when the client closes the body or the
+	// connection.
+	Drip time.Duration
+
+	// DripBytes is the length of a dripping refusal body, in bytes: the
+	// usual refusal body padded with newlines, never cut. If zero or
+	// negative, it is 65536.
+	DripBytes int
+
+	// Hang, if not zero, holds each of the first HangRequests requests the
+	// Handler receives (since its creation or last Reset) before anything
+	// else happens to it, as a cold server that answers its first request
+	// late: for Hang if positive, until the request's context ends if
+	// negative. A request whose context ends while it hangs gets no
+	// response; the others are then served as usual. Stats.Hung counts them.
+	Hang time.Duration
+
+	// HangRequests is how many requests Hang holds. If zero or negative, 1.
+	HangRequests int
+
+	// Stream, if positive, makes the default Next stream its body as
+	// server-sent events (Content-Type: text/event-stream, no
+	// Content-Length): it sends the header at once, then StreamEvents
+	// events evenly over Stream, the last one Stream after the header,
+	// flushing each. The request stays in flight (for Concurrency policies
+	// and Stats.PeakInFlight) until the last event is written or the
+	// request's context ends. Each event is "data: " followed by the
+	// BodySize-byte default body and two newlines.
+	Stream time.Duration
+
+	// StreamEvents is the number of events a streamed body holds. If zero
+	// or negative, 10.
+	StreamEvents int
 }
+
+// Rounding is how a [Handler] rounds an instant to a whole second.
+type Rounding int
+
+const (
+	// RoundUp rounds up to the next whole second (a ceiling), as
+	// express-rate-limit's legacy X-RateLimit-Reset does: the instant sent
+	// is never before the true one, but with a Date truncated to a whole
+	// second, the reset minus Date can exceed the true delay by up to a
+	// second (3s for a 2s window).
+	RoundUp Rounding = iota
+
+	// RoundDown rounds down to a whole second (a floor), as ulule/limiter
+	// and sethvargo/go-limiter do: the instant sent can be before the true
+	// one, and on a refusal it can equal the Date, as if the quota were
+	// available now.
+	RoundDown
+)
+
+// Defaults of the Config fields that have one.
+const (
+	defaultDripBytes    = 65536
+	defaultStreamEvents = 10
+)
 
 // Units of quota.
 const (
@@ -227,6 +363,7 @@ type policy struct {
 	quota     int64
 	window    time.Duration
 	unit      string
+	burst     int64 // LeakyBucket only
 	partition func(*http.Request) string
 }
 
@@ -250,7 +387,7 @@ func policies(cfg Config) []policy {
 			q.algorithm = FixedWindow
 		}
 		switch q.algorithm {
-		case FixedWindow, SlidingLog, SlidingWindow, TokenBucket:
+		case FixedWindow, SlidingLog, SlidingWindow, SlidingWindowRounded, TokenBucket, LeakyBucket:
 			if q.window <= 0 {
 				panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): Window %v must be positive", i, q.name, q.window))
 			}
@@ -268,6 +405,12 @@ func policies(cfg Config) []policy {
 		if q.quota < 0 {
 			panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): negative Quota %d", i, q.name, q.quota))
 		}
+		if q.algorithm == LeakyBucket {
+			if p.Burst < 0 {
+				panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): negative Burst %d", i, q.name, p.Burst))
+			}
+			q.burst = p.Burst
+		}
 		ps = append(ps, q)
 	}
 	return ps
@@ -282,6 +425,31 @@ func bodySize(cfg Config) int {
 		return 0
 	}
 	return cfg.BodySize
+}
+
+// streamFraming is the bytes an event adds to its data: "data: " and "\n\n".
+const streamFraming = len("data: \n\n")
+
+// streaming reports whether the default Next of cfg streams its body.
+func streaming(cfg Config) bool { return cfg.Next == nil && cfg.Stream > 0 }
+
+// streamEvents is cfg.StreamEvents with its default applied.
+func streamEvents(cfg Config) int {
+	if cfg.StreamEvents <= 0 {
+		return defaultStreamEvents
+	}
+	return cfg.StreamEvents
+}
+
+// contentSize is what an admitted request costs a "content-bytes" policy
+// at admission: the size of the body of the default Next, streamed or not,
+// or BodySize with a custom Next.
+func contentSize(cfg Config) int {
+	n := bodySize(cfg)
+	if streaming(cfg) {
+		return streamEvents(cfg) * (n + streamFraming)
+	}
+	return n
 }
 
 // cost reports what a request costs p at admission.

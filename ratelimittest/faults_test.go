@@ -53,6 +53,14 @@ func TestMalformed(t *testing.T) {
 			},
 		},
 		{
+			dialect: ratelimittest.XRateLimitDate,
+			first: http.Header{
+				"X-Ratelimit-Limit":     {"-2"},
+				"X-Ratelimit-Remaining": {"NaN"},
+				"X-Ratelimit-Reset":     {"1e3"},
+			},
+		},
+		{
 			dialect: ratelimittest.GitHub,
 			first: http.Header{
 				"X-Ratelimit-Limit":     {"-2"},
@@ -105,6 +113,41 @@ func TestRetryAfterFault(t *testing.T) {
 			}
 			if got, want := resps[2].Header.Get("Retry-After"), "1000000"; got != want {
 				t.Errorf("refusal: Retry-After %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestRetryAfterZero(t *testing.T) {
+	dialects := []ratelimittest.Dialect{ratelimittest.IETF, ratelimittest.XRateLimitDate, ratelimittest.HTTPRate,
+		ratelimittest.GitHub, ratelimittest.RetryAfterOnly, ratelimittest.Bare429}
+	for _, d := range dialects {
+		t.Run(string(d), func(t *testing.T) {
+			resps := threeResponses(t, ratelimittest.Config{
+				Dialect:        d,
+				Policies:       twoPerMinute,
+				RetryAfterZero: true,
+				RetryAfter:     time.Hour, // overridden
+			})
+			if got := resps[0].Header.Get("Retry-After"); got != "" {
+				t.Errorf("admitted response: Retry-After %q, want none", got)
+			}
+			if got := resps[2].Header.Values("Retry-After"); !reflect.DeepEqual(got, []string{"0"}) {
+				t.Errorf("refusal: Retry-After %q, want [0]", got)
+			}
+		})
+	}
+}
+
+func TestNoRetryAfter(t *testing.T) {
+	for _, d := range []ratelimittest.Dialect{ratelimittest.IETF, ratelimittest.XRateLimitEpoch, ratelimittest.XRateLimitDate, ratelimittest.HTTPRate, ratelimittest.RetryAfterOnly} {
+		t.Run(string(d), func(t *testing.T) {
+			resps := threeResponses(t, ratelimittest.Config{Dialect: d, Policies: twoPerMinute, RetryAfter: -1})
+			if resps[2].StatusCode != http.StatusTooManyRequests {
+				t.Fatalf("third response: status %d, want 429", resps[2].StatusCode)
+			}
+			if got, ok := resps[2].Header["Retry-After"]; ok {
+				t.Errorf("refusal: Retry-After %q, want none", got)
 			}
 		})
 	}
@@ -167,6 +210,20 @@ func TestMaintenance(t *testing.T) {
 		s := h.Stats()
 		if want := map[int]int{200: 2, 503: 2}; s.Requests != 4 || s.Admitted != 2 || s.Refused != 0 || !maps.Equal(s.Status, want) {
 			t.Errorf("Stats = %+v, want 4 requests, 2 admitted, none refused, Status %v", s, want)
+		}
+	})
+}
+
+func TestMaintenanceUTC(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := client(ratelimittest.NewHandler(ratelimittest.Config{
+			UTCDates:    true,
+			Maintenance: ratelimittest.Window{End: 10 * time.Second},
+		}))
+		resp, _ := send(t, c, "")
+		got := []string{resp.Header.Get("Retry-After"), resp.Header.Get("Date")}
+		if want := []string{"Sat, 01 Jan 2000 00:00:10 UTC", "Sat, 01 Jan 2000 00:00:00 GMT"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("Retry-After, Date = %q, want %q", got, want)
 		}
 	})
 }

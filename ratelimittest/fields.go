@@ -19,6 +19,8 @@ type state struct {
 	reset     time.Duration // effective window; a nominal second for Concurrency
 	hasReset  bool          // false for Concurrency: IETF then omits t
 	full      time.Duration // until the quota is whole again
+	end       time.Duration // until the end of the current aligned window
+	hasEnd    bool          // false without aligned windows: HTTPRate then sends reset
 	key       string        // partition key
 	keyed     bool          // whether the policy is partitioned
 }
@@ -28,12 +30,13 @@ type state struct {
 // until another one finishes: the server cannot know when that will be.
 const nominalReset = time.Second
 
-// writeFields adds to h the rate-limit fields of dialect d describing states
-// at now. With no states it adds nothing.
-func writeFields(h http.Header, d Dialect, now time.Time, states []state, malformed bool) {
+// writeFields adds to h the rate-limit fields of cfg's dialect describing
+// states at now. With no states it adds nothing.
+func writeFields(h http.Header, cfg *Config, now time.Time, states []state) {
 	if len(states) == 0 {
 		return
 	}
+	d, malformed := cfg.Dialect, cfg.Malformed
 	if d == IETF {
 		writeIETF(h, states, malformed)
 		return
@@ -42,7 +45,12 @@ func writeFields(h http.Header, d Dialect, now time.Time, states []state, malfor
 	limit := strconv.FormatInt(s.quota, 10)
 	remaining := strconv.FormatInt(s.remaining, 10)
 	reset := strconv.FormatInt(ceilSeconds(s.reset), 10)
-	epoch := strconv.FormatInt(ceilUnix(now.Add(s.reset)), 10)
+	resetAt := roundUnix(now.Add(s.reset), cfg.ResetRounding)
+	if d == HTTPRate && s.hasEnd {
+		resetAt = roundUnix(now.Add(s.end), cfg.ResetRounding)
+	}
+	epoch := strconv.FormatInt(resetAt, 10)
+	date := fieldDate(time.Unix(resetAt, 0), cfg.UTCDates)
 	policy := limit
 	if s.window > 0 {
 		policy += ";w=" + strconv.FormatInt(windowSeconds(s.window), 10)
@@ -50,8 +58,8 @@ func writeFields(h http.Header, d Dialect, now time.Time, states []state, malfor
 	used := strconv.FormatInt(max(s.quota-s.remaining, 0), 10)
 	full := s.full.String()
 	if malformed {
-		// Each value breaks the number grammar of its field.
-		limit, remaining, reset, epoch, used, full = "-"+limit, "NaN", "1e3", "1e3", "-"+used, "1d"
+		// Each value breaks the number or date grammar of its field.
+		limit, remaining, reset, epoch, date, used, full = "-"+limit, "NaN", "1e3", "1e3", "1e3", "-"+used, "1d"
 		policy = limit + ";w=0"
 	}
 	switch d {
@@ -63,10 +71,14 @@ func writeFields(h http.Header, d Dialect, now time.Time, states []state, malfor
 	case Draft07:
 		h.Set("RateLimit", "limit="+limit+", remaining="+remaining+", reset="+reset)
 		h.Set("RateLimit-Policy", policy)
-	case XRateLimitEpoch:
+	case XRateLimitEpoch, HTTPRate:
 		h.Set("X-RateLimit-Limit", limit)
 		h.Set("X-RateLimit-Remaining", remaining)
 		h.Set("X-RateLimit-Reset", epoch)
+	case XRateLimitDate:
+		h.Set("X-RateLimit-Limit", limit)
+		h.Set("X-RateLimit-Remaining", remaining)
+		h.Set("X-RateLimit-Reset", date)
 	case XRateLimitDelta:
 		h.Set("X-RateLimit-Limit", limit)
 		h.Set("X-RateLimit-Remaining", remaining)
@@ -191,7 +203,26 @@ func ceilUnix(t time.Time) int64 {
 	return s
 }
 
-// httpDate formats t for Date and Retry-After.
+// roundUnix reports t in Unix seconds, rounded as r says.
+func roundUnix(t time.Time, r Rounding) int64 {
+	if r == RoundDown {
+		return t.Unix()
+	}
+	return ceilUnix(t)
+}
+
+// httpDate formats t for the Date header: an IMF-fixdate (RFC 9110
+// §5.6.7), truncated to a whole second.
 func httpDate(t time.Time) string {
 	return t.UTC().Format(http.TimeFormat)
+}
+
+// fieldDate formats t for the dates of the rate-limit fields and
+// Retry-After: an IMF-fixdate, or with utc the same ending in "UTC"
+// (time.RFC1123 in UTC), which RFC 9110 §5.6.7 does not allow.
+func fieldDate(t time.Time, utc bool) string {
+	if utc {
+		return t.UTC().Format(time.RFC1123)
+	}
+	return httpDate(t)
 }

@@ -2,6 +2,9 @@ package ratelimittest_test
 
 import (
 	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -123,6 +126,34 @@ func TestDialects(t *testing.T) {
 				"X-Ratelimit-Used":      {"2"},
 				"X-Ratelimit-Reset":     {dialectEpoch},
 				"X-Ratelimit-Resource":  {"core"},
+			},
+		},
+		{
+			dialect: ratelimittest.XRateLimitDate,
+			first: http.Header{
+				"X-Ratelimit-Limit":     {"2"},
+				"X-Ratelimit-Remaining": {"1"},
+				"X-Ratelimit-Reset":     {"Sat, 01 Jan 2000 00:01:00 GMT"},
+			},
+			refusal: http.Header{
+				"X-Ratelimit-Limit":     {"2"},
+				"X-Ratelimit-Remaining": {"0"},
+				"X-Ratelimit-Reset":     {"Sat, 01 Jan 2000 00:01:00 GMT"},
+				"Retry-After":           {"Sat, 01 Jan 2000 00:01:00 GMT"},
+			},
+		},
+		{
+			dialect: ratelimittest.HTTPRate,
+			first: http.Header{
+				"X-Ratelimit-Limit":     {"2"},
+				"X-Ratelimit-Remaining": {"1"},
+				"X-Ratelimit-Reset":     {dialectEpoch},
+			},
+			refusal: http.Header{
+				"X-Ratelimit-Limit":     {"2"},
+				"X-Ratelimit-Remaining": {"0"},
+				"X-Ratelimit-Reset":     {dialectEpoch},
+				"Retry-After":           {"60"},
 			},
 		},
 		{
@@ -255,5 +286,108 @@ func TestNoPolicies(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestResetRounding puts window ends half a second after whole seconds and
+// reads the instants each epoch or date dialect sends. The windows of 2s
+// start 500ms before the Handler, so the first ends at 1.5s (Unix
+// 946684801.5) and the second at 3.5s.
+func TestResetRounding(t *testing.T) {
+	policies := []ratelimittest.Policy{{Quota: 2, Window: 2 * time.Second}}
+	tests := []struct {
+		name     string
+		dialect  ratelimittest.Dialect
+		rounding ratelimittest.Rounding
+		policies []ratelimittest.Policy
+		at       time.Duration // of the refusal, after two admissions at 0
+		reset    string        // X-RateLimit-Reset of the refusal
+		date     string
+	}{
+		// Reset minus Date is 2s for 1.5s to go: express-rate-limit.
+		{"epoch up", ratelimittest.XRateLimitEpoch, ratelimittest.RoundUp, policies, 0, "946684802", "Sat, 01 Jan 2000 00:00:00 GMT"},
+		// Reset equals Date: ulule/limiter on a refusal late in the window.
+		{"epoch down", ratelimittest.XRateLimitEpoch, ratelimittest.RoundDown, policies, 1200 * time.Millisecond, "946684801", "Sat, 01 Jan 2000 00:00:01 GMT"},
+		{"github down", ratelimittest.GitHub, ratelimittest.RoundDown, policies, 1200 * time.Millisecond, "946684801", "Sat, 01 Jan 2000 00:00:01 GMT"},
+		{"date up", ratelimittest.XRateLimitDate, ratelimittest.RoundUp, policies, 1200 * time.Millisecond, "Sat, 01 Jan 2000 00:00:02 GMT", "Sat, 01 Jan 2000 00:00:01 GMT"},
+		{"date down", ratelimittest.XRateLimitDate, ratelimittest.RoundDown, policies, 1200 * time.Millisecond, "Sat, 01 Jan 2000 00:00:01 GMT", "Sat, 01 Jan 2000 00:00:01 GMT"},
+		// The end of the current window, not the effective one (3.5s).
+		{"httprate down", ratelimittest.HTTPRate, ratelimittest.RoundDown, []ratelimittest.Policy{
+			{Algorithm: ratelimittest.SlidingWindowRounded, Quota: 2, Window: 2 * time.Second},
+		}, 1200 * time.Millisecond, "946684801", "Sat, 01 Jan 2000 00:00:01 GMT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := client(ratelimittest.NewHandler(ratelimittest.Config{
+					Dialect:       tt.dialect,
+					Policies:      tt.policies,
+					Phase:         500 * time.Millisecond,
+					ResetRounding: tt.rounding,
+				}))
+				send(t, c, "")
+				send(t, c, "")
+				time.Sleep(tt.at)
+				resp, _ := send(t, c, "")
+				got := []string{strconv.Itoa(resp.StatusCode), resp.Header.Get("X-RateLimit-Reset"), resp.Header.Get("Date")}
+				if want := []string{"429", tt.reset, tt.date}; !slices.Equal(got, want) {
+					t.Errorf("refusal at %v: status, X-RateLimit-Reset, Date = %q, want %q", tt.at, got, want)
+				}
+			})
+		})
+	}
+}
+
+// TestHTTPRate checks go-chi/httprate's shape over a sliding-window counter:
+// the reset is always the end of the current window and Retry-After the
+// window, though the previous window still weighs.
+func TestHTTPRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := client(ratelimittest.NewHandler(ratelimittest.Config{
+			Dialect:  ratelimittest.HTTPRate,
+			Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.SlidingWindowRounded, Quota: 4, Window: 2 * time.Second}},
+		}))
+		start := time.Now()
+		tests := []struct {
+			at                      time.Duration
+			status                  int
+			remaining, reset, retry string
+		}{
+			{0, 200, "3", "946684802", ""},
+			{0, 200, "2", "946684802", ""},
+			{0, 200, "1", "946684802", ""},
+			{0, 200, "0", "946684802", ""},
+			{0, 429, "0", "946684802", "2"},
+			// At the stated reset, prev=4 still weighs 4.
+			{2 * time.Second, 429, "0", "946684804", "2"},
+			// At 2.25s it weighs round(3.5) = 4; at 2.26s, round(3.48) = 3.
+			{2250 * time.Millisecond, 429, "0", "946684804", "2"},
+			{2260 * time.Millisecond, 200, "0", "946684804", ""},
+		}
+		for i, tt := range tests {
+			sleepUntil(start, tt.at)
+			resp, _ := send(t, c, "")
+			got := []any{resp.StatusCode, resp.Header.Get("X-RateLimit-Remaining"), resp.Header.Get("X-RateLimit-Reset"), resp.Header.Get("Retry-After")}
+			if want := []any{tt.status, tt.remaining, tt.reset, tt.retry}; !reflect.DeepEqual(got, want) {
+				t.Errorf("request %d at %v: %v, want %v", i, tt.at, got, want)
+			}
+		}
+	})
+}
+
+func TestUTCDates(t *testing.T) {
+	resps := threeResponses(t, ratelimittest.Config{Dialect: ratelimittest.XRateLimitDate, Policies: twoPerMinute, UTCDates: true})
+	refusal := resps[2]
+	want := http.Header{
+		"X-Ratelimit-Limit":     {"2"},
+		"X-Ratelimit-Remaining": {"0"},
+		"X-Ratelimit-Reset":     {"Sat, 01 Jan 2000 00:01:00 UTC"},
+		"Retry-After":           {"Sat, 01 Jan 2000 00:01:00 UTC"},
+	}
+	if !equalFields(refusal.Header, want) {
+		t.Errorf("refusal: %v, want %v", fields(refusal.Header), want)
+	}
+	if got := refusal.Header.Get("Date"); got != dialectDate {
+		t.Errorf("Date %q, want %q: the Date header keeps GMT", got, dialectDate)
 	}
 }

@@ -1,6 +1,7 @@
 package ratelimittest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -20,10 +21,12 @@ import (
 type Handler struct {
 	cfg      Config
 	policies []policy
-	body     int // body size of the default Next
+	body     int // BodySize with its default applied
+	size     int // content bytes of the default Next, charged at admission
 
 	mu       sync.Mutex
 	origin   time.Time            // creation or last Reset
+	windows  time.Time            // origin of aligned windows: origin - Phase
 	gen      int                  // incremented by Reset
 	counters []map[string]limiter // per policy, per partition key
 	stats    Stats                // Status allocated
@@ -50,8 +53,12 @@ type Stats struct {
 	Status map[int]int
 
 	// PeakInFlight is the largest number of admitted requests being served
-	// (in Config.Latency or Next) at the same time.
+	// (in Config.Latency or Next, a streamed body included until its last
+	// byte is written) at the same time.
 	PeakInFlight int
+
+	// Hung is the number of requests Config.Hang held.
+	Hung int
 
 	// Arrivals holds the arrival time of every request, in order.
 	Arrivals []time.Time
@@ -71,26 +78,28 @@ func NewHandler(cfg Config) *Handler {
 	switch cfg.Dialect {
 	case "":
 		cfg.Dialect = IETF
-	case IETF, Draft06, Draft07, XRateLimitEpoch, XRateLimitDelta, GitHub, OpenAI, RetryAfterOnly, Bare429:
+	case IETF, Draft06, Draft07, XRateLimitEpoch, XRateLimitDelta, XRateLimitDate, GitHub, HTTPRate, OpenAI, RetryAfterOnly, Bare429:
 	default:
 		panic(fmt.Sprintf("ratelimittest: unknown Dialect %q", cfg.Dialect))
 	}
 	if cfg.RefuseStatus == 0 {
 		cfg.RefuseStatus = http.StatusTooManyRequests
 	}
-	h := &Handler{cfg: cfg, policies: policies(cfg), body: bodySize(cfg)}
+	h := &Handler{cfg: cfg, policies: policies(cfg), body: bodySize(cfg), size: contentSize(cfg)}
 	h.Reset()
 	return h
 }
 
 // Reset makes h forget every request, as if it had just been created:
-// counters, Stats, and the origin of aligned windows and of
-// Config.Maintenance start again now. Requests in flight finish without
-// being counted in the new Stats or Concurrency counters.
+// counters, Stats, the requests Config.Hang holds, and the origin of
+// aligned windows and of Config.Maintenance start again now. Requests in
+// flight finish without being counted in the new Stats or Concurrency
+// counters.
 func (h *Handler) Reset() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.origin = time.Now()
+	h.windows = h.origin.Add(-max(h.cfg.Phase, 0))
 	h.gen++
 	h.counters = make([]map[string]limiter, len(h.policies))
 	for i := range h.counters {
@@ -110,7 +119,8 @@ func (h *Handler) Stats() Stats {
 	return s
 }
 
-// ServeHTTP answers r: 503 during Config.Maintenance; a refusal with
+// ServeHTTP answers r: after Config.Hang if r is one of the first
+// requests, 503 during Config.Maintenance; a refusal with
 // Config.RefuseStatus when a policy refuses; otherwise, after
 // Config.Latency, whatever Config.Next writes. Every response carries a
 // Date header and the rate-limit fields of the dialect as they stand when
@@ -127,12 +137,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	h.stats.Requests++
 	h.stats.Arrivals = append(h.stats.Arrivals, now)
+	if h.cfg.Hang != 0 && h.stats.Hung < max(h.cfg.HangRequests, 1) {
+		h.stats.Hung++
+		h.mu.Unlock()
+		if !sleep(r.Context(), h.cfg.Hang) {
+			return
+		}
+		h.mu.Lock()
+		now = time.Now()
+	}
 	if h.cfg.Maintenance.contains(now.Sub(h.origin)) {
 		end := h.origin.Add(h.cfg.Maintenance.End)
 		h.stats.Status[http.StatusServiceUnavailable]++
 		h.mu.Unlock()
 		h.common(w.Header(), now)
-		w.Header().Set("Retry-After", httpDate(time.Unix(ceilUnix(end), 0)))
+		w.Header().Set("Retry-After", fieldDate(time.Unix(ceilUnix(end), 0), h.cfg.UTCDates))
 		writeText(w, http.StatusServiceUnavailable)
 		return
 	}
@@ -145,10 +164,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p := &h.policies[i]
 		l := h.counters[i][keys[i]]
 		if l == nil {
-			l = newLimiter(p, h.origin)
+			l = newLimiter(p, h.windows)
 			h.counters[i][keys[i]] = l
 		}
-		lims[i], costs[i] = l, p.cost(h.body)
+		lims[i], costs[i] = l, p.cost(h.size)
 		d, ok := l.wait(now, costs[i])
 		if !ok {
 			d = nominalReset
@@ -164,7 +183,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stats.Status[h.cfg.RefuseStatus]++
 		states := h.states(now, lims, keys)
 		h.mu.Unlock()
-		h.refuse(w, now, states, wait, violated)
+		h.refuse(w, r, now, states, wait, violated)
 		return
 	}
 	for i, l := range lims {
@@ -204,11 +223,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	if h.cfg.Latency > 0 {
-		t := time.NewTimer(h.cfg.Latency)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
+		if !sleep(r.Context(), h.cfg.Latency) {
 			return
 		}
 		h.mu.Lock()
@@ -217,10 +232,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Unlock()
 	}
 	h.common(w.Header(), now)
-	writeFields(w.Header(), h.cfg.Dialect, now, states, h.cfg.Malformed)
+	writeFields(w.Header(), &h.cfg, now, states)
 	served = true
 	if h.cfg.Next != nil {
 		h.cfg.Next.ServeHTTP(cw, r)
+		return
+	}
+	if streaming(h.cfg) {
+		h.stream(cw, r)
 		return
 	}
 	cw.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -238,6 +257,7 @@ func (h *Handler) states(now time.Time, lims []limiter, keys []string) []state {
 		if !ok {
 			reset = nominalReset
 		}
+		end, hasEnd := l.windowEnd(now)
 		r := l.available(now)
 		s := state{
 			name:      p.name,
@@ -249,6 +269,8 @@ func (h *Handler) states(now time.Time, lims []limiter, keys []string) []state {
 			reset:     reset,
 			hasReset:  ok,
 			full:      l.full(now),
+			end:       end,
+			hasEnd:    hasEnd,
 			key:       keys[i],
 			keyed:     p.partition != nil,
 		}
@@ -269,36 +291,130 @@ func (h *Handler) common(hdr http.Header, now time.Time) {
 	}
 }
 
-// refuse writes a refusal. wait is how long until every policy would admit
-// the request.
-func (h *Handler) refuse(w http.ResponseWriter, now time.Time, states []state, wait time.Duration, violated []string) {
+// refuse writes a refusal of r. wait is how long until every policy would
+// admit the request.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, now time.Time, states []state, wait time.Duration, violated []string) {
 	hdr := w.Header()
 	h.common(hdr, now)
-	writeFields(hdr, h.cfg.Dialect, now, states, h.cfg.Malformed)
-	switch {
-	case h.cfg.RetryAfter > 0:
-		hdr.Set("Retry-After", delaySeconds(h.cfg.RetryAfter))
-	case h.cfg.Dialect == GitHub || h.cfg.Dialect == Bare429:
-	case h.cfg.Dialect == RetryAfterOnly && h.cfg.Malformed:
-		hdr.Set("Retry-After", "soon")
-	default:
-		hdr.Set("Retry-After", delaySeconds(wait))
+	writeFields(hdr, &h.cfg, now, states)
+	if v, ok := h.retryAfter(now, states, wait); ok {
+		hdr.Set("Retry-After", v)
 	}
-	if !h.cfg.Problem {
-		writeText(w, h.cfg.RefuseStatus)
+	body := []byte(http.StatusText(h.cfg.RefuseStatus) + "\n")
+	hdr.Set("Content-Type", "text/plain; charset=utf-8")
+	if h.cfg.Problem {
+		body, _ = json.Marshal(problem{
+			Type:     "https://iana.org/assignments/http-problem-types#quota-exceeded",
+			Title:    "Quota Exceeded",
+			Status:   h.cfg.RefuseStatus,
+			Violated: violated,
+		})
+		body = append(body, '\n')
+		hdr.Set("Content-Type", "application/problem+json")
+	}
+	if h.cfg.Drip > 0 {
+		h.drip(w, r, body)
 		return
 	}
-	body, _ := json.Marshal(problem{
-		Type:     "https://iana.org/assignments/http-problem-types#quota-exceeded",
-		Title:    "Quota Exceeded",
-		Status:   h.cfg.RefuseStatus,
-		Violated: violated,
-	})
-	body = append(body, '\n')
-	hdr.Set("Content-Type", "application/problem+json")
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(h.cfg.RefuseStatus)
 	w.Write(body)
+}
+
+// retryAfter reports the Retry-After of a refusal at now, and whether
+// there is one.
+func (h *Handler) retryAfter(now time.Time, states []state, wait time.Duration) (string, bool) {
+	switch d := h.cfg.Dialect; {
+	case h.cfg.RetryAfterZero:
+		return "0", true
+	case h.cfg.RetryAfter > 0:
+		return delaySeconds(h.cfg.RetryAfter), true
+	case h.cfg.RetryAfter < 0, d == GitHub, d == Bare429:
+		return "", false
+	case d == RetryAfterOnly && h.cfg.Malformed:
+		return "soon", true
+	case d == XRateLimitDate:
+		return fieldDate(time.Unix(roundUnix(now.Add(wait), h.cfg.ResetRounding), 0), h.cfg.UTCDates), true
+	case d == HTTPRate && len(states) > 0:
+		// The window, whatever the wait; a Concurrency policy has none.
+		window := states[describe(states)].window
+		if window <= 0 {
+			window = nominalReset
+		}
+		return strconv.FormatInt(int64(window/time.Second), 10), true
+	}
+	return delaySeconds(wait), true
+}
+
+// drip writes the refusal's header at once, then body padded with
+// newlines to Config.DripBytes, one byte every Config.Drip, until it is
+// written, a write fails or r's context ends.
+func (h *Handler) drip(w http.ResponseWriter, r *http.Request, body []byte) {
+	n := h.cfg.DripBytes
+	if n <= 0 {
+		n = defaultDripBytes
+	}
+	for len(body) < n {
+		body = append(body, '\n')
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(h.cfg.RefuseStatus)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	for i := range body {
+		if !sleep(r.Context(), h.cfg.Drip) {
+			return
+		}
+		if _, err := w.Write(body[i : i+1]); err != nil {
+			return
+		}
+		rc.Flush()
+	}
+}
+
+// stream writes the default body as server-sent events: the header at
+// once, then Config.StreamEvents events evenly over Config.Stream, until
+// they are written, a write fails or r's context ends.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	event := append(append([]byte("data: "), defaultBody(h.body)...), "\n\n"...)
+	start := time.Now()
+	n := int64(streamEvents(h.cfg))
+	for k := int64(1); k <= n; k++ {
+		at := start.Add(time.Duration(mulDiv(k, int64(h.cfg.Stream), n)))
+		if !sleep(r.Context(), max(time.Until(at), 0)) {
+			return
+		}
+		if _, err := w.Write(event); err != nil {
+			return
+		}
+		rc.Flush()
+	}
+}
+
+// sleep waits for d, or until ctx ends if d is negative, and reports
+// whether ctx is still alive. It waits with the time package's timers, so
+// inside a testing/synctest bubble the wait is virtual.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d == 0 {
+		return ctx.Err() == nil
+	}
+	var expired <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-expired:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // problem is an RFC 9457 problem detail of the quota-exceeded type

@@ -133,6 +133,22 @@ func TestAlgorithms(t *testing.T) {
 			},
 		},
 		{
+			name: "leaky bucket",
+			cfg: ratelimittest.Config{Policies: []ratelimittest.Policy{
+				{Name: "nginx", Algorithm: ratelimittest.LeakyBucket, Quota: 10, Window: time.Second, Burst: 1},
+			}},
+			policy: `"nginx";q=10;w=1`,
+			exchanges: []exchange{
+				// Burst+1 at once, then one every 100ms.
+				{at: 0, status: ok, rateLimit: `"nginx";r=1;t=1`},
+				{at: 0, status: ok, rateLimit: `"nginx";r=0;t=1`},
+				{at: 0, status: refused, rateLimit: `"nginx";r=0;t=1`, retryAfter: "1"},
+				{at: 99 * time.Millisecond, status: refused, rateLimit: `"nginx";r=0;t=1`, retryAfter: "1"},
+				{at: 100 * time.Millisecond, status: ok, rateLimit: `"nginx";r=0;t=1`},
+				{at: 300 * time.Millisecond, status: ok, rateLimit: `"nginx";r=1;t=1`},
+			},
+		},
+		{
 			name: "two policies",
 			cfg: ratelimittest.Config{Policies: []ratelimittest.Policy{
 				{Name: "burst", Quota: 2, Window: time.Second},
@@ -371,6 +387,8 @@ func TestNewHandlerPanics(t *testing.T) {
 		{"unknown algorithm", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: "leaky", Quota: 1, Window: time.Second}}}},
 		{"no window", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 1}}}},
 		{"negative quota", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: -1, Window: time.Second}}}},
+		{"negative burst", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1, Window: time.Second, Burst: -1}}}},
+		{"leaky bucket without window", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

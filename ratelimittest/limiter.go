@@ -37,6 +37,10 @@ type limiter interface {
 	// full reports how long until the whole quota is available again if
 	// nothing more is admitted; zero if it is now.
 	full(now time.Time) time.Duration
+
+	// windowEnd reports how long until the end of the current aligned
+	// window. ok is false for the algorithms without aligned windows.
+	windowEnd(now time.Time) (d time.Duration, ok bool)
 }
 
 // newLimiter returns a fresh limiter for p whose aligned windows start at origin.
@@ -44,10 +48,12 @@ func newLimiter(p *policy, origin time.Time) limiter {
 	switch p.algorithm {
 	case SlidingLog:
 		return &slidingLog{quota: p.quota, window: p.window}
-	case SlidingWindow:
-		return &slidingWindow{quota: p.quota, window: p.window, origin: origin}
+	case SlidingWindow, SlidingWindowRounded:
+		return &slidingWindow{quota: p.quota, window: p.window, origin: origin, round: p.algorithm == SlidingWindowRounded}
 	case TokenBucket:
 		return &tokenBucket{quota: p.quota, window: p.window, last: origin, tokens: p.quota}
+	case LeakyBucket:
+		return newLeakyBucket(p, origin)
 	case Concurrency:
 		return &concurrency{quota: p.quota}
 	}
@@ -108,6 +114,11 @@ func (l *fixedWindow) full(now time.Time) time.Duration {
 		return 0
 	}
 	return l.left(now)
+}
+
+func (l *fixedWindow) windowEnd(now time.Time) (time.Duration, bool) {
+	l.advance(now)
+	return l.left(now), true
 }
 
 // slidingLog keeps every admission of the last window.
@@ -192,18 +203,31 @@ func (l *slidingLog) full(now time.Time) time.Duration {
 	return l.log[len(l.log)-1].at.Add(l.window).Sub(now)
 }
 
+func (l *slidingLog) windowEnd(time.Time) (time.Duration, bool) { return 0, false }
+
 // slidingWindow is the sliding-window counter: it admits a request of cost c
 // at offset e into the current aligned window when
 //
 //	ceil(prev*(window-e)/window) + cur + c <= quota
 //
-// where prev and cur are the admissions of the previous and current windows.
+// where prev and cur are the admissions of the previous and current windows;
+// with round, the weighted prev is rounded to the nearest integer, halves
+// up, instead of up.
 type slidingWindow struct {
 	quota     int64
 	window    time.Duration
 	origin    time.Time
+	round     bool
 	index     int64 // of the current window, counted from origin
 	prev, cur int64
+}
+
+// weight reports how much prev counts with left of the current window to go.
+func (l *slidingWindow) weight(prev, left int64) int64 {
+	if l.round {
+		return mulDivRound(prev, left, int64(l.window))
+	}
+	return mulDivCeil(prev, left, int64(l.window))
 }
 
 func (l *slidingWindow) advance(now time.Time) {
@@ -233,7 +257,12 @@ func (l *slidingWindow) earliest(now time.Time, prev, cur, cost int64) (time.Dur
 	for {
 		if a := l.quota - cur - cost; a >= 0 {
 			m := e
-			if prev > 0 {
+			switch {
+			case prev > 0 && l.round:
+				// round(prev*(w-m)/w) <= a  ⇔  2*prev*(w-m) < (2a+1)*w
+				//   ⇔  m >= w - ceil((2a+1)*w/(2*prev)) + 1
+				m = max(m, w-mulDivCeil(2*a+1, w, 2*prev)+1)
+			case prev > 0:
 				// ceil(prev*(w-m)/w) <= a  ⇔  m >= w - floor(a*w/prev)
 				m = max(m, w-mulDiv(a, w, prev))
 			}
@@ -262,8 +291,7 @@ func (l *slidingWindow) release(int64) {}
 func (l *slidingWindow) available(now time.Time) int64 {
 	l.advance(now)
 	e := int64(now.Sub(l.start()))
-	w := int64(l.window)
-	return max(l.quota-l.cur-mulDivCeil(l.prev, w-e, w), 0)
+	return max(l.quota-l.cur-l.weight(l.prev, int64(l.window)-e), 0)
 }
 
 func (l *slidingWindow) reset(now time.Time) (time.Duration, bool) {
@@ -283,6 +311,11 @@ func (l *slidingWindow) full(now time.Time) time.Duration {
 		return l.start().Add(l.window).Sub(now)
 	}
 	return 0
+}
+
+func (l *slidingWindow) windowEnd(now time.Time) (time.Duration, bool) {
+	l.advance(now)
+	return l.start().Add(l.window).Sub(now), true
 }
 
 // tokenBucket holds up to quota tokens and gains quota tokens per window.
@@ -379,6 +412,119 @@ func (l *tokenBucket) full(now time.Time) time.Duration {
 	return l.until(l.tokens, l.quota)
 }
 
+func (l *tokenBucket) windowEnd(time.Time) (time.Duration, bool) { return 0, false }
+
+// leakyBucket is nginx's limit_req with nodelay, after
+// ngx_http_limit_req_lookup: it counts in thousandths of a request and in
+// whole milliseconds since origin. A request of cost c at millisecond m
+// would leave the excess
+//
+//	max(0, excess - rate*(m-last)/1000 + 1000) + 1000*(c-1)
+//
+// (the leak rounded down, as nginx does) and is refused if that exceeds
+// burst. Admitting it stores that excess and m as last; a refusal changes
+// nothing. A fresh bucket leaves 1000*(c-1): nginx's first request for a
+// key leaves 0. nginx only ever charges one request; cost c charges the
+// first unit as nginx does and the others in full.
+type leakyBucket struct {
+	rate   int64 // thousandths of a request per second; 0 refuses everything
+	burst  int64 // thousandths of a request
+	window time.Duration
+	origin time.Time
+	fresh  bool  // nothing admitted yet
+	last   int64 // millisecond of the last admission, since origin
+	excess int64 // thousandths of a request
+}
+
+func newLeakyBucket(p *policy, origin time.Time) *leakyBucket {
+	l := &leakyBucket{
+		burst:  saturatingMul(p.burst, 1000),
+		window: p.window,
+		origin: origin,
+		fresh:  true,
+	}
+	if p.quota > 0 {
+		// Quota per Window, in thousandths of a request per second,
+		// rounded down as nginx's rate=Nr/m is; at least one.
+		l.rate = max(mulDiv(p.quota, 1000*int64(time.Second), int64(p.window)), 1)
+	}
+	return l
+}
+
+// ms reports the millisecond of now since origin.
+func (l *leakyBucket) ms(now time.Time) int64 {
+	return max(int64(now.Sub(l.origin)/time.Millisecond), 0)
+}
+
+// first reports the excess a request of cost 1 would leave at millisecond m.
+func (l *leakyBucket) first(m int64) int64 {
+	if l.fresh {
+		return 0
+	}
+	leak := mulDiv(l.rate, m-l.last, 1000)
+	return max(l.excess-leak+1000, 0)
+}
+
+// tooBig reports whether a request of the given cost is never admitted.
+func (l *leakyBucket) tooBig(cost int64) bool {
+	return l.rate == 0 || cost-1 > l.burst/1000
+}
+
+func (l *leakyBucket) wait(now time.Time, cost int64) (time.Duration, bool) {
+	if l.tooBig(cost) {
+		return 0, false
+	}
+	if l.first(l.ms(now))+1000*(cost-1) <= l.burst {
+		return 0, true
+	}
+	// rate*(m-last)/1000 >= need  ⇔  m-last >= ceil(1000*need/rate)
+	need := l.excess + 1000*cost - l.burst
+	at := l.last + mulDivCeil(1000, need, l.rate)
+	return l.origin.Add(time.Duration(saturatingMul(at, int64(time.Millisecond)))).Sub(now), true
+}
+
+func (l *leakyBucket) take(now time.Time, cost int64) {
+	m := l.ms(now)
+	l.excess = l.first(m) + saturatingMul(1000, max(cost-1, 0))
+	l.last, l.fresh = m, false
+}
+
+func (l *leakyBucket) release(int64) {}
+
+func (l *leakyBucket) available(now time.Time) int64 {
+	if l.rate == 0 {
+		return 0
+	}
+	e := l.first(l.ms(now))
+	if e > l.burst {
+		return 0
+	}
+	return (l.burst-e)/1000 + 1
+}
+
+func (l *leakyBucket) reset(now time.Time) (time.Duration, bool) {
+	if l.rate == 0 {
+		return l.window, true
+	}
+	spent := *l
+	if a := l.available(now); a > 0 {
+		spent.take(now, a)
+	}
+	d, _ := spent.wait(now, 1)
+	return d, true
+}
+
+func (l *leakyBucket) full(now time.Time) time.Duration {
+	if l.rate == 0 || l.first(l.ms(now)) == 0 {
+		return 0
+	}
+	// rate*(m-last)/1000 >= excess + 1000 leaves a later request 0.
+	at := l.last + mulDivCeil(1000, l.excess+1000, l.rate)
+	return l.origin.Add(time.Duration(saturatingMul(at, int64(time.Millisecond)))).Sub(now)
+}
+
+func (l *leakyBucket) windowEnd(time.Time) (time.Duration, bool) { return 0, false }
+
 // concurrency counts requests in flight.
 type concurrency struct {
 	quota    int64
@@ -398,6 +544,8 @@ func (l *concurrency) available(time.Time) int64 { return max(l.quota-l.inflight
 func (l *concurrency) reset(time.Time) (time.Duration, bool) { return 0, false }
 
 func (l *concurrency) full(time.Time) time.Duration { return 0 }
+
+func (l *concurrency) windowEnd(time.Time) (time.Duration, bool) { return 0, false }
 
 // windowIndex reports which aligned window of the given length, counted
 // from origin, holds now.
@@ -434,6 +582,20 @@ func mulDivCeil(a, b, c int64) int64 {
 	}
 	q, r := bits.Div64(hi, lo, uint64(c))
 	if r != 0 {
+		q++
+	}
+	return int64(min(q, math.MaxInt64))
+}
+
+// mulDivRound returns a*b/c rounded to the nearest integer, halves up, for
+// a, b >= 0 and c > 0, saturating at math.MaxInt64.
+func mulDivRound(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, r := bits.Div64(hi, lo, uint64(c))
+	if r >= uint64(c)-r {
 		q++
 	}
 	return int64(min(q, math.MaxInt64))

@@ -1,7 +1,9 @@
 package ratelimittest
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -94,6 +96,63 @@ func TestLimiters(t *testing.T) {
 			},
 		},
 		{
+			name:   "sliding window counter rounded",
+			policy: Policy{Algorithm: SlidingWindowRounded, Quota: 10, Window: 10 * time.Second},
+			checks: []check{
+				// Spending 10 now leaves prev=10 at 10s; its weight rounds
+				// to 9 once below 9.5, just after 10.5s.
+				{at: 0, avail: 10, reset: 10500*time.Millisecond + 1, take: 10},
+				{at: 0, avail: 0, wait: 10500*time.Millisecond + 1, reset: 10500*time.Millisecond + 1, full: 20 * time.Second},
+				{at: 10 * time.Second, avail: 0, wait: 500*time.Millisecond + 1, reset: 500*time.Millisecond + 1, full: 10 * time.Second},
+				{at: 11 * time.Second, avail: 1, reset: 500*time.Millisecond + 1, full: 9 * time.Second, take: 1},
+				// round(10*9/10) + 1 = 10; the weight falls below 8.5 after 11.5s.
+				{at: 11 * time.Second, avail: 0, wait: 500*time.Millisecond + 1, reset: 500*time.Millisecond + 1, full: 19 * time.Second},
+				// round(10*5/10) + 1 = 6 counted.
+				{at: 15 * time.Second, avail: 4, reset: 500*time.Millisecond + 1, full: 15 * time.Second},
+				// prev=1, cur=0: round(1*5/10) = round(0.5) = 1, halves up.
+				{at: 25 * time.Second, avail: 9, reset: 1, full: 5 * time.Second},
+				// Then round(1*4.999…/10) = 0; spending all 10 leaves prev=10
+				// at 30s, whose weight rounds to 9 just after 30.5s.
+				{at: 25*time.Second + 1, avail: 10, reset: 5500 * time.Millisecond, full: 5*time.Second - 1},
+				{at: 40 * time.Second, avail: 10, reset: 10500*time.Millisecond + 1},
+			},
+		},
+		{
+			name:   "leaky bucket",
+			policy: Policy{Algorithm: LeakyBucket, Quota: 10, Window: time.Second, Burst: 2}, // leaks one every 100ms
+			checks: []check{
+				// A fresh bucket: the first request leaves no excess.
+				{at: 0, avail: 3, reset: 100 * time.Millisecond, take: 1},
+				{at: 0, avail: 2, reset: 100 * time.Millisecond, full: 100 * time.Millisecond, take: 2},
+				{at: 0, avail: 0, wait: 100 * time.Millisecond, reset: 100 * time.Millisecond, full: 300 * time.Millisecond},
+				// 500 of the 3000 thousandths have leaked.
+				{at: 50 * time.Millisecond, avail: 0, wait: 50 * time.Millisecond, reset: 50 * time.Millisecond, full: 250 * time.Millisecond},
+				{at: 99*time.Millisecond + 999999, avail: 0, wait: 1, reset: 1, full: 200*time.Millisecond + 1},
+				{at: 100 * time.Millisecond, avail: 1, reset: 100 * time.Millisecond, full: 200 * time.Millisecond, take: 1},
+				// Drained: the next request leaves no excess again.
+				{at: time.Second, avail: 3, reset: 100 * time.Millisecond},
+			},
+		},
+		{
+			name:   "leaky bucket no burst",
+			policy: Policy{Algorithm: LeakyBucket, Quota: 1, Window: 3 * time.Second},
+			checks: []check{
+				// 333 thousandths a second: 333*3003/1000 = 999.999 rounds
+				// down, so the 1000 of a request leak in 3004ms.
+				{at: 0, avail: 1, reset: 3004 * time.Millisecond, take: 1},
+				{at: 0, avail: 0, wait: 3004 * time.Millisecond, reset: 3004 * time.Millisecond, full: 3004 * time.Millisecond},
+				{at: 3003 * time.Millisecond, avail: 0, wait: time.Millisecond, reset: time.Millisecond, full: time.Millisecond},
+				{at: 3004 * time.Millisecond, avail: 1, reset: 3004 * time.Millisecond},
+			},
+		},
+		{
+			name:   "leaky bucket zero quota",
+			policy: Policy{Algorithm: LeakyBucket, Quota: 0, Window: time.Second, Burst: 5},
+			checks: []check{
+				{at: 0, avail: 0, wait: -1, reset: time.Second},
+			},
+		},
+		{
 			name:   "zero quota",
 			policy: Policy{Algorithm: TokenBucket, Quota: 0, Window: time.Second},
 			checks: []check{
@@ -132,6 +191,86 @@ func TestLimiters(t *testing.T) {
 	}
 }
 
+// TestLeakyBucketNginx replays nginx's limit_req arithmetic: thousandths
+// of a request, whole milliseconds, the leak rounded down before the
+// request is added, and refusals that change nothing.
+func TestLeakyBucketNginx(t *testing.T) {
+	ps := policies(Config{Policies: []Policy{{Algorithm: LeakyBucket, Quota: 10, Window: time.Second, Burst: 5}}})
+	l := newLimiter(&ps[0], origin).(*leakyBucket)
+	if l.rate != 10000 || l.burst != 5000 {
+		t.Fatalf("rate, burst = %d, %d; want 10000, 5000", l.rate, l.burst)
+	}
+	// burst=5 nodelay: six at once, then one every 100ms.
+	var got []int
+	for ms := range 1000 {
+		now := origin.Add(time.Duration(ms) * time.Millisecond)
+		for {
+			if d, _ := l.wait(now, 1); d != 0 {
+				break
+			}
+			l.take(now, 1)
+			got = append(got, ms)
+		}
+	}
+	want := []int{0, 0, 0, 0, 0, 0, 100, 200, 300, 400, 500, 600, 700, 800, 900}
+	if !slices.Equal(got, want) {
+		t.Errorf("admitted at ms %v, want %v", got, want)
+	}
+	// Within a millisecond, the leak of the fraction is not lost.
+	now := origin.Add(1050*time.Millisecond + 400*time.Microsecond)
+	if d, _ := l.wait(now, 1); d != 0 {
+		t.Errorf("wait at 1050.4ms = %v, want 0", d)
+	}
+	if l.excess != 5000 {
+		t.Errorf("excess = %d, want 5000", l.excess)
+	}
+	if _, ok := l.wait(now, 7); ok {
+		t.Errorf("wait(7) with burst 5 ok, want never")
+	}
+	if d, ok := l.wait(origin.Add(10*time.Second), 6); d != 0 || !ok {
+		t.Errorf("wait(6) when drained = %v, %v; want 0, true", d, ok)
+	}
+}
+
+func TestWindowEnd(t *testing.T) {
+	tests := []struct {
+		policy Policy
+		at     time.Duration
+		want   time.Duration
+		ok     bool
+	}{
+		{Policy{Algorithm: FixedWindow, Quota: 1, Window: 2 * time.Second}, 4500 * time.Millisecond, 1500 * time.Millisecond, true},
+		{Policy{Algorithm: SlidingWindow, Quota: 1, Window: 2 * time.Second}, 4500 * time.Millisecond, 1500 * time.Millisecond, true},
+		{Policy{Algorithm: SlidingWindowRounded, Quota: 1, Window: 2 * time.Second}, 0, 2 * time.Second, true},
+		{Policy{Algorithm: SlidingLog, Quota: 1, Window: 2 * time.Second}, 0, 0, false},
+		{Policy{Algorithm: TokenBucket, Quota: 1, Window: 2 * time.Second}, 0, 0, false},
+		{Policy{Algorithm: LeakyBucket, Quota: 1, Window: 2 * time.Second}, 0, 0, false},
+		{Policy{Algorithm: Concurrency, Quota: 1}, 0, 0, false},
+	}
+	for _, tt := range tests {
+		ps := policies(Config{Policies: []Policy{tt.policy}})
+		l := newLimiter(&ps[0], origin)
+		if got, ok := l.windowEnd(origin.Add(tt.at)); got != tt.want || ok != tt.ok {
+			t.Errorf("%s at %v: windowEnd = %v, %v; want %v, %v", tt.policy.Algorithm, tt.at, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestMulDivRound(t *testing.T) {
+	tests := []struct{ a, b, c, want int64 }{
+		{1, 5, 10, 1}, // 0.5 rounds up
+		{1, 4, 10, 0},
+		{3, 5, 10, 2}, // 1.5
+		{7, 3, 10, 2}, // 2.1
+		{1 << 62, 4, 2, math.MaxInt64},
+	}
+	for _, tt := range tests {
+		if got := mulDivRound(tt.a, tt.b, tt.c); got != tt.want {
+			t.Errorf("mulDivRound(%d, %d, %d) = %d, want %d", tt.a, tt.b, tt.c, got, tt.want)
+		}
+	}
+}
+
 func TestConcurrencyLimiter(t *testing.T) {
 	ps := policies(Config{Policies: []Policy{{Algorithm: Concurrency, Quota: 2}}})
 	l := newLimiter(&ps[0], origin)
@@ -156,14 +295,15 @@ func TestConcurrencyLimiter(t *testing.T) {
 // exact instant of admission and agrees with available, which Ideal and the
 // Handler both rely on.
 func TestLimiterConsistency(t *testing.T) {
-	algorithms := []Algorithm{FixedWindow, SlidingLog, SlidingWindow, TokenBucket}
+	algorithms := []Algorithm{FixedWindow, SlidingLog, SlidingWindow, SlidingWindowRounded, TokenBucket, LeakyBucket}
 	quotas := []int64{1, 3, 7, 100}
 	windows := []time.Duration{time.Second, 7 * time.Second / 3, time.Minute}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, a := range algorithms {
 		for _, q := range quotas {
 			for _, w := range windows {
-				ps := policies(Config{Policies: []Policy{{Algorithm: a, Quota: q, Window: w}}})
+				// A leaky bucket admits up to Burst+1 at once.
+				ps := policies(Config{Policies: []Policy{{Algorithm: a, Quota: q, Window: w, Burst: q - 1}}})
 				l := newLimiter(&ps[0], origin)
 				now := origin
 				for i := range 300 {

@@ -2,24 +2,40 @@ package ratelimittest
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
+	"sync"
 )
 
 // Transport is an [http.RoundTripper] that serves requests with Handler in
 // memory, without sockets, so that it works inside testing/synctest
 // bubbles, where [NewServer] cannot.
 //
-// RoundTrip runs Handler in the calling goroutine, on a copy of the request
-// shaped like one a server receives, and records what it writes. The
-// response it returns reads like one from the network: HTTP/1.1, header keys
-// in canonical form, ContentLength and Content-Length set, and Request set
-// to the caller's request, which is never modified. RoundTrip closes the
-// request body on every path. If the request's context is done before or
-// while Handler runs, RoundTrip returns the context's error and no response.
+// RoundTrip runs Handler in a goroutine of its own, on a copy of the
+// request shaped like one a server receives, and returns once the response's
+// header is sent, as net/http's server sends it: when Handler returns, or
+// when it first flushes (through [http.ResponseController] or
+// [http.Flusher]) if that is sooner.
+//
+// A response sent when Handler returns reads like one from the network:
+// HTTP/1.1, header keys in canonical form, ContentLength and Content-Length
+// set, the whole body ready. A flushed response is streamed: unless Handler
+// set Content-Length, its ContentLength is -1 and its TransferEncoding
+// "chunked"; its body yields what Handler writes as Handler writes it, and
+// ends when Handler returns. Reading it fails with the context's error once
+// the request's context ends, and closing it before its end ends the
+// context of the request Handler serves, as a client that closes its
+// connection does; Handler's writes then fail.
+//
+// Either way, Request is set to the caller's request, which is never
+// modified, and RoundTrip closes the request body when Handler returns (at
+// once if it does not call Handler). Trailers are not passed on. If the request's context is done
+// before or while the header is sent, RoundTrip returns the context's error
+// and no response, once Handler has returned.
 //
 // A Transport is safe for concurrent use if Handler is.
 type Transport struct {
@@ -32,18 +48,20 @@ const remoteAddr = "192.0.2.1:1234"
 
 // RoundTrip implements [http.RoundTripper].
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		defer req.Body.Close()
-	}
 	if t.Handler == nil {
+		closeBody(req)
 		return nil, errors.New("ratelimittest: Transport.Handler is nil")
 	}
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
+		closeBody(req)
 		return nil, err
 	}
 
-	in := req.Clone(ctx)
+	// The server's view of the request has a context of its own, which ends
+	// when Handler returns or the client goes away.
+	sctx, cancel := context.WithCancel(ctx)
+	in := req.Clone(sctx)
 	in.Proto, in.ProtoMajor, in.ProtoMinor = "HTTP/1.1", 1, 1
 	in.RequestURI = req.URL.RequestURI()
 	in.RemoteAddr = remoteAddr
@@ -53,30 +71,254 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	in.GetBody = nil
 	in.Body = http.NoBody
 	if req.Body != nil && req.Body != http.NoBody {
-		in.Body = io.NopCloser(req.Body) // closed above, when Handler is done
+		in.Body = io.NopCloser(req.Body) // closed when Handler is done
 	}
-	rec := httptest.NewRecorder()
-	t.Handler.ServeHTTP(rec, in)
+	w := &responseWriter{
+		ctx:    ctx,
+		header: make(http.Header),
+		head:   req.Method == http.MethodHead,
+		sent:   make(chan struct{}),
+		cancel: cancel,
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer w.finish()
+		defer cancel()
+		defer closeBody(req)
+		t.Handler.ServeHTTP(w, in)
+	}()
+	<-w.sent
 	if err := ctx.Err(); err != nil {
+		cancel()
+		<-done
 		return nil, err
 	}
 
-	resp := rec.Result()
-	header := make(http.Header, len(resp.Header))
-	for k, vs := range resp.Header {
+	header := make(http.Header, len(w.sentHeader))
+	for k, vs := range w.sentHeader {
 		k = http.CanonicalHeaderKey(k)
 		header[k] = append(header[k], vs...)
 	}
-	resp.Header = header
-	body := rec.Body.Bytes()
-	resp.ContentLength = int64(len(body))
-	if header.Get("Content-Length") == "" {
-		header.Set("Content-Length", strconv.Itoa(len(body)))
+	resp := &http.Response{
+		Status:     fmt.Sprintf("%03d %s", w.code, http.StatusText(w.code)),
+		StatusCode: w.code,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     header,
+		Request:    req,
 	}
-	if req.Method == http.MethodHead {
-		body = nil
+	if w.body == nil {
+		body := w.buf.Bytes()
+		resp.ContentLength = int64(len(body))
+		if header.Get("Content-Length") == "" {
+			header.Set("Content-Length", strconv.Itoa(len(body)))
+		}
+		if w.head {
+			body = nil
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
 	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	resp.Request = req
+	resp.ContentLength = -1
+	if n, err := strconv.ParseInt(header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+		resp.ContentLength = n
+	} else {
+		resp.TransferEncoding = []string{"chunked"}
+	}
+	w.body.stop = context.AfterFunc(ctx, func() { w.body.abort(ctx.Err()) })
+	resp.Body = w.body
 	return resp, nil
+}
+
+// closeBody closes req's body, if it has one.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// responseWriter is the [http.ResponseWriter] of a Transport's Handler. Its
+// methods are called by Handler's goroutine only; what RoundTrip reads is
+// set before sent is closed.
+type responseWriter struct {
+	ctx         context.Context // the client's
+	header      http.Header
+	head        bool // the request is a HEAD: the body is discarded
+	wroteHeader bool
+	sent        chan struct{}      // closed when the header is sent
+	cancel      context.CancelFunc // ends the context of Handler's request
+
+	// Set before sent is closed.
+	code       int
+	sentHeader http.Header  // header as of WriteHeader
+	buf        bytes.Buffer // body written before the header was sent
+	body       *pipe        // streamed body; nil if the response is whole
+}
+
+func (w *responseWriter) Header() http.Header { return w.header }
+
+// WriteHeader records the status and a snapshot of the header, as
+// net/http's server does. Informational statuses are ignored.
+func (w *responseWriter) WriteHeader(code int) {
+	if w.wroteHeader || code < 200 {
+		return
+	}
+	w.code, w.wroteHeader = code, true
+	w.sentHeader = w.header.Clone()
+}
+
+// Write adds b to the body. Before the header is written, it writes 200
+// and, without a Content-Type, one sniffed from b, as net/http's server does.
+func (w *responseWriter) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		if _, ok := w.header["Content-Type"]; !ok && w.header.Get("Transfer-Encoding") == "" {
+			w.header.Set("Content-Type", http.DetectContentType(b))
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.body != nil {
+		if w.head {
+			return len(b), nil
+		}
+		return w.body.write(b)
+	}
+	return w.buf.Write(b)
+}
+
+// Flush sends the header, if it is not sent yet, and streams the body from
+// then on.
+func (w *responseWriter) Flush() {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.body != nil {
+		return
+	}
+	w.body = &pipe{wake: make(chan struct{}, 1), cancel: w.cancel}
+	if !w.head {
+		w.body.buf = bytes.Clone(w.buf.Bytes())
+	}
+	w.buf = bytes.Buffer{}
+	close(w.sent)
+}
+
+// finish ends the response when Handler returns: it sends the whole
+// response, or ends the streamed body.
+func (w *responseWriter) finish() {
+	if w.body != nil {
+		// A stream cut short because the client's context ended ends with
+		// the context's error, as it would on a connection.
+		if err := w.ctx.Err(); err != nil {
+			w.body.abort(err)
+		}
+		w.body.closeWrite()
+		return
+	}
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	close(w.sent)
+}
+
+// errClientGone is what a Handler's write returns once its client has
+// closed the streamed body or its request's context has ended.
+var errClientGone = errors.New("ratelimittest: client closed the response")
+
+// errReadAfterClose is what a read of a closed body returns, as net/http's.
+var errReadAfterClose = errors.New("http: read on closed response body")
+
+// pipe is a streamed response body: Handler appends, the client reads.
+// Writes never block: what the client has not read yet waits in buf, as it
+// would in a connection's buffers.
+type pipe struct {
+	mu     sync.Mutex
+	buf    []byte
+	err    error // once buf is read: io.EOF when Handler is done, or why reading ended
+	gone   bool  // the client closed the body or its context ended
+	wake   chan struct{}
+	cancel context.CancelFunc // ends the context of Handler's request
+	stop   func() bool        // unregisters the context watch; set before the client reads
+}
+
+// signal wakes the reader, if it waits.
+func (p *pipe) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *pipe) write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gone {
+		return 0, errClientGone
+	}
+	p.buf = append(p.buf, b...)
+	p.signal()
+	return len(b), nil
+}
+
+// closeWrite marks the end of the body.
+func (p *pipe) closeWrite() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = io.EOF
+	}
+	p.signal()
+}
+
+// abort ends reading with err, unless the body has been read to its end.
+func (p *pipe) abort(err error) {
+	p.mu.Lock()
+	if p.err == io.EOF && len(p.buf) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	p.gone, p.buf, p.err = true, nil, err
+	p.signal()
+	p.mu.Unlock()
+	p.cancel()
+}
+
+// Read reads what Handler has written, waiting for it if need be.
+func (p *pipe) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		p.mu.Lock()
+		if len(p.buf) > 0 {
+			n := copy(b, p.buf)
+			p.buf = p.buf[n:]
+			if len(p.buf) == 0 {
+				p.buf = nil
+			}
+			p.mu.Unlock()
+			return n, nil
+		}
+		err := p.err
+		p.mu.Unlock()
+		if err != nil {
+			if err == io.EOF {
+				p.stop()
+			}
+			return 0, err
+		}
+		<-p.wake
+	}
+}
+
+// Close ends the body: later reads fail, and if Handler is still writing,
+// the context of its request ends.
+func (p *pipe) Close() error {
+	p.stop()
+	p.mu.Lock()
+	p.gone, p.buf, p.err = true, nil, errReadAfterClose
+	p.mu.Unlock()
+	p.cancel()
+	return nil
 }

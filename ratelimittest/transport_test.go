@@ -175,3 +175,122 @@ func TestTransportThroughClient(t *testing.T) {
 		}
 	})
 }
+
+// roundTrip sends a request of the given method through a Transport to h.
+func roundTrip(t *testing.T, h http.Handler, method string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), method, "http://api.example/", nil)
+	resp, err := (&ratelimittest.Transport{Handler: h}).RoundTrip(req)
+	if err != nil {
+		t.Fatalf("RoundTrip: %v", err)
+	}
+	return resp
+}
+
+func TestTransportStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "a")
+			http.NewResponseController(w).Flush()
+			time.Sleep(time.Second)
+			io.WriteString(w, "b")
+			w.Header().Set("X-Late", "ignored")
+		})
+		start := time.Now()
+		resp := roundTrip(t, h, http.MethodGet)
+		got := []any{time.Since(start), resp.StatusCode, resp.ContentLength, resp.TransferEncoding, resp.Header.Get("Content-Length"), resp.Header.Get("Content-Type")}
+		want := []any{time.Duration(0), 200, int64(-1), []string{"chunked"}, "", "text/plain; charset=utf-8"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("streamed response %v, want %v", got, want)
+		}
+		b := make([]byte, 10)
+		n, err := resp.Body.Read(b)
+		if string(b[:n]) != "a" || err != nil || time.Since(start) != 0 {
+			t.Errorf("first read %q, %v at %v; want \"a\" at once", b[:n], err, time.Since(start))
+		}
+		n, err = resp.Body.Read(b)
+		if string(b[:n]) != "b" || err != nil || time.Since(start) != time.Second {
+			t.Errorf("second read %q, %v at %v; want \"b\" at 1s", b[:n], err, time.Since(start))
+		}
+		if n, err := resp.Body.Read(b); n != 0 || err != io.EOF {
+			t.Errorf("third read %d, %v; want 0, EOF", n, err)
+		}
+		if resp.Header.Get("X-Late") != "" {
+			t.Errorf("a header field set after the flush reached the client")
+		}
+		if err := resp.Body.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if err := resp.Body.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+		if _, err := resp.Body.Read(b); err == nil || err == io.EOF {
+			t.Errorf("Read after Close: %v, want an error", err)
+		}
+	})
+}
+
+func TestTransportStreamContentLength(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "2")
+			w.WriteHeader(http.StatusAccepted)
+			http.NewResponseController(w).Flush()
+			io.WriteString(w, "ok")
+		})
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			resp := roundTrip(t, h, method)
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			wantBody := "ok"
+			if method == http.MethodHead {
+				wantBody = ""
+			}
+			got := []any{resp.StatusCode, resp.Status, resp.ContentLength, resp.TransferEncoding, string(body), err}
+			want := []any{202, "202 Accepted", int64(2), []string(nil), wantBody, nil}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: response %v, want %v", method, got, want)
+			}
+		}
+	})
+}
+
+// TestTransportStreamClientGone checks that closing a streamed body ends
+// the context of the request the handler serves, and that its writes then
+// fail.
+func TestTransportStreamClientGone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var ended time.Duration
+		var writeErr error
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.NewResponseController(w).Flush()
+			<-r.Context().Done()
+			ended = time.Since(start)
+			_, writeErr = io.WriteString(w, "too late")
+		})
+		done := make(chan struct{})
+		resp := roundTrip(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer close(done)
+			h.ServeHTTP(w, r)
+		}), http.MethodGet)
+		time.Sleep(250 * time.Millisecond)
+		resp.Body.Close()
+		<-done
+		if ended != 250*time.Millisecond || writeErr == nil {
+			t.Errorf("handler's context ended at %v, write error %v; want 250ms, an error", ended, writeErr)
+		}
+	})
+}
+
+func TestTransportSniffs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		resp := roundTrip(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "<html></html>")
+		}), http.MethodGet)
+		resp.Body.Close()
+		if got, want := resp.Header.Get("Content-Type"), "text/html; charset=utf-8"; got != want {
+			t.Errorf("Content-Type %q, want %q", got, want)
+		}
+	})
+}
