@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -269,6 +270,31 @@ func FuzzEstimateCost(f *testing.F) {
 		}
 		if rest, _ := io.ReadAll(own); string(rest) != body {
 			t.Fatalf("estimateCost(%q) consumed req.Body", body)
+		}
+	})
+}
+
+func BenchmarkEstimateCost(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10} {
+		content := strings.Repeat("Summarise the state of the parking rules downtown. ", size/51)
+		body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are brief."},{"role":"user","content":"` + content + `"}],"max_tokens":500}`)
+		req, _ := http.NewRequest(http.MethodPost, "https://api.openai.com/v1/chat/completions", bytes.NewReader(body))
+		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if c := EstimateCost(req); c.Tokens == 0 {
+					b.Fatal("no estimate")
+				}
+			}
+		})
+	}
+	// A request to another API costs a path check.
+	req, _ := http.NewRequest(http.MethodPost, "https://api.example/v1/items", strings.NewReader(`{"name":"x"}`))
+	b.Run("other", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			EstimateCost(req)
 		}
 	})
 }
