@@ -669,8 +669,8 @@ func (h *TokenHandler) responseBody(k llmcost.Kind, e llmcost.Estimate, out, id 
 }
 
 // TokenServer is a [TokenHandler] listening on a loopback address, like
-// [httptest.Server], which it embeds: use its URL, Client and Close. With
-// the SDKs of these APIs, use URL + "/v1" as the base URL.
+// [httptest.Server], which it embeds: use its URL, Client and Close. As the
+// base URL of openai-go, use URL + "/v1"; of anthropic-sdk-go, URL.
 //
 // It runs in real time. Inside testing/synctest bubbles, use a TokenHandler
 // through a [Transport] instead.
