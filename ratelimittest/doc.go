@@ -42,6 +42,12 @@
 // [Ideal] computes how long a perfect client would take, to compare a real
 // client against.
 //
+// A [TokenHandler] (over loopback: [NewTokenServer]) is shaped like the API
+// of a large language model instead, OpenAI's or Anthropic's: it charges
+// each request its prompt and output tokens against quotas of requests and
+// tokens per minute, answers with the API's JSON bodies and usage, and
+// states its quotas in the API's own fields. [IdealTokens] is its [Ideal].
+//
 // # Honest fields
 //
 // Unless a fault says otherwise, every response tells the truth as it

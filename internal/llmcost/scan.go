@@ -1,0 +1,597 @@
+package llmcost
+
+import "math"
+
+// This file holds the scanner: a JSON tokenizer that reads a body once,
+// byte by byte, in constant memory, and tallies what the estimate needs as
+// it goes. It checks the grammar loosely (numbers are not fully checked)
+// and gives up on the first error, so that any input, valid or not, costs
+// time linear in its length.
+
+// maxDepth is the deepest nesting read; deeper bodies are not estimated.
+const maxDepth = 256
+
+// state is what the scanner expects next.
+type state uint8
+
+const (
+	stValue      state = iota // a value
+	stValueOrEnd              // after '[': a value or ']'
+	stKeyOrEnd                // after '{': a key or '}'
+	stKey                     // after ',' in an object: a key
+	stColon                   // after a key
+	stAfter                   // after a value: ',' or the end of its container
+	stString                  // inside a string (key or value)
+	stNumber                  // inside a number
+	stLiteral                 // inside true, false or null
+	stDone                    // after the root value: whitespace only
+)
+
+// field is a top-level member of a body.
+type field uint8
+
+const (
+	fOther         field = iota
+	fMessages            // messages
+	fSystem              // system
+	fInput               // input
+	fInstructions        // instructions
+	fPrompt              // prompt, suffix
+	fTools               // tools, functions, tool_choice, response_format, text
+	fMaxTokens           // max_tokens
+	fMaxCompletion       // max_completion_tokens
+	fMaxOutput           // max_output_tokens
+	fN                   // n
+	fBestOf              // best_of
+	nFields
+)
+
+// prompt reports whether the text inside f counts.
+func (f field) prompt() bool { return f >= fMessages && f <= fTools }
+
+func fieldOf(k []byte) field {
+	switch string(k) {
+	case "messages":
+		return fMessages
+	case "system":
+		return fSystem
+	case "input":
+		return fInput
+	case "instructions":
+		return fInstructions
+	case "prompt", "suffix":
+		return fPrompt
+	case "tools", "functions", "tool_choice", "response_format", "text":
+		return fTools
+	case "max_tokens":
+		return fMaxTokens
+	case "max_completion_tokens":
+		return fMaxCompletion
+	case "max_output_tokens":
+		return fMaxOutput
+	case "n":
+		return fN
+	case "best_of":
+		return fBestOf
+	}
+	return fOther
+}
+
+// member is what the key of a value inside the prompt says about it.
+type member uint8
+
+const (
+	mText       member = iota // text: counted
+	mSkip                     // a role or a block type: not counted
+	mAttachment               // an image or a file: AttachmentTokens
+)
+
+func memberOf(k []byte) member {
+	switch string(k) {
+	case "role", "type", "media_type", "detail":
+		return mSkip
+	case "url", "image_url", "data", "file_data", "file_id":
+		return mAttachment
+	}
+	return mText
+}
+
+// scanner reads one body. Its zero value is not ready: use newScanner.
+type scanner struct {
+	kind   Kind
+	left   int64 // bytes still to read before the bound
+	more   bool  // bytes were offered past the bound
+	failed bool  // a syntax error, or too deep
+
+	st    state
+	depth int                   // open containers
+	objs  [maxDepth / 64]uint64 // bit d-1: the container at depth d is an object
+
+	// The string in progress.
+	key    bool  // it is a key
+	count  bool  // its text counts
+	esc    uint8 // 0; 1 after '\'; 2 to 5 before the 1st to 4th hex digit of \u
+	hex    rune
+	keyBuf [24]byte
+	keyLen int  // may exceed len(keyBuf): then no known key
+	keyEsc bool // the key has an escape: no known key
+
+	lit string // the literal in progress: the bytes still expected
+
+	// The number in progress.
+	num    int64
+	numInt bool  // digits only so far
+	numTo  field // the field it sets, or fOther
+
+	top    field  // the top-level field being read (depth >= 1)
+	member member // verdict of the last key, for the value that follows
+
+	// Tallies.
+	units       int64 // quarter tokens of text
+	numbers     int64 // token ids
+	attachments int64
+	items       int64 // messages
+	inputs      int   // elements of a top-level input or prompt array
+	seen        uint32
+	ints        [nFields]int64 // values of the integer fields; -1 unknown
+}
+
+func newScanner(k Kind, limit int64) *scanner {
+	s := &scanner{kind: k, left: limit}
+	for i := range s.ints {
+		s.ints[i] = -1
+	}
+	return s
+}
+
+// Write feeds p to the scanner, as an [io.Writer] for [io.WriterTo]. It
+// stops with errStop at the bound or at a syntax error.
+func (s *scanner) Write(p []byte) (int, error) { return write(s, p) }
+
+// WriteString is Write for strings, so that strings.Reader.WriteTo does
+// not copy its string.
+func (s *scanner) WriteString(p string) (int, error) { return write(s, p) }
+
+func write[T string | []byte](s *scanner, p T) (int, error) {
+	if s.failed {
+		return 0, errStop
+	}
+	n := len(p)
+	if int64(n) > s.left {
+		n, s.more = int(s.left), true
+	}
+	feed(s, p[:n])
+	s.left -= int64(n)
+	if s.failed || n < len(p) {
+		return n, errStop
+	}
+	return n, nil
+}
+
+func (s *scanner) fail() { s.failed = true }
+
+func (s *scanner) isObject(d int) bool { return s.objs[(d-1)/64]&(1<<((d-1)%64)) != 0 }
+
+func (s *scanner) push(object bool) {
+	if s.depth == maxDepth {
+		s.fail()
+		return
+	}
+	s.depth++
+	bit := uint64(1) << ((s.depth - 1) % 64)
+	if object {
+		s.objs[(s.depth-1)/64] |= bit
+		s.st = stKeyOrEnd
+	} else {
+		s.objs[(s.depth-1)/64] &^= bit
+		s.st = stValueOrEnd
+	}
+}
+
+func (s *scanner) pop(object bool) {
+	if s.depth == 0 || s.isObject(s.depth) != object {
+		s.fail()
+		return
+	}
+	s.depth--
+	s.ended()
+}
+
+// ended moves past a complete value.
+func (s *scanner) ended() {
+	if s.depth == 0 {
+		s.st = stDone
+	} else {
+		s.st = stAfter
+	}
+}
+
+func space(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// feed scans p, the next bytes of the body.
+func feed[T string | []byte](s *scanner, p T) {
+	for i := 0; i < len(p) && !s.failed; i++ {
+		c := p[i]
+		switch s.st {
+		case stString:
+			if s.esc == 0 {
+				// The plain run up to a quote, a backslash or a control byte.
+				j, u := i, int64(0)
+				for j < len(p) {
+					w := byteClass[p[j]]
+					if w == stop {
+						break
+					}
+					u += int64(w)
+					j++
+				}
+				if j > i {
+					run(s, p[i:j], u)
+					i = j
+					if i == len(p) {
+						return
+					}
+					c = p[i]
+				}
+			}
+			s.stringByte(c)
+		case stNumber:
+			if s.numberByte(c) {
+				continue
+			}
+			s.endNumber()
+			s.after(c)
+		case stLiteral:
+			if c != s.lit[0] {
+				s.fail()
+				continue
+			}
+			if s.lit = s.lit[1:]; s.lit == "" {
+				s.ended()
+			}
+		case stValue, stValueOrEnd:
+			switch {
+			case space(c):
+			case c == ']' && s.st == stValueOrEnd:
+				s.pop(false)
+			default:
+				s.value(c)
+			}
+		case stKeyOrEnd, stKey:
+			switch {
+			case space(c):
+			case c == '"':
+				s.startKey()
+			case c == '}' && s.st == stKeyOrEnd:
+				s.pop(true)
+			default:
+				s.fail()
+			}
+		case stColon:
+			switch {
+			case space(c):
+			case c == ':':
+				s.st = stValue
+			default:
+				s.fail()
+			}
+		case stAfter:
+			s.after(c)
+		case stDone:
+			if !space(c) {
+				s.fail()
+			}
+		}
+	}
+}
+
+// after reads c after a value.
+func (s *scanner) after(c byte) {
+	switch {
+	case space(c):
+		s.st = stAfter
+	case c == ',' && s.depth > 0:
+		if s.isObject(s.depth) {
+			s.st = stKey
+		} else {
+			s.st = stValue
+		}
+	case c == '}':
+		s.pop(true)
+	case c == ']':
+		s.pop(false)
+	default:
+		s.fail()
+	}
+}
+
+// value starts the value that begins with c.
+func (s *scanner) value(c byte) {
+	inArray := s.depth > 0 && !s.isObject(s.depth)
+	m := s.member
+	s.member = mText
+	if inArray {
+		m = mText // an element has no key
+	}
+	if s.depth == 0 && c != '{' {
+		s.fail() // the body must be an object
+		return
+	}
+	tokens := s.top == fInput || s.top == fPrompt
+	if tokens && (inArray && s.depth == 2 || s.depth == 1 && c == '"') {
+		s.inputs++
+	}
+	switch {
+	case c == '"':
+		s.st, s.key, s.esc = stString, false, 0
+		switch {
+		case s.depth == 0 || !s.top.prompt():
+			s.count = false
+		case s.top == fTools:
+			s.count = true
+		case m == mSkip:
+			s.count = false
+		case m == mAttachment:
+			s.count = false
+			s.attachments++
+		default:
+			s.count = true
+		}
+	case c == '{' || c == '[':
+		if c == '{' && inArray && s.depth == 2 && (s.top == fMessages || s.top == fInput) {
+			s.items++
+		}
+		s.push(c == '{')
+	case c == '-' || c >= '0' && c <= '9':
+		s.st = stNumber
+		s.num, s.numInt, s.numTo = 0, c != '-', fOther
+		if s.depth == 1 && s.top >= fMaxTokens {
+			s.numTo = s.top
+		}
+		if tokens && inArray {
+			s.numbers++
+		}
+		s.numberByte(c)
+	case c == 't':
+		s.st, s.lit = stLiteral, "rue"
+	case c == 'f':
+		s.st, s.lit = stLiteral, "alse"
+	case c == 'n':
+		s.st, s.lit = stLiteral, "ull"
+	default:
+		s.fail()
+	}
+}
+
+// numberByte reads c inside a number and reports whether it belongs to it.
+func (s *scanner) numberByte(c byte) bool {
+	switch {
+	case c >= '0' && c <= '9':
+		if s.numInt {
+			d := int64(c - '0')
+			if s.num > (math.MaxInt64-d)/10 {
+				s.num = math.MaxInt64
+			} else {
+				s.num = s.num*10 + d
+			}
+		}
+	case c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E':
+		s.numInt = false
+	default:
+		return false
+	}
+	return true
+}
+
+func (s *scanner) endNumber() {
+	if s.numTo != fOther && s.numInt {
+		s.ints[s.numTo] = s.num
+	}
+	s.ended()
+}
+
+func (s *scanner) startKey() {
+	s.st, s.key, s.esc = stString, true, 0
+	s.keyLen, s.keyEsc = 0, false
+	s.count = s.depth >= 2 && s.top == fTools
+}
+
+// endKey handles a complete key.
+func (s *scanner) endKey() {
+	var k []byte
+	if !s.keyEsc && s.keyLen <= len(s.keyBuf) {
+		k = s.keyBuf[:s.keyLen]
+	}
+	if s.depth == 1 {
+		s.top = fieldOf(k)
+		s.seen |= 1 << s.top
+	}
+	s.member = memberOf(k)
+	s.st = stColon
+}
+
+// run reads a plain run of string bytes (no quote, backslash or control
+// byte) that weighs u.
+func run[T string | []byte](s *scanner, p T, u int64) {
+	if s.key {
+		if s.keyLen < len(s.keyBuf) {
+			copy(s.keyBuf[s.keyLen:], p)
+		}
+		s.keyLen += len(p)
+	}
+	if s.count {
+		s.units += u
+	}
+}
+
+// stop marks in byteClass the bytes that end a plain run of string bytes.
+const stop = 0xff
+
+// byteClass holds the weight of each byte, or stop. It is never modified.
+var byteClass = func() (t [256]uint8) {
+	for c := range t {
+		t[c] = uint8(weight(byte(c)))
+	}
+	for c := range 0x20 {
+		t[c] = stop
+	}
+	t['"'], t['\\'] = stop, stop
+	return t
+}()
+
+// weight is what byte c of UTF-8 text counts, in quarter tokens: 1 for an
+// ASCII letter or white space, 2 for an ASCII digit or punctuation mark, 2
+// for the lead byte of a 2-byte character, 4 for the lead byte of a longer
+// one, 0 for continuation bytes.
+func weight(c byte) int64 {
+	switch {
+	case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == ' ' || c < 0x20:
+		return 1
+	case c < 0x80:
+		return 2
+	case c >= 0xE0:
+		return 4
+	case c >= 0xC0:
+		return 2
+	}
+	return 0
+}
+
+// stringByte reads c inside a string, outside a plain run.
+func (s *scanner) stringByte(c byte) {
+	switch s.esc {
+	case 0:
+		switch {
+		case c == '"':
+			if s.key {
+				s.endKey()
+			} else {
+				s.ended()
+			}
+		case c == '\\':
+			s.esc = 1
+			s.keyEsc = s.keyEsc || s.key
+		default: // a control byte
+			s.fail()
+		}
+	case 1:
+		switch c {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			s.esc = 0
+			s.text(escapeWeight(c))
+		case 'u':
+			s.esc, s.hex = 2, 0
+		default:
+			s.fail()
+		}
+	default:
+		var d rune
+		switch {
+		case c >= '0' && c <= '9':
+			d = rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = rune(c-'A') + 10
+		default:
+			s.fail()
+			return
+		}
+		s.hex = s.hex<<4 | d
+		if s.esc++; s.esc < 6 {
+			return
+		}
+		s.esc = 0
+		switch r := s.hex; {
+		case r < 0x80:
+			s.text(weight(byte(r)))
+		case r < 0x800:
+			s.text(2)
+		case r >= 0xDC00 && r <= 0xDFFF:
+			// The second half of a surrogate pair: the first counted.
+		default:
+			s.text(4)
+		}
+	}
+}
+
+// text counts u quarter tokens of escaped text.
+func (s *scanner) text(u int64) {
+	if s.count {
+		s.units += u
+	}
+}
+
+// result reports the estimate of what was scanned.
+func (s *scanner) result() (Estimate, bool) {
+	done := s.st == stDone
+	if s.failed || !done && !s.more {
+		return Estimate{}, false
+	}
+	var want uint32
+	switch s.kind {
+	case Chat, Messages:
+		want = 1 << fMessages
+	case Responses:
+		want = 1<<fInput | 1<<fInstructions | 1<<fPrompt
+	case Embeddings:
+		want = 1 << fInput
+	case Completions:
+		want = 1 << fPrompt
+	}
+	if s.seen&want == 0 {
+		return Estimate{}, false
+	}
+
+	e := Estimate{Kind: s.kind, Truncated: !done, Choices: 1}
+	in := (s.units + BytesPerToken - 1) / BytesPerToken
+	in = addSat(in, s.numbers)
+	in = addSat(in, mulSat(s.attachments, AttachmentTokens))
+	in = addSat(in, mulSat(s.items, MessageTokens))
+	if s.kind != Embeddings {
+		in = addSat(in, RequestTokens)
+	}
+	e.Input = in
+
+	switch s.kind {
+	case Chat:
+		e.Max = s.bound(DefaultMaxTokens, fMaxCompletion, fMaxTokens)
+		e.Choices = s.choices(fN, fN)
+	case Completions:
+		e.Max = s.bound(CompletionsMaxTokens, fMaxTokens, fMaxTokens)
+		e.Choices = s.choices(fN, fBestOf)
+	case Responses:
+		e.Max = s.bound(DefaultMaxTokens, fMaxOutput, fMaxOutput)
+	case Messages:
+		e.Max = s.bound(DefaultMaxTokens, fMaxTokens, fMaxTokens)
+	case Embeddings:
+		e.Inputs = s.inputs
+	}
+	e.Output = mulSat(e.Max, e.Choices)
+	return e, true
+}
+
+// bound reports the value of field a, else of field b, else def.
+func (s *scanner) bound(def int64, a, b field) int64 {
+	switch {
+	case s.ints[a] >= 0:
+		return s.ints[a]
+	case s.ints[b] >= 0:
+		return s.ints[b]
+	}
+	return def
+}
+
+// choices reports the larger of fields a and b, between 1 and maxChoices.
+func (s *scanner) choices(a, b field) int64 {
+	return min(max(s.ints[a], s.ints[b], 1), maxChoices)
+}
+
+// escapeWeight is the weight of the character a one-letter escape stands for.
+func escapeWeight(c byte) int64 {
+	switch c {
+	case 'b', 'f', 'n', 'r', 't':
+		return 1 // white space
+	}
+	return 2 // a quote, a backslash or a slash
+}
