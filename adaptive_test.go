@@ -2,9 +2,14 @@ package polite
 
 import (
 	"math/rand/v2"
+	"net/http"
 	"slices"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
 )
 
 var gradT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -23,7 +28,7 @@ type gradStep struct {
 // gradT0.
 func measured(initial, maxLim int, base time.Duration) gradient {
 	g := newGradient(initial, maxLim)
-	g.srtt, g.base, g.calm = base, base, gradT0
+	g.srtt, g.base, g.last = base, base, gradT0
 	return g
 }
 
@@ -136,12 +141,33 @@ func TestGradientFirstMeasurement(t *testing.T) {
 		if g.base == 0 {
 			t.Fatalf("after %d responses: no baseline yet, want the mean so far", i+1)
 		}
+		if i < gradMeasureN-1 && g.limit() != 4 {
+			t.Fatalf("after %d responses: limit() = %d, want the initial 4 until the baseline is measured", i+1, g.limit())
+		}
 	}
-	if g.base != ms(50) {
-		t.Errorf("baseline after %d responses = %v, want their mean 50ms", gradMeasureN, g.base)
+	if g.base != ms(50) || !g.mEnd.IsZero() {
+		t.Errorf("baseline after %d responses = %v (measuring %v), want their mean 50ms, measured", gradMeasureN, g.base, !g.mEnd.IsZero())
 	}
-	if !g.mEnd.IsZero() {
-		t.Errorf("the first measurement still runs after %d responses", gradMeasureN)
+	if got := g.limit(); got != 5 {
+		t.Errorf("limit() = %d after the first measurement, want 5", got)
+	}
+}
+
+func TestGradientPassiveMeasurement(t *testing.T) {
+	g := measured(8, 64, ms(50))
+	now := gradT0
+	for now.Sub(gradT0) < gradProbeEvery+time.Second {
+		now = now.Add(ms(10))
+		g.observe(now, ms(48), 3) // a light load, near the baseline
+		if g.mDrain {
+			t.Fatalf("at t0+%v: a drain, want none while latency is near the baseline", now.Sub(gradT0))
+		}
+	}
+	if g.base != ms(48) || g.last.Before(gradT0.Add(gradProbeEvery)) {
+		t.Errorf("baseline %v measured at t0+%v, want 48ms measured after 5 minutes", g.base, g.last.Sub(gradT0))
+	}
+	if got := g.limit(); got != 8 {
+		t.Errorf("limit() = %d, want 8 throughout", got)
 	}
 }
 
@@ -163,10 +189,10 @@ func TestGradientDrain(t *testing.T) {
 			t.Fatalf("at t0+%v: limit() = %d, want it to hold at %d", now.Sub(gradT0), g.limit(), lim)
 		}
 	}
-	// Five minutes after the latency was last near the baseline, a drain
-	// halves the limit.
+	// Five minutes after the baseline was measured, with latency more
+	// than 10% above it, a drain halves the limit.
 	if d := now.Sub(gradT0); d < gradProbeEvery || d > gradProbeEvery+time.Second {
-		t.Fatalf("drain at t0+%v, want 5 minutes after the latency was last within 10%% of the baseline", d)
+		t.Fatalf("drain at t0+%v, want 5 minutes after the baseline was measured", d)
 	}
 	if got := g.limit(); got != lim/2 {
 		t.Fatalf("during the drain: limit() = %d, want %d/2", got, lim)
@@ -370,5 +396,98 @@ func TestGradientSlowerForGood(t *testing.T) {
 	}
 	if res.median > 2*ms(100) {
 		t.Errorf("median %v, want at most twice the new baseline 100ms", res.median)
+	}
+}
+
+// TestGradientQueueServer runs 64 workers for 10 seconds against
+// ratelimittest's queue server (8 workers of 50ms: 160 requests a second)
+// in a synctest bubble, with the gradient bounding the requests in flight
+// and without.
+func TestGradientQueueServer(t *testing.T) {
+	const clients = 64
+	for _, adaptive := range []bool{true, false} {
+		name := "without the gradient"
+		if adaptive {
+			name = "with the gradient"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := ratelimittest.NewQueueHandler(ratelimittest.QueueConfig{QueueLen: 4 * clients})
+				tr := &ratelimittest.Transport{Handler: h}
+				var (
+					mu       sync.Mutex
+					g        = newGradient(4, clients)
+					inflight int
+					freed    = make(chan struct{})
+				)
+				acquire := func() int {
+					for {
+						mu.Lock()
+						lim := clients
+						if adaptive {
+							lim = g.limit()
+						}
+						if inflight < lim {
+							inflight++
+							n := inflight
+							mu.Unlock()
+							return n
+						}
+						ch := freed
+						mu.Unlock()
+						<-ch
+					}
+				}
+				release := func(rtt time.Duration, n int) {
+					mu.Lock()
+					defer mu.Unlock()
+					inflight--
+					if adaptive {
+						g.observe(time.Now(), rtt, n)
+					}
+					close(freed)
+					freed = make(chan struct{})
+				}
+				end := time.Now().Add(10 * time.Second)
+				var wg sync.WaitGroup
+				for range clients {
+					wg.Go(func() {
+						for time.Now().Before(end) {
+							n := acquire()
+							sent := time.Now()
+							req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://q.example/", nil)
+							resp, err := tr.RoundTrip(req)
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							resp.Body.Close()
+							release(time.Since(sent), n)
+						}
+					})
+				}
+				wg.Wait()
+				st := h.Stats()
+				if adaptive {
+					t.Logf("gradient: limit %d, srtt %v, baseline %v", g.limit(), g.srtt, g.base)
+				}
+				hist := map[time.Duration]int{}
+				for _, l := range st.Latencies {
+					hist[l.Round(10*time.Millisecond)]++
+				}
+				t.Logf("latencies: %v", hist)
+				t.Logf("median latency %v, %.1f req/s (%.2f of capacity), %d served, %d refused, peak queue %d",
+					st.Median(), st.Throughput(), st.Throughput()/h.Capacity(), st.Served, st.Refused, st.PeakQueue)
+				switch {
+				case adaptive && (st.Median() > 100*time.Millisecond || st.Throughput() < 0.8*h.Capacity()):
+					t.Errorf("median %v at %.1f req/s, want at most 2× 50ms at 0.8 of %v", st.Median(), st.Throughput(), h.Capacity())
+				case !adaptive && st.Median() < 200*time.Millisecond:
+					t.Errorf("median %v without the gradient, want it to grow with the queue", st.Median())
+				}
+				if st.Refused != 0 {
+					t.Errorf("%d refused, want 0", st.Refused)
+				}
+			})
+		})
 	}
 }
