@@ -519,3 +519,23 @@ func robotsHeap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// BenchmarkRobotsCheck measures check on an origin whose robots.txt is
+// cached: the cost robots.txt adds to each request.
+func BenchmarkRobotsCheck(b *testing.B) {
+	body := "User-agent: *\nDisallow: /private/\nDisallow: /*.pdf$\nAllow: /private/ok\nCrawl-delay: 1\n"
+	base := robotsRT(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+	})
+	r := &Robots{UserAgent: "mybot"}
+	req, _ := http.NewRequestWithContext(b.Context(), http.MethodGet, "https://a.example/items/42?page=3", nil)
+	if _, err := r.check(b.Context(), base, req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r.check(b.Context(), base, req)
+		}
+	})
+}
