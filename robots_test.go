@@ -1,0 +1,541 @@
+package polite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// robotsRT adapts a function to http.RoundTripper.
+type robotsRT func(*http.Request) (*http.Response, error)
+
+func (f robotsRT) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// robotsReq returns a GET of url with ctx.
+func robotsReq(t *testing.T, ctx context.Context, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// robotsBase returns an in-memory base serving h for every host.
+func robotsBase(h http.Handler) http.RoundTripper { return &ratelimittest.Transport{Handler: h} }
+
+func TestRobotsDisallow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+			Body: "User-agent: *\nDisallow: /\n\nUser-agent: mybot\nDisallow: /private/\nAllow: /private/ok\nCrawl-delay: 0.5\n",
+		})
+		base := robotsBase(h)
+		r := &Robots{UserAgent: "MyBot/1.0 (+https://mybot.example)"}
+		tests := []struct {
+			url     string
+			allowed bool
+			rule    string
+		}{
+			{"http://a.example/", true, ""},
+			{"http://a.example/private/x?q=1", false, "/private/"},
+			{"http://a.example/private/ok", true, ""},
+			{"http://a.example/robots.txt", true, ""},
+			{"ftp://a.example/private/", true, ""}, // not http
+		}
+		for _, tt := range tests {
+			interval, err := r.check(t.Context(), base, robotsReq(t, t.Context(), tt.url))
+			if tt.allowed {
+				if err != nil {
+					t.Errorf("check(%s) = %v, want allowed", tt.url, err)
+				}
+				continue
+			}
+			var rerr *RobotsError
+			if !errors.As(err, &rerr) || !errors.Is(err, ErrDisallowed) {
+				t.Fatalf("check(%s) = %v, want a *RobotsError matching ErrDisallowed", tt.url, err)
+			}
+			if rerr.Rule != tt.rule || rerr.Agent != "mybot" || rerr.Origin != "http://a.example" || rerr.Unreachable {
+				t.Errorf("check(%s) = %+v, want rule %q of group mybot", tt.url, rerr, tt.rule)
+			}
+			if strings.Contains(err.Error(), "q=1") {
+				t.Errorf("error %q shows the query", err)
+			}
+			if interval != 500*time.Millisecond {
+				t.Errorf("check(%s) interval = %v, want 500ms", tt.url, interval)
+			}
+		}
+		if got := h.Stats().Fetches; got != 1 {
+			t.Errorf("robots.txt fetched %d times, want once", got)
+		}
+		if got := h.Stats().Requests; got != 0 {
+			t.Errorf("check sent %d other requests, want none", got)
+		}
+	})
+}
+
+func TestRobotsCrawlDelayOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nDisallow: /\nRequest-rate: 1/5s\n"})
+		r := &Robots{CrawlDelayOnly: true}
+		interval, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "https://a.example/x"))
+		if err != nil || interval != 5*time.Second {
+			t.Errorf("check = %v, %v; want 5s, nil", interval, err)
+		}
+		// Unreachable: still not refused, with the interval it had.
+		h.Set(ratelimittest.RobotsConfig{Status: 503})
+		time.Sleep(25 * time.Hour)
+		interval, err = r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "https://a.example/x"))
+		if err != nil || interval != 5*time.Second {
+			t.Errorf("check while unreachable = %v, %v; want 5s, nil", interval, err)
+		}
+		if got := h.Stats().Fetches; got != 2 {
+			t.Errorf("%d fetches, want 2", got)
+		}
+	})
+}
+
+func TestRobotsStatus(t *testing.T) {
+	for _, tt := range []struct {
+		status      int
+		unreachable bool
+	}{
+		{200, false}, {204, false}, {400, false}, {401, false}, {403, false}, {404, false}, {410, false},
+		{429, true}, {500, true}, {502, true}, {503, true}, {504, true},
+		{304, false}, // a status that says nothing: unavailable
+	} {
+		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Status: tt.status, Body: "User-agent: *\nAllow: /\n"})
+				r := &Robots{}
+				_, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "http://a.example/page"))
+				var rerr *RobotsError
+				if got := errors.As(err, &rerr) && rerr.Unreachable; got != tt.unreachable {
+					t.Fatalf("status %d: check = %v, want unreachable %v", tt.status, err, tt.unreachable)
+				}
+				if tt.unreachable && (rerr.Status != tt.status || !rerr.Until.Equal(time.Now().Add(time.Minute))) {
+					t.Errorf("status %d: %+v, want the status and a retry in a minute", tt.status, rerr)
+				}
+			})
+		})
+	}
+}
+
+// TestRobotsUnreachable checks RFC 9309 §2.3.1.4: while robots.txt answers
+// 503, every path is disallowed and only robots.txt is requested, with
+// waits doubling from a minute; once it answers, the rules apply.
+func TestRobotsUnreachable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Status: 503})
+		base := robotsBase(h)
+		r := &Robots{UserAgent: "mybot"}
+		start := time.Now()
+		check := func() error {
+			_, err := r.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/page"))
+			return err
+		}
+		var fetches []time.Duration
+		for time.Since(start) < 20*time.Minute {
+			err := check()
+			var rerr *RobotsError
+			if !errors.As(err, &rerr) || !rerr.Unreachable || !errors.Is(err, ErrDisallowed) {
+				t.Fatalf("at %v: check = %v, want unreachable", time.Since(start), err)
+			}
+			if n := h.Stats().Fetches; n > len(fetches) {
+				fetches = append(fetches, time.Since(start))
+			}
+			time.Sleep(10 * time.Second)
+		}
+		want := []time.Duration{0, time.Minute, 3 * time.Minute, 7 * time.Minute, 15 * time.Minute}
+		if fmt.Sprint(fetches) != fmt.Sprint(want) {
+			t.Errorf("robots.txt fetched at %v, want %v", fetches, want)
+		}
+		if n := h.Stats().Requests; n != 0 {
+			t.Errorf("%d requests other than robots.txt, want 0", n)
+		}
+
+		h.Set(ratelimittest.RobotsConfig{Status: 404})
+		time.Sleep(time.Until(start.Add(31 * time.Minute)))
+		if err := check(); err != nil {
+			t.Errorf("after robots.txt answered 404: check = %v, want allowed", err)
+		}
+	})
+}
+
+func TestRobotsUnreachableRetryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Status: 503, RetryAfter: 2 * time.Hour})
+		r := &Robots{}
+		_, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "http://a.example/page"))
+		var rerr *RobotsError
+		if !errors.As(err, &rerr) || !rerr.Until.Equal(time.Now().Add(2*time.Hour)) {
+			t.Fatalf("check = %v, want unreachable until Retry-After", err)
+		}
+	})
+}
+
+func TestRobotsNetworkError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		boom := errors.New("connection refused")
+		base := robotsRT(func(*http.Request) (*http.Response, error) { return nil, boom })
+		r := &Robots{}
+		_, err := r.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/page"))
+		var rerr *RobotsError
+		if !errors.As(err, &rerr) || !rerr.Unreachable || rerr.Status != 0 || !errors.Is(err, boom) || !errors.Is(err, ErrDisallowed) {
+			t.Errorf("check = %v, want unreachable, wrapping the transport error", err)
+		}
+	})
+}
+
+func TestRobotsSlow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Delay: time.Hour})
+		r := &Robots{}
+		start := time.Now()
+		_, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "http://a.example/page"))
+		var rerr *RobotsError
+		if !errors.As(err, &rerr) || !rerr.Unreachable || !errors.Is(err, errRobotsTimeout) {
+			t.Fatalf("check = %v, want unreachable after the fetch timed out", err)
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("check = %v matches context.DeadlineExceeded; the request's context has no deadline", err)
+		}
+		if d := time.Since(start); d != robotsFetchTimeout {
+			t.Errorf("gave up after %v, want %v", d, robotsFetchTimeout)
+		}
+	})
+}
+
+func TestRobotsRedirects(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		cfg     ratelimittest.RobotsConfig
+		allowed bool // the robots.txt behind the redirects disallows /page
+		fetches int
+	}{
+		{"five redirects are followed", ratelimittest.RobotsConfig{Redirects: 5}, false, 6},
+		{"six are too many: unavailable", ratelimittest.RobotsConfig{Redirects: 6}, true, 6},
+		{"endless: unavailable", ratelimittest.RobotsConfig{Redirects: -1}, true, 6},
+		{"to https on another host", ratelimittest.RobotsConfig{Redirects: 1, RedirectTo: "https://b.example/robots.txt"}, false, 1},
+		{"to another scheme", ratelimittest.RobotsConfig{Redirects: 1, RedirectTo: "ftp://b.example/robots.txt"}, true, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tt.cfg.Body = "User-agent: *\nDisallow: /page\n"
+				h := ratelimittest.NewRobotsHandler(tt.cfg)
+				b := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: tt.cfg.Body})
+				mux := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+					if req.Host == "b.example" {
+						b.ServeHTTP(w, req)
+						return
+					}
+					h.ServeHTTP(w, req)
+				})
+				r := &Robots{}
+				_, err := r.check(t.Context(), robotsBase(mux), robotsReq(t, t.Context(), "http://a.example/page"))
+				if allowed := err == nil; allowed != tt.allowed {
+					t.Errorf("check = %v, want allowed %v", err, tt.allowed)
+				}
+				if got := h.Stats().Fetches; got != tt.fetches {
+					t.Errorf("%d fetches, want %d", got, tt.fetches)
+				}
+			})
+		})
+	}
+
+	// From https to http: not followed.
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Redirects: 1, RedirectTo: "http://a.example/robots.txt", Body: "User-agent: *\nDisallow: /\n"})
+		r := &Robots{}
+		if _, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "https://a.example/page")); err != nil {
+			t.Errorf("https to http: check = %v, want unavailable (allowed)", err)
+		}
+	})
+}
+
+func TestRobotsHuge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, tt := range []struct {
+			pad     int
+			allowed bool
+		}{
+			{400 << 10, false},
+			{600 << 10, true}, // the rule is past 512 KiB
+			{50 << 20, true},
+		} {
+			h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Pad: tt.pad, Body: "User-agent: *\nDisallow: /\n"})
+			r := &Robots{}
+			_, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "http://a.example/page"))
+			if allowed := err == nil; allowed != tt.allowed {
+				t.Errorf("Disallow after %d bytes: check = %v, want allowed %v", tt.pad, err, tt.allowed)
+			}
+		}
+	})
+}
+
+// TestRobotsOncePerOrigin sends 1000 requests to 50 origins at once: each
+// robots.txt is fetched once, every request waits for its origin's, and
+// none is allowed before it arrived.
+func TestRobotsOncePerOrigin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Delay: time.Second, Body: "User-agent: *\nDisallow: /no\n"})
+		base := robotsBase(h)
+		r := &Robots{}
+		start := time.Now()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		refused := 0
+		for i := range 1000 {
+			wg.Go(func() {
+				path := "/yes"
+				if i%10 == 0 {
+					path = "/no"
+				}
+				_, err := r.check(t.Context(), base, robotsReq(t, t.Context(), fmt.Sprintf("http://o%d.example%s", i%50, path)))
+				if d := time.Since(start); d != time.Second {
+					t.Errorf("request %d decided after %v, want when robots.txt came (1s)", i, d)
+				}
+				if err != nil {
+					mu.Lock()
+					refused++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		st := h.Stats()
+		if st.Fetches != 50 || len(st.FetchesByHost) != 50 {
+			t.Errorf("%d fetches of %d origins, want 50 of 50: %v", st.Fetches, len(st.FetchesByHost), st.FetchesByHost)
+		}
+		if refused != 100 {
+			t.Errorf("%d refused, want the 100 for /no", refused)
+		}
+
+		// A day later, each is fetched again, once.
+		time.Sleep(24 * time.Hour)
+		for i := range 200 {
+			r.check(t.Context(), base, robotsReq(t, t.Context(), fmt.Sprintf("http://o%d.example/yes", i%50)))
+		}
+		if got := h.Stats().Fetches; got != 100 {
+			t.Errorf("%d fetches after 24 hours, want 100", got)
+		}
+	})
+}
+
+func TestRobotsWaiterContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Delay: 10 * time.Second})
+		base := robotsBase(h)
+		r := &Robots{}
+		go r.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/1"))
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := r.check(ctx, base, robotsReq(t, ctx, "http://a.example/2"))
+		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != time.Second {
+			t.Errorf("waiter: check = %v after %v, want its context's error after 1s", err, time.Since(start))
+		}
+	})
+}
+
+// TestRobotsLeaderCanceled checks that when the request fetching robots.txt
+// is canceled, a waiting request fetches it again.
+func TestRobotsLeaderCanceled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Delay: 10 * time.Second})
+		base := robotsBase(h)
+		r := &Robots{}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() {
+			_, err := r.check(ctx, base, robotsReq(t, ctx, "http://a.example/1"))
+			done <- err
+		}()
+		synctest.Wait()
+		waiter := make(chan error)
+		go func() {
+			_, err := r.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/2"))
+			waiter <- err
+		}()
+		time.Sleep(5 * time.Second)
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("canceled leader: check = %v, want context.Canceled", err)
+		}
+		start := time.Now()
+		if err := <-waiter; err != nil || time.Since(start) != 10*time.Second {
+			t.Errorf("waiter: check = %v after %v, want allowed after a fetch of its own (10s)", err, time.Since(start))
+		}
+		if got := h.Stats().Fetches; got != 2 {
+			t.Errorf("%d fetches, want 2", got)
+		}
+	})
+}
+
+func TestRobotsBasePanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &Robots{}
+		panicky := robotsRT(func(*http.Request) (*http.Response, error) { panic("boom") })
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("the panic of Base did not go on")
+				}
+			}()
+			r.check(t.Context(), panicky, robotsReq(t, t.Context(), "http://a.example/1"))
+		}()
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nDisallow: /\n"})
+		if _, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "http://a.example/1")); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("after a panic: check = %v, want a new fetch and ErrDisallowed", err)
+		}
+	})
+}
+
+// TestRobotsRequest checks the robots.txt request: a fresh GET with the
+// caller's User-Agent and nothing else of the caller's, whose request is
+// not modified.
+func TestRobotsRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got *http.Request
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			got = req
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+		})
+		r := &Robots{UserAgent: "mybot"}
+		req := robotsReq(t, t.Context(), "http://User:Pass@A.Example.:80/x?secret=1")
+		req.Header.Set("User-Agent", "mybot/2.0 (+https://mybot.example)")
+		req.Header.Set("Authorization", "Bearer sk-secret")
+		req.Header.Set("Cookie", "s=1")
+		before := req.Clone(t.Context())
+		if _, err := r.check(t.Context(), base, req); err != nil {
+			t.Fatal(err)
+		}
+		if got.URL.String() != "http://a.example/robots.txt" || got.Method != http.MethodGet {
+			t.Errorf("fetched %s %s, want GET http://a.example/robots.txt", got.Method, got.URL)
+		}
+		if got.Header.Get("User-Agent") != "mybot/2.0 (+https://mybot.example)" || len(got.Header) != 1 {
+			t.Errorf("robots.txt request header %v, want only the caller's User-Agent", got.Header)
+		}
+		if req.URL.String() != before.URL.String() || len(req.Header) != len(before.Header) {
+			t.Errorf("the caller's request changed")
+		}
+
+		// No User-Agent on the request: Robots.UserAgent.
+		got = nil
+		r.check(t.Context(), base, robotsReq(t, t.Context(), "http://b.example/"))
+		if got.Header.Get("User-Agent") != "mybot" {
+			t.Errorf("User-Agent %q, want Robots.UserAgent", got.Header.Get("User-Agent"))
+		}
+	})
+}
+
+func TestRobotsOrigin(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://A.Example./x":        "http://a.example",
+		"http://a.example:80/":       "http://a.example",
+		"https://a.example:443/":     "https://a.example",
+		"https://a.example:8443/":    "https://a.example:8443",
+		"http://[::1]:80/":           "http://[::1]",
+		"http://[::1]:8080/":         "http://[::1]:8080",
+		"http://u:p@a.example/x?y#z": "http://a.example",
+	} {
+		req, _ := http.NewRequest(http.MethodGet, in, nil)
+		if got := robotsOrigin(req.URL); got != want {
+			t.Errorf("robotsOrigin(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestRobotsMaxOrigins checks that the cache keeps about MaxOrigins origins.
+func TestRobotsMaxOrigins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{})
+		base := robotsBase(h)
+		r := &Robots{MaxOrigins: 64}
+		for i := range 1000 {
+			r.check(t.Context(), base, robotsReq(t, t.Context(), fmt.Sprintf("http://o%d.example/", i)))
+		}
+		kept := 0
+		for i := range r.cache.shards {
+			kept += len(r.cache.shards[i].m)
+		}
+		if kept > 64 {
+			t.Errorf("%d origins kept, want at most MaxOrigins = 64", kept)
+		}
+		// The most recent is still there: no fetch.
+		n := h.Stats().Fetches
+		r.check(t.Context(), base, robotsReq(t, t.Context(), "http://o999.example/"))
+		if h.Stats().Fetches != n {
+			t.Error("the most recently used origin was forgotten")
+		}
+	})
+}
+
+// TestRobotsMemoryPerOrigin measures the cache's memory for 10,000 origins
+// with a small robots.txt each.
+func TestRobotsMemoryPerOrigin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fetches 10 000 robots.txt")
+	}
+	const origins = 10_000
+	body := "User-agent: *\nDisallow: /private/\nDisallow: /search?\nAllow: /search/about\nCrawl-delay: 1\n\nUser-agent: other\nDisallow: /\n"
+	base := robotsRT(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+	})
+	r := &Robots{UserAgent: "mybot"}
+	check := func(i int) {
+		if _, err := r.check(t.Context(), base, robotsReq(t, t.Context(), fmt.Sprintf("http://o%d.example/page", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(0)
+	before := robotsHeap()
+	for i := 1; i < origins; i++ {
+		check(i)
+	}
+	after := robotsHeap()
+	runtime.KeepAlive(r)
+	per := float64(int64(after)-int64(before)) / (origins - 1)
+	t.Logf("bytes per origin with robots.txt: %.0f (%d origins, 3 rules each)", per, origins)
+	if per > 2048 {
+		t.Errorf("bytes per origin = %.0f, want at most 2048", per)
+	}
+}
+
+func robotsHeap() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkRobotsCheck measures check on an origin whose robots.txt is
+// cached: the cost robots.txt adds to each request.
+func BenchmarkRobotsCheck(b *testing.B) {
+	body := "User-agent: *\nDisallow: /private/\nDisallow: /*.pdf$\nAllow: /private/ok\nCrawl-delay: 1\n"
+	base := robotsRT(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+	})
+	r := &Robots{UserAgent: "mybot"}
+	req, _ := http.NewRequestWithContext(b.Context(), http.MethodGet, "https://a.example/items/42?page=3", nil)
+	if _, err := r.check(b.Context(), base, req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r.check(b.Context(), base, req)
+		}
+	})
+}

@@ -1,0 +1,399 @@
+package polite
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file reads robots.txt (RFC 9309) for one product token: the rules of
+// the group that applies to it, and the pace it asks for. It is a small
+// parser of our own rather than a dependency: it keeps only what one
+// crawler needs, matches in linear time, and reads the non-standard
+// Crawl-delay and Request-rate records.
+
+// robotsFile is what one robots.txt says to one product token.
+type robotsFile struct {
+	// agent is the user-agent of the group that applies, as written in the
+	// file, or "*"; empty when no group applies (everything is allowed).
+	agent string
+	rules []robotsRule
+	// interval is the time the file asks between two requests to the
+	// origin (Crawl-delay, or the period of Request-rate, whichever is
+	// longer), at most maxCrawlInterval; zero when it asks for none.
+	interval time.Duration
+}
+
+// robotsRule is one allow or disallow record of the applicable group.
+type robotsRule struct {
+	pattern string // normalised: see robotsEscape; runs of '*' collapsed
+	allow   bool
+}
+
+const (
+	// maxRobotsBytes is how much of a robots.txt is read and parsed; the
+	// rest is ignored. RFC 9309 §2.5 asks for at least 500 KiB.
+	maxRobotsBytes = 512 << 10
+
+	// maxCrawlInterval caps the interval a robots.txt can ask between two
+	// requests. A longer Crawl-delay (1e12 seconds, say) is read as this
+	// cap, which is the longest a robots.txt is trusted anyway (RFC 9309
+	// §2.4): the origin then gets about one request a day, and a request
+	// that would wait longer than the Transport's MaxWait fails with a
+	// *WaitError rather than being sent sooner than asked.
+	maxCrawlInterval = 24 * time.Hour
+)
+
+// groupTarget says which of the collected groups the records of the
+// current group go to.
+type groupTarget struct{ mine, star bool }
+
+// parseRobots reads body, a robots.txt, for the product token token (see
+// productToken): it keeps the rules and interval of the groups naming token
+// (RFC 9309 §2.2.1: groups naming the same token are merged), or, when none
+// does, of the groups naming "*". Lines it cannot read are skipped
+// (§2.3.1.5). Only the first maxRobotsBytes of body are read; a line cut
+// there is dropped. It runs in time linear in the length of body.
+func parseRobots(body []byte, token string) *robotsFile {
+	if len(body) > maxRobotsBytes {
+		body = body[:maxRobotsBytes]
+		if i := bytes.LastIndexAny(body, "\r\n"); i >= 0 {
+			body = body[:i]
+		} else {
+			body = nil
+		}
+	}
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
+
+	var (
+		mine, star       robotsFile
+		mineSeen         bool
+		cur              groupTarget
+		agents           bool // the last group record was a user-agent line
+		mineAgent        string
+		mineInt, starInt float64 // seconds
+	)
+	for len(body) > 0 {
+		var line []byte
+		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			line, body = body, nil
+		}
+		if i := bytes.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon < 0 {
+			continue
+		}
+		key := bytes.TrimSpace(line[:colon])
+		value := string(bytes.TrimSpace(line[colon+1:]))
+		switch {
+		case asciiEqualFold(key, "user-agent"):
+			if !agents {
+				cur = groupTarget{} // a new group starts
+			}
+			agents = true
+			if value == "*" {
+				cur.star = true
+			} else if token != "" && strings.EqualFold(productToken(value), token) {
+				cur.mine = true
+				if !mineSeen {
+					mineSeen, mineAgent = true, value
+				}
+			}
+		case asciiEqualFold(key, "allow"), asciiEqualFold(key, "disallow"):
+			agents = false
+			if value == "" {
+				continue // "Disallow:" disallows nothing
+			}
+			r := robotsRule{pattern: normalisePattern(value), allow: asciiEqualFold(key, "allow")}
+			if cur.mine {
+				mine.rules = append(mine.rules, r)
+			}
+			if cur.star {
+				star.rules = append(star.rules, r)
+			}
+		case asciiEqualFold(key, "crawl-delay"), asciiEqualFold(key, "request-rate"):
+			agents = false
+			var s float64
+			var ok bool
+			if asciiEqualFold(key, "crawl-delay") {
+				s, ok = parseCrawlDelay(value)
+			} else {
+				s, ok = parseRequestRate(value)
+			}
+			if !ok {
+				continue
+			}
+			if cur.mine {
+				mineInt = max(mineInt, s)
+			}
+			if cur.star {
+				starInt = max(starInt, s)
+			}
+		}
+		// Other records (sitemap, host, ...) are not group members: they
+		// neither end a run of user-agent lines nor belong to a group.
+	}
+	f := &star
+	f.interval = secondsInterval(starInt)
+	if len(star.rules) > 0 || starInt > 0 {
+		f.agent = "*"
+	}
+	if mineSeen {
+		f = &mine
+		f.agent, f.interval = mineAgent, secondsInterval(mineInt)
+	}
+	f.rules = f.rules[:len(f.rules):len(f.rules)]
+	return f
+}
+
+// productToken returns the product token at the start of s: its leading
+// letters, '-' and '_' (RFC 9309 §2.2.1), so that "mybot/1.2 (+https://…)"
+// gives "mybot".
+func productToken(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_') {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// asciiEqualFold reports whether b equals the lower-case ASCII word s,
+// ignoring case.
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// parseCrawlDelay reads a Crawl-delay value: seconds, possibly fractional
+// ("10", "0.5", "1e3"). A value that is not a non-negative number is
+// ignored; a huge one is capped by secondsInterval.
+func parseCrawlDelay(v string) (float64, bool) {
+	if i := strings.IndexAny(v, " \t"); i >= 0 {
+		v = v[:i]
+	}
+	if s, ok := parseSeconds(v); ok {
+		return s, true
+	}
+	return parseSeconds(leadingNumber(v)) // "10s"
+}
+
+// parseRequestRate reads a Request-rate value, n requests per period:
+// "1/5" or "1/5s" (seconds), "1/2m" (minutes), "1/1h" (hours); a time span
+// that may follow ("1/5s 0600-0845") is ignored. It returns the period
+// divided by n, in seconds.
+func parseRequestRate(v string) (float64, bool) {
+	if i := strings.IndexAny(v, " \t"); i >= 0 {
+		v = v[:i]
+	}
+	slash := strings.IndexByte(v, '/')
+	if slash < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseFloat(v[:slash], 64)
+	if err != nil || !(n > 0) || math.IsInf(n, 0) {
+		return 0, false
+	}
+	p := v[slash+1:]
+	num := leadingNumber(p)
+	unit := 1.0
+	switch strings.ToLower(p[len(num):]) {
+	case "", "s":
+	case "m":
+		unit = 60
+	case "h":
+		unit = 3600
+	default:
+		return 0, false
+	}
+	s, ok := parseSeconds(num)
+	if !ok {
+		return 0, false
+	}
+	return s * unit / n, true
+}
+
+// leadingNumber returns the digits and dots at the start of s.
+func leadingNumber(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || c == '.') {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// parseSeconds parses a non-negative number; +Inf (written so, or out of
+// range) is accepted, and capped by secondsInterval.
+func parseSeconds(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !math.IsInf(f, 1) || !(f >= 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+// secondsInterval converts s seconds to a duration, at most maxCrawlInterval.
+func secondsInterval(s float64) time.Duration {
+	if s >= maxCrawlInterval.Seconds() {
+		return maxCrawlInterval
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+// normalisePattern returns the path pattern of an allow or disallow record
+// in the form paths are compared in: starting with '/' or '*' (a '/' is
+// put before anything else), percent-encoding made canonical (see
+// robotsEscape), runs of '*' made one.
+func normalisePattern(p string) string {
+	if p[0] != '/' && p[0] != '*' {
+		p = "/" + p
+	}
+	p = robotsEscape(p)
+	if strings.Contains(p, "**") {
+		var b strings.Builder
+		b.Grow(len(p))
+		for i := 0; i < len(p); i++ {
+			if p[i] == '*' && i > 0 && p[i-1] == '*' {
+				continue
+			}
+			b.WriteByte(p[i])
+		}
+		p = b.String()
+	}
+	return p
+}
+
+// robotsEscape puts a path or a path pattern into the one form both are
+// compared in (RFC 9309 §2.2.2): octets outside printable US-ASCII are
+// percent-encoded, an encoded unreserved character (RFC 3986 §2.3) is
+// decoded, and the hex digits of other encodings are upper-cased. It
+// returns s itself when nothing changes.
+func robotsEscape(s string) string {
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || c == '%' {
+			break
+		}
+	}
+	if i == len(s) {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(s)+8)
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			v := unhex(s[i+1])<<4 | unhex(s[i+2])
+			if isUnreserved(v) {
+				b = append(b, v)
+			} else {
+				b = append(b, '%', hex[v>>4], hex[v&15])
+			}
+			i += 2
+		case c <= ' ' || c >= 0x7f:
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
+}
+
+// isUnreserved reports whether c is an unreserved character of RFC 3986
+// §2.3: a letter, a digit, '-', '.', '_' or '~'.
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// match returns the rule that decides path (already in the form of
+// robotsEscape): the matching rule with the longest pattern, an allow
+// winning a tie (RFC 9309 §2.2.2). It reports false when no rule matches,
+// which allows path. Its cost is linear in the length of the patterns and,
+// for each pattern, of path.
+func (f *robotsFile) match(path string) (robotsRule, bool) {
+	var best robotsRule
+	found := false
+	for _, r := range f.rules {
+		if found && (len(r.pattern) < len(best.pattern) || len(r.pattern) == len(best.pattern) && !r.allow) {
+			continue
+		}
+		if robotsMatch(r.pattern, path) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// robotsMatch reports whether pattern matches path (RFC 9309 §2.2.3): the
+// pattern matches a prefix of path, '*' standing for any run of
+// characters and a final '$' for the end of path. Each literal run of the
+// pattern is matched at its leftmost place after the previous one, which
+// is enough with no other wildcard and keeps the cost linear.
+func robotsMatch(pattern, path string) bool {
+	anchored := strings.HasSuffix(pattern, "$")
+	if anchored {
+		pattern = pattern[:len(pattern)-1]
+	}
+	star := strings.IndexByte(pattern, '*')
+	if star < 0 {
+		if anchored {
+			return path == pattern
+		}
+		return strings.HasPrefix(path, pattern)
+	}
+	if !strings.HasPrefix(path, pattern[:star]) {
+		return false
+	}
+	rest, pattern := path[star:], pattern[star+1:]
+	for {
+		star = strings.IndexByte(pattern, '*')
+		if star < 0 {
+			if anchored {
+				return strings.HasSuffix(rest, pattern)
+			}
+			return strings.Contains(rest, pattern)
+		}
+		i := strings.Index(rest, pattern[:star])
+		if i < 0 {
+			return false
+		}
+		rest, pattern = rest[i+star:], pattern[star+1:]
+	}
+}

@@ -1,0 +1,285 @@
+package polite
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseRobots(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		token    string
+		agent    string
+		rules    []robotsRule
+		interval time.Duration
+	}{
+		{
+			name:  "the group naming the token, not *",
+			body:  "User-agent: *\nDisallow: /\n\nUser-agent: mybot\nDisallow: /private\n",
+			token: "mybot", agent: "mybot",
+			rules: []robotsRule{{"/private", false}},
+		},
+		{
+			name:  "* when no group names the token",
+			body:  "User-agent: otherbot\nDisallow: /\n\nUser-agent: *\nDisallow: /tmp/\nAllow: /tmp/ok\n",
+			token: "mybot", agent: "*",
+			rules: []robotsRule{{"/tmp/", false}, {"/tmp/ok", true}},
+		},
+		{
+			name:  "a group naming the token with no rules allows everything",
+			body:  "User-agent: *\nDisallow: /\n\nUser-agent: mybot\n",
+			token: "mybot", agent: "mybot",
+		},
+		{
+			name:  "no token: only *",
+			body:  "User-agent: mybot\nDisallow: /a\nUser-agent: *\nDisallow: /b\n",
+			token: "", agent: "*",
+			rules: []robotsRule{{"/b", false}},
+		},
+		{
+			name:  "groups naming the token are merged (RFC 9309 §2.2.1)",
+			body:  "User-agent: mybot\nDisallow: /a\n\nUser-agent: other\nDisallow: /x\n\nUser-agent: MyBot\nDisallow: /b\n",
+			token: "mybot", agent: "mybot",
+			rules: []robotsRule{{"/a", false}, {"/b", false}},
+		},
+		{
+			name:  "several user-agent lines start one group",
+			body:  "User-agent: a\nUser-agent: mybot\nUser-agent: b\nDisallow: /shared\n",
+			token: "mybot", agent: "mybot",
+			rules: []robotsRule{{"/shared", false}},
+		},
+		{
+			name:  "the product token of a user-agent line, ignoring case",
+			body:  "User-agent: MYBOT/2.1 (+https://mybot.example)\nDisallow: /v\n",
+			token: "mybot", agent: "MYBOT/2.1 (+https://mybot.example)",
+			rules: []robotsRule{{"/v", false}},
+		},
+		{
+			name:  "a longer token is another crawler",
+			body:  "User-agent: mybot-images\nDisallow: /\n",
+			token: "mybot",
+		},
+		{
+			name:  "rules before any user-agent line are ignored",
+			body:  "Disallow: /\nCrawl-delay: 9\nUser-agent: *\nDisallow: /x\n",
+			token: "mybot", agent: "*",
+			rules: []robotsRule{{"/x", false}},
+		},
+		{
+			name:  "sitemap and unknown records neither end nor join a group",
+			body:  "User-agent: a\nSitemap: https://x.example/s.xml\nUser-agent: mybot\nNoindex: /q\nDisallow: /z\n",
+			token: "mybot", agent: "mybot",
+			rules: []robotsRule{{"/z", false}},
+		},
+		{
+			name:  "comments, blank values, CR and CRLF line ends, a BOM, keys in any case",
+			body:  "\xef\xbb\xbfUSER-AGENT: * # all\r\nDISALLOW:\r\ndisallow: /a # here\rALLOW : /a/b\n",
+			token: "mybot", agent: "*",
+			rules: []robotsRule{{"/a", false}, {"/a/b", true}},
+		},
+		{
+			name:  "patterns normalised: leading slash, percent-encoding, runs of *",
+			body:  "User-agent: *\nDisallow: private\nDisallow: /ツ\nDisallow: /%62%61%7a\nDisallow: /%2f%2F\nDisallow: /a***b\n",
+			token: "mybot", agent: "*",
+			rules: []robotsRule{{"/private", false}, {"/%E3%83%84", false}, {"/baz", false}, {"/%2F%2F", false}, {"/a*b", false}},
+		},
+		{
+			name:  "fractional Crawl-delay",
+			body:  "User-agent: *\nCrawl-delay: 0.5\n",
+			token: "mybot", agent: "*", interval: 500 * time.Millisecond,
+		},
+		{
+			name:  "Request-rate 1/5s",
+			body:  "User-agent: *\nRequest-rate: 1/5s\n",
+			token: "mybot", agent: "*", interval: 5 * time.Second,
+		},
+		{
+			name:  "Request-rate forms",
+			body:  "User-agent: mybot\nRequest-rate: 3/1m 0600-0845\n",
+			token: "mybot", agent: "mybot", interval: 20 * time.Second,
+		},
+		{
+			name:  "Crawl-delay and Request-rate: the longer interval",
+			body:  "User-agent: *\nCrawl-delay: 2\nRequest-rate: 1/10\nCrawl-delay: 1\n",
+			token: "mybot", agent: "*", interval: 10 * time.Second,
+		},
+		{
+			name:  "the token's Crawl-delay, not *'s",
+			body:  "User-agent: *\nCrawl-delay: 30\nUser-agent: mybot\nCrawl-delay: 1\n",
+			token: "mybot", agent: "mybot", interval: time.Second,
+		},
+		{
+			name:  "an absurd Crawl-delay is capped at 24 hours",
+			body:  "User-agent: *\nCrawl-delay: 1e12\n",
+			token: "mybot", agent: "*", interval: 24 * time.Hour,
+		},
+		{
+			name:  "a Crawl-delay out of float range is capped",
+			body:  "User-agent: *\nCrawl-delay: 1e999\n",
+			token: "mybot", agent: "*", interval: 24 * time.Hour,
+		},
+		{
+			name:  "unreadable pace records are ignored",
+			body:  "User-agent: *\nCrawl-delay: -3\nCrawl-delay: NaN\nCrawl-delay: soon\nRequest-rate: 0/5\nRequest-rate: 1/5y\nRequest-rate: 5\nRequest-rate: -1/5\n",
+			token: "mybot",
+		},
+		{
+			name:  "Crawl-delay with a unit",
+			body:  "User-agent: *\nCrawl-delay: 10s\n",
+			token: "mybot", agent: "*", interval: 10 * time.Second,
+		},
+		{
+			name:  "an HTML page",
+			body:  "<html><body>Not found: the page https://x.example/robots.txt</body></html>",
+			token: "mybot",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := parseRobots([]byte(tt.body), tt.token)
+			if f.agent != tt.agent || f.interval != tt.interval || !equalRules(f.rules, tt.rules) {
+				t.Errorf("parseRobots(%q, %q) = agent %q, rules %v, interval %v; want %q, %v, %v",
+					tt.body, tt.token, f.agent, f.rules, f.interval, tt.agent, tt.rules, tt.interval)
+			}
+		})
+	}
+}
+
+func equalRules(a, b []robotsRule) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestParseRobotsSizeLimit(t *testing.T) {
+	pad := strings.Repeat("# padding\n", 60<<10) // 600 KiB
+	for _, tt := range []struct {
+		name string
+		body string
+		want int // rules kept
+	}{
+		{"rules within 512 KiB", "User-agent: *\nDisallow: /a\n" + pad[:400<<10] + "Disallow: /b\n", 2},
+		{"rules past 512 KiB are ignored", "User-agent: *\nDisallow: /a\n" + pad + "Disallow: /b\n", 1},
+		{"a line cut at 512 KiB is dropped", "User-agent: *\n" + pad[:maxRobotsBytes-len("User-agent: *\n")-8] + "Allow: /abcdefghijkl\n", 0},
+	} {
+		if got := len(parseRobots([]byte(tt.body), "x").rules); got != tt.want {
+			t.Errorf("%s: %d rules, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRobotsMatch(t *testing.T) {
+	tests := []struct {
+		rules string // robots.txt records for *
+		path  string
+		allow bool
+		rule  string // the deciding rule, if any
+	}{
+		// RFC 9309 §2.2.2: the longest match wins; allow wins a tie.
+		{"Allow: /p\nDisallow: /", "/page", true, "/p"},
+		{"Allow: /folder\nDisallow: /folder", "/folder/page", true, "/folder"},
+		{"Allow: /page\nDisallow: /*.htm", "/page.htm", false, "/*.htm"},
+		{"Allow: /$\nDisallow: /", "/", true, "/$"},
+		{"Allow: /$\nDisallow: /", "/page.htm", false, "/"},
+		// RFC 9309 §2.2.3: * and $.
+		{"Disallow: /*.php$", "/index.php", false, "/*.php$"},
+		{"Disallow: /*.php$", "/index.php?x=1", true, ""},
+		{"Disallow: /*.php$", "/filename.php/", true, ""},
+		{"Disallow: /fish*", "/fish", false, "/fish*"},
+		{"Disallow: /fish*", "/fishheads/yummy.html", false, "/fish*"},
+		{"Disallow: /fish*", "/Fish.asp", true, ""},
+		{"Disallow: /*.php", "/folder/filename.php?parameters", false, "/*.php"},
+		{"Disallow: /*?", "/search?q=go", false, "/*?"},
+		{"Disallow: /*?", "/search", true, ""},
+		{"Disallow: /a*b*c$", "/axxbyyc", false, "/a*b*c$"},
+		{"Disallow: /a*b*c$", "/axxbyycz", true, ""},
+		{"Disallow: /a*bc*bc$", "/abcbcbc", false, "/a*bc*bc$"},
+		{"Disallow: /a$b", "/a$b/c", false, "/a$b"}, // $ inside is literal
+		// RFC 9309 §2.2.2's encoding table.
+		{"Disallow: /foo/bar/ツ", "/foo/bar/%E3%83%84", false, "/foo/bar/%E3%83%84"},
+		{"Disallow: /foo/bar/%E3%83%84", "/foo/bar/%e3%83%84", false, "/foo/bar/%E3%83%84"},
+		{"Disallow: /foo/bar/%62%61%7A", "/foo/bar/baz", false, "/foo/bar/baz"},
+		{"Disallow: /foo/bar/baz", "/foo/bar/%62%61%7A", false, "/foo/bar/baz"},
+		{"Disallow: /a%2Fb", "/a/b", true, ""}, // an encoded reserved character stays encoded
+		// Nothing matches: allowed.
+		{"Disallow: /private", "/public", true, ""},
+		{"", "/anything", true, ""},
+	}
+	for _, tt := range tests {
+		f := parseRobots([]byte("User-agent: *\n"+tt.rules+"\n"), "mybot")
+		r, ok := f.match(robotsEscape(tt.path))
+		allow := !ok || r.allow
+		if allow != tt.allow || (ok && r.pattern != tt.rule) || (!ok && tt.rule != "") {
+			t.Errorf("%q: match(%q) = %+v, %v (allowed %v); want allowed %v by %q", tt.rules, tt.path, r, ok, allow, tt.allow, tt.rule)
+		}
+	}
+}
+
+// TestRobotsMatchLinear checks that a pattern full of wildcards against a
+// long path costs no more than a pass over each.
+func TestRobotsMatchLinear(t *testing.T) {
+	pattern := "/" + strings.Repeat("*a", 5000) + "*b"
+	path := "/" + strings.Repeat("a", 1<<20)
+	start := time.Now()
+	if robotsMatch(pattern, path) {
+		t.Fatal("matched a path without b")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("robotsMatch took %v", d)
+	}
+}
+
+// refMatch is robotsMatch by a regular expression, to compare with.
+func refMatch(pattern, path string) bool {
+	anchored := strings.HasSuffix(pattern, "$")
+	pattern = strings.TrimSuffix(pattern, "$")
+	parts := strings.Split(pattern, "*")
+	for i := range parts {
+		parts[i] = regexp.QuoteMeta(parts[i])
+	}
+	expr := "^" + strings.Join(parts, "(?s:.*)")
+	if anchored {
+		expr += "$"
+	}
+	return regexp.MustCompile(expr).MatchString(path)
+}
+
+func FuzzParseRobots(f *testing.F) {
+	f.Add("User-agent: *\nDisallow: /private\nAllow: /private/ok$\nCrawl-delay: 0.5\n", "/private/x", "mybot")
+	f.Add("User-agent: mybot\nDisallow: /*.pdf$\nRequest-rate: 1/5s\n", "/a/b.pdf", "MyBot/1.0")
+	f.Add("\xef\xbb\xbfuser-agent:*\r\ndisallow:/a*b*c$\r", "/axbyc", "")
+	f.Add("User-agent: *\nDisallow: /%E3%83%84\nCrawl-delay: 1e999\n", "/ツ", "x")
+	f.Fuzz(func(t *testing.T, body, path, ua string) {
+		token := productToken(ua)
+		a := parseRobots([]byte(body), token)
+		b := parseRobots([]byte(body), token)
+		if a.agent != b.agent || a.interval != b.interval || !equalRules(a.rules, b.rules) {
+			t.Fatal("parseRobots is not deterministic")
+		}
+		if a.interval < 0 || a.interval > maxCrawlInterval {
+			t.Fatalf("interval %v out of [0, %v]", a.interval, maxCrawlInterval)
+		}
+		p := robotsEscape(path)
+		if robotsEscape(p) != p {
+			t.Fatalf("robotsEscape(%q) = %q, not stable", path, p)
+		}
+		for _, r := range a.rules {
+			if r.pattern == "" || r.pattern[0] != '/' && r.pattern[0] != '*' || strings.Contains(r.pattern, "**") {
+				t.Fatalf("pattern %q not normalised", r.pattern)
+			}
+			if got, want := robotsMatch(r.pattern, p), refMatch(r.pattern, p); got != want {
+				t.Fatalf("robotsMatch(%q, %q) = %v, the regular expression says %v", r.pattern, p, got, want)
+			}
+		}
+		a.match(p)
+	})
+}
