@@ -41,6 +41,48 @@ func BenchmarkUnmarshalListIETF(b *testing.B) {
 	}
 }
 
+// BenchmarkFastIETF is the fast reader's own cost on the IETF pair of
+// BenchmarkHeaderIETF: both fields read into buffers on the stack, with
+// no header map to search and no result to allocate.
+func BenchmarkFastIETF(b *testing.B) {
+	h := ietfHeader()
+	pv, lv := h["Ratelimit-Policy"], h["Ratelimit"]
+	b.ReportAllocs()
+	for b.Loop() {
+		var pbuf [4]Policy
+		var lbuf [4]Limit
+		ps, err1 := appendPolicies(pbuf[:0], pv)
+		ls, err2 := appendLimits(lbuf[:0], lv)
+		if len(ps) != 1 || len(ls) != 1 || err1 != nil || err2 != nil {
+			b.Fatal(len(ps), len(ls), err1, err2)
+		}
+	}
+}
+
+// BenchmarkReaderIETF is BenchmarkHeaderIETF through a Reader, which
+// remembers the policy and the Date.
+func BenchmarkReaderIETF(b *testing.B) {
+	h := ietfHeader()
+	now := time.Now()
+	var r Reader
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkQuotas, _ = r.Read(h, now, time.Time{})
+	}
+}
+
+// BenchmarkReaderNone is BenchmarkHeaderNone through a Reader, which
+// returns the Date.
+func BenchmarkReaderNone(b *testing.B) {
+	h := plainHeader()
+	now := time.Now()
+	var r Reader
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkQuotas, _ = r.Read(h, now, time.Time{})
+	}
+}
+
 func BenchmarkHeaderNone(b *testing.B) {
 	h := plainHeader()
 	now := time.Now()

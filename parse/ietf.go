@@ -139,6 +139,7 @@ func appendPolicies(dst []Policy, values []string) ([]Policy, error) {
 	c.sp()
 	n := len(dst)
 	var bad fault
+	var names uint64 // nameBit of each name kept
 	for i := 0; c.i < len(c.s); i++ {
 		v, ok := c.member()
 		switch {
@@ -152,7 +153,7 @@ func appendPolicies(dst []Policy, values []string) ([]Policy, error) {
 			var p Policy
 			var pk sfValue
 			if p, pk, bad, ok = c.policy(v, i); ok && bad.err == nil {
-				dst = keepPolicy(dst, n, p, pk)
+				dst = keepPolicy(dst, n, &names, p, pk)
 			}
 		}
 		more := false
@@ -263,11 +264,16 @@ func (c *sfScanner) policy(name sfValue, i int) (p Policy, pk sfValue, bad fault
 // when absent), to the policies dst[n:] read from one field: in place of
 // the policy of the same name if p is stricter (D6), as a new policy if
 // fewer than maxItems are kept, else not at all. It decodes the partition
-// key only then.
-func keepPolicy(dst []Policy, n int, p Policy, pk sfValue) []Policy {
-	i := n
-	for i < len(dst) && dst[i].Name != p.Name {
-		i++
+// key only then. names holds the nameBit of every name in dst[n:].
+func keepPolicy(dst []Policy, n int, names *uint64, p Policy, pk sfValue) []Policy {
+	i := len(dst)
+	if bit := nameBit(p.Name); *names&bit == 0 {
+		*names |= bit
+	} else {
+		i = n
+		for i < len(dst) && dst[i].Name != p.Name {
+			i++
+		}
 	}
 	switch {
 	case i < len(dst) && !stricter(p, dst[i]), i-n == maxItems:
@@ -280,6 +286,17 @@ func keepPolicy(dst []Policy, n int, p Policy, pk sfValue) []Policy {
 		return dst
 	}
 	return append(dst, p)
+}
+
+// nameBit returns a bit of a 64-bit set that stands for name, from its
+// length and last byte: once maxItems names are kept, most names of a long
+// field are not among them, and the set shows it without comparing.
+func nameBit(name string) uint64 {
+	h := uint(len(name))
+	if h > 0 {
+		h = h*7 + uint(name[h-1])
+	}
+	return 1 << (h & 63)
 }
 
 // stricter reports whether policy a is more restrictive than b (D6): the
@@ -300,6 +317,7 @@ func appendLimits(dst []Limit, values []string) ([]Limit, error) {
 	c.sp()
 	n := len(dst)
 	var bad fault
+	var names uint64 // nameBit of each name kept
 	for i := 0; c.i < len(c.s); i++ {
 		v, ok := c.member()
 		switch {
@@ -313,7 +331,7 @@ func appendLimits(dst []Limit, values []string) ([]Limit, error) {
 			var l Limit
 			var pk sfValue
 			if l, pk, bad, ok = c.limit(v, i); ok && bad.err == nil {
-				dst = keepLimit(dst, n, l, pk)
+				dst = keepLimit(dst, n, &names, l, pk)
 			}
 		}
 		more := false
@@ -397,10 +415,15 @@ func (c *sfScanner) limit(name sfValue, i int) (l Limit, pk sfValue, bad fault, 
 
 // keepLimit is keepPolicy for limits. Of two limits of one name the lowest
 // r wins; for equal r, the longer t (D6).
-func keepLimit(dst []Limit, n int, l Limit, pk sfValue) []Limit {
-	i := n
-	for i < len(dst) && dst[i].Name != l.Name {
-		i++
+func keepLimit(dst []Limit, n int, names *uint64, l Limit, pk sfValue) []Limit {
+	i := len(dst)
+	if bit := nameBit(l.Name); *names&bit == 0 {
+		*names |= bit
+	} else {
+		i = n
+		for i < len(dst) && dst[i].Name != l.Name {
+			i++
+		}
 	}
 	switch {
 	case i < len(dst) && !(l.Remaining < dst[i].Remaining ||

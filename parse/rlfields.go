@@ -31,11 +31,10 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 	var ps []Policy
 	var ls []Limit
 	switch c := firstByte(pv); {
+	case c == '"' && p.r != nil && len(pv) == 1:
+		ps = p.r.policies(policySlot, pv[0])
 	case c == '"':
-		var err error
-		if ps, err = appendPolicies(pbuf[:0], pv); err != nil {
-			ps = quirkPolicies(pbuf[:0], pv)
-		}
+		ps = policiesOf(pbuf[:0], pv)
 	case legacy && isDigit(c):
 		p.unnamed = unnamedPolicies(pv)
 	}
@@ -75,6 +74,16 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 		q.Policy, q.Partition, q.Remaining, q.Reset = l.Name, l.Partition, l.Remaining, l.Reset
 		p.add(q)
 	}
+}
+
+// policiesOf appends to dst the policies of a RateLimit-Policy field of
+// draft-08 and later, or of the Hugging Face quirk.
+func policiesOf(dst []Policy, pv []string) []Policy {
+	ps, err := appendPolicies(dst, pv)
+	if err != nil {
+		ps = quirkPolicies(dst, pv)
+	}
+	return ps
 }
 
 // trimLines returns vals with each line trimmed of optional white space

@@ -73,6 +73,7 @@ const (
 	cTchar  = 1 << iota // a Token character after the first (§3.3.4, with ":" and "/")
 	cKey                // a key character after the first (§3.1.2)
 	cBase64             // a Byte Sequence character (§3.3.5)
+	cChar               // a String character other than DQUOTE and "\\" (§3.3.3)
 )
 
 var class = func() (t [256]uint8) {
@@ -87,6 +88,9 @@ var class = func() (t [256]uint8) {
 		}
 		if alpha || digit || strings.IndexByte("+/=", byte(c)) >= 0 {
 			t[c] |= cBase64
+		}
+		if 0x20 <= c && c < 0x7f && c != '"' && c != '\\' {
+			t[c] |= cChar
 		}
 	}
 	return t
@@ -258,33 +262,30 @@ func (c *sfScanner) number() (sfValue, bool) {
 	if neg {
 		i++
 	}
-	if i == len(c.s) || !isDigit(c.s[i]) {
+	start := i
+	for i < len(c.s) && isDigit(c.s[i]) {
+		i++
+	}
+	whole := i - start
+	if whole == 0 {
 		return sfValue{}, false
 	}
-	start, dot := i, -1
-	for i < len(c.s) {
-		if b := c.s[i]; isDigit(b) {
+	if i < len(c.s) && c.s[i] == '.' {
+		i++
+		frac := i
+		for i < len(c.s) && isDigit(c.s[i]) {
 			i++
-			if dot < 0 && i-start > 15 || i-start > 16 {
-				return sfValue{}, false
-			}
-		} else if b == '.' && dot < 0 {
-			if i-start > 12 {
-				return sfValue{}, false
-			}
-			dot = i
-			i++
-		} else {
-			break
 		}
-	}
-	c.i = i
-	if dot >= 0 {
-		if dot == i-1 || i-dot-1 > 3 {
+		if whole > 12 || i == frac || i-frac > 3 {
 			return sfValue{}, false
 		}
+		c.i = i
 		return sfValue{kind: sfDecimal}, true
 	}
+	if whole > 15 {
+		return sfValue{}, false
+	}
+	c.i = i
 	var n int64
 	for _, b := range []byte(c.s[start:i]) {
 		n = n*10 + int64(b-'0')
@@ -299,22 +300,21 @@ func (c *sfScanner) number() (sfValue, bool) {
 func (c *sfScanner) string() (sfValue, bool) {
 	start := c.i + 1
 	esc := false
-	for i := start; i < len(c.s); i++ {
-		switch b := c.s[i]; {
-		case b == '"':
+	for i := start; ; i += 2 {
+		for i < len(c.s) && class[c.s[i]]&cChar != 0 {
+			i++
+		}
+		switch {
+		case i == len(c.s):
+			return sfValue{}, false
+		case c.s[i] == '"':
 			c.i = i + 1
 			return sfValue{kind: sfString, raw: c.s[start:i], esc: esc}, true
-		case b == '\\':
-			if i+1 == len(c.s) || c.s[i+1] != '"' && c.s[i+1] != '\\' {
-				return sfValue{}, false
-			}
-			esc = true
-			i++
-		case b < 0x20 || b >= 0x7f:
+		case c.s[i] != '\\' || i+1 == len(c.s) || c.s[i+1] != '"' && c.s[i+1] != '\\':
 			return sfValue{}, false
 		}
+		esc = true
 	}
-	return sfValue{}, false
 }
 
 // bytes scans a Byte Sequence (§4.2.7) whose base64 text decodes.
