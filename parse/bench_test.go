@@ -59,6 +59,24 @@ func BenchmarkFastIETF(b *testing.B) {
 	}
 }
 
+// BenchmarkFastIETFQuotas is what a reader of the IETF pair alone would
+// cost: BenchmarkFastIETF with the two fields found by name in the
+// header, joined into quotas, and the result allocated, as Header does;
+// Header also looks at the response's other fields, for other dialects.
+func BenchmarkFastIETFQuotas(b *testing.B) {
+	h := ietfHeader()
+	b.ReportAllocs()
+	for b.Loop() {
+		var p parser
+		p.found[0] = field{sRateLimitPolicy, h["Ratelimit-Policy"]}
+		p.found[1] = field{sRateLimit, h["Ratelimit"]}
+		p.index(p.found[:2])
+		p.ietf(sRateLimitPolicy, sRateLimit, true)
+		sinkQuotas = make([]Quota, p.n)
+		copy(sinkQuotas, p.quotas[:p.n])
+	}
+}
+
 // BenchmarkReaderIETF is BenchmarkHeaderIETF through a Reader, which
 // remembers the policy and the Date.
 func BenchmarkReaderIETF(b *testing.B) {

@@ -32,7 +32,8 @@ import (
 //
 // Header never fails: malformed fields are ignored. Vendor quirks it
 // accepts on purpose are documented with their sources in the package
-// source.
+// source. It reports at most 32 quotas, and takes time linear in the size
+// of h (see the package documentation).
 func Header(h http.Header, now time.Time) []Quota {
 	return HeaderAt(h, now, time.Time{})
 }
@@ -45,7 +46,8 @@ func Header(h http.Header, now time.Time) []Quota {
 // instance from the highest Date-minus-local-time seen so far, which
 // approaches the offset between the clocks from below) gets resets that
 // are still never shorter than the truth, but less padded. If date is the
-// zero time, HeaderAt is Header.
+// zero time, HeaderAt is Header. A [Reader] keeps such an estimate in
+// check against each response's Date.
 func HeaderAt(h http.Header, now, date time.Time) []Quota {
 	quotas, _ := read(h, now, date, nil)
 	return quotas

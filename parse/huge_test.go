@@ -223,6 +223,37 @@ func TestHugeHeaders(t *testing.T) {
 	}
 }
 
+func TestHugeFields(t *testing.T) {
+	// The strict readers on every field of the hostile headers, whatever
+	// its name: Header reads a RateLimit field with them only when its
+	// value starts with a String.
+	if testing.Short() {
+		t.Skip("builds 10 MB headers")
+	}
+	plain := plainHeader()
+	for _, shape := range hugeShapes {
+		t.Run(shape.name, func(t *testing.T) {
+			for k, v := range shape.h() {
+				if _, ok := plain[k]; ok {
+					continue
+				}
+				start := time.Now()
+				ps, _ := Policies(v)
+				ls, _ := Limits(v)
+				items := unnamedPolicies(v)
+				dictionary(v)
+				if d := time.Since(start); d > hugeBound() {
+					t.Errorf("reading %s of %s took %v, want under %v", k, shape.name, d, hugeBound())
+				}
+				if len(ps) > maxItems || len(ls) > maxItems || len(items) > maxItems {
+					t.Errorf("reading %s of %s: %d policies, %d limits, %d items; want at most %d",
+						k, shape.name, len(ps), len(ls), len(items), maxItems)
+				}
+			}
+		})
+	}
+}
+
 // size returns the bytes of h's field values.
 func size(h http.Header) int {
 	n := 0
@@ -243,6 +274,28 @@ func BenchmarkHeaderHuge(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				sinkQuotas = Header(h, now)
+			}
+		})
+	}
+}
+
+// BenchmarkStrictHuge runs Policies and Limits on every field of the
+// hostile headers.
+func BenchmarkStrictHuge(b *testing.B) {
+	plain := plainHeader()
+	for _, shape := range hugeShapes {
+		b.Run(shape.name, func(b *testing.B) {
+			h := shape.h()
+			for k := range plain {
+				delete(h, k)
+			}
+			b.SetBytes(int64(size(h)))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, v := range h {
+					Policies(v)
+					Limits(v)
+				}
 			}
 		})
 	}

@@ -8,7 +8,7 @@ import (
 // This file implements the strict readers of the IETF RateLimit fields,
 // draft-ietf-httpapi-ratelimit-headers-11 §3 (RateLimit-Policy) and §4
 // (RateLimit), with this project's decisions D1–D6 (spec.md §7), on the
-// RFC 9651 Structured Fields parser of github.com/dunglas/httpsfv:
+// RFC 9651 scanner of sfv.go:
 // https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/
 // https://www.rfc-editor.org/rfc/rfc9651
 
@@ -70,7 +70,9 @@ type Limit struct {
 // String identifier with a non-negative Integer q (required), a non-empty String qu,
 // a positive Integer w and a Byte Sequence pk. Unknown parameters are
 // comments and are skipped. When an identifier repeats, the most
-// restrictive item is kept, the one with the lowest q/w (D6).
+// restrictive item is kept, the one with the lowest q/w (D6). Of a field
+// with more than 32 distinct identifiers, the policies of the first 32 are
+// returned (see the package documentation).
 //
 // Policies returns nil and no error when there are no field lines or they
 // are empty. A field that is not a valid RFC 9651 List or that breaks any
@@ -89,7 +91,9 @@ func Policies(values []string) ([]Policy, error) {
 // String identifier with a non-negative Integer r (required), a
 // non-negative Integer t and a Byte Sequence pk. Unknown parameters are
 // comments and are skipped. When an identifier repeats, the most
-// restrictive item is kept, the one with the lowest r (D6).
+// restrictive item is kept, the one with the lowest r (D6). Of a field
+// with more than 32 distinct identifiers, the limits of the first 32 are
+// returned.
 //
 // Limits returns nil and no error when there are no field lines or they
 // are empty. A field that is not a valid RFC 9651 List or that breaks any
