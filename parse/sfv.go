@@ -122,15 +122,16 @@ func (c *sfScanner) ows() {
 // is trailing.
 func (c *sfScanner) next() (more, ok bool) {
 	c.ows()
-	if c.i == len(c.s) {
+	switch {
+	case c.i == len(c.s):
 		return false, true
-	}
-	if c.s[c.i] != ',' {
+	case c.s[c.i] != ',':
 		return false, false
 	}
 	c.i++
 	c.ows()
-	return c.i < len(c.s), c.i < len(c.s)
+	more = c.i < len(c.s)
+	return more, more
 }
 
 // member scans a List or Dictionary member's value: an Inner List with
@@ -263,7 +264,9 @@ func (c *sfScanner) number() (sfValue, bool) {
 		i++
 	}
 	start := i
+	var n int64 // wraps past 18 digits, which are rejected below
 	for i < len(c.s) && isDigit(c.s[i]) {
+		n = n*10 + int64(c.s[i]-'0')
 		i++
 	}
 	whole := i - start
@@ -286,10 +289,6 @@ func (c *sfScanner) number() (sfValue, bool) {
 		return sfValue{}, false
 	}
 	c.i = i
-	var n int64
-	for _, b := range []byte(c.s[start:i]) {
-		n = n*10 + int64(b-'0')
-	}
 	if neg {
 		n = -n
 	}
