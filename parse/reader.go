@@ -16,7 +16,7 @@ import (
 // once a second.
 //
 // A Reader holds at most one value of each field, of at most 4096 bytes;
-// a longer or repeated field is read every time. The zero value is ready
+// a longer value, or one sent as several field lines, is read every time. The zero value is ready
 // to use. A Reader is safe for concurrent use by multiple goroutines; it
 // must not be copied after first use. Keep one per server (per key of a
 // rate-limit budget): a Reader shared by servers that state different

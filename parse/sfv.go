@@ -35,7 +35,7 @@ const (
 type sfValue struct {
 	kind sfKind
 	esc  bool   // a String holding escapes
-	n    int64  // an Integer; a Boolean is 0 or 1
+	n    int64  // an Integer, a Date's seconds; a Boolean is 0 or 1
 	raw  string // a String between its quotes, escapes kept; a Byte Sequence's base64 text; a Token
 }
 
