@@ -54,6 +54,13 @@ func FuzzHeader(f *testing.F) {
 		if again := Header(h, now); !reflect.DeepEqual(again, got) {
 			t.Fatalf("Header(%q) = %v, then %v", block, got, again)
 		}
+		// A Reader reads as Header does, also from what it remembers.
+		var r Reader
+		for range 2 {
+			if read, _ := r.Read(h, now, time.Time{}); !reflect.DeepEqual(read, got) {
+				t.Fatalf("Read(%q) = %v, Header: %v", block, read, got)
+			}
+		}
 	})
 }
 
