@@ -143,7 +143,7 @@ func appendPolicies(dst []Policy, values []string) ([]Policy, error) {
 	c.sp()
 	n := len(dst)
 	var bad fault
-	var names uint64 // nameBit of each name kept
+	var names nameIndex
 	for i := 0; c.i < len(c.s); i++ {
 		v, ok := c.member()
 		switch {
@@ -157,7 +157,7 @@ func appendPolicies(dst []Policy, values []string) ([]Policy, error) {
 			var p Policy
 			var pk sfValue
 			if p, pk, bad, ok = c.policy(v, i); ok && bad.err == nil {
-				dst = keepPolicy(dst, n, &names, p, pk)
+				dst = keepPolicy(dst, n, &names, i, p, pk)
 			}
 		}
 		more := false
@@ -268,12 +268,21 @@ func (c *sfScanner) policy(name sfValue, i int) (p Policy, pk sfValue, bad fault
 // when absent), to the policies dst[n:] read from one field: in place of
 // the policy of the same name if p is stricter (D6), as a new policy if
 // fewer than maxItems are kept, else not at all. It decodes the partition
-// key only then. names holds the nameBit of every name in dst[n:].
-func keepPolicy(dst []Policy, n int, names *uint64, p Policy, pk sfValue) []Policy {
+// key only then. x indexes the names of dst[n:]; p is the field's
+// member-th member.
+func keepPolicy(dst []Policy, n int, x *nameIndex, member int, p Policy, pk sfValue) []Policy {
 	i := len(dst)
-	if bit := nameBit(p.Name); *names&bit == 0 {
-		*names |= bit
-	} else {
+	if x.m == nil && member >= maxScan {
+		x.m = make(map[string]int, maxItems)
+		for j := n; j < len(dst); j++ {
+			x.m[dst[j].Name] = j
+		}
+	}
+	if x.m != nil {
+		if j, ok := x.m[p.Name]; ok {
+			i = j
+		}
+	} else if x.bits&nameBit(p.Name) != 0 {
 		i = n
 		for i < len(dst) && dst[i].Name != p.Name {
 			i++
@@ -289,12 +298,34 @@ func keepPolicy(dst []Policy, n int, names *uint64, p Policy, pk sfValue) []Poli
 		dst[i] = p
 		return dst
 	}
+	x.add(p.Name, i)
 	return append(dst, p)
 }
 
+// A nameIndex finds the items kept of one field by name. For the few
+// members of a field that servers send, a 64-bit set of nameBits tells
+// most new names without comparing, and a scan finds the others. A field
+// of more than maxScan members gets a map instead: with maxItems names
+// kept, a scan would cost up to maxItems comparisons per member.
+type nameIndex struct {
+	bits uint64         // nameBit of every name kept
+	m    map[string]int // the index of every name kept, for a long field
+}
+
+// maxScan is the number of members of a field after which its names are
+// found by a map.
+const maxScan = 64
+
+// add records that the item at index i is named name.
+func (x *nameIndex) add(name string, i int) {
+	x.bits |= nameBit(name)
+	if x.m != nil {
+		x.m[name] = i
+	}
+}
+
 // nameBit returns a bit of a 64-bit set that stands for name, from its
-// length and last byte: once maxItems names are kept, most names of a long
-// field are not among them, and the set shows it without comparing.
+// length and last byte.
 func nameBit(name string) uint64 {
 	h := uint(len(name))
 	if h > 0 {
@@ -321,7 +352,7 @@ func appendLimits(dst []Limit, values []string) ([]Limit, error) {
 	c.sp()
 	n := len(dst)
 	var bad fault
-	var names uint64 // nameBit of each name kept
+	var names nameIndex
 	for i := 0; c.i < len(c.s); i++ {
 		v, ok := c.member()
 		switch {
@@ -335,7 +366,7 @@ func appendLimits(dst []Limit, values []string) ([]Limit, error) {
 			var l Limit
 			var pk sfValue
 			if l, pk, bad, ok = c.limit(v, i); ok && bad.err == nil {
-				dst = keepLimit(dst, n, &names, l, pk)
+				dst = keepLimit(dst, n, &names, i, l, pk)
 			}
 		}
 		more := false
@@ -419,11 +450,19 @@ func (c *sfScanner) limit(name sfValue, i int) (l Limit, pk sfValue, bad fault, 
 
 // keepLimit is keepPolicy for limits. Of two limits of one name the lowest
 // r wins; for equal r, the longer t (D6).
-func keepLimit(dst []Limit, n int, names *uint64, l Limit, pk sfValue) []Limit {
+func keepLimit(dst []Limit, n int, x *nameIndex, member int, l Limit, pk sfValue) []Limit {
 	i := len(dst)
-	if bit := nameBit(l.Name); *names&bit == 0 {
-		*names |= bit
-	} else {
+	if x.m == nil && member >= maxScan {
+		x.m = make(map[string]int, maxItems)
+		for j := n; j < len(dst); j++ {
+			x.m[dst[j].Name] = j
+		}
+	}
+	if x.m != nil {
+		if j, ok := x.m[l.Name]; ok {
+			i = j
+		}
+	} else if x.bits&nameBit(l.Name) != 0 {
 		i = n
 		for i < len(dst) && dst[i].Name != l.Name {
 			i++
@@ -441,6 +480,7 @@ func keepLimit(dst []Limit, n int, names *uint64, l Limit, pk sfValue) []Limit {
 		dst[i] = l
 		return dst
 	}
+	x.add(l.Name, i)
 	return append(dst, l)
 }
 

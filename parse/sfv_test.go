@@ -157,6 +157,41 @@ func TestPoliciesCap(t *testing.T) {
 	}
 }
 
+func TestLongFieldsAgree(t *testing.T) {
+	// Fields longer than maxScan members, whose names are found by a map,
+	// with names repeating, read as httpsfv reads them.
+	for _, names := range []int{1, 20, maxItems, 50, 300} {
+		var p, l strings.Builder
+		for i := range 400 {
+			if i > 0 {
+				p.WriteString(", ")
+				l.WriteString(", ")
+			}
+			name := `"n` + itoa(i*7%names) + [...]string{`"`, `\\"`}[i%2]
+			q, w := itoa(1000-i*13%997), itoa(1+i%5)
+			p.WriteString(name + ";q=" + q + ";w=" + w + ";pk=:" + [...]string{"", "YQ==", "YWI="}[i%3] + ":")
+			l.WriteString(name + ";r=" + q + ";t=" + w)
+		}
+		for _, s := range []string{p.String(), l.String()} {
+			values := []string{s}
+			ps, err := Policies(values)
+			rps, rerr := refPolicies(values)
+			if !sameResult(ps, err, rps, rerr) {
+				t.Errorf("Policies(%d names) = %v, %v; httpsfv: %v, %v", names, ps, err, rps, rerr)
+			}
+			ls, err := Limits(values)
+			rls, rerr := refLimits(values)
+			if !sameResult(ls, err, rls, rerr) {
+				t.Errorf("Limits(%d names) = %v, %v; httpsfv: %v, %v", names, ls, err, rls, rerr)
+			}
+			if n := len(ps) + len(ls); n < min(names, maxItems) || n > maxItems {
+				t.Errorf("Policies and Limits(%d names) = %d and %d items, want %d to %d in all",
+					names, len(ps), len(ls), min(names, maxItems), maxItems)
+			}
+		}
+	}
+}
+
 func itoa(i int) string {
 	if i < 10 {
 		return string(rune('0' + i))
