@@ -97,7 +97,8 @@
 // (Inner Lists, Decimals, Dates, Display Strings included) without
 // building them: the members servers send, Strings or Tokens with Integer,
 // String and Byte Sequence parameters, cost no allocation beyond the
-// result, and a partition key one for its bytes. It accepts and rejects
+// result, a partition key one for its bytes, and a field sent as several
+// lines one to join them. It accepts and rejects
 // exactly what github.com/dunglas/httpsfv does, which the package's tests
 // check on every input they generate.
 //
