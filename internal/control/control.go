@@ -16,6 +16,7 @@ package control
 
 import (
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/politehttp/polite/parse"
@@ -237,24 +238,28 @@ func addSat(a, b int64) int64 {
 	return a + b
 }
 
-// rng draws the jitters of one call from its Rand, deterministically
-// (splitmix64).
+// rng draws the jitters of one call from its Rand, deterministically: the
+// first draw is Rand itself, the next ones follow by splitmix64. A Rand of
+// 0 makes the first jitter 0, which tables at fixed instants rely on.
 type rng uint64
 
 func (r *rng) next() uint64 {
-	*r += 0x9e3779b97f4a7c15
-	z := uint64(*r)
+	v := uint64(*r)
+	z := v + 0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
+	*r = rng(z ^ (z >> 31))
+	return v
 }
 
-// jitter returns a duration in [0, min(d, jitterMax)]; 0 when d <= 0. It is
-// added to waits and never subtracted: a wait the server gave is a floor.
+// jitter returns a duration in [0, min(d, jitterMax)], uniform for a
+// uniform draw; 0 when d <= 0. It is added to waits and never subtracted:
+// a wait the server gave is a floor.
 func (r *rng) jitter(d int64) int64 {
 	d = min(d, jitterMax)
 	if d <= 0 {
 		return 0
 	}
-	return int64(r.next() % uint64(d+1))
+	hi, _ := bits.Mul64(r.next(), uint64(d+1))
+	return int64(hi)
 }

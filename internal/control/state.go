@@ -186,7 +186,7 @@ func (s *State) Acquire(t time.Time, cfg *Config, ask Ask) (Lease, Hold, bool) {
 	if cfg.MaxRate > 0 {
 		s.rateNext = max(s.rateNext, now) + max(1, int64(float64(time.Second)/cfg.MaxRate))
 	}
-	end := s.leases.add(now, leaseUntil(now, cfg, ask.Until), cfg.lease())
+	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
 	s.seq++
 	l := Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0}
 	if s.ramp.granted(s.seq, end) {
