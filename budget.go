@@ -252,9 +252,10 @@ func (b *Budget) Forget(key string) {
 		}
 		b.fallback.forget(k)
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		now := time.Now()
 		b.ext.Update(ctx, k.String(), func(s *KeyState) {
 			if !s.c.IsZero() {
-				s.c.Forget()
+				s.c.Forget(now, &b.cfg)
 			}
 		})
 		cancel()

@@ -65,10 +65,12 @@ func (s *State) IsZero() bool {
 		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{})
 }
 
-// Forget clears the state, keeping only its generation (one more), so that
-// its waiters wake and find a fresh key.
-func (s *State) Forget() {
+// Forget clears the state at now, keeping only its generation (one more,
+// so that its waiters wake and find a fresh key) and an expiry, so that a
+// store keeps the generation growing for a while.
+func (s *State) Forget(t time.Time, cfg *Config) {
 	*s = State{gen: s.gen + 1}
+	s.settle(instant(t), cfg)
 }
 
 // touch records the first use.

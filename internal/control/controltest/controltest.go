@@ -87,7 +87,7 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 		switch {
 		case st.Forget:
 			run = func(s *control.State) Result {
-				s.Forget()
+				s.Forget(now, &tab.Config)
 				return Result{View: s.View(now), Gen: s.Generation()}
 			}
 		case st.Acquire != "":
