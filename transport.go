@@ -23,7 +23,8 @@ import (
 // in RateLimit-Policy (no more than q requests in any span of w), within the
 // live quota of RateLimit or a legacy or vendor dialect (no more than r
 // requests within t, counting requests already in flight), and within the
-// local ceilings MaxRate and MaxConcurrency, which no header can raise. When
+// ceilings MaxRate and MaxConcurrency (the Transport's and its Budget's),
+// which no header can raise. When
 // a quota is spent, or a server refuses a request with 429 or 503, the whole
 // origin pauses; after a pause one request probes, and the rest follow as
 // answers come back.
@@ -42,9 +43,10 @@ type Transport struct {
 	Budget *Budget
 
 	// Key returns the budget key of a request. Requests with the same key
-	// share one budget. If nil, the key is the request's origin (scheme,
-	// host and port). A Key keyed by API credential lets one client pace
-	// several accounts of one service separately. It must be safe for
+	// share one budget. If nil, the key is the request's origin, normalised
+	// (see the package documentation). A Key keyed by API credential lets
+	// one client pace several accounts of one service separately: a key it
+	// returns is never shown, only its fingerprint. It must be safe for
 	// concurrent use.
 	Key func(*http.Request) string
 
@@ -59,13 +61,16 @@ type Transport struct {
 	// the first. If zero, 8. If one or negative, refusals are never retried.
 	MaxAttempts int
 
-	// MaxRate is the most requests per second started under one budget key,
-	// whatever the server says. If zero, there is no local rate ceiling; the
-	// server's own quotas still apply.
+	// MaxRate is the most requests per second this Transport starts under
+	// one budget key, whatever the server says and whatever other
+	// Transports sharing its Budget do. If zero, there is no local rate
+	// ceiling; the server's quotas and Budget.MaxRate still apply.
 	MaxRate float64
 
-	// MaxConcurrency is the most requests in flight under one budget key,
-	// whatever the server says. If zero, there is no local ceiling.
+	// MaxConcurrency is the most requests this Transport has in flight
+	// under one budget key, whatever the server says and whatever other
+	// Transports sharing its Budget do. If zero, there is no local ceiling;
+	// Budget.MaxConcurrency still applies.
 	MaxConcurrency int
 
 	// OnEvent, if not nil, is called with every wait, retry, give-up and

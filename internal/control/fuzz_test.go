@@ -110,3 +110,38 @@ func FuzzUnmarshalBinary(f *testing.F) {
 		}
 	})
 }
+
+// TestTypicalSize measures the binary form of typical states: a key that
+// states nothing, and one that states a draft-11 policy, after a burst of
+// requests.
+func TestTypicalSize(t *testing.T) {
+	tests := []struct {
+		name   string
+		quotas []parse.Quota
+		most   int
+	}{
+		{"states nothing", nil, 100},
+		{"q=100;w=60, r and t", []parse.Quota{{Policy: "default", Unit: "requests", Limit: 100, Window: time.Minute, Remaining: 50, Reset: 30 * time.Second}}, 300},
+		{"two policies, 20 starts each", []parse.Quota{
+			{Policy: "burst", Unit: "requests", Limit: 20, Window: time.Second, Remaining: 5, Reset: time.Second},
+			{Policy: "day", Unit: "requests", Limit: 10000, Window: 24 * time.Hour, Remaining: 9000, Reset: time.Hour},
+		}, 400},
+	}
+	for _, tt := range tests {
+		var s State
+		cfg := Config{}
+		now := t0
+		for i := range 20 {
+			l, _, ok := s.Acquire(now, &cfg, Ask{Until: now.Add(30 * time.Second)})
+			if ok {
+				s.Release(now.Add(80*time.Millisecond), &cfg, l, &Outcome{First: true, Quotas: tt.quotas, Bytes: -1, Rand: uint64(i)})
+			}
+			now = now.Add(100 * time.Millisecond)
+		}
+		b, _ := s.MarshalBinary()
+		t.Logf("%s: %d bytes", tt.name, len(b))
+		if len(b) > tt.most {
+			t.Errorf("%s: %d bytes, want at most %d", tt.name, len(b), tt.most)
+		}
+	}
+}
