@@ -201,8 +201,8 @@ func TestForget(t *testing.T) {
 			c := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: b}}
 			get(t, c, "http://API.test:80/")
 			st, ok := b.Inspect("http://api.test/x", time.Now())
-			if !ok || st.PauseUntil.Sub(time.Now()) != 24*time.Hour {
-				t.Fatalf("after Retry-After: 99999999999999999999, pause = %v (found %v), want the cap of 24h", st.PauseUntil.Sub(time.Now()), ok)
+			if !ok || time.Until(st.PauseUntil) != 24*time.Hour {
+				t.Fatalf("after Retry-After: 99999999999999999999, pause = %v (found %v), want the cap of 24h", time.Until(st.PauseUntil), ok)
 			}
 			b.Forget("http://api.test")
 			if st, ok := b.Inspect("http://api.test", time.Now()); ok && !st.PauseUntil.IsZero() {

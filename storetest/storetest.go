@@ -111,7 +111,7 @@ func bump(t *testing.T, st polite.Store, key string, now time.Time) uint64 {
 	var gen uint64
 	update(t, st, key, func(ks *polite.KeyState) {
 		gen = apply(t, ks, func(s *control.State) uint64 {
-			s.Release(now, &control.Config{}, control.Lease{}, &control.Outcome{})
+			s.Release(now, &control.Config{}, &control.Lease{}, &control.Outcome{})
 			return s.Generation()
 		})
 	})
@@ -192,7 +192,7 @@ func testConcurrentUpdates(t *testing.T, st polite.Store, key string) {
 					ctx, cancel := context.WithTimeout(context.Background(), 4*wakeWithin)
 					err := st.Update(ctx, k, func(ks *polite.KeyState) {
 						apply(t, ks, func(s *control.State) uint64 {
-							s.Release(time.Now(), &control.Config{}, control.Lease{}, &control.Outcome{})
+							s.Release(time.Now(), &control.Config{}, &control.Lease{}, &control.Outcome{})
 							return s.Generation()
 						})
 					})
@@ -332,11 +332,11 @@ func testLeasesExpire(t *testing.T, st polite.Store, key string) {
 		t.Fatal("the first request to a key was held")
 	}
 	ok, h := acquire(t0.Add(time.Second), time.Time{})
-	if ok || h.Reason != control.ReasonProbe || h.Wake.IsZero() || h.Wake.After(t0.Add(4*time.Second)) {
+	if ok || h.Reason != control.ReasonProbe || h.Wake().IsZero() || h.Wake().After(t0.Add(4*time.Second)) {
 		t.Fatalf("second request while the first is out: granted %v, hold %+v; want held for the probe, to look again by its lease's end", ok, h)
 	}
-	if ok, _ := acquire(h.Wake, time.Time{}); !ok {
-		t.Errorf("a request after the lease of a request that never ended (at %v): held, want granted", h.Wake.Sub(t0))
+	if ok, _ := acquire(h.Wake(), time.Time{}); !ok {
+		t.Errorf("a request after the lease of a request that never ended (at %v): held, want granted", h.Wake().Sub(t0))
 	}
 }
 

@@ -123,17 +123,20 @@ func (l Lease) Expiry() time.Time { return at(l.end) }
 
 // Hold tells a request to wait and look again.
 type Hold struct {
-	// Until is when the wait ends at the earliest: no request starts
-	// before. Zero when only a change to the key (Gen) ends it.
-	Until time.Time
-	// Wake is when to look again at the latest even if nothing changed
-	// (a lease in flight may expire then); zero: no such time.
-	Wake   time.Time
-	Reason Reason
+	until, wake int64
+	Reason      Reason
 	// Gen is the state's Generation when it said to hold: a change
 	// beyond it may end the wait.
 	Gen uint64
 }
+
+// Until returns when the wait ends at the earliest: no request starts
+// before. Zero when only a change to the key (Gen) ends it.
+func (h Hold) Until() time.Time { return at(h.until) }
+
+// Wake returns when to look again at the latest even if nothing changed
+// (a lease in flight may expire then); zero: no such time.
+func (h Hold) Wake() time.Time { return at(h.wake) }
 
 // Outcome is what a finished request teaches the key.
 type Outcome struct {
@@ -212,11 +215,13 @@ const (
 // instant converts t to the state's clock: nanoseconds since 1970, within
 // [1, maxInstant].
 func instant(t time.Time) int64 {
-	n := t.UnixNano()
-	if t.Before(time.Unix(0, 1)) {
+	switch sec := t.Unix(); {
+	case sec < 0:
 		return 1
+	case sec >= maxInstant/int64(time.Second):
+		return maxInstant
 	}
-	return min(max(n, 1), maxInstant)
+	return max(t.UnixNano(), 1)
 }
 
 // at converts an instant back; zero stays the zero time.

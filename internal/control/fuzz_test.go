@@ -68,7 +68,7 @@ func FuzzUnmarshalBinary(f *testing.F) {
 	cfg := Config{MaxRate: 5, MaxConcurrency: 3}
 	l, _, _ := s.Acquire(t0, &cfg, Ask{})
 	seed(&s)
-	s.Release(t0.Add(time.Second), &cfg, l, &Outcome{First: true, Quotas: []parse.Quota{{Policy: "a", Unit: "requests", Limit: 10, Window: time.Minute, Remaining: 0, Reset: time.Minute}}})
+	s.Release(t0.Add(time.Second), &cfg, &l, &Outcome{First: true, Quotas: []parse.Quota{{Policy: "a", Unit: "requests", Limit: 10, Window: time.Minute, Remaining: 0, Reset: time.Minute}}})
 	seed(&s)
 	f.Add([]byte{1, 0}, int64(5), uint8(1))
 	f.Add([]byte{}, int64(-1), uint8(2))
@@ -98,7 +98,7 @@ func FuzzUnmarshalBinary(f *testing.F) {
 			Quotas:  []parse.Quota{{Policy: "x", Unit: "requests", Limit: int64(op), Window: time.Second, Remaining: int64(op % 3), Reset: time.Duration(offset)}},
 			Refusal: Refusal{Wait: time.Duration(offset), Given: op&4 != 0, Retryable: true, MaxWait: time.Minute, Violated: []string{"x"}},
 		}
-		s.Release(now.Add(time.Millisecond), &cfg, l, &out)
+		s.Release(now.Add(time.Millisecond), &cfg, &l, &out)
 		s.Acquire(now.Add(time.Hour), &cfg, Ask{})
 		b3, _ := s.MarshalBinary()
 		var s3 State
@@ -134,7 +134,7 @@ func TestTypicalSize(t *testing.T) {
 		for i := range 20 {
 			l, _, ok := s.Acquire(now, &cfg, Ask{Until: now.Add(30 * time.Second)})
 			if ok {
-				s.Release(now.Add(80*time.Millisecond), &cfg, l, &Outcome{First: true, Quotas: tt.quotas, Bytes: -1, Rand: uint64(i)})
+				s.Release(now.Add(80*time.Millisecond), &cfg, &l, &Outcome{First: true, Quotas: tt.quotas, Bytes: -1, Rand: uint64(i)})
 			}
 			now = now.Add(100 * time.Millisecond)
 		}

@@ -104,7 +104,7 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 			o := st.Out
 			run = func(s *control.State) Result {
 				o := o
-				p := s.Release(now, &tab.Config, l, &o)
+				p := s.Release(now, &tab.Config, &l, &o)
 				return Result{Plan: p, View: s.View(now), Gen: s.Generation()}
 			}
 		}
@@ -137,7 +137,7 @@ func Check(tab Table, t0 time.Time, results []Result) []string {
 		}
 		if st.Acquire != "" {
 			if r.Granted != w.Grant {
-				bad("Acquire(%s) granted = %v (hold %v until %v), want %v", st.Acquire, r.Granted, r.Hold.Reason, since(t0, r.Hold.Until), w.Grant)
+				bad("Acquire(%s) granted = %v (hold %v until %v), want %v", st.Acquire, r.Granted, r.Hold.Reason, since(t0, r.Hold.Until()), w.Grant)
 			}
 			if r.Granted && r.Lease.Probe() != w.Probe {
 				bad("Acquire(%s) probe = %v, want %v", st.Acquire, r.Lease.Probe(), w.Probe)
@@ -145,11 +145,11 @@ func Check(tab Table, t0 time.Time, results []Result) []string {
 			if !r.Granted && r.Hold.Reason != w.Hold {
 				bad("Acquire(%s) held for %v, want %v", st.Acquire, r.Hold.Reason, w.Hold)
 			}
-			if w.Until != 0 && !r.Hold.Until.Equal(instant(w.Until)) {
-				bad("Acquire(%s) held until %v, want %v", st.Acquire, since(t0, r.Hold.Until), w.Until)
+			if w.Until != 0 && !r.Hold.Until().Equal(instant(w.Until)) {
+				bad("Acquire(%s) held until %v, want %v", st.Acquire, since(t0, r.Hold.Until()), w.Until)
 			}
-			if w.Wake != 0 && !r.Hold.Wake.Equal(instant(w.Wake)) {
-				bad("Acquire(%s) wake at %v, want %v", st.Acquire, since(t0, r.Hold.Wake), w.Wake)
+			if w.Wake != 0 && !r.Hold.Wake().Equal(instant(w.Wake)) {
+				bad("Acquire(%s) wake at %v, want %v", st.Acquire, since(t0, r.Hold.Wake()), w.Wake)
 			}
 		}
 		if w.Plan != nil && r.Plan != *w.Plan {
