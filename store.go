@@ -325,7 +325,7 @@ func (s *MemoryStore) acquire(k memKey, now time.Time, cfg *control.Config, ask 
 		h  control.Hold
 		ok bool
 	)
-	g.Lease, h, ok = e.ks.c.Acquire(now, cfg, ask)
+	h, ok = e.ks.c.Acquire(now, cfg, ask, &g.Lease)
 	if e.ks.c.Generation() > gen {
 		e.wake()
 	}

@@ -146,7 +146,7 @@ func testKeeps(t *testing.T, st polite.Store, key string) {
 	var want []byte
 	update(t, st, key, func(ks *polite.KeyState) {
 		apply(t, ks, func(s *control.State) bool {
-			_, _, ok := s.Acquire(now, cfg, control.Ask{Custom: true})
+			_, ok := s.Acquire(now, cfg, control.Ask{Custom: true}, new(control.Lease))
 			return ok
 		})
 		want, _ = ks.MarshalBinary()
@@ -322,7 +322,7 @@ func testLeasesExpire(t *testing.T, st polite.Store, key string) {
 		var r result
 		update(t, st, key, func(ks *polite.KeyState) {
 			r = apply(t, ks, func(s *control.State) result {
-				_, h, ok := s.Acquire(at, cfg, control.Ask{Until: until})
+				h, ok := s.Acquire(at, cfg, control.Ask{Until: until}, new(control.Lease))
 				return result{ok, h}
 			})
 		})
