@@ -146,7 +146,9 @@ func (t *Transport) key(req *http.Request) budgetKey {
 
 // local reports whether the Transport has local ceilings to keep: its
 // MaxRate and MaxConcurrency, or a per-key floor.
-func (t *Transport) local() bool { return t.MaxRate > 0 || t.MaxConcurrency > 0 || t.ceil.floors.Load() }
+func (t *Transport) local() bool {
+	return t.MaxRate > 0 || t.MaxConcurrency > 0 || t.ceil.floors.Load()
+}
 
 // RoundTrip implements [http.RoundTripper]. It waits for the request's budget,
 // sends the request through Base, learns from the response, and retries a
