@@ -107,7 +107,8 @@ type memShard struct {
 	mu         sync.Mutex
 	m          map[memKey]*memEntry
 	head, tail *memEntry // least recently used list: head most recent
-	_          [32]byte  // keeps shards on separate cache lines
+	last       *memEntry // the entry looked up last: a key asked again needs no map lookup
+	_          [24]byte  // keeps shards on separate cache lines
 }
 
 // memKey is a store key split at "://": an origin's scheme and host, or
@@ -172,7 +173,10 @@ func (s *MemoryStore) shard(k memKey) *memShard {
 // room: a few idle states at the back of the shard's list are forgotten,
 // and the least recently used one if the store is full. sh must be locked.
 func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *memEntry {
-	e := sh.m[k]
+	e := sh.last
+	if e == nil || e.key != k {
+		e = sh.m[k]
+	}
 	if e != nil && expired(e, now) {
 		s.remove(sh, e)
 		e = nil
@@ -193,10 +197,12 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		sh.m[k] = e
 		s.count.Add(1)
 	} else if sh.head == e {
+		sh.last = e
 		return e
 	} else {
 		sh.unlink(e)
 	}
+	sh.last = e
 	e.next = sh.head
 	if sh.head != nil {
 		sh.head.prev = e
@@ -230,6 +236,9 @@ func (sh *memShard) unlink(e *memEntry) {
 func (s *MemoryStore) remove(sh *memShard, e *memEntry) {
 	sh.unlink(e)
 	delete(sh.m, e.key)
+	if sh.last == e {
+		sh.last = nil
+	}
 	s.count.Add(-1)
 	e.gone = true
 	e.wake()
