@@ -80,11 +80,11 @@ type Store interface {
 // by multiple goroutines. Its fields must not be changed after first use.
 //
 // Keys are spread over shards with a lock each, so that different keys
-// seldom contend. A state is forgotten after its Expiry (lazily, as keys are
-// looked up: no goroutine runs in the background), and at most MaxKeys are
-// kept, the least recently used going first (within its shard, when
-// MaxKeys is 4096 or more; a few more than MaxKeys may be kept for an
-// instant).
+// seldom contend. A state is forgotten after its Expiry (lazily, when it is
+// looked up or a new key comes in: no goroutine runs in the background),
+// and at most MaxKeys are kept, the least recently used going first
+// (within its shard, when MaxKeys is 4096 or more; a few more than MaxKeys
+// may be kept for an instant).
 type MemoryStore struct {
 	// MaxKeys is the most keys kept at once. If zero, 65536.
 	MaxKeys int
