@@ -284,14 +284,25 @@ func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time
 	sh := s.shard(k)
 	sh.mu.Lock()
 	e := sh.m[k]
-	if e == nil || e.ks.Generation() > gen {
+	var changed chan struct{}
+	switch {
+	case e == nil:
+		// No state: nothing will change it that the waiter waits for
+		// (a new state's generation starts over); only until ends the
+		// wait.
+		if until.IsZero() {
+			sh.mu.Unlock()
+			return nil
+		}
+	case e.ks.Generation() > gen:
 		sh.mu.Unlock()
 		return nil
+	default:
+		if e.changed == nil {
+			e.changed = make(chan struct{})
+		}
+		changed = e.changed
 	}
-	if e.changed == nil {
-		e.changed = make(chan struct{})
-	}
-	changed := e.changed
 	sh.mu.Unlock()
 
 	var fire <-chan time.Time
