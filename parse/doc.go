@@ -6,10 +6,12 @@
 // quota unit. [Policies] and [Limits] are strict readers of the two fields
 // of the IETF RateLimit draft, RateLimit-Policy and RateLimit
 // (https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/,
-// revision 11), built on RFC 9651 Structured Fields. [HTTPDate] parses
-// the three forms of RFC 9110 HTTP-date, and [FromCache] reports whether a
-// response came from a cache, when its rate-limit fields should be
-// ignored.
+// revision 11), built on RFC 9651 Structured Fields
+// (https://www.rfc-editor.org/rfc/rfc9651). A [Reader] reads the
+// responses of one server as Header does, without reading again the
+// policies and the Date the server repeats. [HTTPDate] parses the three
+// forms of RFC 9110 HTTP-date, and [FromCache] reports whether a response
+// came from a cache, when its rate-limit fields should be ignored.
 //
 //	quotas := parse.Header(resp.Header, time.Now())
 //	for _, q := range quotas {
@@ -71,6 +73,34 @@
 // measured from the response's Date and clamp at zero. A window is
 // reported only when the headers state it; documentation knowledge, such
 // as GitHub's one-hour window, is never filled in.
+//
+// # Cost and limits
+//
+// Reading a header costs time linear in its size, for every dialect and
+// any input: a hostile 10 MB header, the most net/http accepts by
+// default, is read in tens of milliseconds. What is kept is capped, to
+// bound the work and the memory a server can cause:
+//
+//   - Header reports at most 32 quotas, in the order of the families
+//     above; later ones are dropped.
+//   - Policies and Limits keep the first 32 distinct identifiers of a
+//     field. Later members are still checked, so that a malformed one
+//     makes the field malformed, and a later member repeating a kept
+//     identifier still competes with it; members with new identifiers are
+//     dropped. A legacy list (an unnamed RateLimit-Policy, a limit list
+//     of draft-03 or Envoy) keeps its first 32 quota items.
+//   - A Reader remembers one value of each field it reads again, of at
+//     most 4096 bytes.
+//
+// RateLimit and RateLimit-Policy are read by the package's own RFC 9651
+// parser, which checks the whole grammar of Lists and Dictionaries
+// (Inner Lists, Decimals, Dates, Display Strings included) without
+// building them: the members servers send, Strings or Tokens with Integer,
+// String and Byte Sequence parameters, cost no allocation beyond the
+// result, a partition key one for its bytes, and a field sent as several
+// lines one to join them. It accepts and rejects
+// exactly what github.com/dunglas/httpsfv does, which the package's tests
+// check on every input they generate.
 //
 // # Errors
 //

@@ -109,3 +109,33 @@ func ExampleFromCache() {
 	// Output:
 	// served from a cache: its rate-limit fields may be stale
 }
+
+func ExampleReader() {
+	// One Reader per server. The caller estimates the server's clock
+	// from the Dates it has seen: here 400 ms past the last one, a finer
+	// origin for the epoch reset than Date's whole second.
+	var r parse.Reader
+	h := http.Header{}
+	h.Set("Date", "Sat, 01 Mar 2025 12:00:00 GMT")
+	h.Set("RateLimit-Policy", `"default";q=100;w=60`) // read once, then remembered
+	h.Set("RateLimit", `"default";r=5;t=30`)
+	h.Set("X-RateLimit-Limit", "60")
+	h.Set("X-RateLimit-Remaining", "0")
+	h.Set("X-RateLimit-Reset", "1740830430") // 12:00:30 by the server's clock
+	now := time.Date(2025, 3, 1, 11, 58, 0, 0, time.UTC)
+	estimate := time.Date(2025, 3, 1, 12, 0, 0, 4e8, time.UTC)
+	quotas, date := r.Read(h, now, estimate)
+	for _, q := range quotas {
+		fmt.Printf("%s %q: %d of %d left, reset in %v\n", q.Dialect, q.Policy, q.Remaining, q.Limit, q.Reset)
+	}
+	fmt.Println("Date:", date, "skew:", date.Sub(now))
+
+	// An estimate a second or more after Date is wrong: Date wins.
+	quotas, _ = r.Read(h, now, estimate.Add(time.Minute))
+	fmt.Println(quotas[1].Reset)
+	// Output:
+	// ietf "default": 5 of 100 left, reset in 30s
+	// x-ratelimit "": 0 of 60 left, reset in 29.6s
+	// Date: 2025-03-01 12:00:00 +0000 UTC skew: 2m0s
+	// 30s
+}

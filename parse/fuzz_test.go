@@ -54,6 +54,13 @@ func FuzzHeader(f *testing.F) {
 		if again := Header(h, now); !reflect.DeepEqual(again, got) {
 			t.Fatalf("Header(%q) = %v, then %v", block, got, again)
 		}
+		// A Reader reads as Header does, also from what it remembers.
+		var r Reader
+		for range 2 {
+			if read, _ := r.Read(h, now, time.Time{}); !reflect.DeepEqual(read, got) {
+				t.Fatalf("Read(%q) = %v, Header: %v", block, read, got)
+			}
+		}
 	})
 }
 
@@ -129,6 +136,57 @@ func FuzzLimits(f *testing.F) {
 		}
 		if again, err2 := Limits(values); !reflect.DeepEqual(again, got) || (err2 == nil) != (err == nil) {
 			t.Fatalf("Limits(%q) = %v, %v, then %v, %v", values, got, err, again, err2)
+		}
+	})
+}
+
+// FuzzSFV checks the package's RFC 9651 scanner against httpsfv, the
+// reference: on every input, the readers of RateLimit-Policy, RateLimit,
+// the legacy unnamed policies and the draft-07 Dictionary give the same
+// results and errors on both, and both accept the same Lists and
+// Dictionaries.
+func FuzzSFV(f *testing.F) {
+	for _, c := range seedCases(f) {
+		for _, l := range c.lines {
+			f.Add(l[1])
+		}
+	}
+	for _, tt := range policyTests() {
+		f.Add(strings.Join(tt.values, "\n"))
+	}
+	for _, tt := range limitTests() {
+		f.Add(strings.Join(tt.values, "\n"))
+	}
+	for _, s := range sfvSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		values := fieldLines(s)
+		ps, err := Policies(values)
+		rps, rerr := refPolicies(values)
+		if !sameResult(ps, err, rps, rerr) {
+			t.Fatalf("Policies(%q) = %#v, %v; httpsfv: %#v, %v", values, ps, err, rps, rerr)
+		}
+		ls, err := Limits(values)
+		rls, rerr := refLimits(values)
+		if !sameResult(ls, err, rls, rerr) {
+			t.Fatalf("Limits(%q) = %#v, %v; httpsfv: %#v, %v", values, ls, err, rls, rerr)
+		}
+		if got, want := unnamedPolicies(values), refUnnamedPolicies(values); !reflect.DeepEqual(got, want) {
+			t.Fatalf("unnamedPolicies(%q) = %#v; httpsfv: %#v", values, got, want)
+		}
+		q, ok := dictionary(values)
+		rq, rok := refDictionary(values)
+		if ok != rok || ok && !reflect.DeepEqual(q, rq) {
+			t.Fatalf("dictionary(%q) = %v, %v; httpsfv: %v, %v", values, q, ok, rq, rok)
+		}
+		_, lerr := refList([]string{s})
+		if got := validList(s); got != (lerr == nil) {
+			t.Fatalf("validList(%q) = %v; httpsfv: %v", s, got, lerr)
+		}
+		_, derr := refDict([]string{s})
+		if got := validDictionary(s); got != (derr == nil) {
+			t.Fatalf("validDictionary(%q) = %v; httpsfv: %v", s, got, derr)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package parse
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -31,7 +32,8 @@ import (
 //
 // Header never fails: malformed fields are ignored. Vendor quirks it
 // accepts on purpose are documented with their sources in the package
-// source.
+// source. It reports at most 32 quotas, and takes time linear in the size
+// of h (see the package documentation).
 func Header(h http.Header, now time.Time) []Quota {
 	return HeaderAt(h, now, time.Time{})
 }
@@ -44,8 +46,16 @@ func Header(h http.Header, now time.Time) []Quota {
 // instance from the highest Date-minus-local-time seen so far, which
 // approaches the offset between the clocks from below) gets resets that
 // are still never shorter than the truth, but less padded. If date is the
-// zero time, HeaderAt is Header.
+// zero time, HeaderAt is Header. A [Reader] keeps such an estimate in
+// check against each response's Date.
 func HeaderAt(h http.Header, now, date time.Time) []Quota {
+	quotas, _ := read(h, now, date, nil)
+	return quotas
+}
+
+// read is HeaderAt when r is nil, and [Reader.Read] when it is not, with
+// date as the caller's estimate.
+func read(h http.Header, now, date time.Time, r *Reader) ([]Quota, time.Time) {
 	// Most responses carry no rate-limit field at all. One pass over the
 	// names finds the fields without allocating; the parser is set up only
 	// when there is one.
@@ -65,10 +75,13 @@ func HeaderAt(h http.Header, now, date time.Time) []Quota {
 		}
 		n++
 	}
-	if !rate {
-		return nil
+	switch {
+	case rate || r != nil && n > 1:
+		return header(h, now, date, &found, n, r)
+	case r != nil && n == 1:
+		return nil, r.date(found[0].v, now) // only a Date
 	}
-	return header(h, now, date, &found, n)
+	return nil, time.Time{}
 }
 
 // A field is the value of a header field that some family reads.
@@ -77,19 +90,24 @@ type field struct {
 	v []string
 }
 
-// header is Header once n fields have been found, the first of them in
+// header is read once n fields have been found, the first of them in
 // found.
-func header(h http.Header, now, date time.Time, found *[16]field, n int) []Quota {
+func header(h http.Header, now, date time.Time, found *[16]field, n int, r *Reader) ([]Quota, time.Time) {
 	var p parser
-	p.now = now
-	if !date.IsZero() {
-		p.dated, p.base = true, date
-	}
+	p.now, p.r = now, r
 	// Copy the fields rather than point at them: escape analysis would
 	// otherwise move found to the heap for every response.
 	p.found = *found
 	if n > len(found) || !p.index(p.found[:n]) {
 		p.collect(h)
+	}
+	var served time.Time // the response's Date, for a Reader
+	if r != nil {
+		served = r.date(p.get(sDate), now)
+		date = origin(now, date, served)
+	}
+	if !date.IsZero() {
+		p.dated, p.base = true, date
 	}
 
 	// Families run in a fixed order: the result is deterministic, and when
@@ -137,11 +155,11 @@ func header(h http.Header, now, date time.Time, found *[16]field, n int) []Quota
 	}
 
 	if p.n == 0 {
-		return nil
+		return nil, served
 	}
 	out := make([]Quota, p.n)
 	copy(out[copy(out, p.quotas[:min(p.n, len(p.quotas))]):], p.more)
-	return out
+	return out, served
 }
 
 // parser holds the state of one Header call.
@@ -155,6 +173,7 @@ type parser struct {
 	now       time.Time // the caller's clock
 	base      time.Time // origin of absolute resets, once dated
 	dated     bool      // base is set
+	r         *Reader   // remembers policies; nil for Header and HeaderAt
 
 	// The quotas reported so far: the first few in an array that stays on
 	// the stack, the rest in more.
@@ -237,29 +256,50 @@ func (p *parser) collect(h http.Header) {
 	if !dup {
 		return
 	}
-	var keys []string
-	for i := range fields {
-		f := &fields[i]
-		keys = keys[:0]
-		for k := range h {
-			if slotOf(k) == f.s {
-				keys = append(keys, k)
-			}
-		}
-		if len(keys) < 2 {
-			continue
-		}
-		slices.Sort(keys)
-		f.v = nil
-		for _, k := range keys {
-			f.v = append(f.v, h[k]...)
+	// One sort of the names read, by slot and then by name, keeps this
+	// within n log n of the names of a hand-built map.
+	type name struct {
+		s slot
+		k string
+	}
+	var names []name
+	for k := range h {
+		if s := slotOf(k); s != sNone {
+			names = append(names, name{s, k})
 		}
 	}
+	slices.SortFunc(names, func(a, b name) int {
+		if a.s != b.s {
+			return int(a.s) - int(b.s)
+		}
+		return strings.Compare(a.k, b.k)
+	})
+	for i := 0; i < len(names); {
+		j := i + 1
+		for j < len(names) && names[j].s == names[i].s {
+			j++
+		}
+		if j-i > 1 {
+			f := &fields[p.idx[names[i].s]-1]
+			f.v = nil
+			for _, n := range names[i:j] {
+				f.v = append(f.v, h[n.k]...)
+			}
+		}
+		i = j
+	}
 }
+
+// maxQuotas is the number of quotas Header reports at most; families are
+// read in a fixed order, and the quotas past the first maxQuotas are
+// dropped. With maxItems, it bounds the work of add, which compares each
+// new quota with those before it.
+const maxQuotas = 32
 
 // add reports q unless it carries neither a limit nor a remaining count
 // (dialects.md §4.3), merging it into an earlier quota of another family
 // that reports the same thing (§4.9); the earlier quota keeps its name.
+// Past maxQuotas quotas, it drops q.
 func (p *parser) add(q Quota) {
 	if q.Limit < 0 && q.Remaining < 0 {
 		return
@@ -269,6 +309,9 @@ func (p *parser) add(q Quota) {
 			union(o, &q)
 			return
 		}
+	}
+	if p.n == maxQuotas {
+		return
 	}
 	if p.n < len(p.quotas) {
 		p.quotas[p.n] = q

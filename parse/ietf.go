@@ -1,16 +1,14 @@
 package parse
 
 import (
-	"errors"
+	"strings"
 	"time"
-
-	"github.com/dunglas/httpsfv"
 )
 
 // This file implements the strict readers of the IETF RateLimit fields,
 // draft-ietf-httpapi-ratelimit-headers-11 §3 (RateLimit-Policy) and §4
 // (RateLimit), with this project's decisions D1–D6 (spec.md §7), on the
-// RFC 9651 Structured Fields parser of github.com/dunglas/httpsfv:
+// RFC 9651 scanner of sfv.go:
 // https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/
 // https://www.rfc-editor.org/rfc/rfc9651
 
@@ -72,7 +70,9 @@ type Limit struct {
 // String identifier with a non-negative Integer q (required), a non-empty String qu,
 // a positive Integer w and a Byte Sequence pk. Unknown parameters are
 // comments and are skipped. When an identifier repeats, the most
-// restrictive item is kept, the one with the lowest q/w (D6).
+// restrictive item is kept, the one with the lowest q/w (D6). Of a field
+// with more than 32 distinct identifiers, the policies of the first 32 are
+// returned (see the package documentation).
 //
 // Policies returns nil and no error when there are no field lines or they
 // are empty. A field that is not a valid RFC 9651 List or that breaks any
@@ -91,7 +91,9 @@ func Policies(values []string) ([]Policy, error) {
 // String identifier with a non-negative Integer r (required), a
 // non-negative Integer t and a Byte Sequence pk. Unknown parameters are
 // comments and are skipped. When an identifier repeats, the most
-// restrictive item is kept, the one with the lowest r (D6).
+// restrictive item is kept, the one with the lowest r (D6). Of a field
+// with more than 32 distinct identifiers, the limits of the first 32 are
+// returned.
 //
 // Limits returns nil and no error when there are no field lines or they
 // are empty. A field that is not a valid RFC 9651 List or that breaks any
@@ -105,108 +107,231 @@ func Limits(values []string) ([]Limit, error) {
 	return ls, nil
 }
 
-// errPanic stands for a panic inside httpsfv.
-var errPanic = errors.New("httpsfv panicked")
+// maxItems is the number of distinct identifiers that Policies and Limits
+// keep of one field, and the number of quota items Header keeps of one
+// legacy list. Later items are still checked, so that a malformed one
+// makes the field malformed, and a later item repeating a kept identifier
+// still competes with it (D6); items with new identifiers are dropped.
+// The budget of package polite keeps fewer policies per origin than this;
+// the cap bounds the work and memory a hostile field can cost.
+const maxItems = 32
 
-// unmarshalList calls httpsfv.UnmarshalList, turning a panic into an
-// error: httpsfv v1.1.0 panicked on hostile input (spec.md §11), and a
-// response header must never crash the program.
-func unmarshalList(values []string) (l httpsfv.List, err error) {
-	defer func() {
-		if recover() != nil {
-			l, err = nil, errPanic
-		}
-	}()
-	return httpsfv.UnmarshalList(values)
+// joinLines returns the field lines of a field as one value, joined by
+// ", " (RFC 9110 §5.3); it allocates only when there are several.
+func joinLines(values []string) string {
+	switch len(values) {
+	case 0:
+		return ""
+	case 1:
+		return values[0]
+	}
+	return strings.Join(values, ", ")
 }
 
-// unmarshalDictionary is unmarshalList for Dictionaries.
-func unmarshalDictionary(values []string) (d *httpsfv.Dictionary, err error) {
-	defer func() {
-		if recover() != nil {
-			d, err = nil, errPanic
-		}
-	}()
-	return httpsfv.UnmarshalDictionary(values)
+// A fault is the first member of a field that breaks the draft; it is
+// reported only when the whole field is a valid List.
+type fault struct {
+	member int
+	param  string
+	err    error // nil: no fault
 }
 
 // appendPolicies is Policies appending to dst; on error it returns dst
 // unchanged.
 func appendPolicies(dst []Policy, values []string) ([]Policy, error) {
-	l, err := unmarshalList(values)
-	if err != nil {
-		return dst, &FieldError{Field: policyField, Member: -1, Err: ErrSyntax}
-	}
+	c := sfScanner{s: joinLines(values)}
+	c.sp()
 	n := len(dst)
-	for i, m := range l {
-		p, err := policyItem(m, i)
-		if err != nil {
-			return dst[:n], err
-		}
-		if j := indexPolicy(dst[n:], p.Name); j >= 0 {
-			if stricter(p, dst[n+j]) {
-				dst[n+j] = p
+	var bad fault
+	var names nameIndex
+	for i := 0; c.i < len(c.s); i++ {
+		v, ok := c.member()
+		switch {
+		case !ok:
+		case bad.err != nil:
+			ok = c.skipParams()
+		case v.kind != sfString: // an Inner List, or an identifier that is not a String (D1)
+			bad = fault{i, "", ErrInvalid}
+			ok = c.skipParams()
+		default:
+			var p Policy
+			var pk sfValue
+			if p, pk, bad, ok = c.policy(v, i); ok && bad.err == nil {
+				dst = keepPolicy(dst, n, &names, i, p, pk)
 			}
-			continue
 		}
-		dst = append(dst, p)
+		more := false
+		if ok {
+			more, ok = c.next()
+		}
+		if !ok {
+			return dst[:n], &FieldError{Field: policyField, Member: -1, Err: ErrSyntax}
+		}
+		if !more {
+			break
+		}
+	}
+	if bad.err != nil {
+		return dst[:n], &FieldError{Field: policyField, Member: bad.member, Param: bad.param, Err: bad.err}
+	}
+	// Names and units were kept as they were written, escapes included,
+	// which compares Strings as well as their values do (only \" and \\
+	// are escapes); decode the few that hold escapes.
+	for i := n; i < len(dst); i++ {
+		if strings.IndexByte(dst[i].Name, '\\') >= 0 {
+			dst[i].Name = unescape(dst[i].Name)
+		}
+		if strings.IndexByte(dst[i].Unit, '\\') >= 0 {
+			dst[i].Unit = unescape(dst[i].Unit)
+		}
 	}
 	return dst, nil
 }
 
-func policyItem(m httpsfv.Member, i int) (Policy, error) {
-	fail := func(param string, err error) (Policy, error) {
-		return Policy{}, &FieldError{Field: policyField, Member: i, Param: param, Err: err}
-	}
-	it, ok := m.(httpsfv.Item)
-	if !ok {
-		return fail("", ErrInvalid) // an Inner List
-	}
-	name, ok := it.Value.(string)
-	if !ok {
-		return fail("", ErrInvalid) // D1
-	}
-	p := Policy{Name: name, Unit: "requests"}
-	quota := false
-	// Walk the parameters present rather than look up each known key: most
-	// items carry only q and w.
-	for _, k := range names(it) {
-		v, _ := it.Params.Get(k)
+// policy reads the parameters of the i-th member of a RateLimit-Policy
+// field, whose identifier is the String name. Name and Unit are returned
+// as written, escapes included, and the partition key undecoded in pk.
+// ok is false on a syntax error.
+func (c *sfScanner) policy(name sfValue, i int) (p Policy, pk sfValue, bad fault, ok bool) {
+	// q, qu, w and pk in the order they first appear, each with its last
+	// value: a repeated key overwrites the value in place (RFC 9651
+	// §4.2.3.2). Draft violations are reported in that order.
+	var vals [4]sfValue
+	var order [4]uint8
+	m := 0
+	for {
+		k, v, st := c.param()
+		if st == paramError {
+			return p, pk, bad, false
+		}
+		if st == paramEnd {
+			break
+		}
+		var j uint8
 		switch k {
 		case "q":
-			if p.Quota, quota = nonNegative(v); !quota {
-				return fail("q", ErrInvalid)
-			}
+			j = 0
 		case "qu":
-			u, ok := v.(string)
-			if !ok || u == "" {
-				return fail("qu", ErrInvalid) // an empty unit names nothing
-			}
-			switch u {
-			case "request": // D4: the registry's spelling (draft-11 §10.3)
-				u = "requests"
-			case "requests", "content-bytes", "concurrent-requests":
-			default:
-				p.UnknownUnit = true // D3
-			}
-			p.Unit = u
+			j = 1
 		case "w":
-			w, ok := nonNegative(v)
-			if !ok || w == 0 {
-				return fail("w", ErrInvalid) // "non-negative, non-zero" (§3.1.3)
-			}
-			p.Window = seconds(w, 0)
+			j = 2
 		case "pk":
-			var ok bool
-			if p.Partition, ok = v.([]byte); !ok {
-				return fail("pk", ErrInvalid)
+			j = 3
+		default:
+			continue // unknown parameters are comments
+		}
+		if vals[j].kind == 0 {
+			order[m] = j
+			m++
+		}
+		vals[j] = v
+	}
+	p = Policy{Name: name.raw, Unit: "requests"}
+	for _, j := range order[:m] {
+		v := &vals[j]
+		switch j {
+		case 0:
+			if v.kind != sfInteger || v.n < 0 {
+				return p, pk, fault{i, "q", ErrInvalid}, true
+			}
+			p.Quota = v.n
+		case 1:
+			if v.kind != sfString || v.raw == "" {
+				return p, pk, fault{i, "qu", ErrInvalid}, true // an empty unit names nothing
+			}
+			switch v.raw {
+			case "request": // D4: the registry's spelling (draft-11 §10.3)
+				p.Unit = "requests"
+			case "requests", "content-bytes", "concurrent-requests":
+				p.Unit = v.raw
+			default:
+				p.Unit, p.UnknownUnit = v.raw, true // D3
+			}
+		case 2:
+			if v.kind != sfInteger || v.n <= 0 {
+				return p, pk, fault{i, "w", ErrInvalid}, true // "non-negative, non-zero" (§3.1.3)
+			}
+			p.Window = seconds(v.n, 0)
+		case 3:
+			if v.kind != sfBytes {
+				return p, pk, fault{i, "pk", ErrInvalid}, true
 			}
 		}
 	}
-	if !quota {
-		return fail("q", ErrMissing)
+	if vals[0].kind == 0 {
+		return p, pk, fault{i, "q", ErrMissing}, true
 	}
-	return p, nil
+	return p, vals[3], bad, true
+}
+
+// keepPolicy adds p, with the partition key pk (a Byte Sequence, or zero
+// when absent), to the policies dst[n:] read from one field: in place of
+// the policy of the same name if p is stricter (D6), as a new policy if
+// fewer than maxItems are kept, else not at all. It decodes the partition
+// key only then. x indexes the names of dst[n:]; p is the field's
+// member-th member.
+func keepPolicy(dst []Policy, n int, x *nameIndex, member int, p Policy, pk sfValue) []Policy {
+	i := len(dst)
+	if x.m == nil && member >= maxScan {
+		x.m = make(map[string]int, maxItems)
+		for j := n; j < len(dst); j++ {
+			x.m[dst[j].Name] = j
+		}
+	}
+	if x.m != nil {
+		if j, ok := x.m[p.Name]; ok {
+			i = j
+		}
+	} else if x.bits&nameBit(p.Name) != 0 {
+		i = n
+		for i < len(dst) && dst[i].Name != p.Name {
+			i++
+		}
+	}
+	switch {
+	case i < len(dst) && !stricter(p, dst[i]), i-n == maxItems:
+		return dst
+	case pk.kind == sfBytes:
+		p.Partition = pk.decode()
+	}
+	if i < len(dst) {
+		dst[i] = p
+		return dst
+	}
+	x.add(p.Name, i)
+	return append(dst, p)
+}
+
+// A nameIndex finds the items kept of one field by name. For the few
+// members of a field that servers send, a 64-bit set of nameBits tells
+// most new names without comparing, and a scan finds the others. A field
+// of more than maxScan members gets a map instead: with maxItems names
+// kept, a scan would cost up to maxItems comparisons per member.
+type nameIndex struct {
+	bits uint64         // nameBit of every name kept
+	m    map[string]int // the index of every name kept, for a long field
+}
+
+// maxScan is the number of members of a field after which its names are
+// found by a map.
+const maxScan = 64
+
+// add records that the item at index i is named name.
+func (x *nameIndex) add(name string, i int) {
+	x.bits |= nameBit(name)
+	if x.m != nil {
+		x.m[name] = i
+	}
+}
+
+// nameBit returns a bit of a 64-bit set that stands for name, from its
+// length and last byte.
+func nameBit(name string) uint64 {
+	h := uint(len(name))
+	if h > 0 {
+		h = h*7 + uint(name[h-1])
+	}
+	return 1 << (h & 63)
 }
 
 // stricter reports whether policy a is more restrictive than b (D6): the
@@ -220,6 +345,147 @@ func stricter(a, b Policy) bool {
 	return a.Quota < b.Quota
 }
 
+// appendLimits is Limits appending to dst; on error it returns dst
+// unchanged.
+func appendLimits(dst []Limit, values []string) ([]Limit, error) {
+	c := sfScanner{s: joinLines(values)}
+	c.sp()
+	n := len(dst)
+	var bad fault
+	var names nameIndex
+	for i := 0; c.i < len(c.s); i++ {
+		v, ok := c.member()
+		switch {
+		case !ok:
+		case bad.err != nil:
+			ok = c.skipParams()
+		case v.kind != sfString: // an Inner List, or an identifier that is not a String (D1)
+			bad = fault{i, "", ErrInvalid}
+			ok = c.skipParams()
+		default:
+			var l Limit
+			var pk sfValue
+			if l, pk, bad, ok = c.limit(v, i); ok && bad.err == nil {
+				dst = keepLimit(dst, n, &names, i, l, pk)
+			}
+		}
+		more := false
+		if ok {
+			more, ok = c.next()
+		}
+		if !ok {
+			return dst[:n], &FieldError{Field: limitField, Member: -1, Err: ErrSyntax}
+		}
+		if !more {
+			break
+		}
+	}
+	if bad.err != nil {
+		return dst[:n], &FieldError{Field: limitField, Member: bad.member, Param: bad.param, Err: bad.err}
+	}
+	for i := n; i < len(dst); i++ {
+		if strings.IndexByte(dst[i].Name, '\\') >= 0 {
+			dst[i].Name = unescape(dst[i].Name)
+		}
+	}
+	return dst, nil
+}
+
+// limit reads the parameters of the i-th member of a RateLimit field, as
+// policy does.
+func (c *sfScanner) limit(name sfValue, i int) (l Limit, pk sfValue, bad fault, ok bool) {
+	var vals [3]sfValue // r, t, pk
+	var order [3]uint8
+	m := 0
+	for {
+		k, v, st := c.param()
+		if st == paramError {
+			return l, pk, bad, false
+		}
+		if st == paramEnd {
+			break
+		}
+		var j uint8
+		switch k {
+		case "r":
+			j = 0
+		case "t":
+			j = 1
+		case "pk":
+			j = 2
+		default:
+			continue
+		}
+		if vals[j].kind == 0 {
+			order[m] = j
+			m++
+		}
+		vals[j] = v
+	}
+	l = Limit{Name: name.raw, Reset: -1}
+	for _, j := range order[:m] {
+		v := &vals[j]
+		switch j {
+		case 0:
+			if v.kind != sfInteger || v.n < 0 {
+				return l, pk, fault{i, "r", ErrInvalid}, true
+			}
+			l.Remaining = v.n
+		case 1:
+			if v.kind != sfInteger || v.n < 0 {
+				return l, pk, fault{i, "t", ErrInvalid}, true
+			}
+			l.Reset = seconds(v.n, 0)
+		case 2:
+			if v.kind != sfBytes {
+				return l, pk, fault{i, "pk", ErrInvalid}, true
+			}
+		}
+	}
+	if vals[0].kind == 0 {
+		return l, pk, fault{i, "r", ErrMissing}, true
+	}
+	return l, vals[2], bad, true
+}
+
+// keepLimit is keepPolicy for limits. Of two limits of one name the lowest
+// r wins; for equal r, the longer t (D6).
+func keepLimit(dst []Limit, n int, x *nameIndex, member int, l Limit, pk sfValue) []Limit {
+	i := len(dst)
+	if x.m == nil && member >= maxScan {
+		x.m = make(map[string]int, maxItems)
+		for j := n; j < len(dst); j++ {
+			x.m[dst[j].Name] = j
+		}
+	}
+	if x.m != nil {
+		if j, ok := x.m[l.Name]; ok {
+			i = j
+		}
+	} else if x.bits&nameBit(l.Name) != 0 {
+		i = n
+		for i < len(dst) && dst[i].Name != l.Name {
+			i++
+		}
+	}
+	switch {
+	case i < len(dst) && !(l.Remaining < dst[i].Remaining ||
+		l.Remaining == dst[i].Remaining && l.Reset > dst[i].Reset),
+		i-n == maxItems:
+		return dst
+	case pk.kind == sfBytes:
+		l.Partition = pk.decode()
+	}
+	if i < len(dst) {
+		dst[i] = l
+		return dst
+	}
+	x.add(l.Name, i)
+	return append(dst, l)
+}
+
+// indexPolicy returns the index of the policy named name in ps; -1 when
+// there is none. ps holds at most 2*maxItems policies.
 func indexPolicy(ps []Policy, name string) int {
 	for i := range ps {
 		if ps[i].Name == name {
@@ -229,72 +495,7 @@ func indexPolicy(ps []Policy, name string) int {
 	return -1
 }
 
-// appendLimits is Limits appending to dst; on error it returns dst
-// unchanged.
-func appendLimits(dst []Limit, values []string) ([]Limit, error) {
-	l, err := unmarshalList(values)
-	if err != nil {
-		return dst, &FieldError{Field: limitField, Member: -1, Err: ErrSyntax}
-	}
-	n := len(dst)
-	for i, m := range l {
-		lim, err := limitItem(m, i)
-		if err != nil {
-			return dst[:n], err
-		}
-		if j := indexLimit(dst[n:], lim.Name); j >= 0 {
-			// D6: the lowest r wins; for equal r, the longer t.
-			if o := dst[n+j]; lim.Remaining < o.Remaining ||
-				lim.Remaining == o.Remaining && lim.Reset > o.Reset {
-				dst[n+j] = lim
-			}
-			continue
-		}
-		dst = append(dst, lim)
-	}
-	return dst, nil
-}
-
-func limitItem(m httpsfv.Member, i int) (Limit, error) {
-	fail := func(param string, err error) (Limit, error) {
-		return Limit{}, &FieldError{Field: limitField, Member: i, Param: param, Err: err}
-	}
-	it, ok := m.(httpsfv.Item)
-	if !ok {
-		return fail("", ErrInvalid)
-	}
-	name, ok := it.Value.(string)
-	if !ok {
-		return fail("", ErrInvalid) // D1
-	}
-	lim := Limit{Name: name, Reset: -1}
-	remaining := false
-	for _, k := range names(it) {
-		v, _ := it.Params.Get(k)
-		switch k {
-		case "r":
-			if lim.Remaining, remaining = nonNegative(v); !remaining {
-				return fail("r", ErrInvalid)
-			}
-		case "t":
-			t, ok := nonNegative(v)
-			if !ok {
-				return fail("t", ErrInvalid)
-			}
-			lim.Reset = seconds(t, 0)
-		case "pk":
-			var ok bool
-			if lim.Partition, ok = v.([]byte); !ok {
-				return fail("pk", ErrInvalid)
-			}
-		}
-	}
-	if !remaining {
-		return fail("r", ErrMissing)
-	}
-	return lim, nil
-}
-
+// indexLimit is indexPolicy for limits.
 func indexLimit(ls []Limit, name string) int {
 	for i := range ls {
 		if ls[i].Name == name {
@@ -302,28 +503,4 @@ func indexLimit(ls []Limit, name string) int {
 		}
 	}
 	return -1
-}
-
-// names returns the parameter names of it, in order.
-func names(it httpsfv.Item) []string {
-	if it.Params == nil {
-		return nil
-	}
-	return it.Params.Names()
-}
-
-func param(it httpsfv.Item, key string) (any, bool) {
-	if it.Params == nil {
-		return nil, false
-	}
-	return it.Params.Get(key)
-}
-
-// nonNegative accepts an Integer that is not negative.
-func nonNegative(v any) (int64, bool) {
-	n, ok := v.(int64)
-	if !ok || n < 0 {
-		return 0, false
-	}
-	return n, true
 }

@@ -84,7 +84,7 @@ func containsItem(items []item, x item) bool {
 // parameters, then any quota items, which must state a window. A list
 // whose later members state no window is a set of comma-joined or
 // repeated duplicates (Okta, dialects.md §3.4) and invalid. Items are
-// appended to buf.
+// appended to buf, which must be empty, up to maxItems of them.
 func limitList(vals []string, buf []item) (cur item, items []item, ok bool) {
 	i := 0
 	for _, line := range vals {
@@ -95,9 +95,10 @@ func limitList(vals []string, buf []item) (cur item, items []item, ok bool) {
 			if !valid || i > 0 && x.w == 0 {
 				return item{}, nil, false
 			}
-			if i == 0 {
+			switch {
+			case i == 0:
 				cur = x
-			} else {
+			case len(buf) < maxItems:
 				buf = append(buf, x)
 			}
 			i++

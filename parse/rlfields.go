@@ -1,10 +1,6 @@
 package parse
 
-import (
-	"time"
-
-	"github.com/dunglas/httpsfv"
-)
+import "time"
 
 // This file reads the RateLimit and RateLimit-Policy fields for Header.
 // They have had three incompatible syntaxes (dialects.md §3.8), told apart
@@ -35,11 +31,10 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 	var ps []Policy
 	var ls []Limit
 	switch c := firstByte(pv); {
+	case c == '"' && p.r != nil && len(pv) == 1:
+		ps = p.r.policies(policySlot, pv[0])
 	case c == '"':
-		var err error
-		if ps, err = appendPolicies(pbuf[:0], pv); err != nil {
-			ps = quirkPolicies(pbuf[:0], pv)
-		}
+		ps = policiesOf(pbuf[:0], pv)
 	case legacy && isDigit(c):
 		p.unnamed = unnamedPolicies(pv)
 	}
@@ -81,6 +76,16 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 	}
 }
 
+// policiesOf appends to dst the policies of a RateLimit-Policy field of
+// draft-08 and later, or of the Hugging Face quirk.
+func policiesOf(dst []Policy, pv []string) []Policy {
+	ps, err := appendPolicies(dst, pv)
+	if err != nil {
+		ps = quirkPolicies(dst, pv)
+	}
+	return ps
+}
+
 // trimLines returns vals with each line trimmed of optional white space
 // (dialects.md §4.1), which RFC 9651 parsing would otherwise reject when it
 // is a tab. It allocates only when some line needs trimming.
@@ -109,34 +114,52 @@ type item struct {
 
 // unnamedPolicies reads a RateLimit-Policy field of drafts 03 to 07, a List
 // of Integer items with an optional w (and an Envoy-style name). A field
-// that breaks this shape is ignored.
+// that breaks this shape is ignored. It keeps the first maxItems items.
 func unnamedPolicies(vals []string) []item {
-	l, err := unmarshalList(vals)
-	if err != nil {
-		return nil
-	}
-	items := make([]item, 0, len(l))
-	for _, m := range l {
-		it, ok := m.(httpsfv.Item)
-		if !ok {
+	c := sfScanner{s: joinLines(vals)}
+	c.sp()
+	var items []item
+	for c.i < len(c.s) {
+		v, ok := c.member()
+		if !ok || v.kind != sfInteger || v.n < 0 {
 			return nil
 		}
-		n, ok := nonNegative(it.Value)
-		if !ok {
-			return nil
-		}
-		x := item{n: n}
-		if v, ok := param(it, "w"); ok {
-			w, ok := nonNegative(v)
-			if !ok || w == 0 {
+		x := item{n: v.n}
+		var w, name sfValue // the last value of each
+		for {
+			k, v, st := c.param()
+			if st == paramError {
 				return nil
 			}
-			x.w = seconds(w, 0)
+			if st == paramEnd {
+				break
+			}
+			switch k {
+			case "w":
+				w = v
+			case "name":
+				name = v
+			}
 		}
-		if v, ok := param(it, "name"); ok {
-			x.name, _ = v.(string)
+		if w.kind != 0 {
+			if w.kind != sfInteger || w.n <= 0 {
+				return nil
+			}
+			x.w = seconds(w.n, 0)
 		}
-		items = append(items, x)
+		if len(items) < maxItems {
+			if name.kind == sfString {
+				x.name = name.str()
+			}
+			items = append(items, x)
+		}
+		more, ok := c.next()
+		if !ok {
+			return nil
+		}
+		if !more {
+			break
+		}
 	}
 	return items
 }
@@ -171,32 +194,54 @@ func dictionaryLike(vals []string) bool {
 // reset (delta seconds) optional, each a non-negative Integer. Other keys
 // are comments. A field that breaks this shape is ignored.
 func dictionary(vals []string) (Quota, bool) {
-	d, err := unmarshalDictionary(vals)
-	if err != nil {
-		return Quota{}, false
-	}
-	q := newQuota("draft-07")
-	for _, k := range [...]string{"limit", "remaining", "reset"} {
-		m, ok := d.Get(k)
-		if !ok {
-			continue
-		}
-		it, ok := m.(httpsfv.Item)
+	c := sfScanner{s: joinLines(vals)}
+	c.sp()
+	var limit, remaining, reset sfValue // the last value of each
+	for c.i < len(c.s) {
+		k, ok := c.key()
 		if !ok {
 			return Quota{}, false
 		}
-		n, ok := nonNegative(it.Value)
-		if !ok {
+		v := sfValue{kind: sfBoolean, n: 1} // a key alone is true
+		if c.i < len(c.s) && c.s[c.i] == '=' {
+			c.i++
+			if v, ok = c.member(); !ok {
+				return Quota{}, false
+			}
+		}
+		if !c.skipParams() {
 			return Quota{}, false
 		}
 		switch k {
 		case "limit":
-			q.Limit = n
+			limit = v
 		case "remaining":
-			q.Remaining = n
+			remaining = v
 		case "reset":
-			q.Reset = seconds(n, 0)
+			reset = v
 		}
+		more, ok := c.next()
+		if !ok {
+			return Quota{}, false
+		}
+		if !more {
+			break
+		}
+	}
+	q := newQuota("draft-07")
+	for _, v := range [...]*sfValue{&limit, &remaining, &reset} {
+		if v.kind != 0 && (v.kind != sfInteger || v.n < 0) {
+			return Quota{}, false
+		}
+	}
+	if limit.kind != 0 {
+		q.Limit = limit.n
+	}
+	if remaining.kind != 0 {
+		q.Remaining = remaining.n
+	}
+	if reset.kind != 0 {
+		q.Reset = seconds(reset.n, 0)
 	}
 	return q, q.Limit >= 0
 }

@@ -1,0 +1,127 @@
+package parse
+
+import (
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// A Reader reads the rate-limit fields of the responses of one server,
+// as [HeaderAt] does, and remembers what a server repeats from one
+// response to the next, so as not to read it again: the last
+// RateLimit-Policy (and Beta-RateLimit-Policy) value it read, with its
+// policies, and the last Date, with its instant. A server states its
+// policies in every response and they seldom change; its Date changes
+// once a second.
+//
+// A Reader holds at most one value of each field, of at most 4096 bytes;
+// a longer value, or one sent as several field lines, is read every time. The zero value is ready
+// to use. A Reader is safe for concurrent use by multiple goroutines; it
+// must not be copied after first use. Keep one per server (per key of a
+// rate-limit budget): a Reader shared by servers that state different
+// policies reads them every time.
+type Reader struct {
+	policy [2]atomic.Pointer[policyMemo] // RateLimit-Policy, Beta-RateLimit-Policy
+	served atomic.Pointer[dateMemo]
+}
+
+// maxMemo is the length of the longest field value a Reader remembers.
+const maxMemo = 4096
+
+// A policyMemo is a RateLimit-Policy value and its policies, which are
+// never modified.
+type policyMemo struct {
+	value string
+	ps    []Policy
+}
+
+// A dateMemo is a Date in the form of an IMF-fixdate and its instant,
+// zero when it is invalid.
+type dateMemo struct {
+	value [imfFixdateLen]byte
+	t     time.Time
+}
+
+// imfFixdateLen is the length of an IMF-fixdate (RFC 9110 §5.6.7).
+const imfFixdateLen = len("Sun, 06 Nov 1994 08:49:37 GMT")
+
+// Read returns the quotas h describes, as [HeaderAt] does, and the
+// instant of h's Date field; the zero time when it is absent or invalid.
+//
+// Absolute resets are measured from estimate, the instant the caller
+// believes the server generated the response, by the server's clock
+// (see [HeaderAt]). If estimate is a second or more after the response's
+// Date, it cannot be right, since Date only drops the fraction of that
+// instant: Read measures from Date instead. If estimate is the zero
+// time, Read measures from Date, or from now when Date is absent or
+// invalid, as [Header] does. The Date returned lets the caller refine its
+// estimate for the next response without parsing the field again; Read
+// returns it whether or not h has rate-limit fields.
+//
+// The quotas of two calls may share the backing array of their Partition,
+// which must not be modified.
+func (r *Reader) Read(h http.Header, now, estimate time.Time) (quotas []Quota, date time.Time) {
+	return read(h, now, estimate, r)
+}
+
+// origin returns the instant absolute resets are measured from, as Read
+// documents, given the response's Date served (zero when invalid).
+func origin(now, estimate, served time.Time) time.Time {
+	switch {
+	case estimate.IsZero(), !served.IsZero() && estimate.Sub(served) >= time.Second:
+		estimate = served
+	}
+	if estimate.IsZero() {
+		return now
+	}
+	return estimate
+}
+
+// date returns the instant of the Date field with lines vals; the zero
+// time when it is absent or invalid. A Date repeated over several lines
+// counts by its first, as in [parser.origin].
+func (r *Reader) date(vals []string, now time.Time) time.Time {
+	if len(vals) == 0 {
+		return time.Time{}
+	}
+	s := trimOWS(vals[0])
+	m := r.served.Load()
+	if m != nil && string(m.value[:]) == s {
+		return m.t
+	}
+	t, ok := HTTPDate(s, now)
+	if !ok {
+		t = time.Time{}
+	}
+	// Only the IMF-fixdate form, which servers send, is remembered: the
+	// obsolete RFC 850 form names a century that depends on now.
+	if len(s) == imfFixdateLen && s[3] == ',' {
+		m = &dateMemo{t: t}
+		copy(m.value[:], s)
+		r.served.Store(m)
+	}
+	return t
+}
+
+// policies returns the policies of the RateLimit-Policy value v (of
+// Beta-RateLimit-Policy when s is its slot), which the caller must not
+// modify.
+func (r *Reader) policies(s slot, v string) []Policy {
+	memo := &r.policy[0]
+	if s == sBetaRateLimitPolicy {
+		memo = &r.policy[1]
+	}
+	if m := memo.Load(); m != nil && m.value == v {
+		return m.ps
+	}
+	if len(v) > maxMemo {
+		return policiesOf(nil, []string{v})
+	}
+	// Read a copy: the policies' names point into it, and v may be part
+	// of a longer string.
+	m := &policyMemo{value: strings.Clone(v)}
+	m.ps = policiesOf(nil, []string{m.value})
+	memo.Store(m)
+	return m.ps
+}

@@ -1,0 +1,170 @@
+package parse
+
+import (
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestReaderReadsAsHeader(t *testing.T) {
+	// Through one Reader, every conformance case reads as Header does,
+	// also on a second reading (from what the Reader remembers), and
+	// returns the response's Date.
+	var r Reader
+	for _, file := range []string{"testdata/dialects.txt", "testdata/draft11.txt", "testdata/edge.txt"} {
+		for _, c := range readConformance(t, file) {
+			h := c.header()
+			for _, now := range c.clocks(t) {
+				want := formatQuotas(Header(h, now))
+				var wantDate time.Time
+				if d := h.Values("Date"); len(d) > 0 {
+					wantDate, _ = HTTPDate(trimOWS(d[0]), now)
+				}
+				for range 2 {
+					quotas, date := r.Read(h, now, time.Time{})
+					if got := formatQuotas(quotas); got != want || !date.Equal(wantDate) {
+						t.Errorf("%s: Read(%v) at %v =\n   %s\n   Date %v\nwant\n   %s\n   Date %v",
+							c.source, h, now.Format(time.RFC3339), got, date, want, wantDate)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestReaderOrigin(t *testing.T) {
+	// The reset is at 12:01:00 by the server's clock; its Date says
+	// 12:00:00. Read measures from the caller's estimate of the instant
+	// the response was generated unless Date shows it wrong.
+	h := http.Header{}
+	h.Set("X-RateLimit-Limit", "60")
+	h.Set("X-RateLimit-Remaining", "59")
+	h.Set("X-RateLimit-Reset", "1740830460")
+	served := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	now := served.Add(-7 * time.Minute) // the client's clock is behind
+	tests := []struct {
+		name     string
+		date     string // "" for none
+		estimate time.Time
+		want     time.Duration
+	}{
+		{"no estimate: from Date", "Sat, 01 Mar 2025 12:00:00 GMT", time.Time{}, time.Minute},
+		{"no estimate, no Date: from now", "", time.Time{}, 8 * time.Minute},
+		{"no estimate, invalid Date: from now", "soon", time.Time{}, 8 * time.Minute},
+		{"estimate within Date's second", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(400 * time.Millisecond), time.Minute - 400*time.Millisecond},
+		{"estimate before Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(-3 * time.Second), time.Minute + 3*time.Second},
+		{"estimate a second after Date: from Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(time.Second), time.Minute},
+		{"estimate an hour after Date: from Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(time.Hour), time.Minute},
+		{"estimate, no Date", "", served.Add(time.Hour), 0},
+		{"estimate, invalid Date", "Sat, 01 Mar 2025 12:00:00 UTC", served.Add(30 * time.Second), 30 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := h.Clone()
+			if tt.date != "" {
+				h.Set("Date", tt.date)
+			}
+			var r Reader
+			quotas, date := r.Read(h, now, tt.estimate)
+			if len(quotas) != 1 || quotas[0].Reset != tt.want {
+				t.Errorf("Read(%v, %v) = %v, want a reset of %v", h, tt.estimate, quotas, tt.want)
+			}
+			if wantDate := tt.date == "Sat, 01 Mar 2025 12:00:00 GMT"; date.Equal(served) != wantDate || !wantDate && !date.IsZero() {
+				t.Errorf("Read(%v) Date = %v", h, date)
+			}
+		})
+	}
+}
+
+func TestReaderDateWithoutRateLimitFields(t *testing.T) {
+	var r Reader
+	h := plainHeader()
+	quotas, date := r.Read(h, time.Time{}, time.Time{})
+	if want := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC); quotas != nil || !date.Equal(want) {
+		t.Errorf("Read(%v) = %v, %v; want nil, %v", h, quotas, date, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { r.Read(h, time.Time{}, time.Time{}) }); n != 0 {
+		t.Errorf("Read(%v) allocates %v times, want 0", h, n)
+	}
+	if quotas, date := r.Read(http.Header{}, time.Time{}, time.Time{}); quotas != nil || !date.IsZero() {
+		t.Errorf("Read(empty) = %v, %v; want nil, zero", quotas, date)
+	}
+}
+
+func TestReaderRemembers(t *testing.T) {
+	// Once a Reader has read a RateLimit-Policy value and a Date, reading
+	// them again allocates only the result.
+	var r Reader
+	h := ietfHeader()
+	h.Set("Ratelimit-Policy", `"default";q=1200;w=300;pk=:YWJj:`)
+	h.Set("Ratelimit", `"default";r=1199;t=1`)
+	first, _ := r.Read(h, time.Time{}, time.Time{})
+	if n := testing.AllocsPerRun(100, func() { r.Read(h, time.Time{}, time.Time{}) }); n != 1 {
+		t.Errorf("Read(%v) again allocates %v times, want 1", h, n)
+	}
+	// A changed value is read anew.
+	h.Set("Ratelimit-Policy", `"default";q=600;w=300`)
+	got, _ := r.Read(h, time.Time{}, time.Time{})
+	if len(got) != 1 || got[0].Limit != 600 || got[0].Partition != nil || first[0].Limit != 1200 {
+		t.Errorf("Read(%v) after a change = %v (first %v), want a limit of 600", h, got, first)
+	}
+	// A value too long to remember is read every time, and right.
+	long := `"default";q=5;w=1;x="` + strings.Repeat("x", maxMemo) + `"`
+	h.Set("Ratelimit-Policy", long)
+	for range 2 {
+		if got, _ := r.Read(h, time.Time{}, time.Time{}); len(got) != 1 || got[0].Limit != 5 {
+			t.Errorf("Read(a %d-byte policy) = %v, want a limit of 5", len(long), got)
+		}
+	}
+	if m := r.policy[0].Load(); m == nil || len(m.value) > maxMemo {
+		t.Errorf("Reader remembers a %d-byte value", len(m.value))
+	}
+}
+
+func TestReaderRFC850DateDependsOnNow(t *testing.T) {
+	// An RFC 850 date names its century through now: it is never
+	// remembered.
+	var r Reader
+	h := http.Header{"Date": {"Sunday, 06-Nov-94 08:49:37 GMT"}}
+	for _, tt := range []struct {
+		now  time.Time
+		year int
+	}{
+		{time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), 1994},
+		{time.Date(2070, 1, 1, 0, 0, 0, 0, time.UTC), 2094},
+	} {
+		if _, date := r.Read(h, tt.now, time.Time{}); date.Year() != tt.year {
+			t.Errorf("Read(%v) at %v: Date in %d, want %d", h, tt.now, date.Year(), tt.year)
+		}
+	}
+}
+
+func TestReaderConcurrent(t *testing.T) {
+	// Run with -race: goroutines reading responses that change the policy
+	// and the Date all get the right quotas.
+	var r Reader
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				q := 100 + (g+i)%3
+				h := http.Header{}
+				h.Set("Date", "Sat, 01 Mar 2025 12:00:0"+string(rune('0'+i%10))+" GMT")
+				h.Set("Ratelimit-Policy", `"p";q=`+itoa(q)+`;w=60`)
+				h.Set("Ratelimit", `"p";r=7;t=1`)
+				got, date := r.Read(h, time.Time{}, time.Time{})
+				want := []Quota{{Policy: "p", Unit: "requests", Limit: int64(q), Window: time.Minute, Remaining: 7, Reset: time.Second, Dialect: "ietf"}}
+				if !reflect.DeepEqual(got, want) || date.Second() != i%10 {
+					t.Errorf("Read(%v) = %v, %v; want %v", h, got, date, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
