@@ -1,14 +1,17 @@
 package polite
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
-	"math"
+	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/politehttp/polite/internal/control"
 	"github.com/politehttp/polite/parse"
 )
 
@@ -20,7 +23,8 @@ import (
 // in RateLimit-Policy (no more than q requests in any span of w), within the
 // live quota of RateLimit or a legacy or vendor dialect (no more than r
 // requests within t, counting requests already in flight), and within the
-// local ceilings MaxRate and MaxConcurrency, which no header can raise. When
+// ceilings MaxRate and MaxConcurrency (the Transport's and its Budget's),
+// which no header can raise. When
 // a quota is spent, or a server refuses a request with 429 or 503, the whole
 // origin pauses; after a pause one request probes, and the rest follow as
 // answers come back.
@@ -39,9 +43,10 @@ type Transport struct {
 	Budget *Budget
 
 	// Key returns the budget key of a request. Requests with the same key
-	// share one budget. If nil, the key is the request's origin (scheme,
-	// host and port). A Key keyed by API credential lets one client pace
-	// several accounts of one service separately. It must be safe for
+	// share one budget. If nil, the key is the request's origin, normalised
+	// (see the package documentation). A Key keyed by API credential lets
+	// one client pace several accounts of one service separately: a key it
+	// returns is never shown, only its fingerprint. It must be safe for
 	// concurrent use.
 	Key func(*http.Request) string
 
@@ -56,13 +61,16 @@ type Transport struct {
 	// the first. If zero, 8. If one or negative, refusals are never retried.
 	MaxAttempts int
 
-	// MaxRate is the most requests per second started under one budget key,
-	// whatever the server says. If zero, there is no local rate ceiling; the
-	// server's own quotas still apply.
+	// MaxRate is the most requests per second this Transport starts under
+	// one budget key, whatever the server says and whatever other
+	// Transports sharing its Budget do. If zero, there is no local rate
+	// ceiling; the server's quotas and Budget.MaxRate still apply.
 	MaxRate float64
 
-	// MaxConcurrency is the most requests in flight under one budget key,
-	// whatever the server says. If zero, there is no local ceiling.
+	// MaxConcurrency is the most requests this Transport has in flight
+	// under one budget key, whatever the server says and whatever other
+	// Transports sharing its Budget do. If zero, there is no local ceiling;
+	// Budget.MaxConcurrency still applies.
 	MaxConcurrency int
 
 	// OnEvent, if not nil, is called with every wait, retry, give-up and
@@ -74,7 +82,8 @@ type Transport struct {
 	// give-ups at Warn, the rest at Debug. If nil, nothing is logged.
 	Logger *slog.Logger
 
-	budget Budget // used when Budget is nil
+	budget Budget   // used when Budget is nil
+	ceil   ceilings // MaxRate and MaxConcurrency, per key
 }
 
 const (
@@ -86,8 +95,8 @@ const (
 // The fallback backoff, used when a refusal says nothing about how long to
 // wait: 1s, 2s, 4s, ... doubling up to 1m, each randomised by ±50%.
 const (
-	backoffInitial = time.Second
-	backoffMax     = time.Minute
+	backoffInitial = control.BackoffInitial
+	backoffMax     = control.BackoffMax
 	backoffFactor  = 2
 	backoffRand    = 0.5
 )
@@ -99,11 +108,14 @@ func (t *Transport) base() http.RoundTripper {
 	return http.DefaultTransport
 }
 
-func (t *Transport) store() store {
-	if t.Budget != nil {
-		return t.Budget.store()
+// budgetOf returns the Transport's budget, ready.
+func (t *Transport) budgetOf() *Budget {
+	b := t.Budget
+	if b == nil {
+		b = &t.budget
 	}
-	return t.budget.store()
+	b.init()
+	return b
 }
 
 func (t *Transport) maxWait() time.Duration {
@@ -123,11 +135,19 @@ func (t *Transport) maxAttempts() int {
 	return t.MaxAttempts
 }
 
-func (t *Transport) key(req *http.Request) originKey {
+// key returns the budget key of req: its origin, normalised (see
+// originKey), unless Key says otherwise.
+func (t *Transport) key(req *http.Request) budgetKey {
 	if t.Key != nil {
-		return originKey{host: t.Key(req)}
+		return budgetKey{m: splitKey(t.Key(req)), custom: true}
 	}
-	return originKey{scheme: req.URL.Scheme, host: req.URL.Host}
+	return originKey(req.URL.Scheme, req.URL.Host)
+}
+
+// local reports whether the Transport has local ceilings to keep: its
+// MaxRate and MaxConcurrency, or a per-key floor.
+func (t *Transport) local() bool {
+	return t.MaxRate > 0 || t.MaxConcurrency > 0 || t.ceil.floors.Load()
 }
 
 // RoundTrip implements [http.RoundTripper]. It waits for the request's budget,
@@ -141,14 +161,14 @@ func (t *Transport) key(req *http.Request) originKey {
 // with a nil error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	st := t.store()
+	b := t.budgetOf()
 	key := t.key(req)
-	c := ceilings{maxRate: t.MaxRate, maxConc: t.MaxConcurrency}
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
 
 	for attempt := 1; ; attempt++ {
-		g, err := t.wait(req, st, key, c, attempt)
+		var g lease
+		err := t.wait(req, b, key, attempt, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -158,98 +178,137 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		send := req
 		if attempt > 1 {
 			if send, err = rewind(req); err != nil {
-				st.release(g, time.Now(), outcome{failed: true})
+				t.finish(req, b, key, &g, time.Now(), &control.Outcome{Failed: true})
 				return nil, err
 			}
 		}
-		resp, err := t.send(send, st, g)
+		resp, err := t.send(send, b, key, &g)
 		now := time.Now()
 		if err != nil {
-			st.release(g, now, outcome{failed: true})
+			t.finish(req, b, key, &g, now, &control.Outcome{Failed: true})
 			return nil, err
 		}
 
-		out := outcome{bytes: resp.ContentLength, first: attempt == 1}
+		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
 		// Rate-limit fields on a response from a cache describe the past
-		// (draft-11 §7.3, D5); fields in trailers are never read (D9).
+		// (draft-11 §7.3; DESIGN.md, D5); fields in trailers are never
+		// read (D9).
 		if !parse.FromCache(resp.Header) {
-			out.quotas = readQuotas(resp.Header, now, g, &out)
-			if len(out.quotas) > 0 && t.observed() {
-				t.emit(Event{Kind: EventObserve, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.quotas)})
+			out.Quotas = readQuotas(resp.Header, now, &g.Lease, &out)
+			if len(out.Quotas) > 0 {
+				out.Rand = rand.Uint64()
+				if t.observed() {
+					t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
+				}
 			}
 		}
-		refused := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
-		if !refused {
-			st.release(g, now, out)
+		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+			t.finish(req, b, key, &g, now, &out)
 			return resp, nil
 		}
 
-		wait, why, given := serverWait(resp.Header, out.quotas, now)
-		if !given {
+		// A refusal: gather what the decision needs, and execute its plan
+		// (see control.Decide).
+		out.Refused = true
+		if out.Rand == 0 {
+			out.Rand = rand.Uint64()
+		}
+		r := &out.Refusal
+		var why Reason
+		r.Wait, why, r.Given = serverWait(resp.Header, out.Quotas, now)
+		r.Reason = reasonCode(why)
+		if !r.Given {
 			if bo == nil {
 				bo = newBackoff()
 			}
-			wait, why = bo.NextBackOff(), ReasonBackoff
-			if g.window {
-				// The end of a window: the first probe is not put off
-				// by this request's earlier refusals.
-				wait = min(wait, backoffInitial)
-			}
-			if !g.measuring.IsZero() {
-				// The origin is being measured (see learner): probe again
-				// after half the time it has refused so far, so that the
-				// window is known to within half of itself, not to within
-				// a doubled backoff.
-				wait = min(wait, max(backoffInitial/4, now.Sub(g.measuring)/2))
-			}
+			r.Backoff = bo.NextBackOff()
 		}
-		deadline, ok := ctx.Deadline()
-		out.wantRetry = attempt < attempts && wait <= t.maxWait() && retryable(req, resp.StatusCode) && (!ok || !now.Add(wait).After(deadline))
-		// A wait the server gave is a floor: jitter only lengthens the
-		// pause, and is added after the wait was judged.
-		out.refused, out.pause, out.reason = true, wait, why
-		if given {
-			// ...but never past MaxWait on its account.
-			out.pause = min(addSat(wait, jitter(wait/10)), max(wait, t.maxWait()))
-		}
-		if out.wantRetry {
-			// The body would be discarded: read what a problem document
+		r.Retryable = attempt < attempts && retryable(req, resp.StatusCode)
+		r.MaxWait = t.maxWait()
+		r.Deadline, _ = ctx.Deadline()
+		if r.Retryable {
+			// The body may be discarded: read what a problem document
 			// says (RFC 9457, draft-11 §5) from a bounded prefix of it.
 			var p problem
 			resp.Body, p = readProblem(resp)
-			out.violated = p.violated
-			if p.kind == problemAbnormal {
-				out.stop, out.wantRetry = true, false
-			}
+			r.Violated = p.violated
+			r.Stop = p.kind == problemAbnormal
 		}
-		retry, denied := st.release(g, now, out)
+		plan := t.finish(req, b, key, &g, now, &out)
 
+		e := Event{Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: plan.Wait, Reason: reasonOf(plan.Reason)}
 		switch {
-		case out.stop:
-			t.emitIf(Event{Kind: EventStop, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
+		case plan.Stop:
+			e.Kind = EventStop
+			t.emitIf(e)
 			return resp, nil
-		case out.wantRetry && !retry:
-			why = denied
-			fallthrough
-		case !retry:
-			t.emitIf(Event{Kind: EventGiveUp, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
+		case !plan.Retry:
+			if plan.Denied != control.ReasonNone {
+				e.Reason = reasonOf(plan.Denied)
+			}
+			e.Kind = EventGiveUp
+			t.emitIf(e)
 			return resp, nil
 		}
-		t.emitIf(Event{Kind: EventRetry, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
+		e.Kind = EventRetry
+		t.emitIf(e)
 		discard(resp.Body)
 	}
 }
+
+// finish ends the request g granted: it frees its local slot, and applies
+// out to its budget key. For a refusal it returns the plan to execute.
+func (t *Transport) finish(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, out *control.Outcome) control.Plan {
+	if t.local() {
+		t.ceil.done(key.m)
+	}
+	if b.mem != nil {
+		return b.mem.release(key.m, now, &b.cfg, g, out)
+	}
+	plan, note := b.release(req.Context(), key, g, now, out)
+	t.note(req, b, key, now, note)
+	return plan
+}
+
+// note reports a change of the Store's health.
+func (t *Transport) note(req *http.Request, b *Budget, key budgetKey, now time.Time, n storeNote) {
+	if n.kind == "" || !t.observed() {
+		return
+	}
+	e := Event{Kind: n.kind, Time: now, Key: b.display(key), Request: req}
+	if n.err != nil {
+		e.Err = &storeError{err: n.err, key: key.m.String(), shown: e.Key}
+	}
+	t.emit(e)
+}
+
+// storeError is a Store's error as events show it: with the key, should
+// its text hold it, replaced by how the key is shown.
+type storeError struct {
+	err        error
+	key, shown string
+}
+
+func (e *storeError) Error() string {
+	s := e.err.Error()
+	if e.key != "" && e.key != e.shown {
+		s = strings.ReplaceAll(s, e.key, e.shown)
+	}
+	return "polite: store: " + s
+}
+
+func (e *storeError) Unwrap() error { return e.err }
 
 // errNilResponse reports a Base that broke the RoundTripper contract.
 var errNilResponse = errors.New("polite: Base returned a nil response and a nil error")
 
 // send sends req through Base. Should Base panic, the grant is released
-// before the panic goes on, so that the origin is not left waiting for an
+// before the panic goes on, so that the key is not left waiting for an
 // answer that will never come.
-func (t *Transport) send(req *http.Request, st store, g grant) (*http.Response, error) {
+func (t *Transport) send(req *http.Request, b *Budget, key budgetKey, g *lease) (*http.Response, error) {
 	defer func() {
 		if p := recover(); p != nil {
-			st.release(g, time.Now(), outcome{failed: true})
+			t.finish(req, b, key, g, time.Now(), &control.Outcome{Failed: true})
 			panic(p)
 		}
 	}()
@@ -275,16 +334,87 @@ func (t *Transport) emitIf(e Event) {
 	}
 }
 
-// wait blocks until the budget grants req under key, the context ends, or
-// the wait turns out longer than the Transport will wait.
-func (t *Transport) wait(req *http.Request, st store, key originKey, c ceilings, attempt int) (grant, error) {
+// wait blocks until the budget grants req under key (and the local
+// ceilings let it go), the context ends, or the wait turns out longer than
+// the Transport will wait. The grant is written to g.
+func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, g *lease) error {
 	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ask := control.Ask{Custom: key.custom}
+	ask.Until, _ = ctx.Deadline()
+	now := time.Now()
+	if b.mem != nil && !t.local() {
+		// The common case, kept lean: the in-memory store, no local
+		// ceiling.
+		h, ok := b.mem.acquire(key.m, now, &b.cfg, ask, g)
+		if ok {
+			return nil
+		}
+		return t.hold(req, b, key, attempt, ask, g, now, &h)
+	}
+	return t.hold(req, b, key, attempt, ask, g, now, nil)
+}
+
+// try is one attempt to start req: the local ceilings first, then the
+// budget.
+type try struct {
+	granted bool
+	ceiling bool            // held by a local ceiling
+	until   time.Time       // the hold's end at the earliest; zero: none known
+	wake    time.Time       // when to look again at the latest; zero: none
+	changed <-chan struct{} // a local ceiling's slot frees
+	why     Reason
+	h       hold
+}
+
+// held records the budget's hold h.
+func (w *try) held(h hold) {
+	*w = try{h: h, until: h.Until(), wake: h.Wake(), why: reasonOf(h.Reason)}
+}
+
+// try makes one attempt, written to w.
+func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Time, ask control.Ask, g *lease, w *try) error {
+	var res reservation
+	local := t.local()
+	*w = try{}
+	if local {
+		var ch ceilingHold
+		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency); !w.granted {
+			w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
+			return nil
+		}
+	}
+	h, granted, note, err := b.acquire(req.Context(), key, now, ask, g)
+	if note.kind != "" {
+		t.note(req, b, key, now, note)
+	}
+	if granted && err == nil {
+		w.granted = true
+		return nil
+	}
+	if local {
+		t.ceil.cancel(key.m, res)
+	}
+	w.held(h)
+	return err
+}
+
+// hold tries to start req at start, unless first says how the in-memory
+// store held it then, and waits out each hold until req is granted.
+func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start time.Time, first *control.Hold) error {
+	ctx := req.Context()
+	w := new(try)
+	if first != nil {
+		w.held(hold{Hold: *first})
+	} else if err := t.try(req, b, key, start, ask, g, w); err != nil || w.granted {
+		return err
+	}
 	var (
 		timer *time.Timer
-		start time.Time
-		last  time.Time // when the current hold began
-		why   Reason    // its reason
-		spent waits     // time held, by reason
+		last  = start // when the current hold began
+		spent waits   // time held, by reason
 	)
 	defer func() {
 		if timer != nil {
@@ -292,55 +422,73 @@ func (t *Transport) wait(req *http.Request, st store, key originKey, c ceilings,
 		}
 	}()
 	for {
+		if !w.until.IsZero() {
+			d := w.until.Sub(last)
+			if d > t.maxWait() {
+				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why}
+			}
+			if deadline, ok := ctx.Deadline(); ok && w.until.After(deadline) {
+				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Deadline: true}
+			}
+		}
+		if w.ceiling {
+			if err := waitLocal(ctx, w.until, w.changed, &timer); err != nil {
+				return err
+			}
+		} else {
+			until := w.until
+			if until.IsZero() {
+				until = w.wake
+			}
+			note, err := b.wait(ctx, key, w.h, until, &timer)
+			if note.kind != "" {
+				t.note(req, b, key, time.Now(), note)
+			}
+			if err != nil {
+				return err
+			}
+		}
 		if err := ctx.Err(); err != nil {
-			return grant{}, err
+			return err
 		}
 		now := time.Now()
-		g, h := st.acquire(key, now, c)
-		if !start.IsZero() {
-			spent.add(why, now.Sub(last))
+		spent.add(w.why, now.Sub(last))
+		last = now
+		if err := t.try(req, b, key, now, ask, g, w); err != nil {
+			return err
 		}
-		if h.changed == nil {
-			if !start.IsZero() && t.observed() {
-				t.emit(Event{Kind: EventWait, Time: now, Key: key.String(), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: spent.main()})
+		if w.granted {
+			if t.observed() {
+				t.emit(Event{Kind: EventWait, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: spent.main()})
 			}
-			return g, nil
-		}
-		if start.IsZero() {
-			start = now
-		}
-		last, why = now, h.reason
-		if h.wait > t.maxWait() {
-			return grant{}, &WaitError{Key: key.String(), Delay: h.wait, Until: now.Add(h.wait), Reason: h.reason}
-		}
-		if deadline, ok := ctx.Deadline(); ok && h.wait > 0 && now.Add(h.wait).After(deadline) {
-			return grant{}, &WaitError{Key: key.String(), Delay: h.wait, Until: now.Add(h.wait), Reason: h.reason, Deadline: true}
-		}
-		var fire <-chan time.Time
-		if h.wait > 0 {
-			if timer == nil {
-				timer = time.NewTimer(h.wait)
-			} else {
-				timer.Reset(h.wait)
-			}
-			fire = timer.C
-		}
-		select {
-		case <-ctx.Done():
-			return grant{}, ctx.Err()
-		case <-fire:
-		case <-h.changed:
+			return nil
 		}
 	}
 }
 
-// addSat returns a+b for non-negative durations, saturating instead of
-// overflowing.
-func addSat(a, b time.Duration) time.Duration {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
+// waitLocal waits for a local ceiling: until the instant until (zero:
+// none), changed is closed (nil: never), or ctx ends.
+func waitLocal(ctx context.Context, until time.Time, changed <-chan struct{}, timer **time.Timer) error {
+	var fire <-chan time.Time
+	if !until.IsZero() {
+		d := time.Until(until)
+		if d <= 0 {
+			return nil
+		}
+		if *timer == nil {
+			*timer = time.NewTimer(d)
+		} else {
+			(*timer).Reset(d)
+		}
+		fire = (*timer).C
 	}
-	return a + b
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-fire:
+	case <-changed:
+	}
+	return nil
 }
 
 // waits adds up the time one request waited, by reason, without allocating.
@@ -383,10 +531,11 @@ func (w *waits) main() Reason {
 // estimate is never a second or more after Date; when it is earlier than
 // Date, resets come out longer, which is safe. It records the Date sample
 // in out, and parses the Date only when h has rate-limit fields.
-func readQuotas(h http.Header, now time.Time, g grant, out *outcome) []parse.Quota {
+func readQuotas(h http.Header, now time.Time, g *control.Lease, out *control.Outcome) []parse.Quota {
 	var base time.Time
-	if g.skewOK {
-		base = now.Add(g.skew)
+	skew, skewOK := g.Skew()
+	if skewOK {
+		base = now.Add(skew)
 	}
 	quotas := parse.HeaderAt(h, now, base)
 	if len(quotas) == 0 {
@@ -400,8 +549,8 @@ func readQuotas(h http.Header, now time.Time, g grant, out *outcome) []parse.Quo
 	if !ok {
 		return quotas
 	}
-	out.skew, out.dated = date.Sub(now), true
-	if g.skewOK && base.Sub(date) >= time.Second {
+	out.Skew, out.Dated = date.Sub(now), true
+	if skewOK && base.Sub(date) >= time.Second {
 		// The skew no longer fits this server's clock: trust its Date.
 		quotas = parse.HeaderAt(h, now, date)
 	}
