@@ -42,7 +42,7 @@ fetched again (retry_at says when).
 
 For every URL one JSON line goes to stderr, or appended to the -log file:
 url, line (its line number on stdin, when read from there), status, bytes (of the body written), attempts (requests sent on the
-wire for this URL, retries and redirects included), waited_s (time spent
+wire for this URL, retries, redirects and the robots.txt fetch it caused included), waited_s (time spent
 waiting for the origin's budget), reason (of the longest wait: pace, quota,
 retry-after, backoff, concurrency, probe, crawl-delay), error (when there was no
 response, or the body could not be written), file (with -o) and retry_at
