@@ -135,8 +135,9 @@ func (b *Budget) useExt(now time.Time) bool {
 // lease is a granted request.
 type lease struct {
 	control.Lease
-	e     *memEntry // the in-memory entry that granted it; nil for a Store's
-	local bool      // granted by the fallback store
+	e     *memEntry   // the in-memory entry that granted it; nil for a Store's
+	local bool        // granted by the fallback store
+	ceil  reservation // what the Transport's local ceilings reserved for it
 }
 
 // hold is a wait a store asked for.

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/politehttp/polite/internal/control"
 )
 
 // ceilings keeps a Transport's local ceilings per key: MaxRate and
@@ -35,17 +37,28 @@ type ceilingShard struct {
 type ceiling struct {
 	next     int64 // when the next start may go (Unix nanoseconds)
 	inflight int
-	// floor is the least time between two starts, beyond 1/MaxRate: room
-	// for a per-key floor set from outside the headers (a robots.txt
-	// Crawl-delay), applied like a local ceiling.
-	floor   time.Duration
+	// floor is the least time between two starts, beyond 1/MaxRate: the
+	// interval the robots.txt of the key's origin asks for (Crawl-delay,
+	// Request-rate), set before each request, applied like a local
+	// ceiling.
+	floor time.Duration
+	// crawl reports that the floor, not MaxRate, spaced the last start.
+	crawl bool
+	// stated reports that the key's server stated a quota: Restraint no
+	// longer applies to it.
+	stated  bool
+	grad    *gradient     // Restraint.Adaptive's limit; nil until needed
 	changed chan struct{} // closed when a slot frees; nil when nobody waits
 }
 
 // reservation is one start the local ceilings let go, until the budget
-// confirms it.
+// confirms it; once it does, the request's lease keeps it until the
+// request ends.
 type reservation struct {
 	prev, next int64
+	ok         bool  // a start was reserved
+	start      int64 // when (Unix nanoseconds)
+	inflight   int   // the key's requests in flight then, itself included
 }
 
 func (c *ceilings) shard(k memKey) *ceilingShard {
@@ -67,8 +80,9 @@ type ceilingHold struct {
 }
 
 // reserve takes one start for k at now within maxRate (requests per
-// second; 0: none) and maxConc (0: none), or says how long to hold and why.
-func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int) (reservation, ceilingHold, bool) {
+// second; 0: none), maxConc (0: none) and, while k's server has stated no
+// quota, rs (nil: none), or says how long to hold and why.
+func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int, rs *Restraint) (reservation, ceilingHold, bool) {
 	sh := c.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -81,6 +95,9 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		sh.m[k] = e
 	}
 	n := now.UnixNano()
+	if rs != nil && !e.stated {
+		maxConc = rs.limit(e, maxConc)
+	}
 	if maxConc > 0 && e.inflight >= maxConc {
 		if e.changed == nil {
 			e.changed = make(chan struct{})
@@ -88,32 +105,43 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		return reservation{}, ceilingHold{changed: e.changed, reason: ReasonConcurrency}, false
 	}
 	if n < e.next {
-		return reservation{}, ceilingHold{until: time.Unix(0, e.next), reason: ReasonPace}, false
+		why := ReasonPace
+		if e.crawl {
+			why = ReasonCrawlDelay
+		}
+		return reservation{}, ceilingHold{until: time.Unix(0, e.next), reason: why}, false
 	}
 	interval := e.floor
+	e.crawl = interval > 0
 	if maxRate > 0 {
-		interval = max(interval, time.Duration(float64(time.Second)/maxRate))
+		if d := time.Duration(float64(time.Second) / maxRate); d >= interval {
+			interval, e.crawl = d, false
+		}
 	}
-	r := reservation{prev: e.next, next: max(e.next, n) + int64(interval)}
-	e.next = r.next
 	e.inflight++
+	r := reservation{prev: e.next, next: max(e.next, n) + int64(interval), ok: true, start: n, inflight: e.inflight}
+	e.next = r.next
 	return r, ceilingHold{}, true
 }
 
 // setFloor sets the least time between two starts under k, beyond
 // 1/MaxRate (0: none), such as a robots.txt Crawl-delay: a floor no
-// header can lower, kept by this Transport like its own MaxRate.
+// header can lower, kept by this Transport like its own MaxRate. It is
+// set before each request, so that an entry dropped while idle gets it
+// back.
 func (c *ceilings) setFloor(k memKey, d time.Duration) {
+	d = max(d, 0)
 	sh := c.shard(k)
 	sh.mu.Lock()
 	e := sh.m[k]
-	if e == nil {
-		e = &ceiling{}
-		sh.m[k] = e
+	switch {
+	case e != nil:
+		e.floor = d
+	case d > 0:
+		sh.m[k] = &ceiling{floor: d}
 	}
-	e.floor = max(d, 0)
 	sh.mu.Unlock()
-	if d > 0 {
+	if d > 0 && !c.floors.Load() {
 		c.floors.Store(true)
 	}
 }
@@ -131,11 +159,19 @@ func (c *ceilings) cancel(k memKey, r reservation) {
 	sh.mu.Unlock()
 }
 
-// done ends a request k started.
-func (c *ceilings) done(k memKey) {
+// done ends the request r started under k, at now, with outcome out: a
+// quota it states lifts Restraint from k; the latency of a response
+// served (from r's start to now) feeds Restraint.Adaptive's limit.
+func (c *ceilings) done(k memKey, r *reservation, now time.Time, out *control.Outcome) {
 	sh := c.shard(k)
 	sh.mu.Lock()
 	if e := sh.m[k]; e != nil {
+		switch {
+		case len(out.Quotas) > 0:
+			e.stated = true
+		case e.grad != nil && !e.stated && !out.Failed && !out.Refused:
+			e.grad.observe(now, time.Duration(now.UnixNano()-r.start), r.inflight)
+		}
 		e.done()
 	}
 	sh.mu.Unlock()
@@ -150,11 +186,13 @@ func (e *ceiling) done() {
 }
 
 // sweep drops a few entries that hold nothing: no request in flight,
-// nobody waiting, no start reserved ahead, no floor.
+// nobody waiting, no start reserved ahead. A floor comes back with the
+// next request (see setFloor); what Restraint learned of a key is
+// learned again.
 func (sh *ceilingShard) sweep(now int64) {
 	seen := 0
 	for k, e := range sh.m {
-		if e.inflight == 0 && e.changed == nil && e.next <= now && e.floor == 0 {
+		if e.inflight == 0 && e.changed == nil && e.next <= now {
 			delete(sh.m, k)
 		}
 		if seen++; seen >= 4 {

@@ -85,6 +85,24 @@
 // request per round trip, not by doubling, so that the first refusal finds
 // few requests in flight.
 //
+// # Crawling
+//
+// A crawler sets [Transport.Robots] to obey robots.txt (RFC 9309): each
+// origin's file is fetched once, through Base, and kept for 24 hours; a
+// path it disallows fails at once with a [*RobotsError] (matching
+// [ErrDisallowed]) without being sent; its Crawl-delay or Request-rate
+// spaces the origin's requests, whatever its rate-limit fields allow, and
+// the stricter of the two holds. While robots.txt answers 5xx, every path
+// of the origin is disallowed until it is fetched again.
+// [Transport.Restraint] holds back requests to origins that state no rate
+// limit: a few in flight at once, and fewer while an origin's latency
+// rises above its own baseline.
+//
+//	tr := &polite.Transport{
+//		Robots:    &polite.Robots{UserAgent: "mybot/1.0 (+https://mybot.example/)"},
+//		Restraint: &polite.Restraint{Adaptive: true},
+//	}
+//
 // # Observing
 //
 // [Transport.OnEvent] and [Transport.Logger] receive every wait (with what

@@ -63,6 +63,7 @@ const (
 	ReasonStopped     Reason = "stopped"      // the origin reported abnormal usage: no retries for a while
 	ReasonConcurrency Reason = "concurrency"  // too many requests in flight for the origin
 	ReasonProbe       Reason = "probe"        // after a pause, one request probes before the others follow
+	ReasonCrawlDelay  Reason = "crawl-delay"  // the interval the origin's robots.txt asks between requests (Transport.Robots)
 )
 
 // reasons maps the controller's reason codes to Reasons.

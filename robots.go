@@ -545,3 +545,22 @@ func discardBody(body io.ReadCloser) {
 	io.CopyN(io.Discard, body, 4<<10)
 	body.Close()
 }
+
+// robots decides req under the robots.txt of its origin (see
+// Transport.Robots), before its first wait for the budget key key: it
+// returns a *RobotsError if req must not be sent, or the context's error,
+// and then closes req's body. The interval robots.txt asks for becomes
+// key's floor.
+func (t *Transport) robots(req *http.Request, key budgetKey) error {
+	interval, err := t.Robots.check(req.Context(), t.base(), req)
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return err
+	}
+	if interval > 0 || t.ceil.floors.Load() {
+		t.ceil.setFloor(key.m, interval)
+	}
+	return nil
+}

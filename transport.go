@@ -73,6 +73,20 @@ type Transport struct {
 	// Budget.MaxConcurrency still applies.
 	MaxConcurrency int
 
+	// Robots, if not nil, makes requests obey the robots.txt of their
+	// origin (RFC 9309): a path it disallows fails at once with a
+	// *RobotsError, without being sent, and its Crawl-delay or
+	// Request-rate becomes a floor on the origin's pace that no header can
+	// raise. Transports may share one. If nil, robots.txt is not read.
+	Robots *Robots
+
+	// Restraint, if not nil, holds back requests to origins that state no
+	// rate limit: at most a few in flight at once, fewer while the
+	// origin's latency shows it queues them (see Restraint). If nil, an
+	// origin that states nothing is bounded only by the other ceilings
+	// and by its refusals.
+	Restraint *Restraint
+
 	// OnEvent, if not nil, is called with every wait, retry, give-up and
 	// observation, synchronously, from the goroutine of the request. It must
 	// be quick and safe for concurrent use.
@@ -145,9 +159,9 @@ func (t *Transport) key(req *http.Request) budgetKey {
 }
 
 // local reports whether the Transport has local ceilings to keep: its
-// MaxRate and MaxConcurrency, or a per-key floor.
+// MaxRate and MaxConcurrency, Restraint, or a per-key floor.
 func (t *Transport) local() bool {
-	return t.MaxRate > 0 || t.MaxConcurrency > 0 || t.ceil.floors.Load()
+	return t.MaxRate > 0 || t.MaxConcurrency > 0 || t.Restraint != nil || t.ceil.floors.Load()
 }
 
 // RoundTrip implements [http.RoundTripper]. It waits for the request's budget,
@@ -165,6 +179,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key := t.key(req)
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
+	if t.Robots != nil {
+		if err := t.robots(req, key); err != nil {
+			return nil, err // req.Body is closed
+		}
+	}
 
 	for attempt := 1; ; attempt++ {
 		var g lease
@@ -259,8 +278,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // finish ends the request g granted: it frees its local slot, and applies
 // out to its budget key. For a refusal it returns the plan to execute.
 func (t *Transport) finish(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, out *control.Outcome) control.Plan {
-	if t.local() {
-		t.ceil.done(key.m)
+	if g.ceil.ok {
+		t.ceil.done(key.m, &g.ceil, now, out) // Restraint's latency: from the start to now
 	}
 	if b.mem != nil {
 		return b.mem.release(key.m, now, &b.cfg, g, out)
@@ -381,7 +400,7 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 	*w = try{}
 	if local {
 		var ch ceilingHold
-		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency); !w.granted {
+		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint); !w.granted {
 			w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
 			return nil
 		}
@@ -392,6 +411,7 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 	}
 	if granted && err == nil {
 		w.granted = true
+		g.ceil = res
 		return nil
 	}
 	if local {

@@ -34,11 +34,17 @@ order, not input order), or with -o to files in a directory, named after
 the URL's host and path with a short hash of the whole URL. Bodies of other
 responses are discarded.
 
+With -robots, each origin's robots.txt (RFC 9309) is fetched once and
+obeyed for the product token of -user-agent: a URL it disallows fails
+without being sent, its Crawl-delay or Request-rate paces the origin, and
+while it is unreachable (5xx) every URL of the origin fails until it is
+fetched again (retry_at says when).
+
 For every URL one JSON line goes to stderr, or appended to the -log file:
 url, line (its line number on stdin, when read from there), status, bytes (of the body written), attempts (requests sent on the
-wire for this URL, retries and redirects included), waited_s (time spent
+wire for this URL, retries, redirects and the robots.txt fetch it caused included), waited_s (time spent
 waiting for the origin's budget), reason (of the longest wait: pace, quota,
-retry-after, backoff, concurrency, probe), error (when there was no
+retry-after, backoff, concurrency, probe, crawl-delay), error (when there was no
 response, or the body could not be written), file (with -o) and retry_at
 (when the URL failed because its origin refused it, or asked for a longer
 wait than -max-wait or -timeout allow: when to try again, in UTC, rounded up
@@ -160,11 +166,6 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *workers < 1 {
 		return usagef("-c must be at least 1, got %d", *workers)
 	}
-	if *robots {
-		// Refused rather than ignored while polite.Transport has no
-		// Robots field to take &polite.Robots{UserAgent: *userAgent}.
-		return usagef("-robots is not supported by this build")
-	}
 	var urls []input
 	for _, u := range fs.Args() {
 		urls = append(urls, input{url: u})
@@ -215,6 +216,9 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		MaxAttempts: *maxAttempts,
 		MaxRate:     *maxRate,
 		OnEvent:     g.event,
+	}
+	if *robots {
+		tr.Robots = &polite.Robots{UserAgent: *userAgent}
 	}
 	defer tr.CloseIdleConnections()
 	g.client = polite.NewClient(tr)
@@ -387,10 +391,16 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 	resp, err := g.client.Do(req)
 	if err != nil {
 		rec.Error = err.Error()
-		var werr *polite.WaitError
-		if errors.As(err, &werr) {
+		var (
+			werr *polite.WaitError
+			rerr *polite.RobotsError
+		)
+		switch {
+		case errors.As(err, &werr):
 			rec.RetryAt = formatRetryAt(werr.Until)
 			g.prog.pause(werr.Key, werr.Until, werr.Reason)
+		case errors.As(err, &rerr) && rerr.Unreachable:
+			rec.RetryAt = formatRetryAt(rerr.Until) // robots.txt is fetched again then
 		}
 		return rec
 	}

@@ -2,45 +2,96 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/politehttp/polite/ratelimittest"
 )
 
 func TestGetUserAgent(t *testing.T) {
 	var mu sync.Mutex
-	var agents []string
+	var agents [][]string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		agents = append(agents, r.Header.Get("User-Agent"))
+		agents = append(agents, r.Header.Values("User-Agent"))
 		mu.Unlock()
 	}))
 	defer srv.Close()
 
 	for _, tt := range []struct {
 		args []string
-		want string
+		want []string
 	}{
-		{nil, defaultUserAgent},
-		{[]string{"-user-agent", "mybot/1.0 (+https://mybot.example)"}, "mybot/1.0 (+https://mybot.example)"},
+		{nil, []string{defaultUserAgent}},
+		{[]string{"-user-agent", "mybot/1.0 (+https://mybot.example)"}, []string{"mybot/1.0 (+https://mybot.example)"}},
+		// -H replaces the User-Agent, whatever the case of its name.
+		{[]string{"-H", "User-Agent: x"}, []string{"x"}},
+		{[]string{"-H", "user-agent: x", "-user-agent", "mybot"}, []string{"x"}},
 	} {
 		agents = nil
 		var stdout, stderr bytes.Buffer
 		if err := runGet(t.Context(), append(tt.args, srv.URL+"/"), &stdout, &stderr); err != nil {
 			t.Fatalf("get %v: %v\n%s", tt.args, err, stderr.String())
 		}
-		if len(agents) != 1 || agents[0] != tt.want {
+		if len(agents) != 1 || !slices.Equal(agents[0], tt.want) {
 			t.Errorf("get %v: User-Agent %q, want %q", tt.args, agents, tt.want)
 		}
 	}
 }
 
-// TestGetRobotsRefused checks that -robots is refused, not ignored, while
-// the Transport cannot read robots.txt.
-func TestGetRobotsRefused(t *testing.T) {
+// TestGetRobots checks that -robots obeys robots.txt for the product token
+// of -user-agent: a disallowed URL fails without being sent, and
+// robots.txt is fetched once.
+func TestGetRobots(t *testing.T) {
+	h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+		Body: "User-agent: *\nDisallow: /\n\nUser-agent: mybot\nDisallow: /private/\n",
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
 	var stdout, stderr bytes.Buffer
-	if err := runGet(t.Context(), []string{"-robots", "http://127.0.0.1:1/"}, &stdout, &stderr); err == nil {
-		t.Error("get -robots succeeded, want a usage error")
+	args := []string{"-robots", "-user-agent", "mybot/1.0 (+https://mybot.example)", "-c", "1", srv.URL + "/a", srv.URL + "/private/b", srv.URL + "/c"}
+	err := runGet(t.Context(), args, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 URLs failed") {
+		t.Errorf("get -robots = %v, want 1 of 3 URLs failed", err)
+	}
+	st := h.Stats()
+	if st.Fetches != 1 || st.Requests != 2 || st.Paths["/private/b"] != 0 {
+		t.Errorf("robots.txt fetched %d times, %d other requests %v; want 1 fetch and /a, /c", st.Fetches, st.Requests, st.Paths)
+	}
+	var rec getRecord
+	for line := range strings.Lines(stderr.String()) {
+		var r getRecord
+		if json.Unmarshal([]byte(line), &r) == nil && strings.HasSuffix(r.URL, "/private/b") {
+			rec = r
+		}
+	}
+	if !strings.Contains(rec.Error, "robots.txt") || !strings.Contains(rec.Error, "/private/") || rec.Attempts != 0 {
+		t.Errorf("log of /private/b = %+v, want an error naming robots.txt and the rule, no attempt", rec)
+	}
+}
+
+func TestHeaderFlagApply(t *testing.T) {
+	var h headerFlag
+	for _, s := range []string{"Accept: a", "accept: b", "User-Agent: x", "Host: h.example"} {
+		if err := h.Set(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := http.Header{"Accept": {"z"}, "User-Agent": {"default"}, "X-Other": {"kept"}}
+	host := ""
+	h.apply(dst, &host)
+	want := http.Header{"Accept": {"a", "b"}, "User-Agent": {"x"}, "X-Other": {"kept"}}
+	for name, v := range want {
+		if !slices.Equal(dst[name], v) {
+			t.Errorf("%s: %q, want %q", name, dst[name], v)
+		}
+	}
+	if host != "h.example" {
+		t.Errorf("host %q, want h.example", host)
 	}
 }

@@ -157,18 +157,34 @@ func (h *headerFlag) Set(s string) error {
 	return nil
 }
 
-// apply adds the collected headers to dst. A Host header sets host instead,
-// as net/http ignores Host in the header map.
+// apply sets the collected headers in dst: the first -H of a name
+// replaces what dst had under it (a default User-Agent, say), and the next
+// ones of that name add values. A Host header sets host instead, as
+// net/http ignores Host in the header map.
 func (h headerFlag) apply(dst http.Header, host *string) {
-	for _, s := range h {
+	for i, s := range h {
 		name, value, _ := strings.Cut(s, ":")
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		if strings.EqualFold(name, "Host") {
 			*host = value
 			continue
 		}
-		dst.Add(name, value)
+		if h[:i].has(name) {
+			dst.Add(name, value)
+		} else {
+			dst.Set(name, value)
+		}
 	}
+}
+
+// has reports whether h holds a header named name, ignoring case.
+func (h headerFlag) has(name string) bool {
+	for _, s := range h {
+		if n, _, _ := strings.Cut(s, ":"); strings.EqualFold(strings.TrimSpace(n), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // isTerminal reports whether w is a terminal, which the live progress

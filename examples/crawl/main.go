@@ -1,7 +1,9 @@
 // Command crawl crawls a site with colly over polite: colly finds the links,
-// polite decides when each request may go. colly's own robots.txt handling
-// and limits are off; polite paces each origin by what it says (rate-limit
-// fields, Retry-After, refusals) and bounds the requests in flight.
+// polite decides whether and when each request may go. colly's own
+// robots.txt handling and limits are off; polite obeys robots.txt (its
+// rules, Crawl-delay and Request-rate), paces each origin by what it says
+// (rate-limit fields, Retry-After, refusals) and bounds the requests in
+// flight.
 //
 // Usage:
 //
@@ -47,12 +49,16 @@ func main() {
 	fmt.Fprintf(os.Stderr, "%d pages, %d not sent (robots.txt), %d errors\n", len(res.Visited), res.Disallowed, len(res.Errors))
 }
 
-// newTransport returns the polite Transport the crawl goes through.
+// newTransport returns the polite Transport the crawl goes through: it
+// obeys robots.txt (a disallowed link fails with polite.ErrDisallowed,
+// Crawl-delay paces its origin), keeps at most maxConcurrency requests in
+// flight to an origin, and to an origin that states no rate limit, fewer
+// while its latency shows it queues them.
 func newTransport(userAgent string, maxConcurrency int) *polite.Transport {
-	_ = userAgent // for Robots, below
 	return &polite.Transport{
 		MaxConcurrency: maxConcurrency,
-		// Robots: &polite.Robots{UserAgent: userAgent},
+		Robots:         &polite.Robots{UserAgent: userAgent},
+		Restraint:      &polite.Restraint{MaxConcurrency: maxConcurrency, Adaptive: true},
 	}
 }
 

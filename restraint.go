@@ -1,0 +1,70 @@
+package polite
+
+// Restraint holds back a Transport's requests to origins that state no
+// rate limit, as a considerate crawler does: such an origin has at most
+// MaxConcurrency of them in flight at once and, with Adaptive, fewer while
+// its latency shows that it queues them.
+//
+// An origin (a budget key) states a quota when one of its responses
+// carries a rate-limit field the Transport reads (RateLimit,
+// RateLimit-Policy, a legacy or vendor dialect); from then on the quotas it
+// states pace it, and Restraint no longer applies to it. Refusals,
+// Retry-After, robots.txt and the other ceilings apply to every origin,
+// with or without Restraint.
+//
+// Each Transport keeps Restraint for its own requests, like
+// [Transport.MaxConcurrency]; what it learns of an origin is forgotten
+// once the origin has been idle for a while and many others were seen. A
+// Restraint is only read: Transports may share one. Its fields must not be
+// changed after first use.
+type Restraint struct {
+	// MaxConcurrency is the most requests the Transport has in flight to
+	// one origin that states no quota. If zero or negative, 4.
+	MaxConcurrency int
+
+	// Adaptive, if true, lowers an origin's limit below MaxConcurrency
+	// when its latency rises well above its own baseline, before it
+	// refuses anything, and raises it again as latency comes back (in the
+	// manner of TCP Vegas and of Netflix's Gradient concurrency limits).
+	// The latency of a request is the time from its start until its
+	// response arrives; refusals and errors are not counted.
+	//
+	// The limit starts at 4 (or MaxConcurrency, if lower), and the
+	// origin's baseline is the mean latency of its first 64 responses,
+	// measured again every 5 minutes under a light load. Once per round
+	// trip, if the smoothed latency is more than 1.5 times the baseline,
+	// the limit comes down a quarter of the way towards what the origin
+	// serves without queueing; if it is under 1.25 times the baseline,
+	// and at least half the limit is in use, the limit grows by one.
+	Adaptive bool
+}
+
+const (
+	// defaultRestraint is Restraint.MaxConcurrency's default (see
+	// DESIGN.md, section 9).
+	defaultRestraint = 4
+	// restraintInitial is where an adaptive limit starts: the load under
+	// which the baseline is first measured.
+	restraintInitial = 4
+)
+
+// limit returns the most requests in flight e's key may have under r,
+// and under maxConc (0: none) too. With Adaptive, it creates e's
+// gradient on first use.
+func (r *Restraint) limit(e *ceiling, maxConc int) int {
+	lim := r.MaxConcurrency
+	if lim <= 0 {
+		lim = defaultRestraint
+	}
+	if r.Adaptive {
+		if e.grad == nil {
+			g := newGradient(min(lim, restraintInitial), lim)
+			e.grad = &g
+		}
+		lim = e.grad.limit()
+	}
+	if maxConc > 0 {
+		return min(maxConc, lim)
+	}
+	return lim
+}
