@@ -1,0 +1,472 @@
+package redisstore
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/redis/go-redis/v9"
+)
+
+// Store keeps the state of polite budget keys in Redis, so that the
+// processes sharing one Redis (and one prefix) pace each origin as one
+// client. It implements [polite.Store]; plug it into [polite.Budget].
+//
+// Create a Store with [New]. A Store is safe for concurrent use by multiple
+// goroutines. Its fields must not be changed after first use. A process
+// should use one Store per Redis and prefix, shared by all its Budgets: each
+// Store holds one pub/sub connection.
+//
+// Call [Store.Close] when done with it to stop its subscription; it does not
+// close the Redis client.
+type Store struct {
+	// Timeout bounds each Redis call made on behalf of a request, so that a
+	// slow or hung Redis holds no request longer than this before the store
+	// falls back to memory. It takes effect only if the client honours
+	// context deadlines (redis.Options.ContextTimeoutEnabled); otherwise
+	// the client's own ReadTimeout and WriteTimeout bound each call. If
+	// zero, 250 ms.
+	Timeout time.Duration
+
+	// MaxKeys is the most budget keys whose last state and generation the
+	// Store keeps in this process (to save a read per update and to wake
+	// waiters). It bounds memory only; a key that falls out costs one more
+	// round trip on its next update. If zero, 10000.
+	MaxKeys int
+
+	// ExpiryMargin is added to the expiry a state reports before it is
+	// given to Redis as the key's time to live, so that a key outlives its
+	// budget's idle time despite clock differences between processes. If
+	// zero, 1 minute.
+	ExpiryMargin time.Duration
+
+	// RetryInterval is how often, while Redis does not answer, the Store
+	// tries to reach it again. Until it does, updates go to a budget in
+	// this process's memory. If zero, 1 second.
+	RetryInterval time.Duration
+
+	// Logger, if not nil, receives one line each time the Store stops or
+	// resumes using Redis (at Warn and Info).
+	Logger *slog.Logger
+
+	// OnTransition, if not nil, is called each time the Store stops or
+	// resumes using Redis. It must not block.
+	OnTransition func(Transition)
+
+	rdb     redis.UniversalClient
+	prefix  string
+	channel string
+	name    string // this Store's name in swaps: random
+
+	once   sync.Once
+	shards [nShards]shard
+	zero   []byte // a zero KeyState in binary form
+	local  memStore
+
+	// subscription and health
+	mu         sync.Mutex
+	started    atomic.Bool
+	closed     bool
+	stop       context.CancelFunc
+	done       chan struct{}
+	ps         *redis.PubSub
+	nextTry    atomic.Int64  // while down: when (Unix ns) an update may try Redis again
+	subscribed atomic.Bool   // the subscription is live
+	epoch      atomic.Uint64 // counts changes of subscribed and down
+	epochCh    chan struct{} // closed and replaced when epoch changes
+	down       atomic.Bool   // Redis failed; updates go to memory
+}
+
+// Transition reports that a [Store] stopped or resumed keeping budgets in
+// Redis.
+type Transition struct {
+	Time time.Time
+	// Shared is true when Redis answers again and budgets are shared;
+	// false when the Store falls back to budgets in this process's memory.
+	Shared bool
+	// Err is the failure that made the Store fall back; nil when Shared.
+	Err error
+}
+
+const (
+	nShards              = 16
+	defaultTimeout       = 250 * time.Millisecond
+	defaultMaxKeys       = 10000
+	defaultExpiryMargin  = time.Minute
+	defaultRetryInterval = time.Second
+	defaultTTL           = 10 * time.Minute // for a state that gives no expiry
+	maxAttempts          = 64               // compare-and-swap tries per update
+)
+
+// ErrContention is returned (wrapped) by [Store.Update] when so many other
+// updates of the same key won the compare-and-swap that this one gave up.
+var ErrContention = errors.New("redisstore: too much contention on one key")
+
+// New returns a Store keeping budgets in rdb under keys starting with
+// prefix (if empty, "polite:"). Processes that share budgets use the same
+// prefix; a prefix also names the pub/sub channel the Store listens on.
+//
+// rdb may be a single-node client, a Redis Cluster client or any
+// [redis.UniversalClient]; all the Redis keys of one budget key hash to one
+// slot. For request timeouts to hold, create rdb with ContextTimeoutEnabled.
+func New(rdb redis.UniversalClient, prefix string) *Store {
+	if prefix == "" {
+		prefix = "polite:"
+	}
+	var b [8]byte
+	crand.Read(b[:])
+	return &Store{rdb: rdb, prefix: prefix, channel: prefix + "changed", name: hex.EncodeToString(b[:])}
+}
+
+func (s *Store) init() {
+	s.once.Do(func() {
+		z, _ := new(polite.KeyState).MarshalBinary()
+		s.zero = z
+		n := s.MaxKeys
+		if n <= 0 {
+			n = defaultMaxKeys
+		}
+		per := max(1, n/nShards)
+		for i := range s.shards {
+			s.shards[i].init(per)
+		}
+		s.local.init(per * nShards)
+		s.epochCh = make(chan struct{})
+	})
+}
+
+func (s *Store) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return defaultTimeout
+}
+
+func (s *Store) margin() time.Duration {
+	if s.ExpiryMargin > 0 {
+		return s.ExpiryMargin
+	}
+	return defaultExpiryMargin
+}
+
+func (s *Store) retryInterval() time.Duration {
+	if s.RetryInterval > 0 {
+		return s.RetryInterval
+	}
+	return defaultRetryInterval
+}
+
+// id returns the name of key in Redis: a hash, so that a key built from a
+// credential never appears in Redis, its logs or its replication stream.
+func id(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:16])
+}
+
+// redisKey returns the Redis key holding the state of the key named id. The
+// braces make it a hash tag: whatever else a key's state needs later stays
+// in the same Redis Cluster slot.
+func (s *Store) redisKey(id string) string { return s.prefix + "{" + id + "}" }
+
+func (s *Store) shard(id string) *shard {
+	// id is hex: its first two digits pick the shard.
+	h, _ := strconv.ParseUint(id[:2], 16, 8)
+	return &s.shards[h%nShards]
+}
+
+// Update calls fn with key's state and keeps what fn leaves, atomically
+// across every process sharing the Redis and prefix. It reads nothing
+// before the compare-and-swap when this process has seen the key's latest
+// version; otherwise the failed swap returns the current state and fn runs
+// again on it. When the state's generation grew, Update publishes it, and
+// waiters in every process sharing the store wake.
+//
+// If Redis fails (or does not answer within Timeout), Update falls back to
+// a budget in this process's memory for that call and later ones, until
+// Redis answers again: it returns an error only when ctx ends.
+func (s *Store) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	s.init()
+	s.start()
+	down := s.down.Load()
+	if !down || s.retryNow() {
+		err := s.updateRedis(ctx, key, fn)
+		if err == nil {
+			if down {
+				s.recovered()
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.fail(err)
+	}
+	return s.local.update(ctx, id(key), fn)
+}
+
+// retryNow reports whether this update, while Redis is down, is the one
+// that tries it again (one every RetryInterval).
+func (s *Store) retryNow() bool {
+	now := time.Now().UnixNano()
+	next := s.nextTry.Load()
+	if now < next {
+		return false
+	}
+	return s.nextTry.CompareAndSwap(next, now+s.retryInterval().Nanoseconds())
+}
+
+// updateRedis is Update against Redis.
+//
+// The updates of one key in one process go to Redis in batches: while one
+// batch is being swapped, the updates that arrive queue, and the next
+// batch applies them all, in order, with one swap. Each would otherwise
+// swap against the same version and all but one would fail.
+func (s *Store) updateRedis(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	kid := id(key)
+	sh := s.shard(kid)
+	e := sh.pin(kid)
+	defer sh.unpin(e)
+
+	o := &op{fn: fn, done: make(chan result, 1)}
+	if !sh.enqueue(e, o) {
+		select {
+		case r := <-o.done:
+			if !r.lead {
+				return r.err
+			}
+		case <-ctx.Done():
+			if sh.withdraw(e, o) {
+				return ctx.Err()
+			}
+			r := <-o.done // handed the lead, or done, just now
+			if !r.lead {
+				return r.err
+			}
+		}
+	}
+	// This update leads: it swaps the queue, its own update first, and
+	// hands the lead to the next update queued, if any. The swap does not
+	// end with the leader's context: it is the others' too.
+	batch := sh.take(e)
+	err := s.commit(context.WithoutCancel(ctx), kid, e, batch)
+	for _, b := range batch[1:] {
+		b.done <- result{err: err}
+	}
+	sh.handOff(e)
+	return err
+}
+
+// commit swaps a batch of updates of one key into Redis.
+func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) error {
+	sh := s.shard(kid)
+	ver, cur := sh.cached(e)
+	// Notifications count only if the subscription was live before the
+	// swap was sent: then none published after it can be missed.
+	epoch, live := s.epoch.Load(), s.subscribed.Load()
+	rkey := s.redisKey(kid)
+	for attempt := range maxAttempts {
+		var st polite.KeyState
+		if len(cur) > 0 {
+			if err := st.UnmarshalBinary(cur); err != nil {
+				// A state this version cannot read (written by a
+				// newer one, or damaged): start over from zero and
+				// replace it.
+				st = polite.KeyState{}
+			}
+		}
+		before := st.Generation()
+		for _, o := range batch {
+			o.fn(&st)
+		}
+		next, err := st.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("redisstore: encoding state: %w", err)
+		}
+		gen := st.Generation()
+		r := swap{expect: ver, id: kid, gen: gen, notify: gen > before, lost: attempt}
+		switch {
+		case bytes.Equal(next, s.zero):
+			r.mode = modeDelete
+		case bytes.Equal(next, cur):
+			r.mode = modeCheck
+		default:
+			r.mode, r.state = modeWrite, next
+			r.ttl = s.ttl(st.Expiry())
+		}
+		ok, nver, nstate, err := s.swap(ctx, rkey, r)
+		if err != nil {
+			return err
+		}
+		if ok {
+			cver := nver
+			if r.mode == modeDelete {
+				cver, next = 0, nil // absent: the next swap expects no key
+			}
+			sh.done(e, cver, next, nver, gen, epoch, live)
+			return nil
+		}
+		ver, cur = nver, nstate
+		sh.store(e, ver, cur)
+	}
+	return fmt.Errorf("redisstore: %d tries: %w", maxAttempts, ErrContention)
+}
+
+// ttl returns the time to live of a state expiring at expiry.
+func (s *Store) ttl(expiry time.Time) time.Duration {
+	d := defaultTTL
+	if !expiry.IsZero() {
+		d = time.Until(expiry)
+	}
+	return max(d, 0) + s.margin()
+}
+
+// Wait blocks until key's generation differs from gen, until until (zero:
+// no deadline), or ctx ends; nil in the first two cases, ctx.Err() in the
+// last. Waking needs no Redis call: every Store listens on its prefix's
+// channel, where updates publish new generations. A wake published between
+// the Update that returned gen and the call to Wait is not lost.
+//
+// Wait may return nil early, for instance when the subscription was
+// re-established or when Redis stops answering; the caller looks again.
+func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	s.init()
+	s.start()
+	kid := id(key)
+	if s.down.Load() {
+		return s.local.wait(ctx, kid, gen, until, s.epochChan())
+	}
+	sh := s.shard(kid)
+	e := sh.pin(kid)
+	defer sh.unpin(e)
+
+	epochCh := s.epochChan()
+	live := s.subscribed.Load()
+	changed, ok := sh.watch(e, gen, s.epoch.Load(), live)
+	if !ok {
+		return nil
+	}
+	var deadline <-chan time.Time
+	if !live {
+		// Not subscribed: no notification can come. Look again after
+		// a while rather than waiting for one.
+		if until.IsZero() || time.Until(until) > s.retryInterval() {
+			until = time.Now().Add(s.retryInterval())
+		}
+	}
+	if !until.IsZero() {
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		deadline = t.C
+	}
+	select {
+	case <-changed:
+		return nil
+	case <-epochCh:
+		return nil
+	case <-deadline:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// epochChan returns the channel closed when the subscription starts or
+// stops, or Redis fails.
+func (s *Store) epochChan() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epochCh
+}
+
+// wakeAll moves to a new epoch and wakes every waiter. s.mu must be held.
+func (s *Store) wakeAll() {
+	s.epoch.Add(1)
+	close(s.epochCh)
+	s.epochCh = make(chan struct{})
+}
+
+// setSubscribed records whether the subscription is live, waking every
+// waiter when that changes (or when it was re-established: notifications
+// may have been missed in between).
+func (s *Store) setSubscribed(live bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !live && !s.subscribed.Load() {
+		return
+	}
+	s.subscribed.Store(live)
+	s.wakeAll()
+}
+
+// fail records that Redis failed: updates go to memory until it answers.
+func (s *Store) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.down.Load() || s.closed {
+		return
+	}
+	s.nextTry.Store(time.Now().Add(s.retryInterval()).UnixNano())
+	s.down.Store(true)
+	s.wakeAll()
+	s.transition(Transition{Time: time.Now(), Err: err})
+}
+
+// recovered records that Redis answers again.
+func (s *Store) recovered() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.down.Load() || s.closed {
+		return
+	}
+	s.down.Store(false)
+	s.wakeAll()
+	s.local.reset()
+	s.transition(Transition{Time: time.Now(), Shared: true})
+}
+
+func (s *Store) transition(t Transition) {
+	if s.Logger != nil {
+		if t.Shared {
+			s.Logger.Info("polite/redisstore: Redis answers again; budgets are shared", slog.String("prefix", s.prefix))
+		} else {
+			s.Logger.Warn("polite/redisstore: Redis failed; budgets fall back to this process's memory",
+				slog.String("prefix", s.prefix), slog.Any("error", t.Err))
+		}
+	}
+	if s.OnTransition != nil {
+		s.OnTransition(t)
+	}
+}
+
+// Close stops the Store's subscription and waits for it to end. Updates
+// and waits after Close use memory only. Close does not close the Redis
+// client. It returns nil.
+func (s *Store) Close() error {
+	s.init()
+	s.mu.Lock()
+	s.closed = true
+	s.down.Store(true)
+	s.nextTry.Store(math.MaxInt64)
+	s.wakeAll()
+	stop, done, ps := s.stop, s.done, s.ps
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		if ps != nil {
+			_ = ps.Close() // ends a receive in progress
+		}
+		<-done
+	}
+	return nil
+}
