@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/politehttp/polite/internal/control"
 )
 
 // ErrWaitTooLong is matched by every [*WaitError]: the request was not sent
@@ -21,7 +23,10 @@ var ErrWaitTooLong = errors.New("polite: wait too long")
 // as net/http's own timeouts do, although the deadline has not passed yet:
 // the wait would have ended after it.
 type WaitError struct {
-	Key    string        // budget key of the origin, as Transport.Key returned it
+	// Key is the budget key: the origin, or, for a key from a custom
+	// Transport.Key, its fingerprint ("key-" and 8 hex digits), never the
+	// key itself.
+	Key    string
 	Delay  time.Duration // how long the request would have had to wait
 	Until  time.Time     // when the wait would have ended
 	Reason Reason        // what the wait was for
@@ -59,3 +64,35 @@ const (
 	ReasonConcurrency Reason = "concurrency"  // too many requests in flight for the origin
 	ReasonProbe       Reason = "probe"        // after a pause, one request probes before the others follow
 )
+
+// reasons maps the controller's reason codes to Reasons.
+var reasons = [...]Reason{
+	control.ReasonNone:        "",
+	control.ReasonPace:        ReasonPace,
+	control.ReasonQuota:       ReasonQuota,
+	control.ReasonRetryAfter:  ReasonRetryAfter,
+	control.ReasonBackoff:     ReasonBackoff,
+	control.ReasonAdaptive:    ReasonAdaptive,
+	control.ReasonRetryBudget: ReasonRetryBudget,
+	control.ReasonStopped:     ReasonStopped,
+	control.ReasonConcurrency: ReasonConcurrency,
+	control.ReasonProbe:       ReasonProbe,
+}
+
+// reasonOf returns the Reason of a controller's reason code.
+func reasonOf(r control.Reason) Reason {
+	if int(r) < len(reasons) {
+		return reasons[r]
+	}
+	return ""
+}
+
+// reasonCode returns the controller's code of a Reason.
+func reasonCode(r Reason) control.Reason {
+	for i, v := range reasons {
+		if v == r {
+			return control.Reason(i)
+		}
+	}
+	return control.ReasonNone
+}

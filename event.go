@@ -28,20 +28,33 @@ const (
 	// abnormal-usage-detected); the response goes back to the caller and
 	// the batch that sent it should stop, not retry harder.
 	EventStop EventKind = "stop"
+	// EventStoreDown: the Budget's Store failed (Err says how); requests go
+	// on with a private in-memory state per key, pacing by what this
+	// process sees, until the Store answers again. Reported once per
+	// failure, not once per request.
+	EventStoreDown EventKind = "store-down"
+	// EventStoreUp: the Budget's Store answers again after EventStoreDown.
+	EventStoreUp EventKind = "store-up"
 )
 
 // Event reports one thing a Transport did or learned, to [Transport.OnEvent]
-// and [Transport.Logger]. It never carries a partition key or a credential.
+// and [Transport.Logger]. It never carries a partition key, and never a
+// key from a custom Transport.Key, which may hold a credential, other than
+// as its fingerprint.
 type Event struct {
-	Kind    EventKind
-	Time    time.Time
-	Key     string        // budget key; with a custom Transport.Key, what it returned
+	Kind EventKind
+	Time time.Time
+	// Key is the budget key: the origin, or, for a key from a custom
+	// Transport.Key, its fingerprint ("key-" and 8 hex digits; the same
+	// for the same key within one Budget, as in State.Key).
+	Key     string
 	Request *http.Request // the caller's request; it must not be modified
 	Attempt int           // 1 for the first send of a request
 	Status  int           // status of the response, when there is one
 	Wait    time.Duration // EventWait: time waited; EventRetry, EventGiveUp: time asked for
 	Reason  Reason        // why it waits, or waited
 	Quotas  int           // EventObserve: how many quotas the response described
+	Err     error         // EventStoreDown: the Store's error
 }
 
 // emit reports e to OnEvent and Logger, if set.
@@ -54,9 +67,9 @@ func (t *Transport) emit(e Event) {
 	}
 	level := slog.LevelDebug
 	switch e.Kind {
-	case EventGiveUp, EventStop:
+	case EventGiveUp, EventStop, EventStoreDown:
 		level = slog.LevelWarn
-	case EventRetry:
+	case EventRetry, EventStoreUp:
 		level = slog.LevelInfo
 	}
 	ctx := context.Background()
@@ -64,6 +77,14 @@ func (t *Transport) emit(e Event) {
 		ctx = e.Request.Context()
 	}
 	if !t.Logger.Enabled(ctx, level) {
+		return
+	}
+	if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
+		attrs := []slog.Attr{slog.String("key", e.Key)}
+		if e.Err != nil {
+			attrs = append(attrs, slog.String("error", e.Err.Error()))
+		}
+		t.Logger.LogAttrs(ctx, level, "polite: "+string(e.Kind), attrs...)
 		return
 	}
 	t.Logger.LogAttrs(ctx, level, "polite: "+string(e.Kind),

@@ -1,17 +1,24 @@
 package polite
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"strings"
 	"time"
+
+	"github.com/politehttp/polite/internal/control"
 )
 
 // State is what a budget knows of one key at an instant: why its requests
 // wait, and until when. It is a snapshot; it does not change afterwards.
 type State struct {
-	Key         string    // the budget key: an origin, or what Transport.Key returned
-	InFlight    int       // requests sent and not yet answered
+	// Key is the budget key: the origin, normalised ("https://api.example",
+	// with the port when it is not the scheme's default), or, for a key
+	// from a custom Transport.Key, its fingerprint ("key-" and 8 hex
+	// digits, the same for the same key within one Budget), never the key
+	// itself.
+	Key         string
+	InFlight    int       // requests sent and not yet answered (or whose lease has not expired)
 	PauseUntil  time.Time // no request starts before this; zero or past when not paused
 	PauseReason Reason    // why, while paused
 	Probing     bool      // the next request goes alone, and the others wait for its answer
@@ -45,78 +52,86 @@ type PolicyState struct {
 	Source    string        // "server", or "refusals" for a learned quota
 }
 
-// Inspect reports what b knows of key at now: an origin such as
-// "https://api.example" (scheme and host, with the port when the URL had
-// one), or what Transport.Key returned. It reports false when b holds no
-// state for key, either because no request used it or because it was
-// forgotten when idle. Partition keys are reported hashed, never verbatim.
+// Inspect reports what b knows of key at now. The key is a URL or an
+// origin ("https://API.example:443/items" and "https://api.example" name
+// the same budget, normalised as a request's key is), or what
+// Transport.Key returned. It reports false when b holds no state for key,
+// either because no request used it or because it was forgotten when
+// idle. Partition keys are reported hashed, and custom keys as their
+// fingerprint, never verbatim.
+//
+// With a Store, Inspect reads the stored state (an Update that changes
+// nothing); while the Store fails, it reports what this process saw.
 func (b *Budget) Inspect(key string, now time.Time) (State, bool) {
-	ms, ok := b.store().(*memStore)
-	if !ok {
-		return State{}, false
+	b.init()
+	origin, raw, isOrigin := lookupKey(key)
+	if isOrigin {
+		if st, ok := b.inspect(origin, now); ok {
+			return st, true
+		}
+		if raw == origin {
+			return State{}, false
+		}
 	}
-	return ms.inspect(key, now)
+	return b.inspect(raw, now)
 }
 
-// Inspect is [Budget.Inspect] on the Transport's budget.
-func (t *Transport) Inspect(key string, now time.Time) (State, bool) {
-	if t.Budget != nil {
-		return t.Budget.Inspect(key, now)
-	}
-	return t.budget.Inspect(key, now)
-}
-
-func (s *memStore) inspect(key string, now time.Time) (State, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, ok := s.m[originKey{host: key}]
-	if scheme, host, found := strings.Cut(key, "://"); found && !ok {
-		o, ok = s.m[originKey{scheme: scheme, host: host}]
+func (b *Budget) inspect(k memKey, now time.Time) (State, bool) {
+	var (
+		v  control.View
+		ok bool
+	)
+	switch {
+	case b.mem != nil:
+		v, ok = b.mem.view(k, now)
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		err := b.ext.Update(ctx, k.String(), func(s *KeyState) {
+			ok = !s.c.IsZero()
+			if ok {
+				v = s.c.View(now)
+			}
+		})
+		cancel()
+		if err != nil {
+			v, ok = b.fallback.view(k, now)
+		}
 	}
 	if !ok {
 		return State{}, false
 	}
 	st := State{
-		Key:                  o.key.String(),
-		InFlight:             o.inflight,
-		Probing:              o.probing,
-		HintsDistrustedUntil: o.learn.distrustUntil,
+		Key:                  b.display(budgetKey{m: k, custom: v.Custom}),
+		InFlight:             v.InFlight,
+		PauseUntil:           v.PauseUntil,
+		PauseReason:          reasonOf(v.PauseReason),
+		Probing:              v.Probing,
+		HintsDistrustedUntil: v.DistrustUntil,
+		RetriesLeft:          v.RetriesLeft,
 	}
-	if now.Before(o.pauseUntil) {
-		st.PauseUntil, st.PauseReason = o.pauseUntil, o.pauseReason
+	for _, p := range v.Policies {
+		st.Policies = append(st.Policies, policyState(p))
 	}
-	for _, p := range o.policies {
-		st.Policies = append(st.Policies, p.state(o, now, "server"))
-	}
-	if o.learn.quota != nil {
-		ls := o.learn.quota.state(o, now, "refusals")
+	if v.Learned != nil {
+		ls := policyState(*v.Learned)
 		st.Learned = &ls
 	}
-	l := o.learn
-	l.refill(now)
-	if now.Before(l.noRetryUntil) {
-		l.retryTokens = 0
-	}
-	st.RetriesLeft = int(l.retryTokens)
 	return st, true
 }
 
-func (p *policy) state(o *origin, now time.Time, source string) PolicyState {
-	ps := PolicyState{Name: p.name, Unit: p.unit, Quota: -1, Remaining: -1, Source: source}
-	if p.pk != "" {
-		sum := sha256.Sum256([]byte(p.pk))
+func policyState(p control.PolicyView) PolicyState {
+	ps := PolicyState{Name: p.Name, Unit: p.Unit, Quota: p.Quota, Window: p.Window, Remaining: p.Remaining, ResetAt: p.ResetAt, Source: "server"}
+	if p.Learned {
+		ps.Source = "refusals"
+	}
+	if len(p.Partition) > 0 {
+		sum := sha256.Sum256(p.Partition)
 		ps.Partition = "sha256:" + hex.EncodeToString(sum[:8])
 	}
-	if p.q > 0 {
-		ps.Quota, ps.Window = p.q, p.w
-	}
-	if p.live && (p.deadline.IsZero() || now.Before(p.deadline)) {
-		need := int64(1)
-		if p.unit == unitBytes {
-			need = p.need()
-		}
-		ps.Remaining = max(0, p.minR-int64(o.inflight)*need)
-		ps.ResetAt = p.deadline
-	}
 	return ps
+}
+
+// Inspect is [Budget.Inspect] on the Transport's budget.
+func (t *Transport) Inspect(key string, now time.Time) (State, bool) {
+	return t.budgetOf().Inspect(key, now)
 }

@@ -651,8 +651,17 @@ func TestInspectCustomKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if st, ok := tr.Inspect("acct-1", time.Now()); !ok || st.Key != "acct-1" || st.PauseReason != polite.ReasonQuota {
+		st, ok := tr.Inspect("acct-1", time.Now())
+		if !ok || st.PauseReason != polite.ReasonQuota {
 			t.Errorf(`Inspect("acct-1") = %+v, %v; want its quota pause`, st, ok)
+		}
+		// A custom key may hold a credential: it is shown only as a
+		// stable fingerprint.
+		if !strings.HasPrefix(st.Key, "key-") || len(st.Key) != len("key-")+8 || strings.Contains(st.Key, "acct-1") {
+			t.Errorf(`State.Key = %q, want "key-" and 8 hex digits`, st.Key)
+		}
+		if again, _ := tr.Inspect("acct-1", time.Now()); again.Key != st.Key {
+			t.Errorf("State.Key = %q, then %q: want a stable fingerprint", st.Key, again.Key)
 		}
 		if _, ok := tr.Inspect("http://api.test", time.Now()); ok {
 			t.Error(`Inspect("http://api.test") = true with a custom Key, want false`)

@@ -1,14 +1,17 @@
 package polite
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
-	"math"
+	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/politehttp/polite/internal/control"
 	"github.com/politehttp/polite/parse"
 )
 
@@ -74,7 +77,8 @@ type Transport struct {
 	// give-ups at Warn, the rest at Debug. If nil, nothing is logged.
 	Logger *slog.Logger
 
-	budget Budget // used when Budget is nil
+	budget Budget   // used when Budget is nil
+	ceil   ceilings // MaxRate and MaxConcurrency, per key
 }
 
 const (
@@ -86,8 +90,8 @@ const (
 // The fallback backoff, used when a refusal says nothing about how long to
 // wait: 1s, 2s, 4s, ... doubling up to 1m, each randomised by ±50%.
 const (
-	backoffInitial = time.Second
-	backoffMax     = time.Minute
+	backoffInitial = control.BackoffInitial
+	backoffMax     = control.BackoffMax
 	backoffFactor  = 2
 	backoffRand    = 0.5
 )
@@ -99,11 +103,14 @@ func (t *Transport) base() http.RoundTripper {
 	return http.DefaultTransport
 }
 
-func (t *Transport) store() store {
-	if t.Budget != nil {
-		return t.Budget.store()
+// budgetOf returns the Transport's budget, ready.
+func (t *Transport) budgetOf() *Budget {
+	b := t.Budget
+	if b == nil {
+		b = &t.budget
 	}
-	return t.budget.store()
+	b.init()
+	return b
 }
 
 func (t *Transport) maxWait() time.Duration {
@@ -123,12 +130,17 @@ func (t *Transport) maxAttempts() int {
 	return t.MaxAttempts
 }
 
-func (t *Transport) key(req *http.Request) originKey {
+// key returns the budget key of req: its origin, normalised (see
+// originKey), unless Key says otherwise.
+func (t *Transport) key(req *http.Request) budgetKey {
 	if t.Key != nil {
-		return originKey{host: t.Key(req)}
+		return budgetKey{m: splitKey(t.Key(req)), custom: true}
 	}
-	return originKey{scheme: req.URL.Scheme, host: req.URL.Host}
+	return originKey(req.URL.Scheme, req.URL.Host)
 }
+
+// local reports whether the Transport has local ceilings to keep.
+func (t *Transport) local() bool { return t.MaxRate > 0 || t.MaxConcurrency > 0 }
 
 // RoundTrip implements [http.RoundTripper]. It waits for the request's budget,
 // sends the request through Base, learns from the response, and retries a
@@ -141,14 +153,13 @@ func (t *Transport) key(req *http.Request) originKey {
 // with a nil error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	st := t.store()
+	b := t.budgetOf()
 	key := t.key(req)
-	c := ceilings{maxRate: t.MaxRate, maxConc: t.MaxConcurrency}
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
 
 	for attempt := 1; ; attempt++ {
-		g, err := t.wait(req, st, key, c, attempt)
+		g, err := t.wait(req, b, key, attempt)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -158,98 +169,134 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		send := req
 		if attempt > 1 {
 			if send, err = rewind(req); err != nil {
-				st.release(g, time.Now(), outcome{failed: true})
+				t.finish(req, b, key, g, time.Now(), &control.Outcome{Failed: true})
 				return nil, err
 			}
 		}
-		resp, err := t.send(send, st, g)
+		resp, err := t.send(send, b, key, g)
 		now := time.Now()
 		if err != nil {
-			st.release(g, now, outcome{failed: true})
+			t.finish(req, b, key, g, now, &control.Outcome{Failed: true})
 			return nil, err
 		}
 
-		out := outcome{bytes: resp.ContentLength, first: attempt == 1}
+		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
 		// Rate-limit fields on a response from a cache describe the past
-		// (draft-11 §7.3, D5); fields in trailers are never read (D9).
+		// (draft-11 §7.3; DESIGN.md, D5); fields in trailers are never
+		// read (D9).
 		if !parse.FromCache(resp.Header) {
-			out.quotas = readQuotas(resp.Header, now, g, &out)
-			if len(out.quotas) > 0 && t.observed() {
-				t.emit(Event{Kind: EventObserve, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.quotas)})
+			out.Quotas = readQuotas(resp.Header, now, g.Lease, &out)
+			if len(out.Quotas) > 0 {
+				out.Rand = rand.Uint64()
+				if t.observed() {
+					t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
+				}
 			}
 		}
-		refused := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
-		if !refused {
-			st.release(g, now, out)
+		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+			t.finish(req, b, key, g, now, &out)
 			return resp, nil
 		}
 
-		wait, why, given := serverWait(resp.Header, out.quotas, now)
-		if !given {
+		// A refusal: gather what the decision needs, and execute its plan
+		// (see control.Decide).
+		out.Refused = true
+		if out.Rand == 0 {
+			out.Rand = rand.Uint64()
+		}
+		r := &out.Refusal
+		var why Reason
+		r.Wait, why, r.Given = serverWait(resp.Header, out.Quotas, now)
+		r.Reason = reasonCode(why)
+		if !r.Given {
 			if bo == nil {
 				bo = newBackoff()
 			}
-			wait, why = bo.NextBackOff(), ReasonBackoff
-			if g.window {
-				// The end of a window: the first probe is not put off
-				// by this request's earlier refusals.
-				wait = min(wait, backoffInitial)
-			}
-			if !g.measuring.IsZero() {
-				// The origin is being measured (see learner): probe again
-				// after half the time it has refused so far, so that the
-				// window is known to within half of itself, not to within
-				// a doubled backoff.
-				wait = min(wait, max(backoffInitial/4, now.Sub(g.measuring)/2))
-			}
+			r.Backoff = bo.NextBackOff()
 		}
-		deadline, ok := ctx.Deadline()
-		out.wantRetry = attempt < attempts && wait <= t.maxWait() && retryable(req, resp.StatusCode) && (!ok || !now.Add(wait).After(deadline))
-		// A wait the server gave is a floor: jitter only lengthens the
-		// pause, and is added after the wait was judged.
-		out.refused, out.pause, out.reason = true, wait, why
-		if given {
-			// ...but never past MaxWait on its account.
-			out.pause = min(addSat(wait, jitter(wait/10)), max(wait, t.maxWait()))
-		}
-		if out.wantRetry {
-			// The body would be discarded: read what a problem document
+		r.Retryable = attempt < attempts && retryable(req, resp.StatusCode)
+		r.MaxWait = t.maxWait()
+		r.Deadline, _ = ctx.Deadline()
+		if r.Retryable {
+			// The body may be discarded: read what a problem document
 			// says (RFC 9457, draft-11 §5) from a bounded prefix of it.
 			var p problem
 			resp.Body, p = readProblem(resp)
-			out.violated = p.violated
-			if p.kind == problemAbnormal {
-				out.stop, out.wantRetry = true, false
-			}
+			r.Violated = p.violated
+			r.Stop = p.kind == problemAbnormal
 		}
-		retry, denied := st.release(g, now, out)
+		plan := t.finish(req, b, key, g, now, &out)
 
+		e := Event{Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: plan.Wait, Reason: reasonOf(plan.Reason)}
 		switch {
-		case out.stop:
-			t.emitIf(Event{Kind: EventStop, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
+		case plan.Stop:
+			e.Kind = EventStop
+			t.emitIf(e)
 			return resp, nil
-		case out.wantRetry && !retry:
-			why = denied
-			fallthrough
-		case !retry:
-			t.emitIf(Event{Kind: EventGiveUp, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
+		case !plan.Retry:
+			if plan.Denied != control.ReasonNone {
+				e.Reason = reasonOf(plan.Denied)
+			}
+			e.Kind = EventGiveUp
+			t.emitIf(e)
 			return resp, nil
 		}
-		t.emitIf(Event{Kind: EventRetry, Time: now, Key: key.String(), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, Reason: why})
+		e.Kind = EventRetry
+		t.emitIf(e)
 		discard(resp.Body)
 	}
 }
+
+// finish ends the request g granted: it frees its local slot, and applies
+// out to its budget key. For a refusal it returns the plan to execute.
+func (t *Transport) finish(req *http.Request, b *Budget, key budgetKey, g lease, now time.Time, out *control.Outcome) control.Plan {
+	if t.local() {
+		t.ceil.done(key.m)
+	}
+	plan, note := b.release(req.Context(), key, g, now, out)
+	t.note(req, b, key, now, note)
+	return plan
+}
+
+// note reports a change of the Store's health.
+func (t *Transport) note(req *http.Request, b *Budget, key budgetKey, now time.Time, n storeNote) {
+	if n.kind == "" || !t.observed() {
+		return
+	}
+	e := Event{Kind: n.kind, Time: now, Key: b.display(key), Request: req}
+	if n.err != nil {
+		e.Err = &storeError{err: n.err, key: key.m.String(), shown: e.Key}
+	}
+	t.emit(e)
+}
+
+// storeError is a Store's error as events show it: with the key, should
+// its text hold it, replaced by how the key is shown.
+type storeError struct {
+	err        error
+	key, shown string
+}
+
+func (e *storeError) Error() string {
+	s := e.err.Error()
+	if e.key != "" && e.key != e.shown {
+		s = strings.ReplaceAll(s, e.key, e.shown)
+	}
+	return "polite: store: " + s
+}
+
+func (e *storeError) Unwrap() error { return e.err }
 
 // errNilResponse reports a Base that broke the RoundTripper contract.
 var errNilResponse = errors.New("polite: Base returned a nil response and a nil error")
 
 // send sends req through Base. Should Base panic, the grant is released
-// before the panic goes on, so that the origin is not left waiting for an
+// before the panic goes on, so that the key is not left waiting for an
 // answer that will never come.
-func (t *Transport) send(req *http.Request, st store, g grant) (*http.Response, error) {
+func (t *Transport) send(req *http.Request, b *Budget, key budgetKey, g lease) (*http.Response, error) {
 	defer func() {
 		if p := recover(); p != nil {
-			st.release(g, time.Now(), outcome{failed: true})
+			t.finish(req, b, key, g, time.Now(), &control.Outcome{Failed: true})
 			panic(p)
 		}
 	}()
@@ -275,9 +322,10 @@ func (t *Transport) emitIf(e Event) {
 	}
 }
 
-// wait blocks until the budget grants req under key, the context ends, or
-// the wait turns out longer than the Transport will wait.
-func (t *Transport) wait(req *http.Request, st store, key originKey, c ceilings, attempt int) (grant, error) {
+// wait blocks until the budget grants req under key (and the local
+// ceilings let it go), the context ends, or the wait turns out longer than
+// the Transport will wait.
+func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int) (lease, error) {
 	ctx := req.Context()
 	var (
 		timer *time.Timer
@@ -291,56 +339,105 @@ func (t *Transport) wait(req *http.Request, st store, key originKey, c ceilings,
 			timer.Stop()
 		}
 	}()
+	ask := control.Ask{Custom: key.custom}
+	ask.Until, _ = ctx.Deadline()
+	local := t.local()
 	for {
 		if err := ctx.Err(); err != nil {
-			return grant{}, err
+			return lease{}, err
 		}
 		now := time.Now()
-		g, h := st.acquire(key, now, c)
 		if !start.IsZero() {
 			spent.add(why, now.Sub(last))
 		}
-		if h.changed == nil {
-			if !start.IsZero() && t.observed() {
-				t.emit(Event{Kind: EventWait, Time: now, Key: key.String(), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: spent.main()})
+		var (
+			res         reservation
+			until, wake time.Time // the hold's end at the earliest; when to look again at the latest
+			changed     <-chan struct{}
+			h           hold
+		)
+		granted, ceiling := true, false
+		if local {
+			var ch ceilingHold
+			if res, ch, granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency); !granted {
+				ceiling, until, changed, why = true, ch.until, ch.changed, ch.reason
 			}
-			return g, nil
+		}
+		if granted {
+			var (
+				g    lease
+				note storeNote
+				err  error
+			)
+			g, h, granted, note, err = b.acquire(ctx, key, now, ask)
+			t.note(req, b, key, now, note)
+			if granted && err == nil {
+				if !start.IsZero() && t.observed() {
+					t.emit(Event{Kind: EventWait, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: spent.main()})
+				}
+				return g, nil
+			}
+			if local {
+				t.ceil.cancel(key.m, res)
+			}
+			if err != nil {
+				return lease{}, err
+			}
+			until, wake, why = h.Until, h.Wake, reasonOf(h.Reason)
 		}
 		if start.IsZero() {
 			start = now
 		}
-		last, why = now, h.reason
-		if h.wait > t.maxWait() {
-			return grant{}, &WaitError{Key: key.String(), Delay: h.wait, Until: now.Add(h.wait), Reason: h.reason}
-		}
-		if deadline, ok := ctx.Deadline(); ok && h.wait > 0 && now.Add(h.wait).After(deadline) {
-			return grant{}, &WaitError{Key: key.String(), Delay: h.wait, Until: now.Add(h.wait), Reason: h.reason, Deadline: true}
-		}
-		var fire <-chan time.Time
-		if h.wait > 0 {
-			if timer == nil {
-				timer = time.NewTimer(h.wait)
-			} else {
-				timer.Reset(h.wait)
+		last = now
+		if !until.IsZero() {
+			d := until.Sub(now)
+			if d > t.maxWait() {
+				return lease{}, &WaitError{Key: b.display(key), Delay: d, Until: until, Reason: why}
 			}
-			fire = timer.C
+			if deadline, ok := ctx.Deadline(); ok && until.After(deadline) {
+				return lease{}, &WaitError{Key: b.display(key), Delay: d, Until: until, Reason: why, Deadline: true}
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return grant{}, ctx.Err()
-		case <-fire:
-		case <-h.changed:
+		if ceiling {
+			if err := waitLocal(ctx, until, changed, &timer); err != nil {
+				return lease{}, err
+			}
+			continue
+		}
+		if until.IsZero() {
+			until = wake
+		}
+		note, err := b.wait(ctx, key, h, until, &timer)
+		t.note(req, b, key, time.Now(), note)
+		if err != nil {
+			return lease{}, err
 		}
 	}
 }
 
-// addSat returns a+b for non-negative durations, saturating instead of
-// overflowing.
-func addSat(a, b time.Duration) time.Duration {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
+// waitLocal waits for a local ceiling: until the instant until (zero:
+// none), changed is closed (nil: never), or ctx ends.
+func waitLocal(ctx context.Context, until time.Time, changed <-chan struct{}, timer **time.Timer) error {
+	var fire <-chan time.Time
+	if !until.IsZero() {
+		d := time.Until(until)
+		if d <= 0 {
+			return nil
+		}
+		if *timer == nil {
+			*timer = time.NewTimer(d)
+		} else {
+			(*timer).Reset(d)
+		}
+		fire = (*timer).C
 	}
-	return a + b
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-fire:
+	case <-changed:
+	}
+	return nil
 }
 
 // waits adds up the time one request waited, by reason, without allocating.
@@ -383,10 +480,11 @@ func (w *waits) main() Reason {
 // estimate is never a second or more after Date; when it is earlier than
 // Date, resets come out longer, which is safe. It records the Date sample
 // in out, and parses the Date only when h has rate-limit fields.
-func readQuotas(h http.Header, now time.Time, g grant, out *outcome) []parse.Quota {
+func readQuotas(h http.Header, now time.Time, g control.Lease, out *control.Outcome) []parse.Quota {
 	var base time.Time
-	if g.skewOK {
-		base = now.Add(g.skew)
+	skew, skewOK := g.Skew()
+	if skewOK {
+		base = now.Add(skew)
 	}
 	quotas := parse.HeaderAt(h, now, base)
 	if len(quotas) == 0 {
@@ -400,8 +498,8 @@ func readQuotas(h http.Header, now time.Time, g grant, out *outcome) []parse.Quo
 	if !ok {
 		return quotas
 	}
-	out.skew, out.dated = date.Sub(now), true
-	if g.skewOK && base.Sub(date) >= time.Second {
+	out.Skew, out.Dated = date.Sub(now), true
+	if skewOK && base.Sub(date) >= time.Second {
 		// The skew no longer fits this server's clock: trust its Date.
 		quotas = parse.HeaderAt(h, now, date)
 	}

@@ -1,0 +1,144 @@
+package polite
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// ceilings keeps a Transport's local ceilings per key: MaxRate and
+// MaxConcurrency bound the Transport's own requests, whatever other
+// Transports on the same Budget do, and are never stored in the Budget.
+// Entries live in a sharded map, and are dropped lazily once idle.
+type ceilings struct {
+	once   sync.Once
+	seed   maphash.Seed
+	shards [ceilingShards]ceilingShard
+}
+
+const (
+	ceilingShards = 16
+	// ceilingSweep is the size of a shard beyond which each new key
+	// looks for idle entries to drop.
+	ceilingSweep = 1024
+)
+
+type ceilingShard struct {
+	mu sync.Mutex
+	m  map[memKey]*ceiling
+	_  [40]byte // keeps shards on separate cache lines
+}
+
+// ceiling is one key's local state.
+type ceiling struct {
+	next     int64 // when the next start may go (Unix nanoseconds)
+	inflight int
+	// floor is the least time between two starts, beyond 1/MaxRate: room
+	// for a per-key floor set from outside the headers (a robots.txt
+	// Crawl-delay), applied like a local ceiling.
+	floor   time.Duration
+	changed chan struct{} // closed when a slot frees; nil when nobody waits
+}
+
+// reservation is one start the local ceilings let go, until the budget
+// confirms it.
+type reservation struct {
+	prev, next int64
+}
+
+func (c *ceilings) shard(k memKey) *ceilingShard {
+	c.once.Do(func() {
+		c.seed = maphash.MakeSeed()
+		for i := range c.shards {
+			c.shards[i].m = make(map[memKey]*ceiling)
+		}
+	})
+	return &c.shards[maphash.String(c.seed, k.host)%ceilingShards]
+}
+
+// ceilingHold is a wait the local ceilings ask for: until an instant, or
+// until changed is closed.
+type ceilingHold struct {
+	until   time.Time
+	changed <-chan struct{}
+	reason  Reason
+}
+
+// reserve takes one start for k at now within maxRate (requests per
+// second; 0: none) and maxConc (0: none), or says how long to hold and why.
+func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int) (reservation, ceilingHold, bool) {
+	sh := c.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.m[k]
+	if e == nil {
+		if len(sh.m) >= ceilingSweep {
+			sh.sweep(now.UnixNano())
+		}
+		e = &ceiling{}
+		sh.m[k] = e
+	}
+	n := now.UnixNano()
+	if maxConc > 0 && e.inflight >= maxConc {
+		if e.changed == nil {
+			e.changed = make(chan struct{})
+		}
+		return reservation{}, ceilingHold{changed: e.changed, reason: ReasonConcurrency}, false
+	}
+	if n < e.next {
+		return reservation{}, ceilingHold{until: time.Unix(0, e.next), reason: ReasonPace}, false
+	}
+	interval := e.floor
+	if maxRate > 0 {
+		interval = max(interval, time.Duration(float64(time.Second)/maxRate))
+	}
+	r := reservation{prev: e.next, next: max(e.next, n) + int64(interval)}
+	e.next = r.next
+	e.inflight++
+	return r, ceilingHold{}, true
+}
+
+// cancel gives back a reservation the budget did not confirm.
+func (c *ceilings) cancel(k memKey, r reservation) {
+	sh := c.shard(k)
+	sh.mu.Lock()
+	if e := sh.m[k]; e != nil {
+		if e.next == r.next {
+			e.next = r.prev // no later start was reserved: undo this one
+		}
+		e.done()
+	}
+	sh.mu.Unlock()
+}
+
+// done ends a request k started.
+func (c *ceilings) done(k memKey) {
+	sh := c.shard(k)
+	sh.mu.Lock()
+	if e := sh.m[k]; e != nil {
+		e.done()
+	}
+	sh.mu.Unlock()
+}
+
+func (e *ceiling) done() {
+	e.inflight = max(e.inflight-1, 0)
+	if e.changed != nil {
+		close(e.changed)
+		e.changed = nil
+	}
+}
+
+// sweep drops a few entries that hold nothing: no request in flight,
+// nobody waiting, no start reserved ahead, no floor.
+func (sh *ceilingShard) sweep(now int64) {
+	seen := 0
+	for k, e := range sh.m {
+		if e.inflight == 0 && e.changed == nil && e.next <= now && e.floor == 0 {
+			delete(sh.m, k)
+		}
+		if seen++; seen >= 4 {
+			return
+		}
+	}
+}

@@ -1,0 +1,260 @@
+// Package control is the per-key controller of package polite: everything
+// one budget key knows (the policies its server stated, the live
+// observations, the pause, the probe and ramp-up, the learned quota, the
+// retry budget, the leases of the requests in flight), as one plain value
+// that changes only through [State.Acquire] and [State.Release], at instants
+// the caller passes in.
+//
+// Nothing here locks, blocks, starts a goroutine, reads a clock or draws a
+// random number: jitter comes in as a value ([Outcome.Rand]). A store keeps
+// the State (in memory, or serialised with [State.MarshalBinary] anywhere
+// else) and runs these two methods atomically per key; the waiting happens
+// outside, in the store and the Transport. DESIGN.md at the module root
+// describes the rules; the package documentation of polite states them for
+// users.
+package control
+
+import (
+	"math"
+	"time"
+
+	"github.com/politehttp/polite/parse"
+)
+
+// Reason says why a request waits, or why a retry was denied. Package polite
+// maps it to its exported string Reason.
+type Reason uint8
+
+// The reasons, in the order of polite's Reason constants.
+const (
+	ReasonNone        Reason = iota
+	ReasonPace               // a policy's q per w, the learned quota's, or MaxRate
+	ReasonQuota              // the live quota r is spent
+	ReasonRetryAfter         // Retry-After
+	ReasonBackoff            // a refusal that gave no wait
+	ReasonAdaptive           // the learned quota
+	ReasonRetryBudget        // retries used up their share
+	ReasonStopped            // abnormal usage reported
+	ReasonConcurrency        // too many requests in flight
+	ReasonProbe              // a probe is out
+	numReasons
+)
+
+// Config is what a Budget sets for all its keys. It is not part of the
+// state: every call passes it.
+type Config struct {
+	// MaxRate is the most requests per second started under one key, by
+	// all Transports together; 0: no ceiling.
+	MaxRate float64
+	// MaxConcurrency is the most requests in flight under one key, by all
+	// Transports together; 0: no ceiling.
+	MaxConcurrency int
+	// IdleTTL is how long a state is kept after its last request and the
+	// end of its pause; 0: DefaultIdleTTL.
+	IdleTTL time.Duration
+	// Lease is the longest a request counts as in flight; 0: DefaultLease.
+	Lease time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultIdleTTL = 10 * time.Minute
+	DefaultLease   = 10 * time.Minute
+)
+
+func (c *Config) idleTTL() int64 {
+	if c.IdleTTL > 0 {
+		return int64(min(c.IdleTTL, maxSpan))
+	}
+	return int64(DefaultIdleTTL)
+}
+
+func (c *Config) lease() int64 {
+	if c.Lease > 0 {
+		return int64(min(c.Lease, maxSpan))
+	}
+	return int64(DefaultLease)
+}
+
+// Ask is what a request brings to Acquire.
+type Ask struct {
+	// Until is when its lease should end at the latest: the request's
+	// context deadline. Zero: now plus Config.Lease. It is capped at
+	// now plus Config.Lease.
+	Until time.Time
+	// Custom reports that the key came from a custom key function: it is
+	// shown only as a fingerprint, from now on.
+	Custom bool
+}
+
+// Lease is a started request, handed back to Release. A Lease whose state
+// was forgotten, or whose slot expired, releases nothing.
+type Lease struct {
+	born  int64  // the incarnation of the state that granted it
+	end   int64  // when it expires: the end of its expiry slot
+	seq   uint64 // grants before it and itself
+	epoch uint64 // the key's pause count when it started
+	cycle uint64 // the learner's cycle it started in
+	cost  int64  // content bytes charged to content-bytes policies
+	probe bool
+
+	skew   int64 // the key's estimate of the server's clock minus ours
+	skewOK bool
+
+	// measuring is when the cycle whose refusal the learner is measuring
+	// began; zero when no measurement is pending, or when that cycle had
+	// nothing accepted (an outage, not a window).
+	measuring int64
+	// window reports that the cycle had requests accepted: a refusal now
+	// is the end of a window, not an outage.
+	window bool
+}
+
+// Skew returns the key's estimate, when the request started, of the
+// server's clock minus ours (see parse.HeaderAt), and whether it has one.
+func (l Lease) Skew() (time.Duration, bool) { return time.Duration(l.skew), l.skewOK }
+
+// Probe reports whether the request probes alone.
+func (l Lease) Probe() bool { return l.probe }
+
+// Expiry returns when the lease stops counting as in flight.
+func (l Lease) Expiry() time.Time { return at(l.end) }
+
+// Hold tells a request to wait and look again.
+type Hold struct {
+	// Until is when the wait ends at the earliest: no request starts
+	// before. Zero when only a change to the key (Gen) ends it.
+	Until time.Time
+	// Wake is when to look again at the latest even if nothing changed
+	// (a lease in flight may expire then); zero: no such time.
+	Wake   time.Time
+	Reason Reason
+	// Gen is the state's Generation when it said to hold: a change
+	// beyond it may end the wait.
+	Gen uint64
+}
+
+// Outcome is what a finished request teaches the key.
+type Outcome struct {
+	Failed  bool          // no response (transport error, or the request ended)
+	First   bool          // the request's first attempt
+	Quotas  []parse.Quota // the response's quotas; nil for a response from a cache
+	Bytes   int64         // the response's content length; -1 when unknown
+	Skew    time.Duration // the response's Date minus its receive time, when Dated
+	Dated   bool
+	Refused bool    // 429 or 503
+	Refusal Refusal // when Refused
+	Rand    uint64  // a uniformly random value: the source of every jitter
+}
+
+// Refusal is what the Transport knows of a refused response and of the
+// request, for the refusal decision.
+type Refusal struct {
+	// Wait is the wait the server gave (Retry-After, else the reset of a
+	// spent quota), when Given; Reason is then ReasonRetryAfter or
+	// ReasonQuota.
+	Wait   time.Duration
+	Given  bool
+	Reason Reason
+	// Backoff is the request's next fallback interval, randomised, used
+	// when the server gave no wait.
+	Backoff time.Duration
+	// Retryable reports that the request has attempts left and may be
+	// sent again (its body can be replayed, its method allows it).
+	Retryable bool
+	MaxWait   time.Duration // the longest wait the Transport honours
+	Deadline  time.Time     // the request's context deadline; zero: none
+	Stop      bool          // the server reported abnormal usage
+	Violated  []string      // the policies a quota-exceeded problem named
+}
+
+// Plan is the refusal decision: what the Transport does next.
+type Plan struct {
+	Wait   time.Duration // the wait before the next attempt, as given or backed off
+	Pause  time.Duration // how long the key pauses: Wait, lengthened by jitter
+	Reason Reason        // what Wait is for
+	Retry  bool          // send the request again once the key allows it
+	Stop   bool          // the server reported abnormal usage: stop, do not retry
+	// Denied is why a retry the request could take was refused by the
+	// key (ReasonRetryBudget or ReasonStopped); ReasonNone otherwise.
+	Denied Reason
+}
+
+// Tuning of the mechanism itself; these are not server hints.
+const (
+	maxPolicies     = 8   // policies kept per key; more are ignored
+	maxKeyLen       = 128 // bytes of a policy name or partition key kept
+	rampCap         = 4096
+	zeroBackoffBase = int64(time.Second) // r=0 with no t (DESIGN.md, D7)
+	zeroBackoffMax  = int64(time.Minute)
+	jitterMax       = int64(10 * time.Millisecond)
+	// MaxPause is the longest a key pauses on one answer: a Retry-After
+	// of a century or a reset measured from a year-old Date must not lock
+	// the key for the life of the process.
+	MaxPause = 24 * time.Hour
+	// maxSpan bounds every duration the state keeps (windows, learned
+	// windows, distrust), so that sums of instants and spans never
+	// overflow.
+	maxSpan = 400 * 24 * time.Hour
+	// maxInstant bounds every instant: nanoseconds since 1970, up to 2116.
+	maxInstant = int64(1) << 62
+)
+
+// BackoffInitial and BackoffMax frame the fallback backoff (1s doubling to
+// 1m): the Transport draws the intervals, the refusal decision shortens
+// them while the learner measures a window.
+const (
+	BackoffInitial = time.Second
+	BackoffMax     = time.Minute
+)
+
+// instant converts t to the state's clock: nanoseconds since 1970, within
+// [1, maxInstant].
+func instant(t time.Time) int64 {
+	n := t.UnixNano()
+	if t.Before(time.Unix(0, 1)) {
+		return 1
+	}
+	return min(max(n, 1), maxInstant)
+}
+
+// at converts an instant back; zero stays the zero time.
+func at(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// span clamps a duration from outside to [0, maxSpan].
+func span(d time.Duration) int64 { return int64(min(max(d, 0), maxSpan)) }
+
+// addSat returns a+b for non-negative a and b, saturating.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// rng draws the jitters of one call from its Rand, deterministically
+// (splitmix64).
+type rng uint64
+
+func (r *rng) next() uint64 {
+	*r += 0x9e3779b97f4a7c15
+	z := uint64(*r)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// jitter returns a duration in [0, min(d, jitterMax)]; 0 when d <= 0. It is
+// added to waits and never subtracted: a wait the server gave is a floor.
+func (r *rng) jitter(d int64) int64 {
+	d = min(d, jitterMax)
+	if d <= 0 {
+		return 0
+	}
+	return int64(r.next() % uint64(d+1))
+}

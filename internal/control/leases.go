@@ -1,0 +1,101 @@
+package control
+
+// leases keeps one invariant: every request granted and not yet released
+// is counted in flight until its lease ends, and no longer. A process that
+// dies mid-request, or a caller that never ends one, holds its slot only
+// until then. Leases are kept by expiry slot, as counts: the state stays
+// small however many requests are in flight, and the release of a lease
+// whose slot has expired changes nothing.
+type leases struct {
+	b []bucket // by end, ascending
+	n int64    // sum of the counts: requests in flight
+}
+
+// bucket counts the leases that end at end.
+type bucket struct {
+	end int64
+	n   int64
+}
+
+const (
+	// leaseSlots is how many slots one longest lease spans: a lease ends
+	// up to Config.Lease/leaseSlots after the instant asked.
+	leaseSlots = 16
+	maxBuckets = 2*leaseSlots + 2
+)
+
+// add counts one lease asked until until and returns when it ends: the end
+// of until's slot, strictly after until.
+func (ls *leases) add(now, until, lease int64) int64 {
+	g := max(lease/leaseSlots, 1)
+	end := (until/g + 1) * g
+	i := 0
+	for i < len(ls.b) && ls.b[i].end < end {
+		i++
+	}
+	ls.n++
+	if i < len(ls.b) && ls.b[i].end == end {
+		ls.b[i].n++
+		return end
+	}
+	if len(ls.b) >= maxBuckets {
+		// Only after a change of Config.Lease or a clock gone back: join
+		// the next slot (a longer lease), or merge the two oldest.
+		if i < len(ls.b) {
+			ls.b[i].n++
+			return ls.b[i].end
+		}
+		ls.b[1].n += ls.b[0].n
+		ls.b = append(ls.b[:0], ls.b[1:]...)
+		i--
+	}
+	ls.b = append(ls.b, bucket{})
+	copy(ls.b[i+1:], ls.b[i:])
+	ls.b[i] = bucket{end: end, n: 1}
+	return end
+}
+
+// remove ends one lease that ends at end, if its slot is still counted.
+func (ls *leases) remove(end int64) {
+	for i := range ls.b {
+		if ls.b[i].end == end {
+			ls.b[i].n--
+			ls.n--
+			if ls.b[i].n <= 0 {
+				ls.b = append(ls.b[:i], ls.b[i+1:]...)
+			}
+			return
+		}
+	}
+}
+
+// reap drops the leases that have ended by now. It reports whether any
+// did.
+func (ls *leases) reap(now int64) bool {
+	i := 0
+	for i < len(ls.b) && ls.b[i].end <= now {
+		ls.n -= ls.b[i].n
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	ls.b = append(ls.b[:0], ls.b[i:]...)
+	return true
+}
+
+// first returns when the earliest lease ends; zero when none is out.
+func (ls *leases) first() int64 {
+	if len(ls.b) == 0 {
+		return 0
+	}
+	return ls.b[0].end
+}
+
+// last returns when the latest lease ends; zero when none is out.
+func (ls *leases) last() int64 {
+	if len(ls.b) == 0 {
+		return 0
+	}
+	return ls.b[len(ls.b)-1].end
+}

@@ -1,0 +1,431 @@
+package control
+
+import (
+	"time"
+
+	"github.com/politehttp/polite/parse"
+)
+
+// State is everything one budget key knows. The zero value is a key never
+// used: its first request probes.
+//
+// Each part keeps one invariant: ramp (after a pause one request probes,
+// then the number in flight grows), leases (every request in flight is
+// counted until it ends or its lease expires), the policies (no more than q
+// starts in any span of w; no more than r within t, counting those in
+// flight), learner (what refusals revealed), retryBudget (retries stay a
+// share of the traffic).
+type State struct {
+	gen    uint64 // changes waiters wait for; only grows
+	born   int64  // first use: identifies this incarnation of the state
+	expiry int64  // after this, the state may be forgotten
+	used   int64  // last Acquire
+	flags  uint8
+	seq    uint64 // grants so far
+	epoch  uint64 // pauses so far: observations from before a pause are superseded
+
+	pauseUntil  int64
+	pauseReason Reason
+	zeroStreak  int32 // consecutive r=0 observations without t (DESIGN.md, D7)
+	skew        int64 // the highest Date minus receive time seen (flagSkew)
+	rateNext    int64 // Config.MaxRate: when the next start may go
+
+	ramp     ramp
+	leases   leases
+	policies []policy
+	learn    learner
+	retry    retryBudget
+}
+
+// Flags of a State.
+const (
+	flagCustom uint8 = 1 << iota // the key came from a custom key function
+	flagHinted                   // the server has sent a quota that paces requests
+	flagSkew                     // skew is known
+	flagsAll   = flagCustom | flagHinted | flagSkew
+)
+
+// Generation counts the changes waiters wait for: a release, or leases
+// expiring. It only grows.
+func (s *State) Generation() uint64 { return s.gen }
+
+// Expiry returns when the state may be forgotten: IdleTTL after its last
+// request or the end of its pause, whichever is later, and not before its
+// last lease expires. Zero for the zero State.
+func (s *State) Expiry() time.Time { return at(s.expiry) }
+
+// Custom reports whether a request used the key as a custom key.
+func (s *State) Custom() bool { return s.flags&flagCustom != 0 }
+
+// IsZero reports whether s is the zero State.
+func (s *State) IsZero() bool {
+	return s.gen == 0 && s.born == 0 && s.expiry == 0 && s.used == 0 && s.flags == 0 && s.seq == 0 &&
+		s.epoch == 0 && s.pauseUntil == 0 && s.pauseReason == 0 && s.zeroStreak == 0 && s.skew == 0 &&
+		s.rateNext == 0 && s.ramp == (ramp{}) && len(s.leases.b) == 0 && s.leases.n == 0 &&
+		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{})
+}
+
+// Forget clears the state, keeping only its generation (one more), so that
+// its waiters wake and find a fresh key.
+func (s *State) Forget() {
+	*s = State{gen: s.gen + 1}
+}
+
+// touch records the first use.
+func (s *State) touch(now int64) {
+	if s.born == 0 {
+		s.born = now
+	}
+}
+
+// settle recomputes the expiry after a change.
+func (s *State) settle(now int64, cfg *Config) {
+	last := max(s.used, s.pauseUntil, now)
+	s.expiry = max(addSat(last, cfg.idleTTL()), s.leases.last())
+}
+
+// pause pauses the key until until (capped at MaxPause from now) for why,
+// and makes the next request a probe. Observations from before it are
+// superseded (a new epoch), unless a probe was already due.
+func (s *State) pause(now, until int64, why Reason) {
+	until = min(until, addSat(now, int64(MaxPause)))
+	if until > s.pauseUntil {
+		s.pauseUntil, s.pauseReason = until, why
+	}
+	if s.ramp.open {
+		s.epoch++
+	}
+	s.ramp.restart()
+}
+
+// hold builds a Hold.
+func (s *State) hold(until int64, why Reason, wake int64) (Lease, Hold, bool) {
+	return Lease{}, Hold{Until: at(until), Wake: at(wake), Reason: why, Gen: s.gen}, false
+}
+
+// Acquire asks to start one request at now. It either grants it (a Lease
+// to hand back to Release, and true), or says how long to hold and why.
+func (s *State) Acquire(t time.Time, cfg *Config, ask Ask) (Lease, Hold, bool) {
+	now := instant(t)
+	s.touch(now)
+	s.used = now
+	if ask.Custom {
+		s.flags |= flagCustom
+	}
+	if s.leases.reap(now) {
+		s.gen++ // slots of expired leases are free: a change waiters wait for
+	}
+	defer s.settle(now, cfg)
+
+	if now < s.pauseUntil {
+		return s.hold(s.pauseUntil, s.pauseReason, 0)
+	}
+	// An observation past its effective window is stale: it says nothing
+	// about what is available now and must not be read as a refill
+	// (draft-11 §4.1.2). The next request probes instead.
+	for i := range s.policies {
+		p := &s.policies[i]
+		if p.live && p.deadline != 0 && now >= p.deadline {
+			p.live = false
+			s.ramp.restart()
+		}
+	}
+	if s.ramp.probeOut(now) {
+		return s.hold(0, ReasonProbe, s.ramp.probeEnd)
+	}
+	inflight := s.leases.n
+	if !s.ramp.admits(inflight) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
+		return s.hold(0, ReasonConcurrency, s.leases.first())
+	}
+
+	var cost int64
+	for i := range s.policies {
+		p := &s.policies[i]
+		switch p.unit {
+		case unitConcurrent:
+			if p.q > 0 && inflight >= p.q {
+				return s.hold(0, ReasonConcurrency, s.leases.first())
+			}
+		case unitRequests, unitBytes:
+			need := int64(1)
+			if p.unit == unitBytes {
+				need = p.need()
+				cost = max(cost, need)
+			}
+			if p.live && p.minR-inflight*need < need {
+				if p.deadline != 0 {
+					return s.hold(p.deadline, ReasonQuota, 0)
+				}
+				if inflight > 0 {
+					return s.hold(0, ReasonQuota, s.leases.first())
+				}
+				// r was spent with no t and nothing in flight will
+				// refresh it (DESIGN.md, D7): fall back to a probe.
+				p.live = false
+				s.ramp.restart()
+			}
+			if p.paces() {
+				if d := p.log.wait(now, p.q, p.w); d > 0 {
+					return s.hold(now+d, ReasonPace, 0)
+				}
+			}
+		}
+	}
+	if s.learn.active(s.policies, now) {
+		q := s.learn.quota
+		if d := q.log.wait(now, q.q, q.w); d > 0 {
+			s.learn.binding, s.learn.held = true, true
+			return s.hold(now+d, ReasonAdaptive, 0)
+		}
+	}
+	if cfg.MaxRate > 0 && now < s.rateNext {
+		return s.hold(s.rateNext, ReasonPace, 0)
+	}
+
+	// Granted.
+	if cfg.MaxRate > 0 {
+		s.rateNext = max(s.rateNext, now) + max(1, int64(float64(time.Second)/cfg.MaxRate))
+	}
+	end := s.leases.add(now, leaseUntil(now, cfg, ask.Until), cfg.lease())
+	s.seq++
+	l := Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0}
+	if s.ramp.granted(s.seq, end) {
+		l.probe = true
+	}
+	for i := range s.policies {
+		if p := &s.policies[i]; p.paces() {
+			p.log.add(now, p.q, p.w, 1)
+		}
+	}
+	l.cycle = s.learn.started(s.epoch, now)
+	switch {
+	case s.learn.pending && s.learn.pendQ > 0:
+		l.measuring = s.learn.pendFrom
+	case s.learn.cycleOK > 0:
+		l.window = true
+	}
+	return l, Hold{}, true
+}
+
+// leaseUntil returns when a lease asked until until should end: at until,
+// and no later than the longest lease allows.
+func leaseUntil(now int64, cfg *Config, until time.Time) int64 {
+	limit := addSat(now, cfg.lease())
+	if until.IsZero() {
+		return limit
+	}
+	return min(max(instant(until), now), limit)
+}
+
+// Release applies the outcome of the request l granted, at now. For a
+// refused response it returns the plan the Transport executes (see
+// Decide); otherwise the zero Plan. A lease from another incarnation of the
+// state (the key was forgotten meanwhile), or one already expired, frees no
+// slot, but its response is still read.
+func (s *State) Release(t time.Time, cfg *Config, l Lease, out *Outcome) Plan {
+	now := instant(t)
+	s.touch(now)
+	s.gen++ // one fewer in flight, or something learned: waiters look again
+	defer s.settle(now, cfg)
+	s.leases.reap(now)
+	if l.born == s.born && l.born != 0 {
+		s.leases.remove(l.end)
+		s.ramp.returned(l.seq)
+	} else {
+		// A lease of an earlier incarnation: read its answer as the
+		// latest one, outside any cycle.
+		l = Lease{seq: s.seq, epoch: s.epoch}
+	}
+	if out.First {
+		s.retry.deposit(now)
+	}
+	if out.Failed {
+		return Plan{} // a probe that failed leaves the key probing
+	}
+	if out.Dated {
+		// Date has whole seconds, so Date minus receive time falls short
+		// of the true offset by up to a second: the highest sample is the
+		// best estimate, and never too high. A much lower one means the
+		// server's clock moved: start over.
+		skew := int64(max(min(out.Skew, maxSpan), -maxSpan))
+		if s.flags&flagSkew == 0 || skew > s.skew || skew < s.skew-int64(2*time.Second) {
+			s.skew = skew
+			s.flags |= flagSkew
+		}
+	}
+	r := rng(out.Rand)
+	inflight := s.leases.n
+
+	// Before reading a refusal: did the budget think quota was left?
+	hinted := false
+	for i := range s.policies {
+		p := &s.policies[i]
+		if out.Refused && p.unit != unitConcurrent && p.live && p.minR > inflight {
+			hinted = true
+			break
+		}
+	}
+	// A refusal is foreseen when a quota of the response, in any unit, is
+	// spent: OpenAI's and Anthropic's token quotas refuse while requests
+	// are left, and that is not a lie.
+	foreseen := false
+	for i := range out.Quotas {
+		q := &out.Quotas[i]
+		if q.Remaining == 0 {
+			foreseen = true
+		}
+		if s.observe(&l, q, now, out.Bytes, &r) && q.Remaining > 0 {
+			hinted = true
+		}
+	}
+	if !out.Refused {
+		s.learn.accepted(l, s.leases.n, now)
+		if l.probe && now >= s.pauseUntil {
+			// The probe came back and the key is not paused again (its
+			// own answer may have spent the quota): ramp up.
+			s.ramp.opened(s.flags&flagHinted != 0)
+		} else {
+			s.ramp.grow(s.flags&flagHinted != 0)
+		}
+		return Plan{}
+	}
+
+	s.learn.refused(l, s.epoch, now, foreseen, hinted)
+	plan := Decide(t, &out.Refusal, l, s.retry, r.next())
+	if plan.Stop {
+		s.retry.stopUntil = addSat(now, int64(stopRetrying))
+	}
+	s.pause(now, addSat(now, int64(plan.Pause)), plan.Reason)
+	for _, name := range out.Refusal.Violated {
+		for i := range s.policies {
+			if p := &s.policies[i]; p.name == name && p.unit != unitConcurrent {
+				p.live, p.epoch, p.minR, p.deadline = true, s.epoch, 0, s.pauseUntil
+			}
+		}
+	}
+	if plan.Retry {
+		s.retry.take(now)
+	}
+	return plan
+}
+
+// observe applies one quota from a response. It reports whether the quota
+// is one that paces requests.
+func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool {
+	var u unit
+	switch q.Unit {
+	case "", "request", "requests":
+		u = unitRequests
+	case "content-bytes":
+		u = unitBytes
+	case "concurrent-requests":
+		u = unitConcurrent
+	default:
+		return false // tokens, points...: exposed by parse, not used to pace requests
+	}
+	s.flags |= flagHinted
+	p := s.policy(q.Policy, q.Partition, u, now)
+	if p == nil {
+		return false
+	}
+	p.seen = now
+	inflight := s.leases.n
+	if u == unitConcurrent {
+		// At most q in flight; without q, r is the free slots at the
+		// server besides the requests it was serving.
+		switch {
+		case q.Limit > 0:
+			p.q = min(q.Limit, maxQuota)
+		case q.Remaining >= 0:
+			p.q = min(max(1, q.Remaining+inflight+1), maxQuota)
+		}
+		return true
+	}
+	if q.Limit >= 0 && q.Window > 0 {
+		limit, w := min(q.Limit, maxQuota), span(q.Window)
+		if p.q == 0 && u == unitRequests && w > 0 {
+			// A quota heard of for the first time: the requests that
+			// already went count against it too.
+			p.log.add(now, limit, w, min(inflight+1, limit))
+		}
+		p.q, p.w = limit, w
+	}
+	if u == unitBytes && bytes >= 0 {
+		if p.cost == 0 {
+			p.cost = float64(bytes)
+		} else {
+			p.cost = 0.75*p.cost + 0.25*float64(bytes)
+		}
+		p.cost = min(p.cost, float64(maxQuota))
+	}
+	if q.Remaining < 0 {
+		return true
+	}
+	stale := !p.live || (p.deadline != 0 && now >= p.deadline)
+	if !stale && l.epoch <= p.epoch && l.seq <= p.mark && q.Remaining > p.minR {
+		// A higher r from a request sent before the current observation
+		// came back: an answer overtaken by a later one. (A request sent
+		// after it reached the server after it, so its r is newer.)
+		return true
+	}
+	p.live, p.epoch, p.mark, p.minR = true, l.epoch, s.seq, min(q.Remaining, maxQuota)
+	if p.q > 0 && p.minR > p.q {
+		p.minR = p.q // r is never trusted above the quota the policy states
+	}
+	p.deadline = 0
+	reset := int64(0)
+	if q.Reset > 0 {
+		reset = min(int64(q.Reset), int64(MaxPause))
+		p.deadline = now + reset
+	}
+	if q.Remaining > 0 {
+		s.zeroStreak = 0
+		return true
+	}
+	// The quota is spent: pause the whole key until the effective window
+	// has passed, then probe (draft-11 §7).
+	switch {
+	case q.Reset > 0:
+		s.pause(now, p.deadline+r.jitter(reset/50), ReasonQuota)
+	case q.Reset < 0:
+		// r=0 and no t (DESIGN.md, D7): exponential fallback before the
+		// next request.
+		d := zeroBackoffBase << min(s.zeroStreak, 6)
+		s.zeroStreak = min(s.zeroStreak+1, 64)
+		s.pause(now, now+min(d, zeroBackoffMax)+r.jitter(d/10), ReasonBackoff)
+	default:
+		p.live = false // r=0;t=0: the window ends now
+	}
+	return true
+}
+
+// policy returns the key's policy with that identity, adding it if there
+// is room.
+func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
+	if len(name) > maxKeyLen {
+		name = name[:maxKeyLen]
+	}
+	if len(pk) > maxKeyLen {
+		pk = pk[:maxKeyLen]
+	}
+	for i := range s.policies {
+		if p := &s.policies[i]; p.name == name && p.unit == u && p.pk == string(pk) {
+			return p
+		}
+	}
+	if len(s.policies) >= maxPolicies {
+		// Replace the policy heard of least recently, unless it is live.
+		old := 0
+		for i := range s.policies {
+			if s.policies[i].seen < s.policies[old].seen {
+				old = i
+			}
+		}
+		if o := &s.policies[old]; o.live && o.seen >= now-int64(time.Minute) {
+			return nil
+		}
+		s.policies = append(s.policies[:old], s.policies[old+1:]...)
+	}
+	s.policies = append(s.policies, policy{name: name, pk: string(pk), unit: u})
+	return &s.policies[len(s.policies)-1]
+}

@@ -1,0 +1,81 @@
+package control
+
+import "time"
+
+// View is what a State says of its key at an instant, for inspection.
+type View struct {
+	Custom        bool
+	InFlight      int
+	PauseUntil    time.Time // zero when not paused at the instant
+	PauseReason   Reason
+	Probing       bool
+	Policies      []PolicyView
+	Learned       *PolicyView
+	DistrustUntil time.Time
+	RetriesLeft   int
+}
+
+// PolicyView is one quota of a View.
+type PolicyView struct {
+	Name      string
+	Partition []byte // the partition key, as the server sent it; "" when none
+	Unit      string
+	Quota     int64         // -1 when unknown
+	Window    time.Duration // 0 when unknown
+	Remaining int64         // -1 when no observation is live
+	ResetAt   time.Time
+	Learned   bool
+}
+
+// View returns what s says at now. It does not change s.
+func (s *State) View(t time.Time) View {
+	now := instant(t)
+	v := View{
+		Custom:        s.flags&flagCustom != 0,
+		InFlight:      int(s.liveLeases(now)),
+		Probing:       !s.ramp.open,
+		DistrustUntil: at(s.learn.distrustUntil),
+		RetriesLeft:   s.retry.left(now),
+	}
+	if now < s.pauseUntil {
+		v.PauseUntil, v.PauseReason = at(s.pauseUntil), s.pauseReason
+	}
+	for i := range s.policies {
+		v.Policies = append(v.Policies, s.policies[i].view(now, v.InFlight, false))
+	}
+	if s.learn.quota != nil {
+		lv := s.learn.quota.view(now, v.InFlight, true)
+		v.Learned = &lv
+	}
+	return v
+}
+
+// liveLeases returns the requests in flight at now.
+func (s *State) liveLeases(now int64) int64 {
+	n := s.leases.n
+	for _, b := range s.leases.b {
+		if b.end <= now {
+			n -= b.n
+		}
+	}
+	return n
+}
+
+func (p *policy) view(now int64, inflight int, learned bool) PolicyView {
+	v := PolicyView{Name: p.name, Unit: p.unit.String(), Quota: -1, Remaining: -1, Learned: learned}
+	if p.pk != "" {
+		v.Partition = []byte(p.pk)
+	}
+	if p.q > 0 {
+		v.Quota, v.Window = p.q, time.Duration(p.w)
+	}
+	if p.live && (p.deadline == 0 || now < p.deadline) {
+		need := int64(1)
+		if p.unit == unitBytes {
+			need = p.need()
+		}
+		v.Remaining = max(0, p.minR-int64(inflight)*need)
+		v.ResetAt = at(p.deadline)
+	}
+	return v
+}

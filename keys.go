@@ -1,0 +1,211 @@
+package polite
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// budgetKey is the budget key of a request: an origin, or what a custom
+// Transport.Key returned.
+type budgetKey struct {
+	m memKey
+	// custom reports a key from Transport.Key: it may hold a credential,
+	// so it is shown only as a fingerprint.
+	custom bool
+}
+
+// originKey returns the budget key of an origin: the scheme and host
+// lower-cased, the host's trailing dot removed, the scheme's default port
+// dropped (80 for http, 443 for https) and an internationalised host in
+// its ASCII form (see toASCII). A host already in that form is used as it
+// is, without allocating.
+func originKey(scheme, host string) budgetKey {
+	return budgetKey{m: memKey{scheme: lowerASCII(scheme), host: normalHost(scheme, host)}}
+}
+
+// normalHost normalises the host[:port] of an origin.
+func normalHost(scheme, hostport string) string {
+	host, port := hostport, ""
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.Contains(hostport[i:], "]") {
+		host, port = hostport[:i], hostport[i+1:]
+	}
+	switch {
+	case port == "":
+	case port == "80" && strings.EqualFold(scheme, "http"), port == "443" && strings.EqualFold(scheme, "https"):
+		port = ""
+	}
+	host = strings.TrimSuffix(host, ".")
+	if !isLowerASCII(host) {
+		host = toASCII(host)
+	}
+	if port == "" {
+		if len(host) <= len(hostport) && hostport[:len(host)] == host {
+			return hostport[:len(host)] // no allocation
+		}
+		return host
+	}
+	if len(host)+1+len(port) == len(hostport) && hostport[:len(host)] == host {
+		return hostport
+	}
+	return host + ":" + port
+}
+
+// isLowerASCII reports whether s has no upper-case letter and no byte
+// beyond ASCII.
+func isLowerASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(s string) string {
+	if isLowerASCII(s) {
+		return s
+	}
+	return strings.ToLower(s)
+}
+
+// toASCII returns host lower-cased, with each label that has a character
+// beyond ASCII in its Punycode form ("xn--" and RFC 3492), as IDNA writes
+// it. It is a small subset of IDNA (RFC 5891, UTS #46): it lower-cases with
+// Unicode's simple case mapping and maps the ideographic full stops to
+// dots, but does not normalise to NFC, map other compatibility characters
+// or reject disallowed ones. Hosts that differ only in such ways get
+// different keys; a host in the same form every time, as URLs usually
+// carry, always gets the same one. A bracketed IP literal is returned
+// lower-cased.
+func toASCII(host string) string {
+	host = strings.ToLower(host)
+	if strings.HasPrefix(host, "[") || isLowerASCII(host) {
+		return host
+	}
+	host = strings.NewReplacer("\u3002", ".", "\uff0e", ".", "\uff61", ".").Replace(host)
+	labels := strings.Split(host, ".")
+	for i, l := range labels {
+		if !isLowerASCII(l) {
+			if p, ok := punycode(l); ok {
+				labels[i] = "xn--" + p
+			}
+		}
+	}
+	return strings.Join(labels, ".")
+}
+
+// punycode encodes s by RFC 3492 §6.3; false on overflow (labels of
+// hundreds of characters beyond ASCII).
+func punycode(s string) (string, bool) {
+	const (
+		base, tmin, tmax = 36, 1, 26
+		skew, damp       = 38, 700
+		initialBias      = 72
+		initialN         = 128
+		maxInt           = 1<<31 - 1
+	)
+	runes := []rune(s)
+	var out []byte
+	for _, r := range runes {
+		if r < utf8.RuneSelf {
+			out = append(out, byte(r))
+		}
+	}
+	b := len(out)
+	h := b
+	if b > 0 {
+		out = append(out, '-')
+	}
+	digit := func(d int) byte {
+		if d < 26 {
+			return byte('a' + d)
+		}
+		return byte('0' + d - 26)
+	}
+	adapt := func(delta, points int, first bool) int {
+		if first {
+			delta /= damp
+		} else {
+			delta /= 2
+		}
+		delta += delta / points
+		k := 0
+		for delta > ((base-tmin)*tmax)/2 {
+			delta /= base - tmin
+			k += base
+		}
+		return k + (base-tmin+1)*delta/(delta+skew)
+	}
+	n, delta, bias := initialN, 0, initialBias
+	for h < len(runes) {
+		m := maxInt
+		for _, r := range runes {
+			if int(r) >= n && int(r) < m {
+				m = int(r)
+			}
+		}
+		if (m - n) > (maxInt-delta)/(h+1) {
+			return "", false
+		}
+		delta += (m - n) * (h + 1)
+		n = m
+		for _, r := range runes {
+			if int(r) < n {
+				if delta++; delta == maxInt {
+					return "", false
+				}
+			}
+			if int(r) == n {
+				q := delta
+				for k := base; ; k += base {
+					t := k - bias
+					switch {
+					case t < tmin:
+						t = tmin
+					case t > tmax:
+						t = tmax
+					}
+					if q < t {
+						break
+					}
+					out = append(out, digit(t+(q-t)%(base-t)))
+					q = (q - t) / (base - t)
+				}
+				out = append(out, digit(q))
+				bias = adapt(delta, h+1, h == b)
+				delta = 0
+				h++
+			}
+		}
+		delta++
+		n++
+	}
+	return string(out), true
+}
+
+// lookupKey returns the budget key a caller names: a URL or an origin
+// ("https://API.example:443/path" names "https://api.example"), normalised
+// as a request's would be; anything else is a custom key, as it is.
+func lookupKey(key string) (origin, raw memKey, isOrigin bool) {
+	raw = splitKey(key)
+	u, err := url.Parse(key)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return memKey{}, raw, false
+	}
+	return originKey(u.Scheme, u.Host).m, raw, true
+}
+
+// fingerprint returns a short stable name for a custom key: "key-" and 8
+// hex digits of an HMAC-SHA256 of the key under the Budget's secret. It is
+// the same for the same key within one Budget, and reveals nothing of the
+// key.
+func fingerprint(secret []byte, key string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(key))
+	var sum [sha256.Size]byte
+	return "key-" + hex.EncodeToString(m.Sum(sum[:0])[:4])
+}

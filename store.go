@@ -1,0 +1,364 @@
+package polite
+
+import (
+	"context"
+	"hash/maphash"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/politehttp/polite/internal/control"
+)
+
+// KeyState is the opaque state of one budget key: what its server stated,
+// the live observations, the pause, the probe and ramp-up, the learned
+// quota, the retry budget and the leases of its requests in flight. A
+// [Store] keeps it; only a [Budget] reads or changes it.
+//
+// The zero value is a key never used: its first request probes.
+type KeyState struct {
+	c control.State
+}
+
+// MarshalBinary returns the binary form of s, for a Store that keeps
+// bytes: a version byte and varints, typically a few hundred bytes, and
+// never more than 64 KiB. The zero KeyState is the empty form.
+func (s *KeyState) MarshalBinary() ([]byte, error) { return s.c.MarshalBinary() }
+
+// UnmarshalBinary sets s from its binary form. It accepts any input
+// without panicking, in time linear in its length: data that is not a form
+// MarshalBinary writes (another version, a value out of bounds, trailing
+// bytes) returns an error and leaves s unchanged. The empty form is the
+// zero KeyState.
+func (s *KeyState) UnmarshalBinary(data []byte) error { return s.c.UnmarshalBinary(data) }
+
+// Generation counts the changes of s that waiters wait for: a release
+// (one request fewer in flight, or something learned that may free a
+// holder), leases expiring, the key being forgotten. It only grows. A
+// Store wakes the waiters of a key when an Update leaves its Generation
+// higher than it found it.
+func (s *KeyState) Generation() uint64 { return s.c.Generation() }
+
+// Expiry returns when a Store may forget s: the Budget's IdleTTL after the
+// key's last request or the end of its pause, whichever is later, and not
+// before its last lease expires. It is the zero time for the zero
+// KeyState, which a Store need not keep at all.
+func (s *KeyState) Expiry() time.Time { return s.c.Expiry() }
+
+// Store keeps the [KeyState] of every budget key, for a [Budget]. The
+// in-memory [MemoryStore] is the default; a Store shared by several
+// processes (on Redis, say) lets them pace together, as one client. Every
+// pacing rule runs in the Budget, in Go: a Store keeps states and wakes
+// waiters, nothing more. Package
+// [github.com/politehttp/polite/storetest] tests an implementation.
+//
+// A Store must be safe for concurrent use by multiple goroutines.
+type Store interface {
+	// Update calls fn with key's state (a zero KeyState if the store has
+	// none, or has forgotten it after its Expiry) and keeps what fn
+	// leaves, atomically per key. A store that retries on conflict calls
+	// fn again with fresh state, so fn acts on nothing but its argument.
+	// When Generation grew, the store wakes the key's waiters. A state
+	// left zero may be deleted. An error means the state may not have
+	// been kept.
+	Update(ctx context.Context, key string, fn func(*KeyState)) error
+
+	// Wait blocks until key's Generation exceeds gen, until the instant
+	// until (zero: no deadline), or ctx ends; it returns nil in the first
+	// two cases, ctx.Err() in the last. It must not lose a wake that
+	// happened between the Update that returned gen and the call to Wait.
+	Wait(ctx context.Context, key string, gen uint64, until time.Time) error
+}
+
+// MemoryStore is a [Store] that keeps states in this process, in
+// memory: the default of a [Budget]. A Budget whose Store is a MemoryStore
+// runs the controller on the stored state in place, with no serialisation
+// and no allocation on a request's path.
+//
+// The zero value is ready to use. A MemoryStore is safe for concurrent use
+// by multiple goroutines. Its fields must not be changed after first use.
+//
+// Keys are spread over shards with a lock each, so that different keys
+// seldom contend. A state is forgotten after its Expiry (lazily, as keys are
+// looked up: no goroutine runs in the background), and at most MaxKeys are
+// kept, the least recently used going first (within its shard, when
+// MaxKeys is 4096 or more; a few more than MaxKeys may be kept for an
+// instant).
+type MemoryStore struct {
+	// MaxKeys is the most keys kept at once. If zero, 65536.
+	MaxKeys int
+
+	once   sync.Once
+	shards []memShard
+	seed   maphash.Seed
+	max    int64
+	count  atomic.Int64
+}
+
+const (
+	defaultMaxKeys = 1 << 16
+	shardedFrom    = 4096 // MaxKeys from which keys are spread over memShards shards
+	memShards      = 64
+)
+
+// memShard is one lock's share of a MemoryStore.
+type memShard struct {
+	mu         sync.Mutex
+	m          map[memKey]*memEntry
+	head, tail *memEntry // least recently used list: head most recent
+	_          [32]byte  // keeps shards on separate cache lines
+}
+
+// memKey is a store key split at "://": an origin's scheme and host, or
+// a custom key whole (scheme empty). Splitting costs no allocation, and
+// maps one to one to the key's string.
+type memKey struct {
+	scheme, host string
+}
+
+func splitKey(key string) memKey {
+	if i := strings.Index(key, "://"); i > 0 {
+		return memKey{scheme: key[:i], host: key[i+3:]}
+	}
+	return memKey{host: key}
+}
+
+func (k memKey) String() string {
+	if k.scheme == "" {
+		return k.host
+	}
+	return k.scheme + "://" + k.host
+}
+
+// memEntry is one key's state.
+type memEntry struct {
+	key        memKey
+	prev, next *memEntry
+	ks         KeyState
+	changed    chan struct{} // closed when Generation grows; nil when nobody waits
+}
+
+func (s *MemoryStore) init() {
+	s.once.Do(func() {
+		s.max = int64(s.MaxKeys)
+		if s.max <= 0 {
+			s.max = defaultMaxKeys
+		}
+		n := 1
+		if s.max >= shardedFrom {
+			n = memShards
+		}
+		s.shards = make([]memShard, n)
+		for i := range s.shards {
+			s.shards[i].m = make(map[memKey]*memEntry)
+		}
+		s.seed = maphash.MakeSeed()
+	})
+}
+
+func (s *MemoryStore) shard(k memKey) *memShard {
+	s.init()
+	if len(s.shards) == 1 {
+		return &s.shards[0]
+	}
+	return &s.shards[maphash.String(s.seed, k.host)&(memShards-1)]
+}
+
+// entry returns k's entry, creating it when create is set; nil if there
+// is none. A state past its Expiry is forgotten first, and a few idle
+// states at the back of the shard's list with it. sh must be locked.
+func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *memEntry {
+	for range 2 {
+		e := sh.tail
+		if e == nil || e.key == k || !expired(e, now) {
+			break
+		}
+		s.remove(sh, e)
+	}
+	e := sh.m[k]
+	if e != nil && expired(e, now) {
+		s.remove(sh, e)
+		e = nil
+	}
+	if e == nil {
+		if !create {
+			return nil
+		}
+		if s.count.Load() >= s.max && sh.tail != nil {
+			s.remove(sh, sh.tail)
+		}
+		e = &memEntry{key: k}
+		sh.m[k] = e
+		s.count.Add(1)
+	} else if sh.head == e {
+		return e
+	} else {
+		sh.unlink(e)
+	}
+	e.next = sh.head
+	if sh.head != nil {
+		sh.head.prev = e
+	}
+	sh.head = e
+	if sh.tail == nil {
+		sh.tail = e
+	}
+	return e
+}
+
+// expired reports whether e's state may be forgotten at now.
+func expired(e *memEntry, now int64) bool {
+	exp := e.ks.c.Expiry()
+	return exp.IsZero() || exp.UnixNano() <= now
+}
+
+func (sh *memShard) unlink(e *memEntry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		sh.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		sh.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
+}
+
+// remove forgets e and wakes its waiters, so that they start over on a
+// fresh state.
+func (s *MemoryStore) remove(sh *memShard, e *memEntry) {
+	sh.unlink(e)
+	delete(sh.m, e.key)
+	s.count.Add(-1)
+	e.wake()
+}
+
+func (e *memEntry) wake() {
+	if e.changed != nil {
+		close(e.changed)
+		e.changed = nil
+	}
+}
+
+// Update implements [Store]. fn runs under the lock of key's shard: it
+// must not call the store.
+func (s *MemoryStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	k := splitKey(key)
+	sh := s.shard(k)
+	now := time.Now().UnixNano()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := s.entry(sh, k, now, true)
+	gen := e.ks.Generation()
+	fn(&e.ks)
+	switch {
+	case e.ks.c.IsZero():
+		s.remove(sh, e)
+	case e.ks.Generation() > gen:
+		e.wake()
+	}
+	return nil
+}
+
+// Wait implements [Store].
+func (s *MemoryStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.wait(ctx, splitKey(key), gen, until, nil)
+}
+
+// wait is Wait with a timer to reuse (nil: make one).
+func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time.Time, timer **time.Timer) error {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	e := sh.m[k]
+	if e == nil || e.ks.Generation() > gen {
+		sh.mu.Unlock()
+		return nil
+	}
+	if e.changed == nil {
+		e.changed = make(chan struct{})
+	}
+	changed := e.changed
+	sh.mu.Unlock()
+
+	var fire <-chan time.Time
+	if !until.IsZero() {
+		d := time.Until(until)
+		if d <= 0 {
+			return nil
+		}
+		var local *time.Timer
+		if timer == nil {
+			timer = &local
+		}
+		if *timer == nil {
+			*timer = time.NewTimer(d)
+		} else {
+			(*timer).Reset(d)
+		}
+		if local != nil {
+			defer local.Stop()
+		}
+		fire = (*timer).C
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-fire:
+	case <-changed:
+	}
+	return nil
+}
+
+// acquire runs Acquire on k's state in place.
+func (s *MemoryStore) acquire(k memKey, now time.Time, cfg *control.Config, ask control.Ask) (control.Lease, control.Hold, bool) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	e := s.entry(sh, k, now.UnixNano(), true)
+	gen := e.ks.c.Generation()
+	l, h, ok := e.ks.c.Acquire(now, cfg, ask)
+	if e.ks.c.Generation() > gen {
+		e.wake()
+	}
+	sh.mu.Unlock()
+	return l, h, ok
+}
+
+// release runs Release on k's state in place.
+func (s *MemoryStore) release(k memKey, now time.Time, cfg *control.Config, l control.Lease, out *control.Outcome) control.Plan {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	e := s.entry(sh, k, now.UnixNano(), true)
+	p := e.ks.c.Release(now, cfg, l, out)
+	e.wake()
+	sh.mu.Unlock()
+	return p
+}
+
+// view returns what k's state says at now, without changing it; false when
+// there is none.
+func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := s.entry(sh, k, now.UnixNano(), false)
+	if e == nil {
+		return control.View{}, false
+	}
+	return e.ks.c.View(now), true
+}
+
+// forget drops k's state and wakes its waiters.
+func (s *MemoryStore) forget(k memKey) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	if e := sh.m[k]; e != nil {
+		s.remove(sh, e)
+	}
+	sh.mu.Unlock()
+}
