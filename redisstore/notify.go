@@ -88,7 +88,6 @@ func (s *Store) listen(ctx context.Context) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
 				s.setSubscribed(true)
-				s.recovered()
 			}
 		case *redis.Message:
 			s.receive(m.Payload)

@@ -8,8 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
-	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -51,18 +49,11 @@ type Store struct {
 	// zero, 1 minute.
 	ExpiryMargin time.Duration
 
-	// RetryInterval is how often, while Redis does not answer, the Store
-	// tries to reach it again. Until it does, updates go to a budget in
-	// this process's memory. If zero, 1 second.
+	// RetryInterval is how long the Store waits before subscribing again
+	// after its subscription failed, and how long a waiter sleeps before
+	// looking again while the Store is not subscribed (it cannot be woken
+	// then). If zero, 1 second.
 	RetryInterval time.Duration
-
-	// Logger, if not nil, receives one line each time the Store stops or
-	// resumes using Redis (at Warn and Info).
-	Logger *slog.Logger
-
-	// OnTransition, if not nil, is called each time the Store stops or
-	// resumes using Redis. It must not block.
-	OnTransition func(Transition)
 
 	rdb     redis.UniversalClient
 	prefix  string
@@ -72,31 +63,17 @@ type Store struct {
 	once   sync.Once
 	shards [nShards]shard
 	zero   []byte // a zero KeyState in binary form
-	local  memStore
 
-	// subscription and health
+	// the subscription
 	mu         sync.Mutex
 	started    atomic.Bool
 	closed     bool
 	stop       context.CancelFunc
 	done       chan struct{}
 	ps         *redis.PubSub
-	nextTry    atomic.Int64  // while down: when (Unix ns) an update may try Redis again
 	subscribed atomic.Bool   // the subscription is live
-	epoch      atomic.Uint64 // counts changes of subscribed and down
+	epoch      atomic.Uint64 // counts changes of subscribed, and failures
 	epochCh    chan struct{} // closed and replaced when epoch changes
-	down       atomic.Bool   // Redis failed; updates go to memory
-}
-
-// Transition reports that a [Store] stopped or resumed keeping budgets in
-// Redis.
-type Transition struct {
-	Time time.Time
-	// Shared is true when Redis answers again and budgets are shared;
-	// false when the Store falls back to budgets in this process's memory.
-	Shared bool
-	// Err is the failure that made the Store fall back; nil when Shared.
-	Err error
 }
 
 const (
@@ -112,6 +89,10 @@ const (
 // ErrContention is returned (wrapped) by [Store.Update] when so many other
 // updates of the same key won the compare-and-swap that this one gave up.
 var ErrContention = errors.New("redisstore: too much contention on one key")
+
+// errAbandoned is the error of the updates of a batch whose leader's own
+// update panicked or exited its goroutine.
+var errAbandoned = errors.New("redisstore: update abandoned by a panic in another update of the key")
 
 // New returns a Store keeping budgets in rdb under keys starting with
 // prefix (if empty, "polite:"). Processes that share budgets use the same
@@ -141,7 +122,6 @@ func (s *Store) init() {
 		for i := range s.shards {
 			s.shards[i].init(per)
 		}
-		s.local.init(per * nShards)
 		s.epochCh = make(chan struct{})
 	})
 }
@@ -187,52 +167,43 @@ func (s *Store) shard(id string) *shard {
 
 // Update calls fn with key's state and keeps what fn leaves, atomically
 // across every process sharing the Redis and prefix. It reads nothing
-// before the compare-and-swap when this process has seen the key's latest
+// before its compare-and-swap when this process has seen the key's latest
 // version; otherwise the failed swap returns the current state and fn runs
-// again on it. When the state's generation grew, Update publishes it, and
-// waiters in every process sharing the store wake.
+// again on it. A state past its Expiry is given to fn as the zero state.
+// When the state's generation grew, Update publishes it, and waiters in
+// every process sharing the store wake.
 //
-// If Redis fails (or does not answer within Timeout), Update falls back to
-// a budget in this process's memory for that call and later ones, until
-// Redis answers again: it returns an error only when ctx ends.
+// Concurrent updates of one key in one process are applied in batches,
+// one swap each (fn of each runs in turn on the state the previous one
+// left): under load, a request costs less than one round trip per update.
+//
+// An error (wrapping the Redis client's) means the state may not have been
+// kept; each Redis call is bounded by Timeout. After ctx ends, Update
+// returns ctx.Err(), though a batch it was part of may still be kept.
 func (s *Store) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
 	s.init()
 	s.start()
-	down := s.down.Load()
-	if !down || s.retryNow() {
-		err := s.updateRedis(ctx, key, fn)
-		if err == nil {
-			if down {
-				s.recovered()
-			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		s.fail(err)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return s.local.update(ctx, id(key), fn)
+	err := s.update(ctx, key, fn)
+	if err != nil && ctx.Err() == nil {
+		// Redis may be failing: waiters look again (and their Budget
+		// falls back to memory if it is).
+		s.mu.Lock()
+		s.wakeAll()
+		s.mu.Unlock()
+	}
+	return err
 }
 
-// retryNow reports whether this update, while Redis is down, is the one
-// that tries it again (one every RetryInterval).
-func (s *Store) retryNow() bool {
-	now := time.Now().UnixNano()
-	next := s.nextTry.Load()
-	if now < next {
-		return false
-	}
-	return s.nextTry.CompareAndSwap(next, now+s.retryInterval().Nanoseconds())
-}
-
-// updateRedis is Update against Redis.
+// update is Update without its checks.
 //
 // The updates of one key in one process go to Redis in batches: while one
 // batch is being swapped, the updates that arrive queue, and the next
 // batch applies them all, in order, with one swap. Each would otherwise
 // swap against the same version and all but one would fail.
-func (s *Store) updateRedis(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
 	kid := id(key)
 	sh := s.shard(kid)
 	e := sh.pin(kid)
@@ -259,11 +230,14 @@ func (s *Store) updateRedis(ctx context.Context, key string, fn func(*polite.Key
 	// hands the lead to the next update queued, if any. The swap does not
 	// end with the leader's context: it is the others' too.
 	batch := sh.take(e)
-	err := s.commit(context.WithoutCancel(ctx), kid, e, batch)
-	for _, b := range batch[1:] {
-		b.done <- result{err: err}
-	}
-	sh.handOff(e)
+	err := errAbandoned // unless commit returns
+	defer func() {
+		for _, b := range batch[1:] {
+			b.done <- result{err: err}
+		}
+		sh.handOff(e)
+	}()
+	err = s.commit(context.WithoutCancel(ctx), kid, e, batch)
 	return err
 }
 
@@ -282,6 +256,11 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 				// A state this version cannot read (written by a
 				// newer one, or damaged): start over from zero and
 				// replace it.
+				st = polite.KeyState{}
+			}
+			if exp := st.Expiry(); !exp.IsZero() && !time.Now().Before(exp) {
+				// Past its expiry (by this process's clock): forgotten,
+				// as in memory.
 				st = polite.KeyState{}
 			}
 		}
@@ -333,19 +312,18 @@ func (s *Store) ttl(expiry time.Time) time.Duration {
 
 // Wait blocks until key's generation differs from gen, until until (zero:
 // no deadline), or ctx ends; nil in the first two cases, ctx.Err() in the
-// last. Waking needs no Redis call: every Store listens on its prefix's
-// channel, where updates publish new generations. A wake published between
-// the Update that returned gen and the call to Wait is not lost.
+// last. Waking costs no Redis call: every Store listens on its prefix's
+// channel, where updates publish new generations. A wake published
+// between the Update that returned gen and the call to Wait is not lost.
 //
-// Wait may return nil early, for instance when the subscription was
-// re-established or when Redis stops answering; the caller looks again.
+// Wait may return nil early: when its subscription (re)started since the
+// Update that returned gen, and when an update failed; the caller looks
+// again. While the Store is not subscribed, Wait returns after
+// RetryInterval at the latest.
 func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
 	s.init()
 	s.start()
 	kid := id(key)
-	if s.down.Load() {
-		return s.local.wait(ctx, kid, gen, until, s.epochChan())
-	}
 	sh := s.shard(kid)
 	e := sh.pin(kid)
 	defer sh.unpin(e)
@@ -354,9 +332,8 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 	live := s.subscribed.Load()
 	changed, ok := sh.watch(e, gen, s.epoch.Load(), live)
 	if !ok {
-		return nil
+		return ctx.Err()
 	}
-	var deadline <-chan time.Time
 	if !live {
 		// Not subscribed: no notification can come. Look again after
 		// a while rather than waiting for one.
@@ -364,8 +341,13 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 			until = time.Now().Add(s.retryInterval())
 		}
 	}
+	var deadline <-chan time.Time
 	if !until.IsZero() {
-		t := time.NewTimer(time.Until(until))
+		d := time.Until(until)
+		if d <= 0 {
+			return ctx.Err()
+		}
+		t := time.NewTimer(d)
 		defer t.Stop()
 		deadline = t.C
 	}
@@ -409,55 +391,13 @@ func (s *Store) setSubscribed(live bool) {
 	s.wakeAll()
 }
 
-// fail records that Redis failed: updates go to memory until it answers.
-func (s *Store) fail(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.down.Load() || s.closed {
-		return
-	}
-	s.nextTry.Store(time.Now().Add(s.retryInterval()).UnixNano())
-	s.down.Store(true)
-	s.wakeAll()
-	s.transition(Transition{Time: time.Now(), Err: err})
-}
-
-// recovered records that Redis answers again.
-func (s *Store) recovered() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.down.Load() || s.closed {
-		return
-	}
-	s.down.Store(false)
-	s.wakeAll()
-	s.local.reset()
-	s.transition(Transition{Time: time.Now(), Shared: true})
-}
-
-func (s *Store) transition(t Transition) {
-	if s.Logger != nil {
-		if t.Shared {
-			s.Logger.Info("polite/redisstore: Redis answers again; budgets are shared", slog.String("prefix", s.prefix))
-		} else {
-			s.Logger.Warn("polite/redisstore: Redis failed; budgets fall back to this process's memory",
-				slog.String("prefix", s.prefix), slog.Any("error", t.Err))
-		}
-	}
-	if s.OnTransition != nil {
-		s.OnTransition(t)
-	}
-}
-
-// Close stops the Store's subscription and waits for it to end. Updates
-// and waits after Close use memory only. Close does not close the Redis
-// client. It returns nil.
+// Close stops the Store's subscription and waits for it to end. Waits
+// after Close do not wake on other processes' changes; updates still work.
+// Close does not close the Redis client. It returns nil.
 func (s *Store) Close() error {
 	s.init()
 	s.mu.Lock()
 	s.closed = true
-	s.down.Store(true)
-	s.nextTry.Store(math.MaxInt64)
 	s.wakeAll()
 	stop, done, ps := s.stop, s.done, s.ps
 	s.mu.Unlock()

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -16,15 +15,15 @@ func TestUpdateSharedAcrossStores(t *testing.T) {
 	a := newStore(t, newClient(t, addr), prefix)
 	b := newStore(t, newClient(t, addr), prefix)
 	ctx := t.Context()
-	if err := a.Update(ctx, "https://api.example", func(st *polite.KeyState) { incr(st, false) }); err != nil {
+	if err := a.Update(ctx, "https://api.example", func(st *polite.KeyState) { bump(t, st) }); err != nil {
 		t.Fatal(err)
 	}
-	var got string
-	if err := b.Update(ctx, "https://api.example", func(st *polite.KeyState) { got = payload(st) }); err != nil {
+	var got uint64
+	if err := b.Update(ctx, "https://api.example", func(st *polite.KeyState) { got = st.Generation() }); err != nil {
 		t.Fatal(err)
 	}
-	if got != "1" {
-		t.Errorf("second store read %q, want %q", got, "1")
+	if got != 1 {
+		t.Errorf("second store read generation %d, want 1", got)
 	}
 }
 
@@ -37,13 +36,12 @@ func TestUpdateAtomic(t *testing.T) {
 	ss := make([]*Store, stores)
 	for i := range ss {
 		ss[i] = newStore(t, newClient(t, addr), prefix)
-		ss[i].OnTransition = func(tr Transition) { t.Logf("transition: %+v", tr) }
 	}
 	for _, s := range ss {
 		for range workers {
 			wg.Go(func() {
 				for range each {
-					if err := s.Update(t.Context(), "k", func(st *polite.KeyState) { incr(st, true) }); err != nil {
+					if err := s.Update(t.Context(), "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
 						t.Error(err)
 						return
 					}
@@ -52,15 +50,10 @@ func TestUpdateAtomic(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	var got string
-	ss[0].Update(t.Context(), "k", func(st *polite.KeyState) { got = payload(st) })
-	if want := strconv.Itoa(stores * workers * each); got != want {
-		t.Errorf("counter = %s, want %s", got, want)
-	}
-	for i, s := range ss {
-		if s.down.Load() {
-			t.Errorf("store %d fell back to memory", i)
-		}
+	var got uint64
+	ss[0].Update(t.Context(), "k", func(st *polite.KeyState) { got = st.Generation() })
+	if want := uint64(stores * workers * each); got != want {
+		t.Errorf("generation = %d after %d updates that add one", got, want)
 	}
 }
 
@@ -76,7 +69,7 @@ func TestUpdateRoundTrips(t *testing.T) {
 	ctx := t.Context()
 	update := func(s *Store) {
 		t.Helper()
-		if err := s.Update(ctx, "k", func(st *polite.KeyState) { incr(st, false) }); err != nil {
+		if err := s.Update(ctx, "k", func(st *polite.KeyState) { start(t, st, time.Now(), time.Minute, time.Minute) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,7 +94,7 @@ func TestWaitWokenByOtherStore(t *testing.T) {
 	b := newStore(t, newClient(t, addr), prefix)
 	ctx := t.Context()
 	var gen uint64
-	a.Update(ctx, "k", func(st *polite.KeyState) { incr(st, true); gen = st.Generation() })
+	a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st); gen = st.Generation() })
 	waitSubscribed(t, a)
 	// The first wait after the subscription started may return at once.
 	a.Update(ctx, "k", func(st *polite.KeyState) { gen = st.Generation() })
@@ -119,7 +112,7 @@ func TestWaitWokenByOtherStore(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	start := time.Now()
-	b.Update(ctx, "k", func(st *polite.KeyState) { incr(st, true) })
+	b.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) })
 	select {
 	case at := <-woke:
 		if d := at.Sub(start); d > 50*time.Millisecond {
@@ -139,8 +132,8 @@ func TestWaitNoLostWake(t *testing.T) {
 	ctx := t.Context()
 	waitSubscribed(t, a)
 	var gen uint64
-	a.Update(ctx, "k", func(st *polite.KeyState) { incr(st, true); gen = st.Generation() })
-	b.Update(ctx, "k", func(st *polite.KeyState) { incr(st, true) })
+	a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st); gen = st.Generation() })
+	b.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) })
 	time.Sleep(20 * time.Millisecond) // the notification arrives before the Wait
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -155,7 +148,7 @@ func TestWaitUntilAndContext(t *testing.T) {
 	ctx := t.Context()
 	waitSubscribed(t, a)
 	var gen uint64
-	a.Update(ctx, "k", func(st *polite.KeyState) { incr(st, true); gen = st.Generation() })
+	a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st); gen = st.Generation() })
 	start := time.Now()
 	if err := a.Wait(ctx, "k", gen, start.Add(80*time.Millisecond)); err != nil {
 		t.Fatal(err)
@@ -179,7 +172,7 @@ func TestExpiryAndDelete(t *testing.T) {
 	a := newStore(t, rdb, prefix)
 	a.ExpiryMargin = 5 * time.Second
 	ctx := t.Context()
-	a.Update(ctx, "k", func(st *polite.KeyState) { setState(st, 1, time.Now().Add(time.Minute), "x") })
+	a.Update(ctx, "k", func(st *polite.KeyState) { start(t, st, time.Now(), time.Minute, 30*time.Second) })
 	rkey := a.redisKey(id("k"))
 	ttl, err := rdb.PTTL(ctx, rkey).Result()
 	if err != nil {
@@ -193,11 +186,11 @@ func TestExpiryAndDelete(t *testing.T) {
 		t.Errorf("a zero state is kept in Redis")
 	}
 	// The key comes back with a version above every earlier one.
-	a.Update(ctx, "k", func(st *polite.KeyState) { setState(st, 1, time.Now().Add(time.Minute), "y") })
-	var got string
-	newStore(t, newClient(t, addr), prefix).Update(ctx, "k", func(st *polite.KeyState) { got = payload(st) })
-	if got != "y" {
-		t.Errorf("after re-creation read %q, want %q", got, "y")
+	a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) })
+	var got uint64
+	newStore(t, newClient(t, addr), prefix).Update(ctx, "k", func(st *polite.KeyState) { got = st.Generation() })
+	if got != 1 {
+		t.Errorf("after re-creation read generation %d, want 1", got)
 	}
 }
 
@@ -208,7 +201,7 @@ func TestKeyHashed(t *testing.T) {
 	rdb := newClient(t, addr)
 	a := newStore(t, rdb, prefix)
 	const secret = "Bearer sk-live-0123456789"
-	a.Update(t.Context(), secret, func(st *polite.KeyState) { incr(st, false) })
+	a.Update(t.Context(), secret, func(st *polite.KeyState) { bump(t, st) })
 	keys, _ := rdb.Keys(t.Context(), prefix+"*").Result()
 	if len(keys) != 1 {
 		t.Fatalf("keys under the prefix: %q, want one", keys)
@@ -229,4 +222,22 @@ func waitSubscribed(t *testing.T, s *Store) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// A state past its expiry is given to fn as zero, as the in-memory store
+// forgets it.
+func TestExpiredStateIsZero(t *testing.T) {
+	addr := redisAddr(t)
+	prefix := testPrefix(t)
+	a := newStore(t, newClient(t, addr), prefix)
+	ctx := t.Context()
+	a.Update(ctx, "k", func(st *polite.KeyState) {
+		start(t, st, time.Now().Add(-3*time.Minute), time.Minute, time.Minute)
+	})
+	b := newStore(t, newClient(t, addr), prefix)
+	b.Update(ctx, "k", func(st *polite.KeyState) {
+		if b, _ := st.MarshalBinary(); len(b) != 0 {
+			t.Errorf("an expired state was read as %d bytes, want the zero state", len(b))
+		}
+	})
 }
