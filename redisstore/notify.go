@@ -90,6 +90,7 @@ func (s *Store) listen(ctx context.Context) {
 				s.setSubscribed(true)
 			}
 		case *redis.Message:
+			s.stats.notes.Add(1)
 			s.receive(m.Payload)
 		}
 	}

@@ -64,6 +64,8 @@ type Store struct {
 	shards [nShards]shard
 	zero   []byte // a zero KeyState in binary form
 
+	stats struct{ updates, swaps, stale, blocked, notes atomic.Int64 }
+
 	// the subscription
 	mu         sync.Mutex
 	started    atomic.Bool
@@ -82,12 +84,14 @@ const (
 	defaultMaxKeys       = 10000
 	defaultExpiryMargin  = time.Minute
 	defaultRetryInterval = time.Second
-	defaultTTL           = 10 * time.Minute // for a state that gives no expiry
-	maxAttempts          = 64               // compare-and-swap tries per update
+	defaultTTL           = 10 * time.Minute       // for a state that gives no expiry
+	contentionLimit      = 4                      // an update gives up after 4 Timeouts of lost swaps
+	blockedPause         = 200 * time.Microsecond // between swaps while another store has its turn
 )
 
-// ErrContention is returned (wrapped) by [Store.Update] when so many other
-// updates of the same key won the compare-and-swap that this one gave up.
+// ErrContention is returned (wrapped) by [Store.Update] when other
+// processes' updates of the same key won the compare-and-swap for four
+// times Timeout and this one gave up.
 var ErrContention = errors.New("redisstore: too much contention on one key")
 
 // errAbandoned is the error of the updates of a batch whose leader's own
@@ -186,6 +190,7 @@ func (s *Store) Update(ctx context.Context, key string, fn func(*polite.KeyState
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.stats.updates.Add(1)
 	err := s.update(ctx, key, fn)
 	if err != nil && ctx.Err() == nil {
 		// Redis may be failing: waiters look again (and their Budget
@@ -249,7 +254,11 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 	// swap was sent: then none published after it can be missed.
 	epoch, live := s.epoch.Load(), s.subscribed.Load()
 	rkey := s.redisKey(kid)
-	for attempt := range maxAttempts {
+	deadline := time.Now().Add(contentionLimit * s.timeout())
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 && time.Now().After(deadline) {
+			return fmt.Errorf("redisstore: %d tries: %w", attempt, ErrContention)
+		}
 		var st polite.KeyState
 		if len(cur) > 0 {
 			if err := st.UnmarshalBinary(cur); err != nil {
@@ -282,12 +291,22 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 		default:
 			r.mode, r.state = modeWrite, next
 			r.ttl = s.ttl(st.Expiry())
+			// Every process using the key learns the new state, so that
+			// its next update swaps without a failed try first.
+			r.notify = r.notify || len(next) <= maxNotifyState
 		}
-		ok, nver, nstate, err := s.swap(ctx, rkey, r)
+		res, nver, nstate, err := s.swap(ctx, rkey, r)
+		s.stats.swaps.Add(1)
 		if err != nil {
 			return err
 		}
-		if ok {
+		switch res {
+		case swapStale:
+			s.stats.stale.Add(1)
+		case swapBlocked:
+			s.stats.blocked.Add(1)
+		}
+		if res == swapDone {
 			cver := nver
 			if r.mode == modeDelete {
 				cver, next = 0, nil // absent: the next swap expects no key
@@ -297,8 +316,11 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 		}
 		ver, cur = nver, nstate
 		sh.store(e, ver, cur)
+		if res == swapBlocked {
+			// Queued behind another store's turn: give it a moment.
+			time.Sleep(blockedPause)
+		}
 	}
-	return fmt.Errorf("redisstore: %d tries: %w", maxAttempts, ErrContention)
 }
 
 // ttl returns the time to live of a state expiring at expiry.
@@ -409,4 +431,24 @@ func (s *Store) Close() error {
 		<-done
 	}
 	return nil
+}
+
+// Stats counts what a [Store] did since it was created.
+type Stats struct {
+	Updates int64 // calls of Update
+	Swaps   int64 // compare-and-swap scripts run: Redis round trips of updates
+	Stale   int64 // swaps that found a newer version than this process had seen
+	Blocked int64 // swaps refused while another process had its turn
+	Notes   int64 // notifications received
+}
+
+// Stats returns what s did so far.
+func (s *Store) Stats() Stats {
+	return Stats{
+		Updates: s.stats.updates.Load(),
+		Swaps:   s.stats.swaps.Load(),
+		Stale:   s.stats.stale.Load(),
+		Blocked: s.stats.blocked.Load(),
+		Notes:   s.stats.notes.Load(),
+	}
 }
