@@ -1,9 +1,11 @@
 package polite_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/politehttp/polite"
@@ -73,3 +75,30 @@ var (
 func BenchmarkOverheadNone(b *testing.B)       { benchmarkOverhead(b, plainHeader, false) }
 func BenchmarkOverheadPolite(b *testing.B)     { benchmarkOverhead(b, plainHeader, true) }
 func BenchmarkOverheadPoliteIETF(b *testing.B) { benchmarkOverhead(b, ietfHeader, true) }
+
+// What polite costs per request from several goroutines, over a Base that
+// answers at once with no rate-limit fields: all on one origin, or each on
+// an origin of its own. Run with -cpu 1,2: the throughput should grow with
+// the goroutines on different origins, and not fall on one.
+func benchmarkParallel(b *testing.B, sameOrigin bool) {
+	resp := &http.Response{StatusCode: 200, Header: plainHeader, Body: http.NoBody, ContentLength: 0}
+	tr := &polite.Transport{Base: roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		url := "http://api.test/"
+		if !sameOrigin {
+			url = fmt.Sprintf("http://o%d.test/", next.Add(1))
+		}
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		for pb.Next() {
+			if _, err := tr.RoundTrip(req); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkParallelOneOrigin(b *testing.B)  { benchmarkParallel(b, true) }
+func BenchmarkParallelOwnOrigins(b *testing.B) { benchmarkParallel(b, false) }

@@ -135,7 +135,8 @@ func (b *Budget) useExt(now time.Time) bool {
 // lease is a granted request.
 type lease struct {
 	control.Lease
-	local bool // granted by the fallback store
+	e     *memEntry // the in-memory entry that granted it; nil for a Store's
+	local bool      // granted by the fallback store
 }
 
 // hold is a wait a store asked for.
@@ -144,16 +145,17 @@ type hold struct {
 	local bool // from the fallback store
 }
 
-// acquire asks k's state to start a request at now.
-func (b *Budget) acquire(ctx context.Context, k budgetKey, now time.Time, ask control.Ask) (lease, hold, bool, storeNote, error) {
+// acquire asks k's state to start a request at now. A grant is written to
+// g.
+func (b *Budget) acquire(ctx context.Context, k budgetKey, now time.Time, ask control.Ask, g *lease) (hold, bool, storeNote, error) {
 	if b.mem != nil {
-		l, h, ok := b.mem.acquire(k.m, now, &b.cfg, ask)
-		return lease{Lease: l}, hold{Hold: h}, ok, storeNote{}, nil
+		h, ok := b.mem.acquire(k.m, now, &b.cfg, ask, g)
+		return hold{Hold: h}, ok, storeNote{}, nil
 	}
-	return b.acquireExt(ctx, k, now, ask)
+	return b.acquireExt(ctx, k, now, ask, g)
 }
 
-func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask control.Ask) (lease, hold, bool, storeNote, error) {
+func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask control.Ask, g *lease) (hold, bool, storeNote, error) {
 	var note storeNote
 	if b.useExt(now) {
 		var (
@@ -163,26 +165,28 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { l, h, ok = s.c.Acquire(now, &b.cfg, ask) })
 		if err == nil {
-			return lease{Lease: l}, hold{Hold: h}, ok, b.answered(), nil
+			*g = lease{Lease: l}
+			return hold{Hold: h}, ok, b.answered(), nil
 		}
 		if ctx.Err() != nil {
-			return lease{}, hold{}, false, storeNote{}, ctx.Err()
+			return hold{}, false, storeNote{}, ctx.Err()
 		}
 		note = b.failed(now, err)
 	}
-	l, h, ok := b.fallback.acquire(k.m, now, &b.cfg, ask)
-	return lease{Lease: l, local: true}, hold{Hold: h, local: true}, ok, note, nil
+	h, ok := b.fallback.acquire(k.m, now, &b.cfg, ask, g)
+	g.local = true
+	return hold{Hold: h, local: true}, ok, note, nil
 }
 
 // release applies the outcome of the request l granted.
-func (b *Budget) release(ctx context.Context, k budgetKey, l lease, now time.Time, out *control.Outcome) (control.Plan, storeNote) {
+func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Time, out *control.Outcome) (control.Plan, storeNote) {
 	switch {
 	case b.mem != nil:
-		return b.mem.release(k.m, now, &b.cfg, l.Lease, out), storeNote{}
+		return b.mem.release(k.m, now, &b.cfg, l, out), storeNote{}
 	case l.local:
-		return b.fallback.release(k.m, now, &b.cfg, l.Lease, out), storeNote{}
+		return b.fallback.release(k.m, now, &b.cfg, l, out), storeNote{}
 	}
-	return b.releaseExt(ctx, k, l, now, *out)
+	return b.releaseExt(ctx, k, *l, now, *out)
 }
 
 // releaseExt is release on a Store. It takes its own copy of the outcome,
@@ -191,14 +195,14 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 	var plan control.Plan
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { plan = s.c.Release(now, &b.cfg, l.Lease, &out) })
+	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { plan = s.c.Release(now, &b.cfg, &l.Lease, &out) })
 	if err == nil {
 		return plan, b.answered()
 	}
 	// The Store holds the lease until it expires; the answer still
 	// teaches this process, and the plan comes from what it saw.
 	note := b.failed(now, err)
-	return b.fallback.release(k.m, now, &b.cfg, l.Lease, &out), note
+	return b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease}, &out), note
 }
 
 // wait blocks until the hold h may have ended: its store's generation
@@ -252,9 +256,10 @@ func (b *Budget) Forget(key string) {
 		}
 		b.fallback.forget(k)
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		now := time.Now()
 		b.ext.Update(ctx, k.String(), func(s *KeyState) {
 			if !s.c.IsZero() {
-				s.c.Forget()
+				s.c.Forget(now, &b.cfg)
 			}
 		})
 		cancel()

@@ -17,9 +17,12 @@
 //
 // # Pacing
 //
-// Each request belongs to a budget, one per origin (scheme, host and port)
-// unless [Transport.Key] says otherwise. Before a request is sent, its budget
-// must allow it:
+// Each request belongs to a budget, one per origin unless [Transport.Key]
+// says otherwise. The origin is normalised: scheme and host lower-cased, a
+// trailing dot removed, the scheme's default port dropped, an
+// internationalised host in its ASCII (Punycode) form, so that
+// "http://API.example:80/" and "http://api.example./" share one budget.
+// Before a request is sent, its budget must allow it:
 //
 //   - no more than q requests start in any span of w, for every policy a
 //     RateLimit-Policy field stated (unit requests), and no more than q·t/w in
@@ -36,8 +39,10 @@
 //     estimated from the recent ones (the unit the server counts: see package
 //     [github.com/politehttp/polite/ratelimittest]); other units (tokens,
 //     points) are read but do not pace requests;
-//   - the local ceilings [Transport.MaxRate] and [Transport.MaxConcurrency]
-//     hold whatever the server says.
+//   - the ceilings hold whatever the server says: [Transport.MaxRate] and
+//     [Transport.MaxConcurrency] bound one Transport's own requests per key,
+//     whatever other Transports on the same Budget set; [Budget.MaxRate] and
+//     [Budget.MaxConcurrency] bound all of a Budget's Transports together.
 //
 // Several policies apply at once and the tightest wins; observations of
 // different partition keys (pk) are kept apart, and all of them apply. An
@@ -45,7 +50,25 @@
 // After any pause, and on the first request to an origin, a single request
 // probes; the others follow as its answer and the next ones come back, the
 // number in flight doubling each round trip. Responses from a cache (an Age
-// greater than 0) and fields in trailers never change a budget.
+// greater than 0) and fields in trailers never change a budget. A pause is
+// never stored for more than 24 hours, whatever a response says: past that,
+// the origin probes again.
+//
+// A request counts as in flight until its answer arrives, its context ends,
+// or [Budget.Lease] (10 minutes by default) has passed, whichever comes
+// first: a request that never ends, or a process that died mid-request,
+// holds its slot only that long.
+//
+// # Sharing
+//
+// Transports that share a [Budget] pace together, as one client. Budgets in
+// several processes pace together when they share a [Store]: the Budget
+// keeps each key's state there ([KeyState], serialisable), runs every
+// pacing rule itself, and waits on the Store for changes made elsewhere. The
+// default is a [MemoryStore] private to the Budget. Should a Store fail,
+// requests go on, paced by what this process sees, until it answers again.
+// Package [github.com/politehttp/polite/storetest] checks a Store against
+// the contract.
 //
 // # Learning
 //
@@ -65,10 +88,14 @@
 // # Observing
 //
 // [Transport.OnEvent] and [Transport.Logger] receive every wait (with what
-// it waited for), retry, give-up and observation. [Budget.Inspect] answers
-// "why is this origin waiting, and until when": its policies, what is left,
-// the pause, the learned quota. Neither ever shows a partition key or a
-// credential verbatim.
+// it waited for), retry, give-up and observation, and the failures and
+// recoveries of a Store. [Budget.Inspect] answers "why is this origin
+// waiting, and until when": its policies, what is left, the pause, the
+// learned quota; [Budget.Forget] clears what a budget knows of a key.
+// Neither ever shows a partition key verbatim, nor a key from a custom
+// Transport.Key, which may hold a credential: such a key appears in events,
+// logs, errors and Inspect only as a fingerprint ("key-" and 8 hex digits,
+// stable within one Budget).
 //
 // # Retries
 //

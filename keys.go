@@ -29,6 +29,9 @@ func originKey(scheme, host string) budgetKey {
 
 // normalHost normalises the host[:port] of an origin.
 func normalHost(scheme, hostport string) string {
+	if isNormal(hostport) {
+		return hostport
+	}
 	host, port := hostport, ""
 	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.Contains(hostport[i:], "]") {
 		host, port = hostport[:i], hostport[i+1:]
@@ -52,6 +55,17 @@ func normalHost(scheme, hostport string) string {
 		return hostport
 	}
 	return host + ":" + port
+}
+
+// isNormal reports whether a host[:port] is normal already as far as one
+// pass can tell: no port, no trailing dot, no upper case, all ASCII.
+func isNormal(hostport string) bool {
+	for i := 0; i < len(hostport); i++ {
+		if c := hostport[i]; c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') || c == ':' {
+			return false
+		}
+	}
+	return len(hostport) > 0 && hostport[len(hostport)-1] != '.'
 }
 
 // isLowerASCII reports whether s has no upper-case letter and no byte

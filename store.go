@@ -134,9 +134,11 @@ func (k memKey) String() string {
 // memEntry is one key's state.
 type memEntry struct {
 	key        memKey
+	sh         *memShard
 	prev, next *memEntry
 	ks         KeyState
 	changed    chan struct{} // closed when Generation grows; nil when nobody waits
+	gone       bool          // removed from its shard
 }
 
 func (s *MemoryStore) init() {
@@ -166,16 +168,10 @@ func (s *MemoryStore) shard(k memKey) *memShard {
 }
 
 // entry returns k's entry, creating it when create is set; nil if there
-// is none. A state past its Expiry is forgotten first, and a few idle
-// states at the back of the shard's list with it. sh must be locked.
+// is none. A state past its Expiry is forgotten first. A new entry makes
+// room: a few idle states at the back of the shard's list are forgotten,
+// and the least recently used one if the store is full. sh must be locked.
 func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *memEntry {
-	for range 2 {
-		e := sh.tail
-		if e == nil || e.key == k || !expired(e, now) {
-			break
-		}
-		s.remove(sh, e)
-	}
 	e := sh.m[k]
 	if e != nil && expired(e, now) {
 		s.remove(sh, e)
@@ -185,10 +181,15 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		if !create {
 			return nil
 		}
+		for range 2 {
+			if t := sh.tail; t != nil && expired(t, now) {
+				s.remove(sh, t)
+			}
+		}
 		if s.count.Load() >= s.max && sh.tail != nil {
 			s.remove(sh, sh.tail)
 		}
-		e = &memEntry{key: k}
+		e = &memEntry{key: k, sh: sh}
 		sh.m[k] = e
 		s.count.Add(1)
 	} else if sh.head == e {
@@ -208,10 +209,7 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 }
 
 // expired reports whether e's state may be forgotten at now.
-func expired(e *memEntry, now int64) bool {
-	exp := e.ks.c.Expiry()
-	return exp.IsZero() || exp.UnixNano() <= now
-}
+func expired(e *memEntry, now int64) bool { return e.ks.c.Expires() <= now }
 
 func (sh *memShard) unlink(e *memEntry) {
 	if e.prev != nil {
@@ -233,6 +231,7 @@ func (s *MemoryStore) remove(sh *memShard, e *memEntry) {
 	sh.unlink(e)
 	delete(sh.m, e.key)
 	s.count.Add(-1)
+	e.gone = true
 	e.wake()
 }
 
@@ -315,26 +314,45 @@ func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time
 	return nil
 }
 
-// acquire runs Acquire on k's state in place.
-func (s *MemoryStore) acquire(k memKey, now time.Time, cfg *control.Config, ask control.Ask) (control.Lease, control.Hold, bool) {
+// acquire runs Acquire on k's state in place. A grant comes with the
+// entry that holds the state, for release.
+func (s *MemoryStore) acquire(k memKey, now time.Time, cfg *control.Config, ask control.Ask, g *lease) (control.Hold, bool) {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	e := s.entry(sh, k, now.UnixNano(), true)
 	gen := e.ks.c.Generation()
-	l, h, ok := e.ks.c.Acquire(now, cfg, ask)
+	var (
+		h  control.Hold
+		ok bool
+	)
+	g.Lease, h, ok = e.ks.c.Acquire(now, cfg, ask)
 	if e.ks.c.Generation() > gen {
 		e.wake()
 	}
 	sh.mu.Unlock()
-	return l, h, ok
+	if ok {
+		g.e = e
+	}
+	return h, ok
 }
 
-// release runs Release on k's state in place.
-func (s *MemoryStore) release(k memKey, now time.Time, cfg *control.Config, l control.Lease, out *control.Outcome) control.Plan {
-	sh := s.shard(k)
-	sh.mu.Lock()
-	e := s.entry(sh, k, now.UnixNano(), true)
-	p := e.ks.c.Release(now, cfg, l, out)
+// release runs Release on k's state in place: on the entry that granted
+// g, unless it was forgotten since.
+func (s *MemoryStore) release(k memKey, now time.Time, cfg *control.Config, g *lease, out *control.Outcome) control.Plan {
+	e := g.e
+	var sh *memShard
+	if e != nil {
+		sh = e.sh
+		sh.mu.Lock()
+		if e.gone {
+			e = s.entry(sh, k, now.UnixNano(), true)
+		}
+	} else {
+		sh = s.shard(k)
+		sh.mu.Lock()
+		e = s.entry(sh, k, now.UnixNano(), true)
+	}
+	p := e.ks.c.Release(now, cfg, &g.Lease, out)
 	e.wake()
 	sh.mu.Unlock()
 	return p

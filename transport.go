@@ -23,7 +23,8 @@ import (
 // in RateLimit-Policy (no more than q requests in any span of w), within the
 // live quota of RateLimit or a legacy or vendor dialect (no more than r
 // requests within t, counting requests already in flight), and within the
-// local ceilings MaxRate and MaxConcurrency, which no header can raise. When
+// ceilings MaxRate and MaxConcurrency (the Transport's and its Budget's),
+// which no header can raise. When
 // a quota is spent, or a server refuses a request with 429 or 503, the whole
 // origin pauses; after a pause one request probes, and the rest follow as
 // answers come back.
@@ -42,9 +43,10 @@ type Transport struct {
 	Budget *Budget
 
 	// Key returns the budget key of a request. Requests with the same key
-	// share one budget. If nil, the key is the request's origin (scheme,
-	// host and port). A Key keyed by API credential lets one client pace
-	// several accounts of one service separately. It must be safe for
+	// share one budget. If nil, the key is the request's origin, normalised
+	// (see the package documentation). A Key keyed by API credential lets
+	// one client pace several accounts of one service separately: a key it
+	// returns is never shown, only its fingerprint. It must be safe for
 	// concurrent use.
 	Key func(*http.Request) string
 
@@ -59,13 +61,16 @@ type Transport struct {
 	// the first. If zero, 8. If one or negative, refusals are never retried.
 	MaxAttempts int
 
-	// MaxRate is the most requests per second started under one budget key,
-	// whatever the server says. If zero, there is no local rate ceiling; the
-	// server's own quotas still apply.
+	// MaxRate is the most requests per second this Transport starts under
+	// one budget key, whatever the server says and whatever other
+	// Transports sharing its Budget do. If zero, there is no local rate
+	// ceiling; the server's quotas and Budget.MaxRate still apply.
 	MaxRate float64
 
-	// MaxConcurrency is the most requests in flight under one budget key,
-	// whatever the server says. If zero, there is no local ceiling.
+	// MaxConcurrency is the most requests this Transport has in flight
+	// under one budget key, whatever the server says and whatever other
+	// Transports sharing its Budget do. If zero, there is no local ceiling;
+	// Budget.MaxConcurrency still applies.
 	MaxConcurrency int
 
 	// OnEvent, if not nil, is called with every wait, retry, give-up and
@@ -159,7 +164,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var bo *backoff.ExponentialBackOff
 
 	for attempt := 1; ; attempt++ {
-		g, err := t.wait(req, b, key, attempt)
+		var g lease
+		err := t.wait(req, b, key, attempt, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -169,14 +175,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		send := req
 		if attempt > 1 {
 			if send, err = rewind(req); err != nil {
-				t.finish(req, b, key, g, time.Now(), &control.Outcome{Failed: true})
+				t.finish(req, b, key, &g, time.Now(), &control.Outcome{Failed: true})
 				return nil, err
 			}
 		}
-		resp, err := t.send(send, b, key, g)
+		resp, err := t.send(send, b, key, &g)
 		now := time.Now()
 		if err != nil {
-			t.finish(req, b, key, g, now, &control.Outcome{Failed: true})
+			t.finish(req, b, key, &g, now, &control.Outcome{Failed: true})
 			return nil, err
 		}
 
@@ -185,7 +191,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// (draft-11 §7.3; DESIGN.md, D5); fields in trailers are never
 		// read (D9).
 		if !parse.FromCache(resp.Header) {
-			out.Quotas = readQuotas(resp.Header, now, g.Lease, &out)
+			out.Quotas = readQuotas(resp.Header, now, &g.Lease, &out)
 			if len(out.Quotas) > 0 {
 				out.Rand = rand.Uint64()
 				if t.observed() {
@@ -194,7 +200,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
-			t.finish(req, b, key, g, now, &out)
+			t.finish(req, b, key, &g, now, &out)
 			return resp, nil
 		}
 
@@ -225,7 +231,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Violated = p.violated
 			r.Stop = p.kind == problemAbnormal
 		}
-		plan := t.finish(req, b, key, g, now, &out)
+		plan := t.finish(req, b, key, &g, now, &out)
 
 		e := Event{Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: plan.Wait, Reason: reasonOf(plan.Reason)}
 		switch {
@@ -249,7 +255,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // finish ends the request g granted: it frees its local slot, and applies
 // out to its budget key. For a refusal it returns the plan to execute.
-func (t *Transport) finish(req *http.Request, b *Budget, key budgetKey, g lease, now time.Time, out *control.Outcome) control.Plan {
+func (t *Transport) finish(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, out *control.Outcome) control.Plan {
 	if t.local() {
 		t.ceil.done(key.m)
 	}
@@ -293,7 +299,7 @@ var errNilResponse = errors.New("polite: Base returned a nil response and a nil 
 // send sends req through Base. Should Base panic, the grant is released
 // before the panic goes on, so that the key is not left waiting for an
 // answer that will never come.
-func (t *Transport) send(req *http.Request, b *Budget, key budgetKey, g lease) (*http.Response, error) {
+func (t *Transport) send(req *http.Request, b *Budget, key budgetKey, g *lease) (*http.Response, error) {
 	defer func() {
 		if p := recover(); p != nil {
 			t.finish(req, b, key, g, time.Now(), &control.Outcome{Failed: true})
@@ -324,93 +330,119 @@ func (t *Transport) emitIf(e Event) {
 
 // wait blocks until the budget grants req under key (and the local
 // ceilings let it go), the context ends, or the wait turns out longer than
-// the Transport will wait.
-func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int) (lease, error) {
+// the Transport will wait. The grant is written to g.
+func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, g *lease) error {
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ask := control.Ask{Custom: key.custom}
+	ask.Until, _ = ctx.Deadline()
+	now := time.Now()
+	w, err := t.try(req, b, key, now, ask, g)
+	if err != nil || w.granted {
+		return err
+	}
+	return t.hold(req, b, key, attempt, ask, g, now, w)
+}
+
+// try is one attempt to start req: the local ceilings first, then the
+// budget.
+type try struct {
+	granted bool
+	ceiling bool            // held by a local ceiling
+	until   time.Time       // the hold's end at the earliest; zero: none known
+	wake    time.Time       // when to look again at the latest; zero: none
+	changed <-chan struct{} // a local ceiling's slot frees
+	why     Reason
+	h       hold
+}
+
+func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Time, ask control.Ask, g *lease) (try, error) {
+	var (
+		w   try
+		res reservation
+	)
+	local := t.local()
+	if local {
+		var ch ceilingHold
+		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency); !w.granted {
+			w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
+			return w, nil
+		}
+	}
+	h, granted, note, err := b.acquire(req.Context(), key, now, ask, g)
+	if note.kind != "" {
+		t.note(req, b, key, now, note)
+	}
+	if granted && err == nil {
+		w.granted = true
+		return w, nil
+	}
+	w.granted = false
+	if local {
+		t.ceil.cancel(key.m, res)
+	}
+	w.h, w.until, w.wake, w.why = h, h.Until(), h.Wake(), reasonOf(h.Reason)
+	return w, err
+}
+
+// hold waits out the hold w, which began at start, and tries again until
+// req is granted.
+func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start time.Time, w try) error {
 	ctx := req.Context()
 	var (
 		timer *time.Timer
-		start time.Time
-		last  time.Time // when the current hold began
-		why   Reason    // its reason
-		spent waits     // time held, by reason
+		last  = start // when the current hold began
+		spent waits   // time held, by reason
 	)
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
 	}()
-	ask := control.Ask{Custom: key.custom}
-	ask.Until, _ = ctx.Deadline()
-	local := t.local()
 	for {
-		if err := ctx.Err(); err != nil {
-			return lease{}, err
-		}
-		now := time.Now()
-		if !start.IsZero() {
-			spent.add(why, now.Sub(last))
-		}
-		var (
-			res         reservation
-			until, wake time.Time // the hold's end at the earliest; when to look again at the latest
-			changed     <-chan struct{}
-			h           hold
-		)
-		granted, ceiling := true, false
-		if local {
-			var ch ceilingHold
-			if res, ch, granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency); !granted {
-				ceiling, until, changed, why = true, ch.until, ch.changed, ch.reason
+		if !w.until.IsZero() {
+			d := w.until.Sub(last)
+			if d > t.maxWait() {
+				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why}
+			}
+			if deadline, ok := ctx.Deadline(); ok && w.until.After(deadline) {
+				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Deadline: true}
 			}
 		}
-		if granted {
-			var (
-				g    lease
-				note storeNote
-				err  error
-			)
-			g, h, granted, note, err = b.acquire(ctx, key, now, ask)
-			t.note(req, b, key, now, note)
-			if granted && err == nil {
-				if !start.IsZero() && t.observed() {
-					t.emit(Event{Kind: EventWait, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: spent.main()})
-				}
-				return g, nil
+		if w.ceiling {
+			if err := waitLocal(ctx, w.until, w.changed, &timer); err != nil {
+				return err
 			}
-			if local {
-				t.ceil.cancel(key.m, res)
+		} else {
+			until := w.until
+			if until.IsZero() {
+				until = w.wake
+			}
+			note, err := b.wait(ctx, key, w.h, until, &timer)
+			if note.kind != "" {
+				t.note(req, b, key, time.Now(), note)
 			}
 			if err != nil {
-				return lease{}, err
+				return err
 			}
-			until, wake, why = h.Until, h.Wake, reasonOf(h.Reason)
 		}
-		if start.IsZero() {
-			start = now
+		if err := ctx.Err(); err != nil {
+			return err
 		}
+		now := time.Now()
+		spent.add(w.why, now.Sub(last))
 		last = now
-		if !until.IsZero() {
-			d := until.Sub(now)
-			if d > t.maxWait() {
-				return lease{}, &WaitError{Key: b.display(key), Delay: d, Until: until, Reason: why}
-			}
-			if deadline, ok := ctx.Deadline(); ok && until.After(deadline) {
-				return lease{}, &WaitError{Key: b.display(key), Delay: d, Until: until, Reason: why, Deadline: true}
-			}
+		var err error
+		if w, err = t.try(req, b, key, now, ask, g); err != nil {
+			return err
 		}
-		if ceiling {
-			if err := waitLocal(ctx, until, changed, &timer); err != nil {
-				return lease{}, err
+		if w.granted {
+			if t.observed() {
+				t.emit(Event{Kind: EventWait, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: spent.main()})
 			}
-			continue
-		}
-		if until.IsZero() {
-			until = wake
-		}
-		note, err := b.wait(ctx, key, h, until, &timer)
-		t.note(req, b, key, time.Now(), note)
-		if err != nil {
-			return lease{}, err
+			return nil
 		}
 	}
 }
@@ -480,7 +512,7 @@ func (w *waits) main() Reason {
 // estimate is never a second or more after Date; when it is earlier than
 // Date, resets come out longer, which is safe. It records the Date sample
 // in out, and parses the Date only when h has rate-limit fields.
-func readQuotas(h http.Header, now time.Time, g control.Lease, out *control.Outcome) []parse.Quota {
+func readQuotas(h http.Header, now time.Time, g *control.Lease, out *control.Outcome) []parse.Quota {
 	var base time.Time
 	skew, skewOK := g.Skew()
 	if skewOK {

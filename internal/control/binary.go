@@ -18,13 +18,17 @@ import (
 //
 // The zero State is the empty form. Decoding checks every count and value
 // against the bounds the controller keeps (8 policies, names of 128 bytes,
-// 194 entries of start log, 34 lease slots, instants within 1970-2116), so
+// 194 entries of start log, 34 lease slots, instants within 1970-2120), so
 // that any input is decoded in linear time into a State the controller
 // can run, or rejected.
 const binaryVersion = 1
 
 // maxBinary is the longest form decoded: well above the largest State.
 const maxBinary = 64 << 10
+
+// maxStored bounds the instants of a State: now (at most maxInstant) plus
+// the spans the controller adds to it.
+const maxStored = maxInstant + 4*int64(maxSpan)
 
 // ErrBinary reports a binary form that is not one this package writes.
 var ErrBinary = errors.New("polite: invalid key state")
@@ -163,7 +167,7 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	var n State
 	n.gen = d.uint()
 	n.born = d.int()
-	if n.born < 1 || n.born > maxInstant {
+	if n.born < 0 || n.born > maxStored {
 		return ErrBinary
 	}
 	d.base = n.born
@@ -304,7 +308,7 @@ func (d *decoder) at() int64 {
 	}
 	v--
 	off := int64(v>>1) ^ -int64(v&1)
-	if (off > 0 && d.base > maxInstant-off) || (off < 0 && d.base+off < 1) {
+	if (off > 0 && d.base > maxStored-off) || (off < 0 && d.base+off < 1) {
 		d.fail()
 		return 0
 	}
@@ -364,7 +368,7 @@ func (d *decoder) policy(p *policy) {
 		off := int64(v>>1) ^ -int64(v&1)
 		n := int64(d.bounded(uint64(maxQuota)))
 		if d.err || off <= 0 && len(p.log.s) > 0 || n < 1 ||
-			(off > 0 && prev > maxInstant-off) || (off < 0 && prev+off < 1) {
+			(off > 0 && prev > maxStored-off) || (off < 0 && prev+off < 1) {
 			d.fail()
 			return
 		}

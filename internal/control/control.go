@@ -16,6 +16,7 @@ package control
 
 import (
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/politehttp/polite/parse"
@@ -122,17 +123,20 @@ func (l Lease) Expiry() time.Time { return at(l.end) }
 
 // Hold tells a request to wait and look again.
 type Hold struct {
-	// Until is when the wait ends at the earliest: no request starts
-	// before. Zero when only a change to the key (Gen) ends it.
-	Until time.Time
-	// Wake is when to look again at the latest even if nothing changed
-	// (a lease in flight may expire then); zero: no such time.
-	Wake   time.Time
-	Reason Reason
+	until, wake int64
+	Reason      Reason
 	// Gen is the state's Generation when it said to hold: a change
 	// beyond it may end the wait.
 	Gen uint64
 }
+
+// Until returns when the wait ends at the earliest: no request starts
+// before. Zero when only a change to the key (Gen) ends it.
+func (h Hold) Until() time.Time { return at(h.until) }
+
+// Wake returns when to look again at the latest even if nothing changed
+// (a lease in flight may expire then); zero: no such time.
+func (h Hold) Wake() time.Time { return at(h.wake) }
 
 // Outcome is what a finished request teaches the key.
 type Outcome struct {
@@ -211,11 +215,13 @@ const (
 // instant converts t to the state's clock: nanoseconds since 1970, within
 // [1, maxInstant].
 func instant(t time.Time) int64 {
-	n := t.UnixNano()
-	if t.Before(time.Unix(0, 1)) {
+	switch sec := t.Unix(); {
+	case sec < 0:
 		return 1
+	case sec >= maxInstant/int64(time.Second):
+		return maxInstant
 	}
-	return min(max(n, 1), maxInstant)
+	return max(t.UnixNano(), 1)
 }
 
 // at converts an instant back; zero stays the zero time.
@@ -237,24 +243,28 @@ func addSat(a, b int64) int64 {
 	return a + b
 }
 
-// rng draws the jitters of one call from its Rand, deterministically
-// (splitmix64).
+// rng draws the jitters of one call from its Rand, deterministically: the
+// first draw is Rand itself, the next ones follow by splitmix64. A Rand of
+// 0 makes the first jitter 0, which tables at fixed instants rely on.
 type rng uint64
 
 func (r *rng) next() uint64 {
-	*r += 0x9e3779b97f4a7c15
-	z := uint64(*r)
+	v := uint64(*r)
+	z := v + 0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
+	*r = rng(z ^ (z >> 31))
+	return v
 }
 
-// jitter returns a duration in [0, min(d, jitterMax)]; 0 when d <= 0. It is
-// added to waits and never subtracted: a wait the server gave is a floor.
+// jitter returns a duration in [0, min(d, jitterMax)], uniform for a
+// uniform draw; 0 when d <= 0. It is added to waits and never subtracted:
+// a wait the server gave is a floor.
 func (r *rng) jitter(d int64) int64 {
 	d = min(d, jitterMax)
 	if d <= 0 {
 		return 0
 	}
-	return int64(r.next() % uint64(d+1))
+	hi, _ := bits.Mul64(r.next(), uint64(d+1))
+	return int64(hi)
 }

@@ -94,7 +94,7 @@ func (l *learner) started(epoch uint64, now int64) uint64 {
 
 // accepted records a response that was not a refusal; inflight is the
 // number still in flight.
-func (l *learner) accepted(g Lease, inflight, now int64) {
+func (l *learner) accepted(g *Lease, inflight, now int64) {
 	if g.cycle == l.cycle && g.cycle != 0 {
 		l.cycleOK++
 	}
@@ -141,7 +141,7 @@ func (l *learner) accepted(g Lease, inflight, now int64) {
 // refused records a refusal. foreseen reports whether a quota in the
 // response was spent; hinted whether the response or a live observation
 // said quota was left.
-func (l *learner) refused(g Lease, epoch uint64, now int64, foreseen, hinted bool) {
+func (l *learner) refused(g *Lease, epoch uint64, now int64, foreseen, hinted bool) {
 	if foreseen || g.epoch != epoch {
 		return // explained, or one more answer from a cycle already refused
 	}

@@ -25,10 +25,12 @@ const (
 )
 
 // add counts one lease asked until until and returns when it ends: the end
-// of until's slot, strictly after until.
-func (ls *leases) add(now, until, lease int64) int64 {
+// of until's slot, strictly after until. Slots are counted from base (the
+// state's first use), so that every process sharing the state draws the
+// same ones.
+func (ls *leases) add(base, until, lease int64) int64 {
 	g := max(lease/leaseSlots, 1)
-	end := (until/g + 1) * g
+	end := base + ((until-base)/g+1)*g
 	i := 0
 	for i < len(ls.b) && ls.b[i].end < end {
 		i++

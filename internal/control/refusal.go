@@ -18,7 +18,7 @@ import "time"
 // itself). The request is retried when it may be sent again, the wait fits
 // within MaxWait and its context deadline, the server did not report
 // abnormal usage, and the retry budget allows it.
-func Decide(now time.Time, r *Refusal, l Lease, rb retryBudget, rnd uint64) Plan {
+func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Plan {
 	n := instant(now)
 	p := Plan{Wait: max(r.Wait, 0), Reason: r.Reason}
 	if !r.Given {

@@ -49,6 +49,9 @@ const (
 // expiring. It only grows.
 func (s *State) Generation() uint64 { return s.gen }
 
+// Expires returns Expiry in nanoseconds since 1970; 0 for the zero State.
+func (s *State) Expires() int64 { return s.expiry }
+
 // Expiry returns when the state may be forgotten: IdleTTL after its last
 // request or the end of its pause, whichever is later, and not before its
 // last lease expires. Zero for the zero State.
@@ -65,10 +68,12 @@ func (s *State) IsZero() bool {
 		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{})
 }
 
-// Forget clears the state, keeping only its generation (one more), so that
-// its waiters wake and find a fresh key.
-func (s *State) Forget() {
+// Forget clears the state at now, keeping only its generation (one more,
+// so that its waiters wake and find a fresh key) and an expiry, so that a
+// store keeps the generation growing for a while.
+func (s *State) Forget(t time.Time, cfg *Config) {
 	*s = State{gen: s.gen + 1}
+	s.settle(instant(t), cfg)
 }
 
 // touch records the first use.
@@ -100,7 +105,7 @@ func (s *State) pause(now, until int64, why Reason) {
 
 // hold builds a Hold.
 func (s *State) hold(until int64, why Reason, wake int64) (Lease, Hold, bool) {
-	return Lease{}, Hold{Until: at(until), Wake: at(wake), Reason: why, Gen: s.gen}, false
+	return Lease{}, Hold{until: until, wake: wake, Reason: why, Gen: s.gen}, false
 }
 
 // Acquire asks to start one request at now. It either grants it (a Lease
@@ -115,8 +120,12 @@ func (s *State) Acquire(t time.Time, cfg *Config, ask Ask) (Lease, Hold, bool) {
 	if s.leases.reap(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
 	}
-	defer s.settle(now, cfg)
+	l, h, ok := s.acquire(now, cfg, ask)
+	s.settle(now, cfg)
+	return l, h, ok
+}
 
+func (s *State) acquire(now int64, cfg *Config, ask Ask) (Lease, Hold, bool) {
 	if now < s.pauseUntil {
 		return s.hold(s.pauseUntil, s.pauseReason, 0)
 	}
@@ -186,7 +195,7 @@ func (s *State) Acquire(t time.Time, cfg *Config, ask Ask) (Lease, Hold, bool) {
 	if cfg.MaxRate > 0 {
 		s.rateNext = max(s.rateNext, now) + max(1, int64(float64(time.Second)/cfg.MaxRate))
 	}
-	end := s.leases.add(now, leaseUntil(now, cfg, ask.Until), cfg.lease())
+	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
 	s.seq++
 	l := Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0}
 	if s.ramp.granted(s.seq, end) {
@@ -222,19 +231,25 @@ func leaseUntil(now int64, cfg *Config, until time.Time) int64 {
 // Decide); otherwise the zero Plan. A lease from another incarnation of the
 // state (the key was forgotten meanwhile), or one already expired, frees no
 // slot, but its response is still read.
-func (s *State) Release(t time.Time, cfg *Config, l Lease, out *Outcome) Plan {
+func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan {
 	now := instant(t)
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
-	defer s.settle(now, cfg)
 	s.leases.reap(now)
+	p := s.release(t, now, lp, out)
+	s.settle(now, cfg)
+	return p
+}
+
+func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
+	l := lp
 	if l.born == s.born && l.born != 0 {
 		s.leases.remove(l.end)
 		s.ramp.returned(l.seq)
 	} else {
 		// A lease of an earlier incarnation: read its answer as the
 		// latest one, outside any cycle.
-		l = Lease{seq: s.seq, epoch: s.epoch}
+		l = &Lease{seq: s.seq, epoch: s.epoch}
 	}
 	if out.First {
 		s.retry.deposit(now)
@@ -274,7 +289,7 @@ func (s *State) Release(t time.Time, cfg *Config, l Lease, out *Outcome) Plan {
 		if q.Remaining == 0 {
 			foreseen = true
 		}
-		if s.observe(&l, q, now, out.Bytes, &r) && q.Remaining > 0 {
+		if s.observe(l, q, now, out.Bytes, &r) && q.Remaining > 0 {
 			hinted = true
 		}
 	}

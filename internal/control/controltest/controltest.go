@@ -1,0 +1,473 @@
+// Package controltest holds the step tables of the per-key controller: one
+// table per pacing rule, each a list of requests acquired and released at
+// fixed instants with what must come of them, in the manner of
+// golang.org/x/time/rate's rate_test.go. The controller's own tests run
+// them on a bare State; package storetest replays them through a Store,
+// which must give the same results.
+package controltest
+
+import (
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
+)
+
+// Table is a rule of the controller, shown by steps on one key.
+type Table struct {
+	Name   string
+	Config control.Config
+	Steps  []Step
+}
+
+// Step is one event at an instant, with what must come of it.
+type Step struct {
+	At time.Duration // since the table's start
+
+	// Acquire names a request to start; Release names a request started
+	// earlier to end, with Out. Forget clears the key.
+	Acquire, Release string
+	Custom           bool          // Acquire: the key is a custom key
+	Deadline         time.Duration // Acquire: the request's context deadline, from At; 0: none
+	Out              control.Outcome
+	Forget           bool
+
+	Want Want
+}
+
+// Want is what must come of a step. Zero fields are not checked, except
+// Grant and Hold, which are checked for every Acquire.
+type Want struct {
+	Grant bool           // Acquire: granted
+	Probe bool           // Acquire: granted as a lone probe
+	Hold  control.Reason // Acquire: held for this reason
+	// Until is when the hold ends, since the table's start; Wake when to
+	// look again (-1: zero; 0: not checked).
+	Until, Wake time.Duration
+
+	Plan *control.Plan // Release: the refusal plan
+
+	InFlight    int            // View after the step: requests in flight (-1: zero)
+	PauseUntil  time.Duration  // View: the pause's end since the start (-1: not paused)
+	PauseReason control.Reason // View
+	Learned     *Quota         // View: the learned quota
+	Retries     int            // View: RetriesLeft (-1: zero)
+	Probing     int            // View: 1 probing, -1 not probing
+	Distrusted  bool           // View: hints distrusted at the step
+}
+
+// Quota is a quota and its window.
+type Quota struct {
+	Q int64
+	W time.Duration
+}
+
+// Result is what a step gave: the grant or the hold of an Acquire, the
+// plan of a Release, and the key's View after it.
+type Result struct {
+	Granted bool
+	Lease   control.Lease
+	Hold    control.Hold
+	Plan    control.Plan
+	View    control.View
+	Gen     uint64
+}
+
+// Replay runs tab's steps from t0 on one key. do runs each step: it must
+// call its argument on the key's state (once, or again on fresh state if
+// it retries) and return what the last call returned.
+func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) Result) []Result {
+	leases := map[string]control.Lease{}
+	out := make([]Result, 0, len(tab.Steps))
+	for _, st := range tab.Steps {
+		now := t0.Add(st.At)
+		var run func(*control.State) Result
+		switch {
+		case st.Forget:
+			run = func(s *control.State) Result {
+				s.Forget(now, &tab.Config)
+				return Result{View: s.View(now), Gen: s.Generation()}
+			}
+		case st.Acquire != "":
+			ask := control.Ask{Custom: st.Custom}
+			if st.Deadline != 0 {
+				ask.Until = now.Add(st.Deadline)
+			}
+			run = func(s *control.State) Result {
+				l, h, ok := s.Acquire(now, &tab.Config, ask)
+				return Result{Granted: ok, Lease: l, Hold: h, View: s.View(now), Gen: s.Generation()}
+			}
+		default:
+			l := leases[st.Release]
+			o := st.Out
+			run = func(s *control.State) Result {
+				o := o
+				p := s.Release(now, &tab.Config, &l, &o)
+				return Result{Plan: p, View: s.View(now), Gen: s.Generation()}
+			}
+		}
+		r := do(run)
+		if st.Acquire != "" && r.Granted {
+			leases[st.Acquire] = r.Lease
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Check returns what in results, from a Replay of tab at t0, differs from
+// the steps' wants.
+func Check(tab Table, t0 time.Time, results []Result) []string {
+	var errs []string
+	instant := func(d time.Duration) time.Time {
+		if d < 0 {
+			return time.Time{}
+		}
+		return t0.Add(d)
+	}
+	for i, st := range tab.Steps {
+		if i >= len(results) {
+			break
+		}
+		r, w := results[i], st.Want
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Sprintf("step %d (t=%v): ", i, st.At)+fmt.Sprintf(format, args...))
+		}
+		if st.Acquire != "" {
+			if r.Granted != w.Grant {
+				bad("Acquire(%s) granted = %v (hold %v until %v), want %v", st.Acquire, r.Granted, r.Hold.Reason, since(t0, r.Hold.Until()), w.Grant)
+			}
+			if r.Granted && r.Lease.Probe() != w.Probe {
+				bad("Acquire(%s) probe = %v, want %v", st.Acquire, r.Lease.Probe(), w.Probe)
+			}
+			if !r.Granted && r.Hold.Reason != w.Hold {
+				bad("Acquire(%s) held for %v, want %v", st.Acquire, r.Hold.Reason, w.Hold)
+			}
+			if w.Until != 0 && !r.Hold.Until().Equal(instant(w.Until)) {
+				bad("Acquire(%s) held until %v, want %v", st.Acquire, since(t0, r.Hold.Until()), w.Until)
+			}
+			if w.Wake != 0 && !r.Hold.Wake().Equal(instant(w.Wake)) {
+				bad("Acquire(%s) wake at %v, want %v", st.Acquire, since(t0, r.Hold.Wake()), w.Wake)
+			}
+		}
+		if w.Plan != nil && r.Plan != *w.Plan {
+			bad("Release(%s) plan = %+v, want %+v", st.Release, r.Plan, *w.Plan)
+		}
+		v := r.View
+		if w.InFlight != 0 && v.InFlight != max(w.InFlight, 0) {
+			bad("InFlight = %d, want %d", v.InFlight, max(w.InFlight, 0))
+		}
+		if w.PauseUntil != 0 && !v.PauseUntil.Equal(instant(w.PauseUntil)) {
+			bad("PauseUntil = %v, want %v", since(t0, v.PauseUntil), w.PauseUntil)
+		}
+		if w.PauseReason != 0 && v.PauseReason != w.PauseReason {
+			bad("PauseReason = %v, want %v", v.PauseReason, w.PauseReason)
+		}
+		if w.Learned != nil {
+			if v.Learned == nil || v.Learned.Quota != w.Learned.Q || v.Learned.Window != w.Learned.W {
+				bad("Learned = %+v, want %+v", v.Learned, *w.Learned)
+			}
+		}
+		if w.Retries != 0 && v.RetriesLeft != max(w.Retries, 0) {
+			bad("RetriesLeft = %d, want %d", v.RetriesLeft, max(w.Retries, 0))
+		}
+		if w.Probing != 0 && v.Probing != (w.Probing > 0) {
+			bad("Probing = %v, want %v", v.Probing, w.Probing > 0)
+		}
+		if w.Distrusted && !v.DistrustUntil.After(t0.Add(st.At)) {
+			bad("hints not distrusted (until %v)", since(t0, v.DistrustUntil))
+		}
+	}
+	return errs
+}
+
+// Diff returns the first step where two replays of tab differ.
+func Diff(tab Table, a, b []Result) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d results against %d", len(a), len(b))
+	}
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			return fmt.Sprintf("step %d (t=%v): %+v, against %+v", i, tab.Steps[i].At, a[i], b[i])
+		}
+	}
+	return ""
+}
+
+func since(t0, t time.Time) any {
+	if t.IsZero() {
+		return "zero"
+	}
+	return t.Sub(t0)
+}
+
+// Helpers to write steps.
+
+func acq(at time.Duration, name string, w Want) Step { return Step{At: at, Acquire: name, Want: w} }
+
+func rel(at time.Duration, name string, out control.Outcome, w Want) Step {
+	return Step{At: at, Release: name, Out: out, Want: w}
+}
+
+// ok is an accepted response with the quotas qs.
+func ok(qs ...parse.Quota) control.Outcome {
+	return control.Outcome{First: true, Quotas: qs, Bytes: -1}
+}
+
+// refused is a 429 with the quotas qs, and r as the refusal.
+func refused(r control.Refusal, qs ...parse.Quota) control.Outcome {
+	return control.Outcome{First: true, Quotas: qs, Bytes: -1, Refused: true, Refusal: r}
+}
+
+// retryAfter is a refusal giving d, for a request that may be retried.
+func retryAfter(d time.Duration) control.Refusal {
+	return control.Refusal{Wait: d, Given: true, Reason: control.ReasonRetryAfter, Retryable: true, MaxWait: 10 * time.Minute}
+}
+
+// bare is a refusal giving no wait, backing off by backoff.
+func bare(backoff time.Duration) control.Refusal {
+	return control.Refusal{Backoff: backoff, Retryable: true, MaxWait: 10 * time.Minute}
+}
+
+// rl is a RateLimit observation: r left within t (t < 0: none), under q
+// per w when q > 0.
+func rl(q int64, w time.Duration, r int64, t time.Duration) parse.Quota {
+	if q <= 0 {
+		q = -1
+	}
+	return parse.Quota{Policy: "default", Unit: "requests", Limit: q, Window: w, Remaining: r, Reset: t}
+}
+
+const s = time.Second
+const ms = time.Millisecond
+
+// Tables returns the controller's tables, one per rule of the package
+// documentation.
+func Tables() []Table {
+	lease := control.Config{Lease: 160 * s} // slots of 10s
+	return []Table{
+		{Name: "probe then ramp", Steps: []Step{
+			// A fresh key: one probe goes alone.
+			acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
+			acq(0, "b", Want{Hold: control.ReasonProbe, Wake: 10*time.Minute + 37500*ms}),
+			// Its answer opens the key: two may follow, then one more
+			// per round trip for a key that states nothing.
+			rel(1*s, "p", ok(), Want{InFlight: -1, Probing: -1}),
+			acq(1*s, "a1", Want{Grant: true}),
+			acq(1*s, "a2", Want{Grant: true, InFlight: 2}),
+			acq(1*s, "a3", Want{Hold: control.ReasonConcurrency}),
+			rel(2*s, "a1", ok(), Want{}),
+			acq(2*s, "a4", Want{Grant: true}),
+			acq(2*s, "a5", Want{Hold: control.ReasonConcurrency}),
+			rel(3*s, "a2", ok(), Want{}),
+			// Two answers at cwnd 2: one step, to 3.
+			acq(3*s, "a6", Want{Grant: true}),
+			acq(3*s, "a7", Want{Grant: true, InFlight: 3}),
+			acq(3*s, "a8", Want{Hold: control.ReasonConcurrency}),
+		}},
+		{Name: "a key that states its quotas ramps faster", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(1*s, "p", ok(rl(100, 60*s, 90, 60*s)), Want{}),
+			acq(1*s, "a", Want{Grant: true}),
+			acq(1*s, "b", Want{Grant: true}),
+			acq(1*s, "c", Want{Grant: true}),
+			acq(1*s, "d", Want{Grant: true, InFlight: 4}),
+			acq(1*s, "e", Want{Hold: control.ReasonConcurrency}),
+			// Each answer adds two.
+			rel(2*s, "a", ok(rl(100, 60*s, 89, 59*s)), Want{}),
+			acq(2*s, "f", Want{Grant: true}),
+			acq(2*s, "g", Want{Grant: true}),
+			acq(2*s, "h", Want{Grant: true}),
+			acq(2*s, "i", Want{Hold: control.ReasonConcurrency, InFlight: 6}),
+		}},
+		{Name: "spent quota pauses the key, then a probe", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(1*s, "p", ok(rl(0, 0, 0, 30*s)), Want{PauseUntil: 31 * s, PauseReason: control.ReasonQuota, Probing: 1}),
+			acq(2*s, "a", Want{Hold: control.ReasonQuota, Until: 31 * s}),
+			acq(31*s, "b", Want{Grant: true, Probe: true}),
+			acq(31*s, "c", Want{Hold: control.ReasonProbe}),
+		}},
+		{Name: "stale observations expire", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(0, 0, 1, 10*s)), Want{}),
+			acq(1*s, "a", Want{Grant: true}),
+			// r=1 was spent by a, which is in flight: hold until t.
+			acq(1*s, "b", Want{Hold: control.ReasonQuota, Until: 10 * s}),
+			rel(2*s, "a", ok(), Want{}),
+			// Past t, the observation says nothing: not a refill, a probe.
+			acq(10*s, "c", Want{Grant: true, Probe: true, Probing: 1}),
+			acq(10*s, "d", Want{Hold: control.ReasonProbe}),
+		}},
+		{Name: "requests in flight count against r", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(0, 0, 3, 60*s)), Want{}),
+			acq(1*s, "a", Want{Grant: true}),
+			acq(1*s, "b", Want{Grant: true}),
+			acq(1*s, "c", Want{Grant: true}),
+			acq(1*s, "d", Want{Hold: control.ReasonQuota, Until: 60 * s}),
+			// An answer overtaken by a later one does not raise r; c,
+			// still in flight, counts against the r=1 left.
+			rel(2*s, "a", ok(rl(0, 0, 1, 58*s)), Want{}),
+			rel(2*s, "b", ok(rl(0, 0, 2, 58*s)), Want{}),
+			acq(2*s, "e", Want{Hold: control.ReasonQuota, Until: 60 * s}),
+			rel(3*s, "c", ok(rl(0, 0, 1, 57*s)), Want{}),
+			acq(3*s, "f", Want{Grant: true}),
+			acq(3*s, "g", Want{Hold: control.ReasonQuota, Until: 60 * s}),
+		}},
+		{Name: "r is never trusted above q", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			// r=1000 under q=2 is read as r=2.
+			rel(0, "p", ok(rl(2, s, 1000, 60*s)), Want{}),
+			acq(1*s, "a", Want{Grant: true}),
+			acq(1*s, "b", Want{Grant: true}),
+			acq(2500*ms, "c", Want{Hold: control.ReasonQuota, Until: 60 * s}),
+		}},
+		{Name: "ratio trap", Steps: []Step{
+			// r=10000;t=10 under q=10000;w=1000 (draft-11 §8.5): once
+			// 10000 have started, the next waits for the first to leave
+			// w, not for t.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(3, 1000*s, 3, 10*s)), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			acq(0, "b", Want{Grant: true}),
+			rel(0, "a", ok(rl(3, 1000*s, 2, 10*s)), Want{}),
+			rel(0, "b", ok(rl(3, 1000*s, 1, 10*s)), Want{}),
+			acq(20*s, "c", Want{Hold: control.ReasonPace, Until: 1000 * s}),
+		}},
+		{Name: "cached responses change nothing", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			// A response from a cache comes without its quotas.
+			rel(0, "p", ok(), Want{PauseUntil: -1}),
+			acq(0, "a", Want{Grant: true}),
+		}},
+		{Name: "refusal waits are floors", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			// Retry-After: 7, jitter 0 from Rand 0: pause 7s exactly, no
+			// earlier; then a lone probe.
+			rel(1*s, "a", refused(retryAfter(7*s)), Want{
+				Plan:       &control.Plan{Wait: 7 * s, Pause: 7 * s, Reason: control.ReasonRetryAfter, Retry: true},
+				PauseUntil: 8 * s, PauseReason: control.ReasonRetryAfter, Probing: 1,
+			}),
+			acq(7*s, "b", Want{Hold: control.ReasonRetryAfter, Until: 8 * s}),
+			acq(8*s, "c", Want{Grant: true, Probe: true}),
+			// Beyond MaxWait: no retry, the pause stays the server's
+			// (capped at 24h).
+			rel(9*s, "c", refused(retryAfter(1000*time.Hour)), Want{
+				Plan:       &control.Plan{Wait: 1000 * time.Hour, Pause: 1000 * time.Hour, Reason: control.ReasonRetryAfter},
+				PauseUntil: 9*s + control.MaxPause, PauseReason: control.ReasonRetryAfter,
+			}),
+		}},
+		{Name: "retry budget", Steps: []Step{
+			// A floor of 2 retries (refilled at 2 a second), plus a fifth
+			// of first attempts; a retry spends one.
+			acq(0, "a", Want{Grant: true, Probe: true}),
+			rel(0, "a", refused(bare(s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Retry: true}, Retries: 1}),
+			acq(s, "b", Want{Grant: true, Probe: true}),
+			rel(s, "b", control.Outcome{Refused: true, Refusal: bare(2 * s)}, Want{Plan: &control.Plan{Wait: 2 * s, Pause: 2 * s, Reason: control.ReasonBackoff, Retry: true}, Retries: 2}),
+		}},
+		{Name: "retry budget runs out", Steps: []Step{
+			acq(0, "a", Want{Grant: true, Probe: true}),
+			rel(0, "a", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Retry: true}}),
+			acq(0, "b", Want{Grant: true, Probe: true}),
+			rel(0, "b", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Retry: true}}),
+			acq(0, "c", Want{Grant: true, Probe: true}),
+			rel(0, "c", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Denied: control.ReasonRetryBudget}}),
+			// Half a second refills one.
+			acq(500*ms, "d", Want{Grant: true, Probe: true}),
+			rel(500*ms, "d", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Retry: true}}),
+		}},
+		{Name: "abnormal usage stops retries", Steps: []Step{
+			acq(0, "a", Want{Grant: true, Probe: true}),
+			rel(0, "a", refused(control.Refusal{Wait: 2 * s, Given: true, Reason: control.ReasonRetryAfter, Retryable: true, MaxWait: time.Minute, Stop: true}), Want{
+				Plan: &control.Plan{Wait: 2 * s, Pause: 2 * s, Reason: control.ReasonRetryAfter, Stop: true}, Retries: -1,
+			}),
+			acq(3*s, "b", Want{Grant: true, Probe: true}),
+			rel(3*s, "b", refused(retryAfter(s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonRetryAfter, Denied: control.ReasonStopped}}),
+		}},
+		{Name: "r=0 without t backs off exponentially", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(0, 0, 0, -1)), Want{PauseUntil: s, PauseReason: control.ReasonBackoff}),
+			acq(s, "a", Want{Grant: true, Probe: true}),
+			rel(s, "a", ok(rl(0, 0, 0, -1)), Want{PauseUntil: 3 * s, PauseReason: control.ReasonBackoff}),
+			acq(3*s, "b", Want{Grant: true, Probe: true}),
+			rel(3*s, "b", ok(rl(0, 0, 0, -1)), Want{PauseUntil: 7 * s}),
+		}},
+		{Name: "learning and distrust", Steps: []Step{
+			// A key that says nothing accepts 3, then refuses: the three
+			// since the last pause are its quota, and the time until it
+			// accepts again its window.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			acq(0, "b", Want{Grant: true}),
+			rel(0, "a", ok(), Want{}),
+			rel(0, "b", ok(), Want{}),
+			acq(0, "c", Want{Grant: true}),
+			rel(0, "c", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Retry: true}}),
+			acq(s, "d", Want{Grant: true, Probe: true}),
+			rel(s, "d", refused(bare(2*s)), Want{Plan: &control.Plan{Wait: 500 * ms, Pause: 500 * ms, Reason: control.ReasonBackoff, Retry: true}}),
+			acq(1500*ms, "e", Want{Grant: true, Probe: true}),
+			rel(1500*ms, "e", ok(), Want{Learned: &Quota{Q: 3, W: 1500 * ms}}),
+			// The learned quota paces: e counts, two more, then hold.
+			acq(1500*ms, "f", Want{Grant: true}),
+			acq(1500*ms, "g", Want{Grant: true}),
+			rel(1500*ms, "f", ok(), Want{}),
+			rel(1500*ms, "g", ok(), Want{}),
+			acq(1500*ms, "h", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+			// A refusal while the headers said quota was left: they
+			// are distrusted.
+			acq(3*s, "i", Want{Grant: true}),
+			rel(3*s, "i", refused(retryAfter(0), rl(0, 0, 50, 60*s)), Want{Distrusted: true}),
+		}},
+		{Name: "leases expire", Config: lease, Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			// A request with a 5s deadline holds its slot until the end
+			// of its 10s slot at most, then is counted no more.
+			{At: 0, Acquire: "a", Deadline: 5 * s, Want: Want{Grant: true}},
+			{At: 0, Acquire: "b", Deadline: 5 * s, Want: Want{Grant: true, InFlight: 2}},
+			acq(0, "c", Want{Hold: control.ReasonConcurrency, Wake: 10 * s}),
+			acq(10*s, "d", Want{Grant: true, InFlight: 1}),
+			// The release of an expired lease frees nothing more.
+			rel(11*s, "a", ok(), Want{InFlight: 1}),
+		}},
+		{Name: "budget ceilings", Config: control.Config{MaxRate: 2, MaxConcurrency: 1}, Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Hold: control.ReasonPace, Until: 500 * ms}),
+			acq(500*ms, "b", Want{Grant: true}),
+			acq(time.Second, "c", Want{Hold: control.ReasonConcurrency}),
+		}},
+		{Name: "concurrency policy", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(parse.Quota{Policy: "c", Unit: "concurrent-requests", Limit: 2, Remaining: -1, Reset: -1}), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			acq(0, "b", Want{Grant: true}),
+			acq(0, "c", Want{Hold: control.ReasonConcurrency}),
+		}},
+		{Name: "content bytes", Steps: []Step{
+			// 300 bytes left within 10s, 100 bytes a response: three
+			// requests in flight take it all.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", control.Outcome{First: true, Bytes: 100, Quotas: []parse.Quota{{Policy: "bw", Unit: "content-bytes", Limit: 1000, Window: 60 * s, Remaining: 300, Reset: 10 * s}}}, Want{}),
+			acq(0, "a", Want{Grant: true}),
+			acq(0, "b", Want{Grant: true}),
+			acq(0, "c", Want{Grant: true}),
+			acq(0, "d", Want{Hold: control.ReasonQuota, Until: 10 * s}),
+		}},
+		{Name: "forget", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(0, 0, 0, 30*s)), Want{PauseUntil: 30 * s}),
+			{At: s, Forget: true, Want: Want{PauseUntil: -1}},
+			acq(s, "a", Want{Grant: true, Probe: true}),
+		}},
+		{Name: "pause capped at a day", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(0, 0, 0, 400*24*time.Hour)), Want{PauseUntil: control.MaxPause}),
+		}},
+	}
+}

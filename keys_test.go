@@ -1,0 +1,95 @@
+package polite
+
+import "testing"
+
+func TestOriginKey(t *testing.T) {
+	tests := []struct {
+		scheme, host string
+		want         string
+	}{
+		{"http", "api.example", "http://api.example"},
+		{"http", "API.Example", "http://api.example"},
+		{"HTTP", "api.example", "http://api.example"},
+		{"http", "api.example:80", "http://api.example"},
+		{"http", "api.example.", "http://api.example"},
+		{"http", "api.example.:80", "http://api.example"},
+		{"http", "api.example:", "http://api.example"},
+		{"https", "api.example:443", "https://api.example"},
+		{"https", "api.example:80", "https://api.example:80"},
+		{"http", "api.example:443", "http://api.example:443"},
+		{"http", "api.example:8080", "http://api.example:8080"},
+		{"http", "API.example.:8080", "http://api.example:8080"},
+		{"http", "[::1]:80", "http://[::1]"},
+		{"http", "[::1]:8080", "http://[::1]:8080"},
+		{"http", "[FE80::1]", "http://[fe80::1]"},
+		{"http", "127.0.0.1:80", "http://127.0.0.1"},
+		{"https", "bücher.example", "https://xn--bcher-kva.example"},
+		{"https", "BÜCHER.example:443", "https://xn--bcher-kva.example"},
+		{"https", "xn--bcher-kva.example", "https://xn--bcher-kva.example"},
+		{"https", "XN--BCHER-KVA.example", "https://xn--bcher-kva.example"},
+		{"https", "例え.テスト", "https://xn--r8jz45g.xn--zckzah"},
+		{"https", "例え。テスト", "https://xn--r8jz45g.xn--zckzah"},
+		{"http", "", "http://"},
+	}
+	for _, tt := range tests {
+		if got := originKey(tt.scheme, tt.host).m.String(); got != tt.want {
+			t.Errorf("originKey(%q, %q) = %q, want %q", tt.scheme, tt.host, got, tt.want)
+		}
+	}
+}
+
+func TestOriginKeyAllocations(t *testing.T) {
+	for _, host := range []string{"api.example", "api.example:80", "api.example.", "api.example:8080"} {
+		if n := testing.AllocsPerRun(100, func() { originKey("http", host) }); n != 0 {
+			t.Errorf("originKey(http, %q) allocates %v times, want 0 for a host already normal", host, n)
+		}
+	}
+}
+
+func TestPunycode(t *testing.T) {
+	// RFC 3492 §7.1 samples, lower-cased.
+	tests := []struct{ in, want string }{
+		{"ليهمابتكلموشعربي؟", "egbpdaj6bu4bxfgehfvwxn"},
+		{"他们为什么不说中文", "ihqwcrb4cv8a8dqg056pqjye"},
+		{"почемужеонинеговорятпорусски", "b1abfaaepdrnnbgefbadotcwatmq2g4l"},
+		{"porquénopuedensimplementehablarenespañol", "porqunopuedensimplementehablarenespaol-fmd56a"},
+		{"3年b組金八先生", "3b-ww4c5e180e575a65lsy2b"},
+		{"bücher", "bcher-kva"},
+	}
+	for _, tt := range tests {
+		if got, ok := punycode(tt.in); !ok || got != tt.want {
+			t.Errorf("punycode(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+		}
+	}
+}
+
+func TestLookupKey(t *testing.T) {
+	tests := []struct {
+		key      string
+		want     string
+		isOrigin bool
+	}{
+		{"http://API.example:80/items?id=1", "http://api.example", true},
+		{"https://api.example", "https://api.example", true},
+		{"acct-1", "acct-1", false},
+		{"api.example:8080", "api.example:8080", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		origin, raw, isOrigin := lookupKey(tt.key)
+		got := raw.String()
+		if isOrigin {
+			got = origin.String()
+		}
+		if got != tt.want || isOrigin != tt.isOrigin {
+			t.Errorf("lookupKey(%q) = %q (origin %v), want %q (origin %v)", tt.key, got, isOrigin, tt.want, tt.isOrigin)
+		}
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	a, b := fingerprint([]byte("s1"), "Bearer sk-live-1"), fingerprint([]byte("s2"), "Bearer sk-live-1")
+	if a != fingerprint([]byte("s1"), "Bearer sk-live-1") || a == b || len(a) != len("key-")+8 {
+		t.Errorf("fingerprints %q and %q: want stable under one secret, different under another, key- and 8 hex digits", a, b)
+	}
+}

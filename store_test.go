@@ -1,0 +1,213 @@
+package polite_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+	"github.com/politehttp/polite/storetest"
+)
+
+// bytesStore keeps states as bytes, as a store in another process would:
+// every Update decodes and encodes them. It can be made to fail.
+type bytesStore struct {
+	mu      sync.Mutex
+	states  map[string][]byte
+	gens    map[string]uint64
+	changed map[string]chan struct{}
+	failing atomic.Bool
+	updates atomic.Int64
+}
+
+var errStoreDown = errors.New("store down")
+
+func newBytesStore() *bytesStore {
+	return &bytesStore{states: map[string][]byte{}, gens: map[string]uint64{}, changed: map[string]chan struct{}{}}
+}
+
+func (s *bytesStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	if s.failing.Load() {
+		return errStoreDown
+	}
+	s.updates.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ks polite.KeyState
+	if err := ks.UnmarshalBinary(s.states[key]); err != nil {
+		return err
+	}
+	fn(&ks)
+	b, err := ks.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	s.states[key] = b
+	if g := ks.Generation(); g > s.gens[key] {
+		s.gens[key] = g
+		if ch := s.changed[key]; ch != nil {
+			close(ch)
+			delete(s.changed, key)
+		}
+	}
+	return nil
+}
+
+func (s *bytesStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	if s.failing.Load() {
+		return errStoreDown
+	}
+	s.mu.Lock()
+	if s.gens[key] > gen {
+		s.mu.Unlock()
+		return nil
+	}
+	ch := s.changed[key]
+	if ch == nil {
+		ch = make(chan struct{})
+		s.changed[key] = ch
+	}
+	s.mu.Unlock()
+	var fire <-chan time.Time
+	if !until.IsZero() {
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		fire = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-fire:
+	case <-ch:
+	}
+	return nil
+}
+
+func TestBytesStoreConforms(t *testing.T) {
+	storetest.TestStore(t, func(*testing.T) polite.Store { return newBytesStore() })
+}
+
+func TestBudgetsSharingAStore(t *testing.T) {
+	// Two Budgets (two processes, say) over one Store: a pause one of
+	// them learns holds the other.
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n++; n == 1 {
+				w.Header().Set("RateLimit", `"default";r=0;t=30`)
+			}
+		})
+		st := newBytesStore()
+		one := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}}}
+		two := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}}}
+		get(t, one, "http://api.test/")
+		start := time.Now()
+		get(t, two, "http://api.test/")
+		if d := time.Since(start); d < 30*time.Second || d > 30*time.Second+25*time.Millisecond {
+			t.Errorf("second Budget waited %v, want the 30s the first learned", d)
+		}
+		if st.updates.Load() == 0 {
+			t.Error("the Store was never updated")
+		}
+	})
+}
+
+func TestStoreFailureFallsBack(t *testing.T) {
+	// The Store fails for a while: requests go on, paced by what this
+	// process sees; one event and one log line say so, and one more when
+	// the Store answers again.
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{
+			Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindow, Quota: 10, Window: time.Second}},
+			Latency:  5 * time.Millisecond,
+		})
+		st := newBytesStore()
+		var buf bytes.Buffer
+		ev := &events{}
+		tr := &polite.Transport{
+			Base:    &ratelimittest.Transport{Handler: h},
+			Budget:  &polite.Budget{Store: st},
+			OnEvent: ev.on,
+			Logger:  slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		}
+		c := &http.Client{Transport: tr}
+		run(t, c, "http://api.test/", 20, 4)
+		st.failing.Store(true)
+		got := run(t, c, "http://api.test/", 30, 4)
+		st.failing.Store(false)
+		time.Sleep(2 * time.Second) // past the Budget's retry interval
+		run(t, c, "http://api.test/", 20, 4)
+
+		if got[http.StatusOK] != 30 {
+			t.Errorf("statuses while the Store failed = %v, want 30 × 200", got)
+		}
+		// The fallback knows nothing at first: its probe may fall in a
+		// window the Store knew was spent. Nothing more may be refused.
+		if s := h.Stats(); s.Refused > 1 {
+			t.Errorf("%d refusals, want at most the fallback's first probe: it paces by what it sees", s.Refused)
+		}
+		down, up := ev.of(polite.EventStoreDown), ev.of(polite.EventStoreUp)
+		if len(down) != 1 || len(up) != 1 {
+			t.Fatalf("%d EventStoreDown and %d EventStoreUp, want one each", len(down), len(up))
+		}
+		if !errors.Is(down[0].Err, errStoreDown) || down[0].Key != "http://api.test" {
+			t.Errorf("EventStoreDown = %+v, want Err matching the Store's error, Key http://api.test", down[0])
+		}
+		log := buf.String()
+		if strings.Count(log, "polite: store-down") != 1 || strings.Count(log, "polite: store-up") != 1 {
+			t.Errorf("log has %d store-down and %d store-up lines, want one each:\n%s", strings.Count(log, "polite: store-down"), strings.Count(log, "polite: store-up"), log)
+		}
+	})
+}
+
+func TestStoreDownAtStart(t *testing.T) {
+	// A Store that never answers: every request still goes, none hangs.
+	synctest.Test(t, func(t *testing.T) {
+		st := newBytesStore()
+		st.failing.Store(true)
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+		ev := &events{}
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}, OnEvent: ev.on}
+		got := run(t, &http.Client{Transport: tr}, "http://api.test/", 50, 8)
+		if got[http.StatusOK] != 50 {
+			t.Errorf("statuses = %v, want 50 × 200", got)
+		}
+		if n := len(ev.of(polite.EventStoreDown)); n != 1 {
+			t.Errorf("%d EventStoreDown, want 1", n)
+		}
+		if _, ok := tr.Inspect("http://api.test", time.Now()); !ok {
+			t.Error("Inspect while the Store fails: false, want what this process saw")
+		}
+	})
+}
+
+func TestForget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "99999999999999999999")
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		for _, store := range []polite.Store{nil, newBytesStore()} {
+			b := &polite.Budget{Store: store}
+			c := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: b}}
+			get(t, c, "http://API.test:80/")
+			st, ok := b.Inspect("http://api.test/x", time.Now())
+			if !ok || time.Until(st.PauseUntil) != 24*time.Hour {
+				t.Fatalf("after Retry-After: 99999999999999999999, pause = %v (found %v), want the cap of 24h", time.Until(st.PauseUntil), ok)
+			}
+			b.Forget("http://api.test")
+			if st, ok := b.Inspect("http://api.test", time.Now()); ok && !st.PauseUntil.IsZero() {
+				t.Errorf("after Forget: %+v, want no pause", st)
+			}
+		}
+	})
+}

@@ -1,0 +1,365 @@
+// Package storetest tests implementations of [polite.Store], in the manner
+// of [testing/fstest.TestFS]: a store that passes [TestStore] can back a
+// [polite.Budget].
+//
+// The suite runs in real time, with no fake clock, so that a store whose
+// states live elsewhere (expiring in Redis, say) can run it unchanged; the
+// states it writes are driven at instants near [time.Now], and every wait
+// in it is short.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/internal/control/controltest"
+)
+
+// How long the suite waits for a wake it expects, and how early a store
+// may return from a wait that should last until an instant.
+const (
+	wakeWithin = 5 * time.Second
+	early      = 5 * time.Millisecond
+)
+
+// TestStore runs the conformance suite on the stores newStore returns, one
+// per subtest; newStore may register cleanups with t. Keys are unique to
+// each run (they start with "storetest/"), so a store shared between runs
+// may be used.
+//
+// It checks that:
+//   - a key never written reads as the zero KeyState;
+//   - Update keeps what its function leaves, and states round-trip
+//     through their binary form;
+//   - concurrent Updates from many goroutines, on one key and on several,
+//     lose no update;
+//   - an Update that makes Generation grow wakes the key's waiters, and a
+//     wake between the Update and the call to Wait is not lost;
+//   - Wait returns at its deadline (not before), at once for a deadline
+//     already past, and with ctx.Err() when its context ends;
+//   - leases in the state expire: a slot held by a request that never
+//     ends is free again after its lease;
+//   - every step table of the controller (one per pacing rule) replayed
+//     through the store gives the same results as on a bare state.
+func TestStore(t *testing.T, newStore func(t *testing.T) polite.Store) {
+	run := fmt.Sprintf("storetest/%d/", time.Now().UnixNano())
+	key := func(t *testing.T) string { return run + t.Name() }
+	tests := []struct {
+		name string
+		f    func(t *testing.T, st polite.Store, key string)
+	}{
+		{"ZeroState", testZeroState},
+		{"Keeps", testKeeps},
+		{"KeysApart", testKeysApart},
+		{"ConcurrentUpdates", testConcurrentUpdates},
+		{"WakesWaiters", testWakesWaiters},
+		{"WakeNotLost", testWakeNotLost},
+		{"WaitUntil", testWaitUntil},
+		{"WaitContext", testWaitContext},
+		{"LeasesExpire", testLeasesExpire},
+		{"Tables", testTables},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.f(t, newStore(t), key(t))
+		})
+	}
+}
+
+// apply runs f on the controller state ks holds, through its binary form
+// (the way into the controller from outside package polite), and stores
+// the result back in ks.
+func apply[R any](t *testing.T, ks *polite.KeyState, f func(*control.State) R) R {
+	b, err := ks.MarshalBinary()
+	if err != nil {
+		t.Errorf("KeyState.MarshalBinary: %v", err)
+	}
+	var s control.State
+	if err := s.UnmarshalBinary(b); err != nil {
+		t.Errorf("the stored state does not read back: %v", err)
+	}
+	r := f(&s)
+	if b, err = s.MarshalBinary(); err != nil {
+		t.Errorf("MarshalBinary: %v", err)
+	}
+	if err := ks.UnmarshalBinary(b); err != nil {
+		t.Errorf("KeyState.UnmarshalBinary: %v", err)
+	}
+	return r
+}
+
+// update calls st.Update with a timeout, failing the test on error.
+func update(t *testing.T, st polite.Store, key string, fn func(*polite.KeyState)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wakeWithin)
+	defer cancel()
+	if err := st.Update(ctx, key, fn); err != nil {
+		t.Fatalf("Update(%q): %v", key, err)
+	}
+}
+
+// bump makes key's Generation grow (the release of a lease the state never
+// granted) and returns the new one.
+func bump(t *testing.T, st polite.Store, key string, now time.Time) uint64 {
+	t.Helper()
+	var gen uint64
+	update(t, st, key, func(ks *polite.KeyState) {
+		gen = apply(t, ks, func(s *control.State) uint64 {
+			s.Release(now, &control.Config{}, &control.Lease{}, &control.Outcome{})
+			return s.Generation()
+		})
+	})
+	return gen
+}
+
+// read returns key's state as the store holds it.
+func read(t *testing.T, st polite.Store, key string) []byte {
+	t.Helper()
+	var b []byte
+	update(t, st, key, func(ks *polite.KeyState) {
+		var err error
+		if b, err = ks.MarshalBinary(); err != nil {
+			t.Errorf("MarshalBinary: %v", err)
+		}
+	})
+	return b
+}
+
+func testZeroState(t *testing.T, st polite.Store, key string) {
+	update(t, st, key, func(ks *polite.KeyState) {
+		b, err := ks.MarshalBinary()
+		if err != nil || len(b) != 0 || ks.Generation() != 0 || !ks.Expiry().IsZero() {
+			t.Errorf("a key never written: state %x (err %v), Generation %d, Expiry %v; want the zero KeyState", b, err, ks.Generation(), ks.Expiry())
+		}
+	})
+}
+
+func testKeeps(t *testing.T, st polite.Store, key string) {
+	now := time.Now()
+	cfg := &control.Config{}
+	var want []byte
+	update(t, st, key, func(ks *polite.KeyState) {
+		apply(t, ks, func(s *control.State) bool {
+			_, _, ok := s.Acquire(now, cfg, control.Ask{Custom: true})
+			return ok
+		})
+		want, _ = ks.MarshalBinary()
+	})
+	if len(want) == 0 {
+		t.Fatal("a state after one request encodes as empty")
+	}
+	if got := read(t, st, key); string(got) != string(want) {
+		t.Errorf("state read back = %x, want %x as written", got, want)
+	}
+	var exp time.Time
+	update(t, st, key, func(ks *polite.KeyState) { exp = ks.Expiry() })
+	if !exp.After(now) {
+		t.Errorf("Expiry = %v, want after the request at %v", exp, now)
+	}
+}
+
+func testKeysApart(t *testing.T, st polite.Store, key string) {
+	keys := []string{key + "/a", key + "/A", key + "/a:b", key + "/a://b", key + "/ä", key + "/" + strings.Repeat("k", 512)}
+	for i, k := range keys {
+		for range i + 1 {
+			bump(t, st, k, time.Now())
+		}
+	}
+	for i, k := range keys {
+		var gen uint64
+		update(t, st, k, func(ks *polite.KeyState) { gen = ks.Generation() })
+		if gen != uint64(i+1) {
+			t.Errorf("key %q: Generation %d, want %d (keys are kept apart)", k, gen, i+1)
+		}
+	}
+}
+
+func testConcurrentUpdates(t *testing.T, st polite.Store, key string) {
+	const goroutines, each = 16, 25
+	keys := []string{key + "/hot", key + "/1", key + "/2", key + "/3"}
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for range each {
+				// Every goroutine on the hot key; each also on one other.
+				for _, k := range []string{keys[0], keys[1+g%3]} {
+					ctx, cancel := context.WithTimeout(context.Background(), 4*wakeWithin)
+					err := st.Update(ctx, k, func(ks *polite.KeyState) {
+						apply(t, ks, func(s *control.State) uint64 {
+							s.Release(time.Now(), &control.Config{}, &control.Lease{}, &control.Outcome{})
+							return s.Generation()
+						})
+					})
+					cancel()
+					if err != nil {
+						t.Errorf("Update(%q): %v", k, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := map[string]uint64{keys[0]: goroutines * each}
+	for g := range goroutines {
+		want[keys[1+g%3]] += each
+	}
+	for _, k := range keys {
+		var gen uint64
+		update(t, st, k, func(ks *polite.KeyState) { gen = ks.Generation() })
+		if gen != want[k] {
+			t.Errorf("key %q: Generation %d after %d updates, want %d: updates were lost", k, gen, want[k], want[k])
+		}
+	}
+}
+
+func testWakesWaiters(t *testing.T, st polite.Store, key string) {
+	gen := bump(t, st, key, time.Now())
+	const waiters = 3
+	done := make(chan error, waiters)
+	for range waiters {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*wakeWithin)
+			defer cancel()
+			done <- st.Wait(ctx, key, gen, time.Time{})
+		}()
+	}
+	// Give the waiters time to wait: they must not return before the
+	// change.
+	select {
+	case err := <-done:
+		t.Fatalf("Wait returned %v before Generation grew", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	bump(t, st, key, time.Now())
+	deadline := time.After(wakeWithin)
+	for range waiters {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Wait = %v after Generation grew, want nil", err)
+			}
+		case <-deadline:
+			t.Fatalf("a waiter was not woken within %v of Generation growing", wakeWithin)
+		}
+	}
+}
+
+func testWakeNotLost(t *testing.T, st polite.Store, key string) {
+	gen := bump(t, st, key, time.Now())
+	bump(t, st, key, time.Now()) // before the Wait: it must not be lost
+	ctx, cancel := context.WithTimeout(context.Background(), wakeWithin)
+	defer cancel()
+	start := time.Now()
+	if err := st.Wait(ctx, key, gen, time.Time{}); err != nil {
+		t.Fatalf("Wait(gen %d) after Generation grew = %v, want nil at once", gen, err)
+	}
+	if d := time.Since(start); d > wakeWithin/2 {
+		t.Errorf("Wait for a Generation already past took %v, want it at once", d)
+	}
+}
+
+func testWaitUntil(t *testing.T, st polite.Store, key string) {
+	gen := bump(t, st, key, time.Now())
+	ctx, cancel := context.WithTimeout(context.Background(), 4*wakeWithin)
+	defer cancel()
+	until := time.Now().Add(150 * time.Millisecond)
+	if err := st.Wait(ctx, key, gen, until); err != nil {
+		t.Fatalf("Wait until %v = %v, want nil", until, err)
+	}
+	if now := time.Now(); now.Before(until.Add(-early)) {
+		t.Errorf("Wait returned %v before its deadline, with no change", until.Sub(now))
+	} else if now.After(until.Add(wakeWithin)) {
+		t.Errorf("Wait returned %v after its deadline", now.Sub(until))
+	}
+	start := time.Now()
+	if err := st.Wait(ctx, key, gen, start.Add(-time.Second)); err != nil || time.Since(start) > wakeWithin/2 {
+		t.Errorf("Wait with a deadline past = %v after %v, want nil at once", err, time.Since(start))
+	}
+	// A key never written: the deadline still holds.
+	until = time.Now().Add(50 * time.Millisecond)
+	if err := st.Wait(ctx, key+"/never", 0, until); err != nil || time.Now().After(until.Add(wakeWithin)) {
+		t.Errorf("Wait on a key never written = %v, want nil by its deadline", err)
+	}
+}
+
+func testWaitContext(t *testing.T, st polite.Store, key string) {
+	gen := bump(t, st, key, time.Now())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := st.Wait(ctx, key, gen, time.Time{}); err != context.Canceled {
+		t.Errorf("Wait with a context canceled = %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := st.Wait(ctx, key, gen, time.Now().Add(time.Hour))
+	if err != context.DeadlineExceeded {
+		t.Errorf("Wait whose context ends first = %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > wakeWithin {
+		t.Errorf("Wait returned %v after its context ended", d)
+	}
+}
+
+func testLeasesExpire(t *testing.T, st polite.Store, key string) {
+	// At most one request in flight, leases of at most 16s (slots of
+	// 1s): a request whose process died holds the slot until its lease
+	// ends, then the next one goes.
+	cfg := &control.Config{MaxConcurrency: 1, Lease: 16 * time.Second}
+	t0 := time.Now()
+	type result struct {
+		ok bool
+		h  control.Hold
+	}
+	acquire := func(at, until time.Time) (bool, control.Hold) {
+		var r result
+		update(t, st, key, func(ks *polite.KeyState) {
+			r = apply(t, ks, func(s *control.State) result {
+				_, h, ok := s.Acquire(at, cfg, control.Ask{Until: until})
+				return result{ok, h}
+			})
+		})
+		return r.ok, r.h
+	}
+	if ok, _ := acquire(t0, t0.Add(2*time.Second)); !ok {
+		t.Fatal("the first request to a key was held")
+	}
+	ok, h := acquire(t0.Add(time.Second), time.Time{})
+	if ok || h.Reason != control.ReasonProbe || h.Wake().IsZero() || h.Wake().After(t0.Add(4*time.Second)) {
+		t.Fatalf("second request while the first is out: granted %v, hold %+v; want held for the probe, to look again by its lease's end", ok, h)
+	}
+	if ok, _ := acquire(h.Wake(), time.Time{}); !ok {
+		t.Errorf("a request after the lease of a request that never ended (at %v): held, want granted", h.Wake().Sub(t0))
+	}
+}
+
+func testTables(t *testing.T, st polite.Store, key string) {
+	t0 := time.Now()
+	for _, tab := range controltest.Tables() {
+		t.Run(tab.Name, func(t *testing.T) {
+			k := key + "/" + tab.Name
+			var bare control.State
+			want := controltest.Replay(tab, t0, func(step func(*control.State) controltest.Result) controltest.Result {
+				return step(&bare)
+			})
+			got := controltest.Replay(tab, t0, func(step func(*control.State) controltest.Result) controltest.Result {
+				var r controltest.Result
+				update(t, st, k, func(ks *polite.KeyState) { r = apply(t, ks, step) })
+				return r
+			})
+			for _, e := range controltest.Check(tab, t0, got) {
+				t.Error(e)
+			}
+			if d := controltest.Diff(tab, want, got); d != "" {
+				t.Errorf("through the store, results differ from the bare controller's: %s", d)
+			}
+		})
+	}
+}
