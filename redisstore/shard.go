@@ -125,21 +125,48 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 	}
 }
 
-// watch returns a channel closed when e's generation changes. It reports
-// false when the caller must look again at once: the generation is no
-// longer gen, no update of this process saw the key, or a notification
-// may have been missed (the subscription started or restarted since the
-// last update was sent).
-func (sh *shard) watch(e *entry, gen uint64, epoch uint64, live bool) (<-chan struct{}, bool) {
+// watchState is what watch found.
+type watchState int
+
+const (
+	waiting watchState = iota // nothing changed: wait on the channel
+	woken                     // the generation is no longer the one waited on
+	unsure                    // a notification may have been missed: read the key
+)
+
+// watch returns a channel closed when e's generation changes, and whether
+// the caller must wait on it. It is unsure when no update or read of this
+// process saw the key since the subscription last (re)started.
+func (sh *shard) watch(e *entry, gen uint64, epoch uint64, live bool) (<-chan struct{}, watchState) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if !e.known || e.gen != gen || (live && (!e.live || e.epoch != epoch)) {
-		return nil, false
+	if !e.known || (live && (!e.live || e.epoch != epoch)) {
+		return nil, unsure
+	}
+	if e.gen != gen {
+		return nil, woken
 	}
 	if e.changed == nil {
 		e.changed = make(chan struct{})
 	}
-	return e.changed, true
+	return e.changed, waiting
+}
+
+// refreshed records what a read of the key found, after the subscription
+// went live at epoch: version ver (0: no key) with generation gen.
+func (sh *shard) refreshed(e *entry, ver int64, gen uint64, state []byte, epoch uint64) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	// Versions order what was seen: a notification of a newer state may
+	// have come while the read was on its way. A key found absent tells
+	// nothing newer than what was seen of it.
+	if ver >= e.ver {
+		e.ver, e.state = ver, state
+	}
+	if ver >= e.genVer {
+		sh.setGen(e, ver, gen)
+	}
+	e.known, e.live, e.epoch = true, true, epoch
 }
 
 // op is one update waiting in a batch.

@@ -33,7 +33,7 @@ func edit(t testing.TB, ks *polite.KeyState, f func(*control.State)) {
 // does: the generation grows by one.
 func bump(t testing.TB, ks *polite.KeyState) {
 	edit(t, ks, func(c *control.State) {
-		c.Release(time.Now(), &control.Config{}, control.Lease{}, &control.Outcome{Failed: true})
+		c.Release(time.Now(), &control.Config{}, &control.Lease{}, &control.Outcome{Failed: true})
 	})
 }
 

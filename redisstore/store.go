@@ -332,16 +332,17 @@ func (s *Store) ttl(expiry time.Time) time.Duration {
 	return max(d, 0) + s.margin()
 }
 
-// Wait blocks until key's generation differs from gen, until until (zero:
-// no deadline), or ctx ends; nil in the first two cases, ctx.Err() in the
-// last. Waking costs no Redis call: every Store listens on its prefix's
+// Wait blocks until key's generation is no longer gen (it grew, or the key
+// expired and started over), until until (zero: no deadline), or ctx ends;
+// nil in the first two cases, ctx.Err() in the last. Waking costs no Redis call: every Store listens on its prefix's
 // channel, where updates publish new generations. A wake published
 // between the Update that returned gen and the call to Wait is not lost.
 //
-// Wait may return nil early: when its subscription (re)started since the
-// Update that returned gen, and when an update failed; the caller looks
-// again. While the Store is not subscribed, Wait returns after
-// RetryInterval at the latest.
+// Wait reads the key from Redis (one round trip) only when this process
+// has not seen it since its subscription (re)started. While the Store is
+// not subscribed (Redis does not answer), no notification can come: Wait
+// then returns after RetryInterval at the latest, so that its caller looks
+// again (and falls back to memory if Redis fails).
 func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
 	s.init()
 	s.start()
@@ -350,20 +351,7 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 	e := sh.pin(kid)
 	defer sh.unpin(e)
 
-	epochCh := s.epochChan()
-	live := s.subscribed.Load()
-	changed, ok := sh.watch(e, gen, s.epoch.Load(), live)
-	if !ok {
-		return ctx.Err()
-	}
-	if !live {
-		// Not subscribed: no notification can come. Look again after
-		// a while rather than waiting for one.
-		if until.IsZero() || time.Until(until) > s.retryInterval() {
-			until = time.Now().Add(s.retryInterval())
-		}
-	}
-	var deadline <-chan time.Time
+	var fire <-chan time.Time
 	if !until.IsZero() {
 		d := time.Until(until)
 		if d <= 0 {
@@ -371,18 +359,80 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 		}
 		t := time.NewTimer(d)
 		defer t.Stop()
-		deadline = t.C
+		fire = t.C
 	}
-	select {
-	case <-changed:
-		return nil
-	case <-epochCh:
-		return nil
-	case <-deadline:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	var retry *time.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
+	for {
+		epochCh := s.epochChan()
+		epoch, live := s.epoch.Load(), s.subscribed.Load()
+		changed, w := sh.watch(e, gen, epoch, live)
+		switch w {
+		case woken:
+			return nil
+		case unsure:
+			if live {
+				// A notification may have been missed: read the key.
+				if err := s.refresh(ctx, kid, e, epoch); err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					return nil // Redis fails: the caller looks again
+				}
+				continue
+			}
+		}
+		var poll <-chan time.Time
+		if !live {
+			// No notification can come: look again after a while.
+			if retry == nil {
+				retry = time.NewTimer(s.retryInterval())
+			}
+			poll = retry.C
+		}
+		select {
+		case <-changed:
+			// The generation changed (or the entry was reset): check.
+		case <-epochCh:
+			// The subscription started, stopped or an update failed.
+		case <-poll:
+			return nil
+		case <-fire:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+}
+
+// refresh reads the key named kid from Redis, after the subscription went
+// live at epoch, and records its generation.
+func (s *Store) refresh(ctx context.Context, kid string, e *entry, epoch uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	vals, err := s.rdb.HMGet(ctx, s.redisKey(kid), "v", "s").Result()
+	if err != nil {
+		return fmt.Errorf("redisstore: read: %w", err)
+	}
+	var ver int64
+	var gen uint64
+	var state []byte
+	if v, ok := vals[0].(string); ok {
+		ver, _ = strconv.ParseInt(v, 10, 64)
+		if b, ok := vals[1].(string); ok {
+			state = []byte(b)
+			var st polite.KeyState
+			if st.UnmarshalBinary(state) == nil {
+				gen = st.Generation()
+			}
+		}
+	}
+	s.shard(kid).refreshed(e, ver, gen, state, epoch)
+	return nil
 }
 
 // epochChan returns the channel closed when the subscription starts or
