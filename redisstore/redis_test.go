@@ -53,18 +53,32 @@ func newClient(t testing.TB, addr string) *redis.Client {
 
 // counter counts the commands a client sends: one per round trip for
 // single commands and scripts.
-type counter struct{ n atomic.Int64 }
+type counter struct {
+	n   atomic.Int64
+	log func(string)
+}
 
 func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "hello" || name == "client" {
+			return next(ctx, cmd) // a new connection's handshake
+		}
 		c.n.Add(1)
+		if c.log != nil {
+			c.log(cmd.Name())
+		}
 		return next(ctx, cmd)
 	}
 }
 func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(1)
+		for _, cmd := range cmds {
+			if name := cmd.Name(); name != "hello" && name != "client" {
+				c.n.Add(1) // not only a new connection's handshake
+				break
+			}
+		}
 		return next(ctx, cmds)
 	}
 }

@@ -57,7 +57,8 @@ func TestUpdateAtomic(t *testing.T) {
 	}
 }
 
-// With a warm cache, an update is one round trip; a stale one, two.
+// With the latest state known, an update is one round trip; with a stale
+// one, two (the failed swap returns the current state).
 func TestUpdateRoundTrips(t *testing.T) {
 	addr := redisAddr(t)
 	prefix := testPrefix(t)
@@ -73,18 +74,23 @@ func TestUpdateRoundTrips(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	update(a) // cold: the key is absent, as assumed
-	n := ca.n.Load()
-	update(a)
-	if d := ca.n.Load() - n; d != 1 {
-		t.Errorf("warm update: %d round trips, want 1", d)
+	count := func(what string, want int64, f func()) {
+		t.Helper()
+		n := ca.n.Load()
+		f()
+		if d := ca.n.Load() - n; d != want {
+			t.Errorf("%s: %d round trips, want %d", what, d, want)
+		}
 	}
+	waitSubscribed(t, a)
+	count("first update of an absent key", 1, func() { update(a) })
+	count("update after its own", 1, func() { update(a) })
 	update(b)
-	n = ca.n.Load()
-	update(a)
-	if d := ca.n.Load() - n; d != 2 {
-		t.Errorf("update after another store's: %d round trips, want 2", d)
-	}
+	time.Sleep(50 * time.Millisecond) // b's write is published, with its state
+	count("update after another store's, notified", 1, func() { update(a) })
+	a.Close() // no more notifications
+	update(b)
+	count("update after another store's, not notified", 2, func() { update(a) })
 }
 
 func TestWaitWokenByOtherStore(t *testing.T) {

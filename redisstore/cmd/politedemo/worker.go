@@ -55,13 +55,21 @@ type countHook struct{ n atomic.Int64 }
 func (h *countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "hello" || name == "client" {
+			return next(ctx, cmd) // a new connection's handshake
+		}
 		h.n.Add(1)
 		return next(ctx, cmd)
 	}
 }
 func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
+		for _, cmd := range cmds {
+			if name := cmd.Name(); name != "hello" && name != "client" {
+				h.n.Add(1) // not only a new connection's handshake
+				break
+			}
+		}
 		return next(ctx, cmds)
 	}
 }
