@@ -131,7 +131,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	rdb := redis.NewClient(&redis.Options{Addr: d.redis})
 	defer rdb.Close()
 	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		return fmt.Errorf("Redis at %s: %v", d.redis, err)
+		return fmt.Errorf("no Redis at %s: %v", d.redis, err)
 	}
 	for _, s := range which {
 		fmt.Fprintf(stdout, "\n== %s\n", s)
