@@ -26,8 +26,9 @@ type entry struct {
 	queue   []*op // updates waiting for the next batch
 	leading bool  // an update is swapping a batch
 
-	ver   int64  // version of state in Redis; 0: the key is absent (or unknown)
-	state []byte // the state at ver
+	ver    int64         // version of state in Redis; 0: the key is absent (or unknown)
+	state  []byte        // the state at ver
+	newVer chan struct{} // closed when a notification brings a newer state; nil when nobody waits
 
 	known   bool          // an update of this process saw the key
 	gen     uint64        // generation of the newest state seen
@@ -79,11 +80,22 @@ func (sh *shard) cached(e *entry) (int64, []byte) {
 	return e.ver, e.state
 }
 
+// newer returns a channel closed when a notification brings a state newer
+// than ver, and the newest state known now.
+func (sh *shard) newer(e *entry) <-chan struct{} {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e.newVer == nil {
+		e.newVer = make(chan struct{})
+	}
+	return e.newVer
+}
+
 // store records the state a failed swap returned.
 func (sh *shard) store(e *entry, ver int64, state []byte) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e.ver, e.state = ver, state
+	e.ver, e.state = ver, state // the key as Redis has it now
 }
 
 // done records the outcome of a successful swap: the key now has state at
@@ -119,6 +131,10 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 	}
 	if state != nil && ver > e.ver {
 		e.ver, e.state = ver, state
+		if e.newVer != nil {
+			close(e.newVer)
+			e.newVer = nil
+		}
 	}
 	if ver > e.genVer {
 		sh.setGen(e, ver, gen)

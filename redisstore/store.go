@@ -84,9 +84,9 @@ const (
 	defaultMaxKeys       = 10000
 	defaultExpiryMargin  = time.Minute
 	defaultRetryInterval = time.Second
-	defaultTTL           = 10 * time.Minute       // for a state that gives no expiry
-	contentionLimit      = 4                      // an update gives up after 4 Timeouts of lost swaps
-	blockedPause         = 200 * time.Microsecond // between swaps while another store has its turn
+	defaultTTL           = 10 * time.Minute     // for a state that gives no expiry
+	contentionLimit      = 4                    // an update gives up after 4 Timeouts of lost swaps
+	blockedWait          = 2 * time.Millisecond // for another store's write, while it has its turn
 )
 
 // ErrContention is returned (wrapped) by [Store.Update] when other
@@ -314,12 +314,21 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 			sh.done(e, cver, next, nver, gen, epoch, live)
 			return nil
 		}
-		ver, cur = nver, nstate
-		sh.store(e, ver, cur)
 		if res == swapBlocked {
-			// Queued behind another store's turn: give it a moment.
-			time.Sleep(blockedPause)
+			// Queued behind another store's turn: wait a moment for its
+			// write to be published, with its state.
+			newer := sh.newer(e)
+			sh.store(e, nver, nstate)
+			t := time.NewTimer(blockedWait)
+			select {
+			case <-newer:
+			case <-t.C:
+			}
+			t.Stop()
+		} else {
+			sh.store(e, nver, nstate)
 		}
+		ver, cur = sh.cached(e)
 	}
 }
 
