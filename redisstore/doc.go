@@ -59,13 +59,14 @@
 //
 // A key is kept in Redis until its state's expiry (the Budget's IdleTTL
 // after its last request, and not before its last lease ends) plus
-// ExpiryMargin, so Redis does not grow without bound. A state is about 200
-// bytes for an origin that states one quota, with requests in flight; the
-// controller bounds every state (8 policies with names and partition keys
-// of 128 bytes, start logs of 194 entries, 34 lease slots) to a few tens of
-// kilobytes, and never reads one above 64 KiB. A state above 4 KiB is not
-// sent with notifications; the processes that need it read it. Redis key
-// names are a hash of the budget key: a key made from a credential never
+// ExpiryMargin, so Redis does not grow without bound. A state is about 150
+// to 200 bytes for an origin that states one quota, with requests in
+// flight; the controller bounds every state (8 policies with names and
+// partition keys of 128 bytes, start logs of 194 entries, 34 lease slots):
+// such a state at its largest is about 6 KB, and none above 64 KiB is ever
+// read. A state above 4 KiB is not sent with notifications; the processes
+// that need it read it. Redis key names are a hash of the budget key: a key
+// made from a credential never
 // appears in Redis.
 //
 // # When Redis fails
