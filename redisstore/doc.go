@@ -66,8 +66,7 @@
 // such a state at its largest is about 6 KB, and none above 64 KiB is ever
 // read. A state above 4 KiB is not sent with notifications; the processes
 // that need it read it. Redis key names are a hash of the budget key: a key
-// made from a credential never
-// appears in Redis.
+// made from a credential never appears in Redis.
 //
 // # When Redis fails
 //
