@@ -163,7 +163,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			h  control.Hold
 			ok bool
 		)
-		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { l, h, ok = s.c.Acquire(now, &b.cfg, ask) })
+		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { h, ok = s.c.Acquire(now, &b.cfg, ask, &l) })
 		if err == nil {
 			*g = lease{Lease: l}
 			return hold{Hold: h}, ok, b.answered(), nil

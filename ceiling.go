@@ -3,6 +3,7 @@ package polite
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,6 +14,7 @@ import (
 type ceilings struct {
 	once   sync.Once
 	seed   maphash.Seed
+	floors atomic.Bool // some key has a floor: every request looks here
 	shards [ceilingShards]ceilingShard
 }
 
@@ -96,6 +98,24 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 	e.next = r.next
 	e.inflight++
 	return r, ceilingHold{}, true
+}
+
+// setFloor sets the least time between two starts under k, beyond
+// 1/MaxRate (0: none), such as a robots.txt Crawl-delay: a floor no
+// header can lower, kept by this Transport like its own MaxRate.
+func (c *ceilings) setFloor(k memKey, d time.Duration) {
+	sh := c.shard(k)
+	sh.mu.Lock()
+	e := sh.m[k]
+	if e == nil {
+		e = &ceiling{}
+		sh.m[k] = e
+	}
+	e.floor = max(d, 0)
+	sh.mu.Unlock()
+	if d > 0 {
+		c.floors.Store(true)
+	}
 }
 
 // cancel gives back a reservation the budget did not confirm.

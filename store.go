@@ -80,11 +80,11 @@ type Store interface {
 // by multiple goroutines. Its fields must not be changed after first use.
 //
 // Keys are spread over shards with a lock each, so that different keys
-// seldom contend. A state is forgotten after its Expiry (lazily, as keys are
-// looked up: no goroutine runs in the background), and at most MaxKeys are
-// kept, the least recently used going first (within its shard, when
-// MaxKeys is 4096 or more; a few more than MaxKeys may be kept for an
-// instant).
+// seldom contend. A state is forgotten after its Expiry (lazily, when it is
+// looked up or a new key comes in: no goroutine runs in the background),
+// and at most MaxKeys are kept, the least recently used going first
+// (within its shard, when MaxKeys is 4096 or more; a few more than MaxKeys
+// may be kept for an instant).
 type MemoryStore struct {
 	// MaxKeys is the most keys kept at once. If zero, 65536.
 	MaxKeys int
@@ -107,7 +107,8 @@ type memShard struct {
 	mu         sync.Mutex
 	m          map[memKey]*memEntry
 	head, tail *memEntry // least recently used list: head most recent
-	_          [32]byte  // keeps shards on separate cache lines
+	last       *memEntry // the entry looked up last: a key asked again needs no map lookup
+	_          [24]byte  // keeps shards on separate cache lines
 }
 
 // memKey is a store key split at "://": an origin's scheme and host, or
@@ -172,7 +173,10 @@ func (s *MemoryStore) shard(k memKey) *memShard {
 // room: a few idle states at the back of the shard's list are forgotten,
 // and the least recently used one if the store is full. sh must be locked.
 func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *memEntry {
-	e := sh.m[k]
+	e := sh.last
+	if e == nil || e.key != k {
+		e = sh.m[k]
+	}
 	if e != nil && expired(e, now) {
 		s.remove(sh, e)
 		e = nil
@@ -193,10 +197,12 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		sh.m[k] = e
 		s.count.Add(1)
 	} else if sh.head == e {
+		sh.last = e
 		return e
 	} else {
 		sh.unlink(e)
 	}
+	sh.last = e
 	e.next = sh.head
 	if sh.head != nil {
 		sh.head.prev = e
@@ -230,6 +236,9 @@ func (sh *memShard) unlink(e *memEntry) {
 func (s *MemoryStore) remove(sh *memShard, e *memEntry) {
 	sh.unlink(e)
 	delete(sh.m, e.key)
+	if sh.last == e {
+		sh.last = nil
+	}
 	s.count.Add(-1)
 	e.gone = true
 	e.wake()
@@ -275,14 +284,25 @@ func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time
 	sh := s.shard(k)
 	sh.mu.Lock()
 	e := sh.m[k]
-	if e == nil || e.ks.Generation() > gen {
+	var changed chan struct{}
+	switch {
+	case e == nil:
+		// No state: nothing will change it that the waiter waits for
+		// (a new state's generation starts over); only until ends the
+		// wait.
+		if until.IsZero() {
+			sh.mu.Unlock()
+			return nil
+		}
+	case e.ks.Generation() > gen:
 		sh.mu.Unlock()
 		return nil
+	default:
+		if e.changed == nil {
+			e.changed = make(chan struct{})
+		}
+		changed = e.changed
 	}
-	if e.changed == nil {
-		e.changed = make(chan struct{})
-	}
-	changed := e.changed
 	sh.mu.Unlock()
 
 	var fire <-chan time.Time
@@ -325,7 +345,7 @@ func (s *MemoryStore) acquire(k memKey, now time.Time, cfg *control.Config, ask 
 		h  control.Hold
 		ok bool
 	)
-	g.Lease, h, ok = e.ks.c.Acquire(now, cfg, ask)
+	h, ok = e.ks.c.Acquire(now, cfg, ask, &g.Lease)
 	if e.ks.c.Generation() > gen {
 		e.wake()
 	}

@@ -144,8 +144,11 @@ func (t *Transport) key(req *http.Request) budgetKey {
 	return originKey(req.URL.Scheme, req.URL.Host)
 }
 
-// local reports whether the Transport has local ceilings to keep.
-func (t *Transport) local() bool { return t.MaxRate > 0 || t.MaxConcurrency > 0 }
+// local reports whether the Transport has local ceilings to keep: its
+// MaxRate and MaxConcurrency, or a per-key floor.
+func (t *Transport) local() bool {
+	return t.MaxRate > 0 || t.MaxConcurrency > 0 || t.ceil.floors.Load()
+}
 
 // RoundTrip implements [http.RoundTripper]. It waits for the request's budget,
 // sends the request through Base, learns from the response, and retries a
@@ -259,6 +262,9 @@ func (t *Transport) finish(req *http.Request, b *Budget, key budgetKey, g *lease
 	if t.local() {
 		t.ceil.done(key.m)
 	}
+	if b.mem != nil {
+		return b.mem.release(key.m, now, &b.cfg, g, out)
+	}
 	plan, note := b.release(req.Context(), key, g, now, out)
 	t.note(req, b, key, now, note)
 	return plan
@@ -339,11 +345,16 @@ func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt in
 	ask := control.Ask{Custom: key.custom}
 	ask.Until, _ = ctx.Deadline()
 	now := time.Now()
-	w, err := t.try(req, b, key, now, ask, g)
-	if err != nil || w.granted {
-		return err
+	if b.mem != nil && !t.local() {
+		// The common case, kept lean: the in-memory store, no local
+		// ceiling.
+		h, ok := b.mem.acquire(key.m, now, &b.cfg, ask, g)
+		if ok {
+			return nil
+		}
+		return t.hold(req, b, key, attempt, ask, g, now, &h)
 	}
-	return t.hold(req, b, key, attempt, ask, g, now, w)
+	return t.hold(req, b, key, attempt, ask, g, now, nil)
 }
 
 // try is one attempt to start req: the local ceilings first, then the
@@ -358,17 +369,21 @@ type try struct {
 	h       hold
 }
 
-func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Time, ask control.Ask, g *lease) (try, error) {
-	var (
-		w   try
-		res reservation
-	)
+// held records the budget's hold h.
+func (w *try) held(h hold) {
+	*w = try{h: h, until: h.Until(), wake: h.Wake(), why: reasonOf(h.Reason)}
+}
+
+// try makes one attempt, written to w.
+func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Time, ask control.Ask, g *lease, w *try) error {
+	var res reservation
 	local := t.local()
+	*w = try{}
 	if local {
 		var ch ceilingHold
 		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency); !w.granted {
 			w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
-			return w, nil
+			return nil
 		}
 	}
 	h, granted, note, err := b.acquire(req.Context(), key, now, ask, g)
@@ -377,20 +392,25 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 	}
 	if granted && err == nil {
 		w.granted = true
-		return w, nil
+		return nil
 	}
-	w.granted = false
 	if local {
 		t.ceil.cancel(key.m, res)
 	}
-	w.h, w.until, w.wake, w.why = h, h.Until(), h.Wake(), reasonOf(h.Reason)
-	return w, err
+	w.held(h)
+	return err
 }
 
-// hold waits out the hold w, which began at start, and tries again until
-// req is granted.
-func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start time.Time, w try) error {
+// hold tries to start req at start, unless first says how the in-memory
+// store held it then, and waits out each hold until req is granted.
+func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start time.Time, first *control.Hold) error {
 	ctx := req.Context()
+	w := new(try)
+	if first != nil {
+		w.held(hold{Hold: *first})
+	} else if err := t.try(req, b, key, start, ask, g, w); err != nil || w.granted {
+		return err
+	}
 	var (
 		timer *time.Timer
 		last  = start // when the current hold began
@@ -434,8 +454,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		now := time.Now()
 		spent.add(w.why, now.Sub(last))
 		last = now
-		var err error
-		if w, err = t.try(req, b, key, now, ask, g); err != nil {
+		if err := t.try(req, b, key, now, ask, g, w); err != nil {
 			return err
 		}
 		if w.granted {

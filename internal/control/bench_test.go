@@ -14,8 +14,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	out := Outcome{First: true, Bytes: 2}
 	b.ReportAllocs()
 	for b.Loop() {
-		l, _, ok := s.Acquire(now, &cfg, Ask{})
-		if !ok {
+		var l Lease
+		if _, ok := s.Acquire(now, &cfg, Ask{}, &l); !ok {
 			b.Fatal("held")
 		}
 		now = now.Add(time.Microsecond)

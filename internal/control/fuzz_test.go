@@ -66,7 +66,8 @@ func FuzzUnmarshalBinary(f *testing.F) {
 	seed(worst())
 	var s State
 	cfg := Config{MaxRate: 5, MaxConcurrency: 3}
-	l, _, _ := s.Acquire(t0, &cfg, Ask{})
+	var l Lease
+	s.Acquire(t0, &cfg, Ask{}, &l)
 	seed(&s)
 	s.Release(t0.Add(time.Second), &cfg, &l, &Outcome{First: true, Quotas: []parse.Quota{{Policy: "a", Unit: "requests", Limit: 10, Window: time.Minute, Remaining: 0, Reset: time.Minute}}})
 	seed(&s)
@@ -90,16 +91,14 @@ func FuzzUnmarshalBinary(f *testing.F) {
 		now := t0.Add(time.Duration(offset))
 		cfg := Config{MaxRate: float64(op % 7), MaxConcurrency: int(op % 5), Lease: time.Duration(op) * time.Second}
 		s.View(now)
-		l, _, ok := s.Acquire(now, &cfg, Ask{Until: now.Add(time.Second)})
-		if !ok {
-			l = Lease{}
-		}
+		var l Lease
+		s.Acquire(now, &cfg, Ask{Until: now.Add(time.Second)}, &l)
 		out := Outcome{First: op&1 == 0, Refused: op&2 != 0, Rand: uint64(offset),
 			Quotas:  []parse.Quota{{Policy: "x", Unit: "requests", Limit: int64(op), Window: time.Second, Remaining: int64(op % 3), Reset: time.Duration(offset)}},
 			Refusal: Refusal{Wait: time.Duration(offset), Given: op&4 != 0, Retryable: true, MaxWait: time.Minute, Violated: []string{"x"}},
 		}
 		s.Release(now.Add(time.Millisecond), &cfg, &l, &out)
-		s.Acquire(now.Add(time.Hour), &cfg, Ask{})
+		s.Acquire(now.Add(time.Hour), &cfg, Ask{}, new(Lease))
 		b3, _ := s.MarshalBinary()
 		var s3 State
 		if err := s3.UnmarshalBinary(b3); err != nil {
@@ -132,8 +131,8 @@ func TestTypicalSize(t *testing.T) {
 		cfg := Config{}
 		now := t0
 		for i := range 20 {
-			l, _, ok := s.Acquire(now, &cfg, Ask{Until: now.Add(30 * time.Second)})
-			if ok {
+			var l Lease
+			if _, ok := s.Acquire(now, &cfg, Ask{Until: now.Add(30 * time.Second)}, &l); ok {
 				s.Release(now.Add(80*time.Millisecond), &cfg, &l, &Outcome{First: true, Quotas: tt.quotas, Bytes: -1, Rand: uint64(i)})
 			}
 			now = now.Add(100 * time.Millisecond)

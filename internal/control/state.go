@@ -104,13 +104,14 @@ func (s *State) pause(now, until int64, why Reason) {
 }
 
 // hold builds a Hold.
-func (s *State) hold(until int64, why Reason, wake int64) (Lease, Hold, bool) {
-	return Lease{}, Hold{until: until, wake: wake, Reason: why, Gen: s.gen}, false
+func (s *State) hold(until int64, why Reason, wake int64) (Hold, bool) {
+	return Hold{until: until, wake: wake, Reason: why, Gen: s.gen}, false
 }
 
-// Acquire asks to start one request at now. It either grants it (a Lease
-// to hand back to Release, and true), or says how long to hold and why.
-func (s *State) Acquire(t time.Time, cfg *Config, ask Ask) (Lease, Hold, bool) {
+// Acquire asks to start one request at now. It either grants it (writes
+// its lease to l, to hand back to Release, and returns true), or says how
+// long to hold and why (and leaves l alone).
+func (s *State) Acquire(t time.Time, cfg *Config, ask Ask, l *Lease) (Hold, bool) {
 	now := instant(t)
 	s.touch(now)
 	s.used = now
@@ -120,12 +121,12 @@ func (s *State) Acquire(t time.Time, cfg *Config, ask Ask) (Lease, Hold, bool) {
 	if s.leases.reap(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
 	}
-	l, h, ok := s.acquire(now, cfg, ask)
+	h, ok := s.acquire(now, cfg, ask, l)
 	s.settle(now, cfg)
-	return l, h, ok
+	return h, ok
 }
 
-func (s *State) acquire(now int64, cfg *Config, ask Ask) (Lease, Hold, bool) {
+func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) {
 	if now < s.pauseUntil {
 		return s.hold(s.pauseUntil, s.pauseReason, 0)
 	}
@@ -197,10 +198,8 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask) (Lease, Hold, bool) {
 	}
 	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
 	s.seq++
-	l := Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0}
-	if s.ramp.granted(s.seq, end) {
-		l.probe = true
-	}
+	*l = Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0}
+	l.probe = s.ramp.granted(s.seq, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
 			p.log.add(now, p.q, p.w, 1)
@@ -213,7 +212,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask) (Lease, Hold, bool) {
 	case s.learn.cycleOK > 0:
 		l.window = true
 	}
-	return l, Hold{}, true
+	return Hold{}, true
 }
 
 // leaseUntil returns when a lease asked until until should end: at until,

@@ -96,7 +96,8 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 				ask.Until = now.Add(st.Deadline)
 			}
 			run = func(s *control.State) Result {
-				l, h, ok := s.Acquire(now, &tab.Config, ask)
+				var l control.Lease
+				h, ok := s.Acquire(now, &tab.Config, ask, &l)
 				return Result{Granted: ok, Lease: l, Hold: h, View: s.View(now), Gen: s.Generation()}
 			}
 		default:
