@@ -27,7 +27,8 @@ func TestStateSize(t *testing.T) {
 		granted := 0
 		for i := range requests {
 			now = now.Add(step + time.Duration(i%7)*time.Millisecond)
-			l, _, ok := s.Acquire(now, cfg, control.Ask{})
+			var l control.Lease
+			_, ok := s.Acquire(now, cfg, control.Ask{}, &l)
 			if !ok {
 				continue
 			}

@@ -41,6 +41,6 @@ func bump(t testing.TB, ks *polite.KeyState) {
 // for idle after it.
 func start(t testing.TB, ks *polite.KeyState, now time.Time, idle, lease time.Duration) {
 	edit(t, ks, func(c *control.State) {
-		c.Acquire(now, &control.Config{IdleTTL: idle, Lease: lease}, control.Ask{})
+		c.Acquire(now, &control.Config{IdleTTL: idle, Lease: lease}, control.Ask{}, new(control.Lease))
 	})
 }
