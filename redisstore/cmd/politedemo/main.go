@@ -317,6 +317,13 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.mu.Unlock()
 }
 
+// inFlight returns the requests of proc being served.
+func (rec *recorder) inFlight(proc string) int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.by[proc]
+}
+
 func (rec *recorder) snapshot() []event {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -497,9 +504,12 @@ func (d *demo) kill() error {
 	if err != nil {
 		return err
 	}
-	// Kill p0 while it has requests in flight: at the start of a round of
-	// requests, when everybody's slots are taken.
-	time.Sleep(time.Until(js[0].Start.Add(2500 * time.Millisecond)))
+	// Kill p0 while it has requests in flight, once the run is going.
+	time.Sleep(time.Until(js[0].Start.Add(1500 * time.Millisecond)))
+	for deadline := time.Now().Add(10 * time.Second); rec.inFlight("p0") == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	ps[0].cmd.Process.Signal(syscall.SIGKILL)
 	killed := time.Now()
 	ps[0].cmd.Process.Signal(syscall.SIGKILL)
 	reps := wait(ps)
