@@ -148,8 +148,11 @@ func TestKilledProcessSlotComesBack(t *testing.T) {
 	}
 	done := time.Now()
 	// The slot is free when the lease ends: Lease after the request
-	// started, plus at most Lease/16 (leases are kept by slot).
-	if d := done.Sub(sent); d < lease-100*time.Millisecond || d > lease+lease/16+500*time.Millisecond {
+	// started, plus at most Lease/16 (leases are kept by slot). The lease
+	// starts with the other process's update, a little before its request
+	// reaches the server (more on a loaded machine, when that update was
+	// slow).
+	if d := done.Sub(sent); d < lease-750*time.Millisecond || d > lease+lease/16+500*time.Millisecond {
 		t.Errorf("slot back %v after the killed process's request started (killed after %v), want %v to %v",
 			d, killed.Sub(sent), lease, lease+lease/16)
 	}
