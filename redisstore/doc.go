@@ -12,9 +12,10 @@
 //		Budget: &polite.Budget{Store: store},
 //	}}
 //
-// Processes that use the same Redis and the same prefix share budgets. Any
-// [redis.UniversalClient] works: a single Redis (or a Redis-compatible
-// server such as Valkey), Redis Cluster, or a failover client.
+// Processes that use the same Redis and the same prefix share budgets. A
+// single Redis (or a Redis-compatible server such as Valkey), a failover
+// client or Redis Cluster works, through any [redis.UniversalClient] but a
+// [redis.Ring].
 //
 // # One algorithm
 //

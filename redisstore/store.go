@@ -30,8 +30,8 @@ import (
 // close the Redis client.
 type Store struct {
 	// Timeout bounds each Redis call made on behalf of a request, so that a
-	// slow or hung Redis holds no request longer than this before the store
-	// falls back to memory. It takes effect only if the client honours
+	// slow or hung Redis holds no request longer than this before its
+	// Budget falls back to memory. It takes effect only if the client honours
 	// context deadlines (redis.Options.ContextTimeoutEnabled); otherwise
 	// the client's own ReadTimeout and WriteTimeout bound each call. If
 	// zero, 250 ms.
@@ -102,9 +102,11 @@ var errAbandoned = errors.New("redisstore: update abandoned by a panic in anothe
 // prefix (if empty, "polite:"). Processes that share budgets use the same
 // prefix; a prefix also names the pub/sub channel the Store listens on.
 //
-// rdb may be a single-node client, a Redis Cluster client or any
-// [redis.UniversalClient]; all the Redis keys of one budget key hash to one
-// slot. For request timeouts to hold, create rdb with ContextTimeoutEnabled.
+// rdb may be a single-node client, a failover (Sentinel) client or a Redis
+// Cluster client, as returned by [redis.NewUniversalClient]; all the Redis
+// data of one budget key is in one slot. A [redis.Ring] does not fit: its
+// shards do not share pub/sub, so waiters would not be woken across them.
+// For request timeouts to hold, create rdb with ContextTimeoutEnabled.
 func New(rdb redis.UniversalClient, prefix string) *Store {
 	if prefix == "" {
 		prefix = "polite:"

@@ -247,3 +247,24 @@ func TestExpiredStateIsZero(t *testing.T) {
 		}
 	})
 }
+
+// Close ends the Store's one goroutine; updates still work after it.
+func TestClose(t *testing.T) {
+	addr := redisAddr(t)
+	s := New(newClient(t, addr), testPrefix(t))
+	waitSubscribed(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.done:
+	default:
+		t.Fatal("the subscription goroutine still runs after Close")
+	}
+	if s.subscribed.Load() {
+		t.Error("subscribed after Close")
+	}
+	if err := s.Update(t.Context(), "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
+		t.Errorf("Update after Close = %v", err)
+	}
+}
