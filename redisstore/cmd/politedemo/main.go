@@ -609,23 +609,32 @@ func (d *demo) overhead() error {
 		return err
 	}
 	defer stop()
-	for _, workers := range []int{1, d.workers} {
-		if err := d.overheadOf(url, workers); err != nil {
+	// One worker per process pausing 5 ms between requests: a moderate
+	// rate, each process's update seldom racing another's; then as fast
+	// as they go.
+	for _, c := range []struct {
+		workers, each int
+		gap           time.Duration
+	}{{1, 400, 5 * time.Millisecond}, {1, 2000, 0}, {d.workers, 2000, 0}} {
+		if err := d.overheadOf(url, c.workers, c.each, c.gap); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (d *demo) overheadOf(url string, workers int) error {
-	const each = 2000
+func (d *demo) overheadOf(url string, workers, each int, gap time.Duration) error {
 	tasks := each * d.procs
-	fmt.Fprintf(d.out, "%d processes x %d workers, %d requests to one origin with no limits\n", d.procs, workers, tasks)
+	fmt.Fprintf(d.out, "%d processes x %d workers, %d requests to one origin with no limits", d.procs, workers, tasks)
+	if gap > 0 {
+		fmt.Fprintf(d.out, ", %v between a worker's requests", gap)
+	}
+	fmt.Fprintln(d.out)
 	var med [2]time.Duration
 	for i, shared := range []bool{false, true} {
 		js := d.jobs(url, tasks, shared)
 		for i := range js {
-			js[i].Workers = workers
+			js[i].Workers, js[i].Gap = workers, gap
 		}
 		ps, err := d.start(js)
 		if err != nil {

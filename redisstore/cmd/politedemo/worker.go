@@ -32,6 +32,7 @@ type job struct {
 	Lease   time.Duration `json:"lease"`   // Budget.Lease; 0 for the default
 	Start   time.Time     `json:"start"`   // when to send the first request
 	Timeout time.Duration `json:"timeout"` // of each task; 0 for none
+	Gap     time.Duration `json:"gap"`     // a worker's pause after each task
 }
 
 // report is what one worker process saw.
@@ -150,6 +151,7 @@ func runWorker(spec string, stdout, stderr io.Writer) error {
 				}
 				rep.Latencies = append(rep.Latencies, d)
 				mu.Unlock()
+				time.Sleep(j.Gap)
 			}
 		})
 	}
