@@ -269,7 +269,13 @@ type recorder struct {
 	mu       sync.Mutex
 	inflight int
 	by       map[string]int // in flight by process
+	active   map[*http.Request]activeReq
 	events   []event
+}
+
+type activeReq struct {
+	proc  string
+	start time.Time
 }
 
 type event struct {
@@ -298,6 +304,10 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rec.by == nil {
 		rec.by = make(map[string]int)
 	}
+	if rec.active == nil {
+		rec.active = make(map[*http.Request]activeReq)
+	}
+	rec.active[r] = activeReq{proc: proc, start: time.Now()}
 	rec.inflight++
 	rec.by[proc]++
 	rec.events = append(rec.events, event{at: time.Now(), inflight: rec.inflight, proc: proc, mine: rec.by[proc]})
@@ -311,6 +321,7 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sw.status = -1 // the client went away
 	}
 	rec.mu.Lock()
+	delete(rec.active, r)
 	rec.inflight--
 	rec.by[proc]--
 	rec.events = append(rec.events, event{at: time.Now(), inflight: rec.inflight, proc: proc, mine: rec.by[proc], status: sw.status})
@@ -322,6 +333,20 @@ func (rec *recorder) inFlight(proc string) int {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	return rec.by[proc]
+}
+
+// starts returns when the requests of proc being served started.
+func (rec *recorder) starts(proc string) []time.Time {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var ts []time.Time
+	for _, a := range rec.active {
+		if a.proc == proc {
+			ts = append(ts, a.start)
+		}
+	}
+	slices.SortFunc(ts, time.Time.Compare)
+	return ts
 }
 
 func (rec *recorder) snapshot() []event {
@@ -509,6 +534,7 @@ func (d *demo) kill() error {
 	for deadline := time.Now().Add(10 * time.Second); rec.inFlight("p0") == 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
+	starts := rec.starts("p0")
 	ps[0].cmd.Process.Signal(syscall.SIGKILL)
 	killed := time.Now()
 	ps[0].cmd.Process.Signal(syscall.SIGKILL)
@@ -517,23 +543,12 @@ func (d *demo) kill() error {
 	evs := rec.snapshot()
 	// In flight at the server when it was killed, and when the others
 	// filled the 4 slots again.
-	// p0's requests in flight when it was killed, when they started, and
-	// when the others alone had 4 in flight again.
-	var starts []time.Time
+	// When the others alone had 4 in flight again.
 	regained := time.Duration(-1)
 	for _, e := range evs {
-		if e.at.Before(killed) {
-			if e.proc == "p0" {
-				if e.status == 0 {
-					starts = append(starts, e.at)
-				} else if len(starts) > 0 {
-					starts = starts[1:]
-				}
-			}
-			continue
-		}
-		if e.proc != "p0" && regained < 0 && othersInFlight(evs, e) == 4 {
+		if !e.at.Before(killed) && e.proc != "p0" && othersInFlight(evs, e) == 4 {
 			regained = e.at.Sub(killed)
+			break
 		}
 	}
 	before := len(starts)
