@@ -184,8 +184,12 @@ func (s *Store) shard(id string) *shard {
 // left): under load, a request costs less than one round trip per update.
 //
 // An error (wrapping the Redis client's) means the state may not have been
-// kept; each Redis call is bounded by Timeout. After ctx ends, Update
-// returns ctx.Err(), though a batch it was part of may still be kept.
+// kept; each Redis call is bounded by Timeout, and an update that keeps
+// losing swaps to other processes gives up after four Timeouts with
+// [ErrContention]. If ctx ends while the update waits for its batch,
+// Update returns ctx.Err(); once its batch is being swapped, it waits for
+// the outcome (the bounds above hold), so that what fn did, a lease taken
+// say, is never kept without its caller knowing.
 func (s *Store) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
 	s.init()
 	s.start()
