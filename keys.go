@@ -80,7 +80,7 @@ func isLowerASCII(s string) bool {
 }
 
 func lowerASCII(s string) string {
-	if isLowerASCII(s) {
+	if s == "https" || s == "http" || isLowerASCII(s) {
 		return s
 	}
 	return strings.ToLower(s)

@@ -28,6 +28,17 @@ refused, wall time, and efficiency, the time a perfect client would need
 (ratelimittest.Ideal) divided by the wall time. With -json, each line also
 gives the server's settings (algorithm, dialect, quota, window_s, latency_s).`
 
+// demoRedisHint says where the multi-process comparison lives: in the
+// redisstore module, so that this command does not depend on a Redis client.
+const demoRedisHint = `The comparison with several worker processes sharing one Redis is in the
+redisstore module. From the repository's root:
+
+	go -C redisstore run ./cmd/politedemo
+
+It starts redis-server on a free loopback port if it is on the PATH (on
+Debian: apt-get install redis-server), or uses -redis host:port.
+`
+
 // demoResult is the outcome of one client's run; its JSON form is one line
 // of demo -json.
 type demoResult struct {
@@ -85,8 +96,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	attempts := fs.Int("attempts", 5, "sends per task of the plain client, counting the first")
 	latency := fs.Duration("latency", 10*time.Millisecond, "time the server takes to serve an admitted request")
 	jsonOut := fs.Bool("json", false, "print one JSON object per client per line instead of a table")
+	redisHint := fs.Bool("redis", false, "print how to run the comparison with several processes sharing one Redis")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *redisHint {
+		fmt.Fprint(stdout, demoRedisHint)
+		return nil
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments %q", fs.Args())

@@ -97,15 +97,15 @@ type Lease struct {
 	epoch uint64 // the key's pause count when it started
 	cycle uint64 // the learner's cycle it started in
 	cost  int64  // content bytes charged to content-bytes policies
-	probe bool
-
-	skew   int64 // the key's estimate of the server's clock minus ours
-	skewOK bool
+	skew  int64  // the key's estimate of the server's clock minus ours
 
 	// measuring is when the cycle whose refusal the learner is measuring
 	// began; zero when no measurement is pending, or when that cycle had
 	// nothing accepted (an outage, not a window).
 	measuring int64
+
+	probe  bool
+	skewOK bool
 	// window reports that the cycle had requests accepted: a refusal now
 	// is the end of a window, not an outage.
 	window bool

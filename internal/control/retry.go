@@ -32,7 +32,7 @@ func (r *retryBudget) refill(now int64) {
 	case r.at == 0:
 		r.tokens = retryFloor
 	case now > r.at:
-		r.tokens = min(retryTokenCap, r.tokens+retryFloor*float64(now-r.at)/float64(time.Second))
+		r.tokens = min(retryTokenCap, r.tokens+float64(now-r.at)*(retryFloor/float64(time.Second)))
 	}
 	r.at = now
 }

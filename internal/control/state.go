@@ -198,7 +198,8 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	}
 	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
 	s.seq++
-	*l = Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0}
+	l.born, l.end, l.seq, l.epoch, l.cost, l.skew = s.born, end, s.seq, s.epoch, cost, s.skew
+	l.skewOK, l.measuring, l.window = s.flags&flagSkew != 0, 0, false
 	l.probe = s.ramp.granted(s.seq, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {

@@ -1,0 +1,87 @@
+// Package redisstore keeps polite budgets in Redis, so that several
+// processes (pods, workers, machines) that talk to the same APIs pace
+// together, as one client: a quota one of them reads, a Retry-After one of
+// them is told, a slot one of them holds count for all.
+//
+// Plug a [Store] into every process's [polite.Budget]:
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
+//	store := redisstore.New(rdb, "myapp:polite:")
+//	defer store.Close()
+//	client := &http.Client{Transport: &polite.Transport{
+//		Budget: &polite.Budget{Store: store},
+//	}}
+//
+// Processes that use the same Redis and the same prefix share budgets. A
+// single Redis (or a Redis-compatible server such as Valkey), a failover
+// client or Redis Cluster works, through any [redis.UniversalClient] but a
+// [redis.Ring].
+//
+// # One algorithm
+//
+// Every pacing rule runs in Go, in the Budget's controller, the same code
+// as with budgets in memory. Redis keeps each budget key's state as bytes
+// ([polite.KeyState]'s binary form) with a version, and a Lua script swaps
+// it only if the version is the one read (compare-and-swap): the script
+// compares versions, and knows nothing of pacing. A swap that finds a newer
+// version returns it, so that the retry needs no read of its own.
+//
+// # Round trips
+//
+// A request costs two Redis round trips: one update to start it, one to end
+// it. The Store remembers the last state it saw of each key (at most
+// MaxKeys), and every write is published with its state to the other
+// processes using the key, so an update normally swaps at once; when
+// another process wrote in between and its notification has not arrived
+// yet, the failed swap costs one more round trip. Updates of one key made
+// at the same time in one process go to Redis together, in one swap, so
+// under load a request costs less than two. A request held back (by a
+// pause, a pace or a concurrency limit) costs one more update each time it
+// wakes to look again.
+//
+// # Waiting across processes
+//
+// A request held until another one ends waits for a notification: the
+// swap that makes the key's generation grow publishes it on the prefix's
+// channel (in the same round trip), and every Store listens there on one
+// connection, so a waiter in another process wakes within a millisecond
+// or two on a local network. Nothing polls while Redis answers.
+//
+// # Leases
+//
+// A request in flight holds a lease in the shared state, which ends when
+// the request does, or at the latest Budget.Lease after it started (or at
+// its context's deadline, if sooner), plus up to a sixteenth of
+// Budget.Lease. So a process killed with requests in flight holds their
+// slots that long at most; set Budget.Lease to a little more than your
+// slowest request.
+//
+// # Expiry and size
+//
+// A key is kept in Redis until its state's expiry (the Budget's IdleTTL
+// after its last request, and not before its last lease ends) plus
+// ExpiryMargin, so Redis does not grow without bound. A state is about 150
+// to 200 bytes for an origin that states one quota, with requests in
+// flight; the controller bounds every state (8 policies with names and
+// partition keys of 128 bytes, start logs of 194 entries, 34 lease slots):
+// such a state at its largest is about 6 KB, and none above 64 KiB is ever
+// read. A state above 4 KiB is not sent with notifications; the processes
+// that need it read it. Redis key names are a hash of the budget key: a key
+// made from a credential never appears in Redis.
+//
+// # When Redis fails
+//
+// Each Redis call a request makes is bounded by Timeout (250 ms by default;
+// create the client with ContextTimeoutEnabled for this to hold). When an
+// update fails, the Budget goes on with a budget in this process's memory
+// for the key (pacing by what this process sees), reports EventStoreDown
+// once, and tries the Store again a second later, reporting EventStoreUp
+// when it answers: no request fails, or waits past its context, because
+// Redis is down.
+//
+// # Redis Cluster
+//
+// All of a budget key's data is one Redis key, named with a hash tag
+// (prefix{hash}), so every script touches one slot. Notifications use
+// classic pub/sub, which a cluster delivers to subscribers on every node.
+package redisstore

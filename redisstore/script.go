@@ -1,0 +1,202 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// swapScript is the compare-and-swap of one key's state. The state is a
+// hash: v, its version; s, the controller's state in its binary form; and,
+// while stores wait for their turn, q, their names in order, and qt, when
+// the turn of the first ends (microseconds of the server's clock). The
+// script knows nothing of pacing; it only compares versions, so the rules
+// live in one place, the Go controller.
+//
+//	KEYS[1]  the state's key
+//	ARGV[1]  the version the caller read ("0": it expects no key)
+//	ARGV[2]  "w" write the state, "d" delete the key, "c" only check
+//	ARGV[3]  the new state (w)
+//	ARGV[4]  time to live in milliseconds (w)
+//	ARGV[5]  channel to publish on; "" for none
+//	ARGV[6]  the key's name in notifications
+//	ARGV[7]  the new state's generation
+//	ARGV[8]  "1" to send the state along with the notification
+//	ARGV[9]  the caller's name (one per Store)
+//	ARGV[10] how many swaps this update lost so far
+//	ARGV[11] how long a turn lasts, in microseconds
+//
+// On a version mismatch it returns {0, current version, current state}, so
+// the caller's retry needs no read of its own; while another store has its
+// turn, {2, current version, current state}. Otherwise it returns {1, version now}. A written version is
+// the old one plus one; a key created (or re-created after it expired or
+// was deleted) starts from the server's clock in microseconds, which is
+// above any version an earlier life of the key reached, so a stale version
+// never matches a newer state.
+//
+// Turns keep a process from starving: Redis serves ready clients in a fixed
+// order, so without them the process that won a swap could win every next
+// one. A caller that lost a swap before joins the queue; while the queue
+// has a first, only it may swap, until it does or its turn ends.
+//
+// The notification is "name version generation[ state]": waiters compare
+// generations, and the state, when small enough to send to every process,
+// spares their next update a failed swap.
+var swapScript = redis.NewScript(`
+local cur = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'qt')
+local v = cur[1] or '0'
+local me = ARGV[9]
+local q = cur[3] or ''
+local qt = tonumber(cur[4] or '0')
+local turn = tonumber(ARGV[11])
+local now = nil
+local function clock()
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return now
+end
+local dirty = false
+while q ~= '' do
+  local head = string.match(q, '^%S+')
+  if head == me or qt > clock() then
+    break
+  end
+  q = string.sub(q, #head + 2)
+  qt = clock() + turn
+  dirty = true
+end
+local head = string.match(q, '^%S+')
+if v ~= ARGV[1] or (head and head ~= me) then
+  if cur[1] then
+    if tonumber(ARGV[10]) >= 1 and not string.find(' ' .. q .. ' ', ' ' .. me .. ' ', 1, true) then
+      if q == '' then
+        q = me
+        qt = clock() + turn
+      else
+        q = q .. ' ' .. me
+      end
+      dirty = true
+    end
+    if dirty then
+      redis.call('HSET', KEYS[1], 'q', q, 'qt', string.format('%d', qt))
+    end
+  end
+  if head and head ~= me then
+    return {2, v, cur[2] or ''}
+  end
+  return {0, v, cur[2] or ''}
+end
+if head == me then
+  q = string.sub(q, #me + 2)
+  qt = clock() + turn
+  dirty = true
+end
+local mode = ARGV[2]
+if mode == 'c' then
+  if dirty and cur[1] then
+    redis.call('HSET', KEYS[1], 'q', q, 'qt', string.format('%d', qt))
+  end
+  return {1, v}
+end
+local nv
+if v == '0' then
+  nv = string.format('%d', clock())
+else
+  nv = string.format('%d', tonumber(v) + 1)
+end
+if mode == 'd' then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('HSET', KEYS[1], 'v', nv, 's', ARGV[3])
+  if dirty then
+    redis.call('HSET', KEYS[1], 'q', q, 'qt', string.format('%d', qt))
+  end
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+end
+if ARGV[5] ~= '' then
+  local msg = ARGV[6] .. ' ' .. nv .. ' ' .. ARGV[7]
+  if ARGV[8] == '1' then
+    msg = msg .. ' ' .. ARGV[3]
+  end
+  redis.call('PUBLISH', ARGV[5], msg)
+end
+return {1, nv}
+`)
+
+// swapResult is what became of a swap.
+type swapResult int
+
+const (
+	swapStale   swapResult = 0 // the caller's version was not the current one
+	swapDone    swapResult = 1
+	swapBlocked swapResult = 2 // another store has its turn
+)
+
+type swapMode string
+
+const (
+	modeWrite  swapMode = "w"
+	modeDelete swapMode = "d"
+	modeCheck  swapMode = "c"
+)
+
+// swap is one compare-and-swap request.
+type swap struct {
+	expect int64
+	mode   swapMode
+	state  []byte
+	ttl    time.Duration
+	id     string
+	gen    uint64
+	notify bool
+	lost   int // swaps this update lost so far
+}
+
+// turn is how long a store that lost twice in a row has the key to itself.
+const turn = 20 * time.Millisecond
+
+// maxNotifyState is the largest state sent along with a notification.
+const maxNotifyState = 4096
+
+// swap runs swapScript under the Store's timeout. It reports whether the
+// swap happened, and the key's version (and, when it did not, its state).
+func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, ver int64, state []byte, err error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	channel := ""
+	if r.notify {
+		channel = s.channel
+	}
+	withState := ""
+	if r.notify && len(r.state) <= maxNotifyState {
+		withState = "1"
+	}
+	ms := max(r.ttl.Milliseconds(), 1)
+	reply, err := swapScript.Run(ctx, s.rdb, []string{rkey},
+		strconv.FormatInt(r.expect, 10), string(r.mode), r.state, ms,
+		channel, r.id, strconv.FormatUint(r.gen, 10), withState,
+		s.name, r.lost, turn.Microseconds()).Slice()
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("redisstore: update: %w", err)
+	}
+	if len(reply) < 2 {
+		return 0, 0, nil, fmt.Errorf("redisstore: update: unexpected reply of %d elements", len(reply))
+	}
+	flag, _ := reply[0].(int64)
+	vs, _ := reply[1].(string)
+	ver, err = strconv.ParseInt(vs, 10, 64)
+	if err != nil || flag < 0 || flag > 2 {
+		return 0, 0, nil, fmt.Errorf("redisstore: update: unexpected reply %v", reply)
+	}
+	if len(reply) > 2 {
+		if s, _ := reply[2].(string); s != "" {
+			state = []byte(s)
+		}
+	}
+	return swapResult(flag), ver, state, nil
+}

@@ -1,0 +1,250 @@
+package redisstore
+
+import (
+	"container/list"
+	"slices"
+	"sync"
+
+	"github.com/politehttp/polite"
+)
+
+// shard holds, for some of the keys this process uses, the last state seen
+// in Redis (to swap without reading first) and the newest generation seen
+// (to wake waiters). It is bounded: the least recently used entries that
+// nobody is using are forgotten.
+type shard struct {
+	mu  sync.Mutex
+	m   map[string]*entry
+	lru list.List // front: most recently used
+	max int
+}
+
+type entry struct {
+	id      string
+	elem    *list.Element
+	pins    int   // updates and waits using the entry
+	queue   []*op // updates waiting for the next batch
+	leading bool  // an update is swapping a batch
+
+	ver    int64         // version of state in Redis; 0: the key is absent (or unknown)
+	state  []byte        // the state at ver
+	newVer chan struct{} // closed when a notification brings a newer state; nil when nobody waits
+
+	known   bool          // an update of this process saw the key
+	gen     uint64        // generation of the newest state seen
+	genVer  int64         // version of that state
+	epoch   uint64        // the store's epoch when the last update was sent
+	live    bool          // whether the subscription was live then
+	changed chan struct{} // closed when gen changes; nil when nobody waits
+}
+
+func (sh *shard) init(max int) {
+	sh.m = make(map[string]*entry)
+	sh.max = max
+}
+
+// pin returns id's entry, creating it, and keeps it until unpin.
+func (sh *shard) pin(id string) *entry {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.m[id]
+	if ok {
+		sh.lru.MoveToFront(e.elem)
+	} else {
+		e = &entry{id: id}
+		e.elem = sh.lru.PushFront(e)
+		sh.m[id] = e
+		for len(sh.m) > sh.max {
+			old := sh.lru.Back().Value.(*entry)
+			if old.pins > 0 {
+				break // in use; forgotten later
+			}
+			sh.lru.Remove(old.elem)
+			delete(sh.m, old.id)
+		}
+	}
+	e.pins++
+	return e
+}
+
+func (sh *shard) unpin(e *entry) {
+	sh.mu.Lock()
+	e.pins--
+	sh.mu.Unlock()
+}
+
+// cached returns the last state seen and its version.
+func (sh *shard) cached(e *entry) (int64, []byte) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return e.ver, e.state
+}
+
+// newer returns a channel closed when a notification brings a state newer
+// than ver, and the newest state known now.
+func (sh *shard) newer(e *entry) <-chan struct{} {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e.newVer == nil {
+		e.newVer = make(chan struct{})
+	}
+	return e.newVer
+}
+
+// store records the state a failed swap returned.
+func (sh *shard) store(e *entry, ver int64, state []byte) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e.ver, e.state = ver, state // the key as Redis has it now
+}
+
+// done records the outcome of a successful swap: the key now has state at
+// cver (0 and nil after a delete), and generation gen at version ver.
+func (sh *shard) done(e *entry, cver int64, state []byte, ver int64, gen uint64, epoch uint64, live bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e.ver, e.state = cver, state
+	e.known, e.epoch, e.live = true, epoch, live
+	if ver >= e.genVer {
+		sh.setGen(e, ver, gen)
+	}
+}
+
+// setGen records generation gen at version ver, waking waiters if it changed.
+func (sh *shard) setGen(e *entry, ver int64, gen uint64) {
+	changed := gen != e.gen
+	e.gen, e.genVer = gen, ver
+	if changed && e.changed != nil {
+		close(e.changed)
+		e.changed = nil
+	}
+}
+
+// notify applies a notification from another update: the key named id has
+// generation gen at version ver, with state (nil if not sent).
+func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.m[id]
+	if !ok {
+		return // a key this process does not use
+	}
+	if state != nil && ver > e.ver {
+		e.ver, e.state = ver, state
+		if e.newVer != nil {
+			close(e.newVer)
+			e.newVer = nil
+		}
+	}
+	if ver > e.genVer {
+		sh.setGen(e, ver, gen)
+	}
+}
+
+// watchState is what watch found.
+type watchState int
+
+const (
+	waiting watchState = iota // nothing changed: wait on the channel
+	woken                     // the generation is no longer the one waited on
+	unsure                    // a notification may have been missed: read the key
+)
+
+// watch returns a channel closed when e's generation changes, and whether
+// the caller must wait on it. It is unsure when no update or read of this
+// process saw the key since the subscription last (re)started.
+func (sh *shard) watch(e *entry, gen uint64, epoch uint64, live bool) (<-chan struct{}, watchState) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if !e.known || (live && (!e.live || e.epoch != epoch)) {
+		return nil, unsure
+	}
+	if e.gen != gen {
+		return nil, woken
+	}
+	if e.changed == nil {
+		e.changed = make(chan struct{})
+	}
+	return e.changed, waiting
+}
+
+// refreshed records what a read of the key found, after the subscription
+// went live at epoch: version ver (0: no key) with generation gen.
+func (sh *shard) refreshed(e *entry, ver int64, gen uint64, state []byte, epoch uint64) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	// Versions order what was seen: a notification of a newer state may
+	// have come while the read was on its way. A key found absent tells
+	// nothing newer than what was seen of it.
+	if ver >= e.ver {
+		e.ver, e.state = ver, state
+	}
+	if ver >= e.genVer {
+		sh.setGen(e, ver, gen)
+	}
+	e.known, e.live, e.epoch = true, true, epoch
+}
+
+// op is one update waiting in a batch.
+type op struct {
+	fn   func(*polite.KeyState)
+	done chan result // one result: the batch's outcome, or the lead
+}
+
+type result struct {
+	err  error
+	lead bool // the op now leads: it swaps the queue
+}
+
+// enqueue queues o; it reports whether o leads (nobody was leading).
+func (sh *shard) enqueue(e *entry, o *op) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e.queue = append(e.queue, o)
+	if e.leading {
+		return false
+	}
+	e.leading = true
+	return true
+}
+
+// take returns the queue as a batch, the leader first, and empties it.
+func (sh *shard) take(e *entry) []*op {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	batch := e.queue
+	e.queue = nil
+	return batch
+}
+
+// handOff ends a lead: the first update queued since leads next.
+func (sh *shard) handOff(e *entry) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if len(e.queue) == 0 {
+		e.leading = false
+		return
+	}
+	e.queue[0].done <- result{lead: true}
+}
+
+// withdraw removes o, whose context ended, from the queue. It reports
+// false when o was already taken into a batch or handed the lead: then a
+// result is on its way, or there.
+func (sh *shard) withdraw(e *entry, o *op) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	i := slices.Index(e.queue, o)
+	if i < 0 {
+		return false
+	}
+	select {
+	case r := <-o.done:
+		// Handed the lead at the same time: pass it on.
+		o.done <- r
+		return false
+	default:
+	}
+	e.queue = slices.Delete(e.queue, i, i+1)
+	return true
+}

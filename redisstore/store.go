@@ -1,0 +1,519 @@
+package redisstore
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/redis/go-redis/v9"
+)
+
+// Store keeps the state of polite budget keys in Redis, so that the
+// processes sharing one Redis (and one prefix) pace each origin as one
+// client. It implements [polite.Store]; plug it into [polite.Budget].
+//
+// Create a Store with [New]. A Store is safe for concurrent use by multiple
+// goroutines. Its fields must not be changed after first use. A process
+// should use one Store per Redis and prefix, shared by all its Budgets: each
+// Store holds one pub/sub connection.
+//
+// Call [Store.Close] when done with it to stop its subscription; it does not
+// close the Redis client.
+type Store struct {
+	// Timeout bounds each Redis call made on behalf of a request, so that a
+	// slow or hung Redis holds no request longer than this before its
+	// Budget falls back to memory. It takes effect only if the client honours
+	// context deadlines (redis.Options.ContextTimeoutEnabled); otherwise
+	// the client's own ReadTimeout and WriteTimeout bound each call. If
+	// zero, 250 ms.
+	Timeout time.Duration
+
+	// MaxKeys is the most budget keys whose last state and generation the
+	// Store keeps in this process (to save a read per update and to wake
+	// waiters). It bounds memory only; a key that falls out costs one more
+	// round trip on its next update. If zero, 10000.
+	MaxKeys int
+
+	// ExpiryMargin is added to the expiry a state reports before it is
+	// given to Redis as the key's time to live, so that a key outlives its
+	// budget's idle time despite clock differences between processes. If
+	// zero, 1 minute.
+	ExpiryMargin time.Duration
+
+	// RetryInterval is how long the Store waits before subscribing again
+	// after its subscription failed, and how long a waiter sleeps before
+	// looking again while the Store is not subscribed (it cannot be woken
+	// then). If zero, 1 second.
+	RetryInterval time.Duration
+
+	rdb     redis.UniversalClient
+	prefix  string
+	channel string
+	name    string // this Store's name in swaps: random
+
+	once   sync.Once
+	shards [nShards]shard
+	zero   []byte // a zero KeyState in binary form
+
+	stats struct{ updates, swaps, stale, blocked, notes atomic.Int64 }
+
+	// the subscription
+	mu         sync.Mutex
+	started    atomic.Bool
+	closed     bool
+	stop       context.CancelFunc
+	done       chan struct{}
+	ps         *redis.PubSub
+	subscribed atomic.Bool   // the subscription is live
+	epoch      atomic.Uint64 // counts changes of subscribed, and failures
+	epochCh    chan struct{} // closed and replaced when epoch changes
+}
+
+const (
+	nShards              = 16
+	defaultTimeout       = 250 * time.Millisecond
+	defaultMaxKeys       = 10000
+	defaultExpiryMargin  = time.Minute
+	defaultRetryInterval = time.Second
+	defaultTTL           = 10 * time.Minute     // for a state that gives no expiry
+	contentionLimit      = 4                    // an update gives up after 4 Timeouts of lost swaps
+	blockedWait          = 2 * time.Millisecond // for another store's write, while it has its turn
+)
+
+// ErrContention is returned (wrapped) by [Store.Update] when other
+// processes' updates of the same key won the compare-and-swap for four
+// times Timeout and this one gave up.
+var ErrContention = errors.New("redisstore: too much contention on one key")
+
+// errAbandoned is the error of the updates of a batch whose leader's own
+// update panicked or exited its goroutine.
+var errAbandoned = errors.New("redisstore: update abandoned by a panic in another update of the key")
+
+// New returns a Store keeping budgets in rdb under keys starting with
+// prefix (if empty, "polite:"). Processes that share budgets use the same
+// prefix; a prefix also names the pub/sub channel the Store listens on.
+//
+// rdb may be a single-node client, a failover (Sentinel) client or a Redis
+// Cluster client, as returned by [redis.NewUniversalClient]; all the Redis
+// data of one budget key is in one slot. A [redis.Ring] does not fit: its
+// shards do not share pub/sub, so waiters would not be woken across them.
+// For request timeouts to hold, create rdb with ContextTimeoutEnabled.
+func New(rdb redis.UniversalClient, prefix string) *Store {
+	if prefix == "" {
+		prefix = "polite:"
+	}
+	var b [8]byte
+	crand.Read(b[:])
+	return &Store{rdb: rdb, prefix: prefix, channel: prefix + "changed", name: hex.EncodeToString(b[:])}
+}
+
+func (s *Store) init() {
+	s.once.Do(func() {
+		z, _ := new(polite.KeyState).MarshalBinary()
+		s.zero = z
+		n := s.MaxKeys
+		if n <= 0 {
+			n = defaultMaxKeys
+		}
+		per := max(1, n/nShards)
+		for i := range s.shards {
+			s.shards[i].init(per)
+		}
+		s.epochCh = make(chan struct{})
+	})
+}
+
+func (s *Store) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return defaultTimeout
+}
+
+func (s *Store) margin() time.Duration {
+	if s.ExpiryMargin > 0 {
+		return s.ExpiryMargin
+	}
+	return defaultExpiryMargin
+}
+
+func (s *Store) retryInterval() time.Duration {
+	if s.RetryInterval > 0 {
+		return s.RetryInterval
+	}
+	return defaultRetryInterval
+}
+
+// id returns the name of key in Redis: a hash, so that a key built from a
+// credential never appears in Redis, its logs or its replication stream.
+func id(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:16])
+}
+
+// redisKey returns the Redis key holding the state of the key named id. The
+// braces make it a hash tag: whatever else a key's state needs later stays
+// in the same Redis Cluster slot.
+func (s *Store) redisKey(id string) string { return s.prefix + "{" + id + "}" }
+
+func (s *Store) shard(id string) *shard {
+	// id is hex: its first two digits pick the shard.
+	h, _ := strconv.ParseUint(id[:2], 16, 8)
+	return &s.shards[h%nShards]
+}
+
+// Update calls fn with key's state and keeps what fn leaves, atomically
+// across every process sharing the Redis and prefix. It reads nothing
+// before its compare-and-swap when this process has seen the key's latest
+// version; otherwise the failed swap returns the current state and fn runs
+// again on it. A state past its Expiry is given to fn as the zero state.
+// When the state's generation grew, Update publishes it, and waiters in
+// every process sharing the store wake.
+//
+// Concurrent updates of one key in one process are applied in batches,
+// one swap each (fn of each runs in turn on the state the previous one
+// left): under load, a request costs less than one round trip per update.
+//
+// An error (wrapping the Redis client's) means the state may not have been
+// kept; each Redis call is bounded by Timeout, and an update that keeps
+// losing swaps to other processes gives up after four Timeouts with
+// [ErrContention]. If ctx ends while the update waits for its batch,
+// Update returns ctx.Err(); once its batch is being swapped, it waits for
+// the outcome (the bounds above hold), so that what fn did, a lease taken
+// say, is never kept without its caller knowing.
+func (s *Store) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	s.init()
+	s.start()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.stats.updates.Add(1)
+	err := s.update(ctx, key, fn)
+	if err != nil && ctx.Err() == nil {
+		// Redis may be failing: waiters look again (and their Budget
+		// falls back to memory if it is).
+		s.mu.Lock()
+		s.wakeAll()
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// update is Update without its checks.
+//
+// The updates of one key in one process go to Redis in batches: while one
+// batch is being swapped, the updates that arrive queue, and the next
+// batch applies them all, in order, with one swap. Each would otherwise
+// swap against the same version and all but one would fail.
+func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	kid := id(key)
+	sh := s.shard(kid)
+	e := sh.pin(kid)
+	defer sh.unpin(e)
+
+	o := &op{fn: fn, done: make(chan result, 1)}
+	if !sh.enqueue(e, o) {
+		select {
+		case r := <-o.done:
+			if !r.lead {
+				return r.err
+			}
+		case <-ctx.Done():
+			if sh.withdraw(e, o) {
+				return ctx.Err()
+			}
+			r := <-o.done // handed the lead, or done, just now
+			if !r.lead {
+				return r.err
+			}
+		}
+	}
+	// This update leads: it swaps the queue, its own update first, and
+	// hands the lead to the next update queued, if any. The swap does not
+	// end with the leader's context: it is the others' too.
+	batch := sh.take(e)
+	err := errAbandoned // unless commit returns
+	defer func() {
+		for _, b := range batch[1:] {
+			b.done <- result{err: err}
+		}
+		sh.handOff(e)
+	}()
+	err = s.commit(context.WithoutCancel(ctx), kid, e, batch)
+	return err
+}
+
+// commit swaps a batch of updates of one key into Redis.
+func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) error {
+	sh := s.shard(kid)
+	ver, cur := sh.cached(e)
+	// Notifications count only if the subscription was live before the
+	// swap was sent: then none published after it can be missed.
+	epoch, live := s.epoch.Load(), s.subscribed.Load()
+	rkey := s.redisKey(kid)
+	deadline := time.Now().Add(contentionLimit * s.timeout())
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 && time.Now().After(deadline) {
+			return fmt.Errorf("redisstore: %d tries: %w", attempt, ErrContention)
+		}
+		var st polite.KeyState
+		if len(cur) > 0 {
+			if err := st.UnmarshalBinary(cur); err != nil {
+				// A state this version cannot read (written by a
+				// newer one, or damaged): start over from zero and
+				// replace it.
+				st = polite.KeyState{}
+			}
+			if exp := st.Expiry(); !exp.IsZero() && !time.Now().Before(exp) {
+				// Past its expiry (by this process's clock): forgotten,
+				// as in memory.
+				st = polite.KeyState{}
+			}
+		}
+		before := st.Generation()
+		for _, o := range batch {
+			o.fn(&st)
+		}
+		next, err := st.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("redisstore: encoding state: %w", err)
+		}
+		gen := st.Generation()
+		r := swap{expect: ver, id: kid, gen: gen, notify: gen > before, lost: attempt}
+		switch {
+		case bytes.Equal(next, s.zero):
+			r.mode = modeDelete
+		case bytes.Equal(next, cur):
+			r.mode = modeCheck
+		default:
+			r.mode, r.state = modeWrite, next
+			r.ttl = s.ttl(st.Expiry())
+			// Every process using the key learns the new state, so that
+			// its next update swaps without a failed try first.
+			r.notify = r.notify || len(next) <= maxNotifyState
+		}
+		res, nver, nstate, err := s.swap(ctx, rkey, r)
+		s.stats.swaps.Add(1)
+		if err != nil {
+			return err
+		}
+		switch res {
+		case swapStale:
+			s.stats.stale.Add(1)
+		case swapBlocked:
+			s.stats.blocked.Add(1)
+		}
+		if res == swapDone {
+			cver := nver
+			if r.mode == modeDelete {
+				cver, next = 0, nil // absent: the next swap expects no key
+			}
+			sh.done(e, cver, next, nver, gen, epoch, live)
+			return nil
+		}
+		if res == swapBlocked {
+			// Queued behind another store's turn: wait a moment for its
+			// write to be published, with its state.
+			newer := sh.newer(e)
+			sh.store(e, nver, nstate)
+			t := time.NewTimer(blockedWait)
+			select {
+			case <-newer:
+			case <-t.C:
+			}
+			t.Stop()
+		} else {
+			sh.store(e, nver, nstate)
+		}
+		ver, cur = sh.cached(e)
+	}
+}
+
+// ttl returns the time to live of a state expiring at expiry.
+func (s *Store) ttl(expiry time.Time) time.Duration {
+	d := defaultTTL
+	if !expiry.IsZero() {
+		d = time.Until(expiry)
+	}
+	return max(d, 0) + s.margin()
+}
+
+// Wait blocks until key's generation is no longer gen (it grew, or the key
+// expired and started over), until until (zero: no deadline), or ctx ends;
+// nil in the first two cases, ctx.Err() in the last. Waking costs no Redis call: every Store listens on its prefix's
+// channel, where updates publish new generations. A wake published
+// between the Update that returned gen and the call to Wait is not lost.
+//
+// Wait reads the key from Redis (one round trip) only when this process
+// has not seen it since its subscription (re)started. While the Store is
+// not subscribed (Redis does not answer), no notification can come: Wait
+// then returns after RetryInterval at the latest, so that its caller looks
+// again (and falls back to memory if Redis fails).
+func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	s.init()
+	s.start()
+	kid := id(key)
+	sh := s.shard(kid)
+	e := sh.pin(kid)
+	defer sh.unpin(e)
+
+	var fire <-chan time.Time
+	if !until.IsZero() {
+		d := time.Until(until)
+		if d <= 0 {
+			return ctx.Err()
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		fire = t.C
+	}
+	var retry *time.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
+	for {
+		epochCh := s.epochChan()
+		epoch, live := s.epoch.Load(), s.subscribed.Load()
+		changed, w := sh.watch(e, gen, epoch, live)
+		switch w {
+		case woken:
+			return nil
+		case unsure:
+			if live {
+				// A notification may have been missed: read the key.
+				if err := s.refresh(ctx, kid, e, epoch); err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					return nil // Redis fails: the caller looks again
+				}
+				continue
+			}
+		}
+		var poll <-chan time.Time
+		if !live {
+			// No notification can come: look again after a while.
+			if retry == nil {
+				retry = time.NewTimer(s.retryInterval())
+			}
+			poll = retry.C
+		}
+		select {
+		case <-changed:
+			// The generation changed (or the entry was reset): check.
+		case <-epochCh:
+			// The subscription started, stopped or an update failed.
+		case <-poll:
+			return nil
+		case <-fire:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// refresh reads the key named kid from Redis, after the subscription went
+// live at epoch, and records its generation.
+func (s *Store) refresh(ctx context.Context, kid string, e *entry, epoch uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	vals, err := s.rdb.HMGet(ctx, s.redisKey(kid), "v", "s").Result()
+	if err != nil {
+		return fmt.Errorf("redisstore: read: %w", err)
+	}
+	var ver int64
+	var gen uint64
+	var state []byte
+	if v, ok := vals[0].(string); ok {
+		ver, _ = strconv.ParseInt(v, 10, 64)
+		if b, ok := vals[1].(string); ok {
+			state = []byte(b)
+			var st polite.KeyState
+			if st.UnmarshalBinary(state) == nil {
+				gen = st.Generation()
+			}
+		}
+	}
+	s.shard(kid).refreshed(e, ver, gen, state, epoch)
+	return nil
+}
+
+// epochChan returns the channel closed when the subscription starts or
+// stops, or Redis fails.
+func (s *Store) epochChan() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epochCh
+}
+
+// wakeAll moves to a new epoch and wakes every waiter. s.mu must be held.
+func (s *Store) wakeAll() {
+	s.epoch.Add(1)
+	close(s.epochCh)
+	s.epochCh = make(chan struct{})
+}
+
+// setSubscribed records whether the subscription is live, waking every
+// waiter when that changes (or when it was re-established: notifications
+// may have been missed in between).
+func (s *Store) setSubscribed(live bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !live && !s.subscribed.Load() {
+		return
+	}
+	s.subscribed.Store(live)
+	s.wakeAll()
+}
+
+// Close stops the Store's subscription and waits for it to end. Waits
+// after Close do not wake on other processes' changes; updates still work.
+// Close does not close the Redis client. It returns nil.
+func (s *Store) Close() error {
+	s.init()
+	s.mu.Lock()
+	s.closed = true
+	s.wakeAll()
+	stop, done, ps := s.stop, s.done, s.ps
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		if ps != nil {
+			_ = ps.Close() // ends a receive in progress
+		}
+		<-done
+	}
+	return nil
+}
+
+// Stats counts what a [Store] did since it was created.
+type Stats struct {
+	Updates int64 // calls of Update
+	Swaps   int64 // compare-and-swap scripts run: Redis round trips of updates
+	Stale   int64 // swaps that found a newer version than this process had seen
+	Blocked int64 // swaps refused while another process had its turn
+	Notes   int64 // notifications received
+}
+
+// Stats returns what s did so far.
+func (s *Store) Stats() Stats {
+	return Stats{
+		Updates: s.stats.updates.Load(),
+		Swaps:   s.stats.swaps.Load(),
+		Stale:   s.stats.stale.Load(),
+		Blocked: s.stats.blocked.Load(),
+		Notes:   s.stats.notes.Load(),
+	}
+}

@@ -1,0 +1,18 @@
+package redisstore
+
+import (
+	"testing"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/storetest"
+)
+
+// The store passes the conformance suite every polite.Store must pass.
+func TestConformance(t *testing.T) {
+	addr := redisAddr(t)
+	prefix := testPrefix(t)
+	rdb := newClient(t, addr)
+	storetest.TestStore(t, func(t *testing.T) polite.Store {
+		return newStore(t, rdb, prefix)
+	})
+}
