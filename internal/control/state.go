@@ -357,12 +357,16 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool
 	}
 	if q.Limit >= 0 && q.Window > 0 {
 		limit, w := min(q.Limit, maxQuota), span(q.Window)
-		if p.q == 0 && u == unitRequests && w > 0 {
-			// A quota heard of for the first time: the requests that
-			// already went count against it too.
+		if (p.q == 0 || p.w == 0) && u == unitRequests && w > 0 {
+			// A quota heard of for the first time (or its window): the
+			// requests that already went count against it too.
 			p.log.add(now, limit, w, min(inflight+1, limit))
 		}
 		p.q, p.w = limit, w
+	} else if q.Limit > 0 && p.w == 0 {
+		// A limit without its window (OpenAI's, legacy X-RateLimit-Limit
+		// alone): it caps r and is shown, but cannot pace by q per w.
+		p.q = min(q.Limit, maxQuota)
 	}
 	if u == unitBytes && bytes >= 0 {
 		if p.cost == 0 {
