@@ -79,7 +79,8 @@ type Transport struct {
 	OnEvent func(Event)
 
 	// Logger, if not nil, receives the same events: retries at Info,
-	// give-ups at Warn, the rest at Debug. If nil, nothing is logged.
+	// give-ups, stops and WaitErrors at Warn, the rest at Debug. If nil,
+	// nothing is logged.
 	Logger *slog.Logger
 
 	budget Budget   // used when Budget is nil
@@ -165,6 +166,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key := t.key(req)
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
+	start := time.Now()
 
 	for attempt := 1; ; attempt++ {
 		var g lease
@@ -172,6 +174,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
+			}
+			if we, ok := err.(*WaitError); ok {
+				t.waitFailed(req, we, attempt, start)
 			}
 			return nil, err
 		}
@@ -425,10 +430,10 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		if !w.until.IsZero() {
 			d := w.until.Sub(last)
 			if d > t.maxWait() {
-				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why}
+				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Limit: t.maxWait()}
 			}
 			if deadline, ok := ctx.Deadline(); ok && w.until.After(deadline) {
-				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Deadline: true}
+				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Deadline: true, Limit: max(0, deadline.Sub(last))}
 			}
 		}
 		if w.ceiling {
