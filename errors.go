@@ -155,6 +155,10 @@ const (
 	ReasonStopped     Reason = "stopped"      // the origin reported abnormal usage: no retries for a while
 	ReasonConcurrency Reason = "concurrency"  // too many requests in flight for the origin
 	ReasonProbe       Reason = "probe"        // after a pause, one request probes before the others follow
+	// ReasonTransient: a transient failure (a connection error, a 502 or
+	// a 504) retried by backoff, with Transport.RetryTransient; it never
+	// pauses the key.
+	ReasonTransient Reason = "transient"
 )
 
 // reasons maps the controller's reason codes to Reasons.

@@ -83,6 +83,17 @@ type Transport struct {
 	// nothing is logged.
 	Logger *slog.Logger
 
+	// RetryTransient, if true, also retries transient failures: a
+	// connection reset, refused or timed out, and 502 and 504 responses.
+	// Only requests that may be sent twice are resent (GET, HEAD, OPTIONS,
+	// TRACE, PUT, DELETE, or any method with an Idempotency-Key or
+	// X-Idempotency-Key header) whose body can be replayed, never once the
+	// request's context has ended, through the same backoff, retry budget
+	// and MaxAttempts as refusals; Retry-After on a 502 or 504 is a floor.
+	// The wait is the request's own: the origin does not pause. If false,
+	// Base's errors, 502 and 504 go back to the caller at once.
+	RetryTransient bool
+
 	budget Budget   // used when Budget is nil
 	ceil   ceilings // MaxRate and MaxConcurrency, per key
 }
@@ -190,6 +201,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := t.send(send, b, key, &g)
 		now := time.Now()
 		if err != nil {
+			if t.RetryTransient && transientErr(ctx, err) {
+				again, cerr := t.transient(req, b, key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err)
+				switch {
+				case cerr != nil:
+					return nil, cerr
+				case !again:
+					return nil, err
+				}
+				continue
+			}
 			t.finish(req, b, key, &g, now, &control.Outcome{Failed: true})
 			return nil, err
 		}
@@ -206,6 +227,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 					t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
 				}
 			}
+		}
+		if t.RetryTransient && transientStatus(resp.StatusCode) {
+			again, cerr := t.transient(req, b, key, &g, now, attempt, attempts, &bo, resp, &out, nil)
+			switch {
+			case cerr != nil:
+				return nil, cerr
+			case !again:
+				return resp, nil
+			}
+			continue
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 			t.finish(req, b, key, &g, now, &out)

@@ -227,7 +227,8 @@ func leaseUntil(now int64, cfg *Config, until time.Time) int64 {
 
 // Release applies the outcome of the request l granted, at now. For a
 // refused response it returns the plan the Transport executes (see
-// Decide); otherwise the zero Plan. A lease from another incarnation of the
+// Decide), for a transient failure that of DecideTransient; otherwise the
+// zero Plan. A lease from another incarnation of the
 // state (the key was forgotten meanwhile), or one already expired, frees no
 // slot, but its response is still read.
 func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan {
@@ -236,6 +237,9 @@ func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan 
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.leases.reap(now)
 	p := s.release(t, now, lp, out)
+	if out.Transient {
+		p = s.transient(t, now, &out.Refusal)
+	}
 	s.settle(now, cfg)
 	return p
 }
