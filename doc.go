@@ -106,10 +106,15 @@
 // # Observing
 //
 // [Transport.OnEvent] and [Transport.Logger] receive every wait (with what
-// it waited for), retry, give-up and observation, and the failures and
-// recoveries of a Store. [Budget.Inspect] answers "why is this origin
-// waiting, and until when": its policies, what is left, the pause, the
-// learned quota; [Budget.Forget] clears what a budget knows of a key.
+// it waited for), retry, give-up, observation and *WaitError, and the
+// failures and recoveries of a Store. A log record holds only its kind's
+// fields: the key, the request's method and URL path (never its query, and
+// no path when Transport.Key is set), the attempt, the status, the wait
+// and its reason, the number of quotas read; durations are rounded to the
+// millisecond below 10 seconds (the microsecond below one), to a tenth of
+// a second above. [Budget.Inspect] answers "why is this origin waiting,
+// and until when": its policies, what is left, the pause, the learned
+// quota, as a [State] that marshals to JSON; [Budget.Forget] clears what a budget knows of a key.
 // Neither ever shows a partition key verbatim, nor a key from a custom
 // Transport.Key, which may hold a credential: such a key appears in events,
 // logs, errors and Inspect only as a fingerprint ("key-" and 8 hex digits,
@@ -142,15 +147,36 @@
 // 503 is resent only for idempotent methods (GET, HEAD, OPTIONS, TRACE, PUT,
 // DELETE) or requests carrying an Idempotency-Key. A request body is never
 // read whole to make it replayable. Before a retry, at most 64 KiB of the
-// refused response's body is drained, and the body is closed. Transport
-// errors are not retried. Retries to one origin may use a fifth of its
-// recent traffic, with a floor of two a second, so that retries cannot
-// multiply an outage; a problem document (RFC 9457) of type
-// abnormal-usage-detected stops them for ten minutes, and the refusal goes
-// back to the caller, to stop its batch. After [Transport.MaxAttempts], or when the wait
-// asked for is longer than [Transport.MaxWait] or would outlast the request's
-// context deadline, the refusal is returned to the caller at once,
-// unaltered, with its body unread.
+// refused response's body is drained, and the body is closed. Retries to
+// one origin may use a fifth of its recent traffic, with a floor of two a
+// second, so that retries cannot multiply an outage; a problem document
+// (RFC 9457) of type abnormal-usage-detected stops them for ten minutes, and
+// the refusal goes back to the caller, to stop its batch. After
+// [Transport.MaxAttempts], or when the wait asked for is longer than
+// [Transport.MaxWait] or would outlast the request's context deadline, the
+// refusal is returned to the caller at once, unaltered, with its body
+// unread; [Transport.RetryAt] then says when its origin accepts a request
+// again.
+//
+// Transient failures (a connection reset, refused or timed out; a 502 or
+// 504) go back to the caller at once, unless [Transport.RetryTransient] is
+// set. Then they are retried for requests that may be sent twice
+// (idempotent methods, or an Idempotency-Key or X-Idempotency-Key header)
+// whose body can be replayed, never once the request's context has ended,
+// through the same backoff schedule, retry budget and MaxAttempts as
+// refusals, with Retry-After as a floor. The wait is the request's own: a
+// gateway's failure says nothing of the origin's rate limit, so the origin
+// does not pause. Which errors are transient is decided by their types and
+// values, never their text: certificate and TLS failures, malformed
+// responses, a "no such host" and a *url.Error never are.
+//
+// A program that keeps another retrying client (go-retryablehttp, resty)
+// puts polite inside it as its transport, and lets one loop retry each
+// failure: polite's for refusals, always; for transient failures, polite's
+// when RetryTransient is set (the outer client then retries nothing),
+// else the outer client's, for idempotent requests only. The outer client
+// must not retry a refusal polite returned, nor a *WaitError. The nested
+// module's bench/example_test.go shows both clients set up so.
 //
 // # Errors
 //
@@ -159,7 +185,9 @@
 // waiting; or a [*WaitError] when the pacing wait is longer than MaxWait or
 // would outlast the context deadline, in which case the request is not sent.
 // A *WaitError matches [ErrWaitTooLong] with [errors.Is], and also
-// [context.DeadlineExceeded] when the deadline was the limit. [http.Client]
-// wraps these errors in a [*url.Error]; errors.Is and errors.As see through
-// it.
+// [context.DeadlineExceeded] when the deadline was the limit; its Until and
+// [Transport.RetryAt] for a refusal returned as a response are the same
+// answer to "when may I retry". Its text gives the wait, the limit and the
+// setting that changes it. [http.Client] wraps these errors in a
+// [*url.Error]; errors.Is and errors.As see through it.
 package polite

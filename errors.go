@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
@@ -22,6 +24,17 @@ var ErrWaitTooLong = errors.New("polite: wait too long")
 // the request's context deadline it also matches [context.DeadlineExceeded],
 // as net/http's own timeouts do, although the deadline has not passed yet:
 // the wait would have ended after it.
+//
+// Its text rounds durations (to the millisecond below 10 seconds, to a
+// tenth of a second above), names the limit and the setting that changes
+// it, and gives Until in UTC, rounded up to the second:
+//
+//	polite: retry-after wait of 24h0m0s for https://api.example exceeds MaxWait (10m0s); raise Transport.MaxWait or retry after 2026-01-02T15:04:05Z
+//
+// A refusal that goes back to the caller as a response, rather than as a
+// WaitError, says when its origin accepts a request again through
+// [Transport.RetryAt]: the same instant the WaitError of the next request
+// would carry in Until.
 type WaitError struct {
 	// Key is the budget key: the origin, or, for a key from a custom
 	// Transport.Key, its fingerprint ("key-" and 8 hex digits), never the
@@ -33,20 +46,99 @@ type WaitError struct {
 	// Deadline reports whether the request's context deadline, rather than
 	// MaxWait, is what the wait would have outlasted.
 	Deadline bool
+	// Limit is the wait that was allowed: MaxWait, or, when Deadline, the
+	// time left before the deadline.
+	Limit time.Duration
+	// Waited is how long the request had spent in RoundTrip, waiting or
+	// on earlier attempts, when it failed.
+	Waited time.Duration
+
+	// client reports that the request came with Request.Cancel set, as
+	// http.Client sets it when its Timeout is set and its Transport is not
+	// net/http's own: the deadline may be the Client's Timeout.
+	client bool
 }
 
+// Error says the wait, the limit and what changes it. An http.Client's
+// Timeout reaches the Transport only as a context deadline, without a cause
+// (context.Cause is the bare context.DeadlineExceeded): it is named as the
+// possible source when the client set Request.Cancel, which it does, for a
+// Transport other than its own, exactly when Timeout is set.
 func (e *WaitError) Error() string {
-	limit := "max wait"
-	if e.Deadline {
-		limit = "context deadline"
+	var b strings.Builder
+	fmt.Fprintf(&b, "polite: %s wait of %v for %s ", e.Reason, roundDuration(e.Delay), e.Key)
+	fix := "raise Transport.MaxWait"
+	switch {
+	case !e.Deadline:
+		fmt.Fprintf(&b, "exceeds MaxWait (%v)", roundDuration(e.Limit))
+	case e.client:
+		fmt.Fprintf(&b, "exceeds the %v left before the request's deadline (http.Client.Timeout, or its context's if earlier)", roundDuration(e.Limit))
+		fix = "raise http.Client.Timeout or the context's deadline,"
+	default:
+		fmt.Fprintf(&b, "exceeds the %v left before the request's context deadline", roundDuration(e.Limit))
+		fix = "extend the context's deadline,"
 	}
-	return fmt.Sprintf("polite: %s wait of %v for %s exceeds the %s", e.Reason, e.Delay, e.Key, limit)
+	if e.Deadline && e.Waited > 0 {
+		fmt.Fprintf(&b, ", after waiting %v", roundDuration(e.Waited))
+	}
+	fmt.Fprintf(&b, "; %s or retry after %s", fix, retryStamp(e.Until))
+	return b.String()
+}
+
+// waitFailed completes we, which the request's attempt got from the wait,
+// for the caller: how long the request had been in RoundTrip since start,
+// and whether an http.Client's Timeout may have set its deadline; and
+// reports it as an EventWaitError.
+func (t *Transport) waitFailed(req *http.Request, we *WaitError, attempt int, start time.Time) {
+	now := time.Now()
+	we.Waited = now.Sub(start)
+	//lint:ignore SA1019 http.Client sets Cancel when its Timeout is set: the only sign of it.
+	we.client = req.Cancel != nil
+	t.emitIf(Event{Kind: EventWaitError, Time: now, Key: we.Key, Request: req, Attempt: attempt, Wait: we.Delay, Reason: we.Reason, Err: we})
+}
+
+// retryStamp formats t for an error text: in UTC, rounded up to the second,
+// so that retrying at the instant printed is never too early.
+func retryStamp(t time.Time) string {
+	if t.IsZero() {
+		return "the wait"
+	}
+	u := t.UTC()
+	if r := u.Truncate(time.Second); r.Before(u) {
+		u = r.Add(time.Second)
+	}
+	return u.Format(time.RFC3339)
 }
 
 // Is reports whether target is [ErrWaitTooLong], or [context.DeadlineExceeded]
 // when the wait would have outlasted the context deadline.
 func (e *WaitError) Is(target error) bool {
 	return target == ErrWaitTooLong || (e.Deadline && target == context.DeadlineExceeded)
+}
+
+// RetryAt reports when the budget key of resp, a refusal (429 or 503) that
+// t returned, accepts a request again, as t knows it now: the end of the
+// key's pause (the wait the server asked for, lengthened by jitter, and at
+// most 24 hours), or of a spent quota's window; the instant a *WaitError of
+// the next request to the key would carry in Until. It is now when the key
+// is neither paused nor spent (or was forgotten meanwhile): a request may go
+// at once. resp.Request must be set, as http.Transport and ratelimittest
+// set it.
+//
+// RetryAt reports false when resp is nil, has no Request, or is not a 429
+// or a 503. It reads the budget at time.Now(); [Transport.Inspect] reports
+// the key's whole state at any instant.
+func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
+	if resp == nil || resp.Request == nil || resp.Request.URL == nil ||
+		(resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
+		return time.Time{}, false
+	}
+	now := time.Now()
+	st, ok := t.budgetOf().inspect(t.key(resp.Request).m, now)
+	if !ok {
+		return now, true
+	}
+	return st.acceptsAt(now), true
 }
 
 // Reason says why a request waits.
@@ -64,6 +156,10 @@ const (
 	ReasonConcurrency Reason = "concurrency"  // too many requests in flight for the origin
 	ReasonProbe       Reason = "probe"        // after a pause, one request probes before the others follow
 	ReasonCrawlDelay  Reason = "crawl-delay"  // the interval the origin's robots.txt asks between requests (Transport.Robots)
+	// ReasonTransient: a transient failure (a connection error, a 502 or
+	// a 504) retried by backoff, with Transport.RetryTransient; it never
+	// pauses the key.
+	ReasonTransient Reason = "transient"
 )
 
 // reasons maps the controller's reason codes to Reasons.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -15,11 +16,16 @@ const (
 	// EventWait: a request waited for its budget before being sent. Wait is
 	// how long it waited and Reason why (what it waited longest for).
 	EventWait EventKind = "wait"
-	// EventRetry: a refused response will be retried after Wait, for Reason.
+	// EventRetry: a refused response will be retried after Wait, for Reason;
+	// with Transport.RetryTransient, also a transient failure (Reason
+	// ReasonTransient; Status 0 and Err set for a connection error).
 	EventRetry EventKind = "retry"
 	// EventGiveUp: a refused response goes back to the caller: attempts are
 	// spent, the wait is too long, or the request cannot be replayed. Wait
 	// is the wait the server asked for, when known.
+	// With Transport.RetryTransient, a transient failure that goes back to
+	// the caller is a give-up too, with Reason ReasonTransient (or why the
+	// retry budget denied it) and Status 0 for a connection error.
 	EventGiveUp EventKind = "give-up"
 	// EventObserve: a response carried rate-limit fields that the budget
 	// read. Quotas says how many.
@@ -35,6 +41,10 @@ const (
 	EventStoreDown EventKind = "store-down"
 	// EventStoreUp: the Budget's Store answers again after EventStoreDown.
 	EventStoreUp EventKind = "store-up"
+	// EventWaitError: a request was not sent, because the wait it needed
+	// was too long; Err is the *WaitError the caller gets, Wait its Delay
+	// and Reason its Reason.
+	EventWaitError EventKind = "wait-error"
 )
 
 // Event reports one thing a Transport did or learned, to [Transport.OnEvent]
@@ -54,10 +64,20 @@ type Event struct {
 	Wait    time.Duration // EventWait: time waited; EventRetry, EventGiveUp: time asked for
 	Reason  Reason        // why it waits, or waited
 	Quotas  int           // EventObserve: how many quotas the response described
-	Err     error         // EventStoreDown: the Store's error
+	// Err is the Store's error for EventStoreDown, the *WaitError for
+	// EventWaitError, and Base's error for the EventRetry or EventGiveUp of
+	// a transient connection failure.
+	Err error
 }
 
 // emit reports e to OnEvent and Logger, if set.
+//
+// A log record carries only what its kind has: always the key; but for
+// the Store's health, the request's method and URL path (never its query, which may hold a secret,
+// and no path at all when the Transport has a custom Key, which may be
+// built from it) and attempt; the status of a response; the wait and its
+// reason; the number of quotas an observation read; an error. Durations
+// are rounded (see roundDuration).
 func (t *Transport) emit(e Event) {
 	if t.OnEvent != nil {
 		t.OnEvent(e)
@@ -67,7 +87,7 @@ func (t *Transport) emit(e Event) {
 	}
 	level := slog.LevelDebug
 	switch e.Kind {
-	case EventGiveUp, EventStop, EventStoreDown:
+	case EventGiveUp, EventStop, EventStoreDown, EventWaitError:
 		level = slog.LevelWarn
 	case EventRetry, EventStoreUp:
 		level = slog.LevelInfo
@@ -79,19 +99,77 @@ func (t *Transport) emit(e Event) {
 	if !t.Logger.Enabled(ctx, level) {
 		return
 	}
-	if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
-		attrs := []slog.Attr{slog.String("key", e.Key)}
-		if e.Err != nil {
-			attrs = append(attrs, slog.String("error", e.Err.Error()))
+	var buf [9]slog.Attr
+	attrs := append(buf[:0], slog.String("key", e.Key))
+	if r := e.Request; r != nil && e.Kind != EventStoreDown && e.Kind != EventStoreUp {
+		method := r.Method
+		if method == "" {
+			method = http.MethodGet
 		}
-		t.Logger.LogAttrs(ctx, level, "polite: "+string(e.Kind), attrs...)
-		return
+		attrs = append(attrs, slog.String("method", method))
+		if t.Key == nil && r.URL != nil {
+			attrs = append(attrs, slog.String("path", logPath(r.URL)))
+		}
+		attrs = append(attrs, slog.Int("attempt", e.Attempt))
 	}
-	t.Logger.LogAttrs(ctx, level, "polite: "+string(e.Kind),
-		slog.String("key", e.Key),
-		slog.Int("attempt", e.Attempt),
-		slog.Int("status", e.Status),
-		slog.Duration("wait", e.Wait),
-		slog.String("reason", string(e.Reason)),
-	)
+	if e.Status != 0 {
+		attrs = append(attrs, slog.Int("status", e.Status))
+	}
+	switch e.Kind {
+	case EventWait, EventRetry, EventWaitError:
+		attrs = append(attrs, slog.Duration("wait", roundDuration(e.Wait)), slog.String("reason", string(e.Reason)))
+	case EventGiveUp, EventStop:
+		if e.Wait > 0 {
+			attrs = append(attrs, slog.Duration("wait", roundDuration(e.Wait)))
+		}
+		if e.Reason != "" {
+			attrs = append(attrs, slog.String("reason", string(e.Reason)))
+		}
+	case EventObserve:
+		attrs = append(attrs, slog.Int("quotas", e.Quotas))
+	}
+	if we, ok := e.Err.(*WaitError); ok {
+		limit := "max-wait"
+		if we.Deadline {
+			limit = "deadline"
+		}
+		attrs = append(attrs, slog.String("limit", limit), slog.String("until", retryStamp(we.Until)))
+	} else if e.Err != nil {
+		attrs = append(attrs, slog.String("error", e.Err.Error()))
+	}
+	t.Logger.LogAttrs(ctx, level, "polite: "+string(e.Kind), attrs...)
+}
+
+// maxLogPath bounds the bytes of a URL path a log record shows.
+const maxLogPath = 256
+
+// logPath returns u's path as a log shows it: escaped, without the query
+// or the user information, "/" when empty, cut at maxLogPath bytes.
+func logPath(u *url.URL) string {
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if len(p) > maxLogPath {
+		p = p[:maxLogPath] + "..."
+	}
+	return p
+}
+
+// roundDuration rounds d for a log or an error text: to the microsecond
+// below a millisecond, to the millisecond below 10 seconds, and to a tenth
+// of a second above, so that "440.897µs" reads "441µs", "1.2345678s" reads
+// "1.235s" and "23h59m59.999912479s" reads "24h0m0s".
+func roundDuration(d time.Duration) time.Duration {
+	a := d
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a < time.Millisecond:
+		return d.Round(time.Microsecond)
+	case a < 10*time.Second:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }

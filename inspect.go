@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
@@ -11,6 +12,15 @@ import (
 
 // State is what a budget knows of one key at an instant: why its requests
 // wait, and until when. It is a snapshot; it does not change afterwards.
+//
+// It marshals to JSON with snake_case names, durations in seconds (a
+// number, in a name ending in "_s"), instants in RFC 3339 in UTC, and
+// unset values (a zero time, an unknown quota, "") left out:
+//
+//	{"key":"https://api.example","in_flight":1,"pause_until":"2026-01-02T15:04:05.5Z",
+//	 "pause_reason":"retry-after","probing":true,"policies":[{"name":"default",
+//	 "unit":"requests","quota":100,"window_s":60,"remaining":0,
+//	 "reset_at":"2026-01-02T15:04:30Z","source":"server"}],"retries_left":2}
 type State struct {
 	// Key is the budget key: the origin, normalised ("https://api.example",
 	// with the port when it is not the scheme's default), or, for a key
@@ -45,11 +55,109 @@ type PolicyState struct {
 	// "sha256:" and the first 16 hex digits of its hash; "" when none.
 	Partition string
 	Unit      string        // "requests", "content-bytes" or "concurrent-requests"
-	Quota     int64         // q, or the learned quota; -1 when unknown
-	Window    time.Duration // w, or the learned window; 0 when unknown
+	Quota     int64         // q (or a dialect's limit), or the learned quota; -1 when unknown
+	Window    time.Duration // w, or the learned window; 0 when unknown, as for dialects that state a limit without its window
 	Remaining int64         // starts (or bytes) the live observation still allows; -1 when none is live
 	ResetAt   time.Time     // end of the live observation's effective window; zero when unknown
 	Source    string        // "server", or "refusals" for a learned quota
+}
+
+// stateJSON is the JSON form of a State.
+type stateJSON struct {
+	Key                  string            `json:"key"`
+	InFlight             int               `json:"in_flight"`
+	PauseUntil           time.Time         `json:"pause_until,omitzero"`
+	PauseReason          Reason            `json:"pause_reason,omitempty"`
+	Probing              bool              `json:"probing"`
+	Policies             []json.RawMessage `json:"policies,omitempty"`
+	Learned              json.RawMessage   `json:"learned,omitempty"`
+	HintsDistrustedUntil time.Time         `json:"hints_distrusted_until,omitzero"`
+	RetriesLeft          int               `json:"retries_left"`
+}
+
+// MarshalJSON encodes s as the State documentation shows.
+func (s State) MarshalJSON() ([]byte, error) {
+	out := stateJSON{
+		Key:                  s.Key,
+		InFlight:             s.InFlight,
+		PauseUntil:           utc(s.PauseUntil),
+		PauseReason:          s.PauseReason,
+		Probing:              s.Probing,
+		HintsDistrustedUntil: utc(s.HintsDistrustedUntil),
+		RetriesLeft:          s.RetriesLeft,
+	}
+	for _, p := range s.Policies {
+		b, err := p.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		out.Policies = append(out.Policies, b)
+	}
+	if s.Learned != nil {
+		b, err := s.Learned.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		out.Learned = b
+	}
+	return json.Marshal(out)
+}
+
+// policyJSON is the JSON form of a PolicyState.
+type policyJSON struct {
+	Name      string    `json:"name,omitempty"`
+	Partition string    `json:"partition,omitempty"`
+	Unit      string    `json:"unit,omitempty"`
+	Quota     *int64    `json:"quota,omitempty"`
+	WindowS   float64   `json:"window_s,omitempty"`
+	Remaining *int64    `json:"remaining,omitempty"`
+	ResetAt   time.Time `json:"reset_at,omitzero"`
+	Source    string    `json:"source,omitempty"`
+}
+
+// MarshalJSON encodes p as in the State documentation: Window in seconds
+// as window_s, and the values unknown (a Quota or Remaining of -1, a zero
+// Window or ResetAt, an empty string) left out.
+func (p PolicyState) MarshalJSON() ([]byte, error) {
+	out := policyJSON{
+		Name:      p.Name,
+		Partition: p.Partition,
+		Unit:      p.Unit,
+		WindowS:   p.Window.Seconds(),
+		ResetAt:   utc(p.ResetAt),
+		Source:    p.Source,
+	}
+	if p.Quota >= 0 {
+		out.Quota = &p.Quota
+	}
+	if p.Remaining >= 0 {
+		out.Remaining = &p.Remaining
+	}
+	return json.Marshal(out)
+}
+
+// utc returns t in UTC, without its monotonic reading; zero stays zero.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}
+
+// acceptsAt returns when the key accepts a request again at the earliest,
+// as s says at now: the end of its pause, or of the window of a spent
+// quota that paces requests; now when neither holds it.
+func (s State) acceptsAt(now time.Time) time.Time {
+	at := now
+	if s.PauseUntil.After(at) {
+		at = s.PauseUntil
+	}
+	for _, p := range s.Policies {
+		if (p.Unit == "requests" || p.Unit == "content-bytes") && p.Remaining == 0 && p.ResetAt.After(at) {
+			at = p.ResetAt
+		}
+	}
+	return at
 }
 
 // Inspect reports what b knows of key at now. The key is a URL or an

@@ -93,8 +93,20 @@ type Transport struct {
 	OnEvent func(Event)
 
 	// Logger, if not nil, receives the same events: retries at Info,
-	// give-ups at Warn, the rest at Debug. If nil, nothing is logged.
+	// give-ups, stops and WaitErrors at Warn, the rest at Debug. If nil,
+	// nothing is logged.
 	Logger *slog.Logger
+
+	// RetryTransient, if true, also retries transient failures: a
+	// connection reset, refused or timed out, and 502 and 504 responses.
+	// Only requests that may be sent twice are resent (GET, HEAD, OPTIONS,
+	// TRACE, PUT, DELETE, or any method with an Idempotency-Key or
+	// X-Idempotency-Key header) whose body can be replayed, never once the
+	// request's context has ended, through the same backoff, retry budget
+	// and MaxAttempts as refusals; Retry-After on a 502 or 504 is a floor.
+	// The wait is the request's own: the origin does not pause. If false,
+	// Base's errors, 502 and 504 go back to the caller at once.
+	RetryTransient bool
 
 	budget Budget   // used when Budget is nil
 	ceil   ceilings // MaxRate and MaxConcurrency, per key
@@ -179,6 +191,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key := t.key(req)
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
+	start := time.Now()
 	if t.Robots != nil {
 		if err := t.robots(req, key); err != nil {
 			return nil, err // req.Body is closed
@@ -192,6 +205,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
 			}
+			if we, ok := err.(*WaitError); ok {
+				t.waitFailed(req, we, attempt, start)
+			}
 			return nil, err
 		}
 		send := req
@@ -204,6 +220,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := t.send(send, b, key, &g)
 		now := time.Now()
 		if err != nil {
+			if t.RetryTransient && transientErr(ctx, err) {
+				again, cerr := t.transient(req, b, key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err)
+				switch {
+				case cerr != nil:
+					return nil, cerr
+				case !again:
+					return nil, err
+				}
+				continue
+			}
 			t.finish(req, b, key, &g, now, &control.Outcome{Failed: true})
 			return nil, err
 		}
@@ -220,6 +246,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 					t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
 				}
 			}
+		}
+		if t.RetryTransient && transientStatus(resp.StatusCode) {
+			again, cerr := t.transient(req, b, key, &g, now, attempt, attempts, &bo, resp, &out, nil)
+			switch {
+			case cerr != nil:
+				return nil, cerr
+			case !again:
+				return resp, nil
+			}
+			continue
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 			t.finish(req, b, key, &g, now, &out)
@@ -445,10 +481,10 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		if !w.until.IsZero() {
 			d := w.until.Sub(last)
 			if d > t.maxWait() {
-				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why}
+				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Limit: t.maxWait()}
 			}
 			if deadline, ok := ctx.Deadline(); ok && w.until.After(deadline) {
-				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Deadline: true}
+				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Deadline: true, Limit: max(0, deadline.Sub(last))}
 			}
 		}
 		if w.ceiling {

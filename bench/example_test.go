@@ -29,8 +29,11 @@ import (
 //   - A *polite.WaitError means the server asked for a longer wait than
 //     MaxWait allows: retrying it at once only gets the same error.
 //     Reschedule after its Until instead.
-//   - Connection errors on idempotent requests are the outer client's, for
-//     now: polite does not retry them. Keep its retries few and short.
+//   - Connection errors on idempotent requests are the outer client's,
+//     unless polite's Transport.RetryTransient is set: then polite retries
+//     them (and 502 and 504) within the same budget, and the outer client
+//     should retry nothing at all. Without it, keep the outer retries few
+//     and short.
 //
 // The examples run against a server that drops the first connection,
 // refuses the next request once with "Retry-After: 0", then answers.

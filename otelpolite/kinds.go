@@ -46,4 +46,4 @@ var rules = map[polite.EventKind]rule{
 
 // kindLocalRefusal is the kind of the event polite emits when a request is
 // not sent because of a *polite.WaitError.
-const kindLocalRefusal polite.EventKind = "wait-error"
+const kindLocalRefusal = polite.EventWaitError

@@ -149,11 +149,13 @@ func TestMetricsScripted(t *testing.T) {
 			{"polite.client.retries", map[string]int64{refused("b.test"): 1}},
 			{"polite.client.give_ups", map[string]int64{refused("c.test"): 1}},
 			{"polite.client.stops", nil},
-			{"polite.client.local_refusals", nil}, // polite emits no event for a WaitError yet
+			{"polite.client.local_refusals", map[string]int64{
+				"http.request.method=GET,polite.reason=retry-after,server.address=c.test,server.port=80": 1,
+			}},
 			{"polite.client.events", map[string]int64{
 				kind("observe", "a.test"): 4, kind("wait", "a.test"): 1,
 				kind("retry", "b.test"): 1, kind("wait", "b.test"): 1,
-				kind("give-up", "c.test"): 1,
+				kind("give-up", "c.test"): 1, kind("wait-error", "c.test"): 1,
 			}},
 			{"polite.client.quota.remaining", map[string]int64{
 				"polite.key=http://a.test,polite.quota.policy=default,polite.quota.source=server,polite.quota.unit=requests,server.address=a.test,server.port=80": 2,
@@ -164,8 +166,8 @@ func TestMetricsScripted(t *testing.T) {
 				t.Errorf("%s = %v, want %v", tt.name, g, tt.want)
 			}
 		}
-		if chained != 8 {
-			t.Errorf("the Transport's own OnEvent was called %d times, want 8 (as many events as were counted)", chained)
+		if chained != 9 {
+			t.Errorf("the Transport's own OnEvent was called %d times, want 9 (as many events as were counted)", chained)
 		}
 
 		// Waits: a.test waited its quota's window, b.test the Retry-After;
@@ -222,6 +224,8 @@ func TestMetricsCustomKeyNeverShown(t *testing.T) {
 			})},
 			Key: func(r *http.Request) string { return r.Header.Get("Authorization") },
 		}
+		var shown string // the key as polite shows it: its fingerprint
+		tr.OnEvent = func(e polite.Event) { shown = e.Key }
 		m.Instrument(tr)
 		client := &http.Client{Transport: tr}
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/x?token=q-secret", nil)
@@ -241,7 +245,7 @@ func TestMetricsCustomKeyNeverShown(t *testing.T) {
 		}
 		got := ints(t, collect(t, reader)["polite.client.quota.remaining"])
 		want := map[string]int64{
-			"polite.key=" + displayKey(polite.Event{Key: secret}) + ",polite.quota.policy=default,polite.quota.source=server,polite.quota.unit=requests,server.address=api.test,server.port=80": 4,
+			"polite.key=" + displayKey(polite.Event{Key: shown}) + ",polite.quota.policy=default,polite.quota.source=server,polite.quota.unit=requests,server.address=api.test,server.port=80": 4,
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("quota.remaining = %v, want %v", got, want)

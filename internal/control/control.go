@@ -149,6 +149,10 @@ type Outcome struct {
 	Refused bool    // 429 or 503
 	Refusal Refusal // when Refused
 	Rand    uint64  // a uniformly random value: the source of every jitter
+	// Transient reports a transient failure (Failed, or a 502 or 504) the
+	// Transport would retry: Refusal describes the retry, and Release
+	// returns the plan of DecideTransient.
+	Transient bool
 }
 
 // Refusal is what the Transport knows of a refused response and of the

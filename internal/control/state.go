@@ -228,7 +228,8 @@ func leaseUntil(now int64, cfg *Config, until time.Time) int64 {
 
 // Release applies the outcome of the request l granted, at now. For a
 // refused response it returns the plan the Transport executes (see
-// Decide); otherwise the zero Plan. A lease from another incarnation of the
+// Decide), for a transient failure that of DecideTransient; otherwise the
+// zero Plan. A lease from another incarnation of the
 // state (the key was forgotten meanwhile), or one already expired, frees no
 // slot, but its response is still read.
 func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan {
@@ -237,6 +238,9 @@ func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan 
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.leases.reap(now)
 	p := s.release(t, now, lp, out)
+	if out.Transient {
+		p = s.transient(t, now, &out.Refusal)
+	}
 	s.settle(now, cfg)
 	return p
 }
@@ -358,12 +362,16 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool
 	}
 	if q.Limit >= 0 && q.Window > 0 {
 		limit, w := min(q.Limit, maxQuota), span(q.Window)
-		if p.q == 0 && u == unitRequests && w > 0 {
-			// A quota heard of for the first time: the requests that
-			// already went count against it too.
+		if (p.q == 0 || p.w == 0) && u == unitRequests && w > 0 {
+			// A quota heard of for the first time (or its window): the
+			// requests that already went count against it too.
 			p.log.add(now, limit, w, min(inflight+1, limit))
 		}
 		p.q, p.w = limit, w
+	} else if q.Limit > 0 && p.w == 0 {
+		// A limit without its window (OpenAI's, legacy X-RateLimit-Limit
+		// alone): it caps r and is shown, but cannot pace by q per w.
+		p.q = min(q.Limit, maxQuota)
 	}
 	if u == unitBytes && bytes >= 0 {
 		if p.cost == 0 {

@@ -1,0 +1,132 @@
+package polite_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// Every dialect that states a limit shows it in Inspect, whether or not it
+// states the window too.
+func TestInspectShowsEveryDialectsLimit(t *testing.T) {
+	tests := []struct {
+		dialect ratelimittest.Dialect
+		window  time.Duration // as Inspect shows it; 0 when the dialect does not state it
+	}{
+		{ratelimittest.IETF, time.Minute},
+		{ratelimittest.Draft06, time.Minute},
+		{ratelimittest.Draft07, time.Minute},
+		{ratelimittest.XRateLimitEpoch, 0},
+		{ratelimittest.XRateLimitDelta, 0},
+		{ratelimittest.XRateLimitDate, 0},
+		{ratelimittest.GitHub, 0},
+		{ratelimittest.OpenAI, 0},
+		{ratelimittest.HTTPRate, 0},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.dialect), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := ratelimittest.NewHandler(ratelimittest.Config{
+					Dialect:  tt.dialect,
+					Policies: []ratelimittest.Policy{{Quota: 500, Window: time.Minute}},
+				})
+				c, tr := politeOver(h)
+				get(t, c, "http://api.test/")
+				st, ok := tr.Inspect("http://api.test", time.Now())
+				if !ok || len(st.Policies) != 1 {
+					t.Fatalf("Inspect = %+v, %v; want one policy", st, ok)
+				}
+				p := st.Policies[0]
+				if p.Quota != 500 || p.Window != tt.window || p.Remaining != 499 || p.Unit != "requests" {
+					t.Errorf("%s: policy %+v, want Quota 500, Window %v, Remaining 499, Unit requests", tt.dialect, p, tt.window)
+				}
+			})
+		})
+	}
+}
+
+// A limit stated without its window is shown, caps r, and does not pace by
+// itself: the live quota still does.
+func TestLimitWithoutWindowDoesNotPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("x-ratelimit-limit-requests", "3")
+			w.Header().Set("x-ratelimit-remaining-requests", "100") // above the limit: not trusted
+			w.Header().Set("x-ratelimit-reset-requests", "20s")
+		})
+		c, tr := politeOver(h)
+		start := time.Now()
+		for range 3 {
+			get(t, c, "http://api.test/")
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("3 requests took %v, want no wait", d)
+		}
+		st, _ := tr.Inspect("http://api.test", time.Now())
+		if p := st.Policies[0]; p.Quota != 3 || p.Window != 0 || p.Remaining != 3 {
+			t.Errorf("policy %+v, want Quota 3, no Window, Remaining capped at 3", p)
+		}
+	})
+}
+
+func TestStateJSON(t *testing.T) {
+	at := time.Date(2026, 1, 2, 15, 4, 5, 500e6, time.FixedZone("CET", 3600))
+	tests := []struct {
+		name string
+		in   polite.State
+		want string
+	}{
+		{"fresh", polite.State{Key: "https://api.example", RetriesLeft: 2}, `{"key":"https://api.example","in_flight":0,"probing":false,"retries_left":2}`},
+		{"paused", polite.State{
+			Key: "https://api.example", InFlight: 1, PauseUntil: at, PauseReason: polite.ReasonRetryAfter, Probing: true,
+			Policies: []polite.PolicyState{
+				{Name: "default", Unit: "requests", Quota: 100, Window: 90 * time.Second, Remaining: 0, ResetAt: at, Source: "server"},
+				{Unit: "requests", Quota: -1, Remaining: -1, Source: "server"},
+			},
+			Learned:              &polite.PolicyState{Unit: "requests", Quota: 7, Window: 1500 * time.Millisecond, Remaining: -1, Source: "refusals"},
+			HintsDistrustedUntil: at,
+		}, `{"key":"https://api.example","in_flight":1,"pause_until":"2026-01-02T14:04:05.5Z","pause_reason":"retry-after","probing":true,` +
+			`"policies":[{"name":"default","unit":"requests","quota":100,"window_s":90,"remaining":0,"reset_at":"2026-01-02T14:04:05.5Z","source":"server"},` +
+			`{"unit":"requests","source":"server"}],` +
+			`"learned":{"unit":"requests","quota":7,"window_s":1.5,"source":"refusals"},"hints_distrusted_until":"2026-01-02T14:04:05.5Z","retries_left":0}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, v := range []any{tt.in, &tt.in} {
+				b, err := json.Marshal(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(b) != tt.want {
+					t.Errorf("json.Marshal(%T) =\n%s\nwant\n%s", v, b, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// A live State marshals without nanosecond windows or year-one instants.
+func TestInspectJSONOfALiveKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{
+			Policies: []ratelimittest.Policy{{Quota: 1, Window: 2 * time.Second}},
+		})
+		c, tr := politeOver(h)
+		get(t, c, "http://api.test/")
+		st, _ := tr.Inspect("http://api.test", time.Now())
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if strings.Contains(s, "0001-01-01") || strings.Contains(s, "2000000000") || !strings.Contains(s, `"window_s":2`) {
+			t.Errorf("Inspect JSON = %s, want window_s 2 and no zero instant", s)
+		}
+	})
+}

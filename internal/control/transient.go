@@ -1,0 +1,34 @@
+package control
+
+import "time"
+
+// DecideTransient is the decision on a transient failure (a connection
+// error, a 502 or a 504), which the Transport retries only when asked to:
+// given what it knows of the failure and of the request (r: Backoff is the
+// request's next interval, Wait a Retry-After when Given, Retryable whether
+// the request may be sent again), it returns the plan. The wait is the
+// backoff interval, or Retry-After when that is longer (a floor); it
+// belongs to the request alone and never pauses the key. The request is
+// retried when it may be sent again, the wait fits within MaxWait and its
+// context deadline, and the key's retry budget allows it: the same budget
+// as refusals. It changes nothing; Release applies the plan.
+func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
+	p := Plan{Wait: max(r.Backoff, 0), Reason: ReasonBackoff}
+	if r.Given && r.Wait > p.Wait {
+		p.Wait, p.Reason = r.Wait, ReasonRetryAfter
+	}
+	if r.Retryable && p.Wait <= r.MaxWait && (r.Deadline.IsZero() || !now.Add(p.Wait).After(r.Deadline)) {
+		p.Retry, p.Denied = rb.allows(instant(now))
+	}
+	return p
+}
+
+// transient applies the decision on a transient failure: a retry spends
+// one from the retry budget; nothing else changes.
+func (s *State) transient(t time.Time, now int64, r *Refusal) Plan {
+	p := DecideTransient(t, r, s.retry)
+	if p.Retry {
+		s.retry.take(now)
+	}
+	return p
+}

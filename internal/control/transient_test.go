@@ -1,0 +1,60 @@
+package control
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDecideTransient(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	full := retryBudget{tokens: 5, at: instant(t0)}
+	tests := []struct {
+		name string
+		r    Refusal
+		rb   retryBudget
+		want Plan
+	}{
+		{"backoff", Refusal{Backoff: 1200 * time.Millisecond, Retryable: true, MaxWait: time.Minute}, full,
+			Plan{Wait: 1200 * time.Millisecond, Reason: ReasonBackoff, Retry: true}},
+		{"retry-after is a floor", Refusal{Wait: 5 * time.Second, Given: true, Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, full,
+			Plan{Wait: 5 * time.Second, Reason: ReasonRetryAfter, Retry: true}},
+		{"retry-after below the backoff", Refusal{Wait: 0, Given: true, Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, full,
+			Plan{Wait: time.Second, Reason: ReasonBackoff, Retry: true}},
+		{"not resendable", Refusal{Backoff: time.Second, MaxWait: time.Minute}, full,
+			Plan{Wait: time.Second, Reason: ReasonBackoff}},
+		{"beyond MaxWait", Refusal{Wait: time.Hour, Given: true, Retryable: true, MaxWait: time.Minute}, full,
+			Plan{Wait: time.Hour, Reason: ReasonRetryAfter}},
+		{"beyond the deadline", Refusal{Backoff: 2 * time.Second, Retryable: true, MaxWait: time.Minute, Deadline: t0.Add(time.Second)}, full,
+			Plan{Wait: 2 * time.Second, Reason: ReasonBackoff}},
+		{"budget spent", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, retryBudget{tokens: 0.5, at: instant(t0)},
+			Plan{Wait: time.Second, Reason: ReasonBackoff, Denied: ReasonRetryBudget}},
+		{"stopped", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, retryBudget{tokens: 5, at: instant(t0), stopUntil: instant(t0.Add(time.Minute))},
+			Plan{Wait: time.Second, Reason: ReasonBackoff, Denied: ReasonStopped}},
+	}
+	for _, tt := range tests {
+		if got := DecideTransient(t0, &tt.r, tt.rb); got != tt.want {
+			t.Errorf("%s: DecideTransient = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A transient failure spends one retry when it retries, and neither
+// pauses the key nor changes anything else.
+func TestReleaseTransient(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var cfg Config
+	var s State
+	var l Lease
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &l); !ok {
+		t.Fatal("first Acquire held")
+	}
+	before := s.retry.left(instant(t0))
+	out := Outcome{Failed: true, Transient: true, Refusal: Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}}
+	p := s.Release(t0, &cfg, &l, &out)
+	if !p.Retry || p.Pause != 0 || s.pauseUntil != 0 {
+		t.Errorf("plan %+v, pause until %d; want a retry and no pause", p, s.pauseUntil)
+	}
+	if after := s.retry.left(instant(t0)); after != before-1 {
+		t.Errorf("retries left %d, want %d", after, before-1)
+	}
+}

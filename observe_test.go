@@ -1,0 +1,247 @@
+package polite_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// The log of a run with one refusal that is retried, one that is given up,
+// and one request refused locally with a *WaitError, as it prints: run with
+// -v to see it.
+func TestLogExcerpt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/items":
+				if n++; n == 1 {
+					w.Header().Set("Retry-After", "2")
+					w.WriteHeader(http.StatusTooManyRequests)
+					return
+				}
+				w.Header().Set("RateLimit-Policy", `"default";q=100;w=60`)
+				w.Header().Set("RateLimit", `"default";r=98;t=58`)
+			case "/report":
+				w.Header().Set("Retry-After", "86400")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		var logs bytes.Buffer
+		ev := &events{}
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, OnEvent: ev.on,
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+		c := &http.Client{Transport: tr}
+
+		get(t, c, "http://api.test/items?token=s3cret")
+		if code, _ := get(t, c, "http://api.test/report"); code != http.StatusTooManyRequests {
+			t.Fatalf("GET /report: %d, want the 429 back", code)
+		}
+		_, err := c.Get("http://api.test/items?page=2")
+		var we *polite.WaitError
+		if !errors.As(err, &we) {
+			t.Fatalf("GET after the give-up: %v, want a *WaitError", err)
+		}
+		t.Logf("the log:\n%s", logs.String())
+
+		lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+		want := []struct{ msg, has string }{
+			{"polite: retry", `level=INFO msg="polite: retry" key=http://api.test method=GET path=/items attempt=1 status=429 wait=2s reason=retry-after`},
+			{"polite: wait", `level=DEBUG msg="polite: wait" key=http://api.test method=GET path=/items attempt=2 wait=2`},
+			{"polite: observe", `level=DEBUG msg="polite: observe" key=http://api.test method=GET path=/items attempt=2 status=200 quotas=1`},
+			{"polite: give-up", `level=WARN msg="polite: give-up" key=http://api.test method=GET path=/report attempt=1 status=429 wait=24h0m0s reason=retry-after`},
+			{"polite: wait-error", `level=WARN msg="polite: wait-error" key=http://api.test method=GET path=/items attempt=1 wait=24h0m0s reason=retry-after limit=max-wait until=2000-01-02T00:00:0`},
+		}
+		if len(lines) != len(want) {
+			t.Fatalf("%d log lines, want %d", len(lines), len(want))
+		}
+		for i, w := range want {
+			if !strings.Contains(lines[i], w.has) {
+				t.Errorf("line %d = %s\nwant it to contain %s", i+1, lines[i], w.has)
+			}
+		}
+		for _, bad := range []string{"s3cret", "token", "page", `reason=""`, "status=0", "µs"} {
+			if strings.Contains(logs.String(), bad) {
+				t.Errorf("the log holds %q", bad)
+			}
+		}
+		if e := ev.of(polite.EventWaitError); len(e) != 1 || e[0].Err != err.(interface{ Unwrap() error }).Unwrap() && !errors.Is(e[0].Err, polite.ErrWaitTooLong) {
+			t.Errorf("EventWaitError = %+v, want one carrying the *WaitError", e)
+		}
+	})
+}
+
+// A log record holds only its kind's fields, and the path only when the
+// key is the origin: a custom key may be built from the path.
+func TestLogOmitsPathForCustomKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		})
+		var logs bytes.Buffer
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1,
+			Key:    func(r *http.Request) string { return r.URL.Path },
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+		get(t, &http.Client{Transport: tr}, "http://api.test/bot-t0ken/send")
+		if s := logs.String(); strings.Contains(s, "t0ken") || strings.Contains(s, "path=") || !strings.Contains(s, "key=key-") {
+			t.Errorf("log = %s\nwant the key as a fingerprint and no path", s)
+		}
+	})
+}
+
+// RetryAt answers for a refusal given back what the WaitError of the next
+// request carries.
+func TestRetryAtMatchesWaitError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		retryAfter := "3600"
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", retryAfter)
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		c, tr := politeOver(h)
+		tr.MaxWait = time.Minute
+		resp, err := c.Get("http://api.test/a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		at, ok := tr.RetryAt(resp)
+		if !ok || at.Before(time.Now().Add(time.Hour)) {
+			t.Fatalf("RetryAt = %v, %v; want an hour from now at least", at, ok)
+		}
+		_, err = c.Get("http://api.test/b")
+		var we *polite.WaitError
+		if !errors.As(err, &we) || !we.Until.Equal(at) {
+			t.Fatalf("next request: %v; want a *WaitError until %v", err, at)
+		}
+
+		// Out of attempts on a short wait: the next request would wait,
+		// and one whose deadline comes first fails with the same instant.
+		retryAfter = "5"
+		tr2 := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1}
+		c2 := &http.Client{Transport: tr2}
+		resp, err = c2.Get("http://api.test/a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		at, ok = tr2.RetryAt(resp)
+		if d := time.Until(at); !ok || d < 5*time.Second || d > 5*time.Second+10*time.Millisecond {
+			t.Fatalf("RetryAt = now+%v, %v; want 5s and at most 10ms of jitter", d, ok)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/b", nil)
+		_, err = c2.Do(req)
+		if !errors.As(err, &we) || !we.Deadline || !we.Until.Equal(at) {
+			t.Fatalf("next request: %v; want a deadline *WaitError until %v", err, at)
+		}
+
+		// Once the pause is over, now.
+		time.Sleep(6 * time.Second)
+		if at, ok := tr2.RetryAt(resp); !ok || !at.Equal(time.Now()) {
+			t.Errorf("RetryAt after the pause = %v, %v; want now (%v)", at, ok, time.Now())
+		}
+		// Not a refusal, or no request: false.
+		for _, r := range []*http.Response{nil, {StatusCode: 200, Request: resp.Request}, {StatusCode: 429}} {
+			if _, ok := tr2.RetryAt(r); ok {
+				t.Errorf("RetryAt(%+v) reports true", r)
+			}
+		}
+	})
+}
+
+// RetryAt and the WaitError of a spent quota's window agree too.
+func TestRetryAtSpentQuota(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{
+			Policies: []ratelimittest.Policy{{Quota: 1, Window: time.Hour}},
+		})
+		c, tr := politeOver(h)
+		tr.MaxWait = time.Minute
+		get(t, c, "http://api.test/")
+		// The quota is spent: no refusal yet, but the next request fails
+		// at once, and a refusal, were there one, would say the same.
+		_, err := c.Get("http://api.test/")
+		var we *polite.WaitError
+		if !errors.As(err, &we) {
+			t.Fatalf("second request: %v, want a *WaitError", err)
+		}
+		refusal := &http.Response{StatusCode: 429, Request: httptestRequest("http://api.test/x")}
+		if at, ok := tr.RetryAt(refusal); !ok || !at.Equal(we.Until) {
+			t.Errorf("RetryAt = %v, %v; want %v", at, ok, we.Until)
+		}
+	})
+}
+
+func httptestRequest(url string) *http.Request {
+	r, _ := http.NewRequest(http.MethodGet, url, nil)
+	return r
+}
+
+// The error texts, as a caller sees them through an http.Client: run with
+// -v to see them.
+func TestWaitErrorTexts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/day" {
+				w.Header().Set("Retry-After", "86400")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			w.Header().Set("RateLimit", `"default";r=0;t=30`)
+		})
+		base := &ratelimittest.Transport{Handler: h}
+		tr := &polite.Transport{Base: base}
+		c := &http.Client{Transport: tr}
+		get(t, c, "http://a.test/day")
+		_, err := c.Get("http://a.test/day")
+		t.Logf("MaxWait:          %v", err)
+		var we *polite.WaitError
+		if !errors.As(err, &we) || we.Limit != 10*time.Minute || we.Deadline {
+			t.Errorf("MaxWait: %+v, want Limit 10m", we)
+		}
+
+		get(t, c, "http://b.test/")
+		time.Sleep(4 * time.Second) // the request has waited 4s when it gives up
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://b.test/", nil)
+		_, err = c.Do(req)
+		t.Logf("context deadline: %v", err)
+		if !errors.As(err, &we) || !we.Deadline || we.Limit != 10*time.Second || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("context deadline: %+v, want Deadline, Limit 10s", we)
+		}
+
+		// Through a Client with a Timeout, after waiting: the second
+		// request to a fresh origin waits 4s for the first, the probe,
+		// whose answer spends the quota for 30s, beyond the 20s Timeout.
+		slow := &polite.Transport{Base: &ratelimittest.Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(4 * time.Second)
+			w.Header().Set("RateLimit", `"default";r=0;t=30`)
+		})}}
+		cl := &http.Client{Transport: slow, Timeout: 20 * time.Second}
+		go func() {
+			if resp, err := cl.Get("http://c.test/probe"); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		synctest.Wait()
+		_, err = cl.Get("http://c.test/")
+		t.Logf("client timeout:   %v", err)
+		if !errors.As(err, &we) || !we.Deadline || we.Limit != 16*time.Second || we.Waited != 4*time.Second {
+			t.Errorf("client timeout: %+v, want Deadline, Limit 16s, Waited 4s", we)
+		}
+		synctest.Wait()
+	})
+}

@@ -1,0 +1,157 @@
+package polite
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"syscall"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/politehttp/polite/internal/control"
+)
+
+// Transient failures (Transport.RetryTransient): a connection that failed,
+// or a gateway that could not reach the origin (502) or timed out waiting
+// for it (504). They are retried only for requests that may be sent twice
+// (idempotent, or carrying an idempotency key; RFC 9110 §9.2.2) and whose
+// body can be replayed, through the request's own backoff (the schedule of
+// refusals that gave no wait, with Retry-After as a floor), the key's retry
+// budget and MaxAttempts, shared with refusals. The wait belongs to the
+// request: a transient failure says nothing about the origin's rate limit,
+// so the key does not pause.
+
+// transientStatus reports whether a response with this status is a
+// transient failure: 502 (Bad Gateway) or 504 (Gateway Timeout).
+func transientStatus(code int) bool {
+	return code == http.StatusBadGateway || code == http.StatusGatewayTimeout
+}
+
+// transientErr reports whether err, from Base for a request whose context
+// is ctx, is a transient connection failure. It reads only error types and
+// values, never error text:
+//
+//   - never when the request's context has ended, checked first: a context
+//     deadline is a net.Error whose Timeout is true, and so is
+//     http.Transport's ResponseHeaderTimeout;
+//   - never a certificate or TLS failure, http.ErrSchemeMismatch, a
+//     *url.Error (a client's error, about a URL or after its own retries), a
+//     malformed address or a *WaitError;
+//   - a connection reset, aborted or broken (ECONNRESET, ECONNABORTED,
+//     EPIPE), or one that ended early (io.EOF, io.ErrUnexpectedEOF);
+//   - a DNS failure only when it timed out or is temporary (not "no such
+//     host");
+//   - a failure to dial (a *net.OpError with Op "dial": refused, unreachable);
+//   - any other net.Error whose Timeout is true.
+func transientErr(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	var (
+		we  *WaitError
+		ue  *url.Error
+		cve *tls.CertificateVerificationError
+		rhe tls.RecordHeaderError
+		ale tls.AlertError
+		uae x509.UnknownAuthorityError
+		hne x509.HostnameError
+		cie x509.CertificateInvalidError
+		ade *net.AddrError
+		pae *net.ParseError
+		dne *net.DNSError
+		ope *net.OpError
+		ne  net.Error
+	)
+	switch {
+	case errors.As(err, &we), errors.As(err, &ue), errors.Is(err, http.ErrSchemeMismatch),
+		errors.As(err, &cve), errors.As(err, &rhe), errors.As(err, &ale),
+		errors.As(err, &uae), errors.As(err, &hne), errors.As(err, &cie),
+		errors.As(err, &ade), errors.As(err, &pae):
+		return false
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	case errors.As(err, &dne):
+		// Before "dial": a lookup that failed comes wrapped in one.
+		return dne.IsTimeout || dne.IsTemporary
+	case errors.As(err, &ope) && ope.Op == "dial":
+		return true
+	case errors.As(err, &ne):
+		return ne.Timeout()
+	}
+	return false
+}
+
+// resendable reports whether req may be sent again after a transient
+// failure: its body can be replayed (none, or GetBody), and its method is
+// idempotent (RFC 9110 §9.2.2) or it carries an idempotency key.
+func resendable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
+}
+
+// transient ends the attempt g granted, a transient failure (err from
+// Base; or resp, a 502 or 504, whose outcome is out), and decides whether
+// req goes again. It reports true once the request's wait is over and it
+// may go again; false when the failure goes back to the caller as it is. A
+// non-nil error is the context's, which ended during the wait: the caller
+// gets it (a 502 or 504 was drained and closed before the wait).
+func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, attempt, attempts int, bo **backoff.ExponentialBackOff, resp *http.Response, out *control.Outcome, err error) (bool, error) {
+	out.Transient = true
+	r := &out.Refusal
+	if *bo == nil {
+		*bo = newBackoff()
+	}
+	r.Backoff = (*bo).NextBackOff()
+	if resp != nil {
+		r.Wait, r.Given = RetryAfter(resp.Header, now)
+	}
+	r.Retryable = attempt < attempts && resendable(req)
+	r.MaxWait = t.maxWait()
+	r.Deadline, _ = req.Context().Deadline()
+	plan := t.finish(req, b, key, g, now, out)
+
+	e := Event{Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: plan.Wait, Reason: ReasonTransient, Err: err}
+	if resp != nil {
+		e.Status = resp.StatusCode
+	}
+	if !plan.Retry {
+		if plan.Denied != control.ReasonNone {
+			e.Reason = reasonOf(plan.Denied)
+		}
+		e.Wait = 0 // a give-up reports the wait the server asked for, if any
+		if r.Given {
+			e.Wait = r.Wait
+		}
+		e.Kind = EventGiveUp
+		t.emitIf(e)
+		return false, nil
+	}
+	e.Kind = EventRetry
+	t.emitIf(e)
+	if resp != nil {
+		discard(resp.Body)
+	}
+	if plan.Wait <= 0 {
+		return true, nil
+	}
+	timer := time.NewTimer(plan.Wait)
+	defer timer.Stop()
+	select {
+	case <-req.Context().Done():
+		return false, req.Context().Err()
+	case <-timer.C:
+		return true, nil
+	}
+}
