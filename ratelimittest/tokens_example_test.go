@@ -11,11 +11,13 @@ import (
 )
 
 func ExampleNewTokenServer() {
-	srv := ratelimittest.NewTokenServer(ratelimittest.TokenConfig{Requests: 500, Tokens: 30000})
+	// A day's quota refills slowly enough that the real time between the
+	// two requests gives back no whole token.
+	srv := ratelimittest.NewTokenServer(ratelimittest.TokenConfig{Requests: 500, Tokens: 30000, Window: 24 * time.Hour})
 	defer srv.Close()
 
 	// 1,200 tokens of prompt and up to 20,000 of output: the second
-	// request does not fit what is left of the minute's 30,000 tokens.
+	// request does not fit what is left of the day's 30,000 tokens.
 	body := ratelimittest.TokenTask{Input: 1200, MaxOutput: 20000}.Body(ratelimittest.OpenAIAPI)
 	for range 2 {
 		resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
