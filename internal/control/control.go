@@ -86,6 +86,9 @@ type Ask struct {
 	// Custom reports that the key came from a custom key function: it is
 	// shown only as a fingerprint, from now on.
 	Custom bool
+	// Cost is what the request will cost against the key's quotas in
+	// units other than requests (see costs).
+	Cost Cost
 }
 
 // Lease is a started request, handed back to Release. A Lease whose state
@@ -109,6 +112,9 @@ type Lease struct {
 	// window reports that the cycle had requests accepted: a refusal now
 	// is the end of a window, not an outage.
 	window bool
+
+	want   Cost                // the request's cost
+	charge [maxCostUnits]int64 // reserved, by the key's cost unit
 }
 
 // Skew returns the key's estimate, when the request started, of the
@@ -128,6 +134,9 @@ type Hold struct {
 	// Gen is the state's Generation when it said to hold: a change
 	// beyond it may end the wait.
 	Gen uint64
+	// Excess is set (its Unit not empty) when the request can never
+	// start: it costs more than a whole quota.
+	Excess Excess
 }
 
 // Until returns when the wait ends at the earliest: no request starts

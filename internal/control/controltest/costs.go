@@ -1,0 +1,133 @@
+package controltest
+
+import (
+	"time"
+
+	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
+)
+
+// Tables returns the controller's tables, one per rule of the package
+// documentation.
+func Tables() []Table { return append(tables(), costTables()...) }
+
+// openAI is an OpenAI observation of one unit: limit and remaining, and
+// the time until the quota is whole again.
+func openAI(unit string, limit, remaining int64, full time.Duration) parse.Quota {
+	return parse.Quota{Unit: unit, Limit: limit, Remaining: remaining, Reset: full, Dialect: "openai"}
+}
+
+// anthropic is an Anthropic observation of one unit.
+func anthropic(unit string, limit, remaining int64, full time.Duration) parse.Quota {
+	return parse.Quota{Unit: unit, Limit: limit, Remaining: remaining, Reset: full, Dialect: "anthropic"}
+}
+
+// tokens is a cost of n tokens.
+func tokens(n int64) control.Cost { return control.Cost{Tokens: n} }
+
+// acqCost is an Acquire of a request costing c.
+func acqCost(at time.Duration, name string, c control.Cost, w Want) Step {
+	return Step{At: at, Acquire: name, Cost: c, Want: w}
+}
+
+// costTables are the rules of quotas in units other than requests: tokens
+// and the like.
+func costTables() []Table {
+	// A quota of 6000 tokens a minute, refilled at 100 a second.
+	probe := []Step{
+		acqCost(0, "p", tokens(100), Want{Grant: true, Probe: true}),
+		rel(s, "p", ok(openAI("requests", 1000, 999, 60*ms), openAI("tokens", 6000, 5900, s)), Want{}),
+	}
+	return []Table{
+		{Name: "tokens: a request waits only for the tokens it lacks", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(3000), Want{Grant: true}),
+			acqCost(s, "b", tokens(2000), Want{Grant: true}),
+			// 900 left after a and b: c lacks 100, a second's refill.
+			acqCost(s, "c", tokens(1000), Want{Hold: control.ReasonQuota, Until: 2 * s}),
+			// A request that costs no tokens is not held by them.
+			acqCost(s, "d", control.Cost{}, Want{Grant: true}),
+			// a's answer says 950 left: b is counted in it (it was sent
+			// before), so its reservation no longer holds c back.
+			rel(1500*ms, "a", ok(openAI("requests", 1000, 997, 180*ms), openAI("tokens", 6000, 950, 50500*ms)), Want{}),
+			acqCost(1500*ms, "c", tokens(1000), Want{Hold: control.ReasonQuota, Until: 2 * s}),
+			acqCost(2*s, "c", tokens(1000), Want{Grant: true}),
+			// b's answer was sent before a's came back, and says less:
+			// it is news (c, granted since a's answer, is counted in it).
+			rel(2200*ms, "b", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 20, 59800*ms)), Want{}),
+			acqCost(2200*ms, "e", tokens(500), Want{Hold: control.ReasonQuota, Until: 7 * s}),
+			// d's answer, the latest, says 1000: the server refunded
+			// tokens, or refilled faster than its resets showed.
+			rel(2700*ms, "d", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 1000, 50*s)), Want{}),
+			acqCost(2700*ms, "e", tokens(500), Want{Grant: true}),
+		)},
+		{Name: "tokens: requests granted since the observation reserve their cost", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(3000), Want{Grant: true}),
+			acqCost(s, "b", tokens(2900), Want{Grant: true}),
+			acqCost(s, "c", tokens(1), Want{Hold: control.ReasonQuota, Until: s + 10*ms}),
+			// a fails without an answer: the server may have counted it,
+			// so its cost moves from its reservation to the observation.
+			rel(s, "a", control.Outcome{Failed: true}, Want{}),
+			acqCost(s, "c", tokens(1), Want{Hold: control.ReasonQuota, Until: s + 10*ms}),
+		)},
+		{Name: "tokens: a cost beyond the whole quota never starts", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(6001), Want{Hold: control.ReasonQuota, Excess: "tokens"}),
+			acqCost(s, "b", control.Cost{InputTokens: 3000, OutputTokens: 3001}, Want{Hold: control.ReasonQuota, Excess: "tokens"}),
+			acqCost(s, "c", tokens(6000), Want{Hold: control.ReasonQuota, Until: 2 * s}),
+			acqCost(2*s, "c", tokens(6000), Want{Grant: true}),
+		)},
+		{Name: "tokens: a refusal on tokens is foreseen, and waits for the tokens the request lacks", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(5000), Want{Grant: true}),
+			// Another client took the tokens: 910 left, requests to spare,
+			// no Retry-After. The wait is what a lacks, at 100 a second,
+			// not the bare backoff nor the time to a whole quota; and the
+			// hints are not distrusted.
+			rel(1100*ms, "a", refused(bare(s), openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 910, 50900*ms)),
+				Want{Plan: &control.Plan{Wait: 40900 * ms, Pause: 40900 * ms, Reason: control.ReasonQuota, Retry: true}, PauseUntil: 42 * s}),
+			acqCost(42*s, "a", tokens(5000), Want{Grant: true, Probe: true}),
+		)},
+		{Name: "tokens: a spent token quota waits for this request, not for the whole quota", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(200), Want{Grant: true}),
+			// The Transport took the time to a whole quota as the wait
+			// of the spent quota; the request needs 200 tokens, 2 s.
+			rel(1100*ms, "a", refused(control.Refusal{Wait: 60 * s, Given: true, Reason: control.ReasonQuota, Retryable: true, MaxWait: 10 * time.Minute},
+				openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 0, 60*s)),
+				Want{Plan: &control.Plan{Wait: 2 * s, Pause: 2 * s, Reason: control.ReasonQuota, Retry: true}}),
+		)},
+		{Name: "tokens: Anthropic's input and output quotas, each charged apart", Steps: []Step{
+			acqCost(0, "p", control.Cost{InputTokens: 100, OutputTokens: 100}, Want{Grant: true, Probe: true}),
+			// 3000 input and 1200 output tokens a minute: 50 and 20 a
+			// second. The tokens quota Anthropic states beside them is
+			// their sum, and is not charged.
+			rel(s, "p", ok(anthropic("requests", 50, 49, s), anthropic("input-tokens", 3000, 2900, 2*s),
+				anthropic("output-tokens", 1200, 1100, 5*s), anthropic("tokens", 4200, 4000, 5*s)), Want{}),
+			acqCost(s, "a", control.Cost{InputTokens: 2000, OutputTokens: 1000}, Want{Grant: true}),
+			// 900 input tokens and 100 output tokens left: b lacks 100 of
+			// each, 2 s of input and 5 s of output.
+			acqCost(s, "b", control.Cost{InputTokens: 1000, OutputTokens: 200}, Want{Hold: control.ReasonQuota, Until: 6 * s}),
+			acqCost(s, "c", control.Cost{InputTokens: 900, OutputTokens: 100}, Want{Grant: true}),
+			acqCost(s, "d", control.Cost{InputTokens: 1, OutputTokens: 1201}, Want{Hold: control.ReasonQuota, Excess: "output-tokens"}),
+		}},
+		{Name: "tokens: a quota restored whole at its reset", Steps: []Step{
+			acqCost(0, "p", tokens(100), Want{Grant: true, Probe: true}),
+			rel(s, "p", ok(ietfTokens(900, 9*s)), Want{}),
+			acqCost(s, "a", tokens(800), Want{Grant: true}),
+			acqCost(s, "b", tokens(100), Want{Grant: true}),
+			acqCost(s, "c", tokens(100), Want{Hold: control.ReasonQuota, Until: 10 * s}),
+			// a's answer: 100 left, b counted in it.
+			rel(2*s, "a", ok(ietfTokens(100, 8*s)), Want{}),
+			acqCost(2*s, "c", tokens(100), Want{Grant: true}),
+			// b's answer was sent before a's came back, and says more:
+			// overtaken within the window, ignored.
+			rel(2500*ms, "b", ok(ietfTokens(200, 7500*ms)), Want{}),
+			acqCost(2500*ms, "d", tokens(1), Want{Hold: control.ReasonQuota, Until: 10 * s}),
+			// Whole again, less c's reservation.
+			acqCost(10*s, "d", tokens(901), Want{Hold: control.ReasonQuota, Wake: 10*time.Minute + 37500*ms}),
+			acqCost(10*s, "d", tokens(900), Want{Grant: true}),
+		}},
+	}
+}
+
+// ietfTokens is a RateLimit observation of a quota of 1000 tokens per 10 s.
+func ietfTokens(r int64, t time.Duration) parse.Quota {
+	return parse.Quota{Policy: "t", Unit: "tokens", Limit: 1000, Window: 10 * s, Remaining: r, Reset: t, Dialect: "ietf"}
+}
