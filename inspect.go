@@ -18,13 +18,15 @@ type State struct {
 	// digits, the same for the same key within one Budget), never the key
 	// itself.
 	Key         string
+	At          time.Time // the instant the State describes
 	InFlight    int       // requests sent and not yet answered (or whose lease has not expired)
 	PauseUntil  time.Time // no request starts before this; zero or past when not paused
 	PauseReason Reason    // why, while paused
 	Probing     bool      // the next request goes alone, and the others wait for its answer
 
 	// Policies are the quotas the server stated, one per policy name,
-	// partition and unit.
+	// partition and unit: quotas of requests first, then those of what
+	// requests cost (tokens and other units; see [State.WaitFor]).
 	Policies []PolicyState
 
 	// Learned is the quota inferred from refusals the headers did not
@@ -44,12 +46,22 @@ type PolicyState struct {
 	// Partition identifies the partition key (pk) without revealing it:
 	// "sha256:" and the first 16 hex digits of its hash; "" when none.
 	Partition string
-	Unit      string        // "requests", "content-bytes" or "concurrent-requests"
+	Unit      string        // "requests", "content-bytes", "concurrent-requests", or a unit of what requests cost, such as "tokens"
 	Quota     int64         // q, or the learned quota; -1 when unknown
 	Window    time.Duration // w, or the learned window; 0 when unknown
-	Remaining int64         // starts (or bytes) the live observation still allows; -1 when none is live
-	ResetAt   time.Time     // end of the live observation's effective window; zero when unknown
+	Remaining int64         // starts (or bytes, or tokens) the live observation still allows, less what is reserved; -1 when none is live
+	ResetAt   time.Time     // end of the live observation's effective window, or when a quota refilled continuously is whole again; zero when unknown
 	Source    string        // "server", or "refusals" for a learned quota
+
+	// Reserved is, for a quota of what requests cost, what the requests
+	// granted since its latest observation reserve, in Unit: they may not
+	// be counted in it yet.
+	Reserved int64
+	// Refill is, for a quota of what requests cost that the server
+	// replenishes continuously (OpenAI's and Anthropic's), its estimated
+	// refill rate in Unit per second; 0 for a quota restored whole at
+	// ResetAt, or while the rate is unknown.
+	Refill float64
 }
 
 // Inspect reports what b knows of key at now. The key is a URL or an
@@ -102,6 +114,7 @@ func (b *Budget) inspect(k memKey, now time.Time) (State, bool) {
 	}
 	st := State{
 		Key:                  b.display(budgetKey{m: k, custom: v.Custom}),
+		At:                   now,
 		InFlight:             v.InFlight,
 		PauseUntil:           v.PauseUntil,
 		PauseReason:          reasonOf(v.PauseReason),
@@ -120,7 +133,8 @@ func (b *Budget) inspect(k memKey, now time.Time) (State, bool) {
 }
 
 func policyState(p control.PolicyView) PolicyState {
-	ps := PolicyState{Name: p.Name, Unit: p.Unit, Quota: p.Quota, Window: p.Window, Remaining: p.Remaining, ResetAt: p.ResetAt, Source: "server"}
+	ps := PolicyState{Name: p.Name, Unit: p.Unit, Quota: p.Quota, Window: p.Window, Remaining: p.Remaining, ResetAt: p.ResetAt, Source: "server",
+		Reserved: p.Reserved, Refill: p.Refill}
 	if p.Learned {
 		ps.Source = "refusals"
 	}

@@ -82,6 +82,16 @@ type Transport struct {
 	// give-ups at Warn, the rest at Debug. If nil, nothing is logged.
 	Logger *slog.Logger
 
+	// Cost, if not nil, reports what a request will cost against the
+	// quotas of its budget key (see [Cost]), for requests whose context
+	// declares none with [WithCost]. It is called once per request, before
+	// the first attempt, from the goroutine of the request; it must be
+	// safe for concurrent use, must not modify the request, and may read
+	// its body only through GetBody. If nil, the Transport estimates the
+	// request bodies of the main LLM APIs with [EstimateCost]; any other
+	// request costs one request.
+	Cost func(*http.Request) Cost
+
 	budget Budget   // used when Budget is nil
 	ceil   ceilings // MaxRate and MaxConcurrency, per key
 }
@@ -165,10 +175,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key := t.key(req)
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
+	cost := control.Cost(requestCost(req, t.Cost)) // once: retries cost the same
 
 	for attempt := 1; ; attempt++ {
 		var g lease
-		err := t.wait(req, b, key, attempt, &g)
+		err := t.wait(req, b, key, attempt, &cost, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -337,12 +348,12 @@ func (t *Transport) emitIf(e Event) {
 // wait blocks until the budget grants req under key (and the local
 // ceilings let it go), the context ends, or the wait turns out longer than
 // the Transport will wait. The grant is written to g.
-func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, g *lease) error {
+func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, cost *control.Cost, g *lease) error {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ask := control.Ask{Custom: key.custom}
+	ask := control.Ask{Custom: key.custom, Cost: *cost}
 	ask.Until, _ = ctx.Deadline()
 	now := time.Now()
 	if b.mem != nil && !t.local() {
@@ -422,6 +433,9 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		}
 	}()
 	for {
+		if ex := w.h.Excess; ex.Unit != "" {
+			return &CostError{Key: b.display(key), Unit: ex.Unit, Cost: ex.Cost, Limit: ex.Limit}
+		}
 		if !w.until.IsZero() {
 			d := w.until.Sub(last)
 			if d > t.maxWait() {

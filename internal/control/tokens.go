@@ -490,11 +490,13 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, seq ui
 		switch {
 		case q.q > 0 && q.w > 0:
 			q.rate = float64(q.q) / float64(q.w)
-		case q.q > r && pq.Reset > 0:
-			// Resets are rounded up, and measured from an instant that
-			// is never late: the highest rate seen is the closest to
-			// the true one, and never above it.
-			q.rate = max(q.rate, float64(q.q-r)/float64(span(pq.Reset)))
+		case q.q > r+1 && pq.Reset > 0:
+			// Remaining is a whole number of tokens, the fraction of the
+			// next one left out, and the reset is rounded up and measured
+			// from an instant that is never late: the limit less the
+			// remaining less one token, over the reset, is never above
+			// the true rate, and the highest rate seen is the closest.
+			q.rate = max(q.rate, float64(q.q-r-1)/float64(span(pq.Reset)))
 		}
 	}
 	if q.live && !q.refill && l.seq <= q.mark && (q.deadline == 0 || now < q.deadline) && r >= q.r {

@@ -88,7 +88,7 @@ func TestCostView(t *testing.T) {
 	var p Lease
 	s.Acquire(t0, &cfg, Ask{Cost: Cost{Tokens: 1000}}, &p)
 	// 60000 a minute: 1000 a second.
-	s.Release(t0.Add(time.Second), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 59000, time.Second)})
+	s.Release(t0.Add(time.Second), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 58999, time.Second)})
 	now := t0.Add(time.Second)
 	var a Lease
 	if _, ok := s.Acquire(now, &cfg, Ask{Cost: Cost{InputTokens: 3000, OutputTokens: 2000}}, &a); !ok {
@@ -104,8 +104,8 @@ func TestCostView(t *testing.T) {
 	if tok == nil {
 		t.Fatalf("no tokens policy in %+v", v.Policies)
 	}
-	want := PolicyView{Unit: "tokens", Quota: 60000, Remaining: 59000 + 500 - 5000, Reserved: 5000, Refill: 1000,
-		ResetAt: now.Add(time.Second)}
+	want := PolicyView{Unit: "tokens", Quota: 60000, Remaining: 58999 + 500 - 5000, Reserved: 5000, Refill: 1000,
+		ResetAt: now.Add(1001 * time.Millisecond)}
 	if !tok.ResetAt.Equal(want.ResetAt) {
 		t.Errorf("View tokens ResetAt = %v, want %v", tok.ResetAt, want.ResetAt)
 	}

@@ -33,15 +33,17 @@ func acqCost(at time.Duration, name string, c control.Cost, w Want) Step {
 // costTables are the rules of quotas in units other than requests: tokens
 // and the like.
 func costTables() []Table {
-	// A quota of 6000 tokens a minute, refilled at 100 a second.
+	// A quota of 6000 tokens a minute, refilled at 100 a second: the rate
+	// is the limit less the remaining less one token (the fraction of the
+	// next one), over the reset.
 	probe := []Step{
-		acqCost(0, "p", tokens(100), Want{Grant: true, Probe: true}),
-		rel(s, "p", ok(openAI("requests", 1000, 999, 60*ms), openAI("tokens", 6000, 5900, s)), Want{}),
+		acqCost(0, "p", tokens(101), Want{Grant: true, Probe: true}),
+		rel(s, "p", ok(openAI("requests", 1000, 999, 60*ms), openAI("tokens", 6000, 5899, s)), Want{}),
 	}
 	return []Table{
 		{Name: "tokens: a request waits only for the tokens it lacks", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(3000), Want{Grant: true}),
-			acqCost(s, "b", tokens(2000), Want{Grant: true}),
+			acqCost(s, "b", tokens(1999), Want{Grant: true}),
 			// 900 left after a and b: c lacks 100, a second's refill.
 			acqCost(s, "c", tokens(1000), Want{Hold: control.ReasonQuota, Until: 2 * s}),
 			// A request that costs no tokens is not held by them.
@@ -62,7 +64,7 @@ func costTables() []Table {
 		)},
 		{Name: "tokens: requests granted since the observation reserve their cost", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(3000), Want{Grant: true}),
-			acqCost(s, "b", tokens(2900), Want{Grant: true}),
+			acqCost(s, "b", tokens(2899), Want{Grant: true}),
 			acqCost(s, "c", tokens(1), Want{Hold: control.ReasonQuota, Until: s + 10*ms}),
 			// a fails without an answer: the server may have counted it,
 			// so its cost moves from its reservation to the observation.
@@ -72,8 +74,8 @@ func costTables() []Table {
 		{Name: "tokens: a cost beyond the whole quota never starts", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(6001), Want{Hold: control.ReasonQuota, Excess: "tokens"}),
 			acqCost(s, "b", control.Cost{InputTokens: 3000, OutputTokens: 3001}, Want{Hold: control.ReasonQuota, Excess: "tokens"}),
-			acqCost(s, "c", tokens(6000), Want{Hold: control.ReasonQuota, Until: 2 * s}),
-			acqCost(2*s, "c", tokens(6000), Want{Grant: true}),
+			acqCost(s, "c", tokens(6000), Want{Hold: control.ReasonQuota, Until: 2010 * ms}),
+			acqCost(2010*ms, "c", tokens(6000), Want{Grant: true}),
 		)},
 		{Name: "tokens: a refusal on tokens is foreseen, and waits for the tokens the request lacks", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(5000), Want{Grant: true}),
@@ -94,13 +96,13 @@ func costTables() []Table {
 				Want{Plan: &control.Plan{Wait: 2 * s, Pause: 2 * s, Reason: control.ReasonQuota, Retry: true}}),
 		)},
 		{Name: "tokens: Anthropic's input and output quotas, each charged apart", Steps: []Step{
-			acqCost(0, "p", control.Cost{InputTokens: 100, OutputTokens: 100}, Want{Grant: true, Probe: true}),
+			acqCost(0, "p", control.Cost{InputTokens: 101, OutputTokens: 101}, Want{Grant: true, Probe: true}),
 			// 3000 input and 1200 output tokens a minute: 50 and 20 a
 			// second. The tokens quota Anthropic states beside them is
 			// their sum, and is not charged.
-			rel(s, "p", ok(anthropic("requests", 50, 49, s), anthropic("input-tokens", 3000, 2900, 2*s),
-				anthropic("output-tokens", 1200, 1100, 5*s), anthropic("tokens", 4200, 4000, 5*s)), Want{}),
-			acqCost(s, "a", control.Cost{InputTokens: 2000, OutputTokens: 1000}, Want{Grant: true}),
+			rel(s, "p", ok(anthropic("requests", 50, 49, s), anthropic("input-tokens", 3000, 2899, 2*s),
+				anthropic("output-tokens", 1200, 1099, 5*s), anthropic("tokens", 4200, 3998, 5*s)), Want{}),
+			acqCost(s, "a", control.Cost{InputTokens: 1999, OutputTokens: 999}, Want{Grant: true}),
 			// 900 input tokens and 100 output tokens left: b lacks 100 of
 			// each, 2 s of input and 5 s of output.
 			acqCost(s, "b", control.Cost{InputTokens: 1000, OutputTokens: 200}, Want{Hold: control.ReasonQuota, Until: 6 * s}),
