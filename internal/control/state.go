@@ -265,7 +265,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		// latest one, outside any cycle.
 		l = &Lease{seq: s.seq, epoch: s.epoch}
 	}
-	if s.costs.observe(l, out.Quotas, now, s.seq) {
+	if s.costs.observe(l, out.Quotas, now) {
 		s.flags |= flagHinted
 	}
 	if out.First {

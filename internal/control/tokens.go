@@ -53,12 +53,12 @@ type Excess struct {
 // costs keeps one invariant: a request starts only when every quota of a
 // unit its cost names (tokens, input-tokens, output-tokens, or any other
 // unit that is not requests, content-bytes or concurrent-requests) has room
-// for it, after the reservations of the requests granted since the
-// quota's latest observation. The server charges a request when it
-// arrives, so a response's remaining counts the requests sent before it
-// was received (they reached the server before it was written); the
-// requests granted since may not be counted yet, and their reservations
-// are subtracted from it, as requests in flight are from r.
+// for it, after the reservations of the requests in flight granted after
+// the request whose answer is the quota's latest observation. The server
+// charges a request when it arrives, so an answer's remaining counts the
+// requests sent before its own (they reached the server first); those
+// sent after it may or may not be counted yet, and their reservations are
+// subtracted from it, as requests in flight are from r.
 //
 // A quota is replenished either whole at the end of its effective window
 // (RateLimit's r within t), or continuously, its reset the time until it is
@@ -66,10 +66,11 @@ type Excess struct {
 // second kind refills at (limit - remaining) / reset, and a request that
 // does not fit waits only for the tokens it lacks, not for the reset.
 //
-// Reservations are kept per unit and per lease expiry slot, as counts, so
-// that they are bounded however many requests are in flight, and end with
-// their lease when a request never ends. An observation of a unit's quota
-// drops them: the requests they were made for are counted in it.
+// Reservations are kept per unit in the order of the grants, the oldest
+// merged when there are too many, so that they are bounded however many
+// requests are in flight; they end with their lease when a request never
+// ends. An observation of a unit's quota drops those of the requests
+// granted before the one it answers: they are counted in it.
 type costs struct {
 	units  []costUnit  // at most maxCostUnits; kept for the state's life
 	quotas []costQuota // at most maxCostQuotas
@@ -84,10 +85,21 @@ const (
 // of the requests in flight in it.
 type costUnit struct {
 	name string
-	mark uint64   // grants made before the unit's latest observation
-	res  []bucket // amounts reserved since, by lease end, ascending
-	n    int64    // their sum
+	mark uint64        // the grant whose answer is the unit's latest observation
+	res  []reservation // what the requests granted after it reserve, by grant
+	n    int64         // their sum
 }
+
+// reservation is what the requests granted lo to hi (by Lease.seq)
+// reserve, until end at the latest.
+type reservation struct {
+	lo, hi uint64
+	end, n int64
+}
+
+// maxReservations bounds the reservations of a unit: beyond, the two
+// oldest merge.
+const maxReservations = 64
 
 // costQuota is one quota in a cost unit.
 type costQuota struct {
@@ -102,7 +114,7 @@ type costQuota struct {
 
 	// The live observation: r remaining at the instant at; for a quota
 	// restored whole, until deadline (0: no reset given); mark is the
-	// grants made before it was received.
+	// grant whose answer it is.
 	live     bool
 	r        int64
 	at       int64
@@ -334,46 +346,35 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 		}
 		l.charge[i] = n
 		u.n += n
-		j := 0
-		for j < len(u.res) && u.res[j].end < end {
-			j++
+		if len(u.res) >= maxReservations {
+			// Merged, the two oldest are dropped only once both are
+			// counted, and last as long as the longer.
+			a, b := u.res[0], u.res[1]
+			u.res[1] = reservation{lo: a.lo, hi: b.hi, end: max(a.end, b.end), n: min(a.n+b.n, maxQuota)}
+			u.res = append(u.res[:0], u.res[1:]...)
 		}
-		if j < len(u.res) && u.res[j].end == end {
-			u.res[j].n = min(u.res[j].n+n, maxQuota)
-			continue
-		}
-		if len(u.res) >= maxBuckets {
-			// The leases merged their slots: join the next one, or
-			// the newest.
-			j = min(j, len(u.res)-1)
-			u.res[j].n = min(u.res[j].n+n, maxQuota)
-			continue
-		}
-		u.res = append(u.res, bucket{})
-		copy(u.res[j+1:], u.res[j:])
-		u.res[j] = bucket{end: end, n: n}
+		u.res = append(u.res, reservation{lo: l.seq, hi: l.seq, end: end, n: n})
 	}
 }
 
-// unreserve frees the reservations of the request l granted, if their
-// slot is still counted.
+// unreserve frees the reservations of the request l granted, unless an
+// observation counted it or its lease ended.
 func (c *costs) unreserve(l *Lease) {
 	for i, n := range l.charge {
 		if n <= 0 || i >= len(c.units) || l.seq <= c.units[i].mark {
-			continue // dropped when an observation counted it
+			continue
 		}
 		u := &c.units[i]
 		for j := range u.res {
-			if u.res[j].end != l.end {
-				continue
+			if r := &u.res[j]; r.lo <= l.seq && l.seq <= r.hi {
+				n = min(n, r.n)
+				r.n -= n
+				u.n -= n
+				if r.n <= 0 {
+					u.res = append(u.res[:j], u.res[j+1:]...)
+				}
+				break
 			}
-			n = min(n, u.res[j].n)
-			u.res[j].n -= n
-			u.n -= n
-			if u.res[j].n <= 0 {
-				u.res = append(u.res[:j], u.res[j+1:]...)
-			}
-			break
 		}
 	}
 }
@@ -381,9 +382,9 @@ func (c *costs) unreserve(l *Lease) {
 // reserved returns what the requests in flight at now reserve.
 func (u *costUnit) reserved(now int64) int64 {
 	n := u.n
-	for _, b := range u.res {
-		if b.end <= now {
-			n -= b.n
+	for _, r := range u.res {
+		if r.end <= now {
+			n -= r.n
 		}
 	}
 	return n
@@ -393,25 +394,43 @@ func (u *costUnit) reserved(now int64) int64 {
 func (c *costs) reap(now int64) {
 	for i := range c.units {
 		u := &c.units[i]
-		j := 0
-		for j < len(u.res) && u.res[j].end <= now {
-			u.n -= u.res[j].n
-			j++
+		k := 0
+		for _, r := range u.res {
+			if r.end <= now {
+				u.n -= r.n
+				continue
+			}
+			u.res[k] = r
+			k++
 		}
-		if j > 0 {
-			u.res = append(u.res[:0], u.res[j:]...)
-		}
+		u.res = u.res[:k]
 	}
 }
 
+// count drops the reservations of the requests granted up to mark: an
+// answer to mark counts them.
+func (u *costUnit) count(mark uint64) {
+	u.mark = max(u.mark, mark)
+	k := 0
+	for _, r := range u.res {
+		if r.hi <= u.mark {
+			u.n -= r.n
+			continue
+		}
+		u.res[k] = r
+		k++
+	}
+	u.res = u.res[:k]
+}
+
 // observe applies what the answer to the request l granted says of the
-// key's cost quotas, at now, seq grants having been made. A unit's
-// reservations are dropped when the answer states one of its quotas: the
-// requests granted before it was received are counted in it. A quota the
+// key's cost quotas, at now. When the answer states one of a unit's
+// quotas, the reservations of the requests granted up to l are dropped:
+// they reached the server before l, and are counted in it. A quota the
 // answer does not state is charged l's cost if l was granted after the
 // unit's latest observation: the server may have counted it without
 // saying so. It reports whether the answer stated a cost quota.
-func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, seq uint64) bool {
+func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
 	derived := false // Anthropic's tokens is the input and output quotas seen together
 	for i := range quotas {
 		if q := &quotas[i]; q.Dialect == "anthropic" && (q.Unit == "input-tokens" || q.Unit == "output-tokens") {
@@ -432,7 +451,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, seq uint64) b
 		}
 		stated = true
 		seen[q.index(c)] = true
-		if c.apply(q, l, pq, now, seq) {
+		if c.apply(q, l, pq, now) {
 			marked[q.unit] = true
 		}
 	}
@@ -447,8 +466,8 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, seq uint64) b
 		}
 	}
 	for i := range c.units {
-		if u := &c.units[i]; marked[i] {
-			u.mark, u.res, u.n = seq, u.res[:0], 0
+		if marked[i] {
+			c.units[i].count(l.seq)
 		}
 	}
 	return stated
@@ -466,7 +485,7 @@ func (q *costQuota) index(c *costs) int {
 
 // apply records one observation of q; it reports whether it took it as
 // q's latest.
-func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, seq uint64) bool {
+func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
 	q.seen = now
 	q.refill = refills(pq.Dialect)
 	if pq.Limit >= 0 {
@@ -499,14 +518,17 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, seq ui
 			q.rate = max(q.rate, float64(q.q-r-1)/float64(span(pq.Reset)))
 		}
 	}
-	if q.live && !q.refill && l.seq <= q.mark && (q.deadline == 0 || now < q.deadline) && r >= q.r {
-		// Within one effective window the lowest remaining is the
-		// latest: a higher one from a request sent before the current
-		// observation came back is an answer overtaken. (A quota refilled
-		// continuously grows between answers: the latest to arrive wins.)
-		return false
+	if q.live && l.seq < q.mark {
+		// An answer to a request sent before the one of the current
+		// observation may have been written before it, and overtaken on
+		// the way: only a lower level is news. (Within one effective
+		// window the lowest remaining is the latest; a quota refilled
+		// continuously is compared as it has refilled since.)
+		if cur, _ := q.level(now); r >= cur {
+			return false
+		}
 	}
-	q.live, q.r, q.at, q.mark = true, r, now, seq
+	q.live, q.r, q.at, q.mark = true, r, now, max(q.mark, l.seq)
 	q.deadline = 0
 	if pq.Reset >= 0 && (pq.Reset > 0 || !q.refill) {
 		q.deadline = addSat(now, min(int64(pq.Reset), int64(MaxPause)))
@@ -594,7 +616,9 @@ func (c *costs) view(q *costQuota, now int64) PolicyView {
 }
 
 // The cost quotas in the binary form (version 2): the units (count, then
-// each: name, mark, then its reservations: count, then end and amount each), then
+// each: name, mark, then its reservations: count, then each: its first
+// grant after the previous one's last (or the mark), its grants less one,
+// end and amount), then
 // the quotas (count, then each: name, partition, unit index, flags
 // (refill 1, live 2), last seen, limit plus one (0: unknown), window, the
 // refill rate as float64 bits, remaining, its instant, deadline, mark).
@@ -605,9 +629,13 @@ func (e *encoder) costs(c *costs) {
 		e.str(u.name)
 		e.uint(u.mark)
 		e.uint(uint64(len(u.res)))
-		for _, b := range u.res {
-			e.at(b.end)
-			e.uint(uint64(b.n))
+		prev := u.mark
+		for _, r := range u.res {
+			e.uint(r.lo - prev) // ascending, after the mark
+			e.uint(r.hi - r.lo)
+			e.at(r.end)
+			e.uint(uint64(r.n))
+			prev = r.hi
 		}
 	}
 	e.uint(uint64(len(c.quotas)))
@@ -651,16 +679,19 @@ func (d *decoder) costs(c *costs) {
 					d.fail()
 				}
 			}
-			if m := d.bounded(maxBuckets); m > 0 {
-				u.res = make([]bucket, 0, m)
+			if m := d.bounded(maxReservations); m > 0 {
+				u.res = make([]reservation, 0, m)
+				prev := u.mark
 				for range m {
-					b := bucket{end: d.at(), n: int64(d.bounded(uint64(maxQuota)))}
-					if b.n < 1 || b.end == 0 || (len(u.res) > 0 && b.end <= u.res[len(u.res)-1].end) {
+					lo := prev + d.uint()
+					r := reservation{lo: lo, hi: lo + d.uint(), end: d.at(), n: int64(d.bounded(uint64(maxQuota)))}
+					if d.err || r.lo <= prev || r.hi < r.lo || r.n < 1 || r.end == 0 {
 						d.fail()
 						return
 					}
-					u.res = append(u.res, b)
-					u.n += b.n
+					u.res = append(u.res, r)
+					u.n += r.n
+					prev = r.hi
 				}
 			}
 		}

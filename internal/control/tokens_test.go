@@ -18,8 +18,9 @@ func worstCosts() *State {
 	now := instant(t0)
 	for i := range maxCostUnits {
 		u := costUnit{name: strings.Repeat(string(rune('m'+i)), maxKeyLen), mark: 1 << 60}
-		for j := range maxBuckets {
-			u.res = append(u.res, bucket{end: now + int64(j+1)*int64(time.Hour), n: maxQuota})
+		for j := range maxReservations {
+			seq := uint64(1<<60 + 2*j + 1)
+			u.res = append(u.res, reservation{lo: seq, hi: seq + 1, end: now + int64(j+1)*int64(time.Hour), n: maxQuota})
 			u.n += maxQuota
 		}
 		s.costs.units = append(s.costs.units, u)

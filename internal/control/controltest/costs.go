@@ -48,19 +48,25 @@ func costTables() []Table {
 			acqCost(s, "c", tokens(1000), Want{Hold: control.ReasonQuota, Until: 2 * s}),
 			// A request that costs no tokens is not held by them.
 			acqCost(s, "d", control.Cost{}, Want{Grant: true}),
-			// a's answer says 950 left: b is counted in it (it was sent
-			// before), so its reservation no longer holds c back.
+			// a's answer says 950 left. b was sent after a: it may not
+			// be counted in it, and its reservation still holds.
 			rel(1500*ms, "a", ok(openAI("requests", 1000, 997, 180*ms), openAI("tokens", 6000, 950, 50500*ms)), Want{}),
-			acqCost(1500*ms, "c", tokens(1000), Want{Hold: control.ReasonQuota, Until: 2 * s}),
+			acqCost(1500*ms, "c", tokens(1000), Want{Hold: control.ReasonQuota, Until: 21990 * ms}),
+			// b's answer counts b: 1000 left.
+			rel(2*s, "b", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 1000, 50*s)), Want{}),
 			acqCost(2*s, "c", tokens(1000), Want{Grant: true}),
-			// b's answer was sent before a's came back, and says less:
-			// it is news (c, granted since a's answer, is counted in it).
-			rel(2200*ms, "b", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 20, 59800*ms)), Want{}),
+			rel(2200*ms, "c", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 20, 59800*ms)), Want{}),
 			acqCost(2200*ms, "e", tokens(500), Want{Hold: control.ReasonQuota, Until: 7 * s}),
-			// d's answer, the latest, says 1000: the server refunded
-			// tokens, or refilled faster than its resets showed.
+			// d was sent before c, and its answer came back after c's
+			// saying more than c's has refilled to since: it may have
+			// been written before, and overtaken on the way. Ignored.
 			rel(2700*ms, "d", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 1000, 50*s)), Want{}),
-			acqCost(2700*ms, "e", tokens(500), Want{Grant: true}),
+			acqCost(2700*ms, "e", tokens(500), Want{Hold: control.ReasonQuota, Until: 7 * s}),
+			acqCost(7*s, "e", tokens(500), Want{Grant: true}),
+			// e's answer, the latest, is news: 1000 left (the server
+			// refunded output not produced, say).
+			rel(7500*ms, "e", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 1000, 50*s)), Want{}),
+			acqCost(7500*ms, "f", tokens(1000), Want{Grant: true}),
 		)},
 		{Name: "tokens: requests granted since the observation reserve their cost", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(3000), Want{Grant: true}),
@@ -115,16 +121,20 @@ func costTables() []Table {
 			acqCost(s, "a", tokens(800), Want{Grant: true}),
 			acqCost(s, "b", tokens(100), Want{Grant: true}),
 			acqCost(s, "c", tokens(100), Want{Hold: control.ReasonQuota, Until: 10 * s}),
-			// a's answer: 100 left, b counted in it.
-			rel(2*s, "a", ok(ietfTokens(100, 8*s)), Want{}),
-			acqCost(2*s, "c", tokens(100), Want{Grant: true}),
-			// b's answer was sent before a's came back, and says more:
-			// overtaken within the window, ignored.
-			rel(2500*ms, "b", ok(ietfTokens(200, 7500*ms)), Want{}),
-			acqCost(2500*ms, "d", tokens(1), Want{Hold: control.ReasonQuota, Until: 10 * s}),
-			// Whole again, less c's reservation.
-			acqCost(10*s, "d", tokens(901), Want{Hold: control.ReasonQuota, Wake: 10*time.Minute + 37500*ms}),
+			rel(2*s, "a", ok(ietfTokens(0, 8*s)), Want{}),
+			acqCost(2*s, "c", tokens(100), Want{Hold: control.ReasonQuota, Until: 10 * s}),
+			rel(2500*ms, "b", ok(ietfTokens(0, 7500*ms)), Want{}),
+			// Whole again at the reset.
+			acqCost(10*s, "c", tokens(100), Want{Grant: true}),
 			acqCost(10*s, "d", tokens(900), Want{Grant: true}),
+			acqCost(10*s, "e", tokens(1), Want{Hold: control.ReasonQuota, Wake: 10*time.Minute + 37500*ms}),
+			// d's answer counts c, sent before it.
+			rel(10500*ms, "d", ok(ietfTokens(100, 9500*ms)), Want{}),
+			acqCost(10500*ms, "e", tokens(100), Want{Grant: true}),
+			// c's answer says more, and c was sent before d: overtaken
+			// within the window, ignored.
+			rel(11*s, "c", ok(ietfTokens(500, 9*s)), Want{}),
+			acqCost(11*s, "f", tokens(1), Want{Hold: control.ReasonQuota, Until: 20 * s}),
 		}},
 	}
 }
