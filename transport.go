@@ -353,7 +353,8 @@ func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt in
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ask := control.Ask{Custom: key.custom, Cost: *cost}
+	ask := control.Ask{Custom: key.custom}
+	g.SetCost(*cost)
 	ask.Until, _ = ctx.Deadline()
 	now := time.Now()
 	if b.mem != nil && !t.local() {
@@ -433,8 +434,12 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		}
 	}()
 	for {
-		if ex := w.h.Excess; ex.Unit != "" {
-			return &CostError{Key: b.display(key), Unit: ex.Unit, Cost: ex.Cost, Limit: ex.Limit}
+		if w.h.Never {
+			c := g.Cost()
+			if ex := b.excess(ctx, key, w.h, &c); ex.Unit != "" {
+				return &CostError{Key: b.display(key), Unit: ex.Unit, Cost: ex.Cost, Limit: ex.Limit}
+			}
+			w.h.Never = false // the quota changed meanwhile: look again
 		}
 		if !w.until.IsZero() {
 			d := w.until.Sub(last)

@@ -48,10 +48,10 @@ func openAIRetrying(c *http.Client, baseURL string) call {
 type cookbook struct {
 	rpm, tpm float64
 
-	mu                 sync.Mutex
-	requests, tokens   float64
-	last, lastRefusal  time.Time
-	pause, maxAttempts int
+	mu                sync.Mutex
+	requests, tokens  float64
+	last, lastRefusal time.Time
+	maxAttempts       int
 }
 
 func newCookbook(rpm, tpm float64) *cookbook {

@@ -86,13 +86,12 @@ type Ask struct {
 	// Custom reports that the key came from a custom key function: it is
 	// shown only as a fingerprint, from now on.
 	Custom bool
-	// Cost is what the request will cost against the key's quotas in
-	// units other than requests (see costs).
-	Cost Cost
 }
 
 // Lease is a started request, handed back to Release. A Lease whose state
-// was forgotten, or whose slot expired, releases nothing.
+// was forgotten, or whose slot expired, releases nothing. Before Acquire,
+// SetCost declares what the request will cost; the lease Acquire grants
+// keeps it.
 type Lease struct {
 	born  int64  // the incarnation of the state that granted it
 	end   int64  // when it expires: the end of its expiry slot
@@ -113,8 +112,7 @@ type Lease struct {
 	// is the end of a window, not an outage.
 	window bool
 
-	want   Cost                // the request's cost
-	charge [maxCostUnits]int64 // reserved, by the key's cost unit
+	want Cost // the request's cost (see SetCost)
 }
 
 // Skew returns the key's estimate, when the request started, of the
@@ -131,12 +129,13 @@ func (l Lease) Expiry() time.Time { return at(l.end) }
 type Hold struct {
 	until, wake int64
 	Reason      Reason
+	// Never reports that the request can never start: it costs more than
+	// a whole quota (State.Excess says which). Hold stays small: it is
+	// returned on every request's path.
+	Never bool
 	// Gen is the state's Generation when it said to hold: a change
 	// beyond it may end the wait.
 	Gen uint64
-	// Excess is set (its Unit not empty) when the request can never
-	// start: it costs more than a whole quota.
-	Excess Excess
 }
 
 // Until returns when the wait ends at the earliest: no request starts

@@ -122,7 +122,9 @@ func (s *State) Acquire(t time.Time, cfg *Config, ask Ask, l *Lease) (Hold, bool
 	if s.leases.reap(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
 	}
-	s.costs.reap(now)
+	if len(s.costs.units) > 0 {
+		s.costs.reap(now)
+	}
 	h, ok := s.acquire(now, cfg, ask, l)
 	s.settle(now, cfg)
 	return h, ok
@@ -130,7 +132,7 @@ func (s *State) Acquire(t time.Time, cfg *Config, ask Ask, l *Lease) (Hold, bool
 
 func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) {
 	if len(s.costs.quotas) > 0 {
-		if h, never := s.costExcess(&ask.Cost); never {
+		if h, never := s.costExcess(&l.want); never {
 			return h, false
 		}
 	}
@@ -199,7 +201,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 		return s.hold(s.rateNext, ReasonPace, 0)
 	}
 	if len(s.costs.quotas) > 0 {
-		if h, held := s.admitCost(now, &ask.Cost); held {
+		if h, held := s.admitCost(now, &l.want); held {
 			return h, false
 		}
 	}
@@ -210,8 +212,11 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	}
 	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
 	s.seq++
-	*l = Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0, want: ask.Cost}
-	s.costs.reserve(&ask.Cost, end, l)
+	want := l.want
+	*l = Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0, want: want}
+	if len(s.costs.units) > 0 {
+		s.costs.reserve(&want, end, l)
+	}
 	l.probe = s.ramp.granted(s.seq, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
@@ -248,7 +253,9 @@ func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan 
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.leases.reap(now)
-	s.costs.reap(now)
+	if len(s.costs.units) > 0 {
+		s.costs.reap(now)
+	}
 	p := s.release(t, now, lp, out)
 	s.settle(now, cfg)
 	return p
@@ -259,13 +266,15 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	if l.born == s.born && l.born != 0 {
 		s.leases.remove(l.end)
 		s.ramp.returned(l.seq)
-		s.costs.unreserve(l)
+		if len(s.costs.units) > 0 {
+			s.costs.unreserve(l)
+		}
 	} else {
 		// A lease of an earlier incarnation: read its answer as the
 		// latest one, outside any cycle.
 		l = &Lease{seq: s.seq, epoch: s.epoch}
 	}
-	if s.costs.observe(l, out.Quotas, now) {
+	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && s.costs.observe(l, out.Quotas, now) {
 		s.flags |= flagHinted
 	}
 	if out.First {

@@ -43,6 +43,14 @@ func (c *Cost) In(unit string) int64 {
 	return 0
 }
 
+// SetCost declares what the request will cost against the key's quotas in
+// units other than requests, before Acquire. (It travels in the Lease
+// rather than in Ask, which stays small on every request's path.)
+func (l *Lease) SetCost(c Cost) { l.want = c }
+
+// Cost returns what SetCost declared.
+func (l *Lease) Cost() Cost { return l.want }
+
 // Excess reports a request that can never start: its cost in Unit is more
 // than the whole quota, Limit.
 type Excess struct {
@@ -311,14 +319,18 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 
 // costExcess holds a request that can never start; false when it can.
 func (s *State) costExcess(want *Cost) (Hold, bool) {
-	ex := s.costs.excess(want)
-	if ex.Unit == "" {
+	if ex := s.costs.excess(want); ex.Unit == "" {
 		return Hold{}, false
 	}
 	h, _ := s.hold(0, ReasonQuota, 0)
-	h.Excess = ex
+	h.Never = true
 	return h, true
 }
+
+// Excess reports the quota a request costing want exceeds whole, for a
+// Hold that says it can never start; the zero Excess when there is none.
+// It does not change s.
+func (s *State) Excess(want *Cost) Excess { return s.costs.excess(want) }
 
 // admitCost holds a request whose cost the key's quotas have no room for
 // at now; false when they have.
@@ -336,7 +348,7 @@ func (s *State) admitCost(now int64, want *Cost) (Hold, bool) {
 }
 
 // reserve records the costs of a request granted with a lease ending at
-// end, and writes them to l.
+// end, l.
 func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 	for i := range c.units {
 		u := &c.units[i]
@@ -344,7 +356,6 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 		if n <= 0 {
 			continue
 		}
-		l.charge[i] = n
 		u.n += n
 		if len(u.res) >= maxReservations {
 			// Merged, the two oldest are dropped only once both are
@@ -358,13 +369,16 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 }
 
 // unreserve frees the reservations of the request l granted, unless an
-// observation counted it or its lease ended.
+// observation counted it or its lease ended. A unit is never dropped, so
+// what l reserved in it is what its cost says; a unit added after l was
+// granted holds no reservation whose grants include l's.
 func (c *costs) unreserve(l *Lease) {
-	for i, n := range l.charge {
-		if n <= 0 || i >= len(c.units) || l.seq <= c.units[i].mark {
-			continue
-		}
+	for i := range c.units {
 		u := &c.units[i]
+		n := min(l.want.In(u.name), maxQuota)
+		if n <= 0 || l.seq <= u.mark {
+			continue // nothing reserved, or dropped when an observation counted it
+		}
 		for j := range u.res {
 			if r := &u.res[j]; r.lo <= l.seq && l.seq <= r.hi {
 				n = min(n, r.n)
@@ -540,8 +554,11 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
 // whether one of its cost quotas explains the refusal (it has less left
 // than the request costs), and how long the request must wait for it: the
 // tokens it lacks at the quota's refill rate, or, for a quota restored
-// whole or whose rate is unknown, its reset. A cost beyond a whole quota
-// explains it too, with no wait: the request can never start.
+// whole or whose rate is unknown, its reset. A quota with room for the
+// cost but not for twice it explains the refusal too: the server counted
+// more than the estimate, and the request waits as if it cost twice as
+// much. A cost beyond a whole quota explains it, with no wait: the request
+// can never start.
 func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained bool) {
 	for i := range quotas {
 		pq := &quotas[i]
@@ -549,10 +566,16 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 			continue
 		}
 		need := min(l.want.In(pq.Unit), maxQuota)
-		if need <= 0 || pq.Remaining >= need {
+		if need <= 0 || pq.Remaining >= 2*need {
 			continue // a request of unknown cost is left to the spent quotas' resets
 		}
 		explained = true
+		if pq.Remaining >= need {
+			need = 2 * need
+			if pq.Limit >= 0 {
+				need = min(need, pq.Limit)
+			}
+		}
 		if pq.Limit >= 0 && need > pq.Limit {
 			continue
 		}

@@ -87,12 +87,14 @@ func TestCostView(t *testing.T) {
 	var s State
 	cfg := Config{}
 	var p Lease
-	s.Acquire(t0, &cfg, Ask{Cost: Cost{Tokens: 1000}}, &p)
+	p.SetCost(Cost{Tokens: 1000})
+	s.Acquire(t0, &cfg, Ask{}, &p)
 	// 60000 a minute: 1000 a second.
 	s.Release(t0.Add(time.Second), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 58999, time.Second)})
 	now := t0.Add(time.Second)
 	var a Lease
-	if _, ok := s.Acquire(now, &cfg, Ask{Cost: Cost{InputTokens: 3000, OutputTokens: 2000}}, &a); !ok {
+	a.SetCost(Cost{InputTokens: 3000, OutputTokens: 2000})
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
 		t.Fatal("not granted")
 	}
 	v := s.View(now.Add(500 * time.Millisecond))
@@ -132,15 +134,17 @@ func TestCostReservationsExpire(t *testing.T) {
 	s.Acquire(t0, &cfg, Ask{}, &p)
 	s.Release(t0, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 60000, 0)})
 	var a Lease
-	if _, ok := s.Acquire(t0, &cfg, Ask{Cost: Cost{Tokens: 60000}}, &a); !ok {
+	a.SetCost(Cost{Tokens: 60000})
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &a); !ok {
 		t.Fatal("a whole quota was not granted")
 	}
 	var b Lease
-	if h, ok := s.Acquire(t0.Add(time.Second), &cfg, Ask{Cost: Cost{Tokens: 1}}, &b); ok || h.Reason != ReasonQuota {
+	b.SetCost(Cost{Tokens: 1})
+	if h, ok := s.Acquire(t0.Add(time.Second), &cfg, Ask{}, &b); ok || h.Reason != ReasonQuota {
 		t.Fatalf("granted while the quota is reserved (hold %+v)", h)
 	}
 	// a's lease ends at the end of its slot, 17 s in.
-	if _, ok := s.Acquire(t0.Add(17*time.Second), &cfg, Ask{Cost: Cost{Tokens: 1}}, &b); !ok {
+	if _, ok := s.Acquire(t0.Add(17*time.Second), &cfg, Ask{}, &b); !ok {
 		t.Fatal("a's reservation outlived its lease")
 	}
 	if s.costs.units[0].n != 1 {
@@ -160,7 +164,8 @@ func TestCostUnitsBounded(t *testing.T) {
 	now := t0
 	for range 5 {
 		var l Lease
-		s.Acquire(now, &cfg, Ask{Cost: Cost{Unit: "unita", Amount: 1}}, &l)
+		l.SetCost(Cost{Unit: "unita", Amount: 1})
+		s.Acquire(now, &cfg, Ask{}, &l)
 		s.Release(now, &cfg, &l, &Outcome{First: true, Bytes: -1, Quotas: qs})
 		now = now.Add(2 * time.Minute)
 	}
@@ -181,7 +186,8 @@ func TestTypicalSizeCosts(t *testing.T) {
 	now := t0
 	for i := range 20 {
 		var l Lease
-		if _, ok := s.Acquire(now, &cfg, Ask{Until: now.Add(30 * time.Second), Cost: Cost{Tokens: 1000}}, &l); ok {
+		l.SetCost(Cost{Tokens: 1000})
+		if _, ok := s.Acquire(now, &cfg, Ask{Until: now.Add(30 * time.Second)}, &l); ok {
 			s.Release(now.Add(80*time.Millisecond), &cfg, &l, &Outcome{First: true, Bytes: -1, Rand: uint64(i), Quotas: openAIQuotas(490, 50000, 10*time.Second)})
 		}
 		now = now.Add(100 * time.Millisecond)
@@ -230,10 +236,11 @@ func runFuzzCosts(t *testing.T, data []byte, offset, cost, remaining int64, op u
 	cfg := Config{Lease: time.Duration(op) * time.Second}
 	dialects := [...]string{"openai", "anthropic", "ietf", "x"}
 	units := [...]string{"tokens", "input-tokens", "output-tokens", "points", "requests"}
-	ask := Ask{Cost: Cost{Tokens: cost, InputTokens: cost / 2, OutputTokens: remaining, Unit: "points", Amount: cost}}
+	want := Cost{Tokens: cost, InputTokens: cost / 2, OutputTokens: remaining, Unit: "points", Amount: cost}
 	for i := range 4 {
 		var l Lease
-		_, ok := s.Acquire(now, &cfg, ask, &l)
+		l.SetCost(want)
+		_, ok := s.Acquire(now, &cfg, Ask{}, &l)
 		var qs []parse.Quota
 		for j := range int(op%5) + 1 {
 			qs = append(qs, parse.Quota{Policy: dialects[(i+j)%4], Unit: units[(int(op)+j)%5], Limit: cost + int64(j),

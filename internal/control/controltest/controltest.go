@@ -74,6 +74,7 @@ type Result struct {
 	Granted bool
 	Lease   control.Lease
 	Hold    control.Hold
+	Excess  control.Excess // when Hold says Never
 	Plan    control.Plan
 	View    control.View
 	Gen     uint64
@@ -95,14 +96,19 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 				return Result{View: s.View(now), Gen: s.Generation()}
 			}
 		case st.Acquire != "":
-			ask := control.Ask{Custom: st.Custom, Cost: st.Cost}
+			ask := control.Ask{Custom: st.Custom}
 			if st.Deadline != 0 {
 				ask.Until = now.Add(st.Deadline)
 			}
 			run = func(s *control.State) Result {
 				var l control.Lease
+				l.SetCost(st.Cost)
 				h, ok := s.Acquire(now, &tab.Config, ask, &l)
-				return Result{Granted: ok, Lease: l, Hold: h, View: s.View(now), Gen: s.Generation()}
+				r := Result{Granted: ok, Lease: l, Hold: h, View: s.View(now), Gen: s.Generation()}
+				if h.Never {
+					r.Excess = s.Excess(&st.Cost)
+				}
+				return r
 			}
 		default:
 			l := leases[st.Release]
@@ -153,8 +159,8 @@ func Check(tab Table, t0 time.Time, results []Result) []string {
 			if w.Until != 0 && !r.Hold.Until().Equal(instant(w.Until)) {
 				bad("Acquire(%s) held until %v, want %v", st.Acquire, since(t0, r.Hold.Until()), w.Until)
 			}
-			if !r.Granted && r.Hold.Excess.Unit != w.Excess {
-				bad("Acquire(%s) excess in %q, want %q", st.Acquire, r.Hold.Excess.Unit, w.Excess)
+			if !r.Granted && (r.Hold.Never != (w.Excess != "") || r.Excess.Unit != w.Excess) {
+				bad("Acquire(%s) never = %v, excess in %q; want excess in %q", st.Acquire, r.Hold.Never, r.Excess.Unit, w.Excess)
 			}
 			if w.Wake != 0 && !r.Hold.Wake().Equal(instant(w.Wake)) {
 				bad("Acquire(%s) wake at %v, want %v", st.Acquire, since(t0, r.Hold.Wake()), w.Wake)

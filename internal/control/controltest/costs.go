@@ -93,6 +93,13 @@ func costTables() []Table {
 				Want{Plan: &control.Plan{Wait: 40900 * ms, Pause: 40900 * ms, Reason: control.ReasonQuota, Retry: true}, PauseUntil: 42 * s}),
 			acqCost(42*s, "a", tokens(5000), Want{Grant: true, Probe: true}),
 		)},
+		{Name: "tokens: a refusal with room for the estimate: the server counted more", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(1000), Want{Grant: true}),
+			// 1500 left, more than the 1000 estimated: the server counted
+			// more. Not a lie; the retry waits as if a cost 2000.
+			rel(1100*ms, "a", refused(bare(s), openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 1500, 45*s)),
+				Want{Plan: &control.Plan{Wait: 5 * s, Pause: 5 * s, Reason: control.ReasonQuota, Retry: true}, PauseUntil: 6100 * ms}),
+		)},
 		{Name: "tokens: a spent token quota waits for this request, not for the whole quota", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(200), Want{Grant: true}),
 			// The Transport took the time to a whole quota as the wait
