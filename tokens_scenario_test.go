@@ -68,7 +68,8 @@ type tokenResult struct {
 
 func (r tokenResult) efficiency() float64 { return r.ideal.Seconds() / r.took.Seconds() }
 
-// perMinute is the token throughput.
+// perMinute is the token throughput: prompt and output tokens used a
+// minute.
 func (r tokenResult) perMinute() float64 { return float64(r.used) / r.took.Minutes() }
 
 // runTokens sends the tasks' bodies with workers goroutines through c to
@@ -139,8 +140,12 @@ func TestTokenScenarios(t *testing.T) {
 					r = runTokens(t, h, &http.Client{Transport: rt}, sc.cfg.API, tasks, sc.workers)
 				})
 				r.ideal = ideal
-				fmt.Fprintf(&table, "| %s | %d | %d | %s | %d | %d | %d | %v | %v | %.3f | %.0f |\n",
-					sc.name, sc.workers, sc.tasks, client, r.ok, r.failed, r.refused, r.took.Round(time.Millisecond), ideal.Round(time.Millisecond), r.efficiency(), r.perMinute())
+				eff := "—" // meaningless when tasks failed
+				if r.failed == 0 {
+					eff = fmt.Sprintf("%.3f", r.efficiency())
+				}
+				fmt.Fprintf(&table, "| %s | %d | %d | %s | %d | %d | %d | %v | %v | %s | %.0f |\n",
+					sc.name, sc.workers, sc.tasks, client, r.ok, r.failed, r.refused, r.took.Round(time.Millisecond), ideal.Round(time.Millisecond), eff, r.perMinute())
 				if client != "polite" {
 					return
 				}
