@@ -164,6 +164,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			h  control.Hold
 			ok bool
 		)
+		l.SetCost(g.Cost())
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { h, ok = s.c.Acquire(now, &b.cfg, ask, &l) })
 		if err == nil {
 			*g = lease{Lease: l}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+
+	"github.com/politehttp/polite/internal/control"
 )
 
 // Cost is what a request will cost against the quotas of its budget key,
@@ -53,23 +55,8 @@ type Cost struct {
 // and "concurrent-requests", the field or entry of c for any other unit,
 // and 0 for a unit c does not name.
 func (c Cost) In(unit string) int64 {
-	switch unit {
-	case "requests", "concurrent-requests":
-		return 1
-	case "tokens":
-		if c.Tokens != 0 {
-			return max(c.Tokens, 0)
-		}
-		return addCost(max(c.InputTokens, 0), max(c.OutputTokens, 0))
-	case "input-tokens":
-		return max(c.InputTokens, 0)
-	case "output-tokens":
-		return max(c.OutputTokens, 0)
-	}
-	if unit == c.Unit && unit != "" {
-		return max(c.Amount, 0)
-	}
-	return 0
+	cc := control.Cost(c)
+	return cc.In(unit)
 }
 
 // String formats c as space-separated unit=amount pairs: tokens,

@@ -37,8 +37,15 @@
 //   - a concurrent-requests policy bounds the requests in flight; a
 //     content-bytes policy is paced by the content bytes of the responses,
 //     estimated from the recent ones (the unit the server counts: see package
-//     [github.com/politehttp/polite/ratelimittest]); other units (tokens,
-//     points) are read but do not pace requests;
+//     [github.com/politehttp/polite/ratelimittest]);
+//   - a quota in another unit (tokens, input-tokens, output-tokens, points)
+//     must have room for what the request will cost in it (its [Cost]),
+//     after what the requests in flight sent after its latest observation
+//     have reserved; a quota the server replenishes continuously (OpenAI's
+//     and Anthropic's, whose reset is the time until it is whole again)
+//     makes a request wait only for what it lacks, at its refill rate, and
+//     a request costing more than a whole quota fails at once with a
+//     [*CostError];
 //   - the ceilings hold whatever the server says: [Transport.MaxRate] and
 //     [Transport.MaxConcurrency] bound one Transport's own requests per key,
 //     whatever other Transports on the same Budget set; [Budget.MaxRate] and

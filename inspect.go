@@ -28,13 +28,15 @@ type State struct {
 	// digits, the same for the same key within one Budget), never the key
 	// itself.
 	Key         string
+	At          time.Time // the instant the State describes
 	InFlight    int       // requests sent and not yet answered (or whose lease has not expired)
 	PauseUntil  time.Time // no request starts before this; zero or past when not paused
 	PauseReason Reason    // why, while paused
 	Probing     bool      // the next request goes alone, and the others wait for its answer
 
 	// Policies are the quotas the server stated, one per policy name,
-	// partition and unit.
+	// partition and unit: quotas of requests first, then those of what
+	// requests cost (tokens and other units; see [State.WaitFor]).
 	Policies []PolicyState
 
 	// Learned is the quota inferred from refusals the headers did not
@@ -54,12 +56,22 @@ type PolicyState struct {
 	// Partition identifies the partition key (pk) without revealing it:
 	// "sha256:" and the first 16 hex digits of its hash; "" when none.
 	Partition string
-	Unit      string        // "requests", "content-bytes" or "concurrent-requests"
+	Unit      string        // "requests", "content-bytes", "concurrent-requests", or a unit of what requests cost, such as "tokens"
 	Quota     int64         // q (or a dialect's limit), or the learned quota; -1 when unknown
 	Window    time.Duration // w, or the learned window; 0 when unknown, as for dialects that state a limit without its window
-	Remaining int64         // starts (or bytes) the live observation still allows; -1 when none is live
-	ResetAt   time.Time     // end of the live observation's effective window; zero when unknown
+	Remaining int64         // starts (or bytes, or tokens) the live observation still allows, less what is reserved; -1 when none is live
+	ResetAt   time.Time     // end of the live observation's effective window, or when a quota refilled continuously is whole again; zero when unknown
 	Source    string        // "server", or "refusals" for a learned quota
+
+	// Reserved is, for a quota of what requests cost, what the requests
+	// granted since its latest observation reserve, in Unit: they may not
+	// be counted in it yet.
+	Reserved int64
+	// Refill is, for a quota of what requests cost that the server
+	// replenishes continuously (OpenAI's and Anthropic's), its estimated
+	// refill rate in Unit per second; 0 for a quota restored whole at
+	// ResetAt, or while the rate is unknown.
+	Refill float64
 }
 
 // stateJSON is the JSON form of a State.
@@ -113,6 +125,8 @@ type policyJSON struct {
 	Remaining *int64    `json:"remaining,omitempty"`
 	ResetAt   time.Time `json:"reset_at,omitzero"`
 	Source    string    `json:"source,omitempty"`
+	Reserved  int64     `json:"reserved,omitempty"`
+	Refill    float64   `json:"refill_per_s,omitempty"`
 }
 
 // MarshalJSON encodes p as in the State documentation: Window in seconds
@@ -126,6 +140,8 @@ func (p PolicyState) MarshalJSON() ([]byte, error) {
 		WindowS:   p.Window.Seconds(),
 		ResetAt:   utc(p.ResetAt),
 		Source:    p.Source,
+		Reserved:  p.Reserved,
+		Refill:    p.Refill,
 	}
 	if p.Quota >= 0 {
 		out.Quota = &p.Quota
@@ -210,6 +226,7 @@ func (b *Budget) inspect(k memKey, now time.Time) (State, bool) {
 	}
 	st := State{
 		Key:                  b.display(budgetKey{m: k, custom: v.Custom}),
+		At:                   now,
 		InFlight:             v.InFlight,
 		PauseUntil:           v.PauseUntil,
 		PauseReason:          reasonOf(v.PauseReason),
@@ -228,7 +245,8 @@ func (b *Budget) inspect(k memKey, now time.Time) (State, bool) {
 }
 
 func policyState(p control.PolicyView) PolicyState {
-	ps := PolicyState{Name: p.Name, Unit: p.Unit, Quota: p.Quota, Window: p.Window, Remaining: p.Remaining, ResetAt: p.ResetAt, Source: "server"}
+	ps := PolicyState{Name: p.Name, Unit: p.Unit, Quota: p.Quota, Window: p.Window, Remaining: p.Remaining, ResetAt: p.ResetAt, Source: "server",
+		Reserved: p.Reserved, Refill: p.Refill}
 	if p.Learned {
 		ps.Source = "refusals"
 	}

@@ -107,6 +107,15 @@ type Transport struct {
 	// The wait is the request's own: the origin does not pause. If false,
 	// Base's errors, 502 and 504 go back to the caller at once.
 	RetryTransient bool
+	// Cost, if not nil, reports what a request will cost against the
+	// quotas of its budget key (see [Cost]), for requests whose context
+	// declares none with [WithCost]. It is called once per request, before
+	// the first attempt, from the goroutine of the request; it must be
+	// safe for concurrent use, must not modify the request, and may read
+	// its body only through GetBody. If nil, the Transport estimates the
+	// request bodies of the main LLM APIs with [EstimateCost]; any other
+	// request costs one request.
+	Cost func(*http.Request) Cost
 
 	budget Budget   // used when Budget is nil
 	ceil   ceilings // MaxRate and MaxConcurrency, per key
@@ -197,10 +206,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err // req.Body is closed
 		}
 	}
+	cost := control.Cost(requestCost(req, t.Cost)) // once: retries cost the same
 
 	for attempt := 1; ; attempt++ {
 		var g lease
-		err := t.wait(req, b, key, attempt, &g)
+		err := t.wait(req, b, key, attempt, &cost, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -392,12 +402,13 @@ func (t *Transport) emitIf(e Event) {
 // wait blocks until the budget grants req under key (and the local
 // ceilings let it go), the context ends, or the wait turns out longer than
 // the Transport will wait. The grant is written to g.
-func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, g *lease) error {
+func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, cost *control.Cost, g *lease) error {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	ask := control.Ask{Custom: key.custom}
+	g.SetCost(*cost)
 	ask.Until, _ = ctx.Deadline()
 	now := time.Now()
 	if b.mem != nil && !t.local() {
@@ -478,6 +489,13 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		}
 	}()
 	for {
+		if w.h.Never {
+			c := g.Cost()
+			if ex := b.excess(ctx, key, w.h, &c); ex.Unit != "" {
+				return &CostError{Key: b.display(key), Unit: ex.Unit, Cost: ex.Cost, Limit: ex.Limit}
+			}
+			w.h.Never = false // the quota changed meanwhile: look again
+		}
 		if !w.until.IsZero() {
 			d := w.until.Sub(last)
 			if d > t.maxWait() {

@@ -7,6 +7,7 @@ replace github.com/politehttp/polite => ../
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/gocolly/colly/v2 v2.3.0
+	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/openai/openai-go/v3 v3.74.0
 	github.com/politehttp/polite v0.0.0-00010101000000-000000000000
 )
@@ -28,6 +29,7 @@ require (
 	github.com/gobwas/glob v0.2.3 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/kennygrant/sanitize v1.2.4 // indirect
 	github.com/nlnwa/whatwg-url v0.6.2 // indirect

@@ -35,6 +35,12 @@ plain words about what clients will make of it. It ends with a verdict:
            neither Retry-After nor readable fields
   fail     no rate-limit fields at all, or only malformed ones
 
+With -cost (as in -cost tokens=1200, or input-tokens=800,output-tokens=400),
+it also says how long a request of that cost would wait by the quotas of
+tokens and other units, as polite reads them: what is left, the refill rate
+of a quota replenished continuously (OpenAI, Anthropic), and the wait, or
+that the request can never start because it costs more than a whole quota.
+
 A URL without a scheme, such as 127.0.0.1:8080, is taken as http://.
 
 With -json, inspect prints one JSON object on stdout; when it gets no
@@ -57,6 +63,7 @@ type inspectReport struct {
 	Findings    []string    `json:"findings"`
 	Verdict     string      `json:"verdict"`
 	Rule        string      `json:"rule"`
+	Cost        *costReport `json:"cost,omitempty"` // with -cost
 }
 
 // inspectError is what inspect -json prints when it got no response: the
@@ -119,6 +126,8 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Var(&headers, "H", "request header 'Name: value' (repeatable)")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit for the request")
 	jsonOut := fs.Bool("json", false, "print one JSON object instead of text")
+	var cost costFlag
+	fs.Var(&cost, "cost", "also say how long a request costing this would wait, as unit=amount pairs (tokens=1200,input-tokens=800)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -168,6 +177,10 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 	rep := examine(resp.StatusCode, resp.Header, problem, now)
 	rep.URL = target
+	if cost.set {
+		c := examineCost(req, resp.StatusCode, resp.Header, now, cost.cost)
+		rep.Cost = &c
+	}
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -178,6 +191,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		final = " (after redirects: " + u + ")"
 	}
 	printReport(stdout, rep, resp.Status, final)
+	if rep.Cost != nil {
+		printCost(stdout, rep.Cost)
+	}
 	return nil
 }
 

@@ -2,7 +2,6 @@ package llm_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"strings"
@@ -172,8 +171,8 @@ func run(ctx context.Context, do call, ts []task, workers int) (failed int, took
 }
 
 // The loopback runs: a small quota refilled every second, so that the run
-// takes a few seconds of real time. They assert what polite's retries
-// already give: every call succeeds.
+// takes a few seconds of real time, with tokens binding. Polite paces
+// them as in virtual time: every call succeeds and none is refused.
 var loopback = []struct {
 	name string
 	cfg  ratelimittest.TokenConfig
@@ -196,15 +195,17 @@ func TestSDKsOverLoopback(t *testing.T) {
 			defer srv.Close()
 			tr := &polite.Transport{Base: srv.Client().Transport}
 			defer tr.CloseIdleConnections()
-			ts := workload(48)
+			ts := workload(120)
+			ideal := ratelimittest.IdealTokens(tt.cfg, idealTasks(t, tt.cfg.API, ts), 16)
 			failed, took, err := run(t.Context(), tt.sdk(polite.NewClient(tr), srv.URL), ts, 16)
 			st := srv.Handler.Stats()
-			t.Logf("%d calls in %v: %d failed, server saw %d requests, refused %d", len(ts), took.Round(time.Millisecond), failed, st.Requests, st.Refused)
+			t.Logf("%d calls in %v (ideal %v, efficiency %.2f): %d failed, server saw %d requests, refused %d",
+				len(ts), took.Round(time.Millisecond), ideal.Round(time.Millisecond), ideal.Seconds()/took.Seconds(), failed, st.Requests, st.Refused)
 			if failed > 0 {
 				t.Errorf("%d of %d calls failed; first: %v", failed, len(ts), err)
 			}
-			if st.Admitted != len(ts) {
-				t.Errorf("server admitted %d requests, want %d", st.Admitted, len(ts))
+			if st.Admitted != len(ts) || st.Refused != 0 {
+				t.Errorf("server admitted %d requests and refused %d, want %d and 0", st.Admitted, st.Refused, len(ts))
 			}
 		})
 	}
@@ -227,17 +228,11 @@ var virtual = []struct {
 	}, anthropicCall},
 }
 
-var pending = flag.Bool("pending", false, "run the tests of token pacing, which polite does not do yet")
-
 // TestSDKsNoRefusals runs both SDKs over polite with no configuration
 // against token servers in virtual time, and holds polite to what pacing by
 // tokens must give: every call succeeds, no request is refused, and the run
-// reaches 0.9 of the throughput of a perfect client. It is skipped until
-// polite paces by tokens; -pending runs it anyway.
+// reaches 0.9 of the throughput of a perfect client.
 func TestSDKsNoRefusals(t *testing.T) {
-	if !*pending {
-		t.Skip("token pacing lands with issue 12's controller wiring")
-	}
 	for _, tt := range virtual {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := workload(100)

@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// The binary form of a State (MarshalBinary), version 1:
+// The binary form of a State (MarshalBinary), version 1 or 2:
 //
 //	version byte (1), then in order, every integer a varint:
 //	gen, born (absolute nanoseconds), every other instant relative to born
@@ -14,14 +14,20 @@ import (
 //	zero-r streak, the skew, MaxRate's next start, the ramp, the leases
 //	(count, then end and count each), the policies (count, then each),
 //	the learner (with its learned policy when it has one), the retry
-//	budget (tokens as float64 bits).
+//	budget (tokens as float64 bits); in version 2, then the cost quotas
+//	(see appendCosts).
 //
+// A State with no cost quota and no reservation is written as version 1,
+// as before they existed; both versions are read.
 // The zero State is the empty form. Decoding checks every count and value
 // against the bounds the controller keeps (8 policies, names of 128 bytes,
 // 194 entries of start log, 34 lease slots, instants within 1970-2120), so
 // that any input is decoded in linear time into a State the controller
 // can run, or rejected.
-const binaryVersion = 1
+const (
+	binaryVersion      = 1
+	binaryVersionCosts = 2 // version 1 and the cost quotas
+)
 
 // maxBinary is the longest form decoded: well above the largest State.
 const maxBinary = 64 << 10
@@ -44,7 +50,11 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 		return b, nil
 	}
 	e := encoder{b: b, base: s.born}
-	e.b = append(e.b, binaryVersion)
+	if s.costs.isZero() {
+		e.b = append(e.b, binaryVersion)
+	} else {
+		e.b = append(e.b, binaryVersionCosts)
+	}
 	e.uint(s.gen)
 	e.int(s.born)
 	e.at(s.expiry)
@@ -97,6 +107,9 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(s.retry.tokens))
 	e.at(s.retry.at)
 	e.at(s.retry.stopUntil)
+	if !s.costs.isZero() {
+		e.costs(&s.costs)
+	}
 	return e.b, nil
 }
 
@@ -160,7 +173,7 @@ func (s *State) UnmarshalBinary(data []byte) error {
 		*s = State{}
 		return nil
 	}
-	if len(data) > maxBinary || data[0] != binaryVersion {
+	if len(data) > maxBinary || data[0] != binaryVersion && data[0] != binaryVersionCosts {
 		return ErrBinary
 	}
 	d := decoder{b: data[1:]}
@@ -232,6 +245,12 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	n.retry.tokens = d.float(retryTokenCap)
 	n.retry.at = d.at()
 	n.retry.stopUntil = d.at()
+	if data[0] == binaryVersionCosts {
+		d.costs(&n.costs)
+		if n.costs.isZero() {
+			d.fail() // written as version 1
+		}
+	}
 
 	if d.err || len(d.b) != 0 || n.flags&^flagsAll != 0 || n.pauseReason >= numReasons ||
 		n.skew < -int64(maxSpan) || n.skew > int64(maxSpan) {

@@ -89,7 +89,9 @@ type Ask struct {
 }
 
 // Lease is a started request, handed back to Release. A Lease whose state
-// was forgotten, or whose slot expired, releases nothing.
+// was forgotten, or whose slot expired, releases nothing. Before Acquire,
+// SetCost declares what the request will cost; the lease Acquire grants
+// keeps it.
 type Lease struct {
 	born  int64  // the incarnation of the state that granted it
 	end   int64  // when it expires: the end of its expiry slot
@@ -109,6 +111,8 @@ type Lease struct {
 	// window reports that the cycle had requests accepted: a refusal now
 	// is the end of a window, not an outage.
 	window bool
+
+	want Cost // the request's cost (see SetCost)
 }
 
 // Skew returns the key's estimate, when the request started, of the
@@ -125,6 +129,10 @@ func (l Lease) Expiry() time.Time { return at(l.end) }
 type Hold struct {
 	until, wake int64
 	Reason      Reason
+	// Never reports that the request can never start: it costs more than
+	// a whole quota (State.Excess says which). Hold stays small: it is
+	// returned on every request's path.
+	Never bool
 	// Gen is the state's Generation when it said to hold: a change
 	// beyond it may end the wait.
 	Gen uint64

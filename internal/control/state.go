@@ -35,6 +35,7 @@ type State struct {
 	policies []policy
 	learn    learner
 	retry    retryBudget
+	costs    costs // quotas in units other than requests, and reservations
 }
 
 // Flags of a State.
@@ -65,7 +66,7 @@ func (s *State) IsZero() bool {
 	return s.gen == 0 && s.born == 0 && s.expiry == 0 && s.used == 0 && s.flags == 0 && s.seq == 0 &&
 		s.epoch == 0 && s.pauseUntil == 0 && s.pauseReason == 0 && s.zeroStreak == 0 && s.skew == 0 &&
 		s.rateNext == 0 && s.ramp == (ramp{}) && len(s.leases.b) == 0 && s.leases.n == 0 &&
-		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{})
+		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{}) && s.costs.isZero()
 }
 
 // Forget clears the state at now, keeping only its generation (one more,
@@ -121,12 +122,20 @@ func (s *State) Acquire(t time.Time, cfg *Config, ask Ask, l *Lease) (Hold, bool
 	if s.leases.reap(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
 	}
+	if len(s.costs.units) > 0 {
+		s.costs.reap(now)
+	}
 	h, ok := s.acquire(now, cfg, ask, l)
 	s.settle(now, cfg)
 	return h, ok
 }
 
 func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) {
+	if len(s.costs.quotas) > 0 {
+		if h, never := s.costExcess(&l.want); never {
+			return h, false
+		}
+	}
 	if now < s.pauseUntil {
 		return s.hold(s.pauseUntil, s.pauseReason, 0)
 	}
@@ -191,6 +200,11 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	if cfg.MaxRate > 0 && now < s.rateNext {
 		return s.hold(s.rateNext, ReasonPace, 0)
 	}
+	if len(s.costs.quotas) > 0 {
+		if h, held := s.admitCost(now, &l.want); held {
+			return h, false
+		}
+	}
 
 	// Granted.
 	if cfg.MaxRate > 0 {
@@ -200,6 +214,9 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew = s.born, end, s.seq, s.epoch, cost, s.skew
 	l.skewOK, l.measuring, l.window = s.flags&flagSkew != 0, 0, false
+	if len(s.costs.units) > 0 {
+		s.costs.reserve(&l.want, end, l)
+	}
 	l.probe = s.ramp.granted(s.seq, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
@@ -237,6 +254,9 @@ func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan 
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.leases.reap(now)
+	if len(s.costs.units) > 0 {
+		s.costs.reap(now)
+	}
 	p := s.release(t, now, lp, out)
 	if out.Transient {
 		p = s.transient(t, now, &out.Refusal)
@@ -250,10 +270,16 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	if l.born == s.born && l.born != 0 {
 		s.leases.remove(l.end)
 		s.ramp.returned(l.seq)
+		if len(s.costs.units) > 0 {
+			s.costs.unreserve(l)
+		}
 	} else {
 		// A lease of an earlier incarnation: read its answer as the
 		// latest one, outside any cycle.
 		l = &Lease{seq: s.seq, epoch: s.epoch}
+	}
+	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && s.costs.observe(l, out.Quotas, now) {
+		s.flags |= flagHinted
 	}
 	if out.First {
 		s.retry.deposit(now)
@@ -297,6 +323,13 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			hinted = true
 		}
 	}
+	// A cost quota with less left than the request costs foresaw the
+	// refusal too, and says how long this request must wait.
+	costWait, costRefused := int64(0), false
+	if out.Refused {
+		costWait, costRefused = s.costs.refusal(l, out.Quotas)
+		foreseen = foreseen || costRefused
+	}
 	if !out.Refused {
 		s.learn.accepted(l, s.leases.n, now)
 		if l.probe && now >= s.pauseUntil {
@@ -310,7 +343,13 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	}
 
 	s.learn.refused(l, s.epoch, now, foreseen, hinted)
-	plan := Decide(t, &out.Refusal, l, s.retry, r.next())
+	ref := &out.Refusal
+	if costRefused {
+		adj := *ref
+		tokenRefusal(&adj, &l.want, out.Quotas, costWait)
+		ref = &adj
+	}
+	plan := Decide(t, ref, l, s.retry, r.next())
 	if plan.Stop {
 		s.retry.stopUntil = addSat(now, int64(stopRetrying))
 	}
@@ -340,9 +379,12 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool
 	case "concurrent-requests":
 		u = unitConcurrent
 	default:
-		return false // tokens, points...: exposed by parse, not used to pace requests
+		return false // tokens, points...: paced by what requests cost (see costs)
 	}
 	s.flags |= flagHinted
+	if u == unitRequests && refills(q.Dialect) && q.Remaining > 0 {
+		q = wholeAt(q)
+	}
 	p := s.policy(q.Policy, q.Partition, u, now)
 	if p == nil {
 		return false

@@ -25,6 +25,8 @@ type PolicyView struct {
 	Remaining int64         // -1 when no observation is live
 	ResetAt   time.Time
 	Learned   bool
+	Reserved  int64   // a cost unit's: what the requests in flight reserve
+	Refill    float64 // a cost unit's: units per second, when replenished continuously
 }
 
 // View returns what s says at now. It does not change s.
@@ -42,6 +44,9 @@ func (s *State) View(t time.Time) View {
 	}
 	for i := range s.policies {
 		v.Policies = append(v.Policies, s.policies[i].view(now, v.InFlight, false))
+	}
+	for i := range s.costs.quotas {
+		v.Policies = append(v.Policies, s.costs.view(&s.costs.quotas[i], now))
 	}
 	if s.learn.quota != nil {
 		lv := s.learn.quota.view(now, v.InFlight, true)

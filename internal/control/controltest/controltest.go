@@ -30,6 +30,7 @@ type Step struct {
 	// earlier to end, with Out. Forget clears the key.
 	Acquire, Release string
 	Custom           bool          // Acquire: the key is a custom key
+	Cost             control.Cost  // Acquire: what the request costs
 	Deadline         time.Duration // Acquire: the request's context deadline, from At; 0: none
 	Out              control.Outcome
 	Forget           bool
@@ -46,6 +47,9 @@ type Want struct {
 	// Until is when the hold ends, since the table's start; Wake when to
 	// look again (-1: zero; 0: not checked).
 	Until, Wake time.Duration
+	// Excess is the unit of a quota the request's cost exceeds: it can
+	// never start (checked whenever an Acquire is held).
+	Excess string
 
 	Plan *control.Plan // Release: the refusal plan
 
@@ -70,6 +74,7 @@ type Result struct {
 	Granted bool
 	Lease   control.Lease
 	Hold    control.Hold
+	Excess  control.Excess // when Hold says Never
 	Plan    control.Plan
 	View    control.View
 	Gen     uint64
@@ -97,8 +102,13 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 			}
 			run = func(s *control.State) Result {
 				var l control.Lease
+				l.SetCost(st.Cost)
 				h, ok := s.Acquire(now, &tab.Config, ask, &l)
-				return Result{Granted: ok, Lease: l, Hold: h, View: s.View(now), Gen: s.Generation()}
+				r := Result{Granted: ok, Lease: l, Hold: h, View: s.View(now), Gen: s.Generation()}
+				if h.Never {
+					r.Excess = s.Excess(&st.Cost)
+				}
+				return r
 			}
 		default:
 			l := leases[st.Release]
@@ -148,6 +158,9 @@ func Check(tab Table, t0 time.Time, results []Result) []string {
 			}
 			if w.Until != 0 && !r.Hold.Until().Equal(instant(w.Until)) {
 				bad("Acquire(%s) held until %v, want %v", st.Acquire, since(t0, r.Hold.Until()), w.Until)
+			}
+			if !r.Granted && (r.Hold.Never != (w.Excess != "") || r.Excess.Unit != w.Excess) {
+				bad("Acquire(%s) never = %v, excess in %q; want excess in %q", st.Acquire, r.Hold.Never, r.Excess.Unit, w.Excess)
 			}
 			if w.Wake != 0 && !r.Hold.Wake().Equal(instant(w.Wake)) {
 				bad("Acquire(%s) wake at %v, want %v", st.Acquire, since(t0, r.Hold.Wake()), w.Wake)
@@ -244,9 +257,8 @@ func rl(q int64, w time.Duration, r int64, t time.Duration) parse.Quota {
 const s = time.Second
 const ms = time.Millisecond
 
-// Tables returns the controller's tables, one per rule of the package
-// documentation.
-func Tables() []Table {
+// tables returns the tables of the rules on requests.
+func tables() []Table {
 	lease := control.Config{Lease: 160 * s} // slots of 10s
 	return []Table{
 		{Name: "probe then ramp", Steps: []Step{

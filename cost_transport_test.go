@@ -1,0 +1,272 @@
+package polite_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// chat posts an OpenAI chat completion of task through c to the token
+// handler's API, and returns the status; ctx may be nil.
+func chat(t *testing.T, c *http.Client, ctx context.Context, task ratelimittest.TokenTask) (int, error) {
+	t.Helper()
+	if ctx == nil {
+		ctx = t.Context()
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://llm.example/v1/chat/completions", strings.NewReader(task.Body(ratelimittest.OpenAIAPI)))
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// TestTokensSpentWaits is the case of a new user: the token quota is
+// spent (remaining-tokens 0) while requests remain. The next request waits
+// for the tokens it needs, a fraction of the reset, and is not refused.
+func TestTokensSpentWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// 6000 tokens a minute: 100 a second.
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{Requests: 500, Tokens: 6000})
+		c, _ := politeOver(h)
+		if code, err := chat(t, c, nil, ratelimittest.TokenTask{Input: 3000, MaxOutput: 3000}); code != http.StatusOK {
+			t.Fatalf("first request: %d, %v", code, err)
+		}
+		start := time.Now()
+		if code, err := chat(t, c, nil, ratelimittest.TokenTask{Input: 100, MaxOutput: 100}); code != http.StatusOK {
+			t.Fatalf("second request: %d, %v", code, err)
+		}
+		// 200 tokens at 100 a second, not the minute until the quota is
+		// whole.
+		if d := time.Since(start); d < 2*time.Second || d > 2100*time.Millisecond {
+			t.Errorf("waited %v, want 2s", d)
+		}
+		if st := h.Stats(); st.Refused != 0 {
+			t.Errorf("%d refused, want 0", st.Refused)
+		}
+	})
+}
+
+// TestCostOncePerRequest checks that Transport.Cost is called once per
+// request, whatever its retries, and that a cost declared with WithCost
+// takes its place.
+func TestCostOncePerRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n++; n <= 2 {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		var calls atomic.Int64
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Cost: func(r *http.Request) polite.Cost {
+			calls.Add(1)
+			return polite.Cost{Tokens: 10}
+		}}
+		c := &http.Client{Transport: tr}
+		get(t, c, "http://api.test/")
+		if n != 3 || calls.Load() != 1 {
+			t.Errorf("%d attempts, Cost called %d times; want 3 and 1", n, calls.Load())
+		}
+		req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), polite.Cost{Tokens: 5}), http.MethodGet, "http://api.test/", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if calls.Load() != 1 {
+			t.Errorf("Cost called for a request whose context declares its cost")
+		}
+	})
+}
+
+// TestCostError checks that a request costing more than a whole quota
+// fails at once with a *CostError, without being sent, and that its body
+// is closed.
+func TestCostError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{Requests: 500, Tokens: 6000})
+		for _, custom := range []bool{false, true} {
+			h.Reset()
+			tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+			if custom {
+				tr.Key = func(*http.Request) string { return "sk-secret" }
+			}
+			c := &http.Client{Transport: tr}
+			if code, err := chat(t, c, nil, ratelimittest.TokenTask{Input: 100, MaxOutput: 100}); code != http.StatusOK {
+				t.Fatalf("first request: %d, %v", code, err)
+			}
+			start := time.Now()
+			body := &closeCheck{Reader: strings.NewReader(ratelimittest.TokenTask{Input: 5000, MaxOutput: 1001}.Body(ratelimittest.OpenAIAPI))}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://llm.example/v1/chat/completions", body)
+			req.GetBody = func() (io.ReadCloser, error) {
+				return io.NopCloser(strings.NewReader(ratelimittest.TokenTask{Input: 5000, MaxOutput: 1001}.Body(ratelimittest.OpenAIAPI))), nil
+			}
+			_, err := tr.RoundTrip(req)
+			var ce *polite.CostError
+			if !errors.As(err, &ce) || !errors.Is(err, polite.ErrCostExceedsQuota) {
+				t.Fatalf("err = %v, want a *CostError", err)
+			}
+			if ce.Unit != "tokens" || ce.Cost != 6001 || ce.Limit != 6000 {
+				t.Errorf("CostError = %+v, want 6001 tokens over 6000", *ce)
+			}
+			if custom && (strings.Contains(err.Error(), "sk-secret") || !strings.HasPrefix(ce.Key, "key-")) {
+				t.Errorf("a custom key shows: %v", err)
+			}
+			if !custom && ce.Key != "http://llm.example" {
+				t.Errorf("Key = %q", ce.Key)
+			}
+			if time.Since(start) != 0 || h.Stats().Requests != 1 || !body.closed {
+				t.Errorf("waited %v, server saw %d requests, body closed %v; want at once, 1, true", time.Since(start), h.Stats().Requests, body.closed)
+			}
+		}
+	})
+}
+
+type closeCheck struct {
+	io.Reader
+	closed bool
+}
+
+func (c *closeCheck) Close() error { c.closed = true; return nil }
+
+// TestTokenRefusalWaitsForTokens checks a refusal on tokens that polite
+// did not foresee (another client spent them): without Retry-After, the
+// retry waits for the tokens the request lacks, not a bare backoff nor
+// the whole reset, and succeeds.
+func TestTokenRefusalWaitsForTokens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{Requests: 500, Tokens: 6000})
+		var events []polite.Event
+		var mu sync.Mutex
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, OnEvent: func(e polite.Event) {
+			mu.Lock()
+			events = append(events, e)
+			mu.Unlock()
+		}}
+		c := &http.Client{Transport: tr}
+		chat(t, c, nil, ratelimittest.TokenTask{Input: 1001, MaxOutput: 100})
+		// Another client takes 4000 tokens behind polite's back.
+		other := &http.Client{Transport: &ratelimittest.Transport{Handler: h}}
+		if code, _ := chat(t, other, nil, ratelimittest.TokenTask{Input: 2000, MaxOutput: 2000}); code != http.StatusOK {
+			t.Fatal("the other client was refused")
+		}
+		start := time.Now()
+		if code, err := chat(t, c, nil, ratelimittest.TokenTask{Input: 1000, MaxOutput: 500}); code != http.StatusOK {
+			t.Fatalf("request: %d, %v", code, err)
+		}
+		// 899 tokens left, 1500 needed: 601 at 100 a second.
+		if d := time.Since(start); d < 6*time.Second || d > 6100*time.Millisecond {
+			t.Errorf("took %v, want about 6.01s", d)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		retried := false
+		for _, e := range events {
+			if e.Kind == polite.EventRetry {
+				retried = true
+				if e.Reason != polite.ReasonQuota {
+					t.Errorf("retry for %v, want %v", e.Reason, polite.ReasonQuota)
+				}
+			}
+		}
+		if !retried {
+			t.Error("no retry")
+		}
+		st, _ := tr.Inspect("http://llm.example", time.Now())
+		if st.Learned != nil || st.HintsDistrustedUntil.After(time.Now()) {
+			t.Errorf("a refusal on tokens was taken as a lie: %+v", st)
+		}
+	})
+}
+
+// TestInspectTokens checks what Inspect shows of a token quota: its
+// limit, what the requests in flight reserve, what is left, its refill,
+// and what a request of a given cost would wait.
+func TestInspectTokens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{Requests: 500, Tokens: 6000, Latency: 10 * time.Second})
+		c, tr := politeOver(h)
+		chat(t, c, nil, ratelimittest.TokenTask{Input: 1001, MaxOutput: 100})
+		// 10 s later, 5899 left, refilling at about 100 a second. One
+		// request in flight reserves 2000.
+		go chat(t, c, nil, ratelimittest.TokenTask{Input: 1000, MaxOutput: 1000})
+		synctest.Wait()
+		st, ok := tr.Inspect("http://llm.example/v1/chat/completions", time.Now())
+		if !ok {
+			t.Fatal("no state")
+		}
+		var tok *polite.PolicyState
+		for i := range st.Policies {
+			if st.Policies[i].Unit == "tokens" {
+				tok = &st.Policies[i]
+			}
+		}
+		if tok == nil {
+			t.Fatalf("no tokens policy: %+v", st.Policies)
+		}
+		if tok.Quota != 6000 || tok.Reserved != 2000 || tok.Remaining != 3899 || tok.Refill < 99 || tok.Refill > 100 || !st.At.Equal(time.Now()) {
+			t.Errorf("tokens = %+v, want quota 6000, 2000 reserved, 3899 left, about 100/s", *tok)
+		}
+		// 500 tokens lacking: about 5 s.
+		if d, err := st.WaitFor(polite.Cost{InputTokens: 3000, OutputTokens: 1399}); err != nil || d < 5*time.Second || d > 5060*time.Millisecond {
+			t.Errorf("WaitFor(4399 tokens) = %v, %v; want about 5s", d, err)
+		}
+		if d, err := st.WaitFor(polite.Cost{Tokens: 100}); err != nil || d != 0 {
+			t.Errorf("WaitFor(100 tokens) = %v, %v; want 0", d, err)
+		}
+		var ce *polite.CostError
+		if _, err := st.WaitFor(polite.Cost{Tokens: 6001}); !errors.As(err, &ce) || ce.Limit != 6000 {
+			t.Errorf("WaitFor(6001 tokens) = %v, want a *CostError", err)
+		}
+		synctest.Wait()
+		time.Sleep(10 * time.Second)
+	})
+}
+
+// TestTokenReservationsShared checks that two Budgets sharing a Store
+// (two processes, say) share their reservations: together they are never
+// refused.
+func TestTokenReservationsShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{Requests: 500, Tokens: 20000, Latency: time.Second})
+		st := newBytesStore()
+		clients := []*http.Client{
+			{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}}},
+			{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}}},
+		}
+		tasks := tokenWorkload(60)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= len(tasks) {
+						return
+					}
+					if code, err := chat(t, clients[w%2], nil, tasks[i]); code != http.StatusOK {
+						t.Errorf("task %d: %d, %v", i, code, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if s := h.Stats(); s.Refused != 0 {
+			t.Errorf("%d refused, want 0", s.Refused)
+		}
+	})
+}

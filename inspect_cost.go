@@ -1,0 +1,62 @@
+package polite
+
+import (
+	"math"
+	"time"
+)
+
+// WaitFor reports how long, from s.At, a request costing c would wait for
+// the key's pause and for its quotas of what requests cost (tokens and
+// other units c names; see [Cost]), were nothing else to change: for each
+// such quota whose Remaining is less than c costs in its unit, the time
+// its Refill takes to make up the difference, or, for a quota restored
+// whole, until its ResetAt. It leaves out what requests in flight ending
+// may free (their reservations, and the fresh observations their answers
+// bring) and the pacing of quotas of requests, so the Transport's own wait
+// may differ. A quota whose refill rate and reset are unknown adds
+// nothing.
+//
+// When c costs more than a whole quota, a request could never start:
+// WaitFor returns a [*CostError], as the Transport would.
+func (s State) WaitFor(c Cost) (time.Duration, error) {
+	wait := time.Duration(0)
+	if s.PauseUntil.After(s.At) {
+		wait = s.PauseUntil.Sub(s.At)
+	}
+	for _, p := range s.Policies {
+		if !costUnit(p.Unit) {
+			continue
+		}
+		need := c.In(p.Unit)
+		if need <= 0 {
+			continue
+		}
+		if p.Quota >= 0 && need > p.Quota {
+			return 0, &CostError{Key: s.Key, Unit: p.Unit, Cost: need, Limit: p.Quota}
+		}
+		if p.Remaining < 0 || need <= p.Remaining {
+			continue
+		}
+		switch {
+		case p.Refill > 0:
+			d := math.Ceil(float64(need-p.Remaining) / p.Refill * float64(time.Second))
+			wait = max(wait, time.Duration(min(d, float64(maxReport))))
+		case p.ResetAt.After(s.At):
+			wait = max(wait, p.ResetAt.Sub(s.At))
+		}
+	}
+	return wait, nil
+}
+
+// maxReport bounds the waits WaitFor reports: about 146 years.
+const maxReport = time.Duration(1 << 62)
+
+// costUnit reports whether a quota in unit counts what requests cost,
+// rather than requests.
+func costUnit(unit string) bool {
+	switch unit {
+	case "", "request", "requests", "content-bytes", "concurrent-requests":
+		return false
+	}
+	return true
+}

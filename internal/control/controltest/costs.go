@@ -1,0 +1,152 @@
+package controltest
+
+import (
+	"time"
+
+	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
+)
+
+// Tables returns the controller's tables, one per rule of the package
+// documentation.
+func Tables() []Table { return append(tables(), costTables()...) }
+
+// openAI is an OpenAI observation of one unit: limit and remaining, and
+// the time until the quota is whole again.
+func openAI(unit string, limit, remaining int64, full time.Duration) parse.Quota {
+	return parse.Quota{Unit: unit, Limit: limit, Remaining: remaining, Reset: full, Dialect: "openai"}
+}
+
+// anthropic is an Anthropic observation of one unit.
+func anthropic(unit string, limit, remaining int64, full time.Duration) parse.Quota {
+	return parse.Quota{Unit: unit, Limit: limit, Remaining: remaining, Reset: full, Dialect: "anthropic"}
+}
+
+// tokens is a cost of n tokens.
+func tokens(n int64) control.Cost { return control.Cost{Tokens: n} }
+
+// acqCost is an Acquire of a request costing c.
+func acqCost(at time.Duration, name string, c control.Cost, w Want) Step {
+	return Step{At: at, Acquire: name, Cost: c, Want: w}
+}
+
+// costTables are the rules of quotas in units other than requests: tokens
+// and the like.
+func costTables() []Table {
+	// A quota of 6000 tokens a minute, refilled at 100 a second: the rate
+	// is the limit less the remaining less one token (the fraction of the
+	// next one), over the reset.
+	probe := []Step{
+		acqCost(0, "p", tokens(101), Want{Grant: true, Probe: true}),
+		rel(s, "p", ok(openAI("requests", 1000, 999, 60*ms), openAI("tokens", 6000, 5899, s)), Want{}),
+	}
+	return []Table{
+		{Name: "tokens: a request waits only for the tokens it lacks", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(3000), Want{Grant: true}),
+			acqCost(s, "b", tokens(1999), Want{Grant: true}),
+			// 900 left after a and b: c lacks 100, a second's refill.
+			acqCost(s, "c", tokens(1000), Want{Hold: control.ReasonQuota, Until: 2 * s}),
+			// A request that costs no tokens is not held by them.
+			acqCost(s, "d", control.Cost{}, Want{Grant: true}),
+			// a's answer says 950 left. b was sent after a: it may not
+			// be counted in it, and its reservation still holds.
+			rel(1500*ms, "a", ok(openAI("requests", 1000, 997, 180*ms), openAI("tokens", 6000, 950, 50500*ms)), Want{}),
+			acqCost(1500*ms, "c", tokens(1000), Want{Hold: control.ReasonQuota, Until: 21990 * ms}),
+			// b's answer counts b: 1000 left.
+			rel(2*s, "b", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 1000, 50*s)), Want{}),
+			acqCost(2*s, "c", tokens(1000), Want{Grant: true}),
+			rel(2200*ms, "c", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 20, 59800*ms)), Want{}),
+			acqCost(2200*ms, "e", tokens(500), Want{Hold: control.ReasonQuota, Until: 7 * s}),
+			// d was sent before c, and its answer came back after c's
+			// saying more than c's has refilled to since: it may have
+			// been written before, and overtaken on the way. Ignored.
+			rel(2700*ms, "d", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 1000, 50*s)), Want{}),
+			acqCost(2700*ms, "e", tokens(500), Want{Hold: control.ReasonQuota, Until: 7 * s}),
+			acqCost(7*s, "e", tokens(500), Want{Grant: true}),
+			// e's answer, the latest, is news: 1000 left (the server
+			// refunded output not produced, say).
+			rel(7500*ms, "e", ok(openAI("requests", 1000, 996, 240*ms), openAI("tokens", 6000, 1000, 50*s)), Want{}),
+			acqCost(7500*ms, "f", tokens(1000), Want{Grant: true}),
+		)},
+		{Name: "tokens: requests granted since the observation reserve their cost", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(3000), Want{Grant: true}),
+			acqCost(s, "b", tokens(2899), Want{Grant: true}),
+			acqCost(s, "c", tokens(1), Want{Hold: control.ReasonQuota, Until: s + 10*ms}),
+			// a fails without an answer: the server may have counted it,
+			// so its cost moves from its reservation to the observation.
+			rel(s, "a", control.Outcome{Failed: true}, Want{}),
+			acqCost(s, "c", tokens(1), Want{Hold: control.ReasonQuota, Until: s + 10*ms}),
+		)},
+		{Name: "tokens: a cost beyond the whole quota never starts", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(6001), Want{Hold: control.ReasonQuota, Excess: "tokens"}),
+			acqCost(s, "b", control.Cost{InputTokens: 3000, OutputTokens: 3001}, Want{Hold: control.ReasonQuota, Excess: "tokens"}),
+			acqCost(s, "c", tokens(6000), Want{Hold: control.ReasonQuota, Until: 2010 * ms}),
+			acqCost(2010*ms, "c", tokens(6000), Want{Grant: true}),
+		)},
+		{Name: "tokens: a refusal on tokens is foreseen, and waits for the tokens the request lacks", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(5000), Want{Grant: true}),
+			// Another client took the tokens: 910 left, requests to spare,
+			// no Retry-After. The wait is what a lacks, at 100 a second,
+			// not the bare backoff nor the time to a whole quota; and the
+			// hints are not distrusted.
+			rel(1100*ms, "a", refused(bare(s), openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 910, 50900*ms)),
+				Want{Plan: &control.Plan{Wait: 40900 * ms, Pause: 40900 * ms, Reason: control.ReasonQuota, Retry: true}, PauseUntil: 42 * s}),
+			acqCost(42*s, "a", tokens(5000), Want{Grant: true, Probe: true}),
+		)},
+		{Name: "tokens: a refusal with room for the estimate: the server counted more", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(1000), Want{Grant: true}),
+			// 1500 left, more than the 1000 estimated: the server counted
+			// more. Not a lie; the retry waits as if a cost 2000.
+			rel(1100*ms, "a", refused(bare(s), openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 1500, 45*s)),
+				Want{Plan: &control.Plan{Wait: 5 * s, Pause: 5 * s, Reason: control.ReasonQuota, Retry: true}, PauseUntil: 6100 * ms}),
+		)},
+		{Name: "tokens: a spent token quota waits for this request, not for the whole quota", Steps: append(probe[:2:2],
+			acqCost(s, "a", tokens(200), Want{Grant: true}),
+			// The Transport took the time to a whole quota as the wait
+			// of the spent quota; the request needs 200 tokens, 2 s.
+			rel(1100*ms, "a", refused(control.Refusal{Wait: 60 * s, Given: true, Reason: control.ReasonQuota, Retryable: true, MaxWait: 10 * time.Minute},
+				openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 0, 60*s)),
+				Want{Plan: &control.Plan{Wait: 2 * s, Pause: 2 * s, Reason: control.ReasonQuota, Retry: true}}),
+		)},
+		{Name: "tokens: Anthropic's input and output quotas, each charged apart", Steps: []Step{
+			acqCost(0, "p", control.Cost{InputTokens: 101, OutputTokens: 101}, Want{Grant: true, Probe: true}),
+			// 3000 input and 1200 output tokens a minute: 50 and 20 a
+			// second. The tokens quota Anthropic states beside them is
+			// their sum, and is not charged.
+			rel(s, "p", ok(anthropic("requests", 50, 49, s), anthropic("input-tokens", 3000, 2899, 2*s),
+				anthropic("output-tokens", 1200, 1099, 5*s), anthropic("tokens", 4200, 3998, 5*s)), Want{}),
+			acqCost(s, "a", control.Cost{InputTokens: 1999, OutputTokens: 999}, Want{Grant: true}),
+			// 900 input tokens and 100 output tokens left: b lacks 100 of
+			// each, 2 s of input and 5 s of output.
+			acqCost(s, "b", control.Cost{InputTokens: 1000, OutputTokens: 200}, Want{Hold: control.ReasonQuota, Until: 6 * s}),
+			acqCost(s, "c", control.Cost{InputTokens: 900, OutputTokens: 100}, Want{Grant: true}),
+			acqCost(s, "d", control.Cost{InputTokens: 1, OutputTokens: 1201}, Want{Hold: control.ReasonQuota, Excess: "output-tokens"}),
+		}},
+		{Name: "tokens: a quota restored whole at its reset", Steps: []Step{
+			acqCost(0, "p", tokens(100), Want{Grant: true, Probe: true}),
+			rel(s, "p", ok(ietfTokens(900, 9*s)), Want{}),
+			acqCost(s, "a", tokens(800), Want{Grant: true}),
+			acqCost(s, "b", tokens(100), Want{Grant: true}),
+			acqCost(s, "c", tokens(100), Want{Hold: control.ReasonQuota, Until: 10 * s}),
+			rel(2*s, "a", ok(ietfTokens(0, 8*s)), Want{}),
+			acqCost(2*s, "c", tokens(100), Want{Hold: control.ReasonQuota, Until: 10 * s}),
+			rel(2500*ms, "b", ok(ietfTokens(0, 7500*ms)), Want{}),
+			// Whole again at the reset.
+			acqCost(10*s, "c", tokens(100), Want{Grant: true}),
+			acqCost(10*s, "d", tokens(900), Want{Grant: true}),
+			acqCost(10*s, "e", tokens(1), Want{Hold: control.ReasonQuota, Wake: 10*time.Minute + 37500*ms}),
+			// d's answer counts c, sent before it.
+			rel(10500*ms, "d", ok(ietfTokens(100, 9500*ms)), Want{}),
+			acqCost(10500*ms, "e", tokens(100), Want{Grant: true}),
+			// c's answer says more, and c was sent before d: overtaken
+			// within the window, ignored.
+			rel(11*s, "c", ok(ietfTokens(500, 9*s)), Want{}),
+			acqCost(11*s, "f", tokens(1), Want{Hold: control.ReasonQuota, Until: 20 * s}),
+		}},
+	}
+}
+
+// ietfTokens is a RateLimit observation of a quota of 1000 tokens per 10 s.
+func ietfTokens(r int64, t time.Duration) parse.Quota {
+	return parse.Quota{Policy: "t", Unit: "tokens", Limit: 1000, Window: 10 * s, Remaining: r, Reset: t, Dialect: "ietf"}
+}

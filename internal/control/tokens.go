@@ -1,0 +1,748 @@
+package control
+
+import (
+	"encoding/binary"
+	"math"
+	"time"
+
+	"github.com/politehttp/polite/parse"
+)
+
+// Cost is what a request will cost against the quotas of its key, per
+// unit: package polite's Cost, field for field.
+type Cost struct {
+	Tokens, InputTokens, OutputTokens int64
+	Unit                              string
+	Amount                            int64
+}
+
+// In reports what c costs against a quota counting unit: 1 for "requests"
+// and "concurrent-requests", the field of c for a token unit, Amount for
+// Unit, and 0 for any other unit. Negative amounts count as zero.
+func (c *Cost) In(unit string) int64 {
+	switch unit {
+	case "requests", "concurrent-requests":
+		return 1
+	case "tokens":
+		if c.Tokens != 0 {
+			return max(c.Tokens, 0)
+		}
+		in, out := max(c.InputTokens, 0), max(c.OutputTokens, 0)
+		if in > math.MaxInt64-out {
+			return math.MaxInt64
+		}
+		return in + out
+	case "input-tokens":
+		return max(c.InputTokens, 0)
+	case "output-tokens":
+		return max(c.OutputTokens, 0)
+	}
+	if unit == c.Unit && unit != "" {
+		return max(c.Amount, 0)
+	}
+	return 0
+}
+
+// SetCost declares what the request will cost against the key's quotas in
+// units other than requests, before Acquire. (It travels in the Lease
+// rather than in Ask, which stays small on every request's path.)
+func (l *Lease) SetCost(c Cost) { l.want = c }
+
+// Cost returns what SetCost declared.
+func (l *Lease) Cost() Cost { return l.want }
+
+// Excess reports a request that can never start: its cost in Unit is more
+// than the whole quota, Limit.
+type Excess struct {
+	Unit        string
+	Cost, Limit int64
+}
+
+// costs keeps one invariant: a request starts only when every quota of a
+// unit its cost names (tokens, input-tokens, output-tokens, or any other
+// unit that is not requests, content-bytes or concurrent-requests) has room
+// for it, after the reservations of the requests in flight granted after
+// the request whose answer is the quota's latest observation. The server
+// charges a request when it arrives, so an answer's remaining counts the
+// requests sent before its own (they reached the server first); those
+// sent after it may or may not be counted yet, and their reservations are
+// subtracted from it, as requests in flight are from r.
+//
+// A quota is replenished either whole at the end of its effective window
+// (RateLimit's r within t), or continuously, its reset the time until it is
+// whole again (OpenAI and Anthropic, told by the dialect). A quota of the
+// second kind refills at (limit - remaining) / reset, and a request that
+// does not fit waits only for the tokens it lacks, not for the reset.
+//
+// Reservations are kept per unit in the order of the grants, the oldest
+// merged when there are too many, so that they are bounded however many
+// requests are in flight; they end with their lease when a request never
+// ends. An observation of a unit's quota drops those of the requests
+// granted before the one it answers: they are counted in it.
+type costs struct {
+	units  []costUnit  // at most maxCostUnits; kept for the state's life
+	quotas []costQuota // at most maxCostQuotas
+}
+
+const (
+	maxCostUnits  = 4 // units tracked per key: tokens, input-tokens, output-tokens and one more
+	maxCostQuotas = 8
+)
+
+// costUnit is a unit some quota of the key counts, with the reservations
+// of the requests in flight in it.
+type costUnit struct {
+	name string
+	mark uint64        // the grant whose answer is the unit's latest observation
+	res  []reservation // what the requests granted after it reserve, by grant
+	n    int64         // their sum
+}
+
+// reservation is what the requests granted lo to hi (by Lease.seq)
+// reserve, until end at the latest.
+type reservation struct {
+	lo, hi uint64
+	end, n int64
+}
+
+// maxReservations bounds the reservations of a unit: beyond, the two
+// oldest merge.
+const maxReservations = 64
+
+// costQuota is one quota in a cost unit.
+type costQuota struct {
+	name, pk string
+	unit     uint8 // index in costs.units
+	refill   bool  // replenished continuously; its reset is the time until it is whole
+	seen     int64
+
+	q    int64   // the limit; -1 when unknown
+	w    int64   // the window, when stated; 0 when unknown
+	rate float64 // refill, per nanosecond, when refill; 0 when unknown
+
+	// The live observation: r remaining at the instant at; for a quota
+	// restored whole, until deadline (0: no reset given); mark is the
+	// grant whose answer it is.
+	live     bool
+	r        int64
+	at       int64
+	deadline int64
+	mark     uint64
+}
+
+func (c *costs) isZero() bool { return len(c.units) == 0 && len(c.quotas) == 0 }
+
+// isCostUnit reports whether a quota in unit counts what requests cost:
+// every unit but those of requests, which the policies pace.
+func isCostUnit(unit string) bool {
+	switch unit {
+	case "", "request", "requests", "content-bytes", "concurrent-requests":
+		return false
+	}
+	return true
+}
+
+// wholeAt returns a copy of a quota of requests whose reset is the time
+// until it is whole again, with its reset unknown: r requests are left
+// until a fresh answer says otherwise, and since r only grows while no
+// request starts, the observation is not stale when the reset passes.
+// (A spent quota keeps its reset: the key pauses until it is whole.)
+func wholeAt(q *parse.Quota) *parse.Quota {
+	c := *q
+	c.Reset = -1
+	return &c
+}
+
+// refills reports whether a dialect's reset is the time until the quota
+// is whole again, replenished continuously.
+func refills(dialect string) bool { return dialect == "openai" || dialect == "anthropic" }
+
+// unitOf returns the index of unit, adding it if there is room; -1 if
+// there is none.
+func (c *costs) unitOf(name string) int {
+	if len(name) > maxKeyLen {
+		name = name[:maxKeyLen]
+	}
+	for i := range c.units {
+		if c.units[i].name == name {
+			return i
+		}
+	}
+	if len(c.units) >= maxCostUnits {
+		return -1 // a fifth unit is not tracked
+	}
+	c.units = append(c.units, costUnit{name: name})
+	return len(c.units) - 1
+}
+
+// quota returns the quota with that identity, adding it if there is room;
+// nil if there is none.
+func (c *costs) quota(name string, pk []byte, unit string, now int64) *costQuota {
+	if len(name) > maxKeyLen {
+		name = name[:maxKeyLen]
+	}
+	if len(pk) > maxKeyLen {
+		pk = pk[:maxKeyLen]
+	}
+	if len(unit) > maxKeyLen {
+		unit = unit[:maxKeyLen]
+	}
+	for i := range c.quotas {
+		if q := &c.quotas[i]; q.name == name && q.pk == string(pk) && c.units[q.unit].name == unit {
+			return q
+		}
+	}
+	if len(c.quotas) >= maxCostQuotas {
+		old := 0
+		for i := range c.quotas {
+			if c.quotas[i].seen < c.quotas[old].seen {
+				old = i
+			}
+		}
+		if o := &c.quotas[old]; o.live && o.seen >= now-int64(time.Minute) {
+			return nil
+		}
+		u := c.unitOf(unit)
+		if u < 0 {
+			return nil
+		}
+		c.quotas[old] = costQuota{name: name, pk: string(pk), unit: uint8(u), q: -1}
+		return &c.quotas[old] // in place: the others keep their index
+	}
+	u := c.unitOf(unit)
+	if u < 0 {
+		return nil
+	}
+	c.quotas = append(c.quotas, costQuota{name: name, pk: string(pk), unit: uint8(u), q: -1})
+	return &c.quotas[len(c.quotas)-1]
+}
+
+// level returns what q's observation says is left at now, before the
+// reservations: for a quota refilled continuously, the remaining plus what
+// has flowed in since, up to the limit; for one restored whole, the
+// remaining until its deadline, then the limit (math.MaxInt64 when it is
+// unknown). It reports false when nothing is known.
+func (q *costQuota) level(now int64) (int64, bool) {
+	if !q.live {
+		return 0, false
+	}
+	if q.refill {
+		v := float64(q.r)
+		if q.rate > 0 && now > q.at {
+			v += q.rate * float64(now-q.at)
+		}
+		if q.q >= 0 {
+			v = min(v, float64(q.q))
+		}
+		return int64(min(v, float64(maxQuota))), true
+	}
+	if q.deadline == 0 || now < q.deadline {
+		return q.r, true
+	}
+	if q.q >= 0 {
+		return q.q, true
+	}
+	return math.MaxInt64, true
+}
+
+// full returns when q is whole again, by its observation; zero when
+// unknown.
+func (q *costQuota) full() int64 {
+	switch {
+	case !q.live:
+		return 0
+	case !q.refill:
+		return q.deadline
+	case q.q >= 0 && q.r >= q.q:
+		return q.at
+	case q.q >= 0 && q.rate > 0:
+		return addSat(q.at, int64(math.Ceil(float64(q.q-q.r)/q.rate)))
+	}
+	return q.deadline
+}
+
+// excess reports a cost beyond a whole quota of the key: a request that
+// can never start.
+func (c *costs) excess(want *Cost) Excess {
+	for i := range c.quotas {
+		q := &c.quotas[i]
+		name := c.units[q.unit].name
+		if n := want.In(name); q.q >= 0 && n > q.q {
+			return Excess{Unit: name, Cost: n, Limit: q.q}
+		}
+	}
+	return Excess{}
+}
+
+// admit reports whether a request costing want may start at now, with
+// inflight requests in flight. When it may not, it returns when to look
+// again at the earliest (until; zero when only a request in flight ending
+// can make room) and whether a request in flight ending may make room
+// sooner (waitInflight).
+func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitInflight, held bool) {
+	for i := range c.quotas {
+		q := &c.quotas[i]
+		u := &c.units[q.unit]
+		need := min(want.In(u.name), maxQuota)
+		if need <= 0 {
+			continue
+		}
+		level, ok := q.level(now)
+		if !ok || level == math.MaxInt64 {
+			continue
+		}
+		avail := level - u.n
+		if avail >= need {
+			continue
+		}
+		switch {
+		case q.refill && q.rate > 0:
+			d := math.Ceil(float64(need-avail) / q.rate)
+			until = max(until, addSat(now, int64(min(d, float64(maxSpan)))))
+			held = true
+		case !q.refill && q.deadline > now:
+			until, held = max(until, q.deadline), true
+		case inflight > 0:
+			// Only a request in flight ending can tell more: its
+			// reservation is freed and its answer brings a fresh
+			// observation.
+			waitInflight, held = true, true
+		case q.refill && q.deadline > now:
+			until, held = max(until, q.deadline), true
+		}
+		// Otherwise nothing in flight will refresh the observation and
+		// its reset has passed: the request goes, and the server's
+		// answer tells.
+	}
+	return until, waitInflight, held
+}
+
+// costExcess holds a request that can never start; false when it can.
+func (s *State) costExcess(want *Cost) (Hold, bool) {
+	if ex := s.costs.excess(want); ex.Unit == "" {
+		return Hold{}, false
+	}
+	h, _ := s.hold(0, ReasonQuota, 0)
+	h.Never = true
+	return h, true
+}
+
+// Excess reports the quota a request costing want exceeds whole, for a
+// Hold that says it can never start; the zero Excess when there is none.
+// It does not change s.
+func (s *State) Excess(want *Cost) Excess { return s.costs.excess(want) }
+
+// admitCost holds a request whose cost the key's quotas have no room for
+// at now; false when they have.
+func (s *State) admitCost(now int64, want *Cost) (Hold, bool) {
+	until, inflight, held := s.costs.admit(now, want, s.leases.n)
+	if !held {
+		return Hold{}, false
+	}
+	wake := int64(0)
+	if inflight {
+		wake = s.leases.first()
+	}
+	h, _ := s.hold(until, ReasonQuota, wake)
+	return h, true
+}
+
+// reserve records the costs of a request granted with a lease ending at
+// end, l.
+func (c *costs) reserve(want *Cost, end int64, l *Lease) {
+	for i := range c.units {
+		u := &c.units[i]
+		n := min(want.In(u.name), maxQuota)
+		if n <= 0 {
+			continue
+		}
+		u.n += n
+		if len(u.res) >= maxReservations {
+			// Merged, the two oldest are dropped only once both are
+			// counted, and last as long as the longer.
+			a, b := u.res[0], u.res[1]
+			u.res[1] = reservation{lo: a.lo, hi: b.hi, end: max(a.end, b.end), n: min(a.n+b.n, maxQuota)}
+			u.res = append(u.res[:0], u.res[1:]...)
+		}
+		u.res = append(u.res, reservation{lo: l.seq, hi: l.seq, end: end, n: n})
+	}
+}
+
+// unreserve frees the reservations of the request l granted, unless an
+// observation counted it or its lease ended. A unit is never dropped, so
+// what l reserved in it is what its cost says; a unit added after l was
+// granted holds no reservation whose grants include l's.
+func (c *costs) unreserve(l *Lease) {
+	for i := range c.units {
+		u := &c.units[i]
+		n := min(l.want.In(u.name), maxQuota)
+		if n <= 0 || l.seq <= u.mark {
+			continue // nothing reserved, or dropped when an observation counted it
+		}
+		for j := range u.res {
+			if r := &u.res[j]; r.lo <= l.seq && l.seq <= r.hi {
+				n = min(n, r.n)
+				r.n -= n
+				u.n -= n
+				if r.n <= 0 {
+					u.res = append(u.res[:j], u.res[j+1:]...)
+				}
+				break
+			}
+		}
+	}
+}
+
+// reserved returns what the requests in flight at now reserve.
+func (u *costUnit) reserved(now int64) int64 {
+	n := u.n
+	for _, r := range u.res {
+		if r.end <= now {
+			n -= r.n
+		}
+	}
+	return n
+}
+
+// reap drops the reservations whose lease has ended by now.
+func (c *costs) reap(now int64) {
+	for i := range c.units {
+		u := &c.units[i]
+		k := 0
+		for _, r := range u.res {
+			if r.end <= now {
+				u.n -= r.n
+				continue
+			}
+			u.res[k] = r
+			k++
+		}
+		u.res = u.res[:k]
+	}
+}
+
+// count drops the reservations of the requests granted up to mark: an
+// answer to mark counts them.
+func (u *costUnit) count(mark uint64) {
+	u.mark = max(u.mark, mark)
+	k := 0
+	for _, r := range u.res {
+		if r.hi <= u.mark {
+			u.n -= r.n
+			continue
+		}
+		u.res[k] = r
+		k++
+	}
+	u.res = u.res[:k]
+}
+
+// observe applies what the answer to the request l granted says of the
+// key's cost quotas, at now. When the answer states one of a unit's
+// quotas, the reservations of the requests granted up to l are dropped:
+// they reached the server before l, and are counted in it. A quota the
+// answer does not state is charged l's cost if l was granted after the
+// unit's latest observation: the server may have counted it without
+// saying so. It reports whether the answer stated a cost quota.
+func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
+	derived := false // Anthropic's tokens is the input and output quotas seen together
+	for i := range quotas {
+		if q := &quotas[i]; q.Dialect == "anthropic" && (q.Unit == "input-tokens" || q.Unit == "output-tokens") {
+			derived = true
+		}
+	}
+	var marked [maxCostUnits]bool
+	var seen [maxCostQuotas]bool
+	stated := false
+	for i := range quotas {
+		pq := &quotas[i]
+		if !isCostUnit(pq.Unit) || derived && pq.Dialect == "anthropic" && pq.Unit == "tokens" {
+			continue
+		}
+		q := c.quota(pq.Policy, pq.Partition, pq.Unit, now)
+		if q == nil {
+			continue
+		}
+		stated = true
+		seen[q.index(c)] = true
+		if c.apply(q, l, pq, now) {
+			marked[q.unit] = true
+		}
+	}
+	for i := range c.quotas {
+		q := &c.quotas[i]
+		u := &c.units[q.unit]
+		if seen[i] || !q.live || l.seq <= u.mark {
+			continue
+		}
+		if n := l.want.In(u.name); n > 0 {
+			q.r = max(0, q.r-min(n, maxQuota))
+		}
+	}
+	for i := range c.units {
+		if marked[i] {
+			c.units[i].count(l.seq)
+		}
+	}
+	return stated
+}
+
+// index returns the index of q, an element of c.quotas.
+func (q *costQuota) index(c *costs) int {
+	for i := range c.quotas {
+		if &c.quotas[i] == q {
+			return i
+		}
+	}
+	return 0
+}
+
+// apply records one observation of q; it reports whether it took it as
+// q's latest.
+func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
+	q.seen = now
+	q.refill = refills(pq.Dialect)
+	if pq.Limit >= 0 {
+		limit := min(pq.Limit, maxQuota)
+		if limit != q.q {
+			q.rate = 0 // a new limit: a new refill rate
+		}
+		q.q = limit
+	}
+	if pq.Window > 0 {
+		q.w = span(pq.Window)
+	}
+	if pq.Remaining < 0 {
+		return false
+	}
+	r := min(pq.Remaining, maxQuota)
+	if q.q >= 0 {
+		r = min(r, q.q)
+	}
+	if q.refill {
+		switch {
+		case q.q > 0 && q.w > 0:
+			q.rate = float64(q.q) / float64(q.w)
+		case q.q > r+1 && pq.Reset > 0:
+			// Remaining is a whole number of tokens, the fraction of the
+			// next one left out, and the reset is rounded up and measured
+			// from an instant that is never late: the limit less the
+			// remaining less one token, over the reset, is never above
+			// the true rate, and the highest rate seen is the closest.
+			q.rate = max(q.rate, float64(q.q-r-1)/float64(span(pq.Reset)))
+		}
+	}
+	if q.live && l.seq < q.mark {
+		// An answer to a request sent before the one of the current
+		// observation may have been written before it, and overtaken on
+		// the way: only a lower level is news. (Within one effective
+		// window the lowest remaining is the latest; a quota refilled
+		// continuously is compared as it has refilled since.)
+		if cur, _ := q.level(now); r >= cur {
+			return false
+		}
+	}
+	q.live, q.r, q.at, q.mark = true, r, now, max(q.mark, l.seq)
+	q.deadline = 0
+	if pq.Reset >= 0 && (pq.Reset > 0 || !q.refill) {
+		q.deadline = addSat(now, min(int64(pq.Reset), int64(MaxPause)))
+	}
+	return true
+}
+
+// refusal reports, for a refused request l whose answer states quotas,
+// whether one of its cost quotas explains the refusal (it has less left
+// than the request costs), and how long the request must wait for it: the
+// tokens it lacks at the quota's refill rate, or, for a quota restored
+// whole or whose rate is unknown, its reset. A quota with room for the
+// cost but not for twice it explains the refusal too: the server counted
+// more than the estimate, and the request waits as if it cost twice as
+// much. A cost beyond a whole quota explains it, with no wait: the request
+// can never start.
+func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained bool) {
+	for i := range quotas {
+		pq := &quotas[i]
+		if !isCostUnit(pq.Unit) || pq.Remaining < 0 {
+			continue
+		}
+		need := min(l.want.In(pq.Unit), maxQuota)
+		if need <= 0 || pq.Remaining >= 2*need {
+			continue // a request of unknown cost is left to the spent quotas' resets
+		}
+		explained = true
+		if pq.Remaining >= need {
+			need = 2 * need
+			if pq.Limit >= 0 {
+				need = min(need, pq.Limit)
+			}
+		}
+		if pq.Limit >= 0 && need > pq.Limit {
+			continue
+		}
+		var rate float64
+		if refills(pq.Dialect) {
+			for j := range c.quotas {
+				if q := &c.quotas[j]; q.name == pq.Policy && q.pk == string(pq.Partition) && c.units[q.unit].name == pq.Unit {
+					rate = q.rate
+				}
+			}
+		}
+		switch {
+		case rate > 0:
+			d := math.Ceil(float64(need-pq.Remaining) / rate)
+			wait = max(wait, int64(min(d, float64(MaxPause))))
+		case pq.Reset >= 0:
+			wait = max(wait, int64(min(pq.Reset, MaxPause)))
+		}
+	}
+	return wait, explained
+}
+
+// tokenRefusal adjusts what the Transport knows of a refusal by what the
+// key's cost quotas explain of it (see costs.refusal): the wait the
+// request's cost needs is a floor when the server gave none, and replaces
+// the reset of a spent quota refilled continuously, which is the time
+// until it is whole, not until this request fits. Retry-After stands.
+func tokenRefusal(r *Refusal, want *Cost, quotas []parse.Quota, wait int64) {
+	switch {
+	case !r.Given:
+		r.Wait, r.Given, r.Reason = time.Duration(wait), true, ReasonQuota
+	case r.Reason == ReasonQuota:
+		// The wait the Transport took from the spent quotas, without
+		// those this request's cost explains.
+		other := int64(0)
+		for i := range quotas {
+			q := &quotas[i]
+			if q.Remaining == 0 && q.Reset >= 0 && (!isCostUnit(q.Unit) || want.In(q.Unit) <= 0) {
+				other = max(other, int64(q.Reset))
+			}
+		}
+		r.Wait = time.Duration(max(other, wait))
+	}
+}
+
+// view returns what q says at now, for inspection.
+func (c *costs) view(q *costQuota, now int64) PolicyView {
+	u := &c.units[q.unit]
+	v := PolicyView{Name: q.name, Unit: u.name, Quota: q.q, Window: time.Duration(q.w), Remaining: -1, Reserved: u.reserved(now)}
+	if q.pk != "" {
+		v.Partition = []byte(q.pk)
+	}
+	if level, ok := q.level(now); ok && level != math.MaxInt64 && (q.refill || q.deadline == 0 || now < q.deadline) {
+		v.Remaining = max(0, level-v.Reserved)
+		v.ResetAt = at(q.full())
+		if q.refill {
+			v.Refill = q.rate * 1e9
+		}
+	}
+	return v
+}
+
+// The cost quotas in the binary form (version 2): the units (count, then
+// each: name, mark, then its reservations: count, then each: its first
+// grant after the previous one's last (or the mark), its grants less one,
+// end and amount), then
+// the quotas (count, then each: name, partition, unit index, flags
+// (refill 1, live 2), last seen, limit plus one (0: unknown), window, the
+// refill rate as float64 bits, remaining, its instant, deadline, mark).
+func (e *encoder) costs(c *costs) {
+	e.uint(uint64(len(c.units)))
+	for i := range c.units {
+		u := &c.units[i]
+		e.str(u.name)
+		e.uint(u.mark)
+		e.uint(uint64(len(u.res)))
+		prev := u.mark
+		for _, r := range u.res {
+			e.uint(r.lo - prev) // ascending, after the mark
+			e.uint(r.hi - r.lo)
+			e.at(r.end)
+			e.uint(uint64(r.n))
+			prev = r.hi
+		}
+	}
+	e.uint(uint64(len(c.quotas)))
+	for i := range c.quotas {
+		q := &c.quotas[i]
+		e.str(q.name)
+		e.str(q.pk)
+		e.b = append(e.b, q.unit)
+		var flags byte
+		if q.refill {
+			flags |= 1
+		}
+		if q.live {
+			flags |= 2
+		}
+		e.b = append(e.b, flags)
+		e.at(q.seen)
+		e.uint(uint64(q.q + 1))
+		e.uint(uint64(q.w))
+		e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(q.rate))
+		e.uint(uint64(q.r))
+		e.at(q.at)
+		e.at(q.deadline)
+		e.uint(q.mark)
+	}
+}
+
+// maxRate bounds a refill rate, per nanosecond: a whole quota of the
+// largest size in a nanosecond.
+const maxRate = float64(maxQuota)
+
+func (d *decoder) costs(c *costs) {
+	if k := d.bounded(maxCostUnits); k > 0 {
+		c.units = make([]costUnit, k)
+		for i := range c.units {
+			u := &c.units[i]
+			u.name = d.str()
+			u.mark = d.uint()
+			for j := range i {
+				if c.units[j].name == u.name {
+					d.fail()
+				}
+			}
+			if m := d.bounded(maxReservations); m > 0 {
+				u.res = make([]reservation, 0, m)
+				prev := u.mark
+				for range m {
+					lo := prev + d.uint()
+					r := reservation{lo: lo, hi: lo + d.uint(), end: d.at(), n: int64(d.bounded(uint64(maxQuota)))}
+					if d.err || r.lo <= prev || r.hi < r.lo || r.n < 1 || r.end == 0 {
+						d.fail()
+						return
+					}
+					u.res = append(u.res, r)
+					u.n += r.n
+					prev = r.hi
+				}
+			}
+		}
+	}
+	if k := d.bounded(maxCostQuotas); k > 0 {
+		c.quotas = make([]costQuota, k)
+		for i := range c.quotas {
+			q := &c.quotas[i]
+			q.name = d.str()
+			q.pk = d.str()
+			q.unit = d.byte()
+			if int(q.unit) >= len(c.units) {
+				d.fail()
+				return
+			}
+			flags := d.byte()
+			if flags&^3 != 0 {
+				d.fail()
+			}
+			q.refill, q.live = flags&1 != 0, flags&2 != 0
+			q.seen = d.at()
+			q.q = int64(d.bounded(uint64(maxQuota)+1)) - 1
+			q.w = int64(d.bounded(uint64(maxSpan)))
+			q.rate = d.float(maxRate)
+			q.r = int64(d.bounded(uint64(maxQuota)))
+			q.at = d.at()
+			q.deadline = d.at()
+			q.mark = d.uint()
+		}
+	}
+}

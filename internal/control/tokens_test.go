@@ -1,0 +1,267 @@
+package control
+
+import (
+	"bytes"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politehttp/polite/parse"
+)
+
+// worstCosts returns worst() with every cost unit and quota taken, the
+// longest names, and every reservation slot counted.
+func worstCosts() *State {
+	s := worst()
+	now := instant(t0)
+	for i := range maxCostUnits {
+		u := costUnit{name: strings.Repeat(string(rune('m'+i)), maxKeyLen), mark: 1 << 60}
+		for j := range maxReservations {
+			seq := uint64(1<<60 + 2*j + 1)
+			u.res = append(u.res, reservation{lo: seq, hi: seq + 1, end: now + int64(j+1)*int64(time.Hour), n: maxQuota})
+			u.n += maxQuota
+		}
+		s.costs.units = append(s.costs.units, u)
+	}
+	for i := range maxCostQuotas {
+		s.costs.quotas = append(s.costs.quotas, costQuota{
+			name: strings.Repeat(string(rune('a'+i)), maxKeyLen), pk: strings.Repeat("k", maxKeyLen), unit: uint8(i % maxCostUnits),
+			refill: i%2 == 0, seen: now, q: maxQuota, w: int64(maxSpan), rate: maxRate, live: true, r: maxQuota, at: now,
+			deadline: now + int64(maxSpan), mark: 1 << 60,
+		})
+	}
+	return s
+}
+
+func TestBinaryBoundedCosts(t *testing.T) {
+	b, err := worstCosts().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("worst-case state with cost quotas: %d bytes", len(b))
+	if len(b) > maxBinary {
+		t.Fatalf("worst-case state is %d bytes, want at most %d", len(b), maxBinary)
+	}
+	var s State
+	if err := s.UnmarshalBinary(b); err != nil {
+		t.Fatalf("UnmarshalBinary(worst) = %v", err)
+	}
+	if !reflect.DeepEqual(s.costs, worstCosts().costs) {
+		t.Errorf("the cost quotas did not read back")
+	}
+}
+
+// TestBinaryVersions checks that a state without cost quotas is written
+// as version 1, as before they existed, one with them as version 2, and
+// that a version 2 form without them is rejected (it is never written).
+func TestBinaryVersions(t *testing.T) {
+	s := worst()
+	b, _ := s.MarshalBinary()
+	if b[0] != 1 {
+		t.Errorf("without cost quotas: version %d, want 1", b[0])
+	}
+	b[0] = 2
+	if err := new(State).UnmarshalBinary(b); err == nil {
+		t.Errorf("version 2 without cost quotas was accepted")
+	}
+	b, _ = worstCosts().MarshalBinary()
+	if b[0] != 2 {
+		t.Errorf("with cost quotas: version %d, want 2", b[0])
+	}
+}
+
+// openAIQuotas is what an OpenAI response states.
+func openAIQuotas(reqs, tokens int64, full time.Duration) []parse.Quota {
+	return []parse.Quota{
+		{Unit: "requests", Limit: 500, Remaining: reqs, Reset: 120 * time.Millisecond, Dialect: "openai"},
+		{Unit: "tokens", Limit: 60000, Remaining: tokens, Reset: full, Dialect: "openai"},
+	}
+}
+
+// TestCostView checks what a key with a token quota shows: the quota, the
+// reservations of the requests granted since its observation, what is left
+// for a new request, the refill rate and when the quota is whole again.
+func TestCostView(t *testing.T) {
+	var s State
+	cfg := Config{}
+	var p Lease
+	p.SetCost(Cost{Tokens: 1000})
+	s.Acquire(t0, &cfg, Ask{}, &p)
+	// 60000 a minute: 1000 a second.
+	s.Release(t0.Add(time.Second), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 58999, time.Second)})
+	now := t0.Add(time.Second)
+	var a Lease
+	a.SetCost(Cost{InputTokens: 3000, OutputTokens: 2000})
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
+		t.Fatal("not granted")
+	}
+	v := s.View(now.Add(500 * time.Millisecond))
+	var tok *PolicyView
+	for i := range v.Policies {
+		if v.Policies[i].Unit == "tokens" {
+			tok = &v.Policies[i]
+		}
+	}
+	if tok == nil {
+		t.Fatalf("no tokens policy in %+v", v.Policies)
+	}
+	want := PolicyView{Unit: "tokens", Quota: 60000, Remaining: 58999 + 500 - 5000, Reserved: 5000, Refill: 1000,
+		ResetAt: now.Add(1001 * time.Millisecond)}
+	if !tok.ResetAt.Equal(want.ResetAt) {
+		t.Errorf("View tokens ResetAt = %v, want %v", tok.ResetAt, want.ResetAt)
+	}
+	tok.ResetAt = want.ResetAt
+	if !reflect.DeepEqual(*tok, want) {
+		t.Errorf("View tokens = %+v, want %+v", *tok, want)
+	}
+	s.Release(now.Add(time.Second), &cfg, &a, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 56000, 4*time.Second)})
+	v = s.View(now.Add(time.Second))
+	for _, p := range v.Policies {
+		if p.Unit == "tokens" && (p.Reserved != 0 || p.Remaining != 56000) {
+			t.Errorf("after the release: %+v, want nothing reserved and 56000 left", p)
+		}
+	}
+}
+
+// TestCostReservationsExpire checks that the reservation of a request that
+// never ends lasts as long as its lease.
+func TestCostReservationsExpire(t *testing.T) {
+	var s State
+	cfg := Config{Lease: 16 * time.Second}
+	var p Lease
+	s.Acquire(t0, &cfg, Ask{}, &p)
+	s.Release(t0, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 60000, 0)})
+	var a Lease
+	a.SetCost(Cost{Tokens: 60000})
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &a); !ok {
+		t.Fatal("a whole quota was not granted")
+	}
+	var b Lease
+	b.SetCost(Cost{Tokens: 1})
+	if h, ok := s.Acquire(t0.Add(time.Second), &cfg, Ask{}, &b); ok || h.Reason != ReasonQuota {
+		t.Fatalf("granted while the quota is reserved (hold %+v)", h)
+	}
+	// a's lease ends at the end of its slot, 17 s in.
+	if _, ok := s.Acquire(t0.Add(17*time.Second), &cfg, Ask{}, &b); !ok {
+		t.Fatal("a's reservation outlived its lease")
+	}
+	if s.costs.units[0].n != 1 {
+		t.Errorf("reserved %d, want 1", s.costs.units[0].n)
+	}
+}
+
+// TestCostUnitsBounded checks that a key tracks at most maxCostUnits units
+// and maxCostQuotas quotas, whatever its server states.
+func TestCostUnitsBounded(t *testing.T) {
+	var s State
+	cfg := Config{}
+	var qs []parse.Quota
+	for i := range 20 {
+		qs = append(qs, parse.Quota{Policy: string(rune('a' + i)), Unit: "unit" + string(rune('a'+i%6)), Limit: 10, Remaining: 5, Reset: time.Second, Window: time.Second, Dialect: "ietf"})
+	}
+	now := t0
+	for range 5 {
+		var l Lease
+		l.SetCost(Cost{Unit: "unita", Amount: 1})
+		s.Acquire(now, &cfg, Ask{}, &l)
+		s.Release(now, &cfg, &l, &Outcome{First: true, Bytes: -1, Quotas: qs})
+		now = now.Add(2 * time.Minute)
+	}
+	if len(s.costs.units) > maxCostUnits || len(s.costs.quotas) > maxCostQuotas {
+		t.Errorf("%d units and %d quotas kept", len(s.costs.units), len(s.costs.quotas))
+	}
+	b, _ := s.MarshalBinary()
+	if err := new(State).UnmarshalBinary(b); err != nil {
+		t.Errorf("does not read back: %v", err)
+	}
+}
+
+// TestTypicalSizeCosts measures the binary form of an OpenAI key after a
+// burst of requests.
+func TestTypicalSizeCosts(t *testing.T) {
+	var s State
+	cfg := Config{}
+	now := t0
+	for i := range 20 {
+		var l Lease
+		l.SetCost(Cost{Tokens: 1000})
+		if _, ok := s.Acquire(now, &cfg, Ask{Until: now.Add(30 * time.Second)}, &l); ok {
+			s.Release(now.Add(80*time.Millisecond), &cfg, &l, &Outcome{First: true, Bytes: -1, Rand: uint64(i), Quotas: openAIQuotas(490, 50000, 10*time.Second)})
+		}
+		now = now.Add(100 * time.Millisecond)
+	}
+	b, _ := s.MarshalBinary()
+	t.Logf("an OpenAI key: %d bytes", len(b))
+	if len(b) > 250 {
+		t.Errorf("%d bytes, want at most 250", len(b))
+	}
+}
+
+// TestCostIn checks the units a Cost names.
+func TestCostIn(t *testing.T) {
+	c := Cost{InputTokens: 3, OutputTokens: 4, Unit: "points", Amount: 9}
+	for unit, want := range map[string]int64{"requests": 1, "tokens": 7, "input-tokens": 3, "output-tokens": 4, "points": 9, "other": 0} {
+		if got := c.In(unit); got != want {
+			t.Errorf("In(%q) = %d, want %d", unit, got, want)
+		}
+	}
+	if got := (&Cost{InputTokens: math.MaxInt64, OutputTokens: 1}).In("tokens"); got != math.MaxInt64 {
+		t.Errorf("saturating sum = %d", got)
+	}
+	if got := (&Cost{Tokens: -5, InputTokens: 2}).In("tokens"); got != 0 {
+		t.Errorf("negative Tokens = %d, want 0", got)
+	}
+}
+
+// FuzzCosts runs the controller on any state with requests of any cost and
+// answers stating token quotas: it must not panic, and must leave a State
+// that reads back.
+func FuzzCosts(f *testing.F) {
+	b, _ := worstCosts().MarshalBinary()
+	f.Add(b, int64(0), int64(1000), int64(500), uint8(0))
+	f.Add([]byte{}, int64(time.Second), int64(-1), int64(0), uint8(7))
+	f.Add([]byte{}, int64(-time.Hour), int64(math.MaxInt64), int64(math.MinInt64), uint8(255))
+	f.Fuzz(runFuzzCosts)
+}
+
+// runFuzzCosts is one run of FuzzCosts.
+func runFuzzCosts(t *testing.T, data []byte, offset, cost, remaining int64, op uint8) {
+	var s State
+	if err := s.UnmarshalBinary(data); err != nil {
+		return
+	}
+	now := t0.Add(time.Duration(offset))
+	cfg := Config{Lease: time.Duration(op) * time.Second}
+	dialects := [...]string{"openai", "anthropic", "ietf", "x"}
+	units := [...]string{"tokens", "input-tokens", "output-tokens", "points", "requests"}
+	want := Cost{Tokens: cost, InputTokens: cost / 2, OutputTokens: remaining, Unit: "points", Amount: cost}
+	for i := range 4 {
+		var l Lease
+		l.SetCost(want)
+		_, ok := s.Acquire(now, &cfg, Ask{}, &l)
+		var qs []parse.Quota
+		for j := range int(op%5) + 1 {
+			qs = append(qs, parse.Quota{Policy: dialects[(i+j)%4], Unit: units[(int(op)+j)%5], Limit: cost + int64(j),
+				Remaining: remaining - int64(i), Reset: time.Duration(offset + int64(j)), Window: time.Duration(op) * time.Millisecond,
+				Dialect: dialects[(int(op)>>2+j)%4]})
+		}
+		out := Outcome{First: true, Bytes: -1, Refused: op&(1<<i) != 0, Failed: op&(16<<i) != 0, Quotas: qs, Rand: uint64(cost),
+			Refusal: Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}}
+		if ok {
+			s.Release(now.Add(time.Millisecond), &cfg, &l, &out)
+		}
+		now = now.Add(time.Duration(remaining % int64(time.Minute)))
+	}
+	s.View(now)
+	b1, _ := s.MarshalBinary()
+	var s2 State
+	if err := s2.UnmarshalBinary(b1); err != nil {
+		t.Fatalf("the controller left a State that does not read back: %v\n%x", err, b1)
+	}
+	b2, _ := s2.MarshalBinary()
+	if !bytes.Equal(b1, b2) {
+		t.Fatalf("MarshalBinary is not stable:\n%x\n%x", b1, b2)
+	}
+}

@@ -1,0 +1,167 @@
+package polite_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// tokenWorkload returns n tasks of varied prompts (70 to 1,500 tokens) and
+// output bounds (64 to 1,024 tokens), the same on every run.
+func tokenWorkload(n int) []ratelimittest.TokenTask {
+	ts := make([]ratelimittest.TokenTask, n)
+	for i := range ts {
+		ts[i] = ratelimittest.TokenTask{Input: 70 + int64(i*389)%1431, MaxOutput: 64 + int64(i*173)%961}
+	}
+	return ts
+}
+
+// tokenScenario is one LLM API server a batch of tasks runs against.
+type tokenScenario struct {
+	name    string
+	cfg     ratelimittest.TokenConfig
+	tasks   int
+	workers int
+}
+
+func tokenScenarios() []tokenScenario {
+	latency, per := 500*time.Millisecond, 5*time.Millisecond
+	return []tokenScenario{
+		{"openai 40k tokens/min, 500 requests/min", ratelimittest.TokenConfig{
+			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per,
+		}, 150, 16},
+		{"openai 40k tokens/min, retry-after (Azure)", ratelimittest.TokenConfig{
+			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, RetryAfter: true,
+		}, 150, 16},
+		{"openai 40k tokens/min, 100 workers", ratelimittest.TokenConfig{
+			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per,
+		}, 150, 100},
+		{"openai 200k tokens/min, short answers", ratelimittest.TokenConfig{
+			Requests: 5000, Tokens: 200000, Latency: 200 * time.Millisecond, TokenLatency: time.Millisecond,
+		}, 300, 16},
+		{"anthropic 30k in + 16k out/min, refunds", ratelimittest.TokenConfig{
+			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 16000,
+			Latency: latency, TokenLatency: per, Refund: true,
+		}, 150, 16},
+		{"anthropic 30k in + 8k out/min", ratelimittest.TokenConfig{
+			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 8000,
+			Latency: latency, TokenLatency: per,
+		}, 150, 16},
+	}
+}
+
+// tokenResult is what one run of a token scenario measured.
+type tokenResult struct {
+	ok, failed, refused int
+	used                int64 // tokens used: prompt plus output produced
+	took, ideal         time.Duration
+}
+
+func (r tokenResult) efficiency() float64 { return r.ideal.Seconds() / r.took.Seconds() }
+
+// perMinute is the token throughput: prompt and output tokens used a
+// minute.
+func (r tokenResult) perMinute() float64 { return float64(r.used) / r.took.Minutes() }
+
+// runTokens sends the tasks' bodies with workers goroutines through c to
+// h, and measures them: a task fails when its answer is not a 200.
+func runTokens(t *testing.T, h *ratelimittest.TokenHandler, c *http.Client, api ratelimittest.API, tasks []ratelimittest.TokenTask, workers int) tokenResult {
+	path := "/v1/chat/completions"
+	if api == ratelimittest.AnthropicAPI {
+		path = "/v1/messages"
+	}
+	var (
+		next       atomic.Int64
+		ok, failed atomic.Int64
+		once       sync.Once
+		wg         sync.WaitGroup
+	)
+	start := time.Now()
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(tasks) {
+					return
+				}
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://llm.example"+path, strings.NewReader(tasks[i].Body(api)))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := c.Do(req)
+				if err != nil {
+					failed.Add(1)
+					once.Do(func() { t.Logf("first error: %v", err) })
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					ok.Add(1)
+				} else {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := h.Stats()
+	return tokenResult{ok: int(ok.Load()), failed: int(failed.Load()), refused: st.Refused, used: st.InputTokens + st.OutputTokens, took: time.Since(start)}
+}
+
+// TestTokenScenarios runs polite with no configuration (the default
+// estimator reads the request bodies) against LLM API servers whose token
+// quotas bind, in virtual time: no request may be refused, and the run
+// must reach 0.9 of the token throughput of a perfect client. A plain
+// client runs beside it for contrast. Run with -scenarios -v to print the
+// table.
+func TestTokenScenarios(t *testing.T) {
+	var table strings.Builder
+	fmt.Fprintf(&table, "\n| server | workers | tasks | client | ok | failed | refused | took | ideal | efficiency | tokens/min |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, sc := range tokenScenarios() {
+		tasks := tokenWorkload(sc.tasks)
+		ideal := ratelimittest.IdealTokens(sc.cfg, tasks, sc.workers)
+		for _, client := range []string{"polite", "plain"} {
+			t.Run(sc.name+"/"+client, func(t *testing.T) {
+				var r tokenResult
+				synctest.Test(t, func(t *testing.T) {
+					h := ratelimittest.NewTokenHandler(sc.cfg)
+					var rt http.RoundTripper = &ratelimittest.Transport{Handler: h}
+					if client == "polite" {
+						rt = &polite.Transport{Base: rt}
+					}
+					r = runTokens(t, h, &http.Client{Transport: rt}, sc.cfg.API, tasks, sc.workers)
+				})
+				r.ideal = ideal
+				eff := "—" // meaningless when tasks failed
+				if r.failed == 0 {
+					eff = fmt.Sprintf("%.3f", r.efficiency())
+				}
+				fmt.Fprintf(&table, "| %s | %d | %d | %s | %d | %d | %d | %v | %v | %s | %.0f |\n",
+					sc.name, sc.workers, sc.tasks, client, r.ok, r.failed, r.refused, r.took.Round(time.Millisecond), ideal.Round(time.Millisecond), eff, r.perMinute())
+				if client != "polite" {
+					return
+				}
+				if r.ok != sc.tasks {
+					t.Errorf("%d of %d tasks ok", r.ok, sc.tasks)
+				}
+				if r.refused != 0 {
+					t.Errorf("%d requests refused, want 0", r.refused)
+				}
+				if e := r.efficiency(); e < 0.9 {
+					t.Errorf("efficiency %.3f (took %v, ideal %v), want ≥ 0.9", e, r.took, ideal)
+				}
+			})
+		}
+	}
+	if *scenarioTable {
+		t.Log(table.String())
+	}
+}
