@@ -247,7 +247,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
 		// Rate-limit fields on a response from a cache describe the past
 		// (draft-11 §7.3; DESIGN.md, D5); fields in trailers are never
-		// read (D9).
+		// read (DESIGN.md, D9).
 		if !parse.FromCache(resp.Header) {
 			out.Quotas = readQuotas(resp.Header, now, &g.Lease, &out)
 			if len(out.Quotas) > 0 {

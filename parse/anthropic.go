@@ -1,6 +1,6 @@
 package parse
 
-// This file reads the Anthropic family, dialects.md §2 row 12:
+// This file reads the Anthropic family:
 // anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-
 // {limit,remaining,reset}, four buckets at once. Resets are RFC 3339
 // instants when the bucket is fully replenished; on a full bucket they are

@@ -63,16 +63,57 @@
 //
 // # Normalisation
 //
+// Field names are matched case-insensitively and values are trimmed of
+// optional white space. A quota is reported when its limit or its
+// remaining count is valid; a field that is absent or invalid is unknown
+// (Limit and Remaining -1, Window 0, Reset -1).
+//
 // Counts follow the grammar ^\d+(\.\d+)?$ and must fit an int64: signs,
 // exponents, hex, NaN and underscores are invalid, so Azure's "-1" is
-// unknown. A bare *-Reset number is read by magnitude: below 1e9 it is
-// delta seconds, below 1e12 epoch seconds, below 1e15 epoch milliseconds,
-// below 1e18 epoch microseconds, and larger values are invalid. Resets may also be RFC 3339 / ISO 8601 dates
-// (with fractional seconds, or without seconds) or HTTP-dates, and the
-// OpenAI family sends Go durations ("1m51.535s"). Absolute resets are
-// measured from the response's Date and clamp at zero. A window is
-// reported only when the headers state it; documentation knowledge, such
-// as GitHub's one-hour window, is never filled in.
+// unknown. Where no limit is sent it is derived: Reddit's limit is used
+// plus remaining, and Shopify's "32/40" is used/bucket, a limit of 40
+// with 8 remaining.
+//
+// The magnitude rule reads a bare *-Reset number: below 1e9 it is delta
+// seconds, below 1e12 epoch seconds, below 1e15 epoch milliseconds,
+// below 1e18 epoch microseconds, and larger values are invalid. Resets may
+// also be RFC 3339 / ISO 8601 dates (with fractional seconds, or without
+// seconds) or HTTP-dates, and the OpenAI family sends Go durations
+// ("1m51.535s", or bare seconds from Azure). Dialects whose reset is a
+// delta by definition (IETF t, Discord's Reset-After, Kong, Zendesk,
+// draft-06) are read as deltas. Absolute resets are measured from the
+// response's Date (from the caller's clock when Date is invalid) and
+// clamp at zero; when a delta and an absolute reset are both sent
+// (Discord), the delta wins. Negative deltas, and values
+// repeated by comma-joined or duplicate field lines (Okta), are unknown;
+// a comma inside an HTTP-date is not a duplicate.
+//
+// A window is reported only when the headers state it: IETF w, a ";w="
+// parameter, HubSpot's interval, the words Daily (one day) and Secondly
+// (one second), Twitter's 24hour, and the period suffixes of Kong
+// (second, minute, hour, day, month of 30 days, year of 365 days).
+// Documentation knowledge, such as GitHub's one-hour window, is never
+// filled in. Suffixes are told apart by an explicit vocabulary: periods
+// as above, units requests, tokens, input-tokens and output-tokens. The
+// unit is "requests" unless the dialect says otherwise: IETF qu verbatim,
+// the token units of OpenAI and Anthropic, "points" for Linear's
+// complexity and GitHub's graphql resource, "api-units" for RapidAPI.
+//
+// IETF RateLimit items join RateLimit-Policy items by name only; items
+// that match nothing stand alone. Two quotas of different families are
+// one quota when they have the same unit, equal limits and equal
+// remaining counts, and no conflicting window or reset; the merged quota
+// takes the known fields of both. A legacy limit list (draft-03, Envoy)
+// starts with the current limit, which merges into the first quota item
+// with an equal limit. Metadata (Discord's bucket, GitHub's resource,
+// GitLab's name) names a quota but never makes one.
+//
+// Header accepts a few vendor quirks on purpose, each bounded to one
+// shape a known server sends: Hugging Face's RateLimit-Policy
+// "fixed window";"api";q=500;w=300, whose last String before the
+// parameters names the policy; Envoy's older window= for w; and older
+// Azure OpenAI's x-rate-limit-reset-tokens for x-ratelimit-reset-tokens.
+// Everything else follows the draft or the dialect's own rules.
 //
 // # Cost and limits
 //

@@ -1,10 +1,8 @@
 package parse
 
 // This file reads RateLimit-{Limit,Remaining,Reset} of IETF drafts 03 to
-// 06 and express-rate-limit draft-6 (dialects.md §2 row 2, §4.10), also
-// sent by Kong (row 41), Zendesk (row 32), Bluesky (row 27), Heroku (row
-// 28), Docker Hub (row 39), jambonz, Persona, ActiveCampaign, XIQ (row 47)
-// and GitLab (row 8, with RateLimit-ResetTime as a fallback reset and
+// 06 and express-rate-limit draft-6, also sent by Kong, Zendesk, Bluesky,
+// Heroku, Docker Hub, jambonz, Persona, ActiveCampaign, XIQ and GitLab (with RateLimit-ResetTime as a fallback reset and
 // RateLimit-Name), and merges it with the unnamed RateLimit-Policy items
 // and the draft-07 dictionary that rlfields.go found (§4.9).
 

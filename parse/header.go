@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// This file implements the normalisation contract of dialects.md §4: the
-// field collection of §4.1, the output rules of §4.2 and the merging rules
-// of §4.9. Each family lives in its own file.
+// This file implements the rules of the package documentation
+// ("Normalisation"): collecting the fields, the output, and merging the
+// quotas of different families. Each family lives in its own file.
 
 // Header returns every quota that h describes. Absolute resets (epoch
 // seconds or milliseconds, RFC 3339, HTTP-date) are measured from h's own
@@ -26,8 +26,8 @@ import (
 // result is unspecified; it is nil when h describes no quota.
 //
 // Header reads only the header map it is given. Draft-11 forbids the
-// RateLimit fields in trailers (D9), so callers pass resp.Header, never
-// resp.Trailer. Header does not check whether the response came from a
+// RateLimit fields in trailers (§3.1, §4.1; DESIGN.md, D9), so callers
+// pass resp.Header, never resp.Trailer. Header does not check whether the response came from a
 // cache; see [FromCache].
 //
 // Header never fails: malformed fields are ignored. Vendor quirks it
@@ -296,9 +296,9 @@ func (p *parser) collect(h http.Header) {
 // new quota with those before it.
 const maxQuotas = 32
 
-// add reports q unless it carries neither a limit nor a remaining count
-// (dialects.md §4.3), merging it into an earlier quota of another family
-// that reports the same thing (§4.9); the earlier quota keeps its name.
+// add reports q unless it carries neither a limit nor a remaining count,
+// merging it into an earlier quota of another family that reports the
+// same thing (see same); the earlier quota keeps its name.
 // Past maxQuotas quotas, it drops q.
 func (p *parser) add(q Quota) {
 	if q.Limit < 0 && q.Remaining < 0 {
@@ -331,7 +331,8 @@ func (p *parser) quota(i int) *Quota {
 
 // same reports whether two quotas of different families describe one
 // policy: same unit, equal limit and equal remaining, and no conflicting
-// window or reset (dialects.md §4.9). Names and partition keys do not
+// window or reset (package documentation, "Normalisation"). Names and
+// partition keys do not
 // count: a name from one family's metadata does not make a policy distinct.
 func same(a, b *Quota) bool {
 	return a.Unit == b.Unit && a.Limit == b.Limit && a.Remaining == b.Remaining &&

@@ -5,10 +5,9 @@ import (
 	"time"
 )
 
-// This file reads HubSpot's X-HubSpot-RateLimit-* fields, dialects.md §2
-// row 33 and §4.6.
+// This file reads HubSpot's X-HubSpot-RateLimit-* fields.
 
-// hubSpot reads X-HubSpot-RateLimit-* (dialects.md §2 row 33): the rolling
+// hubSpot reads X-HubSpot-RateLimit-*: the rolling
 // Max/Remaining over Interval-Milliseconds, and the Daily and Secondly
 // pairs sent to API-key and private apps. No reset is sent.
 // Source: developers.hubspot.com changelog 2018-11-06 "Rate limit

@@ -2,11 +2,10 @@ package parse
 
 import "time"
 
-// This file reads the period suffixes of Kong and Tomorrow.io, dialects.md
-// §2 rows 41–42, §3.7 and §4.6.
+// This file reads the period suffixes of Kong and Tomorrow.io.
 
-// Period suffixes of Kong and Tomorrow.io, an explicit vocabulary
-// (dialects.md §3.7, §4.6). A month is 30 days and a year 365 days.
+// Period suffixes of Kong and Tomorrow.io, an explicit vocabulary (package
+// documentation, "Normalisation"). A month is 30 days and a year 365 days.
 var periods = [...]struct {
 	name   string
 	window time.Duration
@@ -19,8 +18,8 @@ var periods = [...]struct {
 	{"year", 365 * 24 * time.Hour},
 }
 
-// kong reads X-RateLimit-{Limit,Remaining}-<period> (dialects.md §2 rows
-// 41–42), one quota per period. The RateLimit-* triplet Kong sends beside
+// kong reads X-RateLimit-{Limit,Remaining}-<period>, one quota per
+// period. The RateLimit-* triplet Kong sends beside
 // them repeats the period with the lowest remaining count and merges into
 // it. Kong's response-ratelimiting names (X-RateLimit-Limit-Videos-Minute)
 // are not read.

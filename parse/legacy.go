@@ -5,14 +5,13 @@ import (
 	"time"
 )
 
-// This file holds what the limit/remaining/reset triplets share
-// (dialects.md §4.10): reading a limit and a remaining count that may carry
+// This file holds what the limit/remaining/reset triplets share: reading a limit and a remaining count that may carry
 // ";w=" (Docker, XIQ), limit lists with quota items as in draft-03 and
 // Envoy ("1, 1;w=60;name=\"first\", 4;w=3600;name=\"second\""), where
 // the first number is the current limit and merges into the first item
-// with an equal limit (dialects.md §4.9), and comma-joined duplicates
-// (Okta, §3.4), which are invalid. Resets follow the magnitude rule (§3.1)
-// or are date strings (§3.3); see number.go.
+// with an equal limit, and comma-joined duplicates (Okta), which are
+// invalid. Resets follow the magnitude rule or are date strings; see
+// number.go and the package documentation ("Normalisation").
 
 // triplet reads the limit and remaining fields of a triplet. It returns the
 // current quota and the quota items that followed the current limit.
@@ -83,7 +82,7 @@ func containsItem(items []item, x item) bool {
 // limitList reads a legacy limit field: the current limit, with optional
 // parameters, then any quota items, which must state a window. A list
 // whose later members state no window is a set of comma-joined or
-// repeated duplicates (Okta, dialects.md §3.4) and invalid. Items are
+// repeated duplicates (Okta) and invalid. Items are
 // appended to buf, which must be empty, up to maxItems of them.
 func limitList(vals []string, buf []item) (cur item, items []item, ok bool) {
 	i := 0

@@ -7,7 +7,7 @@ import (
 )
 
 // This file implements the number, duration and reset rules of the
-// normalisation contract (dialects.md §4.3 and §4.4, magnitude rule §3.1).
+// package documentation ("Normalisation"), the magnitude rule included.
 
 // Status of a parsed decimal.
 const (
@@ -87,7 +87,7 @@ func deltaSeconds(s string) time.Duration {
 	return seconds(w, n)
 }
 
-// Magnitude boundaries of dialects.md §3.1.
+// Boundaries of the magnitude rule (package documentation, "Normalisation").
 const (
 	epochSeconds = 1e9  // at or above: epoch seconds
 	epochMillis  = 1e12 // at or above: epoch milliseconds
@@ -95,8 +95,8 @@ const (
 	tooLarge     = 1e18 // at or above: invalid
 )
 
-// reset reads a generic *-Reset value (dialects.md §4.4): a bare number
-// by the magnitude rule of §3.1, or a date string (RFC 3339 / ISO 8601
+// reset reads a generic *-Reset value: a bare number by the magnitude
+// rule (see the boundaries above), or a date string (RFC 3339 / ISO 8601
 // including minute precision and fractional seconds, or an HTTP-date).
 // Absolute instants are measured from base and clamped at 0.
 // Several field lines, and comma-joined duplicates, are unknown unless
@@ -266,7 +266,7 @@ func daysIn(m time.Month, y int) int {
 	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
-// goDuration reads an OpenAI-style reset (dialects.md §4.4): a Go duration
+// goDuration reads an OpenAI-style reset: a Go duration
 // string such as "6m0s", "1m51.535s" or "12ms", or a bare number of
 // seconds (Azure OpenAI sends "55"). Signs and unknown units such as "1d"
 // are invalid. It returns -1 when s is not valid.

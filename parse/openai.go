@@ -1,6 +1,6 @@
 package parse
 
-// This file reads the OpenAI family, dialects.md §2 rows 9–11 and §4.4:
+// This file reads the OpenAI family:
 // x-ratelimit-{limit,remaining,reset}-{requests,tokens}, sent by OpenAI,
 // Groq, Azure OpenAI and other OpenAI-compatible APIs. Resets are Go
 // duration strings ("6m0s", "1m51.535s", "12ms") until the bucket is

@@ -3,8 +3,8 @@ package parse
 import "strings"
 
 // This file gathers the vendor quirks that Header accepts on purpose, each
-// with its source (dialects.md §4.9: "This leniency is deliberate and
-// bounded"). Everything else follows the draft or the dialect's own rules.
+// with its source (package documentation, "Normalisation"): each is
+// bounded to one shape a known server sends. Everything else follows the draft or the dialect's own rules.
 
 // quirkPolicies reads a RateLimit-Policy field that Policies rejected,
 // accepting only the Hugging Face Hub shape
@@ -17,7 +17,6 @@ import "strings"
 // dropped; otherwise it is ignored.
 // Sources: huggingface/hub-docs docs/hub/rate-limits.md;
 // huggingface/huggingface_hub src/huggingface_hub/utils/_http.py
-// (dialects.md §2 row 38, §3.8).
 func quirkPolicies(dst []Policy, vals []string) []Policy {
 	s, ok := dropLeadingStrings(strings.Join(vals, ", "))
 	if !ok {
@@ -96,5 +95,5 @@ func windowParam(k string) bool {
 // azureResetTokens is where older Azure OpenAI deployments send the token
 // reset, in seconds: x-rate-limit-reset-tokens, with "rate-limit" as two
 // words. It stands in for x-ratelimit-reset-tokens when that is absent.
-// Source: openai/openai-python#937 (a captured 429, dialects.md §2 row 11).
+// Source: openai/openai-python#937 (a captured 429).
 const azureResetTokens = sAzureResetTokens

@@ -3,20 +3,20 @@ package parse
 import "time"
 
 // This file reads the RateLimit and RateLimit-Policy fields for Header.
-// They have had three incompatible syntaxes (dialects.md §3.8), told apart
+// They have had three incompatible syntaxes, told apart
 // by the first byte of the value:
 //
-//   - '"': draft-08 and later (spec.md §2), read strictly by Policies and
-//     Limits and joined by name (dialects.md §4.9); the Hugging Face quirk
+//   - '"': draft-08 and later (draft-11 §3, §4), read strictly by Policies
+//     and Limits and joined by name; the Hugging Face quirk
 //     is the only leniency (quirks.go).
 //   - a digit, in RateLimit-Policy: the unnamed policies of drafts 03 to 07,
-//     "100;w=60" (dialects.md §2 rows 2, 3, 27, 47), merged with the
+//     "100;w=60" (express-rate-limit, Bluesky, XIQ), merged with the
 //     RateLimit-* triplet or the draft-07 dictionary by draft06.
 //   - a key and "=", in RateLimit: the draft-07 Dictionary
-//     "limit=100, remaining=25, reset=5" (dialects.md §2 row 3).
+//     "limit=100, remaining=25, reset=5" (express-rate-limit draft-7).
 //
-// Anything else is malformed and ignored (D2). The Beta- prefixed pair
-// (Jira, dialects.md §2 row 30) is read like the unprefixed one, without
+// Anything else is malformed and ignored (DESIGN.md, D2). The Beta-
+// prefixed pair (Jira) is read like the unprefixed one, without
 // the legacy shapes.
 
 // ietf reads one RateLimit-Policy / RateLimit pair. legacy enables the
@@ -45,8 +45,8 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 		p.dict, p.hasDict = dictionary(lv)
 	}
 
-	// Join by name only (dialects.md §4.9); unmatched items stand alone.
-	// Names are unique within each field (D6).
+	// Join by name only; unmatched items stand alone. Names are unique
+	// within each field (DESIGN.md, D6).
 	for _, pol := range ps {
 		q := Quota{
 			Policy:    pol.Name,
@@ -87,7 +87,7 @@ func policiesOf(dst []Policy, pv []string) []Policy {
 }
 
 // trimLines returns vals with each line trimmed of optional white space
-// (dialects.md §4.1), which RFC 9651 parsing would otherwise reject when it
+// (RFC 9110 §5.6.3), which RFC 9651 parsing would otherwise reject when it
 // is a tab. It allocates only when some line needs trimming.
 func trimLines(vals []string) []string {
 	for i, v := range vals {

@@ -2,11 +2,10 @@ package parse
 
 import "strings"
 
-// This file reads Shopify's X-Shopify-Shop-Api-Call-Limit, dialects.md §2
-// row 18 and §4.8.
+// This file reads Shopify's X-Shopify-Shop-Api-Call-Limit.
 
 // shopify reads X-Shopify-Shop-Api-Call-Limit: "32/40" is used/bucket, so
-// 8 calls remain (dialects.md §2 row 18, §4.8). The leaky bucket has no
+// 8 calls remain. The leaky bucket has no
 // reset and no window.
 // Source: https://shopify.dev/docs/api/admin-rest/usage/rate-limits
 func (p *parser) shopify() {

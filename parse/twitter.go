@@ -2,13 +2,12 @@ package parse
 
 import "time"
 
-// This file reads the 24-hour windows of the X (Twitter) API v2,
-// dialects.md §2 row 17 and §4.6.
+// This file reads the 24-hour windows of the X (Twitter) API v2.
 
 var twitterScopes = [...]string{"app", "user"}
 
 // twitter reads x-{app,user}-limit-24hour-{limit,remaining,reset}, the
-// 24-hour windows of the X API v2 (dialects.md §2 row 17, §4.6); resets are
+// 24-hour windows of the X API v2; resets are
 // epoch seconds. The 15-minute x-rate-limit-* triplet is read in xdashratelimit.go.
 // Source: docs quoted in xdevplatform/twitter-api-typescript-sdk#68 and
 // PLhery/node-twitter-api-v2#495.

@@ -1,12 +1,11 @@
 package parse
 
-// This file reads the unit-first family, dialects.md §2 rows 35–36 and
-// §3.7: x-ratelimit-{requests,complexity,api-units}-{limit,remaining,reset},
+// This file reads the unit-first family, x-ratelimit-{requests,complexity,api-units}-{limit,remaining,reset},
 // sent by Linear (resets in epoch milliseconds, complexity in points) and
 // the RapidAPI gateway (resets in delta seconds, plan units). Both readings
-// follow from the magnitude rule (§3.1).
-// Sources: https://linear.app/developers/rate-limiting; a RapidAPI
-// (AeroDataBox) capture quoted in dialects.md.
+// follow from the magnitude rule (package documentation, "Normalisation").
+// Sources: https://linear.app/developers/rate-limiting; a captured
+// response of the RapidAPI gateway (AeroDataBox), in testdata/dialects.txt.
 
 var unitFirstUnits = [...]string{"requests", "points", "api-units"}
 

@@ -1,9 +1,8 @@
 package parse
 
-// This file reads X-Rate-Limit-{Limit,Remaining,Reset} (dialects.md
-// §4.10): Okta (row 25), Twitter/X's 15-minute window (row 17), Prisjakt
-// (row 50), and Zendesk's bare X-Rate-Limit, which counts as a limit (row
-// 32).
+// This file reads X-Rate-Limit-{Limit,Remaining,Reset}: Okta, Twitter/X's
+// 15-minute window, Prisjakt, and Zendesk's bare X-Rate-Limit, which
+// counts as a limit.
 
 // xDashRateLimit reads the X-Rate-Limit-* triplet.
 func (p *parser) xDashRateLimit() {

@@ -6,9 +6,8 @@ import (
 )
 
 // This file reads X-RateLimit-{Limit,Remaining,Reset,Used,Reset-After}
-// (dialects.md §4.10): GitHub (rows 5–7), Discord (row 15), Reddit (row
-// 16), Envoy (row 40), Mastodon (row 26), Jira (row 29), OpenRouter (row
-// 37), Dynatrace (row 49) and most generic APIs.
+// of GitHub, Discord, Reddit, Envoy, Mastodon, Jira, OpenRouter, Dynatrace
+// and most generic APIs.
 
 // xRateLimit reads the X-RateLimit-* triplet.
 func (p *parser) xRateLimit() {
@@ -34,12 +33,12 @@ func (p *parser) xRateLimit() {
 		cur.Dialect = "reddit"
 	}
 	if cur.Limit < 0 && cur.Remaining >= 0 {
-		// Reddit sends no limit: it is used + remaining (§4.8).
+		// Reddit sends no limit: it is used + remaining.
 		if used := p.count(sXUsed); used >= 0 && used <= math.MaxInt64-cur.Remaining {
 			cur.Limit = used + cur.Remaining
 		}
 	}
-	// Discord: the delta Reset-After wins over the epoch Reset (§4.4).
+	// Discord: the delta Reset-After wins over the epoch Reset.
 	if d := p.delta(sXResetAfter); d >= 0 {
 		cur.Reset = d
 	} else {

@@ -2,12 +2,11 @@ package parse
 
 import "strings"
 
-// This file reads Zendesk's zendesk-ratelimit-tickets-index, dialects.md
-// §2 row 32.
+// This file reads Zendesk's zendesk-ratelimit-tickets-index.
 
 // zendesk reads zendesk-ratelimit-tickets-index:
 // "total=100; remaining=99; resets=41", resets in delta seconds
-// (dialects.md §2 row 32). Unknown keys are skipped.
+// Unknown keys are skipped.
 // Source: https://developer.zendesk.com/documentation/api-basics/best-practices/best-practices-for-avoiding-rate-limiting
 func (p *parser) zendesk() {
 	v, ok := single(p.get(sZendeskTickets))
