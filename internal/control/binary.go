@@ -143,9 +143,10 @@ func (e *encoder) policy(p *policy) {
 	e.uint(uint64(p.minR))
 	e.at(p.deadline)
 	e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(p.cost))
-	e.uint(uint64(len(p.log.s)))
+	e.uint(uint64(p.log.len()))
 	prev := e.base
-	for _, s := range p.log.s {
+	for i := range p.log.len() {
+		s := p.log.get(i)
 		d := s.at - prev // ascending: small and positive
 		e.uint(uint64(d)<<1 ^ uint64(d>>63))
 		e.uint(uint64(s.n))
@@ -361,19 +362,19 @@ func (d *decoder) policy(p *policy) {
 	if c == 0 {
 		return
 	}
-	p.log.s = make([]start, 0, c)
+	p.log.ring = make([]start, c)
 	prev := d.base
 	for range c {
 		v := d.uint()
 		off := int64(v>>1) ^ -int64(v&1)
 		n := int64(d.bounded(uint64(maxQuota)))
-		if d.err || off <= 0 && len(p.log.s) > 0 || n < 1 ||
+		if d.err || off <= 0 && p.log.len() > 0 || n < 1 ||
 			(off > 0 && prev > maxStored-off) || (off < 0 && prev+off < 1) {
 			d.fail()
 			return
 		}
 		prev += off
-		p.log.s = append(p.log.s, start{at: prev, n: n})
+		p.log.push(start{at: prev, n: n}, 0)
 		p.log.total += n
 	}
 }

@@ -149,6 +149,11 @@ type Outcome struct {
 	Refused bool    // 429 or 503
 	Refusal Refusal // when Refused
 	Rand    uint64  // a uniformly random value: the source of every jitter
+	// Keep keeps the request in flight after Release has applied the
+	// outcome: its response body is still arriving (a stream, a
+	// download), and the server still serves it. [State.End] ends it.
+	// Ignored for a refusal or a failure.
+	Keep bool
 }
 
 // Refusal is what the Transport knows of a refused response and of the

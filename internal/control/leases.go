@@ -58,7 +58,8 @@ func (ls *leases) add(base, until, lease int64) int64 {
 }
 
 // remove ends one lease that ends at end, if its slot is still counted.
-func (ls *leases) remove(end int64) {
+// It reports whether it was.
+func (ls *leases) remove(end int64) bool {
 	for i := range ls.b {
 		if ls.b[i].end == end {
 			ls.b[i].n--
@@ -66,9 +67,37 @@ func (ls *leases) remove(end int64) {
 			if ls.b[i].n <= 0 {
 				ls.b = append(ls.b[:i], ls.b[i+1:]...)
 			}
-			return
+			return true
 		}
 	}
+	return false
+}
+
+// has reports whether a lease that ends at end is counted.
+func (ls *leases) has(end int64) bool {
+	for i := range ls.b {
+		if ls.b[i].end == end {
+			return true
+		}
+	}
+	return false
+}
+
+// put counts again one lease that ends at end, which remove has just
+// ended: its slot has room, since remove freed it.
+func (ls *leases) put(end int64) {
+	i := 0
+	for i < len(ls.b) && ls.b[i].end < end {
+		i++
+	}
+	ls.n++
+	if i < len(ls.b) && ls.b[i].end == end {
+		ls.b[i].n++
+		return
+	}
+	ls.b = append(ls.b, bucket{})
+	copy(ls.b[i+1:], ls.b[i:])
+	ls.b[i] = bucket{end: end, n: 1}
 }
 
 // reap drops the leases that have ended by now. It reports whether any

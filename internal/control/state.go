@@ -235,7 +235,11 @@ func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan 
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.leases.reap(now)
+	keep := s.keeps(lp, out)
 	p := s.release(t, now, lp, out)
+	if keep {
+		s.leases.put(lp.end) // still in flight, until End
+	}
 	s.settle(now, cfg)
 	return p
 }
