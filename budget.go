@@ -205,6 +205,29 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 	return b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease}, &out), note
 }
 
+// end ends the request l granted, whose release kept it in flight while
+// its response body streamed. On a Store it is one Update, run even when
+// the request's context has ended, bounded by releaseTimeout; should it
+// fail, the Store's lease expires there.
+func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) storeNote {
+	switch {
+	case b.mem != nil:
+		b.mem.end(k.m, now, &b.cfg, l)
+		return storeNote{}
+	case l.local:
+		b.fallback.end(k.m, now, &b.cfg, l)
+		return storeNote{}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	g := l.Lease
+	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { s.c.End(now, &b.cfg, &g) })
+	if err == nil {
+		return b.answered()
+	}
+	return b.failed(now, err)
+}
+
 // wait blocks until the hold h may have ended: its store's generation
 // for k moved past h.Gen, the instant until passed, or ctx ended. timer is
 // reused across calls.

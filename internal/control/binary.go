@@ -12,7 +12,8 @@ import (
 //	gen, born (absolute nanoseconds), every other instant relative to born
 //	(0: none; else zigzag(t-born)+1), flags, seq, epoch, the pause, the
 //	zero-r streak, the skew, MaxRate's next start, the ramp, the leases
-//	(count, then end and count each), the policies (count, then each),
+//	(count, then end, count and kept count each), the policies (count,
+//	then each),
 //	the learner (with its learned policy when it has one), the retry
 //	budget (tokens as float64 bits).
 //
@@ -68,6 +69,7 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	for _, b := range s.leases.b {
 		e.at(b.end)
 		e.uint(uint64(b.n))
+		e.uint(uint64(b.k))
 	}
 	e.uint(uint64(len(s.policies)))
 	for i := range s.policies {
@@ -193,11 +195,13 @@ func (s *State) UnmarshalBinary(data []byte) error {
 		n.leases.b = make([]bucket, 0, c)
 		for range c {
 			b := bucket{end: d.at(), n: int64(d.bounded(uint64(maxQuota)))}
+			b.k = int64(d.bounded(uint64(b.n)))
 			if b.n < 1 || b.end == 0 || (len(n.leases.b) > 0 && b.end <= n.leases.b[len(n.leases.b)-1].end) {
 				return ErrBinary
 			}
 			n.leases.b = append(n.leases.b, b)
 			n.leases.n += b.n
+			n.leases.kept += b.k
 		}
 	}
 	if c := d.bounded(maxPolicies); c > 0 {

@@ -144,7 +144,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 		return s.hold(0, ReasonProbe, s.ramp.probeEnd)
 	}
 	inflight := s.leases.n
-	if !s.ramp.admits(inflight) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
+	if !s.ramp.admits(s.leases.awaiting()) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
 
@@ -157,16 +157,16 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 				return s.hold(0, ReasonConcurrency, s.leases.first())
 			}
 		case unitRequests, unitBytes:
-			need := int64(1)
+			need, counted := int64(1), s.leases.awaiting()
 			if p.unit == unitBytes {
-				need = p.need()
+				need, counted = p.need(), inflight
 				cost = max(cost, need)
 			}
-			if p.live && p.minR-inflight*need < need {
+			if p.live && p.minR-counted*need < need {
 				if p.deadline != 0 {
 					return s.hold(p.deadline, ReasonQuota, 0)
 				}
-				if inflight > 0 {
+				if counted > 0 {
 					return s.hold(0, ReasonQuota, s.leases.first())
 				}
 				// r was spent with no t and nothing in flight will
@@ -198,7 +198,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	}
 	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
 	s.seq++
-	*l = Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0}
+	*l = Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0, start: now}
 	l.probe = s.ramp.granted(s.seq, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
@@ -238,7 +238,7 @@ func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan 
 	keep := s.keeps(lp, out)
 	p := s.release(t, now, lp, out)
 	if keep {
-		s.leases.put(lp.end) // still in flight, until End
+		s.leases.keep(lp.end) // still in flight, until End
 	}
 	s.settle(now, cfg)
 	return p
@@ -247,7 +247,7 @@ func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan 
 func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	l := lp
 	if l.born == s.born && l.born != 0 {
-		s.leases.remove(l.end)
+		s.leases.remove(l.end, false)
 		s.ramp.returned(l.seq)
 	} else {
 		// A lease of an earlier incarnation: read its answer as the
