@@ -356,7 +356,7 @@ func (s *MemoryStore) acquire(k memKey, now time.Time, cfg *control.Config, ask 
 	}
 	sh.mu.Unlock()
 	if ok {
-		g.e = e
+		g.e, g.at = e, now
 	}
 	return h, ok
 }

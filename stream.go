@@ -40,7 +40,7 @@ type streamBody struct {
 func (t *Transport) accepted(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, out *control.Outcome, resp *http.Response) *http.Response {
 	if endsWithHeaders(req, resp) {
 		t.finish(req, b, key, g, now, out)
-		t.latency(key, now, now.Sub(g.Start()))
+		t.latency(key, now, now.Sub(g.at))
 		return resp
 	}
 	out.Keep = true
@@ -60,7 +60,7 @@ func (t *Transport) accepted(req *http.Request, b *Budget, key budgetKey, g *lea
 // bodyEnded ends the request: its slot under the local ceilings, its
 // lease in the budget.
 func (s *streamBody) bodyEnded(how bodyEnd) {
-	now := time.Now()
+	now := s.g.now()
 	t := s.t
 	if t.local() {
 		t.ceil.done(s.key.m)
@@ -69,10 +69,10 @@ func (s *streamBody) bodyEnded(how bodyEnd) {
 	t.note(s.req, s.b, s.key, now, note)
 	switch how {
 	case bodyEOF:
-		t.latency(s.key, now, now.Sub(s.g.Start()))
+		t.latency(s.key, now, now.Sub(s.g.at))
 	case bodyContext, bodyExpired:
 		if (how == bodyExpired || !s.read.Load()) && t.observed() {
-			t.emit(Event{Kind: EventAbandoned, Time: now, Key: s.b.display(s.key), Request: s.req, Status: s.status, Wait: now.Sub(s.g.Start())})
+			t.emit(Event{Kind: EventAbandoned, Time: now, Key: s.b.display(s.key), Request: s.req, Status: s.status, Wait: now.Sub(s.g.at)})
 		}
 	}
 }

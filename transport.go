@@ -183,23 +183,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		resp, err := t.send(send, b, key, &g)
-		now := time.Now()
+		now := g.now()
 		if err != nil {
 			t.finish(req, b, key, &g, now, &control.Outcome{Failed: true})
 			return nil, err
 		}
 
 		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
-		// Rate-limit fields on a response from a cache describe the past
-		// (draft-11 §7.3; DESIGN.md, D5); fields in trailers are never
-		// read (D9).
-		if !parse.FromCache(resp.Header) {
-			out.Quotas = readQuotas(resp.Header, now, &g, &out)
-			if len(out.Quotas) > 0 {
-				out.Rand = rand.Uint64()
-				if t.observed() {
-					t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
-				}
+		// Fields in trailers are never read (DESIGN.md, D9).
+		if out.Quotas = readQuotas(resp.Header, now, &g, &out); len(out.Quotas) > 0 {
+			out.Rand = rand.Uint64()
+			if t.observed() {
+				t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
 			}
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
@@ -531,7 +526,9 @@ func (w *waits) main() Reason {
 // to a second; the key keeps the highest sample, which is never too high.
 // The estimate is never a second or more after Date; when it is earlier
 // than Date, resets come out longer, which is safe. It records the Date
-// sample in out.
+// sample in out. Rate-limit fields on a response from a cache describe the
+// past (draft-11 §7.3; DESIGN.md, D5): it returns none, and no Date
+// sample, for such a response.
 //
 // The header set is read once. On the in-memory store, the key's
 // parse.Reader reads it, so that a RateLimit-Policy the server repeats is
@@ -549,6 +546,9 @@ func readQuotas(h http.Header, now time.Time, g *lease, out *control.Outcome) []
 		quotas, date = g.e.rd.Read(h, now, estimate)
 	} else {
 		quotas, date = readOnce(h, now, estimate)
+	}
+	if len(quotas) == 0 || parse.FromCache(h) {
+		return nil
 	}
 	if !date.IsZero() {
 		out.Skew, out.Dated = date.Sub(now), true

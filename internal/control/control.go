@@ -98,7 +98,6 @@ type Lease struct {
 	cycle uint64 // the learner's cycle it started in
 	cost  int64  // content bytes charged to content-bytes policies
 	probe bool
-	start int64 // when it was granted
 
 	skew   int64 // the key's estimate of the server's clock minus ours
 	skewOK bool

@@ -48,7 +48,3 @@ func (s *State) End(t time.Time, cfg *Config, l *Lease) {
 	}
 	s.settle(now, cfg)
 }
-
-// Start returns when the lease was granted: the request's start, for the
-// time it takes.
-func (l Lease) Start() time.Time { return at(l.start) }
