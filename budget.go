@@ -58,10 +58,11 @@ type Budget struct {
 	MaxConcurrency int
 
 	// Lease is the longest one request counts as in flight: a request
-	// holds a lease until its response arrives, its context ends, or
-	// Lease has passed since it started, whichever comes first, so that
-	// a process that dies mid-request does not hold its slot forever. A
-	// lease ends up to Lease/16 after its deadline (leases are kept by
+	// holds a lease until its response body ends (or its response arrives,
+	// when the body comes with it), its context ends, or Lease has passed
+	// since it started, whichever comes first, so that a process that dies
+	// mid-request, or a body never closed, does not hold its slot forever.
+	// A lease ends up to Lease/16 after its deadline (leases are kept by
 	// expiry slot). If zero, 10 minutes.
 	Lease time.Duration
 
