@@ -67,7 +67,7 @@ func (t *Transport) emit(e Event) {
 	}
 	level := slog.LevelDebug
 	switch e.Kind {
-	case EventGiveUp, EventStop, EventStoreDown:
+	case EventGiveUp, EventStop, EventStoreDown, EventAbandoned:
 		level = slog.LevelWarn
 	case EventRetry, EventStoreUp:
 		level = slog.LevelInfo

@@ -74,12 +74,14 @@ type Transport struct {
 	MaxConcurrency int
 
 	// OnEvent, if not nil, is called with every wait, retry, give-up and
-	// observation, synchronously, from the goroutine of the request. It must
-	// be quick and safe for concurrent use.
+	// observation, synchronously, from the goroutine of the request (an
+	// EventAbandoned from a goroutine of its own). It must be quick and
+	// safe for concurrent use.
 	OnEvent func(Event)
 
 	// Logger, if not nil, receives the same events: retries at Info,
-	// give-ups at Warn, the rest at Debug. If nil, nothing is logged.
+	// give-ups and abandoned bodies at Warn, the rest at Debug. If nil,
+	// nothing is logged.
 	Logger *slog.Logger
 
 	budget Budget   // used when Budget is nil
