@@ -40,7 +40,7 @@ type streamBody struct {
 func (t *Transport) accepted(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, out *control.Outcome, resp *http.Response) *http.Response {
 	if endsWithHeaders(req, resp) {
 		t.finish(req, b, key, g, now, out)
-		t.latency(key, now, now.Sub(g.at))
+		t.latency(key, g.at, now)
 		return resp
 	}
 	out.Keep = true
@@ -69,7 +69,7 @@ func (s *streamBody) bodyEnded(how bodyEnd) {
 	t.note(s.req, s.b, s.key, now, note)
 	switch how {
 	case bodyEOF:
-		t.latency(s.key, now, now.Sub(s.g.at))
+		t.latency(s.key, s.g.at, now)
 	case bodyContext, bodyExpired:
 		if (how == bodyExpired || !s.read.Load()) && t.observed() {
 			t.emit(Event{Kind: EventAbandoned, Time: now, Key: s.b.display(s.key), Request: s.req, Status: s.status, Wait: now.Sub(s.g.at)})
@@ -78,9 +78,9 @@ func (s *streamBody) bodyEnded(how bodyEnd) {
 }
 
 // latency takes the time a request the origin served took, from its start
-// to the end of its response, received at end: to its last body byte when
-// the body streamed, to its headers when the body came with them.
-// Refusals, failures and bodies cut short measure no service and are not
-// taken. It is the sample a latency-aware limit learns from (see
-// gradient); nothing takes it yet.
-func (t *Transport) latency(key budgetKey, end time.Time, rtt time.Duration) {}
+// to the end of its response: to its last body byte when the body
+// streamed, to its headers when the body came with them. Refusals,
+// failures and bodies cut short measure no service and are not taken. It
+// is the sample a latency-aware limit learns from (see gradient): its
+// round trip is end.Sub(start). Nothing takes it yet.
+func (t *Transport) latency(key budgetKey, start, end time.Time) {}

@@ -396,3 +396,33 @@ func TestRefusalDrainBoundedInTime(t *testing.T) {
 		})
 	}
 }
+
+// A response whose body ends with its headers costs no allocation in the
+// Transport: the body is handed over as it is.
+func TestBodyWithHeadersAllocatesNothing(t *testing.T) {
+	h := http.Header{"Content-Type": {"text/plain"}, "Date": {"Sun, 29 Nov 2026 22:00:00 GMT"}}
+	for _, tt := range []struct {
+		name   string
+		body   io.ReadCloser
+		length int64
+	}{
+		{"no body", http.NoBody, 0},
+		{"small body", io.NopCloser(strings.NewReader("ok")), 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := &http.Response{StatusCode: 200, Header: h, Body: tt.body, ContentLength: tt.length}
+			tr := &polite.Transport{Base: roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })}
+			req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+			tr.RoundTrip(req) // the key's first request creates its state
+			allocs := testing.AllocsPerRun(1000, func() {
+				got, err := tr.RoundTrip(req)
+				if err != nil || got.Body != tt.body {
+					t.Fatalf("RoundTrip = %v, %v; want the body handed over as it is", got, err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("%v allocations per request, want 0", allocs)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/parse"
 )
 
 // What polite costs per request, against what a request costs without it
@@ -20,10 +21,11 @@ import (
 // field), over a Base that answers at once with a canned response: no
 // network, no body. Run all in one invocation and compare with benchstat:
 //
-//	go test -run '^$' -bench Overhead -count 6 | tee overhead.txt
+//	go test -run '^$' -bench 'Overhead|Reader' -count 6 | tee overhead.txt
 //	benchstat -col /client overhead.txt
 //
 // polite minus base is polite's overhead; retryablehttp minus base, its.
+// BenchmarkReader is the share of reading the fields in polite's.
 
 // date is the Date of every canned response, and the instant GitHub's
 // reset is counted from.
@@ -112,6 +114,25 @@ func BenchmarkOverhead(b *testing.B) {
 		}
 	}
 }
+
+// What reading the fields costs on its own: the parse.Reader the Transport
+// keeps per origin, on the same headers, so that polite's overhead splits
+// into reading the fields and the rest (pacing, the budget, the clock).
+func BenchmarkReader(b *testing.B) {
+	for _, hs := range headerSets {
+		b.Run(fmt.Sprintf("fields=%s", hs.name), func(b *testing.B) {
+			h := header(hs.fields)
+			var r parse.Reader
+			now := time.Now()
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkQuotas, _ = r.Read(h, now, time.Time{})
+			}
+		})
+	}
+}
+
+var sinkQuotas []parse.Quota
 
 // Throughput over loopback HTTP/1.1 with the IETF pair on every response:
 // a bare http.Client against polite over the same kind of http.Transport,
