@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/politehttp/polite/parse"
 )
 
 // ceilings keeps a Transport's local ceilings per key: MaxRate and
@@ -40,6 +42,9 @@ type ceiling struct {
 	// Crawl-delay), applied like a local ceiling.
 	floor   time.Duration
 	changed chan struct{} // closed when a slot frees; nil when nobody waits
+	// rd reads the key's responses when its state is kept by a Store
+	// other than a MemoryStore (see Transport.reader).
+	rd parse.Reader
 }
 
 // reservation is one start the local ceilings let go, until the budget
@@ -98,6 +103,22 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 	e.next = r.next
 	e.inflight++
 	return r, ceilingHold{}, true
+}
+
+// reader returns k's parse.Reader, making k's entry if it has none.
+func (c *ceilings) reader(k memKey) *parse.Reader {
+	sh := c.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.m[k]
+	if e == nil {
+		if len(sh.m) >= ceilingSweep {
+			sh.sweep(time.Now().UnixNano())
+		}
+		e = &ceiling{}
+		sh.m[k] = e
+	}
+	return &e.rd
 }
 
 // setFloor sets the least time between two starts under k, beyond

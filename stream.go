@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
 )
 
 // EventAbandoned: a response body was left unfinished, so its request
@@ -75,6 +76,17 @@ func (s *streamBody) bodyEnded(how bodyEnd) {
 			t.emit(Event{Kind: EventAbandoned, Time: now, Key: s.b.display(s.key), Request: s.req, Status: s.status, Wait: now.Sub(s.g.at)})
 		}
 	}
+}
+
+// reader returns the parse.Reader of the key g was granted under: kept in
+// the in-memory store's entry of the key, or, for a key whose state a Store
+// keeps elsewhere, in this Transport's local entry of the key. Neither is
+// part of the key's state, and both are bounded as the entries are.
+func (t *Transport) reader(key budgetKey, g *lease) *parse.Reader {
+	if g.e != nil {
+		return &g.e.rd
+	}
+	return t.ceil.reader(key.m)
 }
 
 // latency takes the time a request the origin served took, from its start

@@ -193,7 +193,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
 		// Fields in trailers are never read (DESIGN.md, D9).
-		if out.Quotas = readQuotas(resp.Header, now, &g, &out); len(out.Quotas) > 0 {
+		if out.Quotas = readQuotas(resp.Header, now, &g, t.reader(key, &g), &out); len(out.Quotas) > 0 {
 			out.Rand = rand.Uint64()
 			if t.observed() {
 				t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
@@ -532,23 +532,15 @@ func (w *waits) main() Reason {
 // past (draft-11 §7.3; DESIGN.md, D5): it returns none, and no Date
 // sample, for such a response.
 //
-// The header set is read once. On the in-memory store, the key's
-// parse.Reader reads it, so that a RateLimit-Policy the server repeats is
-// not parsed again, nor a Date seen before.
-func readQuotas(h http.Header, now time.Time, g *lease, out *control.Outcome) []parse.Quota {
+// The header set is read once, by the key's parse.Reader rd, so that a
+// RateLimit-Policy the server repeats is not parsed again, nor a Date seen
+// before.
+func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *control.Outcome) []parse.Quota {
 	var estimate time.Time
 	if skew, ok := g.Skew(); ok {
 		estimate = now.Add(skew)
 	}
-	var (
-		quotas []parse.Quota
-		date   time.Time
-	)
-	if g.e != nil {
-		quotas, date = g.e.rd.Read(h, now, estimate)
-	} else {
-		quotas, date = readOnce(h, now, estimate)
-	}
+	quotas, date := rd.Read(h, now, estimate)
 	if len(quotas) == 0 || parse.FromCache(h) {
 		return nil
 	}
@@ -556,22 +548,6 @@ func readQuotas(h http.Header, now time.Time, g *lease, out *control.Outcome) []
 		out.Skew, out.Dated = date.Sub(now), true
 	}
 	return quotas
-}
-
-// readOnce is what a parse.Reader reads, without one: the quotas h
-// describes, measured from estimate unless it is zero or a second or more
-// after h's Date, and the Date.
-func readOnce(h http.Header, now, estimate time.Time) ([]parse.Quota, time.Time) {
-	var date time.Time
-	if v := h["Date"]; len(v) > 0 {
-		if t, ok := parse.HTTPDate(v[0], now); ok {
-			date = t
-		}
-	}
-	if !date.IsZero() && (estimate.IsZero() || estimate.Sub(date) >= time.Second) {
-		estimate = date
-	}
-	return parse.HeaderAt(h, now, estimate), date
 }
 
 // serverWait returns the wait a refusal asks for: Retry-After, which takes
