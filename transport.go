@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -541,13 +542,24 @@ func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *c
 		estimate = now.Add(skew)
 	}
 	quotas, date := rd.Read(h, now, estimate)
-	if len(quotas) == 0 || parse.FromCache(h) {
+	// h["Age"] is what parse.FromCache looks up first: a response with no
+	// Age, the common case, skips canonicalising the name.
+	if len(quotas) == 0 || len(h["Age"]) > 0 && parse.FromCache(h) {
 		return nil
 	}
 	if !date.IsZero() {
-		out.Skew, out.Dated = date.Sub(now), true
+		out.Skew, out.Dated = since(now, date), true
 	}
 	return quotas
+}
+
+// since returns t minus now, for a t without a monotonic clock reading
+// (a Date), as t.Sub(now) does but more cheaply, saturating beyond about
+// 290 years either way.
+func since(now, t time.Time) time.Duration {
+	const limit = int64(math.MaxInt64/time.Second) - 1
+	sec := max(min(t.Unix()-now.Unix(), limit), -limit)
+	return time.Duration(sec)*time.Second + time.Duration(t.Nanosecond()-now.Nanosecond())
 }
 
 // serverWait returns the wait a refusal asks for: Retry-After, which takes
