@@ -4,17 +4,18 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A request is in flight until its response body ends, not only until its
 // headers arrive: a server that streams an answer (server-sent events, a
 // download) is still serving it, and counts it against its concurrency and
 // its quotas. The body handed to the caller is wrapped so that the request
-// ends when the body is read to its end or fails, when it is closed, or when
-// the request's context ends, whichever comes first. A caller that never
-// closes a body and whose context never ends is covered by the lease of the
-// request in the budget (see [Budget.Lease]).
+// ends when the body is read to its end or fails, when it is closed, when
+// the request's context ends, or when its lease expires, whichever comes
+// first (see stream.go).
 
 // bodyEnd says how a response body ended.
 type bodyEnd uint8
@@ -24,6 +25,7 @@ const (
 	bodyError                      // a read failed
 	bodyClosed                     // closed by the caller before its end
 	bodyContext                    // the request's context ended first
+	bodyExpired                    // the request's lease expired first
 )
 
 // smallBody is the largest Content-Length taken as arriving with the
@@ -46,42 +48,79 @@ func endsWithHeaders(req *http.Request, resp *http.Response) bool {
 	return resp.ContentLength >= 0 && resp.ContentLength <= smallBody
 }
 
-// trackedBody calls end once, when the body it wraps ends.
-type trackedBody struct {
-	rc    io.ReadCloser
-	ended atomic.Bool
-	end   func(bodyEnd)
-	stop  func() bool // stops the context's AfterFunc; nil when none
+// bodyEnder is told once how a tracked body ended.
+type bodyEnder interface {
+	bodyEnded(how bodyEnd)
 }
 
-// trackBody returns rc wrapped so that end is called exactly once, when rc
+// trackedBody tells its ender once, when the body it wraps ends. Read,
+// WriteTo and Close may come from the caller's goroutine; the end of the
+// context and the expiry from goroutines of their own.
+type trackedBody struct {
+	rc    io.ReadCloser
+	end   bodyEnder
+	ended atomic.Bool
+	read  atomic.Bool // Read or WriteTo was called
+
+	mu     sync.Mutex
+	stop   func() bool // stops the context's AfterFunc; nil when none
+	expiry *time.Timer // nil when none
+}
+
+// trackBody returns rc wrapped so that end is told exactly once, when rc
 // is read to its end or a read fails, when it is closed, or when ctx ends,
-// whichever comes first. The wrapper keeps rc's io.WriterTo, and never
-// starts a goroutine unless ctx ends first (context.AfterFunc).
-func trackBody(ctx context.Context, rc io.ReadCloser, end func(bodyEnd)) io.ReadCloser {
-	b := &trackedBody{rc: rc, end: end}
-	if ctx.Done() != nil {
-		b.stop = context.AfterFunc(ctx, func() { b.finish(bodyContext) })
+// whichever comes first.
+func trackBody(ctx context.Context, rc io.ReadCloser, end bodyEnder) io.ReadCloser {
+	return new(trackedBody).track(ctx, rc, end, 0)
+}
+
+// track makes b wrap rc, tell end, and, if expire is positive, end with
+// bodyExpired after expire. It returns b, with the io.WriterTo of rc if it
+// has one, so that io.Copy from it is as fast as from the bare body. No
+// goroutine starts unless ctx ends or expire passes first
+// (context.AfterFunc, time.AfterFunc).
+func (b *trackedBody) track(ctx context.Context, rc io.ReadCloser, end bodyEnder, expire time.Duration) io.ReadCloser {
+	b.rc, b.end = rc, end
+	b.mu.Lock() // finish may run as soon as the AfterFuncs are set
+	if expire > 0 {
+		b.expiry = time.AfterFunc(expire, b.expired)
 	}
+	if ctx.Done() != nil {
+		b.stop = context.AfterFunc(ctx, b.cancelled)
+	}
+	b.mu.Unlock()
 	if _, ok := rc.(io.WriterTo); ok {
 		return &trackedWriterTo{b}
 	}
 	return b
 }
 
+func (b *trackedBody) cancelled() { b.finish(bodyContext) }
+func (b *trackedBody) expired()   { b.finish(bodyExpired) }
+
+// finish tells the ender how the body ended, the first time only.
 func (b *trackedBody) finish(how bodyEnd) {
 	if !b.ended.CompareAndSwap(false, true) {
 		return
 	}
-	if how != bodyContext && b.stop != nil {
-		b.stop()
+	b.mu.Lock()
+	stop, expiry := b.stop, b.expiry
+	b.mu.Unlock()
+	if how != bodyContext && stop != nil {
+		stop()
 	}
-	b.end(how)
+	if how != bodyExpired && expiry != nil {
+		expiry.Stop()
+	}
+	b.end.bodyEnded(how)
 }
 
 // Read reads from the wrapped body; reading after Close returns what the
 // wrapped body returns then.
 func (b *trackedBody) Read(p []byte) (int, error) {
+	if !b.read.Load() {
+		b.read.Store(true)
+	}
 	n, err := b.rc.Read(p)
 	if err != nil {
 		b.finish(ended(err))
@@ -109,6 +148,9 @@ func ended(err error) bodyEnd {
 type trackedWriterTo struct{ *trackedBody }
 
 func (b *trackedWriterTo) WriteTo(w io.Writer) (int64, error) {
+	if !b.read.Load() {
+		b.read.Store(true)
+	}
 	n, err := b.rc.(io.WriterTo).WriteTo(w)
 	if err != nil {
 		b.finish(bodyError)

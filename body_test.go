@@ -19,7 +19,7 @@ type ends struct {
 	got []bodyEnd
 }
 
-func (e *ends) end(how bodyEnd) {
+func (e *ends) bodyEnded(how bodyEnd) {
 	e.mu.Lock()
 	e.got = append(e.got, how)
 	e.mu.Unlock()
@@ -77,7 +77,7 @@ func TestTrackBodyEnds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var e ends
-			rc := trackBody(context.Background(), tt.body(), e.end)
+			rc := trackBody(context.Background(), tt.body(), &e)
 			tt.use(rc)
 			if got := e.list(); !equalEnds(got, tt.want) {
 				t.Errorf("ends = %v, want %v", got, tt.want)
@@ -100,11 +100,11 @@ func equalEnds(a, b []bodyEnd) bool {
 
 func TestTrackBodyKeepsWriterTo(t *testing.T) {
 	var e ends
-	rc := trackBody(context.Background(), io.NopCloser(strings.NewReader("abc")), e.end)
+	rc := trackBody(context.Background(), io.NopCloser(strings.NewReader("abc")), &e)
 	if _, ok := rc.(io.WriterTo); !ok {
 		t.Errorf("%T lost io.WriterTo", rc)
 	}
-	rc = trackBody(context.Background(), &plainBody{strings.NewReader("abc")}, e.end)
+	rc = trackBody(context.Background(), &plainBody{strings.NewReader("abc")}, &e)
 	if _, ok := rc.(io.WriterTo); ok {
 		t.Errorf("%T has io.WriterTo its body lacked", rc)
 	}
@@ -121,7 +121,7 @@ func TestTrackBodyContextEnds(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		var e ends
-		rc := trackBody(ctx, &plainBody{strings.NewReader("abc")}, e.end)
+		rc := trackBody(ctx, &plainBody{strings.NewReader("abc")}, &e)
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		if got := e.list(); len(got) != 0 {
@@ -142,7 +142,7 @@ func TestTrackBodyStopsWatching(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var e ends
-		rc := trackBody(ctx, &plainBody{strings.NewReader("abc")}, e.end)
+		rc := trackBody(ctx, &plainBody{strings.NewReader("abc")}, &e)
 		io.ReadAll(rc)
 		cancel()
 		synctest.Wait()
@@ -156,7 +156,7 @@ func TestTrackBodyStopsWatching(t *testing.T) {
 func TestTrackBodyConcurrentClose(t *testing.T) {
 	pr, pw := io.Pipe()
 	var e ends
-	rc := trackBody(context.Background(), pr, e.end)
+	rc := trackBody(context.Background(), pr, &e)
 	done := make(chan struct{})
 	go func() {
 		rc.Read(make([]byte, 8))

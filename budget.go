@@ -58,10 +58,11 @@ type Budget struct {
 	MaxConcurrency int
 
 	// Lease is the longest one request counts as in flight: a request
-	// holds a lease until its response arrives, its context ends, or
-	// Lease has passed since it started, whichever comes first, so that
-	// a process that dies mid-request does not hold its slot forever. A
-	// lease ends up to Lease/16 after its deadline (leases are kept by
+	// holds a lease until its response body ends (or its response arrives,
+	// when the body comes with it), its context ends, or Lease has passed
+	// since it started, whichever comes first, so that a process that dies
+	// mid-request, or a body never closed, does not hold its slot forever.
+	// A lease ends up to Lease/16 after its deadline (leases are kept by
 	// expiry slot). If zero, 10 minutes.
 	Lease time.Duration
 
@@ -138,6 +139,17 @@ type lease struct {
 	e     *memEntry   // the in-memory entry that granted it; nil for a Store's
 	local bool        // granted by the fallback store
 	ceil  reservation // what the Transport's local ceilings reserved for it
+	at    time.Time   // when it was granted, with the monotonic clock
+}
+
+// now returns the current instant. The lease's grant read the wall and the
+// monotonic clocks; now reads the monotonic clock alone, which costs half
+// as much, and counts from the grant.
+func (l *lease) now() time.Time {
+	if l.at.IsZero() {
+		return time.Now()
+	}
+	return l.at.Add(time.Since(l.at))
 }
 
 // hold is a wait a store asked for.
@@ -167,7 +179,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		l.SetCost(g.Cost())
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { h, ok = s.c.Acquire(now, &b.cfg, ask, &l) })
 		if err == nil {
-			*g = lease{Lease: l}
+			*g = lease{Lease: l, at: now}
 			return hold{Hold: h}, ok, b.answered(), nil
 		}
 		if ctx.Err() != nil {
@@ -205,6 +217,29 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 	// teaches this process, and the plan comes from what it saw.
 	note := b.failed(now, err)
 	return b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease}, &out), note
+}
+
+// end ends the request l granted, whose release kept it in flight while
+// its response body streamed. On a Store it is one Update, run even when
+// the request's context has ended, bounded by releaseTimeout; should it
+// fail, the Store's lease expires there.
+func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) storeNote {
+	switch {
+	case b.mem != nil:
+		b.mem.end(k.m, now, &b.cfg, l)
+		return storeNote{}
+	case l.local:
+		b.fallback.end(k.m, now, &b.cfg, l)
+		return storeNote{}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	g := l.Lease
+	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { s.c.End(now, &b.cfg, &g) })
+	if err == nil {
+		return b.answered()
+	}
+	return b.failed(now, err)
 }
 
 // wait blocks until the hold h may have ended: its store's generation

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
 )
 
 // ceilings keeps a Transport's local ceilings per key: MaxRate and
@@ -49,6 +50,9 @@ type ceiling struct {
 	stated  bool
 	grad    *gradient     // Restraint.Adaptive's limit; nil until needed
 	changed chan struct{} // closed when a slot frees; nil when nobody waits
+	// rd reads the key's responses when its state is kept by a Store
+	// other than a MemoryStore (see Transport.reader).
+	rd parse.Reader
 }
 
 // reservation is one start the local ceilings let go, until the budget
@@ -124,6 +128,22 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 	return r, ceilingHold{}, true
 }
 
+// reader returns k's parse.Reader, making k's entry if it has none.
+func (c *ceilings) reader(k memKey) *parse.Reader {
+	sh := c.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.m[k]
+	if e == nil {
+		if len(sh.m) >= ceilingSweep {
+			sh.sweep(time.Now().UnixNano())
+		}
+		e = &ceiling{}
+		sh.m[k] = e
+	}
+	return &e.rd
+}
+
 // setFloor sets the least time between two starts under k, beyond
 // 1/MaxRate (0: none), such as a robots.txt Crawl-delay: a floor no
 // header can lower, kept by this Transport like its own MaxRate. It is
@@ -159,10 +179,32 @@ func (c *ceilings) cancel(k memKey, r reservation) {
 	sh.mu.Unlock()
 }
 
-// done ends the request r started under k, at now, with outcome out: a
-// quota it states lifts Restraint from k; the latency of a response
-// served (from r's start to now) feeds Restraint.Adaptive's limit.
+// done ends the request r started under k, at now, with outcome out (see
+// learn).
 func (c *ceilings) done(k memKey, r *reservation, now time.Time, out *control.Outcome) {
+	c.update(k, r, now, out, true)
+}
+
+// learn learns from the outcome out of the request r started under k,
+// which stays in flight (its body streams; end ends it): a quota it states
+// lifts Restraint from k; the latency of a response served (from r's start
+// to its headers, or to now when its body came with them) feeds
+// Restraint.Adaptive's limit.
+func (c *ceilings) learn(k memKey, r *reservation, now time.Time, out *control.Outcome) {
+	c.update(k, r, now, out, false)
+}
+
+// end ends a request under k whose outcome learn took.
+func (c *ceilings) end(k memKey) {
+	sh := c.shard(k)
+	sh.mu.Lock()
+	if e := sh.m[k]; e != nil {
+		e.done()
+	}
+	sh.mu.Unlock()
+}
+
+func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.Outcome, end bool) {
 	sh := c.shard(k)
 	sh.mu.Lock()
 	if e := sh.m[k]; e != nil {
@@ -172,7 +214,9 @@ func (c *ceilings) done(k memKey, r *reservation, now time.Time, out *control.Ou
 		case e.grad != nil && !e.stated && !out.Failed && !out.Refused:
 			e.grad.observe(now, time.Duration(now.UnixNano()-r.start), r.inflight)
 		}
-		e.done()
+		if end {
+			e.done()
+		}
 	}
 	sh.mu.Unlock()
 }

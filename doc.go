@@ -30,8 +30,8 @@
 //     t: a large r with a short t never raises the pace above q/w
 //     (draft-11 §8.5);
 //   - no more than r requests start within t of a RateLimit observation (or a
-//     dialect's remaining and reset), counting the requests already in
-//     flight, which the server may not have counted yet;
+//     dialect's remaining and reset), counting the requests in flight whose
+//     answer has not arrived, which the server may not have counted yet;
 //   - when r reaches 0, the whole origin pauses until t has passed; when r is
 //     0 and no t is given, it pauses by exponential fallback;
 //   - a concurrent-requests policy bounds the requests in flight; a
@@ -61,10 +61,37 @@
 // never stored for more than 24 hours, whatever a response says: past that,
 // the origin probes again.
 //
-// A request counts as in flight until its answer arrives, its context ends,
-// or [Budget.Lease] (10 minutes by default) has passed, whichever comes
-// first: a request that never ends, or a process that died mid-request,
-// holds its slot only that long.
+// # Streaming responses
+//
+// A request counts as in flight until its response body is read to its
+// end, fails or is closed, its context ends, or [Budget.Lease] (10 minutes
+// by default) has passed since it started, whichever comes first: a server
+// that streams its answer (server-sent events, a download) is still serving
+// it. A response that arrives whole with its headers (no body, a response
+// to HEAD, a 204 or 304, a Content-Length of at most 4 KiB) ends its
+// request at once. Whatever the body, the response's outcome (the quotas it
+// states, a pause, a refusal) is applied when its headers arrive.
+//
+// While its body arrives, a request counts against concurrent-requests and
+// content-bytes policies and the MaxConcurrency ceilings; it no longer
+// counts against r, which the server's answer already counted, nor holds
+// back the probe after a pause. A refusal ends its request with its
+// headers: the server did not serve it.
+//
+// Every body must be closed. A body neither read nor closed when the
+// request's context ends, or not finished when its lease expires, stops
+// counting in flight then, and [EventAbandoned] reports it; a request that
+// never ends, or a process that died mid-request, holds its slot only that
+// long. A stream that should last longer than Budget.Lease needs a context
+// deadline or a longer Lease.
+//
+// What a budget learns from an answer (the observations, the pauses, the
+// learner's windows, the probe's answer) is taken when the headers arrive,
+// from the send to the headers, and so is the latency that
+// Restraint.Adaptive samples (a stream's length says how much was asked,
+// not how loaded the server is). The time a request holds its slot runs
+// from the send to the end of the body, or to the headers when the body
+// came with them.
 //
 // # Sharing
 //

@@ -87,7 +87,7 @@ func (t *Transport) emit(e Event) {
 	}
 	level := slog.LevelDebug
 	switch e.Kind {
-	case EventGiveUp, EventStop, EventStoreDown, EventWaitError:
+	case EventGiveUp, EventStop, EventStoreDown, EventWaitError, EventAbandoned:
 		level = slog.LevelWarn
 	case EventRetry, EventStoreUp:
 		level = slog.LevelInfo

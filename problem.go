@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 )
 
 // The problem types of draft-11 §5 (RFC 9457 problem details).
@@ -27,9 +28,10 @@ type problem struct {
 
 // readProblem reads what a refusal's problem document says, when its
 // Content-Type is application/problem+json, from at most problemPrefix
-// bytes of its body. It returns the body to use in place of resp.Body:
-// the bytes read followed by the rest, closed by the original Close. A
-// body that is not a problem document is returned as it is, unread.
+// bytes of its body, read for at most drainTime. It returns the body to use
+// in place of resp.Body: the bytes read followed by the rest, closed by the
+// original Close. A body that is not a problem document is returned as it
+// is, unread.
 //
 // A quota-exceeded problem names the policies it exhausted; their quota
 // pauses until the origin's pause ends. A temporary-reduced-capacity
@@ -43,7 +45,11 @@ func readProblem(resp *http.Response) (io.ReadCloser, problem) {
 	if err != nil || mt != "application/problem+json" || body == nil || body == http.NoBody {
 		return body, problem{}
 	}
+	// A prefix that trickles in is cut after drainTime: the body is
+	// closed, and reading the rest fails.
+	cut := time.AfterFunc(drainTime, func() { body.Close() })
 	prefix, _ := io.ReadAll(io.LimitReader(body, problemPrefix))
+	cut.Stop()
 	restored := struct {
 		io.Reader
 		io.Closer

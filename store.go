@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
 )
 
 // KeyState is the opaque state of one budget key: what its server stated,
@@ -140,6 +141,10 @@ type memEntry struct {
 	ks         KeyState
 	changed    chan struct{} // closed when Generation grows; nil when nobody waits
 	gone       bool          // removed from its shard
+	// rd reads the key's responses, remembering the RateLimit-Policy and
+	// the Date its server repeats. It is not part of the KeyState: it
+	// is never serialised, and is used outside the shard's lock.
+	rd parse.Reader
 }
 
 func (s *MemoryStore) init() {
@@ -351,7 +356,7 @@ func (s *MemoryStore) acquire(k memKey, now time.Time, cfg *control.Config, ask 
 	}
 	sh.mu.Unlock()
 	if ok {
-		g.e = e
+		g.e, g.at = e, now
 	}
 	return h, ok
 }
@@ -376,6 +381,33 @@ func (s *MemoryStore) release(k memKey, now time.Time, cfg *control.Config, g *l
 	e.wake()
 	sh.mu.Unlock()
 	return p
+}
+
+// end runs End on k's state in place, for a lease g whose Release kept it
+// in flight: on the entry that granted it, unless it was forgotten since,
+// in which case nothing is left to end.
+func (s *MemoryStore) end(k memKey, now time.Time, cfg *control.Config, g *lease) {
+	e := g.e
+	var sh *memShard
+	if e != nil {
+		sh = e.sh
+		sh.mu.Lock()
+		if e.gone {
+			e = s.entry(sh, k, now.UnixNano(), false)
+		}
+	} else {
+		sh = s.shard(k)
+		sh.mu.Lock()
+		e = s.entry(sh, k, now.UnixNano(), false)
+	}
+	if e != nil {
+		gen := e.ks.c.Generation()
+		e.ks.c.End(now, cfg, &g.Lease)
+		if e.ks.c.Generation() > gen {
+			e.wake()
+		}
+	}
+	sh.mu.Unlock()
 }
 
 // view returns what k's state says at now, without changing it; false when

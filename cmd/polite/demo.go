@@ -26,7 +26,11 @@ sends), then through polite.Wrap(&http.Client{}). The server is reset between
 the runs. It then compares them: tasks that succeeded, requests the server
 refused, wall time, and efficiency, the time a perfect client would need
 (ratelimittest.Ideal) divided by the wall time. With -json, each line also
-gives the server's settings (algorithm, dialect, quota, window_s, latency_s).`
+gives the server's settings (algorithm, dialect, quota, window_s, latency_s,
+stream_s). With -stream, the server streams each admitted response's body
+as server-sent events over that time, and a request counts at the server
+(for -algorithm concurrency) until its body is written; every task reads
+its body to the end.`
 
 // demoRedisHint says where the multi-process comparison lives: in the
 // redisstore module, so that this command does not depend on a Redis client.
@@ -49,6 +53,7 @@ type demoResult struct {
 	OK         int        `json:"ok"`
 	Rejected   int        `json:"rejected"`
 	Requests   int        `json:"requests"`
+	Peak       int        `json:"peak_in_flight"` // most admitted requests (or streams) the server served at once
 	WallS      float64    `json:"wall_s"`
 	IdealS     float64    `json:"ideal_s"`
 	Efficiency float64    `json:"efficiency"`
@@ -62,6 +67,7 @@ type demoServer struct {
 	Quota     int64   `json:"quota"`
 	WindowS   float64 `json:"window_s"` // 0 for concurrency, which has none
 	LatencyS  float64 `json:"latency_s"`
+	StreamS   float64 `json:"stream_s,omitempty"` // how long each body streams; 0: sent whole
 }
 
 // newDemoServer returns the settings of cfg, which has one policy.
@@ -72,6 +78,7 @@ func newDemoServer(cfg ratelimittest.Config) demoServer {
 		Dialect:   string(cfg.Dialect),
 		Quota:     p.Quota,
 		LatencyS:  round3(cfg.Latency.Seconds()),
+		StreamS:   round3(cfg.Stream.Seconds()),
 	}
 	if p.Algorithm != ratelimittest.Concurrency {
 		s.WindowS = round3(p.Window.Seconds())
@@ -95,6 +102,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	workers := fs.Int("workers", 8, "concurrent workers, for each client")
 	attempts := fs.Int("attempts", 5, "sends per task of the plain client, counting the first")
 	latency := fs.Duration("latency", 10*time.Millisecond, "time the server takes to serve an admitted request")
+	stream := fs.Duration("stream", 0, "time over which the server streams each admitted body as server-sent events (0: sent whole)")
 	jsonOut := fs.Bool("json", false, "print one JSON object per client per line instead of a table")
 	redisHint := fs.Bool("redis", false, "print how to run the comparison with several processes sharing one Redis")
 	if err := parseFlags(fs, args); err != nil {
@@ -110,11 +118,15 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *tasks < 1 || *workers < 1 || *attempts < 1 {
 		return usagef("-tasks, -workers and -attempts must be at least 1")
 	}
+	if *stream < 0 {
+		return usagef("-stream must not be negative, got %v", *stream)
+	}
 	cfg, err := pf.config()
 	if err != nil {
 		return err
 	}
 	cfg.Latency = *latency
+	cfg.Stream = *stream
 
 	srv := ratelimittest.NewServer(cfg)
 	defer srv.Close()
@@ -137,8 +149,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	live := newLiveLine(stderr)
 	if !*jsonOut {
+		desc := pf.describe()
+		if *stream > 0 {
+			desc += fmt.Sprintf(", bodies streamed over %v", *stream)
+		}
 		fmt.Fprintf(stdout, "%d tasks, %d workers; server: %s; a perfect client takes %s\n",
-			*tasks, *workers, pf.describe(), seconds(ideal))
+			*tasks, *workers, desc, seconds(ideal))
 	}
 	var results []demoResult
 	for _, c := range clients {
@@ -166,10 +182,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "client\ttasks\tok\trejected\trequests\twall\tefficiency")
+	fmt.Fprintln(tw, "client\ttasks\tok\trejected\trequests\twall\tefficiency\tpeak in flight")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1fs\t%.0f%%\n",
-			r.Client, r.Tasks, r.OK, r.Rejected, r.Requests, r.WallS, 100*r.Efficiency)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1fs\t%.0f%%\t%d\n",
+			r.Client, r.Tasks, r.OK, r.Rejected, r.Requests, r.WallS, 100*r.Efficiency, r.Peak)
 	}
 	return tw.Flush()
 }
@@ -226,6 +242,7 @@ feed:
 		OK:       int(ok.Load()),
 		Rejected: st.Refused,
 		Requests: st.Requests,
+		Peak:     st.PeakInFlight,
 		WallS:    round3(wall.Seconds()),
 	}, nil
 }

@@ -71,3 +71,27 @@ func TestDemoTable(t *testing.T) {
 		t.Errorf("demo wrote %q to stderr, which is not a terminal", stderr.String())
 	}
 }
+
+// TestDemoStream runs the demo against a server that streams its bodies
+// and admits two requests at once: polite keeps a request in flight until
+// its body is read, so the server refuses none.
+func TestDemoStream(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"-json", "-tasks", "8", "-workers", "4", "-algorithm", "concurrency", "-quota", "2", "-stream", "200ms"}
+	if err := runDemo(t.Context(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("runDemo(%q) = %v; stderr:\n%s", args, err, stderr.String())
+	}
+	t.Logf("%s", stdout.String())
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		var r demoResult
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("line %q is not JSON: %v", l, err)
+		}
+		if r.Server.StreamS != 0.2 {
+			t.Errorf("%s: stream_s = %v, want 0.2", r.Client, r.Server.StreamS)
+		}
+		if r.Client == "polite" && (r.OK != 8 || r.Rejected != 0 || r.Requests != 8) {
+			t.Errorf("polite: ok %d, rejected %d, requests %d; want 8, 0, 8", r.OK, r.Rejected, r.Requests)
+		}
+	}
+}

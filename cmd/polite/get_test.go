@@ -355,3 +355,41 @@ func TestGetStopsOrigin(t *testing.T) {
 		t.Errorf("after a stop: error %q, attempts %d, server hits %d; want an error, 0, 0", rec.Error, rec.Attempts, hits.Load())
 	}
 }
+
+// TestGetStream fetches URLs from a server that streams each body as
+// server-sent events and serves two streams at once: every body arrives
+// whole, and the server refuses nothing, since polite counts a request in
+// flight until its body ends.
+func TestGetStream(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Name: "streams", Algorithm: ratelimittest.Concurrency, Quota: 2}},
+		Stream:   200 * time.Millisecond,
+	})
+	defer srv.Close()
+	const n = 6
+	args := []string{"-c", "6"}
+	for i := range n {
+		args = append(args, fmt.Sprintf("%s/s/%d", srv.URL, i))
+	}
+	var stdout, stderr bytes.Buffer
+	if err := runGet(t.Context(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("runGet = %v; stderr:\n%s", err, stderr.String())
+	}
+	recs := getRecords(t, stderr.String())
+	if len(recs) != n {
+		t.Fatalf("logged %d URLs, want %d", len(recs), n)
+	}
+	var total int64
+	for u, r := range recs {
+		if r.Status != 200 || r.Attempts != 1 || r.Error != "" || r.Bytes == 0 {
+			t.Errorf("%s: status %d, attempts %d, bytes %d, error %q; want 200, 1, some, none", u, r.Status, r.Attempts, r.Bytes, r.Error)
+		}
+		total += r.Bytes
+	}
+	if int64(stdout.Len()) != total || strings.Count(stdout.String(), "data: ") != 10*n {
+		t.Errorf("stdout has %d bytes and %d events, want %d bytes and %d events", stdout.Len(), strings.Count(stdout.String(), "data: "), total, 10*n)
+	}
+	if st := srv.Handler.Stats(); st.Refused != 0 || st.PeakInFlight > 2 {
+		t.Errorf("server refused %d and served %d streams at once, want 0 and at most 2", st.Refused, st.PeakInFlight)
+	}
+}

@@ -12,7 +12,8 @@ import (
 //	gen, born (absolute nanoseconds), every other instant relative to born
 //	(0: none; else zigzag(t-born)+1), flags, seq, epoch, the pause, the
 //	zero-r streak, the skew, MaxRate's next start, the ramp, the leases
-//	(count, then end and count each), the policies (count, then each),
+//	(count, then end, count and kept count each), the policies (count,
+//	then each),
 //	the learner (with its learned policy when it has one), the retry
 //	budget (tokens as float64 bits); in version 2, then the cost quotas
 //	(see appendCosts).
@@ -78,6 +79,7 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	for _, b := range s.leases.b {
 		e.at(b.end)
 		e.uint(uint64(b.n))
+		e.uint(uint64(b.k))
 	}
 	e.uint(uint64(len(s.policies)))
 	for i := range s.policies {
@@ -156,9 +158,10 @@ func (e *encoder) policy(p *policy) {
 	e.uint(uint64(p.minR))
 	e.at(p.deadline)
 	e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(p.cost))
-	e.uint(uint64(len(p.log.s)))
+	e.uint(uint64(p.log.len()))
 	prev := e.base
-	for _, s := range p.log.s {
+	for i := range p.log.len() {
+		s := p.log.get(i)
 		d := s.at - prev // ascending: small and positive
 		e.uint(uint64(d)<<1 ^ uint64(d>>63))
 		e.uint(uint64(s.n))
@@ -205,11 +208,13 @@ func (s *State) UnmarshalBinary(data []byte) error {
 		n.leases.b = make([]bucket, 0, c)
 		for range c {
 			b := bucket{end: d.at(), n: int64(d.bounded(uint64(maxQuota)))}
+			b.k = int64(d.bounded(uint64(b.n)))
 			if b.n < 1 || b.end == 0 || (len(n.leases.b) > 0 && b.end <= n.leases.b[len(n.leases.b)-1].end) {
 				return ErrBinary
 			}
 			n.leases.b = append(n.leases.b, b)
 			n.leases.n += b.n
+			n.leases.kept += b.k
 		}
 	}
 	if c := d.bounded(maxPolicies); c > 0 {
@@ -380,19 +385,19 @@ func (d *decoder) policy(p *policy) {
 	if c == 0 {
 		return
 	}
-	p.log.s = make([]start, 0, c)
+	p.log.ring = make([]start, c)
 	prev := d.base
 	for range c {
 		v := d.uint()
 		off := int64(v>>1) ^ -int64(v&1)
 		n := int64(d.bounded(uint64(maxQuota)))
-		if d.err || off <= 0 && len(p.log.s) > 0 || n < 1 ||
+		if d.err || off <= 0 && p.log.len() > 0 || n < 1 ||
 			(off > 0 && prev > maxStored-off) || (off < 0 && prev+off < 1) {
 			d.fail()
 			return
 		}
 		prev += off
-		p.log.s = append(p.log.s, start{at: prev, n: n})
+		p.log.push(start{at: prev, n: n}, 0)
 		p.log.total += n
 	}
 }

@@ -161,6 +161,11 @@ type Outcome struct {
 	// Transport would retry: Refusal describes the retry, and Release
 	// returns the plan of DecideTransient.
 	Transient bool
+	// Keep keeps the request in flight after Release has applied the
+	// outcome: its response body is still arriving (a stream, a
+	// download), and the server still serves it. [State.End] ends it.
+	// Ignored for a refusal or a failure.
+	Keep bool
 }
 
 // Refusal is what the Transport knows of a refused response and of the

@@ -7,14 +7,17 @@ package control
 // small however many requests are in flight, and the release of a lease
 // whose slot has expired changes nothing.
 type leases struct {
-	b []bucket // by end, ascending
-	n int64    // sum of the counts: requests in flight
+	b    []bucket // by end, ascending
+	n    int64    // sum of the counts: requests in flight
+	kept int64    // sum of the kept counts: those answered, their body still arriving
 }
 
-// bucket counts the leases that end at end.
+// bucket counts the leases that end at end: n of them, k of which were
+// answered and are kept in flight while their body arrives (see End).
 type bucket struct {
 	end int64
 	n   int64
+	k   int64
 }
 
 const (
@@ -54,6 +57,7 @@ func (ls *leases) add(base, until, lease int64) int64 {
 			return ls.b[i].end
 		}
 		ls.b[1].n += ls.b[0].n
+		ls.b[1].k += ls.b[0].k
 		ls.b = append(ls.b[:0], ls.b[1:]...)
 		i--
 	}
@@ -63,18 +67,60 @@ func (ls *leases) add(base, until, lease int64) int64 {
 	return end
 }
 
-// remove ends one lease that ends at end, if its slot is still counted.
-func (ls *leases) remove(end int64) {
+// remove ends one lease that ends at end, if its slot is still counted:
+// one awaiting its answer, or one kept if kept is set. It reports whether
+// it was counted.
+func (ls *leases) remove(end int64, kept bool) bool {
+	for i := range ls.b {
+		b := &ls.b[i]
+		if b.end != end || kept && b.k <= 0 || !kept && b.n-b.k <= 0 {
+			continue
+		}
+		b.n--
+		ls.n--
+		if kept {
+			b.k--
+			ls.kept--
+		}
+		if b.n <= 0 {
+			ls.b = append(ls.b[:i], ls.b[i+1:]...)
+		}
+		return true
+	}
+	return false
+}
+
+// awaiting returns the requests in flight that have not been answered.
+func (ls *leases) awaiting() int64 { return ls.n - ls.kept }
+
+// has reports whether a lease awaiting its answer that ends at end is
+// counted.
+func (ls *leases) has(end int64) bool {
 	for i := range ls.b {
 		if ls.b[i].end == end {
-			ls.b[i].n--
-			ls.n--
-			if ls.b[i].n <= 0 {
-				ls.b = append(ls.b[:i], ls.b[i+1:]...)
-			}
-			return
+			return ls.b[i].n > ls.b[i].k
 		}
 	}
+	return false
+}
+
+// keep counts again, as kept, one lease that ends at end, which remove has
+// just ended: its slot has room, since remove freed it.
+func (ls *leases) keep(end int64) {
+	i := 0
+	for i < len(ls.b) && ls.b[i].end < end {
+		i++
+	}
+	ls.n++
+	ls.kept++
+	if i < len(ls.b) && ls.b[i].end == end {
+		ls.b[i].n++
+		ls.b[i].k++
+		return
+	}
+	ls.b = append(ls.b, bucket{})
+	copy(ls.b[i+1:], ls.b[i:])
+	ls.b[i] = bucket{end: end, n: 1, k: 1}
 }
 
 // reap drops the leases that have ended by now. It reports whether any
@@ -83,6 +129,7 @@ func (ls *leases) reap(now int64) bool {
 	i := 0
 	for i < len(ls.b) && ls.b[i].end <= now {
 		ls.n -= ls.b[i].n
+		ls.kept -= ls.b[i].k
 		i++
 	}
 	if i == 0 {

@@ -43,8 +43,8 @@ func TestStartLogNeverExceedsQuota(t *testing.T) {
 		if got, least := int64(len(starts)), 20*q*(logSlots-2)/logSlots; got < least {
 			t.Errorf("q=%d: %d starts in 20 windows, want at least %d", q, got, least)
 		}
-		if len(l.s) > maxLogLen {
-			t.Errorf("q=%d: log of %d entries, want at most %d", q, len(l.s), maxLogLen)
+		if l.len() > maxLogLen {
+			t.Errorf("q=%d: log of %d entries, want at most %d", q, l.len(), maxLogLen)
 		}
 	}
 }

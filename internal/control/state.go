@@ -153,7 +153,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 		return s.hold(0, ReasonProbe, s.ramp.probeEnd)
 	}
 	inflight := s.leases.n
-	if !s.ramp.admits(inflight) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
+	if !s.ramp.admits(s.leases.awaiting()) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
 
@@ -166,16 +166,16 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 				return s.hold(0, ReasonConcurrency, s.leases.first())
 			}
 		case unitRequests, unitBytes:
-			need := int64(1)
+			need, counted := int64(1), s.leases.awaiting()
 			if p.unit == unitBytes {
-				need = p.need()
+				need, counted = p.need(), inflight
 				cost = max(cost, need)
 			}
-			if p.live && p.minR-inflight*need < need {
+			if p.live && p.minR-counted*need < need {
 				if p.deadline != 0 {
 					return s.hold(p.deadline, ReasonQuota, 0)
 				}
-				if inflight > 0 {
+				if counted > 0 {
 					return s.hold(0, ReasonQuota, s.leases.first())
 				}
 				// r was spent with no t and nothing in flight will
@@ -257,7 +257,11 @@ func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan 
 	if len(s.costs.units) > 0 {
 		s.costs.reap(now)
 	}
+	keep := s.keeps(lp, out)
 	p := s.release(t, now, lp, out)
+	if keep {
+		s.leases.keep(lp.end) // still in flight, until End
+	}
 	if out.Transient {
 		p = s.transient(t, now, &out.Refusal)
 	}
@@ -268,7 +272,7 @@ func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan 
 func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	l := lp
 	if l.born == s.born && l.born != 0 {
-		s.leases.remove(l.end)
+		s.leases.remove(l.end, false)
 		s.ramp.returned(l.seq)
 		if len(s.costs.units) > 0 {
 			s.costs.unreserve(l)

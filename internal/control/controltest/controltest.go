@@ -27,8 +27,10 @@ type Step struct {
 	At time.Duration // since the table's start
 
 	// Acquire names a request to start; Release names a request started
-	// earlier to end, with Out. Forget clears the key.
+	// earlier to end, with Out; End names a request whose Release kept
+	// it in flight (Out.Keep) to end. Forget clears the key.
 	Acquire, Release string
+	End              string
 	Custom           bool          // Acquire: the key is a custom key
 	Cost             control.Cost  // Acquire: what the request costs
 	Deadline         time.Duration // Acquire: the request's context deadline, from At; 0: none
@@ -109,6 +111,12 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 					r.Excess = s.Excess(&st.Cost)
 				}
 				return r
+			}
+		case st.End != "":
+			l := leases[st.End]
+			run = func(s *control.State) Result {
+				s.End(now, &tab.Config, &l)
+				return Result{View: s.View(now), Gen: s.Generation()}
 			}
 		default:
 			l := leases[st.Release]
@@ -260,7 +268,7 @@ const ms = time.Millisecond
 // tables returns the tables of the rules on requests.
 func tables() []Table {
 	lease := control.Config{Lease: 160 * s} // slots of 10s
-	return []Table{
+	return append([]Table{
 		{Name: "probe then ramp", Steps: []Step{
 			// A fresh key: one probe goes alone.
 			acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
@@ -482,5 +490,5 @@ func tables() []Table {
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(0, 0, 0, 400*24*time.Hour)), Want{PauseUntil: control.MaxPause}),
 		}},
-	}
+	}, streamTables()...)
 }

@@ -1,0 +1,164 @@
+package control
+
+// startLog keeps the starts that pace a q-per-w quota: no more than q
+// starts in any span of w. It keeps what pacing needs and no more: for a q
+// of up to exactLog, the q latest starts one by one; for a larger q,
+// counts of starts per slot of w/logSlots, each read as if it had started
+// at the end of its slot, which never lets more than q start in a span of
+// w and costs at most one slot of pace.
+//
+// Where the log cannot bind, it keeps next to nothing: while a large q
+// (beyond exactLog) has fewer than q/looseFrac starts logged, no span of w
+// can hold q of them, and they are kept as one count, read as if they had
+// all started at the latest of them (later is safe). Once that count
+// reaches q/looseFrac, the starts that follow are kept by slot again; the
+// count read late costs at most w/looseFrac of pace, once.
+//
+// The entries are a ring, sized once for the quota (q+1 entries for an
+// exact q, logSlots+2 for one kept by slot, never more than maxLogLen):
+// adding a start or dropping the oldest moves nothing and allocates
+// nothing. Only a quota that grows from one size to the next reallocates.
+type startLog struct {
+	ring  []start // len(ring) is the capacity; the entries are ring[head], ring[head+1], ... modulo len(ring)
+	head  int
+	n     int   // entries, by at, ascending
+	total int64 // sum of the counts
+}
+
+// start counts n starts that leave the window at at+w.
+type start struct {
+	at, n int64
+}
+
+const (
+	exactLog  = 128
+	logSlots  = 64
+	maxLogLen = exactLog + logSlots + 2
+	looseFrac = 8
+)
+
+// logCap returns the ring's capacity for a quota of q.
+func logCap(q int64) int {
+	if q <= exactLog {
+		return int(max(q, 1)) + 1
+	}
+	return logSlots + 2
+}
+
+func (l *startLog) len() int { return l.n }
+
+// get returns the entry i, 0 the oldest.
+func (l *startLog) get(i int) *start {
+	j := l.head + i
+	if j >= len(l.ring) {
+		j -= len(l.ring)
+	}
+	return &l.ring[j]
+}
+
+func (l *startLog) first() *start { return l.get(0) }
+func (l *startLog) last() *start  { return l.get(l.n - 1) }
+
+// push appends s after the latest entry, making room for a quota of q:
+// the ring grows to q's capacity if it is smaller, and when it is full the
+// two oldest entries merge into the later one (read later: safe).
+func (l *startLog) push(s start, q int64) {
+	if l.n == len(l.ring) {
+		if c := min(logCap(q), maxLogLen); c > len(l.ring) {
+			l.resize(c)
+		} else {
+			l.get(1).n += l.first().n
+			l.pop()
+		}
+	}
+	j := l.head + l.n
+	if j >= len(l.ring) {
+		j -= len(l.ring)
+	}
+	l.ring[j] = s
+	l.n++
+}
+
+// resize moves the entries to a ring of capacity c, at least l.n.
+func (l *startLog) resize(c int) {
+	ring := make([]start, c)
+	for i := range l.n {
+		ring[i] = *l.get(i)
+	}
+	l.ring, l.head = ring, 0
+}
+
+// pop removes the oldest entry; its count must already be off total.
+func (l *startLog) pop() {
+	if l.head++; l.head == len(l.ring) {
+		l.head = 0
+	}
+	l.n--
+}
+
+// add records n starts at now.
+func (l *startLog) add(now, q, w, n int64) {
+	if n <= 0 || w <= 0 {
+		return
+	}
+	at := now
+	if q > exactLog {
+		g := max(1, (w+logSlots-1)/logSlots)
+		at = (now/g + 1) * g
+	}
+	l.trim(now, w)
+	switch {
+	case l.n > 0 && l.last().at >= at:
+		l.last().n += n // same instant or slot (or a clock gone back: later is safe)
+	case l.n == 1 && q > exactLog && l.total+n <= q/looseFrac:
+		// It cannot bind yet: one count, read at the latest start.
+		l.last().at, l.last().n = at, l.last().n+n
+	default:
+		l.push(start{at: at, n: n}, q)
+	}
+	l.total += n
+	if q <= exactLog {
+		// Only the q latest starts matter.
+		for l.n > 1 && l.total-l.first().n >= q {
+			l.total -= l.first().n
+			l.pop()
+		}
+		if extra := l.total - q; extra > 0 && l.first().n > extra {
+			l.first().n -= extra
+			l.total = q
+		}
+	}
+}
+
+// trim drops the starts that left the window by now.
+func (l *startLog) trim(now, w int64) {
+	for l.n > 0 && l.first().at+w <= now {
+		l.total -= l.first().n
+		l.pop()
+	}
+}
+
+// wait returns how long a start at now must wait so that no more than q
+// requests start in any span of w; 0 when it may go. This is also what
+// defuses the ratio trap of draft-11 §8.5: r=10000;t=10 under
+// q=10000;w=1000 never leads to a sustained 1000 requests a second, since
+// the next 10000 can start only 1000 seconds after the first.
+func (l *startLog) wait(now, q, w int64) int64 {
+	l.trim(now, w)
+	if l.total < q {
+		return 0
+	}
+	need := l.total - q + 1
+	for i := range l.n {
+		s := l.get(i)
+		if need -= s.n; need <= 0 {
+			return s.at + w - now
+		}
+	}
+	return 0
+}
+
+// reset forgets every start.
+func (l *startLog) reset() {
+	l.head, l.n, l.total = 0, 0, 0
+}

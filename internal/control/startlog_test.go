@@ -1,0 +1,77 @@
+package control
+
+import (
+	"testing"
+	"time"
+)
+
+// Once sized for its quota, the log adds and drops starts without
+// allocating, and holds no more entries than the quota needs.
+func TestStartLogRingAllocatesOnce(t *testing.T) {
+	for _, tt := range []struct {
+		q       int64
+		entries int
+	}{{10, 10}, {exactLog, exactLog}, {1000, logSlots + 2}} {
+		w := int64(10 * time.Second)
+		var l startLog
+		now := instant(t0)
+		step := w / tt.q / 2 // twice as fast as the quota: the log binds
+		run := func() {
+			if d := l.wait(now, tt.q, w); d > 0 {
+				now += d
+			}
+			l.add(now, tt.q, w, 1)
+			now += step
+		}
+		for range 4 * tt.q {
+			run()
+		}
+		if allocs := testing.AllocsPerRun(1000, run); allocs != 0 {
+			t.Errorf("q=%d: %v allocations per start, want 0", tt.q, allocs)
+		}
+		if l.len() > tt.entries || len(l.ring) > logCap(tt.q) {
+			t.Errorf("q=%d: %d entries in a ring of %d, want at most %d in %d", tt.q, l.len(), len(l.ring), tt.entries, logCap(tt.q))
+		}
+	}
+}
+
+// A quota far beyond what is started keeps one entry: the log cannot
+// bind.
+func TestStartLogLooseWhereItCannotBind(t *testing.T) {
+	const q, w = 1_000_000_000, int64(time.Second)
+	var l startLog
+	now := instant(t0)
+	for range 100_000 {
+		if d := l.wait(now, q, w); d != 0 {
+			t.Fatalf("wait = %v, want 0", time.Duration(d))
+		}
+		l.add(now, q, w, 1)
+		now += int64(time.Microsecond)
+	}
+	if l.len() != 1 || l.total != 100_000 {
+		t.Errorf("%d entries counting %d starts, want 1 counting 100000", l.len(), l.total)
+	}
+}
+
+// A large quota, used at its full rate from the start, loses at most an
+// eighth of a window (the loose count read late), and a slot of pace per
+// window after.
+func TestStartLogLooseCostsLittle(t *testing.T) {
+	const q, w = int64(800), int64(8 * time.Second)
+	var l startLog
+	now := instant(t0)
+	end := now + 10*w
+	n := int64(0)
+	for now < end {
+		if d := l.wait(now, q, w); d > 0 {
+			now += d
+			continue
+		}
+		l.add(now, q, w, 1)
+		n++
+		now += w / q // exactly the quota's rate
+	}
+	if least := 10*q - q/looseFrac - 10*q/logSlots - 1; n < least {
+		t.Errorf("%d starts in 10 windows at q's own rate, want at least %d", n, least)
+	}
+}

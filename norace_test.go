@@ -1,0 +1,5 @@
+//go:build !race
+
+package polite_test
+
+const raceEnabled = false

@@ -1,0 +1,87 @@
+package polite
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
+)
+
+// EventAbandoned: a response body was left unfinished, so its request
+// stopped counting in flight before its body ended. Either the request's
+// context ended before the body was read at all or closed, or the
+// request's lease (Budget.Lease) expired before the body was read to its
+// end or closed. Both are usually a bug in the caller's code: every body
+// must be closed. A stream that legitimately lasts longer than the lease
+// should have a context deadline, or the Budget a longer Lease. Wait is
+// how long the request was in flight. This event is reported from a
+// goroutine of its own, not the request's.
+const EventAbandoned EventKind = "abandoned"
+
+// streamBody is the body of a response that did not arrive with its
+// headers: its request stays in flight (its lease in the budget, its slot
+// under the Transport's local ceilings) until the body ends. One
+// allocation holds the wrapper and what ending the request needs.
+type streamBody struct {
+	trackedBody
+	t      *Transport
+	req    *http.Request
+	b      *Budget
+	key    budgetKey
+	g      lease
+	status int
+}
+
+// accepted ends the request g granted, whose response resp was not a
+// refusal, and returns resp to hand to the caller. The outcome out is
+// applied at once, at now, when the headers arrived; the request itself
+// ends at once if its body came with its headers, and otherwise when its
+// body ends (see endsWithHeaders and trackedBody).
+func (t *Transport) accepted(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, out *control.Outcome, resp *http.Response) *http.Response {
+	if endsWithHeaders(req, resp) {
+		t.finish(req, b, key, g, now, out)
+		return resp
+	}
+	out.Keep = true
+	t.finish(req, b, key, g, now, out)
+	s := &streamBody{t: t, req: req, b: b, key: key, g: *g, status: resp.StatusCode}
+	// A request with no deadline (or one past its lease) ends at the
+	// latest when its lease expires, as it does in the budget.
+	var expire time.Duration
+	ctx := req.Context()
+	if deadline, ok := ctx.Deadline(); !ok || deadline.After(g.Expiry()) {
+		expire = max(g.Expiry().Sub(now), time.Nanosecond)
+	}
+	resp.Body = s.track(ctx, resp.Body, s, expire)
+	return resp
+}
+
+// bodyEnded ends the request: its slot under the local ceilings, its
+// lease in the budget.
+func (s *streamBody) bodyEnded(how bodyEnd) {
+	now := s.g.now()
+	t := s.t
+	if s.g.ceil.ok {
+		t.ceil.end(s.key.m)
+	}
+	note := s.b.end(s.req.Context(), s.key, &s.g, now)
+	t.note(s.req, s.b, s.key, now, note)
+	switch how {
+	case bodyContext, bodyExpired:
+		if (how == bodyExpired || !s.read.Load()) && t.observed() {
+			t.emit(Event{Kind: EventAbandoned, Time: now, Key: s.b.display(s.key), Request: s.req, Status: s.status, Wait: now.Sub(s.g.at)})
+		}
+	}
+}
+
+// reader returns the parse.Reader of the key g was granted under: kept in
+// the in-memory store's entry of the key, or, for a key whose state a Store
+// keeps elsewhere, in this Transport's local entry of the key. Neither is
+// part of the key's state, and both are bounded as the entries are.
+func (t *Transport) reader(key budgetKey, g *lease) *parse.Reader {
+	if g.e != nil {
+		return &g.e.rd
+	}
+	return t.ceil.reader(key.m)
+}
