@@ -68,8 +68,10 @@
 // unknown. A bare *-Reset number is read by magnitude: below 1e9 it is
 // delta seconds, below 1e12 epoch seconds, below 1e15 epoch milliseconds,
 // below 1e18 epoch microseconds, and larger values are invalid. Resets may also be RFC 3339 / ISO 8601 dates
-// (with fractional seconds, or without seconds) or HTTP-dates, and the
-// OpenAI family sends Go durations ("1m51.535s"). Absolute resets are
+// (with fractional seconds, or without seconds) or HTTP-dates, also
+// ending in "UTC" where RFC 9110 §5.6.7 requires "GMT" (as Go code
+// formatting with time.RFC1123 writes them), and the OpenAI family sends
+// Go durations ("1m51.535s"). Absolute resets are
 // measured from the response's Date and clamp at zero. A window is
 // reported only when the headers state it; documentation knowledge, such
 // as GitHub's one-hour window, is never filled in.

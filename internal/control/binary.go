@@ -97,6 +97,7 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(s.retry.tokens))
 	e.at(s.retry.at)
 	e.at(s.retry.stopUntil)
+	e.ext(s)
 	return e.b, nil
 }
 
@@ -229,9 +230,10 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	l.distrustUntil = d.at()
 	l.distrustFor = int64(d.bounded(uint64(distrustMax)))
 
-	n.retry.tokens = d.float(retryTokenCap)
+	n.retry.tokens = d.signed(retryTokenCap)
 	n.retry.at = d.at()
 	n.retry.stopUntil = d.at()
+	d.ext(&n)
 
 	if d.err || len(d.b) != 0 || n.flags&^flagsAll != 0 || n.pauseReason >= numReasons ||
 		n.skew < -int64(maxSpan) || n.skew > int64(maxSpan) {

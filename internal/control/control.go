@@ -86,6 +86,10 @@ type Ask struct {
 	// Custom reports that the key came from a custom key function: it is
 	// shown only as a fingerprint, from now on.
 	Custom bool
+	// After is when the request may start at the earliest: a retry's
+	// wait, which the retry budget may have lengthened past the key's
+	// pause (see Plan.Wait). Zero: no such bound.
+	After time.Time
 }
 
 // Lease is a started request, handed back to Release. A Lease whose state
@@ -98,6 +102,7 @@ type Lease struct {
 	cycle uint64 // the learner's cycle it started in
 	cost  int64  // content bytes charged to content-bytes policies
 	probe bool
+	start int64 // when it was granted
 
 	skew   int64 // the key's estimate of the server's clock minus ours
 	skewOK bool

@@ -42,7 +42,8 @@ const (
 	flagCustom uint8 = 1 << iota // the key came from a custom key function
 	flagHinted                   // the server has sent a quota that paces requests
 	flagSkew                     // skew is known
-	flagsAll   = flagCustom | flagHinted | flagSkew
+	flagEarly                    // the server's resets were caught early (see earlyResets)
+	flagsAll   = flagCustom | flagHinted | flagSkew | flagEarly
 )
 
 // Generation counts the changes waiters wait for: a release, or leases
@@ -130,6 +131,9 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	if now < s.pauseUntil {
 		return s.hold(s.pauseUntil, s.pauseReason, 0)
 	}
+	if after := instant(ask.After); !ask.After.IsZero() && now < after {
+		return s.hold(after, ReasonRetryBudget, 0) // a retry spaced out (see Decide)
+	}
 	// An observation past its effective window is stale: it says nothing
 	// about what is available now and must not be read as a refill
 	// (draft-11 §4.1.2). The next request probes instead.
@@ -198,7 +202,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	}
 	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
 	s.seq++
-	*l = Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0}
+	*l = Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0, start: now}
 	l.probe = s.ramp.granted(s.seq, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
@@ -269,6 +273,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	}
 	r := rng(out.Rand)
 	inflight := s.leases.n
+	s.earlyResets(out)
 
 	// Before reading a refusal: did the budget think quota was left?
 	hinted := false
@@ -293,6 +298,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		}
 	}
 	if !out.Refused {
+		s.retry.accepted()
 		s.learn.accepted(l, s.leases.n, now)
 		if l.probe && now >= s.pauseUntil {
 			// The probe came back and the key is not paused again (its
@@ -317,6 +323,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			}
 		}
 	}
+	s.retry.refused(shortWait(&out.Refusal))
 	if plan.Retry {
 		s.retry.take(now)
 	}
@@ -387,9 +394,9 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool
 		p.minR = p.q // r is never trusted above the quota the policy states
 	}
 	p.deadline = 0
-	reset := int64(0)
-	if q.Reset > 0 {
-		reset = min(int64(q.Reset), int64(MaxPause))
+	reset, t := int64(0), s.resetOf(q)
+	if t > 0 {
+		reset = min(int64(t), int64(MaxPause))
 		p.deadline = now + reset
 	}
 	if q.Remaining > 0 {
@@ -399,9 +406,9 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool
 	// The quota is spent: pause the whole key until the effective window
 	// has passed, then probe (draft-11 §7).
 	switch {
-	case q.Reset > 0:
+	case t > 0:
 		s.pause(now, p.deadline+r.jitter(reset/50), ReasonQuota)
-	case q.Reset < 0:
+	case t < 0:
 		// r=0 and no t (DESIGN.md, D7): exponential fallback before the
 		// next request.
 		d := zeroBackoffBase << min(s.zeroStreak, 6)

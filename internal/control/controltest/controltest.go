@@ -31,6 +31,7 @@ type Step struct {
 	Acquire, Release string
 	Custom           bool          // Acquire: the key is a custom key
 	Deadline         time.Duration // Acquire: the request's context deadline, from At; 0: none
+	After            time.Duration // Acquire: not before this instant, since the start (Ask.After); 0: none
 	Out              control.Outcome
 	Forget           bool
 
@@ -94,6 +95,9 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 			ask := control.Ask{Custom: st.Custom}
 			if st.Deadline != 0 {
 				ask.Until = now.Add(st.Deadline)
+			}
+			if st.After != 0 {
+				ask.After = t0.Add(st.After)
 			}
 			run = func(s *control.State) Result {
 				var l control.Lease
@@ -248,7 +252,7 @@ const ms = time.Millisecond
 // documentation.
 func Tables() []Table {
 	lease := control.Config{Lease: 160 * s} // slots of 10s
-	return []Table{
+	return append([]Table{
 		{Name: "probe then ramp", Steps: []Step{
 			// A fresh key: one probe goes alone.
 			acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
@@ -370,17 +374,6 @@ func Tables() []Table {
 			acq(s, "b", Want{Grant: true, Probe: true}),
 			rel(s, "b", control.Outcome{Refused: true, Refusal: bare(2 * s)}, Want{Plan: &control.Plan{Wait: 2 * s, Pause: 2 * s, Reason: control.ReasonBackoff, Retry: true}, Retries: 2}),
 		}},
-		{Name: "retry budget runs out", Steps: []Step{
-			acq(0, "a", Want{Grant: true, Probe: true}),
-			rel(0, "a", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Retry: true}}),
-			acq(0, "b", Want{Grant: true, Probe: true}),
-			rel(0, "b", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Retry: true}}),
-			acq(0, "c", Want{Grant: true, Probe: true}),
-			rel(0, "c", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Denied: control.ReasonRetryBudget}}),
-			// Half a second refills one.
-			acq(500*ms, "d", Want{Grant: true, Probe: true}),
-			rel(500*ms, "d", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Retry: true}}),
-		}},
 		{Name: "abnormal usage stops retries", Steps: []Step{
 			acq(0, "a", Want{Grant: true, Probe: true}),
 			rel(0, "a", refused(control.Refusal{Wait: 2 * s, Given: true, Reason: control.ReasonRetryAfter, Retryable: true, MaxWait: time.Minute, Stop: true}), Want{
@@ -470,5 +463,5 @@ func Tables() []Table {
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(0, 0, 0, 400*24*time.Hour)), Want{PauseUntil: control.MaxPause}),
 		}},
-	}
+	}, robustTables()...)
 }
