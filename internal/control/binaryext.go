@@ -13,12 +13,35 @@ import (
 func (e *encoder) ext(s *State) {
 	e.uint(uint64(s.retry.run))
 	e.uint(uint64(s.retry.streak))
+	e.uint(uint64(s.ramp.rtt))
+	e.uint(uint64(s.ramp.misses))
+	e.bool(s.ramp.keep)
+	l := &s.learn
+	e.b = append(e.b, l.trial, l.pinned, l.last)
+	e.uint(l.trialAt)
+	e.uint(uint64(l.prev))
+	e.at(l.pinnedAt)
+	e.uint(uint64(l.stride))
+	e.uint(uint64(l.floor))
 }
 
 // ext reads what encoder.ext wrote into n.
 func (d *decoder) ext(n *State) {
 	n.retry.run = int32(d.bounded(maxRun))
 	n.retry.streak = int32(d.bounded(uint64(n.retry.run)))
+	n.ramp.rtt = int64(d.bounded(uint64(maxSpan)))
+	n.ramp.misses = int32(d.bounded(maxMisses))
+	n.ramp.keep = d.bool()
+	l := &n.learn
+	l.trial, l.pinned, l.last = d.byte(), d.byte(), d.byte()
+	if l.trial&^stepsAll != 0 || l.pinned&^stepsAll != 0 || l.last&^stepsAll != 0 {
+		d.fail()
+	}
+	l.trialAt = d.uint()
+	l.prev = int64(d.bounded(uint64(maxSpan)))
+	l.pinnedAt = d.at()
+	l.stride = int32(d.bounded(rateStride))
+	l.floor = int64(d.bounded(uint64(maxSpan)))
 }
 
 // signed reads a float64 in [-limit, limit].

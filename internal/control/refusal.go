@@ -50,7 +50,13 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 			p.Wait = min(p.Wait, max(BackoffInitial/4, time.Duration(n-l.measuring)/2))
 		}
 	case p.Wait < RefusalFloor:
-		if f := floorWait(p.Wait, rb.streak); f > p.Wait {
+		f := floorWait(p.Wait, rb.streak)
+		if l.measuring != 0 {
+			// The learner measures the window: as for a refusal that
+			// gives no wait, but never below the floor.
+			f = min(f, max(RefusalFloor, time.Duration(n-l.measuring)/2))
+		}
+		if f > p.Wait {
 			// Lengthened by up to a quarter, as a backoff is
 			// randomised, so that clients refused together spread out.
 			hi, _ := bits.Mul64(j.next(), uint64(f/4)+1)

@@ -93,7 +93,9 @@ func (r *retryBudget) take(now int64) {
 func (r *retryBudget) accepted() { r.run, r.streak = 0, 0 }
 
 // refused records a refusal; short reports that the wait it gave was
-// below the refusal floor.
+// below the refusal floor, and that it is the first answer of the requests
+// sent since the last one: the refusals of requests in flight together
+// count once.
 func (r *retryBudget) refused(short bool) {
 	r.run = min(r.run+1, maxRun)
 	if short {

@@ -98,7 +98,7 @@ func (s *State) pause(now, until int64, why Reason) {
 	if until > s.pauseUntil {
 		s.pauseUntil, s.pauseReason = until, why
 	}
-	if s.ramp.open {
+	if s.ramp.open || s.ramp.keep {
 		s.epoch++
 	}
 	s.ramp.restart()
@@ -148,7 +148,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 		return s.hold(0, ReasonProbe, s.ramp.probeEnd)
 	}
 	inflight := s.leases.n
-	if !s.ramp.admits(inflight) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
+	if (s.ramp.open && !s.ramp.admits(inflight)) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
 
@@ -203,7 +203,10 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
 	s.seq++
 	*l = Lease{born: s.born, end: end, seq: s.seq, epoch: s.epoch, cost: cost, skew: s.skew, skewOK: s.flags&flagSkew != 0, start: now}
-	l.probe = s.ramp.granted(s.seq, end)
+	if s.learn.renews(now) {
+		s.ramp.recheck()
+	}
+	l.probe = s.ramp.granted(s.seq, now, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
 			p.log.add(now, p.q, p.w, 1)
@@ -260,6 +263,9 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	if out.Failed {
 		return Plan{} // a probe that failed leaves the key probing
 	}
+	if l.start != 0 {
+		s.ramp.observe(now - l.start)
+	}
 	if out.Dated {
 		// Date has whole seconds, so Date minus receive time falls short
 		// of the true offset by up to a second: the highest sample is the
@@ -311,6 +317,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	}
 
 	s.learn.refused(l, s.epoch, now, foreseen, hinted)
+	first := l.epoch == s.epoch // not one more answer of a flight already refused
 	plan := Decide(t, &out.Refusal, l, s.retry, r.next())
 	if plan.Stop {
 		s.retry.stopUntil = addSat(now, int64(stopRetrying))
@@ -323,7 +330,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			}
 		}
 	}
-	s.retry.refused(shortWait(&out.Refusal))
+	s.retry.refused(shortWait(&out.Refusal) && first)
 	if plan.Retry {
 		s.retry.take(now)
 	}

@@ -254,23 +254,25 @@ func Tables() []Table {
 	lease := control.Config{Lease: 160 * s} // slots of 10s
 	return append([]Table{
 		{Name: "probe then ramp", Steps: []Step{
-			// A fresh key: one probe goes alone.
+			// A fresh key: one probe goes alone, and holds the others
+			// for 3s at most.
 			acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
-			acq(0, "b", Want{Hold: control.ReasonProbe, Wake: 10*time.Minute + 37500*ms}),
+			acq(0, "b", Want{Hold: control.ReasonProbe, Wake: 3 * s}),
 			// Its answer opens the key: two may follow, then one more
-			// per round trip for a key that states nothing.
-			rel(1*s, "p", ok(), Want{InFlight: -1, Probing: -1}),
-			acq(1*s, "a1", Want{Grant: true}),
-			acq(1*s, "a2", Want{Grant: true, InFlight: 2}),
-			acq(1*s, "a3", Want{Hold: control.ReasonConcurrency}),
-			rel(2*s, "a1", ok(), Want{}),
-			acq(2*s, "a4", Want{Grant: true}),
-			acq(2*s, "a5", Want{Hold: control.ReasonConcurrency}),
-			rel(3*s, "a2", ok(), Want{}),
+			// per round trip for a key that states nothing and answers
+			// in 10ms.
+			rel(10*ms, "p", ok(), Want{InFlight: -1, Probing: -1}),
+			acq(10*ms, "a1", Want{Grant: true}),
+			acq(10*ms, "a2", Want{Grant: true, InFlight: 2}),
+			acq(10*ms, "a3", Want{Hold: control.ReasonConcurrency}),
+			rel(20*ms, "a1", ok(), Want{}),
+			acq(20*ms, "a4", Want{Grant: true}),
+			acq(20*ms, "a5", Want{Hold: control.ReasonConcurrency}),
+			rel(20*ms, "a2", ok(), Want{}),
 			// Two answers at cwnd 2: one step, to 3.
-			acq(3*s, "a6", Want{Grant: true}),
-			acq(3*s, "a7", Want{Grant: true, InFlight: 3}),
-			acq(3*s, "a8", Want{Hold: control.ReasonConcurrency}),
+			acq(20*ms, "a6", Want{Grant: true}),
+			acq(20*ms, "a7", Want{Grant: true, InFlight: 3}),
+			acq(20*ms, "a8", Want{Hold: control.ReasonConcurrency}),
 		}},
 		{Name: "a key that states its quotas ramps faster", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
@@ -413,8 +415,9 @@ func Tables() []Table {
 			rel(1500*ms, "g", ok(), Want{}),
 			acq(1500*ms, "h", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
 			// A refusal while the headers said quota was left: they
-			// are distrusted.
-			acq(3*s, "i", Want{Grant: true}),
+			// are distrusted. (A new learned window begins with a lone
+			// probe.)
+			acq(3*s, "i", Want{Grant: true, Probe: true}),
 			rel(3*s, "i", refused(retryAfter(0), rl(0, 0, 50, 60*s)), Want{Distrusted: true}),
 		}},
 		{Name: "leases expire", Config: lease, Steps: []Step{

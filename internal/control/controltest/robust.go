@@ -77,6 +77,41 @@ func robustTables() []Table {
 			{At: 500 * ms, Acquire: "d3", After: 500 * ms, Want: Want{Grant: true, Probe: true}},
 		}},
 		outageTable(),
+		{Name: "slow origin ramps as fast as a hinted key", Steps: []Step{
+			// A key that states nothing, whose answers take 300ms: the
+			// ramp opens at 4 and adds two per answer.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(300*ms, "p", ok(), Want{}),
+			acq(300*ms, "a", Want{Grant: true}),
+			acq(300*ms, "b", Want{Grant: true}),
+			acq(300*ms, "c", Want{Grant: true}),
+			acq(300*ms, "d", Want{Grant: true, InFlight: 4}),
+			acq(300*ms, "e", Want{Hold: control.ReasonConcurrency}),
+			rel(600*ms, "a", ok(), Want{}),
+			acq(600*ms, "f", Want{Grant: true}),
+			acq(600*ms, "g", Want{Grant: true}),
+			acq(600*ms, "h", Want{Grant: true, InFlight: 6}),
+			acq(600*ms, "i", Want{Hold: control.ReasonConcurrency}),
+		}},
+		{Name: "a probe that does not answer lets another probe", Steps: []Step{
+			// A cold key: its probe holds the others 3s at most.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			acq(s, "x", Want{Hold: control.ReasonProbe, Wake: 3 * s}),
+			// Then another request probes, and holds them twice as long.
+			acq(3*s, "q", Want{Grant: true, Probe: true, InFlight: 2}),
+			acq(3*s, "y", Want{Hold: control.ReasonProbe, Wake: 9 * s}),
+			// Its answer opens the key; the first probe's, later, is
+			// read as any answer.
+			rel(3100*ms, "q", ok(), Want{Probing: -1}),
+			acq(3100*ms, "a", Want{Grant: true}),
+			rel(10*s, "p", ok(), Want{InFlight: 1}),
+			// A warm key's probe holds the others four of its round
+			// trips, when that is longer than 3s: smoothed by an eighth,
+			// 100ms, then 9.9s, then a's 6.9s make 2.0328125s.
+			rel(10*s, "a", refused(retryAfter(2*s)), Want{PauseUntil: 12 * s}),
+			acq(12*s, "b", Want{Grant: true, Probe: true}),
+			acq(12*s, "z", Want{Hold: control.ReasonProbe, Wake: 12*s + 4*2032812500*time.Nanosecond}),
+		}},
 	}
 }
 
