@@ -62,11 +62,11 @@ type learner struct {
 	trial    uint8  // the step on trial (stepBurst, stepRate); 0: none
 	trialAt  uint64 // the cycle the step was taken in
 	prev     int64  // what the step on trial changed: q or w before it
-	pinned   uint8 // steps refused on trial, bits of stepBurst and stepRate
-	pinnedAt int64 // when the last one was pinned
-	last     uint8 // the step taken last
-	stride   int32 // the rate step is w>>stride; it halves (down to 1) after each rate step that held
-	floor    int64 // the shortest w refused on trial: the rate step stops half way to it; 0: none
+	pinned   uint8  // steps refused on trial, bits of stepBurst and stepRate
+	pinnedAt int64  // when the last one was pinned
+	last     uint8  // the step taken last
+	stride   int32  // the rate step is w>>stride; it halves (down to 1) after each rate step that held
+	floor    int64  // the shortest w refused on trial: the rate step stops half way to it; 0: none
 }
 
 // The steps of growth.

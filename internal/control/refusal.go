@@ -34,8 +34,9 @@ const RefusalFloor = time.Second
 // MaxWait and its context deadline, and the server did not report abnormal
 // usage. A retry the retry budget cannot afford now is spaced out: its
 // wait is lengthened until the budget can (Reason ReasonRetryBudget), if
-// that still fits; only in an outage (many refusals in a row, no
-// acceptance) does the budget deny it.
+// that still fits. Only in an outage (many refusals in a row, no
+// acceptance) does the budget deny retries: the refusal goes back to the
+// caller.
 func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Plan {
 	n := instant(now)
 	j := rng(rnd)
@@ -47,8 +48,9 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 			p.Wait = min(p.Wait, BackoffInitial)
 		}
 		if l.measuring != 0 {
-			p.Wait = min(p.Wait, max(BackoffInitial/4, time.Duration(n-l.measuring)/2))
+			p.Wait = min(p.Wait, time.Duration(n-l.measuring)/2)
 		}
+		p.Wait = max(p.Wait, RefusalFloor)
 	case p.Wait < RefusalFloor:
 		f := floorWait(p.Wait, rb.streak)
 		if l.measuring != 0 {
@@ -79,7 +81,11 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		return p
 	}
 	p.Retry, p.Denied = rb.allows(n)
-	if p.Denied == ReasonRetryBudget && !rb.outage() {
+	switch {
+	case p.Denied != ReasonNone:
+		if p.Denied == ReasonStopped || rb.outage() {
+			return p
+		}
 		// Space the retry out until the budget affords it.
 		if d := rb.next(n); fits(max(p.Wait, d)) {
 			if d > p.Wait {
@@ -87,6 +93,11 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 			}
 			p.Retry, p.Denied = true, ReasonNone
 		}
+	case rb.outage():
+		// Many refusals, no acceptance: retries would only add to the
+		// load. The refusal goes back to the caller; first attempts
+		// still probe, one a pause.
+		p.Retry, p.Denied = false, ReasonRetryBudget
 	}
 	return p
 }

@@ -405,20 +405,22 @@ func Tables() []Table {
 			acq(0, "c", Want{Grant: true}),
 			rel(0, "c", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Retry: true}}),
 			acq(s, "d", Want{Grant: true, Probe: true}),
-			rel(s, "d", refused(bare(2*s)), Want{Plan: &control.Plan{Wait: 500 * ms, Pause: 500 * ms, Reason: control.ReasonBackoff, Retry: true}}),
-			acq(1500*ms, "e", Want{Grant: true, Probe: true}),
-			rel(1500*ms, "e", ok(), Want{Learned: &Quota{Q: 3, W: 1500 * ms}}),
+			// While measuring, the backoff is half the time refused so
+			// far, but never below the refusal floor.
+			rel(s, "d", refused(bare(2*s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Retry: true}}),
+			acq(2*s, "e", Want{Grant: true, Probe: true}),
+			rel(2*s, "e", ok(), Want{Learned: &Quota{Q: 3, W: 2 * s}}),
 			// The learned quota paces: e counts, two more, then hold.
-			acq(1500*ms, "f", Want{Grant: true}),
-			acq(1500*ms, "g", Want{Grant: true}),
-			rel(1500*ms, "f", ok(), Want{}),
-			rel(1500*ms, "g", ok(), Want{}),
-			acq(1500*ms, "h", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+			acq(2*s, "f", Want{Grant: true}),
+			acq(2*s, "g", Want{Grant: true}),
+			rel(2*s, "f", ok(), Want{}),
+			rel(2*s, "g", ok(), Want{}),
+			acq(2*s, "h", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
 			// A refusal while the headers said quota was left: they
 			// are distrusted. (A new learned window begins with a lone
 			// probe.)
-			acq(3*s, "i", Want{Grant: true, Probe: true}),
-			rel(3*s, "i", refused(retryAfter(0), rl(0, 0, 50, 60*s)), Want{Distrusted: true}),
+			acq(4*s, "i", Want{Grant: true, Probe: true}),
+			rel(4*s, "i", refused(retryAfter(0), rl(0, 0, 50, 60*s)), Want{Distrusted: true}),
 		}},
 		{Name: "leases expire", Config: lease, Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),

@@ -66,15 +66,21 @@ func robustTables() []Table {
 			acq(0, "b", Want{Grant: true}),
 			acq(0, "c", Want{Grant: true}),
 			acq(0, "d", Want{Grant: true}),
-			rel(0, "a", refused(bare(100*ms)), Want{Plan: plan(100*ms, 100*ms, control.ReasonBackoff)}),
-			rel(0, "b", refused(bare(100*ms)), Want{Plan: plan(100*ms, 100*ms, control.ReasonBackoff)}),
-			rel(0, "c", refused(bare(100*ms)), Want{Plan: plan(100*ms, 100*ms, control.ReasonBackoff)}),
-			// The budget is spent: d's retry waits until a token came
-			// back, half a second, instead of being dropped. The key's
-			// pause stays the backoff's.
-			rel(0, "d", refused(bare(100*ms)), Want{Plan: plan(500*ms, 100*ms, control.ReasonRetryBudget), PauseUntil: 100 * ms}),
-			{At: 100 * ms, Acquire: "d2", After: 500 * ms, Want: Want{Hold: control.ReasonRetryBudget, Until: 500 * ms}},
-			{At: 500 * ms, Acquire: "d3", After: 500 * ms, Want: Want{Grant: true, Probe: true}},
+			rel(0, "a", ok(rl(100, 60*s, 89, 60*s)), Want{}),
+			acq(0, "e", Want{Grant: true}),
+			acq(0, "f", Want{Grant: true}),
+			acq(0, "g", Want{Grant: true, InFlight: 6}),
+			rel(0, "b", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
+			rel(0, "c", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
+			rel(0, "d", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
+			// The budget is spent: these retries spend tokens not back
+			// yet; g's waits until one is back, 1.2s, instead of being
+			// dropped. The key's pause stays the server's.
+			rel(0, "e", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
+			rel(0, "f", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
+			rel(0, "g", refused(retryAfter(s)), Want{Plan: plan(1200*ms, s, control.ReasonRetryBudget), PauseUntil: s}),
+			{At: s, Acquire: "g2", After: 1200 * ms, Want: Want{Hold: control.ReasonRetryBudget, Until: 1200 * ms}},
+			{At: 1200 * ms, Acquire: "g3", After: 1200 * ms, Want: Want{Grant: true, Probe: true}},
 		}},
 		outageTable(),
 		{Name: "slow origin ramps as fast as a hinted key", Steps: []Step{
@@ -115,29 +121,35 @@ func robustTables() []Table {
 	}
 }
 
-// outageTable refuses a key's probes 40 times in a row, then once more:
-// an outage, where the retry budget drops the retries it cannot afford.
-// One acceptance ends it.
+// outageTable refuses 45 requests in flight together: an outage (40
+// refusals with no acceptance between), where the retry budget drops the
+// retries it cannot afford. One acceptance ends it.
 func outageTable() Table {
-	const step = 100 * ms
-	var steps []Step
-	at := time.Duration(0)
-	for i := range 41 {
-		name := fmt.Sprintf("r%d", i)
-		steps = append(steps,
-			acq(at, name, Want{Grant: true, Probe: true}),
-			rel(at, name, refused(bare(step)), Want{}))
-		at += step
+	hint := func(r int64) control.Outcome { return ok(rl(1000, 60*s, r, 60*s)) }
+	steps := []Step{
+		acq(0, "p", Want{Grant: true, Probe: true}),
+		rel(0, "p", hint(999), Want{}),
 	}
-	steps[len(steps)-1].Want.Plan = &control.Plan{Wait: step, Pause: step, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}
+	// Answers widen the ramp, two each.
+	for i := range 21 {
+		name := fmt.Sprintf("o%d", i)
+		steps = append(steps, acq(0, name, Want{Grant: true}), rel(0, name, hint(998-int64(i)), Want{}))
+	}
+	for i := range 45 {
+		steps = append(steps, acq(0, fmt.Sprintf("r%d", i), Want{Grant: true}))
+	}
+	for i := range 45 {
+		steps = append(steps, rel(0, fmt.Sprintf("r%d", i), refused(retryAfter(s)), Want{}))
+	}
+	steps[len(steps)-1].Want.Plan = &control.Plan{Wait: s, Pause: s, Reason: control.ReasonRetryAfter, Denied: control.ReasonRetryBudget}
 	steps = append(steps,
-		acq(at, "ok", Want{Grant: true, Probe: true}),
-		rel(at, "ok", ok(), Want{}),
-		// The budget is still 19 retries in debt (it can owe 20):
-		// the next refusal's retry waits 10s until one is back, and
-		// is not dropped.
-		acq(at, "again", Want{Grant: true}),
-		rel(at, "again", refused(bare(step)), Want{Plan: plan(10*s, step, control.ReasonRetryBudget)}),
+		acq(s, "ok", Want{Grant: true, Probe: true}),
+		rel(s, "ok", ok(), Want{}),
+		// The budget is still in debt (it can owe 20): the next
+		// refusal's retry waits until a token is back, 8.8s, and is
+		// not dropped.
+		acq(s, "again", Want{Grant: true}),
+		rel(s, "again", refused(retryAfter(s)), Want{Plan: plan(8800*ms, s, control.ReasonRetryBudget)}),
 	)
 	return Table{Name: "outage drops retries", Steps: steps}
 }
