@@ -23,6 +23,11 @@ func (e *encoder) ext(s *State) {
 	e.at(l.pinnedAt)
 	e.uint(uint64(l.stride))
 	e.uint(uint64(l.floor))
+	e.int(s.skewLo)
+	e.int(s.skewHi)
+	for i := range s.policies {
+		e.bool(s.policies[i].sliding)
+	}
 }
 
 // ext reads what encoder.ext wrote into n.
@@ -42,6 +47,13 @@ func (d *decoder) ext(n *State) {
 	l.pinnedAt = d.at()
 	l.stride = int32(d.bounded(rateStride))
 	l.floor = int64(d.bounded(uint64(maxSpan)))
+	n.skewLo, n.skewHi = d.int(), d.int()
+	if n.skewLo < -int64(maxSpan) || n.skewHi > int64(maxSpan) || n.skewLo > n.skewHi {
+		d.fail()
+	}
+	for i := range n.policies {
+		n.policies[i].sliding = d.bool()
+	}
 }
 
 // signed reads a float64 in [-limit, limit].

@@ -27,7 +27,9 @@ type State struct {
 	pauseUntil  int64
 	pauseReason Reason
 	zeroStreak  int32 // consecutive r=0 observations without t (DESIGN.md, D7)
-	skew        int64 // the highest Date minus receive time seen (flagSkew)
+	skew        int64 // the server's clock minus ours, as estimated (flagSkew; see clock.go)
+	skewLo      int64 // and the bounds of what it may be
+	skewHi      int64
 	rateNext    int64 // Config.MaxRate: when the next start may go
 
 	ramp     ramp
@@ -64,7 +66,7 @@ func (s *State) Custom() bool { return s.flags&flagCustom != 0 }
 // IsZero reports whether s is the zero State.
 func (s *State) IsZero() bool {
 	return s.gen == 0 && s.born == 0 && s.expiry == 0 && s.used == 0 && s.flags == 0 && s.seq == 0 &&
-		s.epoch == 0 && s.pauseUntil == 0 && s.pauseReason == 0 && s.zeroStreak == 0 && s.skew == 0 &&
+		s.epoch == 0 && s.pauseUntil == 0 && s.pauseReason == 0 && s.zeroStreak == 0 && s.skew == 0 && s.skewLo == 0 && s.skewHi == 0 &&
 		s.rateNext == 0 && s.ramp == (ramp{}) && len(s.leases.b) == 0 && s.leases.n == 0 &&
 		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{})
 }
@@ -179,7 +181,8 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 				s.ramp.restart()
 			}
 			if p.paces() {
-				if d := p.log.wait(now, p.q, p.w); d > 0 {
+				q, w := p.pace()
+				if d := p.log.wait(now, q, w); d > 0 {
 					return s.hold(now+d, ReasonPace, 0)
 				}
 			}
@@ -209,7 +212,8 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	l.probe = s.ramp.granted(s.seq, now, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
-			p.log.add(now, p.q, p.w, 1)
+			q, w := p.pace()
+			p.log.add(now, q, w, 1)
 		}
 	}
 	l.cycle = s.learn.started(s.epoch, now)
@@ -267,15 +271,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		s.ramp.observe(now - l.start)
 	}
 	if out.Dated {
-		// Date has whole seconds, so Date minus receive time falls short
-		// of the true offset by up to a second: the highest sample is the
-		// best estimate, and never too high. A much lower one means the
-		// server's clock moved: start over.
-		skew := int64(max(min(out.Skew, maxSpan), -maxSpan))
-		if s.flags&flagSkew == 0 || skew > s.skew || skew < s.skew-int64(2*time.Second) {
-			s.skew = skew
-			s.flags |= flagSkew
-		}
+		s.dated(l, out.Skew, now) // see clock.go
 	}
 	r := rng(out.Rand)
 	inflight := s.leases.n
@@ -299,7 +295,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if q.Remaining == 0 {
 			foreseen = true
 		}
-		if s.observe(l, q, now, out.Bytes, &r) && q.Remaining > 0 {
+		if s.observe(l, q, now, out.Bytes, out.Refused, &r) && q.Remaining > 0 {
 			hinted = true
 		}
 	}
@@ -339,7 +335,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 
 // observe applies one quota from a response. It reports whether the quota
 // is one that paces requests.
-func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool {
+func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, refused bool, r *rng) bool {
 	var u unit
 	switch q.Unit {
 	case "", "request", "requests":
@@ -400,11 +396,19 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool
 	if p.q > 0 && p.minR > p.q {
 		p.minR = p.q // r is never trusted above the quota the policy states
 	}
+	last := p.deadline
 	p.deadline = 0
 	reset, t := int64(0), s.resetOf(q)
 	if t > 0 {
 		reset = min(int64(t), int64(MaxPause))
 		p.deadline = now + reset
+	}
+	if refused {
+		s.recognise(p, l, q, last, now)
+	}
+	if p.sliding && p.paces() && q.Remaining == 0 {
+		p.live = false // a sliding-window counter: its pace decides, not its reset
+		return true
 	}
 	if q.Remaining > 0 {
 		s.zeroStreak = 0
