@@ -20,18 +20,20 @@ import "time"
 //   - It grows additively while it holds requests back without a refusal,
 //     every two learned windows at least, by one of two steps in turn: the
 //     burst (q grows by one, w stays) or the rate (w shrinks, q stays; by
-//     1/16 of w, then twice as much after each step that held, down to
-//     half of the span between the window and the shortest one refused).
-//     A fixed window or a sliding log takes bursts; a leaky bucket or a
-//     token bucket that refills slowly takes rate, so that they are
-//     approached from below.
-//   - A refusal of a step on trial reverts it, and pins that step until 16
-//     learned windows have passed: the other step grows meanwhile. A
+//     a quarter of w, then twice as much after each step that held, but
+//     only half way to the shortest window refused on trial). A fixed
+//     window or a sliding log takes bursts; a leaky bucket or a token
+//     bucket that refills faster than first measured takes rate, so that
+//     they are approached from below. A step holds once a whole window
+//     begun after it was accepted.
+//   - A refusal of a step on trial reverts it; a burst step refused, or a
+//     rate step with less than an eighth of w left to try, is pinned until
+//     32 learned windows have passed, while the other step grows. A
 //     refusal of a learned quota that was not on trial backs off
-//     multiplicatively: a new measurement, which lowers q and w by 30% at
-//     most at a time (a cycle measured out of phase with the server's
-//     window must not cut the pace to nothing), and doubles the windows
-//     between steps, up to 4.
+//     multiplicatively: a new measurement, which halves q and lowers w by
+//     30% at most at a time (a cycle measured out of phase with the
+//     server's window must not cut the pace to nothing), and doubles the
+//     windows between steps, up to 4.
 //   - A refusal while the headers said quota was left marks them
 //     unreliable: the learned quota applies for a minute, doubling each time
 //     they are caught again, up to an hour. Without such a mark, a learned
@@ -81,7 +83,7 @@ const (
 	distrustMax = int64(time.Hour)
 	minGrowGap  = 2  // learned windows between growths, at least
 	maxGrowGap  = 4  // and at most
-	pinWindows  = 16 // learned windows a refused step stays pinned
+	pinWindows  = 32 // learned windows a refused step stays pinned
 	rateStride  = 2  // the first rate step: w/4
 )
 
@@ -179,7 +181,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 			// of phase with the server's window can count a handful of
 			// acceptances, or a short window; one such measurement
 			// must not cut the pace to nothing.
-			n = max(n, q.q*7/10, 1)
+			n = max(n, q.q/2, 1)
 			w = max(w, q.w*7/10)
 			l.floor = 0
 		}
