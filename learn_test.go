@@ -859,3 +859,30 @@ func TestTokenQuotaRefusalIsNotALie(t *testing.T) {
 		}
 	})
 }
+
+func TestSlowOriginRampsUpFast(t *testing.T) {
+	// A server that states nothing and refuses nothing, 300ms a response
+	// (as large language model APIs take): 96 requests over 32 workers
+	// take a plain client 3 round trips. polite probes, then ramps up as
+	// fast as for a server that states its quotas: a few round trips more.
+	const latency = 300 * time.Millisecond
+	took := func(wrap func(http.RoundTripper) http.RoundTripper) time.Duration {
+		var d time.Duration
+		synctest.Test(t, func(t *testing.T) {
+			base := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{Latency: latency})}
+			start := time.Now()
+			got := run(t, &http.Client{Transport: wrap(base)}, "http://api.test/", 96, 32)
+			d = time.Since(start)
+			if got[http.StatusOK] != 96 {
+				t.Errorf("statuses = %v, want 96 × 200", got)
+			}
+		})
+		return d
+	}
+	plain := took(func(base http.RoundTripper) http.RoundTripper { return base })
+	p := took(func(base http.RoundTripper) http.RoundTripper { return &polite.Transport{Base: base} })
+	t.Logf("plain client: %v; polite: %v (%.0f round trips more)", plain, p, float64(p-plain)/float64(latency))
+	if p > plain+4*latency {
+		t.Errorf("polite took %v, want within 4 round trips of a plain client's %v", p, plain)
+	}
+}
