@@ -217,8 +217,15 @@ func TestScenarios(t *testing.T) {
 				if sc.honest && refusedHi != 0 {
 					t.Errorf("%d requests refused, want 0", refusedHi)
 				}
-				if !sc.honest && float64(refusedHi) > sc.maxRefused*float64(sc.tasks) {
-					t.Errorf("%d requests refused in the worst of %d runs, want at most %.0f%% of %d tasks", refusedHi, runs, 100*sc.maxRefused, sc.tasks)
+				ceiling := sc.maxRefused
+				if raceEnabled {
+					// The race detector interleaves goroutines otherwise:
+					// more requests are in flight when a refusal comes,
+					// and are refused with it. The ceilings hold without.
+					ceiling *= 2
+				}
+				if !sc.honest && float64(refusedHi) > ceiling*float64(sc.tasks) {
+					t.Errorf("%d requests refused in the worst of %d runs, want at most %.0f%% of %d tasks", refusedHi, runs, 100*ceiling, sc.tasks)
 				}
 				if e := effs[0]; e < sc.minEff {
 					t.Errorf("efficiency %.3f in the worst of %d runs (took %v, ideal %v), want ≥ %.2f", e, runs, worst.took, worst.ideal, sc.minEff)
