@@ -56,7 +56,16 @@
 // observation is stale once its t has passed: it is not read as a refill.
 // After any pause, and on the first request to an origin, a single request
 // probes; the others follow as its answer and the next ones come back, the
-// number in flight doubling each round trip. Responses from a cache (an Age
+// number in flight doubling each round trip. A probe that has not answered
+// after 3 seconds (or four of the origin's round trips, if longer; doubled
+// for each probe in a row that timed out) lets another request probe.
+// Resets stated as instants (epoch seconds, HTTP-dates, also ending in
+// "UTC") are measured from the server's clock, estimated from its Dates to
+// well under a second; an origin caught stating its resets early (rounded
+// down to the second) has them read a second later. A policy recognised as
+// a sliding-window counter (a probe sent after its reset is refused while
+// the previous window weighs) is paced smoothly, q-1 requests evenly over
+// w. Responses from a cache (an Age
 // greater than 0) and fields in trailers never change a budget. A pause is
 // never stored for more than 24 hours, whatever a response says: past that,
 // the origin probes again.
@@ -110,14 +119,18 @@
 // they grant. A refusal that no stated quota foresaw starts a measurement:
 // the requests the origin accepted since its last pause are taken as its
 // quota, and the time until it accepts again as its window. The learned
-// quota then paces the origin like a stated one, never shortening a wait the
-// server gave; it grows by an eighth after two windows without a refusal,
-// and a refusal measures it again (lowering it by 30% at most at a time). A
-// refusal while the fields said quota was left marks them unreliable: the
-// learned quota then applies on top of them for a minute, doubling each
-// time, up to an hour. An origin that never stated a quota ramps up by one
-// request per round trip, not by doubling, so that the first refusal finds
-// few requests in flight.
+// quota then paces the origin like a stated one, each window begun by a
+// lone probe, never shortening a wait the server gave. It grows
+// additively while it holds requests back without a refusal: by one more
+// request a window, or by a shorter window, in turn, so that a fixed window
+// and a leaky or token bucket are both approached from below; a refused
+// step is taken back, and other refusals halve it at most, measuring it
+// again. A refusal while the fields said quota was left marks them
+// unreliable: the learned quota then applies on top of them for a minute,
+// doubling each time, up to an hour. An origin that never stated a quota
+// ramps up by one request per round trip while its round trips are short,
+// so that the first refusal finds few requests in flight, and as fast as
+// one that states its quotas once they take 200 ms or more.
 //
 // # Crawling
 //
@@ -175,6 +188,12 @@
 // after a refusal that gave none are shorter: half the time the origin has
 // refused so far, so that the window is known to within half of itself.
 //
+// Whatever a refusal says, the origin is not sent another request within a
+// second: Retry-After: 0, or a reset already past, waits a second, doubled
+// with each such refusal in a row (up to a minute), as a refusal that gives
+// no wait does; a positive wait below a second, which only a field of finer
+// grain states (retry-after-ms), is honoured once, then doubles likewise.
+//
 // The pause applies to the whole origin, not only to the refused request. A
 // 429 means the server did not process the request, so it is resent for any
 // method whose body can be replayed (no body, or [http.Request.GetBody]); a
@@ -183,9 +202,12 @@
 // read whole to make it replayable. Before a retry, at most 64 KiB of the
 // refused response's body is drained, and the body is closed. Retries to
 // one origin may use a fifth of its recent traffic, with a floor of two a
-// second, so that retries cannot multiply an outage; a problem document
-// (RFC 9457) of type abnormal-usage-detected stops them for ten minutes, and
-// the refusal goes back to the caller, to stop its batch. After
+// second, so that retries cannot multiply an outage: a retry beyond that
+// waits until the budget allows it, and only in an outage (40 refusals in a
+// row, none accepted) goes back to the caller, as a give-up for the retry
+// budget. A problem document (RFC 9457) of type abnormal-usage-detected
+// stops retries for ten minutes, and the refusal goes back to the caller,
+// to stop its batch. After
 // [Transport.MaxAttempts], or when the wait asked for is longer than
 // [Transport.MaxWait] or would outlast the request's context deadline, the
 // refusal is returned to the caller at once, unaltered, with its body

@@ -2,9 +2,11 @@ package polite_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -455,55 +457,98 @@ func TestProblemDetails(t *testing.T) {
 	}
 }
 
-func TestRetryBudget(t *testing.T) {
-	// 100 concurrent requests to an origin that refuses everything. Without
-	// a budget, 8 attempts each make 800 requests; retries may use only a
-	// share of the origin's traffic.
-	tests := []struct {
-		name       string
-		retryAfter string
-		skip       string
-	}{
-		{"Retry-After: 0", "0", ""},
-		// With Retry-After: 1 or more, the origin's pause already lets one
-		// retry through a second, within the budget's floor: no give-up
-		// for the budget is expected there.
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.skip != "" {
-				t.Skip(tt.skip)
-			}
-			synctest.Test(t, func(t *testing.T) {
-				const requests, attempts = 100, 8
-				var sends atomic.Int64
-				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					sends.Add(1)
-					w.Header().Set("Retry-After", tt.retryAfter)
-					w.WriteHeader(http.StatusTooManyRequests)
-				})
-				ev := &events{}
-				c, tr := politeOver(h)
-				tr.MaxAttempts, tr.OnEvent = attempts, ev.on
-				got := run(t, c, "http://api.test/", requests, requests)
-				if got[http.StatusTooManyRequests] != requests {
-					t.Errorf("statuses = %v, want %d × 429", got, requests)
-				}
-				if n := sends.Load(); n > requests*attempts/4 {
-					t.Errorf("server saw %d requests, want well under %d × %d", n, requests, attempts)
-				}
-				budget := 0
-				for _, e := range ev.of(polite.EventGiveUp) {
-					if e.Reason == polite.ReasonRetryBudget {
-						budget++
+func TestRetryAfterZeroIsNoHotLoop(t *testing.T) {
+	// 100 concurrent requests, each with a minute to live, to an origin
+	// that refuses everything with Retry-After: 0. Taken literally, that
+	// is a hot loop; polite waits a second, then doubles the wait with
+	// each refusal in a row, as for a refusal that gives no wait.
+	synctest.Test(t, func(t *testing.T) {
+		var sends atomic.Int64
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sends.Add(1)
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		c, _ := politeOver(h)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 100 {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+				resp, err := c.Do(req)
+				var we *polite.WaitError
+				switch {
+				case err == nil:
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusTooManyRequests {
+						t.Errorf("status %d, want the server's 429", resp.StatusCode)
 					}
-				}
-				if budget == 0 {
-					t.Errorf("no EventGiveUp with Reason %q, want the budget to stop retries", polite.ReasonRetryBudget)
+				case !errors.As(err, &we) && !errors.Is(err, context.DeadlineExceeded):
+					t.Errorf("Do: %v, want the 429, a *WaitError or the deadline", err)
 				}
 			})
+		}
+		wg.Wait()
+		if d := time.Since(start); d > time.Minute {
+			t.Errorf("requests ended after %v, want by their deadline (1m)", d)
+		}
+		// Sends at 0, 1s, 3s, 7s, 15s, 31s (jitter aside): a handful.
+		if n := sends.Load(); n > 8 {
+			t.Errorf("server saw %d requests in a minute, want at most 8 (the floor doubling from 1s)", n)
+		}
+	})
+}
+
+func TestRetryBudgetInAnOutage(t *testing.T) {
+	// An origin serves 300 requests, then refuses everything: the many
+	// requests in flight are refused together, and then every probe. The
+	// retry budget spaces retries out while there is hope, and drops them
+	// in an outage (40 refusals in a row): the refusal goes back to the
+	// caller, reported as a give-up for the retry budget.
+	synctest.Test(t, func(t *testing.T) {
+		var sends atomic.Int64
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if sends.Add(1) > 300 {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
 		})
-	}
+		ev := &events{}
+		c, tr := politeOver(h)
+		tr.OnEvent = ev.on
+		var wg sync.WaitGroup
+		for range 100 {
+			wg.Go(func() {
+				for range 5 {
+					ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+					if resp, err := c.Do(req); err == nil {
+						resp.Body.Close()
+					}
+					cancel()
+				}
+			})
+		}
+		wg.Wait()
+		budget := 0
+		for _, e := range ev.of(polite.EventGiveUp) {
+			if e.Reason == polite.ReasonRetryBudget {
+				budget++
+			}
+		}
+		if budget == 0 {
+			t.Errorf("no EventGiveUp with Reason %q, want the budget to drop retries in the outage", polite.ReasonRetryBudget)
+		}
+		// The 200 requests after the 300th get their first attempt each,
+		// and few retries: well under 8 attempts each.
+		if n := sends.Load(); n > 300+2*200 {
+			t.Errorf("server saw %d requests, want at most 300 + 2 × 200, well under 300 + 8 × 200", n)
+		}
+	})
 }
 
 func TestEventsAndLogger(t *testing.T) {
@@ -813,4 +858,31 @@ func TestTokenQuotaRefusalIsNotALie(t *testing.T) {
 			t.Errorf("State = %+v, want no distrust and nothing learned", st)
 		}
 	})
+}
+
+func TestSlowOriginRampsUpFast(t *testing.T) {
+	// A server that states nothing and refuses nothing, 300ms a response
+	// (as large language model APIs take): 96 requests over 32 workers
+	// take a plain client 3 round trips. polite probes, then ramps up as
+	// fast as for a server that states its quotas: a few round trips more.
+	const latency = 300 * time.Millisecond
+	took := func(wrap func(http.RoundTripper) http.RoundTripper) time.Duration {
+		var d time.Duration
+		synctest.Test(t, func(t *testing.T) {
+			base := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{Latency: latency})}
+			start := time.Now()
+			got := run(t, &http.Client{Transport: wrap(base)}, "http://api.test/", 96, 32)
+			d = time.Since(start)
+			if got[http.StatusOK] != 96 {
+				t.Errorf("statuses = %v, want 96 × 200", got)
+			}
+		})
+		return d
+	}
+	plain := took(func(base http.RoundTripper) http.RoundTripper { return base })
+	p := took(func(base http.RoundTripper) http.RoundTripper { return &polite.Transport{Base: base} })
+	t.Logf("plain client: %v; polite: %v (%.0f round trips more)", plain, p, float64(p-plain)/float64(latency))
+	if p > plain+4*latency {
+		t.Errorf("polite took %v, want within 4 round trips of a plain client's %v", p, plain)
+	}
 }

@@ -224,10 +224,11 @@ func TestWaitErrorTexts(t *testing.T) {
 		}
 
 		// Through a Client with a Timeout, after waiting: the second
-		// request to a fresh origin waits 4s for the first, the probe,
-		// whose answer spends the quota for 30s, beyond the 20s Timeout.
+		// request to a fresh origin waits 2s for the first, the probe
+		// (which answers within the 3s a probe holds a key), whose answer
+		// spends the quota for 30s, beyond the 20s Timeout.
 		slow := &polite.Transport{Base: &ratelimittest.Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			time.Sleep(4 * time.Second)
+			time.Sleep(2 * time.Second)
 			w.Header().Set("RateLimit", `"default";r=0;t=30`)
 		})}}
 		cl := &http.Client{Transport: slow, Timeout: 20 * time.Second}
@@ -239,8 +240,8 @@ func TestWaitErrorTexts(t *testing.T) {
 		synctest.Wait()
 		_, err = cl.Get("http://c.test/")
 		t.Logf("client timeout:   %v", err)
-		if !errors.As(err, &we) || !we.Deadline || we.Limit != 16*time.Second || we.Waited != 4*time.Second {
-			t.Errorf("client timeout: %+v, want Deadline, Limit 16s, Waited 4s", we)
+		if !errors.As(err, &we) || !we.Deadline || we.Limit != 18*time.Second || we.Waited != 2*time.Second {
+			t.Errorf("client timeout: %+v, want Deadline, Limit 18s, Waited 2s", we)
 		}
 		synctest.Wait()
 	})

@@ -17,7 +17,9 @@ import (
 // accepted too, or an HTTP-date in any of the three forms of RFC 9110
 // §5.6.7, measured from the response's Date header when that is valid
 // (which cancels clock skew between client and server) and from now when
-// it is not; a date in the past asks for no delay. A number too large for
+// it is not; a date in the past asks for no delay. A date ending in "UTC"
+// instead of "GMT", as Go code formatting with time.RFC1123 writes it, is
+// read too. A number too large for
 // an int64 saturates at the longest Duration: the server asked for a wait
 // beyond any cap.
 //
@@ -48,7 +50,9 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	}
 	t, ok := parse.HTTPDate(v, now)
 	if !ok {
-		return 0, false
+		if t, ok = utcDate(v, now); !ok {
+			return 0, false
+		}
 	}
 	base := now
 	if d, ok := raSingle(raValues(h, "Date")); ok {
@@ -126,4 +130,14 @@ func raDecimal(s string) (whole, nano int64, status int) {
 		}
 	}
 	return whole, nano, status
+}
+
+// utcDate parses an HTTP-date whose zone is "UTC" instead of "GMT", which
+// RFC 9110 §5.6.7 does not allow and some Go rate limiters send.
+func utcDate(s string, now time.Time) (time.Time, bool) {
+	const utc = " UTC"
+	if !strings.HasSuffix(s, utc) || len(s) > 64 {
+		return time.Time{}, false
+	}
+	return parse.HTTPDate(s[:len(s)-len(utc)]+" GMT", now)
 }

@@ -36,6 +36,8 @@ func retryAfterTests() []retryAfterTest {
 		{"past date clamps to zero", http.Header{"Date": {date}, "Retry-After": {"Fri, 31 Dec 1999 23:59:59 GMT"}}, now, 0, true},
 		{"no Date: measured from now", http.Header{"Retry-After": {"Mon, 05 Aug 2019 09:37:00 GMT"}}, server.Add(4 * time.Minute), 6 * time.Minute, true},
 		{"invalid Date: measured from now", http.Header{"Date": {"yesterday"}, "Retry-After": {"Mon, 05 Aug 2019 09:37:00 GMT"}}, server.Add(4 * time.Minute), 6 * time.Minute, true},
+		{"UTC instead of GMT, from Date", http.Header{"Date": {date}, "Retry-After": {"Mon, 05 Aug 2019 09:27:05 UTC"}}, now, 5 * time.Second, true},
+		{"lower-case utc is invalid", http.Header{"Retry-After": {"Mon, 05 Aug 2019 09:27:05 utc"}}, now, 0, false},
 		{"lower-case date is invalid", http.Header{"Retry-After": {"mon, 05 aug 2019 09:27:05 gmt"}}, now, 0, false},
 		{"retry-after-ms wins", http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}}, now, 1500 * time.Millisecond, true},
 		{"retry-after-ms fraction", http.Header{"Retry-After-Ms": {"0.5"}}, now, 500 * time.Microsecond, true},

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -394,4 +395,62 @@ func TestBaseNilResponse(t *testing.T) {
 	if err == nil {
 		t.Fatal("RoundTrip over a Base returning nil, nil: err = nil, want an error")
 	}
+}
+
+func TestOneResponseCannotLockAnOrigin(t *testing.T) {
+	// A Retry-After of a century pauses the origin for a day at most; a
+	// day and IdleTTL later, the origin is forgotten, and its next request
+	// goes at once.
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Host == "a.test" {
+				if n++; n == 1 {
+					w.Header().Set("Retry-After", "99999999999999999999")
+					w.WriteHeader(http.StatusTooManyRequests)
+				}
+			}
+		})
+		b := &polite.Budget{IdleTTL: time.Minute}
+		c := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: b}}
+		if status, _ := get(t, c, "http://a.test/"); status != http.StatusTooManyRequests {
+			t.Fatalf("first GET = %d, want the 429 (its wait exceeds MaxWait)", status)
+		}
+		st, ok := b.Inspect("http://a.test", time.Now())
+		if !ok || time.Until(st.PauseUntil) != 24*time.Hour {
+			t.Fatalf("pause ends in %v (found %v), want the cap of 24h", time.Until(st.PauseUntil), ok)
+		}
+		time.Sleep(24*time.Hour + time.Minute + time.Second)
+		get(t, c, "http://b.test/") // a new key drops expired ones
+		if st, ok := b.Inspect("http://a.test", time.Now()); ok {
+			t.Fatalf("a.test kept %+v a day and IdleTTL after its pause, want it forgotten", st)
+		}
+		start := time.Now()
+		if status, _ := get(t, c, "http://a.test/"); status != http.StatusOK || time.Since(start) != 0 {
+			t.Errorf("GET a.test after it was forgotten = %d after %v, want 200 at once", status, time.Since(start))
+		}
+	})
+}
+
+func TestYearOldDateCannotLockAnOrigin(t *testing.T) {
+	// A Date a year in the past with an epoch reset of now: measured from
+	// the Date, the reset is a year away. The key pauses for a day at
+	// most.
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			now := time.Now()
+			w.Header().Set("Date", now.AddDate(-1, 0, 0).UTC().Format(http.TimeFormat))
+			w.Header().Set("X-RateLimit-Limit", "10")
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(now.Unix(), 10))
+		})
+		c, tr := politeOver(h)
+		get(t, c, "http://api.test/")
+		st, ok := tr.Inspect("http://api.test", time.Now())
+		if !ok || st.PauseUntil.IsZero() || time.Until(st.PauseUntil) > 24*time.Hour+10*time.Millisecond {
+			t.Errorf("pause ends in %v (found %v), want at most the cap of 24h", time.Until(st.PauseUntil), ok)
+		}
+	})
 }

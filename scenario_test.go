@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -12,7 +13,10 @@ import (
 	"github.com/politehttp/polite/ratelimittest"
 )
 
-var scenarioTable = flag.Bool("scenarios", false, "print the scenario table")
+var (
+	scenarioTable = flag.Bool("scenarios", false, "print the scenario table")
+	scenarioRuns  = flag.Int("scenarioruns", 12, "runs of each scenario whose server states nothing (-short: 3)")
+)
 
 // scenario is one server a batch of tasks runs against.
 type scenario struct {
@@ -23,18 +27,18 @@ type scenario struct {
 	minEff  float64 // efficiency floor
 	maxPeak int     // most requests in flight allowed at the server; 0: any
 
-	known      string        // why minEff is below 0.95 on an honest server
+	known      string        // why minEff is below 0.90 on an honest server, or a target is missed
 	maxRefused float64       // refusals allowed, as a share of tasks (not honest servers)
 	flip       time.Duration // > 0: every other span this long, the server sends no rate-limit fields
+	unasserted string        // why the row is printed but not asserted
 }
 
-// The bounds asserted on servers that say little or lie. The goal is at
-// most 10% refused and an efficiency of 0.8; the fallback backoff is random,
-// so single runs scatter around it, and the test asserts looser bounds that
-// only a regression crosses. The printed table shows the run's figures.
+// The bounds asserted on servers that say little or lie, in the worst of
+// -scenarioruns runs: at most 5% refused and an efficiency of 0.85. Rows
+// that miss them assert looser bounds and say so in their note.
 const (
-	learnFloor    = 0.5
-	learnRefusals = 0.125
+	learnFloor    = 0.85
+	learnRefusals = 0.05
 )
 
 func scenarios() []scenario {
@@ -95,6 +99,13 @@ func scenarios() []scenario {
 			scenario{name: string(a) + " 20/4s", cfg: ratelimittest.Config{Policies: pol, Dialect: ratelimittest.Bare429, Latency: latency}, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 		)
 	}
+	for i := range out[len(out)-4:] {
+		if sc := &out[len(out)-4+i]; sc.cfg.Policies[0].Algorithm == ratelimittest.TokenBucket {
+			// Growth steps past the bucket's rate are refused only once
+			// its 20 tokens run out, several windows later.
+			sc.maxRefused, sc.known = 0.07, "refusals above the 5% target: a step of growth overdraws the bucket slowly"
+		}
+	}
 	out = append(out,
 		scenario{name: "malformed fields 20/4s", cfg: ratelimittest.Config{Policies: fixed, Malformed: true, Latency: latency}, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 		scenario{name: "inflated ×5000, enforces 20/1s", cfg: ratelimittest.Config{
@@ -103,6 +114,7 @@ func scenarios() []scenario {
 		}, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 		scenario{name: "flips honest/silent every 10s", cfg: ratelimittest.Config{Policies: fixed, Latency: latency}, flip: 10 * time.Second, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 	)
+	out = append(out, wildScenarios()...)
 	out = append(out, scenario{
 		name: "concurrency q=4",
 		cfg: ratelimittest.Config{
@@ -151,12 +163,16 @@ func runScenario(t *testing.T, sc scenario, workers int) result {
 	return res
 }
 
-// TestScenarios runs polite against every honest server of the table with
-// 16 and 100 workers: no request may be refused, and it must finish nearly
-// as fast as a perfect client. Run with -scenarios -v to print the table.
+// TestScenarios runs polite against every server of the table with 16 and
+// 100 workers: every task must succeed; an honest server must refuse
+// nothing, and polite must finish nearly as fast as a perfect client. A
+// server that states nothing (or lies) is run -scenarioruns times, since
+// the fallback backoff is random: the worst run must stay within the
+// row's refusal ceiling and efficiency floor; the table shows the worst
+// and the median. Run with -scenarios -v to print the table.
 func TestScenarios(t *testing.T) {
 	var table strings.Builder
-	fmt.Fprintf(&table, "\n| server | dialect | workers | tasks | ok | refused | peak in flight | polite | ideal | efficiency | note |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&table, "\n| server | dialect | workers | tasks | runs | ok | refused (worst) | peak in flight | polite (worst) | ideal | efficiency worst / median | note |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, sc := range scenarios() {
 		for _, workers := range []int{16, 100} {
 			dialect := sc.cfg.Dialect
@@ -165,23 +181,54 @@ func TestScenarios(t *testing.T) {
 			}
 			name := fmt.Sprintf("%s/%s/%d", sc.name, dialect, workers)
 			t.Run(name, func(t *testing.T) {
-				r := runScenario(t, sc, workers)
-				fmt.Fprintf(&table, "| %s | %s | %d | %d | %d | %d | %d | %v | %v | %.3f | %s |\n",
-					sc.name, dialect, workers, sc.tasks, r.ok, r.refused, r.peak, r.took.Round(time.Millisecond), r.ideal.Round(time.Millisecond), r.efficiency(), sc.known)
-				if r.ok != sc.tasks {
-					t.Errorf("%d of %d tasks ok", r.ok, sc.tasks)
+				runs := 1
+				if !sc.honest && sc.unasserted == "" {
+					runs = max(1, *scenarioRuns)
+					if testing.Short() {
+						runs = min(runs, 3)
+					}
 				}
-				if sc.honest && r.refused != 0 {
-					t.Errorf("%d requests refused, want 0", r.refused)
+				var (
+					effs      []float64
+					worst     result
+					refusedHi int
+				)
+				for i := range runs {
+					r := runScenario(t, sc, workers)
+					effs = append(effs, r.efficiency())
+					if i == 0 || r.efficiency() < worst.efficiency() {
+						worst = r
+					}
+					refusedHi = max(refusedHi, r.refused)
+					if r.ok != sc.tasks {
+						t.Errorf("run %d: %d of %d tasks ok", i, r.ok, sc.tasks)
+					}
+					if sc.maxPeak > 0 && r.peak > sc.maxPeak {
+						t.Errorf("run %d: peak in flight %d, want ≤ %d", i, r.peak, sc.maxPeak)
+					}
 				}
-				if !sc.honest && float64(r.refused) > sc.maxRefused*float64(sc.tasks) {
-					t.Errorf("%d requests refused, want at most %.0f%% of %d tasks", r.refused, 100*sc.maxRefused, sc.tasks)
+				slices.Sort(effs)
+				median := effs[len(effs)/2]
+				fmt.Fprintf(&table, "| %s | %s | %d | %d | %d | %d | %d | %d | %v | %v | %.3f / %.3f | %s |\n",
+					sc.name, dialect, workers, sc.tasks, runs, worst.ok, refusedHi, worst.peak, worst.took.Round(time.Millisecond), worst.ideal.Round(time.Millisecond), effs[0], median, sc.known+sc.unasserted)
+				if sc.unasserted != "" {
+					t.Skipf("not asserted: %s", sc.unasserted)
 				}
-				if e := r.efficiency(); e < sc.minEff {
-					t.Errorf("efficiency %.3f (took %v, ideal %v), want ≥ %.2f", e, r.took, r.ideal, sc.minEff)
+				if sc.honest && refusedHi != 0 {
+					t.Errorf("%d requests refused, want 0", refusedHi)
 				}
-				if sc.maxPeak > 0 && r.peak > sc.maxPeak {
-					t.Errorf("peak in flight %d, want ≤ %d", r.peak, sc.maxPeak)
+				ceiling := sc.maxRefused
+				if raceEnabled {
+					// The race detector interleaves goroutines otherwise:
+					// more requests are in flight when a refusal comes,
+					// and are refused with it. The ceilings hold without.
+					ceiling *= 2
+				}
+				if !sc.honest && float64(refusedHi) > ceiling*float64(sc.tasks) {
+					t.Errorf("%d requests refused in the worst of %d runs, want at most %.0f%% of %d tasks", refusedHi, runs, 100*ceiling, sc.tasks)
+				}
+				if e := effs[0]; e < sc.minEff {
+					t.Errorf("efficiency %.3f in the worst of %d runs (took %v, ideal %v), want ≥ %.2f", e, runs, worst.took, worst.ideal, sc.minEff)
 				}
 			})
 		}

@@ -210,10 +210,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	cost := control.Cost(requestCost(req, t.Cost)) // once: retries cost the same
+	var after time.Time                            // a retry's wait (see control.Decide)
 
 	for attempt := 1; ; attempt++ {
 		var g lease
-		err := t.wait(req, b, key, attempt, &cost, &g)
+		err := t.wait(req, b, key, attempt, &cost, after, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -314,6 +315,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		e.Kind = EventRetry
 		t.emitIf(e)
+		if plan.Reason == control.ReasonRetryBudget {
+			after = now.Add(plan.Wait) // spaced out past the key's pause
+		}
 		discard(resp.Body)
 	}
 }
@@ -403,14 +407,15 @@ func (t *Transport) emitIf(e Event) {
 }
 
 // wait blocks until the budget grants req under key (and the local
-// ceilings let it go), the context ends, or the wait turns out longer than
-// the Transport will wait. The grant is written to g.
-func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, cost *control.Cost, g *lease) error {
+// ceilings let it go), not before after (a retry spaced out by the retry
+// budget; zero: no bound), the context ends, or the wait turns out longer
+// than the Transport will wait. The grant is written to g.
+func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, cost *control.Cost, after time.Time, g *lease) error {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ask := control.Ask{Custom: key.custom}
+	ask := control.Ask{Custom: key.custom, After: after}
 	g.SetCost(*cost)
 	ask.Until, _ = ctx.Deadline()
 	now := time.Now()

@@ -47,6 +47,24 @@ func TestHeaderClockSkew(t *testing.T) {
 	}
 }
 
+func TestHeaderResetInUTC(t *testing.T) {
+	// An HTTP-date reset that ends in "UTC" (Go's time.RFC1123 in UTC),
+	// not "GMT" as RFC 9110 requires, is read as the same instant.
+	h := http.Header{}
+	h.Set("Date", "Sat, 01 Mar 2025 12:00:00 GMT")
+	h.Set("X-RateLimit-Limit", "60")
+	h.Set("X-RateLimit-Remaining", "0")
+	h.Set("X-RateLimit-Reset", "Sat, 01 Mar 2025 12:00:02 UTC")
+	got := Header(h, time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	if len(got) != 1 || got[0].Reset != 2*time.Second {
+		t.Errorf("Header(%v) = %v, want one quota resetting in 2s", h, got)
+	}
+	h.Set("X-RateLimit-Reset", "Sat, 01 Mar 2025 12:00:02 utc")
+	if got := Header(h, time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)); len(got) != 1 || got[0].Reset != -1 {
+		t.Errorf("Header(%v) = %v, want the lower-case zone unread", h, got)
+	}
+}
+
 func TestHeaderCaseInsensitive(t *testing.T) {
 	// A hand-built map may hold names in any case; net/http never does.
 	want := "dialect=ietf policy=\"api\" unit=requests limit=500 window=5m0s remaining=495 reset=23s"

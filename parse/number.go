@@ -172,7 +172,22 @@ func date(s string, now time.Time) (time.Time, bool) {
 	if t, ok := iso8601(s); ok {
 		return t, true
 	}
-	return HTTPDate(s, now)
+	if t, ok := HTTPDate(s, now); ok {
+		return t, true
+	}
+	return utcDate(s, now)
+}
+
+// utcDate parses an HTTP-date whose zone is "UTC" instead of "GMT", as Go
+// code formatting with time.RFC1123 in UTC writes it (some Go rate
+// limiters send such resets and Retry-After values); RFC 9110 §5.6.7
+// allows only "GMT", and HTTPDate rejects it.
+func utcDate(s string, now time.Time) (time.Time, bool) {
+	const utc = " UTC"
+	if !strings.HasSuffix(s, utc) || len(s) > 64 {
+		return time.Time{}, false
+	}
+	return HTTPDate(s[:len(s)-len(utc)]+" GMT", now)
 }
 
 // iso8601 parses the RFC 3339 profile of ISO 8601 seen in reset fields,

@@ -109,6 +109,7 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(s.retry.tokens))
 	e.at(s.retry.at)
 	e.at(s.retry.stopUntil)
+	e.ext(s)
 	if !s.costs.isZero() {
 		e.costs(&s.costs)
 	}
@@ -247,9 +248,10 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	l.distrustUntil = d.at()
 	l.distrustFor = int64(d.bounded(uint64(distrustMax)))
 
-	n.retry.tokens = d.float(retryTokenCap)
+	n.retry.tokens = d.signed(retryTokenCap)
 	n.retry.at = d.at()
 	n.retry.stopUntil = d.at()
+	d.ext(&n)
 	if data[0] == binaryVersionCosts {
 		d.costs(&n.costs)
 		if n.costs.isZero() {

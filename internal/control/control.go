@@ -86,6 +86,10 @@ type Ask struct {
 	// Custom reports that the key came from a custom key function: it is
 	// shown only as a fingerprint, from now on.
 	Custom bool
+	// After is when the request may start at the earliest: a retry's
+	// wait, which the retry budget may have lengthened past the key's
+	// pause (see Plan.Wait). Zero: no such bound.
+	After time.Time
 }
 
 // Lease is a started request, handed back to Release. A Lease whose state
@@ -100,6 +104,7 @@ type Lease struct {
 	cycle uint64 // the learner's cycle it started in
 	cost  int64  // content bytes charged to content-bytes policies
 	skew  int64  // the key's estimate of the server's clock minus ours
+	start int64  // when it was granted
 
 	// measuring is when the cycle whose refusal the learner is measuring
 	// began; zero when no measurement is pending, or when that cycle had

@@ -12,15 +12,28 @@ import "time"
 //     a measurement: the requests the server accepted since the last pause
 //     are its quota, and the time from the first of them until the key is
 //     accepted again is its window. A fixed window reveals q and w this
-//     way; a token bucket reveals its refill.
+//     way; a token bucket or a leaky bucket reveals its burst.
 //   - The learned quota paces the key like a stated one (no more than q
-//     starts in any span of w), on top of whatever the headers say.
-//   - Each time the learned quota has held requests back for two windows
-//     without a refusal, it grows by an eighth (at least one): speed comes
-//     back when refusals stop. A new refusal measures it again, and doubles
-//     the windows to wait before the next growth, up to 4. A measurement
-//     lowers a learned quota by 30% at most at a time: a cycle measured out
-//     of phase with the server's window must not cut the pace to nothing.
+//     starts in any span of w), on top of whatever the headers say. Each
+//     learned window begins with a lone probe, so that a window begun too
+//     early costs one refusal, not a burst of them.
+//   - It grows additively while it holds requests back without a refusal,
+//     every two learned windows at least, by one of two steps in turn: the
+//     burst (q grows by one, w stays) or the rate (w shrinks, q stays; by
+//     a quarter of w, then twice as much after each step that held, but
+//     only half way to the shortest window refused on trial). A fixed
+//     window or a sliding log takes bursts; a leaky bucket or a token
+//     bucket that refills faster than first measured takes rate, so that
+//     they are approached from below. A step holds once a whole window
+//     begun after it was accepted.
+//   - A refusal of a step on trial reverts it; a burst step refused, or a
+//     rate step with less than an eighth of w left to try, is pinned until
+//     32 learned windows have passed, while the other step grows. A
+//     refusal of a learned quota that was not on trial backs off
+//     multiplicatively: a new measurement, which halves q and lowers w by
+//     30% at most at a time (a cycle measured out of phase with the
+//     server's window must not cut the pace to nothing), and doubles the
+//     windows between steps, up to 4.
 //   - A refusal while the headers said quota was left marks them
 //     unreliable: the learned quota applies for a minute, doubling each time
 //     they are caught again, up to an hour. Without such a mark, a learned
@@ -47,19 +60,38 @@ type learner struct {
 
 	distrustUntil int64
 	distrustFor   int64
+
+	trial    uint8  // the step on trial (stepBurst, stepRate); 0: none
+	trialAt  uint64 // the cycle the step was taken in
+	prev     int64  // what the step on trial changed: q or w before it
+	pinned   uint8  // steps refused on trial, bits of stepBurst and stepRate
+	pinnedAt int64  // when the last one was pinned
+	last     uint8  // the step taken last
+	stride   int32  // the rate step is w>>stride; it halves (down to 1) after each rate step that held
+	floor    int64  // the shortest w refused on trial: the rate step stops half way to it; 0: none
 }
+
+// The steps of growth.
+const (
+	stepBurst uint8 = 1 << iota // q grows by one
+	stepRate                    // w shrinks
+	stepsAll  = stepBurst | stepRate
+)
 
 const (
 	distrustMin = int64(time.Minute)
 	distrustMax = int64(time.Hour)
-	minGrowGap  = 2 // learned windows between growths, at least
-	maxGrowGap  = 4 // and at most
+	minGrowGap  = 2  // learned windows between growths, at least
+	maxGrowGap  = 4  // and at most
+	pinWindows  = 32 // learned windows a refused step stays pinned
+	rateStride  = 2  // the first rate step: w/4
 )
 
 func (l *learner) isZero() bool {
 	return l.cycle == 0 && l.cycleEpoch == 0 && l.cycleStart == 0 && l.cycleOK == 0 && !l.held &&
 		!l.pending && l.pendCycle == 0 && l.pendQ == 0 && l.pendFrom == 0 && l.quota == nil &&
-		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0
+		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
+		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0
 }
 
 // active reports whether the learned quota paces requests now.
@@ -79,10 +111,16 @@ func (l *learner) active(policies []policy, now int64) bool {
 	return true
 }
 
+// renews reports whether a start at now begins a new cycle of the learned
+// quota: it held requests back, and a learned window has passed since the
+// cycle began.
+func (l *learner) renews(now int64) bool {
+	return l.held && l.quota != nil && now-l.cycleStart >= l.quota.w
+}
+
 // started records a granted request and returns its cycle.
 func (l *learner) started(epoch uint64, now int64) uint64 {
-	renew := l.held && l.quota != nil && now-l.cycleStart >= l.quota.w
-	if l.cycleEpoch != epoch || l.cycleStart == 0 || renew {
+	if l.cycleEpoch != epoch || l.cycleStart == 0 || l.renews(now) {
 		l.cycle++
 		l.cycleEpoch, l.cycleStart, l.cycleOK, l.held = epoch, now, 0, false
 	}
@@ -99,10 +137,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		l.cycleOK++
 	}
 	if !l.pending {
-		if q := l.quota; q != nil && l.binding && now-l.grownAt >= int64(max(minGrowGap, l.growGap))*q.w {
-			q.q = min(q.q+max(1, q.q/8), maxQuota)
-			l.grownAt, l.binding = now, false
-		}
+		l.grow(now)
 		return
 	}
 	if g.cycle <= l.pendCycle {
@@ -113,29 +148,111 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	}
 	// The key is accepted again: the measurement ends.
 	l.pending = false
-	if l.pendQ < 1 {
-		return
+	q := l.quota
+	switch {
+	case q != nil && l.trial == stepBurst:
+		// The burst on trial was refused: back to the one that held.
+		q.q = min(max(l.prev, 1), maxQuota)
+		l.pin(stepBurst, now)
+	case q != nil && l.trial == stepRate:
+		// The rate on trial was refused: back to the window that held,
+		// and never as short as the one refused again; the next rate
+		// step goes half way there, unless that is too little to try.
+		l.floor = q.w
+		q.w = min(max(l.prev, 1), int64(maxSpan))
+		if q.w-l.floor < q.w/8 {
+			l.pin(stepRate, now)
+		}
+	default:
+		if l.pendQ < 1 {
+			return
+		}
+		w := now - l.pendFrom
+		if w <= 0 {
+			return
+		}
+		n := l.pendQ
+		if q == nil {
+			q = &policy{unit: unitRequests}
+			l.quota, l.stride = q, rateStride
+		} else {
+			// A learned quota refused: decrease multiplicatively, no
+			// further than the measurement says. A cycle measured out
+			// of phase with the server's window can count a handful of
+			// acceptances, or a short window; one such measurement
+			// must not cut the pace to nothing.
+			n = max(n, q.q/2, 1)
+			w = max(w, q.w*7/10)
+			l.floor = 0
+		}
+		q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
 	}
-	w := now - l.pendFrom
-	if w <= 0 {
-		return
-	}
-	q := l.pendQ
-	if l.quota == nil {
-		l.quota = &policy{unit: unitRequests}
-	} else {
-		// A learned quota refused: decrease multiplicatively, no further
-		// than the measurement says. A cycle measured out of phase with
-		// the server's window can count a handful of acceptances, or a
-		// short window; one such measurement must not cut the pace to
-		// nothing.
-		q = max(q, l.quota.q*7/10, 1)
-		w = max(w, l.quota.w*7/10)
-	}
-	l.quota.q, l.quota.w = min(q, maxQuota), min(w, int64(maxSpan))
-	l.quota.log.reset()
-	l.quota.log.add(now, l.quota.q, l.quota.w, min(inflight+1, l.quota.q))
+	l.trial = 0
+	q.log.reset()
+	q.log.add(now, q.q, q.w, min(inflight+1, q.q))
 	l.grownAt, l.binding = now, false
+}
+
+// grow takes a step of growth, at an acceptance at now, when the learned
+// quota has held requests back for long enough without a refusal: a step
+// on trial holds once a whole cycle begun after it was accepted; otherwise
+// after growGap learned windows (two at least).
+func (l *learner) grow(now int64) {
+	q := l.quota
+	if q == nil || !l.binding {
+		return
+	}
+	if l.trial != 0 {
+		if l.cycle <= l.trialAt || l.cycleOK < q.q {
+			return
+		}
+	} else if now-l.grownAt < int64(max(minGrowGap, l.growGap))*q.w {
+		return
+	}
+	if l.trial == stepRate {
+		l.stride = max(l.stride-1, 1) // it held: the next rate step is twice as long, half of w at most
+	}
+	l.trial = 0
+	if l.pinned != 0 && now-l.pinnedAt >= pinWindows*q.w {
+		l.pinned = 0 // the server may have changed
+	}
+	step := stepBurst
+	if l.last == stepBurst {
+		step = stepRate
+	}
+	if l.pinned&step != 0 {
+		step ^= stepsAll
+	}
+	if l.pinned&step != 0 {
+		return // both refused lately
+	}
+	switch step {
+	case stepBurst:
+		l.prev = q.q
+		q.q = min(q.q+1, maxQuota)
+	case stepRate:
+		d := q.w >> min(l.stride, 62)
+		if l.floor > 0 && l.floor < q.w {
+			d = min(d, (q.w-l.floor)/2)
+		}
+		if d <= 0 {
+			step = 0
+			break
+		}
+		l.prev = q.w
+		q.w -= d
+	}
+	l.trial, l.trialAt, l.last = step, l.cycle, step
+	l.grownAt, l.binding = now, false
+}
+
+// pin stops the step refused on trial from growing for a while.
+func (l *learner) pin(step uint8, now int64) {
+	l.pinned |= step
+	l.pinnedAt = now
+	if step == stepRate {
+		l.floor, l.stride = 0, rateStride
+	}
 }
 
 // refused records a refusal. foreseen reports whether a quota in the
@@ -152,7 +269,7 @@ func (l *learner) refused(g *Lease, epoch uint64, now int64, foreseen, hinted bo
 	if l.pending {
 		return // refused again before the window ended: it is longer
 	}
-	if l.quota != nil {
+	if l.quota != nil && l.trial == 0 {
 		l.growGap = min(2*max(minGrowGap, l.growGap), maxGrowGap)
 	}
 	l.pending, l.pendCycle, l.pendFrom = true, g.cycle, l.cycleStart

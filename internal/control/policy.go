@@ -49,10 +49,24 @@ type policy struct {
 	cost     float64 // content-bytes: bytes expected per request
 
 	log startLog // starts within w (q-per-w pacing)
+
+	// sliding reports a sliding-window counter, recognised from its
+	// refusals (see recognise): paced smoothly, q-1 starts per w evenly
+	// spread, and never paused until its stated reset.
+	sliding bool
 }
 
 // paces reports whether the policy paces starts by q per w.
 func (p *policy) paces() bool { return p.unit == unitRequests && p.q > 0 && p.w > 0 }
+
+// pace returns the quota and window its start log keeps: q per w, or for
+// a sliding-window counter one start per w/(q-1).
+func (p *policy) pace() (q, w int64) {
+	if p.sliding && p.q > 1 {
+		return 1, max(p.w/(p.q-1), 1)
+	}
+	return p.q, p.w
+}
 
 // need returns the bytes one request is expected to cost a content-bytes
 // policy.

@@ -1,66 +1,129 @@
 package control
 
+import "time"
+
 // ramp keeps one invariant: after a pause, and on a key's first request, a
 // single request probes; the others follow once its answer came back, up to
-// cwnd in flight, and cwnd grows with each answer.
+// cwnd in flight, and cwnd grows with each answer. A probe that has not
+// answered after probeTimeout lets another request probe.
 type ramp struct {
 	open     bool   // the probe came back: requests follow, up to cwnd in flight
 	cwnd     int32  // most requests in flight; 0: no limit
-	acc      int32  // answers counted toward the next additive step
+	acc      int32  // growth toward the next step, in thousandths of a request
 	probeSeq uint64 // the probe in flight; 0: none
-	probeEnd int64  // when its lease ends: a probe that never answers does not hold the key forever
+	probeEnd int64  // when it stops holding the others: a probe that never answers does not hold the key forever
+
+	rtt    int64 // smoothed latency of the key's answers; 0: none yet
+	misses int32 // probes in a row that did not answer in time
+	keep   bool  // the probe checks a new learned window: cwnd stays as it was (see recheck)
 }
 
+// Tuning of the ramp.
+const (
+	// rampFast is the round trip from which a key that states nothing
+	// ramps up as fast as one that states its quotas (tripling each round
+	// trip); below it, proportionally slower, and at least by one request
+	// each round trip. The ramp is there to make the first refusal of a
+	// silent server cheap; on a slow origin, a slow ramp would cost more
+	// time than that refusal saves.
+	rampFast = int64(200 * time.Millisecond)
+	// probeWait is how long a probe holds the key at least before another
+	// request may probe, and probeRTTs how many of the key's round trips
+	// (when it has answered before) it holds it at least; each probe in a
+	// row that times out doubles it.
+	probeWait = int64(3 * time.Second)
+	probeRTTs = 4
+	maxMisses = 16
+)
+
 // restart makes the next request a lone probe.
-func (r *ramp) restart() { r.open, r.cwnd = false, 1 }
+func (r *ramp) restart() { r.open, r.cwnd, r.keep = false, 1, false }
+
+// recheck makes the next request a lone probe, after which cwnd is what
+// it was: it begins a learned window, which a refusal may show began too
+// early.
+func (r *ramp) recheck() {
+	if r.open {
+		r.open, r.keep = false, true
+	}
+}
 
 // probeOut reports whether a probe is in flight and the others must wait
 // for its answer.
 func (r *ramp) probeOut(now int64) bool { return !r.open && r.probeSeq != 0 && now < r.probeEnd }
 
-// admits reports whether one more request may go with inflight in flight.
+// admits reports whether one more request may go with inflight in flight,
+// once the probe has answered. Before, the probe goes whatever is in
+// flight: requests sent before a pause, or a probe that timed out, must
+// not hold it back.
 func (r *ramp) admits(inflight int64) bool { return r.cwnd <= 0 || inflight < int64(r.cwnd) }
 
-// granted records a grant; it reports whether the request is a probe.
-func (r *ramp) granted(seq uint64, end int64) bool {
+// probeTimeout returns how long a probe holds the key before another
+// request may probe.
+func (r *ramp) probeTimeout() int64 {
+	return min(max(probeWait, probeRTTs*r.rtt)<<min(r.misses, maxMisses), int64(maxSpan))
+}
+
+// granted records a grant at now of a request whose lease ends at end; it
+// reports whether the request is a probe.
+func (r *ramp) granted(seq uint64, now, end int64) bool {
 	if r.open {
 		return false
 	}
-	r.probeSeq, r.probeEnd = seq, end
+	if r.probeSeq != 0 {
+		r.misses = min(r.misses+1, maxMisses) // the last probe timed out
+	}
+	r.probeSeq, r.probeEnd = seq, min(end, addSat(now, r.probeTimeout()))
 	return true
 }
 
 // returned records the end of the request seq.
 func (r *ramp) returned(seq uint64) {
 	if r.probeSeq == seq {
-		r.probeSeq, r.probeEnd = 0, 0
+		r.probeSeq, r.probeEnd, r.misses = 0, 0, 0
+	}
+}
+
+// observe records the latency of an answer.
+func (r *ramp) observe(d int64) {
+	d = min(max(d, 1), int64(maxSpan))
+	if r.rtt == 0 {
+		r.rtt = d
+	} else {
+		r.rtt += (d - r.rtt) / 8 // as TCP smooths round trips (RFC 6298 §2)
 	}
 }
 
 // opened records the probe's answer: two requests may follow, four when
-// the key states its quotas (the fresh answer says what is left).
+// the key states its quotas (the fresh answer says what is left) or its
+// round trip is long.
 func (r *ramp) opened(hinted bool) {
+	if r.keep {
+		r.open, r.keep = true, false
+		return
+	}
 	r.open, r.cwnd, r.acc = true, 2, 0
-	if hinted {
+	if hinted || r.rtt >= rampFast {
 		r.cwnd = 4
 	}
 }
 
 // grow widens cwnd after an answer: tripling each round trip for a key
-// that states its quotas, by one each round trip for one that never did,
-// since only a refusal will tell where its limit is.
+// that states its quotas; for one that never did, since only a refusal
+// will tell where its limit is, as fast once its round trip is rampFast or
+// longer, proportionally slower below, and at least by one each round
+// trip.
 func (r *ramp) grow(hinted bool) {
 	if r.cwnd <= 0 || !r.open {
 		return
 	}
-	step := int32(2) // tripling each round trip
+	step := int64(2000) // thousandths: two per answer, tripling each round trip
 	if !hinted {
-		if r.acc++; r.acc < r.cwnd {
-			return
-		}
-		r.acc, step = 0, 1
+		step = max(1000/int64(r.cwnd), 2000*min(r.rtt, rampFast)/rampFast)
 	}
-	if r.cwnd += step; r.cwnd >= rampCap {
+	acc := int64(r.acc) + step
+	r.acc = int32(acc % 1000)
+	if r.cwnd += int32(acc / 1000); r.cwnd >= rampCap {
 		r.cwnd = 0
 	}
 }

@@ -1,6 +1,18 @@
 package control
 
-import "time"
+import (
+	"math/bits"
+	"time"
+)
+
+// RefusalFloor is the least wait before a refused request, or any other
+// request to its key, is sent again, whatever the server said: a
+// Retry-After of 0, or a reset already past, is no invitation to resend
+// at once. A positive wait below it, which only a field of finer grain
+// can state (retry-after-ms, a reset of "120ms"), is honoured once; each
+// further refusal in a row that gives a wait below the floor doubles it,
+// up to BackoffMax, as a refusal that gives no wait does.
+const RefusalFloor = time.Second
 
 // Decide is the refusal decision, in one place: given what the Transport
 // knows of a refused response and of its request (r), the request's lease
@@ -10,39 +22,100 @@ import "time"
 //
 // The wait is the server's when it gave one (Retry-After, else the reset of
 // a spent quota), and a floor: jitter only lengthens the pause, is added
-// after the wait was judged, and never carries it past MaxWait. Without
-// one, it is the request's next backoff interval, shortened at the end of a
-// window (the first probe is not put off by the request's earlier
-// refusals) and while the learner measures the key (a probe after half the
-// time it has refused so far, so that the window is known to within half of
-// itself). The request is retried when it may be sent again, the wait fits
-// within MaxWait and its context deadline, the server did not report
-// abnormal usage, and the retry budget allows it.
+// after the wait was judged, and never carries it past MaxWait. A wait
+// below RefusalFloor is raised to it, and doubled for each refusal in a
+// row before it that gave one too. Without one, it is the request's next
+// backoff interval, shortened at the end of a window (the first probe is
+// not put off by the request's earlier refusals) and while the learner
+// measures the key (a probe after half the time it has refused so far, so
+// that the window is known to within half of itself).
+//
+// The request is retried when it may be sent again, the wait fits within
+// MaxWait and its context deadline, and the server did not report abnormal
+// usage. A retry the retry budget cannot afford now is spaced out: its
+// wait is lengthened until the budget can (Reason ReasonRetryBudget), if
+// that still fits. Only in an outage (many refusals in a row, no
+// acceptance) does the budget deny retries: the refusal goes back to the
+// caller.
 func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Plan {
 	n := instant(now)
+	j := rng(rnd)
 	p := Plan{Wait: max(r.Wait, 0), Reason: r.Reason}
-	if !r.Given {
+	switch {
+	case !r.Given:
 		p.Wait, p.Reason = max(r.Backoff, 0), ReasonBackoff
 		if l.window {
 			p.Wait = min(p.Wait, BackoffInitial)
 		}
 		if l.measuring != 0 {
-			p.Wait = min(p.Wait, max(BackoffInitial/4, time.Duration(n-l.measuring)/2))
+			p.Wait = min(p.Wait, time.Duration(n-l.measuring)/2)
+		}
+		p.Wait = max(p.Wait, RefusalFloor)
+	case p.Wait < RefusalFloor:
+		f := floorWait(p.Wait, rb.streak)
+		if l.measuring != 0 {
+			// The learner measures the window: as for a refusal that
+			// gives no wait, but never below the floor.
+			f = min(f, max(RefusalFloor, time.Duration(n-l.measuring)/2))
+		}
+		if f > p.Wait {
+			// Lengthened by up to a quarter, as a backoff is
+			// randomised, so that clients refused together spread out.
+			hi, _ := bits.Mul64(j.next(), uint64(f/4)+1)
+			p.Wait, p.Reason = f+time.Duration(hi), ReasonBackoff
 		}
 	}
 	p.Pause = p.Wait
-	if r.Given {
-		j := rng(rnd)
+	if r.Given && p.Reason != ReasonBackoff {
 		p.Pause = time.Duration(min(addSat(int64(p.Wait), j.jitter(int64(p.Wait/10))), max(int64(p.Wait), int64(r.MaxWait))))
 	}
-	want := r.Retryable && p.Wait <= r.MaxWait &&
-		(r.Deadline.IsZero() || !now.Add(p.Wait).After(r.Deadline))
+	fits := func(d time.Duration) bool {
+		return d <= r.MaxWait && (r.Deadline.IsZero() || !now.Add(d).After(r.Deadline))
+	}
+	want := r.Retryable && fits(p.Wait)
 	if r.Stop {
 		p.Stop = true
 		return p
 	}
-	if want {
-		p.Retry, p.Denied = rb.allows(n)
+	if !want {
+		return p
+	}
+	p.Retry, p.Denied = rb.allows(n)
+	switch {
+	case p.Denied != ReasonNone:
+		if p.Denied == ReasonStopped || rb.outage() {
+			return p
+		}
+		// Space the retry out until the budget affords it.
+		if d := rb.next(n); fits(max(p.Wait, d)) {
+			if d > p.Wait {
+				p.Wait, p.Reason = d, ReasonRetryBudget
+			}
+			p.Retry, p.Denied = true, ReasonNone
+		}
+	case rb.outage():
+		// Many refusals, no acceptance: retries would only add to the
+		// load. The refusal goes back to the caller; first attempts
+		// still probe, one a pause.
+		p.Retry, p.Denied = false, ReasonRetryBudget
 	}
 	return p
 }
+
+// floorWait returns the least wait after a refusal that gave the wait d,
+// below RefusalFloor, with streak such refusals in a row before it: the
+// floor for a wait of zero, d itself the first time for a positive one,
+// then the floor doubled for each refusal of the streak, up to BackoffMax.
+func floorWait(d time.Duration, streak int32) time.Duration {
+	k := streak
+	if d > 0 {
+		if k == 0 {
+			return d
+		}
+		k--
+	}
+	return min(RefusalFloor<<min(k, 16), BackoffMax)
+}
+
+// shortWait reports whether a refusal gave a wait below the refusal floor.
+func shortWait(r *Refusal) bool { return r.Given && r.Wait < RefusalFloor }

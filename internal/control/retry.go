@@ -7,10 +7,22 @@ import "time"
 // of retryFloor a second, so that retries cannot multiply an outage (the
 // Finagle and Envoy retry budgets); a report of abnormal usage stops them
 // for a while.
+//
+// The budget spaces retries out rather than dropping them: a retry it
+// cannot afford now waits until it can (see Decide), unless the key is in
+// an outage, many refusals and no acceptance, where retries would only
+// add to the load, and the refusal goes back to the caller.
+//
+// It also counts the refusals since the key's last acceptance: all of
+// them (run, for the outage), and those whose wait was below the refusal
+// floor (streak, which the floor doubles with).
 type retryBudget struct {
 	tokens    float64
 	at        int64 // last refill; zero: never
 	stopUntil int64 // the server reported abnormal usage
+
+	run    int32 // refusals since the last acceptance
+	streak int32 // of them, those that gave a wait below refusalFloor
 }
 
 const (
@@ -18,6 +30,11 @@ const (
 	retryFloor    = 2.0 // retries a second, always allowed
 	retryTokenCap = 20.0
 	stopRetrying  = 10 * time.Minute // after abnormal usage was reported
+	// outageRun is how many refusals with no acceptance between make an
+	// outage, where the budget drops the retries it cannot afford
+	// instead of spacing them out.
+	outageRun = 2 * retryTokenCap
+	maxRun    = 1 << 16
 )
 
 // deposit adds a first attempt's share.
@@ -50,10 +67,40 @@ func (r retryBudget) allows(now int64) (bool, Reason) {
 	return true, ReasonNone
 }
 
-// take spends one retry.
+// next returns how long from now until the budget can afford one more
+// retry: 0 if it can now. Spent tokens come back at retryFloor a second.
+func (r retryBudget) next(now int64) time.Duration {
+	r.refill(now)
+	if r.tokens >= 1 {
+		return 0
+	}
+	d := time.Duration((1 - r.tokens) / retryFloor * float64(time.Second))
+	return (d + time.Millisecond - 1).Truncate(time.Millisecond) // never early by a rounding error
+}
+
+// outage reports whether the key is in an outage: many refusals, and no
+// acceptance between them.
+func (r retryBudget) outage() bool { return r.run >= outageRun }
+
+// take spends one retry. The tokens may go below zero: a retry spaced out
+// spends a token that has not come back yet.
 func (r *retryBudget) take(now int64) {
 	r.refill(now)
-	r.tokens = max(0, r.tokens-1)
+	r.tokens = max(-retryTokenCap, r.tokens-1)
+}
+
+// accepted records an acceptance: the refusals in a row end.
+func (r *retryBudget) accepted() { r.run, r.streak = 0, 0 }
+
+// refused records a refusal; short reports that the wait it gave was
+// below the refusal floor, and that it is the first answer of the requests
+// sent since the last one: the refusals of requests in flight together
+// count once.
+func (r *retryBudget) refused(short bool) {
+	r.run = min(r.run+1, maxRun)
+	if short {
+		r.streak = min(r.streak+1, maxRun)
+	}
 }
 
 // left returns the number of retries allowed now.
@@ -62,5 +109,5 @@ func (r retryBudget) left(now int64) int {
 		return 0
 	}
 	r.refill(now)
-	return int(r.tokens)
+	return max(0, int(r.tokens))
 }

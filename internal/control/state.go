@@ -27,7 +27,9 @@ type State struct {
 	pauseUntil  int64
 	pauseReason Reason
 	zeroStreak  int32 // consecutive r=0 observations without t (DESIGN.md, D7)
-	skew        int64 // the highest Date minus receive time seen (flagSkew)
+	skew        int64 // the server's clock minus ours, as estimated (flagSkew; see clock.go)
+	skewLo      int64 // and the bounds of what it may be
+	skewHi      int64
 	rateNext    int64 // Config.MaxRate: when the next start may go
 
 	ramp     ramp
@@ -43,7 +45,8 @@ const (
 	flagCustom uint8 = 1 << iota // the key came from a custom key function
 	flagHinted                   // the server has sent a quota that paces requests
 	flagSkew                     // skew is known
-	flagsAll   = flagCustom | flagHinted | flagSkew
+	flagEarly                    // the server's resets were caught early (see earlyResets)
+	flagsAll   = flagCustom | flagHinted | flagSkew | flagEarly
 )
 
 // Generation counts the changes waiters wait for: a release, or leases
@@ -64,7 +67,7 @@ func (s *State) Custom() bool { return s.flags&flagCustom != 0 }
 // IsZero reports whether s is the zero State.
 func (s *State) IsZero() bool {
 	return s.gen == 0 && s.born == 0 && s.expiry == 0 && s.used == 0 && s.flags == 0 && s.seq == 0 &&
-		s.epoch == 0 && s.pauseUntil == 0 && s.pauseReason == 0 && s.zeroStreak == 0 && s.skew == 0 &&
+		s.epoch == 0 && s.pauseUntil == 0 && s.pauseReason == 0 && s.zeroStreak == 0 && s.skew == 0 && s.skewLo == 0 && s.skewHi == 0 &&
 		s.rateNext == 0 && s.ramp == (ramp{}) && len(s.leases.b) == 0 && s.leases.n == 0 &&
 		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{}) && s.costs.isZero()
 }
@@ -98,7 +101,7 @@ func (s *State) pause(now, until int64, why Reason) {
 	if until > s.pauseUntil {
 		s.pauseUntil, s.pauseReason = until, why
 	}
-	if s.ramp.open {
+	if s.ramp.open || s.ramp.keep {
 		s.epoch++
 	}
 	s.ramp.restart()
@@ -139,6 +142,9 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	if now < s.pauseUntil {
 		return s.hold(s.pauseUntil, s.pauseReason, 0)
 	}
+	if after := instant(ask.After); !ask.After.IsZero() && now < after {
+		return s.hold(after, ReasonRetryBudget, 0) // a retry spaced out (see Decide)
+	}
 	// An observation past its effective window is stale: it says nothing
 	// about what is available now and must not be read as a refill
 	// (draft-11 §4.1.2). The next request probes instead.
@@ -153,7 +159,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 		return s.hold(0, ReasonProbe, s.ramp.probeEnd)
 	}
 	inflight := s.leases.n
-	if !s.ramp.admits(s.leases.awaiting()) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
+	if (s.ramp.open && !s.ramp.admits(s.leases.awaiting())) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
 
@@ -184,7 +190,8 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 				s.ramp.restart()
 			}
 			if p.paces() {
-				if d := p.log.wait(now, p.q, p.w); d > 0 {
+				q, w := p.pace()
+				if d := p.log.wait(now, q, w); d > 0 {
 					return s.hold(now+d, ReasonPace, 0)
 				}
 			}
@@ -212,15 +219,19 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	}
 	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
 	s.seq++
-	l.born, l.end, l.seq, l.epoch, l.cost, l.skew = s.born, end, s.seq, s.epoch, cost, s.skew
+	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
 	l.skewOK, l.measuring, l.window = s.flags&flagSkew != 0, 0, false
 	if len(s.costs.units) > 0 {
 		s.costs.reserve(&l.want, end, l)
 	}
-	l.probe = s.ramp.granted(s.seq, end)
+	if s.learn.renews(now) {
+		s.ramp.recheck()
+	}
+	l.probe = s.ramp.granted(s.seq, now, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
-			p.log.add(now, p.q, p.w, 1)
+			q, w := p.pace()
+			p.log.add(now, q, w, 1)
 		}
 	}
 	l.cycle = s.learn.started(s.epoch, now)
@@ -291,19 +302,15 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	if out.Failed {
 		return Plan{} // a probe that failed leaves the key probing
 	}
+	if l.start != 0 {
+		s.ramp.observe(now - l.start)
+	}
 	if out.Dated {
-		// Date has whole seconds, so Date minus receive time falls short
-		// of the true offset by up to a second: the highest sample is the
-		// best estimate, and never too high. A much lower one means the
-		// server's clock moved: start over.
-		skew := int64(max(min(out.Skew, maxSpan), -maxSpan))
-		if s.flags&flagSkew == 0 || skew > s.skew || skew < s.skew-int64(2*time.Second) {
-			s.skew = skew
-			s.flags |= flagSkew
-		}
+		s.dated(l, out.Skew, now) // see clock.go
 	}
 	r := rng(out.Rand)
 	inflight := s.leases.n
+	s.earlyResets(out)
 
 	// Before reading a refusal: did the budget think quota was left?
 	hinted := false
@@ -323,7 +330,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if q.Remaining == 0 {
 			foreseen = true
 		}
-		if s.observe(l, q, now, out.Bytes, &r) && q.Remaining > 0 {
+		if s.observe(l, q, now, out.Bytes, out.Refused, &r) && q.Remaining > 0 {
 			hinted = true
 		}
 	}
@@ -335,6 +342,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		foreseen = foreseen || costRefused
 	}
 	if !out.Refused {
+		s.retry.accepted()
 		s.learn.accepted(l, s.leases.n, now)
 		if l.probe && now >= s.pauseUntil {
 			// The probe came back and the key is not paused again (its
@@ -347,6 +355,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	}
 
 	s.learn.refused(l, s.epoch, now, foreseen, hinted)
+	first := l.epoch == s.epoch // not one more answer of a flight already refused
 	ref := &out.Refusal
 	if costRefused {
 		adj := *ref
@@ -365,6 +374,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			}
 		}
 	}
+	s.retry.refused(shortWait(&out.Refusal) && first)
 	if plan.Retry {
 		s.retry.take(now)
 	}
@@ -373,7 +383,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 
 // observe applies one quota from a response. It reports whether the quota
 // is one that paces requests.
-func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool {
+func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, refused bool, r *rng) bool {
 	var u unit
 	switch q.Unit {
 	case "", "request", "requests":
@@ -441,11 +451,19 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool
 	if p.q > 0 && p.minR > p.q {
 		p.minR = p.q // r is never trusted above the quota the policy states
 	}
+	last := p.deadline
 	p.deadline = 0
-	reset := int64(0)
-	if q.Reset > 0 {
-		reset = min(int64(q.Reset), int64(MaxPause))
+	reset, t := int64(0), s.resetOf(q)
+	if t > 0 {
+		reset = min(int64(t), int64(MaxPause))
 		p.deadline = now + reset
+	}
+	if refused {
+		s.recognise(p, l, q, last, now)
+	}
+	if p.sliding && p.paces() && q.Remaining == 0 {
+		p.live = false // a sliding-window counter: its pace decides, not its reset
+		return true
 	}
 	if q.Remaining > 0 {
 		s.zeroStreak = 0
@@ -454,9 +472,9 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, r *rng) bool
 	// The quota is spent: pause the whole key until the effective window
 	// has passed, then probe (draft-11 §7).
 	switch {
-	case q.Reset > 0:
+	case t > 0:
 		s.pause(now, p.deadline+r.jitter(reset/50), ReasonQuota)
-	case q.Reset < 0:
+	case t < 0:
 		// r=0 and no t (DESIGN.md, D7): exponential fallback before the
 		// next request.
 		d := zeroBackoffBase << min(s.zeroStreak, 6)

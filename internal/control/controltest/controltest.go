@@ -34,6 +34,7 @@ type Step struct {
 	Custom           bool          // Acquire: the key is a custom key
 	Cost             control.Cost  // Acquire: what the request costs
 	Deadline         time.Duration // Acquire: the request's context deadline, from At; 0: none
+	After            time.Duration // Acquire: not before this instant, since the start (Ask.After); 0: none
 	Out              control.Outcome
 	Forget           bool
 
@@ -101,6 +102,9 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 			ask := control.Ask{Custom: st.Custom}
 			if st.Deadline != 0 {
 				ask.Until = now.Add(st.Deadline)
+			}
+			if st.After != 0 {
+				ask.After = t0.Add(st.After)
 			}
 			run = func(s *control.State) Result {
 				var l control.Lease
@@ -270,23 +274,25 @@ func tables() []Table {
 	lease := control.Config{Lease: 160 * s} // slots of 10s
 	return append([]Table{
 		{Name: "probe then ramp", Steps: []Step{
-			// A fresh key: one probe goes alone.
+			// A fresh key: one probe goes alone, and holds the others
+			// for 3s at most.
 			acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
-			acq(0, "b", Want{Hold: control.ReasonProbe, Wake: 10*time.Minute + 37500*ms}),
+			acq(0, "b", Want{Hold: control.ReasonProbe, Wake: 3 * s}),
 			// Its answer opens the key: two may follow, then one more
-			// per round trip for a key that states nothing.
-			rel(1*s, "p", ok(), Want{InFlight: -1, Probing: -1}),
-			acq(1*s, "a1", Want{Grant: true}),
-			acq(1*s, "a2", Want{Grant: true, InFlight: 2}),
-			acq(1*s, "a3", Want{Hold: control.ReasonConcurrency}),
-			rel(2*s, "a1", ok(), Want{}),
-			acq(2*s, "a4", Want{Grant: true}),
-			acq(2*s, "a5", Want{Hold: control.ReasonConcurrency}),
-			rel(3*s, "a2", ok(), Want{}),
+			// per round trip for a key that states nothing and answers
+			// in 10ms.
+			rel(10*ms, "p", ok(), Want{InFlight: -1, Probing: -1}),
+			acq(10*ms, "a1", Want{Grant: true}),
+			acq(10*ms, "a2", Want{Grant: true, InFlight: 2}),
+			acq(10*ms, "a3", Want{Hold: control.ReasonConcurrency}),
+			rel(20*ms, "a1", ok(), Want{}),
+			acq(20*ms, "a4", Want{Grant: true}),
+			acq(20*ms, "a5", Want{Hold: control.ReasonConcurrency}),
+			rel(20*ms, "a2", ok(), Want{}),
 			// Two answers at cwnd 2: one step, to 3.
-			acq(3*s, "a6", Want{Grant: true}),
-			acq(3*s, "a7", Want{Grant: true, InFlight: 3}),
-			acq(3*s, "a8", Want{Hold: control.ReasonConcurrency}),
+			acq(20*ms, "a6", Want{Grant: true}),
+			acq(20*ms, "a7", Want{Grant: true, InFlight: 3}),
+			acq(20*ms, "a8", Want{Hold: control.ReasonConcurrency}),
 		}},
 		{Name: "a key that states its quotas ramps faster", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
@@ -390,17 +396,6 @@ func tables() []Table {
 			acq(s, "b", Want{Grant: true, Probe: true}),
 			rel(s, "b", control.Outcome{Refused: true, Refusal: bare(2 * s)}, Want{Plan: &control.Plan{Wait: 2 * s, Pause: 2 * s, Reason: control.ReasonBackoff, Retry: true}, Retries: 2}),
 		}},
-		{Name: "retry budget runs out", Steps: []Step{
-			acq(0, "a", Want{Grant: true, Probe: true}),
-			rel(0, "a", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Retry: true}}),
-			acq(0, "b", Want{Grant: true, Probe: true}),
-			rel(0, "b", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Retry: true}}),
-			acq(0, "c", Want{Grant: true, Probe: true}),
-			rel(0, "c", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Denied: control.ReasonRetryBudget}}),
-			// Half a second refills one.
-			acq(500*ms, "d", Want{Grant: true, Probe: true}),
-			rel(500*ms, "d", control.Outcome{Refused: true, Refusal: retryAfter(0)}, Want{Plan: &control.Plan{Reason: control.ReasonRetryAfter, Retry: true}}),
-		}},
 		{Name: "abnormal usage stops retries", Steps: []Step{
 			acq(0, "a", Want{Grant: true, Probe: true}),
 			rel(0, "a", refused(control.Refusal{Wait: 2 * s, Given: true, Reason: control.ReasonRetryAfter, Retryable: true, MaxWait: time.Minute, Stop: true}), Want{
@@ -430,19 +425,22 @@ func tables() []Table {
 			acq(0, "c", Want{Grant: true}),
 			rel(0, "c", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Retry: true}}),
 			acq(s, "d", Want{Grant: true, Probe: true}),
-			rel(s, "d", refused(bare(2*s)), Want{Plan: &control.Plan{Wait: 500 * ms, Pause: 500 * ms, Reason: control.ReasonBackoff, Retry: true}}),
-			acq(1500*ms, "e", Want{Grant: true, Probe: true}),
-			rel(1500*ms, "e", ok(), Want{Learned: &Quota{Q: 3, W: 1500 * ms}}),
+			// While measuring, the backoff is half the time refused so
+			// far, but never below the refusal floor.
+			rel(s, "d", refused(bare(2*s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Retry: true}}),
+			acq(2*s, "e", Want{Grant: true, Probe: true}),
+			rel(2*s, "e", ok(), Want{Learned: &Quota{Q: 3, W: 2 * s}}),
 			// The learned quota paces: e counts, two more, then hold.
-			acq(1500*ms, "f", Want{Grant: true}),
-			acq(1500*ms, "g", Want{Grant: true}),
-			rel(1500*ms, "f", ok(), Want{}),
-			rel(1500*ms, "g", ok(), Want{}),
-			acq(1500*ms, "h", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+			acq(2*s, "f", Want{Grant: true}),
+			acq(2*s, "g", Want{Grant: true}),
+			rel(2*s, "f", ok(), Want{}),
+			rel(2*s, "g", ok(), Want{}),
+			acq(2*s, "h", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
 			// A refusal while the headers said quota was left: they
-			// are distrusted.
-			acq(3*s, "i", Want{Grant: true}),
-			rel(3*s, "i", refused(retryAfter(0), rl(0, 0, 50, 60*s)), Want{Distrusted: true}),
+			// are distrusted. (A new learned window begins with a lone
+			// probe.)
+			acq(4*s, "i", Want{Grant: true, Probe: true}),
+			rel(4*s, "i", refused(retryAfter(0), rl(0, 0, 50, 60*s)), Want{Distrusted: true}),
 		}},
 		{Name: "leases expire", Config: lease, Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
@@ -490,5 +488,5 @@ func tables() []Table {
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(0, 0, 0, 400*24*time.Hour)), Want{PauseUntil: control.MaxPause}),
 		}},
-	}, streamTables()...)
+	}, append(streamTables(), robustTables()...)...)
 }

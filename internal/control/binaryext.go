@@ -1,0 +1,72 @@
+package control
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// The end of the binary form, after the retry budget: the refusals in a
+// row (all, and those below the refusal floor), the ramp's latency
+// estimate and probe timeouts.
+
+// ext writes the end of the binary form of s.
+func (e *encoder) ext(s *State) {
+	e.uint(uint64(s.retry.run))
+	e.uint(uint64(s.retry.streak))
+	e.uint(uint64(s.ramp.rtt))
+	e.uint(uint64(s.ramp.misses))
+	e.bool(s.ramp.keep)
+	l := &s.learn
+	e.b = append(e.b, l.trial, l.pinned, l.last)
+	e.uint(l.trialAt)
+	e.uint(uint64(l.prev))
+	e.at(l.pinnedAt)
+	e.uint(uint64(l.stride))
+	e.uint(uint64(l.floor))
+	e.int(s.skewLo)
+	e.int(s.skewHi)
+	for i := range s.policies {
+		e.bool(s.policies[i].sliding)
+	}
+}
+
+// ext reads what encoder.ext wrote into n.
+func (d *decoder) ext(n *State) {
+	n.retry.run = int32(d.bounded(maxRun))
+	n.retry.streak = int32(d.bounded(uint64(n.retry.run)))
+	n.ramp.rtt = int64(d.bounded(uint64(maxSpan)))
+	n.ramp.misses = int32(d.bounded(maxMisses))
+	n.ramp.keep = d.bool()
+	l := &n.learn
+	l.trial, l.pinned, l.last = d.byte(), d.byte(), d.byte()
+	if l.trial&^stepsAll != 0 || l.pinned&^stepsAll != 0 || l.last&^stepsAll != 0 {
+		d.fail()
+	}
+	l.trialAt = d.uint()
+	l.prev = int64(d.bounded(uint64(maxSpan)))
+	l.pinnedAt = d.at()
+	l.stride = int32(d.bounded(rateStride))
+	l.floor = int64(d.bounded(uint64(maxSpan)))
+	n.skewLo, n.skewHi = d.int(), d.int()
+	if n.skewLo < -int64(maxSpan) || n.skewHi > int64(maxSpan) || n.skewLo > n.skewHi {
+		d.fail()
+	}
+	for i := range n.policies {
+		n.policies[i].sliding = d.bool()
+	}
+}
+
+// signed reads a float64 in [-limit, limit].
+func (d *decoder) signed(limit float64) float64 {
+	if len(d.b) < 8 {
+		d.fail()
+		return 0
+	}
+	f := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	if !(f >= -limit && f <= limit) { // also rejects NaN
+		d.fail()
+		return 0
+	}
+	return f
+}

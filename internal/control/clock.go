@@ -1,0 +1,79 @@
+package control
+
+import (
+	"time"
+
+	"github.com/politehttp/polite/parse"
+)
+
+// The server's clock. A response's Date (whole seconds) received at ours
+// t, for a request sent at s, says that the server's clock read Date to
+// Date+1s at some instant in [s, t]: its offset from ours is in
+// (Date-t, Date+1s-s). The key keeps the tightest such bounds of its
+// responses, skewLo and skewHi, and estimates the offset as the value
+// between them closest to zero: the clocks agree unless the server's
+// Dates prove otherwise. (The lower bound alone, which approaches the
+// offset from below only when a response happens to be dated just after
+// the server's second turned, runs a server whose resets are whole epoch
+// seconds up to a second late: every other window of a one-second
+// limit.) A sample outside the bounds means the server's clock moved:
+// they start over from it. A refusal proves the estimate too high when a
+// probe sent once a reset had passed finds it still ahead (see
+// recognise).
+
+// dated records the Date of an answer to the request l, Date minus its
+// receive time being skew, received at now.
+func (s *State) dated(l *Lease, skew time.Duration, now int64) {
+	lo := int64(max(min(skew, maxSpan), -maxSpan))
+	hi := int64(maxSpan)
+	if l.start != 0 && l.start <= now {
+		hi = min(lo+int64(time.Second)+(now-l.start), int64(maxSpan))
+	}
+	if s.flags&flagSkew == 0 || lo > s.skewHi || hi < s.skewLo {
+		s.skewLo, s.skewHi = lo, hi
+	} else {
+		s.skewLo, s.skewHi = max(s.skewLo, lo), min(s.skewHi, hi)
+	}
+	s.flags |= flagSkew
+	s.skew = min(max(0, s.skewLo), s.skewHi)
+}
+
+// recognise reads a refusal of the request l, which observed q of the
+// policy p, whose reset the key read as the instant last before it: a
+// probe sent once a stated reset had passed, refused while the refusal
+// states a reset still ahead.
+//
+// When the refusal's reset is the one before, the quota was not back at
+// the instant the key computed for it: the key's estimate of the server's
+// clock is too high, and is lowered below what the probe proved.
+//
+// When it is a later one, the end of the window the probe fell in, the
+// quota was not back at its reset because the previous window still
+// weighs on the count: the mark of a sliding-window counter
+// (go-chi/httprate's, among others), which weighs the previous window by
+// the share of it the last w still covers. It is paced smoothly from then
+// on (see policy.pace); its window, when the server states none, is the
+// span between the two resets (a stated reset is the end of an aligned
+// window).
+//
+// A reset already past on a refusal (a server that rounds its resets
+// down) is neither mark (see earlyResets).
+func (s *State) recognise(p *policy, l *Lease, q *parse.Quota, last, now int64) {
+	if p.unit != unitRequests || !l.probe || last == 0 || l.start < last || q.Remaining != 0 || q.Reset <= 0 || p.deadline <= now {
+		return
+	}
+	if p.deadline-last < int64(resetGrain)/2 {
+		if s.flags&flagSkew != 0 {
+			s.skewHi = max(s.skewLo, min(s.skewHi, s.skew-(l.start-last)-1))
+			s.skew = min(max(0, s.skewLo), s.skewHi)
+		}
+		return
+	}
+	if p.sliding || max(p.q, q.Limit) < 2 {
+		return
+	}
+	if p.q == 0 || p.w == 0 {
+		p.q, p.w = min(max(p.q, q.Limit), maxQuota), min(p.deadline-last, int64(maxSpan))
+	}
+	p.sliding = p.w > 0
+}

@@ -1,0 +1,155 @@
+package controltest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/politehttp/polite/internal/control"
+)
+
+// quotaWait is a refusal whose spent quota resets after d.
+func quotaWait(d time.Duration) control.Refusal {
+	return control.Refusal{Wait: d, Given: true, Reason: control.ReasonQuota, Retryable: true, MaxWait: 10 * time.Minute}
+}
+
+// plan is a refusal plan that retries.
+func plan(wait, pause time.Duration, why control.Reason) *control.Plan {
+	return &control.Plan{Wait: wait, Pause: pause, Reason: why, Retry: true}
+}
+
+// robustTables are the rules that keep a key safe from servers that state
+// waits too short, resets already past, and from retries that would
+// otherwise be dropped.
+func robustTables() []Table {
+	return []Table{
+		{Name: "refusal floor", Steps: []Step{
+			// Retry-After: 0 is no invitation to resend at once: the
+			// floor, a second (jitter 0 from Rand 0).
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", refused(retryAfter(0)), Want{Plan: plan(s, s, control.ReasonBackoff), PauseUntil: s, PauseReason: control.ReasonBackoff}),
+			acq(500*ms, "x", Want{Hold: control.ReasonBackoff, Until: s}),
+			// Each refusal in a row that gives a wait below the floor
+			// doubles it.
+			acq(s, "a", Want{Grant: true, Probe: true}),
+			rel(s, "a", refused(retryAfter(0)), Want{Plan: plan(2*s, 2*s, control.ReasonBackoff), PauseUntil: 3 * s}),
+			acq(3*s, "b", Want{Grant: true, Probe: true}),
+			rel(3*s, "b", refused(retryAfter(300*ms)), Want{Plan: plan(2*s, 2*s, control.ReasonBackoff), PauseUntil: 5 * s}),
+			// An acceptance ends the streak; a positive wait below the
+			// floor, of a field of finer grain, is then honoured once.
+			acq(5*s, "c", Want{Grant: true, Probe: true}),
+			rel(5*s, "c", ok(), Want{}),
+			acq(5*s, "d", Want{Grant: true}),
+			rel(5*s, "d", refused(retryAfter(300*ms)), Want{Plan: plan(300*ms, 300*ms, control.ReasonRetryAfter), PauseUntil: 5300 * ms}),
+			acq(5300*ms, "e", Want{Grant: true, Probe: true}),
+			rel(5300*ms, "e", refused(retryAfter(300*ms)), Want{Plan: plan(s, s, control.ReasonBackoff), PauseUntil: 6300 * ms}),
+		}},
+		{Name: "reset already past on a refusal", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(20, 0, 19, 1500*ms)), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			// Refused while the reset is now (rounded down to the
+			// second the server is in): unknown, not now.
+			// (The floor's wait is lengthened by up to a quarter.)
+			rel(0, "a", refused(quotaWait(0), rl(20, 0, 0, 0)), Want{PauseReason: control.ReasonBackoff}),
+			acq(900*ms, "x", Want{Hold: control.ReasonBackoff}),
+			// The server states its resets early: the key reads them a
+			// second later from now on.
+			acq(1500*ms, "b", Want{Grant: true, Probe: true}),
+			rel(1500*ms, "b", ok(rl(20, 0, 0, 1500*ms)), Want{PauseUntil: 4 * s, PauseReason: control.ReasonQuota}),
+		}},
+		{Name: "retry budget spaces retries out", Steps: []Step{
+			// A floor of 2 retries (refilled at 2 a second), plus a
+			// fifth of first attempts; a retry spends one.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(100, 60*s, 90, 60*s)), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			acq(0, "b", Want{Grant: true}),
+			acq(0, "c", Want{Grant: true}),
+			acq(0, "d", Want{Grant: true}),
+			rel(0, "a", ok(rl(100, 60*s, 89, 60*s)), Want{}),
+			acq(0, "e", Want{Grant: true}),
+			acq(0, "f", Want{Grant: true}),
+			acq(0, "g", Want{Grant: true, InFlight: 6}),
+			rel(0, "b", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
+			rel(0, "c", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
+			rel(0, "d", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
+			// The budget is spent: these retries spend tokens not back
+			// yet; g's waits until one is back, 1.2s, instead of being
+			// dropped. The key's pause stays the server's.
+			rel(0, "e", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
+			rel(0, "f", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
+			rel(0, "g", refused(retryAfter(s)), Want{Plan: plan(1200*ms, s, control.ReasonRetryBudget), PauseUntil: s}),
+			{At: s, Acquire: "g2", After: 1200 * ms, Want: Want{Hold: control.ReasonRetryBudget, Until: 1200 * ms}},
+			{At: 1200 * ms, Acquire: "g3", After: 1200 * ms, Want: Want{Grant: true, Probe: true}},
+		}},
+		outageTable(),
+		{Name: "slow origin ramps as fast as a hinted key", Steps: []Step{
+			// A key that states nothing, whose answers take 300ms: the
+			// ramp opens at 4 and adds two per answer.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(300*ms, "p", ok(), Want{}),
+			acq(300*ms, "a", Want{Grant: true}),
+			acq(300*ms, "b", Want{Grant: true}),
+			acq(300*ms, "c", Want{Grant: true}),
+			acq(300*ms, "d", Want{Grant: true, InFlight: 4}),
+			acq(300*ms, "e", Want{Hold: control.ReasonConcurrency}),
+			rel(600*ms, "a", ok(), Want{}),
+			acq(600*ms, "f", Want{Grant: true}),
+			acq(600*ms, "g", Want{Grant: true}),
+			acq(600*ms, "h", Want{Grant: true, InFlight: 6}),
+			acq(600*ms, "i", Want{Hold: control.ReasonConcurrency}),
+		}},
+		{Name: "a probe that does not answer lets another probe", Steps: []Step{
+			// A cold key: its probe holds the others 3s at most.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			acq(s, "x", Want{Hold: control.ReasonProbe, Wake: 3 * s}),
+			// Then another request probes, and holds them twice as long.
+			acq(3*s, "q", Want{Grant: true, Probe: true, InFlight: 2}),
+			acq(3*s, "y", Want{Hold: control.ReasonProbe, Wake: 9 * s}),
+			// Its answer opens the key; the first probe's, later, is
+			// read as any answer.
+			rel(3100*ms, "q", ok(), Want{Probing: -1}),
+			acq(3100*ms, "a", Want{Grant: true}),
+			rel(10*s, "p", ok(), Want{InFlight: 1}),
+			// A warm key's probe holds the others four of its round
+			// trips, when that is longer than 3s: smoothed by an eighth,
+			// 100ms, then 9.9s, then a's 6.9s make 2.0328125s.
+			rel(10*s, "a", refused(retryAfter(2*s)), Want{PauseUntil: 12 * s}),
+			acq(12*s, "b", Want{Grant: true, Probe: true}),
+			acq(12*s, "z", Want{Hold: control.ReasonProbe, Wake: 12*s + 4*2032812500*time.Nanosecond}),
+		}},
+	}
+}
+
+// outageTable refuses 45 requests in flight together: an outage (40
+// refusals with no acceptance between), where the retry budget drops the
+// retries it cannot afford. One acceptance ends it.
+func outageTable() Table {
+	hint := func(r int64) control.Outcome { return ok(rl(1000, 60*s, r, 60*s)) }
+	steps := []Step{
+		acq(0, "p", Want{Grant: true, Probe: true}),
+		rel(0, "p", hint(999), Want{}),
+	}
+	// Answers widen the ramp, two each.
+	for i := range 21 {
+		name := fmt.Sprintf("o%d", i)
+		steps = append(steps, acq(0, name, Want{Grant: true}), rel(0, name, hint(998-int64(i)), Want{}))
+	}
+	for i := range 45 {
+		steps = append(steps, acq(0, fmt.Sprintf("r%d", i), Want{Grant: true}))
+	}
+	for i := range 45 {
+		steps = append(steps, rel(0, fmt.Sprintf("r%d", i), refused(retryAfter(s)), Want{}))
+	}
+	steps[len(steps)-1].Want.Plan = &control.Plan{Wait: s, Pause: s, Reason: control.ReasonRetryAfter, Denied: control.ReasonRetryBudget}
+	steps = append(steps,
+		acq(s, "ok", Want{Grant: true, Probe: true}),
+		rel(s, "ok", ok(), Want{}),
+		// The budget is still in debt (it can owe 20): the next
+		// refusal's retry waits until a token is back, 8.8s, and is
+		// not dropped.
+		acq(s, "again", Want{Grant: true}),
+		rel(s, "again", refused(retryAfter(s)), Want{Plan: plan(8800*ms, s, control.ReasonRetryBudget)}),
+	)
+	return Table{Name: "outage drops retries", Steps: steps}
+}
