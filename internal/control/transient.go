@@ -11,14 +11,29 @@ import "time"
 // belongs to the request alone and never pauses the key. The request is
 // retried when it may be sent again, the wait fits within MaxWait and its
 // context deadline, and the key's retry budget allows it: the same budget
-// as refusals. It changes nothing; Release applies the plan.
+// as refusals, which spaces a retry it cannot afford now out until it can,
+// as it does for refusals (see Decide), rather than dropping it. It
+// changes nothing; Release applies the plan.
 func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
 	p := Plan{Wait: max(r.Backoff, 0), Reason: ReasonBackoff}
 	if r.Given && r.Wait > p.Wait {
 		p.Wait, p.Reason = r.Wait, ReasonRetryAfter
 	}
-	if r.Retryable && p.Wait <= r.MaxWait && (r.Deadline.IsZero() || !now.Add(p.Wait).After(r.Deadline)) {
-		p.Retry, p.Denied = rb.allows(instant(now))
+	fits := func(d time.Duration) bool {
+		return d <= r.MaxWait && (r.Deadline.IsZero() || !now.Add(d).After(r.Deadline))
+	}
+	if !r.Retryable || !fits(p.Wait) {
+		return p
+	}
+	n := instant(now)
+	p.Retry, p.Denied = rb.allows(n)
+	if p.Denied == ReasonRetryBudget {
+		if d := rb.next(n); fits(max(p.Wait, d)) {
+			if d > p.Wait {
+				p.Wait, p.Reason = d, ReasonRetryBudget
+			}
+			p.Retry, p.Denied = true, ReasonNone
+		}
 	}
 	return p
 }
