@@ -54,15 +54,15 @@ func scenarios() []scenario {
 				// OpenAI's reset is the time until the bucket is full
 				// again; a sliding-window counter is full only two
 				// windows after a burst.
-				eff, why = 0.55, "reset is time to full refill"
+				eff, why = 0.55, "OpenAI's reset is the time until the quota is whole again: two windows after a burst on a sliding-window counter"
 			case a == ratelimittest.SlidingWindow:
 				// t is whole seconds, rounded up; a sliding-window counter
 				// frees a slot every w/q, far less than a second here.
-				eff, why = 0.8, "integer t, rounded up"
+				eff, why = 0.8, "t is whole seconds, rounded up, while the counter frees a request every w/q (0.2s): up to a second lost a window; nothing is refused, so no counter is recognised"
 			case a == ratelimittest.SlidingLog && (d == ratelimittest.XRateLimitEpoch || d == ratelimittest.GitHub):
 				// An epoch reset is a whole second, rounded up: up to a
 				// second lost in every 4-second cycle.
-				eff, why = 0.8, "epoch reset in whole seconds"
+				eff, why = 0.8, "a sliding log's reset is its oldest start plus w, rounded up to the second: each burst a second late (w is not stated, so it cannot be reckoned from the starts)"
 			}
 			out = append(out, scenario{
 				known: why,
