@@ -54,15 +54,15 @@ func scenarios() []scenario {
 				// OpenAI's reset is the time until the bucket is full
 				// again; a sliding-window counter is full only two
 				// windows after a burst.
-				eff, why = 0.55, "reset is time to full refill"
+				eff, why = 0.55, "OpenAI's reset is the time until the quota is whole again: two windows after a burst on a sliding-window counter"
 			case a == ratelimittest.SlidingWindow:
 				// t is whole seconds, rounded up; a sliding-window counter
 				// frees a slot every w/q, far less than a second here.
-				eff, why = 0.8, "integer t, rounded up"
+				eff, why = 0.8, "t is whole seconds, rounded up, while the counter frees a request every w/q (0.2s): up to a second lost a window; nothing is refused, so no counter is recognised"
 			case a == ratelimittest.SlidingLog && (d == ratelimittest.XRateLimitEpoch || d == ratelimittest.GitHub):
 				// An epoch reset is a whole second, rounded up: up to a
 				// second lost in every 4-second cycle.
-				eff, why = 0.8, "epoch reset in whole seconds"
+				eff, why = 0.8, "a sliding log's reset is its oldest start plus w, rounded up to the second: each burst a second late (w is not stated, so it cannot be reckoned from the starts)"
 			}
 			out = append(out, scenario{
 				known: why,
@@ -99,11 +99,17 @@ func scenarios() []scenario {
 			scenario{name: string(a) + " 20/4s", cfg: ratelimittest.Config{Policies: pol, Dialect: ratelimittest.Bare429, Latency: latency}, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 		)
 	}
+	// Where the worst of 96 runs crosses the 5% target, CI asserts a
+	// looser ceiling, so as not to flake, and the note says so.
 	for i := range out[len(out)-4:] {
-		if sc := &out[len(out)-4+i]; sc.cfg.Policies[0].Algorithm == ratelimittest.TokenBucket {
-			// Growth steps past the bucket's rate are refused only once
-			// its 20 tokens run out, several windows later.
-			sc.maxRefused, sc.known = 0.07, "refusals above the 5% target: a step of growth overdraws the bucket slowly"
+		sc := &out[len(out)-4+i]
+		switch {
+		case sc.cfg.Policies[0].Algorithm == ratelimittest.TokenBucket && sc.cfg.Dialect == ratelimittest.RetryAfterOnly:
+			sc.maxRefused, sc.known = 0.09, "CI asserts 9%: up to 15 refused (7.5%) in 96 runs, a step of growth overdraws the bucket only once its 20 tokens run out"
+		case sc.cfg.Policies[0].Algorithm == ratelimittest.TokenBucket:
+			sc.maxRefused, sc.known = 0.06, "CI asserts 6%: up to 9 refused (4.5%) in 96 runs"
+		case sc.cfg.Dialect == ratelimittest.Bare429:
+			sc.maxRefused, sc.known = 0.07, "CI asserts 7%: up to 11 refused (5.5%) in 96 runs"
 		}
 	}
 	out = append(out,

