@@ -41,7 +41,7 @@ type Restraint struct {
 
 const (
 	// defaultRestraint is Restraint.MaxConcurrency's default (see
-	// DESIGN.md, section 9).
+	// DESIGN.md §9).
 	defaultRestraint = 4
 	// restraintInitial is where an adaptive limit starts: the load under
 	// which the baseline is first measured.

@@ -249,7 +249,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 
 		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
-		// Fields in trailers are never read (DESIGN.md, D9).
+		// Fields in trailers are never read (DESIGN.md §1.9).
 		if out.Quotas = readQuotas(resp.Header, now, &g, t.reader(key, &g), &out); len(out.Quotas) > 0 {
 			out.Rand = rand.Uint64()
 			if t.observed() {
@@ -612,7 +612,7 @@ func (w *waits) main() Reason {
 // clock.go). The estimate is never a second or more after Date; when it is
 // earlier than Date, resets come out longer, which is safe. It records the Date
 // sample in out. Rate-limit fields on a response from a cache describe the
-// past (draft-11 §7.3; DESIGN.md, D5): it returns none, and no Date
+// past (draft-11 §7.3; DESIGN.md §1.5): it returns none, and no Date
 // sample, for such a response.
 //
 // The header set is read once, by the key's parse.Reader rd, so that a

@@ -4,7 +4,7 @@ import "net/http"
 
 // FromCache reports whether the response with header h came from a cache:
 // it carries an Age (RFC 9111 §5.1) whose value is an integer greater than
-// zero. Age: 0 and an invalid Age do not count (DESIGN.md, D5). Of a
+// zero. Age: 0 and an invalid Age do not count (DESIGN.md §1.5). Of a
 // list-valued Age the first member counts.
 //
 // Draft-11 §7.3 says the RateLimit fields of such a response SHOULD be

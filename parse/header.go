@@ -26,7 +26,7 @@ import (
 // result is unspecified; it is nil when h describes no quota.
 //
 // Header reads only the header map it is given. Draft-11 forbids the
-// RateLimit fields in trailers (§3.1, §4.1; DESIGN.md, D9), so callers
+// RateLimit fields in trailers (§3.1, §4.1; DESIGN.md §1.9), so callers
 // pass resp.Header, never resp.Trailer. Header does not check whether the response came from a
 // cache; see [FromCache].
 //

@@ -7,7 +7,7 @@ import (
 
 // This file implements the strict readers of the IETF RateLimit fields,
 // draft-ietf-httpapi-ratelimit-headers-11 §3 (RateLimit-Policy) and §4
-// (RateLimit), with the decisions D1–D6 of DESIGN.md §1, on the
+// (RateLimit), with the decisions §1.1–§1.6 of DESIGN.md, on the
 // RFC 9651 scanner of sfv.go:
 // https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/
 // https://www.rfc-editor.org/rfc/rfc9651
@@ -21,7 +21,7 @@ const (
 // A Policy is one quota policy item of a RateLimit-Policy field
 // (draft-11 §3.1).
 type Policy struct {
-	// Name is the policy identifier, a String (DESIGN.md, D1).
+	// Name is the policy identifier, a String (DESIGN.md §1.1).
 	Name string
 
 	// Quota is q, the quota units the policy allocates per window and
@@ -29,14 +29,14 @@ type Policy struct {
 	Quota int64
 
 	// Unit is qu, the quota unit: "requests" when absent. The registry's
-	// spelling "request" reads as "requests" (DESIGN.md, D4); any other
+	// spelling "request" reads as "requests" (DESIGN.md §1.4); any other
 	// String is kept verbatim.
 	Unit string
 
 	// UnknownUnit reports that Unit is not one of the units draft-11
 	// defines ("requests", "content-bytes", "concurrent-requests"). Such a
 	// policy is kept for callers to inspect but says nothing about request
-	// pacing (DESIGN.md, D3).
+	// pacing (DESIGN.md §1.3).
 	UnknownUnit bool
 
 	// Window is w, the time window, in whole seconds; 0 when absent.
@@ -50,7 +50,7 @@ type Policy struct {
 // A Limit is one service limit item of a RateLimit field (draft-11 §4.1).
 type Limit struct {
 	// Name identifies the policy the limit belongs to, a String
-	// (DESIGN.md, D1).
+	// (DESIGN.md §1.1).
 	Name string
 
 	// Remaining is r, the available quota in the policy's quota units. It
@@ -71,7 +71,7 @@ type Limit struct {
 // String identifier with a non-negative Integer q (required), a non-empty String qu,
 // a positive Integer w and a Byte Sequence pk. Unknown parameters are
 // comments and are skipped. When an identifier repeats, the most
-// restrictive item is kept, the one with the lowest q/w (DESIGN.md, D6).
+// restrictive item is kept, the one with the lowest q/w (DESIGN.md §1.6).
 // Of a field with more than 32 distinct identifiers, the policies of the
 // first 32 are returned (see the package documentation).
 //
@@ -92,7 +92,7 @@ func Policies(values []string) ([]Policy, error) {
 // String identifier with a non-negative Integer r (required), a
 // non-negative Integer t and a Byte Sequence pk. Unknown parameters are
 // comments and are skipped. When an identifier repeats, the most
-// restrictive item is kept, the one with the lowest r (DESIGN.md, D6).
+// restrictive item is kept, the one with the lowest r (DESIGN.md §1.6).
 // Of a field with more than 32 distinct identifiers, the limits of the
 // first 32 are returned.
 //
@@ -112,7 +112,7 @@ func Limits(values []string) ([]Limit, error) {
 // keep of one field, and the number of quota items Header keeps of one
 // legacy list. Later items are still checked, so that a malformed one
 // makes the field malformed, and a later item repeating a kept identifier
-// still competes with it (DESIGN.md, D6); items with new identifiers are
+// still competes with it (DESIGN.md §1.6); items with new identifiers are
 // dropped.
 // The budget of package polite keeps fewer policies per origin than this;
 // the cap bounds the work and memory a hostile field can cost.
@@ -152,7 +152,7 @@ func appendPolicies(dst []Policy, values []string) ([]Policy, error) {
 		case !ok:
 		case bad.err != nil:
 			ok = c.skipParams()
-		case v.kind != sfString: // an Inner List, or an identifier that is not a String (DESIGN.md, D1)
+		case v.kind != sfString: // an Inner List, or an identifier that is not a String (DESIGN.md §1.1)
 			bad = fault{i, "", ErrInvalid}
 			ok = c.skipParams()
 		default:
@@ -242,12 +242,12 @@ func (c *sfScanner) policy(name sfValue, i int) (p Policy, pk sfValue, bad fault
 				return p, pk, fault{i, "qu", ErrInvalid}, true // an empty unit names nothing
 			}
 			switch v.raw {
-			case "request": // DESIGN.md, D4: the registry's spelling (draft-11 §10.3)
+			case "request": // DESIGN.md §1.4: the registry's spelling (draft-11 §10.3)
 				p.Unit = "requests"
 			case "requests", "content-bytes", "concurrent-requests":
 				p.Unit = v.raw
 			default:
-				p.Unit, p.UnknownUnit = v.raw, true // DESIGN.md, D3
+				p.Unit, p.UnknownUnit = v.raw, true // DESIGN.md §1.3
 			}
 		case 2:
 			if v.kind != sfInteger || v.n <= 0 {
@@ -268,7 +268,7 @@ func (c *sfScanner) policy(name sfValue, i int) (p Policy, pk sfValue, bad fault
 
 // keepPolicy adds p, with the partition key pk (a Byte Sequence, or zero
 // when absent), to the policies dst[n:] read from one field: in place of
-// the policy of the same name if p is stricter (DESIGN.md, D6), as a new
+// the policy of the same name if p is stricter (DESIGN.md §1.6), as a new
 // policy if fewer than maxItems are kept, else not at all. It decodes the partition
 // key only then. x indexes the names of dst[n:]; p is the field's
 // member-th member.
@@ -337,7 +337,7 @@ func nameBit(name string) uint64 {
 }
 
 // stricter reports whether policy a is more restrictive than b
-// (DESIGN.md, D6): the lower q/w when both state a window, else the
+// (DESIGN.md §1.6): the lower q/w when both state a window, else the
 // lower q.
 func stricter(a, b Policy) bool {
 	if a.Window > 0 && b.Window > 0 {
@@ -362,7 +362,7 @@ func appendLimits(dst []Limit, values []string) ([]Limit, error) {
 		case !ok:
 		case bad.err != nil:
 			ok = c.skipParams()
-		case v.kind != sfString: // an Inner List, or an identifier that is not a String (DESIGN.md, D1)
+		case v.kind != sfString: // an Inner List, or an identifier that is not a String (DESIGN.md §1.1)
 			bad = fault{i, "", ErrInvalid}
 			ok = c.skipParams()
 		default:
@@ -452,7 +452,7 @@ func (c *sfScanner) limit(name sfValue, i int) (l Limit, pk sfValue, bad fault, 
 }
 
 // keepLimit is keepPolicy for limits. Of two limits of one name the lowest
-// r wins; for equal r, the longer t (DESIGN.md, D6).
+// r wins; for equal r, the longer t (DESIGN.md §1.6).
 func keepLimit(dst []Limit, n int, x *nameIndex, member int, l Limit, pk sfValue) []Limit {
 	i := len(dst)
 	if x.m == nil && member >= maxScan {

@@ -15,7 +15,7 @@ import "time"
 //   - a key and "=", in RateLimit: the draft-07 Dictionary
 //     "limit=100, remaining=25, reset=5" (express-rate-limit draft-7).
 //
-// Anything else is malformed and ignored (DESIGN.md, D2). The Beta-
+// Anything else is malformed and ignored (DESIGN.md §1.2). The Beta-
 // prefixed pair (Jira) is read like the unprefixed one, without
 // the legacy shapes.
 
@@ -46,7 +46,7 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 	}
 
 	// Join by name only; unmatched items stand alone. Names are unique
-	// within each field (DESIGN.md, D6).
+	// within each field (DESIGN.md §1.6).
 	for _, pol := range ps {
 		q := Quota{
 			Policy:    pol.Name,

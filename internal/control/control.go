@@ -211,7 +211,7 @@ const (
 	maxPolicies     = 8   // policies kept per key; more are ignored
 	maxKeyLen       = 128 // bytes of a policy name or partition key kept
 	rampCap         = 4096
-	zeroBackoffBase = int64(time.Second) // r=0 with no t (DESIGN.md, D7)
+	zeroBackoffBase = int64(time.Second) // r=0 with no t (DESIGN.md §1.7)
 	zeroBackoffMax  = int64(time.Minute)
 	jitterMax       = int64(10 * time.Millisecond)
 	// MaxPause is the longest a key pauses on one answer: a Retry-After

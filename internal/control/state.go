@@ -26,7 +26,7 @@ type State struct {
 
 	pauseUntil  int64
 	pauseReason Reason
-	zeroStreak  int32 // consecutive r=0 observations without t (DESIGN.md, D7)
+	zeroStreak  int32 // consecutive r=0 observations without t (DESIGN.md §1.7)
 	skew        int64 // the server's clock minus ours, as estimated (flagSkew; see clock.go)
 	skewLo      int64 // and the bounds of what it may be
 	skewHi      int64
@@ -185,7 +185,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 					return s.hold(0, ReasonQuota, s.leases.first())
 				}
 				// r was spent with no t and nothing in flight will
-				// refresh it (DESIGN.md, D7): fall back to a probe.
+				// refresh it (DESIGN.md §1.7): fall back to a probe.
 				p.live = false
 				s.ramp.restart()
 			}
@@ -475,7 +475,7 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, refused bool
 	case t > 0:
 		s.pause(now, p.deadline+r.jitter(reset/50), ReasonQuota)
 	case t < 0:
-		// r=0 and no t (DESIGN.md, D7): exponential fallback before the
+		// r=0 and no t (DESIGN.md §1.7): exponential fallback before the
 		// next request.
 		d := zeroBackoffBase << min(s.zeroStreak, 6)
 		s.zeroStreak = min(s.zeroStreak+1, 64)
