@@ -138,43 +138,60 @@ type fault struct {
 	err    error // nil: no fault
 }
 
-// appendPolicies is Policies appending to dst; on error it returns dst
-// unchanged.
-func appendPolicies(dst []Policy, values []string) ([]Policy, error) {
-	c := sfScanner{s: joinLines(values)}
+// members reads the List of the named field in c, calling item on each
+// member whose identifier is a String, with its index, until one is at
+// fault; the members after a fault are only checked for syntax. item
+// reports the member's fault and whether its syntax was sound. members
+// returns the field's error: ErrSyntax for a List that does not parse,
+// else the first fault, else nil. An identifier that is not a String (an
+// Inner List, a Token, a number) is a fault (DESIGN.md §1.1).
+func (c *sfScanner) members(field string, item func(v sfValue, i int) (fault, bool)) error {
 	c.sp()
-	n := len(dst)
 	var bad fault
-	var names nameIndex
 	for i := 0; c.i < len(c.s); i++ {
 		v, ok := c.member()
 		switch {
 		case !ok:
 		case bad.err != nil:
 			ok = c.skipParams()
-		case v.kind != sfString: // an Inner List, or an identifier that is not a String (DESIGN.md §1.1)
+		case v.kind != sfString:
 			bad = fault{i, "", ErrInvalid}
 			ok = c.skipParams()
 		default:
-			var p Policy
-			var pk sfValue
-			if p, pk, bad, ok = c.policy(v, i); ok && bad.err == nil {
-				dst = keepPolicy(dst, n, &names, i, p, pk)
-			}
+			bad, ok = item(v, i)
 		}
 		more := false
 		if ok {
 			more, ok = c.next()
 		}
 		if !ok {
-			return dst[:n], &FieldError{Field: policyField, Member: -1, Err: ErrSyntax}
+			return &FieldError{Field: field, Member: -1, Err: ErrSyntax}
 		}
 		if !more {
 			break
 		}
 	}
 	if bad.err != nil {
-		return dst[:n], &FieldError{Field: policyField, Member: bad.member, Param: bad.param, Err: bad.err}
+		return &FieldError{Field: field, Member: bad.member, Param: bad.param, Err: bad.err}
+	}
+	return nil
+}
+
+// appendPolicies is Policies appending to dst; on error it returns dst
+// unchanged.
+func appendPolicies(dst []Policy, values []string) ([]Policy, error) {
+	c := sfScanner{s: joinLines(values)}
+	n := len(dst)
+	var names nameIndex
+	err := c.members(policyField, func(v sfValue, i int) (fault, bool) {
+		p, pk, bad, ok := c.policy(v, i)
+		if ok && bad.err == nil {
+			dst = keepPolicy(dst, n, &names, i, p, pk)
+		}
+		return bad, ok
+	})
+	if err != nil {
+		return dst[:n], err
 	}
 	// Names and units were kept as they were written, escapes included,
 	// which compares Strings as well as their values do (only \" and \\
@@ -352,39 +369,17 @@ func stricter(a, b Policy) bool {
 // unchanged.
 func appendLimits(dst []Limit, values []string) ([]Limit, error) {
 	c := sfScanner{s: joinLines(values)}
-	c.sp()
 	n := len(dst)
-	var bad fault
 	var names nameIndex
-	for i := 0; c.i < len(c.s); i++ {
-		v, ok := c.member()
-		switch {
-		case !ok:
-		case bad.err != nil:
-			ok = c.skipParams()
-		case v.kind != sfString: // an Inner List, or an identifier that is not a String (DESIGN.md §1.1)
-			bad = fault{i, "", ErrInvalid}
-			ok = c.skipParams()
-		default:
-			var l Limit
-			var pk sfValue
-			if l, pk, bad, ok = c.limit(v, i); ok && bad.err == nil {
-				dst = keepLimit(dst, n, &names, i, l, pk)
-			}
+	err := c.members(limitField, func(v sfValue, i int) (fault, bool) {
+		l, pk, bad, ok := c.limit(v, i)
+		if ok && bad.err == nil {
+			dst = keepLimit(dst, n, &names, i, l, pk)
 		}
-		more := false
-		if ok {
-			more, ok = c.next()
-		}
-		if !ok {
-			return dst[:n], &FieldError{Field: limitField, Member: -1, Err: ErrSyntax}
-		}
-		if !more {
-			break
-		}
-	}
-	if bad.err != nil {
-		return dst[:n], &FieldError{Field: limitField, Member: bad.member, Param: bad.param, Err: bad.err}
+		return bad, ok
+	})
+	if err != nil {
+		return dst[:n], err
 	}
 	for i := n; i < len(dst); i++ {
 		if strings.IndexByte(dst[i].Name, '\\') >= 0 {
