@@ -361,22 +361,27 @@ func (s *MemoryStore) acquire(k memKey, now time.Time, cfg *control.Config, ask 
 	return h, ok
 }
 
+// lockGranted locks the shard of k and returns it with the entry that
+// granted g, or, if that entry was forgotten since (or g came from no
+// entry), k's current entry: made anew if create, else nil when k has none.
+// The caller unlocks the shard.
+func (s *MemoryStore) lockGranted(k memKey, now time.Time, g *lease, create bool) (*memShard, *memEntry) {
+	if e := g.e; e != nil {
+		e.sh.mu.Lock()
+		if e.gone {
+			e = s.entry(e.sh, k, now.UnixNano(), create)
+		}
+		return g.e.sh, e
+	}
+	sh := s.shard(k)
+	sh.mu.Lock()
+	return sh, s.entry(sh, k, now.UnixNano(), create)
+}
+
 // release runs Release on k's state in place: on the entry that granted
 // g, unless it was forgotten since.
 func (s *MemoryStore) release(k memKey, now time.Time, cfg *control.Config, g *lease, out *control.Outcome) control.Plan {
-	e := g.e
-	var sh *memShard
-	if e != nil {
-		sh = e.sh
-		sh.mu.Lock()
-		if e.gone {
-			e = s.entry(sh, k, now.UnixNano(), true)
-		}
-	} else {
-		sh = s.shard(k)
-		sh.mu.Lock()
-		e = s.entry(sh, k, now.UnixNano(), true)
-	}
+	sh, e := s.lockGranted(k, now, g, true)
 	p := e.ks.c.Release(now, cfg, &g.Lease, out)
 	e.wake()
 	sh.mu.Unlock()
@@ -387,19 +392,7 @@ func (s *MemoryStore) release(k memKey, now time.Time, cfg *control.Config, g *l
 // in flight: on the entry that granted it, unless it was forgotten since,
 // in which case nothing is left to end.
 func (s *MemoryStore) end(k memKey, now time.Time, cfg *control.Config, g *lease) {
-	e := g.e
-	var sh *memShard
-	if e != nil {
-		sh = e.sh
-		sh.mu.Lock()
-		if e.gone {
-			e = s.entry(sh, k, now.UnixNano(), false)
-		}
-	} else {
-		sh = s.shard(k)
-		sh.mu.Lock()
-		e = s.entry(sh, k, now.UnixNano(), false)
-	}
+	sh, e := s.lockGranted(k, now, g, false)
 	if e != nil {
 		gen := e.ks.c.Generation()
 		e.ks.c.End(now, cfg, &g.Lease)
