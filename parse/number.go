@@ -23,18 +23,24 @@ const (
 func decimal(s string) (whole, nano int64, status int) {
 	i := 0
 	for i < len(s) && isDigit(s[i]) {
-		d := int64(s[i] - '0')
-		if status != numOverflow {
-			if whole > (math.MaxInt64-d)/10 {
-				status = numOverflow
-			} else {
-				whole = whole*10 + d
-			}
-		}
 		i++
 	}
-	if i == 0 {
+	switch {
+	case i == 0:
 		return 0, 0, numInvalid
+	case i <= maxSafeDigits:
+		for _, c := range []byte(s[:i]) {
+			whole = whole*10 + int64(c-'0')
+		}
+	default:
+		for _, c := range []byte(s[:i]) {
+			d := int64(c - '0')
+			if whole > (math.MaxInt64-d)/10 {
+				status = numOverflow
+				break
+			}
+			whole = whole*10 + d
+		}
 	}
 	if i < len(s) {
 		if s[i] != '.' || i+1 == len(s) {
@@ -54,6 +60,9 @@ func decimal(s string) (whole, nano int64, status int) {
 	}
 	return whole, nano, numOK
 }
+
+// maxSafeDigits is the number of decimal digits that always fit an int64.
+const maxSafeDigits = 18
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
@@ -297,6 +306,10 @@ func goDuration(vals []string) time.Duration {
 	}
 	if !isDigit(s[0]) && s[0] != '.' {
 		return -1 // no sign: time.ParseDuration would accept "-1s" and "+1s"
+	}
+	d, ok := quickDuration(s)
+	if ok {
+		return d
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {

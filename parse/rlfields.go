@@ -40,7 +40,7 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 	}
 	switch c := firstByte(lv); {
 	case c == '"':
-		ls, _ = appendLimits(lbuf[:0], lv)
+		ls = limitsOf(lbuf[:0], lv)
 	case legacy && dictionaryLike(lv):
 		p.dict, p.hasDict = dictionary(lv)
 	}
@@ -79,11 +79,28 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 // policiesOf appends to dst the policies of a RateLimit-Policy field of
 // draft-08 and later, or of the Hugging Face quirk.
 func policiesOf(dst []Policy, pv []string) []Policy {
+	if len(pv) == 1 {
+		if ps, ok := quickPolicies(dst, pv[0]); ok {
+			return ps
+		}
+	}
 	ps, err := appendPolicies(dst, pv)
 	if err != nil {
 		ps = quirkPolicies(dst, pv)
 	}
 	return ps
+}
+
+// limitsOf appends to dst the limits of a RateLimit field of draft-08 and
+// later; none when it is malformed.
+func limitsOf(dst []Limit, lv []string) []Limit {
+	if len(lv) == 1 {
+		if ls, ok := quickLimits(dst, lv[0]); ok {
+			return ls
+		}
+	}
+	ls, _ := appendLimits(dst, lv)
+	return ls
 }
 
 // trimLines returns vals with each line trimmed of optional white space
