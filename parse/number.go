@@ -165,6 +165,9 @@ func single(vals []string) (s string, ok bool) {
 	return s, true
 }
 
+// isOWS reports whether c is optional white space (RFC 9110 §5.6.3).
+func isOWS(c byte) bool { return c == ' ' || c == '\t' }
+
 // trimOWS trims optional white space (RFC 9110 §5.6.3: SP and HTAB).
 func trimOWS(s string) string {
 	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {

@@ -132,9 +132,20 @@ const (
 	fZendesk
 )
 
-// family returns the family that reads slot s; 0 for Date. It relies on
-// the order of the slot groups above.
-func family(s slot) uint32 {
+// family returns the family that reads slot s; 0 for Date.
+func family(s slot) uint32 { return slotFamily[s] }
+
+// slotFamily holds the family of each slot. It relies on the order of
+// the slot groups above.
+var slotFamily = func() (t [numSlots]uint32) {
+	for s := range t {
+		t[s] = familyOf(slot(s))
+	}
+	return t
+}()
+
+// familyOf returns the family that reads slot s; 0 for Date and sNone.
+func familyOf(s slot) uint32 {
 	switch {
 	case s < sRateLimit:
 		return 0
@@ -182,8 +193,13 @@ func candidate(k string) bool {
 // slotOf returns the slot of header field name k, matched case-insensitively;
 // sNone when no family reads it. It does not allocate for canonical names.
 func slotOf(k string) slot {
-	if len(k) < len("Date") {
-		return sNone
+	if len(k) <= len("Date") {
+		if k == "Date" {
+			return sDate // on every response: no need to hash
+		}
+		if len(k) < len("Date") {
+			return sNone
+		}
 	}
 	// A canonical name, as every name net/http reads from the wire is,
 	// costs a hash and a comparison or two.
