@@ -22,25 +22,23 @@ const (
 // [strconv.ParseFloat].
 func decimal(s string) (whole, nano int64, status int) {
 	i := 0
-	for i < len(s) && isDigit(s[i]) {
+	for i < len(s) && i < maxSafeDigits && isDigit(s[i]) {
+		whole = whole*10 + int64(s[i]-'0')
 		i++
 	}
-	switch {
-	case i == 0:
+	if i == 0 {
 		return 0, 0, numInvalid
-	case i <= maxSafeDigits:
-		for _, c := range []byte(s[:i]) {
-			whole = whole*10 + int64(c-'0')
-		}
-	default:
-		for _, c := range []byte(s[:i]) {
-			d := int64(c - '0')
+	}
+	for i < len(s) && isDigit(s[i]) { // past maxSafeDigits digits
+		d := int64(s[i] - '0')
+		if status != numOverflow {
 			if whole > (math.MaxInt64-d)/10 {
 				status = numOverflow
-				break
+			} else {
+				whole = whole*10 + d
 			}
-			whole = whole*10 + d
 		}
+		i++
 	}
 	if i < len(s) {
 		if s[i] != '.' || i+1 == len(s) {
@@ -170,6 +168,9 @@ func isOWS(c byte) bool { return c == ' ' || c == '\t' }
 
 // trimOWS trims optional white space (RFC 9110 §5.6.3: SP and HTAB).
 func trimOWS(s string) string {
+	if s == "" || !isOWS(s[0]) && !isOWS(s[len(s)-1]) {
+		return s
+	}
 	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
 		s = s[1:]
 	}
