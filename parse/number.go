@@ -22,9 +22,12 @@ const (
 // [strconv.ParseFloat].
 func decimal(s string) (whole, nano int64, status int) {
 	i := 0
-	for i < len(s) && i < maxSafeDigits && isDigit(s[i]) {
-		whole = whole*10 + int64(s[i]-'0')
-		i++
+	for n := min(len(s), maxSafeDigits); i < n; i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			break
+		}
+		whole = whole*10 + int64(d)
 	}
 	if i == 0 {
 		return 0, 0, numInvalid
@@ -134,12 +137,26 @@ func reset(vals []string, base, now time.Time) time.Duration {
 	case w < epochSeconds:
 		return seconds(w, n)
 	case w < epochMillis:
-		return since(time.Unix(w, n), base)
+		return sinceUnix(w, n, base)
 	case w < epochMicros:
-		return since(time.Unix(w/1e3, w%1e3*1e6+n/1e3), base)
+		return sinceUnix(w/1e3, w%1e3*1e6+n/1e3, base)
 	default:
-		return since(time.Unix(w/1e6, w%1e6*1e3+n/1e6), base)
+		return sinceUnix(w/1e6, w%1e6*1e3+n/1e6, base)
 	}
+}
+
+// sinceUnix is since for the instant sec seconds and nsec nanoseconds
+// (below a second) after the Unix epoch, without building it when it is
+// within a century of base.
+func sinceUnix(sec, nsec int64, base time.Time) time.Duration {
+	const century = 100 * 366 * 24 * 3600
+	if d := sec - base.Unix(); -century < d && d < century {
+		if v := time.Duration(d)*time.Second + time.Duration(nsec-int64(base.Nanosecond())); v > 0 {
+			return v
+		}
+		return 0
+	}
+	return since(time.Unix(sec, nsec), base)
 }
 
 // since returns t - base clamped at 0: a reset in the past is due now.
