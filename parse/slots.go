@@ -201,13 +201,8 @@ func slotOf(k string) slot {
 			return sNone
 		}
 	}
-	// A canonical name, as every name net/http reads from the wire is,
-	// costs a hash and a comparison or two.
-	if s := canonicalSlot(k); s != sNone {
-		return s
-	}
-	// Reject most other names by their first bytes; this runs for every
-	// field of every response.
+	// Reject most names by their first bytes; this runs for every field
+	// of every response.
 	switch k[0] | 0x20 {
 	case 'd':
 		if len(k) == len("Date") && k[1]|0x20 == 'a' && k[2]|0x20 == 't' && k[3]|0x20 == 'e' {
@@ -233,8 +228,10 @@ func slotOf(k string) slot {
 	default:
 		return sNone
 	}
-	if isCanonical(k) {
-		return sNone
+	// A canonical name, as every name net/http reads from the wire is,
+	// costs a hash and a comparison or two.
+	if s := canonicalSlot(k); s != sNone || isCanonical(k) {
+		return s
 	}
 	return canonicalSlot(textproto.CanonicalMIMEHeaderKey(k))
 }
