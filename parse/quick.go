@@ -40,6 +40,17 @@ func quickInt(s string, i int) (n int64, end int, ok bool) {
 	return n, j, true
 }
 
+// quickBytes reads a Byte Sequence (RFC 9651 §3.3.5) at s[i:], returning
+// it undecoded, as the general scanner does, and the index after it.
+func quickBytes(s string, i int) (v sfValue, end int, ok bool) {
+	if i >= len(s) || s[i] != ':' {
+		return v, i, false
+	}
+	c := sfScanner{s: s, i: i}
+	v, ok = c.bytes()
+	return v, c.i, ok
+}
+
 // quickParam reads the start of a parameter whose key is lower-case
 // letters, "; key=", at s[i:], where s[i] is ';'. It returns the key and
 // the index of its value.
@@ -79,8 +90,8 @@ func quickNext(s string, i int) (next int, end, ok bool) {
 }
 
 // quickLimits is appendLimits for a field of one line whose members are
-// Strings without escapes carrying Integer parameters r and t, each at
-// most once, and no other. On any other shape it returns dst unchanged
+// Strings without escapes carrying Integer parameters r and t and a Byte
+// Sequence pk, each at most once, and no other. On any other shape it returns dst unchanged
 // and ok false.
 func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 	n := len(dst)
@@ -88,6 +99,7 @@ func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 	i := 0
 	for member := 0; ; member++ {
 		var l Limit
+		var pk sfValue
 		if l.Name, i, ok = quickString(s, i); !ok {
 			return dst[:n], false
 		}
@@ -105,9 +117,18 @@ func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 				k = 1
 			case "t":
 				k = 2
+			case "pk":
+				k = 4
 			}
 			if k == 0 || seen&k != 0 {
 				return dst[:n], false
+			}
+			if k == 4 {
+				if pk, i, ok = quickBytes(s, i); !ok {
+					return dst[:n], false
+				}
+				seen |= k
+				continue
 			}
 			if v, i, ok = quickInt(s, i); !ok {
 				return dst[:n], false
@@ -122,7 +143,7 @@ func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 		if seen&1 == 0 {
 			return dst[:n], false // r is required
 		}
-		dst = keepLimit(dst, n, &names, member, l, sfValue{})
+		dst = keepLimit(dst, n, &names, member, l, pk)
 		end := false
 		if i, end, ok = quickNext(s, i); !ok {
 			return dst[:n], false
@@ -135,8 +156,8 @@ func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 
 // quickPolicies is appendPolicies for a field of one line whose members
 // are Strings without escapes carrying an Integer q, a positive Integer
-// w and a non-empty String qu without escapes, each at most once, and no
-// other parameter. On any other shape it returns dst unchanged and ok
+// w, a non-empty String qu without escapes and a Byte Sequence pk, each
+// at most once, and no other parameter. On any other shape it returns dst unchanged and ok
 // false.
 func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
 	n := len(dst)
@@ -144,6 +165,7 @@ func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
 	i := 0
 	for member := 0; ; member++ {
 		var p Policy
+		var pk sfValue
 		if p.Name, i, ok = quickString(s, i); !ok {
 			return dst[:n], false
 		}
@@ -162,11 +184,19 @@ func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
 				k = 2
 			case "qu":
 				k = 4
+			case "pk":
+				k = 8
 			}
 			if k == 0 || seen&k != 0 {
 				return dst[:n], false
 			}
 			seen |= k
+			if k == 8 {
+				if pk, i, ok = quickBytes(s, i); !ok {
+					return dst[:n], false
+				}
+				continue
+			}
 			if k == 4 {
 				var u string
 				if u, i, ok = quickString(s, i); !ok || u == "" {
@@ -199,7 +229,7 @@ func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
 		if seen&1 == 0 {
 			return dst[:n], false // q is required
 		}
-		dst = keepPolicy(dst, n, &names, member, p, sfValue{})
+		dst = keepPolicy(dst, n, &names, member, p, pk)
 		end := false
 		if i, end, ok = quickNext(s, i); !ok {
 			return dst[:n], false
