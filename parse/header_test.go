@@ -2,6 +2,8 @@ package parse
 
 import (
 	"net/http"
+	"net/textproto"
+	"strings"
 	"testing"
 	"time"
 )
@@ -189,6 +191,26 @@ func TestFamily(t *testing.T) {
 	for s := sDate + 1; s < numSlots; s++ {
 		if f := family(s); f == 0 || f&(f-1) != 0 {
 			t.Errorf("family(%d) = %b, want one family", s, f)
+		}
+	}
+}
+
+func TestSlotNames(t *testing.T) {
+	// Every slot has a canonical name that maps back to it, in any case.
+	for s := sDate; s < numSlots; s++ {
+		k := slotNames[s]
+		if k == "" || textproto.CanonicalMIMEHeaderKey(k) != k {
+			t.Fatalf("slot %d: name %q is not canonical", s, k)
+		}
+		for _, name := range []string{k, strings.ToLower(k), strings.ToUpper(k)} {
+			if got := slotOf(name); got != s {
+				t.Errorf("slotOf(%q) = %d, want %d", name, got, s)
+			}
+		}
+	}
+	for _, k := range []string{"", "D", "Dat", "Content-Type", "X-Request-Id", "Ratelimit-Polic", "Ratelimit-Policyy", "X-Ratelimit-Reset-Requestss"} {
+		if got := slotOf(k); got != sNone {
+			t.Errorf("slotOf(%q) = %d, want none", k, got)
 		}
 	}
 }

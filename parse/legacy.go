@@ -126,6 +126,9 @@ func nextMember(s string) (m, rest string) {
 // of which w (a window in seconds) and name (a quoted string) are kept.
 // An invalid parameter is ignored; an invalid number is not.
 func member(s string) (item, bool) {
+	if n, ok := digitsOnly(s); ok {
+		return item{n: n}, true // the shape servers send
+	}
 	num, params, _ := strings.Cut(s, ";")
 	x := item{n: count(num)}
 	if x.n < 0 {
@@ -147,4 +150,21 @@ func member(s string) (item, bool) {
 		}
 	}
 	return x, true
+}
+
+// digitsOnly parses s when it is one to 18 ASCII digits and nothing else,
+// as count would.
+func digitsOnly(s string) (int64, bool) {
+	if s == "" || len(s) > maxSafeDigits {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(d)
+	}
+	return n, true
 }

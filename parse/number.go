@@ -22,7 +22,17 @@ const (
 // [strconv.ParseFloat].
 func decimal(s string) (whole, nano int64, status int) {
 	i := 0
-	for i < len(s) && isDigit(s[i]) {
+	for n := min(len(s), maxSafeDigits); i < n; i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			break
+		}
+		whole = whole*10 + int64(d)
+	}
+	if i == 0 {
+		return 0, 0, numInvalid
+	}
+	for i < len(s) && isDigit(s[i]) { // past maxSafeDigits digits
 		d := int64(s[i] - '0')
 		if status != numOverflow {
 			if whole > (math.MaxInt64-d)/10 {
@@ -32,9 +42,6 @@ func decimal(s string) (whole, nano int64, status int) {
 			}
 		}
 		i++
-	}
-	if i == 0 {
-		return 0, 0, numInvalid
 	}
 	if i < len(s) {
 		if s[i] != '.' || i+1 == len(s) {
@@ -54,6 +61,9 @@ func decimal(s string) (whole, nano int64, status int) {
 	}
 	return whole, nano, numOK
 }
+
+// maxSafeDigits is the number of decimal digits that always fit an int64.
+const maxSafeDigits = 18
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
@@ -127,12 +137,26 @@ func reset(vals []string, base, now time.Time) time.Duration {
 	case w < epochSeconds:
 		return seconds(w, n)
 	case w < epochMillis:
-		return since(time.Unix(w, n), base)
+		return sinceUnix(w, n, base)
 	case w < epochMicros:
-		return since(time.Unix(w/1e3, w%1e3*1e6+n/1e3), base)
+		return sinceUnix(w/1e3, w%1e3*1e6+n/1e3, base)
 	default:
-		return since(time.Unix(w/1e6, w%1e6*1e3+n/1e6), base)
+		return sinceUnix(w/1e6, w%1e6*1e3+n/1e6, base)
 	}
+}
+
+// sinceUnix is since for the instant sec seconds and nsec nanoseconds
+// (below a second) after the Unix epoch, without building it when it is
+// within a century of base.
+func sinceUnix(sec, nsec int64, base time.Time) time.Duration {
+	const century = 100 * 366 * 24 * 3600
+	if d := sec - base.Unix(); -century < d && d < century {
+		if v := time.Duration(d)*time.Second + time.Duration(nsec-int64(base.Nanosecond())); v > 0 {
+			return v
+		}
+		return 0
+	}
+	return since(time.Unix(sec, nsec), base)
 }
 
 // since returns t - base clamped at 0: a reset in the past is due now.
@@ -156,8 +180,14 @@ func single(vals []string) (s string, ok bool) {
 	return s, true
 }
 
+// isOWS reports whether c is optional white space (RFC 9110 §5.6.3).
+func isOWS(c byte) bool { return c == ' ' || c == '\t' }
+
 // trimOWS trims optional white space (RFC 9110 §5.6.3: SP and HTAB).
 func trimOWS(s string) string {
+	if s == "" || !isOWS(s[0]) && !isOWS(s[len(s)-1]) {
+		return s
+	}
 	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
 		s = s[1:]
 	}
@@ -297,6 +327,10 @@ func goDuration(vals []string) time.Duration {
 	}
 	if !isDigit(s[0]) && s[0] != '.' {
 		return -1 // no sign: time.ParseDuration would accept "-1s" and "+1s"
+	}
+	d, ok := quickDuration(s)
+	if ok {
+		return d
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {

@@ -26,28 +26,38 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 	if pv == nil && lv == nil {
 		return
 	}
+	c := firstByte(pv)
+	if c == '"' && p.r != nil && len(pv) == 1 {
+		p.join(p.r.policies(policySlot, pv[0]), lv, legacy)
+		return
+	}
 	var pbuf [4]Policy
-	var lbuf [4]Limit
 	var ps []Policy
-	var ls []Limit
-	switch c := firstByte(pv); {
-	case c == '"' && p.r != nil && len(pv) == 1:
-		ps = p.r.policies(policySlot, pv[0])
+	switch {
 	case c == '"':
 		ps = policiesOf(pbuf[:0], pv)
 	case legacy && isDigit(c):
 		p.unnamed = unnamedPolicies(pv)
 	}
+	p.join(ps, lv, legacy)
+}
+
+// join reads the RateLimit field lv of the policies ps and reports their
+// quotas.
+func (p *parser) join(ps []Policy, lv []string, legacy bool) {
+	var lbuf [4]Limit
+	var ls []Limit
 	switch c := firstByte(lv); {
 	case c == '"':
-		ls, _ = appendLimits(lbuf[:0], lv)
+		ls = limitsOf(lbuf[:0], lv)
 	case legacy && dictionaryLike(lv):
 		p.dict, p.hasDict = dictionary(lv)
 	}
 
 	// Join by name only; unmatched items stand alone. Names are unique
 	// within each field (DESIGN.md §1.6).
-	for _, pol := range ps {
+	for i := range ps {
+		pol := &ps[i]
 		q := Quota{
 			Policy:    pol.Name,
 			Partition: pol.Partition,
@@ -66,7 +76,8 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 		}
 		p.add(q)
 	}
-	for _, l := range ls {
+	for i := range ls {
+		l := &ls[i]
 		if indexPolicy(ps, l.Name) >= 0 {
 			continue
 		}
@@ -79,6 +90,11 @@ func (p *parser) ietf(policySlot, limitSlot slot, legacy bool) {
 // policiesOf appends to dst the policies of a RateLimit-Policy field of
 // draft-08 and later, or of the Hugging Face quirk.
 func policiesOf(dst []Policy, pv []string) []Policy {
+	if len(pv) == 1 {
+		if ps, ok := quickPolicies(dst, pv[0]); ok {
+			return ps
+		}
+	}
 	ps, err := appendPolicies(dst, pv)
 	if err != nil {
 		ps = quirkPolicies(dst, pv)
@@ -86,11 +102,26 @@ func policiesOf(dst []Policy, pv []string) []Policy {
 	return ps
 }
 
+// limitsOf appends to dst the limits of a RateLimit field of draft-08 and
+// later; none when it is malformed.
+func limitsOf(dst []Limit, lv []string) []Limit {
+	if len(lv) == 1 {
+		if ls, ok := quickLimits(dst, lv[0]); ok {
+			return ls
+		}
+	}
+	ls, _ := appendLimits(dst, lv)
+	return ls
+}
+
 // trimLines returns vals with each line trimmed of optional white space
 // (RFC 9110 §5.6.3), which RFC 9651 parsing would otherwise reject when it
 // is a tab. It allocates only when some line needs trimming.
 func trimLines(vals []string) []string {
 	for i, v := range vals {
+		if v != "" && !isOWS(v[0]) && !isOWS(v[len(v)-1]) {
+			continue
+		}
 		if trimOWS(v) != v {
 			t := make([]string, len(vals))
 			copy(t, vals[:i])

@@ -132,9 +132,20 @@ const (
 	fZendesk
 )
 
-// family returns the family that reads slot s; 0 for Date. It relies on
-// the order of the slot groups above.
-func family(s slot) uint32 {
+// family returns the family that reads slot s; 0 for Date.
+func family(s slot) uint32 { return slotFamily[s] }
+
+// slotFamily holds the family of each slot. It relies on the order of
+// the slot groups above.
+var slotFamily = func() (t [numSlots]uint32) {
+	for s := range t {
+		t[s] = familyOf(slot(s))
+	}
+	return t
+}()
+
+// familyOf returns the family that reads slot s; 0 for Date and sNone.
+func familyOf(s slot) uint32 {
 	switch {
 	case s < sRateLimit:
 		return 0
@@ -182,11 +193,16 @@ func candidate(k string) bool {
 // slotOf returns the slot of header field name k, matched case-insensitively;
 // sNone when no family reads it. It does not allocate for canonical names.
 func slotOf(k string) slot {
-	// Reject most names by their first bytes; this runs for every field of
-	// every response.
-	if len(k) < len("Date") {
-		return sNone
+	if len(k) <= len("Date") {
+		if k == "Date" {
+			return sDate // on every response: no need to hash
+		}
+		if len(k) < len("Date") {
+			return sNone
+		}
 	}
+	// Reject most names by their first bytes; this runs for every field
+	// of every response.
 	switch k[0] | 0x20 {
 	case 'd':
 		if len(k) == len("Date") && k[1]|0x20 == 'a' && k[2]|0x20 == 't' && k[3]|0x20 == 'e' {
@@ -212,168 +228,129 @@ func slotOf(k string) slot {
 	default:
 		return sNone
 	}
+	// A canonical name, as every name net/http reads from the wire is,
+	// costs a hash and a comparison or two.
 	if s := canonicalSlot(k); s != sNone || isCanonical(k) {
 		return s
 	}
 	return canonicalSlot(textproto.CanonicalMIMEHeaderKey(k))
 }
 
+// slotNames holds the canonical name of every slot.
+var slotNames = [numSlots]string{
+	sRateLimit:                "Ratelimit",
+	sRateLimitPolicy:          "Ratelimit-Policy",
+	sBetaRateLimit:            "Beta-Ratelimit",
+	sBetaRateLimitPolicy:      "Beta-Ratelimit-Policy",
+	sLimit:                    "Ratelimit-Limit",
+	sRemaining:                "Ratelimit-Remaining",
+	sReset:                    "Ratelimit-Reset",
+	sResetTime:                "Ratelimit-Resettime",
+	sName:                     "Ratelimit-Name",
+	sObserved:                 "Ratelimit-Observed",
+	sXLimit:                   "X-Ratelimit-Limit",
+	sXRemaining:               "X-Ratelimit-Remaining",
+	sXReset:                   "X-Ratelimit-Reset",
+	sXUsed:                    "X-Ratelimit-Used",
+	sXResetAfter:              "X-Ratelimit-Reset-After",
+	sXResource:                "X-Ratelimit-Resource",
+	sXBucket:                  "X-Ratelimit-Bucket",
+	sDashLimitBare:            "X-Rate-Limit",
+	sDashLimit:                "X-Rate-Limit-Limit",
+	sDashRemaining:            "X-Rate-Limit-Remaining",
+	sDashReset:                "X-Rate-Limit-Reset",
+	sOpenAI:                   "X-Ratelimit-Limit-Requests",
+	sOpenAI + 1:               "X-Ratelimit-Remaining-Requests",
+	sOpenAI + 2:               "X-Ratelimit-Reset-Requests",
+	sOpenAI + 3:               "X-Ratelimit-Limit-Tokens",
+	sOpenAI + 4:               "X-Ratelimit-Remaining-Tokens",
+	sOpenAI + 5:               "X-Ratelimit-Reset-Tokens",
+	sAzureResetTokens:         "X-Rate-Limit-Reset-Tokens",
+	sUnitFirst:                "X-Ratelimit-Requests-Limit",
+	sUnitFirst + 1:            "X-Ratelimit-Requests-Remaining",
+	sUnitFirst + 2:            "X-Ratelimit-Requests-Reset",
+	sUnitFirst + 3:            "X-Ratelimit-Complexity-Limit",
+	sUnitFirst + 4:            "X-Ratelimit-Complexity-Remaining",
+	sUnitFirst + 5:            "X-Ratelimit-Complexity-Reset",
+	sUnitFirst + 6:            "X-Ratelimit-Api-Units-Limit",
+	sUnitFirst + 7:            "X-Ratelimit-Api-Units-Remaining",
+	sUnitFirst + 8:            "X-Ratelimit-Api-Units-Reset",
+	sAnthropic:                "Anthropic-Ratelimit-Requests-Limit",
+	sAnthropic + 1:            "Anthropic-Ratelimit-Requests-Remaining",
+	sAnthropic + 2:            "Anthropic-Ratelimit-Requests-Reset",
+	sAnthropic + 3:            "Anthropic-Ratelimit-Tokens-Limit",
+	sAnthropic + 4:            "Anthropic-Ratelimit-Tokens-Remaining",
+	sAnthropic + 5:            "Anthropic-Ratelimit-Tokens-Reset",
+	sAnthropic + 6:            "Anthropic-Ratelimit-Input-Tokens-Limit",
+	sAnthropic + 7:            "Anthropic-Ratelimit-Input-Tokens-Remaining",
+	sAnthropic + 8:            "Anthropic-Ratelimit-Input-Tokens-Reset",
+	sAnthropic + 9:            "Anthropic-Ratelimit-Output-Tokens-Limit",
+	sAnthropic + 10:           "Anthropic-Ratelimit-Output-Tokens-Remaining",
+	sAnthropic + 11:           "Anthropic-Ratelimit-Output-Tokens-Reset",
+	sTwitter:                  "X-App-Limit-24hour-Limit",
+	sTwitter + 1:              "X-App-Limit-24hour-Remaining",
+	sTwitter + 2:              "X-App-Limit-24hour-Reset",
+	sTwitter + 3:              "X-User-Limit-24hour-Limit",
+	sTwitter + 4:              "X-User-Limit-24hour-Remaining",
+	sTwitter + 5:              "X-User-Limit-24hour-Reset",
+	sKong:                     "X-Ratelimit-Limit-Second",
+	sKong + 1:                 "X-Ratelimit-Remaining-Second",
+	sKong + 2:                 "X-Ratelimit-Limit-Minute",
+	sKong + 3:                 "X-Ratelimit-Remaining-Minute",
+	sKong + 4:                 "X-Ratelimit-Limit-Hour",
+	sKong + 5:                 "X-Ratelimit-Remaining-Hour",
+	sKong + 6:                 "X-Ratelimit-Limit-Day",
+	sKong + 7:                 "X-Ratelimit-Remaining-Day",
+	sKong + 8:                 "X-Ratelimit-Limit-Month",
+	sKong + 9:                 "X-Ratelimit-Remaining-Month",
+	sKong + 10:                "X-Ratelimit-Limit-Year",
+	sKong + 11:                "X-Ratelimit-Remaining-Year",
+	sHubSpotDaily:             "X-Hubspot-Ratelimit-Daily",
+	sHubSpotDailyRemaining:    "X-Hubspot-Ratelimit-Daily-Remaining",
+	sHubSpotInterval:          "X-Hubspot-Ratelimit-Interval-Milliseconds",
+	sHubSpotMax:               "X-Hubspot-Ratelimit-Max",
+	sHubSpotRemaining:         "X-Hubspot-Ratelimit-Remaining",
+	sHubSpotSecondly:          "X-Hubspot-Ratelimit-Secondly",
+	sHubSpotSecondlyRemaining: "X-Hubspot-Ratelimit-Secondly-Remaining",
+	sShopify:                  "X-Shopify-Shop-Api-Call-Limit",
+	sZendeskTickets:           "Zendesk-Ratelimit-Tickets-Index",
+	sDate:                     "Date",
+}
+
+// slotTable finds the slot of a canonical name: each entry holds the
+// slots whose names hash to its index (see slotHash), at most two.
+var slotTable = func() (t [128][2]slot) {
+	for s := sDate; s < numSlots; s++ {
+		b := &t[slotHash(slotNames[s])]
+		if b[0] == sNone {
+			b[0] = s
+		} else {
+			b[1] = s // TestSlotNames checks that no third name lands here
+		}
+	}
+	return t
+}()
+
+// slotHash hashes a name of at least two bytes to an index of slotTable,
+// from its length and its last two bytes; it spreads the canonical names
+// of the slots at most two to an index.
+func slotHash(k string) uint {
+	n := len(k)
+	return (uint(n)*5 + uint(k[n-1])*13 + uint(k[n-2])) & 127
+}
+
+// canonicalSlot returns the slot of the canonical name k; sNone when no
+// family reads it.
 func canonicalSlot(k string) slot {
-	switch k {
-	case "Ratelimit":
-		return sRateLimit
-	case "Ratelimit-Policy":
-		return sRateLimitPolicy
-	case "Beta-Ratelimit":
-		return sBetaRateLimit
-	case "Beta-Ratelimit-Policy":
-		return sBetaRateLimitPolicy
-	case "Ratelimit-Limit":
-		return sLimit
-	case "Ratelimit-Remaining":
-		return sRemaining
-	case "Ratelimit-Reset":
-		return sReset
-	case "Ratelimit-Resettime":
-		return sResetTime
-	case "Ratelimit-Name":
-		return sName
-	case "Ratelimit-Observed":
-		return sObserved
-	case "X-Ratelimit-Limit":
-		return sXLimit
-	case "X-Ratelimit-Remaining":
-		return sXRemaining
-	case "X-Ratelimit-Reset":
-		return sXReset
-	case "X-Ratelimit-Used":
-		return sXUsed
-	case "X-Ratelimit-Reset-After":
-		return sXResetAfter
-	case "X-Ratelimit-Resource":
-		return sXResource
-	case "X-Ratelimit-Bucket":
-		return sXBucket
-	case "X-Rate-Limit":
-		return sDashLimitBare
-	case "X-Rate-Limit-Limit":
-		return sDashLimit
-	case "X-Rate-Limit-Remaining":
-		return sDashRemaining
-	case "X-Rate-Limit-Reset":
-		return sDashReset
-	case "X-Ratelimit-Limit-Requests":
-		return sOpenAI
-	case "X-Ratelimit-Remaining-Requests":
-		return sOpenAI + 1
-	case "X-Ratelimit-Reset-Requests":
-		return sOpenAI + 2
-	case "X-Ratelimit-Limit-Tokens":
-		return sOpenAI + 3
-	case "X-Ratelimit-Remaining-Tokens":
-		return sOpenAI + 4
-	case "X-Ratelimit-Reset-Tokens":
-		return sOpenAI + 5
-	case "X-Rate-Limit-Reset-Tokens":
-		return sAzureResetTokens
-	case "X-Ratelimit-Requests-Limit":
-		return sUnitFirst
-	case "X-Ratelimit-Requests-Remaining":
-		return sUnitFirst + 1
-	case "X-Ratelimit-Requests-Reset":
-		return sUnitFirst + 2
-	case "X-Ratelimit-Complexity-Limit":
-		return sUnitFirst + 3
-	case "X-Ratelimit-Complexity-Remaining":
-		return sUnitFirst + 4
-	case "X-Ratelimit-Complexity-Reset":
-		return sUnitFirst + 5
-	case "X-Ratelimit-Api-Units-Limit":
-		return sUnitFirst + 6
-	case "X-Ratelimit-Api-Units-Remaining":
-		return sUnitFirst + 7
-	case "X-Ratelimit-Api-Units-Reset":
-		return sUnitFirst + 8
-	case "Anthropic-Ratelimit-Requests-Limit":
-		return sAnthropic
-	case "Anthropic-Ratelimit-Requests-Remaining":
-		return sAnthropic + 1
-	case "Anthropic-Ratelimit-Requests-Reset":
-		return sAnthropic + 2
-	case "Anthropic-Ratelimit-Tokens-Limit":
-		return sAnthropic + 3
-	case "Anthropic-Ratelimit-Tokens-Remaining":
-		return sAnthropic + 4
-	case "Anthropic-Ratelimit-Tokens-Reset":
-		return sAnthropic + 5
-	case "Anthropic-Ratelimit-Input-Tokens-Limit":
-		return sAnthropic + 6
-	case "Anthropic-Ratelimit-Input-Tokens-Remaining":
-		return sAnthropic + 7
-	case "Anthropic-Ratelimit-Input-Tokens-Reset":
-		return sAnthropic + 8
-	case "Anthropic-Ratelimit-Output-Tokens-Limit":
-		return sAnthropic + 9
-	case "Anthropic-Ratelimit-Output-Tokens-Remaining":
-		return sAnthropic + 10
-	case "Anthropic-Ratelimit-Output-Tokens-Reset":
-		return sAnthropic + 11
-	case "X-App-Limit-24hour-Limit":
-		return sTwitter
-	case "X-App-Limit-24hour-Remaining":
-		return sTwitter + 1
-	case "X-App-Limit-24hour-Reset":
-		return sTwitter + 2
-	case "X-User-Limit-24hour-Limit":
-		return sTwitter + 3
-	case "X-User-Limit-24hour-Remaining":
-		return sTwitter + 4
-	case "X-User-Limit-24hour-Reset":
-		return sTwitter + 5
-	case "X-Ratelimit-Limit-Second":
-		return sKong
-	case "X-Ratelimit-Remaining-Second":
-		return sKong + 1
-	case "X-Ratelimit-Limit-Minute":
-		return sKong + 2
-	case "X-Ratelimit-Remaining-Minute":
-		return sKong + 3
-	case "X-Ratelimit-Limit-Hour":
-		return sKong + 4
-	case "X-Ratelimit-Remaining-Hour":
-		return sKong + 5
-	case "X-Ratelimit-Limit-Day":
-		return sKong + 6
-	case "X-Ratelimit-Remaining-Day":
-		return sKong + 7
-	case "X-Ratelimit-Limit-Month":
-		return sKong + 8
-	case "X-Ratelimit-Remaining-Month":
-		return sKong + 9
-	case "X-Ratelimit-Limit-Year":
-		return sKong + 10
-	case "X-Ratelimit-Remaining-Year":
-		return sKong + 11
-	case "X-Hubspot-Ratelimit-Daily":
-		return sHubSpotDaily
-	case "X-Hubspot-Ratelimit-Daily-Remaining":
-		return sHubSpotDailyRemaining
-	case "X-Hubspot-Ratelimit-Interval-Milliseconds":
-		return sHubSpotInterval
-	case "X-Hubspot-Ratelimit-Max":
-		return sHubSpotMax
-	case "X-Hubspot-Ratelimit-Remaining":
-		return sHubSpotRemaining
-	case "X-Hubspot-Ratelimit-Secondly":
-		return sHubSpotSecondly
-	case "X-Hubspot-Ratelimit-Secondly-Remaining":
-		return sHubSpotSecondlyRemaining
-	case "X-Shopify-Shop-Api-Call-Limit":
-		return sShopify
-	case "Zendesk-Ratelimit-Tickets-Index":
-		return sZendeskTickets
-	case "Date":
-		return sDate
+	if len(k) < 2 {
+		return sNone
+	}
+	b := &slotTable[slotHash(k)]
+	if s := b[0]; s != sNone && slotNames[s] == k {
+		return s
+	}
+	if s := b[1]; s != sNone && slotNames[s] == k {
+		return s
 	}
 	return sNone
 }

@@ -1,0 +1,308 @@
+package parse
+
+import "time"
+
+// This file holds the fast paths of the readers: the shapes servers
+// actually send, read in one pass without the general scanner. Each
+// reports ok false for anything else, and its caller then runs the
+// general reader, which stays the reference: the fuzz tests check that
+// the two agree wherever the fast path answers.
+
+// quickString reads a String without escapes (RFC 9651 §3.3.3) at s[i:].
+// It returns the characters between the quotes and the index after the
+// closing quote.
+func quickString(s string, i int) (v string, end int, ok bool) {
+	if i >= len(s) || s[i] != '"' {
+		return "", i, false
+	}
+	j := i + 1
+	for j < len(s) && class[s[j]]&cChar != 0 {
+		j++
+	}
+	if j == len(s) || s[j] != '"' {
+		return "", i, false // an escape, a control character, or no end
+	}
+	return s[i+1 : j], j + 1, true
+}
+
+// quickInt reads a non-negative Integer (RFC 9651 §3.3.1) at s[i:]: one
+// to 15 digits not followed by a decimal point. It returns the value and
+// the index after the last digit.
+func quickInt(s string, i int) (n int64, end int, ok bool) {
+	j := i
+	for j < len(s) && isDigit(s[j]) {
+		n = n*10 + int64(s[j]-'0')
+		j++
+	}
+	if j == i || j-i > 15 || j < len(s) && s[j] == '.' {
+		return 0, i, false
+	}
+	return n, j, true
+}
+
+// quickBytes reads a Byte Sequence (RFC 9651 §3.3.5) at s[i:], returning
+// it undecoded, as the general scanner does, and the index after it.
+func quickBytes(s string, i int) (v sfValue, end int, ok bool) {
+	if i >= len(s) || s[i] != ':' {
+		return v, i, false
+	}
+	c := sfScanner{s: s, i: i}
+	v, ok = c.bytes()
+	return v, c.i, ok
+}
+
+// quickParam reads the start of a parameter whose key is lower-case
+// letters, "; key=", at s[i:], where s[i] is ';'. It returns the key and
+// the index of its value.
+func quickParam(s string, i int) (key string, end int, ok bool) {
+	i++
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	start := i
+	for i < len(s) && 'a' <= s[i] && s[i] <= 'z' {
+		i++
+	}
+	if i == start || i+1 >= len(s) || s[i] != '=' {
+		return "", i, false
+	}
+	return s[start:i], i + 1, true
+}
+
+// quickNext moves past the end of a List member at s[i:]: it reports
+// whether the field ends there, else returns the index of the next
+// member. ok is false when neither follows.
+func quickNext(s string, i int) (next int, end, ok bool) {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	if i == len(s) {
+		return i, true, true
+	}
+	if s[i] != ',' {
+		return i, false, false
+	}
+	i++
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i, false, i < len(s)
+}
+
+// quickLimits is appendLimits for a field of one line whose members are
+// Strings without escapes carrying Integer parameters r and t and a Byte
+// Sequence pk, each at most once, and no other. On any other shape it returns dst unchanged
+// and ok false.
+func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
+	n := len(dst)
+	var names nameIndex
+	i := 0
+	for member := 0; ; member++ {
+		var l Limit
+		var pk sfValue
+		if l.Name, i, ok = quickString(s, i); !ok {
+			return dst[:n], false
+		}
+		l.Reset = -1
+		var seen uint8
+		for i < len(s) && s[i] == ';' {
+			var key string
+			var v int64
+			if key, i, ok = quickParam(s, i); !ok {
+				return dst[:n], false
+			}
+			var k uint8
+			switch key {
+			case "r":
+				k = 1
+			case "t":
+				k = 2
+			case "pk":
+				k = 4
+			}
+			if k == 0 || seen&k != 0 {
+				return dst[:n], false
+			}
+			if k == 4 {
+				if pk, i, ok = quickBytes(s, i); !ok {
+					return dst[:n], false
+				}
+				seen |= k
+				continue
+			}
+			if v, i, ok = quickInt(s, i); !ok {
+				return dst[:n], false
+			}
+			seen |= k
+			if k == 1 {
+				l.Remaining = v
+			} else {
+				l.Reset = seconds(v, 0)
+			}
+		}
+		if seen&1 == 0 {
+			return dst[:n], false // r is required
+		}
+		dst = keepLimit(dst, n, &names, member, l, pk)
+		end := false
+		if i, end, ok = quickNext(s, i); !ok {
+			return dst[:n], false
+		}
+		if end {
+			return dst, true
+		}
+	}
+}
+
+// quickPolicies is appendPolicies for a field of one line whose members
+// are Strings without escapes carrying an Integer q, a positive Integer
+// w, a non-empty String qu without escapes and a Byte Sequence pk, each
+// at most once, and no other parameter. On any other shape it returns dst unchanged and ok
+// false.
+func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
+	n := len(dst)
+	var names nameIndex
+	i := 0
+	for member := 0; ; member++ {
+		var p Policy
+		var pk sfValue
+		if p.Name, i, ok = quickString(s, i); !ok {
+			return dst[:n], false
+		}
+		p.Unit = "requests"
+		var seen uint8
+		for i < len(s) && s[i] == ';' {
+			var key string
+			if key, i, ok = quickParam(s, i); !ok {
+				return dst[:n], false
+			}
+			var k uint8
+			switch key {
+			case "q":
+				k = 1
+			case "w":
+				k = 2
+			case "qu":
+				k = 4
+			case "pk":
+				k = 8
+			}
+			if k == 0 || seen&k != 0 {
+				return dst[:n], false
+			}
+			seen |= k
+			if k == 8 {
+				if pk, i, ok = quickBytes(s, i); !ok {
+					return dst[:n], false
+				}
+				continue
+			}
+			if k == 4 {
+				var u string
+				if u, i, ok = quickString(s, i); !ok || u == "" {
+					return dst[:n], false
+				}
+				switch u {
+				case "request", "requests":
+					p.Unit = "requests"
+				case "content-bytes":
+					p.Unit = "content-bytes"
+				case "concurrent-requests":
+					p.Unit = "concurrent-requests"
+				default:
+					p.Unit, p.UnknownUnit = u, true
+				}
+				continue
+			}
+			var v int64
+			if v, i, ok = quickInt(s, i); !ok {
+				return dst[:n], false
+			}
+			if k == 1 {
+				p.Quota = v
+			} else if v == 0 {
+				return dst[:n], false // w must be positive
+			} else {
+				p.Window = seconds(v, 0)
+			}
+		}
+		if seen&1 == 0 {
+			return dst[:n], false // q is required
+		}
+		dst = keepPolicy(dst, n, &names, member, p, pk)
+		end := false
+		if i, end, ok = quickNext(s, i); !ok {
+			return dst[:n], false
+		}
+		if end {
+			return dst, true
+		}
+	}
+}
+
+// quickDuration parses the Go duration strings servers send ("6m0s",
+// "1m51.535s", "12ms") as [time.ParseDuration] does: components of at
+// most 6 integer digits and 9 fraction digits, in units h, m, s and ms.
+// It reports ok false for any other shape, which may still be valid.
+func quickDuration(s string) (_ time.Duration, ok bool) {
+	var d uint64
+	i := 0
+	for i < len(s) {
+		var v, f uint64
+		scale := 1.0
+		start := i
+		for i < len(s) && isDigit(s[i]) {
+			v = v*10 + uint64(s[i]-'0')
+			i++
+		}
+		pre := i > start
+		if i-start > 6 {
+			return 0, false
+		}
+		post := false
+		if i < len(s) && s[i] == '.' {
+			i++
+			start = i
+			for i < len(s) && isDigit(s[i]) {
+				f = f*10 + uint64(s[i]-'0')
+				scale *= 10
+				i++
+			}
+			if i-start > 9 {
+				return 0, false
+			}
+			post = i > start
+		}
+		if !pre && !post || i == len(s) {
+			return 0, false
+		}
+		var unit uint64
+		switch s[i] {
+		case 'h':
+			unit = uint64(time.Hour)
+		case 's':
+			unit = uint64(time.Second)
+		case 'm':
+			unit = uint64(time.Minute)
+			if i+1 < len(s) && s[i+1] == 's' {
+				unit = uint64(time.Millisecond)
+				i++
+			}
+		default:
+			return 0, false
+		}
+		i++
+		if i < len(s) && !isDigit(s[i]) && s[i] != '.' {
+			return 0, false // a longer unit
+		}
+		v *= unit
+		if f > 0 {
+			// As time.ParseDuration computes it, to the same rounding.
+			v += uint64(float64(f) * (float64(unit) / scale))
+		}
+		if d += v; d > 1<<62 {
+			return 0, false
+		}
+	}
+	return time.Duration(d), i > 0
+}

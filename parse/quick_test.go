@@ -1,0 +1,204 @@
+package parse
+
+import (
+	"math"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The fast paths of quick.go against the general readers they stand in
+// for: wherever a fast path answers, it answers as the reference does.
+
+// ietfSeeds adds the RateLimit (limits) or RateLimit-Policy values of the
+// conformance cases and a few shapes of the fast paths.
+func ietfSeeds(f *testing.F, policy bool) {
+	for _, c := range seedCases(f) {
+		for _, l := range c.lines {
+			k := strings.ToLower(l[0])
+			if policy && strings.HasSuffix(k, "policy") || !policy && (k == "ratelimit" || k == "beta-ratelimit") {
+				f.Add(l[1])
+			}
+		}
+	}
+	for _, s := range []string{
+		`"default";q=1200;w=300`, `"a";q=1;qu="request", "b";q=2;w=3;qu="x"`,
+		`"a"; q=1; w=0`, `"a";q=1;q=2`, `"a";q=1, "a";q=0;w=1`, `"a";w=1`,
+		`"default";r=1199;t=1`, `"a";r=1, "b";r=2;t=0`, `"a";t=1`, `"a";r=1;r=2`,
+		`"a";r=-1`, `"a";r=1.5`, `"a";r=1234567890123456`, `"a";r=1,`, `"a";r=1 ,"b";r=2`,
+		`"a\"b";r=1`, `"a";r=1;pk=:AAAA:`, `"a";r=1;x`, `"a" ;r=1`, `"a";r=1	,	"b";r=0`,
+	} {
+		f.Add(s)
+	}
+}
+
+func FuzzQuickLimits(f *testing.F) {
+	ietfSeeds(f, false)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := quickLimits(nil, s)
+		if !ok {
+			if len(got) != 0 {
+				t.Fatalf("quickLimits(%q) = %v, not ok", s, got)
+			}
+			return
+		}
+		want, err := appendLimits(nil, []string{s})
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("quickLimits(%q) = %+v, appendLimits: %+v, %v", s, got, want, err)
+		}
+	})
+}
+
+func FuzzQuickPolicies(f *testing.F) {
+	ietfSeeds(f, true)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := quickPolicies(nil, s)
+		if !ok {
+			if len(got) != 0 {
+				t.Fatalf("quickPolicies(%q) = %v, not ok", s, got)
+			}
+			return
+		}
+		want, err := appendPolicies(nil, []string{s})
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("quickPolicies(%q) = %+v, appendPolicies: %+v, %v", s, got, want, err)
+		}
+	})
+}
+
+func FuzzQuickDuration(f *testing.F) {
+	for _, s := range []string{
+		"6m0s", "1m51.535s", "1ms", "12ms", "0s", "0", "1h", "1.5h", ".5s", "1.s", "1h2m3s4ms",
+		"999999h", "999999.999999999h", "1000000h", "0.0000000001s", "1mss", "1m5", "1d", "1us",
+		"-1s", "+1s", "1e3s", "", ".", ".s", "1..5s", "2562047h47m16.854775807s",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := quickDuration(s)
+		if !ok {
+			return
+		}
+		want, err := time.ParseDuration(s)
+		if err != nil || got != want {
+			t.Fatalf("quickDuration(%q) = %v, time.ParseDuration: %v, %v", s, got, want, err)
+		}
+	})
+}
+
+// refDecimal is decimal by strconv.
+func refDecimal(s string) (whole, nano int64, status int) {
+	w, frac, dot := strings.Cut(s, ".")
+	if w == "" || dot && frac == "" || strings.Trim(w, "0123456789") != "" ||
+		strings.Trim(frac, "0123456789") != "" {
+		return 0, 0, numInvalid
+	}
+	if len(frac) > 9 {
+		frac = frac[:9]
+	}
+	if frac != "" {
+		n, _ := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+		nano = n
+	}
+	n, err := strconv.ParseInt(w, 10, 64)
+	if err != nil {
+		return math.MaxInt64, 0, numOverflow
+	}
+	return n, nano, numOK
+}
+
+func FuzzDecimal(f *testing.F) {
+	for _, s := range []string{
+		"0", "99", "99.0", "1.5", "64.57", "1740830460", "1740830460000", "9223372036854775807",
+		"9223372036854775808", "000000000000000000000000001", "99999999999999999999.5", "1.", ".5",
+		"1.1234567891", "1e3", "-1", "+1", "0x10", "1_000", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w, n, st := decimal(s)
+		rw, rn, rst := refDecimal(s)
+		if w != rw || n != rn || st != rst {
+			t.Fatalf("decimal(%q) = %d, %d, %d; strconv: %d, %d, %d", s, w, n, st, rw, rn, rst)
+		}
+	})
+}
+
+// FuzzReader reads three responses through one Reader, the first again
+// last, as a server's responses follow each other: each reads as Header
+// does, whatever the Reader remembers of the one before.
+func FuzzReader(f *testing.F) {
+	cases := seedCases(f)
+	for i, c := range cases {
+		f.Add(headerBlock(c), headerBlock(cases[(i+1)%len(cases)]), int64(1740830400))
+	}
+	f.Fuzz(func(t *testing.T, block1, block2 string, unix int64) {
+		now := time.Unix(unix, 0)
+		var r Reader
+		for _, block := range []string{block1, block2, block1} {
+			h := blockHeader(block)
+			want := Header(h, now)
+			got, date := r.Read(h, now, time.Time{})
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("Read(%q) = %v, Header: %v", block, got, want)
+			}
+			var dates [][]string
+			for k, v := range h {
+				if strings.EqualFold(k, "Date") {
+					dates = append(dates, v)
+				}
+			}
+			var wantDate time.Time
+			if len(dates) == 1 && len(dates[0]) > 0 {
+				wantDate, _ = HTTPDate(trimOWS(dates[0][0]), now)
+			}
+			if len(dates) <= 1 && !date.Equal(wantDate) {
+				t.Fatalf("Read(%q) Date = %v, want %v", block, date, wantDate)
+			}
+		}
+	})
+}
+
+// varyingHeaders returns n IETF headers as BenchmarkReaderIETF reads, whose
+// RateLimit and Date change from one to the next, as a server's do.
+func varyingHeaders(n int) []http.Header {
+	hs := make([]http.Header, n)
+	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := range hs {
+		h := plainHeader()
+		h.Set("Date", start.Add(time.Duration(i/8)*time.Second).Format(http.TimeFormat))
+		h.Set("Ratelimit-Policy", `"default";q=1200;w=300`)
+		h.Set("Ratelimit", `"default";r=`+strconv.Itoa(1199-i%1200)+`;t=`+strconv.Itoa(1+i%300))
+		hs[i] = h
+	}
+	return hs
+}
+
+func TestReaderVarying(t *testing.T) {
+	var r Reader
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i, h := range varyingHeaders(50) {
+		got, _ := r.Read(h, now, time.Time{})
+		if len(got) != 1 || got[0].Remaining != int64(1199-i) || got[0].Reset != time.Duration(1+i)*time.Second {
+			t.Fatalf("response %d: Read = %v", i, got)
+		}
+	}
+}
+
+// BenchmarkReaderIETFVarying is BenchmarkReaderIETF on responses whose
+// RateLimit and Date change, as a server's do: what the Reader remembers
+// is only the policy, and each Date for the eight responses that share it.
+func BenchmarkReaderIETFVarying(b *testing.B) {
+	hs := varyingHeaders(1024)
+	now := time.Now()
+	var r Reader
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		sinkQuotas, _ = r.Read(hs[i%len(hs)], now, time.Time{})
+		i++
+	}
+}
