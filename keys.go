@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -16,6 +17,52 @@ type budgetKey struct {
 	// custom reports a key from Transport.Key: it may hold a credential,
 	// so it is shown only as a fingerprint.
 	custom bool
+	// sh is the key's shard in the Budget's in-memory store, when known
+	// (see keyMemo); nil: look it up.
+	sh *memShard
+}
+
+// keyMemo is the budget key of the origin a Transport saw last, so that
+// the requests that follow to the same origin, nearly all of them, skip
+// normalising it and finding its shard: the scheme and host as the
+// request's URL carried them, and the key they give. It is never changed
+// once shared.
+type keyMemo struct {
+	scheme, host string
+	key          budgetKey
+	mem          *MemoryStore // the store key.sh belongs to
+}
+
+// originOf returns the budget key of req's origin, through the Transport's
+// memo of the last origin. On a miss the memo is replaced only when the
+// origin missed twice in a row, so that a Transport whose requests
+// alternate between origins does not allocate a memo per request.
+func (t *Transport) originOf(req *http.Request, b *Budget) budgetKey {
+	scheme, host := req.URL.Scheme, req.URL.Host
+	if m := t.memo.Load(); m != nil && m.host == host && m.scheme == scheme && m.mem == b.mem {
+		return m.key
+	}
+	k := originKey(scheme, host)
+	if h := originHash(scheme, host); t.missed.Swap(h) == h {
+		if b.mem != nil {
+			k.sh = b.mem.shard(k.m)
+		}
+		t.memo.Store(&keyMemo{scheme: scheme, host: host, key: k, mem: b.mem})
+	}
+	return k
+}
+
+// originHash is FNV-1a of a scheme and a host, never zero.
+func originHash(scheme, host string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(scheme); i++ {
+		h = (h ^ uint64(scheme[i])) * 1099511628211
+	}
+	h = (h ^ ':') * 1099511628211
+	for i := 0; i < len(host); i++ {
+		h = (h ^ uint64(host[i])) * 1099511628211
+	}
+	return h | 1
 }
 
 // originKey returns the budget key of an origin: the scheme and host
