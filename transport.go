@@ -386,17 +386,18 @@ func (e *storeError) Unwrap() error { return e.err }
 // errNilResponse reports a Base that broke the RoundTripper contract.
 var errNilResponse = errors.New("polite: Base returned a nil response and a nil error")
 
-// send sends req through Base. Should Base panic, the grant is released
-// before the panic goes on, so that the key is not left waiting for an
-// answer that will never come.
-func (t *Transport) send(req *http.Request, b *Budget, key budgetKey, g *lease) (*http.Response, error) {
+// send sends req through Base. Should Base panic (or call
+// runtime.Goexit), the grant is released while the panic goes on, so that
+// the key is not left waiting for an answer that will never come.
+func (t *Transport) send(req *http.Request, b *Budget, key budgetKey, g *lease) (resp *http.Response, err error) {
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
+		if !returned {
 			t.finish(req, b, key, g, time.Now(), &control.Outcome{Failed: true})
-			panic(p)
 		}
 	}()
-	resp, err := t.base().RoundTrip(req)
+	resp, err = t.base().RoundTrip(req)
+	returned = true
 	switch {
 	case err != nil && resp != nil:
 		resp.Body.Close() // an error wins, as in http.Client
