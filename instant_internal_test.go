@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -71,13 +72,15 @@ func TestOriginMemo(t *testing.T) {
 			}
 		}
 	}
-	if m := tr.memo.Load(); m == nil || m.key.sh == nil {
-		t.Errorf("memo after repeated origins: %+v, want one with its shard", m)
+	req, _ := http.NewRequest(http.MethodGet, urls[0], nil)
+	h := originHash(req.URL.Scheme, req.URL.Host)
+	if m := tr.memo[h%memoSlots].Load(); m == nil || m.host != req.URL.Host || m.key.sh == nil {
+		t.Errorf("memo after repeated origins: %+v, want %s with its shard", m, req.URL.Host)
 	}
 }
 
 // TestOriginMemoAllocs checks that the memo costs no allocation for one
-// origin, and none for origins that alternate.
+// origin, and none for origins that alternate, in one slot or two.
 func TestOriginMemoAllocs(t *testing.T) {
 	tr := &Transport{}
 	b := tr.budgetOf()
@@ -90,5 +93,18 @@ func TestOriginMemoAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { tr.key(c, b); tr.key(a, b) }); n != 0 {
 		t.Errorf("alternating origins: %v allocations per key, want 0", n)
+	}
+	// Two origins in the same slot.
+	same := make(map[uint64]*http.Request)
+	for i := 0; ; i++ {
+		r, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://o%d.test/", i), nil)
+		s := originHash(r.URL.Scheme, r.URL.Host) % memoSlots
+		if o := same[s]; o != nil {
+			if n := testing.AllocsPerRun(100, func() { tr.key(r, b); tr.key(o, b) }); n != 0 {
+				t.Errorf("alternating origins in one slot: %v allocations per key, want 0", n)
+			}
+			break
+		}
+		same[s] = r
 	}
 }

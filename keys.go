@@ -22,7 +22,7 @@ type budgetKey struct {
 	sh *memShard
 }
 
-// keyMemo is the budget key of the origin a Transport saw last, so that
+// keyMemo is the budget key of an origin a Transport saw lately, so that
 // the requests that follow to the same origin, nearly all of them, skip
 // normalising it and finding its shard: the scheme and host as the
 // request's URL carried them, and the key they give. It is never changed
@@ -33,21 +33,28 @@ type keyMemo struct {
 	mem          *MemoryStore // the store key.sh belongs to
 }
 
+// memoSlots is how many origins a Transport remembers, each in the slot
+// its originHash picks, so that goroutines talking to a few origins each
+// do not evict each other's.
+const memoSlots = 8
+
 // originOf returns the budget key of req's origin, through the Transport's
-// memo of the last origin. On a miss the memo is replaced only when the
-// origin missed twice in a row, so that a Transport whose requests
-// alternate between origins does not allocate a memo per request.
+// memo of the origins seen lately. On a miss the memo is replaced only when
+// the origin missed twice in a row, so that origins that alternate in one
+// slot do not allocate a memo per request.
 func (t *Transport) originOf(req *http.Request, b *Budget) budgetKey {
 	scheme, host := req.URL.Scheme, req.URL.Host
-	if m := t.memo.Load(); m != nil && m.host == host && m.scheme == scheme && m.mem == b.mem {
+	h := originHash(scheme, host)
+	slot := &t.memo[h%memoSlots]
+	if m := slot.Load(); m != nil && m.host == host && m.scheme == scheme && m.mem == b.mem {
 		return m.key
 	}
 	k := originKey(scheme, host)
-	if h := originHash(scheme, host); t.missed.Swap(h) == h {
+	if t.missed.Swap(h) == h {
 		if b.mem != nil {
 			k.sh = b.mem.shard(k.m)
 		}
-		t.memo.Store(&keyMemo{scheme: scheme, host: host, key: k, mem: b.mem})
+		slot.Store(&keyMemo{scheme: scheme, host: host, key: k, mem: b.mem})
 	}
 	return k
 }

@@ -124,9 +124,9 @@ type Transport struct {
 	budget Budget   // used when Budget is nil
 	ceil   ceilings // MaxRate and MaxConcurrency, per key
 
-	clock  clock                   // reads the instant a request starts
-	memo   atomic.Pointer[keyMemo] // the key of the origin seen last
-	missed atomic.Uint64           // originHash of the origin that missed the memo last
+	clock  clock                              // reads the instant a request starts
+	memo   [memoSlots]atomic.Pointer[keyMemo] // the keys of the origins seen lately
+	missed atomic.Uint64                      // originHash of the origin that missed the memo last
 }
 
 const (
