@@ -73,8 +73,7 @@ func TestOriginMemo(t *testing.T) {
 		}
 	}
 	req, _ := http.NewRequest(http.MethodGet, urls[0], nil)
-	h := originHash(req.URL.Scheme, req.URL.Host)
-	if m := tr.memo[h%memoSlots].Load(); m == nil || m.host != req.URL.Host || m.key.sh == nil {
+	if m := tr.memo[memoSlot(req.URL.Host)].Load(); m == nil || m.host != req.URL.Host || m.key.sh == nil {
 		t.Errorf("memo after repeated origins: %+v, want %s with its shard", m, req.URL.Host)
 	}
 }
@@ -95,10 +94,10 @@ func TestOriginMemoAllocs(t *testing.T) {
 		t.Errorf("alternating origins: %v allocations per key, want 0", n)
 	}
 	// Two origins in the same slot.
-	same := make(map[uint64]*http.Request)
+	same := make(map[uint]*http.Request)
 	for i := 0; ; i++ {
 		r, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://o%d.test/", i), nil)
-		s := originHash(r.URL.Scheme, r.URL.Host) % memoSlots
+		s := memoSlot(r.URL.Host)
 		if o := same[s]; o != nil {
 			if n := testing.AllocsPerRun(100, func() { tr.key(r, b); tr.key(o, b) }); n != 0 {
 				t.Errorf("alternating origins in one slot: %v allocations per key, want 0", n)
