@@ -162,7 +162,7 @@ type hold struct {
 // g.
 func (b *Budget) acquire(ctx context.Context, k budgetKey, now time.Time, ask control.Ask, g *lease) (hold, bool, storeNote, error) {
 	if b.mem != nil {
-		h, ok := b.mem.acquire(k.m, now, &b.cfg, ask, g)
+		h, ok := b.mem.acquire(k.sh, k.m, now, &b.cfg, ask, g)
 		return hold{Hold: h}, ok, storeNote{}, nil
 	}
 	return b.acquireExt(ctx, k, now, ask, g)
@@ -187,7 +187,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		}
 		note = b.failed(now, err)
 	}
-	h, ok := b.fallback.acquire(k.m, now, &b.cfg, ask, g)
+	h, ok := b.fallback.acquire(nil, k.m, now, &b.cfg, ask, g)
 	g.local = true
 	return hold{Hold: h, local: true}, ok, note, nil
 }

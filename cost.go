@@ -118,6 +118,9 @@ func requestCost(req *http.Request, estimate func(*http.Request) Cost) Cost {
 	if estimate != nil {
 		return estimate(req)
 	}
+	if req.Body == nil || req.Body == http.NoBody {
+		return Cost{} // nothing to estimate: most requests
+	}
 	c, _ := estimateCost(req, estimateLimit)
 	return c
 }

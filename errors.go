@@ -134,7 +134,8 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	now := time.Now()
-	st, ok := t.budgetOf().inspect(t.key(resp.Request).m, now)
+	b := t.budgetOf()
+	st, ok := b.inspect(t.key(resp.Request, b).m, now)
 	if !ok {
 		return now, true
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -16,6 +17,70 @@ type budgetKey struct {
 	// custom reports a key from Transport.Key: it may hold a credential,
 	// so it is shown only as a fingerprint.
 	custom bool
+	// sh is the key's shard in the Budget's in-memory store, when known
+	// (see keyMemo); nil: look it up.
+	sh *memShard
+}
+
+// keyMemo is the budget key of an origin a Transport saw lately, so that
+// the requests that follow to the same origin, nearly all of them, skip
+// normalising it and finding its shard: the scheme and host as the
+// request's URL carried them, and the key they give. It is never changed
+// once shared.
+type keyMemo struct {
+	scheme, host string
+	key          budgetKey
+	mem          *MemoryStore // the store key.sh belongs to
+}
+
+// memoSlots is how many origins a Transport remembers, each in the slot
+// its originHash picks, so that goroutines talking to a few origins each
+// do not evict each other's.
+const memoSlots = 8
+
+// originOf returns the budget key of req's origin, through the Transport's
+// memo of the origins seen lately. On a miss the memo is replaced only when
+// the origin missed twice in a row, so that origins that alternate in one
+// slot do not allocate a memo per request.
+func (t *Transport) originOf(req *http.Request, b *Budget) budgetKey {
+	scheme, host := req.URL.Scheme, req.URL.Host
+	slot := &t.memo[memoSlot(host)]
+	if m := slot.Load(); m != nil && m.host == host && m.scheme == scheme && m.mem == b.mem {
+		return m.key
+	}
+	k := originKey(scheme, host)
+	if h := originHash(scheme, host); t.missed.Swap(h) == h {
+		if b.mem != nil {
+			k.sh = b.mem.shard(k.m)
+		}
+		slot.Store(&keyMemo{scheme: scheme, host: host, key: k, mem: b.mem})
+	}
+	return k
+}
+
+// memoSlot returns the memo slot of host: a few of its bytes mixed, which
+// tell apart most hosts that differ in a label or a number, at a fraction
+// of the cost of hashing it all. Two origins in one slot only miss.
+func memoSlot(host string) uint {
+	n := uint(len(host))
+	if n == 0 {
+		return 0
+	}
+	x := n + uint(host[0]) + 3*uint(host[n/2]) + 5*uint(host[n-1]) + 7*uint(host[min(1, n-1)]) + 11*uint(host[n/3])
+	return (x ^ x>>3) % memoSlots
+}
+
+// originHash is FNV-1a of a scheme and a host, never zero.
+func originHash(scheme, host string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(scheme); i++ {
+		h = (h ^ uint64(scheme[i])) * 1099511628211
+	}
+	h = (h ^ ':') * 1099511628211
+	for i := 0; i < len(host); i++ {
+		h = (h ^ uint64(host[i])) * 1099511628211
+	}
+	return h | 1
 }
 
 // originKey returns the budget key of an origin: the scheme and host

@@ -339,10 +339,13 @@ func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time
 	return nil
 }
 
-// acquire runs Acquire on k's state in place. A grant comes with the
-// entry that holds the state, for release.
-func (s *MemoryStore) acquire(k memKey, now time.Time, cfg *control.Config, ask control.Ask, g *lease) (control.Hold, bool) {
-	sh := s.shard(k)
+// acquire runs Acquire on k's state in place. sh is k's shard, if known
+// (nil: look it up). A grant comes with the entry that holds the state,
+// for release.
+func (s *MemoryStore) acquire(sh *memShard, k memKey, now time.Time, cfg *control.Config, ask control.Ask, g *lease) (control.Hold, bool) {
+	if sh == nil {
+		sh = s.shard(k)
+	}
 	sh.mu.Lock()
 	e := s.entry(sh, k, now.UnixNano(), true)
 	gen := e.ks.c.Generation()

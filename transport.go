@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -122,6 +123,10 @@ type Transport struct {
 
 	budget Budget   // used when Budget is nil
 	ceil   ceilings // MaxRate and MaxConcurrency, per key
+
+	clock  clock                              // reads the instant a request starts
+	memo   [memoSlots]atomic.Pointer[keyMemo] // the keys of the origins seen lately
+	missed atomic.Uint64                      // originHash of the origin that missed the memo last
 }
 
 const (
@@ -173,13 +178,13 @@ func (t *Transport) maxAttempts() int {
 	return t.MaxAttempts
 }
 
-// key returns the budget key of req: its origin, normalised (see
-// originKey), unless Key says otherwise.
-func (t *Transport) key(req *http.Request) budgetKey {
+// key returns the budget key of req under b, the Transport's budget: its
+// origin, normalised (see originKey), unless Key says otherwise.
+func (t *Transport) key(req *http.Request, b *Budget) budgetKey {
 	if t.Key != nil {
 		return budgetKey{m: splitKey(t.Key(req)), custom: true}
 	}
-	return originKey(req.URL.Scheme, req.URL.Host)
+	return t.originOf(req, b)
 }
 
 // local reports whether the Transport has local ceilings to keep: its
@@ -200,10 +205,10 @@ func (t *Transport) local() bool {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	b := t.budgetOf()
-	key := t.key(req)
+	key := t.key(req, b)
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
-	start := time.Now()
+	start := t.clock.now()
 	if t.Robots != nil {
 		if err := t.robots(req, key); err != nil {
 			return nil, err // req.Body is closed
@@ -211,10 +216,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	cost := control.Cost(requestCost(req, t.Cost)) // once: retries cost the same
 	var after time.Time                            // a retry's wait (see control.Decide)
+	// Unless robots.txt was read or a cost estimated (which may read the
+	// body), the first attempt asks the budget at start: one clock read.
+	stale := t.Robots != nil || t.Cost != nil || req.Body != nil && req.Body != http.NoBody
 
 	for attempt := 1; ; attempt++ {
 		var g lease
-		err := t.wait(req, b, key, attempt, &cost, after, &g)
+		asked := start
+		if attempt > 1 || stale {
+			asked = t.clock.now()
+		}
+		err := t.wait(req, b, key, attempt, &cost, after, asked, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -374,17 +386,18 @@ func (e *storeError) Unwrap() error { return e.err }
 // errNilResponse reports a Base that broke the RoundTripper contract.
 var errNilResponse = errors.New("polite: Base returned a nil response and a nil error")
 
-// send sends req through Base. Should Base panic, the grant is released
-// before the panic goes on, so that the key is not left waiting for an
-// answer that will never come.
-func (t *Transport) send(req *http.Request, b *Budget, key budgetKey, g *lease) (*http.Response, error) {
+// send sends req through Base. Should Base panic (or call
+// runtime.Goexit), the grant is released while the panic goes on, so that
+// the key is not left waiting for an answer that will never come.
+func (t *Transport) send(req *http.Request, b *Budget, key budgetKey, g *lease) (resp *http.Response, err error) {
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
+		if !returned {
 			t.finish(req, b, key, g, time.Now(), &control.Outcome{Failed: true})
-			panic(p)
 		}
 	}()
-	resp, err := t.base().RoundTrip(req)
+	resp, err = t.base().RoundTrip(req)
+	returned = true
 	switch {
 	case err != nil && resp != nil:
 		resp.Body.Close() // an error wins, as in http.Client
@@ -409,8 +422,9 @@ func (t *Transport) emitIf(e Event) {
 // wait blocks until the budget grants req under key (and the local
 // ceilings let it go), not before after (a retry spaced out by the retry
 // budget; zero: no bound), the context ends, or the wait turns out longer
-// than the Transport will wait. The grant is written to g.
-func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, cost *control.Cost, after time.Time, g *lease) error {
+// than the Transport will wait. It asks first at now. The grant is
+// written to g.
+func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, cost *control.Cost, after, now time.Time, g *lease) error {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -418,11 +432,10 @@ func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt in
 	ask := control.Ask{Custom: key.custom, After: after}
 	g.SetCost(*cost)
 	ask.Until, _ = ctx.Deadline()
-	now := time.Now()
 	if b.mem != nil && !t.local() {
 		// The common case, kept lean: the in-memory store, no local
 		// ceiling.
-		h, ok := b.mem.acquire(key.m, now, &b.cfg, ask, g)
+		h, ok := b.mem.acquire(key.sh, key.m, now, &b.cfg, ask, g)
 		if ok {
 			return nil
 		}

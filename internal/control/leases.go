@@ -10,7 +10,17 @@ type leases struct {
 	b    []bucket // by end, ascending
 	n    int64    // sum of the counts: requests in flight
 	kept int64    // sum of the kept counts: those answered, their body still arriving
+
+	// slot remembers the last slot add computed, whose bucket may have
+	// gone since (a lone request's is dropped at its release): the next
+	// request's falls in it nearly always, with no division. It is not
+	// part of the state (not serialised).
+	slot slotMemo
 }
+
+// slotMemo is a slot that add computed: the one that ends at end, of
+// width g, counted from base.
+type slotMemo struct{ base, g, end int64 }
 
 // bucket counts the leases that end at end: n of them, k of which were
 // answered and are kept in flight while their body arrives (see End).
@@ -39,7 +49,23 @@ func (ls *leases) add(base, until, lease int64) int64 {
 		ls.n++
 		return ls.b[k-1].end
 	}
-	end := base + ((until-base)/g+1)*g
+	end := ls.slot.end
+	if m := ls.slot; m.base != base || m.g != g || until >= m.end || until < m.end-g {
+		end = base + ((until-base)/g+1)*g
+		ls.slot = slotMemo{base: base, g: g, end: end}
+	}
+	if k := len(ls.b); k == 0 || ls.b[k-1].end < end {
+		// A new newest slot: no move.
+		ls.n++
+		ls.b = append(ls.b, bucket{end: end, n: 1})
+		if len(ls.b) > maxBuckets {
+			// Only after a clock gone back: merge the two oldest.
+			ls.b[1].n += ls.b[0].n
+			ls.b[1].k += ls.b[0].k
+			ls.b = append(ls.b[:0], ls.b[1:]...)
+		}
+		return end
+	}
 	i := 0
 	for i < len(ls.b) && ls.b[i].end < end {
 		i++
@@ -83,7 +109,11 @@ func (ls *leases) remove(end int64, kept bool) bool {
 			ls.kept--
 		}
 		if b.n <= 0 {
-			ls.b = append(ls.b[:i], ls.b[i+1:]...)
+			if i == len(ls.b)-1 {
+				ls.b = ls.b[:i] // the newest, as nearly always: no move
+			} else {
+				ls.b = append(ls.b[:i], ls.b[i+1:]...)
+			}
 		}
 		return true
 	}

@@ -1,0 +1,109 @@
+package polite
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestClock checks that the cheap clock reads the current instant, with a
+// monotonic reading, outside a synctest bubble.
+func TestClock(t *testing.T) {
+	var c clock
+	for range 3 {
+		before := time.Now()
+		got := c.now()
+		after := time.Now()
+		if got.Before(before) || got.After(after) {
+			t.Errorf("now() = %v, not within [%v, %v]", got, before, after)
+		}
+		if !strings.Contains(got.String(), " m=") {
+			t.Errorf("now() = %v, want a monotonic reading", got)
+		}
+		if d := got.Round(0).Sub(after.Round(0)); d > time.Millisecond || d < -time.Second {
+			t.Errorf("now() wall clock is %v off the system's", d)
+		}
+	}
+}
+
+// TestClockBubble checks that the cheap clock reads a synctest bubble's
+// time inside it, though its base was read outside, and the real time again
+// once out of it.
+func TestClockBubble(t *testing.T) {
+	var c clock
+	c.now() // a base outside the bubble
+	synctest.Test(t, func(t *testing.T) {
+		for _, d := range []time.Duration{0, time.Millisecond, 700 * time.Millisecond, 3 * time.Second, time.Hour} {
+			time.Sleep(d)
+			if got, want := c.now(), time.Now(); !got.Equal(want) {
+				t.Errorf("after %v in the bubble: now() = %v, want %v", d, got, want)
+			}
+		}
+	})
+	before := time.Now()
+	if got := c.now(); got.Before(before) || got.Sub(before) > time.Second {
+		t.Errorf("out of the bubble: now() = %v, want about %v", got, before)
+	}
+}
+
+// TestOriginMemo checks that the memo of the last origin gives the key
+// originKey gives, and its shard, whatever the order of the origins.
+func TestOriginMemo(t *testing.T) {
+	tr := &Transport{}
+	b := tr.budgetOf()
+	urls := []string{
+		"http://api.test/", "http://api.test/x", "https://API.test:443/", "https://api.test/",
+		"http://api.test:8080/", "http://other.test/", "http://api.test/", "http://api.test/",
+		"https://[::1]:443/", "http://bücher.example/", "http://bücher.example/", "http://api.test.",
+	}
+	for round := range 3 {
+		for _, u := range urls {
+			req, _ := http.NewRequest(http.MethodGet, u, nil)
+			got := tr.key(req, b)
+			want := originKey(req.URL.Scheme, req.URL.Host)
+			if got.m != want.m || got.custom {
+				t.Errorf("round %d: key(%s) = %+v, want %+v", round, u, got, want)
+			}
+			if got.sh != nil && got.sh != b.mem.shard(got.m) {
+				t.Errorf("round %d: key(%s) has the shard of another key", round, u)
+			}
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, urls[0], nil)
+	if m := tr.memo[memoSlot(req.URL.Host)].Load(); m == nil || m.host != req.URL.Host || m.key.sh == nil {
+		t.Errorf("memo after repeated origins: %+v, want %s with its shard", m, req.URL.Host)
+	}
+}
+
+// TestOriginMemoAllocs checks that the memo costs no allocation for one
+// origin, and none for origins that alternate, in one slot or two.
+func TestOriginMemoAllocs(t *testing.T) {
+	tr := &Transport{}
+	b := tr.budgetOf()
+	a, _ := http.NewRequest(http.MethodGet, "http://a.test/", nil)
+	c, _ := http.NewRequest(http.MethodGet, "http://c.test/", nil)
+	tr.key(a, b)
+	tr.key(a, b)
+	if n := testing.AllocsPerRun(100, func() { tr.key(a, b) }); n != 0 {
+		t.Errorf("one origin: %v allocations per key, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { tr.key(c, b); tr.key(a, b) }); n != 0 {
+		t.Errorf("alternating origins: %v allocations per key, want 0", n)
+	}
+	// Two origins in the same slot.
+	same := make(map[uint]*http.Request)
+	for i := 0; ; i++ {
+		r, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://o%d.test/", i), nil)
+		s := memoSlot(r.URL.Host)
+		if o := same[s]; o != nil {
+			if n := testing.AllocsPerRun(100, func() { tr.key(r, b); tr.key(o, b) }); n != 0 {
+				t.Errorf("alternating origins in one slot: %v allocations per key, want 0", n)
+			}
+			break
+		}
+		same[s] = r
+	}
+}
