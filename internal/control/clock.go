@@ -72,6 +72,36 @@ func (s *State) recognise(p *policy, l *Lease, q *parse.Quota, last, now int64) 
 	if p.sliding || max(p.q, q.Limit) < 2 {
 		return
 	}
+	p.markSliding(q, last)
+}
+
+// recogniseAccepted reads an acceptance of the probe l, sent once the
+// stated reset of p (last) had passed: a window that starts afresh at its
+// reset has all of its quota back, less the requests in flight. A probe
+// accepted with less than half of it left was counted against a previous
+// window that still weighs: a sliding-window counter whose reset is
+// rounded up (a whole second of a 1 s t, or of an epoch), recognised
+// without a refusal, and paced smoothly from then on, q-1 per w. A
+// sliding log, or a bucket, which frees its quota a request at a time,
+// reads the same, and is paced no faster than its own rate.
+func (s *State) recogniseAccepted(p *policy, l *Lease, q *parse.Quota, last, now int64) {
+	if p.sliding || p.unit != unitRequests || !l.probe || last == 0 || l.start < last || q.Remaining < 0 || q.Reset <= 0 || p.deadline <= now {
+		return
+	}
+	// Only a quota whose window the server states, and whose r counts
+	// against that quota alone (draft-11 §4.1: a RateLimit item names its
+	// policy), tells this: a legacy reset may be the time until a bucket
+	// is full, and a legacy r may belong to another window.
+	if q.Dialect != "ietf" || q.Window <= 0 || !p.paces() || p.q < 4 || q.Remaining+s.leases.n >= p.q/2 {
+		return
+	}
+	p.sliding = true
+}
+
+// markSliding marks p as a sliding-window counter, its window, when the
+// server states none, the span between the reset before (last) and the
+// one just read (a stated reset is the end of an aligned window).
+func (p *policy) markSliding(q *parse.Quota, last int64) {
 	if p.q == 0 || p.w == 0 {
 		p.q, p.w = min(max(p.q, q.Limit), maxQuota), min(p.deadline-last, int64(maxSpan))
 	}

@@ -462,6 +462,8 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, refused bool
 	}
 	if refused {
 		s.recognise(p, l, q, last, now)
+	} else {
+		s.recogniseAccepted(p, l, q, last, now)
 	}
 	if p.sliding && p.paces() && q.Remaining == 0 {
 		p.live = false // a sliding-window counter: its pace decides, not its reset

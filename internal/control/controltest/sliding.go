@@ -1,0 +1,51 @@
+package controltest
+
+import (
+	"time"
+
+	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
+)
+
+// ietf is a draft-11 quota of the policy "default": q per w, r left
+// within t.
+func ietf(q int64, w time.Duration, r int64, t time.Duration) parse.Quota {
+	return parse.Quota{Policy: "default", Unit: "requests", Limit: q, Window: w, Remaining: r, Reset: t, Dialect: "ietf"}
+}
+
+// slidingTables returns the tables of how a sliding-window counter is
+// recognised without a refusal (DESIGN.md, "sliding-window counters").
+func slidingTables() []Table {
+	return []Table{
+		{Name: "a probe accepted with little of q left marks a sliding-window counter", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(ietf(10, 4*s, 0, 1*s)), Want{PauseUntil: 1 * s, PauseReason: control.ReasonQuota}),
+			// The probe sent at the stated reset is accepted with 2 of
+			// 10 left: the previous window still weighs.
+			acq(1*s, "b", Want{Grant: true, Probe: true}),
+			rel(1*s+100*ms, "b", ok(ietf(10, 4*s, 2, 4*s)), Want{PauseUntil: -1}),
+			// Paced from then on at one start per w/(q-1), 4s/9.
+			acq(1*s+100*ms, "c", Want{Hold: control.ReasonPace, Until: 1*s + 4*s/9}),
+			acq(1*s+4*s/9, "d", Want{Grant: true}),
+			acq(1*s+4*s/9, "e", Want{Hold: control.ReasonPace, Until: 1*s + 8*s/9}),
+		}},
+		{Name: "a probe accepted with its quota back is a fixed window", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(ietf(10, 4*s, 0, 1*s)), Want{PauseUntil: 1 * s, PauseReason: control.ReasonQuota}),
+			acq(1*s, "b", Want{Grant: true, Probe: true}),
+			rel(1*s+100*ms, "b", ok(ietf(10, 4*s, 9, 4*s)), Want{PauseUntil: -1}),
+			// No pacing beyond q per w: the rest of the window goes.
+			acq(1*s+100*ms, "c", Want{Grant: true}),
+			acq(1*s+100*ms, "d", Want{Grant: true}),
+		}},
+		{Name: "a legacy quota with little left is not read as a counter", Steps: []Step{
+			// A legacy r may belong to another window, and its reset be
+			// the time until a bucket is full.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(10, 4*s, 0, 1*s)), Want{PauseUntil: 1 * s, PauseReason: control.ReasonQuota}),
+			acq(1*s, "b", Want{Grant: true, Probe: true}),
+			rel(1*s+100*ms, "b", ok(rl(10, 4*s, 2, 4*s)), Want{PauseUntil: -1}),
+			acq(1*s+100*ms, "c", Want{Grant: true}),
+		}},
+	}
+}
