@@ -24,6 +24,7 @@
 //	-clients list   comma-separated clients to run (default all; polite,plain with -middleware)
 //	-middleware     run real Go rate-limiting middlewares as servers instead of the scenarios
 //	-runs n         how many times to run each client against each server (default 1)
+//	-phase d        with -middleware, start each server and run d into a second of the wall clock (default: at once)
 //
 // With -middleware, each server is a middleware of the Go ecosystem
 // (go-chi/httprate, ulule/limiter) in front of a handler that answers after
@@ -55,10 +56,11 @@ func main() {
 		which   = flag.String("clients", "", "comma-separated clients to run: "+names(clients, func(c client) string { return c.name })+" (default all; polite,plain with -middleware)")
 		mw      = flag.Bool("middleware", false, "run real Go rate-limiting middlewares as servers: "+names(middlewares, func(m middleware) string { return m.name })+"; -only selects among them")
 		runs    = flag.Int("runs", 1, "how many times to run each client against each server")
+		phase   = flag.Duration("phase", -1, "with -middleware, start each server and run this far into a second of the wall clock, in [0, 1s) (default: at once)")
 	)
 	flag.Usage = usage
 	flag.Parse()
-	if flag.NArg() > 0 || *tasks < 1 || *workers < 1 || *quota < 1 || *window <= 0 || *latency < 0 || *timeout <= 0 || *runs < 1 {
+	if flag.NArg() > 0 || *tasks < 1 || *workers < 1 || *quota < 1 || *window <= 0 || *latency < 0 || *timeout <= 0 || *runs < 1 || *phase >= time.Second {
 		fmt.Fprintln(os.Stderr, "bench: tasks, workers, quota and runs must be positive, window and timeout too, latency not negative; no arguments")
 		flag.Usage()
 		os.Exit(2)
@@ -81,7 +83,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "bench: -quota too large for a middleware")
 			os.Exit(2)
 		}
-		runMiddlewares(os.Stdout, ms, cs, int(*quota), *window, *latency, *tasks, *workers, *runs, *timeout)
+		runMiddlewares(os.Stdout, ms, cs, int(*quota), *window, *latency, *tasks, *workers, *runs, *timeout, *phase)
 		return
 	}
 	ss, err := pick(scenarios, *only, func(s scenario) string { return s.name })
@@ -122,10 +124,14 @@ func main() {
 
 // runMiddlewares prints, for each middleware of ms, a table of what each
 // client of cs achieved against a fresh server of it, runs times each.
-func runMiddlewares(w io.Writer, ms []middleware, cs []client, quota int, window, latency time.Duration, tasks, workers, runs int, timeout time.Duration) {
-	fmt.Fprintf(w, "%s · %s · GOMAXPROCS=%d · middlewares · %d tasks, %d workers, quota %d per %v, latency %v, timeout %v per run\n",
+func runMiddlewares(w io.Writer, ms []middleware, cs []client, quota int, window, latency time.Duration, tasks, workers, runs int, timeout, phase time.Duration) {
+	start := "at once"
+	if phase >= 0 {
+		start = fmt.Sprintf("%v into a second", phase)
+	}
+	fmt.Fprintf(w, "%s · %s · GOMAXPROCS=%d · middlewares · %d tasks, %d workers, quota %d per %v, latency %v, timeout %v per run, servers started %s\n",
 		time.Now().Format("2006-01-02 15:04 MST"), runtime.Version(), runtime.GOMAXPROCS(0),
-		tasks, workers, quota, window, latency, timeout)
+		tasks, workers, quota, window, latency, timeout, start)
 	for _, m := range ms {
 		ideal := m.ideal(quota, window, latency, tasks, workers)
 		fmt.Fprintf(w, "\n### %s: %s (ideal %v)\n\n", m.name, m.about, round(ideal))
@@ -133,7 +139,7 @@ func runMiddlewares(w io.Writer, ms []middleware, cs []client, quota int, window
 		for _, c := range cs {
 			for i := range runs {
 				r := middlewareRun{m: m, client: c, quota: quota, window: window, latency: latency,
-					tasks: tasks, workers: workers, timeout: timeout}.do()
+					tasks: tasks, workers: workers, timeout: timeout, phase: phase}.do()
 				if runs > 1 {
 					r.client += fmt.Sprintf(" #%d", i+1)
 				}

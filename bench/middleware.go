@@ -164,9 +164,20 @@ type middlewareRun struct {
 	tasks   int
 	workers int
 	timeout time.Duration
+
+	// phase, if not negative, is where in a second of the wall clock the
+	// server starts, and with it the run: both middlewares round their
+	// resets down to the second, httprate aligns its windows to the
+	// instant its limiter is made and ulule its first window to the first
+	// request, so how early a stated reset is depends on it.
+	phase time.Duration
 }
 
 func (r middlewareRun) do() result {
+	if r.phase >= 0 {
+		now := time.Now()
+		time.Sleep(now.Truncate(time.Second).Add(time.Second + r.phase%time.Second).Sub(now))
+	}
 	srv := newMiddlewareServer(r.m, r.quota, r.window, r.latency)
 	defer srv.Close()
 	res := drive(r.client, srv.URL, r.tasks, r.workers, r.timeout)

@@ -103,7 +103,7 @@ func TestMiddlewareSmoke(t *testing.T) {
 		for _, name := range []string{"polite", "plain"} {
 			t.Run(m.name+"/"+name, func(t *testing.T) {
 				r := middlewareRun{m: m, client: clientNamed(t, name), quota: 20, window: 2 * time.Second,
-					tasks: 10, workers: 4, timeout: 5 * time.Second}.do()
+					tasks: 10, workers: 4, timeout: 5 * time.Second, phase: -1}.do()
 				if r.ok != r.tasks || r.refused != 0 || r.requests != r.tasks || r.errs != 0 || r.timedOut {
 					t.Errorf("%d tasks under the quota: ok %d, refused %d, requests %d, errors %d (first %v), timed out %v; want all ok, no refusal, one request each",
 						r.tasks, r.ok, r.refused, r.requests, r.errs, r.firstErr, r.timedOut)
@@ -133,7 +133,7 @@ func TestMiddlewares(t *testing.T) {
 		for _, name := range []string{"polite", "plain"} {
 			t.Run(m.name+"/"+name, func(t *testing.T) {
 				r := middlewareRun{m: m, client: clientNamed(t, name), quota: quota, window: window, latency: latency,
-					tasks: tasks, workers: workers, timeout: time.Minute}.do()
+					tasks: tasks, workers: workers, timeout: time.Minute, phase: -1}.do()
 				var b strings.Builder
 				printRow(&b, r, ideal)
 				t.Logf("ideal %v\n%s", round(ideal), b.String())
