@@ -21,13 +21,21 @@
 //	-latency d      how long the server takes to serve an admitted request (default 10ms)
 //	-timeout d      the cap on one client's run against one server (default 60s)
 //	-only list      comma-separated scenarios to run (default all)
-//	-clients list   comma-separated clients to run (default all)
+//	-clients list   comma-separated clients to run (default all; polite,plain with -middleware)
+//	-middleware     run real Go rate-limiting middlewares as servers instead of the scenarios
+//	-runs n         how many times to run each client against each server (default 1)
+//	-phase d        with -middleware, start each server and run d into a second of the wall clock (default: at once)
+//
+// With -middleware, each server is a middleware of the Go ecosystem
+// (go-chi/httprate, ulule/limiter) in front of a handler that answers after
+// -latency, and -only selects middlewares instead of scenarios.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -45,14 +53,38 @@ func main() {
 		latency = flag.Duration("latency", 10*time.Millisecond, "how long the server takes to serve an admitted request")
 		timeout = flag.Duration("timeout", 60*time.Second, "the cap on one client's run against one server")
 		only    = flag.String("only", "", "comma-separated scenarios to run: "+names(scenarios, func(s scenario) string { return s.name })+" (default all)")
-		which   = flag.String("clients", "", "comma-separated clients to run: "+names(clients, func(c client) string { return c.name })+" (default all)")
+		which   = flag.String("clients", "", "comma-separated clients to run: "+names(clients, func(c client) string { return c.name })+" (default all; polite,plain with -middleware)")
+		mw      = flag.Bool("middleware", false, "run real Go rate-limiting middlewares as servers: "+names(middlewares, func(m middleware) string { return m.name })+"; -only selects among them")
+		runs    = flag.Int("runs", 1, "how many times to run each client against each server")
+		phase   = flag.Duration("phase", -1, "with -middleware, start each server and run this far into a second of the wall clock, in [0, 1s) (default: at once)")
 	)
 	flag.Usage = usage
 	flag.Parse()
-	if flag.NArg() > 0 || *tasks < 1 || *workers < 1 || *quota < 1 || *window <= 0 || *latency < 0 || *timeout <= 0 {
-		fmt.Fprintln(os.Stderr, "bench: tasks, workers and quota must be positive, window and timeout too, latency not negative; no arguments")
+	if flag.NArg() > 0 || *tasks < 1 || *workers < 1 || *quota < 1 || *window <= 0 || *latency < 0 || *timeout <= 0 || *runs < 1 || *phase >= time.Second {
+		fmt.Fprintln(os.Stderr, "bench: tasks, workers, quota and runs must be positive, window and timeout too, latency not negative; no arguments")
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *mw {
+		if *which == "" {
+			*which = "polite,plain"
+		}
+		ms, err := pick(middlewares, *only, func(m middleware) string { return m.name })
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -only:", err)
+			os.Exit(2)
+		}
+		cs, err := pick(clients, *which, func(c client) string { return c.name })
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -clients:", err)
+			os.Exit(2)
+		}
+		if *quota > math.MaxInt32 {
+			fmt.Fprintln(os.Stderr, "bench: -quota too large for a middleware")
+			os.Exit(2)
+		}
+		runMiddlewares(os.Stdout, ms, cs, int(*quota), *window, *latency, *tasks, *workers, *runs, *timeout, *phase)
+		return
 	}
 	ss, err := pick(scenarios, *only, func(s scenario) string { return s.name })
 	if err != nil {
@@ -79,8 +111,40 @@ func main() {
 		fmt.Fprintf(w, "\n### %s: %s (ideal %v; %s)\n\n", s.name, s.about, round(ideal), stated)
 		printHeader(w)
 		for _, c := range cs {
-			r := run{cfg: cfg, client: c, tasks: *tasks, workers: *workers, timeout: *timeout}.do()
-			printRow(w, r, ideal)
+			for i := range *runs {
+				r := run{cfg: cfg, client: c, tasks: *tasks, workers: *workers, timeout: *timeout}.do()
+				if *runs > 1 {
+					r.client += fmt.Sprintf(" #%d", i+1)
+				}
+				printRow(w, r, ideal)
+			}
+		}
+	}
+}
+
+// runMiddlewares prints, for each middleware of ms, a table of what each
+// client of cs achieved against a fresh server of it, runs times each.
+func runMiddlewares(w io.Writer, ms []middleware, cs []client, quota int, window, latency time.Duration, tasks, workers, runs int, timeout, phase time.Duration) {
+	start := "at once"
+	if phase >= 0 {
+		start = fmt.Sprintf("%v into a second", phase)
+	}
+	fmt.Fprintf(w, "%s · %s · GOMAXPROCS=%d · middlewares · %d tasks, %d workers, quota %d per %v, latency %v, timeout %v per run, servers started %s\n",
+		time.Now().Format("2006-01-02 15:04 MST"), runtime.Version(), runtime.GOMAXPROCS(0),
+		tasks, workers, quota, window, latency, timeout, start)
+	for _, m := range ms {
+		ideal := m.ideal(quota, window, latency, tasks, workers)
+		fmt.Fprintf(w, "\n### %s: %s (ideal %v)\n\n", m.name, m.about, round(ideal))
+		printHeader(w)
+		for _, c := range cs {
+			for i := range runs {
+				r := middlewareRun{m: m, client: c, quota: quota, window: window, latency: latency,
+					tasks: tasks, workers: workers, timeout: timeout, phase: phase}.do()
+				if runs > 1 {
+					r.client += fmt.Sprintf(" #%d", i+1)
+				}
+				printRow(w, r, ideal)
+			}
 		}
 	}
 }
@@ -93,6 +157,10 @@ func usage() {
 	fmt.Fprintln(w, "\nscenarios:")
 	for _, s := range scenarios {
 		fmt.Fprintf(w, "  %-14s %s\n", s.name, s.about)
+	}
+	fmt.Fprintln(w, "\nmiddlewares (-middleware):")
+	for _, m := range middlewares {
+		fmt.Fprintf(w, "  %-18s %s\n", m.name, m.about)
 	}
 	fmt.Fprintln(w, "\nclients:")
 	for _, c := range clients {

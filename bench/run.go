@@ -38,27 +38,38 @@ type run struct {
 func (r run) do() result {
 	srv := ratelimittest.NewServer(r.cfg)
 	defer srv.Close()
+	res := drive(r.client, srv.URL, r.tasks, r.workers, r.timeout)
+	st := srv.Handler.Stats()
+	res.refused = st.Refused
+	res.requests = st.Requests
+	return res
+}
+
+// drive has client c do tasks GETs of paths under url with workers
+// goroutines, within timeout. The server's counts (refused, requests) are
+// left for the caller to fill in.
+func drive(c client, url string, tasks, workers int, timeout time.Duration) result {
 	// Each run gets its own connection pool, so none inherits another's
 	// connections; the transport is otherwise http.DefaultTransport's.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	defer transport.CloseIdleConnections()
-	get := r.client.new(recorder{base: transport})
+	get := c.new(recorder{base: transport})
 
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 
 	var (
 		mu  sync.Mutex
-		res = result{client: r.client.name, tasks: r.tasks}
+		res = result{client: c.name, tasks: tasks}
 	)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range r.workers {
+	for range workers {
 		wg.Go(func() {
 			for i := range next {
 				clock := new(taskClock)
-				status, err := get(context.WithValue(ctx, taskClockKey{}, clock), srv.URL+"/items/"+strconv.Itoa(i))
+				status, err := get(context.WithValue(ctx, taskClockKey{}, clock), url+"/items/"+strconv.Itoa(i))
 				end := time.Now()
 				mu.Lock()
 				switch {
@@ -78,7 +89,7 @@ func (r run) do() result {
 		})
 	}
 feed:
-	for i := range r.tasks {
+	for i := range tasks {
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -89,10 +100,6 @@ feed:
 	wg.Wait()
 	res.wall = time.Since(start)
 	res.timedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
-
-	st := srv.Handler.Stats()
-	res.refused = st.Refused
-	res.requests = st.Requests
 	return res
 }
 
