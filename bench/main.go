@@ -65,20 +65,14 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	if *mw && *which == "" {
+		*which = "polite,plain"
+	}
+	cs, err := pick(clients, *which, func(c client) string { return c.name })
+	exitOn(err, "-clients")
 	if *mw {
-		if *which == "" {
-			*which = "polite,plain"
-		}
 		ms, err := pick(middlewares, *only, func(m middleware) string { return m.name })
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench: -only:", err)
-			os.Exit(2)
-		}
-		cs, err := pick(clients, *which, func(c client) string { return c.name })
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench: -clients:", err)
-			os.Exit(2)
-		}
+		exitOn(err, "-only")
 		if *quota > math.MaxInt32 {
 			fmt.Fprintln(os.Stderr, "bench: -quota too large for a middleware")
 			os.Exit(2)
@@ -87,15 +81,7 @@ func main() {
 		return
 	}
 	ss, err := pick(scenarios, *only, func(s scenario) string { return s.name })
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: -only:", err)
-		os.Exit(2)
-	}
-	cs, err := pick(clients, *which, func(c client) string { return c.name })
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: -clients:", err)
-		os.Exit(2)
-	}
+	exitOn(err, "-only")
 
 	w := os.Stdout
 	fmt.Fprintf(w, "%s · %s · GOMAXPROCS=%d · %d tasks, %d workers, quota %d per %v, latency %v, timeout %v per run\n",
@@ -231,4 +217,13 @@ func names[T any](all []T, name func(T) string) string {
 		ns = append(ns, name(t))
 	}
 	return strings.Join(ns, ",")
+}
+
+// exitOn ends the program with a usage error if err is not nil, naming
+// the flag at fault.
+func exitOn(err error, flagName string) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: "+flagName+":", err)
+		os.Exit(2)
+	}
 }
