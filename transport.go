@@ -315,9 +315,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		e.Kind = EventRetry
 		t.emitIf(e)
-		if plan.Reason == control.ReasonRetryBudget {
-			after = now.Add(plan.Wait) // spaced out past the key's pause
-		}
+		after = now.Add(plan.Wait) // spaced out past the key's pause, or the refusal floor of a key not paused
+
 		discard(resp.Body)
 	}
 }

@@ -7,7 +7,8 @@ import (
 
 // The end of the binary form, after the retry budget: the refusals in a
 // row (all, and those below the refusal floor), the ramp's latency
-// estimate and probe timeouts.
+// estimate and probe timeouts, the learner's steps, and the grants when
+// its last step was taken and undone.
 
 // ext writes the end of the binary form of s.
 func (e *encoder) ext(s *State) {
@@ -28,6 +29,11 @@ func (e *encoder) ext(s *State) {
 	for i := range s.policies {
 		e.bool(s.policies[i].sliding)
 	}
+	e.uint(l.revertSeq)
+	e.at(l.spent)
+	e.uint(uint64(l.spentOK))
+	e.uint(uint64(l.rateN))
+	e.uint(uint64(l.rateT))
 }
 
 // ext reads what encoder.ext wrote into n.
@@ -54,6 +60,13 @@ func (d *decoder) ext(n *State) {
 	for i := range n.policies {
 		n.policies[i].sliding = d.bool()
 	}
+	if l.revertSeq = d.uint(); l.revertSeq > n.seq {
+		d.fail()
+	}
+	l.spent = d.at()
+	l.spentOK = int64(d.bounded(uint64(maxQuota)))
+	l.rateN = int64(d.bounded(uint64(maxQuota)))
+	l.rateT = int64(d.bounded(uint64(maxInstant)))
 }
 
 // signed reads a float64 in [-limit, limit].

@@ -1,6 +1,10 @@
 package control
 
-import "time"
+import (
+	"math"
+	"math/bits"
+	"time"
+)
 
 // learner keeps one invariant: what refusals revealed of a key's limits
 // paces it, never shortening a wait the server gave. It infers them from
@@ -69,6 +73,16 @@ type learner struct {
 	last     uint8  // the step taken last
 	stride   int32  // the rate step is w>>stride; it halves (down to 1) after each rate step that held
 	floor    int64  // the shortest w refused on trial: the rate step stops half way to it; 0: none
+
+	revertSeq uint64 // the key's grants when the last step was reverted; 0: not reverted
+
+	// The server was exhausted (refused) at spent, the first refusal of
+	// a row; spentOK requests granted since were accepted. Between two
+	// such instants the server freed about as many requests as it
+	// accepted: a sample of its rate (rateN in rateT), taken at the
+	// next refusal the learned quota did not foresee.
+	spent, spentOK int64
+	rateN, rateT   int64
 }
 
 // The steps of growth.
@@ -91,7 +105,8 @@ func (l *learner) isZero() bool {
 	return l.cycle == 0 && l.cycleEpoch == 0 && l.cycleStart == 0 && l.cycleOK == 0 && !l.held &&
 		!l.pending && l.pendCycle == 0 && l.pendQ == 0 && l.pendFrom == 0 && l.quota == nil &&
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
-		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0
+		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
+		l.revertSeq == 0 && l.spent == 0 && l.spentOK == 0 && l.rateN == 0 && l.rateT == 0
 }
 
 // active reports whether the learned quota paces requests now.
@@ -125,9 +140,25 @@ func (l *learner) started(epoch uint64, now int64) uint64 {
 		l.cycleEpoch, l.cycleStart, l.cycleOK, l.held = epoch, now, 0, false
 	}
 	if q := l.quota; q != nil {
-		q.log.add(now, q.q, q.w, 1)
+		q.log.add(now, q.q, l.keep(), 1)
 	}
 	return l.cycle
+}
+
+// keep returns how long the learned quota's starts are kept: its window,
+// or while a rate step is on trial the window before it, so that the
+// step, if refused, is undone with the starts it must count.
+func (l *learner) keep() int64 {
+	if l.trial == stepRate {
+		return max(l.quota.w, l.prev)
+	}
+	return l.quota.w
+}
+
+// wait returns how long a start at now must wait for the learned quota.
+func (l *learner) wait(now int64) int64 {
+	q := l.quota
+	return q.log.waitKeeping(now, q.q, q.w, l.keep())
 }
 
 // accepted records a response that was not a refusal; inflight is the
@@ -135,6 +166,9 @@ func (l *learner) started(epoch uint64, now int64) uint64 {
 func (l *learner) accepted(g *Lease, inflight, now int64) {
 	if g.cycle == l.cycle && g.cycle != 0 {
 		l.cycleOK++
+	}
+	if l.spent != 0 && g.start > l.spent {
+		l.spentOK = min(l.spentOK+1, maxQuota)
 	}
 	if !l.pending {
 		l.grow(now)
@@ -148,45 +182,39 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	}
 	// The key is accepted again: the measurement ends.
 	l.pending = false
-	q := l.quota
-	switch {
-	case q != nil && l.trial == stepBurst:
-		// The burst on trial was refused: back to the one that held.
-		q.q = min(max(l.prev, 1), maxQuota)
-		l.pin(stepBurst, now)
-	case q != nil && l.trial == stepRate:
-		// The rate on trial was refused: back to the window that held,
-		// and never as short as the one refused again; the next rate
-		// step goes half way there, unless that is too little to try.
-		l.floor = q.w
-		q.w = min(max(l.prev, 1), int64(maxSpan))
-		if q.w-l.floor < q.w/8 {
-			l.pin(stepRate, now)
-		}
-	default:
-		if l.pendQ < 1 {
-			return
-		}
-		w := now - l.pendFrom
-		if w <= 0 {
-			return
-		}
-		n := l.pendQ
-		if q == nil {
-			q = &policy{unit: unitRequests}
-			l.quota, l.stride = q, rateStride
-		} else {
-			// A learned quota refused: decrease multiplicatively, no
-			// further than the measurement says. A cycle measured out
-			// of phase with the server's window can count a handful of
-			// acceptances, or a short window; one such measurement
-			// must not cut the pace to nothing.
-			n = max(n, q.q/2, 1)
-			w = max(w, q.w*7/10)
-			l.floor = 0
-		}
-		q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
+	if l.pendQ < 1 {
+		return
 	}
+	w := now - l.pendFrom
+	if w <= 0 {
+		return
+	}
+	n, q := l.pendQ, l.quota
+	if q == nil {
+		q = &policy{unit: unitRequests}
+		l.quota, l.stride = q, rateStride
+	} else {
+		// A learned quota refused: decrease multiplicatively, no
+		// further than the measurement says. A cycle measured out of
+		// phase with the server's window can count a handful of
+		// acceptances, or a short window; one such measurement must
+		// not cut the pace to nothing.
+		n = max(min(n, q.q), q.q/2, 1)
+		if l.rateN > 0 && l.rateT > 0 {
+			// The burst stays (as measured); the window is what the
+			// rate sampled between two refusals gives it, never
+			// faster than the quota refused, and never slower than a
+			// quarter of it.
+			w = max(w, mulDiv(n, l.rateT, l.rateN))
+			w = max(w, mulDiv(n, q.w, q.q))
+			w = min(w, mulDiv(4*n, q.w, q.q))
+		} else {
+			w = max(w, q.w*7/10)
+		}
+		l.floor = 0
+	}
+	l.rateN, l.rateT = 0, 0
+	q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
 	l.trial = 0
 	q.log.reset()
 	q.log.add(now, q.q, q.w, min(inflight+1, q.q))
@@ -242,8 +270,38 @@ func (l *learner) grow(now int64) {
 		l.prev = q.w
 		q.w -= d
 	}
-	l.trial, l.trialAt, l.last = step, l.cycle, step
+	l.trial, l.trialAt, l.last, l.revertSeq = step, l.cycle, step, 0
 	l.grownAt, l.binding = now, false
+}
+
+// revert undoes the step on trial, refused at now by a request granted
+// after it: back to the quota that held. A burst step refused is pinned;
+// a rate step refused leaves the shortest window refused as the floor the
+// next rate step goes half way to, and is pinned when that is too little
+// to try. seq is the key's grants so far: refusals of requests granted up
+// to it are of the same overdraw (see absorbs).
+func (l *learner) revert(seq uint64, now int64) {
+	q := l.quota
+	switch l.trial {
+	case stepBurst:
+		q.q = min(max(l.prev, 1), maxQuota)
+		l.pin(stepBurst, now)
+	case stepRate:
+		l.floor = q.w
+		q.w = min(max(l.prev, 1), int64(maxSpan))
+		if q.w-l.floor <= q.w/8 {
+			l.pin(stepRate, now)
+		}
+	}
+	l.trial, l.revertSeq = 0, seq
+	l.grownAt, l.binding = now, false
+}
+
+// absorbs reports whether a refusal of the request g is one of the
+// overdraw of a step already reverted: granted in the cycle the step was
+// taken in or later, and no later than its revert.
+func (l *learner) absorbs(g *Lease) bool {
+	return l.revertSeq != 0 && g.cycle >= l.trialAt && g.seq <= l.revertSeq
 }
 
 // pin stops the step refused on trial from growing for a while.
@@ -258,23 +316,56 @@ func (l *learner) pin(step uint8, now int64) {
 // refused records a refusal. foreseen reports whether a quota in the
 // response was spent; hinted whether the response or a live observation
 // said quota was left.
-func (l *learner) refused(g *Lease, epoch uint64, now int64, foreseen, hinted bool) {
+//
+// It reports whether the refusal is the overdraw of a step of growth: of a
+// request granted after the step on trial was taken (the step is reverted
+// at once), or one more of a step already reverted. Such a refusal starts
+// no measurement: the quota that held before the step paces the key.
+func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hinted bool) bool {
 	if foreseen || g.epoch != epoch {
-		return // explained, or one more answer from a cycle already refused
+		return false // explained, or one more answer from a cycle already refused
 	}
 	if hinted {
 		l.distrustFor = min(max(2*l.distrustFor, distrustMin), distrustMax)
 		l.distrustUntil = now + l.distrustFor
 	}
+	if l.quota != nil && !l.pending {
+		if l.trial != 0 && g.cycle >= l.trialAt {
+			l.revert(seq, now)
+			return true
+		}
+		if l.absorbs(g) {
+			return true
+		}
+	}
 	if l.pending {
-		return // refused again before the window ended: it is longer
+		return false // refused again before the window ended: it is longer
 	}
 	if l.quota != nil && l.trial == 0 {
 		l.growGap = min(2*max(minGrowGap, l.growGap), maxGrowGap)
 	}
+	if l.spent != 0 && l.spentOK > 1 {
+		l.rateN, l.rateT = l.spentOK, now-l.spent
+	}
+	l.spent, l.spentOK = now, 0
 	l.pending, l.pendCycle, l.pendFrom = true, g.cycle, l.cycleStart
 	l.pendQ = 0
 	if g.cycle == l.cycle && g.cycle != 0 {
 		l.pendQ = l.cycleOK
 	}
+	return false
+}
+
+// mulDiv returns a*b/c for non-negative a and b and a positive c,
+// saturating.
+func mulDiv(a, b, c int64) int64 {
+	if a <= 0 || b <= 0 || c <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(min(q, math.MaxInt64))
 }

@@ -158,6 +158,27 @@ func (l *startLog) wait(now, q, w int64) int64 {
 	return 0
 }
 
+// waitKeeping is wait for a log whose starts are kept for keep, at least
+// w: the starts older than w are kept, not counted.
+func (l *startLog) waitKeeping(now, q, w, keep int64) int64 {
+	l.trim(now, max(keep, w))
+	total, i := l.total, 0
+	for ; i < l.n && l.get(i).at+w <= now; i++ {
+		total -= l.get(i).n
+	}
+	if total < q {
+		return 0
+	}
+	need := total - q + 1
+	for ; i < l.n; i++ {
+		s := l.get(i)
+		if need -= s.n; need <= 0 {
+			return s.at + w - now
+		}
+	}
+	return 0
+}
+
 // reset forgets every start.
 func (l *startLog) reset() {
 	l.head, l.n, l.total = 0, 0, 0
