@@ -30,14 +30,19 @@ import (
 //     bucket that refills faster than first measured takes rate, so that
 //     they are approached from below. A step holds once a whole window
 //     begun after it was accepted.
-//   - A refusal of a step on trial reverts it; a burst step refused, or a
-//     rate step with less than an eighth of w left to try, is pinned until
-//     32 learned windows have passed, while the other step grows. A
-//     refusal of a learned quota that was not on trial backs off
-//     multiplicatively: a new measurement, which halves q and lowers w by
-//     30% at most at a time (a cycle measured out of phase with the
-//     server's window must not cut the pace to nothing), and doubles the
-//     windows between steps, up to 4.
+//   - A refusal of a step on trial reverts it at once, and does not pause
+//     the key: the quota that held paces it, and only the refused request
+//     waits the refusal floor (see State.Release). A burst step refused,
+//     or a rate step with an eighth of w or less left to try, is pinned
+//     until 32 learned windows have passed, while the other step grows.
+//   - A refusal of a learned quota that was not on trial backs off
+//     multiplicatively: a new measurement, which halves q at most, and
+//     doubles the windows between steps, up to 4. Its window is what the
+//     server's rate, sampled between this refusal and the one before,
+//     gives q (never faster than the quota refused, never slower than a
+//     quarter of it); without a sample, w goes down 30% at most (a cycle
+//     measured out of phase with the server's window must not cut the
+//     pace to nothing).
 //   - A refusal while the headers said quota was left marks them
 //     unreliable: the learned quota applies for a minute, doubling each time
 //     they are caught again, up to an hour. Without such a mark, a learned
@@ -201,10 +206,9 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		// not cut the pace to nothing.
 		n = max(min(n, q.q), q.q/2, 1)
 		if l.rateN > 0 && l.rateT > 0 {
-			// The burst stays (as measured); the window is what the
-			// rate sampled between two refusals gives it, never
-			// faster than the quota refused, and never slower than a
-			// quarter of it.
+			// The window is what the rate sampled between two
+			// refusals gives the burst: never faster than the quota
+			// refused, never slower than a quarter of it.
 			w = max(w, mulDiv(n, l.rateT, l.rateN))
 			w = max(w, mulDiv(n, q.w, q.q))
 			w = min(w, mulDiv(4*n, q.w, q.q))
