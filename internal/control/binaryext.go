@@ -7,8 +7,15 @@ import (
 
 // The end of the binary form, after the retry budget: the refusals in a
 // row (all, and those below the refusal floor), the ramp's latency
-// estimate and probe timeouts, the learner's steps, and the grants when
-// its last step was taken and undone.
+// estimate and probe timeouts, the learner's steps.
+//
+// After the cost quotas, a State may end with tails, each a tag byte and
+// its fields, written only when one of its fields is set: a State without
+// them has the form it had before they existed, and a form that ends
+// before a tail reads its fields as zero.
+const (
+	tailLearn = 1 // the learner's undone step and the server's sampled rate
+)
 
 // ext writes the end of the binary form of s.
 func (e *encoder) ext(s *State) {
@@ -29,6 +36,15 @@ func (e *encoder) ext(s *State) {
 	for i := range s.policies {
 		e.bool(s.policies[i].sliding)
 	}
+}
+
+// tails writes the tails of the binary form of s that are set.
+func (e *encoder) tails(s *State) {
+	l := &s.learn
+	if l.revertSeq == 0 && l.spent == 0 && l.spentOK == 0 && l.rateN == 0 && l.rateT == 0 {
+		return
+	}
+	e.b = append(e.b, tailLearn)
 	e.uint(l.revertSeq)
 	e.at(l.spent)
 	e.uint(uint64(l.spentOK))
@@ -60,13 +76,36 @@ func (d *decoder) ext(n *State) {
 	for i := range n.policies {
 		n.policies[i].sliding = d.bool()
 	}
-	if l.revertSeq = d.uint(); l.revertSeq > n.seq {
-		d.fail()
+}
+
+// tails reads what encoder.tails wrote into n: each tail at most once, in
+// order, none of them empty.
+func (d *decoder) tails(n *State) {
+	last := byte(0)
+	for len(d.b) > 0 && !d.err {
+		tag := d.byte()
+		if tag <= last {
+			d.fail() // unknown, repeated or out of order
+			return
+		}
+		last = tag
+		switch tag {
+		case tailLearn:
+			l := &n.learn
+			if l.revertSeq = d.uint(); l.revertSeq > n.seq {
+				d.fail()
+			}
+			l.spent = d.at()
+			l.spentOK = int64(d.bounded(uint64(maxQuota)))
+			l.rateN = int64(d.bounded(uint64(maxQuota)))
+			l.rateT = int64(d.bounded(uint64(maxInstant)))
+			if l.revertSeq == 0 && l.spent == 0 && l.spentOK == 0 && l.rateN == 0 && l.rateT == 0 {
+				d.fail() // never written
+			}
+		default:
+			d.fail()
+		}
 	}
-	l.spent = d.at()
-	l.spentOK = int64(d.bounded(uint64(maxQuota)))
-	l.rateN = int64(d.bounded(uint64(maxQuota)))
-	l.rateT = int64(d.bounded(uint64(maxInstant)))
 }
 
 // signed reads a float64 in [-limit, limit].
