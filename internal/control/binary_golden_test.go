@@ -29,7 +29,7 @@ func TestBinaryGoldenForms(t *testing.T) {
 			t.Errorf("%s: learned quota %+v, want 2 per 1s", c.name, q)
 		}
 		l := &s.learn
-		if l.revertSeq != 0 || l.spent != 0 || l.spentOK != 0 || l.rateN != 0 || l.rateT != 0 {
+		if l.revertSeq != 0 || l.burst != 0 {
 			t.Errorf("%s: the learner's tail is not zero: %+v", c.name, *l)
 		}
 		back, _ := s.MarshalBinary()
@@ -43,18 +43,18 @@ func TestBinaryGoldenForms(t *testing.T) {
 // that an empty, unknown or repeated tail is rejected.
 func TestBinaryTails(t *testing.T) {
 	s := worst()
-	s.learn.revertSeq, s.learn.spent, s.learn.spentOK, s.learn.rateN, s.learn.rateT = 7, instant(t0), 3, 4, int64(time.Second)
+	s.learn.revertSeq, s.learn.burst = 7, 20
 	b, _ := s.MarshalBinary()
 	var back State
 	if err := back.UnmarshalBinary(b); err != nil {
 		t.Fatalf("UnmarshalBinary = %v", err)
 	}
-	if l := back.learn; l.revertSeq != 7 || l.spent != instant(t0) || l.spentOK != 3 || l.rateN != 4 || l.rateT != int64(time.Second) {
+	if l := back.learn; l.revertSeq != 7 || l.burst != 20 {
 		t.Errorf("tail read back as %+v", l)
 	}
 	plain, _ := worst().MarshalBinary()
 	for name, form := range map[string][]byte{
-		"empty tail":    append(bytes.Clone(plain), tailLearn, 0, 0, 0, 0, 0),
+		"empty tail":    append(bytes.Clone(plain), tailLearn, 0, 0),
 		"unknown tail":  append(bytes.Clone(plain), 9, 1),
 		"repeated tail": append(bytes.Clone(b), b[len(plain):]...),
 		"cut tail":      b[:len(b)-1],

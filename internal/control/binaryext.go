@@ -14,7 +14,7 @@ import (
 // them has the form it had before they existed, and a form that ends
 // before a tail reads its fields as zero.
 const (
-	tailLearn = 1 // the learner's undone step and the server's sampled rate
+	tailLearn = 1 // the learner's last undone step and the server's burst
 )
 
 // ext writes the end of the binary form of s.
@@ -41,15 +41,12 @@ func (e *encoder) ext(s *State) {
 // tails writes the tails of the binary form of s that are set.
 func (e *encoder) tails(s *State) {
 	l := &s.learn
-	if l.revertSeq == 0 && l.spent == 0 && l.spentOK == 0 && l.rateN == 0 && l.rateT == 0 {
+	if l.revertSeq == 0 && l.burst == 0 {
 		return
 	}
 	e.b = append(e.b, tailLearn)
 	e.uint(l.revertSeq)
-	e.at(l.spent)
-	e.uint(uint64(l.spentOK))
-	e.uint(uint64(l.rateN))
-	e.uint(uint64(l.rateT))
+	e.uint(uint64(l.burst))
 }
 
 // ext reads what encoder.ext wrote into n.
@@ -95,11 +92,8 @@ func (d *decoder) tails(n *State) {
 			if l.revertSeq = d.uint(); l.revertSeq > n.seq {
 				d.fail()
 			}
-			l.spent = d.at()
-			l.spentOK = int64(d.bounded(uint64(maxQuota)))
-			l.rateN = int64(d.bounded(uint64(maxQuota)))
-			l.rateT = int64(d.bounded(uint64(maxInstant)))
-			if l.revertSeq == 0 && l.spent == 0 && l.spentOK == 0 && l.rateN == 0 && l.rateT == 0 {
+			l.burst = int64(d.bounded(uint64(maxQuota)))
+			if l.revertSeq == 0 && l.burst == 0 {
 				d.fail() // never written
 			}
 		default:

@@ -29,20 +29,24 @@ import (
 //     window or a sliding log takes bursts; a leaky bucket or a token
 //     bucket that refills faster than first measured takes rate, so that
 //     they are approached from below. A step holds once a whole window
-//     begun after it was accepted.
+//     begun after it was accepted; a rate step, once the server's burst
+//     (the most a measurement counted) would also be spent at the faster
+//     rate, had the server only refilled at the rate that held (see
+//     learner.drain), so that a bucket's slack does not pass for a rate.
 //   - A refusal of a step on trial reverts it at once, and does not pause
 //     the key: the quota that held paces it, and only the refused request
-//     waits the refusal floor (see State.Release). A burst step refused,
-//     or a rate step with an eighth of w or less left to try, is pinned
-//     until 32 learned windows have passed, while the other step grows.
+//     waits the refusal floor (see State.Release). The refused request
+//     counts against the window it overdrew, not the next one (see
+//     startLog.redate). A burst step refused, or a rate step with an
+//     eighth of w or less left to try, is pinned until 32 learned windows
+//     have passed, while the other step grows. A step refused with a wait
+//     the server gave is reverted too; the key pauses, and the next step
+//     is counted from the end of the pause.
 //   - A refusal of a learned quota that was not on trial backs off
-//     multiplicatively: a new measurement, which halves q at most, and
-//     doubles the windows between steps, up to 4. Its window is what the
-//     server's rate, sampled between this refusal and the one before,
-//     gives q (never faster than the quota refused, never slower than a
-//     quarter of it); without a sample, w goes down 30% at most (a cycle
-//     measured out of phase with the server's window must not cut the
-//     pace to nothing).
+//     multiplicatively: a new measurement, which halves q and lowers w by
+//     30% at most at a time (a cycle measured out of phase with the
+//     server's window must not cut the pace to nothing), and doubles the
+//     windows between steps, up to 4.
 //   - A refusal while the headers said quota was left marks them
 //     unreliable: the learned quota applies for a minute, doubling each time
 //     they are caught again, up to an hour. Without such a mark, a learned
@@ -80,14 +84,7 @@ type learner struct {
 	floor    int64  // the shortest w refused on trial: the rate step stops half way to it; 0: none
 
 	revertSeq uint64 // the key's grants when the last step was reverted; 0: not reverted
-
-	// The server was exhausted (refused) at spent, the first refusal of
-	// a row; spentOK requests granted since were accepted. Between two
-	// such instants the server freed about as many requests as it
-	// accepted: a sample of its rate (rateN in rateT), taken at the
-	// next refusal the learned quota did not foresee.
-	spent, spentOK int64
-	rateN, rateT   int64
+	burst     int64  // the most requests a measurement counted: the server's burst, as far as seen
 }
 
 // The steps of growth.
@@ -111,7 +108,7 @@ func (l *learner) isZero() bool {
 		!l.pending && l.pendCycle == 0 && l.pendQ == 0 && l.pendFrom == 0 && l.quota == nil &&
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
-		l.revertSeq == 0 && l.spent == 0 && l.spentOK == 0 && l.rateN == 0 && l.rateT == 0
+		l.revertSeq == 0 && l.burst == 0
 }
 
 // active reports whether the learned quota paces requests now.
@@ -172,9 +169,6 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	if g.cycle == l.cycle && g.cycle != 0 {
 		l.cycleOK++
 	}
-	if l.spent != 0 && g.start > l.spent {
-		l.spentOK = min(l.spentOK+1, maxQuota)
-	}
 	if !l.pending {
 		l.grow(now)
 		return
@@ -195,6 +189,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		return
 	}
 	n, q := l.pendQ, l.quota
+	l.burst = min(max(l.burst, n), maxQuota)
 	if q == nil {
 		q = &policy{unit: unitRequests}
 		l.quota, l.stride = q, rateStride
@@ -205,19 +200,9 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		// acceptances, or a short window; one such measurement must
 		// not cut the pace to nothing.
 		n = max(min(n, q.q), q.q/2, 1)
-		if l.rateN > 0 && l.rateT > 0 {
-			// The window is what the rate sampled between two
-			// refusals gives the burst: never faster than the quota
-			// refused, never slower than a quarter of it.
-			w = max(w, mulDiv(n, l.rateT, l.rateN))
-			w = max(w, mulDiv(n, q.w, q.q))
-			w = min(w, mulDiv(4*n, q.w, q.q))
-		} else {
-			w = max(w, q.w*7/10)
-		}
+		w = max(w, q.w*7/10)
 		l.floor = 0
 	}
-	l.rateN, l.rateT = 0, 0
 	q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
 	l.trial = 0
 	q.log.reset()
@@ -236,6 +221,9 @@ func (l *learner) grow(now int64) {
 	}
 	if l.trial != 0 {
 		if l.cycle <= l.trialAt || l.cycleOK < q.q {
+			return
+		}
+		if l.trial == stepRate && now-l.grownAt < l.drain() {
 			return
 		}
 	} else if now-l.grownAt < int64(max(minGrowGap, l.growGap))*q.w {
@@ -278,6 +266,21 @@ func (l *learner) grow(now int64) {
 	l.grownAt, l.binding = now, false
 }
 
+// drain returns how long a rate step stays on trial once taken: as long
+// as a bucket holding the server's burst, refilled at the rate that held,
+// would take to be emptied by the faster rate on trial (burst requests at
+// q/w - q/prev a second), up to maxGrowGap windows that held. A bucket's
+// slack lets a rate faster than its own through for that long; a window
+// the server keeps refuses the step within its first window anyway.
+func (l *learner) drain() int64 {
+	q := l.quota
+	if l.prev <= q.w {
+		return 0
+	}
+	b := max(l.burst, q.q)
+	return min(mulDiv(mulDiv(b, q.w, q.q), l.prev, l.prev-q.w), int64(maxGrowGap)*l.prev)
+}
+
 // revert undoes the step on trial, refused at now by a request granted
 // after it: back to the quota that held. A burst step refused is pinned;
 // a rate step refused leaves the shortest window refused as the floor the
@@ -299,6 +302,15 @@ func (l *learner) revert(seq uint64, now int64) {
 	}
 	l.trial, l.revertSeq = 0, seq
 	l.grownAt, l.binding = now, false
+}
+
+// resume records that the step just undone was refused with a wait the
+// server gave, which pauses the key until at: the learned windows start
+// again with the probe after the pause, and the next step is counted from
+// there, as after a measurement.
+func (l *learner) resume(at int64) {
+	l.quota.log.reset()
+	l.grownAt = max(l.grownAt, at)
 }
 
 // absorbs reports whether a refusal of the request g is one of the
@@ -324,7 +336,9 @@ func (l *learner) pin(step uint8, now int64) {
 // It reports whether the refusal is the overdraw of a step of growth: of a
 // request granted after the step on trial was taken (the step is reverted
 // at once), or one more of a step already reverted. Such a refusal starts
-// no measurement: the quota that held before the step paces the key.
+// no measurement: the quota that held before the step paces the key, and
+// the refused request counts against the window it overdrew, as if it had
+// started with the oldest start of the learned window that ends at now.
 func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hinted bool) bool {
 	if foreseen || g.epoch != epoch {
 		return false // explained, or one more answer from a cycle already refused
@@ -336,9 +350,11 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 	if l.quota != nil && !l.pending {
 		if l.trial != 0 && g.cycle >= l.trialAt {
 			l.revert(seq, now)
+			l.quota.log.redate(g.start, now-l.quota.w)
 			return true
 		}
 		if l.absorbs(g) {
+			l.quota.log.redate(g.start, now-l.quota.w)
 			return true
 		}
 	}
@@ -348,10 +364,6 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 	if l.quota != nil && l.trial == 0 {
 		l.growGap = min(2*max(minGrowGap, l.growGap), maxGrowGap)
 	}
-	if l.spent != 0 && l.spentOK > 1 {
-		l.rateN, l.rateT = l.spentOK, now-l.spent
-	}
-	l.spent, l.spentOK = now, 0
 	l.pending, l.pendCycle, l.pendFrom = true, g.cycle, l.cycleStart
 	l.pendQ = 0
 	if g.cycle == l.cycle && g.cycle != 0 {

@@ -368,14 +368,13 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	if overdrew && plan.Reason == ReasonBackoff && !plan.Stop {
 		// A step of growth overdrew, and is undone: the quota that held
 		// paces the key, and only the refused request waits (see
-		// learner.refused). A wait the server gave still pauses the key.
-		plan.Pause = 0
+		// learner.refused), the floor and no more: the refusal was the
+		// step's. A wait the server gave still pauses the key.
+		plan.Wait, plan.Pause = RefusalFloor, 0
 	} else {
 		s.pause(now, addSat(now, int64(plan.Pause)), plan.Reason)
 		if overdrew {
-			// Paused by the server: the learned windows start again
-			// with the probe after the pause.
-			s.learn.quota.log.reset()
+			s.learn.resume(s.pauseUntil)
 		}
 	}
 	for _, name := range out.Refusal.Violated {
