@@ -143,7 +143,11 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 		return s.hold(s.pauseUntil, s.pauseReason, 0)
 	}
 	if after := instant(ask.After); !ask.After.IsZero() && now < after {
-		return s.hold(after, ReasonRetryBudget, 0) // a retry spaced out (see Decide)
+		why := ask.AfterReason
+		if why == ReasonNone || why >= numReasons {
+			why = ReasonRetryBudget
+		}
+		return s.hold(after, why, 0) // a retry spaced out (see Decide)
 	}
 	// An observation past its effective window is stale: it says nothing
 	// about what is available now and must not be read as a refill

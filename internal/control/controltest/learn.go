@@ -42,7 +42,9 @@ func learnTables() []Table {
 			rel(3*s, "j", refused(bare(4*s)), Want{Plan: backoff(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
 			// One more refusal of the same overdraw changes nothing.
 			rel(3*s, "i", refused(bare(4*s)), Want{Plan: backoff(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
-			// The quota that held paces the key.
+			// The quota that held paces the key; the refused request
+			// waits its floor, for the refusal's reason.
+			{At: 3 * s, Acquire: "j", After: 4 * s, AfterReason: control.ReasonBackoff, Want: Want{Hold: control.ReasonBackoff, Until: 4 * s}},
 			acq(3*s, "k", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
 			// A refusal once the step is undone is the learned quota's:
 			// the key pauses (a lone probe refused: its own backoff),
