@@ -216,6 +216,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	cost := control.Cost(requestCost(req, t.Cost)) // once: retries cost the same
 	var after time.Time                            // a retry's wait (see control.Decide)
+	var afterWhy control.Reason                    // what after is for
 	// Unless robots.txt was read or a cost estimated (which may read the
 	// body), the first attempt asks the budget at start: one clock read.
 	stale := t.Robots != nil || t.Cost != nil || req.Body != nil && req.Body != http.NoBody
@@ -226,7 +227,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt > 1 || stale {
 			asked = t.clock.now()
 		}
-		err := t.wait(req, b, key, attempt, &cost, after, asked, &g)
+		err := t.wait(req, b, key, attempt, &cost, after, afterWhy, asked, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -327,9 +328,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		e.Kind = EventRetry
 		t.emitIf(e)
-		if plan.Reason == control.ReasonRetryBudget {
-			after = now.Add(plan.Wait) // spaced out past the key's pause
+		if plan.Reason == control.ReasonRetryBudget || plan.Pause < plan.Wait {
+			// Spaced out past the key's pause, or the refusal floor
+			// of a key not paused.
+			after, afterWhy = now.Add(plan.Wait), plan.Reason
 		}
+
 		discard(resp.Body)
 	}
 }
@@ -420,16 +424,15 @@ func (t *Transport) emitIf(e Event) {
 }
 
 // wait blocks until the budget grants req under key (and the local
-// ceilings let it go), not before after (a retry spaced out by the retry
-// budget; zero: no bound), the context ends, or the wait turns out longer
-// than the Transport will wait. It asks first at now. The grant is
-// written to g.
-func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, cost *control.Cost, after, now time.Time, g *lease) error {
+// ceilings let it go), not before after (a retry's own wait, for why;
+// zero: no bound), the context ends, or the wait turns out longer than the
+// Transport will wait. It asks first at now. The grant is written to g.
+func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, cost *control.Cost, after time.Time, why control.Reason, now time.Time, g *lease) error {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ask := control.Ask{Custom: key.custom, After: after}
+	ask := control.Ask{Custom: key.custom, After: after, AfterReason: why}
 	g.SetCost(*cost)
 	ask.Until, _ = ctx.Deadline()
 	if b.mem != nil && !t.local() {

@@ -16,7 +16,7 @@ import (
 //	then each),
 //	the learner (with its learned policy when it has one), the retry
 //	budget (tokens as float64 bits); in version 2, then the cost quotas
-//	(see appendCosts).
+//	(see appendCosts); then the tails that are set (see tailLearn).
 //
 // A State with no cost quota and no reservation is written as version 1,
 // as before they existed; both versions are read.
@@ -113,6 +113,7 @@ func (s *State) AppendBinary(b []byte) ([]byte, error) {
 	if !s.costs.isZero() {
 		e.costs(&s.costs)
 	}
+	e.tails(s)
 	return e.b, nil
 }
 
@@ -258,6 +259,7 @@ func (s *State) UnmarshalBinary(data []byte) error {
 			d.fail() // written as version 1
 		}
 	}
+	d.tails(&n)
 
 	if d.err || len(d.b) != 0 || n.flags&^flagsAll != 0 || n.pauseReason >= numReasons ||
 		n.skew < -int64(maxSpan) || n.skew > int64(maxSpan) {

@@ -7,7 +7,15 @@ import (
 
 // The end of the binary form, after the retry budget: the refusals in a
 // row (all, and those below the refusal floor), the ramp's latency
-// estimate and probe timeouts.
+// estimate and probe timeouts, the learner's steps.
+//
+// After the cost quotas, a State may end with tails, each a tag byte and
+// its fields, written only when one of its fields is set: a State without
+// them has the form it had before they existed, and a form that ends
+// before a tail reads its fields as zero.
+const (
+	tailLearn = 1 // the learner's last undone step and the server's burst
+)
 
 // ext writes the end of the binary form of s.
 func (e *encoder) ext(s *State) {
@@ -28,6 +36,17 @@ func (e *encoder) ext(s *State) {
 	for i := range s.policies {
 		e.bool(s.policies[i].sliding)
 	}
+}
+
+// tails writes the tails of the binary form of s that are set.
+func (e *encoder) tails(s *State) {
+	l := &s.learn
+	if l.revertSeq == 0 && l.burst == 0 {
+		return
+	}
+	e.b = append(e.b, tailLearn)
+	e.uint(l.revertSeq)
+	e.uint(uint64(l.burst))
 }
 
 // ext reads what encoder.ext wrote into n.
@@ -53,6 +72,33 @@ func (d *decoder) ext(n *State) {
 	}
 	for i := range n.policies {
 		n.policies[i].sliding = d.bool()
+	}
+}
+
+// tails reads what encoder.tails wrote into n: each tail at most once, in
+// order, none of them empty.
+func (d *decoder) tails(n *State) {
+	last := byte(0)
+	for len(d.b) > 0 && !d.err {
+		tag := d.byte()
+		if tag <= last {
+			d.fail() // unknown, repeated or out of order
+			return
+		}
+		last = tag
+		switch tag {
+		case tailLearn:
+			l := &n.learn
+			if l.revertSeq = d.uint(); l.revertSeq > n.seq {
+				d.fail()
+			}
+			l.burst = int64(d.bounded(uint64(maxQuota)))
+			if l.revertSeq == 0 && l.burst == 0 {
+				d.fail() // never written
+			}
+		default:
+			d.fail()
+		}
 	}
 }
 

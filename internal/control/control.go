@@ -90,6 +90,10 @@ type Ask struct {
 	// wait, which the retry budget may have lengthened past the key's
 	// pause (see Plan.Wait). Zero: no such bound.
 	After time.Time
+	// AfterReason is what After is for: the reason of the plan that set
+	// it (ReasonBackoff for the refusal floor of a request whose key is
+	// not paused). ReasonNone: ReasonRetryBudget.
+	AfterReason Reason
 }
 
 // Lease is a started request, handed back to Release. A Lease whose state

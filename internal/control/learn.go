@@ -1,6 +1,10 @@
 package control
 
-import "time"
+import (
+	"math"
+	"math/bits"
+	"time"
+)
 
 // learner keeps one invariant: what refusals revealed of a key's limits
 // paces it, never shortening a wait the server gave. It infers them from
@@ -25,11 +29,20 @@ import "time"
 //     window or a sliding log takes bursts; a leaky bucket or a token
 //     bucket that refills faster than first measured takes rate, so that
 //     they are approached from below. A step holds once a whole window
-//     begun after it was accepted.
-//   - A refusal of a step on trial reverts it; a burst step refused, or a
-//     rate step with less than an eighth of w left to try, is pinned until
-//     32 learned windows have passed, while the other step grows. A
-//     refusal of a learned quota that was not on trial backs off
+//     begun after it was accepted; a rate step, once the server's burst
+//     (the most a measurement counted) would also be spent at the faster
+//     rate, had the server only refilled at the rate that held (see
+//     learner.drain), so that a bucket's slack does not pass for a rate.
+//   - A refusal of a step on trial reverts it at once, and does not pause
+//     the key: the quota that held paces it, and only the refused request
+//     waits the refusal floor (see State.Release). The refused request
+//     counts against the window it overdrew, not the next one (see
+//     startLog.redate). A burst step refused, or a rate step with an
+//     eighth of w or less left to try, is pinned until 32 learned windows
+//     have passed, while the other step grows. A step refused with a wait
+//     the server gave is reverted too; the key pauses, and the next step
+//     is counted from the end of the pause.
+//   - A refusal of a learned quota that was not on trial backs off
 //     multiplicatively: a new measurement, which halves q and lowers w by
 //     30% at most at a time (a cycle measured out of phase with the
 //     server's window must not cut the pace to nothing), and doubles the
@@ -69,6 +82,9 @@ type learner struct {
 	last     uint8  // the step taken last
 	stride   int32  // the rate step is w>>stride; it halves (down to 1) after each rate step that held
 	floor    int64  // the shortest w refused on trial: the rate step stops half way to it; 0: none
+
+	revertSeq uint64 // the key's grants when the last step was reverted; 0: not reverted
+	burst     int64  // the most requests a measurement counted: the server's burst, as far as seen
 }
 
 // The steps of growth.
@@ -91,7 +107,8 @@ func (l *learner) isZero() bool {
 	return l.cycle == 0 && l.cycleEpoch == 0 && l.cycleStart == 0 && l.cycleOK == 0 && !l.held &&
 		!l.pending && l.pendCycle == 0 && l.pendQ == 0 && l.pendFrom == 0 && l.quota == nil &&
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
-		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0
+		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
+		l.revertSeq == 0 && l.burst == 0
 }
 
 // active reports whether the learned quota paces requests now.
@@ -125,9 +142,25 @@ func (l *learner) started(epoch uint64, now int64) uint64 {
 		l.cycleEpoch, l.cycleStart, l.cycleOK, l.held = epoch, now, 0, false
 	}
 	if q := l.quota; q != nil {
-		q.log.add(now, q.q, q.w, 1)
+		q.log.add(now, q.q, l.keep(), 1)
 	}
 	return l.cycle
+}
+
+// keep returns how long the learned quota's starts are kept: its window,
+// or while a rate step is on trial the window before it, so that the
+// step, if refused, is undone with the starts it must count.
+func (l *learner) keep() int64 {
+	if l.trial == stepRate {
+		return max(l.quota.w, l.prev)
+	}
+	return l.quota.w
+}
+
+// wait returns how long a start at now must wait for the learned quota.
+func (l *learner) wait(now int64) int64 {
+	q := l.quota
+	return q.log.waitKeeping(now, q.q, q.w, l.keep())
 }
 
 // accepted records a response that was not a refusal; inflight is the
@@ -148,45 +181,29 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	}
 	// The key is accepted again: the measurement ends.
 	l.pending = false
-	q := l.quota
-	switch {
-	case q != nil && l.trial == stepBurst:
-		// The burst on trial was refused: back to the one that held.
-		q.q = min(max(l.prev, 1), maxQuota)
-		l.pin(stepBurst, now)
-	case q != nil && l.trial == stepRate:
-		// The rate on trial was refused: back to the window that held,
-		// and never as short as the one refused again; the next rate
-		// step goes half way there, unless that is too little to try.
-		l.floor = q.w
-		q.w = min(max(l.prev, 1), int64(maxSpan))
-		if q.w-l.floor < q.w/8 {
-			l.pin(stepRate, now)
-		}
-	default:
-		if l.pendQ < 1 {
-			return
-		}
-		w := now - l.pendFrom
-		if w <= 0 {
-			return
-		}
-		n := l.pendQ
-		if q == nil {
-			q = &policy{unit: unitRequests}
-			l.quota, l.stride = q, rateStride
-		} else {
-			// A learned quota refused: decrease multiplicatively, no
-			// further than the measurement says. A cycle measured out
-			// of phase with the server's window can count a handful of
-			// acceptances, or a short window; one such measurement
-			// must not cut the pace to nothing.
-			n = max(n, q.q/2, 1)
-			w = max(w, q.w*7/10)
-			l.floor = 0
-		}
-		q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
+	if l.pendQ < 1 {
+		return
 	}
+	w := now - l.pendFrom
+	if w <= 0 {
+		return
+	}
+	n, q := l.pendQ, l.quota
+	l.burst = min(max(l.burst, n), maxQuota)
+	if q == nil {
+		q = &policy{unit: unitRequests}
+		l.quota, l.stride = q, rateStride
+	} else {
+		// A learned quota refused: decrease multiplicatively, no
+		// further than the measurement says. A cycle measured out of
+		// phase with the server's window can count a handful of
+		// acceptances, or a short window; one such measurement must
+		// not cut the pace to nothing.
+		n = max(min(n, q.q), q.q/2, 1)
+		w = max(w, q.w*7/10)
+		l.floor = 0
+	}
+	q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
 	l.trial = 0
 	q.log.reset()
 	q.log.add(now, q.q, q.w, min(inflight+1, q.q))
@@ -204,6 +221,9 @@ func (l *learner) grow(now int64) {
 	}
 	if l.trial != 0 {
 		if l.cycle <= l.trialAt || l.cycleOK < q.q {
+			return
+		}
+		if l.trial == stepRate && now-l.grownAt < l.drain() {
 			return
 		}
 	} else if now-l.grownAt < int64(max(minGrowGap, l.growGap))*q.w {
@@ -242,8 +262,62 @@ func (l *learner) grow(now int64) {
 		l.prev = q.w
 		q.w -= d
 	}
-	l.trial, l.trialAt, l.last = step, l.cycle, step
+	l.trial, l.trialAt, l.last, l.revertSeq = step, l.cycle, step, 0
 	l.grownAt, l.binding = now, false
+}
+
+// drain returns how long a rate step stays on trial once taken: as long
+// as a bucket holding the server's burst, refilled at the rate that held,
+// would take to be emptied by the faster rate on trial (burst requests at
+// q/w - q/prev a second), up to maxGrowGap windows that held. A bucket's
+// slack lets a rate faster than its own through for that long; a window
+// the server keeps refuses the step within its first window anyway.
+func (l *learner) drain() int64 {
+	q := l.quota
+	if l.prev <= q.w {
+		return 0
+	}
+	b := max(l.burst, q.q)
+	return min(mulDiv(mulDiv(b, q.w, q.q), l.prev, l.prev-q.w), int64(maxGrowGap)*l.prev)
+}
+
+// revert undoes the step on trial, refused at now by a request granted
+// after it: back to the quota that held. A burst step refused is pinned;
+// a rate step refused leaves the shortest window refused as the floor the
+// next rate step goes half way to, and is pinned when that is too little
+// to try. seq is the key's grants so far: refusals of requests granted up
+// to it are of the same overdraw (see absorbs).
+func (l *learner) revert(seq uint64, now int64) {
+	q := l.quota
+	switch l.trial {
+	case stepBurst:
+		q.q = min(max(l.prev, 1), maxQuota)
+		l.pin(stepBurst, now)
+	case stepRate:
+		l.floor = q.w
+		q.w = min(max(l.prev, 1), int64(maxSpan))
+		if q.w-l.floor <= q.w/8 {
+			l.pin(stepRate, now)
+		}
+	}
+	l.trial, l.revertSeq = 0, seq
+	l.grownAt, l.binding = now, false
+}
+
+// resume records that the step just undone was refused with a wait the
+// server gave, which pauses the key until at: the learned windows start
+// again with the probe after the pause, and the next step is counted from
+// there, as after a measurement.
+func (l *learner) resume(at int64) {
+	l.quota.log.reset()
+	l.grownAt = max(l.grownAt, at)
+}
+
+// absorbs reports whether a refusal of the request g is one of the
+// overdraw of a step already reverted: granted in the cycle the step was
+// taken in or later, and no later than its revert.
+func (l *learner) absorbs(g *Lease) bool {
+	return l.revertSeq != 0 && g.cycle >= l.trialAt && g.seq <= l.revertSeq
 }
 
 // pin stops the step refused on trial from growing for a while.
@@ -258,16 +332,34 @@ func (l *learner) pin(step uint8, now int64) {
 // refused records a refusal. foreseen reports whether a quota in the
 // response was spent; hinted whether the response or a live observation
 // said quota was left.
-func (l *learner) refused(g *Lease, epoch uint64, now int64, foreseen, hinted bool) {
+//
+// It reports whether the refusal is the overdraw of a step of growth: of a
+// request granted after the step on trial was taken (the step is reverted
+// at once), or one more of a step already reverted. Such a refusal starts
+// no measurement: the quota that held before the step paces the key, and
+// the refused request counts against the window it overdrew, as if it had
+// started with the oldest start of the learned window that ends at now.
+func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hinted bool) bool {
 	if foreseen || g.epoch != epoch {
-		return // explained, or one more answer from a cycle already refused
+		return false // explained, or one more answer from a cycle already refused
 	}
 	if hinted {
 		l.distrustFor = min(max(2*l.distrustFor, distrustMin), distrustMax)
 		l.distrustUntil = now + l.distrustFor
 	}
+	if l.quota != nil && !l.pending {
+		if l.trial != 0 && g.cycle >= l.trialAt {
+			l.revert(seq, now)
+			l.quota.log.redate(g.start, now-l.quota.w)
+			return true
+		}
+		if l.absorbs(g) {
+			l.quota.log.redate(g.start, now-l.quota.w)
+			return true
+		}
+	}
 	if l.pending {
-		return // refused again before the window ended: it is longer
+		return false // refused again before the window ended: it is longer
 	}
 	if l.quota != nil && l.trial == 0 {
 		l.growGap = min(2*max(minGrowGap, l.growGap), maxGrowGap)
@@ -277,4 +369,19 @@ func (l *learner) refused(g *Lease, epoch uint64, now int64, foreseen, hinted bo
 	if g.cycle == l.cycle && g.cycle != 0 {
 		l.pendQ = l.cycleOK
 	}
+	return false
+}
+
+// mulDiv returns a*b/c for non-negative a and b and a positive c,
+// saturating.
+func mulDiv(a, b, c int64) int64 {
+	if a <= 0 || b <= 0 || c <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(min(q, math.MaxInt64))
 }

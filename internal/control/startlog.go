@@ -158,6 +158,54 @@ func (l *startLog) wait(now, q, w int64) int64 {
 	return 0
 }
 
+// waitKeeping is wait for a log whose starts are kept for keep, at least
+// w: the starts older than w are kept, not counted.
+func (l *startLog) waitKeeping(now, q, w, keep int64) int64 {
+	l.trim(now, max(keep, w))
+	total, i := l.total, 0
+	for ; i < l.n && l.get(i).at+w <= now; i++ {
+		total -= l.get(i).n
+	}
+	if total < q {
+		return 0
+	}
+	need := total - q + 1
+	for ; i < l.n; i++ {
+		s := l.get(i)
+		if need -= s.n; need <= 0 {
+			return s.at + w - now
+		}
+	}
+	return 0
+}
+
+// redate counts one start made at from as made with the earliest start
+// kept at or after to (to <= from), so that it leaves the window with it
+// and not later. Nothing changes if no start at or after from is kept. An
+// entry left empty is removed (rare: a refusal; linear in the log).
+func (l *startLog) redate(from, to int64) {
+	var dst *start
+	for i := range l.n {
+		e := l.get(i)
+		if dst == nil && e.at >= to {
+			dst = e
+		}
+		if e.at < from {
+			continue
+		}
+		if dst != e {
+			dst.n++
+			if e.n--; e.n == 0 {
+				for k := i; k < l.n-1; k++ {
+					*l.get(k) = *l.get(k + 1)
+				}
+				l.n--
+			}
+		}
+		return
+	}
+}
+
 // reset forgets every start.
 func (l *startLog) reset() {
 	l.head, l.n, l.total = 0, 0, 0

@@ -75,3 +75,36 @@ func TestStartLogLooseCostsLittle(t *testing.T) {
 		t.Errorf("%d starts in 10 windows at q's own rate, want at least %d", n, least)
 	}
 }
+
+// A start redated leaves the window with the start it is counted with:
+// under 3 per 1s, a burst of three at 0 and a late one at 0.8s leave room
+// for two starts at 1s, three once the late one is redated to 0. An entry
+// left empty is removed.
+func TestStartLogRedate(t *testing.T) {
+	q, w := int64(3), int64(time.Second)
+	now := instant(t0)
+	late := now + 800*int64(time.Millisecond)
+	third := func(l startLog) int64 { // the wait of a third start at 1s
+		l.ring = append([]start(nil), l.ring...)
+		l.add(now+w, q, w, 2)
+		return l.wait(now+w, q, w)
+	}
+	var l startLog
+	l.add(now, q, w, 3)
+	l.add(late, q, w, 1)
+	if d := third(l); d != late-now {
+		t.Fatalf("before: a third start at 1s waits %v, want 0.8s", time.Duration(d))
+	}
+	l.redate(late, late-w)
+	total := l.total
+	if l.len() != 1 || l.first().n != total {
+		t.Fatalf("after: %d entries, the first counting %d of %d; want one counting all", l.len(), l.first().n, total)
+	}
+	if d := third(l); d != 0 {
+		t.Errorf("after: a third start at 1s waits %v, want 0", time.Duration(d))
+	}
+	l.redate(now+5*w, now) // nothing kept at or after from
+	if l.len() != 1 || l.total != total {
+		t.Errorf("a redate of nothing changed the log: %d entries, total %d", l.len(), l.total)
+	}
+}

@@ -144,7 +144,11 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	}
 	if !ask.After.IsZero() {
 		if after := instant(ask.After); now < after {
-			return s.hold(after, ReasonRetryBudget, 0) // a retry spaced out (see Decide)
+			why := ask.AfterReason
+			if why == ReasonNone || why >= numReasons {
+				why = ReasonRetryBudget
+			}
+			return s.hold(after, why, 0) // a retry spaced out (see Decide)
 		}
 	}
 	// An observation past its effective window is stale: it says nothing
@@ -200,8 +204,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 		}
 	}
 	if s.learn.active(s.policies, now) {
-		q := s.learn.quota
-		if d := q.log.wait(now, q.q, q.w); d > 0 {
+		if d := s.learn.wait(now); d > 0 {
 			s.learn.binding, s.learn.held = true, true
 			return s.hold(now+d, ReasonAdaptive, 0)
 		}
@@ -356,7 +359,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		return Plan{}
 	}
 
-	s.learn.refused(l, s.epoch, now, foreseen, hinted)
+	overdrew := s.learn.refused(l, s.seq, s.epoch, now, foreseen, hinted)
 	first := l.epoch == s.epoch // not one more answer of a flight already refused
 	ref := &out.Refusal
 	if costRefused {
@@ -368,7 +371,18 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	if plan.Stop {
 		s.retry.stopUntil = addSat(now, int64(stopRetrying))
 	}
-	s.pause(now, addSat(now, int64(plan.Pause)), plan.Reason)
+	if overdrew && plan.Reason == ReasonBackoff && !plan.Stop {
+		// A step of growth overdrew, and is undone: the quota that held
+		// paces the key, and only the refused request waits (see
+		// learner.refused), the floor and no more: the refusal was the
+		// step's. A wait the server gave still pauses the key.
+		plan.Wait, plan.Pause = RefusalFloor, 0
+	} else {
+		s.pause(now, addSat(now, int64(plan.Pause)), plan.Reason)
+		if overdrew {
+			s.learn.resume(s.pauseUntil)
+		}
+	}
 	for _, name := range out.Refusal.Violated {
 		for i := range s.policies {
 			if p := &s.policies[i]; p.name == name && p.unit != unitConcurrent {

@@ -31,10 +31,11 @@ type Step struct {
 	// it in flight (Out.Keep) to end. Forget clears the key.
 	Acquire, Release string
 	End              string
-	Custom           bool          // Acquire: the key is a custom key
-	Cost             control.Cost  // Acquire: what the request costs
-	Deadline         time.Duration // Acquire: the request's context deadline, from At; 0: none
-	After            time.Duration // Acquire: not before this instant, since the start (Ask.After); 0: none
+	Custom           bool           // Acquire: the key is a custom key
+	Cost             control.Cost   // Acquire: what the request costs
+	Deadline         time.Duration  // Acquire: the request's context deadline, from At; 0: none
+	After            time.Duration  // Acquire: not before this instant, since the start (Ask.After); 0: none
+	AfterReason      control.Reason // Acquire: what After is for (Ask.AfterReason)
 	Out              control.Outcome
 	Forget           bool
 
@@ -104,7 +105,7 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 				ask.Until = now.Add(st.Deadline)
 			}
 			if st.After != 0 {
-				ask.After = t0.Add(st.After)
+				ask.After, ask.AfterReason = t0.Add(st.After), st.AfterReason
 			}
 			run = func(s *control.State) Result {
 				var l control.Lease
@@ -488,5 +489,5 @@ func tables() []Table {
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(0, 0, 0, 400*24*time.Hour)), Want{PauseUntil: control.MaxPause}),
 		}},
-	}, append(append(streamTables(), robustTables()...), slidingTables()...)...)
+	}, append(append(append(streamTables(), robustTables()...), learnTables()...), slidingTables()...)...)
 }

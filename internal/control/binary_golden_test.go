@@ -1,0 +1,66 @@
+package control
+
+import (
+	"bytes"
+	"encoding/hex"
+	"testing"
+	"time"
+)
+
+// TestBinaryGoldenForms checks that forms written before the learner's
+// tail existed still decode, with its fields zero, and are written back
+// unchanged. Each was written by MarshalBinary before the tail existed:
+// "learned" is a key that learned 2 per 1s from a bare refusal (version
+// 1), "costs" the same key one token quota later (version 2).
+func TestBinaryGoldenForms(t *testing.T) {
+	for _, c := range []struct{ name, form string }{
+		{"learned", "01048080d0bccfafe1e33181e8a1e6fd2281a8d6b90700040181a8d6b9070400000001020000000000020181a8d6b9070100000102010100000100028094ebdc03000000000000000000000000000180a8d6b907010081a8d6b9070000006866666666660e4081a8d6b90700000001000000000000000002000000"},
+		{"costs", "02058080d0bccfafe1e33181b8ced98c2381d0acf30e02050181a8d6b907040000000104000000000100000181f882ad16f40300010105f30300000000000000000000020181a8d6b9070200000102010100000100028094ebdc03000000000000000000000000000180d0acf30e010081a8d6b907000000000000000000204081f882ad16000000c0b2cd3b000000000000000002000000000106746f6b656e730500010000000381f882ad16e1d403008dedb5a0f7c6b03ef7cc0381f882ad1681a0d9e61d05"},
+	} {
+		b, err := hex.DecodeString(c.form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s State
+		if err := s.UnmarshalBinary(b); err != nil {
+			t.Fatalf("%s: UnmarshalBinary = %v", c.name, err)
+		}
+		if q := s.learn.quota; q == nil || q.q != 2 || q.w != int64(time.Second) {
+			t.Errorf("%s: learned quota %+v, want 2 per 1s", c.name, q)
+		}
+		l := &s.learn
+		if l.revertSeq != 0 || l.burst != 0 {
+			t.Errorf("%s: the learner's tail is not zero: %+v", c.name, *l)
+		}
+		back, _ := s.MarshalBinary()
+		if !bytes.Equal(back, b) {
+			t.Errorf("%s: written back as\n%x\nwant\n%x", c.name, back, b)
+		}
+	}
+}
+
+// TestBinaryTails checks that a set tail is written and read back, and
+// that an empty, unknown or repeated tail is rejected.
+func TestBinaryTails(t *testing.T) {
+	s := worst()
+	s.learn.revertSeq, s.learn.burst = 7, 20
+	b, _ := s.MarshalBinary()
+	var back State
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatalf("UnmarshalBinary = %v", err)
+	}
+	if l := back.learn; l.revertSeq != 7 || l.burst != 20 {
+		t.Errorf("tail read back as %+v", l)
+	}
+	plain, _ := worst().MarshalBinary()
+	for name, form := range map[string][]byte{
+		"empty tail":    append(bytes.Clone(plain), tailLearn, 0, 0),
+		"unknown tail":  append(bytes.Clone(plain), 9, 1),
+		"repeated tail": append(bytes.Clone(b), b[len(plain):]...),
+		"cut tail":      b[:len(b)-1],
+	} {
+		if err := new(State).UnmarshalBinary(form); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
