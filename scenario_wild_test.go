@@ -36,6 +36,14 @@ func wildScenarios() []scenario {
 			known: "the first window ends half way into a second its reset rounds up: 0.5s once, 12% of a 3.5s run; no answer tells the phase without a refusal",
 		},
 		{
+			// The same over a longer run: the half second the first
+			// window costs is paid once, and the windows after it start
+			// at the probe, on the second.
+			name:  "epoch reset, 1s windows, 400 tasks",
+			cfg:   ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "api", Quota: 20, Window: time.Second}}, Dialect: ratelimittest.GitHub, Phase: phase},
+			tasks: 400, honest: true, minEff: 0.95,
+		},
+		{
 			// go-chi/httprate: the reset is the end of the current
 			// window, which a sliding-window counter does not honour.
 			name:  "httprate",
