@@ -85,7 +85,17 @@ type learner struct {
 
 	revertSeq uint64 // the key's grants when the last step was reverted; 0: not reverted
 	burst     int64  // the most requests a measurement counted: the server's burst, as far as seen
+	smooth    uint8  // smoothTrial, smoothOn: the learned quota is paced one start per w/q (see refused)
+	smoothAt  uint64 // the cycle smooth pacing was tried from
 }
+
+// The states of smooth pacing.
+const (
+	smoothTrial uint8 = 1 + iota // a burst was refused: pacing evenly at the same rate, on trial
+	smoothOn                     // a whole learned window held at an even pace
+	smoothNo                     // refused on trial: the rate was too high; bursts again
+	smoothMax   = smoothNo
+)
 
 // The steps of growth.
 const (
@@ -108,7 +118,7 @@ func (l *learner) isZero() bool {
 		!l.pending && l.pendCycle == 0 && l.pendQ == 0 && l.pendFrom == 0 && l.quota == nil &&
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
-		l.revertSeq == 0 && l.burst == 0
+		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0
 }
 
 // active reports whether the learned quota paces requests now.
@@ -160,7 +170,11 @@ func (l *learner) keep() int64 {
 // wait returns how long a start at now must wait for the learned quota.
 func (l *learner) wait(now int64) int64 {
 	q := l.quota
-	return q.log.waitKeeping(now, q.q, q.w, l.keep())
+	d := q.log.waitKeeping(now, q.q, q.w, l.keep())
+	if (l.smooth == smoothTrial || l.smooth == smoothOn) && q.log.len() > 0 {
+		d = max(d, q.log.last().at+q.w/max(q.q, 1)-now)
+	}
+	return d
 }
 
 // accepted records a response that was not a refusal; inflight is the
@@ -168,6 +182,9 @@ func (l *learner) wait(now int64) int64 {
 func (l *learner) accepted(g *Lease, inflight, now int64) {
 	if g.cycle == l.cycle && g.cycle != 0 {
 		l.cycleOK++
+	}
+	if l.smooth == smoothTrial && l.cycle > l.smoothAt && l.cycleOK >= l.quota.q {
+		l.smooth = smoothOn // a whole learned window held at an even pace
 	}
 	if !l.pending {
 		l.grow(now)
@@ -356,6 +373,17 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 		if l.absorbs(g) {
 			l.quota.log.redate(g.start, now-l.quota.w)
 			return true
+		}
+		if l.smooth == 0 && l.trial == 0 {
+			// The server refused a burst of the learned quota: pace it
+			// evenly, at the same rate, before backing off.
+			l.smooth, l.smoothAt, l.revertSeq, l.trialAt = smoothTrial, g.cycle, seq, g.cycle
+			l.grownAt, l.binding = now, false
+			l.quota.log.redate(g.start, now-l.quota.w)
+			return true
+		}
+		if l.smooth == smoothTrial {
+			l.smooth = smoothNo // the rate, not the burst, was too high
 		}
 	}
 	if l.pending {
