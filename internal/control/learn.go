@@ -382,9 +382,11 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			l.quota.log.redate(g.start, now-l.quota.w)
 			return true
 		}
-		if l.smooth == smoothTrial {
-			l.smooth = smoothNo // the rate, not the burst, was too high
-		}
+	}
+	trialFailed := false
+	if l.quota != nil && !l.pending && l.smooth == smoothTrial {
+		l.smooth = smoothNo // the rate, not the burst, was too high
+		trialFailed = g.cycle == l.cycle && l.cycle == l.smoothAt
 	}
 	if l.pending {
 		return false // refused again before the window ended: it is longer
@@ -393,6 +395,11 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 		l.growGap = min(2*max(minGrowGap, l.growGap), maxGrowGap)
 	}
 	l.pending, l.pendCycle, l.pendFrom = true, g.cycle, l.cycleStart
+	if trialFailed {
+		// Measured from the burst refused: the trial's time is not the
+		// server's window.
+		l.pendFrom += max(now-l.grownAt, 0)
+	}
 	l.pendQ = 0
 	if g.cycle == l.cycle && g.cycle != 0 {
 		l.pendQ = l.cycleOK
