@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestBinaryGoldenForms(t *testing.T) {
 			t.Errorf("%s: learned quota %+v, want 2 per 1s", c.name, q)
 		}
 		l := &s.learn
-		if l.revertSeq != 0 || l.burst != 0 {
+		if l.revertSeq != 0 || l.burst != 0 || l.smooth != 0 || l.smoothAt != 0 {
 			t.Errorf("%s: the learner's tail is not zero: %+v", c.name, *l)
 		}
 		back, _ := s.MarshalBinary()
@@ -44,20 +45,36 @@ func TestBinaryGoldenForms(t *testing.T) {
 func TestBinaryTails(t *testing.T) {
 	s := worst()
 	s.learn.revertSeq, s.learn.burst = 7, 20
+	s.learn.cycle, s.learn.smooth, s.learn.smoothAt = 9, smoothOn, 5
 	b, _ := s.MarshalBinary()
 	var back State
 	if err := back.UnmarshalBinary(b); err != nil {
 		t.Fatalf("UnmarshalBinary = %v", err)
 	}
-	if l := back.learn; l.revertSeq != 7 || l.burst != 20 {
+	if l := back.learn; l.revertSeq != 7 || l.burst != 20 || l.smooth != smoothOn || l.smoothAt != 5 {
 		t.Errorf("tail read back as %+v", l)
+	}
+	// Each tail alone.
+	only := worst()
+	only.learn.cycle, only.learn.smooth, only.learn.smoothAt = 3, smoothNo, 1
+	ob, _ := only.MarshalBinary()
+	back = State{}
+	if err := back.UnmarshalBinary(ob); err != nil {
+		t.Fatalf("UnmarshalBinary(even pace alone) = %v", err)
+	}
+	if l := back.learn; l.revertSeq != 0 || l.burst != 0 || l.smooth != smoothNo || l.smoothAt != 1 {
+		t.Errorf("even pace's tail alone read back as %+v", l)
 	}
 	plain, _ := worst().MarshalBinary()
 	for name, form := range map[string][]byte{
-		"empty tail":    append(bytes.Clone(plain), tailLearn, 0, 0),
-		"unknown tail":  append(bytes.Clone(plain), 9, 1),
-		"repeated tail": append(bytes.Clone(b), b[len(plain):]...),
-		"cut tail":      b[:len(b)-1],
+		"empty tail":                     append(bytes.Clone(plain), tailLearn, 0, 0),
+		"empty even pace":                append(bytes.Clone(plain), tailSmooth, 0, 0),
+		"unknown even pace":              append(bytes.Clone(plain), tailSmooth, smoothMax+1, 0),
+		"even pace from a cycle to come": append(bytes.Clone(plain), append([]byte{tailSmooth, smoothOn}, binary.AppendUvarint(nil, s.learn.cycle+1)...)...),
+		"even pace before learn":         append(bytes.Clone(ob), tailLearn, 1, 1),
+		"unknown tail":                   append(bytes.Clone(plain), 9, 1),
+		"repeated tail":                  append(bytes.Clone(b), b[len(plain):]...),
+		"cut tail":                       b[:len(b)-1],
 	} {
 		if err := new(State).UnmarshalBinary(form); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -14,7 +14,8 @@ import (
 // them has the form it had before they existed, and a form that ends
 // before a tail reads its fields as zero.
 const (
-	tailLearn = 1 // the learner's last undone step and the server's burst
+	tailLearn  = 1 // the learner's last undone step and the server's burst
+	tailSmooth = 2 // the learner's even pace: its state and the cycle it was tried from
 )
 
 // ext writes the end of the binary form of s.
@@ -41,12 +42,15 @@ func (e *encoder) ext(s *State) {
 // tails writes the tails of the binary form of s that are set.
 func (e *encoder) tails(s *State) {
 	l := &s.learn
-	if l.revertSeq == 0 && l.burst == 0 {
-		return
+	if l.revertSeq != 0 || l.burst != 0 {
+		e.b = append(e.b, tailLearn)
+		e.uint(l.revertSeq)
+		e.uint(uint64(l.burst))
 	}
-	e.b = append(e.b, tailLearn)
-	e.uint(l.revertSeq)
-	e.uint(uint64(l.burst))
+	if l.smooth != 0 {
+		e.b = append(e.b, tailSmooth, l.smooth)
+		e.uint(l.smoothAt)
+	}
 }
 
 // ext reads what encoder.ext wrote into n.
@@ -95,6 +99,14 @@ func (d *decoder) tails(n *State) {
 			l.burst = int64(d.bounded(uint64(maxQuota)))
 			if l.revertSeq == 0 && l.burst == 0 {
 				d.fail() // never written
+			}
+		case tailSmooth:
+			l := &n.learn
+			if l.smooth = d.byte(); l.smooth == 0 || l.smooth > smoothMax {
+				d.fail() // never written, or unknown
+			}
+			if l.smoothAt = d.uint(); l.smoothAt > l.cycle {
+				d.fail()
 			}
 		default:
 			d.fail()

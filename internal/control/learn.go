@@ -42,7 +42,9 @@ import (
 //     have passed, while the other step grows. A step refused with a wait
 //     the server gave is reverted too; the key pauses, and the next step
 //     is counted from the end of the pause.
-//   - A refusal of a learned quota that was not on trial backs off
+//   - A refusal of a learned quota that was not on trial first paces it
+//     evenly, one start per w/q, on trial for a learned window, without a
+//     pause (see refused); refused again at the even pace, it backs off
 //     multiplicatively: a new measurement, which halves q and lowers w by
 //     30% at most at a time (a cycle measured out of phase with the
 //     server's window must not cut the pace to nothing), and doubles the
@@ -85,7 +87,17 @@ type learner struct {
 
 	revertSeq uint64 // the key's grants when the last step was reverted; 0: not reverted
 	burst     int64  // the most requests a measurement counted: the server's burst, as far as seen
+	smooth    uint8  // smoothTrial, smoothOn: the learned quota is paced one start per w/q (see refused)
+	smoothAt  uint64 // the cycle smooth pacing was tried from
 }
+
+// The states of smooth pacing.
+const (
+	smoothTrial uint8 = 1 + iota // a burst was refused: pacing evenly at the same rate, on trial
+	smoothOn                     // a whole learned window held at an even pace
+	smoothNo                     // refused on trial: the rate was too high; bursts again
+	smoothMax   = smoothNo
+)
 
 // The steps of growth.
 const (
@@ -108,7 +120,7 @@ func (l *learner) isZero() bool {
 		!l.pending && l.pendCycle == 0 && l.pendQ == 0 && l.pendFrom == 0 && l.quota == nil &&
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
-		l.revertSeq == 0 && l.burst == 0
+		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0
 }
 
 // active reports whether the learned quota paces requests now.
@@ -160,7 +172,11 @@ func (l *learner) keep() int64 {
 // wait returns how long a start at now must wait for the learned quota.
 func (l *learner) wait(now int64) int64 {
 	q := l.quota
-	return q.log.waitKeeping(now, q.q, q.w, l.keep())
+	d := q.log.waitKeeping(now, q.q, q.w, l.keep())
+	if (l.smooth == smoothTrial || l.smooth == smoothOn) && q.log.len() > 0 {
+		d = max(d, q.log.last().at+q.w/max(q.q, 1)-now)
+	}
+	return d
 }
 
 // accepted records a response that was not a refusal; inflight is the
@@ -168,6 +184,9 @@ func (l *learner) wait(now int64) int64 {
 func (l *learner) accepted(g *Lease, inflight, now int64) {
 	if g.cycle == l.cycle && g.cycle != 0 {
 		l.cycleOK++
+	}
+	if l.smooth == smoothTrial && l.cycle > l.smoothAt && l.cycleOK >= l.quota.q {
+		l.smooth = smoothOn // a whole learned window held at an even pace
 	}
 	if !l.pending {
 		l.grow(now)
@@ -339,9 +358,19 @@ func (l *learner) pin(step uint8, now int64) {
 // no measurement: the quota that held before the step paces the key, and
 // the refused request counts against the window it overdrew, as if it had
 // started with the oldest start of the learned window that ends at now.
-func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hinted bool) bool {
+//
+// A learned quota that was not on trial, refused for the first time, is
+// first paced evenly at the same rate (smoothTrial): sliding-window
+// counters and leaky buckets refuse a burst of q but pass q per w spread
+// one start per w/q. That refusal too is reported as an overdraw, and does
+// not pause the key. A whole learned window accepted at the even pace keeps
+// it (smoothOn); a request sent after the switch refused ends it
+// (smoothNo), and the key backs off as before. When that refusal comes in
+// the burst's own cycle, from is the instant the burst was refused: the
+// key's pause counts from there (see State.Release), not from now.
+func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hinted bool) (overdrew bool, from int64) {
 	if foreseen || g.epoch != epoch {
-		return false // explained, or one more answer from a cycle already refused
+		return false, 0 // explained, or one more answer from a cycle already refused
 	}
 	if hinted {
 		l.distrustFor = min(max(2*l.distrustFor, distrustMin), distrustMax)
@@ -351,25 +380,44 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 		if l.trial != 0 && g.cycle >= l.trialAt {
 			l.revert(seq, now)
 			l.quota.log.redate(g.start, now-l.quota.w)
-			return true
+			return true, 0
 		}
 		if l.absorbs(g) {
 			l.quota.log.redate(g.start, now-l.quota.w)
-			return true
+			return true, 0
+		}
+		if l.smooth == 0 && l.trial == 0 {
+			// The server refused a burst of the learned quota: pace it
+			// evenly, at the same rate, before backing off.
+			l.smooth, l.smoothAt, l.revertSeq, l.trialAt = smoothTrial, g.cycle, seq, g.cycle
+			l.grownAt, l.binding = now, false
+			l.quota.log.redate(g.start, now-l.quota.w)
+			return true, 0
 		}
 	}
+	trialFailed := false
+	if l.quota != nil && !l.pending && l.smooth == smoothTrial {
+		l.smooth = smoothNo // the rate, not the burst, was too high
+		trialFailed = g.cycle == l.cycle && l.cycle == l.smoothAt
+	}
 	if l.pending {
-		return false // refused again before the window ended: it is longer
+		return false, 0 // refused again before the window ended: it is longer
 	}
 	if l.quota != nil && l.trial == 0 {
 		l.growGap = min(2*max(minGrowGap, l.growGap), maxGrowGap)
 	}
 	l.pending, l.pendCycle, l.pendFrom = true, g.cycle, l.cycleStart
+	if trialFailed {
+		// The even pace was refused in the burst's own cycle: the key
+		// backs off as if from the burst refused, so that the trial
+		// shifts neither the measured window nor the key's phase.
+		from = l.grownAt
+	}
 	l.pendQ = 0
 	if g.cycle == l.cycle && g.cycle != 0 {
 		l.pendQ = l.cycleOK
 	}
-	return false
+	return false, from
 }
 
 // mulDiv returns a*b/c for non-negative a and b and a positive c,

@@ -359,7 +359,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		return Plan{}
 	}
 
-	overdrew := s.learn.refused(l, s.seq, s.epoch, now, foreseen, hinted)
+	overdrew, from := s.learn.refused(l, s.seq, s.epoch, now, foreseen, hinted)
 	first := l.epoch == s.epoch // not one more answer of a flight already refused
 	ref := &out.Refusal
 	if costRefused {
@@ -378,6 +378,13 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		// step's. A wait the server gave still pauses the key.
 		plan.Wait, plan.Pause = RefusalFloor, 0
 	} else {
+		if from != 0 && plan.Reason == ReasonBackoff && !plan.Stop {
+			// The even pace tried after a refused burst was refused
+			// too: the key backs off as from the burst refused (see
+			// learner.refused); the refused request still waits its
+			// floor.
+			plan.Pause = time.Duration(max(from+int64(plan.Pause)-now, 0))
+		}
 		s.pause(now, addSat(now, int64(plan.Pause)), plan.Reason)
 		if overdrew {
 			s.learn.resume(s.pauseUntil)

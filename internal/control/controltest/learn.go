@@ -46,12 +46,63 @@ func learnTables() []Table {
 			// waits its floor, for the refusal's reason.
 			{At: 3 * s, Acquire: "j", After: 4 * s, AfterReason: control.ReasonBackoff, Want: Want{Hold: control.ReasonBackoff, Until: 4 * s}},
 			acq(3*s, "k", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
-			// A refusal once the step is undone is the learned quota's:
-			// the key pauses (a lone probe refused: its own backoff),
-			// and measures again.
+			// A refusal once the step is undone is the learned quota's,
+			// the first since it was learned: it is first paced evenly
+			// at the same rate (sliding-window counters and leaky
+			// buckets refuse a burst, not an even pace), without a
+			// pause; only the refused request waits its floor.
 			acq(4*s, "k", Want{Grant: true, Probe: true}),
-			rel(4*s, "k", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: 4 * s, Pause: 4 * s, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 8 * s}),
+			rel(4*s, "k", refused(bare(4*s)), Want{Plan: backoff(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
 		}},
+		{Name: "a refused burst of a learned quota is paced evenly without a pause", Steps: learnEven(
+			// The even pace: one start per w/q, the refused request
+			// counted against the window it overdrew (the one that ends
+			// at 2s, whose starts are all at 2s).
+			acq(2*s, "k", Want{Hold: control.ReasonAdaptive, Until: 2*s + 250*ms}),
+			acq(2*s+250*ms, "k", Want{Grant: true}),
+			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+			acq(3*s, "l", Want{Grant: true, Probe: true}),
+			rel(3*s, "l", ok(), Want{}),
+			acq(3*s, "m", Want{Hold: control.ReasonAdaptive, Until: 3*s + 250*ms}),
+		)},
+		{Name: "a whole learned window at the even pace keeps it", Steps: learnEven(
+			acq(2*s+250*ms, "k", Want{Grant: true}),
+			rel(2*s+250*ms, "k", ok(), Want{}),
+			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+			// A learned window on: the next one, accepted whole at the
+			// even pace, ends the trial.
+			acq(3*s, "l", Want{Grant: true, Probe: true}),
+			rel(3*s, "l", ok(), Want{}),
+			acq(3*s+250*ms, "m", Want{Grant: true}),
+			rel(3*s+250*ms, "m", ok(), Want{}),
+			acq(3*s+500*ms, "n", Want{Grant: true}),
+			rel(3*s+500*ms, "n", ok(), Want{}),
+			acq(3*s+750*ms, "o", Want{Grant: true}),
+			rel(3*s+750*ms, "o", ok(), Want{}),
+			acq(3*s+750*ms, "t", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
+			// Kept: two learned windows after the burst refused, the
+			// quota grows by a step, paced evenly too.
+			acq(4*s, "t", Want{Grant: true, Probe: true}),
+			rel(4*s, "t", ok(), Want{Learned: &Quota{Q: 5, W: s}}),
+			acq(4*s, "u", Want{Hold: control.ReasonAdaptive, Until: 4*s + 200*ms}),
+		)},
+		{Name: "a refusal at the even pace goes back to bursts and backs off multiplicatively", Steps: learnEven(
+			// Refused in the burst's own cycle: the rate was too high.
+			// The key pauses as if from the burst refused (the floor
+			// from 2s), so that the trial shifts neither the window
+			// measured nor the key's phase; the refused request still
+			// waits its own floor.
+			acq(2*s+250*ms, "k", Want{Grant: true}),
+			rel(2*s+250*ms, "k", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: s, Pause: 750 * ms, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 3 * s}),
+			// q halves (two accepted in the cycle refused), w as
+			// measured from the cycle's start, and the key sends in
+			// bursts again.
+			acq(3*s, "l", Want{Grant: true, Probe: true}),
+			rel(3*s, "l", ok(), Want{Learned: &Quota{Q: 2, W: s}}),
+			acq(3*s, "m", Want{Grant: true}),
+			acq(3*s, "n", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
+		)},
+
 		{Name: "a rate step stays on trial until the server's burst would be spent", Steps: []Step{
 			// Learn 2 per 1s, as above.
 			acq(0, "p", Want{Grant: true, Probe: true}),
@@ -119,4 +170,42 @@ func learnTables() []Table {
 			acq(6*s+500*ms, "y", Want{Hold: control.ReasonAdaptive, Until: 7*s + 500*ms}),
 		}},
 	}
+}
+
+// learnEven returns the steps that learn 4 per 1s and then see a burst of
+// it refused at 2s, after two acceptances, followed by more.
+func learnEven(more ...Step) []Step {
+	backoff := func(pause time.Duration) *control.Plan {
+		return &control.Plan{Wait: s, Pause: pause, Reason: control.ReasonBackoff, Retry: true}
+	}
+	return append([]Step{
+		acq(0, "p", Want{Grant: true, Probe: true}),
+		rel(0, "p", ok(), Want{}),
+		acq(0, "a", Want{Grant: true}),
+		rel(0, "a", ok(), Want{}),
+		acq(0, "b", Want{Grant: true}),
+		rel(0, "b", ok(), Want{}),
+		acq(0, "c", Want{Grant: true}),
+		rel(0, "c", ok(), Want{}),
+		acq(0, "x", Want{Grant: true}),
+		rel(0, "x", refused(bare(4*s)), Want{Plan: backoff(s), PauseUntil: s}),
+		acq(s, "d", Want{Grant: true, Probe: true}),
+		rel(s, "d", ok(), Want{Learned: &Quota{Q: 4, W: s}}),
+		acq(s, "e", Want{Grant: true}),
+		rel(s, "e", ok(), Want{}),
+		acq(s, "f", Want{Grant: true}),
+		rel(s, "f", ok(), Want{}),
+		acq(s, "g", Want{Grant: true}),
+		rel(s, "g", ok(), Want{}),
+		acq(s, "h", Want{Hold: control.ReasonAdaptive, Until: 2 * s}),
+		acq(2*s, "h", Want{Grant: true, Probe: true}),
+		rel(2*s, "h", ok(), Want{}),
+		acq(2*s, "i", Want{Grant: true}),
+		rel(2*s, "i", ok(), Want{}),
+		acq(2*s, "j", Want{Grant: true}),
+		// The burst refused, the first refusal of the learned quota:
+		// it is paced evenly at the same rate, on trial; the key is
+		// not paused, and only the refused request waits its floor.
+		rel(2*s, "j", refused(bare(4*s)), Want{Plan: backoff(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: s}}),
+	}, more...)
 }
