@@ -96,8 +96,12 @@ func header(h http.Header, now, date time.Time, found *[16]field, n int, r *Read
 	var p parser
 	p.now, p.r = now, r
 	// Copy the fields rather than point at them: escape analysis would
-	// otherwise move found to the heap for every response.
-	p.found = *found
+	// otherwise move found to the heap for every response. Only the n
+	// found are copied, one by one: p is on the stack, so this needs no
+	// write barrier.
+	for i := range min(n, len(found)) {
+		p.found[i] = found[i]
+	}
 	if n > len(found) || !p.index(p.found[:n]) {
 		p.collect(h)
 	}
