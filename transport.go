@@ -264,7 +264,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
 		// Fields in trailers are never read (DESIGN.md §1.9).
 		if out.Quotas = readQuotas(resp.Header, now, &g, t.reader(key, &g), &out); len(out.Quotas) > 0 {
-			out.Rand = rand.Uint64()
+			if spent(out.Quotas) {
+				out.Rand = rand.Uint64() // the jitter of the pause (see control.Outcome)
+			}
 			if t.observed() {
 				t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
 			}
@@ -649,6 +651,19 @@ func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *c
 		out.Skew, out.Dated = since(now, date), true
 	}
 	return quotas
+}
+
+// spent reports whether a quota is spent: the one case where the
+// controller jitters the outcome of an accepted response (a pause until
+// the quota's reset), and so the only one that needs a random draw before
+// a refusal.
+func spent(quotas []parse.Quota) bool {
+	for i := range quotas {
+		if quotas[i].Remaining == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // since returns t minus now, for a t without a monotonic clock reading

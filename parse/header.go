@@ -96,8 +96,12 @@ func header(h http.Header, now, date time.Time, found *[16]field, n int, r *Read
 	var p parser
 	p.now, p.r = now, r
 	// Copy the fields rather than point at them: escape analysis would
-	// otherwise move found to the heap for every response.
-	p.found = *found
+	// otherwise move found to the heap for every response. Only the n
+	// found are copied, one by one: p is on the stack, so this needs no
+	// write barrier.
+	for i := range min(n, len(found)) {
+		p.found[i] = found[i]
+	}
 	if n > len(found) || !p.index(p.found[:n]) {
 		p.collect(h)
 	}
@@ -157,8 +161,12 @@ func header(h http.Header, now, date time.Time, found *[16]field, n int, r *Read
 	if p.n == 0 {
 		return nil, served
 	}
+	// Element by element: for the few quotas of a response, cheaper than
+	// copy's bulk write barrier.
 	out := make([]Quota, p.n)
-	copy(out[copy(out, p.quotas[:min(p.n, len(p.quotas))]):], p.more)
+	for i := range out {
+		out[i] = *p.quota(i)
+	}
 	return out, served
 }
 

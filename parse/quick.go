@@ -143,7 +143,17 @@ func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 		if seen&1 == 0 {
 			return dst[:n], false // r is required
 		}
-		dst = keepLimit(dst, n, &names, member, l, pk)
+		if member == 0 {
+			// The first member has nothing to compete with: keep it
+			// as keepLimit would.
+			if pk.kind == sfBytes {
+				l.Partition = pk.decode()
+			}
+			names.add(l.Name, len(dst))
+			dst = append(dst, l)
+		} else {
+			dst = keepLimit(dst, n, &names, member, l, pk)
+		}
 		end := false
 		if i, end, ok = quickNext(s, i); !ok {
 			return dst[:n], false
@@ -229,7 +239,16 @@ func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
 		if seen&1 == 0 {
 			return dst[:n], false // q is required
 		}
-		dst = keepPolicy(dst, n, &names, member, p, pk)
+		if member == 0 {
+			// As in quickLimits.
+			if pk.kind == sfBytes {
+				p.Partition = pk.decode()
+			}
+			names.add(p.Name, len(dst))
+			dst = append(dst, p)
+		} else {
+			dst = keepPolicy(dst, n, &names, member, p, pk)
+		}
 		end := false
 		if i, end, ok = quickNext(s, i); !ok {
 			return dst[:n], false

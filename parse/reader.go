@@ -69,13 +69,30 @@ func (r *Reader) Read(h http.Header, now, estimate time.Time) (quotas []Quota, d
 // documents, given the response's Date served (zero when invalid).
 func origin(now, estimate, served time.Time) time.Time {
 	switch {
-	case estimate.IsZero(), !served.IsZero() && estimate.Sub(served) >= time.Second:
+	case estimate.IsZero(), !served.IsZero() && secondAfter(estimate, served):
 		estimate = served
 	}
 	if estimate.IsZero() {
 		return now
 	}
 	return estimate
+}
+
+// secondAfter reports whether a is a second or more after b, as
+// a.Sub(b) >= time.Second does, for a b without a monotonic clock reading
+// (a Date never has one), comparing whole seconds rather than running
+// Sub's saturating arithmetic. Times so far apart that the seconds might
+// wrap, which no response's Date is, go through Sub.
+func secondAfter(a, b time.Time) bool {
+	const far = 1 << 40 // seconds; beyond Sub's saturation, within int64
+	switch d := a.Unix() - b.Unix(); {
+	case d <= -far || d >= far:
+		return a.Sub(b) >= time.Second
+	case d == 1:
+		return a.Nanosecond() >= b.Nanosecond()
+	default:
+		return d > 1
+	}
 }
 
 // date returns the instant of the Date field with lines vals; the zero

@@ -168,3 +168,21 @@ func TestReaderConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestSecondAfter(t *testing.T) {
+	base := time.Date(2026, 11, 29, 22, 0, 0, 0, time.UTC)
+	mono := time.Now()
+	for _, a := range []time.Time{
+		base, base.Add(999 * time.Millisecond), base.Add(time.Second), base.Add(time.Second - 1),
+		base.Add(time.Second + 1), base.Add(-time.Second), base.Add(-1500 * time.Millisecond),
+		base.Add(1500 * time.Millisecond), base.Add(time.Hour), base.Add(-time.Hour),
+		mono, mono.Add(time.Second), {}, time.Unix(1<<62, 0), time.Unix(-1<<62, 0),
+		time.Date(292277026596, 12, 4, 15, 30, 7, 999999999, time.UTC), time.Date(-292277022399, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		for _, b := range []time.Time{base, base.Add(500 * time.Millisecond), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)} {
+			if got, want := secondAfter(a, b), a.Sub(b) >= time.Second; got != want {
+				t.Errorf("secondAfter(%v, %v) = %v, want %v", a, b, got, want)
+			}
+		}
+	}
+}

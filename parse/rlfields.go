@@ -55,7 +55,10 @@ func (p *parser) join(ps []Policy, lv []string, legacy bool) {
 	}
 
 	// Join by name only; unmatched items stand alone. Names are unique
-	// within each field (DESIGN.md §1.6).
+	// within each field (DESIGN.md §1.6), so a limit joined to a policy
+	// is joined to no other: joined marks the first 64 (ls
+	// holds at most maxItems).
+	var joined uint64
 	for i := range ps {
 		pol := &ps[i]
 		q := Quota{
@@ -69,6 +72,9 @@ func (p *parser) join(ps []Policy, lv []string, legacy bool) {
 			Dialect:   "ietf",
 		}
 		if j := indexLimit(ls, pol.Name); j >= 0 {
+			if j < 64 {
+				joined |= 1 << j
+			}
 			q.Remaining, q.Reset = ls[j].Remaining, ls[j].Reset
 			if ls[j].Partition != nil {
 				q.Partition = ls[j].Partition
@@ -78,7 +84,7 @@ func (p *parser) join(ps []Policy, lv []string, legacy bool) {
 	}
 	for i := range ls {
 		l := &ls[i]
-		if indexPolicy(ps, l.Name) >= 0 {
+		if i < 64 && joined&(1<<i) != 0 || i >= 64 && indexPolicy(ps, l.Name) >= 0 {
 			continue
 		}
 		q := newQuota("ietf")
