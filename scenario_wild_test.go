@@ -52,13 +52,28 @@ func wildScenarios() []scenario {
 			known: "the refusal that shows the counter carries Retry-After: 2 (the window length), honoured: 2s once, 20% of a 10s run",
 		},
 		{
-			// The same, its windows starting 100ms into a second: the
-			// probe at the stated reset (rounded down) falls before the
-			// window's end and is refused with that reset, now past.
+			// The same, its windows starting 100ms into a second, its
+			// resets rounded up: the probe at the stated reset is
+			// accepted, the previous window still weighing.
 			name:  "httprate, windows 0.1s into a second",
 			cfg:   ratelimittest.Config{Policies: httprate, Dialect: ratelimittest.HTTPRate, Phase: 100 * time.Millisecond},
 			tasks: 100, minEff: 0.55, maxRefused: 0.05,
 			known: "the probe at each stated reset is accepted with r=0 (the previous window weighs), and the window after gets a full burst: legacy fields state no window, so a low r cannot be read as a counter (a bucket's reads the same) as a draft-11 quota's is; go-chi/httprate itself runs so whenever its limiter starts 3ms or more into a second",
+		},
+		{
+			// go-chi/httprate as it runs: its reset rounded down, so the
+			// probe at it falls before the window's end and is refused,
+			// the reset now past, with Retry-After: 2, the window.
+			name:  "httprate, reset rounded down, windows 0.1s into a second",
+			cfg:   ratelimittest.Config{Policies: httprate, Dialect: ratelimittest.HTTPRate, ResetRounding: ratelimittest.RoundDown, Phase: 100 * time.Millisecond},
+			tasks: 100, minEff: 0.80, maxRefused: 0.02,
+			known: "the refusal that shows the counter carries Retry-After: 2 (the window length), honoured: 2s once, 13% of a 9.85s run",
+		},
+		{
+			name:  "httprate, reset rounded down, windows 0.9s into a second",
+			cfg:   ratelimittest.Config{Policies: httprate, Dialect: ratelimittest.HTTPRate, ResetRounding: ratelimittest.RoundDown, Phase: 900 * time.Millisecond},
+			tasks: 100, minEff: 0.75, maxRefused: 0.02,
+			known: "the refusal that shows the counter carries Retry-After: 2 (the window length), honoured: 2s once, 22% of a 9.05s run",
 		},
 		{
 			name:  "httprate, headers off",

@@ -75,6 +75,28 @@ func (s *State) recognise(p *policy, l *Lease, q *parse.Quota, last, now int64) 
 	p.markSliding(q, last)
 }
 
+// recogniseRetryAfter reads a refusal of the probe l whose quota q of
+// the policy p is spent and resets already (its reset rounded down to the
+// second, now past), while the refusal's Retry-After is two seconds or
+// more. A fixed window whose reset is rounded down is back within a second
+// of the reset it states, and a Retry-After that tells the truth says so;
+// a sliding-window counter that states the end of its current window
+// (go-chi/httprate, whose Retry-After is the window's length) is not,
+// since the previous window still weighs. The policy is paced smoothly
+// from then on, its window, when the server states none, that Retry-After.
+func (s *State) recogniseRetryAfter(p *policy, l *Lease, q *parse.Quota, r *Refusal) {
+	if p.sliding || p.unit != unitRequests || !l.probe || q.Remaining != 0 || q.Reset != 0 {
+		return
+	}
+	if !r.Given || r.Reason != ReasonRetryAfter || r.Wait < 2*resetGrain || max(p.q, q.Limit) < 2 {
+		return
+	}
+	if p.q == 0 || p.w == 0 {
+		p.q, p.w = min(max(p.q, q.Limit), maxQuota), min(int64(r.Wait), int64(maxSpan))
+	}
+	p.sliding = p.w > 0
+}
+
 // recogniseAccepted reads an acceptance of the probe l, sent once the
 // stated reset of p (last) had passed: a window that starts afresh at its
 // reset has all of its quota back, less the requests in flight. A probe

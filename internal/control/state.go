@@ -335,7 +335,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if q.Remaining == 0 {
 			foreseen = true
 		}
-		if s.observe(l, q, now, out.Bytes, out.Refused, &r) && q.Remaining > 0 {
+		if s.observe(l, q, now, out, &r) && q.Remaining > 0 {
 			hinted = true
 		}
 	}
@@ -406,7 +406,8 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 
 // observe applies one quota from a response. It reports whether the quota
 // is one that paces requests.
-func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, refused bool, r *rng) bool {
+func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rng) bool {
+	bytes, refused := out.Bytes, out.Refused
 	var u unit
 	switch q.Unit {
 	case "", "request", "requests":
@@ -483,6 +484,7 @@ func (s *State) observe(l *Lease, q *parse.Quota, now, bytes int64, refused bool
 	}
 	if refused {
 		s.recognise(p, l, q, last, now)
+		s.recogniseRetryAfter(p, l, q, &out.Refusal)
 	} else {
 		s.recogniseAccepted(p, l, q, last, now)
 	}

@@ -38,6 +38,32 @@ func slidingTables() []Table {
 			acq(1*s+100*ms, "c", Want{Grant: true}),
 			acq(1*s+100*ms, "d", Want{Grant: true}),
 		}},
+		{Name: "a refused probe at a reset already past, with a long Retry-After, marks a sliding-window counter", Steps: []Step{
+			// A legacy quota of 20, no window stated, reset rounded down.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(20, 0, 0, 1*s)), Want{PauseUntil: 1 * s, PauseReason: control.ReasonQuota}),
+			// The probe at the stated reset is refused: the reset is now
+			// past, and Retry-After is the counter's window, 2s. A fixed
+			// window rounded down would be back within a second.
+			acq(1*s, "b", Want{Grant: true, Probe: true}),
+			rel(1*s, "b", refused(retryAfter(2*s), rl(20, 0, 0, 0)), Want{PauseUntil: 3 * s, PauseReason: control.ReasonRetryAfter}),
+			// After the pause, one probe, then one start per 2s/19.
+			acq(3*s, "c", Want{Grant: true, Probe: true}),
+			rel(3*s, "c", ok(rl(20, 0, 5, 2*s)), Want{}),
+			acq(3*s, "d", Want{Hold: control.ReasonPace, Until: 3*s + 2*s/19}),
+		}},
+		{Name: "a refused probe at a reset already past, with a short Retry-After, is a fixed window rounded down", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(20, 0, 0, 1*s)), Want{PauseUntil: 1 * s, PauseReason: control.ReasonQuota}),
+			acq(1*s, "b", Want{Grant: true, Probe: true}),
+			rel(1*s, "b", refused(retryAfter(1*s), rl(20, 0, 0, 0)), Want{PauseReason: control.ReasonRetryAfter}),
+			// Paused a second (and its jitter); then the window's quota
+			// goes at once, unpaced.
+			acq(2100*ms, "c", Want{Grant: true, Probe: true}),
+			rel(2100*ms, "c", ok(rl(20, 0, 19, 2*s)), Want{}),
+			acq(2100*ms, "d", Want{Grant: true}),
+			acq(2100*ms, "e", Want{Grant: true}),
+		}},
 		{Name: "a legacy quota with little left is not read as a counter", Steps: []Step{
 			// A legacy r may belong to another window, and its reset be
 			// the time until a bucket is full.
