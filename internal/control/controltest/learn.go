@@ -8,43 +8,22 @@ import (
 
 // learnTables are the rules of the learner's growth and decrease.
 func learnTables() []Table {
-	backoff := func(pause time.Duration) *control.Plan {
-		return &control.Plan{Wait: s, Pause: pause, Reason: control.ReasonBackoff, Retry: true}
-	}
 	return []Table{
-		{Name: "a refused step of growth is undone without a pause", Steps: []Step{
-			// Learn 2 per 1s: two accepted, then a refusal; accepted
-			// again 1s later.
-			acq(0, "p", Want{Grant: true, Probe: true}),
-			rel(0, "p", ok(), Want{}),
-			acq(0, "a", Want{Grant: true}),
-			rel(0, "a", ok(), Want{}),
-			acq(0, "x", Want{Grant: true}),
-			rel(0, "x", refused(bare(4*s)), Want{Plan: backoff(s), PauseUntil: s}),
-			acq(s, "d", Want{Grant: true, Probe: true}),
-			rel(s, "d", ok(), Want{Learned: &Quota{Q: 2, W: s}}),
-			acq(s, "e", Want{Grant: true}),
-			rel(s, "e", ok(), Want{}),
-			acq(s, "f", Want{Hold: control.ReasonAdaptive, Until: 2 * s}),
+		{Name: "a refused step of growth is undone without a pause", Steps: learnTwo(
 			// Two learned windows with the quota holding requests back:
 			// the burst grows by one, on trial.
-			acq(2*s, "f", Want{Grant: true, Probe: true}),
-			rel(2*s, "f", ok(), Want{}),
-			acq(2*s, "g", Want{Grant: true}),
-			rel(2*s, "g", ok(), Want{}),
-			acq(2*s, "h", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
-			acq(3*s, "h", Want{Grant: true, Probe: true}),
-			rel(3*s, "h", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
+			acq(3*s, "f", Want{Grant: true, Probe: true}),
+			rel(3*s, "f", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
 			acq(3*s, "i", Want{Grant: true}),
 			acq(3*s, "j", Want{Grant: true}),
 			// The step overdrew: it is undone at once, and only the
 			// refused request waits the floor; the key is not paused.
-			rel(3*s, "j", refused(bare(4*s)), Want{Plan: backoff(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
+			rel(3*s, "j", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
 			// One more refusal of the same overdraw changes nothing.
-			rel(3*s, "i", refused(bare(4*s)), Want{Plan: backoff(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
+			rel(3*s, "i", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
 			// The quota that held paces the key; the refused request
 			// waits its floor, for the refusal's reason.
-			{At: 3 * s, Acquire: "j", After: 4 * s, AfterReason: control.ReasonBackoff, Want: Want{Hold: control.ReasonBackoff, Until: 4 * s}},
+			Step{At: 3 * s, Acquire: "j", After: 4 * s, AfterReason: control.ReasonBackoff, Want: Want{Hold: control.ReasonBackoff, Until: 4 * s}},
 			acq(3*s, "k", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
 			// A refusal once the step is undone is the learned quota's,
 			// the first since it was learned: it is first paced evenly
@@ -52,8 +31,8 @@ func learnTables() []Table {
 			// buckets refuse a burst, not an even pace), without a
 			// pause; only the refused request waits its floor.
 			acq(4*s, "k", Want{Grant: true, Probe: true}),
-			rel(4*s, "k", refused(bare(4*s)), Want{Plan: backoff(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
-		}},
+			rel(4*s, "k", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
+		)},
 		{Name: "a refused burst of a learned quota is paced evenly without a pause", Steps: learnEven(
 			// The even pace: one start per w/q, the refused request
 			// counted against the window it overdrew (the one that ends
@@ -103,24 +82,7 @@ func learnTables() []Table {
 			acq(3*s, "n", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
 		)},
 
-		{Name: "a rate step stays on trial until the server's burst would be spent", Steps: []Step{
-			// Learn 2 per 1s, as above.
-			acq(0, "p", Want{Grant: true, Probe: true}),
-			rel(0, "p", ok(), Want{}),
-			acq(0, "a", Want{Grant: true}),
-			rel(0, "a", ok(), Want{}),
-			acq(0, "x", Want{Grant: true}),
-			rel(0, "x", refused(bare(4*s)), Want{Plan: backoff(s), PauseUntil: s}),
-			acq(s, "b", Want{Grant: true, Probe: true}),
-			rel(s, "b", ok(), Want{Learned: &Quota{Q: 2, W: s}}),
-			acq(s, "c", Want{Grant: true}),
-			rel(s, "c", ok(), Want{}),
-			acq(s, "d", Want{Hold: control.ReasonAdaptive, Until: 2 * s}),
-			acq(2*s, "d", Want{Grant: true, Probe: true}),
-			rel(2*s, "d", ok(), Want{}),
-			acq(2*s, "e", Want{Grant: true}),
-			rel(2*s, "e", ok(), Want{}),
-			acq(2*s, "f", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+		{Name: "a rate step stays on trial until the server's burst would be spent", Steps: learnTwo(
 			// The burst grows by one, and holds once a window begun
 			// after it is accepted whole.
 			acq(3*s, "f", Want{Grant: true, Probe: true}),
@@ -158,7 +120,7 @@ func learnTables() []Table {
 			// a refusal, before 7s: the step's still, not the learned
 			// quota's. It is undone without a pause.
 			acq(6*s+250*ms, "t", Want{Grant: true, Probe: true}),
-			rel(6*s+250*ms, "t", refused(bare(4*s)), Want{Plan: backoff(0), PauseUntil: -1, Learned: &Quota{Q: 3, W: s}}),
+			rel(6*s+250*ms, "t", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 3, W: s}}),
 			// The refused request counts against the window it
 			// overdrew, begun at 5.5s: the next begins at 6.5s, with
 			// the whole quota.
@@ -168,16 +130,43 @@ func learnTables() []Table {
 			acq(6*s+500*ms, "v", Want{Grant: true}),
 			acq(6*s+500*ms, "w", Want{Grant: true}),
 			acq(6*s+500*ms, "y", Want{Hold: control.ReasonAdaptive, Until: 7*s + 500*ms}),
-		}},
+		)},
 	}
+}
+
+// backoffPlan is the plan of a bare refusal's retry: the 1s floor, the
+// key paused for pause.
+func backoffPlan(pause time.Duration) *control.Plan {
+	return &control.Plan{Wait: s, Pause: pause, Reason: control.ReasonBackoff, Retry: true}
+}
+
+// learnTwo returns the steps that learn 2 per 1s (two accepted, then a
+// refusal; accepted again 1s later) and run two learned windows with the
+// quota holding requests back, f held until 3s, followed by more.
+func learnTwo(more ...Step) []Step {
+	return append([]Step{
+		acq(0, "p", Want{Grant: true, Probe: true}),
+		rel(0, "p", ok(), Want{}),
+		acq(0, "a", Want{Grant: true}),
+		rel(0, "a", ok(), Want{}),
+		acq(0, "x", Want{Grant: true}),
+		rel(0, "x", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: s}),
+		acq(s, "b", Want{Grant: true, Probe: true}),
+		rel(s, "b", ok(), Want{Learned: &Quota{Q: 2, W: s}}),
+		acq(s, "c", Want{Grant: true}),
+		rel(s, "c", ok(), Want{}),
+		acq(s, "d", Want{Hold: control.ReasonAdaptive, Until: 2 * s}),
+		acq(2*s, "d", Want{Grant: true, Probe: true}),
+		rel(2*s, "d", ok(), Want{}),
+		acq(2*s, "e", Want{Grant: true}),
+		rel(2*s, "e", ok(), Want{}),
+		acq(2*s, "f", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+	}, more...)
 }
 
 // learnEven returns the steps that learn 4 per 1s and then see a burst of
 // it refused at 2s, after two acceptances, followed by more.
 func learnEven(more ...Step) []Step {
-	backoff := func(pause time.Duration) *control.Plan {
-		return &control.Plan{Wait: s, Pause: pause, Reason: control.ReasonBackoff, Retry: true}
-	}
 	return append([]Step{
 		acq(0, "p", Want{Grant: true, Probe: true}),
 		rel(0, "p", ok(), Want{}),
@@ -188,7 +177,7 @@ func learnEven(more ...Step) []Step {
 		acq(0, "c", Want{Grant: true}),
 		rel(0, "c", ok(), Want{}),
 		acq(0, "x", Want{Grant: true}),
-		rel(0, "x", refused(bare(4*s)), Want{Plan: backoff(s), PauseUntil: s}),
+		rel(0, "x", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: s}),
 		acq(s, "d", Want{Grant: true, Probe: true}),
 		rel(s, "d", ok(), Want{Learned: &Quota{Q: 4, W: s}}),
 		acq(s, "e", Want{Grant: true}),
@@ -206,6 +195,6 @@ func learnEven(more ...Step) []Step {
 		// The burst refused, the first refusal of the learned quota:
 		// it is paced evenly at the same rate, on trial; the key is
 		// not paused, and only the refused request waits its floor.
-		rel(2*s, "j", refused(bare(4*s)), Want{Plan: backoff(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: s}}),
+		rel(2*s, "j", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: s}}),
 	}, more...)
 }
