@@ -24,6 +24,16 @@ func wildScenarios() []scenario {
 			tasks: 100, minEff: 0.90, maxRefused: 0.02,
 		},
 		{
+			// ulule/limiter as it runs: its memory and Redis stores keep
+			// a counter that expires a window after the first request,
+			// so each window starts at the probe, a little after a whole
+			// second, and its end is rounded down to that second.
+			name:  "ulule: windows from the first request, reset rounded down",
+			cfg:   ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindowFromFirst, Quota: 20, Window: 2 * time.Second}}, Dialect: ratelimittest.XRateLimitEpoch, ResetRounding: ratelimittest.RoundDown, RetryAfter: -1},
+			tasks: 100, minEff: 0.65, maxRefused: 0.02,
+			known: "once its resets are known to be rounded down they are read a second later; the probe sent then opens the next window just after a whole second, whose end rounds down to the second before it: almost a second lost every 2s window. The window's end is at most w after the probe, but w is not stated, and a window aligned elsewhere answers the probe alike",
+		},
+		{
 			// express-rate-limit's legacy reset: epoch seconds rounded up.
 			name:  "express: reset rounded up",
 			cfg:   ratelimittest.Config{Policies: q20, Dialect: ratelimittest.XRateLimitEpoch, Phase: phase},

@@ -18,6 +18,13 @@ const (
 	// The counter returns to zero at each window boundary.
 	FixedWindow Algorithm = "fixed-window"
 
+	// FixedWindowFromFirst counts admissions in windows of length Window
+	// that are not aligned: a window starts at the first admission after
+	// the last one ended, as a counter stored with an expiry does
+	// (ulule/limiter's stores, GitHub's hourly windows). The counter
+	// returns to zero when its window ends. [Config.Phase] plays no part.
+	FixedWindowFromFirst Algorithm = "fixed-window-from-first"
+
 	// SlidingLog admits at most Quota units in any span of Window. It keeps
 	// an exact log of the admissions of the last Window, pruned as they age.
 	SlidingLog Algorithm = "sliding-log"
@@ -387,7 +394,7 @@ func policies(cfg Config) []policy {
 			q.algorithm = FixedWindow
 		}
 		switch q.algorithm {
-		case FixedWindow, SlidingLog, SlidingWindow, SlidingWindowRounded, TokenBucket, LeakyBucket:
+		case FixedWindow, FixedWindowFromFirst, SlidingLog, SlidingWindow, SlidingWindowRounded, TokenBucket, LeakyBucket:
 			if q.window <= 0 {
 				panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): Window %v must be positive", i, q.name, q.window))
 			}

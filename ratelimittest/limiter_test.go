@@ -42,6 +42,20 @@ func TestLimiters(t *testing.T) {
 			},
 		},
 		{
+			name:   "fixed window from the first request",
+			policy: Policy{Algorithm: FixedWindowFromFirst, Quota: 3, Window: 10 * time.Second},
+			checks: []check{
+				// Nothing is open until the first admission, at 2s.
+				{at: 2 * time.Second, avail: 3, reset: 10 * time.Second, take: 1},
+				{at: 2 * time.Second, avail: 2, reset: 10 * time.Second, full: 10 * time.Second, take: 2},
+				{at: 11 * time.Second, avail: 0, wait: time.Second, reset: time.Second, full: time.Second},
+				// The window ended at 12s; the next opens at 15s.
+				{at: 15 * time.Second, avail: 3, reset: 10 * time.Second, take: 3},
+				{at: 24 * time.Second, avail: 0, wait: time.Second, reset: time.Second, full: time.Second},
+				{at: 25 * time.Second, avail: 3, reset: 10 * time.Second},
+			},
+		},
+		{
 			name:   "sliding log",
 			policy: Policy{Algorithm: SlidingLog, Quota: 2, Window: 10 * time.Second},
 			checks: []check{
@@ -295,7 +309,7 @@ func TestConcurrencyLimiter(t *testing.T) {
 // exact instant of admission and agrees with available, which Ideal and the
 // Handler both rely on.
 func TestLimiterConsistency(t *testing.T) {
-	algorithms := []Algorithm{FixedWindow, SlidingLog, SlidingWindow, SlidingWindowRounded, TokenBucket, LeakyBucket}
+	algorithms := []Algorithm{FixedWindow, FixedWindowFromFirst, SlidingLog, SlidingWindow, SlidingWindowRounded, TokenBucket, LeakyBucket}
 	quotas := []int64{1, 3, 7, 100}
 	windows := []time.Duration{time.Second, 7 * time.Second / 3, time.Minute}
 	rng := rand.New(rand.NewPCG(1, 2))
