@@ -44,12 +44,7 @@ import (
 //     is counted from the end of the pause.
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q, on trial for a learned window, without a
-//     pause (see refused). Kept at the even pace (a whole learned window
-//     accepted at it), the quota grows a step every learned window, and a
-//     step holds once a learned window since it was accepted (a rate step,
-//     besides, once the server's burst would be spent): an even pace that
-//     holds is evidence that the server's rate is not yet reached.
-//     Refused again at the even pace, it backs off
+//     pause (see refused); refused again at the even pace, it backs off
 //     multiplicatively: a new measurement, which halves q and lowers w by
 //     30% at most at a time (a cycle measured out of phase with the
 //     server's window must not cut the pace to nothing), and doubles the
@@ -244,19 +239,13 @@ func (l *learner) grow(now int64) {
 		return
 	}
 	if l.trial != 0 {
-		if l.smooth == smoothOn {
-			// At the even pace, a learned window since the step holds
-			// as many starts as a whole cycle would.
-			if now-l.grownAt < q.w {
-				return
-			}
-		} else if l.cycle <= l.trialAt || l.cycleOK < q.q {
+		if l.cycle <= l.trialAt || l.cycleOK < q.q {
 			return
 		}
 		if l.trial == stepRate && now-l.grownAt < l.drain() {
 			return
 		}
-	} else if now-l.grownAt < l.gap()*q.w {
+	} else if now-l.grownAt < int64(max(minGrowGap, l.growGap))*q.w {
 		return
 	}
 	if l.trial == stepRate {
@@ -294,17 +283,6 @@ func (l *learner) grow(now int64) {
 	}
 	l.trial, l.trialAt, l.last, l.revertSeq = step, l.cycle, step, 0
 	l.grownAt, l.binding = now, false
-}
-
-// gap returns the learned windows between steps of growth when none is
-// on trial: one once a whole learned window held at the even pace (an even
-// pace that holds is evidence the server's rate is not yet reached),
-// otherwise growGap, two at least.
-func (l *learner) gap() int64 {
-	if l.smooth == smoothOn {
-		return 1
-	}
-	return int64(max(minGrowGap, l.growGap))
 }
 
 // drain returns how long a rate step stays on trial once taken: as long

@@ -57,41 +57,13 @@ func learnTables() []Table {
 			acq(3*s+500*ms, "n", Want{Grant: true}),
 			rel(3*s+500*ms, "n", ok(), Want{}),
 			acq(3*s+750*ms, "o", Want{Grant: true}),
-			// Kept, and a learned window after the burst refused: the
-			// quota grows by a step, paced evenly too (an even pace
-			// that holds grows a step every learned window, not every
-			// two).
-			rel(3*s+750*ms, "o", ok(), Want{Learned: &Quota{Q: 5, W: s}}),
-			acq(3*s+750*ms, "t", Want{Hold: control.ReasonAdaptive, Until: 3*s + 950*ms}),
-		)},
-		{Name: "at an even pace that holds, a step holds after a learned window", Steps: learnEven(
-			acq(2*s+250*ms, "k", Want{Grant: true}),
-			rel(2*s+250*ms, "k", ok(), Want{}),
-			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
-			acq(3*s, "l", Want{Grant: true, Probe: true}),
-			rel(3*s, "l", ok(), Want{}),
-			acq(3*s+250*ms, "m", Want{Grant: true}),
-			rel(3*s+250*ms, "m", ok(), Want{}),
-			acq(3*s+500*ms, "n", Want{Grant: true}),
-			rel(3*s+500*ms, "n", ok(), Want{}),
-			acq(3*s+750*ms, "o", Want{Grant: true}),
-			rel(3*s+750*ms, "o", ok(), Want{Learned: &Quota{Q: 5, W: s}}),
-			// The step, q 5 per 1s, is on trial: a learned window at
-			// its even pace, accepted, holds it, though the cycle it
-			// was taken in has not ended; the rate grows next, w by
-			// a quarter.
-			acq(3*s+950*ms, "t", Want{Grant: true}),
-			rel(3*s+950*ms, "t", ok(), Want{}),
-			acq(4*s+150*ms, "u", Want{Grant: true}),
-			rel(4*s+150*ms, "u", ok(), Want{}),
-			acq(4*s+350*ms, "v", Want{Grant: true}),
-			rel(4*s+350*ms, "v", ok(), Want{}),
-			acq(4*s+550*ms, "y", Want{Grant: true}),
-			rel(4*s+550*ms, "y", ok(), Want{}),
-			acq(4*s+550*ms, "z", Want{Hold: control.ReasonAdaptive, Until: 4*s + 750*ms}),
-			acq(4*s+750*ms, "z", Want{Grant: true, Probe: true}),
-			rel(4*s+750*ms, "z", ok(), Want{Learned: &Quota{Q: 5, W: 750 * ms}}),
-			acq(4*s+750*ms, "q", Want{Hold: control.ReasonAdaptive, Until: 4*s + 900*ms}),
+			rel(3*s+750*ms, "o", ok(), Want{}),
+			acq(3*s+750*ms, "t", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
+			// Kept: two learned windows after the burst refused, the
+			// quota grows by a step, paced evenly too.
+			acq(4*s, "t", Want{Grant: true, Probe: true}),
+			rel(4*s, "t", ok(), Want{Learned: &Quota{Q: 5, W: s}}),
+			acq(4*s, "u", Want{Hold: control.ReasonAdaptive, Until: 4*s + 200*ms}),
 		)},
 		{Name: "a refusal at the even pace goes back to bursts and backs off multiplicatively", Steps: learnEven(
 			// Refused in the burst's own cycle: the rate was too high.
