@@ -57,29 +57,46 @@ func newLimiter(p *policy, origin time.Time) limiter {
 	case Concurrency:
 		return &concurrency{quota: p.quota}
 	case FixedWindowFromFirst:
-		return &firstWindow{quota: p.quota, window: p.window}
+		return &fixedWindow{quota: p.quota, window: p.window, fromFirst: true}
 	}
 	return &fixedWindow{quota: p.quota, window: p.window, origin: origin}
 }
 
-// fixedWindow counts admissions per aligned window.
+// fixedWindow counts admissions per aligned window or, fromFirst, per
+// window started by the first admission after the last one ended.
 type fixedWindow struct {
 	quota  int64
 	window time.Duration
 	origin time.Time
-	index  int64 // of the current window, counted from origin
+	index  int64 // of the current aligned window, counted from origin
 	used   int64 // admitted in the current window
+
+	fromFirst bool
+	end       time.Time // fromFirst: of the current window; zero when none is open
 }
 
 func (l *fixedWindow) advance(now time.Time) {
+	if l.fromFirst {
+		if !l.end.IsZero() && !now.Before(l.end) {
+			l.end, l.used = time.Time{}, 0
+		}
+		return
+	}
 	if i := windowIndex(l.origin, now, l.window); i != l.index {
 		l.index, l.used = i, 0
 	}
 }
 
-// left reports the time from now to the end of the current window.
+// left reports the time from now to the end of the current window; with
+// no window open (fromFirst), the length of the one a request would open.
 func (l *fixedWindow) left(now time.Time) time.Duration {
-	return windowStart(l.origin, l.index+1, l.window).Sub(now)
+	if !l.fromFirst {
+		return windowStart(l.origin, l.index+1, l.window).Sub(now)
+	}
+	if l.end.IsZero() {
+		return l.window
+	}
+	return l.end.Sub(now)
 }
 
 func (l *fixedWindow) wait(now time.Time, cost int64) (time.Duration, bool) {
@@ -95,6 +112,9 @@ func (l *fixedWindow) wait(now time.Time, cost int64) (time.Duration, bool) {
 
 func (l *fixedWindow) take(now time.Time, cost int64) {
 	l.advance(now)
+	if l.fromFirst && l.end.IsZero() {
+		l.end = now.Add(l.window)
+	}
 	l.used += cost
 }
 
@@ -119,74 +139,6 @@ func (l *fixedWindow) full(now time.Time) time.Duration {
 }
 
 func (l *fixedWindow) windowEnd(now time.Time) (time.Duration, bool) {
-	l.advance(now)
-	return l.left(now), true
-}
-
-// firstWindow counts admissions in a window that starts at the first
-// admission after the last window ended.
-type firstWindow struct {
-	quota  int64
-	window time.Duration
-	end    time.Time // of the current window; zero when none is open
-	used   int64     // admitted in the current window
-}
-
-func (l *firstWindow) advance(now time.Time) {
-	if !l.end.IsZero() && !now.Before(l.end) {
-		l.end, l.used = time.Time{}, 0
-	}
-}
-
-// left reports the time from now to the end of the current window, or
-// the length of the window a request at now would open.
-func (l *firstWindow) left(now time.Time) time.Duration {
-	if l.end.IsZero() {
-		return l.window
-	}
-	return l.end.Sub(now)
-}
-
-func (l *firstWindow) wait(now time.Time, cost int64) (time.Duration, bool) {
-	if cost > l.quota {
-		return 0, false
-	}
-	l.advance(now)
-	if l.used+cost <= l.quota {
-		return 0, true
-	}
-	return l.left(now), true
-}
-
-func (l *firstWindow) take(now time.Time, cost int64) {
-	l.advance(now)
-	if l.end.IsZero() {
-		l.end = now.Add(l.window)
-	}
-	l.used += cost
-}
-
-func (l *firstWindow) release(int64) {}
-
-func (l *firstWindow) available(now time.Time) int64 {
-	l.advance(now)
-	return max(l.quota-l.used, 0)
-}
-
-func (l *firstWindow) reset(now time.Time) (time.Duration, bool) {
-	l.advance(now)
-	return l.left(now), true
-}
-
-func (l *firstWindow) full(now time.Time) time.Duration {
-	l.advance(now)
-	if l.used == 0 {
-		return 0
-	}
-	return l.left(now)
-}
-
-func (l *firstWindow) windowEnd(now time.Time) (time.Duration, bool) {
 	l.advance(now)
 	return l.left(now), true
 }
