@@ -16,6 +16,14 @@ import (
 const (
 	tailLearn  = 1 // the learner's last undone step and the server's burst
 	tailSmooth = 2 // the learner's even pace: its state and the cycle it was tried from
+	tailPhase  = 3 // each policy's phase: flags, lead, and the reset stated (see phase.go)
+)
+
+// Flags of a policy's phase in its tail.
+const (
+	phaseSkips  = 1 << iota // policy.skips
+	phaseTested             // policy.tested
+	phaseAll    = phaseSkips | phaseTested
 )
 
 // ext writes the end of the binary form of s.
@@ -50,6 +58,25 @@ func (e *encoder) tails(s *State) {
 	if l.smooth != 0 {
 		e.b = append(e.b, tailSmooth, l.smooth)
 		e.uint(l.smoothAt)
+	}
+	for i := range s.policies {
+		if p := &s.policies[i]; p.skips || p.tested || p.lead != 0 || p.stated != 0 {
+			e.b = append(e.b, tailPhase)
+			for i := range s.policies {
+				p := &s.policies[i]
+				var f byte
+				if p.skips {
+					f |= phaseSkips
+				}
+				if p.tested {
+					f |= phaseTested
+				}
+				e.b = append(e.b, f)
+				e.uint(uint64(p.lead))
+				e.at(p.stated)
+			}
+			break
+		}
 	}
 }
 
@@ -107,6 +134,24 @@ func (d *decoder) tails(n *State) {
 			}
 			if l.smoothAt = d.uint(); l.smoothAt > l.cycle {
 				d.fail()
+			}
+		case tailPhase:
+			set := false
+			for i := range n.policies {
+				p := &n.policies[i]
+				f := d.byte()
+				if f&^phaseAll != 0 {
+					d.fail()
+				}
+				p.skips, p.tested = f&phaseSkips != 0, f&phaseTested != 0
+				p.lead = int64(d.bounded(uint64(resetGrain)))
+				if p.stated = d.at(); p.stated != 0 && p.stated < p.deadline {
+					d.fail() // a lead is taken from the reset stated, never added
+				}
+				set = set || f != 0 || p.lead != 0 || p.stated != 0
+			}
+			if !set {
+				d.fail() // never written
 			}
 		default:
 			d.fail()

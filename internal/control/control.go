@@ -110,6 +110,10 @@ type Lease struct {
 	skew  int64  // the key's estimate of the server's clock minus ours
 	start int64  // when it was granted
 
+	// tested is the stated reset of the window whose phase the request
+	// tests (see phase.go); zero when it tests none.
+	tested int64
+
 	// measuring is when the cycle whose refusal the learner is measuring
 	// began; zero when no measurement is pending, or when that cycle had
 	// nothing accepted (an outage, not a window).

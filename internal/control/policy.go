@@ -54,6 +54,15 @@ type policy struct {
 	// refusals (see recognise): paced smoothly, q-1 starts per w evenly
 	// spread, and never paused until its stated reset.
 	sliding bool
+
+	// The phase of a one-second window whose reset is stated late (see
+	// phase.go): skips reports that windows were stated two seconds
+	// apart, so that the next window is tested; tested, that a test was
+	// answered; lead, by how much the reset is late (0: not proven);
+	// stated, the reset the live observation stated when the lead was
+	// taken from its deadline (0: none was).
+	lead, stated  int64
+	skips, tested bool
 }
 
 // paces reports whether the policy paces starts by q per w.

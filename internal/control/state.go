@@ -169,7 +169,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
 
-	var cost int64
+	var cost, tested int64
 	for i := range s.policies {
 		p := &s.policies[i]
 		switch p.unit {
@@ -182,6 +182,14 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 			if p.unit == unitBytes {
 				need, counted = p.need(), inflight
 				cost = max(cost, need)
+			}
+			if p.unit == unitRequests && p.live && p.minR-counted == 1 {
+				if at, ok := p.testAt(now, s.ramp.rtt); ok {
+					if at > now {
+						return s.hold(at, ReasonQuota, 0)
+					}
+					tested = p.statedEnd()
+				}
 			}
 			if p.live && p.minR-counted*need < need {
 				if p.deadline != 0 {
@@ -225,7 +233,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
-	l.skewOK, l.measuring, l.window = s.flags&flagSkew != 0, 0, false
+	l.skewOK, l.measuring, l.window, l.tested = s.flags&flagSkew != 0, 0, false, tested
 	if len(s.costs.units) > 0 {
 		s.costs.reserve(&l.want, end, l)
 	}
@@ -393,7 +401,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	for _, name := range out.Refusal.Violated {
 		for i := range s.policies {
 			if p := &s.policies[i]; p.name == name && p.unit != unitConcurrent {
-				p.live, p.epoch, p.minR, p.deadline = true, s.epoch, 0, s.pauseUntil
+				p.live, p.epoch, p.minR, p.deadline, p.stated = true, s.epoch, 0, s.pauseUntil, 0
 			}
 		}
 	}
@@ -475,19 +483,23 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	if p.q > 0 && p.minR > p.q {
 		p.minR = p.q // r is never trusted above the quota the policy states
 	}
-	last := p.deadline
-	p.deadline = 0
+	last, lastStated := p.deadline, p.statedEnd()
+	p.deadline, p.stated = 0, 0
 	reset, t := int64(0), s.resetOf(q)
 	if t > 0 {
 		reset = min(int64(t), int64(MaxPause))
 		p.deadline = now + reset
 	}
-	if refused {
-		s.recognise(p, l, q, last, now)
+	if p.phase(l, refused, last, lastStated, now) {
+		// Refused in a lead taken from the stated reset: the lead was
+		// wrong, which says nothing of the server's algorithm.
+	} else if refused {
+		s.recognise(p, l, q, lastStated, now)
 		s.recogniseRetryAfter(p, l, q, &out.Refusal)
 	} else {
-		s.recogniseAccepted(p, l, q, last, now)
+		s.recogniseAccepted(p, l, q, lastStated, now)
 	}
+	p.takeLead(now)
 	if p.sliding && p.paces() && q.Remaining == 0 {
 		p.live = false // a sliding-window counter: its pace decides, not its reset
 		return true

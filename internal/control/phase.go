@@ -1,0 +1,104 @@
+package control
+
+import "time"
+
+// The phase of a one-second window whose reset is stated late. A server
+// that states its resets as whole seconds of its clock (epoch seconds,
+// HTTP-dates) most often rounds them up: a window that ends just after a
+// second is stated almost a second late. A pause until that reset, with
+// its few milliseconds of jitter and the time the burst after it takes to
+// reach the server, then falls past the end of the window it states, in
+// the next one, whose reset is two seconds away: with one-second windows,
+// every other window is skipped, and the key runs at half speed. Nothing
+// the server says tells this from a two-second window whose reset is on
+// time.
+//
+// What the server accepts tells it, at no risk. Once two windows in a row
+// are stated two seconds apart, the last request the window allows is held
+// back and sent a little less than a second before its stated reset: the
+// test. Counted in the window it belongs to, which had it to spare, it
+// proves nothing was skipped, and the key tests that policy no more.
+// Counted in the next window, stated one second after the one before, it
+// proves that window open before the stated reset, by as much as the
+// stated reset was ahead when the answer came (the lead). From then on
+// the key reads each reset of the policy that much earlier, as long as
+// its resets keep falling on whole seconds of the first; a request sent
+// in the lead and refused voids it. Nothing is refused either way, and at
+// most one request a window waits for a test.
+
+const (
+	anchorTol = int64(2 * time.Millisecond) // how far from whole seconds apart two stated resets may be
+	skipMax   = 2 * jitterMax               // the test goes this much before a grain ahead of the reset, less two round trips
+)
+
+// statedEnd returns the reset p's live observation states: its deadline,
+// unless a lead was taken from it.
+func (p *policy) statedEnd() int64 {
+	if p.stated != 0 {
+		return p.stated
+	}
+	return p.deadline
+}
+
+// testAt reports whether the next start of p, the last its window allows,
+// is a test of the window's phase, and when it goes; rtt is the key's
+// smoothed round trip.
+func (p *policy) testAt(now, rtt int64) (int64, bool) {
+	if !p.skips || p.unit != unitRequests || !p.live || p.deadline <= now || p.sliding || p.q < 2 {
+		return 0, false
+	}
+	lead := max(int64(resetGrain)-skipMax-2*rtt, int64(resetGrain)/2)
+	return p.statedEnd() - lead, true
+}
+
+// anchored reports whether two stated resets fall a whole number of
+// seconds apart, as resets stated as instants of the server's clock do;
+// resets stated in delta-seconds seldom do.
+func anchored(d int64) (grains int64, ok bool) {
+	if d <= 0 {
+		return 0, false
+	}
+	grains = (d + int64(resetGrain)/2) / int64(resetGrain)
+	off := d - grains*int64(resetGrain)
+	return grains, grains > 0 && off <= anchorTol && off >= -anchorTol
+}
+
+// phase reads what the answer, received at now to a request l, says of
+// the phase of p: the reset the key read before it was last (stated
+// lastStated), the one it states is p.deadline. It reports whether the
+// answer refused a request sent in a lead taken from the stated reset,
+// which voids the lead.
+func (p *policy) phase(l *Lease, refused bool, last, lastStated, now int64) bool {
+	if refused && p.lead > 0 && l.start >= last && l.start < lastStated {
+		p.lead, p.skips, p.tested = 0, false, true
+		return true
+	}
+	if p.deadline == 0 || lastStated == 0 {
+		return false
+	}
+	grains, ok := anchored(p.deadline - lastStated)
+	switch {
+	case l.tested != 0 && l.tested == lastStated && !refused:
+		p.skips, p.tested = false, true
+		if ok && grains == 1 && lastStated > now {
+			p.lead = min(lastStated-now, int64(resetGrain)) // counted in the next window
+		}
+	case p.deadline == lastStated:
+		// Another answer of the same window.
+	case !ok:
+		p.lead, p.skips = 0, false // not anchored to the server's seconds
+	case grains == 2 && !p.tested && p.lead == 0:
+		p.skips = true
+	}
+	return false
+}
+
+// takeLead reads p's reset, once a test proved it late, that much
+// earlier.
+func (p *policy) takeLead(now int64) {
+	if p.deadline == 0 || p.lead == 0 {
+		return
+	}
+	p.stated = p.deadline
+	p.deadline = max(p.deadline-p.lead, now)
+}
