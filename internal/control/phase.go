@@ -86,7 +86,11 @@ func (p *policy) phase(l *Lease, refused bool, last, lastStated, now int64) bool
 	case p.deadline == lastStated:
 		// Another answer of the same window.
 	case !ok:
-		p.lead, p.skips = 0, false // not anchored to the server's seconds
+		// Not on whole seconds of the reset before: a delta, or the
+		// key's estimate of the server's clock moved. A lead taken is
+		// void, and the next two windows stated two seconds apart are
+		// tested again.
+		p.lead, p.skips, p.tested = 0, false, false
 	case grains == 2 && !p.tested && p.lead == 0:
 		p.skips = true
 	}

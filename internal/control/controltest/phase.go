@@ -50,6 +50,12 @@ func phaseTables() []Table {
 			acq(4*s-lead, "i", Want{Grant: true}),
 			rel(4*s-lead, "i", ok(rl(3, 0, 1, 1*s+lead)), Want{}),
 			acq(4*s-lead, "j", Want{Grant: true}),
+			rel(4*s-lead, "j", ok(rl(3, 0, 0, 1*s+lead)), Want{PauseUntil: 5*s - lead, PauseReason: control.ReasonQuota}),
+			// A window stated off the whole seconds of the one before
+			// (the estimate of the server's clock moved) voids the
+			// lead: its reset is read as stated.
+			acq(5*s-lead, "k", Want{Grant: true, Probe: true}),
+			rel(5*s-lead, "k", ok(rl(3, 0, 0, 1*s+lead+100*ms)), Want{PauseUntil: 6*s + 100*ms, PauseReason: control.ReasonQuota}),
 		)},
 		{Name: "a test counted in its own window ends the tests", Steps: steps(
 			rel(3*s-lead, "e", ok(rl(3, 0, 0, lead)), Want{PauseUntil: 3 * s, PauseReason: control.ReasonQuota}),
