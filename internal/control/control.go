@@ -126,13 +126,13 @@ type Lease struct {
 
 // Skew returns the key's estimate, when the request started, of the
 // server's clock minus ours (see parse.HeaderAt), and whether it has one.
-func (l Lease) Skew() (time.Duration, bool) { return time.Duration(l.skew), l.skewOK }
+func (l *Lease) Skew() (time.Duration, bool) { return time.Duration(l.skew), l.skewOK }
 
 // Probe reports whether the request probes alone.
-func (l Lease) Probe() bool { return l.probe }
+func (l *Lease) Probe() bool { return l.probe }
 
 // Expiry returns when the lease stops counting as in flight.
-func (l Lease) Expiry() time.Time { return at(l.end) }
+func (l *Lease) Expiry() time.Time { return at(l.end) }
 
 // Hold tells a request to wait and look again.
 type Hold struct {
