@@ -241,13 +241,15 @@ const (
 // instant converts t to the state's clock: nanoseconds since 1970, within
 // [1, maxInstant].
 func instant(t time.Time) int64 {
-	switch sec := t.Unix(); {
+	sec := t.Unix()
+	switch {
 	case sec < 0:
 		return 1
 	case sec >= maxInstant/int64(time.Second):
 		return maxInstant
 	}
-	return max(t.UnixNano(), 1)
+	// t.UnixNano, from the seconds already read.
+	return max(sec*int64(time.Second)+int64(t.Nanosecond()), 1)
 }
 
 // at converts an instant back; zero stays the zero time.
