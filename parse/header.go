@@ -80,11 +80,11 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh bool) ([]Quota, t
 	switch {
 	case rate || r != nil && n > 1:
 		quotas, served := header(h, now, date, &found, n, r)
-		if fresh && aged && len(quotas) > 0 && fromCache(h["Age"]) {
-			quotas = nil
+		if fresh && (len(quotas) == 0 || aged && fromCache(h["Age"])) {
+			return nil, time.Time{}
 		}
 		return quotas, served
-	case r != nil && n == 1:
+	case r != nil && n == 1 && !fresh:
 		return nil, r.date(found[0].v, now) // only a Date
 	}
 	return nil, time.Time{}

@@ -210,8 +210,8 @@ func TestReaderReadFresh(t *testing.T) {
 				}
 				var r, r2 Reader
 				want, wantDate := r.Read(h, now, time.Time{})
-				if FromCache(h) {
-					want = nil
+				if FromCache(h) || len(want) == 0 {
+					want, wantDate = nil, time.Time{}
 				}
 				got, date := r2.ReadFresh(h, now, time.Time{})
 				if formatQuotas(got) != formatQuotas(want) || !date.Equal(wantDate) || (got == nil) != (want == nil) {
