@@ -641,10 +641,8 @@ func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *c
 	if skew, ok := g.Skew(); ok {
 		estimate = now.Add(skew)
 	}
-	quotas, date := rd.Read(h, now, estimate)
-	// h["Age"] is what parse.FromCache looks up first: a response with no
-	// Age, the common case, skips canonicalising the name.
-	if len(quotas) == 0 || len(h["Age"]) > 0 && parse.FromCache(h) {
+	quotas, date := rd.ReadFresh(h, now, estimate)
+	if len(quotas) == 0 {
 		return nil
 	}
 	if !date.IsZero() {

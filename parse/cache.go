@@ -9,9 +9,13 @@ import "net/http"
 //
 // Draft-11 §7.3 says the RateLimit fields of such a response SHOULD be
 // ignored, as they may not be current; [Header] does not check this
-// itself.
+// itself, [Reader.ReadFresh] does.
 func FromCache(h http.Header) bool {
-	v := h.Values("Age")
+	return fromCache(h.Values("Age"))
+}
+
+// fromCache is FromCache given the lines of the Age field.
+func fromCache(v []string) bool {
 	if len(v) == 0 {
 		return false
 	}

@@ -49,20 +49,22 @@ func Header(h http.Header, now time.Time) []Quota {
 // zero time, HeaderAt is Header. A [Reader] keeps such an estimate in
 // check against each response's Date.
 func HeaderAt(h http.Header, now, date time.Time) []Quota {
-	quotas, _ := read(h, now, date, nil)
+	quotas, _ := read(h, now, date, nil, false)
 	return quotas
 }
 
 // read is HeaderAt when r is nil, and [Reader.Read] when it is not, with
-// date as the caller's estimate.
-func read(h http.Header, now, date time.Time, r *Reader) ([]Quota, time.Time) {
+// date as the caller's estimate. If fresh, it returns no quotas for a
+// response from a cache, as [Reader.ReadFresh] documents.
+func read(h http.Header, now, date time.Time, r *Reader, fresh bool) ([]Quota, time.Time) {
 	// Most responses carry no rate-limit field at all. One pass over the
 	// names finds the fields without allocating; the parser is set up only
 	// when there is one.
 	var found [16]field
-	n, rate := 0, false
+	n, rate, aged := 0, false, false
 	for k, v := range h {
 		if !candidate(k) {
+			aged = aged || k == "Age" // what h.Values("Age") reads
 			continue
 		}
 		s := slotOf(k)
@@ -77,8 +79,12 @@ func read(h http.Header, now, date time.Time, r *Reader) ([]Quota, time.Time) {
 	}
 	switch {
 	case rate || r != nil && n > 1:
-		return header(h, now, date, &found, n, r)
-	case r != nil && n == 1:
+		quotas, served := header(h, now, date, &found, n, r)
+		if fresh && (len(quotas) == 0 || aged && fromCache(h["Age"])) {
+			return nil, time.Time{}
+		}
+		return quotas, served
+	case r != nil && n == 1 && !fresh:
 		return nil, r.date(found[0].v, now) // only a Date
 	}
 	return nil, time.Time{}

@@ -62,7 +62,17 @@ const imfFixdateLen = len("Sun, 06 Nov 1994 08:49:37 GMT")
 // The quotas of two calls may share the backing array of their Partition,
 // which must not be modified.
 func (r *Reader) Read(h http.Header, now, estimate time.Time) (quotas []Quota, date time.Time) {
-	return read(h, now, estimate, r)
+	return read(h, now, estimate, r, false)
+}
+
+// ReadFresh is like Read, for a response that may have come from a cache:
+// when it did (see [FromCache]), its rate-limit fields may not be current
+// (draft-11 §7.3) and ReadFresh returns no quotas. It returns the Date
+// with quotas only: when it returns none, date is the zero time, and a
+// Date alone is not parsed. It finds the Age field in the one pass Read
+// makes over the names of h, instead of looking it up again.
+func (r *Reader) ReadFresh(h http.Header, now, estimate time.Time) (quotas []Quota, date time.Time) {
+	return read(h, now, estimate, r, true)
 }
 
 // origin returns the instant absolute resets are measured from, as Read

@@ -186,3 +186,38 @@ func TestSecondAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestReaderReadFresh(t *testing.T) {
+	// ReadFresh is Read, with no quotas when FromCache reports the
+	// response came from a cache: it finds Age in the same pass.
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	base := func() http.Header {
+		return http.Header{
+			"Date":             {"Fri, 02 Jan 2026 03:04:05 GMT"},
+			"Ratelimit-Policy": {`"api";q=100;w=60`},
+			"Ratelimit":        {`"api";r=50;t=30`},
+		}
+	}
+	for _, age := range [][]string{nil, {"5"}, {"0"}, {"00"}, {"x"}, {" 7 "}, {"3, 4"}, {"0", "9"}, {}, {""}} {
+		for _, name := range []string{"Age", "age", "AGE"} {
+			for _, fields := range []bool{true, false} {
+				h := base()
+				if !fields {
+					h = http.Header{"Date": h["Date"], "Content-Type": {"text/plain"}}
+				}
+				if age != nil {
+					h[name] = age
+				}
+				var r, r2 Reader
+				want, wantDate := r.Read(h, now, time.Time{})
+				if FromCache(h) || len(want) == 0 {
+					want, wantDate = nil, time.Time{}
+				}
+				got, date := r2.ReadFresh(h, now, time.Time{})
+				if formatQuotas(got) != formatQuotas(want) || !date.Equal(wantDate) || (got == nil) != (want == nil) {
+					t.Errorf("ReadFresh(%v) = %s, %v; want %s, %v", h, formatQuotas(got), date, formatQuotas(want), wantDate)
+				}
+			}
+		}
+	}
+}

@@ -130,13 +130,13 @@ type Lease struct {
 
 // Skew returns the key's estimate, when the request started, of the
 // server's clock minus ours (see parse.HeaderAt), and whether it has one.
-func (l Lease) Skew() (time.Duration, bool) { return time.Duration(l.skew), l.skewOK }
+func (l *Lease) Skew() (time.Duration, bool) { return time.Duration(l.skew), l.skewOK }
 
 // Probe reports whether the request probes alone.
-func (l Lease) Probe() bool { return l.probe }
+func (l *Lease) Probe() bool { return l.probe }
 
 // Expiry returns when the lease stops counting as in flight.
-func (l Lease) Expiry() time.Time { return at(l.end) }
+func (l *Lease) Expiry() time.Time { return at(l.end) }
 
 // Hold tells a request to wait and look again.
 type Hold struct {
@@ -245,13 +245,15 @@ const (
 // instant converts t to the state's clock: nanoseconds since 1970, within
 // [1, maxInstant].
 func instant(t time.Time) int64 {
-	switch sec := t.Unix(); {
+	sec := t.Unix()
+	switch {
 	case sec < 0:
 		return 1
 	case sec >= maxInstant/int64(time.Second):
 		return maxInstant
 	}
-	return max(t.UnixNano(), 1)
+	// t.UnixNano, from the seconds already read.
+	return max(sec*int64(time.Second)+int64(t.Nanosecond()), 1)
 }
 
 // at converts an instant back; zero stays the zero time.
