@@ -88,9 +88,10 @@ func (p *policy) phase(l *Lease, refused bool, last, lastStated, now int64) bool
 	case !ok:
 		// Not on whole seconds of the reset before: a delta, or the
 		// key's estimate of the server's clock moved. A lead taken is
-		// void, and the next two windows stated two seconds apart are
-		// tested again.
-		p.lead, p.skips, p.tested = 0, false, false
+		// void. (Testing again then was tried: a server whose Dates
+		// move the estimate was tested at every window, each test
+		// holding a request back.)
+		p.lead, p.skips = 0, false
 	case grains == 2 && !p.tested && p.lead == 0:
 		p.skips = true
 	}
