@@ -21,13 +21,15 @@ import (
 var (
 	realtime     = flag.Int("realtime", 0, "runs of each real-time loopback case (0: skip)")
 	realtimeLoop = flag.Bool("realtimeloop", false, "run only the real-time Retry-After: 0 loop")
+	realtimeCase = flag.String("realtimecase", "", "run only the real-time cases whose name holds this")
 )
 
 // TestRealTimeLoopback runs 100 tasks over 16 workers through a polite
 // client against each of the issue's servers over loopback, in real time,
 // and a caller looping on one client against a server whose refusals say
 // Retry-After: 0. It takes minutes: run it with -realtime N (N runs of
-// each case). Each server is created at a random instant within a second,
+// each case; -realtimecase S runs only the cases whose name holds S).
+// Each server is created at a random instant within a second,
 // as its windows start at a random phase in the wild; the case "windows
 // ending just after a second" creates its server 2ms after one, the worst
 // phase for whole-second resets.
@@ -57,6 +59,9 @@ func TestRealTimeLoopback(t *testing.T) {
 	for _, c := range cases {
 		if *realtime == 0 {
 			break
+		}
+		if !strings.Contains(c.name, *realtimeCase) {
+			continue
 		}
 		var effs []float64
 		var lines []string
