@@ -128,6 +128,7 @@ func learnTables() []Table {
 			acq(6*s+500*ms, "u", Want{Grant: true, Probe: true}),
 			rel(6*s+500*ms, "u", ok(), Want{}),
 			acq(6*s+500*ms, "v", Want{Grant: true}),
+			rel(6*s+500*ms, "v", ok(), Want{}),
 			acq(6*s+500*ms, "w", Want{Grant: true}),
 			acq(6*s+500*ms, "y", Want{Hold: control.ReasonAdaptive, Until: 7*s + 500*ms}),
 		)},
