@@ -16,6 +16,7 @@ import (
 const (
 	tailLearn  = 1 // the learner's last undone step and the server's burst
 	tailSmooth = 2 // the learner's even pace: its state and the cycle it was tried from
+	tailCut    = 3 // the requests the learner's last multiplicative decrease counted
 )
 
 // ext writes the end of the binary form of s.
@@ -50,6 +51,10 @@ func (e *encoder) tails(s *State) {
 	if l.smooth != 0 {
 		e.b = append(e.b, tailSmooth, l.smooth)
 		e.uint(l.smoothAt)
+	}
+	if l.cut != 0 {
+		e.b = append(e.b, tailCut)
+		e.uint(uint64(l.cut))
 	}
 }
 
@@ -107,6 +112,10 @@ func (d *decoder) tails(n *State) {
 			}
 			if l.smoothAt = d.uint(); l.smoothAt > l.cycle {
 				d.fail()
+			}
+		case tailCut:
+			if n.learn.cut = int64(d.bounded(uint64(maxQuota))); n.learn.cut == 0 {
+				d.fail() // never written
 			}
 		default:
 			d.fail()
