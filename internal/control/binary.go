@@ -16,7 +16,7 @@ import (
 //	then each),
 //	the learner (with its learned policy when it has one), the retry
 //	budget (tokens as float64 bits); in version 2, then the cost quotas
-//	(see appendCosts); then the tails that are set (see tailLearn, tailSmooth).
+//	(see appendCosts); then the tails that are set (see tailLearn, tailSmooth, tailCut).
 //
 // A State with no cost quota and no reservation is written as version 1,
 // as before they existed; both versions are read.

@@ -30,7 +30,7 @@ func TestBinaryGoldenForms(t *testing.T) {
 			t.Errorf("%s: learned quota %+v, want 2 per 1s", c.name, q)
 		}
 		l := &s.learn
-		if l.revertSeq != 0 || l.burst != 0 || l.smooth != 0 || l.smoothAt != 0 {
+		if l.revertSeq != 0 || l.burst != 0 || l.smooth != 0 || l.smoothAt != 0 || l.cut != 0 {
 			t.Errorf("%s: the learner's tail is not zero: %+v", c.name, *l)
 		}
 		back, _ := s.MarshalBinary()
@@ -46,12 +46,13 @@ func TestBinaryTails(t *testing.T) {
 	s := worst()
 	s.learn.revertSeq, s.learn.burst = 7, 20
 	s.learn.cycle, s.learn.smooth, s.learn.smoothAt = 9, smoothOn, 5
+	s.learn.cut = 6
 	b, _ := s.MarshalBinary()
 	var back State
 	if err := back.UnmarshalBinary(b); err != nil {
 		t.Fatalf("UnmarshalBinary = %v", err)
 	}
-	if l := back.learn; l.revertSeq != 7 || l.burst != 20 || l.smooth != smoothOn || l.smoothAt != 5 {
+	if l := back.learn; l.revertSeq != 7 || l.burst != 20 || l.smooth != smoothOn || l.smoothAt != 5 || l.cut != 6 {
 		t.Errorf("tail read back as %+v", l)
 	}
 	// Each tail alone.
@@ -73,6 +74,7 @@ func TestBinaryTails(t *testing.T) {
 		"even pace from a cycle to come": append(bytes.Clone(plain), append([]byte{tailSmooth, smoothOn}, binary.AppendUvarint(nil, s.learn.cycle+1)...)...),
 		"even pace before learn":         append(bytes.Clone(ob), tailLearn, 1, 1),
 		"unknown tail":                   append(bytes.Clone(plain), 9, 1),
+		"empty cut":                      append(bytes.Clone(plain), tailCut, 0),
 		"repeated tail":                  append(bytes.Clone(b), b[len(plain):]...),
 		"cut tail":                       b[:len(b)-1],
 	} {

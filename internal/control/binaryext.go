@@ -16,7 +16,8 @@ import (
 const (
 	tailLearn  = 1 // the learner's last undone step and the server's burst
 	tailSmooth = 2 // the learner's even pace: its state and the cycle it was tried from
-	tailPhase  = 3 // each policy's phase: flags, lead, and the reset stated (see phase.go)
+	tailCut    = 3 // the requests the learner's last multiplicative decrease counted
+	tailPhase  = 4 // each policy's phase: flags, lead, and the reset stated (see phase.go)
 )
 
 // Flags of a policy's phase in its tail.
@@ -58,6 +59,10 @@ func (e *encoder) tails(s *State) {
 	if l.smooth != 0 {
 		e.b = append(e.b, tailSmooth, l.smooth)
 		e.uint(l.smoothAt)
+	}
+	if l.cut != 0 {
+		e.b = append(e.b, tailCut)
+		e.uint(uint64(l.cut))
 	}
 	for i := range s.policies {
 		if p := &s.policies[i]; p.skips || p.tested || p.lead != 0 || p.stated != 0 {
@@ -134,6 +139,10 @@ func (d *decoder) tails(n *State) {
 			}
 			if l.smoothAt = d.uint(); l.smoothAt > l.cycle {
 				d.fail()
+			}
+		case tailCut:
+			if n.learn.cut = int64(d.bounded(uint64(maxQuota))); n.learn.cut == 0 {
+				d.fail() // never written
 			}
 		case tailPhase:
 			set := false

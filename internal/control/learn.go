@@ -48,7 +48,11 @@ import (
 //     multiplicatively: a new measurement, which halves q and lowers w by
 //     30% at most at a time (a cycle measured out of phase with the
 //     server's window must not cut the pace to nothing), and doubles the
-//     windows between steps, up to 4.
+//     windows between steps, up to 4. A second decrease in a row, with no
+//     step of growth between, that counts no more than the one before is
+//     not out of phase: q becomes what it counted (a token bucket refused
+//     after its refill each cycle would otherwise be halved towards it one
+//     refusal at a time).
 //   - A refusal while the headers said quota was left marks them
 //     unreliable: the learned quota applies for a minute, doubling each time
 //     they are caught again, up to an hour. Without such a mark, a learned
@@ -89,6 +93,7 @@ type learner struct {
 	burst     int64  // the most requests a measurement counted: the server's burst, as far as seen
 	smooth    uint8  // smoothTrial, smoothOn: the learned quota is paced one start per w/q (see refused)
 	smoothAt  uint64 // the cycle smooth pacing was tried from
+	cut       int64  // the requests the last multiplicative decrease counted, if no step of growth was taken since; 0: none
 }
 
 // The states of smooth pacing.
@@ -120,7 +125,7 @@ func (l *learner) isZero() bool {
 		!l.pending && l.pendCycle == 0 && l.pendQ == 0 && l.pendFrom == 0 && l.quota == nil &&
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
-		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0
+		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0 && l.cut == 0
 }
 
 // active reports whether the learned quota paces requests now.
@@ -218,7 +223,15 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		// phase with the server's window can count a handful of
 		// acceptances, or a short window; one such measurement must
 		// not cut the pace to nothing.
-		n = max(min(n, q.q), q.q/2, 1)
+		// Two in a row that count no more than the last are not out
+		// of phase: the second is trusted in full.
+		counted := n
+		if l.cut > 0 && n <= l.cut {
+			n = max(min(n, q.q), 1)
+		} else {
+			n = max(min(n, q.q), q.q/2, 1)
+		}
+		l.cut = min(counted, maxQuota)
 		w = max(w, q.w*7/10)
 		l.floor = 0
 	}
@@ -281,7 +294,7 @@ func (l *learner) grow(now int64) {
 		l.prev = q.w
 		q.w -= d
 	}
-	l.trial, l.trialAt, l.last, l.revertSeq = step, l.cycle, step, 0
+	l.trial, l.trialAt, l.last, l.revertSeq, l.cut = step, l.cycle, step, 0, 0
 	l.grownAt, l.binding = now, false
 }
 

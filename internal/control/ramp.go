@@ -22,10 +22,14 @@ type ramp struct {
 const (
 	// rampFast is the round trip from which a key that states nothing
 	// ramps up as fast as one that states its quotas (tripling each round
-	// trip); below it, proportionally slower, and at least by one request
-	// each round trip. The ramp is there to make the first refusal of a
-	// silent server cheap; on a slow origin, a slow ramp would cost more
-	// time than that refusal saves.
+	// trip); below it, in proportion to its round trip: in wall time, cwnd
+	// grows alike whatever the round trip (by e every rampFast/2). The
+	// ramp is there to make the first refusal of a silent server cheap:
+	// the requests in flight when it comes are refused with it. On a slow
+	// origin, a slow ramp would cost more time than that refusal saves; on
+	// a fast one, a few requests in flight already send faster than any
+	// server that limits its rate lets through, and more would only be
+	// refused together.
 	rampFast = int64(200 * time.Millisecond)
 	// probeWait is how long a probe holds the key at least before another
 	// request may probe, and probeRTTs how many of the key's round trips
@@ -111,15 +115,19 @@ func (r *ramp) opened(hinted bool) {
 // grow widens cwnd after an answer: tripling each round trip for a key
 // that states its quotas; for one that never did, since only a refusal
 // will tell where its limit is, as fast once its round trip is rampFast or
-// longer, proportionally slower below, and at least by one each round
-// trip.
+// longer, and below it by two requests per answer times its round trip
+// over rampFast (a tenth of a request per answer at 10ms), so that it
+// grows as fast in wall time whatever its round trip. (At least one more
+// each round trip, as before, made a key answering in 5ms or less send
+// six or more at once into the first refusal of a limit of 20: all
+// refused.)
 func (r *ramp) grow(hinted bool) {
 	if r.cwnd <= 0 || !r.open {
 		return
 	}
 	step := int64(2000) // thousandths: two per answer, tripling each round trip
 	if !hinted {
-		step = max(1000/int64(r.cwnd), 2000*min(r.rtt, rampFast)/rampFast)
+		step = 2000 * min(r.rtt, rampFast) / rampFast
 	}
 	acc := int64(r.acc) + step
 	r.acc = int32(acc % 1000)

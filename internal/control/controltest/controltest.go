@@ -274,27 +274,7 @@ const ms = time.Millisecond
 func tables() []Table {
 	lease := control.Config{Lease: 160 * s} // slots of 10s
 	return append([]Table{
-		{Name: "probe then ramp", Steps: []Step{
-			// A fresh key: one probe goes alone, and holds the others
-			// for 3s at most.
-			acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
-			acq(0, "b", Want{Hold: control.ReasonProbe, Wake: 3 * s}),
-			// Its answer opens the key: two may follow, then one more
-			// per round trip for a key that states nothing and answers
-			// in 10ms.
-			rel(10*ms, "p", ok(), Want{InFlight: -1, Probing: -1}),
-			acq(10*ms, "a1", Want{Grant: true}),
-			acq(10*ms, "a2", Want{Grant: true, InFlight: 2}),
-			acq(10*ms, "a3", Want{Hold: control.ReasonConcurrency}),
-			rel(20*ms, "a1", ok(), Want{}),
-			acq(20*ms, "a4", Want{Grant: true}),
-			acq(20*ms, "a5", Want{Hold: control.ReasonConcurrency}),
-			rel(20*ms, "a2", ok(), Want{}),
-			// Two answers at cwnd 2: one step, to 3.
-			acq(20*ms, "a6", Want{Grant: true}),
-			acq(20*ms, "a7", Want{Grant: true, InFlight: 3}),
-			acq(20*ms, "a8", Want{Hold: control.ReasonConcurrency}),
-		}},
+		{Name: "probe then ramp", Steps: silentRamp()},
 		{Name: "a key that states its quotas ramps faster", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(1*s, "p", ok(rl(100, 60*s, 90, 60*s)), Want{}),
@@ -490,4 +470,41 @@ func tables() []Table {
 			rel(0, "p", ok(rl(0, 0, 0, 400*24*time.Hour)), Want{PauseUntil: control.MaxPause}),
 		}},
 	}, append(append(append(streamTables(), robustTables()...), learnTables()...), append(slidingTables(), phaseTables()...)...)...)
+}
+
+// silentRamp shows the ramp of a key that states nothing and answers in
+// 10ms: one probe, then two in flight, one more for each ten answers
+// (two per answer at a round trip of 200ms, in proportion below it).
+func silentRamp() []Step {
+	steps := []Step{
+		// A fresh key: one probe goes alone, and holds the others
+		// for 3s at most.
+		acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
+		acq(0, "b", Want{Hold: control.ReasonProbe, Wake: 3 * s}),
+		// Its answer opens the key: two may follow.
+		rel(10*ms, "p", ok(), Want{InFlight: -1, Probing: -1}),
+		acq(10*ms, "a1", Want{Grant: true}),
+		acq(10*ms, "a2", Want{Grant: true, InFlight: 2}),
+		acq(10*ms, "x", Want{Hold: control.ReasonConcurrency}),
+	}
+	// Eight answers, two a round trip: still two in flight.
+	for i := 1; i <= 8; i += 2 {
+		at := time.Duration(i/2+2) * 10 * ms
+		steps = append(steps,
+			rel(at, fmt.Sprintf("a%d", i), ok(), Want{}),
+			rel(at, fmt.Sprintf("a%d", i+1), ok(), Want{InFlight: -1}),
+			acq(at, fmt.Sprintf("a%d", i+2), Want{Grant: true}),
+			acq(at, fmt.Sprintf("a%d", i+3), Want{Grant: true, InFlight: 2}),
+			acq(at, "x", Want{Hold: control.ReasonConcurrency}),
+		)
+	}
+	// The tenth answer: one step, to 3.
+	return append(steps,
+		rel(60*ms, "a9", ok(), Want{}),
+		rel(60*ms, "a10", ok(), Want{InFlight: -1}),
+		acq(60*ms, "c1", Want{Grant: true}),
+		acq(60*ms, "c2", Want{Grant: true}),
+		acq(60*ms, "c3", Want{Grant: true, InFlight: 3}),
+		acq(60*ms, "x", Want{Hold: control.ReasonConcurrency}),
+	)
 }

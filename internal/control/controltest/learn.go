@@ -1,6 +1,7 @@
 package controltest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
@@ -82,6 +83,7 @@ func learnTables() []Table {
 			acq(3*s, "n", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
 		)},
 
+		{Name: "two decreases in a row that count as few are trusted in full", Steps: learnEight()},
 		{Name: "a rate step stays on trial until the server's burst would be spent", Steps: learnTwo(
 			// The burst grows by one, and holds once a window begun
 			// after it is accepted whole.
@@ -128,6 +130,7 @@ func learnTables() []Table {
 			acq(6*s+500*ms, "u", Want{Grant: true, Probe: true}),
 			rel(6*s+500*ms, "u", ok(), Want{}),
 			acq(6*s+500*ms, "v", Want{Grant: true}),
+			rel(6*s+500*ms, "v", ok(), Want{}),
 			acq(6*s+500*ms, "w", Want{Grant: true}),
 			acq(6*s+500*ms, "y", Want{Hold: control.ReasonAdaptive, Until: 7*s + 500*ms}),
 		)},
@@ -197,4 +200,53 @@ func learnEven(more ...Step) []Step {
 		// not paused, and only the refused request waits its floor.
 		rel(2*s, "j", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: s}}),
 	}, more...)
+}
+
+// learnEight returns the steps that learn 8 per 1s, see a burst of it
+// refused at 2s after the probe alone, then the even pace refused too,
+// and back off twice, each cycle refused after its probe: one
+// multiplicative decrease halves q, as a cycle measured out of phase may
+// count few; the second, which counts no more than the first, is trusted
+// in full.
+func learnEight() []Step {
+	steps := []Step{
+		acq(0, "p", Want{Grant: true, Probe: true}),
+		rel(0, "p", ok(), Want{}),
+	}
+	for i := range 7 {
+		name := fmt.Sprintf("a%d", i)
+		steps = append(steps, acq(0, name, Want{Grant: true}), rel(0, name, ok(), Want{}))
+	}
+	steps = append(steps,
+		acq(0, "x", Want{Grant: true}),
+		rel(0, "x", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: s}),
+		acq(s, "d", Want{Grant: true, Probe: true}),
+		rel(s, "d", ok(), Want{Learned: &Quota{Q: 8, W: s}}),
+	)
+	for i := range 7 {
+		name := fmt.Sprintf("b%d", i)
+		steps = append(steps, acq(s, name, Want{Grant: true}), rel(s, name, ok(), Want{}))
+	}
+	return append(steps,
+		acq(s, "h", Want{Hold: control.ReasonAdaptive, Until: 2 * s}),
+		// The burst refused after its probe: paced evenly, on trial.
+		acq(2*s, "h", Want{Grant: true, Probe: true}),
+		rel(2*s, "h", ok(), Want{}),
+		acq(2*s, "j", Want{Grant: true}),
+		rel(2*s, "j", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 8, W: s}}),
+		// The even pace refused: back off, measured from the burst.
+		acq(2*s+125*ms, "k", Want{Grant: true}),
+		rel(2*s+125*ms, "k", refused(bare(4*s)), Want{PauseUntil: 3 * s}),
+		// One acceptance counted, out of 8: q halves, no further.
+		acq(3*s, "l", Want{Grant: true, Probe: true}),
+		rel(3*s, "l", ok(), Want{Learned: &Quota{Q: 4, W: s}}),
+		// Refused again after the probe alone.
+		acq(3*s, "m", Want{Grant: true}),
+		rel(3*s, "m", refused(bare(4*s)), Want{PauseUntil: 4 * s}),
+		// One acceptance counted again: no more than the decrease
+		// before, so not out of phase: q is what it counted.
+		acq(4*s, "n", Want{Grant: true, Probe: true}),
+		rel(4*s, "n", ok(), Want{Learned: &Quota{Q: 1, W: s}}),
+		acq(4*s, "o", Want{Hold: control.ReasonAdaptive, Until: 5 * s}),
+	)
 }
