@@ -38,14 +38,14 @@ type streamBody struct {
 // applied at once, at now, when the headers arrived; the request itself
 // ends at once if its body came with its headers, and otherwise when its
 // body ends (see endsWithHeaders and trackedBody).
-func (t *Transport) accepted(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, ns int64, out *control.Outcome, resp *http.Response) *http.Response {
+func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, ns int64, out *control.Outcome, resp *http.Response) *http.Response {
 	if endsWithHeaders(req, resp) {
 		t.finishAt(req, b, key, g, now, ns, out)
 		return resp
 	}
 	out.Keep = true
 	t.finishAt(req, b, key, g, now, ns, out)
-	s := &streamBody{t: t, req: req, b: b, key: key, g: *g, status: resp.StatusCode}
+	s := &streamBody{t: t, req: req, b: b, key: *key, g: *g, status: resp.StatusCode}
 	// A request with no deadline (or one past its lease) ends at the
 	// latest when its lease expires, as it does in the budget.
 	var expire time.Duration
