@@ -139,17 +139,41 @@ type lease struct {
 	e     *memEntry   // the in-memory entry that granted it; nil for a Store's
 	local bool        // granted by the fallback store
 	ceil  reservation // what the Transport's local ceilings reserved for it
-	at    time.Time   // when it was granted, with the monotonic clock
+	at    time.Time   // when it was granted, with the monotonic clock, unless from says
+	from  reading     // when it was granted, as the Transport's clock read it; its b is nil when at says
+}
+
+// granted returns when the lease was granted; zero when unknown.
+func (l *lease) granted() time.Time {
+	if l.from.b != nil {
+		return l.from.time()
+	}
+	return l.at
 }
 
 // now returns the current instant. The lease's grant read the wall and the
 // monotonic clocks; now reads the monotonic clock alone, which costs half
 // as much, and counts from the grant.
 func (l *lease) now() time.Time {
-	if l.at.IsZero() {
-		return time.Now()
+	n, _ := l.read()
+	return n
+}
+
+// read returns the current instant as now does, and its instant on the
+// controller's clock (control.Instant(now)), which a grant read by the
+// Transport's clock gives for an addition. Counted from the clock's base
+// instant rather than from the grant, it is the same instant: the grant
+// is the base plus the monotonic time elapsed since it.
+func (l *lease) read() (time.Time, int64) {
+	if b := l.from.b; b != nil {
+		r := reading{b, time.Since(b.t)}
+		return r.time(), r.instant()
 	}
-	return l.at.Add(time.Since(l.at))
+	n := time.Now()
+	if !l.at.IsZero() {
+		n = l.at.Add(time.Since(l.at))
+	}
+	return n, control.Instant(n)
 }
 
 // hold is a wait a store asked for.

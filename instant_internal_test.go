@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/politehttp/polite/internal/control"
 )
 
 // TestClock checks that the cheap clock reads the current instant, with a
@@ -106,4 +108,57 @@ func TestOriginMemoAllocs(t *testing.T) {
 		}
 		same[s] = r
 	}
+}
+
+// TestReadingInstant checks that a reading's instant and Unix nanoseconds,
+// read by an addition, are those of its time.Time, at every base however
+// far from now, and every elapsed time.
+func TestReadingInstant(t *testing.T) {
+	bases := []time.Time{
+		time.Now(), time.Now().Round(0), time.Date(2026, 11, 29, 22, 0, 0, 999999999, time.UTC),
+		time.Unix(0, 0), time.Unix(-1, 999999999), time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2115, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2117, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(0, 1<<62-1), time.Date(3000, 1, 1, 0, 0, 0, 0, time.Local),
+	}
+	ds := []time.Duration{0, 1, time.Second - 1, time.Second, time.Hour, 400 * 24 * time.Hour, maxElapsed - 1, maxElapsed, -1, -time.Hour}
+	for _, bt := range bases {
+		b := newClockBase(bt)
+		for _, d := range ds {
+			r := reading{b, d}
+			if got, want := r.instant(), control.Instant(r.time()); got != want {
+				t.Errorf("reading{%v, %v}.instant() = %d, want %d", bt, d, got, want)
+			}
+			if r.exact() {
+				if got, want := r.unixNano(), r.time().UnixNano(); got != want {
+					t.Errorf("reading{%v, %v}.unixNano() = %d, want %d", bt, d, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestLeaseRead checks that the current instant counted from a grant read
+// by the Transport's clock is the one counted from the grant's time.
+func TestLeaseRead(t *testing.T) {
+	check := func(t *testing.T) {
+		var c clock
+		r := c.read()
+		g := lease{from: r}
+		got, ns := g.read()
+		// Counted from the grant's time.Time, as before readings: the
+		// same instant, up to the time elapsed between the two reads.
+		at := r.time()
+		want := at.Add(time.Since(at))
+		if d := want.Sub(got); d < 0 || d > 100*time.Millisecond {
+			t.Errorf("lease.read() = %v, want %v or just before", got, want)
+		}
+		if ns != control.Instant(got) {
+			t.Errorf("lease.read() instant = %d, want %d", ns, control.Instant(got))
+		}
+		if g.granted() != at {
+			t.Errorf("granted() = %v, want %v", g.granted(), at)
+		}
+	}
+	t.Run("real", check)
+	t.Run("bubble", func(t *testing.T) { synctest.Test(t, check) })
 }

@@ -364,6 +364,26 @@ func (s *MemoryStore) acquire(sh *memShard, k memKey, now time.Time, cfg *contro
 	return h, ok
 }
 
+// acquireAt is acquire at the Transport clock's reading now, which the
+// grant keeps instead of a time.Time.
+func (s *MemoryStore) acquireAt(sh *memShard, k memKey, now reading, cfg *control.Config, ask *control.Ask, g *lease) (control.Hold, bool) {
+	if sh == nil {
+		sh = s.shard(k)
+	}
+	sh.mu.Lock()
+	e := s.entry(sh, k, now.unixNano(), true)
+	gen := e.ks.c.Generation()
+	h, ok := e.ks.c.AcquireInstant(now.instant(), cfg, ask, &g.Lease)
+	if e.ks.c.Generation() > gen {
+		e.wake()
+	}
+	sh.mu.Unlock()
+	if ok {
+		g.e, g.from = e, now
+	}
+	return h, ok
+}
+
 // lockGranted locks the shard of k and returns it with the entry that
 // granted g, or, if that entry was forgotten since (or g came from no
 // entry), k's current entry: made anew if create, else nil when k has none.
@@ -384,8 +404,14 @@ func (s *MemoryStore) lockGranted(k memKey, now time.Time, g *lease, create bool
 // release runs Release on k's state in place: on the entry that granted
 // g, unless it was forgotten since.
 func (s *MemoryStore) release(k memKey, now time.Time, cfg *control.Config, g *lease, out *control.Outcome) control.Plan {
+	return s.releaseAt(k, now, control.Instant(now), cfg, g, out)
+}
+
+// releaseAt is release at now, whose instant on the controller's clock is
+// ns.
+func (s *MemoryStore) releaseAt(k memKey, now time.Time, ns int64, cfg *control.Config, g *lease, out *control.Outcome) control.Plan {
 	sh, e := s.lockGranted(k, now, g, true)
-	p := e.ks.c.Release(now, cfg, &g.Lease, out)
+	p := e.ks.c.ReleaseAt(now, ns, cfg, &g.Lease, out)
 	e.wake()
 	sh.mu.Unlock()
 	return p

@@ -38,14 +38,14 @@ type streamBody struct {
 // applied at once, at now, when the headers arrived; the request itself
 // ends at once if its body came with its headers, and otherwise when its
 // body ends (see endsWithHeaders and trackedBody).
-func (t *Transport) accepted(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, out *control.Outcome, resp *http.Response) *http.Response {
+func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, ns int64, out *control.Outcome, resp *http.Response) *http.Response {
 	if endsWithHeaders(req, resp) {
-		t.finish(req, b, key, g, now, out)
+		t.finishAt(req, b, key, g, now, ns, out)
 		return resp
 	}
 	out.Keep = true
-	t.finish(req, b, key, g, now, out)
-	s := &streamBody{t: t, req: req, b: b, key: key, g: *g, status: resp.StatusCode}
+	t.finishAt(req, b, key, g, now, ns, out)
+	s := &streamBody{t: t, req: req, b: b, key: *key, g: *g, status: resp.StatusCode}
 	// A request with no deadline (or one past its lease) ends at the
 	// latest when its lease expires, as it does in the budget.
 	var expire time.Duration
@@ -70,7 +70,7 @@ func (s *streamBody) bodyEnded(how bodyEnd) {
 	switch how {
 	case bodyContext, bodyExpired:
 		if (how == bodyExpired || !s.read.Load()) && t.observed() {
-			t.emit(Event{Kind: EventAbandoned, Time: now, Key: s.b.display(s.key), Request: s.req, Status: s.status, Wait: now.Sub(s.g.at)})
+			t.emit(Event{Kind: EventAbandoned, Time: now, Key: s.b.display(s.key), Request: s.req, Status: s.status, Wait: now.Sub(s.g.granted())})
 		}
 	}
 }

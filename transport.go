@@ -208,7 +208,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key := t.key(req, b)
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
-	start := t.clock.now()
+	start := t.clock.read()
 	if t.Robots != nil {
 		if err := t.robots(req, key); err != nil {
 			return nil, err // req.Body is closed
@@ -225,15 +225,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		var g lease
 		asked := start
 		if attempt > 1 || stale {
-			asked = t.clock.now()
+			asked = t.clock.read()
 		}
-		err := t.wait(req, b, key, attempt, &cost, after, afterWhy, asked, &g)
+		err := t.wait(req, b, &key, attempt, &cost, &after, afterWhy, asked, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
 			}
 			if we, ok := err.(*WaitError); ok {
-				t.waitFailed(req, we, attempt, start)
+				t.waitFailed(req, we, attempt, start.time())
 			}
 			return nil, err
 		}
@@ -244,8 +244,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		resp, err := t.send(send, b, key, &g)
-		now := g.now()
+		resp, err := t.send(send, b, &key, &g)
+		now, ns := g.read()
 		if err != nil {
 			if t.RetryTransient && transientErr(ctx, err) {
 				again, cerr := t.transient(req, b, key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err)
@@ -282,7 +282,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
-			return t.accepted(req, b, key, &g, now, &out, resp), nil
+			return t.accepted(req, b, &key, &g, now, ns, &out, resp), nil
 		}
 
 		// A refusal: gather what the decision needs, and execute its plan
@@ -345,6 +345,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // With out.Keep, the request stays in flight, its local slot held, until
 // its body ends (see accepted).
 func (t *Transport) finish(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, out *control.Outcome) control.Plan {
+	return t.finishAt(req, b, &key, g, now, control.Instant(now), out)
+}
+
+// finishAt is finish at now, whose instant on the controller's clock is ns.
+func (t *Transport) finishAt(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, ns int64, out *control.Outcome) control.Plan {
 	if g.ceil.ok {
 		if out.Keep {
 			t.ceil.learn(key.m, &g.ceil, now, out) // the body ends later: see bodyEnded
@@ -353,10 +358,10 @@ func (t *Transport) finish(req *http.Request, b *Budget, key budgetKey, g *lease
 		}
 	}
 	if b.mem != nil {
-		return b.mem.release(key.m, now, &b.cfg, g, out)
+		return b.mem.releaseAt(key.m, now, ns, &b.cfg, g, out)
 	}
-	plan, note := b.release(req.Context(), key, g, now, out)
-	t.note(req, b, key, now, note)
+	plan, note := b.release(req.Context(), *key, g, now, out)
+	t.note(req, b, *key, now, note)
 	return plan
 }
 
@@ -395,11 +400,11 @@ var errNilResponse = errors.New("polite: Base returned a nil response and a nil 
 // send sends req through Base. Should Base panic (or call
 // runtime.Goexit), the grant is released while the panic goes on, so that
 // the key is not left waiting for an answer that will never come.
-func (t *Transport) send(req *http.Request, b *Budget, key budgetKey, g *lease) (resp *http.Response, err error) {
+func (t *Transport) send(req *http.Request, b *Budget, key *budgetKey, g *lease) (resp *http.Response, err error) {
 	returned := false
 	defer func() {
 		if !returned {
-			t.finish(req, b, key, g, time.Now(), &control.Outcome{Failed: true})
+			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true})
 		}
 	}()
 	resp, err = t.base().RoundTrip(req)
@@ -429,24 +434,24 @@ func (t *Transport) emitIf(e Event) {
 // ceilings let it go), not before after (a retry's own wait, for why;
 // zero: no bound), the context ends, or the wait turns out longer than the
 // Transport will wait. It asks first at now. The grant is written to g.
-func (t *Transport) wait(req *http.Request, b *Budget, key budgetKey, attempt int, cost *control.Cost, after time.Time, why control.Reason, now time.Time, g *lease) error {
+func (t *Transport) wait(req *http.Request, b *Budget, key *budgetKey, attempt int, cost *control.Cost, after *time.Time, why control.Reason, now reading, g *lease) error {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ask := control.Ask{Custom: key.custom, After: after, AfterReason: why}
+	ask := control.Ask{Custom: key.custom, After: *after, AfterReason: why}
 	g.SetCost(*cost)
 	ask.Until, _ = ctx.Deadline()
 	if b.mem != nil && !t.local() {
 		// The common case, kept lean: the in-memory store, no local
 		// ceiling.
-		h, ok := b.mem.acquire(key.sh, key.m, now, &b.cfg, ask, g)
+		h, ok := b.mem.acquireAt(key.sh, key.m, now, &b.cfg, &ask, g)
 		if ok {
 			return nil
 		}
-		return t.hold(req, b, key, attempt, ask, g, now, &h)
+		return t.hold(req, b, *key, attempt, ask, g, now.time(), &h)
 	}
-	return t.hold(req, b, key, attempt, ask, g, now, nil)
+	return t.hold(req, b, *key, attempt, ask, g, now.time(), nil)
 }
 
 // try is one attempt to start req: the local ceilings first, then the

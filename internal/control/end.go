@@ -41,7 +41,15 @@ func (s *State) End(t time.Time, cfg *Config, l *Lease) {
 	if l.born == 0 || l.born != s.born {
 		return
 	}
-	now := instant(t)
+	s.EndInstant(instant(t), cfg, l)
+}
+
+// EndInstant is End at the instant now, in nanoseconds since 1970 as
+// [Instant] converts a time.
+func (s *State) EndInstant(now int64, cfg *Config, l *Lease) {
+	if l.born == 0 || l.born != s.born {
+		return
+	}
 	reaped := s.leases.reap(now)
 	if s.leases.remove(l.end, true) || reaped {
 		s.gen++ // one fewer in flight: waiters look again

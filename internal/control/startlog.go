@@ -181,9 +181,14 @@ func (l *startLog) waitKeeping(now, q, w, keep int64) int64 {
 
 // redate counts one start made at from as made with the earliest start
 // kept at or after to (to <= from), so that it leaves the window with it
-// and not later. Nothing changes if no start at or after from is kept. An
-// entry left empty is removed (rare: a refusal; linear in the log).
+// and not later. Nothing changes if no start at or after from is kept, or
+// if from is before to: a start made before the window already left it (a
+// request that took longer than the window). An entry left empty is
+// removed (rare: a refusal; linear in the log).
 func (l *startLog) redate(from, to int64) {
+	if from < to {
+		return
+	}
 	var dst *start
 	for i := range l.n {
 		e := l.get(i)

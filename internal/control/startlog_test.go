@@ -103,6 +103,13 @@ func TestStartLogRedate(t *testing.T) {
 	if d := third(l); d != 0 {
 		t.Errorf("after: a third start at 1s waits %v, want 0", time.Duration(d))
 	}
+	var early startLog // a start before the window (a request slower than w) already left it
+	early.add(now, q, w, 1)
+	early.add(late, q, w, 1)
+	early.redate(now, late)
+	if early.len() != 2 || early.first().n != 1 {
+		t.Errorf("a redate of a start before the window changed the log: %d entries, the first counting %d; want 2, 1", early.len(), early.first().n)
+	}
 	l.redate(now+5*w, now) // nothing kept at or after from
 	if l.len() != 1 || l.total != total {
 		t.Errorf("a redate of nothing changed the log: %d entries, total %d", l.len(), l.total)

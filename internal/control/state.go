@@ -116,7 +116,19 @@ func (s *State) hold(until int64, why Reason, wake int64) (Hold, bool) {
 // its lease to l, to hand back to Release, and returns true), or says how
 // long to hold and why (and leaves l alone).
 func (s *State) Acquire(t time.Time, cfg *Config, ask Ask, l *Lease) (Hold, bool) {
-	now := instant(t)
+	return s.acquireAt(instant(t), cfg, &ask, l, true)
+}
+
+// AcquireInstant is Acquire at the instant now, in nanoseconds since 1970
+// as [Instant] converts a time: the form a caller that reads its clock as
+// an instant uses, without converting it back and forth.
+func (s *State) AcquireInstant(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool) {
+	return s.acquireAt(now, cfg, ask, l, true)
+}
+
+// acquireAt is Acquire at now; fast allows the quiet path (see quiet),
+// which leaves the State as the full path would.
+func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool) (Hold, bool) {
 	s.touch(now)
 	s.used = now
 	if ask.Custom {
@@ -124,6 +136,11 @@ func (s *State) Acquire(t time.Time, cfg *Config, ask Ask, l *Lease) (Hold, bool
 	}
 	if s.leases.reap(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
+	}
+	if fast && s.quiet(now, cfg) && ask.After.IsZero() && s.ramp.admits(s.leases.awaiting()) {
+		s.grantQuiet(now, cfg, ask, l)
+		s.settle(now, cfg)
+		return Hold{}, true
 	}
 	if len(s.costs.units) > 0 {
 		s.costs.reap(now)
@@ -133,7 +150,7 @@ func (s *State) Acquire(t time.Time, cfg *Config, ask Ask, l *Lease) (Hold, bool
 	return h, ok
 }
 
-func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) {
+func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool) {
 	if len(s.costs.quotas) > 0 {
 		if h, never := s.costExcess(&l.want); never {
 			return h, false
@@ -230,7 +247,7 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 	if cfg.MaxRate > 0 {
 		s.rateNext = max(s.rateNext, now) + max(1, int64(float64(time.Second)/cfg.MaxRate))
 	}
-	end := s.leases.add(s.born, leaseUntil(now, cfg, ask.Until), cfg.lease())
+	end := s.leases.add(s.born, leaseUntil(now, cfg, &ask.Until), cfg.lease())
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
 	l.skewOK, l.measuring, l.window, l.tested = s.flags&flagSkew != 0, 0, false, tested
@@ -259,12 +276,12 @@ func (s *State) acquire(now int64, cfg *Config, ask Ask, l *Lease) (Hold, bool) 
 
 // leaseUntil returns when a lease asked until until should end: at until,
 // and no later than the longest lease allows.
-func leaseUntil(now int64, cfg *Config, until time.Time) int64 {
+func leaseUntil(now int64, cfg *Config, until *time.Time) int64 {
 	limit := addSat(now, cfg.lease())
 	if until.IsZero() {
 		return limit
 	}
-	return min(max(instant(until), now), limit)
+	return min(max(instant(*until), now), limit)
 }
 
 // Release applies the outcome of the request l granted, at now. For a
@@ -274,10 +291,27 @@ func leaseUntil(now int64, cfg *Config, until time.Time) int64 {
 // state (the key was forgotten meanwhile), or one already expired, frees no
 // slot, but its response is still read.
 func (s *State) Release(t time.Time, cfg *Config, lp *Lease, out *Outcome) Plan {
-	now := instant(t)
+	return s.releaseAt(t, instant(t), cfg, lp, out, true)
+}
+
+// ReleaseAt is Release at t, whose instant the caller has already read:
+// now must be Instant(t).
+func (s *State) ReleaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *Outcome) Plan {
+	return s.releaseAt(t, now, cfg, lp, out, true)
+}
+
+// releaseAt is Release at t, whose instant is now; fast allows the quiet
+// path (see releasesQuietly), which leaves the State as the full path
+// would.
+func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *Outcome, fast bool) Plan {
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.leases.reap(now)
+	if fast && s.releasesQuietly(lp, out) {
+		s.releaseQuiet(now, lp, out)
+		s.settle(now, cfg)
+		return Plan{}
+	}
 	if len(s.costs.units) > 0 {
 		s.costs.reap(now)
 	}

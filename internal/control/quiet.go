@@ -1,0 +1,88 @@
+package control
+
+import "time"
+
+// The quiet path. Most requests go to a key that has nothing to decide:
+// its server states no quota, nothing pauses it, its ramp is open, no
+// learned quota, cost or ceiling bounds it. For those, Acquire and Release
+// do only the bookkeeping the full path would do (the lease, the grant
+// count, the learner's cycle, the ramp, the retry budget), skipping the
+// rules that cannot apply, and leave the State exactly as the full path
+// would: a differential test and a fuzz target drive both paths with the
+// same events and compare the States' binary forms after every step.
+
+// Instant returns t as the State's clock reads it: nanoseconds since 1970,
+// within [1, 2^62].
+func Instant(t time.Time) int64 { return instant(t) }
+
+// InstantOf returns the instant of the time whose Unix nanoseconds are ns,
+// as Instant(time.Unix(0, ns)) does.
+func InstantOf(ns int64) int64 {
+	switch {
+	case ns < 0:
+		return 1
+	case ns >= maxInstant/int64(time.Second)*int64(time.Second):
+		return maxInstant
+	}
+	return max(ns, 1)
+}
+
+// quiet reports whether an Acquire at now has nothing to decide beyond
+// the ramp's window and the ask's own bound, which the caller checks: no
+// policy, cost quota or reservation, learned quota, pause, probe to wait
+// for, or ceiling of cfg.
+func (s *State) quiet(now int64, cfg *Config) bool {
+	return len(s.policies) == 0 && s.ramp.open && s.costs.isZero() && s.learn.quota == nil &&
+		now >= s.pauseUntil && !(cfg.MaxRate > 0) && cfg.MaxConcurrency <= 0
+}
+
+// grantQuiet grants a request on the quiet path: what acquire does when it
+// grants with no policy, cost, learned quota or ceiling, its ramp open.
+func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
+	end := s.leases.add(s.born, leaseUntil(now, cfg, &ask.Until), cfg.lease())
+	s.seq++
+	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, 0, s.skew, now
+	l.skewOK, l.measuring, l.window, l.tested, l.probe = s.flags&flagSkew != 0, 0, false, 0, false
+	l.cycle = s.learn.started(s.epoch, now)
+	switch {
+	case s.learn.pending && s.learn.pendQ > 0:
+		l.measuring = s.learn.pendFrom
+	case s.learn.cycleOK > 0:
+		l.window = true
+	}
+}
+
+// releasesQuietly reports whether Release of l with out has nothing to
+// decide: an answer accepted, with no quota, to a lease of this
+// incarnation of the state, which has no cost quota or reservation.
+func (s *State) releasesQuietly(l *Lease, out *Outcome) bool {
+	return len(out.Quotas) == 0 && l.born == s.born && l.born != 0 && s.costs.isZero() &&
+		!out.Refused && !out.Failed && !out.Transient
+}
+
+// releaseQuiet applies out on the quiet path: what release does for an
+// accepted answer with no quota.
+func (s *State) releaseQuiet(now int64, l *Lease, out *Outcome) {
+	keep := out.Keep && s.leases.has(l.end)
+	s.leases.remove(l.end, false)
+	s.ramp.returned(l.seq)
+	if out.First {
+		s.retry.deposit(now)
+	}
+	if l.start != 0 {
+		s.ramp.observe(now - l.start)
+	}
+	if out.Dated {
+		s.dated(l, out.Skew, now)
+	}
+	s.retry.accepted()
+	s.learn.accepted(l, s.leases.n, now)
+	if l.probe && now >= s.pauseUntil {
+		s.ramp.opened(s.flags&flagHinted != 0)
+	} else {
+		s.ramp.grow(s.flags&flagHinted != 0)
+	}
+	if keep {
+		s.leases.keep(l.end)
+	}
+}
