@@ -64,7 +64,9 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh bool) ([]Quota, t
 	n, rate, aged := 0, false, false
 	for k, v := range h {
 		if !candidate(k) {
-			aged = aged || k == "Age" // what h.Values("Age") reads
+			if fresh && len(k) == 3 {
+				aged = aged || k == "Age" // what h.Values("Age") reads
+			}
 			continue
 		}
 		s := slotOf(k)
