@@ -71,8 +71,9 @@ func (p *policy) firstVoid(l *Lease, last, lastStated int64) bool {
 // firstRead reads, from an answer of p received at now to the request l
 // (refused or not, with q the quota it reported), the bound on the end of
 // p's windows: p.deadline is the reset as the answer states it (as read),
-// lastStated the one stated before, inflight the requests still in
-// flight. early reports whether the key's resets are rounded down.
+// lastStated the one stated before (a reset measured from it only when
+// opened is set: the answer that stated it had a reset ahead), inflight
+// the requests still in flight. early reports whether the key's resets are rounded down.
 func (p *policy) firstRead(l *Lease, q *parse.Quota, refused, early bool, inflight, lastStated, now int64) {
 	d := p.deadline - lastStated
 	if early && p.first == firstUntested && l.tested != 0 && l.tested == lastStated {
@@ -80,21 +81,23 @@ func (p *policy) firstRead(l *Lease, q *parse.Quota, refused, early bool, inflig
 	}
 	if p.deadline == 0 || q.Reset <= 0 {
 		// No reset ahead: the window the answer was counted in is
-		// over, and a reset read from now is on no whole second.
+		// over, and a reset read from now is on no whole second, nor
+		// a reset the next one can be measured from.
+		p.opened = 0
 		return
 	}
-	if lastStated == 0 || d > anchorTol || d < -anchorTol {
+	if p.opened == 0 || d > anchorTol || d < -anchorTol {
 		// A new window (or a reset moved by a new estimate of the
 		// server's clock, which only puts opened later): this answer,
 		// counted in it, came back after it began.
-		p.opened = now
 		grains, ok := anchored(d)
-		if ok && lastStated != 0 && !refused && q.Remaining >= 0 && q.Remaining+inflight >= p.q-1 {
+		if ok && p.opened != 0 && !refused && q.Remaining >= 0 && q.Remaining+inflight >= p.q-1 {
 			// All of the quota back: a fixed window's first answer.
 			if s := grains * int64(resetGrain); p.span == 0 || s < p.span {
 				p.span = min(s, int64(maxSpan))
 			}
 		}
+		p.opened = now
 	}
 }
 
