@@ -53,7 +53,22 @@ const (
 // second after the one stated (early: the key's resets are rounded down).
 func (p *policy) firstDue(early bool) bool {
 	return early && p.first == firstUntested && p.span > 0 && p.q >= 2 && !p.sliding &&
-		(p.opened == 0 || addSat(p.opened, p.span) > p.statedEnd()-firstLead)
+		(p.opened == 0 || addSat(p.opened, p.span) >= p.statedEnd())
+}
+
+// firstTestAt returns when the test of p goes: when its window ends if
+// it began at the answer that opened it and lasts a second less than the
+// span, as a window that starts at the first request does when it is
+// opened a second after each reset stated (the span is then a second
+// more than the window); within the second after the reset stated, and
+// half way through it when the window's opening is unknown.
+func (p *policy) firstTestAt() int64 {
+	end := p.statedEnd()
+	at := end - int64(resetGrain)/2
+	if p.opened != 0 && p.span > int64(resetGrain) {
+		at = min(max(p.opened+p.span-int64(resetGrain), end-int64(resetGrain)), end-skipMax)
+	}
+	return at
 }
 
 // firstVoid reports whether a refusal of the request l, sent in the lead
@@ -117,10 +132,3 @@ func (p *policy) firstBound(now int64, early bool) {
 	}
 	p.deadline = end
 }
-
-// firstLead is how long before the reset as read, a second after the one
-// stated, the test of a window rounded down goes: half way through the
-// second its end may fall in. A window opened by a probe sent a second
-// after the reset stated, plus the jitter of a pause or of a refusal's
-// floor (up to a quarter of it), ends in the first half.
-const firstLead = int64(resetGrain) / 2

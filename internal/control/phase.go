@@ -48,10 +48,10 @@ func (p *policy) testAt(now, rtt int64, early bool) (int64, bool) {
 	if !(p.skips || p.firstDue(early)) || p.unit != unitRequests || !p.live || p.deadline <= now || p.sliding || p.q < 2 {
 		return 0, false
 	}
-	lead := max(int64(resetGrain)-skipMax-2*rtt, int64(resetGrain)/2)
 	if !p.skips {
-		lead = firstLead // a window rounded down (see first.go)
+		return p.firstTestAt(), true // a window rounded down (see first.go)
 	}
+	lead := max(int64(resetGrain)-skipMax-2*rtt, int64(resetGrain)/2)
 	return p.statedEnd() - lead, true
 }
 

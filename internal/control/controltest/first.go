@@ -53,16 +53,18 @@ func firstTables() []Table {
 		acq(3*s, "f", Want{Grant: true}),
 		rel(3*s, "e", ok(rl(3, 0, 1, 2*s)), Want{}),
 		rel(3*s, "f", ok(rl(3, 0, 0, 2*s)), Want{PauseUntil: 6 * s, PauseReason: control.ReasonQuota}),
-		// Stated at 8s, read at 9s: 3s after the one before.
+		// Stated at 8s, read at 9s: 3s after the one before. The
+		// probe's answer comes 100ms after it went.
 		acq(6*s, "g", Want{Grant: true, Probe: true}),
-		rel(6*s, "g", ok(rl(3, 0, 2, 2*s)), Want{PauseUntil: -1}),
-		acq(6*s, "h", Want{Grant: true}),
-		rel(6*s, "h", ok(rl(3, 0, 1, 2*s)), Want{}),
-		// The bound, 6s+3s, does not reach the reset as read: the
-		// window's last request is the test, held back until half a
-		// second after the reset stated, 8s.
-		acq(6*s, "i", Want{Hold: control.ReasonQuota, Until: 8500 * ms}),
-		acq(8500*ms, "i", Want{Grant: true}),
+		rel(6100*ms, "g", ok(rl(3, 0, 2, 1900*ms)), Want{PauseUntil: -1}),
+		acq(6100*ms, "h", Want{Grant: true}),
+		rel(6100*ms, "h", ok(rl(3, 0, 1, 1900*ms)), Want{}),
+		// The bound, 6.1s+3s, does not reach the reset as read: the
+		// window's last request is the test, held back until the
+		// window would end had it begun at the probe and lasted a
+		// second less than the span: 8.1s, after the reset stated.
+		acq(6100*ms, "i", Want{Hold: control.ReasonQuota, Until: 8100 * ms}),
+		acq(8100*ms, "i", Want{Grant: true}),
 	}
 	steps := func(start []Step, more ...Step) []Step { return append(append([]Step(nil), start...), more...) }
 	return []Table{
@@ -107,28 +109,30 @@ func firstTables() []Table {
 		{Name: "a test of a window rounded down counted in a new window gives its span", Steps: steps(early,
 			// Counted in a new window, stated at 10s (read at 11s), 2s
 			// after the one before: the span is 2s, and the window
-			// the test opened ends by 10.5s.
-			rel(8500*ms, "i", ok(rl(3, 0, 2, 1500*ms)), Want{PauseUntil: -1}),
-			acq(8500*ms, "j", Want{Grant: true}),
-			acq(8500*ms, "k", Want{Grant: true}),
-			rel(8500*ms, "j", ok(rl(3, 0, 1, 1500*ms)), Want{}),
-			rel(8500*ms, "k", ok(rl(3, 0, 0, 1500*ms)), Want{PauseUntil: 10500 * ms, PauseReason: control.ReasonQuota}),
+			// the test opened ends by 10.1s.
+			rel(8100*ms, "i", ok(rl(3, 0, 2, 1900*ms)), Want{PauseUntil: -1}),
+			acq(8100*ms, "j", Want{Grant: true}),
+			acq(8100*ms, "k", Want{Grant: true}),
+			rel(8100*ms, "j", ok(rl(3, 0, 1, 1900*ms)), Want{}),
+			rel(8100*ms, "k", ok(rl(3, 0, 0, 1900*ms)), Want{PauseUntil: 10100 * ms, PauseReason: control.ReasonQuota}),
 			// The windows after it likewise, without a test: the last
 			// request goes at once.
-			acq(10500*ms, "l", Want{Grant: true, Probe: true}),
-			rel(10500*ms, "l", ok(rl(3, 0, 2, 1500*ms)), Want{PauseUntil: -1}),
-			acq(10500*ms, "m", Want{Grant: true}),
-			acq(10500*ms, "n", Want{Grant: true}),
+			acq(10100*ms, "l", Want{Grant: true, Probe: true}),
+			rel(10100*ms, "l", ok(rl(3, 0, 2, 1900*ms)), Want{PauseUntil: -1}),
+			acq(10100*ms, "m", Want{Grant: true}),
+			acq(10100*ms, "n", Want{Grant: true}),
+			rel(10100*ms, "m", ok(rl(3, 0, 1, 1900*ms)), Want{}),
+			rel(10100*ms, "n", ok(rl(3, 0, 0, 1900*ms)), Want{PauseUntil: 12100 * ms, PauseReason: control.ReasonQuota}),
 		)},
 		{Name: "a test of a window rounded down counted in its own window ends the tests", Steps: steps(early,
 			// Counted in its own window, stated at 8s: already past.
-			rel(8500*ms, "i", ok(rl(3, 0, 0, 0)), Want{PauseReason: control.ReasonQuota}),
-			acq(9500*ms, "j", Want{Grant: true, Probe: true}),
-			rel(9500*ms, "j", ok(rl(3, 0, 2, 2500*ms)), Want{PauseUntil: -1}),
-			acq(9500*ms, "k", Want{Grant: true}),
-			rel(9500*ms, "k", ok(rl(3, 0, 1, 2500*ms)), Want{}),
+			rel(8100*ms, "i", ok(rl(3, 0, 0, 0)), Want{PauseUntil: 9100 * ms, PauseReason: control.ReasonQuota}),
+			acq(9100*ms, "j", Want{Grant: true, Probe: true}),
+			rel(9100*ms, "j", ok(rl(3, 0, 2, 2900*ms)), Want{PauseUntil: -1}),
+			acq(9100*ms, "k", Want{Grant: true}),
+			rel(9100*ms, "k", ok(rl(3, 0, 1, 2900*ms)), Want{}),
 			// Not tested again: the last request goes at once.
-			acq(9500*ms, "l", Want{Grant: true}),
+			acq(9100*ms, "l", Want{Grant: true}),
 		)},
 		{Name: "resets read as stated are not bounded", Steps: []Step{
 			// Windows 2s apart, then one that starts 100ms after the
