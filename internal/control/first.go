@@ -32,14 +32,18 @@ import "github.com/politehttp/polite/parse"
 //
 // The span shrinks to w only when a window starts less than a second
 // after the reset stated for the one before, which reading resets a second
-// later never does. When the bound does not reach the reset as read, what
-// the server accepts tells it, at no risk: the window's last request
-// (which the window has room for) is held back and sent half a second
-// after the reset as stated: the test (see testAt). Counted in a new
-// window, with a later reset, it starts that window itself, and the span
-// to that window's reset is w. Counted in its own window, it proves
-// nothing. A policy is tested once (and a test of its phase, see phase.go,
-// is that test too).
+// later never does: windows that start at the first request, opened a
+// second after each reset stated, are stated a second more than w apart,
+// which the span cannot tell from aligned windows that long. When the
+// bound does not reach the reset as read, what the server accepts tells
+// it, at no risk: the window's last request (which the window has room
+// for) is held back until the window would end had it begun at its
+// opening answer and lasted a second less than the span, and sent: the
+// test (see testAt). Counted in a new window, with a later reset, it
+// starts that window itself, and the span to that window's reset is w.
+// Counted in its own window, it proves nothing. A policy is tested once
+// (and a test of its phase, see phase.go, is that test too). A test
+// counted in the next window spends the last slot of its own.
 
 // States of a policy's bound on windows rounded down.
 const (
@@ -88,7 +92,8 @@ func (p *policy) firstVoid(l *Lease, last, lastStated int64) bool {
 // p's windows: p.deadline is the reset as the answer states it (as read),
 // lastStated the one stated before (a reset measured from it only when
 // opened is set: the answer that stated it had a reset ahead), inflight
-// the requests still in flight. early reports whether the key's resets are rounded down.
+// the requests still in flight. early reports whether the key's resets
+// are rounded down.
 func (p *policy) firstRead(l *Lease, q *parse.Quota, refused, early bool, inflight, lastStated, now int64) {
 	d := p.deadline - lastStated
 	if early && p.first == firstUntested && l.tested != 0 && l.tested == lastStated {
