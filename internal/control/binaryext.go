@@ -18,6 +18,7 @@ const (
 	tailSmooth = 2 // the learner's even pace: its state and the cycle it was tried from
 	tailCut    = 3 // the requests the learner's last multiplicative decrease counted
 	tailPhase  = 4 // each policy's phase: flags, lead, and the reset stated (see phase.go)
+	tailFirst  = 5 // each policy's bound on windows rounded down: span, opened, test (see first.go)
 )
 
 // Flags of a policy's phase in its tail.
@@ -79,6 +80,18 @@ func (e *encoder) tails(s *State) {
 				e.b = append(e.b, f)
 				e.uint(uint64(p.lead))
 				e.at(p.stated)
+			}
+			break
+		}
+	}
+	for i := range s.policies {
+		if p := &s.policies[i]; p.span != 0 || p.opened != 0 || p.first != firstUntested {
+			e.b = append(e.b, tailFirst)
+			for i := range s.policies {
+				p := &s.policies[i]
+				e.b = append(e.b, p.first)
+				e.uint(uint64(p.span / int64(resetGrain)))
+				e.at(p.opened)
 			}
 			break
 		}
@@ -158,6 +171,20 @@ func (d *decoder) tails(n *State) {
 					d.fail() // a lead is taken from the reset stated, never added
 				}
 				set = set || f != 0 || p.lead != 0 || p.stated != 0
+			}
+			if !set {
+				d.fail() // never written
+			}
+		case tailFirst:
+			set := false
+			for i := range n.policies {
+				p := &n.policies[i]
+				if p.first = d.byte(); p.first > firstVoid {
+					d.fail()
+				}
+				p.span = int64(d.bounded(uint64(maxSpan/resetGrain))) * int64(resetGrain)
+				p.opened = d.at()
+				set = set || p.first != firstUntested || p.span != 0 || p.opened != 0
 			}
 			if !set {
 				d.fail() // never written

@@ -41,11 +41,15 @@ func (p *policy) statedEnd() int64 {
 }
 
 // testAt reports whether the next start of p, the last its window allows,
-// is a test of the window's phase, and when it goes; rtt is the key's
-// smoothed round trip.
-func (p *policy) testAt(now, rtt int64) (int64, bool) {
-	if !p.skips || p.unit != unitRequests || !p.live || p.deadline <= now || p.sliding || p.q < 2 {
+// is a test of the window's phase, or of whether a window rounded down
+// ends before the reset as read (early: the key's resets are rounded down;
+// see first.go), and when it goes; rtt is the key's smoothed round trip.
+func (p *policy) testAt(now, rtt int64, early bool) (int64, bool) {
+	if !(p.skips || p.firstDue(early)) || p.unit != unitRequests || !p.live || p.deadline <= now || p.sliding || p.q < 2 {
 		return 0, false
+	}
+	if !p.skips {
+		return p.firstTestAt(), true // a window rounded down (see first.go)
 	}
 	lead := max(int64(resetGrain)-skipMax-2*rtt, int64(resetGrain)/2)
 	return p.statedEnd() - lead, true
@@ -67,8 +71,11 @@ func anchored(d int64) (grains int64, ok bool) {
 // the phase of p: the reset the key read before it was last (stated
 // lastStated), the one it states is p.deadline. It reports whether the
 // answer refused a request sent in a lead taken from the stated reset,
-// which voids the lead.
-func (p *policy) phase(l *Lease, refused bool, last, lastStated, now int64) bool {
+// which voids the lead. A key whose resets are rounded down (early) reads
+// them a second late already, and takes no lead: a window that starts at
+// the first request would carry it from one window to the next, and its
+// start drift early (see first.go).
+func (p *policy) phase(l *Lease, refused, early bool, last, lastStated, now int64) bool {
 	if refused && p.lead > 0 && l.start >= last && l.start < lastStated {
 		p.lead, p.skips, p.tested = 0, false, true
 		return true
@@ -80,7 +87,7 @@ func (p *policy) phase(l *Lease, refused bool, last, lastStated, now int64) bool
 	switch {
 	case l.tested != 0 && l.tested == lastStated && !refused:
 		p.skips, p.tested = false, true
-		if ok && grains == 1 && lastStated > now {
+		if ok && grains == 1 && lastStated > now && !early {
 			p.lead = min(lastStated-now, int64(resetGrain)) // counted in the next window
 		}
 	case p.deadline == lastStated:

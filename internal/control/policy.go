@@ -63,6 +63,14 @@ type policy struct {
 	// taken from its deadline (0: none was).
 	lead, stated  int64
 	skips, tested bool
+
+	// The end of a window whose reset is rounded down (see first.go):
+	// span, the least span between two resets stated in a row, whole
+	// seconds (0: unknown); opened, when the first answer stating the
+	// live observation's reset came; first, whether a test proved the
+	// bound they give (firstUntested, firstProven, firstDone).
+	span, opened int64
+	first        uint8
 }
 
 // paces reports whether the policy paces starts by q per w.

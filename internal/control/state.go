@@ -201,7 +201,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 				cost = max(cost, need)
 			}
 			if p.unit == unitRequests && p.live && p.minR-counted == 1 {
-				if at, ok := p.testAt(now, s.ramp.rtt); ok {
+				if at, ok := p.testAt(now, s.ramp.rtt, s.flags&flagEarly != 0); ok {
 					if at > now {
 						return s.hold(at, ReasonQuota, 0)
 					}
@@ -524,7 +524,8 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		reset = min(int64(t), int64(MaxPause))
 		p.deadline = now + reset
 	}
-	if p.phase(l, refused, last, lastStated, now) {
+	early := s.flags&flagEarly != 0
+	if p.phase(l, refused, early, last, lastStated, now) || (refused && p.firstVoid(l, last, lastStated)) {
 		// Refused in a lead taken from the stated reset: the lead was
 		// wrong, which says nothing of the server's algorithm.
 	} else if refused {
@@ -533,7 +534,9 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	} else {
 		s.recogniseAccepted(p, l, q, lastStated, now)
 	}
+	p.firstRead(l, q, refused, early, inflight, lastStated, now)
 	p.takeLead(now)
+	p.firstBound(now, early)
 	if p.sliding && p.paces() && q.Remaining == 0 {
 		p.live = false // a sliding-window counter: its pace decides, not its reset
 		return true
