@@ -19,16 +19,18 @@ import (
 )
 
 var (
-	realtime     = flag.Int("realtime", 0, "runs of each real-time loopback case (0: skip)")
-	realtimeLoop = flag.Bool("realtimeloop", false, "run only the real-time Retry-After: 0 loop")
-	realtimeCase = flag.String("realtimecase", "", "run only the real-time cases whose name holds this")
+	realtime      = flag.Int("realtime", 0, "runs of each real-time loopback case (0: skip)")
+	realtimeLoop  = flag.Bool("realtimeloop", false, "run only the real-time Retry-After: 0 loop")
+	realtimeCase  = flag.String("realtimecase", "", "run only the real-time cases whose name holds this")
+	realtimeTasks = flag.Int("realtimetasks", 100, "tasks of each real-time case")
 )
 
 // TestRealTimeLoopback runs 100 tasks over 16 workers through a polite
 // client against each of the issue's servers over loopback, in real time,
 // and a caller looping on one client against a server whose refusals say
 // Retry-After: 0. It takes minutes: run it with -realtime N (N runs of
-// each case; -realtimecase S runs only the cases whose name holds S).
+// each case; -realtimecase S runs only the cases whose name holds S,
+// -realtimetasks N runs N tasks instead of 100).
 // Each server is created at a random instant within a second,
 // as its windows start at a random phase in the wild; the case "windows
 // ending just after a second" creates its server 2ms after one, the worst
@@ -55,7 +57,7 @@ func TestRealTimeLoopback(t *testing.T) {
 		{"5 nginx 10r/s burst=5", ratelimittest.Config{Policies: nginx, Dialect: ratelimittest.Bare429}},
 		{"6 UTC dates", ratelimittest.Config{Policies: q20, Dialect: ratelimittest.XRateLimitDate, UTCDates: true, ResetRounding: ratelimittest.RoundDown, Phase: 500 * time.Millisecond}},
 	}
-	const tasks, workers = 100, 16
+	tasks, workers := *realtimeTasks, 16
 	for _, c := range cases {
 		if *realtime == 0 {
 			break
@@ -84,7 +86,7 @@ func TestRealTimeLoopback(t *testing.T) {
 			start := time.Now()
 			for range workers {
 				wg.Go(func() {
-					for next.Add(1) <= tasks {
+					for next.Add(1) <= int64(tasks) {
 						req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 						resp, err := cl.Do(req)
 						if err != nil {
