@@ -137,13 +137,23 @@ func FuzzReader(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, block1, block2 string, unix int64) {
 		now := time.Unix(unix, 0)
-		var r Reader
+		var r, fr Reader
 		for _, block := range []string{block1, block2, block1} {
 			h := blockHeader(block)
 			want := Header(h, now)
 			got, date := r.Read(h, now, time.Time{})
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("Read(%q) = %v, Header: %v", block, got, want)
+			}
+			// ReadFresh is Read, with nothing for a response from a
+			// cache, and a Date only with quotas.
+			fresh, freshDate := fr.ReadFresh(h, now, time.Time{})
+			wantFresh, wantFreshDate := got, date
+			if len(got) == 0 || FromCache(h) {
+				wantFresh, wantFreshDate = nil, time.Time{}
+			}
+			if !reflect.DeepEqual(fresh, wantFresh) || !freshDate.Equal(wantFreshDate) {
+				t.Fatalf("ReadFresh(%q) = %v, %v; want %v, %v", block, fresh, freshDate, wantFresh, wantFreshDate)
 			}
 			var dates [][]string
 			for k, v := range h {
