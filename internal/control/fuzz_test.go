@@ -24,7 +24,8 @@ func worst() *State {
 	for i := range maxPolicies {
 		p := policy{name: strings.Repeat(string(rune('a'+i)), maxKeyLen), pk: strings.Repeat("k", maxKeyLen), unit: unitRequests,
 			seen: now, q: exactLog, w: int64(maxSpan), live: true, epoch: 1 << 60, mark: 1 << 60, minR: maxQuota, deadline: now + int64(maxSpan), cost: float64(maxCost),
-			span: int64(maxSpan), opened: now + int64(maxSpan), first: firstVoid}
+			span: int64(maxSpan), opened: now + int64(maxSpan), first: firstVoid,
+			lead: int64(resetGrain), stated: now + int64(maxSpan) + int64(resetGrain), skips: true, tested: true}
 		p.log.ring = make([]start, maxLogLen) // as a decoded state may hold
 		for j := range maxLogLen {
 			p.log.push(start{at: now + int64(j)*int64(time.Hour), n: maxQuota}, maxQuota)
