@@ -39,17 +39,9 @@ func (s *State) quiet(now int64, cfg *Config) bool {
 // grantQuiet grants a request on the quiet path: what acquire does when it
 // grants with no policy, cost, learned quota or ceiling, its ramp open.
 func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
-	end := s.leases.add(s.born, leaseUntil(now, cfg, &ask.Until), cfg.lease())
-	s.seq++
-	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, 0, s.skew, now
-	l.skewOK, l.measuring, l.window, l.tested, l.probe = s.flags&flagSkew != 0, 0, false, 0, false
-	l.cycle = s.learn.started(s.epoch, now)
-	switch {
-	case s.learn.pending && s.learn.pendQ > 0:
-		l.measuring = s.learn.pendFrom
-	case s.learn.cycleOK > 0:
-		l.window = true
-	}
+	s.stamp(now, cfg, ask, l, 0, 0)
+	l.probe = false
+	s.learnLease(now, l)
 }
 
 // releasesQuietly reports whether Release of l with out has nothing to

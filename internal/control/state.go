@@ -247,10 +247,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	if cfg.MaxRate > 0 {
 		s.rateNext = max(s.rateNext, now) + max(1, int64(float64(time.Second)/cfg.MaxRate))
 	}
-	end := s.leases.add(s.born, leaseUntil(now, cfg, &ask.Until), cfg.lease())
-	s.seq++
-	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
-	l.skewOK, l.measuring, l.window, l.tested = s.flags&flagSkew != 0, 0, false, tested
+	end := s.stamp(now, cfg, ask, l, cost, tested)
 	if len(s.costs.units) > 0 {
 		s.costs.reserve(&l.want, end, l)
 	}
@@ -264,6 +261,25 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			p.log.add(now, q, w, 1)
 		}
 	}
+	s.learnLease(now, l)
+	return Hold{}, true
+}
+
+// stamp issues l, granted at now, its lease: its expiry slot (returned),
+// its place in the key's sequence and epoch, what the key estimates of the
+// server's clock, the content bytes it is charged (cost) and the stated
+// reset whose phase it tests (tested; see phase.go).
+func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested int64) int64 {
+	end := s.leases.add(s.born, leaseUntil(now, cfg, &ask.Until), cfg.lease())
+	s.seq++
+	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
+	l.skewOK, l.measuring, l.window, l.tested = s.flags&flagSkew != 0, 0, false, tested
+	return end
+}
+
+// learnLease records on l, granted at now, the learner's cycle it starts
+// in and what that cycle has measured so far.
+func (s *State) learnLease(now int64, l *Lease) {
 	l.cycle = s.learn.started(s.epoch, now)
 	switch {
 	case s.learn.pending && s.learn.pendQ > 0:
@@ -271,7 +287,6 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	case s.learn.cycleOK > 0:
 		l.window = true
 	}
-	return Hold{}, true
 }
 
 // leaseUntil returns when a lease asked until until should end: at until,
