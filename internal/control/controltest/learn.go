@@ -84,6 +84,19 @@ func learnTables() []Table {
 		)},
 
 		{Name: "two decreases in a row that count as few are trusted in full", Steps: learnEight()},
+		{Name: "the refusals of a flight count once: a late one does not lengthen the pause", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			acq(0, "b", Want{Grant: true}),
+			// Retry-After: 0 waits the floor, lengthened by up to a
+			// quarter.
+			rel(0, "a", refused(retryAfter(0)), Want{PauseReason: control.ReasonBackoff}),
+			// The second refusal of the same flight: its own wait
+			// doubles (the second in a row), the key's pause does not.
+			rel(0, "b", refused(retryAfter(0)), Want{PauseReason: control.ReasonBackoff}),
+			acq(1250*ms, "c", Want{Grant: true, Probe: true}),
+		}},
 		{Name: "a rate step stays on trial until the server's burst would be spent", Steps: learnTwo(
 			// The burst grows by one, and holds once a window begun
 			// after it is accepted whole.
