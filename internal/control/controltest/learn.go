@@ -84,6 +84,40 @@ func learnTables() []Table {
 		)},
 
 		{Name: "two decreases in a row that count as few are trusted in full", Steps: learnEight()},
+		{Name: "a probe refused while measuring bounds the window: the first step tests its lower half", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			rel(0, "a", ok(), Want{}),
+			acq(0, "x", Want{Grant: true}),
+			rel(0, "x", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: s}),
+			// The probes after the floor are refused at 1s and 2s:
+			// the window is longer than 2s.
+			acq(s, "b", Want{Grant: true, Probe: true}),
+			rel(s, "b", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 2 * s}),
+			acq(2*s, "b", Want{Grant: true, Probe: true}),
+			rel(2*s, "b", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 3 * s}),
+			// Accepted at 3s: 2 per 3s, the window between 2s and 3s.
+			acq(3*s, "b", Want{Grant: true, Probe: true}),
+			rel(3*s, "b", ok(), Want{Learned: &Quota{Q: 2, W: 3 * s}}),
+			acq(3*s, "c", Want{Grant: true}),
+			rel(3*s, "c", ok(), Want{}),
+			acq(3*s, "d", Want{Hold: control.ReasonAdaptive, Until: 6 * s}),
+			// One learned window on, not two, the first step is a rate
+			// step, half way to the probe refused at 2s (not a quarter
+			// of w, nor a burst step first).
+			acq(6*s, "d", Want{Grant: true, Probe: true}),
+			rel(6*s, "d", ok(), Want{Learned: &Quota{Q: 2, W: 2*s + 500*ms}}),
+			acq(6*s, "e", Want{Grant: true}),
+			rel(6*s, "e", ok(), Want{}),
+			acq(6*s, "f", Want{Hold: control.ReasonAdaptive, Until: 8*s + 500*ms}),
+		}},
+		{Name: "a measurement with no probe refused grows as before", Steps: learnTwo(
+			// Learned at 1s by the first probe after the floor: no
+			// lower bound, so two learned windows, and a burst step.
+			acq(3*s, "f", Want{Grant: true, Probe: true}),
+			rel(3*s, "f", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
+		)},
 		{Name: "the refusals of a flight count once: a late one does not lengthen the pause", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(), Want{}),
