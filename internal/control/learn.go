@@ -50,8 +50,8 @@ import (
 //     the server gave is reverted too; the key pauses, and the next step
 //     is counted from the end of the pause.
 //   - A refusal of a learned quota that was not on trial first paces it
-//     evenly, one start per w/q, on trial for a learned window, without a
-//     pause (see refused); refused again at the even pace, it backs off
+//     evenly, one start per w/q from the refusal, on trial for a learned
+//     window, without a pause (see refused); refused again at the even pace, it backs off
 //     multiplicatively: a new measurement, which halves q and lowers w by
 //     30% at most at a time (a cycle measured out of phase with the
 //     server's window must not cut the pace to nothing), and doubles the
@@ -403,7 +403,10 @@ func (l *learner) pin(step uint8, now int64) {
 // first paced evenly at the same rate (smoothTrial): sliding-window
 // counters and leaky buckets refuse a burst of q but pass q per w spread
 // one start per w/q. That refusal too is reported as an overdraw, and does
-// not pause the key. A whole learned window accepted at the even pace keeps
+// not pause the key. The even pace runs from the refusal: the starts the
+// burst spent are what the server had left at that instant, and are not
+// counted against it (counted, they held the pace's last starts until the
+// learned window ended, and the key idled). A whole learned window accepted at the even pace keeps
 // it (smoothOn); a request sent after the switch refused ends it
 // (smoothNo), and the key backs off as before. When that refusal comes in
 // the burst's own cycle, from is the instant the burst was refused: the
@@ -434,7 +437,8 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			// evenly, at the same rate, before backing off.
 			l.smooth, l.smoothAt, l.revertSeq, l.trialAt = smoothTrial, g.cycle, seq, g.cycle
 			l.grownAt, l.binding = now, false
-			l.quota.log.redate(g.start, now-l.quota.w)
+			l.quota.log.reset()
+			l.quota.log.add(now, l.quota.q, l.quota.w, 1)
 			return true, 0
 		}
 	}

@@ -35,24 +35,31 @@ func learnTables() []Table {
 			rel(4*s, "k", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
 		)},
 		{Name: "a refused burst of a learned quota is paced evenly without a pause", Steps: learnEven(
-			// The even pace: one start per w/q, the refused request
-			// counted against the window it overdrew (the one that ends
-			// at 2s, whose starts are all at 2s).
+			// The even pace: one start per w/q, from the refusal. The
+			// two starts the burst spent at 2s are what the server had
+			// left then, and are not counted against it: counted, they
+			// would hold the pace's last starts to the end of the
+			// learned window.
 			acq(2*s, "k", Want{Hold: control.ReasonAdaptive, Until: 2*s + 250*ms}),
 			acq(2*s+250*ms, "k", Want{Grant: true}),
-			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
-			acq(3*s, "l", Want{Grant: true, Probe: true}),
-			rel(3*s, "l", ok(), Want{}),
-			acq(3*s, "m", Want{Hold: control.ReasonAdaptive, Until: 3*s + 250*ms}),
+			rel(2*s+250*ms, "k", ok(), Want{}),
+			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 2*s + 500*ms}),
+			acq(2*s+500*ms, "l", Want{Grant: true}),
+			rel(2*s+500*ms, "l", ok(), Want{}),
+			acq(2*s+500*ms, "m", Want{Hold: control.ReasonAdaptive, Until: 2*s + 750*ms}),
 		)},
 		{Name: "a whole learned window at the even pace keeps it", Steps: learnEven(
 			acq(2*s+250*ms, "k", Want{Grant: true}),
 			rel(2*s+250*ms, "k", ok(), Want{}),
-			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 2*s + 500*ms}),
+			acq(2*s+500*ms, "l", Want{Grant: true}),
+			rel(2*s+500*ms, "l", ok(), Want{}),
+			acq(2*s+750*ms, "i2", Want{Grant: true}),
+			rel(2*s+750*ms, "i2", ok(), Want{}),
 			// A learned window on: the next one, accepted whole at the
 			// even pace, ends the trial.
-			acq(3*s, "l", Want{Grant: true, Probe: true}),
-			rel(3*s, "l", ok(), Want{}),
+			acq(3*s, "j2", Want{Grant: true, Probe: true}),
+			rel(3*s, "j2", ok(), Want{}),
 			acq(3*s+250*ms, "m", Want{Grant: true}),
 			rel(3*s+250*ms, "m", ok(), Want{}),
 			acq(3*s+500*ms, "n", Want{Grant: true}),
