@@ -118,8 +118,8 @@ func wildScenarios() []scenario {
 		{
 			name:  "httprate, headers off",
 			cfg:   ratelimittest.Config{Policies: httprate, Dialect: ratelimittest.Bare429},
-			tasks: 100, minEff: 0.65, maxRefused: 0.07,
-			known: "below the targets (5%, 0.85): up to 6 refused, 0.691 in 100 runs (0.697 in most); the counter weighs its previous window, so it refuses the probes sent 1s and 2s after the first burst and the first window is measured as 3s; the first burst of the learned quota is refused and it is then paced evenly, 20 per 3s, which holds, and steps of growth, one every two learned windows, approach the counter's 10 a second from there in a 10s run",
+			tasks: 100, minEff: 0.78, maxRefused: 0.07,
+			known: "below the targets (5%, 0.85): up to 6 refused, 0.812 in 100 runs (in all); the counter weighs its previous window, so it refuses the probes sent 1s and 2s after the first burst and the first window is measured as 3s; the first burst of the learned quota is refused and it is then paced evenly from the refusal, 20 per 3s, which holds; a learned window on, the first step goes half way to the probe refused at 2s, 20 per 2.5s, and stays on trial for the rest of the run, since a bucket of 20 would take that long to spend its burst at the faster rate",
 		},
 		{
 			// nginx limit_req rate=10r/s burst=5 nodelay, status 429.
@@ -135,10 +135,14 @@ func wildScenarios() []scenario {
 			tasks: 100, minEff: 0.90, maxRefused: 0.02,
 		},
 		{
+			// Up to 4 refused, 0.889 in 100 runs (0.94 in most): the
+			// window, measured as 2.1-2.5s after a probe refused at
+			// 1.0-1.25s, is stepped half way to that probe one learned
+			// window later (DESIGN.md, "a measurement bounded from
+			// below").
 			name:  "Retry-After: 0",
 			cfg:   ratelimittest.Config{Policies: q20, Dialect: ratelimittest.RetryAfterOnly, RetryAfterZero: true},
-			tasks: 100, minEff: 0.78, maxRefused: 0.05,
-			known: "below the 0.85 target: up to 3 refused, 0.800 in 100 runs (0.89 in most); the first window is learned to within the 1s floor the probes wait (2.2-2.5s for 2s), and the run is over before a step of growth takes it back",
+			tasks: 100, minEff: learnFloor, maxRefused: learnRefusals,
 		},
 		{
 			name:  "slow drip refusals",
@@ -148,6 +152,10 @@ func wildScenarios() []scenario {
 		// More servers that state nothing, of other shapes, so that the
 		// learner is not tuned to one.
 		{
+			// Its probes at 1, 2 and 3s measure the window exactly; the
+			// first step, half way to the probe refused at 2s, is
+			// refused in the last window, and the refused request waits
+			// the floor past it: 5 refused, 0.947 in 100 runs.
 			name:  "fixed window 30/3s",
 			cfg:   ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "api", Quota: 30, Window: 3 * time.Second}}, Dialect: ratelimittest.Bare429},
 			tasks: 100, minEff: learnFloor, maxRefused: learnRefusals,

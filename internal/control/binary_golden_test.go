@@ -66,6 +66,17 @@ func TestBinaryTails(t *testing.T) {
 	if l := back.learn; l.revertSeq != 0 || l.burst != 0 || l.smooth != smoothNo || l.smoothAt != 1 {
 		t.Errorf("even pace's tail alone read back as %+v", l)
 	}
+	// The learner's bound on the window it measures, and its quick step.
+	lo := worst()
+	lo.learn.lo, lo.learn.quick = int64(2*time.Second), true
+	lb, _ := lo.MarshalBinary()
+	back = State{}
+	if err := back.UnmarshalBinary(lb); err != nil {
+		t.Fatalf("UnmarshalBinary(lower bound) = %v", err)
+	}
+	if l := back.learn; l.lo != int64(2*time.Second) || !l.quick {
+		t.Errorf("lower bound's tail read back as lo %d, quick %v", l.lo, l.quick)
+	}
 	plain, _ := worst().MarshalBinary()
 	for name, form := range map[string][]byte{
 		"empty tail":                     append(bytes.Clone(plain), tailLearn, 0, 0),
@@ -77,6 +88,9 @@ func TestBinaryTails(t *testing.T) {
 		"empty cut":                      append(bytes.Clone(plain), tailCut, 0),
 		"repeated tail":                  append(bytes.Clone(b), b[len(plain):]...),
 		"cut tail":                       b[:len(b)-1],
+		"empty lower bound":              append(bytes.Clone(plain), tailLo, 0, 0),
+		"lower bound's flag not a bool":  append(bytes.Clone(plain), tailLo, 1, 2),
+		"lower bound before cut":         append(bytes.Clone(lb), tailCut, 1),
 	} {
 		if err := new(State).UnmarshalBinary(form); err == nil {
 			t.Errorf("%s: accepted", name)

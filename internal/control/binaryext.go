@@ -19,6 +19,7 @@ const (
 	tailCut    = 3 // the requests the learner's last multiplicative decrease counted
 	tailPhase  = 4 // each policy's phase: flags, lead, and the reset stated (see phase.go)
 	tailFirst  = 5 // each policy's bound on windows rounded down: span, opened, test (see first.go)
+	tailLo     = 6 // the learner's lower bound on the window it measures, and its quick rate step
 )
 
 // Flags of a policy's phase in its tail.
@@ -95,6 +96,11 @@ func (e *encoder) tails(s *State) {
 			}
 			break
 		}
+	}
+	if l.lo != 0 || l.quick {
+		e.b = append(e.b, tailLo)
+		e.uint(uint64(l.lo))
+		e.bool(l.quick)
 	}
 }
 
@@ -187,6 +193,13 @@ func (d *decoder) tails(n *State) {
 				set = set || p.first != firstUntested || p.span != 0 || p.opened != 0
 			}
 			if !set {
+				d.fail() // never written
+			}
+		case tailLo:
+			l := &n.learn
+			l.lo = int64(d.bounded(uint64(maxSpan)))
+			l.quick = d.bool()
+			if l.lo == 0 && !l.quick {
 				d.fail() // never written
 			}
 		default:

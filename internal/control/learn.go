@@ -16,7 +16,10 @@ import (
 //     a measurement: the requests the server accepted since the last pause
 //     are its quota, and the time from the first of them until the key is
 //     accepted again is its window. A fixed window reveals q and w this
-//     way; a token bucket or a leaky bucket reveals its burst.
+//     way; a token bucket or a leaky bucket reveals its burst. The window
+//     is measured from above (the acceptance that ends it comes at the
+//     pace of the probes, after the window ended); a probe refused while
+//     measuring bounds it from below.
 //   - The learned quota paces the key like a stated one (no more than q
 //     starts in any span of w), on top of whatever the headers say. Each
 //     learned window begins with a lone probe, so that a window begun too
@@ -33,6 +36,10 @@ import (
 //     (the most a measurement counted) would also be spent at the faster
 //     rate, had the server only refilled at the rate that held (see
 //     learner.drain), so that a bucket's slack does not pass for a rate.
+//   - A measurement that a refused probe bounded from below is tested
+//     first: one learned window after it, not two, the first step is a
+//     rate step half way to the start of that probe (as far as the window
+//     may be shorter than measured), on trial as any rate step.
 //   - A refusal of a step on trial reverts it at once, and does not pause
 //     the key: the quota that held paces it, and only the refused request
 //     waits the refusal floor (see State.Release). The refused request
@@ -43,8 +50,8 @@ import (
 //     the server gave is reverted too; the key pauses, and the next step
 //     is counted from the end of the pause.
 //   - A refusal of a learned quota that was not on trial first paces it
-//     evenly, one start per w/q, on trial for a learned window, without a
-//     pause (see refused); refused again at the even pace, it backs off
+//     evenly, one start per w/q from the refusal, on trial for a learned
+//     window, without a pause (see refused); refused again at the even pace, it backs off
 //     multiplicatively: a new measurement, which halves q and lowers w by
 //     30% at most at a time (a cycle measured out of phase with the
 //     server's window must not cut the pace to nothing), and doubles the
@@ -94,6 +101,9 @@ type learner struct {
 	smooth    uint8  // smoothTrial, smoothOn: the learned quota is paced one start per w/q (see refused)
 	smoothAt  uint64 // the cycle smooth pacing was tried from
 	cut       int64  // the requests the last multiplicative decrease counted, if no step of growth was taken since; 0: none
+
+	lo    int64 // while measuring: the latest start of a request refused in it, since pendFrom; 0: none
+	quick bool  // a probe refused bounded the window measured from below (floor): the next step is a rate step, after one learned window
 }
 
 // The states of smooth pacing.
@@ -125,7 +135,7 @@ func (l *learner) isZero() bool {
 		!l.pending && l.pendCycle == 0 && l.pendQ == 0 && l.pendFrom == 0 && l.quota == nil &&
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
-		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0 && l.cut == 0
+		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0 && l.cut == 0 && l.lo == 0 && !l.quick
 }
 
 // active reports whether the learned quota paces requests now.
@@ -237,6 +247,14 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	}
 	q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
 	l.trial = 0
+	// A probe refused while measuring bounds the window from below: it
+	// lies between that probe's start and the acceptance that ended the
+	// measurement. The first step tests the lower half of that span.
+	l.quick = l.lo > 0 && l.lo < q.w
+	if l.quick {
+		l.floor = l.lo
+	}
+	l.lo = 0
 	q.log.reset()
 	q.log.add(now, q.q, q.w, min(inflight+1, q.q))
 	l.grownAt, l.binding = now, false
@@ -245,7 +263,9 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 // grow takes a step of growth, at an acceptance at now, when the learned
 // quota has held requests back for long enough without a refusal: a step
 // on trial holds once a whole cycle begun after it was accepted; otherwise
-// after growGap learned windows (two at least).
+// after growGap learned windows (two at least), or one when a probe
+// refused while measuring left the window measured untested from below
+// (quick): that step is a rate step, half way to the probe's start.
 func (l *learner) grow(now int64) {
 	q := l.quota
 	if q == nil || !l.binding {
@@ -258,8 +278,14 @@ func (l *learner) grow(now int64) {
 		if l.trial == stepRate && now-l.grownAt < l.drain() {
 			return
 		}
-	} else if now-l.grownAt < int64(max(minGrowGap, l.growGap))*q.w {
-		return
+	} else {
+		gap := int64(max(minGrowGap, l.growGap))
+		if l.quick {
+			gap = 1 // a measurement's own bound is tested, not a growth
+		}
+		if now-l.grownAt < gap*q.w {
+			return
+		}
 	}
 	if l.trial == stepRate {
 		l.stride = max(l.stride-1, 1) // it held: the next rate step is twice as long, half of w at most
@@ -269,9 +295,10 @@ func (l *learner) grow(now int64) {
 		l.pinned = 0 // the server may have changed
 	}
 	step := stepBurst
-	if l.last == stepBurst {
+	if l.last == stepBurst || l.quick {
 		step = stepRate
 	}
+	l.quick = false
 	if l.pinned&step != 0 {
 		step ^= stepsAll
 	}
@@ -376,11 +403,17 @@ func (l *learner) pin(step uint8, now int64) {
 // first paced evenly at the same rate (smoothTrial): sliding-window
 // counters and leaky buckets refuse a burst of q but pass q per w spread
 // one start per w/q. That refusal too is reported as an overdraw, and does
-// not pause the key. A whole learned window accepted at the even pace keeps
+// not pause the key. The even pace runs from the refusal: the starts the
+// burst spent are what the server had left at that instant, and are not
+// counted against it (counted, they held the pace's last starts until the
+// learned window ended, and the key idled). A whole learned window accepted at the even pace keeps
 // it (smoothOn); a request sent after the switch refused ends it
 // (smoothNo), and the key backs off as before. When that refusal comes in
 // the burst's own cycle, from is the instant the burst was refused: the
 // key's pause counts from there (see State.Release), not from now.
+//
+// A refusal while measuring, of a request started after the measurement
+// began, bounds the window from below: it had not ended at that start.
 func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hinted bool) (overdrew bool, from int64) {
 	if foreseen || g.epoch != epoch {
 		return false, 0 // explained, or one more answer from a cycle already refused
@@ -404,7 +437,8 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			// evenly, at the same rate, before backing off.
 			l.smooth, l.smoothAt, l.revertSeq, l.trialAt = smoothTrial, g.cycle, seq, g.cycle
 			l.grownAt, l.binding = now, false
-			l.quota.log.redate(g.start, now-l.quota.w)
+			l.quota.log.reset()
+			l.quota.log.add(now, l.quota.q, l.quota.w, 1)
 			return true, 0
 		}
 	}
@@ -414,12 +448,17 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 		trialFailed = g.cycle == l.cycle && l.cycle == l.smoothAt
 	}
 	if l.pending {
+		if g.start > l.pendFrom {
+			// The window had not ended at its start.
+			l.lo = min(max(l.lo, g.start-l.pendFrom), int64(maxSpan))
+		}
 		return false, 0 // refused again before the window ended: it is longer
 	}
 	if l.quota != nil && l.trial == 0 {
 		l.growGap = min(2*max(minGrowGap, l.growGap), maxGrowGap)
 	}
 	l.pending, l.pendCycle, l.pendFrom = true, g.cycle, l.cycleStart
+	l.lo = 0
 	if trialFailed {
 		// The even pace was refused in the burst's own cycle: the key
 		// backs off as if from the burst refused, so that the trial

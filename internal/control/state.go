@@ -355,6 +355,9 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		// latest one, outside any cycle.
 		l = &Lease{seq: s.seq, epoch: s.epoch}
 	}
+	// A request of a flight already refused: the key paused since it was
+	// granted (read before this answer's own quotas may pause it).
+	late := l.epoch != s.epoch
 	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && s.costs.observe(l, out.Quotas, now) {
 		s.flags |= flagHinted
 	}
@@ -442,7 +445,14 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			// floor.
 			plan.Pause = time.Duration(max(from+int64(plan.Pause)-now, 0))
 		}
-		s.pause(now, addSat(now, int64(plan.Pause)), plan.Reason)
+		until := addSat(now, int64(plan.Pause))
+		if late && plan.Reason == ReasonBackoff && s.pauseUntil > now {
+			// The refusals of a flight count once: one refused after
+			// its flight's first does not lengthen the pause that
+			// refusal set, though it waits its own floor, doubled.
+			until = min(until, s.pauseUntil)
+		}
+		s.pause(now, until, plan.Reason)
 		if overdrew {
 			s.learn.resume(s.pauseUntil)
 		}

@@ -35,24 +35,31 @@ func learnTables() []Table {
 			rel(4*s, "k", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
 		)},
 		{Name: "a refused burst of a learned quota is paced evenly without a pause", Steps: learnEven(
-			// The even pace: one start per w/q, the refused request
-			// counted against the window it overdrew (the one that ends
-			// at 2s, whose starts are all at 2s).
+			// The even pace: one start per w/q, from the refusal. The
+			// two starts the burst spent at 2s are what the server had
+			// left then, and are not counted against it: counted, they
+			// would hold the pace's last starts to the end of the
+			// learned window.
 			acq(2*s, "k", Want{Hold: control.ReasonAdaptive, Until: 2*s + 250*ms}),
 			acq(2*s+250*ms, "k", Want{Grant: true}),
-			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
-			acq(3*s, "l", Want{Grant: true, Probe: true}),
-			rel(3*s, "l", ok(), Want{}),
-			acq(3*s, "m", Want{Hold: control.ReasonAdaptive, Until: 3*s + 250*ms}),
+			rel(2*s+250*ms, "k", ok(), Want{}),
+			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 2*s + 500*ms}),
+			acq(2*s+500*ms, "l", Want{Grant: true}),
+			rel(2*s+500*ms, "l", ok(), Want{}),
+			acq(2*s+500*ms, "m", Want{Hold: control.ReasonAdaptive, Until: 2*s + 750*ms}),
 		)},
 		{Name: "a whole learned window at the even pace keeps it", Steps: learnEven(
 			acq(2*s+250*ms, "k", Want{Grant: true}),
 			rel(2*s+250*ms, "k", ok(), Want{}),
-			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 2*s + 500*ms}),
+			acq(2*s+500*ms, "l", Want{Grant: true}),
+			rel(2*s+500*ms, "l", ok(), Want{}),
+			acq(2*s+750*ms, "i2", Want{Grant: true}),
+			rel(2*s+750*ms, "i2", ok(), Want{}),
 			// A learned window on: the next one, accepted whole at the
 			// even pace, ends the trial.
-			acq(3*s, "l", Want{Grant: true, Probe: true}),
-			rel(3*s, "l", ok(), Want{}),
+			acq(3*s, "j2", Want{Grant: true, Probe: true}),
+			rel(3*s, "j2", ok(), Want{}),
 			acq(3*s+250*ms, "m", Want{Grant: true}),
 			rel(3*s+250*ms, "m", ok(), Want{}),
 			acq(3*s+500*ms, "n", Want{Grant: true}),
@@ -84,6 +91,53 @@ func learnTables() []Table {
 		)},
 
 		{Name: "two decreases in a row that count as few are trusted in full", Steps: learnEight()},
+		{Name: "a probe refused while measuring bounds the window: the first step tests its lower half", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			rel(0, "a", ok(), Want{}),
+			acq(0, "x", Want{Grant: true}),
+			rel(0, "x", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: s}),
+			// The probes after the floor are refused at 1s and 2s:
+			// the window is longer than 2s.
+			acq(s, "b", Want{Grant: true, Probe: true}),
+			rel(s, "b", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 2 * s}),
+			acq(2*s, "b", Want{Grant: true, Probe: true}),
+			rel(2*s, "b", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 3 * s}),
+			// Accepted at 3s: 2 per 3s, the window between 2s and 3s.
+			acq(3*s, "b", Want{Grant: true, Probe: true}),
+			rel(3*s, "b", ok(), Want{Learned: &Quota{Q: 2, W: 3 * s}}),
+			acq(3*s, "c", Want{Grant: true}),
+			rel(3*s, "c", ok(), Want{}),
+			acq(3*s, "d", Want{Hold: control.ReasonAdaptive, Until: 6 * s}),
+			// One learned window on, not two, the first step is a rate
+			// step, half way to the probe refused at 2s (not a quarter
+			// of w, nor a burst step first).
+			acq(6*s, "d", Want{Grant: true, Probe: true}),
+			rel(6*s, "d", ok(), Want{Learned: &Quota{Q: 2, W: 2*s + 500*ms}}),
+			acq(6*s, "e", Want{Grant: true}),
+			rel(6*s, "e", ok(), Want{}),
+			acq(6*s, "f", Want{Hold: control.ReasonAdaptive, Until: 8*s + 500*ms}),
+		}},
+		{Name: "a measurement with no probe refused grows as before", Steps: learnTwo(
+			// Learned at 1s by the first probe after the floor: no
+			// lower bound, so two learned windows, and a burst step.
+			acq(3*s, "f", Want{Grant: true, Probe: true}),
+			rel(3*s, "f", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
+		)},
+		{Name: "the refusals of a flight count once: a late one does not lengthen the pause", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			acq(0, "b", Want{Grant: true}),
+			// Retry-After: 0 waits the floor, lengthened by up to a
+			// quarter.
+			rel(0, "a", refused(retryAfter(0)), Want{PauseReason: control.ReasonBackoff}),
+			// The second refusal of the same flight: its own wait
+			// doubles (the second in a row), the key's pause does not.
+			rel(0, "b", refused(retryAfter(0)), Want{PauseReason: control.ReasonBackoff}),
+			acq(1250*ms, "c", Want{Grant: true, Probe: true}),
+		}},
 		{Name: "a rate step stays on trial until the server's burst would be spent", Steps: learnTwo(
 			// The burst grows by one, and holds once a window begun
 			// after it is accepted whole.
