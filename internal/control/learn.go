@@ -40,6 +40,12 @@ import (
 //     first: one learned window after it, not two, the first step is a
 //     rate step half way to the start of that probe (as far as the window
 //     may be shorter than measured), on trial as any rate step.
+//   - A step taken at a refusal, when the server had nothing left, is on
+//     trial for one learned window only: from there a faster rate than
+//     the server's is refused in its first window (see stepSaturated).
+//     The step a measurement bounded from below leaves untested is so
+//     taken at the refusal of the learned quota's first burst, with the
+//     even pace, not a learned window later.
 //   - A refusal of a step on trial reverts it at once, and does not pause
 //     the key: the quota that held paces it, and only the refused request
 //     waits the refusal floor (see State.Release). The refused request
@@ -275,7 +281,7 @@ func (l *learner) grow(now int64) {
 		if l.cycle <= l.trialAt || l.cycleOK < q.q {
 			return
 		}
-		if l.trial == stepRate && now-l.grownAt < l.drain() {
+		if l.trial == stepRate && l.revertSeq == 0 && now-l.grownAt < l.drain() {
 			return
 		}
 	} else {
@@ -363,11 +369,41 @@ func (l *learner) revert(seq uint64, now int64) {
 	l.grownAt, l.binding = now, false
 }
 
+// stepSaturated takes a rate step at a refusal at now, unless the rate
+// step is pinned. The server had nothing left at that refusal: a bucket
+// has no slack to spend, a counter no room, so a rate faster than its
+// own is refused within the step's first learned window, and the step is
+// on trial for that window only, not until a bucket's burst would be
+// spent (revertSeq stays set while it is; see grow).
+func (l *learner) stepSaturated(now int64) {
+	q := l.quota
+	if l.pinned&stepRate != 0 {
+		return
+	}
+	d := q.w >> min(l.stride, 62)
+	if l.floor > 0 && l.floor < q.w {
+		d = min(d, (q.w-l.floor)/2)
+	}
+	if d <= 0 {
+		return
+	}
+	l.prev = q.w
+	q.w -= d
+	l.trial, l.trialAt, l.last, l.cut = stepRate, l.cycle, stepRate, 0
+	l.grownAt, l.binding = now, false
+}
+
 // resume records that the step just undone was refused with a wait the
 // server gave, which pauses the key until at: the learned windows start
 // again with the probe after the pause, and the next step is counted from
 // there, as after a measurement.
 func (l *learner) resume(at int64) {
+	if l.trial == stepRate && l.revertSeq != 0 {
+		// The step taken at the refusal: after a pause the server is
+		// no longer spent, and one window would not test it. It is
+		// taken a learned window on, as before.
+		l.quota.w, l.trial, l.quick = min(max(l.prev, 1), int64(maxSpan)), 0, true
+	}
 	l.quota.log.reset()
 	l.grownAt = max(l.grownAt, at)
 }
@@ -412,6 +448,9 @@ func (l *learner) pin(step uint8, now int64) {
 // the burst's own cycle, from is the instant the burst was refused: the
 // key's pause counts from there (see State.Release), not from now.
 //
+// When the measurement was bounded from below (quick), the rate step it
+// left untested is taken at that refusal too (see stepSaturated).
+//
 // A refusal while measuring, of a request started after the measurement
 // began, bounds the window from below: it had not ended at that start.
 func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hinted bool) (overdrew bool, from int64) {
@@ -423,6 +462,12 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 		l.distrustUntil = now + l.distrustFor
 	}
 	if l.quota != nil && !l.pending {
+		if l.trial != 0 && l.revertSeq != 0 && g.seq <= l.revertSeq {
+			// Granted before the step taken at the last revert: one
+			// more of the overdraw that step was taken from.
+			l.quota.log.redate(g.start, now-l.quota.w)
+			return true, 0
+		}
 		if l.trial != 0 && g.cycle >= l.trialAt {
 			l.revert(seq, now)
 			l.quota.log.redate(g.start, now-l.quota.w)
@@ -437,6 +482,12 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			// evenly, at the same rate, before backing off.
 			l.smooth, l.smoothAt, l.revertSeq, l.trialAt = smoothTrial, g.cycle, seq, g.cycle
 			l.grownAt, l.binding = now, false
+			if l.quick {
+				// The step the measurement left untested is taken
+				// from the refusal, with the even pace.
+				l.quick = false
+				l.stepSaturated(now)
+			}
 			l.quota.log.reset()
 			l.quota.log.add(now, l.quota.q, l.quota.w, 1)
 			return true, 0

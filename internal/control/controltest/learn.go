@@ -119,6 +119,40 @@ func learnTables() []Table {
 			rel(6*s, "e", ok(), Want{}),
 			acq(6*s, "f", Want{Hold: control.ReasonAdaptive, Until: 8*s + 500*ms}),
 		}},
+		{Name: "a bounded measurement's first burst refused takes its step from the refusal", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			rel(0, "a", ok(), Want{}),
+			acq(0, "x", Want{Grant: true}),
+			rel(0, "x", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: s}),
+			acq(s, "b", Want{Grant: true, Probe: true}),
+			rel(s, "b", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 2 * s}),
+			acq(2*s, "b", Want{Grant: true, Probe: true}),
+			rel(2*s, "b", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 3 * s}),
+			// 2 per 3s, the window between 2s and 3s; the burst after
+			// the probe is refused (a sliding-window counter still
+			// weighs the first burst).
+			acq(3*s, "b", Want{Grant: true, Probe: true}),
+			rel(3*s, "b", ok(), Want{Learned: &Quota{Q: 2, W: 3 * s}}),
+			acq(3*s, "c", Want{Grant: true}),
+			// The server has nothing left: the step half way to the
+			// probe refused at 2s is taken now, with the even pace,
+			// one start per 1.25s from the refusal, not a learned
+			// window later.
+			rel(3*s, "c", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: 2*s + 500*ms}}),
+			acq(3*s, "d", Want{Hold: control.ReasonAdaptive, Until: 4*s + 250*ms}),
+			acq(4*s+250*ms, "d", Want{Grant: true, Probe: true}),
+			rel(4*s+250*ms, "d", ok(), Want{}),
+			acq(5*s+500*ms, "e", Want{Grant: true}),
+			rel(5*s+500*ms, "e", ok(), Want{}),
+			acq(6*s+750*ms, "f", Want{Grant: true}),
+			// Taken from a spent server, a rate faster than its own is
+			// refused in the step's first window: one window accepted
+			// whole ends the trial (not the 12.5s a bucket of 2 would
+			// take to spend its burst), and the next step follows.
+			rel(6*s+750*ms, "f", ok(), Want{Learned: &Quota{Q: 3, W: 2*s + 500*ms}}),
+		}},
 		{Name: "a measurement with no probe refused grows as before", Steps: learnTwo(
 			// Learned at 1s by the first probe after the floor: no
 			// lower bound, so two learned windows, and a burst step.
