@@ -64,7 +64,8 @@ func TestOriginMemo(t *testing.T) {
 	for round := range 3 {
 		for _, u := range urls {
 			req, _ := http.NewRequest(http.MethodGet, u, nil)
-			got := tr.key(req, b)
+			var kb budgetKey
+			got := tr.key(req, b, &kb)
 			want := originKey(req.URL.Scheme, req.URL.Host)
 			if got.m != want.m || got.custom {
 				t.Errorf("round %d: key(%s) = %+v, want %+v", round, u, got, want)
@@ -85,14 +86,15 @@ func TestOriginMemo(t *testing.T) {
 func TestOriginMemoAllocs(t *testing.T) {
 	tr := &Transport{}
 	b := tr.budgetOf()
+	var kb budgetKey
 	a, _ := http.NewRequest(http.MethodGet, "http://a.test/", nil)
 	c, _ := http.NewRequest(http.MethodGet, "http://c.test/", nil)
-	tr.key(a, b)
-	tr.key(a, b)
-	if n := testing.AllocsPerRun(100, func() { tr.key(a, b) }); n != 0 {
+	tr.key(a, b, &kb)
+	tr.key(a, b, &kb)
+	if n := testing.AllocsPerRun(100, func() { tr.key(a, b, &kb) }); n != 0 {
 		t.Errorf("one origin: %v allocations per key, want 0", n)
 	}
-	if n := testing.AllocsPerRun(100, func() { tr.key(c, b); tr.key(a, b) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { tr.key(c, b, &kb); tr.key(a, b, &kb) }); n != 0 {
 		t.Errorf("alternating origins: %v allocations per key, want 0", n)
 	}
 	// Two origins in the same slot.
@@ -101,7 +103,7 @@ func TestOriginMemoAllocs(t *testing.T) {
 		r, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://o%d.test/", i), nil)
 		s := memoSlot(r.URL.Host)
 		if o := same[s]; o != nil {
-			if n := testing.AllocsPerRun(100, func() { tr.key(r, b); tr.key(o, b) }); n != 0 {
+			if n := testing.AllocsPerRun(100, func() { tr.key(r, b, &kb); tr.key(o, b, &kb) }); n != 0 {
 				t.Errorf("alternating origins in one slot: %v allocations per key, want 0", n)
 			}
 			break

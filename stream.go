@@ -79,7 +79,7 @@ func (s *streamBody) bodyEnded(how bodyEnd) {
 // the in-memory store's entry of the key, or, for a key whose state a Store
 // keeps elsewhere, in this Transport's local entry of the key. Neither is
 // part of the key's state, and both are bounded as the entries are.
-func (t *Transport) reader(key budgetKey, g *lease) *parse.Reader {
+func (t *Transport) reader(key *budgetKey, g *lease) *parse.Reader {
 	if g.e != nil {
 		return &g.e.rd
 	}

@@ -179,12 +179,15 @@ func (t *Transport) maxAttempts() int {
 }
 
 // key returns the budget key of req under b, the Transport's budget: its
-// origin, normalised (see originKey), unless Key says otherwise.
-func (t *Transport) key(req *http.Request, b *Budget) budgetKey {
+// origin, normalised (see originKey), unless Key says otherwise. It returns
+// the key a memo of the Transport holds, which is never changed, or else
+// buf, set to the key.
+func (t *Transport) key(req *http.Request, b *Budget, buf *budgetKey) *budgetKey {
 	if t.Key != nil {
-		return budgetKey{m: splitKey(t.Key(req)), custom: true}
+		*buf = budgetKey{m: splitKey(t.Key(req)), custom: true}
+		return buf
 	}
-	return t.originOf(req, b)
+	return t.originOf(req, b, buf)
 }
 
 // local reports whether the Transport has local ceilings to keep: its
@@ -205,12 +208,13 @@ func (t *Transport) local() bool {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	b := t.budgetOf()
-	key := t.key(req, b)
+	var kb budgetKey
+	key := t.key(req, b, &kb) // never changed
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
 	start := t.clock.read()
 	if t.Robots != nil {
-		if err := t.robots(req, key); err != nil {
+		if err := t.robots(req, *key); err != nil {
 			return nil, err // req.Body is closed
 		}
 	}
@@ -227,7 +231,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt > 1 || stale {
 			asked = t.clock.read()
 		}
-		err := t.wait(req, b, &key, attempt, &cost, &after, afterWhy, asked, &g)
+		err := t.wait(req, b, key, attempt, &cost, &after, afterWhy, asked, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -240,15 +244,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		send := req
 		if attempt > 1 {
 			if send, err = rewind(req); err != nil {
-				t.finish(req, b, key, &g, time.Now(), &control.Outcome{Failed: true})
+				t.finish(req, b, *key, &g, time.Now(), &control.Outcome{Failed: true})
 				return nil, err
 			}
 		}
-		resp, err := t.send(send, b, &key, &g)
+		resp, err := t.send(send, b, key, &g)
 		now, ns := g.read()
 		if err != nil {
 			if t.RetryTransient && transientErr(ctx, err) {
-				again, cerr := t.transient(req, b, key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err)
+				again, cerr := t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err)
 				switch {
 				case cerr != nil:
 					return nil, cerr
@@ -257,7 +261,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				}
 				continue
 			}
-			t.finish(req, b, key, &g, now, &control.Outcome{Failed: true})
+			t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true})
 			return nil, err
 		}
 
@@ -268,11 +272,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				out.Rand = rand.Uint64() // the jitter of the pause (see control.Outcome)
 			}
 			if t.observed() {
-				t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
+				t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
 			}
 		}
 		if t.RetryTransient && transientStatus(resp.StatusCode) {
-			again, cerr := t.transient(req, b, key, &g, now, attempt, attempts, &bo, resp, &out, nil)
+			again, cerr := t.transient(req, b, *key, &g, now, attempt, attempts, &bo, resp, &out, nil)
 			switch {
 			case cerr != nil:
 				return nil, cerr
@@ -282,7 +286,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
-			return t.accepted(req, b, &key, &g, now, ns, &out, resp), nil
+			return t.accepted(req, b, key, &g, now, ns, &out, resp), nil
 		}
 
 		// A refusal: gather what the decision needs, and execute its plan
@@ -312,9 +316,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Violated = p.violated
 			r.Stop = p.kind == problemAbnormal
 		}
-		plan := t.finish(req, b, key, &g, now, &out)
+		plan := t.finish(req, b, *key, &g, now, &out)
 
-		e := Event{Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: plan.Wait, Reason: reasonOf(plan.Reason)}
+		e := Event{Time: now, Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: plan.Wait, Reason: reasonOf(plan.Reason)}
 		switch {
 		case plan.Stop:
 			e.Kind = EventStop
