@@ -218,12 +218,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err // req.Body is closed
 		}
 	}
-	cost := control.Cost(requestCost(req, t.Cost)) // once: retries cost the same
-	var after time.Time                            // a retry's wait (see control.Decide)
-	var afterWhy control.Reason                    // what after is for
+	body := req.Body != nil && req.Body != http.NoBody
+	var cost control.Cost // what requestCost says, once: retries cost the same
+	if c, ok := costFrom(ctx); ok {
+		cost = control.Cost(c)
+	} else if t.Cost != nil || body {
+		cost = control.Cost(estimatedCost(req, t.Cost))
+	}
+	var after time.Time         // a retry's wait (see control.Decide)
+	var afterWhy control.Reason // what after is for
 	// Unless robots.txt was read or a cost estimated (which may read the
 	// body), the first attempt asks the budget at start: one clock read.
-	stale := t.Robots != nil || t.Cost != nil || req.Body != nil && req.Body != http.NoBody
+	stale := t.Robots != nil || t.Cost != nil || body
 
 	for attempt := 1; ; attempt++ {
 		var g lease
