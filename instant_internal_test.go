@@ -130,9 +130,13 @@ func TestReadingInstant(t *testing.T) {
 			if got, want := r.instant(), control.Instant(r.time()); got != want {
 				t.Errorf("reading{%v, %v}.instant() = %d, want %d", bt, d, got, want)
 			}
+			unix, inst := r.unixInstant()
+			if want := control.Instant(r.time()); inst != want {
+				t.Errorf("reading{%v, %v}.unixInstant() instant = %d, want %d", bt, d, inst, want)
+			}
 			if r.exact() {
-				if got, want := r.unixNano(), r.time().UnixNano(); got != want {
-					t.Errorf("reading{%v, %v}.unixNano() = %d, want %d", bt, d, got, want)
+				if want := r.time().UnixNano(); unix != want {
+					t.Errorf("reading{%v, %v}.unixInstant() Unix = %d, want %d", bt, d, unix, want)
 				}
 			}
 		}

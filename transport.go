@@ -368,7 +368,7 @@ func (t *Transport) finishAt(req *http.Request, b *Budget, key *budgetKey, g *le
 		}
 	}
 	if b.mem != nil {
-		return b.mem.releaseAt(key.m, now, ns, &b.cfg, g, out)
+		return b.mem.releaseAt(&key.m, now, ns, &b.cfg, g, out)
 	}
 	plan, note := b.release(req.Context(), *key, g, now, out)
 	t.note(req, b, *key, now, note)
@@ -455,7 +455,7 @@ func (t *Transport) wait(req *http.Request, b *Budget, key *budgetKey, attempt i
 	if b.mem != nil && !t.local() {
 		// The common case, kept lean: the in-memory store, no local
 		// ceiling.
-		h, ok := b.mem.acquireAt(key.sh, key.m, now, &b.cfg, &ask, g)
+		h, ok := b.mem.acquireAt(key.sh, &key.m, now, &b.cfg, &ask, g)
 		if ok {
 			return nil
 		}
