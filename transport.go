@@ -654,7 +654,10 @@ func (w *waits) main() Reason {
 func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *control.Outcome) []parse.Quota {
 	var estimate time.Time
 	if skew, ok := g.Skew(); ok {
-		estimate = now.Add(skew)
+		estimate = now
+		if skew != 0 { // the clocks agree, as usual: no addition
+			estimate = now.Add(skew)
+		}
 	}
 	quotas, date := rd.ReadFresh(h, now, estimate)
 	if len(quotas) == 0 {

@@ -445,6 +445,9 @@ func (u *costUnit) count(mark uint64) {
 // unit's latest observation: the server may have counted it without
 // saying so. It reports whether the answer stated a cost quota.
 func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
+	if c.isZero() && !costUnits(quotas) {
+		return false // nothing to apply, nothing to charge
+	}
 	derived := false // Anthropic's tokens is the input and output quotas seen together
 	for i := range quotas {
 		if q := &quotas[i]; q.Dialect == "anthropic" && (q.Unit == "input-tokens" || q.Unit == "output-tokens") {
@@ -485,6 +488,16 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
 		}
 	}
 	return stated
+}
+
+// costUnits reports whether one of quotas is in a cost unit.
+func costUnits(quotas []parse.Quota) bool {
+	for i := range quotas {
+		if isCostUnit(quotas[i].Unit) {
+			return true
+		}
+	}
+	return false
 }
 
 // index returns the index of q, an element of c.quotas.
