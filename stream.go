@@ -40,7 +40,11 @@ type streamBody struct {
 // body ends (see endsWithHeaders and trackedBody).
 func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, ns int64, out *control.Outcome, resp *http.Response) *http.Response {
 	if endsWithHeaders(req, resp) {
-		t.finishAt(req, b, key, g, now, ns, out)
+		if b.mem != nil && !g.ceil.ok {
+			b.mem.releaseAt(&key.m, now, ns, &b.cfg, g, out) // finishAt, with nothing local to free
+		} else {
+			t.finishAt(req, b, key, g, now, ns, out)
+		}
 		return resp
 	}
 	out.Keep = true
