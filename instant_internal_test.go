@@ -168,3 +168,39 @@ func TestLeaseRead(t *testing.T) {
 	t.Run("real", check)
 	t.Run("bubble", func(t *testing.T) { synctest.Test(t, check) })
 }
+
+// TestLeaseArrive checks that an arrival is one instant in its three forms:
+// its instant is that of its time.Time, and its wall-clock time, made
+// without the monotonic reading, is the same instant in the same location,
+// whatever the base of the grant's reading and however the lease was
+// granted.
+func TestLeaseArrive(t *testing.T) {
+	check := func(t *testing.T, g *lease) {
+		t.Helper()
+		var a arrival
+		g.arrive(&a)
+		full := a.time()
+		if a.ns != control.Instant(full) {
+			t.Errorf("arrival instant = %d, want %d", a.ns, control.Instant(full))
+		}
+		if !a.wall.Equal(full) || a.wall.Location() != full.Location() || a.wall.Round(0) != full.Round(0) {
+			t.Errorf("arrival wall = %v, want %v", a.wall, full)
+		}
+		if got, want := a.time(), a.time(); got != want {
+			t.Errorf("arrival time() = %v, then %v", got, want)
+		}
+	}
+	now := time.Now()
+	for _, bt := range []time.Time{
+		now, now.UTC(), now.In(time.FixedZone("x", 3600)), now.Round(0),
+		time.Date(2026, 11, 29, 22, 0, 0, 999999999, time.UTC), time.Unix(-1, 0), time.Date(2117, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		check(t, &lease{from: reading{b: newClockBase(bt)}})
+	}
+	check(t, &lease{at: now})
+	check(t, &lease{})
+	synctest.Test(t, func(t *testing.T) {
+		var c clock
+		check(t, &lease{from: c.read()})
+	})
+}

@@ -35,20 +35,23 @@ type streamBody struct {
 
 // accepted ends the request g granted, whose response resp was not a
 // refusal, and returns resp to hand to the caller. The outcome out is
-// applied at once, at now, when the headers arrived; the request itself
+// applied at once, at arr, when the headers arrived; the request itself
 // ends at once if its body came with its headers, and otherwise when its
 // body ends (see endsWithHeaders and trackedBody).
-func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, ns int64, out *control.Outcome, resp *http.Response) *http.Response {
+func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *lease, arr *arrival, out *control.Outcome, resp *http.Response) *http.Response {
 	if endsWithHeaders(req, resp) {
 		if b.mem != nil && !g.ceil.ok {
-			b.mem.releaseAt(&key.m, now, ns, &b.cfg, g, out) // finishAt, with nothing local to free
+			// finishAt, with nothing local to free; the controller
+			// reads the time of an answer accepted by its instant.
+			b.mem.releaseAt(&key.m, arr.wall, arr.ns, &b.cfg, g, out)
 		} else {
-			t.finishAt(req, b, key, g, now, ns, out)
+			t.finishAt(req, b, key, g, arr.time(), arr.ns, out)
 		}
 		return resp
 	}
+	now := arr.time()
 	out.Keep = true
-	t.finishAt(req, b, key, g, now, ns, out)
+	t.finishAt(req, b, key, g, now, arr.ns, out)
 	s := &streamBody{t: t, req: req, b: b, key: *key, g: *g, status: resp.StatusCode}
 	// A request with no deadline (or one past its lease) ends at the
 	// latest when its lease expires, as it does in the budget.

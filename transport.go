@@ -255,8 +255,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		resp, err := t.send(send, b, key, &g)
-		now, ns := g.read()
+		var arr arrival
+		g.arrive(&arr)
 		if err != nil {
+			now := arr.time()
 			if t.RetryTransient && transientErr(ctx, err) {
 				again, cerr := t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err)
 				switch {
@@ -273,16 +275,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
 		// Fields in trailers are never read (DESIGN.md §1.9).
-		if out.Quotas = readQuotas(resp.Header, now, &g, t.reader(key, &g), &out); len(out.Quotas) > 0 {
+		if out.Quotas = readQuotas(resp.Header, arr.wall, &g, t.reader(key, &g), &out); len(out.Quotas) > 0 {
 			if spent(out.Quotas) {
 				out.Rand = rand.Uint64() // the jitter of the pause (see control.Outcome)
 			}
 			if t.observed() {
-				t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
+				t.emit(Event{Kind: EventObserve, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
 			}
 		}
 		if t.RetryTransient && transientStatus(resp.StatusCode) {
-			again, cerr := t.transient(req, b, *key, &g, now, attempt, attempts, &bo, resp, &out, nil)
+			again, cerr := t.transient(req, b, *key, &g, arr.time(), attempt, attempts, &bo, resp, &out, nil)
 			switch {
 			case cerr != nil:
 				return nil, cerr
@@ -292,8 +294,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
-			return t.accepted(req, b, key, &g, now, ns, &out, resp), nil
+			return t.accepted(req, b, key, &g, &arr, &out, resp), nil
 		}
+		now := arr.time()
 
 		// A refusal: gather what the decision needs, and execute its plan
 		// (see control.Decide).
@@ -650,7 +653,8 @@ func (w *waits) main() Reason {
 //
 // The header set is read once, by the key's parse.Reader rd, so that a
 // RateLimit-Policy the server repeats is not parsed again, nor a Date seen
-// before.
+// before. Only the wall clock of now is read: it may have no monotonic
+// clock reading (see arrival).
 func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *control.Outcome) []parse.Quota {
 	var estimate time.Time
 	if skew, ok := g.Skew(); ok {
