@@ -37,15 +37,17 @@ const smallBody = 4 << 10
 // so that its request ends at once: no body, an empty or small one, a
 // response to HEAD, a 1xx (a 101 hands over the connection), 204 or 304.
 func endsWithHeaders(req *http.Request, resp *http.Response) bool {
+	// The cheapest tests first: comparing with http.NoBody costs a call.
 	switch {
-	case resp.Body == nil || resp.Body == http.NoBody,
+	case resp.ContentLength >= 0 && resp.ContentLength <= smallBody,
+		resp.Body == nil,
 		req.Method == http.MethodHead,
 		resp.StatusCode < 200,
 		resp.StatusCode == http.StatusNoContent,
 		resp.StatusCode == http.StatusNotModified:
 		return true
 	}
-	return resp.ContentLength >= 0 && resp.ContentLength <= smallBody
+	return resp.Body == http.NoBody
 }
 
 // bodyEnder is told once how a tracked body ended.

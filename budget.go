@@ -176,6 +176,48 @@ func (l *lease) read() (time.Time, int64) {
 	return n, control.Instant(n)
 }
 
+// arrival is when a response arrived, as a lease reads it (see read): its
+// instant on the controller's clock, its wall-clock time, which is all that
+// reading the response's fields needs, made without converting a
+// monotonic reading, and its time.Time with the monotonic reading, made
+// only when asked for.
+type arrival struct {
+	ns   int64     // the instant on the controller's clock
+	wall time.Time // the same instant, perhaps without its monotonic reading
+	r    reading   // the instant as the Transport's clock read it, when r.b is not nil
+	t    time.Time // otherwise, the instant as read returned it
+}
+
+// arrive sets a, which is zero, to the current instant, as read reads it.
+func (l *lease) arrive(a *arrival) {
+	b := l.from.b
+	if b == nil {
+		a.t, a.ns = l.read()
+		a.wall = a.t
+		return
+	}
+	a.r = reading{b, time.Since(b.t)}
+	if !a.r.exact() {
+		a.t = a.r.time()
+		a.ns, a.wall, a.r.b = control.Instant(a.t), a.t, nil
+		return
+	}
+	unix := b.unix + int64(a.r.d)
+	a.ns, a.wall = control.InstantOf(unix), time.Unix(0, unix)
+	if loc := b.t.Location(); loc != time.Local {
+		a.wall = a.wall.In(loc)
+	}
+}
+
+// time returns the instant with its monotonic clock reading, as read
+// does.
+func (a *arrival) time() time.Time {
+	if a.r.b != nil {
+		return a.r.time()
+	}
+	return a.t
+}
+
 // hold is a wait a store asked for.
 type hold struct {
 	control.Hold

@@ -115,6 +115,13 @@ func requestCost(req *http.Request, estimate func(*http.Request) Cost) Cost {
 	if c, ok := costFrom(req.Context()); ok {
 		return c
 	}
+	return estimatedCost(req, estimate)
+}
+
+// estimatedCost reports what req will cost when its context declares
+// nothing: what estimate says if it is not nil, else the default estimate,
+// or the zero Cost if there is none.
+func estimatedCost(req *http.Request, estimate func(*http.Request) Cost) Cost {
 	if estimate != nil {
 		return estimate(req)
 	}

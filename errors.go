@@ -135,7 +135,8 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 	}
 	now := time.Now()
 	b := t.budgetOf()
-	st, ok := b.inspect(t.key(resp.Request, b).m, now)
+	var kb budgetKey
+	st, ok := b.inspect(t.key(resp.Request, b, &kb).m, now)
 	if !ok {
 		return now, true
 	}

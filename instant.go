@@ -85,10 +85,13 @@ func (r reading) instant() int64 {
 	return control.Instant(r.time())
 }
 
-// unixNano returns r.time().UnixNano().
-func (r reading) unixNano() int64 {
+// unixInstant returns r.time().UnixNano() and r.instant(), the second
+// from the first when r is exact.
+func (r reading) unixInstant() (unix, inst int64) {
 	if r.exact() {
-		return r.b.unix + int64(r.d)
+		unix = r.b.unix + int64(r.d)
+		return unix, control.InstantOf(unix)
 	}
-	return r.time().UnixNano()
+	t := r.time()
+	return t.UnixNano(), control.Instant(t)
 }

@@ -64,7 +64,8 @@ func TestOriginMemo(t *testing.T) {
 	for round := range 3 {
 		for _, u := range urls {
 			req, _ := http.NewRequest(http.MethodGet, u, nil)
-			got := tr.key(req, b)
+			var kb budgetKey
+			got := tr.key(req, b, &kb)
 			want := originKey(req.URL.Scheme, req.URL.Host)
 			if got.m != want.m || got.custom {
 				t.Errorf("round %d: key(%s) = %+v, want %+v", round, u, got, want)
@@ -85,14 +86,15 @@ func TestOriginMemo(t *testing.T) {
 func TestOriginMemoAllocs(t *testing.T) {
 	tr := &Transport{}
 	b := tr.budgetOf()
+	var kb budgetKey
 	a, _ := http.NewRequest(http.MethodGet, "http://a.test/", nil)
 	c, _ := http.NewRequest(http.MethodGet, "http://c.test/", nil)
-	tr.key(a, b)
-	tr.key(a, b)
-	if n := testing.AllocsPerRun(100, func() { tr.key(a, b) }); n != 0 {
+	tr.key(a, b, &kb)
+	tr.key(a, b, &kb)
+	if n := testing.AllocsPerRun(100, func() { tr.key(a, b, &kb) }); n != 0 {
 		t.Errorf("one origin: %v allocations per key, want 0", n)
 	}
-	if n := testing.AllocsPerRun(100, func() { tr.key(c, b); tr.key(a, b) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { tr.key(c, b, &kb); tr.key(a, b, &kb) }); n != 0 {
 		t.Errorf("alternating origins: %v allocations per key, want 0", n)
 	}
 	// Two origins in the same slot.
@@ -101,7 +103,7 @@ func TestOriginMemoAllocs(t *testing.T) {
 		r, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://o%d.test/", i), nil)
 		s := memoSlot(r.URL.Host)
 		if o := same[s]; o != nil {
-			if n := testing.AllocsPerRun(100, func() { tr.key(r, b); tr.key(o, b) }); n != 0 {
+			if n := testing.AllocsPerRun(100, func() { tr.key(r, b, &kb); tr.key(o, b, &kb) }); n != 0 {
 				t.Errorf("alternating origins in one slot: %v allocations per key, want 0", n)
 			}
 			break
@@ -128,9 +130,13 @@ func TestReadingInstant(t *testing.T) {
 			if got, want := r.instant(), control.Instant(r.time()); got != want {
 				t.Errorf("reading{%v, %v}.instant() = %d, want %d", bt, d, got, want)
 			}
+			unix, inst := r.unixInstant()
+			if want := control.Instant(r.time()); inst != want {
+				t.Errorf("reading{%v, %v}.unixInstant() instant = %d, want %d", bt, d, inst, want)
+			}
 			if r.exact() {
-				if got, want := r.unixNano(), r.time().UnixNano(); got != want {
-					t.Errorf("reading{%v, %v}.unixNano() = %d, want %d", bt, d, got, want)
+				if want := r.time().UnixNano(); unix != want {
+					t.Errorf("reading{%v, %v}.unixInstant() Unix = %d, want %d", bt, d, unix, want)
 				}
 			}
 		}
@@ -161,4 +167,40 @@ func TestLeaseRead(t *testing.T) {
 	}
 	t.Run("real", check)
 	t.Run("bubble", func(t *testing.T) { synctest.Test(t, check) })
+}
+
+// TestLeaseArrive checks that an arrival is one instant in its three forms:
+// its instant is that of its time.Time, and its wall-clock time, made
+// without the monotonic reading, is the same instant in the same location,
+// whatever the base of the grant's reading and however the lease was
+// granted.
+func TestLeaseArrive(t *testing.T) {
+	check := func(t *testing.T, g *lease) {
+		t.Helper()
+		var a arrival
+		g.arrive(&a)
+		full := a.time()
+		if a.ns != control.Instant(full) {
+			t.Errorf("arrival instant = %d, want %d", a.ns, control.Instant(full))
+		}
+		if !a.wall.Equal(full) || a.wall.Location() != full.Location() || a.wall.Round(0) != full.Round(0) {
+			t.Errorf("arrival wall = %v, want %v", a.wall, full)
+		}
+		if got, want := a.time(), a.time(); got != want {
+			t.Errorf("arrival time() = %v, then %v", got, want)
+		}
+	}
+	now := time.Now()
+	for _, bt := range []time.Time{
+		now, now.UTC(), now.In(time.FixedZone("x", 3600)), now.Round(0),
+		time.Date(2026, 11, 29, 22, 0, 0, 999999999, time.UTC), time.Unix(-1, 0), time.Date(2117, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		check(t, &lease{from: reading{b: newClockBase(bt)}})
+	}
+	check(t, &lease{at: now})
+	check(t, &lease{})
+	synctest.Test(t, func(t *testing.T) {
+		var c clock
+		check(t, &lease{from: c.read()})
+	})
 }

@@ -39,23 +39,24 @@ type keyMemo struct {
 const memoSlots = 8
 
 // originOf returns the budget key of req's origin, through the Transport's
-// memo of the origins seen lately. On a miss the memo is replaced only when
+// memo of the origins seen lately: the memo's key, never changed, or buf,
+// set to the key. On a miss the memo is replaced only when
 // the origin missed twice in a row, so that origins that alternate in one
 // slot do not allocate a memo per request.
-func (t *Transport) originOf(req *http.Request, b *Budget) budgetKey {
+func (t *Transport) originOf(req *http.Request, b *Budget, buf *budgetKey) *budgetKey {
 	scheme, host := req.URL.Scheme, req.URL.Host
 	slot := &t.memo[memoSlot(host)]
 	if m := slot.Load(); m != nil && m.host == host && m.scheme == scheme && m.mem == b.mem {
-		return m.key
+		return &m.key
 	}
-	k := originKey(scheme, host)
+	*buf = originKey(scheme, host)
 	if h := originHash(scheme, host); t.missed.Swap(h) == h {
 		if b.mem != nil {
-			k.sh = b.mem.shard(k.m)
+			buf.sh = b.mem.shard(buf.m)
 		}
-		slot.Store(&keyMemo{scheme: scheme, host: host, key: k, mem: b.mem})
+		slot.Store(&keyMemo{scheme: scheme, host: host, key: *buf, mem: b.mem})
 	}
-	return k
+	return buf
 }
 
 // memoSlot returns the memo slot of host: a few of its bytes mixed, which

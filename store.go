@@ -366,14 +366,18 @@ func (s *MemoryStore) acquire(sh *memShard, k memKey, now time.Time, cfg *contro
 
 // acquireAt is acquire at the Transport clock's reading now, which the
 // grant keeps instead of a time.Time.
-func (s *MemoryStore) acquireAt(sh *memShard, k memKey, now reading, cfg *control.Config, ask *control.Ask, g *lease) (control.Hold, bool) {
+func (s *MemoryStore) acquireAt(sh *memShard, k *memKey, now reading, cfg *control.Config, ask *control.Ask, g *lease) (control.Hold, bool) {
 	if sh == nil {
-		sh = s.shard(k)
+		sh = s.shard(*k)
 	}
+	unix, inst := now.unixInstant()
 	sh.mu.Lock()
-	e := s.entry(sh, k, now.unixNano(), true)
+	e := sh.last
+	if e == nil || e.key != *k || expired(e, unix) || sh.head != e {
+		e = s.entry(sh, *k, unix, true)
+	}
 	gen := e.ks.c.Generation()
-	h, ok := e.ks.c.AcquireInstant(now.instant(), cfg, ask, &g.Lease)
+	h, ok := e.ks.c.AcquireInstant(inst, cfg, ask, &g.Lease)
 	if e.ks.c.Generation() > gen {
 		e.wake()
 	}
@@ -404,13 +408,25 @@ func (s *MemoryStore) lockGranted(k memKey, now time.Time, g *lease, create bool
 // release runs Release on k's state in place: on the entry that granted
 // g, unless it was forgotten since.
 func (s *MemoryStore) release(k memKey, now time.Time, cfg *control.Config, g *lease, out *control.Outcome) control.Plan {
-	return s.releaseAt(k, now, control.Instant(now), cfg, g, out)
+	return s.releaseAt(&k, now, control.Instant(now), cfg, g, out)
 }
 
 // releaseAt is release at now, whose instant on the controller's clock is
 // ns.
-func (s *MemoryStore) releaseAt(k memKey, now time.Time, ns int64, cfg *control.Config, g *lease, out *control.Outcome) control.Plan {
-	sh, e := s.lockGranted(k, now, g, true)
+func (s *MemoryStore) releaseAt(k *memKey, now time.Time, ns int64, cfg *control.Config, g *lease, out *control.Outcome) control.Plan {
+	var sh *memShard
+	e := g.e
+	if e != nil {
+		// The entry that granted g, as nearly always: lockGranted's
+		// first case, inline.
+		sh = e.sh
+		sh.mu.Lock()
+		if e.gone {
+			e = s.entry(sh, *k, now.UnixNano(), true)
+		}
+	} else {
+		sh, e = s.lockGranted(*k, now, g, true)
+	}
 	p := e.ks.c.ReleaseAt(now, ns, cfg, &g.Lease, out)
 	e.wake()
 	sh.mu.Unlock()

@@ -35,16 +35,23 @@ type streamBody struct {
 
 // accepted ends the request g granted, whose response resp was not a
 // refusal, and returns resp to hand to the caller. The outcome out is
-// applied at once, at now, when the headers arrived; the request itself
+// applied at once, at arr, when the headers arrived; the request itself
 // ends at once if its body came with its headers, and otherwise when its
 // body ends (see endsWithHeaders and trackedBody).
-func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, ns int64, out *control.Outcome, resp *http.Response) *http.Response {
+func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *lease, arr *arrival, out *control.Outcome, resp *http.Response) *http.Response {
 	if endsWithHeaders(req, resp) {
-		t.finishAt(req, b, key, g, now, ns, out)
+		if b.mem != nil && !g.ceil.ok {
+			// finishAt, with nothing local to free; the controller
+			// reads the time of an answer accepted by its instant.
+			b.mem.releaseAt(&key.m, arr.wall, arr.ns, &b.cfg, g, out)
+		} else {
+			t.finishAt(req, b, key, g, arr.time(), arr.ns, out)
+		}
 		return resp
 	}
+	now := arr.time()
 	out.Keep = true
-	t.finishAt(req, b, key, g, now, ns, out)
+	t.finishAt(req, b, key, g, now, arr.ns, out)
 	s := &streamBody{t: t, req: req, b: b, key: *key, g: *g, status: resp.StatusCode}
 	// A request with no deadline (or one past its lease) ends at the
 	// latest when its lease expires, as it does in the budget.
@@ -79,7 +86,7 @@ func (s *streamBody) bodyEnded(how bodyEnd) {
 // the in-memory store's entry of the key, or, for a key whose state a Store
 // keeps elsewhere, in this Transport's local entry of the key. Neither is
 // part of the key's state, and both are bounded as the entries are.
-func (t *Transport) reader(key budgetKey, g *lease) *parse.Reader {
+func (t *Transport) reader(key *budgetKey, g *lease) *parse.Reader {
 	if g.e != nil {
 		return &g.e.rd
 	}

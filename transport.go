@@ -179,12 +179,15 @@ func (t *Transport) maxAttempts() int {
 }
 
 // key returns the budget key of req under b, the Transport's budget: its
-// origin, normalised (see originKey), unless Key says otherwise.
-func (t *Transport) key(req *http.Request, b *Budget) budgetKey {
+// origin, normalised (see originKey), unless Key says otherwise. It returns
+// the key a memo of the Transport holds, which is never changed, or else
+// buf, set to the key.
+func (t *Transport) key(req *http.Request, b *Budget, buf *budgetKey) *budgetKey {
 	if t.Key != nil {
-		return budgetKey{m: splitKey(t.Key(req)), custom: true}
+		*buf = budgetKey{m: splitKey(t.Key(req)), custom: true}
+		return buf
 	}
-	return t.originOf(req, b)
+	return t.originOf(req, b, buf)
 }
 
 // local reports whether the Transport has local ceilings to keep: its
@@ -205,21 +208,28 @@ func (t *Transport) local() bool {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	b := t.budgetOf()
-	key := t.key(req, b)
+	var kb budgetKey
+	key := t.key(req, b, &kb) // never changed
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
 	start := t.clock.read()
 	if t.Robots != nil {
-		if err := t.robots(req, key); err != nil {
+		if err := t.robots(req, *key); err != nil {
 			return nil, err // req.Body is closed
 		}
 	}
-	cost := control.Cost(requestCost(req, t.Cost)) // once: retries cost the same
-	var after time.Time                            // a retry's wait (see control.Decide)
-	var afterWhy control.Reason                    // what after is for
+	body := req.Body != nil && req.Body != http.NoBody
+	var cost control.Cost // what requestCost says, once: retries cost the same
+	if c, ok := costFrom(ctx); ok {
+		cost = control.Cost(c)
+	} else if t.Cost != nil || body {
+		cost = control.Cost(estimatedCost(req, t.Cost))
+	}
+	var after time.Time         // a retry's wait (see control.Decide)
+	var afterWhy control.Reason // what after is for
 	// Unless robots.txt was read or a cost estimated (which may read the
 	// body), the first attempt asks the budget at start: one clock read.
-	stale := t.Robots != nil || t.Cost != nil || req.Body != nil && req.Body != http.NoBody
+	stale := t.Robots != nil || t.Cost != nil || body
 
 	for attempt := 1; ; attempt++ {
 		var g lease
@@ -227,7 +237,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt > 1 || stale {
 			asked = t.clock.read()
 		}
-		err := t.wait(req, b, &key, attempt, &cost, &after, afterWhy, asked, &g)
+		err := t.wait(req, b, key, attempt, &cost, &after, afterWhy, asked, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -240,15 +250,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		send := req
 		if attempt > 1 {
 			if send, err = rewind(req); err != nil {
-				t.finish(req, b, key, &g, time.Now(), &control.Outcome{Failed: true})
+				t.finish(req, b, *key, &g, time.Now(), &control.Outcome{Failed: true})
 				return nil, err
 			}
 		}
-		resp, err := t.send(send, b, &key, &g)
-		now, ns := g.read()
+		resp, err := t.send(send, b, key, &g)
+		var arr arrival
+		g.arrive(&arr)
 		if err != nil {
+			now := arr.time()
 			if t.RetryTransient && transientErr(ctx, err) {
-				again, cerr := t.transient(req, b, key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err)
+				again, cerr := t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err)
 				switch {
 				case cerr != nil:
 					return nil, cerr
@@ -257,22 +269,22 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				}
 				continue
 			}
-			t.finish(req, b, key, &g, now, &control.Outcome{Failed: true})
+			t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true})
 			return nil, err
 		}
 
 		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
 		// Fields in trailers are never read (DESIGN.md §1.9).
-		if out.Quotas = readQuotas(resp.Header, now, &g, t.reader(key, &g), &out); len(out.Quotas) > 0 {
+		if out.Quotas = readQuotas(resp.Header, arr.wall, &g, t.reader(key, &g), &out); len(out.Quotas) > 0 {
 			if spent(out.Quotas) {
 				out.Rand = rand.Uint64() // the jitter of the pause (see control.Outcome)
 			}
 			if t.observed() {
-				t.emit(Event{Kind: EventObserve, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
+				t.emit(Event{Kind: EventObserve, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
 			}
 		}
 		if t.RetryTransient && transientStatus(resp.StatusCode) {
-			again, cerr := t.transient(req, b, key, &g, now, attempt, attempts, &bo, resp, &out, nil)
+			again, cerr := t.transient(req, b, *key, &g, arr.time(), attempt, attempts, &bo, resp, &out, nil)
 			switch {
 			case cerr != nil:
 				return nil, cerr
@@ -282,8 +294,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
-			return t.accepted(req, b, &key, &g, now, ns, &out, resp), nil
+			return t.accepted(req, b, key, &g, &arr, &out, resp), nil
 		}
+		now := arr.time()
 
 		// A refusal: gather what the decision needs, and execute its plan
 		// (see control.Decide).
@@ -312,9 +325,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Violated = p.violated
 			r.Stop = p.kind == problemAbnormal
 		}
-		plan := t.finish(req, b, key, &g, now, &out)
+		plan := t.finish(req, b, *key, &g, now, &out)
 
-		e := Event{Time: now, Key: b.display(key), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: plan.Wait, Reason: reasonOf(plan.Reason)}
+		e := Event{Time: now, Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: plan.Wait, Reason: reasonOf(plan.Reason)}
 		switch {
 		case plan.Stop:
 			e.Kind = EventStop
@@ -358,7 +371,7 @@ func (t *Transport) finishAt(req *http.Request, b *Budget, key *budgetKey, g *le
 		}
 	}
 	if b.mem != nil {
-		return b.mem.releaseAt(key.m, now, ns, &b.cfg, g, out)
+		return b.mem.releaseAt(&key.m, now, ns, &b.cfg, g, out)
 	}
 	plan, note := b.release(req.Context(), *key, g, now, out)
 	t.note(req, b, *key, now, note)
@@ -445,7 +458,7 @@ func (t *Transport) wait(req *http.Request, b *Budget, key *budgetKey, attempt i
 	if b.mem != nil && !t.local() {
 		// The common case, kept lean: the in-memory store, no local
 		// ceiling.
-		h, ok := b.mem.acquireAt(key.sh, key.m, now, &b.cfg, &ask, g)
+		h, ok := b.mem.acquireAt(key.sh, &key.m, now, &b.cfg, &ask, g)
 		if ok {
 			return nil
 		}
@@ -640,11 +653,15 @@ func (w *waits) main() Reason {
 //
 // The header set is read once, by the key's parse.Reader rd, so that a
 // RateLimit-Policy the server repeats is not parsed again, nor a Date seen
-// before.
+// before. Only the wall clock of now is read: it may have no monotonic
+// clock reading (see arrival).
 func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *control.Outcome) []parse.Quota {
 	var estimate time.Time
 	if skew, ok := g.Skew(); ok {
-		estimate = now.Add(skew)
+		estimate = now
+		if skew != 0 { // the clocks agree, as usual: no addition
+			estimate = now.Add(skew)
+		}
 	}
 	quotas, date := rd.ReadFresh(h, now, estimate)
 	if len(quotas) == 0 {

@@ -43,6 +43,12 @@ func (c *Cost) In(unit string) int64 {
 	return 0
 }
 
+// free reports whether c costs nothing in every unit a cost quota counts
+// (In returns 0 for every unit but those of requests).
+func (c *Cost) free() bool {
+	return c.Tokens <= 0 && c.InputTokens <= 0 && c.OutputTokens <= 0 && c.Amount <= 0
+}
+
 // SetCost declares what the request will cost against the key's quotas in
 // units other than requests, before Acquire. (It travels in the Lease
 // rather than in Ask, which stays small on every request's path.)
@@ -264,6 +270,9 @@ func (q *costQuota) full() int64 {
 // excess reports a cost beyond a whole quota of the key: a request that
 // can never start.
 func (c *costs) excess(want *Cost) Excess {
+	if want.free() {
+		return Excess{} // as most requests: no unit of c is one of requests
+	}
 	for i := range c.quotas {
 		q := &c.quotas[i]
 		name := c.units[q.unit].name
@@ -280,6 +289,9 @@ func (c *costs) excess(want *Cost) Excess {
 // can make room) and whether a request in flight ending may make room
 // sooner (waitInflight).
 func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitInflight, held bool) {
+	if want.free() {
+		return 0, false, false
+	}
 	for i := range c.quotas {
 		q := &c.quotas[i]
 		u := &c.units[q.unit]
@@ -350,6 +362,9 @@ func (s *State) admitCost(now int64, want *Cost) (Hold, bool) {
 // reserve records the costs of a request granted with a lease ending at
 // end, l.
 func (c *costs) reserve(want *Cost, end int64, l *Lease) {
+	if want.free() {
+		return
+	}
 	for i := range c.units {
 		u := &c.units[i]
 		n := min(want.In(u.name), maxQuota)
@@ -373,6 +388,9 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 // what l reserved in it is what its cost says; a unit added after l was
 // granted holds no reservation whose grants include l's.
 func (c *costs) unreserve(l *Lease) {
+	if l.want.free() {
+		return
+	}
 	for i := range c.units {
 		u := &c.units[i]
 		n := min(l.want.In(u.name), maxQuota)
@@ -445,6 +463,9 @@ func (u *costUnit) count(mark uint64) {
 // unit's latest observation: the server may have counted it without
 // saying so. It reports whether the answer stated a cost quota.
 func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
+	if c.isZero() && !costUnits(quotas) {
+		return false // nothing to apply, nothing to charge
+	}
 	derived := false // Anthropic's tokens is the input and output quotas seen together
 	for i := range quotas {
 		if q := &quotas[i]; q.Dialect == "anthropic" && (q.Unit == "input-tokens" || q.Unit == "output-tokens") {
@@ -470,6 +491,9 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
 		}
 	}
 	for i := range c.quotas {
+		if l.want.free() {
+			break
+		}
 		q := &c.quotas[i]
 		u := &c.units[q.unit]
 		if seen[i] || !q.live || l.seq <= u.mark {
@@ -485,6 +509,16 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
 		}
 	}
 	return stated
+}
+
+// costUnits reports whether one of quotas is in a cost unit.
+func costUnits(quotas []parse.Quota) bool {
+	for i := range quotas {
+		if isCostUnit(quotas[i].Unit) {
+			return true
+		}
+	}
+	return false
 }
 
 // index returns the index of q, an element of c.quotas.
@@ -697,6 +731,9 @@ func (d *decoder) costs(c *costs) {
 			u := &c.units[i]
 			u.name = d.str()
 			u.mark = d.uint()
+			if !isCostUnit(u.name) {
+				d.fail() // never written: the policies count requests
+			}
 			for j := range i {
 				if c.units[j].name == u.name {
 					d.fail()

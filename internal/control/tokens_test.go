@@ -215,6 +215,38 @@ func TestCostIn(t *testing.T) {
 	}
 }
 
+// TestCostFree checks that a cost free of every cost unit is one whose In
+// is zero for every unit a cost quota may count, so that a request that
+// costs nothing skips the key's cost quotas; and that a state whose cost
+// unit counts requests, which the controller never writes, does not read
+// back.
+func TestCostFree(t *testing.T) {
+	units := []string{"tokens", "input-tokens", "output-tokens", "points", "x", strings.Repeat("t", maxKeyLen)}
+	vals := []int64{math.MinInt64, -1, 0, 1, math.MaxInt64}
+	for _, a := range vals {
+		for _, b := range vals {
+			for _, c := range []Cost{{Tokens: a, InputTokens: b}, {InputTokens: a, OutputTokens: b}, {Tokens: a, Unit: "points", Amount: b}, {OutputTokens: a, Unit: "x", Amount: b}} {
+				zero := true
+				for _, u := range units {
+					zero = zero && c.In(u) == 0
+				}
+				if c.free() && !zero {
+					t.Errorf("%+v is free, but costs something", c)
+				}
+			}
+		}
+	}
+	for _, u := range []string{"tokens", "requests", "concurrent-requests", "content-bytes", "request", ""} {
+		var s State
+		s.touch(instant(t0))
+		s.costs.units = []costUnit{{name: u}}
+		b, _ := s.MarshalBinary()
+		if err := new(State).UnmarshalBinary(b); (err == nil) != isCostUnit(u) {
+			t.Errorf("a cost unit %q: UnmarshalBinary = %v", u, err)
+		}
+	}
+}
+
 // FuzzCosts runs the controller on any state with requests of any cost and
 // answers stating token quotas: it must not panic, and must leave a State
 // that reads back.
