@@ -201,8 +201,17 @@ func slotOf(k string) slot {
 			return sNone
 		}
 	}
-	// Reject most names by their first bytes; this runs for every field
-	// of every response.
+	// A canonical name, as every name net/http reads from the wire is,
+	// costs a hash and a comparison: most names compared differ in length.
+	b := &slotTable[slotHash(k)]
+	if s := b[0]; s != sNone && slotNames[s] == k {
+		return s
+	}
+	if s := b[1]; s != sNone && slotNames[s] == k {
+		return s
+	}
+	// Reject most other names by their first bytes, before checking
+	// whether they are canonical.
 	switch k[0] | 0x20 {
 	case 'd':
 		if len(k) == len("Date") && k[1]|0x20 == 'a' && k[2]|0x20 == 't' && k[3]|0x20 == 'e' {
@@ -228,10 +237,8 @@ func slotOf(k string) slot {
 	default:
 		return sNone
 	}
-	// A canonical name, as every name net/http reads from the wire is,
-	// costs a hash and a comparison or two.
-	if s := canonicalSlot(k); s != sNone || isCanonical(k) {
-		return s
+	if isCanonical(k) {
+		return sNone
 	}
 	return canonicalSlot(textproto.CanonicalMIMEHeaderKey(k))
 }
