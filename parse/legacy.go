@@ -19,7 +19,7 @@ func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quo
 	q := newQuota(dialect)
 	var tail []item
 	if n, ok := quickCount(p.get(limit)); ok {
-		q.Limit = n // the shape servers send
+		q.Limit, tail = n, buf // the shape servers send; no items
 	} else if cur, items, ok := limitList(p.get(limit), buf); ok {
 		q.Limit, q.Window, q.Policy, tail = cur.n, cur.w, cur.name, items
 	}
