@@ -80,9 +80,11 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh bool) ([]Quota, t
 		n++
 	}
 	switch {
+	case fresh && aged && fromCache(h["Age"]):
+		return nil, time.Time{} // from a cache: nothing to read
 	case rate || r != nil && n > 1:
 		quotas, served := header(h, now, date, &found, n, r)
-		if fresh && (len(quotas) == 0 || aged && fromCache(h["Age"])) {
+		if fresh && len(quotas) == 0 {
 			return nil, time.Time{}
 		}
 		return quotas, served
@@ -383,6 +385,9 @@ func (p *parser) has(s slot) bool { return p.idx[s] != 0 }
 // count reads a single non-negative count from slot s; -1 when absent or
 // invalid.
 func (p *parser) count(s slot) int64 {
+	if n, ok := quickCount(p.get(s)); ok {
+		return n
+	}
 	v, ok := single(p.get(s))
 	if !ok {
 		return -1

@@ -214,3 +214,24 @@ func TestSlotNames(t *testing.T) {
 		}
 	}
 }
+
+func TestHeaderDialectAllocs(t *testing.T) {
+	// The typical response of each family allocates its result and what
+	// its readers must keep: the partition keys of ietf-two-pk, the legacy
+	// policies of drafts 06 and 07, the names Hugging Face's quirk reads.
+	want := map[string]float64{"ietf-two-pk": 3, "huggingface": 5, "draft-06": 2, "draft-07": 2}
+	now := time.Date(2025, 3, 1, 12, 0, 7, 0, time.UTC)
+	for _, d := range dialectBenchmarks {
+		h := plainHeader()
+		for _, f := range d.fields {
+			h.Add(f[0], f[1])
+		}
+		w, ok := want[d.name]
+		if !ok {
+			w = 1
+		}
+		if n := testing.AllocsPerRun(20, func() { Header(h, now) }); n != w {
+			t.Errorf("%s: Header allocates %v times, want %v", d.name, n, w)
+		}
+	}
+}

@@ -17,11 +17,15 @@ import (
 // current quota and the quota items that followed the current limit.
 func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quota, []item) {
 	q := newQuota(dialect)
-	cur, tail, ok := limitList(p.get(limit), buf)
-	if ok {
-		q.Limit, q.Window, q.Policy = cur.n, cur.w, cur.name
+	var tail []item
+	if n, ok := quickCount(p.get(limit)); ok {
+		q.Limit, tail = n, buf // the shape servers send; no items
+	} else if cur, items, ok := limitList(p.get(limit), buf); ok {
+		q.Limit, q.Window, q.Policy, tail = cur.n, cur.w, cur.name, items
 	}
-	if s, ok := single(p.get(remaining)); ok {
+	if n, ok := quickCount(p.get(remaining)); ok {
+		q.Remaining = n
+	} else if s, ok := single(p.get(remaining)); ok {
 		if r, ok := member(s); ok {
 			q.Remaining = r.n
 			if q.Window == 0 {
@@ -35,6 +39,9 @@ func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quo
 // delta reads a single delay in decimal seconds from slot s; -1 when
 // absent or invalid.
 func (p *parser) delta(s slot) time.Duration {
+	if n, ok := quickCount(p.get(s)); ok {
+		return seconds(n, 0)
+	}
 	v, ok := single(p.get(s))
 	if !ok {
 		return -1

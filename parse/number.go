@@ -78,6 +78,27 @@ func count(s string) int64 {
 	return n
 }
 
+// quickCount reads the field lines vals when they are one line of one to
+// 18 ASCII digits and nothing else, the shape servers send, as
+// count(single(vals)) would; ok is false for any other shape.
+func quickCount(vals []string) (n int64, ok bool) {
+	if len(vals) != 1 {
+		return 0, false
+	}
+	s := vals[0]
+	if s == "" || len(s) > maxSafeDigits {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(d)
+	}
+	return n, true
+}
+
 // seconds converts whole seconds plus nano billionths to a Duration,
 // saturating at the largest Duration instead of wrapping.
 func seconds(whole, nano int64) time.Duration {
@@ -112,6 +133,9 @@ const (
 // Several field lines, and comma-joined duplicates, are unknown unless
 // the whole value is a date. It returns -1 when the value is unknown.
 func reset(vals []string, base, now time.Time) time.Duration {
+	if w, ok := quickCount(vals); ok {
+		return magnitude(w, 0, base)
+	}
 	s, ok := single(vals)
 	if !ok {
 		if len(vals) == 0 {
@@ -126,13 +150,24 @@ func reset(vals []string, base, now time.Time) time.Duration {
 		return -1
 	}
 	w, n, st := decimal(s)
-	switch {
-	case st == numInvalid:
+	switch st {
+	case numInvalid:
 		if t, ok := date(s, now); ok {
 			return since(t, base)
 		}
 		return -1
-	case st == numOverflow || w >= tooLarge:
+	case numOverflow:
+		return -1
+	}
+	return magnitude(w, n, base)
+}
+
+// magnitude reads a bare *-Reset number of whole part w and fraction n
+// in units of 1e-9 by the magnitude rule, measuring absolute instants
+// from base; -1 when it is too large.
+func magnitude(w, n int64, base time.Time) time.Duration {
+	switch {
+	case w >= tooLarge:
 		return -1
 	case w < epochSeconds:
 		return seconds(w, n)
@@ -316,6 +351,16 @@ func daysIn(m time.Month, y int) int {
 // seconds (Azure OpenAI sends "55"). Signs and unknown units such as "1d"
 // are invalid. It returns -1 when s is not valid.
 func goDuration(vals []string) time.Duration {
+	if w, ok := quickCount(vals); ok {
+		return seconds(w, 0)
+	}
+	if len(vals) == 1 {
+		// What quickDuration reads has a unit, no sign, no white space
+		// and no comma: the checks below would pass it.
+		if d, ok := quickDuration(vals[0]); ok {
+			return d
+		}
+	}
 	s, ok := single(vals)
 	if !ok {
 		return -1

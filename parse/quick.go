@@ -51,24 +51,6 @@ func quickBytes(s string, i int) (v sfValue, end int, ok bool) {
 	return v, c.i, ok
 }
 
-// quickParam reads the start of a parameter whose key is lower-case
-// letters, "; key=", at s[i:], where s[i] is ';'. It returns the key and
-// the index of its value.
-func quickParam(s string, i int) (key string, end int, ok bool) {
-	i++
-	for i < len(s) && s[i] == ' ' {
-		i++
-	}
-	start := i
-	for i < len(s) && 'a' <= s[i] && s[i] <= 'z' {
-		i++
-	}
-	if i == start || i+1 >= len(s) || s[i] != '=' {
-		return "", i, false
-	}
-	return s[start:i], i + 1, true
-}
-
 // quickNext moves past the end of a List member at s[i:]: it reports
 // whether the field ends there, else returns the index of the next
 // member. ok is false when neither follows.
@@ -106,23 +88,29 @@ func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 		l.Reset = -1
 		var seen uint8
 		for i < len(s) && s[i] == ';' {
-			var key string
-			var v int64
-			if key, i, ok = quickParam(s, i); !ok {
-				return dst[:n], false
+			// The key: one or two lower-case letters, then "=".
+			i++
+			for i < len(s) && s[i] == ' ' {
+				i++
 			}
 			var k uint8
-			switch key {
-			case "r":
-				k = 1
-			case "t":
-				k = 2
-			case "pk":
+			switch {
+			case i+1 < len(s) && s[i+1] == '=':
+				switch s[i] {
+				case 'r':
+					k = 1
+				case 't':
+					k = 2
+				}
+				i += 2
+			case i+2 < len(s) && s[i] == 'p' && s[i+1] == 'k' && s[i+2] == '=':
 				k = 4
+				i += 3
 			}
 			if k == 0 || seen&k != 0 {
 				return dst[:n], false
 			}
+			var v int64
 			if k == 4 {
 				if pk, i, ok = quickBytes(s, i); !ok {
 					return dst[:n], false
@@ -182,20 +170,29 @@ func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
 		p.Unit = "requests"
 		var seen uint8
 		for i < len(s) && s[i] == ';' {
-			var key string
-			if key, i, ok = quickParam(s, i); !ok {
-				return dst[:n], false
+			// The key: one or two lower-case letters, then "=".
+			i++
+			for i < len(s) && s[i] == ' ' {
+				i++
 			}
 			var k uint8
-			switch key {
-			case "q":
-				k = 1
-			case "w":
-				k = 2
-			case "qu":
-				k = 4
-			case "pk":
-				k = 8
+			switch {
+			case i+1 < len(s) && s[i+1] == '=':
+				switch s[i] {
+				case 'q':
+					k = 1
+				case 'w':
+					k = 2
+				}
+				i += 2
+			case i+2 < len(s) && s[i+2] == '=':
+				switch {
+				case s[i] == 'q' && s[i+1] == 'u':
+					k = 4
+				case s[i] == 'p' && s[i+1] == 'k':
+					k = 8
+				}
+				i += 3
 			}
 			if k == 0 || seen&k != 0 {
 				return dst[:n], false

@@ -89,6 +89,86 @@ func FuzzQuickDuration(f *testing.F) {
 	})
 }
 
+// refGoDuration is goDuration without its quick paths.
+func refGoDuration(vals []string) time.Duration {
+	s, ok := single(vals)
+	if !ok {
+		return -1
+	}
+	if w, n, st := decimal(s); st == numOK {
+		return seconds(w, n)
+	} else if st == numOverflow {
+		return -1
+	}
+	if !isDigit(s[0]) && s[0] != '.' {
+		return -1
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return -1
+	}
+	return d
+}
+
+// refReset is reset without its quick path, for values that are not
+// dates.
+func refReset(vals []string, base time.Time) time.Duration {
+	s, ok := single(vals)
+	if !ok {
+		return reset(vals, base, base) // several lines: no quick path
+	}
+	w, n, st := decimal(s)
+	switch {
+	case st == numInvalid:
+		return reset(vals, base, base) // a date or nothing: no quick path
+	case st == numOverflow || w >= tooLarge:
+		return -1
+	case w < epochSeconds:
+		return seconds(w, n)
+	case w < epochMillis:
+		return sinceUnix(w, n, base)
+	case w < epochMicros:
+		return sinceUnix(w/1e3, w%1e3*1e6+n/1e3, base)
+	default:
+		return sinceUnix(w/1e6, w%1e6*1e3+n/1e6, base)
+	}
+}
+
+// FuzzQuickCount checks the quick paths of counts, resets and durations
+// against the general readers, on one field line or two.
+func FuzzQuickCount(f *testing.F) {
+	for _, s := range []string{
+		"0", "5000", "1740830460", "1740830460000", "999999999999999999", "9999999999999999999",
+		" 42", "42 ", "4,2", "1.5", "", "6m0s", "1m51.535s", "1ms", "55", "-1s", "+1s", " 1s",
+		"1s,2s", "1d", ".5s", "1.s", "00000000000000000001",
+	} {
+		f.Add(s, "")
+		f.Add(s, s)
+	}
+	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		vals := []string{a}
+		if b != "" {
+			vals = append(vals, b)
+		}
+		if n, ok := quickCount(vals); ok {
+			s, sok := single(vals)
+			if !sok || count(s) != n || n < 0 {
+				t.Fatalf("quickCount(%q) = %d; count: %d, %v", vals, n, count(s), sok)
+			}
+			if got, want := deltaSeconds(s), seconds(n, 0); got != want {
+				t.Fatalf("deltaSeconds(%q) = %v, want %v", s, got, want)
+			}
+		}
+		if got, want := goDuration(vals), refGoDuration(vals); got != want {
+			t.Fatalf("goDuration(%q) = %v; without quick paths: %v", vals, got, want)
+		}
+		if got, want := reset(vals, base, base), refReset(vals, base); got != want {
+			t.Fatalf("reset(%q) = %v; without quick path: %v", vals, got, want)
+		}
+	})
+}
+
 // refDecimal is decimal by strconv.
 func refDecimal(s string) (whole, nano int64, status int) {
 	w, frac, dot := strings.Cut(s, ".")

@@ -221,3 +221,16 @@ func TestReaderReadFresh(t *testing.T) {
 		}
 	}
 }
+
+func TestReaderReadFreshFromCache(t *testing.T) {
+	// A response from a cache is dropped before its fields are read.
+	var r Reader
+	now := time.Date(2025, 3, 1, 12, 0, 7, 0, time.UTC)
+	h := http.Header{"Age": {"5"}, "X-Ratelimit-Remaining": {"4"}}
+	if got, _ := r.ReadFresh(h, now, time.Time{}); got != nil {
+		t.Fatalf("ReadFresh(%v) = %v, want none", h, got)
+	}
+	if n := testing.AllocsPerRun(100, func() { r.ReadFresh(h, now, time.Time{}) }); n != 0 {
+		t.Errorf("ReadFresh(%v) allocates %v times, want 0", h, n)
+	}
+}

@@ -184,6 +184,13 @@ var lead = [256]bool{
 	'a': true, 'b': true, 'd': true, 'r': true, 'x': true, 'z': true,
 }
 
+// xFourth marks the fourth bytes of the names of slots that start with
+// "X-", and second the second bytes of the others (see slotOf).
+var xFourth, second = [256]bool{
+	'a': true, 'p': true, 's': true, 'u': true, 'h': true,
+	'A': true, 'P': true, 'S': true, 'U': true, 'H': true,
+}, [256]bool{'a': true, 'n': true, 'e': true, 'A': true, 'N': true, 'E': true}
+
 // candidate reports whether slotOf may know k: a test cheap enough to
 // inline, which rejects most field names of a response.
 func candidate(k string) bool {
@@ -201,8 +208,22 @@ func slotOf(k string) slot {
 			return sNone
 		}
 	}
-	// Reject most names by their first bytes; this runs for every field
-	// of every response.
+	// Reject most names that candidate let through by one byte; the
+	// switch below checks more, for names no slot has.
+	if k[0]|0x20 == 'x' && !xFourth[k[3]] || k[0]|0x20 != 'x' && !second[k[1]] {
+		return sNone
+	}
+	// A canonical name, as every name net/http reads from the wire is,
+	// costs a hash and a comparison: most names compared differ in length.
+	b := &slotTable[slotHash(k)]
+	if s := b[0]; s != sNone && slotNames[s] == k {
+		return s
+	}
+	if s := b[1]; s != sNone && slotNames[s] == k {
+		return s
+	}
+	// Reject most other names by their first bytes, before checking
+	// whether they are canonical.
 	switch k[0] | 0x20 {
 	case 'd':
 		if len(k) == len("Date") && k[1]|0x20 == 'a' && k[2]|0x20 == 't' && k[3]|0x20 == 'e' {
@@ -228,10 +249,8 @@ func slotOf(k string) slot {
 	default:
 		return sNone
 	}
-	// A canonical name, as every name net/http reads from the wire is,
-	// costs a hash and a comparison or two.
-	if s := canonicalSlot(k); s != sNone || isCanonical(k) {
-		return s
+	if isCanonical(k) {
+		return sNone
 	}
 	return canonicalSlot(textproto.CanonicalMIMEHeaderKey(k))
 }

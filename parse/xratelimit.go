@@ -26,7 +26,7 @@ func (p *parser) xRateLimit() {
 		cur.Dialect = "github"
 		cur.Policy = p.text(sXResource)
 		// The GraphQL API counts query cost in points (row 7).
-		if strings.EqualFold(cur.Policy, "graphql") {
+		if len(cur.Policy) == len("graphql") && strings.EqualFold(cur.Policy, "graphql") {
 			cur.Unit = "points"
 		}
 	case p.has(sXUsed) && !p.has(sXLimit):
@@ -39,9 +39,11 @@ func (p *parser) xRateLimit() {
 		}
 	}
 	// Discord: the delta Reset-After wins over the epoch Reset.
-	if d := p.delta(sXResetAfter); d >= 0 {
-		cur.Reset = d
-	} else {
+	cur.Reset = -1
+	if p.has(sXResetAfter) {
+		cur.Reset = p.delta(sXResetAfter)
+	}
+	if cur.Reset < 0 {
 		cur.Reset = p.reset(sXReset)
 	}
 	p.legacy(cur, tail)
