@@ -284,6 +284,16 @@ func (l *learner) grow(now int64) {
 		if l.trial == stepRate && l.revertSeq == 0 && now-l.grownAt < l.drain() {
 			return
 		}
+		if l.trial == stepRate && l.revertSeq != 0 && l.cycleStart-l.grownAt > q.w {
+			// The step taken at a refusal is tested only by a window
+			// that follows the refusal, the server still spent: after
+			// an idle spell it has refilled, and one window proves
+			// nothing. The step is put back, and taken a learned
+			// window on, on trial as any rate step (see resume).
+			q.w, l.trial, l.quick = min(max(l.prev, 1), int64(maxSpan)), 0, true
+			l.grownAt, l.binding = now, false
+			return
+		}
 	} else {
 		gap := int64(max(minGrowGap, l.growGap))
 		if l.quick {

@@ -153,6 +153,34 @@ func learnTables() []Table {
 			// take to spend its burst), and the next step follows.
 			rel(6*s+750*ms, "f", ok(), Want{Learned: &Quota{Q: 3, W: 2*s + 500*ms}}),
 		}},
+		{Name: "a step taken at a refusal is put back when the key idles before its window", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			rel(0, "a", ok(), Want{}),
+			acq(0, "x", Want{Grant: true}),
+			rel(0, "x", refused(bare(4*s)), Want{PauseUntil: s}),
+			acq(s, "b", Want{Grant: true, Probe: true}),
+			rel(s, "b", refused(bare(4*s)), Want{PauseUntil: 2 * s}),
+			acq(2*s, "b", Want{Grant: true, Probe: true}),
+			rel(2*s, "b", refused(bare(4*s)), Want{PauseUntil: 3 * s}),
+			acq(3*s, "b", Want{Grant: true, Probe: true}),
+			rel(3*s, "b", ok(), Want{Learned: &Quota{Q: 2, W: 3 * s}}),
+			acq(3*s, "c", Want{Grant: true}),
+			rel(3*s, "c", refused(bare(4*s)), Want{PauseUntil: -1, Learned: &Quota{Q: 2, W: 2*s + 500*ms}}),
+			// The key idles: the server refills, and the first window
+			// after the idle would pass the step untested.
+			acq(30*s, "d", Want{Grant: true}),
+			rel(30*s, "d", ok(), Want{}),
+			acq(30*s, "e", Want{Hold: control.ReasonAdaptive, Until: 31*s + 250*ms}),
+			acq(31*s+250*ms, "e", Want{Grant: true, Probe: true}),
+			rel(31*s+250*ms, "e", ok(), Want{}),
+			acq(32*s+500*ms, "f", Want{Grant: true}),
+			// That window ends the trial: the step is put back, to be
+			// taken again a learned window on, on trial until the
+			// server's burst would be spent.
+			rel(32*s+500*ms, "f", ok(), Want{Learned: &Quota{Q: 2, W: 3 * s}}),
+		}},
 		{Name: "a measurement with no probe refused grows as before", Steps: learnTwo(
 			// Learned at 1s by the first probe after the floor: no
 			// lower bound, so two learned windows, and a burst step.
