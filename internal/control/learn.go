@@ -326,10 +326,7 @@ func (l *learner) grow(now int64) {
 		l.prev = q.q
 		q.q = min(q.q+1, maxQuota)
 	case stepRate:
-		d := q.w >> min(l.stride, 62)
-		if l.floor > 0 && l.floor < q.w {
-			d = min(d, (q.w-l.floor)/2)
-		}
+		d := l.rateStep()
 		if d <= 0 {
 			step = 0
 			break
@@ -339,6 +336,18 @@ func (l *learner) grow(now int64) {
 	}
 	l.trial, l.trialAt, l.last, l.revertSeq, l.cut = step, l.cycle, step, 0, 0
 	l.grownAt, l.binding = now, false
+}
+
+// rateStep returns how much the next rate step shortens the learned
+// window: w>>stride (a quarter of w at first, half of it at most, even
+// for a stride restored as 0), and no more than half way to floor.
+func (l *learner) rateStep() int64 {
+	q := l.quota
+	d := q.w >> min(max(l.stride, 1), 62)
+	if l.floor > 0 && l.floor < q.w {
+		d = min(d, (q.w-l.floor)/2)
+	}
+	return d
 }
 
 // drain returns how long a rate step stays on trial once taken: as long
@@ -390,10 +399,7 @@ func (l *learner) stepSaturated(now int64) {
 	if l.pinned&stepRate != 0 {
 		return
 	}
-	d := q.w >> min(l.stride, 62)
-	if l.floor > 0 && l.floor < q.w {
-		d = min(d, (q.w-l.floor)/2)
-	}
+	d := l.rateStep()
 	if d <= 0 {
 		return
 	}
