@@ -38,8 +38,9 @@ import (
 //     learner.drain), so that a bucket's slack does not pass for a rate.
 //   - A measurement that a refused probe bounded from below is tested
 //     first: one learned window after it, not two, the first step is a
-//     rate step half way to the start of that probe (as far as the window
-//     may be shorter than measured), on trial as any rate step.
+//     rate step of a quarter of w, but no more than half way to the start
+//     of that probe (the window may be shorter than measured by that
+//     much at most), on trial as any rate step.
 //   - A step taken at a refusal, when the server had nothing left, is on
 //     trial for one learned window only: from there a faster rate than
 //     the server's is refused in its first window (see stepSaturated).
@@ -100,7 +101,7 @@ type learner struct {
 	pinnedAt int64  // when the last one was pinned
 	last     uint8  // the step taken last
 	stride   int32  // the rate step is w>>stride; it halves (down to 1) after each rate step that held
-	floor    int64  // the shortest w refused on trial: the rate step stops half way to it; 0: none
+	floor    int64  // the shortest w refused on trial, or the lower bound of a measurement (lo): the rate step stops half way to it; 0: none
 
 	revertSeq uint64 // the key's grants when the last step was reverted; 0: not reverted
 	burst     int64  // the most requests a measurement counted: the server's burst, as far as seen
@@ -108,7 +109,7 @@ type learner struct {
 	smoothAt  uint64 // the cycle smooth pacing was tried from
 	cut       int64  // the requests the last multiplicative decrease counted, if no step of growth was taken since; 0: none
 
-	lo    int64 // while measuring: the latest start of a request refused in it, since pendFrom; 0: none
+	lo    int64 // while measuring: the latest start of a request refused in it, since pendFrom; 0: none (cleared when the measurement ends)
 	quick bool  // a probe refused bounded the window measured from below (floor): the next step is a rate step, after one learned window
 }
 
@@ -221,6 +222,8 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	}
 	// The key is accepted again: the measurement ends.
 	l.pending = false
+	lo := l.lo
+	l.lo = 0
 	if l.pendQ < 1 {
 		return
 	}
@@ -256,11 +259,10 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	// A probe refused while measuring bounds the window from below: it
 	// lies between that probe's start and the acceptance that ended the
 	// measurement. The first step tests the lower half of that span.
-	l.quick = l.lo > 0 && l.lo < q.w
+	l.quick = lo > 0 && lo < q.w
 	if l.quick {
-		l.floor = l.lo
+		l.floor = lo
 	}
-	l.lo = 0
 	q.log.reset()
 	q.log.add(now, q.q, q.w, min(inflight+1, q.q))
 	l.grownAt, l.binding = now, false
@@ -271,7 +273,8 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 // on trial holds once a whole cycle begun after it was accepted; otherwise
 // after growGap learned windows (two at least), or one when a probe
 // refused while measuring left the window measured untested from below
-// (quick): that step is a rate step, half way to the probe's start.
+// (quick): that step is a rate step of a quarter of w, no more than half
+// way to the probe's start (see rateStep).
 func (l *learner) grow(now int64) {
 	q := l.quota
 	if q == nil || !l.binding {
