@@ -501,6 +501,91 @@ func TestRetryAfterZeroIsNoHotLoop(t *testing.T) {
 	})
 }
 
+func TestLateRefusalOfAFlightKeepsTheFloor(t *testing.T) {
+	// Seven requests go together; the server refuses the first at once
+	// and another of them 950ms later, both with Retry-After: 0. The
+	// second refusal does not lengthen the key's pause much (the
+	// refusals of a flight count once), but nothing goes to the key
+	// within the refusal floor of either refusal, and the request
+	// refused late waits the wait its retry event states.
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var mu sync.Mutex
+		type refusal struct {
+			at    time.Duration
+			after int // arrivals before it
+		}
+		var arrivals []time.Duration
+		var refusals []refusal
+		sent := map[string][]time.Duration{}
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			n++
+			k := n
+			id := r.URL.Query().Get("id")
+			arrivals = append(arrivals, time.Since(start))
+			sent[id] = append(sent[id], time.Since(start))
+			mu.Unlock()
+			if k > 3 {
+				time.Sleep(10 * time.Millisecond) // the flight goes together
+			}
+			switch k {
+			case 4: // the flight's first
+			case 5: // another of the flight, answered late
+				time.Sleep(950 * time.Millisecond)
+			default:
+				return
+			}
+			mu.Lock()
+			refusals = append(refusals, refusal{time.Since(start), len(arrivals)})
+			mu.Unlock()
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		c, tr := politeOver(h)
+		retries := map[string]time.Duration{} // the retry's wait, by request
+		tr.OnEvent = func(e polite.Event) {
+			if e.Kind == polite.EventRetry {
+				mu.Lock()
+				retries[e.Request.URL.Query().Get("id")] = e.Time.Sub(start) + e.Wait
+				mu.Unlock()
+			}
+		}
+		get := func(id string) {
+			resp, err := c.Get("http://api.test/?id=" + id)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+		}
+		for _, id := range []string{"p", "q", "r"} {
+			get(id)
+		}
+		var wg sync.WaitGroup
+		for _, id := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+			wg.Go(func() { get(id) })
+		}
+		wg.Wait()
+		if len(refusals) != 2 {
+			t.Fatalf("%d refusals, want 2 (the flight did not go together)", len(refusals))
+		}
+		for _, r := range refusals {
+			for _, at := range arrivals[r.after:] {
+				if at < r.at+time.Second {
+					t.Errorf("a request arrived at %v, %v after a refusal at %v: want none within the refusal floor (1s)", at, at-r.at, r.at)
+				}
+			}
+		}
+		for id, due := range retries {
+			if s := sent[id]; len(s) < 2 || s[1] < due {
+				t.Errorf("request %s sent at %v, want its retry no earlier than its stated wait ends (%v)", id, s, due)
+			}
+		}
+	})
+}
+
 func TestRetryBudgetInAnOutage(t *testing.T) {
 	// An origin serves 300 requests, then refuses everything: the many
 	// requests in flight are refused together, and then every probe. The

@@ -38,8 +38,9 @@ import (
 //     learner.drain), so that a bucket's slack does not pass for a rate.
 //   - A measurement that a refused probe bounded from below is tested
 //     first: one learned window after it, not two, the first step is a
-//     rate step half way to the start of that probe (as far as the window
-//     may be shorter than measured), on trial as any rate step.
+//     rate step of a quarter of w, but no more than half way to the start
+//     of that probe (the window may be shorter than measured by that
+//     much at most), on trial as any rate step.
 //   - A step taken at a refusal, when the server had nothing left, is on
 //     trial for one learned window only: from there a faster rate than
 //     the server's is refused in its first window (see stepSaturated).
@@ -100,7 +101,7 @@ type learner struct {
 	pinnedAt int64  // when the last one was pinned
 	last     uint8  // the step taken last
 	stride   int32  // the rate step is w>>stride; it halves (down to 1) after each rate step that held
-	floor    int64  // the shortest w refused on trial: the rate step stops half way to it; 0: none
+	floor    int64  // the shortest w refused on trial, or the lower bound of a measurement (lo): the rate step stops half way to it; 0: none
 
 	revertSeq uint64 // the key's grants when the last step was reverted; 0: not reverted
 	burst     int64  // the most requests a measurement counted: the server's burst, as far as seen
@@ -108,7 +109,7 @@ type learner struct {
 	smoothAt  uint64 // the cycle smooth pacing was tried from
 	cut       int64  // the requests the last multiplicative decrease counted, if no step of growth was taken since; 0: none
 
-	lo    int64 // while measuring: the latest start of a request refused in it, since pendFrom; 0: none
+	lo    int64 // while measuring: the latest start of a request refused in it, since pendFrom; 0: none (cleared when the measurement ends)
 	quick bool  // a probe refused bounded the window measured from below (floor): the next step is a rate step, after one learned window
 }
 
@@ -221,6 +222,8 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	}
 	// The key is accepted again: the measurement ends.
 	l.pending = false
+	lo := l.lo
+	l.lo = 0
 	if l.pendQ < 1 {
 		return
 	}
@@ -256,11 +259,10 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	// A probe refused while measuring bounds the window from below: it
 	// lies between that probe's start and the acceptance that ended the
 	// measurement. The first step tests the lower half of that span.
-	l.quick = l.lo > 0 && l.lo < q.w
+	l.quick = lo > 0 && lo < q.w
 	if l.quick {
-		l.floor = l.lo
+		l.floor = lo
 	}
-	l.lo = 0
 	q.log.reset()
 	q.log.add(now, q.q, q.w, min(inflight+1, q.q))
 	l.grownAt, l.binding = now, false
@@ -271,7 +273,8 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 // on trial holds once a whole cycle begun after it was accepted; otherwise
 // after growGap learned windows (two at least), or one when a probe
 // refused while measuring left the window measured untested from below
-// (quick): that step is a rate step, half way to the probe's start.
+// (quick): that step is a rate step of a quarter of w, no more than half
+// way to the probe's start (see rateStep).
 func (l *learner) grow(now int64) {
 	q := l.quota
 	if q == nil || !l.binding {
@@ -282,6 +285,16 @@ func (l *learner) grow(now int64) {
 			return
 		}
 		if l.trial == stepRate && l.revertSeq == 0 && now-l.grownAt < l.drain() {
+			return
+		}
+		if l.trial == stepRate && l.revertSeq != 0 && l.cycleStart-l.grownAt > q.w {
+			// The step taken at a refusal is tested only by a window
+			// that follows the refusal, the server still spent: after
+			// an idle spell it has refilled, and one window proves
+			// nothing. The step is put back, and taken a learned
+			// window on, on trial as any rate step (see resume).
+			q.w, l.trial, l.quick = min(max(l.prev, 1), int64(maxSpan)), 0, true
+			l.grownAt, l.binding = now, false
 			return
 		}
 	} else {
@@ -316,10 +329,7 @@ func (l *learner) grow(now int64) {
 		l.prev = q.q
 		q.q = min(q.q+1, maxQuota)
 	case stepRate:
-		d := q.w >> min(l.stride, 62)
-		if l.floor > 0 && l.floor < q.w {
-			d = min(d, (q.w-l.floor)/2)
-		}
+		d := l.rateStep()
 		if d <= 0 {
 			step = 0
 			break
@@ -329,6 +339,18 @@ func (l *learner) grow(now int64) {
 	}
 	l.trial, l.trialAt, l.last, l.revertSeq, l.cut = step, l.cycle, step, 0, 0
 	l.grownAt, l.binding = now, false
+}
+
+// rateStep returns how much the next rate step shortens the learned
+// window: w>>stride (a quarter of w at first, half of it at most, even
+// for a stride restored as 0), and no more than half way to floor.
+func (l *learner) rateStep() int64 {
+	q := l.quota
+	d := q.w >> min(max(l.stride, 1), 62)
+	if l.floor > 0 && l.floor < q.w {
+		d = min(d, (q.w-l.floor)/2)
+	}
+	return d
 }
 
 // drain returns how long a rate step stays on trial once taken: as long
@@ -380,10 +402,7 @@ func (l *learner) stepSaturated(now int64) {
 	if l.pinned&stepRate != 0 {
 		return
 	}
-	d := q.w >> min(l.stride, 62)
-	if l.floor > 0 && l.floor < q.w {
-		d = min(d, (q.w-l.floor)/2)
-	}
+	d := l.rateStep()
 	if d <= 0 {
 		return
 	}

@@ -55,3 +55,56 @@ func TestMemoryBoundedWhateverTheServerSends(t *testing.T) {
 		t.Errorf("UnmarshalBinary: %v", err)
 	}
 }
+
+// TestRestoredStrideZeroStepsTheWindow restores a learned quota whose rate
+// stride reads back as 0 (a KeyState may hold one): the rate step taken at
+// the next refusal shortens the learned window by half at most, never to
+// nothing, and the key stays paced.
+func TestRestoredStrideZeroStepsTheWindow(t *testing.T) {
+	var s State
+	var cfg Config
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	run := func(d time.Duration, refused bool) {
+		t.Helper()
+		var l Lease
+		if _, ok := s.Acquire(at(d), &cfg, Ask{}, &l); !ok {
+			t.Fatalf("held at %v", d)
+		}
+		out := Outcome{First: true, Bytes: -1}
+		if refused {
+			out.Refused, out.Refusal = true, Refusal{Backoff: 4 * time.Second, Retryable: true, MaxWait: time.Hour}
+		}
+		s.Release(at(d), &cfg, &l, &out)
+	}
+	// 2 per 3s, measured between a probe refused at 2s and the
+	// acceptance at 3s: the next refusal takes a rate step.
+	run(0, false)
+	run(0, false)
+	run(0, true)
+	run(time.Second, true)
+	run(2*time.Second, true)
+	run(3*time.Second, false)
+	if q := s.learn.quota; q == nil || q.q != 2 || q.w != int64(3*time.Second) || !s.learn.quick {
+		t.Fatalf("learned %+v quick %v, want 2 per 3s and a rate step due", q, s.learn.quick)
+	}
+	s.learn.stride, s.learn.floor = 0, 0
+	b, _ := s.MarshalBinary()
+	s = State{}
+	if err := s.UnmarshalBinary(b); err != nil {
+		t.Fatalf("UnmarshalBinary: %v", err)
+	}
+	run(3*time.Second, true)
+	if w := time.Duration(s.learn.quota.w); w != 1500*time.Millisecond {
+		t.Errorf("learned window after the step = %v, want 1.5s (half of 3s, at most)", w)
+	}
+	n := 0
+	for range 50 {
+		var l Lease
+		if _, ok := s.Acquire(at(3*time.Second+time.Millisecond), &cfg, Ask{}, &l); ok {
+			n++
+		}
+	}
+	if n > 2 {
+		t.Errorf("%d of 50 granted at once after the step, want 2 at most", n)
+	}
+}

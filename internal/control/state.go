@@ -355,9 +355,13 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		// latest one, outside any cycle.
 		l = &Lease{seq: s.seq, epoch: s.epoch}
 	}
-	// A request of a flight already refused: the key paused since it was
-	// granted (read before this answer's own quotas may pause it).
-	late := l.epoch != s.epoch
+	// A request of a flight already refused: a refusal paused the key
+	// since it was granted, and the pause runs (read before this
+	// answer's own quotas may pause it). A request is granted only once
+	// the key's pause has ended, so a pause running now was set since;
+	// a pause for a spent quota, not a refusal, does not make it late.
+	late := l.epoch != s.epoch && s.pauseUntil > now &&
+		(s.pauseReason == ReasonBackoff || s.pauseReason == ReasonRetryAfter)
 	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && s.costs.observe(l, out.Quotas, now) {
 		s.flags |= flagHinted
 	}
@@ -446,11 +450,20 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			plan.Pause = time.Duration(max(from+int64(plan.Pause)-now, 0))
 		}
 		until := addSat(now, int64(plan.Pause))
-		if late && plan.Reason == ReasonBackoff && s.pauseUntil > now {
+		if late && plan.Reason == ReasonBackoff {
 			// The refusals of a flight count once: one refused after
-			// its flight's first does not lengthen the pause that
-			// refusal set, though it waits its own floor, doubled.
-			until = min(until, s.pauseUntil)
+			// its flight's first pauses the key no longer than that
+			// refusal did, or the refusal floor (the server's wait,
+			// if longer) from its own arrival, whichever ends later.
+			// The refused request itself still waits its own wait:
+			// its pause, shorter, tells the Transport so.
+			wait := int64(RefusalFloor)
+			if ref.Given {
+				wait = max(wait, int64(ref.Wait))
+			}
+			if c := max(s.pauseUntil, addSat(now, wait)); c < until {
+				until, plan.Pause = c, time.Duration(c-now)
+			}
 		}
 		s.pause(now, until, plan.Reason)
 		if overdrew {

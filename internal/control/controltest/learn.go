@@ -153,6 +153,34 @@ func learnTables() []Table {
 			// take to spend its burst), and the next step follows.
 			rel(6*s+750*ms, "f", ok(), Want{Learned: &Quota{Q: 3, W: 2*s + 500*ms}}),
 		}},
+		{Name: "a step taken at a refusal is put back when the key idles before its window", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			rel(0, "a", ok(), Want{}),
+			acq(0, "x", Want{Grant: true}),
+			rel(0, "x", refused(bare(4*s)), Want{PauseUntil: s}),
+			acq(s, "b", Want{Grant: true, Probe: true}),
+			rel(s, "b", refused(bare(4*s)), Want{PauseUntil: 2 * s}),
+			acq(2*s, "b", Want{Grant: true, Probe: true}),
+			rel(2*s, "b", refused(bare(4*s)), Want{PauseUntil: 3 * s}),
+			acq(3*s, "b", Want{Grant: true, Probe: true}),
+			rel(3*s, "b", ok(), Want{Learned: &Quota{Q: 2, W: 3 * s}}),
+			acq(3*s, "c", Want{Grant: true}),
+			rel(3*s, "c", refused(bare(4*s)), Want{PauseUntil: -1, Learned: &Quota{Q: 2, W: 2*s + 500*ms}}),
+			// The key idles: the server refills, and the first window
+			// after the idle would pass the step untested.
+			acq(30*s, "d", Want{Grant: true}),
+			rel(30*s, "d", ok(), Want{}),
+			acq(30*s, "e", Want{Hold: control.ReasonAdaptive, Until: 31*s + 250*ms}),
+			acq(31*s+250*ms, "e", Want{Grant: true, Probe: true}),
+			rel(31*s+250*ms, "e", ok(), Want{}),
+			acq(32*s+500*ms, "f", Want{Grant: true}),
+			// That window ends the trial: the step is put back, to be
+			// taken again a learned window on, on trial until the
+			// server's burst would be spent.
+			rel(32*s+500*ms, "f", ok(), Want{Learned: &Quota{Q: 2, W: 3 * s}}),
+		}},
 		{Name: "a measurement with no probe refused grows as before", Steps: learnTwo(
 			// Learned at 1s by the first probe after the floor: no
 			// lower bound, so two learned windows, and a burst step.
@@ -168,9 +196,58 @@ func learnTables() []Table {
 			// quarter.
 			rel(0, "a", refused(retryAfter(0)), Want{PauseReason: control.ReasonBackoff}),
 			// The second refusal of the same flight: its own wait
-			// doubles (the second in a row), the key's pause does not.
-			rel(0, "b", refused(retryAfter(0)), Want{PauseReason: control.ReasonBackoff}),
-			acq(1250*ms, "c", Want{Grant: true, Probe: true}),
+			// doubles (the second in a row), the key's pause does not;
+			// its Pause, shorter than its Wait, says so.
+			rel(0, "b", refused(retryAfter(0)), Want{
+				Plan:        &control.Plan{Wait: 2 * s, Pause: s, Reason: control.ReasonBackoff, Retry: true},
+				PauseUntil:  s,
+				PauseReason: control.ReasonBackoff,
+			}),
+			acq(s, "c", Want{Grant: true, Probe: true}),
+		}},
+		{Name: "a late refusal of a flight pauses the key a refusal floor from its arrival", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			acq(0, "b", Want{Grant: true}),
+			rel(0, "a", refused(bare(4*s)), Want{PauseUntil: s}),
+			// Refused 950ms after the first: no request to the key
+			// goes within the floor of it, and the refused request
+			// itself waits its own backoff.
+			rel(950*ms, "b", refused(bare(4*s)), Want{
+				Plan:       &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Retry: true},
+				PauseUntil: 1950 * ms,
+			}),
+			acq(s, "c", Want{Hold: control.ReasonBackoff, Until: 1950 * ms}),
+			acq(1950*ms, "c", Want{Grant: true, Probe: true}),
+		}},
+		{Name: "a late refusal of a flight does not shorten the wait the server gave", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			acq(0, "b", Want{Grant: true}),
+			rel(0, "a", refused(retryAfter(0)), Want{PauseUntil: s}),
+			// retry-after-ms: 900, below the floor and the second in a
+			// row: raised to the floor, and nothing goes before the
+			// server's 900ms either.
+			rel(900*ms, "b", refused(control.Refusal{Wait: 900 * ms, Given: true, Reason: control.ReasonRetryAfter, Retryable: true, MaxWait: 10 * time.Minute}), Want{
+				Plan:       &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Retry: true},
+				PauseUntil: 1900 * ms,
+			}),
+			acq(s, "c", Want{Hold: control.ReasonBackoff, Until: 1900 * ms}),
+		}},
+		{Name: "a refusal after a pause for a spent quota is no late refusal", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			acq(0, "a", Want{Grant: true}),
+			acq(0, "b", Want{Grant: true}),
+			// Accepted, the quota spent until 200ms: a pause, not a
+			// refusal.
+			rel(0, "a", ok(rl(10, s, 0, 200*ms)), Want{PauseUntil: 200 * ms, PauseReason: control.ReasonQuota}),
+			// b, in flight before that pause, is the first refusal:
+			// the key pauses its full backoff from it.
+			rel(100*ms, "b", refused(bare(4*s)), Want{PauseUntil: 1100 * ms, PauseReason: control.ReasonBackoff}),
+			acq(200*ms, "c", Want{Hold: control.ReasonBackoff, Until: 1100 * ms}),
 		}},
 		{Name: "a rate step stays on trial until the server's burst would be spent", Steps: learnTwo(
 			// The burst grows by one, and holds once a window begun
