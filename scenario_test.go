@@ -302,6 +302,12 @@ func (l *lateRefusal) WriteHeader(code int) {
 	l.ResponseWriter.WriteHeader(code)
 }
 
+// Flush passes a flush on, for handlers that stream their bodies.
+func (l *lateRefusal) Flush() { http.NewResponseController(l.ResponseWriter).Flush() }
+
+// Unwrap returns the ResponseWriter wrapped, for http.ResponseController.
+func (l *lateRefusal) Unwrap() http.ResponseWriter { return l.ResponseWriter }
+
 // stripper drops every rate-limit field from what a handler writes.
 type stripper struct{ http.ResponseWriter }
 
