@@ -105,6 +105,16 @@ func (l *startLog) add(now, q, w, n int64) {
 	if q > exactLog {
 		g := max(1, (w+logSlots-1)/logSlots)
 		at = (now/g + 1) * g
+		if l.n == 1 && l.total+n <= q/looseFrac {
+			// The count that cannot bind yet, still in the window: it
+			// takes the starts, read at the latest (as below, without
+			// the trimming and the cases that cannot apply).
+			if e := &l.ring[l.head]; e.at+w > now {
+				e.at, e.n = max(e.at, at), e.n+n
+				l.total += n
+				return
+			}
+		}
 	}
 	l.trim(now, w)
 	switch {
