@@ -154,6 +154,9 @@ func (l *startLog) trim(now, w int64) {
 // q=10000;w=1000 never leads to a sustained 1000 requests a second, since
 // the next 10000 can start only 1000 seconds after the first.
 func (l *startLog) wait(now, q, w int64) int64 {
+	if l.n == 1 && l.total < q && l.ring[l.head].at+w > now {
+		return 0 // one count, still in the window, short of q: nothing to trim, no wait
+	}
 	l.trim(now, w)
 	if l.total < q {
 		return 0

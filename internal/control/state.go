@@ -610,7 +610,10 @@ func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
 		pk = pk[:maxKeyLen]
 	}
 	for i := range s.policies {
-		if p := &s.policies[i]; p.name == name && p.unit == u && p.pk == string(pk) {
+		// The unit and the lengths first: most keys have no partition,
+		// and an empty pk needs no comparison of bytes.
+		p := &s.policies[i]
+		if p.unit == u && len(p.pk) == len(pk) && p.name == name && (len(pk) == 0 || p.pk == string(pk)) {
 			return p
 		}
 	}
