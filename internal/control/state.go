@@ -362,7 +362,8 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// a pause for a spent quota, not a refusal, does not make it late.
 	late := l.epoch != s.epoch && s.pauseUntil > now &&
 		(s.pauseReason == ReasonBackoff || s.pauseReason == ReasonRetryAfter)
-	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && s.costs.observe(l, out.Quotas, now) {
+	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && (!s.costs.isZero() || costUnits(out.Quotas)) &&
+		s.costs.observe(l, out.Quotas, now) {
 		s.flags |= flagHinted
 	}
 	if out.First {
@@ -384,8 +385,11 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// Before reading a refusal: did the budget think quota was left?
 	hinted := false
 	for i := range s.policies {
+		if !out.Refused {
+			break
+		}
 		p := &s.policies[i]
-		if out.Refused && p.unit != unitConcurrent && p.live && p.minR > inflight {
+		if p.unit != unitConcurrent && p.live && p.minR > inflight {
 			hinted = true
 			break
 		}
