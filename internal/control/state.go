@@ -270,7 +270,12 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 // server's clock, the content bytes it is charged (cost) and the stated
 // reset whose phase it tests (tested; see phase.go).
 func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested int64) int64 {
-	end := s.leases.add(s.born, leaseUntil(now, cfg, &ask.Until), cfg.lease())
+	lease := cfg.lease()
+	until := addSat(now, lease) // as most requests ask: the longest lease
+	if !ask.Until.IsZero() {
+		until = leaseUntil(now, cfg, &ask.Until)
+	}
+	end := s.leases.add(s.born, until, lease)
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
 	l.skewOK, l.measuring, l.window, l.tested = s.flags&flagSkew != 0, 0, false, tested
