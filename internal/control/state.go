@@ -350,7 +350,9 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	l := lp
 	if l.born == s.born && l.born != 0 {
-		s.leases.remove(l.end, false)
+		if !s.leases.lone(l.end) {
+			s.leases.remove(l.end, false)
+		}
 		s.ramp.returned(l.seq)
 		if len(s.costs.units) > 0 {
 			s.costs.unreserve(l)
