@@ -222,8 +222,10 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			}
 			if p.paces() {
 				q, w := p.pace()
-				if d := p.log.wait(now, q, w); d > 0 {
-					return s.hold(now+d, ReasonPace, 0)
+				if !p.log.open(now, q, w) {
+					if d := p.log.wait(now, q, w); d > 0 {
+						return s.hold(now+d, ReasonPace, 0)
+					}
 				}
 			}
 		}
@@ -258,7 +260,9 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
 			q, w := p.pace()
-			p.log.add(now, q, w, 1)
+			if !p.log.tally(now, q, w) {
+				p.log.add(now, q, w, 1)
+			}
 		}
 	}
 	s.learnLease(now, l)
