@@ -279,7 +279,10 @@ func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested i
 	if !ask.Until.IsZero() {
 		until = leaseUntil(now, cfg, &ask.Until)
 	}
-	end := s.leases.add(s.born, until, lease)
+	end, ok := s.leases.reuse(s.born, until, lease)
+	if !ok {
+		end = s.leases.add(s.born, until, lease)
+	}
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
 	l.skewOK, l.measuring, l.window, l.tested = s.flags&flagSkew != 0, 0, false, tested
