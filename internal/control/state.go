@@ -590,7 +590,7 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	} else if refused {
 		s.recognise(p, l, q, lastStated, now)
 		s.recogniseRetryAfter(p, l, q, &out.Refusal)
-	} else {
+	} else if l.probe { // only a probe's answer tells (see recogniseAccepted)
 		s.recogniseAccepted(p, l, q, lastStated, now)
 	}
 	p.firstRead(l, q, refused, early, inflight, lastStated, now)
