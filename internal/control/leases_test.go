@@ -3,6 +3,7 @@ package control
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestLeasesSlots checks that add, with its memo of the last slot, gives
@@ -61,5 +62,56 @@ func TestLeasesSlots(t *testing.T) {
 		if n != ls.n || !merged && ls.n != int64(len(out)) || len(ls.b) > maxBuckets {
 			t.Fatalf("step %d: %d counted in buckets, n %d, %d out, %d buckets", i, n, ls.n, len(out), len(ls.b))
 		}
+	}
+}
+
+// The inline paths of a grant and a release, reuse and lone, leave the
+// leases as add and remove do whenever they apply.
+func TestLeasesInlineMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	base := instant(t0)
+	reused, lone := 0, 0
+	for run := range 100 {
+		lease := int64(1+r.IntN(60)) * int64(time.Second)
+		var a, b leases
+		var ends []int64
+		now := base
+		for step := range 300 {
+			now += r.Int64N(lease / 8)
+			if len(ends) < 4 && r.IntN(3) > 0 {
+				until := now + lease - r.Int64N(lease/4)
+				ea, ok := a.reuse(base, until, lease)
+				if ok {
+					reused++
+				} else {
+					ea = a.add(base, until, lease)
+				}
+				if eb := b.add(base, until, lease); ea != eb {
+					t.Fatalf("run %d step %d: reuse or add ends at %d, add at %d", run, step, ea, eb)
+				}
+				ends = append(ends, ea)
+			} else if len(ends) > 0 {
+				i := r.IntN(len(ends))
+				end := ends[i]
+				ends = append(ends[:i], ends[i+1:]...)
+				if a.lone(end) {
+					lone++
+				} else {
+					a.remove(end, false)
+				}
+				b.remove(end, false)
+			}
+			if a.n != b.n || a.kept != b.kept || len(a.b) != len(b.b) || a.slot != b.slot {
+				t.Fatalf("run %d step %d: %+v, want %+v", run, step, a, b)
+			}
+			for i := range a.b {
+				if a.b[i] != b.b[i] {
+					t.Fatalf("run %d step %d: %+v, want %+v", run, step, a.b, b.b)
+				}
+			}
+		}
+	}
+	if reused == 0 || lone == 0 {
+		t.Errorf("reuse took %d leases, lone ended %d: the inline paths went untested", reused, lone)
 	}
 }

@@ -56,7 +56,9 @@ func (s *State) releasesQuietly(l *Lease, out *Outcome) bool {
 // accepted answer with no quota.
 func (s *State) releaseQuiet(now int64, l *Lease, out *Outcome) {
 	keep := out.Keep && s.leases.has(l.end)
-	s.leases.remove(l.end, false)
+	if !s.leases.lone(l.end) {
+		s.leases.remove(l.end, false)
+	}
 	s.ramp.returned(l.seq)
 	if out.First {
 		s.retry.deposit(now)

@@ -105,6 +105,16 @@ func (l *startLog) add(now, q, w, n int64) {
 	if q > exactLog {
 		g := max(1, (w+logSlots-1)/logSlots)
 		at = (now/g + 1) * g
+		if l.n == 1 && l.total+n <= q/looseFrac {
+			// The count that cannot bind yet, still in the window: it
+			// takes the starts, read at the latest (as below, without
+			// the trimming and the cases that cannot apply).
+			if e := &l.ring[l.head]; e.at+w > now {
+				e.at, e.n = max(e.at, at), e.n+n
+				l.total += n
+				return
+			}
+		}
 	}
 	l.trim(now, w)
 	switch {
@@ -130,6 +140,24 @@ func (l *startLog) add(now, q, w, n int64) {
 	}
 }
 
+// tally adds one start at now, as add(now, q, w, 1) would, where the log
+// is the one count of a large q that cannot bind yet, still in the window,
+// and reports whether it did: inline, with no call. Otherwise it changes
+// nothing.
+func (l *startLog) tally(now, q, w int64) bool {
+	if q <= exactLog || l.n != 1 || l.total >= q/looseFrac || w <= 0 {
+		return false
+	}
+	e := &l.ring[l.head]
+	if e.at+w <= now {
+		return false
+	}
+	g := max(1, (w+logSlots-1)/logSlots)
+	e.at, e.n = max(e.at, (now/g+1)*g), e.n+1
+	l.total++
+	return true
+}
+
 // trim drops the starts that left the window by now.
 func (l *startLog) trim(now, w int64) {
 	for l.n > 0 && l.first().at+w <= now {
@@ -144,6 +172,9 @@ func (l *startLog) trim(now, w int64) {
 // q=10000;w=1000 never leads to a sustained 1000 requests a second, since
 // the next 10000 can start only 1000 seconds after the first.
 func (l *startLog) wait(now, q, w int64) int64 {
+	if l.open(now, q, w) {
+		return 0
+	}
 	l.trim(now, w)
 	if l.total < q {
 		return 0
@@ -156,6 +187,13 @@ func (l *startLog) wait(now, q, w int64) int64 {
 		}
 	}
 	return 0
+}
+
+// open reports whether a start at now may go with nothing to trim: the
+// log is one count, still in the window, short of q. wait returns 0 then;
+// a caller checks this inline before calling it.
+func (l *startLog) open(now, q, w int64) bool {
+	return l.n == 1 && l.total < q && l.ring[l.head].at+w > now
 }
 
 // waitKeeping is wait for a log whose starts are kept for keep, at least

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -114,4 +115,62 @@ func TestStartLogRedate(t *testing.T) {
 	if l.len() != 1 || l.total != total {
 		t.Errorf("a redate of nothing changed the log: %d entries, total %d", l.len(), l.total)
 	}
+}
+
+// The inline checks the grant makes, open and tally, agree with wait and
+// add: open only where wait returns 0 with nothing to trim, and tally
+// leaves the log as add(now, q, w, 1) does, whenever it takes the start.
+func TestStartLogInlineMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	tallied, opened := 0, 0
+	for run := range 200 {
+		q := []int64{1, 5, exactLog, exactLog + 1, 1000, 1 << 30}[run%6]
+		w := int64(1+r.IntN(5)) * int64(time.Second)
+		var a, b startLog
+		now := instant(t0)
+		for step := range 500 {
+			now += r.Int64N(w / 4)
+			if r.IntN(50) == 0 {
+				now += 2 * w // an idle spell: the log empties
+			}
+			if a.open(now, q, w) {
+				opened++
+				if d := b.wait(now, q, w); d != 0 {
+					t.Fatalf("run %d step %d: open, but wait says %d", run, step, d)
+				}
+				if !sameLog(&a, &b) {
+					t.Fatalf("run %d step %d: open, but wait trimmed", run, step)
+				}
+			} else {
+				da, db := a.wait(now, q, w), b.wait(now, q, w)
+				if da != db {
+					t.Fatalf("run %d step %d: wait %d and %d", run, step, da, db)
+				}
+			}
+			if a.tally(now, q, w) {
+				tallied++
+			} else {
+				a.add(now, q, w, 1)
+			}
+			b.add(now, q, w, 1)
+			if !sameLog(&a, &b) {
+				t.Fatalf("run %d step %d (q=%d): tally left %+v, add %+v", run, step, q, a, b)
+			}
+		}
+	}
+	if tallied == 0 || opened == 0 {
+		t.Errorf("tally took %d starts, open passed %d: the inline paths went untested", tallied, opened)
+	}
+}
+
+func sameLog(a, b *startLog) bool {
+	if a.n != b.n || a.total != b.total {
+		return false
+	}
+	for i := range a.n {
+		if *a.get(i) != *b.get(i) {
+			return false
+		}
+	}
+	return true
 }

@@ -222,8 +222,10 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			}
 			if p.paces() {
 				q, w := p.pace()
-				if d := p.log.wait(now, q, w); d > 0 {
-					return s.hold(now+d, ReasonPace, 0)
+				if !p.log.open(now, q, w) {
+					if d := p.log.wait(now, q, w); d > 0 {
+						return s.hold(now+d, ReasonPace, 0)
+					}
 				}
 			}
 		}
@@ -258,7 +260,9 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
 			q, w := p.pace()
-			p.log.add(now, q, w, 1)
+			if !p.log.tally(now, q, w) {
+				p.log.add(now, q, w, 1)
+			}
 		}
 	}
 	s.learnLease(now, l)
@@ -270,7 +274,15 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 // server's clock, the content bytes it is charged (cost) and the stated
 // reset whose phase it tests (tested; see phase.go).
 func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested int64) int64 {
-	end := s.leases.add(s.born, leaseUntil(now, cfg, &ask.Until), cfg.lease())
+	lease := cfg.lease()
+	until := addSat(now, lease) // as most requests ask: the longest lease
+	if !ask.Until.IsZero() {
+		until = leaseUntil(now, cfg, &ask.Until)
+	}
+	end, ok := s.leases.reuse(s.born, until, lease)
+	if !ok {
+		end = s.leases.add(s.born, until, lease)
+	}
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
 	l.skewOK, l.measuring, l.window, l.tested = s.flags&flagSkew != 0, 0, false, tested
@@ -345,7 +357,9 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	l := lp
 	if l.born == s.born && l.born != 0 {
-		s.leases.remove(l.end, false)
+		if !s.leases.lone(l.end) {
+			s.leases.remove(l.end, false)
+		}
 		s.ramp.returned(l.seq)
 		if len(s.costs.units) > 0 {
 			s.costs.unreserve(l)
@@ -362,7 +376,8 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// a pause for a spent quota, not a refusal, does not make it late.
 	late := l.epoch != s.epoch && s.pauseUntil > now &&
 		(s.pauseReason == ReasonBackoff || s.pauseReason == ReasonRetryAfter)
-	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && s.costs.observe(l, out.Quotas, now) {
+	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && (!s.costs.isZero() || costUnits(out.Quotas)) &&
+		s.costs.observe(l, out.Quotas, now) {
 		s.flags |= flagHinted
 	}
 	if out.First {
@@ -384,8 +399,11 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// Before reading a refusal: did the budget think quota was left?
 	hinted := false
 	for i := range s.policies {
+		if !out.Refused {
+			break
+		}
 		p := &s.policies[i]
-		if out.Refused && p.unit != unitConcurrent && p.live && p.minR > inflight {
+		if p.unit != unitConcurrent && p.live && p.minR > inflight {
 			hinted = true
 			break
 		}
@@ -503,7 +521,10 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	if u == unitRequests && refills(q.Dialect) && q.Remaining > 0 {
 		q = wholeAt(q)
 	}
-	p := s.policy(q.Policy, q.Partition, u, now)
+	p := s.known(q.Policy, q.Partition, u)
+	if p == nil {
+		p = s.policy(q.Policy, q.Partition, u, now)
+	}
 	if p == nil {
 		return false
 	}
@@ -569,7 +590,7 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	} else if refused {
 		s.recognise(p, l, q, lastStated, now)
 		s.recogniseRetryAfter(p, l, q, &out.Refusal)
-	} else {
+	} else if l.probe { // only a probe's answer tells (see recogniseAccepted)
 		s.recogniseAccepted(p, l, q, lastStated, now)
 	}
 	p.firstRead(l, q, refused, early, inflight, lastStated, now)
@@ -600,6 +621,18 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	return true
 }
 
+// known returns the key's policy with that identity, as policy does, when
+// it is the first and the name and pk are no longer than a policy keeps
+// (nil otherwise): most keys have one policy, and its lookup is inline.
+func (s *State) known(name string, pk []byte, u unit) *policy {
+	if len(s.policies) > 0 {
+		if p := &s.policies[0]; p.unit == u && len(p.pk) == len(pk) && len(pk) == 0 && p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
 // policy returns the key's policy with that identity, adding it if there
 // is room.
 func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
@@ -610,7 +643,10 @@ func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
 		pk = pk[:maxKeyLen]
 	}
 	for i := range s.policies {
-		if p := &s.policies[i]; p.name == name && p.unit == u && p.pk == string(pk) {
+		// The unit and the lengths first: most keys have no partition,
+		// and an empty pk needs no comparison of bytes.
+		p := &s.policies[i]
+		if p.unit == u && len(p.pk) == len(pk) && p.name == name && (len(pk) == 0 || p.pk == string(pk)) {
 			return p
 		}
 	}

@@ -181,6 +181,18 @@ func (c *costs) unitOf(name string) int {
 	return len(c.units) - 1
 }
 
+// known returns the cost quota with that identity, as quota does, when it
+// is the first and its name, pk and unit are no longer than a quota keeps
+// (nil otherwise): most keys have one, and its lookup is inline.
+func (c *costs) known(name string, pk []byte, unit string) *costQuota {
+	if len(c.quotas) > 0 {
+		if q := &c.quotas[0]; len(pk) == 0 && len(q.pk) == 0 && q.name == name && c.units[q.unit].name == unit {
+			return q
+		}
+	}
+	return nil
+}
+
 // quota returns the quota with that identity, adding it if there is room;
 // nil if there is none.
 func (c *costs) quota(name string, pk []byte, unit string, now int64) *costQuota {
@@ -480,7 +492,10 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
 		if !isCostUnit(pq.Unit) || derived && pq.Dialect == "anthropic" && pq.Unit == "tokens" {
 			continue
 		}
-		q := c.quota(pq.Policy, pq.Partition, pq.Unit, now)
+		q := c.known(pq.Policy, pq.Partition, pq.Unit)
+		if q == nil {
+			q = c.quota(pq.Policy, pq.Partition, pq.Unit, now)
+		}
 		if q == nil {
 			continue
 		}
