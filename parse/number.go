@@ -136,6 +136,11 @@ func reset(vals []string, base, now time.Time) time.Duration {
 	if w, ok := quickCount(vals); ok {
 		return magnitude(w, 0, base)
 	}
+	return resetGeneral(vals, base, now)
+}
+
+// resetGeneral is reset without its quick path for one line of digits.
+func resetGeneral(vals []string, base, now time.Time) time.Duration {
 	s, ok := single(vals)
 	if !ok {
 		if len(vals) == 0 {
@@ -361,6 +366,13 @@ func goDuration(vals []string) time.Duration {
 			return d
 		}
 	}
+	return goDurationGeneral(vals)
+}
+
+// goDurationGeneral is goDuration without its quick paths for one line of
+// digits or of a duration as sent (quickDuration still reads a trimmed
+// value; FuzzQuickDuration checks it against time.ParseDuration).
+func goDurationGeneral(vals []string) time.Duration {
 	s, ok := single(vals)
 	if !ok {
 		return -1
