@@ -85,18 +85,7 @@ func quickCount(vals []string) (n int64, ok bool) {
 	if len(vals) != 1 {
 		return 0, false
 	}
-	s := vals[0]
-	if s == "" || len(s) > maxSafeDigits {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		d := s[i] - '0'
-		if d > 9 {
-			return 0, false
-		}
-		n = n*10 + int64(d)
-	}
-	return n, true
+	return digitsOnly(vals[0])
 }
 
 // seconds converts whole seconds plus nano billionths to a Duration,
