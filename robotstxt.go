@@ -285,8 +285,11 @@ func normalisePattern(p string) string {
 // robotsEscape puts a path or a path pattern into the one form both are
 // compared in (RFC 9309 §2.2.2): octets outside printable US-ASCII are
 // percent-encoded, an encoded unreserved character (RFC 3986 §2.3) is
-// decoded, and the hex digits of other encodings are upper-cased. It
-// returns s itself when nothing changes.
+// decoded, the hex digits of other encodings are upper-cased, and a '%'
+// that starts no encoding is itself encoded, as "%25", so that a decoded
+// character cannot complete it into one ("%0%61" is "%250a", not "%0a",
+// which a second pass would read differently). It returns s itself when
+// nothing changes.
 func robotsEscape(s string) string {
 	i := 0
 	for ; i < len(s); i++ {
@@ -312,7 +315,7 @@ func robotsEscape(s string) string {
 				b = append(b, '%', hex[v>>4], hex[v&15])
 			}
 			i += 2
-		case c <= ' ' || c >= 0x7f:
+		case c <= ' ' || c >= 0x7f || c == '%':
 			b = append(b, '%', hex[c>>4], hex[c&15])
 		default:
 			b = append(b, c)

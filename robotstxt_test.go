@@ -209,7 +209,10 @@ func TestRobotsMatch(t *testing.T) {
 		{"Disallow: /foo/bar/%E3%83%84", "/foo/bar/%e3%83%84", false, "/foo/bar/%E3%83%84"},
 		{"Disallow: /foo/bar/%62%61%7A", "/foo/bar/baz", false, "/foo/bar/baz"},
 		{"Disallow: /foo/bar/baz", "/foo/bar/%62%61%7A", false, "/foo/bar/baz"},
-		{"Disallow: /a%2Fb", "/a/b", true, ""}, // an encoded reserved character stays encoded
+		{"Disallow: /a%2Fb", "/a/b", true, ""},           // an encoded reserved character stays encoded
+		{"Disallow: /100%", "/100%25", false, "/100%25"}, // a bare '%' is the encoded one
+		{"Disallow: /%0%61", "/%0a", true, ""},           // a decoded 'a' does not complete "%0" into an escape
+		{"Disallow: /%0%61", "/%250a", false, "/%250a"},
 		// Nothing matches: allowed.
 		{"Disallow: /private", "/public", true, ""},
 		{"", "/anything", true, ""},
@@ -258,6 +261,7 @@ func FuzzParseRobots(f *testing.F) {
 	f.Add("User-agent: mybot\nDisallow: /*.pdf$\nRequest-rate: 1/5s\n", "/a/b.pdf", "MyBot/1.0")
 	f.Add("\xef\xbb\xbfuser-agent:*\r\ndisallow:/a*b*c$\r", "/axbyc", "")
 	f.Add("User-agent: *\nDisallow: /%E3%83%84\nCrawl-delay: 1e999\n", "/ツ", "x")
+	f.Add("User-agent: *\nDisallow: /%0%61\n", "%0%61", "x")
 	f.Fuzz(func(t *testing.T, body, path, ua string) {
 		token := productToken(ua)
 		a := parseRobots([]byte(body), token)
