@@ -427,7 +427,14 @@ func (s *MemoryStore) releaseAt(k *memKey, now time.Time, ns int64, cfg *control
 	} else {
 		sh, e = s.lockGranted(*k, now, g, true)
 	}
-	p := e.ks.c.ReleaseAt(now, ns, cfg, &g.Lease, out)
+	c := &e.ks.c
+	if c.ReleasesQuietly(ns, &g.Lease, out) {
+		c.ReleaseQuiet(ns, cfg, &g.Lease, out)
+		e.wake()
+		sh.mu.Unlock()
+		return control.Plan{}
+	}
+	p := c.ReleaseAt(now, ns, cfg, &g.Lease, out)
 	e.wake()
 	sh.mu.Unlock()
 	return p

@@ -67,17 +67,27 @@ func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
 	}
 }
 
-// releasesQuietly reports whether Release of l with out has nothing to
-// decide: an answer accepted, with no quota, to a lease of this
-// incarnation of the state, which has no cost quota or reservation.
-func (s *State) releasesQuietly(l *Lease, out *Outcome) bool {
-	return len(out.Quotas) == 0 && l.born == s.born && l.born != 0 && s.costs.isZero() &&
+// ReleasesQuietly reports whether a Release at now of l with out has
+// nothing to decide, so that ReleaseQuiet may apply it: an answer
+// accepted, with no quota, to a lease of this incarnation of the state
+// (as it is once Release has recorded its first use), which has no cost
+// quota or reservation.
+func (s *State) ReleasesQuietly(now int64, l *Lease, out *Outcome) bool {
+	born := s.born
+	if born == 0 {
+		born = now // as touch records it
+	}
+	return len(out.Quotas) == 0 && l.born == born && l.born != 0 && s.costs.isZero() &&
 		!out.Refused && !out.Failed && !out.Transient
 }
 
-// releaseQuiet applies out on the quiet path: what release does for an
-// accepted answer with no quota.
-func (s *State) releaseQuiet(now int64, l *Lease, out *Outcome) {
+// ReleaseQuiet is ReleaseAt at now of l with out, whose Plan is the zero
+// Plan, on the quiet path: for a release that ReleasesQuietly allows, it
+// applies what release does for an accepted answer with no quota.
+func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
+	s.touch(now)
+	s.gen++ // one fewer in flight: waiters look again
+	s.leases.reap(now)
 	keep := out.Keep && s.leases.has(l.end)
 	if !s.leases.lone(l.end) {
 		s.leases.remove(l.end, false)
@@ -110,4 +120,5 @@ func (s *State) releaseQuiet(now int64, l *Lease, out *Outcome) {
 	if keep {
 		s.leases.keep(l.end)
 	}
+	s.settle(now, cfg)
 }
