@@ -225,19 +225,26 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else if t.Cost != nil || body {
 		cost = control.Cost(estimatedCost(req, t.Cost))
 	}
-	var after time.Time         // a retry's wait (see control.Decide)
-	var afterWhy control.Reason // what after is for
+	priced := cost != (control.Cost{})
+	// What each attempt asks the budget: its After is a retry's wait (see
+	// control.Decide), and AfterReason what it is for.
+	var ask control.Ask // field by field: a composite literal is built aside and copied
+	ask.Custom = key.custom
+	ask.Until, _ = ctx.Deadline()
 	// Unless robots.txt was read or a cost estimated (which may read the
 	// body), the first attempt asks the budget at start: one clock read.
 	stale := t.Robots != nil || t.Cost != nil || body
 
 	for attempt := 1; ; attempt++ {
 		var g lease
+		if priced {
+			g.SetCost(cost)
+		}
 		asked := start
 		if attempt > 1 || stale {
 			asked = t.clock.read()
 		}
-		err := t.wait(req, b, key, attempt, &cost, &after, afterWhy, asked, &g)
+		err := t.wait(req, b, key, attempt, &ask, asked, &g)
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -273,7 +280,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 
-		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
+		var out control.Outcome
+		out.Bytes, out.First = resp.ContentLength, attempt == 1
 		// Fields in trailers are never read (DESIGN.md §1.9).
 		if out.Quotas = readQuotas(resp.Header, arr.wall, &g, t.reader(key, &g), &out); len(out.Quotas) > 0 {
 			if spent(out.Quotas) {
@@ -346,7 +354,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if plan.Reason == control.ReasonRetryBudget || plan.Pause < plan.Wait {
 			// Spaced out past the key's pause, or the refusal floor
 			// of a key not paused.
-			after, afterWhy = now.Add(plan.Wait), plan.Reason
+			ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
 		}
 
 		discard(resp.Body)
@@ -444,27 +452,24 @@ func (t *Transport) emitIf(e Event) {
 }
 
 // wait blocks until the budget grants req under key (and the local
-// ceilings let it go), not before after (a retry's own wait, for why;
-// zero: no bound), the context ends, or the wait turns out longer than the
-// Transport will wait. It asks first at now. The grant is written to g.
-func (t *Transport) wait(req *http.Request, b *Budget, key *budgetKey, attempt int, cost *control.Cost, after *time.Time, why control.Reason, now reading, g *lease) error {
-	ctx := req.Context()
-	if err := ctx.Err(); err != nil {
+// ceilings let it go) as ask asks (not before ask.After, a retry's own
+// wait; zero: no bound), the context ends, or the wait turns out longer
+// than the Transport will wait. It asks first at now. The grant is written
+// to g, whose cost is set.
+func (t *Transport) wait(req *http.Request, b *Budget, key *budgetKey, attempt int, ask *control.Ask, now reading, g *lease) error {
+	if err := req.Context().Err(); err != nil {
 		return err
 	}
-	ask := control.Ask{Custom: key.custom, After: *after, AfterReason: why}
-	g.SetCost(*cost)
-	ask.Until, _ = ctx.Deadline()
 	if b.mem != nil && !t.local() {
 		// The common case, kept lean: the in-memory store, no local
 		// ceiling.
-		h, ok := b.mem.acquireAt(key.sh, &key.m, now, &b.cfg, &ask, g)
+		h, ok := b.mem.acquireAt(key.sh, &key.m, now, &b.cfg, ask, g)
 		if ok {
 			return nil
 		}
-		return t.hold(req, b, *key, attempt, ask, g, now.time(), &h)
+		return t.hold(req, b, *key, attempt, *ask, g, now.time(), &h)
 	}
-	return t.hold(req, b, *key, attempt, ask, g, now.time(), nil)
+	return t.hold(req, b, *key, attempt, *ask, g, now.time(), nil)
 }
 
 // try is one attempt to start req: the local ceilings first, then the
