@@ -370,7 +370,13 @@ func (s *MemoryStore) acquireAt(sh *memShard, k *memKey, now reading, cfg *contr
 	if sh == nil {
 		sh = s.shard(*k)
 	}
-	unix, inst := now.unixInstant()
+	var unix, inst int64
+	if now.exact() { // unixInstant, inline
+		unix = now.b.unix + int64(now.d)
+		inst = control.InstantOf(unix)
+	} else {
+		unix, inst = now.unixInstant()
+	}
 	sh.mu.Lock()
 	e := sh.last
 	if e == nil || e.key != *k || expired(e, unix) || sh.head != e {

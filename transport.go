@@ -209,7 +209,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	b := t.budgetOf()
 	var kb budgetKey
-	key := t.key(req, b, &kb) // never changed
+	var key *budgetKey // never changed
+	if t.Key == nil {
+		key = t.originOf(req, b, &kb) // key, inline
+	} else {
+		key = t.key(req, b, &kb)
+	}
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
 	start := t.clock.read()
@@ -220,12 +225,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	body := req.Body != nil && req.Body != http.NoBody
 	var cost control.Cost // what requestCost says, once: retries cost the same
+	priced := true        // cost is set: zero otherwise
 	if c, ok := costFrom(ctx); ok {
 		cost = control.Cost(c)
 	} else if t.Cost != nil || body {
 		cost = control.Cost(estimatedCost(req, t.Cost))
+	} else {
+		priced = false
 	}
-	priced := cost != (control.Cost{})
 	// What each attempt asks the budget: its After is a retry's wait (see
 	// control.Decide), and AfterReason what it is for.
 	var ask control.Ask // field by field: a composite literal is built aside and copied
