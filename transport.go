@@ -251,7 +251,23 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt > 1 || stale {
 			asked = t.clock.read()
 		}
-		err := t.wait(req, b, key, attempt, &ask, asked, &g)
+		// Wait until the budget grants the request (and the local
+		// ceilings let it go) as ask asks (not before ask.After, a
+		// retry's own wait; zero: no bound), the context ends, or the
+		// wait turns out longer than the Transport will wait. The grant
+		// is written to g.
+		err := ctx.Err()
+		if err == nil {
+			if b.mem != nil && !t.local() {
+				// The common case, kept lean: the in-memory store, no
+				// local ceiling.
+				if h, ok := b.mem.acquireAt(key.sh, &key.m, asked, &b.cfg, &ask, &g); !ok {
+					err = t.hold(req, b, *key, attempt, ask, &g, asked.time(), &h)
+				}
+			} else {
+				err = t.hold(req, b, *key, attempt, ask, &g, asked.time(), nil)
+			}
+		}
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -309,6 +325,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+			if b.mem != nil && !g.ceil.ok && endsWithHeaders(req, resp) {
+				// accepted's first case, inline.
+				b.mem.releaseAt(&key.m, arr.wall, arr.ns, &b.cfg, &g, &out)
+				return resp, nil
+			}
 			return t.accepted(req, b, key, &g, &arr, &out, resp), nil
 		}
 		now := arr.time()
@@ -456,27 +477,6 @@ func (t *Transport) emitIf(e Event) {
 	if t.observed() {
 		t.emit(e)
 	}
-}
-
-// wait blocks until the budget grants req under key (and the local
-// ceilings let it go) as ask asks (not before ask.After, a retry's own
-// wait; zero: no bound), the context ends, or the wait turns out longer
-// than the Transport will wait. It asks first at now. The grant is written
-// to g, whose cost is set.
-func (t *Transport) wait(req *http.Request, b *Budget, key *budgetKey, attempt int, ask *control.Ask, now reading, g *lease) error {
-	if err := req.Context().Err(); err != nil {
-		return err
-	}
-	if b.mem != nil && !t.local() {
-		// The common case, kept lean: the in-memory store, no local
-		// ceiling.
-		h, ok := b.mem.acquireAt(key.sh, &key.m, now, &b.cfg, ask, g)
-		if ok {
-			return nil
-		}
-		return t.hold(req, b, *key, attempt, *ask, g, now.time(), &h)
-	}
-	return t.hold(req, b, *key, attempt, *ask, g, now.time(), nil)
 }
 
 // try is one attempt to start req: the local ceilings first, then the
