@@ -261,7 +261,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if b.mem != nil && !t.local() {
 				// The common case, kept lean: the in-memory store, no
 				// local ceiling.
-				if h, ok := b.mem.acquireAt(key.sh, &key.m, asked, &b.cfg, &ask, &g); !ok {
+				if h, ok := b.mem.acquireAt(key, asked, &b.cfg, &ask, &g); !ok {
 					err = t.hold(req, b, *key, attempt, ask, &g, asked.time(), &h)
 				}
 			} else {
