@@ -453,6 +453,28 @@ func (s *MemoryStore) releaseAt(k *memKey, now time.Time, ns int64, cfg *control
 	return p
 }
 
+// releaseAccepted is releaseAt at the arrival arr of an answer that was
+// not a refusal, whose Plan is the zero Plan.
+func (s *MemoryStore) releaseAccepted(k *memKey, arr *arrival, cfg *control.Config, g *lease, out *control.Outcome) {
+	e := g.e
+	if e == nil {
+		s.releaseAt(k, arr.wall, arr.ns, cfg, g, out)
+		return
+	}
+	sh := e.sh
+	sh.mu.Lock()
+	if e.gone {
+		e = s.entry(sh, *k, arr.wall.UnixNano(), true)
+	}
+	if c := &e.ks.c; c.ReleasesQuietly(arr.ns, &g.Lease, out) {
+		c.ReleaseQuiet(arr.ns, cfg, &g.Lease, out)
+	} else {
+		c.ReleaseAt(arr.wall, arr.ns, cfg, &g.Lease, out)
+	}
+	e.wake()
+	sh.mu.Unlock()
+}
+
 // end runs End on k's state in place, for a lease g whose Release kept it
 // in flight: on the entry that granted it, unless it was forgotten since,
 // in which case nothing is left to end.

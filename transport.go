@@ -327,7 +327,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 			if b.mem != nil && !g.ceil.ok && endsWithHeaders(req, resp) {
 				// accepted's first case, inline.
-				b.mem.releaseAt(&key.m, arr.wall, arr.ns, &b.cfg, &g, &out)
+				b.mem.releaseAccepted(&key.m, &arr, &b.cfg, &g, &out)
 				return resp, nil
 			}
 			return t.accepted(req, b, key, &g, &arr, &out, resp), nil
