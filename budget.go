@@ -196,17 +196,18 @@ func (l *lease) arrive(a *arrival) {
 		a.wall = a.t
 		return
 	}
-	a.r = reading{b, time.Since(b.t)}
-	if !a.r.exact() {
-		a.t = a.r.time()
-		a.ns, a.wall, a.r.b = control.Instant(a.t), a.t, nil
+	r := reading{b, time.Since(b.t)}
+	if !r.exact() {
+		a.t = r.time()
+		a.ns, a.wall = control.Instant(a.t), a.t
 		return
 	}
-	unix := b.unix + int64(a.r.d)
-	a.ns, a.wall = control.InstantOf(unix), time.Unix(0, unix)
+	unix := b.unix + int64(r.d)
+	wall := time.Unix(0, unix)
 	if loc := b.t.Location(); loc != time.Local {
-		a.wall = a.wall.In(loc)
+		wall = wall.In(loc)
 	}
+	a.ns, a.wall, a.r = control.InstantOf(unix), wall, r // set once: a is in memory
 }
 
 // time returns the instant with its monotonic clock reading, as read

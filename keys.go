@@ -20,6 +20,9 @@ type budgetKey struct {
 	// sh is the key's shard in the Budget's in-memory store, when known
 	// (see keyMemo); nil: look it up.
 	sh *memShard
+	// memo is the memo that holds the key, when it is a memo's (see
+	// keyMemo); nil otherwise.
+	memo *keyMemo
 }
 
 // keyMemo is the budget key of an origin a Transport saw lately, so that
@@ -54,7 +57,9 @@ func (t *Transport) originOf(req *http.Request, b *Budget, buf *budgetKey) *budg
 		if b.mem != nil {
 			buf.sh = b.mem.shard(buf.m)
 		}
-		slot.Store(&keyMemo{scheme: scheme, host: host, key: *buf, mem: b.mem})
+		m := &keyMemo{scheme: scheme, host: host, key: *buf, mem: b.mem}
+		m.key.memo = m
+		slot.Store(m)
 	}
 	return buf
 }

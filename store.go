@@ -141,6 +141,9 @@ type memEntry struct {
 	ks         KeyState
 	changed    chan struct{} // closed when Generation grows; nil when nobody waits
 	gone       bool          // removed from its shard
+	// memo is the memo of a Transport whose key was found to be this
+	// entry's key: a key from it is, with no comparison of strings.
+	memo *keyMemo
 	// rd reads the key's responses, remembering the RateLimit-Policy and
 	// the Date its server repeats. It is not part of the KeyState: it
 	// is never serialised, and is used outside the shard's lock.
@@ -364,17 +367,27 @@ func (s *MemoryStore) acquire(sh *memShard, k memKey, now time.Time, cfg *contro
 	return h, ok
 }
 
-// acquireAt is acquire at the Transport clock's reading now, which the
-// grant keeps instead of a time.Time.
-func (s *MemoryStore) acquireAt(sh *memShard, k *memKey, now reading, cfg *control.Config, ask *control.Ask, g *lease) (control.Hold, bool) {
+// acquireAt is acquire on key at the Transport clock's reading now, which
+// the grant keeps instead of a time.Time.
+func (s *MemoryStore) acquireAt(key *budgetKey, now reading, cfg *control.Config, ask *control.Ask, g *lease) (control.Hold, bool) {
+	sh := key.sh
 	if sh == nil {
-		sh = s.shard(*k)
+		sh = s.shard(key.m)
 	}
-	unix, inst := now.unixInstant()
+	var unix, inst int64
+	if now.exact() { // unixInstant, inline
+		unix = now.b.unix + int64(now.d)
+		inst = control.InstantOf(unix)
+	} else {
+		unix, inst = now.unixInstant()
+	}
 	sh.mu.Lock()
 	e := sh.last
-	if e == nil || e.key != *k || expired(e, unix) || sh.head != e {
-		e = s.entry(sh, *k, unix, true)
+	if e == nil || (e.memo != key.memo || key.memo == nil) && e.key != key.m || expired(e, unix) || sh.head != e {
+		e = s.entry(sh, key.m, unix, true)
+	}
+	if e.memo != key.memo && key.memo != nil {
+		e.memo = key.memo // the next key from the memo needs no comparison
 	}
 	gen := e.ks.c.Generation()
 	h, ok := e.ks.c.AcquireInstant(inst, cfg, ask, &g.Lease)
@@ -427,10 +440,39 @@ func (s *MemoryStore) releaseAt(k *memKey, now time.Time, ns int64, cfg *control
 	} else {
 		sh, e = s.lockGranted(*k, now, g, true)
 	}
-	p := e.ks.c.ReleaseAt(now, ns, cfg, &g.Lease, out)
+	c := &e.ks.c
+	if c.ReleasesQuietly(ns, &g.Lease, out) {
+		c.ReleaseQuiet(ns, cfg, &g.Lease, out)
+		e.wake()
+		sh.mu.Unlock()
+		return control.Plan{}
+	}
+	p := c.ReleaseAt(now, ns, cfg, &g.Lease, out)
 	e.wake()
 	sh.mu.Unlock()
 	return p
+}
+
+// releaseAccepted is releaseAt at the arrival arr of an answer that was
+// not a refusal, whose Plan is the zero Plan.
+func (s *MemoryStore) releaseAccepted(k *memKey, arr *arrival, cfg *control.Config, g *lease, out *control.Outcome) {
+	e := g.e
+	if e == nil {
+		s.releaseAt(k, arr.wall, arr.ns, cfg, g, out)
+		return
+	}
+	sh := e.sh
+	sh.mu.Lock()
+	if e.gone {
+		e = s.entry(sh, *k, arr.wall.UnixNano(), true)
+	}
+	if c := &e.ks.c; c.ReleasesQuietly(arr.ns, &g.Lease, out) {
+		c.ReleaseQuiet(arr.ns, cfg, &g.Lease, out)
+	} else {
+		c.ReleaseAt(arr.wall, arr.ns, cfg, &g.Lease, out)
+	}
+	e.wake()
+	sh.mu.Unlock()
 }
 
 // end runs End on k's state in place, for a lease g whose Release kept it

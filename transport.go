@@ -209,7 +209,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	b := t.budgetOf()
 	var kb budgetKey
-	key := t.key(req, b, &kb) // never changed
+	var key *budgetKey // never changed
+	if t.Key == nil {
+		key = t.originOf(req, b, &kb) // key, inline
+	} else {
+		key = t.key(req, b, &kb)
+	}
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
 	start := t.clock.read()
@@ -220,24 +225,49 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	body := req.Body != nil && req.Body != http.NoBody
 	var cost control.Cost // what requestCost says, once: retries cost the same
+	priced := true        // cost is set: zero otherwise
 	if c, ok := costFrom(ctx); ok {
 		cost = control.Cost(c)
 	} else if t.Cost != nil || body {
 		cost = control.Cost(estimatedCost(req, t.Cost))
+	} else {
+		priced = false
 	}
-	var after time.Time         // a retry's wait (see control.Decide)
-	var afterWhy control.Reason // what after is for
+	// What each attempt asks the budget: its After is a retry's wait (see
+	// control.Decide), and AfterReason what it is for.
+	var ask control.Ask // field by field: a composite literal is built aside and copied
+	ask.Custom = key.custom
+	ask.Until, _ = ctx.Deadline()
 	// Unless robots.txt was read or a cost estimated (which may read the
 	// body), the first attempt asks the budget at start: one clock read.
 	stale := t.Robots != nil || t.Cost != nil || body
 
 	for attempt := 1; ; attempt++ {
 		var g lease
+		if priced {
+			g.SetCost(cost)
+		}
 		asked := start
 		if attempt > 1 || stale {
 			asked = t.clock.read()
 		}
-		err := t.wait(req, b, key, attempt, &cost, &after, afterWhy, asked, &g)
+		// Wait until the budget grants the request (and the local
+		// ceilings let it go) as ask asks (not before ask.After, a
+		// retry's own wait; zero: no bound), the context ends, or the
+		// wait turns out longer than the Transport will wait. The grant
+		// is written to g.
+		err := ctx.Err()
+		if err == nil {
+			if b.mem != nil && !t.local() {
+				// The common case, kept lean: the in-memory store, no
+				// local ceiling.
+				if h, ok := b.mem.acquireAt(key, asked, &b.cfg, &ask, &g); !ok {
+					err = t.hold(req, b, *key, attempt, ask, &g, asked.time(), &h)
+				}
+			} else {
+				err = t.hold(req, b, *key, attempt, ask, &g, asked.time(), nil)
+			}
+		}
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
 				req.Body.Close()
@@ -273,7 +303,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 
-		out := control.Outcome{Bytes: resp.ContentLength, First: attempt == 1}
+		var out control.Outcome
+		out.Bytes, out.First = resp.ContentLength, attempt == 1
 		// Fields in trailers are never read (DESIGN.md §1.9).
 		if out.Quotas = readQuotas(resp.Header, arr.wall, &g, t.reader(key, &g), &out); len(out.Quotas) > 0 {
 			if spent(out.Quotas) {
@@ -294,6 +325,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+			if b.mem != nil && !g.ceil.ok && endsWithHeaders(req, resp) {
+				// accepted's first case, inline.
+				b.mem.releaseAccepted(&key.m, &arr, &b.cfg, &g, &out)
+				return resp, nil
+			}
 			return t.accepted(req, b, key, &g, &arr, &out, resp), nil
 		}
 		now := arr.time()
@@ -346,7 +382,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if plan.Reason == control.ReasonRetryBudget || plan.Pause < plan.Wait {
 			// Spaced out past the key's pause, or the refusal floor
 			// of a key not paused.
-			after, afterWhy = now.Add(plan.Wait), plan.Reason
+			ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
 		}
 
 		discard(resp.Body)
@@ -441,30 +477,6 @@ func (t *Transport) emitIf(e Event) {
 	if t.observed() {
 		t.emit(e)
 	}
-}
-
-// wait blocks until the budget grants req under key (and the local
-// ceilings let it go), not before after (a retry's own wait, for why;
-// zero: no bound), the context ends, or the wait turns out longer than the
-// Transport will wait. It asks first at now. The grant is written to g.
-func (t *Transport) wait(req *http.Request, b *Budget, key *budgetKey, attempt int, cost *control.Cost, after *time.Time, why control.Reason, now reading, g *lease) error {
-	ctx := req.Context()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	ask := control.Ask{Custom: key.custom, After: *after, AfterReason: why}
-	g.SetCost(*cost)
-	ask.Until, _ = ctx.Deadline()
-	if b.mem != nil && !t.local() {
-		// The common case, kept lean: the in-memory store, no local
-		// ceiling.
-		h, ok := b.mem.acquireAt(key.sh, &key.m, now, &b.cfg, &ask, g)
-		if ok {
-			return nil
-		}
-		return t.hold(req, b, *key, attempt, ask, g, now.time(), &h)
-	}
-	return t.hold(req, b, *key, attempt, ask, g, now.time(), nil)
 }
 
 // try is one attempt to start req: the local ceilings first, then the

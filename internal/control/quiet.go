@@ -38,23 +38,56 @@ func (s *State) quiet(now int64, cfg *Config) bool {
 
 // grantQuiet grants a request on the quiet path: what acquire does when it
 // grants with no policy, cost, learned quota or ceiling, its ramp open.
+//
+// It is stamp (with no cost and no test), learner.started and learnLease,
+// inline: with no learned quota, no start is logged and no cycle renews.
 func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
-	s.stamp(now, cfg, ask, l, 0, 0)
-	l.probe = false
-	s.learnLease(now, l)
+	lease := cfg.lease()
+	until := addSat(now, lease) // as most requests ask: the longest lease
+	if !ask.Until.IsZero() {
+		until = leaseUntil(now, cfg, &ask.Until)
+	}
+	end, ok := s.leases.reuse(s.born, until, lease)
+	if !ok {
+		end = s.leases.add(s.born, until, lease)
+	}
+	s.seq++
+	lr := &s.learn
+	if lr.cycleEpoch != s.epoch || lr.cycleStart == 0 {
+		lr.cycle++
+		lr.cycleEpoch, lr.cycleStart, lr.cycleOK, lr.held = s.epoch, now, 0, false
+	}
+	l.born, l.end, l.seq, l.epoch, l.cycle, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, lr.cycle, 0, s.skew, now
+	l.tested, l.measuring, l.probe, l.skewOK, l.window = 0, 0, false, s.flags&flagSkew != 0, false
+	switch {
+	case lr.pending && lr.pendQ > 0:
+		l.measuring = lr.pendFrom
+	case lr.cycleOK > 0:
+		l.window = true
+	}
 }
 
-// releasesQuietly reports whether Release of l with out has nothing to
-// decide: an answer accepted, with no quota, to a lease of this
-// incarnation of the state, which has no cost quota or reservation.
-func (s *State) releasesQuietly(l *Lease, out *Outcome) bool {
-	return len(out.Quotas) == 0 && l.born == s.born && l.born != 0 && s.costs.isZero() &&
+// ReleasesQuietly reports whether a Release at now of l with out has
+// nothing to decide, so that ReleaseQuiet may apply it: an answer
+// accepted, with no quota, to a lease of this incarnation of the state
+// (as it is once Release has recorded its first use), which has no cost
+// quota or reservation.
+func (s *State) ReleasesQuietly(now int64, l *Lease, out *Outcome) bool {
+	born := s.born
+	if born == 0 {
+		born = now // as touch records it
+	}
+	return len(out.Quotas) == 0 && l.born == born && l.born != 0 && s.costs.isZero() &&
 		!out.Refused && !out.Failed && !out.Transient
 }
 
-// releaseQuiet applies out on the quiet path: what release does for an
-// accepted answer with no quota.
-func (s *State) releaseQuiet(now int64, l *Lease, out *Outcome) {
+// ReleaseQuiet is ReleaseAt at now of l with out, whose Plan is the zero
+// Plan, on the quiet path: for a release that ReleasesQuietly allows, it
+// applies what release does for an accepted answer with no quota.
+func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
+	s.touch(now)
+	s.gen++ // one fewer in flight: waiters look again
+	s.leases.reap(now)
 	keep := out.Keep && s.leases.has(l.end)
 	if !s.leases.lone(l.end) {
 		s.leases.remove(l.end, false)
@@ -70,7 +103,15 @@ func (s *State) releaseQuiet(now int64, l *Lease, out *Outcome) {
 		s.dated(l, out.Skew, now)
 	}
 	s.retry.accepted()
-	s.learn.accepted(l, s.leases.n, now)
+	if lr := &s.learn; lr.quota == nil && !lr.pending && lr.smooth != smoothTrial {
+		// learner.accepted, inline: with no learned quota and no
+		// measurement pending, only the cycle's count changes.
+		if l.cycle == lr.cycle && l.cycle != 0 {
+			lr.cycleOK++
+		}
+	} else {
+		lr.accepted(l, s.leases.n, now)
+	}
 	if l.probe && now >= s.pauseUntil {
 		s.ramp.opened(s.flags&flagHinted != 0)
 	} else {
@@ -79,4 +120,5 @@ func (s *State) releaseQuiet(now int64, l *Lease, out *Outcome) {
 	if keep {
 		s.leases.keep(l.end)
 	}
+	s.settle(now, cfg)
 }

@@ -39,6 +39,17 @@ const (
 
 // deposit adds a first attempt's share.
 func (r *retryBudget) deposit(now int64) {
+	if r.at != 0 && r.tokens >= retryTokenCap {
+		// Full, as a key that is seldom refused nearly always is: the
+		// refill and the share leave it full (depositFull checks).
+		r.tokens, r.at = retryTokenCap, now
+		return
+	}
+	r.depositFull(now)
+}
+
+// depositFull is deposit without its shortcut for a full budget.
+func (r *retryBudget) depositFull(now int64) {
 	r.refill(now)
 	r.tokens = min(retryTokenCap, r.tokens+retryShare)
 }

@@ -328,17 +328,16 @@ func (s *State) ReleaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 }
 
 // releaseAt is Release at t, whose instant is now; fast allows the quiet
-// path (see releasesQuietly), which leaves the State as the full path
+// path (see ReleasesQuietly), which leaves the State as the full path
 // would.
 func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *Outcome, fast bool) Plan {
+	if fast && s.ReleasesQuietly(now, lp, out) {
+		s.ReleaseQuiet(now, cfg, lp, out)
+		return Plan{}
+	}
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.leases.reap(now)
-	if fast && s.releasesQuietly(lp, out) {
-		s.releaseQuiet(now, lp, out)
-		s.settle(now, cfg)
-		return Plan{}
-	}
 	if len(s.costs.units) > 0 {
 		s.costs.reap(now)
 	}
