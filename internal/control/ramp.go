@@ -116,8 +116,8 @@ func (r *ramp) opened(hinted bool) {
 // that states its quotas; for one that never did, since only a refusal
 // will tell where its limit is, as fast once its round trip is rampFast or
 // longer, and below it by two requests per answer times its round trip
-// over rampFast (a tenth of a request per answer at 10ms), so that it
-// grows as fast in wall time whatever its round trip. (At least one more
+// over rampFast (a tenth of a request per answer at 10ms, a thousandth at
+// least), so that it grows as fast in wall time whatever its round trip. (At least one more
 // each round trip, as before, made a key answering in 5ms or less send
 // six or more at once into the first refusal of a limit of 20: all
 // refused.)
@@ -127,7 +127,9 @@ func (r *ramp) grow(hinted bool) {
 	}
 	step := int64(2000) // thousandths: two per answer, tripling each round trip
 	if !hinted {
-		step = 2000 * min(r.rtt, rampFast) / rampFast
+		// Rounded up, so that an answer counts a thousandth at least: a
+		// key answering within 100µs would otherwise never grow.
+		step = (2000*min(r.rtt, rampFast) + rampFast - 1) / rampFast
 	}
 	acc := int64(r.acc) + step
 	r.acc = int32(acc % 1000)

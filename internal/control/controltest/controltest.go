@@ -275,6 +275,7 @@ func tables() []Table {
 	lease := control.Config{Lease: 160 * s} // slots of 10s
 	return append([]Table{
 		{Name: "probe then ramp", Steps: silentRamp()},
+		{Name: "a key answering in 50µs ramps too", Steps: silentRampFast()},
 		{Name: "a key that states its quotas ramps faster", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(1*s, "p", ok(rl(100, 60*s, 90, 60*s)), Want{}),
@@ -470,6 +471,42 @@ func tables() []Table {
 			rel(0, "p", ok(rl(0, 0, 0, 400*24*time.Hour)), Want{PauseUntil: control.MaxPause}),
 		}},
 	}, append(append(append(streamTables(), robustTables()...), learnTables()...), append(append(slidingTables(), phaseTables()...), firstTables()...)...)...)
+}
+
+// silentRampFast shows the ramp of a key that states nothing and answers
+// in 50µs, where two requests per answer times its round trip over 200ms
+// is half a thousandth: each answer still counts a thousandth, so that
+// the key grows, a request for each thousand answers (before, it counted
+// nothing below a round trip of 100µs, and such a key stayed at two in
+// flight for ever).
+func silentRampFast() []Step {
+	const us = time.Microsecond
+	steps := []Step{
+		acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
+		rel(50*us, "p", ok(), Want{InFlight: -1, Probing: -1}),
+		acq(50*us, "a1", Want{Grant: true}),
+		acq(50*us, "a2", Want{Grant: true, InFlight: 2}),
+	}
+	// 998 answers, two a round trip: still two in flight.
+	for i := 1; i < 999; i += 2 {
+		at := time.Duration(i/2+2) * 50 * us
+		steps = append(steps,
+			rel(at, fmt.Sprintf("a%d", i), ok(), Want{}),
+			rel(at, fmt.Sprintf("a%d", i+1), ok(), Want{InFlight: -1}),
+			acq(at, fmt.Sprintf("a%d", i+2), Want{Grant: true}),
+			acq(at, fmt.Sprintf("a%d", i+3), Want{Grant: true, InFlight: 2}),
+			acq(at, "x", Want{Hold: control.ReasonConcurrency}),
+		)
+	}
+	// The thousandth answer: one step, to 3.
+	return append(steps,
+		rel(30*ms, "a999", ok(), Want{}),
+		rel(30*ms, "a1000", ok(), Want{InFlight: -1}),
+		acq(30*ms, "c1", Want{Grant: true}),
+		acq(30*ms, "c2", Want{Grant: true}),
+		acq(30*ms, "c3", Want{Grant: true, InFlight: 3}),
+		acq(30*ms, "x", Want{Hold: control.ReasonConcurrency}),
+	)
 }
 
 // silentRamp shows the ramp of a key that states nothing and answers in
