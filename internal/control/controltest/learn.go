@@ -65,13 +65,42 @@ func learnTables() []Table {
 			acq(3*s+500*ms, "n", Want{Grant: true}),
 			rel(3*s+500*ms, "n", ok(), Want{}),
 			acq(3*s+750*ms, "o", Want{Grant: true}),
-			rel(3*s+750*ms, "o", ok(), Want{}),
-			acq(3*s+750*ms, "t", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
-			// Kept: two learned windows after the burst refused, the
-			// quota grows by a step, paced evenly too.
-			acq(4*s, "t", Want{Grant: true, Probe: true}),
-			rel(4*s, "t", ok(), Want{Learned: &Quota{Q: 5, W: s}}),
-			acq(4*s, "u", Want{Hold: control.ReasonAdaptive, Until: 4*s + 200*ms}),
+			// Kept: the quota is a rate now, and grows every learned
+			// window it holds (not every two, as bursts do), by a rate
+			// step (a burst step would grow the rate too): 4 per 750ms
+			// from 4 per 1s, paced evenly, one start per 187.5ms.
+			rel(3*s+750*ms, "o", ok(), Want{Learned: &Quota{Q: 4, W: 750 * ms}}),
+			acq(3*s+750*ms, "t", Want{Hold: control.ReasonAdaptive, Until: 3*s + 9375*ms/10}),
+		)},
+		{Name: "a rate that held, refused, is cut by a quarter without a pause; refused again with nothing accepted, measured", Steps: learnRate(
+			// Refused off trial (the step before was undone, and the
+			// next is a learned window away): the rate that held, 4
+			// per 750ms, is cut to three quarters, 4 per 1s, without a
+			// pause or a measurement; only the refused request waits
+			// its floor, and the next start keeps the even pace, from
+			// the refusal. (The undone step's refusal, a probe, leaves
+			// the next request a probe.)
+			acq(4*s+59375*ms/100, "c1", Want{Hold: control.ReasonAdaptive, Until: 4*s + 78125*ms/100}),
+			acq(4*s+875*ms, "c1", Want{Grant: true, Probe: true}),
+			rel(4*s+875*ms, "c1", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: s}}),
+			acq(4*s+875*ms, "c2", Want{Hold: control.ReasonAdaptive, Until: 5*s + 125*ms}),
+			// Refused again with no acceptance since the cut: not the
+			// rate's (an outage, or a much smaller limit). The key
+			// pauses for its backoff and measures again.
+			acq(5*s+125*ms, "c2", Want{Grant: true, Probe: true}),
+			rel(5*s+125*ms, "c2", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: 4 * s, Pause: 4 * s, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 9*s + 125*ms}),
+		)},
+		{Name: "a rate cut and accepted since is cut again at its next refusal", Steps: learnRate(
+			acq(4*s+875*ms, "c1", Want{Grant: true, Probe: true}),
+			rel(4*s+875*ms, "c1", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: s}}),
+			acq(4*s+875*ms, "c2", Want{Hold: control.ReasonAdaptive, Until: 5*s + 125*ms}),
+			acq(5*s+125*ms, "c2", Want{Grant: true, Probe: true}),
+			rel(5*s+125*ms, "c2", ok(), Want{}),
+			// An acceptance since the cut: the next refusal is the
+			// rate's again, cut again, without a pause.
+			acq(5*s+125*ms, "c3", Want{Hold: control.ReasonAdaptive, Until: 5*s + 375*ms}),
+			acq(5*s+375*ms, "c3", Want{Grant: true}),
+			rel(5*s+375*ms, "c3", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: 1333333333}}),
 		)},
 		{Name: "a refusal at the even pace goes back to bursts and backs off multiplicatively", Steps: learnEven(
 			// Refused in the burst's own cycle: the rate was too high.
@@ -150,8 +179,11 @@ func learnTables() []Table {
 			// Taken from a spent server, a rate faster than its own is
 			// refused in the step's first window: one window accepted
 			// whole ends the trial (not the 12.5s a bucket of 2 would
-			// take to spend its burst), and the next step follows.
-			rel(6*s+750*ms, "f", ok(), Want{Learned: &Quota{Q: 3, W: 2*s + 500*ms}}),
+			// take to spend its burst), and the next step follows: the
+			// quota is a rate now (a whole window held at the even
+			// pace), so a rate step, half way to the probe refused at
+			// 2s, not a burst step.
+			rel(6*s+750*ms, "f", ok(), Want{Learned: &Quota{Q: 2, W: 2*s + 250*ms}}),
 		}},
 		{Name: "a step taken at a refusal is put back when the key idles before its window", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
@@ -365,6 +397,56 @@ func learnEven(more ...Step) []Step {
 		// not paused, and only the refused request waits its floor.
 		rel(2*s, "j", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: s}}),
 	}, more...)
+}
+
+// learnRate returns the steps of learnEven, then a whole learned window
+// at the even pace (4 per 1s, a rate from then on), a rate step that
+// holds for its window (4 per 750ms), and the next (4 per 375ms) refused
+// on trial and undone at 4.5s, followed by more.
+func learnRate(more ...Step) []Step {
+	steps := learnEven(
+		acq(2*s+250*ms, "k", Want{Grant: true}),
+		rel(2*s+250*ms, "k", ok(), Want{}),
+		acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 2*s+500*ms}),
+		acq(2*s+500*ms, "l", Want{Grant: true}),
+		rel(2*s+500*ms, "l", ok(), Want{}),
+		acq(2*s+500*ms, "i2", Want{Hold: control.ReasonAdaptive, Until: 2*s+750*ms}),
+		acq(2*s+750*ms, "i2", Want{Grant: true}),
+		rel(2*s+750*ms, "i2", ok(), Want{}),
+		acq(2*s+750*ms, "j2", Want{Hold: control.ReasonAdaptive, Until: 3*s}),
+		acq(3*s, "j2", Want{Grant: true, Probe: true}),
+		rel(3*s, "j2", ok(), Want{}),
+		acq(3*s, "m", Want{Hold: control.ReasonAdaptive, Until: 3*s+250*ms}),
+		acq(3*s+250*ms, "m", Want{Grant: true}),
+		rel(3*s+250*ms, "m", ok(), Want{}),
+		acq(3*s+250*ms, "n", Want{Hold: control.ReasonAdaptive, Until: 3*s+500*ms}),
+		acq(3*s+500*ms, "n", Want{Grant: true}),
+		rel(3*s+500*ms, "n", ok(), Want{}),
+		acq(3*s+500*ms, "o", Want{Hold: control.ReasonAdaptive, Until: 3*s+750*ms}),
+		acq(3*s+750*ms, "o", Want{Grant: true}),
+		rel(3*s+750*ms, "o", ok(), Want{Learned: &Quota{Q: 4, W: 750 * ms}}),
+		// The step's window, accepted whole: it holds at once (a
+		// refusal off trial no longer costs a measurement, so it is
+		// not kept on trial until a bucket's burst would be spent).
+		acq(3*s+750*ms, "t", Want{Hold: control.ReasonAdaptive, Until: 3*s+9375*ms/10}),
+		acq(3*s+9375*ms/10, "t", Want{Grant: true, Probe: true}),
+		rel(3*s+9375*ms/10, "t", ok(), Want{}),
+		acq(3*s+9375*ms/10, "u", Want{Hold: control.ReasonAdaptive, Until: 4*s+125*ms}),
+		acq(4*s+125*ms, "u", Want{Grant: true}),
+		rel(4*s+125*ms, "u", ok(), Want{}),
+		acq(4*s+125*ms, "v", Want{Hold: control.ReasonAdaptive, Until: 4*s+3125*ms/10}),
+		acq(4*s+3125*ms/10, "v", Want{Grant: true}),
+		rel(4*s+3125*ms/10, "v", ok(), Want{}),
+		acq(4*s+3125*ms/10, "w", Want{Hold: control.ReasonAdaptive, Until: 4*s+500*ms}),
+		acq(4*s+500*ms, "w", Want{Grant: true}),
+		rel(4*s+500*ms, "w", ok(), Want{Learned: &Quota{Q: 4, W: 375 * ms}}),
+		// The next, twice as long, refused on trial: undone, the
+		// floor at 375ms.
+		acq(4*s+500*ms, "x", Want{Hold: control.ReasonAdaptive, Until: 4*s+59375*ms/100}),
+		acq(4*s+59375*ms/100, "x", Want{Grant: true, Probe: true}),
+		rel(4*s+59375*ms/100, "x", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: 750 * ms}}),
+	)
+	return append(steps, more...)
 }
 
 // learnEight returns the steps that learn 8 per 1s, see a burst of it
