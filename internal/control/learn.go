@@ -53,9 +53,10 @@ import (
 //     counts against the window it overdrew, not the next one (see
 //     startLog.redate). A burst step refused, or a rate step with an
 //     eighth of w or less left to try, is pinned until 32 learned windows
-//     have passed, while the other step grows. A step refused with a wait
-//     the server gave is reverted too; the key pauses, and the next step
-//     is counted from the end of the pause.
+//     have passed, while the other step grows; so is a rate step whose
+//     next step, half way, would add less than a request a window. A step
+//     refused with a wait the server gave is reverted too; the key pauses,
+//     and the next step is counted from the end of the pause.
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
 //     window, without a pause (see refused); refused again at the even pace, it backs off
@@ -67,6 +68,14 @@ import (
 //     not out of phase: q becomes what it counted (a token bucket refused
 //     after its refill each cycle would otherwise be halved towards it one
 //     refusal at a time).
+//   - Once the learned quota is a rate (a whole learned window held at the
+//     even pace, or a rate step held since it was measured), a refusal off
+//     trial cuts it to three quarters, without a pause or a measurement
+//     (see cutRate); only refusals with nothing accepted between them
+//     measure again. At the even pace it grows every learned window it
+//     holds, by rate steps tried for one window each, and by at most a
+//     request a window after a cut; the pace runs from each refusal (see
+//     repace).
 //   - A refusal while the headers said quota was left marks them
 //     unreliable: the learned quota applies for a minute, doubling each time
 //     they are caught again, up to an hour. Without such a mark, a learned
