@@ -331,7 +331,152 @@ func learnTables() []Table {
 			acq(6*s+500*ms, "w", Want{Grant: true}),
 			acq(6*s+500*ms, "y", Want{Hold: control.ReasonAdaptive, Until: 7*s + 500*ms}),
 		)},
+		{Name: "a rate that held in bursts, refused off trial, is cut without a pause", Steps: learnTwo(
+			acq(3*s, "f", Want{Grant: true, Probe: true}),
+			rel(3*s, "f", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
+			acq(3*s, "g", Want{Grant: true}),
+			rel(3*s, "g", ok(), Want{}),
+			acq(3*s, "h", Want{Grant: true}),
+			rel(3*s, "h", ok(), Want{}),
+			acq(3*s, "i", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
+			acq(4*s, "i", Want{Grant: true, Probe: true}),
+			rel(4*s, "i", ok(), Want{}),
+			acq(4*s, "j", Want{Grant: true}),
+			rel(4*s, "j", ok(), Want{}),
+			acq(4*s, "k", Want{Grant: true}),
+			// The rate step, on trial until 7s.
+			rel(4*s, "k", ok(), Want{Learned: &Quota{Q: 3, W: 750 * ms}}),
+			acq(4*s, "l", Want{Hold: control.ReasonAdaptive, Until: 4*s + 750*ms}),
+			acq(4*s+750*ms, "l", Want{Grant: true, Probe: true}),
+			rel(4*s+750*ms, "l", ok(), Want{}),
+			acq(4*s+750*ms, "m", Want{Grant: true}),
+			rel(4*s+750*ms, "m", ok(), Want{}),
+			acq(4*s+750*ms, "n", Want{Grant: true}),
+			rel(4*s+750*ms, "n", ok(), Want{}),
+			acq(4*s+750*ms, "o", Want{Hold: control.ReasonAdaptive, Until: 5*s + 500*ms}),
+			acq(5*s+500*ms, "o", Want{Grant: true, Probe: true}),
+			rel(5*s+500*ms, "o", ok(), Want{}),
+			acq(5*s+500*ms, "q", Want{Grant: true}),
+			rel(5*s+500*ms, "q", ok(), Want{}),
+			acq(5*s+500*ms, "r", Want{Grant: true}),
+			rel(5*s+500*ms, "r", ok(), Want{}),
+			acq(5*s+500*ms, "t", Want{Hold: control.ReasonAdaptive, Until: 6*s + 250*ms}),
+			acq(6*s+250*ms, "t", Want{Grant: true, Probe: true}),
+			rel(6*s+250*ms, "t", ok(), Want{}),
+			acq(6*s+250*ms, "t2", Want{Grant: true}),
+			rel(6*s+250*ms, "t2", ok(), Want{}),
+			acq(6*s+250*ms, "t3", Want{Grant: true}),
+			rel(6*s+250*ms, "t3", ok(), Want{}),
+			acq(6*s+250*ms, "t4", Want{Hold: control.ReasonAdaptive, Until: 7 * s}),
+			acq(7*s, "t4", Want{Grant: true, Probe: true}),
+			rel(7*s, "t4", ok(), Want{}),
+			acq(7*s, "t5", Want{Grant: true}),
+			rel(7*s, "t5", ok(), Want{}),
+			acq(7*s, "t6", Want{Grant: true}),
+			// The rate step held: the burst grows, on trial.
+			rel(7*s, "t6", ok(), Want{Learned: &Quota{Q: 4, W: 750 * ms}}),
+			acq(7*s, "t7", Want{Grant: true}),
+			// Refused on trial: undone, no pause.
+			rel(7*s, "t7", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 3, W: 750 * ms}}),
+			acq(7*s, "t8", Want{Hold: control.ReasonAdaptive, Until: 7*s + 750*ms}),
+			// Refused off trial: the rate held since it was measured
+			// (3 per 750ms, for 3s), so this refusal is the rate's,
+			// not a window spent at once: it is cut by a quarter, 3
+			// per 1s, without a pause or a measurement.
+			acq(7*s+750*ms, "t8", Want{Grant: true, Probe: true}),
+			rel(7*s+750*ms, "t8", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 3, W: s}}),
+		)},
+		{Name: "a rate step is pinned when half way to the window refused adds less than a request a window", Steps: learnRateRefused(
+			// 3 per 1s held, 3 per 750ms refused: half way, 3 per
+			// 875ms, adds 3/7 of a request a window, which one window
+			// cannot tell too fast. The rate step is pinned: two
+			// learned windows on, the burst grows, and once it held,
+			// the burst again, not the rate.
+			rel(6*s+500*ms, "w", ok(), Want{}),
+			acq(7*s+500*ms, "y", Want{Grant: true, Probe: true}),
+			rel(7*s+500*ms, "y", ok(), Want{}),
+			acq(7*s+500*ms, "a1", Want{Grant: true}),
+			rel(7*s+500*ms, "a1", ok(), Want{}),
+			acq(7*s+500*ms, "a2", Want{Grant: true}),
+			rel(7*s+500*ms, "a2", ok(), Want{}),
+			acq(7*s+500*ms, "a3", Want{Hold: control.ReasonAdaptive, Until: 8*s + 500*ms}),
+			acq(8*s+500*ms, "a3", Want{Grant: true, Probe: true}),
+			rel(8*s+500*ms, "a3", ok(), Want{Learned: &Quota{Q: 4, W: s}}),
+			acq(8*s+500*ms, "b1", Want{Grant: true}),
+			rel(8*s+500*ms, "b1", ok(), Want{}),
+			acq(8*s+500*ms, "b2", Want{Grant: true}),
+			rel(8*s+500*ms, "b2", ok(), Want{}),
+			acq(8*s+500*ms, "b3", Want{Grant: true}),
+			rel(8*s+500*ms, "b3", ok(), Want{}),
+			acq(8*s+500*ms, "b4", Want{Hold: control.ReasonAdaptive, Until: 9*s + 500*ms}),
+			acq(9*s+500*ms, "b4", Want{Grant: true, Probe: true}),
+			rel(9*s+500*ms, "b4", ok(), Want{}),
+			acq(9*s+500*ms, "c1", Want{Grant: true}),
+			rel(9*s+500*ms, "c1", ok(), Want{}),
+			acq(9*s+500*ms, "c2", Want{Grant: true}),
+			rel(9*s+500*ms, "c2", ok(), Want{}),
+			acq(9*s+500*ms, "c3", Want{Grant: true}),
+			rel(9*s+500*ms, "c3", ok(), Want{Learned: &Quota{Q: 5, W: s}}),
+		)},
 	}
+}
+
+// learnRateRefused returns the steps of the table "a rate step stays on
+// trial until the server's burst would be spent": 3 per 1s learned, the
+// burst step holds, the rate step to 3 per 750ms holds two windows and is
+// refused on trial at 6.25s, and undone; then the next window at 6.5s,
+// followed by more.
+func learnRateRefused(more ...Step) []Step {
+	return learnTwo(append([]Step{
+		// The burst grows by one, and holds once a window begun
+		// after it is accepted whole.
+		acq(3*s, "f", Want{Grant: true, Probe: true}),
+		rel(3*s, "f", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
+		acq(3*s, "g", Want{Grant: true}),
+		rel(3*s, "g", ok(), Want{}),
+		acq(3*s, "h", Want{Grant: true}),
+		rel(3*s, "h", ok(), Want{}),
+		acq(3*s, "i", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
+		acq(4*s, "i", Want{Grant: true, Probe: true}),
+		rel(4*s, "i", ok(), Want{}),
+		acq(4*s, "j", Want{Grant: true}),
+		rel(4*s, "j", ok(), Want{}),
+		acq(4*s, "k", Want{Grant: true}),
+		// It held: the rate grows, w by a quarter. The server's
+		// burst is 3 at most so far, spent at 3 per 0.75s against
+		// 3 per 1s in 3s: the step is on trial until 7s.
+		rel(4*s, "k", ok(), Want{Learned: &Quota{Q: 3, W: 750 * ms}}),
+		acq(4*s, "l", Want{Hold: control.ReasonAdaptive, Until: 4*s + 750*ms}),
+		acq(4*s+750*ms, "l", Want{Grant: true, Probe: true}),
+		rel(4*s+750*ms, "l", ok(), Want{}),
+		acq(4*s+750*ms, "m", Want{Grant: true}),
+		rel(4*s+750*ms, "m", ok(), Want{}),
+		acq(4*s+750*ms, "n", Want{Grant: true}),
+		rel(4*s+750*ms, "n", ok(), Want{}),
+		acq(4*s+750*ms, "o", Want{Hold: control.ReasonAdaptive, Until: 5*s + 500*ms}),
+		acq(5*s+500*ms, "o", Want{Grant: true, Probe: true}),
+		rel(5*s+500*ms, "o", ok(), Want{}),
+		acq(5*s+500*ms, "q", Want{Grant: true}),
+		rel(5*s+500*ms, "q", ok(), Want{}),
+		acq(5*s+500*ms, "r", Want{Grant: true}),
+		rel(5*s+500*ms, "r", ok(), Want{}),
+		acq(5*s+500*ms, "t", Want{Hold: control.ReasonAdaptive, Until: 6*s + 250*ms}),
+		// Two windows accepted whole at the faster rate, and then
+		// a refusal, before 7s: the step's still, not the learned
+		// quota's. It is undone without a pause.
+		acq(6*s+250*ms, "t", Want{Grant: true, Probe: true}),
+		rel(6*s+250*ms, "t", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 3, W: s}}),
+		// The refused request counts against the window it
+		// overdrew, begun at 5.5s: the next begins at 6.5s, with
+		// the whole quota.
+		acq(6*s+250*ms, "u", Want{Hold: control.ReasonAdaptive, Until: 6*s + 500*ms}),
+		acq(6*s+500*ms, "u", Want{Grant: true, Probe: true}),
+		rel(6*s+500*ms, "u", ok(), Want{}),
+		acq(6*s+500*ms, "v", Want{Grant: true}),
+		rel(6*s+500*ms, "v", ok(), Want{}),
+		acq(6*s+500*ms, "w", Want{Grant: true}),
+		acq(6*s+500*ms, "y", Want{Hold: control.ReasonAdaptive, Until: 7*s + 500*ms}),
+	}, more...)...)
 }
 
 // backoffPlan is the plan of a bare refusal's retry: the 1s floor, the
