@@ -73,9 +73,9 @@ import (
 //     trial cuts it to three quarters, without a pause or a measurement
 //     (see cutRate); only refusals with nothing accepted between them
 //     measure again. At the even pace it grows every learned window it
-//     holds, by rate steps tried for one window each, and by at most a
-//     request a window after a cut; the pace runs from each refusal (see
-//     repace).
+//     holds, by rate steps tried for one window each; the pace runs from
+//     each refusal (see repace). Once decreased (a cut, or a measurement
+//     of a learned quota), a rate step adds at most a request a window.
 //   - A refusal while the headers said quota was left marks them
 //     unreliable: the learned quota applies for a minute, doubling each time
 //     they are caught again, up to an hour. Without such a mark, a learned
@@ -368,11 +368,17 @@ func (l *learner) grow(now int64) {
 
 // rateStep returns how much the next rate step shortens the learned
 // window: w>>stride (a quarter of w at first, half of it at most, even
-// for a stride restored as 0), and no more than half way to floor.
+// for a stride restored as 0), and no more than half way to floor. Once
+// the learned quota was decreased (a refusal off trial measured it again,
+// or cut its rate), no more than w/(q+1), one request more a window: the
+// rate is then known to lie near it, and growth is additive, as TCP's
+// after its first loss; before, the steps double, to find a rate that
+// may be far above the first measurement (a bucket's window measured
+// from above by the refusal floor).
 func (l *learner) rateStep() int64 {
 	q := l.quota
 	d := q.w >> min(max(l.stride, 1), 62)
-	if l.even() && l.cutSeq != 0 {
+	if l.growGap != 0 || l.cutSeq != 0 {
 		d = min(d, q.w/(q.q+1)) // one request more per window
 	}
 	if l.floor > 0 && l.floor < q.w {

@@ -120,6 +120,68 @@ func learnTables() []Table {
 		)},
 
 		{Name: "two decreases in a row that count as few are trusted in full", Steps: learnEight()},
+		{Name: "after a multiplicative decrease the rate grows by at most a request a window", Steps: learnHalved(
+			acq(3*s, "h0", Want{Grant: true}),
+			rel(3*s, "h0", ok(), Want{}),
+			acq(3*s, "h1", Want{Grant: true}),
+			rel(3*s, "h1", ok(), Want{}),
+			acq(3*s, "h2", Want{Grant: true}),
+			rel(3*s, "h2", ok(), Want{}),
+			acq(3*s, "h3", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
+			acq(4*s, "h3", Want{Grant: true, Probe: true}),
+			rel(4*s, "h3", ok(), Want{}),
+			acq(4*s, "h4", Want{Grant: true}),
+			rel(4*s, "h4", ok(), Want{}),
+			acq(4*s, "h5", Want{Grant: true}),
+			rel(4*s, "h5", ok(), Want{}),
+			acq(4*s, "h6", Want{Grant: true}),
+			rel(4*s, "h6", ok(), Want{}),
+			acq(4*s, "h7", Want{Hold: control.ReasonAdaptive, Until: 5 * s}),
+			acq(5*s, "h7", Want{Grant: true, Probe: true}),
+			rel(5*s, "h7", ok(), Want{}),
+			acq(5*s, "h8", Want{Grant: true}),
+			rel(5*s, "h8", ok(), Want{}),
+			acq(5*s, "h9", Want{Grant: true}),
+			rel(5*s, "h9", ok(), Want{}),
+			acq(5*s, "h10", Want{Grant: true}),
+			rel(5*s, "h10", ok(), Want{}),
+			acq(5*s, "h11", Want{Hold: control.ReasonAdaptive, Until: 6 * s}),
+			acq(6*s, "h11", Want{Grant: true, Probe: true}),
+			rel(6*s, "h11", ok(), Want{}),
+			acq(6*s, "h12", Want{Grant: true}),
+			rel(6*s, "h12", ok(), Want{}),
+			acq(6*s, "h13", Want{Grant: true}),
+			rel(6*s, "h13", ok(), Want{}),
+			acq(6*s, "h14", Want{Grant: true}),
+			rel(6*s, "h14", ok(), Want{}),
+			acq(6*s, "h15", Want{Hold: control.ReasonAdaptive, Until: 7 * s}),
+			// Four learned windows on (each decrease doubled the windows
+			// between steps): the burst grows by one, on trial.
+			acq(7*s, "h15", Want{Grant: true, Probe: true}),
+			rel(7*s, "h15", ok(), Want{Learned: &Quota{Q: 5, W: s}}),
+			acq(7*s, "h16", Want{Grant: true}),
+			rel(7*s, "h16", ok(), Want{}),
+			acq(7*s, "h17", Want{Grant: true}),
+			rel(7*s, "h17", ok(), Want{}),
+			acq(7*s, "h18", Want{Grant: true}),
+			rel(7*s, "h18", ok(), Want{}),
+			acq(7*s, "h19", Want{Grant: true}),
+			rel(7*s, "h19", ok(), Want{}),
+			acq(7*s, "h20", Want{Hold: control.ReasonAdaptive, Until: 8 * s}),
+			acq(8*s, "h20", Want{Grant: true, Probe: true}),
+			rel(8*s, "h20", ok(), Want{}),
+			acq(8*s, "h21", Want{Grant: true}),
+			rel(8*s, "h21", ok(), Want{}),
+			acq(8*s, "h22", Want{Grant: true}),
+			rel(8*s, "h22", ok(), Want{}),
+			acq(8*s, "h23", Want{Grant: true}),
+			rel(8*s, "h23", ok(), Want{}),
+			acq(8*s, "h24", Want{Grant: true}),
+			// The burst step held; the rate step after a decrease adds
+			// one request a window, w/(q+1), not a quarter of w: 5 per
+			// 833ms, not 5 per 750ms.
+			rel(8*s, "h24", ok(), Want{Learned: &Quota{Q: 5, W: 833333334}}),
+		)},
 		{Name: "a probe refused while measuring bounds the window: the first step tests its lower half", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(), Want{}),
@@ -594,13 +656,12 @@ func learnRate(more ...Step) []Step {
 	return append(steps, more...)
 }
 
-// learnEight returns the steps that learn 8 per 1s, see a burst of it
+// learnHalved returns the steps that learn 8 per 1s, see a burst of it
 // refused at 2s after the probe alone, then the even pace refused too,
 // and back off twice, each cycle refused after its probe: one
 // multiplicative decrease halves q, as a cycle measured out of phase may
-// count few; the second, which counts no more than the first, is trusted
-// in full.
-func learnEight() []Step {
+// count few: 4 per 1s at 3s, its probe accepted.
+func learnHalved(more ...Step) []Step {
 	steps := []Step{
 		acq(0, "p", Want{Grant: true, Probe: true}),
 		rel(0, "p", ok(), Want{}),
@@ -619,7 +680,7 @@ func learnEight() []Step {
 		name := fmt.Sprintf("b%d", i)
 		steps = append(steps, acq(s, name, Want{Grant: true}), rel(s, name, ok(), Want{}))
 	}
-	return append(steps,
+	return append(append(steps,
 		acq(s, "h", Want{Hold: control.ReasonAdaptive, Until: 2 * s}),
 		// The burst refused after its probe: paced evenly, on trial.
 		acq(2*s, "h", Want{Grant: true, Probe: true}),
@@ -632,6 +693,14 @@ func learnEight() []Step {
 		// One acceptance counted, out of 8: q halves, no further.
 		acq(3*s, "l", Want{Grant: true, Probe: true}),
 		rel(3*s, "l", ok(), Want{Learned: &Quota{Q: 4, W: s}}),
+	), more...)
+}
+
+// learnEight returns the steps of learnHalved, then the burst after the
+// probe refused again and measured: the second decrease, which counts no
+// more than the first, is trusted in full.
+func learnEight() []Step {
+	return append(learnHalved(),
 		// Refused again after the probe alone.
 		acq(3*s, "m", Want{Grant: true}),
 		rel(3*s, "m", refused(bare(4*s)), Want{PauseUntil: 4 * s}),
