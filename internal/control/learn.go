@@ -54,9 +54,11 @@ import (
 //     startLog.redate). A burst step refused, or a rate step with an
 //     eighth of w or less left to try, is pinned until 32 learned windows
 //     have passed, while the other step grows; so is a rate step whose
-//     next step, half way, would add less than a request a window. A step
-//     refused with a wait the server gave is reverted too; the key pauses,
-//     and the next step is counted from the end of the pause.
+//     next step, half way, would add less than a request a window, and,
+//     once the quota was decreased, the rate step with a burst step
+//     refused (it would try the same rate). A step refused with a wait
+//     the server gave is reverted too; the key pauses, and the next step
+//     is counted from the end of the pause.
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
 //     window, without a pause (see refused); refused again at the even pace, it backs off
@@ -414,6 +416,11 @@ func (l *learner) revert(seq uint64, now int64) {
 	case stepBurst:
 		q.q = min(max(l.prev, 1), maxQuota)
 		l.pin(stepBurst, now)
+		if l.growGap != 0 || l.cutSeq != 0 {
+			// Decreased before: the rate step would add a request a
+			// window at most (see rateStep), the rate just refused.
+			l.pin(stepRate, now)
+		}
 	case stepRate:
 		l.floor = q.w
 		q.w = min(max(l.prev, 1), int64(maxSpan))
