@@ -77,6 +77,22 @@ func TestBinaryTails(t *testing.T) {
 	if l := back.learn; l.lo != int64(2*time.Second) || !l.quick {
 		t.Errorf("lower bound's tail read back as lo %d, quick %v", l.lo, l.quick)
 	}
+	// The learner's rate: its last cut, an acceptance since, a rate
+	// step held. A form without this tail reads them as zero.
+	rt := worst()
+	rt.learn.cutSeq, rt.learn.cutOK, rt.learn.rated = rt.seq, true, true
+	rb, _ := rt.MarshalBinary()
+	back = State{}
+	if err := back.UnmarshalBinary(rb); err != nil {
+		t.Fatalf("UnmarshalBinary(rate) = %v", err)
+	}
+	if l := back.learn; l.cutSeq != rt.seq || !l.cutOK || !l.rated {
+		t.Errorf("rate's tail read back as cut %d, ok %v, rated %v", l.cutSeq, l.cutOK, l.rated)
+	}
+	back = State{}
+	if err := back.UnmarshalBinary(lb); err != nil || back.learn.cutSeq != 0 || back.learn.cutOK || back.learn.rated {
+		t.Errorf("a form without the rate's tail read back as cut %d, ok %v, rated %v (%v)", back.learn.cutSeq, back.learn.cutOK, back.learn.rated, err)
+	}
 	plain, _ := worst().MarshalBinary()
 	for name, form := range map[string][]byte{
 		"empty tail":                     append(bytes.Clone(plain), tailLearn, 0, 0),
@@ -91,6 +107,10 @@ func TestBinaryTails(t *testing.T) {
 		"empty lower bound":              append(bytes.Clone(plain), tailLo, 0, 0),
 		"lower bound's flag not a bool":  append(bytes.Clone(plain), tailLo, 1, 2),
 		"lower bound before cut":         append(bytes.Clone(lb), tailCut, 1),
+		"empty rate":                     append(bytes.Clone(plain), tailRate, 0, 0, 0),
+		"rate's flag not a bool":         append(bytes.Clone(plain), tailRate, 0, 2, 0),
+		"rate cut at a grant to come":    append(bytes.Clone(plain), append(append([]byte{tailRate}, binary.AppendUvarint(nil, s.seq+1)...), 0, 0)...),
+		"rate before lower bound":        append(bytes.Clone(rb), tailLo, 1, 0),
 	} {
 		if err := new(State).UnmarshalBinary(form); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -20,6 +20,7 @@ const (
 	tailPhase  = 4 // each policy's phase: flags, lead, and the reset stated (see phase.go)
 	tailFirst  = 5 // each policy's bound on windows rounded down: span, opened, test (see first.go)
 	tailLo     = 6 // the learner's lower bound on the window it measures, and its quick rate step
+	tailRate   = 7 // the learner's rate: the grants at its last cut, an acceptance since, a rate step held
 )
 
 // Flags of a policy's phase in its tail.
@@ -101,6 +102,12 @@ func (e *encoder) tails(s *State) {
 		e.b = append(e.b, tailLo)
 		e.uint(uint64(l.lo))
 		e.bool(l.quick)
+	}
+	if l.cutSeq != 0 || l.cutOK || l.rated {
+		e.b = append(e.b, tailRate)
+		e.uint(l.cutSeq)
+		e.bool(l.cutOK)
+		e.bool(l.rated)
 	}
 }
 
@@ -200,6 +207,15 @@ func (d *decoder) tails(n *State) {
 			l.lo = int64(d.bounded(uint64(maxSpan)))
 			l.quick = d.bool()
 			if l.lo == 0 && !l.quick {
+				d.fail() // never written
+			}
+		case tailRate:
+			l := &n.learn
+			if l.cutSeq = d.uint(); l.cutSeq > n.seq {
+				d.fail()
+			}
+			l.cutOK, l.rated = d.bool(), d.bool()
+			if l.cutSeq == 0 && !l.cutOK && !l.rated {
 				d.fail() // never written
 			}
 		default:

@@ -53,7 +53,10 @@ import (
 //     counts against the window it overdrew, not the next one (see
 //     startLog.redate). A burst step refused, or a rate step with an
 //     eighth of w or less left to try, is pinned until 32 learned windows
-//     have passed, while the other step grows. A step refused with a wait
+//     have passed, while the other step grows; so is a rate step whose
+//     next step, half way, would add less than a request a window, and,
+//     once the quota was decreased, the rate step with a burst step
+//     refused (it would try the same rate). A step refused with a wait
 //     the server gave is reverted too; the key pauses, and the next step
 //     is counted from the end of the pause.
 //   - A refusal of a learned quota that was not on trial first paces it
@@ -67,6 +70,14 @@ import (
 //     not out of phase: q becomes what it counted (a token bucket refused
 //     after its refill each cycle would otherwise be halved towards it one
 //     refusal at a time).
+//   - Once the learned quota is a rate (a whole learned window held at the
+//     even pace, or a rate step held since it was measured), a refusal off
+//     trial cuts it to three quarters, without a pause or a measurement
+//     (see cutRate); only refusals with nothing accepted between them
+//     measure again. At the even pace it grows every learned window it
+//     holds, by rate steps tried for one window each; the pace runs from
+//     each refusal (see repace). Once decreased (a cut, or a measurement
+//     of a learned quota), a rate step adds at most a request a window.
 //   - A refusal while the headers said quota was left marks them
 //     unreliable: the learned quota applies for a minute, doubling each time
 //     they are caught again, up to an hour. Without such a mark, a learned
@@ -111,6 +122,10 @@ type learner struct {
 
 	lo    int64 // while measuring: the latest start of a request refused in it, since pendFrom; 0: none (cleared when the measurement ends)
 	quick bool  // a probe refused bounded the window measured from below (floor): the next step is a rate step, after one learned window
+
+	cutSeq uint64 // the key's grants when the even pace was last cut (see cutRate); 0: none since the last measurement
+	cutOK  bool   // a request granted after that cut was accepted
+	rated  bool   // a rate step held since the last measurement: the quota is a rate the server passed
 }
 
 // The states of smooth pacing.
@@ -142,8 +157,13 @@ func (l *learner) isZero() bool {
 		!l.pending && l.pendCycle == 0 && l.pendQ == 0 && l.pendFrom == 0 && l.quota == nil &&
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
-		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0 && l.cut == 0 && l.lo == 0 && !l.quick
+		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0 && l.cut == 0 && l.lo == 0 && !l.quick &&
+		l.cutSeq == 0 && !l.cutOK && !l.rated
 }
+
+// even reports whether the learned quota is a rate: paced one start per
+// w/q, a whole learned window having held so (see refused).
+func (l *learner) even() bool { return l.smooth == smoothOn }
 
 // active reports whether the learned quota paces requests now.
 func (l *learner) active(policies []policy, now int64) bool {
@@ -207,6 +227,9 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	if g.cycle == l.cycle && g.cycle != 0 {
 		l.cycleOK++
 	}
+	if l.cutSeq != 0 && g.seq > l.cutSeq {
+		l.cutOK = true
+	}
 	if l.smooth == smoothTrial && l.cycle > l.smoothAt && l.cycleOK >= l.quota.q {
 		l.smooth = smoothOn // a whole learned window held at an even pace
 	}
@@ -221,7 +244,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		return
 	}
 	// The key is accepted again: the measurement ends.
-	l.pending = false
+	l.pending, l.cutSeq, l.cutOK, l.rated = false, 0, false, false
 	lo := l.lo
 	l.lo = 0
 	if l.pendQ < 1 {
@@ -284,7 +307,7 @@ func (l *learner) grow(now int64) {
 		if l.cycle <= l.trialAt || l.cycleOK < q.q {
 			return
 		}
-		if l.trial == stepRate && l.revertSeq == 0 && now-l.grownAt < l.drain() {
+		if l.trial == stepRate && l.revertSeq == 0 && !l.even() && now-l.grownAt < l.drain() {
 			return
 		}
 		if l.trial == stepRate && l.revertSeq != 0 && l.cycleStart-l.grownAt > q.w {
@@ -299,14 +322,15 @@ func (l *learner) grow(now int64) {
 		}
 	} else {
 		gap := int64(max(minGrowGap, l.growGap))
-		if l.quick {
-			gap = 1 // a measurement's own bound is tested, not a growth
+		if l.quick || l.even() {
+			gap = 1 // a measurement's own bound is tested, not a growth; a rate grows every window
 		}
 		if now-l.grownAt < gap*q.w {
 			return
 		}
 	}
 	if l.trial == stepRate {
+		l.rated = true
 		l.stride = max(l.stride-1, 1) // it held: the next rate step is twice as long, half of w at most
 	}
 	l.trial = 0
@@ -314,10 +338,13 @@ func (l *learner) grow(now int64) {
 		l.pinned = 0 // the server may have changed
 	}
 	step := stepBurst
-	if l.last == stepBurst || l.quick {
+	if l.last == stepBurst || l.quick || l.even() {
 		step = stepRate
 	}
 	l.quick = false
+	if l.pinned&step != 0 && l.even() {
+		return // a rate pinned: a burst step would grow it too
+	}
 	if l.pinned&step != 0 {
 		step ^= stepsAll
 	}
@@ -343,10 +370,19 @@ func (l *learner) grow(now int64) {
 
 // rateStep returns how much the next rate step shortens the learned
 // window: w>>stride (a quarter of w at first, half of it at most, even
-// for a stride restored as 0), and no more than half way to floor.
+// for a stride restored as 0), and no more than half way to floor. Once
+// the learned quota was decreased (a refusal off trial measured it again,
+// or cut its rate), no more than w/(q+1), one request more a window: the
+// rate is then known to lie near it, and growth is additive, as TCP's
+// after its first loss; before, the steps double, to find a rate that
+// may be far above the first measurement (a bucket's window measured
+// from above by the refusal floor).
 func (l *learner) rateStep() int64 {
 	q := l.quota
 	d := q.w >> min(max(l.stride, 1), 62)
+	if l.growGap != 0 || l.cutSeq != 0 {
+		d = min(d, q.w/(q.q+1)) // one request more per window
+	}
 	if l.floor > 0 && l.floor < q.w {
 		d = min(d, (q.w-l.floor)/2)
 	}
@@ -380,10 +416,17 @@ func (l *learner) revert(seq uint64, now int64) {
 	case stepBurst:
 		q.q = min(max(l.prev, 1), maxQuota)
 		l.pin(stepBurst, now)
+		if l.growGap != 0 || l.cutSeq != 0 {
+			// Decreased before: the rate step would add a request a
+			// window at most (see rateStep), the rate just refused.
+			l.pin(stepRate, now)
+		}
 	case stepRate:
 		l.floor = q.w
 		q.w = min(max(l.prev, 1), int64(maxSpan))
-		if q.w-l.floor <= q.w/8 {
+		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || mulDiv(q.q, d, q.w-d) < 1 {
+			// The next step, half way, would add less than a request
+			// a window: one window cannot tell it too fast.
 			l.pin(stepRate, now)
 		}
 	}
@@ -410,6 +453,47 @@ func (l *learner) stepSaturated(now int64) {
 	q.w -= d
 	l.trial, l.trialAt, l.last, l.cut = stepRate, l.cycle, stepRate, 0
 	l.grownAt, l.binding = now, false
+}
+
+// cutRate decreases the learned rate multiplicatively at a refusal at now
+// not of a step on trial, once the quota is paced evenly or a rate step
+// held since it was measured: the rate that held was refused
+// (a bucket's slack let it through for a while, or the server slowed).
+// The rate is cut to three quarters of it (w grows by a third), and the
+// window refused is the floor the next steps go half way to. The key is
+// not paused and nothing is measured: only the refused request waits
+// the refusal floor, and the refusals of requests granted up to seq are
+// of the same overdraw (see absorbs). A refusal of a request granted
+// after a cut, with none accepted since, is not the rate's: the server
+// refuses everything (an outage, or a much smaller limit), and the key
+// measures again.
+func (l *learner) cutRate(seq uint64, now int64) {
+	q := l.quota
+	if l.trial == stepRate {
+		q.w = min(max(l.prev, 1), int64(maxSpan)) // the rate before the step
+	}
+	l.floor = q.w
+	q.w = min(q.w+q.w/3, int64(maxSpan))
+	l.trial, l.trialAt, l.revertSeq, l.cut = 0, 0, seq, 0
+	l.cutSeq, l.cutOK = seq, false
+	l.grownAt, l.binding = now, false
+}
+
+// repace counts the start of g, refused at now by an overdraw the learner
+// undid, against the learned quota. In bursts, it counts against the
+// window it overdrew, not the next one: its start is counted with the
+// oldest start of the learned window that ends at now (see
+// startLog.redate). At the even pace, the pace runs from the refusal: the
+// server had nothing left then, and a start counted a window back would
+// let the next one go at once.
+func (l *learner) repace(g *Lease, now int64) {
+	q := l.quota
+	if l.even() {
+		q.log.reset()
+		q.log.add(now, q.q, q.w, 1)
+		return
+	}
+	q.log.redate(g.start, now-q.w)
 }
 
 // resume records that the step just undone was refused with a wait the
@@ -489,14 +573,21 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 		}
 		if l.trial != 0 && g.cycle >= l.trialAt {
 			l.revert(seq, now)
-			l.quota.log.redate(g.start, now-l.quota.w)
+			l.repace(g, now)
 			return true, 0
 		}
 		if l.absorbs(g) {
 			l.quota.log.redate(g.start, now-l.quota.w)
 			return true, 0
 		}
-		if l.smooth == 0 && l.trial == 0 {
+		if (l.even() || l.rated) && (l.cutSeq == 0 || l.cutOK) {
+			// A rate that held, refused: cut it, without a pause
+			// or a new measurement (see cutRate).
+			l.cutRate(seq, now)
+			l.repace(g, now)
+			return true, 0
+		}
+		if l.smooth == 0 && l.trial == 0 && l.cutSeq == 0 {
 			// The server refused a burst of the learned quota: pace it
 			// evenly, at the same rate, before backing off.
 			l.smooth, l.smoothAt, l.revertSeq, l.trialAt = smoothTrial, g.cycle, seq, g.cycle
