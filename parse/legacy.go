@@ -16,16 +16,22 @@ import (
 // triplet reads the limit and remaining fields of a triplet. It returns the
 // current quota and the quota items that followed the current limit.
 func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quota, []item) {
+	return tripletOf(dialect, p.get(limit), p.get(remaining), buf)
+}
+
+// tripletOf is triplet on the field lines of the limit and remaining
+// fields.
+func tripletOf(dialect string, limit, remaining []string, buf []item) (Quota, []item) {
 	q := newQuota(dialect)
 	var tail []item
-	if n, ok := quickCount(p.get(limit)); ok {
+	if n, ok := quickCount(limit); ok {
 		q.Limit, tail = n, buf // the shape servers send; no items
-	} else if cur, items, ok := limitList(p.get(limit), buf); ok {
+	} else if cur, items, ok := limitList(limit, buf); ok {
 		q.Limit, q.Window, q.Policy, tail = cur.n, cur.w, cur.name, items
 	}
-	if n, ok := quickCount(p.get(remaining)); ok {
+	if n, ok := quickCount(remaining); ok {
 		q.Remaining = n
-	} else if s, ok := single(p.get(remaining)); ok {
+	} else if s, ok := single(remaining); ok {
 		if r, ok := member(s); ok {
 			q.Remaining = r.n
 			if q.Window == 0 {
@@ -38,11 +44,15 @@ func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quo
 
 // delta reads a single delay in decimal seconds from slot s; -1 when
 // absent or invalid.
-func (p *parser) delta(s slot) time.Duration {
-	if n, ok := quickCount(p.get(s)); ok {
+func (p *parser) delta(s slot) time.Duration { return deltaOf(p.get(s)) }
+
+// deltaOf reads a single delay in decimal seconds from the field lines
+// vals; -1 when absent or invalid.
+func deltaOf(vals []string) time.Duration {
+	if n, ok := quickCount(vals); ok {
 		return seconds(n, 0)
 	}
-	v, ok := single(p.get(s))
+	v, ok := single(vals)
 	if !ok {
 		return -1
 	}

@@ -247,3 +247,64 @@ func BenchmarkReaderIETFVarying(b *testing.B) {
 		i++
 	}
 }
+
+// FuzzQuickRead checks the fast path of read (quickread.go) against the
+// general path: on every header, with and without a Reader (through
+// three responses, as in FuzzReader), fresh or not, and with the zero
+// estimate or one off the response's Date, both read the same quotas and
+// Date.
+func FuzzQuickRead(f *testing.F) {
+	cases := seedCases(f)
+	for i, c := range cases {
+		f.Add(headerBlock(c), headerBlock(cases[(i+1)%len(cases)]), int64(1740830400), int64(0))
+	}
+	for i, d := range dialectBenchmarks {
+		var b strings.Builder
+		b.WriteString("Date: Sat, 01 Mar 2025 12:00:00 GMT\n")
+		for _, l := range d.fields {
+			b.WriteString(l[0] + ": " + l[1] + "\n")
+		}
+		f.Add(b.String(), headerBlock(cases[i%len(cases)]), int64(1740830407), int64(1500))
+	}
+	for _, s := range []string{
+		"X-RateLimit-Limit: 60\nX-RateLimit-Remaining: 0\nX-RateLimit-Reset-After: 1.5\nX-RateLimit-Bucket: abc",
+		"X-RateLimit-Remaining: 5\nX-RateLimit-Used: 3\nX-RateLimit-Reset: 40",
+		"X-RateLimit-Limit: 5000\nX-RateLimit-Remaining: 4999\nX-RateLimit-Resource: GraphQL\nX-RateLimit-Reset: 1740830460",
+		"X-RateLimit-Limit: 10, 10;w=60\nX-RateLimit-Remaining: 9",
+		"X-RateLimit-Limit: 10\nx-ratelimit-limit: 11\nX-RateLimit-Remaining: 9",
+		"X-RateLimit-Limit:  10 \nX-RateLimit-Remaining: 9;w=60\nX-RateLimit-Reset: Sat, 01 Mar 2025 12:01:00 GMT",
+		"X-RateLimit-Limit-Requests: 10\nX-RateLimit-Reset-Tokens: 1s\nX-Rate-Limit-Reset-Tokens: 5",
+		"X-RateLimit-Remaining-Tokens: 100\nX-Rate-Limit-Reset-Tokens: 5\nDate: Sat, 01 Mar 2025 12:00:00 GMT",
+		"X-RateLimit-Reset-Requests: 1s",
+		"RateLimit-Policy: \"a\";q=1, \"b\";q=2, \"c\";q=3\nRateLimit: \"a\";r=0, \"d\";r=1",
+		"RateLimit-Policy: \"a\";q=1\nRateLimit: \"a\";r=0\nRateLimit: \"b\";r=1",
+		"RateLimit-Policy: \"a\";q=1 \nRateLimit: \"a\";r=0",
+		"RateLimit-Policy: \"fixed window\";\"api\";q=500;w=300\nRateLimit: \"api\";r=495;t=23",
+		"RateLimit-Policy: \"a\";q=1\nRateLimit: limit=1, remaining=0",
+		"RateLimit-Policy: \"a\";q=1;pk=:AAAA:\nRateLimit: \"a\";r=1;pk=:AQID:\nDate: Sat, 01 Mar 2025 12:00:00 GMT\nAge: 3",
+	} {
+		f.Add(s, "Date: Sat, 01 Mar 2025 12:00:00 GMT", int64(1740830400), int64(-2500))
+	}
+	f.Fuzz(func(t *testing.T, block1, block2 string, unix, offsetMS int64) {
+		now := time.Unix(unix, 0)
+		var r, gr, fr, gfr Reader
+		for _, block := range []string{block1, block2, block1} {
+			h := blockHeader(block)
+			var estimate time.Time
+			if offsetMS != 0 {
+				estimate = now.Add(time.Duration(offsetMS) * time.Millisecond)
+			}
+			for _, c := range []struct {
+				r, ref *Reader
+				fresh  bool
+			}{{nil, nil, false}, {&r, &gr, false}, {&fr, &gfr, true}} {
+				got, gotDate := read(h, now, estimate, c.r, c.fresh, true)
+				want, wantDate := read(h, now, estimate, c.ref, c.fresh, false)
+				if !reflect.DeepEqual(got, want) || !gotDate.Equal(wantDate) {
+					t.Fatalf("read(%q, reader %v, fresh %v) = %v, %v; general path: %v, %v",
+						block, c.r != nil, c.fresh, got, gotDate, want, wantDate)
+				}
+			}
+		}
+	})
+}
