@@ -74,28 +74,18 @@ func quickRead(found []field, now, date time.Time, r *Reader) (quotas []Quota, s
 		served = r.date(q.get(sDate), now)
 		date = origin(now, date, served)
 	}
-	var buf [4]Quota
-	n := 0
 	switch family {
 	case qIETF:
-		if n, ok = q.ietf(&buf, r); !ok {
-			return nil, time.Time{}, false
-		}
+		quotas, ok = q.ietf(r)
 	case qX:
-		if n, ok = q.xRateLimit(&buf, now, date); !ok {
-			return nil, time.Time{}, false
-		}
+		quotas, ok = q.xRateLimit(now, date)
 	default:
-		n = q.openAI(&buf)
+		quotas, ok = q.openAI(), true
 	}
-	if n == 0 {
-		return nil, served, true
+	if !ok {
+		return nil, time.Time{}, false
 	}
-	out := make([]Quota, n)
-	for i := range out {
-		out[i] = buf[i]
-	}
-	return out, served, true
+	return quotas, served, true
 }
 
 // quickIETFShape reports whether parser.ietf reads the RateLimit-Policy
@@ -111,23 +101,47 @@ func bare(s string) bool {
 	return s != "" && !isOWS(s[0]) && !isOWS(s[len(s)-1])
 }
 
-// ietf is parser.ietf and join for fields of quickIETFShape, writing the
-// quotas into buf; ok is false when they would not fit.
-func (q *quickFields) ietf(buf *[4]Quota, r *Reader) (n int, ok bool) {
+// ietf is parser.ietf and join for fields of quickIETFShape; ok is false
+// when they hold more than 8 policies and limits.
+func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 	pv, lv := q.get(sRateLimitPolicy), q.get(sRateLimit)
-	var pbuf [4]Policy
 	var ps []Policy
 	if r != nil {
 		ps = r.policies(sRateLimitPolicy, pv[0])
 	} else {
+		var pbuf [4]Policy
 		ps = policiesOf(pbuf[:0], pv)
 	}
 	var lbuf [4]Limit
 	ls := limitsOf(lbuf[:0], lv)
-	if len(ps)+len(ls) > len(buf) {
-		return 0, false
+	if len(ps)+len(ls) > 8 {
+		return nil, false
 	}
-	var joined uint64 // at most 4 limits
+	// Count the quotas first, to allocate the result at once: a policy's
+	// quota has a limit, and an unjoined limit's a remaining count, as
+	// parser.add requires.
+	var joined uint8 // at most 8 limits
+	n := 0
+	for i := range ps {
+		if j := indexLimit(ls, ps[i].Name); j >= 0 {
+			joined |= 1 << j
+			if ps[i].Quota >= 0 || ls[j].Remaining >= 0 {
+				n++
+			}
+		} else if ps[i].Quota >= 0 {
+			n++
+		}
+	}
+	for i := range ls {
+		if joined&(1<<i) == 0 && ls[i].Remaining >= 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, true
+	}
+	quotas = make([]Quota, n)
+	n = 0
 	for i := range ps {
 		pol := &ps[i]
 		x := Quota{
@@ -141,40 +155,36 @@ func (q *quickFields) ietf(buf *[4]Quota, r *Reader) (n int, ok bool) {
 			Dialect:   "ietf",
 		}
 		if j := indexLimit(ls, pol.Name); j >= 0 {
-			joined |= 1 << j
 			x.Remaining, x.Reset = ls[j].Remaining, ls[j].Reset
 			if ls[j].Partition != nil {
 				x.Partition = ls[j].Partition
 			}
 		}
-		if x.Limit >= 0 || x.Remaining >= 0 { // as parser.add
-			buf[n] = x
+		if x.Limit >= 0 || x.Remaining >= 0 {
+			quotas[n] = x
 			n++
 		}
 	}
 	for i := range ls {
 		l := &ls[i]
-		if joined&(1<<i) != 0 {
-			continue
-		}
-		x := newQuota("ietf")
-		x.Policy, x.Partition, x.Remaining, x.Reset = l.Name, l.Partition, l.Remaining, l.Reset
-		if x.Remaining >= 0 {
-			buf[n] = x
+		if joined&(1<<i) == 0 && l.Remaining >= 0 {
+			x := newQuota("ietf")
+			x.Policy, x.Partition, x.Remaining, x.Reset = l.Name, l.Partition, l.Remaining, l.Reset
+			quotas[n] = x
 			n++
 		}
 	}
-	return n, true
+	return quotas, true
 }
 
-// xRateLimit is parser.xRateLimit, writing its quota into buf, for a
-// limit without the quota items of Envoy (ok false).
-func (q *quickFields) xRateLimit(buf *[4]Quota, now, date time.Time) (n int, ok bool) {
+// xRateLimit is parser.xRateLimit, for a limit without the quota items
+// of Envoy (ok false).
+func (q *quickFields) xRateLimit(now, date time.Time) (quotas []Quota, ok bool) {
 	var items [4]item
 	cur, tail := tripletOf("x-ratelimit", q.get(sXLimit), q.get(sXRemaining), items[:0])
 	switch {
 	case len(tail) > 0:
-		return 0, false
+		return nil, false
 	case q.has(sXResetAfter) || q.has(sXBucket):
 		cur.Dialect = "discord"
 		cur.Policy = textOf(q.get(sXBucket))
@@ -200,10 +210,9 @@ func (q *quickFields) xRateLimit(buf *[4]Quota, now, date time.Time) (n int, ok 
 		cur.Reset = reset(v, q.origin(now, date), now)
 	}
 	if cur.Limit < 0 && cur.Remaining < 0 { // as parser.legacy and add
-		return 0, true
+		return nil, true
 	}
-	buf[0] = cur
-	return 1, true
+	return []Quota{cur}, true
 }
 
 // origin is parser.origin: date unless it is the zero time, else the
@@ -220,14 +229,17 @@ func (q *quickFields) origin(now, date time.Time) time.Time {
 	return now
 }
 
-// openAI is parser.openAI, writing its quotas into buf.
-func (q *quickFields) openAI(buf *[4]Quota) (n int) {
+// openAI is parser.openAI.
+func (q *quickFields) openAI() []Quota {
+	var x [len(openAIUnits)]Quota
+	n := 0
 	for u, unit := range openAIUnits {
 		s := sOpenAI + slot(3*u) // limit, remaining, reset
 		if !(q.has(s) || q.has(s+1)) {
 			continue
 		}
-		x := newQuota("openai")
+		x := &x[n]
+		*x = newQuota("openai")
 		x.Unit = unit
 		x.Limit, x.Remaining = countOf(q.get(s)), countOf(q.get(s+1))
 		r := q.get(s + 2)
@@ -236,9 +248,14 @@ func (q *quickFields) openAI(buf *[4]Quota) (n int) {
 		}
 		x.Reset = goDuration(r)
 		if x.Limit >= 0 || x.Remaining >= 0 { // as parser.add
-			buf[n] = x
 			n++
 		}
 	}
-	return n
+	switch n {
+	case 0:
+		return nil
+	case 1:
+		return []Quota{x[0]}
+	}
+	return []Quota{x[0], x[1]}
 }
