@@ -185,3 +185,25 @@ func digitsOnly(s string) (int64, bool) {
 	}
 	return n, true
 }
+
+// digitsOnlyLong is digitsOnly for the long numbers of epoch resets: it
+// reads the first eight digits at once. digitsOnly, short enough to
+// inline, stays the reader of counts, which are shorter.
+func digitsOnlyLong(s string) (int64, bool) {
+	if len(s) < 8 || len(s) > maxSafeDigits {
+		return digitsOnly(s)
+	}
+	v, k := digits8(load8(s, 0))
+	if k < 8 {
+		return 0, false
+	}
+	n := int64(v)
+	for i := 8; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(d)
+	}
+	return n, true
+}

@@ -90,7 +90,8 @@ func FuzzQuickDuration(f *testing.F) {
 }
 
 // FuzzQuickCount checks the quick paths of counts, resets and durations
-// against the general readers, on one field line or two.
+// against the general readers, on one field line or two, and the reader
+// of long numbers against that of counts.
 func FuzzQuickCount(f *testing.F) {
 	for _, s := range []string{
 		"0", "5000", "1740830460", "1740830460000", "999999999999999999", "9999999999999999999",
@@ -105,6 +106,10 @@ func FuzzQuickCount(f *testing.F) {
 		vals := []string{a}
 		if b != "" {
 			vals = append(vals, b)
+		}
+		n1, ok1 := digitsOnly(a)
+		if n2, ok2 := digitsOnlyLong(a); n2 != n1 || ok2 != ok1 {
+			t.Fatalf("digitsOnlyLong(%q) = %d, %v; digitsOnly: %d, %v", a, n2, ok2, n1, ok1)
 		}
 		if n, ok := quickCount(vals); ok {
 			s, sok := single(vals)
@@ -307,4 +312,36 @@ func FuzzQuickRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDigits8 checks digits8 against a loop over the bytes, on every
+// byte value in every position, after digits.
+func TestDigits8(t *testing.T) {
+	ref := func(s string) (v uint64, k int) {
+		for k < len(s) && isDigit(s[k]) {
+			v = v*10 + uint64(s[k]-'0')
+			k++
+		}
+		return v, k
+	}
+	check := func(s string) {
+		t.Helper()
+		v, k := digits8(load8(s, 0))
+		if rv, rk := ref(s); v != rv || k != rk {
+			t.Fatalf("digits8(%q) = %d, %d; want %d, %d", s, v, k, rv, rk)
+		}
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			b := []byte("98765432")
+			b[pos] = byte(c)
+			check(string(b))
+			for i := pos + 1; i < 8; i++ {
+				b[i] = 0xFF // carries out of the bytes after
+			}
+			check(string(b))
+		}
+	}
+	check("00000000")
+	check("99999999")
 }
