@@ -88,6 +88,9 @@ func quickNext(s string, i int) (next int, end, ok bool) {
 // Sequence pk, each at most once, and no other. On any other shape it returns dst unchanged
 // and ok false.
 func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
+	if l, ok := quickLimit1(s); ok {
+		return append(dst, l), true
+	}
 	n := len(dst)
 	var names nameIndex
 	i := 0
@@ -170,6 +173,9 @@ func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 // at most once, and no other parameter. On any other shape it returns dst unchanged and ok
 // false.
 func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
+	if p, ok := quickPolicy1(s); ok {
+		return append(dst, p), true
+	}
 	n := len(dst)
 	var names nameIndex
 	i := 0
@@ -266,6 +272,59 @@ func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
 			return dst, true
 		}
 	}
+}
+
+// quickLimit1 reads the field most servers send, one member with r and
+// then maybe t and nothing else ("name";r=1;t=2), as quickLimits does,
+// with no loop over parameters. ok is false for any other field.
+func quickLimit1(s string) (l Limit, ok bool) {
+	name, i, ok := quickString(s, 0)
+	if !ok || !(i+3 <= len(s) && s[i:i+3] == ";r=") {
+		return l, false
+	}
+	r, i, ok := quickInt(s, i+3)
+	if !ok {
+		return l, false
+	}
+	l = Limit{Name: name, Remaining: r, Reset: -1}
+	if i == len(s) {
+		return l, true
+	}
+	if !(i+3 <= len(s) && s[i:i+3] == ";t=") {
+		return l, false
+	}
+	t, i, ok := quickInt(s, i+3)
+	if !ok || i != len(s) {
+		return l, false
+	}
+	l.Reset = seconds(t, 0)
+	return l, true
+}
+
+// quickPolicy1 is quickLimit1 for quickPolicies: one member with q and
+// then maybe a positive w ("name";q=100;w=60).
+func quickPolicy1(s string) (p Policy, ok bool) {
+	name, i, ok := quickString(s, 0)
+	if !ok || !(i+3 <= len(s) && s[i:i+3] == ";q=") {
+		return p, false
+	}
+	q, i, ok := quickInt(s, i+3)
+	if !ok {
+		return p, false
+	}
+	p = Policy{Name: name, Quota: q, Unit: "requests"}
+	if i == len(s) {
+		return p, true
+	}
+	if !(i+3 <= len(s) && s[i:i+3] == ";w=") {
+		return p, false
+	}
+	w, i, ok := quickInt(s, i+3)
+	if !ok || i != len(s) || w == 0 {
+		return p, false
+	}
+	p.Window = seconds(w, 0)
+	return p, true
 }
 
 // quickDuration parses the Go duration strings servers send ("6m0s",
