@@ -392,10 +392,6 @@ func newQuota(dialect string) Quota {
 // has reports whether slot s holds a field.
 func (p *parser) has(s slot) bool { return p.idx[s] != 0 }
 
-// count reads a single non-negative count from slot s; -1 when absent or
-// invalid.
-func (p *parser) count(s slot) int64 { return countOf(p.get(s)) }
-
 // countOf reads a single non-negative count from the field lines vals;
 // -1 when absent or invalid.
 func countOf(vals []string) int64 {
@@ -427,10 +423,6 @@ func firstByte(vals []string) byte {
 	}
 	return 0
 }
-
-// text returns the single trimmed value of slot s; "" when absent or
-// repeated.
-func (p *parser) text(s slot) string { return textOf(p.get(s)) }
 
 // textOf returns the single trimmed value of the field lines vals; ""
 // when absent or repeated.

@@ -13,14 +13,9 @@ import (
 // invalid. Resets follow the magnitude rule or are date strings; see
 // number.go and the package documentation ("Normalisation").
 
-// triplet reads the limit and remaining fields of a triplet. It returns the
-// current quota and the quota items that followed the current limit.
-func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quota, []item) {
-	return tripletOf(dialect, p.get(limit), p.get(remaining), buf)
-}
-
-// tripletOf is triplet on the field lines of the limit and remaining
-// fields.
+// tripletOf reads the field lines of the limit and remaining fields of a
+// triplet. It returns the current quota and the quota items that followed
+// the current limit.
 func tripletOf(dialect string, limit, remaining []string, buf []item) (Quota, []item) {
 	q := newQuota(dialect)
 	var tail []item
@@ -41,10 +36,6 @@ func tripletOf(dialect string, limit, remaining []string, buf []item) (Quota, []
 	}
 	return q, tail
 }
-
-// delta reads a single delay in decimal seconds from slot s; -1 when
-// absent or invalid.
-func (p *parser) delta(s slot) time.Duration { return deltaOf(p.get(s)) }
 
 // deltaOf reads a single delay in decimal seconds from the field lines
 // vals; -1 when absent or invalid.

@@ -177,14 +177,24 @@ func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 	return quotas, true
 }
 
-// xRateLimit is parser.xRateLimit, for a limit without the quota items
-// of Envoy (ok false).
+// xRateLimit is parser.xRateLimit for limit and remaining fields of one
+// count each, or absent; ok is false for any other (a list of quota
+// items, as Envoy sends, a window, or a malformed value), which the
+// general path reads.
 func (q *quickFields) xRateLimit(now, date time.Time) (quotas []Quota, ok bool) {
-	var items [4]item
-	cur, tail := tripletOf("x-ratelimit", q.get(sXLimit), q.get(sXRemaining), items[:0])
+	// As tripletOf reads these shapes.
+	cur := newQuota("x-ratelimit")
+	if v := q.get(sXLimit); v != nil {
+		if cur.Limit, ok = quickCount(v); !ok {
+			return nil, false
+		}
+	}
+	if v := q.get(sXRemaining); v != nil {
+		if cur.Remaining, ok = quickCount(v); !ok {
+			return nil, false
+		}
+	}
 	switch {
-	case len(tail) > 0:
-		return nil, false
 	case q.has(sXResetAfter) || q.has(sXBucket):
 		cur.Dialect = "discord"
 		cur.Policy = textOf(q.get(sXBucket))

@@ -220,6 +220,10 @@ func slotOf(k string) slot {
 		if s := xRatelimitSlot(k[len("X-Ratelimit-"):]); s != sNone {
 			return s
 		}
+	} else if len(k) >= len("X-Rate-Limit") && k[:len("X-Rate-Limit")] == "X-Rate-Limit" {
+		if s := xRateLimitSlot(k[len("X-Rate-Limit"):]); s != sNone {
+			return s
+		}
 	} else if len(k) >= len("Ratelimit") && k[:len("Ratelimit")] == "Ratelimit" {
 		if s := ratelimitSlot(k[len("Ratelimit"):]); s != sNone {
 			return s
@@ -340,6 +344,25 @@ func xRatelimitSlot(rest string) slot {
 		return sKong + 10
 	case "Remaining-Year":
 		return sKong + 11
+	}
+	return sNone
+}
+
+// xRateLimitSlot returns the slot of the canonical name "X-Rate-Limit" +
+// rest; sNone when no family reads it. TestSlotNames checks that it knows
+// every such name of slotNames.
+func xRateLimitSlot(rest string) slot {
+	switch rest {
+	case "":
+		return sDashLimitBare
+	case "-Limit":
+		return sDashLimit
+	case "-Remaining":
+		return sDashRemaining
+	case "-Reset":
+		return sDashReset
+	case "-Reset-Tokens":
+		return sAzureResetTokens
 	}
 	return sNone
 }
