@@ -216,13 +216,15 @@ func slotOf(k string) slot {
 	// The canonical names of the most common families share a prefix:
 	// compare it, then the rest against constants, which the compiler
 	// does with a few loads and no call.
-	if len(k) > len("X-Ratelimit-") && k[:len("X-Ratelimit-")] == "X-Ratelimit-" {
-		if s := xRatelimitSlot(k[len("X-Ratelimit-"):]); s != sNone {
-			return s
-		}
-	} else if len(k) >= len("X-Rate-Limit") && k[:len("X-Rate-Limit")] == "X-Rate-Limit" {
-		if s := xRateLimitSlot(k[len("X-Rate-Limit"):]); s != sNone {
-			return s
+	if k[3] == 'a' { // as in "X-Ra"
+		if len(k) > len("X-Ratelimit-") && k[:len("X-Ratelimit-")] == "X-Ratelimit-" {
+			if s := xRatelimitSlot(k[len("X-Ratelimit-"):]); s != sNone {
+				return s
+			}
+		} else if len(k) >= len("X-Rate-Limit") && k[:len("X-Rate-Limit")] == "X-Rate-Limit" {
+			if s := xRateLimitSlot(k[len("X-Rate-Limit"):]); s != sNone {
+				return s
+			}
 		}
 	} else if len(k) >= len("Ratelimit") && k[:len("Ratelimit")] == "Ratelimit" {
 		if s := ratelimitSlot(k[len("Ratelimit"):]); s != sNone {
