@@ -23,6 +23,9 @@ const (
 	qOpenAI = 077<<sOpenAI | 1<<azureResetTokens
 )
 
+// Every slot of the fast path is below 32, or this would overflow.
+const _ = uint32(qIETF | qX | qOpenAI | 1<<sDate)
+
 // quickFields files the fields found by slot, as parser.index does, for
 // the slots below 32.
 type quickFields struct {
