@@ -23,14 +23,14 @@ func (p *parser) draft06() {
 		return
 	}
 	var buf [4]item
-	cur, tail := p.triplet(dialect, sLimit, sRemaining, buf[:0])
+	cur, tail := tripletOf(dialect, p.get(sLimit), p.get(sRemaining), buf[:0])
 	cur.Reset = p.reset(sReset)
 	if cur.Reset < 0 {
 		// GitLab's HTTP-date twin of its epoch RateLimit-Reset (row 8).
 		cur.Reset = p.reset(sResetTime)
 	}
 	if dialect == "gitlab" {
-		cur.Policy = p.text(sName)
+		cur.Policy = textOf(p.get(sName))
 	}
 	p.legacy(cur, append(tail, items...))
 }

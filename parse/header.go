@@ -49,14 +49,16 @@ func Header(h http.Header, now time.Time) []Quota {
 // zero time, HeaderAt is Header. A [Reader] keeps such an estimate in
 // check against each response's Date.
 func HeaderAt(h http.Header, now, date time.Time) []Quota {
-	quotas, _ := read(h, now, date, nil, false)
+	quotas, _ := read(h, now, date, nil, false, true)
 	return quotas
 }
 
 // read is HeaderAt when r is nil, and [Reader.Read] when it is not, with
 // date as the caller's estimate. If fresh, it returns no quotas for a
-// response from a cache, as [Reader.ReadFresh] documents.
-func read(h http.Header, now, date time.Time, r *Reader, fresh bool) ([]Quota, time.Time) {
+// response from a cache, as [Reader.ReadFresh] documents. quick enables
+// the fast path of quickread.go; the tests disable it to read by the
+// general path, the reference.
+func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Quota, time.Time) {
 	// Most responses carry no rate-limit field at all. One pass over the
 	// names finds the fields without allocating; the parser is set up only
 	// when there is one.
@@ -83,7 +85,15 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh bool) ([]Quota, t
 	case fresh && aged && fromCache(h["Age"]):
 		return nil, time.Time{} // from a cache: nothing to read
 	case rate || r != nil && n > 1:
-		quotas, served := header(h, now, date, &found, n, r)
+		var quotas []Quota
+		var served time.Time
+		ok := false
+		if quick && n <= len(found) {
+			quotas, served, ok = quickRead(found[:n], now, date, r)
+		}
+		if !ok {
+			quotas, served = header(h, now, date, &found, n, r)
+		}
 		if fresh && len(quotas) == 0 {
 			return nil, time.Time{}
 		}
@@ -382,13 +392,13 @@ func newQuota(dialect string) Quota {
 // has reports whether slot s holds a field.
 func (p *parser) has(s slot) bool { return p.idx[s] != 0 }
 
-// count reads a single non-negative count from slot s; -1 when absent or
-// invalid.
-func (p *parser) count(s slot) int64 {
-	if n, ok := quickCount(p.get(s)); ok {
+// countOf reads a single non-negative count from the field lines vals;
+// -1 when absent or invalid.
+func countOf(vals []string) int64 {
+	if n, ok := quickCount(vals); ok {
 		return n
 	}
-	v, ok := single(p.get(s))
+	v, ok := single(vals)
 	if !ok {
 		return -1
 	}
@@ -414,11 +424,11 @@ func firstByte(vals []string) byte {
 	return 0
 }
 
-// text returns the single trimmed value of slot s; "" when absent or
-// repeated.
-func (p *parser) text(s slot) string {
-	if len(p.get(s)) != 1 {
+// textOf returns the single trimmed value of the field lines vals; ""
+// when absent or repeated.
+func textOf(vals []string) string {
+	if len(vals) != 1 {
 		return ""
 	}
-	return trimOWS(p.get(s)[0])
+	return trimOWS(vals[0])
 }

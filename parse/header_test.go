@@ -207,8 +207,20 @@ func TestSlotNames(t *testing.T) {
 				t.Errorf("slotOf(%q) = %d, want %d", name, got, s)
 			}
 		}
+		// The names of the common prefixes are found by their rest.
+		if rest, ok := strings.CutPrefix(k, "X-Ratelimit-"); ok && xRatelimitSlot(rest) != s {
+			t.Errorf("xRatelimitSlot(%q) = %d, want %d", rest, xRatelimitSlot(rest), s)
+		}
+		if rest, ok := strings.CutPrefix(k, "X-Rate-Limit"); ok && xRateLimitSlot(rest) != s {
+			t.Errorf("xRateLimitSlot(%q) = %d, want %d", rest, xRateLimitSlot(rest), s)
+		}
+		if rest, ok := strings.CutPrefix(k, "Ratelimit"); ok && ratelimitSlot(rest) != s {
+			t.Errorf("ratelimitSlot(%q) = %d, want %d", rest, ratelimitSlot(rest), s)
+		}
 	}
-	for _, k := range []string{"", "D", "Dat", "Content-Type", "X-Request-Id", "Ratelimit-Polic", "Ratelimit-Policyy", "X-Ratelimit-Reset-Requestss"} {
+	for _, k := range []string{"", "D", "Dat", "Content-Type", "X-Request-Id", "Ratelimit-Polic", "Ratelimit-Policyy", "X-Ratelimit-Reset-Requestss",
+		"X-Ratelimit-", "X-Ratelimit-Limits", "X-Ratelimit-Reset-Afte", "Ratelimitt", "Ratelimit-",
+		"X-Rate-Limit-", "X-Rate-Limits", "X-Rate-Limit-Reset-Token"} {
 		if got := slotOf(k); got != sNone {
 			t.Errorf("slotOf(%q) = %d, want none", k, got)
 		}

@@ -15,7 +15,7 @@ import (
 func (p *parser) hubSpot() {
 	if p.has(sHubSpotMax) || p.has(sHubSpotRemaining) {
 		q := newQuota("hubspot")
-		q.Limit, q.Remaining = p.count(sHubSpotMax), p.count(sHubSpotRemaining)
+		q.Limit, q.Remaining = countOf(p.get(sHubSpotMax)), countOf(p.get(sHubSpotRemaining))
 		if v, ok := single(p.get(sHubSpotInterval)); ok {
 			if w, n, st := decimal(v); st == numOK {
 				q.Window = millis(w, n)
@@ -26,13 +26,13 @@ func (p *parser) hubSpot() {
 	if p.has(sHubSpotDaily) || p.has(sHubSpotDailyRemaining) {
 		q := newQuota("hubspot")
 		q.Policy, q.Window = "daily", 24*time.Hour
-		q.Limit, q.Remaining = p.count(sHubSpotDaily), p.count(sHubSpotDailyRemaining)
+		q.Limit, q.Remaining = countOf(p.get(sHubSpotDaily)), countOf(p.get(sHubSpotDailyRemaining))
 		p.add(q)
 	}
 	if p.has(sHubSpotSecondly) || p.has(sHubSpotSecondlyRemaining) {
 		q := newQuota("hubspot")
 		q.Policy, q.Window = "secondly", time.Second
-		q.Limit, q.Remaining = p.count(sHubSpotSecondly), p.count(sHubSpotSecondlyRemaining)
+		q.Limit, q.Remaining = countOf(p.get(sHubSpotSecondly)), countOf(p.get(sHubSpotSecondlyRemaining))
 		p.add(q)
 	}
 }

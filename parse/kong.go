@@ -33,7 +33,7 @@ func (p *parser) kong() {
 		}
 		q := newQuota("kong")
 		q.Policy, q.Window = period.name, period.window
-		q.Limit, q.Remaining = p.count(s), p.count(s+1)
+		q.Limit, q.Remaining = countOf(p.get(s)), countOf(p.get(s+1))
 		p.add(q)
 	}
 }

@@ -13,19 +13,20 @@ import (
 // invalid. Resets follow the magnitude rule or are date strings; see
 // number.go and the package documentation ("Normalisation").
 
-// triplet reads the limit and remaining fields of a triplet. It returns the
-// current quota and the quota items that followed the current limit.
-func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quota, []item) {
+// tripletOf reads the field lines of the limit and remaining fields of a
+// triplet. It returns the current quota and the quota items that followed
+// the current limit.
+func tripletOf(dialect string, limit, remaining []string, buf []item) (Quota, []item) {
 	q := newQuota(dialect)
 	var tail []item
-	if n, ok := quickCount(p.get(limit)); ok {
+	if n, ok := quickCount(limit); ok {
 		q.Limit, tail = n, buf // the shape servers send; no items
-	} else if cur, items, ok := limitList(p.get(limit), buf); ok {
+	} else if cur, items, ok := limitList(limit, buf); ok {
 		q.Limit, q.Window, q.Policy, tail = cur.n, cur.w, cur.name, items
 	}
-	if n, ok := quickCount(p.get(remaining)); ok {
+	if n, ok := quickCount(remaining); ok {
 		q.Remaining = n
-	} else if s, ok := single(p.get(remaining)); ok {
+	} else if s, ok := single(remaining); ok {
 		if r, ok := member(s); ok {
 			q.Remaining = r.n
 			if q.Window == 0 {
@@ -36,13 +37,13 @@ func (p *parser) triplet(dialect string, limit, remaining slot, buf []item) (Quo
 	return q, tail
 }
 
-// delta reads a single delay in decimal seconds from slot s; -1 when
-// absent or invalid.
-func (p *parser) delta(s slot) time.Duration {
-	if n, ok := quickCount(p.get(s)); ok {
+// deltaOf reads a single delay in decimal seconds from the field lines
+// vals; -1 when absent or invalid.
+func deltaOf(vals []string) time.Duration {
+	if n, ok := quickCount(vals); ok {
 		return seconds(n, 0)
 	}
-	v, ok := single(p.get(s))
+	v, ok := single(vals)
 	if !ok {
 		return -1
 	}
@@ -167,6 +168,28 @@ func digitsOnly(s string) (int64, bool) {
 	}
 	var n int64
 	for i := 0; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		n = n*10 + int64(d)
+	}
+	return n, true
+}
+
+// digitsOnlyLong is digitsOnly for the long numbers of epoch resets: it
+// reads the first eight digits at once. digitsOnly, short enough to
+// inline, stays the reader of counts, which are shorter.
+func digitsOnlyLong(s string) (int64, bool) {
+	if len(s) < 8 || len(s) > maxSafeDigits {
+		return digitsOnly(s)
+	}
+	v, k := digits8(load8(s, 0))
+	if k < 8 {
+		return 0, false
+	}
+	n := int64(v)
+	for i := 8; i < len(s); i++ {
 		d := s[i] - '0'
 		if d > 9 {
 			return 0, false

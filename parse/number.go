@@ -122,8 +122,10 @@ const (
 // Several field lines, and comma-joined duplicates, are unknown unless
 // the whole value is a date. It returns -1 when the value is unknown.
 func reset(vals []string, base, now time.Time) time.Duration {
-	if w, ok := quickCount(vals); ok {
-		return magnitude(w, 0, base)
+	if len(vals) == 1 {
+		if w, ok := digitsOnlyLong(vals[0]); ok {
+			return magnitude(w, 0, base)
+		}
 	}
 	return resetGeneral(vals, base, now)
 }

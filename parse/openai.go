@@ -18,7 +18,7 @@ func (p *parser) openAI() {
 		}
 		q := newQuota("openai")
 		q.Unit = unit
-		q.Limit, q.Remaining = p.count(s), p.count(s+1)
+		q.Limit, q.Remaining = countOf(p.get(s)), countOf(p.get(s+1))
 		r := p.get(s + 2)
 		if r == nil && unit == "tokens" {
 			r = p.get(azureResetTokens)

@@ -1,6 +1,9 @@
 package parse
 
-import "time"
+import (
+	"math/bits"
+	"time"
+)
 
 // This file holds the fast paths of the readers: the shapes servers
 // actually send, read in one pass without the general scanner. Each
@@ -29,10 +32,19 @@ func quickString(s string, i int) (v string, end int, ok bool) {
 // to 15 digits not followed by a decimal point. It returns the value and
 // the index after the last digit.
 func quickInt(s string, i int) (n int64, end int, ok bool) {
-	j := i
-	for j < len(s) && isDigit(s[j]) {
-		n = n*10 + int64(s[j]-'0')
-		j++
+	j, more := i, true
+	if i+8 <= len(s) {
+		v, k := digits8(load8(s, i))
+		n, j, more = int64(v), i+k, k == 8
+	}
+	if more {
+		for ; j < len(s); j++ {
+			d := s[j] - '0'
+			if d > 9 {
+				break
+			}
+			n = n*10 + int64(d)
+		}
 	}
 	if j == i || j-i > 15 || j < len(s) && s[j] == '.' {
 		return 0, i, false
@@ -76,6 +88,9 @@ func quickNext(s string, i int) (next int, end, ok bool) {
 // Sequence pk, each at most once, and no other. On any other shape it returns dst unchanged
 // and ok false.
 func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
+	if l, ok := quickLimit1(s); ok {
+		return append(dst, l), true
+	}
 	n := len(dst)
 	var names nameIndex
 	i := 0
@@ -158,6 +173,9 @@ func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 // at most once, and no other parameter. On any other shape it returns dst unchanged and ok
 // false.
 func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
+	if p, ok := quickPolicy1(s); ok {
+		return append(dst, p), true
+	}
 	n := len(dst)
 	var names nameIndex
 	i := 0
@@ -256,6 +274,59 @@ func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
 	}
 }
 
+// quickLimit1 reads the field most servers send, one member with r and
+// then maybe t and nothing else ("name";r=1;t=2), as quickLimits does,
+// with no loop over parameters. ok is false for any other field.
+func quickLimit1(s string) (l Limit, ok bool) {
+	name, i, ok := quickString(s, 0)
+	if !ok || !(i+3 <= len(s) && s[i:i+3] == ";r=") {
+		return l, false
+	}
+	r, i, ok := quickInt(s, i+3)
+	if !ok {
+		return l, false
+	}
+	l = Limit{Name: name, Remaining: r, Reset: -1}
+	if i == len(s) {
+		return l, true
+	}
+	if !(i+3 <= len(s) && s[i:i+3] == ";t=") {
+		return l, false
+	}
+	t, i, ok := quickInt(s, i+3)
+	if !ok || i != len(s) {
+		return l, false
+	}
+	l.Reset = seconds(t, 0)
+	return l, true
+}
+
+// quickPolicy1 is quickLimit1 for quickPolicies: one member with q and
+// then maybe a positive w ("name";q=100;w=60).
+func quickPolicy1(s string) (p Policy, ok bool) {
+	name, i, ok := quickString(s, 0)
+	if !ok || !(i+3 <= len(s) && s[i:i+3] == ";q=") {
+		return p, false
+	}
+	q, i, ok := quickInt(s, i+3)
+	if !ok {
+		return p, false
+	}
+	p = Policy{Name: name, Quota: q, Unit: "requests"}
+	if i == len(s) {
+		return p, true
+	}
+	if !(i+3 <= len(s) && s[i:i+3] == ";w=") {
+		return p, false
+	}
+	w, i, ok := quickInt(s, i+3)
+	if !ok || i != len(s) || w == 0 {
+		return p, false
+	}
+	p.Window = seconds(w, 0)
+	return p, true
+}
+
 // quickDuration parses the Go duration strings servers send ("6m0s",
 // "1m51.535s", "12ms") as [time.ParseDuration] does: components of at
 // most 6 integer digits and 9 fraction digits, in units h, m, s and ms.
@@ -321,4 +392,41 @@ func quickDuration(s string) (_ time.Duration, ok bool) {
 		}
 	}
 	return time.Duration(d), i > 0
+}
+
+// load8 returns s[i:i+8] as a little-endian word: s[i] in its low byte.
+// The compiler reads it in one load.
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// digits8 reads the ASCII digits that start the eight bytes of x (as
+// load8 returns them): it returns how many there are, k, and the number
+// they write. A few operations on the whole word stand for a loop over
+// up to eight digits.
+func digits8(x uint64) (v uint64, k int) {
+	const (
+		high  = 0xF0F0F0F0F0F0F0F0
+		zeros = 0x3030303030303030 // "00000000"
+		sixes = 0x0606060606060606
+	)
+	// A byte is a digit when its high nibble is 3 and adding 6 leaves it
+	// so. A carry out of a byte comes only from a byte of 0xFA or more,
+	// not a digit, and only reaches the bytes after it, whose flags do
+	// not count.
+	other := (x&high ^ zeros) | ((x+sixes)&high ^ zeros)
+	k = bits.TrailingZeros64(other) >> 3 // 8 when other is 0
+	if k == 0 {
+		return 0, 0
+	}
+	// Subtracting borrows only out of the bytes after the digits. Shift
+	// the digits to the top: the bytes below become leading zeros.
+	x = (x - zeros) << (64 - 8*k)
+	// Combine neighbouring digits into pairs, pairs into fours, fours
+	// into the number (each step multiplies by the place value).
+	x = x*10 + x>>8
+	x = ((x&0x000000FF000000FF)*(100+1000000<<32) + (x>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
+	return x, k
 }

@@ -30,6 +30,10 @@ func ietfSeeds(f *testing.F, policy bool) {
 		`"default";r=1199;t=1`, `"a";r=1, "b";r=2;t=0`, `"a";t=1`, `"a";r=1;r=2`,
 		`"a";r=-1`, `"a";r=1.5`, `"a";r=1234567890123456`, `"a";r=1,`, `"a";r=1 ,"b";r=2`,
 		`"a\"b";r=1`, `"a";r=1;pk=:AAAA:`, `"a";r=1;x`, `"a" ;r=1`, `"a";r=1	,	"b";r=0`,
+		`"a";r=1;t=2`, `"a";r=1;t=2;`, `"a";r=1;t=2.5`, `"a";r=1;t=`, `"a";r=1;t=2 `, `"a";r=1;t=2,`,
+		`"a";r=123456789012345;t=1`, `"a";r=1234567890123456`, `"a";r=1;r=2`, `"a";r=1;t=1;t=2`,
+		`"a";q=1;w=0`, `"a";q=1;w=1;w=2`, `"a";q=1;w=60;`, `"a";q=1;w=6.0`, `"a";q=1;q=2`, `"";q=1`,
+		`"a";q=1;w=60, "b";q=2`, `"a";r=`, `"a";`, `"a"`, `"a";q=-1`,
 	} {
 		f.Add(s)
 	}
@@ -90,7 +94,8 @@ func FuzzQuickDuration(f *testing.F) {
 }
 
 // FuzzQuickCount checks the quick paths of counts, resets and durations
-// against the general readers, on one field line or two.
+// against the general readers, on one field line or two, and the reader
+// of long numbers against that of counts.
 func FuzzQuickCount(f *testing.F) {
 	for _, s := range []string{
 		"0", "5000", "1740830460", "1740830460000", "999999999999999999", "9999999999999999999",
@@ -105,6 +110,10 @@ func FuzzQuickCount(f *testing.F) {
 		vals := []string{a}
 		if b != "" {
 			vals = append(vals, b)
+		}
+		n1, ok1 := digitsOnly(a)
+		if n2, ok2 := digitsOnlyLong(a); n2 != n1 || ok2 != ok1 {
+			t.Fatalf("digitsOnlyLong(%q) = %d, %v; digitsOnly: %d, %v", a, n2, ok2, n1, ok1)
 		}
 		if n, ok := quickCount(vals); ok {
 			s, sok := single(vals)
@@ -246,4 +255,97 @@ func BenchmarkReaderIETFVarying(b *testing.B) {
 		sinkQuotas, _ = r.Read(hs[i%len(hs)], now, time.Time{})
 		i++
 	}
+}
+
+// FuzzQuickRead checks the fast path of read (quickread.go) against the
+// general path: on every header, with and without a Reader (through
+// three responses, as in FuzzReader), fresh or not, and with the zero
+// estimate or one off the response's Date, both read the same quotas and
+// Date.
+func FuzzQuickRead(f *testing.F) {
+	cases := seedCases(f)
+	for i, c := range cases {
+		f.Add(headerBlock(c), headerBlock(cases[(i+1)%len(cases)]), int64(1740830400), int64(0))
+	}
+	for i, d := range dialectBenchmarks {
+		var b strings.Builder
+		b.WriteString("Date: Sat, 01 Mar 2025 12:00:00 GMT\n")
+		for _, l := range d.fields {
+			b.WriteString(l[0] + ": " + l[1] + "\n")
+		}
+		f.Add(b.String(), headerBlock(cases[i%len(cases)]), int64(1740830407), int64(1500))
+	}
+	for _, s := range []string{
+		"X-RateLimit-Limit: 60\nX-RateLimit-Remaining: 0\nX-RateLimit-Reset-After: 1.5\nX-RateLimit-Bucket: abc",
+		"X-RateLimit-Remaining: 5\nX-RateLimit-Used: 3\nX-RateLimit-Reset: 40",
+		"X-RateLimit-Limit: 5000\nX-RateLimit-Remaining: 4999\nX-RateLimit-Resource: GraphQL\nX-RateLimit-Reset: 1740830460",
+		"X-RateLimit-Limit: 10, 10;w=60\nX-RateLimit-Remaining: 9",
+		"X-RateLimit-Limit: 10\nx-ratelimit-limit: 11\nX-RateLimit-Remaining: 9",
+		"X-RateLimit-Limit:  10 \nX-RateLimit-Remaining: 9;w=60\nX-RateLimit-Reset: Sat, 01 Mar 2025 12:01:00 GMT",
+		"X-RateLimit-Limit-Requests: 10\nX-RateLimit-Reset-Tokens: 1s\nX-Rate-Limit-Reset-Tokens: 5",
+		"X-RateLimit-Remaining-Tokens: 100\nX-Rate-Limit-Reset-Tokens: 5\nDate: Sat, 01 Mar 2025 12:00:00 GMT",
+		"X-RateLimit-Reset-Requests: 1s",
+		"RateLimit-Policy: \"a\";q=1, \"b\";q=2, \"c\";q=3\nRateLimit: \"a\";r=0, \"d\";r=1",
+		"RateLimit-Policy: \"a\";q=1\nRateLimit: \"a\";r=0\nRateLimit: \"b\";r=1",
+		"RateLimit-Policy: \"a\";q=1 \nRateLimit: \"a\";r=0",
+		"RateLimit-Policy: \"fixed window\";\"api\";q=500;w=300\nRateLimit: \"api\";r=495;t=23",
+		"RateLimit-Policy: \"a\";q=1\nRateLimit: limit=1, remaining=0",
+		"RateLimit-Policy: \"a\";q=1;pk=:AAAA:\nRateLimit: \"a\";r=1;pk=:AQID:\nDate: Sat, 01 Mar 2025 12:00:00 GMT\nAge: 3",
+	} {
+		f.Add(s, "Date: Sat, 01 Mar 2025 12:00:00 GMT", int64(1740830400), int64(-2500))
+	}
+	f.Fuzz(func(t *testing.T, block1, block2 string, unix, offsetMS int64) {
+		now := time.Unix(unix, 0)
+		var r, gr, fr, gfr Reader
+		for _, block := range []string{block1, block2, block1} {
+			h := blockHeader(block)
+			var estimate time.Time
+			if offsetMS != 0 {
+				estimate = now.Add(time.Duration(offsetMS) * time.Millisecond)
+			}
+			for _, c := range []struct {
+				r, ref *Reader
+				fresh  bool
+			}{{nil, nil, false}, {&r, &gr, false}, {&fr, &gfr, true}} {
+				got, gotDate := read(h, now, estimate, c.r, c.fresh, true)
+				want, wantDate := read(h, now, estimate, c.ref, c.fresh, false)
+				if !reflect.DeepEqual(got, want) || !gotDate.Equal(wantDate) {
+					t.Fatalf("read(%q, reader %v, fresh %v) = %v, %v; general path: %v, %v",
+						block, c.r != nil, c.fresh, got, gotDate, want, wantDate)
+				}
+			}
+		}
+	})
+}
+
+// TestDigits8 checks digits8 against a loop over the bytes, on every
+// byte value in every position, after digits.
+func TestDigits8(t *testing.T) {
+	ref := func(s string) (v uint64, k int) {
+		for k < len(s) && isDigit(s[k]) {
+			v = v*10 + uint64(s[k]-'0')
+			k++
+		}
+		return v, k
+	}
+	check := func(s string) {
+		t.Helper()
+		v, k := digits8(load8(s, 0))
+		if rv, rk := ref(s); v != rv || k != rk {
+			t.Fatalf("digits8(%q) = %d, %d; want %d, %d", s, v, k, rv, rk)
+		}
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			b := []byte("98765432")
+			b[pos] = byte(c)
+			check(string(b))
+			for i := pos + 1; i < 8; i++ {
+				b[i] = 0xFF // carries out of the bytes after
+			}
+			check(string(b))
+		}
+	}
+	check("00000000")
+	check("99999999")
 }

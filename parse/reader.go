@@ -62,7 +62,7 @@ const imfFixdateLen = len("Sun, 06 Nov 1994 08:49:37 GMT")
 // The quotas of two calls may share the backing array of their Partition,
 // which must not be modified.
 func (r *Reader) Read(h http.Header, now, estimate time.Time) (quotas []Quota, date time.Time) {
-	return read(h, now, estimate, r, false)
+	return read(h, now, estimate, r, false, true)
 }
 
 // ReadFresh is like Read, for a response that may have come from a cache:
@@ -72,7 +72,7 @@ func (r *Reader) Read(h http.Header, now, estimate time.Time) (quotas []Quota, d
 // Date alone is not parsed. It finds the Age field in the one pass Read
 // makes over the names of h, instead of looking it up again.
 func (r *Reader) ReadFresh(h http.Header, now, estimate time.Time) (quotas []Quota, date time.Time) {
-	return read(h, now, estimate, r, true)
+	return read(h, now, estimate, r, true, true)
 }
 
 // origin returns the instant absolute resets are measured from, as Read

@@ -213,8 +213,26 @@ func slotOf(k string) slot {
 	if k[0]|0x20 == 'x' && !xFourth[k[3]] || k[0]|0x20 != 'x' && !second[k[1]] {
 		return sNone
 	}
-	// A canonical name, as every name net/http reads from the wire is,
-	// costs a hash and a comparison: most names compared differ in length.
+	// The canonical names of the most common families share a prefix:
+	// compare it, then the rest against constants, which the compiler
+	// does with a few loads and no call.
+	if k[3] == 'a' { // as in "X-Ra"
+		if len(k) > len("X-Ratelimit-") && k[:len("X-Ratelimit-")] == "X-Ratelimit-" {
+			if s := xRatelimitSlot(k[len("X-Ratelimit-"):]); s != sNone {
+				return s
+			}
+		} else if len(k) >= len("X-Rate-Limit") && k[:len("X-Rate-Limit")] == "X-Rate-Limit" {
+			if s := xRateLimitSlot(k[len("X-Rate-Limit"):]); s != sNone {
+				return s
+			}
+		}
+	} else if len(k) >= len("Ratelimit") && k[:len("Ratelimit")] == "Ratelimit" {
+		if s := ratelimitSlot(k[len("Ratelimit"):]); s != sNone {
+			return s
+		}
+	}
+	// Any other canonical name costs a hash and a comparison: most names
+	// compared differ in length.
 	b := &slotTable[slotHash(k)]
 	if s := b[0]; s != sNone && slotNames[s] == k {
 		return s
@@ -253,6 +271,127 @@ func slotOf(k string) slot {
 		return sNone
 	}
 	return canonicalSlot(textproto.CanonicalMIMEHeaderKey(k))
+}
+
+// xRatelimitSlot returns the slot of the canonical name "X-Ratelimit-" +
+// rest; sNone when no family reads it. TestSlotNames checks that it knows
+// every such name of slotNames.
+func xRatelimitSlot(rest string) slot {
+	switch rest {
+	case "Limit":
+		return sXLimit
+	case "Remaining":
+		return sXRemaining
+	case "Reset":
+		return sXReset
+	case "Used":
+		return sXUsed
+	case "Reset-After":
+		return sXResetAfter
+	case "Resource":
+		return sXResource
+	case "Bucket":
+		return sXBucket
+	case "Limit-Requests":
+		return sOpenAI
+	case "Remaining-Requests":
+		return sOpenAI + 1
+	case "Reset-Requests":
+		return sOpenAI + 2
+	case "Limit-Tokens":
+		return sOpenAI + 3
+	case "Remaining-Tokens":
+		return sOpenAI + 4
+	case "Reset-Tokens":
+		return sOpenAI + 5
+	case "Requests-Limit":
+		return sUnitFirst
+	case "Requests-Remaining":
+		return sUnitFirst + 1
+	case "Requests-Reset":
+		return sUnitFirst + 2
+	case "Complexity-Limit":
+		return sUnitFirst + 3
+	case "Complexity-Remaining":
+		return sUnitFirst + 4
+	case "Complexity-Reset":
+		return sUnitFirst + 5
+	case "Api-Units-Limit":
+		return sUnitFirst + 6
+	case "Api-Units-Remaining":
+		return sUnitFirst + 7
+	case "Api-Units-Reset":
+		return sUnitFirst + 8
+	case "Limit-Second":
+		return sKong
+	case "Remaining-Second":
+		return sKong + 1
+	case "Limit-Minute":
+		return sKong + 2
+	case "Remaining-Minute":
+		return sKong + 3
+	case "Limit-Hour":
+		return sKong + 4
+	case "Remaining-Hour":
+		return sKong + 5
+	case "Limit-Day":
+		return sKong + 6
+	case "Remaining-Day":
+		return sKong + 7
+	case "Limit-Month":
+		return sKong + 8
+	case "Remaining-Month":
+		return sKong + 9
+	case "Limit-Year":
+		return sKong + 10
+	case "Remaining-Year":
+		return sKong + 11
+	}
+	return sNone
+}
+
+// xRateLimitSlot returns the slot of the canonical name "X-Rate-Limit" +
+// rest; sNone when no family reads it. TestSlotNames checks that it knows
+// every such name of slotNames.
+func xRateLimitSlot(rest string) slot {
+	switch rest {
+	case "":
+		return sDashLimitBare
+	case "-Limit":
+		return sDashLimit
+	case "-Remaining":
+		return sDashRemaining
+	case "-Reset":
+		return sDashReset
+	case "-Reset-Tokens":
+		return sAzureResetTokens
+	}
+	return sNone
+}
+
+// ratelimitSlot returns the slot of the canonical name "Ratelimit" +
+// rest; sNone when no family reads it. TestSlotNames checks that it knows
+// every such name of slotNames.
+func ratelimitSlot(rest string) slot {
+	switch rest {
+	case "":
+		return sRateLimit
+	case "-Policy":
+		return sRateLimitPolicy
+	case "-Limit":
+		return sLimit
+	case "-Remaining":
+		return sRemaining
+	case "-Reset":
+		return sReset
+	case "-Resettime":
+		return sResetTime
+	case "-Name":
+		return sName
+	case "-Observed":
+		return sObserved
+	}
+	return sNone
 }
 
 // slotNames holds the canonical name of every slot.

@@ -19,7 +19,7 @@ func (p *parser) twitter() {
 		}
 		q := newQuota("twitter")
 		q.Policy, q.Window = scope, 24*time.Hour
-		q.Limit, q.Remaining, q.Reset = p.count(s), p.count(s+1), p.reset(s+2)
+		q.Limit, q.Remaining, q.Reset = countOf(p.get(s)), countOf(p.get(s+1)), p.reset(s+2)
 		p.add(q)
 	}
 }

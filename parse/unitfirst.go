@@ -23,7 +23,7 @@ func (p *parser) unitTriplets(base slot, units []string, dialect string) {
 		}
 		q := newQuota(dialect)
 		q.Unit = unit
-		q.Limit, q.Remaining, q.Reset = p.count(s), p.count(s+1), p.reset(s+2)
+		q.Limit, q.Remaining, q.Reset = countOf(p.get(s)), countOf(p.get(s+1)), p.reset(s+2)
 		p.add(q)
 	}
 }

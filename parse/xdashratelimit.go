@@ -14,7 +14,7 @@ func (p *parser) xDashRateLimit() {
 		limit = sDashLimitBare // Zendesk's X-Rate-Limit counts as a limit
 	}
 	var buf [4]item
-	cur, tail := p.triplet("x-rate-limit", limit, sDashRemaining, buf[:0])
+	cur, tail := tripletOf("x-rate-limit", p.get(limit), p.get(sDashRemaining), buf[:0])
 	cur.Reset = p.reset(sDashReset)
 	p.legacy(cur, tail)
 }

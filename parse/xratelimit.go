@@ -15,16 +15,16 @@ func (p *parser) xRateLimit() {
 		return
 	}
 	var buf [4]item
-	cur, tail := p.triplet("x-ratelimit", sXLimit, sXRemaining, buf[:0])
+	cur, tail := tripletOf("x-ratelimit", p.get(sXLimit), p.get(sXRemaining), buf[:0])
 	switch {
 	case len(tail) > 0:
 		cur.Dialect = "envoy"
 	case p.has(sXResetAfter) || p.has(sXBucket):
 		cur.Dialect = "discord"
-		cur.Policy = p.text(sXBucket)
+		cur.Policy = textOf(p.get(sXBucket))
 	case p.has(sXResource):
 		cur.Dialect = "github"
-		cur.Policy = p.text(sXResource)
+		cur.Policy = textOf(p.get(sXResource))
 		// The GraphQL API counts query cost in points (row 7).
 		if len(cur.Policy) == len("graphql") && strings.EqualFold(cur.Policy, "graphql") {
 			cur.Unit = "points"
@@ -34,14 +34,14 @@ func (p *parser) xRateLimit() {
 	}
 	if cur.Limit < 0 && cur.Remaining >= 0 {
 		// Reddit sends no limit: it is used + remaining.
-		if used := p.count(sXUsed); used >= 0 && used <= math.MaxInt64-cur.Remaining {
+		if used := countOf(p.get(sXUsed)); used >= 0 && used <= math.MaxInt64-cur.Remaining {
 			cur.Limit = used + cur.Remaining
 		}
 	}
 	// Discord: the delta Reset-After wins over the epoch Reset.
 	cur.Reset = -1
 	if p.has(sXResetAfter) {
-		cur.Reset = p.delta(sXResetAfter)
+		cur.Reset = deltaOf(p.get(sXResetAfter))
 	}
 	if cur.Reset < 0 {
 		cur.Reset = p.reset(sXReset)

@@ -1,0 +1,274 @@
+package parse
+
+import (
+	"math"
+	"strings"
+	"time"
+)
+
+// This file holds the fast path of read for the sets of fields servers
+// send most: the IETF pair, the X-RateLimit-* triplet (GitHub and its
+// kin) and the OpenAI family, each alone but for Date. It calls the same
+// readers as the families do, but without setting up the general parser,
+// which zeroes and fills a table of every slot and runs every family's
+// check. quickRead reports ok false for any other set of fields, and read
+// then takes the general path, which stays the reference: FuzzQuickRead
+// checks that the two agree wherever the fast path answers.
+
+// The slots each family of the fast path reads, as bits of a set; every
+// one of them is below 32.
+const (
+	qIETF   = 1<<sRateLimit | 1<<sRateLimitPolicy
+	qX      = 1<<sXLimit | 1<<sXRemaining | 1<<sXReset | 1<<sXUsed | 1<<sXResetAfter | 1<<sXResource | 1<<sXBucket
+	qOpenAI = 077<<sOpenAI | 1<<azureResetTokens
+)
+
+// Every slot of the fast path is below 32, or this would overflow.
+const _ = uint32(qIETF | qX | qOpenAI | 1<<sDate)
+
+// quickFields files the fields found by slot, as parser.index does, for
+// the slots below 32.
+type quickFields struct {
+	at    [32]uint8 // 1 + the index in found of each slot's field; 0 when absent
+	found []field
+}
+
+// get returns the field lines of slot s; nil when absent.
+func (q *quickFields) get(s slot) []string {
+	if i := q.at[s]; i != 0 {
+		return q.found[i-1].v
+	}
+	return nil
+}
+
+// has reports whether slot s holds a field.
+func (q *quickFields) has(s slot) bool { return q.at[s] != 0 }
+
+// quickRead is header for the fields found (all of them, each under one
+// name) when they are those of one family of the fast path, with Date;
+// ok is false for any other set.
+func quickRead(found []field, now, date time.Time, r *Reader) (quotas []Quota, served time.Time, ok bool) {
+	q := quickFields{found: found}
+	var set uint32
+	for i, f := range found {
+		if f.s >= 32 || set&(1<<f.s) != 0 {
+			return nil, time.Time{}, false
+		}
+		set |= 1 << f.s
+		q.at[f.s] = uint8(i + 1)
+	}
+	set &^= 1 << sDate
+	family := qIETF
+	switch {
+	case set == qIETF:
+		if !quickIETFShape(q.get(sRateLimitPolicy), q.get(sRateLimit)) {
+			return nil, time.Time{}, false
+		}
+	case set&^qX == 0 && set&(1<<sXLimit|1<<sXRemaining|1<<sXUsed) != 0:
+		family = qX
+	case set&^qOpenAI == 0 && set != 0:
+		family = qOpenAI
+	default:
+		return nil, time.Time{}, false
+	}
+	// As header does: the response's Date for a Reader, and the origin of
+	// absolute resets.
+	if r != nil {
+		served = r.date(q.get(sDate), now)
+		date = origin(now, date, served)
+	}
+	switch family {
+	case qIETF:
+		quotas, ok = q.ietf(r)
+	case qX:
+		quotas, ok = q.xRateLimit(now, date)
+	default:
+		quotas, ok = q.openAI(), true
+	}
+	if !ok {
+		return nil, time.Time{}, false
+	}
+	return quotas, served, true
+}
+
+// quickIETFShape reports whether parser.ietf reads the RateLimit-Policy
+// lines pv and RateLimit lines lv as the current syntax, each of one line
+// that trimLines leaves as it is.
+func quickIETFShape(pv, lv []string) bool {
+	return len(pv) == 1 && len(lv) == 1 && bare(pv[0]) && bare(lv[0]) && pv[0][0] == '"' && lv[0][0] == '"'
+}
+
+// bare reports whether s is not empty and neither starts nor ends with
+// optional white space.
+func bare(s string) bool {
+	return s != "" && !isOWS(s[0]) && !isOWS(s[len(s)-1])
+}
+
+// ietf is parser.ietf and join for fields of quickIETFShape; ok is false
+// when they hold more than 8 policies and limits.
+func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
+	pv, lv := q.get(sRateLimitPolicy), q.get(sRateLimit)
+	var ps []Policy
+	if r != nil {
+		ps = r.policies(sRateLimitPolicy, pv[0])
+	} else {
+		var pbuf [4]Policy
+		ps = policiesOf(pbuf[:0], pv)
+	}
+	var lbuf [4]Limit
+	ls := limitsOf(lbuf[:0], lv)
+	if len(ps)+len(ls) > 8 {
+		return nil, false
+	}
+	// Count the quotas first, to allocate the result at once: a policy's
+	// quota has a limit, and an unjoined limit's a remaining count, as
+	// parser.add requires.
+	var joined uint8 // at most 8 limits
+	n := 0
+	for i := range ps {
+		if j := indexLimit(ls, ps[i].Name); j >= 0 {
+			joined |= 1 << j
+			if ps[i].Quota >= 0 || ls[j].Remaining >= 0 {
+				n++
+			}
+		} else if ps[i].Quota >= 0 {
+			n++
+		}
+	}
+	for i := range ls {
+		if joined&(1<<i) == 0 && ls[i].Remaining >= 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, true
+	}
+	quotas = make([]Quota, n)
+	n = 0
+	for i := range ps {
+		pol := &ps[i]
+		x := Quota{
+			Policy:    pol.Name,
+			Partition: pol.Partition,
+			Unit:      pol.Unit,
+			Limit:     pol.Quota,
+			Window:    pol.Window,
+			Remaining: -1,
+			Reset:     -1,
+			Dialect:   "ietf",
+		}
+		if j := indexLimit(ls, pol.Name); j >= 0 {
+			x.Remaining, x.Reset = ls[j].Remaining, ls[j].Reset
+			if ls[j].Partition != nil {
+				x.Partition = ls[j].Partition
+			}
+		}
+		if x.Limit >= 0 || x.Remaining >= 0 {
+			quotas[n] = x
+			n++
+		}
+	}
+	for i := range ls {
+		l := &ls[i]
+		if joined&(1<<i) == 0 && l.Remaining >= 0 {
+			x := newQuota("ietf")
+			x.Policy, x.Partition, x.Remaining, x.Reset = l.Name, l.Partition, l.Remaining, l.Reset
+			quotas[n] = x
+			n++
+		}
+	}
+	return quotas, true
+}
+
+// xRateLimit is parser.xRateLimit for limit and remaining fields of one
+// count each, or absent; ok is false for any other (a list of quota
+// items, as Envoy sends, a window, or a malformed value), which the
+// general path reads.
+func (q *quickFields) xRateLimit(now, date time.Time) (quotas []Quota, ok bool) {
+	// As tripletOf reads these shapes.
+	cur := newQuota("x-ratelimit")
+	if v := q.get(sXLimit); v != nil {
+		if cur.Limit, ok = quickCount(v); !ok {
+			return nil, false
+		}
+	}
+	if v := q.get(sXRemaining); v != nil {
+		if cur.Remaining, ok = quickCount(v); !ok {
+			return nil, false
+		}
+	}
+	switch {
+	case q.has(sXResetAfter) || q.has(sXBucket):
+		cur.Dialect = "discord"
+		cur.Policy = textOf(q.get(sXBucket))
+	case q.has(sXResource):
+		cur.Dialect = "github"
+		cur.Policy = textOf(q.get(sXResource))
+		if len(cur.Policy) == len("graphql") && strings.EqualFold(cur.Policy, "graphql") {
+			cur.Unit = "points"
+		}
+	case q.has(sXUsed) && !q.has(sXLimit):
+		cur.Dialect = "reddit"
+	}
+	if cur.Limit < 0 && cur.Remaining >= 0 {
+		if used := countOf(q.get(sXUsed)); used >= 0 && used <= math.MaxInt64-cur.Remaining {
+			cur.Limit = used + cur.Remaining
+		}
+	}
+	cur.Reset = -1
+	if q.has(sXResetAfter) {
+		cur.Reset = deltaOf(q.get(sXResetAfter))
+	}
+	if v := q.get(sXReset); cur.Reset < 0 && v != nil {
+		cur.Reset = reset(v, q.origin(now, date), now)
+	}
+	if cur.Limit < 0 && cur.Remaining < 0 { // as parser.legacy and add
+		return nil, true
+	}
+	return []Quota{cur}, true
+}
+
+// origin is parser.origin: date unless it is the zero time, else the
+// response's Date when valid, else now.
+func (q *quickFields) origin(now, date time.Time) time.Time {
+	if !date.IsZero() {
+		return date
+	}
+	if d := q.get(sDate); len(d) > 0 {
+		if t, ok := HTTPDate(trimOWS(d[0]), now); ok {
+			return t
+		}
+	}
+	return now
+}
+
+// openAI is parser.openAI.
+func (q *quickFields) openAI() []Quota {
+	var x [len(openAIUnits)]Quota
+	n := 0
+	for u, unit := range openAIUnits {
+		s := sOpenAI + slot(3*u) // limit, remaining, reset
+		if !(q.has(s) || q.has(s+1)) {
+			continue
+		}
+		x := &x[n]
+		*x = newQuota("openai")
+		x.Unit = unit
+		x.Limit, x.Remaining = countOf(q.get(s)), countOf(q.get(s+1))
+		r := q.get(s + 2)
+		if r == nil && unit == "tokens" {
+			r = q.get(azureResetTokens)
+		}
+		x.Reset = goDuration(r)
+		if x.Limit >= 0 || x.Remaining >= 0 { // as parser.add
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return nil
+	case 1:
+		return []Quota{x[0]}
+	}
+	return []Quota{x[0], x[1]}
+}
