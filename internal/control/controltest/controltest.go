@@ -473,6 +473,18 @@ func tables() []Table {
 	}, append(append(append(streamTables(), robustTables()...), learnTables()...), append(append(slidingTables(), phaseTables()...), firstTables()...)...)...)
 }
 
+// silentRamp shows the ramp of a key that states nothing and answers in
+// 10ms: one probe, then two in flight, one more for each ten answers
+// (two per answer at a round trip of 200ms, in proportion below it).
+func silentRamp() []Step {
+	return append([]Step{
+		// A fresh key: one probe goes alone, and holds the others
+		// for 3s at most.
+		acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
+		acq(0, "b", Want{Hold: control.ReasonProbe, Wake: 3 * s}),
+	}, rampSteps(10*ms, 10)...)
+}
+
 // silentRampFast shows the ramp of a key that states nothing and answers
 // in 50µs, where two requests per answer times its round trip over 200ms
 // is half a thousandth: each answer still counts a thousandth, so that
@@ -480,53 +492,25 @@ func tables() []Table {
 // nothing below a round trip of 100µs, and such a key stayed at two in
 // flight for ever).
 func silentRampFast() []Step {
-	const us = time.Microsecond
-	steps := []Step{
+	return append([]Step{
 		acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
-		rel(50*us, "p", ok(), Want{InFlight: -1, Probing: -1}),
-		acq(50*us, "a1", Want{Grant: true}),
-		acq(50*us, "a2", Want{Grant: true, InFlight: 2}),
-	}
-	// 998 answers, two a round trip: still two in flight.
-	for i := 1; i < 999; i += 2 {
-		at := time.Duration(i/2+2) * 50 * us
-		steps = append(steps,
-			rel(at, fmt.Sprintf("a%d", i), ok(), Want{}),
-			rel(at, fmt.Sprintf("a%d", i+1), ok(), Want{InFlight: -1}),
-			acq(at, fmt.Sprintf("a%d", i+2), Want{Grant: true}),
-			acq(at, fmt.Sprintf("a%d", i+3), Want{Grant: true, InFlight: 2}),
-			acq(at, "x", Want{Hold: control.ReasonConcurrency}),
-		)
-	}
-	// The thousandth answer: one step, to 3.
-	return append(steps,
-		rel(30*ms, "a999", ok(), Want{}),
-		rel(30*ms, "a1000", ok(), Want{InFlight: -1}),
-		acq(30*ms, "c1", Want{Grant: true}),
-		acq(30*ms, "c2", Want{Grant: true}),
-		acq(30*ms, "c3", Want{Grant: true, InFlight: 3}),
-		acq(30*ms, "x", Want{Hold: control.ReasonConcurrency}),
-	)
+	}, rampSteps(50*time.Microsecond, 1000)...)
 }
 
-// silentRamp shows the ramp of a key that states nothing and answers in
-// 10ms: one probe, then two in flight, one more for each ten answers
-// (two per answer at a round trip of 200ms, in proportion below it).
-func silentRamp() []Step {
+// rampSteps follows a probe granted at 0 to a key that answers every
+// request in rtt: the probe's answer opens the key to two in flight,
+// which stay two, answered two a round trip, until the n-th answer, which
+// widens the key to three.
+func rampSteps(rtt time.Duration, n int) []Step {
 	steps := []Step{
-		// A fresh key: one probe goes alone, and holds the others
-		// for 3s at most.
-		acq(0, "p", Want{Grant: true, Probe: true, InFlight: 1, Probing: 1}),
-		acq(0, "b", Want{Hold: control.ReasonProbe, Wake: 3 * s}),
-		// Its answer opens the key: two may follow.
-		rel(10*ms, "p", ok(), Want{InFlight: -1, Probing: -1}),
-		acq(10*ms, "a1", Want{Grant: true}),
-		acq(10*ms, "a2", Want{Grant: true, InFlight: 2}),
-		acq(10*ms, "x", Want{Hold: control.ReasonConcurrency}),
+		rel(rtt, "p", ok(), Want{InFlight: -1, Probing: -1}),
+		acq(rtt, "a1", Want{Grant: true}),
+		acq(rtt, "a2", Want{Grant: true, InFlight: 2}),
+		acq(rtt, "x", Want{Hold: control.ReasonConcurrency}),
 	}
-	// Eight answers, two a round trip: still two in flight.
-	for i := 1; i <= 8; i += 2 {
-		at := time.Duration(i/2+2) * 10 * ms
+	at := rtt
+	for i := 1; i < n-1; i += 2 {
+		at += rtt
 		steps = append(steps,
 			rel(at, fmt.Sprintf("a%d", i), ok(), Want{}),
 			rel(at, fmt.Sprintf("a%d", i+1), ok(), Want{InFlight: -1}),
@@ -535,13 +519,13 @@ func silentRamp() []Step {
 			acq(at, "x", Want{Hold: control.ReasonConcurrency}),
 		)
 	}
-	// The tenth answer: one step, to 3.
+	at += rtt
 	return append(steps,
-		rel(60*ms, "a9", ok(), Want{}),
-		rel(60*ms, "a10", ok(), Want{InFlight: -1}),
-		acq(60*ms, "c1", Want{Grant: true}),
-		acq(60*ms, "c2", Want{Grant: true}),
-		acq(60*ms, "c3", Want{Grant: true, InFlight: 3}),
-		acq(60*ms, "x", Want{Hold: control.ReasonConcurrency}),
+		rel(at, fmt.Sprintf("a%d", n-1), ok(), Want{}),
+		rel(at, fmt.Sprintf("a%d", n), ok(), Want{InFlight: -1}),
+		acq(at, "c1", Want{Grant: true}),
+		acq(at, "c2", Want{Grant: true}),
+		acq(at, "c3", Want{Grant: true, InFlight: 3}),
+		acq(at, "x", Want{Hold: control.ReasonConcurrency}),
 	)
 }
