@@ -147,16 +147,7 @@ func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 	n = 0
 	for i := range ps {
 		pol := &ps[i]
-		x := Quota{
-			Policy:    pol.Name,
-			Partition: pol.Partition,
-			Unit:      pol.Unit,
-			Limit:     pol.Quota,
-			Window:    pol.Window,
-			Remaining: -1,
-			Reset:     -1,
-			Dialect:   "ietf",
-		}
+		x := policyQuota(pol)
 		if j := indexLimit(ls, pol.Name); j >= 0 {
 			x.Remaining, x.Reset = ls[j].Remaining, ls[j].Reset
 			if ls[j].Partition != nil {

@@ -61,16 +61,7 @@ func (p *parser) join(ps []Policy, lv []string, legacy bool) {
 	var joined uint64
 	for i := range ps {
 		pol := &ps[i]
-		q := Quota{
-			Policy:    pol.Name,
-			Partition: pol.Partition,
-			Unit:      pol.Unit,
-			Limit:     pol.Quota,
-			Window:    pol.Window,
-			Remaining: -1,
-			Reset:     -1,
-			Dialect:   "ietf",
-		}
+		q := policyQuota(pol)
 		if j := indexLimit(ls, pol.Name); j >= 0 {
 			if j < 64 {
 				joined |= 1 << j
@@ -281,4 +272,19 @@ func dictionary(vals []string) (Quota, bool) {
 		q.Reset = seconds(reset.n, 0)
 	}
 	return q, q.Limit >= 0
+}
+
+// policyQuota returns the quota pol states, with no RateLimit joined to it
+// yet: Remaining and Reset unknown (-1).
+func policyQuota(pol *Policy) Quota {
+	return Quota{
+		Policy:    pol.Name,
+		Partition: pol.Partition,
+		Unit:      pol.Unit,
+		Limit:     pol.Quota,
+		Window:    pol.Window,
+		Remaining: -1,
+		Reset:     -1,
+		Dialect:   "ietf",
+	}
 }
