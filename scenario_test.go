@@ -156,22 +156,29 @@ func (r result) efficiency() float64 {
 	return r.ideal.Seconds() / r.took.Seconds()
 }
 
+// scenarioServer moves a synctest bubble's clock to the present (it
+// starts in 2000, before the epoch resets of parse's magnitude rule, 1e9 s
+// in 2001) and returns sc's server: its handler, and the handler to serve
+// through, which may wrap it.
+func scenarioServer(sc scenario) (*ratelimittest.Handler, http.Handler) {
+	time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
+	h := ratelimittest.NewHandler(sc.cfg)
+	var srv http.Handler = h
+	if sc.flip > 0 {
+		srv = silentEvery(h, sc.flip)
+	}
+	if sc.slowRefuse {
+		srv = refuseAfter(srv, sc.cfg.Latency)
+	}
+	return h, srv
+}
+
 // runScenario runs sc's tasks with workers goroutines through a fresh polite
 // Transport in a synctest bubble, and measures them.
 func runScenario(t *testing.T, sc scenario, workers int) result {
 	var res result
 	synctest.Test(t, func(t *testing.T) {
-		// A bubble's clock starts in 2000, before the epoch resets of
-		// parse's magnitude rule (1e9 s, 2001): move to the present.
-		time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
-		h := ratelimittest.NewHandler(sc.cfg)
-		var srv http.Handler = h
-		if sc.flip > 0 {
-			srv = silentEvery(h, sc.flip)
-		}
-		if sc.slowRefuse {
-			srv = refuseAfter(srv, sc.cfg.Latency)
-		}
+		h, srv := scenarioServer(sc)
 		c, _ := politeOver(srv)
 		start := time.Now()
 		statuses := run(t, c, "http://api.test/", sc.tasks, workers)

@@ -57,15 +57,7 @@ func traceScenario(t *testing.T, sc scenario, workers int) (string, float64) {
 		score float64
 	)
 	synctest.Test(t, func(t *testing.T) {
-		time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
-		h := ratelimittest.NewHandler(sc.cfg)
-		var srv http.Handler = h
-		if sc.flip > 0 {
-			srv = silentEvery(h, sc.flip)
-		}
-		if sc.slowRefuse {
-			srv = refuseAfter(srv, sc.cfg.Latency)
-		}
+		h, srv := scenarioServer(sc)
 		type arrival struct {
 			at   time.Duration
 			code int
