@@ -93,6 +93,19 @@ func TestBinaryTails(t *testing.T) {
 	if err := back.UnmarshalBinary(lb); err != nil || back.learn.cutSeq != 0 || back.learn.cutOK || back.learn.rated {
 		t.Errorf("a form without the rate's tail read back as cut %d, ok %v, rated %v (%v)", back.learn.cutSeq, back.learn.cutOK, back.learn.rated, err)
 	}
+	// The window the learner's last measurement ended with. A form
+	// without this tail reads it as zero.
+	mt := worst()
+	mt.learn.measured = int64(3 * time.Second)
+	mb, _ := mt.MarshalBinary()
+	back = State{}
+	if err := back.UnmarshalBinary(mb); err != nil || back.learn.measured != mt.learn.measured {
+		t.Errorf("window's tail read back as %d (%v)", back.learn.measured, err)
+	}
+	back = State{}
+	if err := back.UnmarshalBinary(rb); err != nil || back.learn.measured != 0 {
+		t.Errorf("a form without the window's tail read back as %d (%v)", back.learn.measured, err)
+	}
 	plain, _ := worst().MarshalBinary()
 	for name, form := range map[string][]byte{
 		"empty tail":                     append(bytes.Clone(plain), tailLearn, 0, 0),
@@ -111,6 +124,9 @@ func TestBinaryTails(t *testing.T) {
 		"rate's flag not a bool":         append(bytes.Clone(plain), tailRate, 0, 2, 0),
 		"rate cut at a grant to come":    append(bytes.Clone(plain), append(append([]byte{tailRate}, binary.AppendUvarint(nil, s.seq+1)...), 0, 0)...),
 		"rate before lower bound":        append(bytes.Clone(rb), tailLo, 1, 0),
+		"empty window":                   append(bytes.Clone(plain), tailWindow, 0),
+		"window beyond the longest span": append(append([]byte{}, plain...), append([]byte{tailWindow}, binary.AppendUvarint(nil, uint64(maxSpan)+1)...)...),
+		"window before rate":             append(bytes.Clone(mb), tailRate, 0, 1, 0),
 	} {
 		if err := new(State).UnmarshalBinary(form); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -21,6 +21,7 @@ const (
 	tailFirst  = 5 // each policy's bound on windows rounded down: span, opened, test (see first.go)
 	tailLo     = 6 // the learner's lower bound on the window it measures, and its quick rate step
 	tailRate   = 7 // the learner's rate: the grants at its last cut, an acceptance since, a rate step held
+	tailWindow = 8 // the window the learner's last measurement ended with
 )
 
 // Flags of a policy's phase in its tail.
@@ -108,6 +109,10 @@ func (e *encoder) tails(s *State) {
 		e.uint(l.cutSeq)
 		e.bool(l.cutOK)
 		e.bool(l.rated)
+	}
+	if l.measured != 0 {
+		e.b = append(e.b, tailWindow)
+		e.uint(uint64(l.measured))
 	}
 }
 
@@ -216,6 +221,10 @@ func (d *decoder) tails(n *State) {
 			}
 			l.cutOK, l.rated = d.bool(), d.bool()
 			if l.cutSeq == 0 && !l.cutOK && !l.rated {
+				d.fail() // never written
+			}
+		case tailWindow:
+			if n.learn.measured = int64(d.bounded(uint64(maxSpan))); n.learn.measured == 0 {
 				d.fail() // never written
 			}
 		default:

@@ -59,6 +59,13 @@ import (
 //     refused (it would try the same rate). A step refused with a wait
 //     the server gave is reverted too; the key pauses, and the next step
 //     is counted from the end of the pause.
+//   - A burst step refused on trial shows q is the server's burst: the
+//     rate step is taken at that refusal, and from then on, in bursts, each
+//     rate step is tried for one learned window and adds a request a
+//     window at most (see burstKnown). A learned burst's lone probe
+//     refused, with nothing accepted in its cycle, shows a window the last
+//     burst spent (a fixed window the bursts drifted into): every rate step
+//     since the measurement is undone (see unstep).
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
 //     window, without a pause (see refused); refused again at the even pace, it backs off
@@ -126,6 +133,8 @@ type learner struct {
 	cutSeq uint64 // the key's grants when the even pace was last cut (see cutRate); 0: none since the last measurement
 	cutOK  bool   // a request granted after that cut was accepted
 	rated  bool   // a rate step held since the last measurement: the quota is a rate the server passed
+
+	measured int64 // the window the last measurement ended with, before any rate step; 0: none
 }
 
 // The states of smooth pacing.
@@ -158,7 +167,7 @@ func (l *learner) isZero() bool {
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
 		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0 && l.cut == 0 && l.lo == 0 && !l.quick &&
-		l.cutSeq == 0 && !l.cutOK && !l.rated
+		l.cutSeq == 0 && !l.cutOK && !l.rated && l.measured == 0
 }
 
 // even reports whether the learned quota is a rate: paced one start per
@@ -278,6 +287,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		l.floor = 0
 	}
 	q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
+	l.measured = q.w
 	l.trial = 0
 	// A probe refused while measuring bounds the window from below: it
 	// lies between that probe's start and the acceptance that ended the
@@ -307,7 +317,7 @@ func (l *learner) grow(now int64) {
 		if l.cycle <= l.trialAt || l.cycleOK < q.q {
 			return
 		}
-		if l.trial == stepRate && l.revertSeq == 0 && !l.even() && now-l.grownAt < l.drain() {
+		if l.trial == stepRate && l.revertSeq == 0 && !l.even() && !l.burstKnown() && now-l.grownAt < l.drain() {
 			return
 		}
 		if l.trial == stepRate && l.revertSeq != 0 && l.cycleStart-l.grownAt > q.w {
@@ -380,7 +390,7 @@ func (l *learner) grow(now int64) {
 func (l *learner) rateStep() int64 {
 	q := l.quota
 	d := q.w >> min(max(l.stride, 1), 62)
-	if l.growGap != 0 || l.cutSeq != 0 {
+	if l.growGap != 0 || l.cutSeq != 0 || l.burstKnown() {
 		d = min(d, q.w/(q.q+1)) // one request more per window
 	}
 	if l.floor > 0 && l.floor < q.w {
@@ -430,7 +440,42 @@ func (l *learner) revert(seq uint64, now int64) {
 			l.pin(stepRate, now)
 		}
 	}
+	burst := l.trial == stepBurst
 	l.trial, l.revertSeq = 0, seq
+	l.grownAt, l.binding = now, false
+	if burst && l.growGap == 0 && l.cutSeq == 0 {
+		// The burst is the server's, and the server is spent: the rate
+		// step is taken from here, tried for one window.
+		l.stepSaturated(now)
+	}
+}
+
+// burstKnown reports whether the learned quota, in bursts, is the server's
+// burst: a burst step was refused on trial (and is pinned). A bucket that
+// holds no more than q is then spent by each learned burst, from a known
+// state, so that a rate step faster than its rate is refused in its first
+// learned window, by less than a request when it adds less than one (see
+// rateStep): rate steps are tried for one window, not until a burst would
+// be spent (see drain), and add a request a window at most.
+func (l *learner) burstKnown() bool { return l.pinned&stepBurst != 0 && !l.even() }
+
+// unstep undoes every rate step taken since the last measurement, at the
+// refusal at now of the lone probe that begins a learned burst: the
+// window the last burst spent has not ended. A bucket that passed a rate
+// for a learned window has a token for the next burst's first request
+// unless the rate was q times its own; a fixed window or a sliding log
+// that bursts faster than its window drift into refuses it. The window
+// measured paces the key again, the rate step is pinned, and a burst step
+// on trial is undone too. seq is the key's grants so far: refusals of
+// requests granted up to it are of the same overdraw (see absorbs).
+func (l *learner) unstep(seq uint64, now int64) {
+	q := l.quota
+	if l.trial == stepBurst {
+		q.q = min(max(l.prev, 1), maxQuota)
+	}
+	q.w = min(l.measured, int64(maxSpan))
+	l.pin(stepRate, now)
+	l.trial, l.revertSeq, l.rated = 0, seq, false
 	l.grownAt, l.binding = now, false
 }
 
@@ -569,6 +614,14 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			// Granted before the step taken at the last revert: one
 			// more of the overdraw that step was taken from.
 			l.quota.log.redate(g.start, now-l.quota.w)
+			return true, 0
+		}
+		if l.smooth != smoothTrial && !l.even() && g.cycle == l.cycle && l.cycleOK == 0 && l.measured > l.quota.w {
+			// The lone probe of a learned burst refused, with the
+			// window shortened since it was measured: a window the
+			// last burst spent has not ended (see unstep).
+			l.unstep(seq, now)
+			l.repace(g, now)
 			return true, 0
 		}
 		if l.trial != 0 && g.cycle >= l.trialAt {

@@ -10,29 +10,44 @@ import (
 // learnTables are the rules of the learner's growth and decrease.
 func learnTables() []Table {
 	return []Table{
-		{Name: "a refused step of growth is undone without a pause", Steps: learnTwo(
-			// Two learned windows with the quota holding requests back:
-			// the burst grows by one, on trial.
-			acq(3*s, "f", Want{Grant: true, Probe: true}),
-			rel(3*s, "f", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
-			acq(3*s, "i", Want{Grant: true}),
-			acq(3*s, "j", Want{Grant: true}),
-			// The step overdrew: it is undone at once, and only the
-			// refused request waits the floor; the key is not paused.
-			rel(3*s, "j", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
-			// One more refusal of the same overdraw changes nothing.
-			rel(3*s, "i", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
-			// The quota that held paces the key; the refused request
-			// waits its floor, for the refusal's reason.
-			Step{At: 3 * s, Acquire: "j", After: 4 * s, AfterReason: control.ReasonBackoff, Want: Want{Hold: control.ReasonBackoff, Until: 4 * s}},
-			acq(3*s, "k", Want{Hold: control.ReasonAdaptive, Until: 4 * s}),
-			// A refusal once the step is undone is the learned quota's,
-			// the first since it was learned: it is first paced evenly
-			// at the same rate (sliding-window counters and leaky
-			// buckets refuse a burst, not an even pace), without a
-			// pause; only the refused request waits its floor.
-			acq(4*s, "k", Want{Grant: true, Probe: true}),
-			rel(4*s, "k", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
+		{Name: "a refused step of growth is undone without a pause, and a refused burst step steps the rate from the refusal", Steps: learnBurstRefused()},
+		{Name: "once a burst step was refused, a rate step in bursts is tried for one window and adds a request a window", Steps: learnBurstRefused(
+			// The window after the refusal, accepted whole: the rate
+			// step taken at the refusal holds.
+			acq(3*s+750*ms, "k", Want{Grant: true, Probe: true}),
+			rel(3*s+750*ms, "k", ok(), Want{}),
+			acq(3*s+750*ms, "l", Want{Grant: true}),
+			// The burst is the server's (its step was refused): the
+			// next rate step adds a request a window, 2 per 500ms
+			// (not 2 per 375ms, half of w), and it is tried for one
+			// window, not until a burst of 3 would be spent (1.5s).
+			rel(3*s+750*ms, "l", ok(), Want{Learned: &Quota{Q: 2, W: 500 * ms}}),
+			acq(3*s+750*ms, "m", Want{Hold: control.ReasonAdaptive, Until: 4*s + 250*ms}),
+			acq(4*s+250*ms, "m", Want{Grant: true, Probe: true}),
+			rel(4*s+250*ms, "m", ok(), Want{}),
+			acq(4*s+250*ms, "n", Want{Grant: true}),
+			rel(4*s+250*ms, "n", ok(), Want{Learned: &Quota{Q: 2, W: 333333334}}),
+		)},
+		{Name: "a learned burst's lone probe refused goes back to the window measured", Steps: learnBurstRefused(
+			acq(3*s+750*ms, "k", Want{Grant: true, Probe: true}),
+			rel(3*s+750*ms, "k", ok(), Want{}),
+			acq(3*s+750*ms, "l", Want{Grant: true}),
+			rel(3*s+750*ms, "l", ok(), Want{Learned: &Quota{Q: 2, W: 500 * ms}}),
+			acq(3*s+750*ms, "m", Want{Hold: control.ReasonAdaptive, Until: 4*s + 250*ms}),
+			acq(4*s+250*ms, "m", Want{Grant: true, Probe: true}),
+			rel(4*s+250*ms, "m", ok(), Want{}),
+			acq(4*s+250*ms, "n", Want{Grant: true}),
+			rel(4*s+250*ms, "n", ok(), Want{Learned: &Quota{Q: 2, W: 333333334}}),
+			acq(4*s+250*ms, "o", Want{Hold: control.ReasonAdaptive, Until: 4*s + 583333334}),
+			// The probe that begins the next learned burst is refused
+			// with nothing accepted in its cycle: the window the last
+			// burst spent has not ended (a fixed window that bursts
+			// faster than its own drifted into; a bucket would have
+			// refilled a token). Every rate step since the measurement
+			// is undone, 2 per 1s, without a pause, and the rate step
+			// is pinned.
+			acq(4*s+583333334, "o", Want{Grant: true, Probe: true}),
+			rel(4*s+583333334, "o", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: s}}),
 		)},
 		{Name: "a refused burst of a learned quota is paced evenly without a pause", Steps: learnEven(
 			// The even pace: one start per w/q, from the refusal. The
@@ -538,15 +553,27 @@ func learnTables() []Table {
 			// The rate step held: the burst grows, on trial.
 			rel(7*s, "t6", ok(), Want{Learned: &Quota{Q: 4, W: 750 * ms}}),
 			acq(7*s, "t7", Want{Grant: true}),
-			// Refused on trial: undone, no pause.
-			rel(7*s, "t7", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 3, W: 750 * ms}}),
-			acq(7*s, "t8", Want{Hold: control.ReasonAdaptive, Until: 7*s + 750*ms}),
-			// Refused off trial: the rate held since it was measured
-			// (3 per 750ms, for 3s), so this refusal is the rate's,
-			// not a window spent at once: it is cut by a quarter, 3
-			// per 1s, without a pause or a measurement.
-			acq(7*s+750*ms, "t8", Want{Grant: true, Probe: true}),
-			rel(7*s+750*ms, "t8", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 3, W: s}}),
+			// Refused on trial: undone, no pause; the burst is the
+			// server's, and the rate step is taken from the refusal.
+			rel(7*s, "t7", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 3, W: 562500 * 1000}}),
+			acq(7*s, "t8", Want{Hold: control.ReasonAdaptive, Until: 7*s + 562500*1000}),
+			// Refused on trial after an acceptance: undone, and the
+			// rate step is pinned (half way would add less than a
+			// request a window).
+			acq(7*s+562500*1000, "t8", Want{Grant: true, Probe: true}),
+			rel(7*s+562500*1000, "t8", ok(), Want{}),
+			acq(7*s+562500*1000, "t9", Want{Grant: true}),
+			rel(7*s+562500*1000, "t9", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 3, W: 750 * ms}}),
+			acq(7*s+562500*1000, "u1", Want{Hold: control.ReasonAdaptive, Until: 7*s + 750*ms}),
+			// Refused off trial, after an acceptance in its burst: the
+			// rate held since it was measured (3 per 750ms, for 3s),
+			// so this refusal is the rate's, not a window spent at
+			// once: it is cut by a quarter, 3 per 1s, without a pause
+			// or a measurement.
+			acq(7*s+750*ms, "u1", Want{Grant: true}),
+			rel(7*s+750*ms, "u1", ok(), Want{}),
+			acq(7*s+750*ms, "u2", Want{Grant: true}),
+			rel(7*s+750*ms, "u2", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 3, W: s}}),
 		)},
 		{Name: "a rate step is pinned when half way to the window refused adds less than a request a window", Steps: learnRateRefused(
 			// 3 per 1s held, 3 per 750ms refused: half way, 3 per
@@ -810,4 +837,30 @@ func learnEight() []Step {
 		rel(4*s, "n", ok(), Want{Learned: &Quota{Q: 1, W: s}}),
 		acq(4*s, "o", Want{Hold: control.ReasonAdaptive, Until: 5 * s}),
 	)
+}
+
+// learnBurstRefused returns the steps of learnTwo (2 per 1s learned)
+// followed by a burst step refused on trial at 3s: it is undone without a
+// pause, and the rate step is taken from the refusal, when the server had
+// nothing left (2 per 750ms, on trial for one window); then more.
+func learnBurstRefused(more ...Step) []Step {
+	return learnTwo(append([]Step{
+		// Two learned windows with the quota holding requests back:
+		// the burst grows by one, on trial.
+		acq(3*s, "f", Want{Grant: true, Probe: true}),
+		rel(3*s, "f", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
+		acq(3*s, "i", Want{Grant: true}),
+		acq(3*s, "j", Want{Grant: true}),
+		// The step overdrew: it is undone at once, and only the
+		// refused request waits the floor; the key is not paused. The
+		// burst is the server's, and the server had nothing left: the
+		// rate step is taken from here, 2 per 750ms.
+		rel(3*s, "j", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: 750 * ms}}),
+		// One more refusal of the same overdraw changes nothing.
+		rel(3*s, "i", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: 750 * ms}}),
+		// The quota paces the key; the refused request waits its
+		// floor, for the refusal's reason.
+		Step{At: 3 * s, Acquire: "j", After: 4 * s, AfterReason: control.ReasonBackoff, Want: Want{Hold: control.ReasonBackoff, Until: 4 * s}},
+		acq(3*s, "k", Want{Hold: control.ReasonAdaptive, Until: 3*s + 750*ms}),
+	}, more...)...)
 }
