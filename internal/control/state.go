@@ -142,12 +142,62 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 		s.settle(now, cfg)
 		return Hold{}, true
 	}
+	if fast && ask.After.IsZero() {
+		if p := s.paced(now, cfg); p != nil {
+			h, ok := s.acquirePaced(now, cfg, ask, l, p)
+			s.settle(now, cfg)
+			return h, ok
+		}
+	}
 	if len(s.costs.units) > 0 {
 		s.costs.reap(now)
 	}
 	h, ok := s.acquire(now, cfg, ask, l)
 	s.settle(now, cfg)
 	return h, ok
+}
+
+// paced returns the key's one policy when an Acquire at now, with no
+// retry's bound, may take the paced path (nil otherwise): a key whose
+// server states one quota of requests, with more than one request left
+// besides those awaiting their answer and its reset ahead, and nothing
+// else to decide (no pause, probe, learned quota, cost or ceiling of cfg;
+// its ramp open, with room). acquire would pass every rule but the pace.
+func (s *State) paced(now int64, cfg *Config) *policy {
+	if len(s.policies) != 1 || !s.ramp.open || now < s.pauseUntil || s.learn.quota != nil || !s.costs.isZero() ||
+		cfg.MaxRate > 0 || cfg.MaxConcurrency > 0 {
+		return nil
+	}
+	p, counted := &s.policies[0], s.leases.awaiting()
+	if p.unit != unitRequests || !s.ramp.admits(counted) ||
+		p.live && (p.minR-counted < 2 || p.deadline != 0 && now >= p.deadline) {
+		return nil
+	}
+	return p
+}
+
+// acquirePaced is acquire on the paced path (see paced), p the key's one
+// policy: the pace of p holds the request, as acquire would, or it is
+// granted as acquire grants with no cost, no test, no learned quota and
+// its ramp open (no probe): as grantQuiet does, and its start logged for
+// p's pace.
+func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *policy) (Hold, bool) {
+	paces := p.paces()
+	if paces {
+		if q, w := p.pace(); !p.log.open(now, q, w) {
+			if d := p.log.wait(now, q, w); d > 0 {
+				return s.hold(now+d, ReasonPace, 0)
+			}
+		}
+	}
+	s.grantQuiet(now, cfg, ask, l)
+	if paces {
+		q, w := p.pace()
+		if !p.log.tally(now, q, w) {
+			p.log.add(now, q, w, 1)
+		}
+	}
+	return Hold{}, true
 }
 
 func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool) {
