@@ -69,21 +69,24 @@ func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
 
 // ReleasesQuietly reports whether a Release at now of l with out has
 // nothing to decide, so that ReleaseQuiet may apply it: an answer
-// accepted, with no quota, to a lease of this incarnation of the state
-// (as it is once Release has recorded its first use), which has no cost
-// quota or reservation.
+// accepted to a lease of this incarnation of the state (as it is once
+// Release has recorded its first use), which has no cost quota or
+// reservation.
 func (s *State) ReleasesQuietly(now int64, l *Lease, out *Outcome) bool {
 	born := s.born
 	if born == 0 {
 		born = now // as touch records it
 	}
-	return len(out.Quotas) == 0 && l.born == born && l.born != 0 && s.costs.isZero() &&
+	return l.born == born && l.born != 0 && s.costs.isZero() &&
 		!out.Refused && !out.Failed && !out.Transient
 }
 
 // ReleaseQuiet is ReleaseAt at now of l with out, whose Plan is the zero
 // Plan, on the quiet path: for a release that ReleasesQuietly allows, it
-// applies what release does for an accepted answer with no quota.
+// applies what release does for an accepted answer: its quotas are
+// observed as release observes them (the first in a cost unit makes the
+// state's costs), without what only a refusal or a cost already known
+// needs.
 func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	s.touch(now)
 	s.gen++ // one fewer in flight: waiters look again
@@ -93,6 +96,9 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.leases.remove(l.end, false)
 	}
 	s.ramp.returned(l.seq)
+	if len(out.Quotas) > 0 && costUnits(out.Quotas) && s.costs.observe(l, out.Quotas, now) {
+		s.flags |= flagHinted
+	}
 	if out.First {
 		s.retry.deposit(now)
 	}
@@ -101,6 +107,12 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	}
 	if out.Dated {
 		s.dated(l, out.Skew, now)
+	}
+	if len(out.Quotas) > 0 {
+		r := rng(out.Rand)
+		for i := range out.Quotas {
+			s.observe(l, &out.Quotas[i], now, out, &r)
+		}
 	}
 	s.retry.accepted()
 	if lr := &s.learn; lr.quota == nil && !lr.pending && lr.smooth != smoothTrial {

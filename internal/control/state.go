@@ -423,7 +423,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// answer's own quotas may pause it). A request is granted only once
 	// the key's pause has ended, so a pause running now was set since;
 	// a pause for a spent quota, not a refusal, does not make it late.
-	late := l.epoch != s.epoch && s.pauseUntil > now &&
+	late := out.Refused && l.epoch != s.epoch && s.pauseUntil > now &&
 		(s.pauseReason == ReasonBackoff || s.pauseReason == ReasonRetryAfter)
 	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && (!s.costs.isZero() || costUnits(out.Quotas)) &&
 		s.costs.observe(l, out.Quotas, now) {
@@ -447,12 +447,8 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 
 	// Before reading a refusal: did the budget think quota was left?
 	hinted := false
-	for i := range s.policies {
-		if !out.Refused {
-			break
-		}
-		p := &s.policies[i]
-		if p.unit != unitConcurrent && p.live && p.minR > inflight {
+	for i := 0; out.Refused && i < len(s.policies); i++ {
+		if p := &s.policies[i]; p.unit != unitConcurrent && p.live && p.minR > inflight {
 			hinted = true
 			break
 		}
