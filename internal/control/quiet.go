@@ -96,9 +96,6 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.leases.remove(l.end, false)
 	}
 	s.ramp.returned(l.seq)
-	if len(out.Quotas) > 0 && costUnits(out.Quotas) && s.costs.observe(l, out.Quotas, now) {
-		s.flags |= flagHinted
-	}
 	if out.First {
 		s.retry.deposit(now)
 	}
@@ -109,9 +106,17 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.dated(l, out.Skew, now)
 	}
 	if len(out.Quotas) > 0 {
-		r := rng(out.Rand)
+		// The quotas of requests, then those in a cost unit, which
+		// observe leaves alone (the two touch nothing in common; release
+		// applies the second first).
+		r, costly := rng(out.Rand), false
 		for i := range out.Quotas {
-			s.observe(l, &out.Quotas[i], now, out, &r)
+			if q := &out.Quotas[i]; !s.observe(l, q, now, out, &r) && isCostUnit(q.Unit) {
+				costly = true
+			}
+		}
+		if costly && s.costs.observe(l, out.Quotas, now) {
+			s.flags |= flagHinted
 		}
 	}
 	s.retry.accepted()
