@@ -161,10 +161,11 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 // retry's bound, may take the paced path (nil otherwise): a key whose
 // server states one quota of requests, with more than one request left
 // besides those awaiting their answer and its reset ahead, and nothing
-// else to decide (no pause, probe, learned quota, cost or ceiling of cfg;
-// its ramp open, with room). acquire would pass every rule but the pace.
+// else to decide but its costs (no pause, probe, learned quota or ceiling
+// of cfg; its ramp open, with room). acquire would pass every rule but the
+// pace and the costs.
 func (s *State) paced(now int64, cfg *Config) *policy {
-	if len(s.policies) != 1 || !s.ramp.open || now < s.pauseUntil || s.learn.quota != nil || !s.costs.isZero() ||
+	if len(s.policies) != 1 || !s.ramp.open || now < s.pauseUntil || s.learn.quota != nil ||
 		cfg.MaxRate > 0 || cfg.MaxConcurrency > 0 {
 		return nil
 	}
@@ -177,11 +178,19 @@ func (s *State) paced(now int64, cfg *Config) *policy {
 }
 
 // acquirePaced is acquire on the paced path (see paced), p the key's one
-// policy: the pace of p holds the request, as acquire would, or it is
-// granted as acquire grants with no cost, no test, no learned quota and
-// its ramp open (no probe): as grantQuiet does, and its start logged for
-// p's pace.
+// policy: the costs (a cost no quota can hold) or the pace of p hold the
+// request, as acquire would, or it is granted as acquire grants with no
+// test, no learned quota and its ramp open (no probe): as grantQuiet does,
+// its costs reserved and its start logged for p's pace.
 func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *policy) (Hold, bool) {
+	if len(s.costs.units) > 0 {
+		s.costs.reap(now)
+	}
+	if len(s.costs.quotas) > 0 {
+		if h, never := s.costExcess(&l.want); never {
+			return h, false
+		}
+	}
 	paces := p.paces()
 	if paces {
 		if q, w := p.pace(); !p.log.open(now, q, w) {
@@ -190,7 +199,15 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 			}
 		}
 	}
+	if len(s.costs.quotas) > 0 {
+		if h, held := s.admitCost(now, &l.want); held {
+			return h, false
+		}
+	}
 	s.grantQuiet(now, cfg, ask, l)
+	if len(s.costs.units) > 0 {
+		s.costs.reserve(&l.want, l.end, l)
+	}
 	if paces {
 		q, w := p.pace()
 		if !p.log.tally(now, q, w) {
