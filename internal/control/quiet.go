@@ -10,6 +10,10 @@ import "time"
 // rules that cannot apply, and leave the State exactly as the full path
 // would: a differential test and a fuzz target drive both paths with the
 // same events and compare the States' binary forms after every step.
+// Release takes it for every accepted answer, whatever quotas it states:
+// only a refusal, a failure or a lease of an earlier incarnation of the
+// state needs the full path. (A key whose server states one quota is
+// granted on the paced path: see State.paced.)
 
 // Instant returns t as the State's clock reads it: nanoseconds since 1970,
 // within [1, 2^62].
