@@ -59,8 +59,8 @@ func (p *policy) testAt(now, rtt int64, early bool) (int64, bool) {
 // seconds apart, as resets stated as instants of the server's clock do;
 // resets stated in delta-seconds seldom do.
 func anchored(d int64) (grains int64, ok bool) {
-	if d <= 0 {
-		return 0, false
+	if d < int64(resetGrain)/2 {
+		return 0, false // no whole second apart, as grains would say, without a division
 	}
 	grains = (d + int64(resetGrain)/2) / int64(resetGrain)
 	off := d - grains*int64(resetGrain)

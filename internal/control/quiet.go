@@ -10,6 +10,10 @@ import "time"
 // rules that cannot apply, and leave the State exactly as the full path
 // would: a differential test and a fuzz target drive both paths with the
 // same events and compare the States' binary forms after every step.
+// Release takes it for every accepted answer, whatever quotas it states:
+// only a refusal, a failure or a lease of an earlier incarnation of the
+// state needs the full path. (A key whose server states one quota is
+// granted on the paced path: see State.paced.)
 
 // Instant returns t as the State's clock reads it: nanoseconds since 1970,
 // within [1, 2^62].
@@ -69,30 +73,36 @@ func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
 
 // ReleasesQuietly reports whether a Release at now of l with out has
 // nothing to decide, so that ReleaseQuiet may apply it: an answer
-// accepted, with no quota, to a lease of this incarnation of the state
-// (as it is once Release has recorded its first use), which has no cost
-// quota or reservation.
+// accepted to a lease of this incarnation of the state (as it is once
+// Release has recorded its first use).
 func (s *State) ReleasesQuietly(now int64, l *Lease, out *Outcome) bool {
 	born := s.born
 	if born == 0 {
 		born = now // as touch records it
 	}
-	return len(out.Quotas) == 0 && l.born == born && l.born != 0 && s.costs.isZero() &&
-		!out.Refused && !out.Failed && !out.Transient
+	return l.born == born && l.born != 0 && !out.Refused && !out.Failed && !out.Transient
 }
 
 // ReleaseQuiet is ReleaseAt at now of l with out, whose Plan is the zero
 // Plan, on the quiet path: for a release that ReleasesQuietly allows, it
-// applies what release does for an accepted answer with no quota.
+// applies what release does for an accepted answer: its quotas are
+// observed as release observes them, and its costs (see costs) applied,
+// without what only a refusal needs.
 func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	s.touch(now)
 	s.gen++ // one fewer in flight: waiters look again
 	s.leases.reap(now)
+	if len(s.costs.units) > 0 {
+		s.costs.reap(now)
+	}
 	keep := out.Keep && s.leases.has(l.end)
 	if !s.leases.lone(l.end) {
 		s.leases.remove(l.end, false)
 	}
 	s.ramp.returned(l.seq)
+	if len(s.costs.units) > 0 {
+		s.costs.unreserve(l)
+	}
 	if out.First {
 		s.retry.deposit(now)
 	}
@@ -101,6 +111,21 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	}
 	if out.Dated {
 		s.dated(l, out.Skew, now)
+	}
+	// The quotas of requests, then the costs, from the quotas in a cost
+	// unit, which observe passes over (the two touch nothing in common;
+	// release applies the costs first).
+	costly := false
+	if len(out.Quotas) > 0 {
+		r := rng(out.Rand)
+		for i := range out.Quotas {
+			if q := &out.Quotas[i]; !s.observe(l, q, now, out, &r) && isCostUnit(q.Unit) {
+				costly = true
+			}
+		}
+	}
+	if (costly || !s.costs.isZero() && (len(out.Quotas) > 0 || len(s.costs.quotas) > 0)) && s.costs.observe(l, out.Quotas, now) {
+		s.flags |= flagHinted
 	}
 	s.retry.accepted()
 	if lr := &s.learn; lr.quota == nil && !lr.pending && lr.smooth != smoothTrial {

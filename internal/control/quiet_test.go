@@ -16,6 +16,14 @@ import (
 // be identical. It returns how many calls the quiet path could take.
 func differential(t *testing.T, next func() byte, steps int) (quiet int) {
 	t.Helper()
+	quiet, _ = drive(t, next, steps, outcome)
+	return quiet
+}
+
+// drive is differential with the outcomes drawn by draw; it also returns
+// how many Acquires the paced path could take.
+func drive(t *testing.T, next func() byte, steps int, draw func(next func() byte, b byte, calm bool) Outcome) (quiet, paced int) {
+	t.Helper()
 	word := func() int64 { return int64(next())<<8 | int64(next()) }
 	var cfg Config
 	switch next() % 6 {
@@ -62,6 +70,8 @@ func differential(t *testing.T, next func() byte, steps int) (quiet int) {
 			}
 			if fast.quiet(now, &cfg) && ask.After.IsZero() {
 				quiet++
+			} else if ask.After.IsZero() && fast.paced(now, &cfg) != nil {
+				paced++
 			}
 			h1, ok1 := fast.acquireAt(now, &cfg, &ask, &p.fast, true)
 			h2, ok2 := full.acquireAt(now, &cfg, &ask, &p.full, false)
@@ -75,7 +85,7 @@ func differential(t *testing.T, next func() byte, steps int) (quiet int) {
 			i := int(next()) % len(out)
 			p := out[i]
 			out = append(out[:i], out[i+1:]...)
-			o := outcome(next, b, calm)
+			o := draw(next, b, calm)
 			o2 := o
 			o2.Quotas = append([]parse.Quota(nil), o.Quotas...)
 			var plan1 Plan
@@ -114,7 +124,7 @@ func differential(t *testing.T, next func() byte, steps int) (quiet int) {
 			t.Fatalf("step %d: states differ:\nquiet %+v\nfull  %+v", step, fast, full)
 		}
 	}
-	return quiet
+	return quiet, paced
 }
 
 // outcome draws an outcome from next: none, quotas of several dialects and

@@ -142,12 +142,79 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 		s.settle(now, cfg)
 		return Hold{}, true
 	}
+	if fast && ask.After.IsZero() {
+		if p := s.paced(now, cfg); p != nil {
+			h, ok := s.acquirePaced(now, cfg, ask, l, p)
+			s.settle(now, cfg)
+			return h, ok
+		}
+	}
 	if len(s.costs.units) > 0 {
 		s.costs.reap(now)
 	}
 	h, ok := s.acquire(now, cfg, ask, l)
 	s.settle(now, cfg)
 	return h, ok
+}
+
+// paced returns the key's one policy when an Acquire at now, with no
+// retry's bound, may take the paced path (nil otherwise): a key whose
+// server states one quota of requests, with more than one request left
+// besides those awaiting their answer and its reset ahead, and nothing
+// else to decide but its costs (no pause, probe, learned quota or ceiling
+// of cfg; its ramp open, with room). acquire would pass every rule but the
+// pace and the costs.
+func (s *State) paced(now int64, cfg *Config) *policy {
+	if len(s.policies) != 1 || !s.ramp.open || now < s.pauseUntil || s.learn.quota != nil ||
+		cfg.MaxRate > 0 || cfg.MaxConcurrency > 0 {
+		return nil
+	}
+	p, counted := &s.policies[0], s.leases.awaiting()
+	if p.unit != unitRequests || !s.ramp.admits(counted) ||
+		p.live && (p.minR-counted < 2 || p.deadline != 0 && now >= p.deadline) {
+		return nil
+	}
+	return p
+}
+
+// acquirePaced is acquire on the paced path (see paced), p the key's one
+// policy: the costs (a cost no quota can hold) or the pace of p hold the
+// request, as acquire would, or it is granted as acquire grants with no
+// test, no learned quota and its ramp open (no probe): as grantQuiet does,
+// its costs reserved and its start logged for p's pace.
+func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *policy) (Hold, bool) {
+	if len(s.costs.units) > 0 {
+		s.costs.reap(now)
+	}
+	if len(s.costs.quotas) > 0 {
+		if h, never := s.costExcess(&l.want); never {
+			return h, false
+		}
+	}
+	paces := p.paces()
+	if paces {
+		if q, w := p.pace(); !p.log.open(now, q, w) {
+			if d := p.log.wait(now, q, w); d > 0 {
+				return s.hold(now+d, ReasonPace, 0)
+			}
+		}
+	}
+	if len(s.costs.quotas) > 0 {
+		if h, held := s.admitCost(now, &l.want); held {
+			return h, false
+		}
+	}
+	s.grantQuiet(now, cfg, ask, l)
+	if len(s.costs.units) > 0 {
+		s.costs.reserve(&l.want, l.end, l)
+	}
+	if paces {
+		q, w := p.pace()
+		if !p.log.tally(now, q, w) {
+			p.log.add(now, q, w, 1)
+		}
+	}
+	return Hold{}, true
 }
 
 func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool) {
@@ -373,7 +440,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// answer's own quotas may pause it). A request is granted only once
 	// the key's pause has ended, so a pause running now was set since;
 	// a pause for a spent quota, not a refusal, does not make it late.
-	late := l.epoch != s.epoch && s.pauseUntil > now &&
+	late := out.Refused && l.epoch != s.epoch && s.pauseUntil > now &&
 		(s.pauseReason == ReasonBackoff || s.pauseReason == ReasonRetryAfter)
 	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && (!s.costs.isZero() || costUnits(out.Quotas)) &&
 		s.costs.observe(l, out.Quotas, now) {
@@ -397,12 +464,8 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 
 	// Before reading a refusal: did the budget think quota was left?
 	hinted := false
-	for i := range s.policies {
-		if !out.Refused {
-			break
-		}
-		p := &s.policies[i]
-		if p.unit != unitConcurrent && p.live && p.minR > inflight {
+	for i := 0; out.Refused && i < len(s.policies); i++ {
+		if p := &s.policies[i]; p.unit != unitConcurrent && p.live && p.minR > inflight {
 			hinted = true
 			break
 		}
