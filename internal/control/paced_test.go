@@ -85,23 +85,8 @@ func TestPacedPathMatchesFull(t *testing.T) {
 // that states one quota on any bytes.
 func FuzzPacedPath(f *testing.F) {
 	f.Add([]byte{})
-	r := rand.New(rand.NewPCG(3, 4))
-	for range 4 {
-		b := make([]byte, 512)
-		for i := range b {
-			b[i] = byte(r.Uint32())
-		}
-		f.Add(b)
-	}
+	addRandomSeeds(f, 3, 4)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		i := 0
-		next := func() byte {
-			if i >= len(data) {
-				return 0
-			}
-			i++
-			return data[i-1]
-		}
-		drive(t, next, min(len(data), 2000), steadyOutcome)
+		drive(t, byteReader(data), min(len(data), 2000), steadyOutcome)
 	})
 }

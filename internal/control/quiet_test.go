@@ -200,7 +200,16 @@ func TestQuietPathMatchesFull(t *testing.T) {
 func FuzzQuietPath(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 9})
-	r := rand.New(rand.NewPCG(1, 2))
+	addRandomSeeds(f, 1, 2)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		differential(t, byteReader(data), min(len(data), 2000))
+	})
+}
+
+// addRandomSeeds adds four seeds of 512 random bytes, drawn from a PCG
+// seeded with seed1 and seed2, to a fuzz target that reads bytes.
+func addRandomSeeds(f *testing.F, seed1, seed2 uint64) {
+	r := rand.New(rand.NewPCG(seed1, seed2))
 	for range 4 {
 		b := make([]byte, 512)
 		for i := range b {
@@ -208,15 +217,16 @@ func FuzzQuietPath(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		i := 0
-		next := func() byte {
-			if i >= len(data) {
-				return 0
-			}
-			i++
-			return data[i-1]
+}
+
+// byteReader returns the bytes of data one by one, then zeros.
+func byteReader(data []byte) func() byte {
+	i := 0
+	return func() byte {
+		if i >= len(data) {
+			return 0
 		}
-		differential(t, next, min(len(data), 2000))
-	})
+		i++
+		return data[i-1]
+	}
 }
