@@ -46,15 +46,7 @@ func (s *State) quiet(now int64, cfg *Config) bool {
 // It is stamp (with no cost and no test), learner.started and learnLease,
 // inline: with no learned quota, no start is logged and no cycle renews.
 func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
-	lease := cfg.lease()
-	until := addSat(now, lease) // as most requests ask: the longest lease
-	if !ask.Until.IsZero() {
-		until = leaseUntil(now, cfg, &ask.Until)
-	}
-	end, ok := s.leases.reuse(s.born, until, lease)
-	if !ok {
-		end = s.leases.add(s.born, until, lease)
-	}
+	end := s.leaseSlot(now, cfg, ask)
 	s.seq++
 	lr := &s.learn
 	if lr.cycleEpoch != s.epoch || lr.cycleStart == 0 {

@@ -336,11 +336,9 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	return Hold{}, true
 }
 
-// stamp issues l, granted at now, its lease: its expiry slot (returned),
-// its place in the key's sequence and epoch, what the key estimates of the
-// server's clock, the content bytes it is charged (cost) and the stated
-// reset whose phase it tests (tested; see phase.go).
-func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested int64) int64 {
+// leaseSlot returns the expiry slot of a lease granted at now for ask:
+// until its deadline, or the longest lease the key grants.
+func (s *State) leaseSlot(now int64, cfg *Config, ask *Ask) int64 {
 	lease := cfg.lease()
 	until := addSat(now, lease) // as most requests ask: the longest lease
 	if !ask.Until.IsZero() {
@@ -350,6 +348,15 @@ func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested i
 	if !ok {
 		end = s.leases.add(s.born, until, lease)
 	}
+	return end
+}
+
+// stamp issues l, granted at now, its lease: its expiry slot (returned),
+// its place in the key's sequence and epoch, what the key estimates of the
+// server's clock, the content bytes it is charged (cost) and the stated
+// reset whose phase it tests (tested; see phase.go).
+func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested int64) int64 {
+	end := s.leaseSlot(now, cfg, ask)
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
 	l.skewOK, l.measuring, l.window, l.tested = s.flags&flagSkew != 0, 0, false, tested
