@@ -18,6 +18,7 @@ var (
 	traceWorkers = flag.Int("traceworkers", 16, "with -tracerow, workers of each run")
 	traceRuns    = flag.Int("traceruns", 1, "with -tracerow, runs to choose the worst from")
 	traceBy      = flag.String("traceby", "refused", `with -tracerow, what makes a run the worst: "refused" (most refusals) or "eff" (lowest efficiency)`)
+	tracePhase   = flag.Duration("tracephase", 0, "with -tracerow, the server's windows this far into a second (ratelimittest.Config.Phase), as in -phasesweep")
 )
 
 // TestTraceRow prints what the server saw in the worst of -traceruns runs
@@ -34,6 +35,9 @@ func TestTraceRow(t *testing.T) {
 	for _, sc := range scenarios() {
 		if !strings.Contains(sc.name+" "+string(sc.cfg.Dialect), *traceRow) {
 			continue
+		}
+		if *tracePhase > 0 {
+			sc.cfg.Phase = *tracePhase
 		}
 		worst, score := "", -1.0
 		for range max(*traceRuns, 1) {
