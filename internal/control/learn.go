@@ -201,6 +201,13 @@ func (l *learner) renews(now int64) bool {
 // started records a granted request and returns its cycle.
 func (l *learner) started(epoch uint64, now int64) uint64 {
 	if l.cycleEpoch != epoch || l.cycleStart == 0 || l.renews(now) {
+		if l.smooth == smoothTrial && l.cycle > l.smoothAt && l.cycleEpoch == epoch && l.renews(now) {
+			// A whole learned window begun after the switch held the
+			// key back at the even pace and ends with no refusal of
+			// it: the pace is kept, though the window used fewer than
+			// q starts (a start the pace or the caller left unused).
+			l.smooth = smoothOn
+		}
 		l.cycle++
 		l.cycleEpoch, l.cycleStart, l.cycleOK, l.held = epoch, now, 0, false
 	}

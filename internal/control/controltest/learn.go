@@ -87,6 +87,31 @@ func learnTables() []Table {
 			rel(3*s+750*ms, "o", ok(), Want{Learned: &Quota{Q: 4, W: 750 * ms}}),
 			acq(3*s+750*ms, "t", Want{Hold: control.ReasonAdaptive, Until: 3*s + 9375*ms/10}),
 		)},
+		{Name: "a whole learned window at the even pace keeps it, though it held fewer than q", Steps: learnEven(
+			acq(2*s+250*ms, "k", Want{Grant: true}),
+			rel(2*s+250*ms, "k", ok(), Want{}),
+			acq(2*s+250*ms, "l", Want{Hold: control.ReasonAdaptive, Until: 2*s + 500*ms}),
+			acq(2*s+500*ms, "l", Want{Grant: true}),
+			rel(2*s+500*ms, "l", ok(), Want{}),
+			acq(2*s+750*ms, "i2", Want{Grant: true}),
+			rel(2*s+750*ms, "i2", ok(), Want{}),
+			acq(3*s, "j2", Want{Grant: true, Probe: true}),
+			rel(3*s, "j2", ok(), Want{}),
+			acq(3*s+250*ms, "m", Want{Grant: true}),
+			rel(3*s+250*ms, "m", ok(), Want{}),
+			// The pace holds the next request; it comes back only at
+			// 3.75s, and the learned window ends with three of its
+			// four starts used, every one accepted.
+			acq(3*s+300*ms, "n", Want{Hold: control.ReasonAdaptive, Until: 3*s + 500*ms}),
+			acq(3*s+750*ms, "n", Want{Grant: true}),
+			rel(3*s+750*ms, "n", ok(), Want{}),
+			// The next learned window begins: the one before held the
+			// key back and was accepted whole, so the even pace is
+			// kept, and a refusal of it cuts the rate by a quarter
+			// without a pause, as a rate's.
+			acq(4*s, "o", Want{Grant: true, Probe: true}),
+			rel(4*s, "o", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: 1333333333}}),
+		)},
 		{Name: "a rate that held, refused, is cut by a quarter without a pause; refused again with nothing accepted, measured", Steps: learnRate(
 			// Refused off trial (the step before was undone, and the
 			// next is a learned window away): the rate that held, 4
