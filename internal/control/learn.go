@@ -25,7 +25,8 @@ import (
 //     learned window begins with a lone probe, so that a window begun too
 //     early costs one refusal, not a burst of them.
 //   - It grows additively while it holds requests back without a refusal,
-//     every two learned windows at least, by one of two steps in turn: the
+//     every two learned windows at least (one for its first step after the
+//     first measurement: see first), by one of two steps in turn: the
 //     burst (q grows by one, w stays) or the rate (w shrinks, q stays; by
 //     a quarter of w, then twice as much after each step that held, but
 //     only half way to the shortest window refused on trial). A fixed
@@ -37,10 +38,11 @@ import (
 //     rate, had the server only refilled at the rate that held (see
 //     learner.drain), so that a bucket's slack does not pass for a rate.
 //   - A measurement that a refused probe bounded from below is tested
-//     first: one learned window after it, not two, the first step is a
-//     rate step of a quarter of w, but no more than half way to the start
-//     of that probe (the window may be shorter than measured by that
-//     much at most), on trial as any rate step.
+//     first: one learned window after it, not two (nor four after a
+//     decrease), the first step is a rate step of a quarter of w, but no
+//     more than half way to the start of that probe (the window may be
+//     shorter than measured by that much at most), on trial as any rate
+//     step.
 //   - A step taken at a refusal, when the server had nothing left, is on
 //     trial for one learned window only: from there a faster rate than
 //     the server's is refused in its first window (see stepSaturated).
@@ -311,10 +313,11 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 // grow takes a step of growth, at an acceptance at now, when the learned
 // quota has held requests back for long enough without a refusal: a step
 // on trial holds once a whole cycle begun after it was accepted; otherwise
-// after growGap learned windows (two at least), or one when a probe
-// refused while measuring left the window measured untested from below
-// (quick): that step is a rate step of a quarter of w, no more than half
-// way to the probe's start (see rateStep).
+// after growGap learned windows (two at least), or one for the first step
+// after the first measurement (see first), or when a probe refused while
+// measuring left the window measured untested from below (quick): that
+// step is a rate step of a quarter of w, no more than half way to the
+// probe's start (see rateStep).
 func (l *learner) grow(now int64) {
 	q := l.quota
 	if q == nil || !l.binding {
@@ -339,8 +342,11 @@ func (l *learner) grow(now int64) {
 		}
 	} else {
 		gap := int64(max(minGrowGap, l.growGap))
-		if l.quick || l.even() {
-			gap = 1 // a measurement's own bound is tested, not a growth; a rate grows every window
+		if l.quick || l.even() || l.first() {
+			// A measurement's own bound is tested, not a growth; a
+			// rate grows every window; the first step is one window
+			// from the first measurement (see first).
+			gap = 1
 		}
 		if now-l.grownAt < gap*q.w {
 			return
@@ -384,6 +390,22 @@ func (l *learner) grow(now int64) {
 	l.trial, l.trialAt, l.last, l.revertSeq, l.cut = step, l.cycle, step, 0, 0
 	l.grownAt, l.binding = now, false
 }
+
+// first reports whether the next step of growth is the learned quota's
+// first: no step was taken since the first measurement, no learned burst
+// was refused (an even pace on trial is not grown under), and no refusal
+// of a learned quota doubled the windows between steps. It is taken one
+// learned window after the measurement, not two. The measurement is a
+// window's evidence already: its cycle was accepted q times, from the
+// first of them to the refusal, and the key was accepted again after its
+// window; a learned window held at q after it is the second, as two are
+// for a later step. And a first step is the cheapest to get wrong: nothing
+// was decreased, and a step refused is undone without a pause, at one
+// refusal (see revert); a burst step refused shows the server's burst,
+// and the rate steps from there (see stepSaturated). The step is refused,
+// if it is, a window sooner, which leaves a short run more windows to
+// grow in.
+func (l *learner) first() bool { return l.last == 0 && l.growGap == 0 && l.smooth == 0 }
 
 // rateStep returns how much the next rate step shortens the learned
 // window: w>>stride (a quarter of w at first, half of it at most, even
