@@ -80,12 +80,12 @@ func traceScenario(t *testing.T, sc scenario, workers int) (string, float64) {
 			mu.Unlock()
 		})
 		c, _ := politeOver(traced)
-		statuses := run(t, c, "http://api.test/", sc.tasks, workers)
+		statuses, longest := runLongest(t, c, "http://api.test/", sc.tasks, workers)
 		took := time.Since(start)
 		ideal := ratelimittest.Ideal(sc.cfg, sc.tasks, workers)
 		refused := h.Stats().Refused
-		fmt.Fprintf(&out, "%s, %d workers: statuses %v, took %v, ideal %v, efficiency %.3f, refused %d\n",
-			sc.name, workers, statuses, took, ideal, ideal.Seconds()/took.Seconds(), refused)
+		fmt.Fprintf(&out, "%s, %d workers: statuses %v, took %v, ideal %v, efficiency %.3f, refused %d, longest task %v\n",
+			sc.name, workers, statuses, took, ideal, ideal.Seconds()/took.Seconds(), refused, longest)
 		fmt.Fprintf(&out, "%10s %5s %s\n", "arrived", "count", "status")
 		for i := 0; i < len(arrivals); {
 			j := i + 1

@@ -21,15 +21,24 @@ import (
 // returns the statuses seen.
 func run(t *testing.T, c *http.Client, url string, n, workers int) map[int]int {
 	t.Helper()
+	statuses, _ := runLongest(t, c, url, n, workers)
+	return statuses
+}
+
+// runLongest is run, and returns as well the longest time one task took.
+func runLongest(t *testing.T, c *http.Client, url string, n, workers int) (map[int]int, time.Duration) {
+	t.Helper()
 	var (
 		mu       sync.Mutex
 		statuses = map[int]int{}
+		longest  time.Duration
 		next     atomic.Int64
 		wg       sync.WaitGroup
 	)
 	for range workers {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
+				start := time.Now()
 				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 				resp, err := c.Do(req)
 				if err != nil {
@@ -38,14 +47,16 @@ func run(t *testing.T, c *http.Client, url string, n, workers int) map[int]int {
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+				took := time.Since(start)
 				mu.Lock()
 				statuses[resp.StatusCode]++
+				longest = max(longest, took)
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	return statuses
+	return statuses, longest
 }
 
 // politeOver returns a client whose polite Transport serves h in memory.
