@@ -309,6 +309,26 @@ func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) 
 	return b.failed(now, err)
 }
 
+// leave tells k's state that the request that first asked at since stopped
+// waiting (see control.State.Leave). On a Store it is one Update, run even
+// when the request's context has ended, bounded by releaseTimeout.
+func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time) {
+	now := time.Now()
+	if b.mem != nil {
+		b.mem.leave(k.m, now, since)
+		return
+	}
+	b.fallback.leave(k.m, now, since)
+	if !b.useExt(now) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { s.c.Leave(since) }); err != nil {
+		b.failed(now, err)
+	}
+}
+
 // wait blocks until the hold h may have ended: its store's generation
 // for k moved past h.Gen, the instant until passed, or ctx ended. timer is
 // reused across calls.

@@ -490,6 +490,20 @@ func (s *MemoryStore) end(k memKey, now time.Time, cfg *control.Config, g *lease
 	sh.mu.Unlock()
 }
 
+// leave runs Leave on k's state, if it has one.
+func (s *MemoryStore) leave(k memKey, now time.Time, since time.Time) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	if e := s.entry(sh, k, now.UnixNano(), false); e != nil {
+		gen := e.ks.c.Generation()
+		e.ks.c.Leave(since)
+		if e.ks.c.Generation() > gen {
+			e.wake()
+		}
+	}
+	sh.mu.Unlock()
+}
+
 // view returns what k's state says at now, without changing it; false when
 // there is none.
 func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {

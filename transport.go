@@ -238,6 +238,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var ask control.Ask // field by field: a composite literal is built aside and copied
 	ask.Custom = key.custom
 	ask.Until, _ = ctx.Deadline()
+	ask.Turns = true // held, it starts in the order it first asked
 	// Unless robots.txt was read or a cost estimated (which may read the
 	// body), the first attempt asks the budget at start: one clock read.
 	stale := t.Robots != nil || t.Cost != nil || body
@@ -526,7 +527,7 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 
 // hold tries to start req at start, unless first says how the in-memory
 // store held it then, and waits out each hold until req is granted.
-func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start time.Time, first *control.Hold) error {
+func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start time.Time, first *control.Hold) (err error) {
 	ctx := req.Context()
 	w := new(try)
 	if first != nil {
@@ -534,6 +535,14 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	} else if err := t.try(req, b, key, start, ask, g, w); err != nil || w.granted {
 		return err
 	}
+	// Held: every try from now on asks as the request that first asked
+	// at start, its place in line (see control's turn.go).
+	ask.Since = start
+	defer func() {
+		if err != nil {
+			b.leave(ctx, key, ask.Since) // the turn it claimed passes on
+		}
+	}()
 	var (
 		timer *time.Timer
 		last  = start // when the current hold began

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -107,13 +108,51 @@ func TestBinaryTails(t *testing.T) {
 		t.Errorf("a form without the window's tail read back as %d (%v)", back.learn.measured, err)
 	}
 	plain, _ := worst().MarshalBinary()
+	// The claims of requests held (see turn.go), oldest first. A form
+	// without this tail reads none.
+	tt := worst()
+	base := tt.born
+	tt.turns = turns{c: []claim{
+		{since: base + 1, n: 2, until: base + int64(time.Second), reason: ReasonPace},
+		{since: base + 5, n: 1, until: base + int64(2*time.Second), reason: ReasonQuota},
+	}, held: true}
+	tb, _ := tt.MarshalBinary()
+	back = State{}
+	if err := back.UnmarshalBinary(tb); err != nil || !reflect.DeepEqual(back.turns, tt.turns) {
+		t.Errorf("turns' tail read back as %+v (%v), want %+v", back.turns, err, tt.turns)
+	}
+	back = State{}
+	if err := back.UnmarshalBinary(mb); err != nil || len(back.turns.c) != 0 || back.turns.held {
+		t.Errorf("a form without the turns' tail read back as %+v (%v)", back.turns, err)
+	}
+	claimAt := func(since, n, until int64, why Reason) []byte {
+		e := encoder{base: base}
+		e.at(since)
+		e.uint(uint64(n))
+		e.at(until)
+		return append(e.b, byte(why))
+	}
+	turnsOf := func(claims ...[]byte) []byte {
+		form := append(bytes.Clone(plain), tailTurn, byte(len(claims)))
+		for _, c := range claims {
+			form = append(form, c...)
+		}
+		return append(form, 0)
+	}
 	for name, form := range map[string][]byte{
+		"empty turns":                    append(bytes.Clone(plain), tailTurn, 0, 0),
+		"turns out of order":             turnsOf(claimAt(base+5, 1, base+10, ReasonPace), claimAt(base+1, 1, base+10, ReasonPace)),
+		"turns at one instant twice":     turnsOf(claimAt(base+5, 1, base+10, ReasonPace), claimAt(base+5, 1, base+10, ReasonPace)),
+		"a turn of no request":           turnsOf(claimAt(base+5, 0, base+10, ReasonPace)),
+		"a turn ending before it":        turnsOf(claimAt(base+5, 1, base+4, ReasonPace)),
+		"a turn for an unknown cause":    turnsOf(claimAt(base+5, 1, base+10, numReasons)),
+		"a turn of no instant":           turnsOf(claimAt(0, 1, base+10, ReasonPace)),
 		"empty tail":                     append(bytes.Clone(plain), tailLearn, 0, 0),
 		"empty even pace":                append(bytes.Clone(plain), tailSmooth, 0, 0),
 		"unknown even pace":              append(bytes.Clone(plain), tailSmooth, smoothMax+1, 0),
 		"even pace from a cycle to come": append(bytes.Clone(plain), append([]byte{tailSmooth, smoothOn}, binary.AppendUvarint(nil, s.learn.cycle+1)...)...),
 		"even pace before learn":         append(bytes.Clone(ob), tailLearn, 1, 1),
-		"unknown tail":                   append(bytes.Clone(plain), 9, 1),
+		"unknown tail":                   append(bytes.Clone(plain), tailTurn+1, 1),
 		"empty cut":                      append(bytes.Clone(plain), tailCut, 0),
 		"repeated tail":                  append(bytes.Clone(b), b[len(plain):]...),
 		"cut tail":                       b[:len(b)-1],

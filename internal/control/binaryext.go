@@ -22,6 +22,7 @@ const (
 	tailLo     = 6 // the learner's lower bound on the window it measures, and its quick rate step
 	tailRate   = 7 // the learner's rate: the grants at its last cut, an acceptance since, a rate step held
 	tailWindow = 8 // the window the learner's last measurement ended with
+	tailTurn   = 9 // held requests' claims on the next starts, oldest first (see turn.go)
 )
 
 // Flags of a policy's phase in its tail.
@@ -113,6 +114,17 @@ func (e *encoder) tails(s *State) {
 	if l.measured != 0 {
 		e.b = append(e.b, tailWindow)
 		e.uint(uint64(l.measured))
+	}
+	if t := &s.turns; len(t.c) != 0 || t.held {
+		e.b = append(e.b, tailTurn)
+		e.uint(uint64(len(t.c)))
+		for _, c := range t.c {
+			e.at(c.since)
+			e.uint(uint64(c.n))
+			e.at(c.until)
+			e.b = append(e.b, byte(c.reason))
+		}
+		e.bool(t.held)
 	}
 }
 
@@ -225,6 +237,24 @@ func (d *decoder) tails(n *State) {
 			}
 		case tailWindow:
 			if n.learn.measured = int64(d.bounded(uint64(maxSpan))); n.learn.measured == 0 {
+				d.fail() // never written
+			}
+		case tailTurn:
+			t := &n.turns
+			k := int(d.bounded(maxTurns))
+			if k > 0 {
+				t.c = make([]claim, 0, k)
+			}
+			for range k {
+				c := claim{since: d.at(), n: int32(d.bounded(maxClaim)), until: d.at(), reason: Reason(d.byte())}
+				if c.since == 0 || c.n == 0 || c.until < c.since || c.reason >= numReasons ||
+					len(t.c) > 0 && c.since <= t.c[len(t.c)-1].since {
+					d.fail() // never written, out of order, or claimed past its end
+					return
+				}
+				t.c = append(t.c, c)
+			}
+			if t.held = d.bool(); k == 0 && !t.held {
 				d.fail() // never written
 			}
 		default:

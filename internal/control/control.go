@@ -94,6 +94,13 @@ type Ask struct {
 	// it (ReasonBackoff for the refusal floor of a request whose key is
 	// not paused). ReasonNone: ReasonRetryBudget.
 	AfterReason Reason
+	// Turns reports that the request takes turns with the key's other
+	// held requests: held to an instant, it claims a start, in the order
+	// of its first ask (see turn.go). Without it, it claims nothing.
+	Turns bool
+	// Since is when the request first asked, for one that takes turns and
+	// asks again after a hold. Zero: it asks for the first time, now.
+	Since time.Time
 }
 
 // Lease is a started request, handed back to Release. A Lease whose state
@@ -149,6 +156,7 @@ type Hold struct {
 	// Gen is the state's Generation when it said to hold: a change
 	// beyond it may end the wait.
 	Gen uint64
+	own bool // held for what is the request's own (its cost): it claims no turn
 }
 
 // Until returns when the wait ends at the earliest: no request starts

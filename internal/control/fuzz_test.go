@@ -40,10 +40,21 @@ func worst() *State {
 	return &s
 }
 
+// withTurns adds to s every claim a key keeps (see turn.go).
+func withTurns(s *State) *State {
+	now := instant(t0)
+	for i := range maxTurns {
+		at := now - int64(maxSpan) + int64(i)
+		s.turns.c = append(s.turns.c, claim{since: at, n: maxClaim, until: now + int64(maxSpan), reason: ReasonPace})
+	}
+	s.turns.held = true
+	return s
+}
+
 // TestBinaryBounded checks that the largest State fits the bound that
 // UnmarshalBinary accepts, and reads back.
 func TestBinaryBounded(t *testing.T) {
-	b, err := worst().MarshalBinary()
+	b, err := withTurns(worst()).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +78,7 @@ func FuzzUnmarshalBinary(f *testing.F) {
 		f.Add(b, int64(0), uint8(0))
 	}
 	seed(worst())
+	seed(withTurns(worst()))
 	var s State
 	cfg := Config{MaxRate: 5, MaxConcurrency: 3}
 	var l Lease

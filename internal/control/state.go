@@ -38,6 +38,7 @@ type State struct {
 	learn    learner
 	retry    retryBudget
 	costs    costs // quotas in units other than requests, and reservations
+	turns    turns // held requests' claims on the next starts (see turn.go)
 }
 
 // Flags of a State.
@@ -137,6 +138,9 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	if s.leases.reap(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
 	}
+	if len(s.turns.c) != 0 {
+		fast = false // held requests' turns: see acquireTurn
+	}
 	if fast && s.quiet(now, cfg) && ask.After.IsZero() && s.ramp.admits(s.leases.awaiting()) {
 		s.grantQuiet(now, cfg, ask, l)
 		s.settle(now, cfg)
@@ -145,6 +149,9 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	if fast && ask.After.IsZero() {
 		if p := s.paced(now, cfg); p != nil {
 			h, ok := s.acquirePaced(now, cfg, ask, l, p)
+			if !ok && ask.Turns {
+				s.turnTaken(now, false, &h, false) // a first ask: no claims stand
+			}
 			s.settle(now, cfg)
 			return h, ok
 		}
@@ -152,8 +159,33 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	if len(s.costs.units) > 0 {
 		s.costs.reap(now)
 	}
-	h, ok := s.acquire(now, cfg, ask, l)
+	h, ok := s.acquireTurn(now, cfg, ask, l)
 	s.settle(now, cfg)
+	return h, ok
+}
+
+// acquireTurn is acquire, in turn (see turn.go): a request that may start
+// (no Ask.After ahead, a cost a quota can hold) and is younger than the
+// oldest claim standing is held; a request held claims a turn, and gives
+// it up when granted.
+func (s *State) acquireTurn(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool) {
+	since, again := now, !ask.Since.IsZero()
+	if again {
+		since = instant(ask.Since)
+	}
+	takes := ask.After.IsZero() || now >= instant(ask.After)
+	if takes && len(s.turns.c) != 0 && (len(s.costs.quotas) == 0 || s.costs.excess(&l.want).Unit == "") {
+		if h, held := s.turnHold(now, since); held {
+			if ask.Turns {
+				s.turnTaken(since, again, &h, false) // in line behind it
+			}
+			return h, false
+		}
+	}
+	h, ok := s.acquire(now, cfg, ask, l)
+	if takes && ask.Turns {
+		s.turnTaken(since, again, &h, ok)
+	}
 	return h, ok
 }
 

@@ -368,6 +368,7 @@ func (s *State) admitCost(now int64, want *Cost) (Hold, bool) {
 		wake = s.leases.first()
 	}
 	h, _ := s.hold(until, ReasonQuota, wake)
+	h.own = true
 	return h, true
 }
 

@@ -36,6 +36,7 @@ type Step struct {
 	Deadline         time.Duration  // Acquire: the request's context deadline, from At; 0: none
 	After            time.Duration  // Acquire: not before this instant, since the start (Ask.After); 0: none
 	AfterReason      control.Reason // Acquire: what After is for (Ask.AfterReason)
+	Turn             bool           // Acquire: the request takes turns (Ask.Turns; on its later steps until it is granted, Ask.Since is the instant of its first)
 	Out              control.Outcome
 	Forget           bool
 
@@ -89,6 +90,7 @@ type Result struct {
 // it retries) and return what the last call returned.
 func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) Result) []Result {
 	leases := map[string]control.Lease{}
+	asked := map[string]time.Time{} // when each request that takes turns first asked
 	out := make([]Result, 0, len(tab.Steps))
 	for _, st := range tab.Steps {
 		now := t0.Add(st.At)
@@ -106,6 +108,14 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 			}
 			if st.After != 0 {
 				ask.After, ask.AfterReason = t0.Add(st.After), st.AfterReason
+			}
+			if st.Turn {
+				ask.Turns = true
+				if first, again := asked[st.Acquire]; again {
+					ask.Since = first
+				} else {
+					asked[st.Acquire] = now
+				}
 			}
 			run = func(s *control.State) Result {
 				var l control.Lease
@@ -135,6 +145,7 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 		r := do(run)
 		if st.Acquire != "" && r.Granted {
 			leases[st.Acquire] = r.Lease
+			delete(asked, st.Acquire)
 		}
 		out = append(out, r)
 	}

@@ -9,7 +9,7 @@ import (
 
 // Tables returns the controller's tables, one per rule of the package
 // documentation.
-func Tables() []Table { return append(tables(), costTables()...) }
+func Tables() []Table { return append(append(tables(), costTables()...), turnTables()...) }
 
 // openAI is an OpenAI observation of one unit: limit and remaining, and
 // the time until the quota is whole again.

@@ -1,0 +1,153 @@
+package control
+
+import "time"
+
+// Turns: requests held to an instant start in the order they first asked.
+//
+// Every request a key holds sleeps until its hold may end and asks again;
+// those held to the same instant (a pace's next start, a window's reset,
+// a pause's end) wake together, and the first to ask takes the slot. A
+// request that just arrived (a worker whose last request was answered
+// asks at once) or a woken one the scheduler runs late can lose that race
+// again and again: in the scenario table, with 16 workers, one task of
+// 200 waited four windows of a fixed window 20/4s while most waited one.
+// So a request held to an instant claims a turn, by the instant it first
+// asked the key (Ask.Since, which it asks with every time), and a request
+// younger than the oldest claim standing is held, for that claim's reason,
+// until the claim ends. The key keeps the maxTurns oldest claims, one for
+// the requests that first asked at one instant (they race among
+// themselves, as before). A claim ends
+//
+//   - when its last request is granted (the key's generation moves on, so
+//     that the requests held behind it look again at once);
+//   - turnGrace after the instant its hold ended: a claimant that gave up
+//     without saying so, or whose process died, delays the others that
+//     much at most;
+//   - at Leave, when its last request stops waiting (the Transport says
+//     so when its context ends or its wait is too long);
+//   - when maxTurns older claims stand: the youngest is dropped, and its
+//     requests wait as before, though still behind the others.
+//
+// A request that asks with no Since claims nothing. Nor does a request
+// held for what is its own (its Ask.After, its cost), so that its wait
+// does not become everyone's, or held until the key changes (an answer, a
+// slot in flight): such a hold has no instant at which the others could go
+// without it, and holding them behind it until a change let the requests
+// woken by it all go at once (against a server whose headers overstate
+// its quota 5000 times, up to 35 of 200 were then refused, against 11
+// without). Such requests are still held behind another's claim. The
+// claims are part of the State (binary tail 9), so that every process
+// sharing a key through a Store keeps the same order.
+
+// turnGrace is how long a claimant has, once its hold ended, to ask again
+// before its claim lapses: the time a woken waiter takes to run.
+const turnGrace = int64(50 * time.Millisecond)
+
+// maxTurns bounds the claims a key keeps; maxClaim the requests one
+// claim counts.
+const (
+	maxTurns = 32
+	maxClaim = 1 << 20
+)
+
+// claim is the turn of the requests held that first asked at one instant.
+type claim struct {
+	since  int64  // when its requests first asked: their place in line
+	n      int32  // how many requests it stands for
+	until  int64  // when it lapses: turnGrace after their hold's end
+	reason Reason // why they are held
+}
+
+// turns are the key's claims, oldest first.
+type turns struct {
+	c    []claim
+	held bool // a request was held behind a claim since one last ended
+}
+
+// lapse drops the claims that have ended by now.
+func (t *turns) lapse(now int64) {
+	n := 0
+	for _, c := range t.c {
+		if now < c.until {
+			t.c[n] = c
+			n++
+		}
+	}
+	clear(t.c[n:])
+	t.c = t.c[:n]
+}
+
+// turnHold holds a request that first asked at since, asking at now,
+// when an older request's claim stands.
+func (s *State) turnHold(now, since int64) (Hold, bool) {
+	t := &s.turns
+	t.lapse(now)
+	if len(t.c) == 0 || since <= t.c[0].since {
+		return Hold{}, false
+	}
+	t.held = true
+	h, _ := s.hold(t.c[0].until, t.c[0].reason, 0)
+	return h, true
+}
+
+// turnTaken records the answer to a request that first asked at since,
+// asking again if again (held before): granted (ok), or held by h.
+func (s *State) turnTaken(since int64, again bool, h *Hold, ok bool) {
+	t := &s.turns
+	i := 0
+	for i < len(t.c) && t.c[i].since < since {
+		i++
+	}
+	found := i < len(t.c) && t.c[i].since == since
+	switch {
+	case ok:
+		if again && found {
+			s.unclaim(i)
+		}
+	case h.own || h.Never || h.until == 0:
+	default:
+		c := claim{since: since, n: 1, until: addSat(h.until, turnGrace), reason: h.Reason}
+		switch {
+		case found:
+			c.n = t.c[i].n
+			if !again {
+				c.n = min(c.n+1, maxClaim) // one more request that first asked then
+			}
+			t.c[i] = c
+		case i < maxTurns:
+			if len(t.c) == maxTurns {
+				t.c = t.c[:maxTurns-1] // the youngest is dropped
+			}
+			t.c = append(t.c, claim{})
+			copy(t.c[i+1:], t.c[i:])
+			t.c[i] = c
+		}
+	}
+}
+
+// unclaim counts one request fewer for the claim t.c[i], which ends with
+// its last: the requests held behind it look again.
+func (s *State) unclaim(i int) {
+	t := &s.turns
+	if t.c[i].n--; t.c[i].n > 0 {
+		return
+	}
+	t.c = append(t.c[:i], t.c[i+1:]...)
+	if t.held {
+		s.gen++
+		t.held = false
+	}
+}
+
+// Leave records that a request that first asked at since stopped waiting
+// (its context ended, or its wait was too long): its claim counts it no
+// more, and ends with its last request.
+func (s *State) Leave(since time.Time) {
+	n := instant(since)
+	for i := range s.turns.c {
+		if s.turns.c[i].since == n {
+			s.unclaim(i)
+			return
+		}
+	}
+}
