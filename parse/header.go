@@ -71,7 +71,19 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Q
 			}
 			continue
 		}
-		s := slotOf(k)
+		var s slot
+		switch {
+		case k == "Date":
+			s = sDate
+		case len(k) > len("X-Ratelimit-") && k[:len("X-Ratelimit-")] == "X-Ratelimit-":
+			// The prefix of the names of the common families, each
+			// classified by its rest.
+			if s = xRatelimitSlot(k[len("X-Ratelimit-"):]); s == sNone {
+				s = slotOf(k)
+			}
+		default:
+			s = slotOf(k)
+		}
 		if s == sNone {
 			continue
 		}
