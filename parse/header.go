@@ -62,19 +62,20 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Q
 	// Most responses carry no rate-limit field at all. One pass over the
 	// names finds the fields without allocating; the parser is set up only
 	// when there is one.
-	var found [16]field
-	n, rate, aged := 0, false, false
+	var q quickFields // the fields found, filed by slot for q.read
+	// set holds the slots found below 32, as quickFields does, and its
+	// top bit is set when one is found twice or another slot is found.
+	n, set, aged := 0, uint64(0), false
 	for k, v := range h {
-		if !candidate(k) {
+		var s slot
+		switch {
+		case k == "Date": // on every response
+			s = sDate
+		case !candidate(k):
 			if fresh && len(k) == 3 {
 				aged = aged || k == "Age" // what h.Values("Age") reads
 			}
 			continue
-		}
-		var s slot
-		switch {
-		case k == "Date":
-			s = sDate
 		case len(k) > len("X-Ratelimit-") && k[:len("X-Ratelimit-")] == "X-Ratelimit-":
 			// The prefix of the names of the common families, each
 			// classified by its rest.
@@ -87,31 +88,37 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Q
 		if s == sNone {
 			continue
 		}
-		rate = rate || s != sDate
-		if n < len(found) {
-			found[n] = field{s, v}
+		if n < len(q.found) {
+			q.found[n] = field{s, v}
 		}
 		n++
+		if s < 32 && set&(1<<s) == 0 {
+			set |= 1 << s
+			q.at[s] = uint8(n)
+		} else {
+			set |= 1 << 63
+		}
 	}
-	switch {
+	switch rate := set&^(1<<sDate) != 0; {
 	case fresh && aged && fromCache(h["Age"]):
 		return nil, time.Time{} // from a cache: nothing to read
 	case rate || r != nil && n > 1:
 		var quotas []Quota
 		var served time.Time
 		ok := false
-		if quick && n <= len(found) {
-			quotas, served, ok = quickRead(found[:n], now, date, r)
+		if quick && n <= len(q.found) && set < 1<<63 {
+			q.set = uint32(set)
+			quotas, served, ok = q.read(now, date, r)
 		}
 		if !ok {
-			quotas, served = header(h, now, date, &found, n, r)
+			quotas, served = header(h, now, date, &q.found, n, r)
 		}
 		if fresh && len(quotas) == 0 {
 			return nil, time.Time{}
 		}
 		return quotas, served
 	case r != nil && n == 1 && !fresh:
-		return nil, r.date(found[0].v, now) // only a Date
+		return nil, r.date(q.found[0].v, now) // only a Date
 	}
 	return nil, time.Time{}
 }

@@ -11,9 +11,9 @@ import (
 // kin) and the OpenAI family, each alone but for Date. It calls the same
 // readers as the families do, but without setting up the general parser,
 // which zeroes and fills a table of every slot and runs every family's
-// check. quickRead reports ok false for any other set of fields, and read
-// then takes the general path, which stays the reference: FuzzQuickRead
-// checks that the two agree wherever the fast path answers.
+// check. quickFields.read reports ok false for any other set of fields,
+// and read then takes the general path, which stays the reference:
+// FuzzQuickRead checks that the two agree wherever the fast path answers.
 
 // The slots each family of the fast path reads, as bits of a set; every
 // one of them is below 32.
@@ -26,11 +26,12 @@ const (
 // Every slot of the fast path is below 32, or this would overflow.
 const _ = uint32(qIETF | qX | qOpenAI | 1<<sDate)
 
-// quickFields files the fields found by slot, as parser.index does, for
-// the slots below 32.
+// quickFields holds the fields read finds, and files those of the slots
+// below 32 by slot, as parser.index does.
 type quickFields struct {
 	at    [32]uint8 // 1 + the index in found of each slot's field; 0 when absent
-	found []field
+	set   uint32    // the slots of at that hold a field
+	found [16]field
 }
 
 // get returns the field lines of slot s; nil when absent.
@@ -44,19 +45,11 @@ func (q *quickFields) get(s slot) []string {
 // has reports whether slot s holds a field.
 func (q *quickFields) has(s slot) bool { return q.at[s] != 0 }
 
-// quickRead is header for the fields found (all of them, each under one
-// name) when they are those of one family of the fast path, with Date;
+// read is header for the fields found, when each is of a slot below 32
+// and the set of them is that of one family of the fast path, with Date;
 // ok is false for any other set.
-func quickRead(found []field, now, date time.Time, r *Reader) (quotas []Quota, served time.Time, ok bool) {
-	q := quickFields{found: found}
-	var set uint32
-	for i, f := range found {
-		if f.s >= 32 || set&(1<<f.s) != 0 {
-			return nil, time.Time{}, false
-		}
-		set |= 1 << f.s
-		q.at[f.s] = uint8(i + 1)
-	}
+func (q *quickFields) read(now, date time.Time, r *Reader) (quotas []Quota, served time.Time, ok bool) {
+	set := q.set
 	set &^= 1 << sDate
 	family := qIETF
 	switch {
