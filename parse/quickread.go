@@ -226,33 +226,37 @@ func (q *quickFields) origin(now, date time.Time) time.Time {
 	return now
 }
 
-// openAI is parser.openAI.
+// openAI is parser.openAI: it reads both units before building the
+// quotas kept, in a result allocated at once.
 func (q *quickFields) openAI() []Quota {
-	var x [len(openAIUnits)]Quota
-	n := 0
-	for u, unit := range openAIUnits {
-		s := sOpenAI + slot(3*u) // limit, remaining, reset
-		if !(q.has(s) || q.has(s+1)) {
-			continue
+	l0, r0, t0, ok0 := q.openAIUnit(sOpenAI, nil)
+	l1, r1, t1, ok1 := q.openAIUnit(sOpenAI+3, q.get(azureResetTokens))
+	switch {
+	case ok0 && ok1:
+		return []Quota{
+			{Unit: openAIUnits[0], Limit: l0, Remaining: r0, Reset: t0, Dialect: "openai"},
+			{Unit: openAIUnits[1], Limit: l1, Remaining: r1, Reset: t1, Dialect: "openai"},
 		}
-		x := &x[n]
-		*x = newQuota("openai")
-		x.Unit = unit
-		x.Limit, x.Remaining = countOf(q.get(s)), countOf(q.get(s+1))
-		r := q.get(s + 2)
-		if r == nil && unit == "tokens" {
-			r = q.get(azureResetTokens)
-		}
-		x.Reset = goDuration(r)
-		if x.Limit >= 0 || x.Remaining >= 0 { // as parser.add
-			n++
-		}
+	case ok0:
+		return []Quota{{Unit: openAIUnits[0], Limit: l0, Remaining: r0, Reset: t0, Dialect: "openai"}}
+	case ok1:
+		return []Quota{{Unit: openAIUnits[1], Limit: l1, Remaining: r1, Reset: t1, Dialect: "openai"}}
 	}
-	switch n {
-	case 0:
-		return nil
-	case 1:
-		return []Quota{x[0]}
+	return nil
+}
+
+// openAIUnit reads the limit, remaining and reset fields of the unit
+// whose limit is slot s, the reset from the lines azure when its own is
+// absent; ok is false when the unit has no quota to report (neither a
+// limit nor a remaining field, or both invalid, as parser.add drops).
+func (q *quickFields) openAIUnit(s slot, azure []string) (limit, remaining int64, reset time.Duration, ok bool) {
+	if !(q.has(s) || q.has(s+1)) {
+		return -1, -1, -1, false
 	}
-	return []Quota{x[0], x[1]}
+	limit, remaining = countOf(q.get(s)), countOf(q.get(s+1))
+	r := q.get(s + 2)
+	if r == nil {
+		r = azure
+	}
+	return limit, remaining, goDuration(r), limit >= 0 || remaining >= 0
 }
