@@ -62,18 +62,17 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Q
 	// Most responses carry no rate-limit field at all. One pass over the
 	// names finds the fields without allocating; the parser is set up only
 	// when there is one.
+	// The loop keeps its state in q, in memory: in registers, it would be
+	// saved and restored around every call to the map's iterator.
 	var q quickFields // the fields found, filed by slot for q.read
-	// set holds the slots found below 32, as quickFields does, and its
-	// top bit is set when one is found twice or another slot is found.
-	n, set, aged := 0, uint64(0), false
 	for k, v := range h {
 		var s slot
 		switch {
 		case k == "Date": // on every response
 			s = sDate
 		case !candidate(k):
-			if fresh && len(k) == 3 {
-				aged = aged || k == "Age" // what h.Values("Age") reads
+			if fresh && len(k) == 3 && k == "Age" {
+				q.aged = true // what h.Values("Age") reads
 			}
 			continue
 		case len(k) > len("X-Ratelimit-") && k[:len("X-Ratelimit-")] == "X-Ratelimit-":
@@ -85,29 +84,19 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Q
 		default:
 			s = slotOf(k)
 		}
-		if s == sNone {
-			continue
-		}
-		if n < len(q.found) {
-			q.found[n] = field{s, v}
-		}
-		n++
-		if s < 32 && set&(1<<s) == 0 {
-			set |= 1 << s
-			q.at[s] = uint8(n)
-		} else {
-			set |= 1 << 63
+		if s != sNone {
+			q.add(s, v)
 		}
 	}
-	switch rate := set&^(1<<sDate) != 0; {
-	case fresh && aged && fromCache(h["Age"]):
+	n := q.n
+	switch rate := q.set&^(1<<sDate) != 0; {
+	case fresh && q.aged && fromCache(h["Age"]):
 		return nil, time.Time{} // from a cache: nothing to read
 	case rate || r != nil && n > 1:
 		var quotas []Quota
 		var served time.Time
 		ok := false
-		if quick && n <= len(q.found) && set < 1<<63 {
-			q.set = uint32(set)
+		if quick && n <= len(q.found) && q.set < qOther {
 			quotas, served, ok = q.read(now, date, r)
 		}
 		if !ok {

@@ -30,8 +30,30 @@ const _ = uint32(qIETF | qX | qOpenAI | 1<<sDate)
 // below 32 by slot, as parser.index does.
 type quickFields struct {
 	at    [32]uint8 // 1 + the index in found of each slot's field; 0 when absent
-	set   uint32    // the slots of at that hold a field
+	set   uint64    // the slots of at that hold a field, and qOther
+	n     int       // the number of fields found; the first 16 are in found
+	aged  bool      // an Age field was found
 	found [16]field
+}
+
+// qOther is the bit of quickFields.set that marks a field of a slot of 32
+// or more, or a slot found twice.
+const qOther = 1 << 63
+
+// add files the field of slot s with lines v.
+func (q *quickFields) add(s slot, v []string) {
+	n := q.n
+	if n < len(q.found) {
+		q.found[n] = field{s, v}
+	}
+	n++
+	q.n = n
+	if s < 32 && q.set&(1<<s) == 0 {
+		q.set |= 1 << s
+		q.at[s] = uint8(n)
+	} else {
+		q.set |= qOther
+	}
 }
 
 // get returns the field lines of slot s; nil when absent.
@@ -49,8 +71,7 @@ func (q *quickFields) has(s slot) bool { return q.at[s] != 0 }
 // and the set of them is that of one family of the fast path, with Date;
 // ok is false for any other set.
 func (q *quickFields) read(now, date time.Time, r *Reader) (quotas []Quota, served time.Time, ok bool) {
-	set := q.set
-	set &^= 1 << sDate
+	set := uint32(q.set) &^ (1 << sDate)
 	family := qIETF
 	switch {
 	case set == qIETF:
