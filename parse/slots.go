@@ -200,6 +200,13 @@ func candidate(k string) bool {
 // slotOf returns the slot of header field name k, matched case-insensitively;
 // sNone when no family reads it. It does not allocate for canonical names.
 func slotOf(k string) slot {
+	// The IETF pair, the most common names that read does not classify
+	// itself.
+	if len(k) >= len("Ratelimit") && k[:len("Ratelimit")] == "Ratelimit" {
+		if s := ratelimitSlot(k[len("Ratelimit"):]); s != sNone {
+			return s
+		}
+	}
 	if len(k) <= len("Date") {
 		if k == "Date" {
 			return sDate // on every response: no need to hash
@@ -225,10 +232,6 @@ func slotOf(k string) slot {
 			if s := xRateLimitSlot(k[len("X-Rate-Limit"):]); s != sNone {
 				return s
 			}
-		}
-	} else if len(k) >= len("Ratelimit") && k[:len("Ratelimit")] == "Ratelimit" {
-		if s := ratelimitSlot(k[len("Ratelimit"):]); s != sNone {
-			return s
 		}
 	}
 	// Any other canonical name costs a hash and a comparison: most names
