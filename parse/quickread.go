@@ -190,47 +190,49 @@ func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 // items, as Envoy sends, a window, or a malformed value), which the
 // general path reads.
 func (q *quickFields) xRateLimit(now, date time.Time) (quotas []Quota, ok bool) {
-	// As tripletOf reads these shapes.
-	cur := newQuota("x-ratelimit")
+	// As tripletOf reads these shapes, into the fields of the quota, which
+	// is built once, in the result.
+	limit, remaining := int64(-1), int64(-1)
 	if v := q.get(sXLimit); v != nil {
-		if cur.Limit, ok = quickCount(v); !ok {
+		if limit, ok = quickCount(v); !ok {
 			return nil, false
 		}
 	}
 	if v := q.get(sXRemaining); v != nil {
-		if cur.Remaining, ok = quickCount(v); !ok {
+		if remaining, ok = quickCount(v); !ok {
 			return nil, false
 		}
 	}
+	dialect, policy, unit := "x-ratelimit", "", "requests"
 	switch {
 	case q.has(sXResetAfter) || q.has(sXBucket):
-		cur.Dialect = "discord"
-		cur.Policy = textOf(q.get(sXBucket))
+		dialect = "discord"
+		policy = textOf(q.get(sXBucket))
 	case q.has(sXResource):
-		cur.Dialect = "github"
-		cur.Policy = textOf(q.get(sXResource))
-		if len(cur.Policy) == len("graphql") && strings.EqualFold(cur.Policy, "graphql") {
-			cur.Unit = "points"
+		dialect = "github"
+		policy = textOf(q.get(sXResource))
+		if len(policy) == len("graphql") && strings.EqualFold(policy, "graphql") {
+			unit = "points"
 		}
 	case q.has(sXUsed) && !q.has(sXLimit):
-		cur.Dialect = "reddit"
+		dialect = "reddit"
 	}
-	if cur.Limit < 0 && cur.Remaining >= 0 {
-		if used := countOf(q.get(sXUsed)); used >= 0 && used <= math.MaxInt64-cur.Remaining {
-			cur.Limit = used + cur.Remaining
+	if limit < 0 && remaining >= 0 {
+		if used := countOf(q.get(sXUsed)); used >= 0 && used <= math.MaxInt64-remaining {
+			limit = used + remaining
 		}
 	}
-	cur.Reset = -1
+	rst := time.Duration(-1)
 	if q.has(sXResetAfter) {
-		cur.Reset = deltaOf(q.get(sXResetAfter))
+		rst = deltaOf(q.get(sXResetAfter))
 	}
-	if v := q.get(sXReset); cur.Reset < 0 && v != nil {
-		cur.Reset = reset(v, q.origin(now, date), now)
+	if v := q.get(sXReset); rst < 0 && v != nil {
+		rst = reset(v, q.origin(now, date), now)
 	}
-	if cur.Limit < 0 && cur.Remaining < 0 { // as parser.legacy and add
+	if limit < 0 && remaining < 0 { // as parser.legacy and add
 		return nil, true
 	}
-	return []Quota{cur}, true
+	return []Quota{{Policy: policy, Unit: unit, Limit: limit, Remaining: remaining, Reset: rst, Dialect: dialect}}, true
 }
 
 // origin is parser.origin: date unless it is the zero time, else the
