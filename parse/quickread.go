@@ -123,14 +123,26 @@ func bare(s string) bool {
 func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 	pv, lv := q.get(sRateLimitPolicy), q.get(sRateLimit)
 	var ps []Policy
+	var onePolicy [1]Policy
 	if r != nil {
 		ps = r.policies(sRateLimitPolicy, pv[0])
+	} else if p, ok := quickPolicy1(pv[0]); ok { // as policiesOf reads it first
+		onePolicy[0] = p
+		ps = onePolicy[:]
 	} else {
 		var pbuf [4]Policy
 		ps = policiesOf(pbuf[:0], pv)
 	}
-	var lbuf [4]Limit
-	ls := limitsOf(lbuf[:0], lv)
+	// The one member most servers send needs no buffer of four to zero.
+	var ls []Limit
+	var oneLimit [1]Limit
+	if l, ok := quickLimit1(lv[0]); ok { // as limitsOf reads it first
+		oneLimit[0] = l
+		ls = oneLimit[:]
+	} else {
+		var lbuf [4]Limit
+		ls = limitsOf(lbuf[:0], lv)
+	}
 	if len(ps)+len(ls) > 8 {
 		return nil, false
 	}
