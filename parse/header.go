@@ -96,18 +96,18 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Q
 		var quotas []Quota
 		var served time.Time
 		ok := false
-		if quick && n <= len(q.found) && q.set < qOther {
+		if quick && n <= len(q.vals) && q.set < qOther {
 			quotas, served, ok = q.read(now, date, r)
 		}
 		if !ok {
-			quotas, served = header(h, now, date, &q.found, n, r)
+			quotas, served = header(h, now, date, &q, r)
 		}
 		if fresh && len(quotas) == 0 {
 			return nil, time.Time{}
 		}
 		return quotas, served
 	case r != nil && n == 1 && !fresh:
-		return nil, r.date(q.found[0].v, now) // only a Date
+		return nil, r.date(q.vals[0], now) // only a Date
 	}
 	return nil, time.Time{}
 }
@@ -118,19 +118,19 @@ type field struct {
 	v []string
 }
 
-// header is read once n fields have been found, the first of them in
-// found.
-func header(h http.Header, now, date time.Time, found *[16]field, n int, r *Reader) ([]Quota, time.Time) {
+// header is read once the fields of q have been found.
+func header(h http.Header, now, date time.Time, q *quickFields, r *Reader) ([]Quota, time.Time) {
 	var p parser
 	p.now, p.r = now, r
 	// Copy the fields rather than point at them: escape analysis would
-	// otherwise move found to the heap for every response. Only the n
-	// found are copied, one by one: p is on the stack, so this needs no
-	// write barrier.
-	for i := range min(n, len(found)) {
-		p.found[i] = found[i]
+	// otherwise move q to the heap for every response. Only the n found
+	// are copied, one by one: p is on the stack, so this needs no write
+	// barrier.
+	n := q.n
+	for i := range min(n, len(q.vals)) {
+		p.found[i] = field{q.slots[i], q.vals[i]}
 	}
-	if n > len(found) || !p.index(p.found[:n]) {
+	if n > len(q.vals) || !p.index(p.found[:n]) {
 		p.collect(h)
 	}
 	var served time.Time // the response's Date, for a Reader

@@ -29,11 +29,14 @@ const _ = uint32(qIETF | qX | qOpenAI | 1<<sDate)
 // quickFields holds the fields read finds, and files those of the slots
 // below 32 by slot, as parser.index does.
 type quickFields struct {
-	at    [32]uint8 // 1 + the index in found of each slot's field; 0 when absent
-	set   uint64    // the slots of at that hold a field, and qOther
-	n     int       // the number of fields found; the first 16 are in found
-	aged  bool      // an Age field was found
-	found [16]field
+	at   [32]uint8 // 1 + the index in vals of each slot's field; 0 when absent
+	set  uint64    // the slots of at that hold a field, and qOther
+	n    int       // the number of fields found
+	aged bool      // an Age field was found
+	// The first 16 fields found: their slots and lines apart, which
+	// leaves less to zero than fields would.
+	slots [16]slot
+	vals  [16][]string
 }
 
 // qOther is the bit of quickFields.set that marks a field of a slot of 32
@@ -43,8 +46,8 @@ const qOther = 1 << 63
 // add files the field of slot s with lines v.
 func (q *quickFields) add(s slot, v []string) {
 	n := q.n
-	if n < len(q.found) {
-		q.found[n] = field{s, v}
+	if n < len(q.vals) {
+		q.slots[n], q.vals[n] = s, v
 	}
 	n++
 	q.n = n
@@ -59,7 +62,7 @@ func (q *quickFields) add(s slot, v []string) {
 // get returns the field lines of slot s; nil when absent.
 func (q *quickFields) get(s slot) []string {
 	if i := q.at[s]; i != 0 {
-		return q.found[i-1].v
+		return q.vals[i-1]
 	}
 	return nil
 }
