@@ -91,6 +91,11 @@ func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 	if l, ok := quickLimit1(s); ok {
 		return append(dst, l), true
 	}
+	return quickLimitsN(dst, s)
+}
+
+// quickLimitsN is quickLimits without its first try, quickLimit1.
+func quickLimitsN(dst []Limit, s string) (_ []Limit, ok bool) {
 	n := len(dst)
 	var names nameIndex
 	i := 0
@@ -176,6 +181,11 @@ func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
 	if p, ok := quickPolicy1(s); ok {
 		return append(dst, p), true
 	}
+	return quickPoliciesN(dst, s)
+}
+
+// quickPoliciesN is quickPolicies without its first try, quickPolicy1.
+func quickPoliciesN(dst []Policy, s string) (_ []Policy, ok bool) {
 	n := len(dst)
 	var names nameIndex
 	i := 0

@@ -133,8 +133,14 @@ func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 		onePolicy[0] = p
 		ps = onePolicy[:]
 	} else {
+		// policiesOf, which would try quickPolicy1 again.
 		var pbuf [4]Policy
-		ps = policiesOf(pbuf[:0], pv)
+		if ps, ok = quickPoliciesN(pbuf[:0], pv[0]); !ok {
+			var err error
+			if ps, err = appendPolicies(pbuf[:0], pv); err != nil {
+				ps = quirkPolicies(pbuf[:0], pv)
+			}
+		}
 	}
 	// The one member most servers send needs no buffer of four to zero.
 	var ls []Limit
@@ -143,8 +149,11 @@ func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 		oneLimit[0] = l
 		ls = oneLimit[:]
 	} else {
+		// limitsOf, which would try quickLimit1 again.
 		var lbuf [4]Limit
-		ls = limitsOf(lbuf[:0], lv)
+		if ls, ok = quickLimitsN(lbuf[:0], lv[0]); !ok {
+			ls, _ = appendLimits(lbuf[:0], lv)
+		}
 	}
 	if len(ps)+len(ls) > 8 {
 		return nil, false
