@@ -62,44 +62,52 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Q
 	// Most responses carry no rate-limit field at all. One pass over the
 	// names finds the fields without allocating; the parser is set up only
 	// when there is one.
-	var found [16]field
-	n, rate, aged := 0, false, false
+	// The loop keeps its state in q, in memory: in registers, it would be
+	// saved and restored around every call to the map's iterator.
+	var q quickFields // the fields found, filed by slot for q.read
 	for k, v := range h {
-		if !candidate(k) {
-			if fresh && len(k) == 3 {
-				aged = aged || k == "Age" // what h.Values("Age") reads
+		var s slot
+		switch {
+		case k == "Date": // on every response
+			s = sDate
+		case !candidate(k):
+			if fresh && len(k) == 3 && k == "Age" {
+				q.aged = true // what h.Values("Age") reads
 			}
 			continue
+		case len(k) > len("X-Ratelimit-") && k[:len("X-Ratelimit-")] == "X-Ratelimit-":
+			// The prefix of the names of the common families, each
+			// classified by its rest.
+			if s = xRatelimitSlot(k[len("X-Ratelimit-"):]); s == sNone {
+				s = slotOf(k)
+			}
+		default:
+			s = slotOf(k)
 		}
-		s := slotOf(k)
-		if s == sNone {
-			continue
+		if s != sNone {
+			q.add(s, v)
 		}
-		rate = rate || s != sDate
-		if n < len(found) {
-			found[n] = field{s, v}
-		}
-		n++
 	}
-	switch {
-	case fresh && aged && fromCache(h["Age"]):
+	n := q.n
+	switch rate := q.set&^(1<<sDate) != 0; {
+	case fresh && q.aged && fromCache(h["Age"]):
 		return nil, time.Time{} // from a cache: nothing to read
 	case rate || r != nil && n > 1:
 		var quotas []Quota
 		var served time.Time
 		ok := false
-		if quick && n <= len(found) {
-			quotas, served, ok = quickRead(found[:n], now, date, r)
+		if quick && n <= len(q.vals) && q.set < qOther {
+			quotas, served, ok = q.read(now, date, r)
 		}
 		if !ok {
-			quotas, served = header(h, now, date, &found, n, r)
+			quotas, served = header(h, now, date, &q, r)
 		}
 		if fresh && len(quotas) == 0 {
 			return nil, time.Time{}
 		}
 		return quotas, served
 	case r != nil && n == 1 && !fresh:
-		return nil, r.date(found[0].v, now) // only a Date
+		return nil, r.date(q.vals[0], now) // only a Date
 	}
 	return nil, time.Time{}
 }
@@ -110,19 +118,19 @@ type field struct {
 	v []string
 }
 
-// header is read once n fields have been found, the first of them in
-// found.
-func header(h http.Header, now, date time.Time, found *[16]field, n int, r *Reader) ([]Quota, time.Time) {
+// header is read once the fields of q have been found.
+func header(h http.Header, now, date time.Time, q *quickFields, r *Reader) ([]Quota, time.Time) {
 	var p parser
 	p.now, p.r = now, r
 	// Copy the fields rather than point at them: escape analysis would
-	// otherwise move found to the heap for every response. Only the n
-	// found are copied, one by one: p is on the stack, so this needs no
-	// write barrier.
-	for i := range min(n, len(found)) {
-		p.found[i] = found[i]
+	// otherwise move q to the heap for every response. Only the n found
+	// are copied, one by one: p is on the stack, so this needs no write
+	// barrier.
+	n := q.n
+	for i := range min(n, len(q.vals)) {
+		p.found[i] = field{q.slots[i], q.vals[i]}
 	}
-	if n > len(found) || !p.index(p.found[:n]) {
+	if n > len(q.vals) || !p.index(p.found[:n]) {
 		p.collect(h)
 	}
 	var served time.Time // the response's Date, for a Reader

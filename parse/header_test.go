@@ -220,7 +220,9 @@ func TestSlotNames(t *testing.T) {
 	}
 	for _, k := range []string{"", "D", "Dat", "Content-Type", "X-Request-Id", "Ratelimit-Polic", "Ratelimit-Policyy", "X-Ratelimit-Reset-Requestss",
 		"X-Ratelimit-", "X-Ratelimit-Limits", "X-Ratelimit-Reset-Afte", "Ratelimitt", "Ratelimit-",
-		"X-Rate-Limit-", "X-Rate-Limits", "X-Rate-Limit-Reset-Token"} {
+		"X-Rate-Limit-", "X-Rate-Limits", "X-Rate-Limit-Reset-Token",
+		"X-Ratelimit-Remaining-Requesta", "X-Ratelimit-Remaining-Reques", "X-Ratelimit-Remaining-Requestss",
+		"X-Ratelimit-Requests-Remaininx", "X-Ratelimit-Complexity-Remaining-", "X-Ratelimit-Api-Units-Remainin"} {
 		if got := slotOf(k); got != sNone {
 			t.Errorf("slotOf(%q) = %d, want none", k, got)
 		}

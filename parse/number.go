@@ -347,13 +347,17 @@ func daysIn(m time.Month, y int) int {
 // seconds (Azure OpenAI sends "55"). Signs and unknown units such as "1d"
 // are invalid. It returns -1 when s is not valid.
 func goDuration(vals []string) time.Duration {
-	if w, ok := quickCount(vals); ok {
-		return seconds(w, 0)
-	}
-	if len(vals) == 1 {
-		// What quickDuration reads has a unit, no sign, no white space
-		// and no comma: the checks below would pass it.
-		if d, ok := quickDuration(vals[0]); ok {
+	if len(vals) == 1 && vals[0] != "" {
+		// A line of bare seconds ends with a digit, and a duration that
+		// quickDuration reads with a unit: each is tried only where it may
+		// read the line. What quickDuration reads has no sign, no white
+		// space and no comma: the checks of goDurationGeneral would pass
+		// it.
+		if s := vals[0]; isDigit(s[len(s)-1]) {
+			if w, ok := digitsOnly(s); ok {
+				return seconds(w, 0)
+			}
+		} else if d, ok := quickDuration(s); ok {
 			return d
 		}
 	}

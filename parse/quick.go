@@ -91,6 +91,11 @@ func quickLimits(dst []Limit, s string) (_ []Limit, ok bool) {
 	if l, ok := quickLimit1(s); ok {
 		return append(dst, l), true
 	}
+	return quickLimitsN(dst, s)
+}
+
+// quickLimitsN is quickLimits without its first try, quickLimit1.
+func quickLimitsN(dst []Limit, s string) (_ []Limit, ok bool) {
 	n := len(dst)
 	var names nameIndex
 	i := 0
@@ -176,6 +181,11 @@ func quickPolicies(dst []Policy, s string) (_ []Policy, ok bool) {
 	if p, ok := quickPolicy1(s); ok {
 		return append(dst, p), true
 	}
+	return quickPoliciesN(dst, s)
+}
+
+// quickPoliciesN is quickPolicies without its first try, quickPolicy1.
+func quickPoliciesN(dst []Policy, s string) (_ []Policy, ok bool) {
 	n := len(dst)
 	var names nameIndex
 	i := 0
@@ -335,57 +345,59 @@ func quickDuration(s string) (_ time.Duration, ok bool) {
 	var d uint64
 	i := 0
 	for i < len(s) {
-		var v, f uint64
-		scale := 1.0
+		var v uint64
 		start := i
-		for i < len(s) && isDigit(s[i]) {
-			v = v*10 + uint64(s[i]-'0')
-			i++
-		}
-		pre := i > start
-		if i-start > 6 {
-			return 0, false
-		}
-		post := false
-		if i < len(s) && s[i] == '.' {
-			i++
-			start = i
-			for i < len(s) && isDigit(s[i]) {
-				f = f*10 + uint64(s[i]-'0')
-				scale *= 10
-				i++
+		for ; i < len(s); i++ {
+			c := s[i] - '0'
+			if c > 9 {
+				break
 			}
-			if i-start > 9 {
-				return 0, false
+			v = v*10 + uint64(c)
+		}
+		if i-start > 6 || i == len(s) {
+			return 0, false // too long for the quick path, or no unit
+		}
+		var f int64 // the fraction's digits, k of them
+		k := 0
+		if s[i] == '.' {
+			i++
+			for ; i < len(s); i++ {
+				c := s[i] - '0'
+				if c > 9 {
+					break
+				}
+				f = f*10 + int64(c)
+				k++
 			}
-			post = i > start
+			if k > 9 || i == len(s) || k == 0 && i == start+1 {
+				return 0, false // no digit on either side of the point
+			}
+		} else if i == start {
+			return 0, false // no number: a longer unit, or another byte
 		}
-		if !pre && !post || i == len(s) {
-			return 0, false
-		}
-		var unit uint64
+		// The byte after the unit, unless it starts the next component,
+		// fails the next turn of the loop.
+		var unit int64
 		switch s[i] {
-		case 'h':
-			unit = uint64(time.Hour)
 		case 's':
-			unit = uint64(time.Second)
+			unit = int64(time.Second)
 		case 'm':
-			unit = uint64(time.Minute)
+			unit = int64(time.Minute)
 			if i+1 < len(s) && s[i+1] == 's' {
-				unit = uint64(time.Millisecond)
+				unit = int64(time.Millisecond)
 				i++
 			}
+		case 'h':
+			unit = int64(time.Hour)
 		default:
 			return 0, false
 		}
 		i++
-		if i < len(s) && !isDigit(s[i]) && s[i] != '.' {
-			return 0, false // a longer unit
-		}
-		v *= unit
+		v *= uint64(unit)
 		if f > 0 {
-			// As time.ParseDuration computes it, to the same rounding.
-			v += uint64(float64(f) * (float64(unit) / scale))
+			// As time.ParseDuration computes it, to the same rounding
+			// (each term is below 2⁶³, where the conversions agree).
+			v += uint64(int64(float64(f) * (float64(unit) / pow10[k])))
 		}
 		if d += v; d > 1<<62 {
 			return 0, false
@@ -393,6 +405,9 @@ func quickDuration(s string) (_ time.Duration, ok bool) {
 	}
 	return time.Duration(d), i > 0
 }
+
+// pow10 holds the powers of ten a fraction of quickDuration scales by.
+var pow10 = [10]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 
 // load8 returns s[i:i+8] as a little-endian word: s[i] in its low byte.
 // The compiler reads it in one load.

@@ -11,9 +11,9 @@ import (
 // kin) and the OpenAI family, each alone but for Date. It calls the same
 // readers as the families do, but without setting up the general parser,
 // which zeroes and fills a table of every slot and runs every family's
-// check. quickRead reports ok false for any other set of fields, and read
-// then takes the general path, which stays the reference: FuzzQuickRead
-// checks that the two agree wherever the fast path answers.
+// check. quickFields.read reports ok false for any other set of fields,
+// and read then takes the general path, which stays the reference:
+// FuzzQuickRead checks that the two agree wherever the fast path answers.
 
 // The slots each family of the fast path reads, as bits of a set; every
 // one of them is below 32.
@@ -26,17 +26,43 @@ const (
 // Every slot of the fast path is below 32, or this would overflow.
 const _ = uint32(qIETF | qX | qOpenAI | 1<<sDate)
 
-// quickFields files the fields found by slot, as parser.index does, for
-// the slots below 32.
+// quickFields holds the fields read finds, and files those of the slots
+// below 32 by slot, as parser.index does.
 type quickFields struct {
-	at    [32]uint8 // 1 + the index in found of each slot's field; 0 when absent
-	found []field
+	at   [32]uint8 // 1 + the index in vals of each slot's field; 0 when absent
+	set  uint64    // the slots of at that hold a field, and qOther
+	n    int       // the number of fields found
+	aged bool      // an Age field was found
+	// The first 16 fields found: their slots and lines apart, which
+	// leaves less to zero than fields would.
+	slots [16]slot
+	vals  [16][]string
+}
+
+// qOther is the bit of quickFields.set that marks a field of a slot of 32
+// or more, or a slot found twice.
+const qOther = 1 << 63
+
+// add files the field of slot s with lines v.
+func (q *quickFields) add(s slot, v []string) {
+	n := q.n
+	if n < len(q.vals) {
+		q.slots[n], q.vals[n] = s, v
+	}
+	n++
+	q.n = n
+	if s < 32 && q.set&(1<<s) == 0 {
+		q.set |= 1 << s
+		q.at[s] = uint8(n)
+	} else {
+		q.set |= qOther
+	}
 }
 
 // get returns the field lines of slot s; nil when absent.
 func (q *quickFields) get(s slot) []string {
 	if i := q.at[s]; i != 0 {
-		return q.found[i-1].v
+		return q.vals[i-1]
 	}
 	return nil
 }
@@ -44,20 +70,11 @@ func (q *quickFields) get(s slot) []string {
 // has reports whether slot s holds a field.
 func (q *quickFields) has(s slot) bool { return q.at[s] != 0 }
 
-// quickRead is header for the fields found (all of them, each under one
-// name) when they are those of one family of the fast path, with Date;
+// read is header for the fields found, when each is of a slot below 32
+// and the set of them is that of one family of the fast path, with Date;
 // ok is false for any other set.
-func quickRead(found []field, now, date time.Time, r *Reader) (quotas []Quota, served time.Time, ok bool) {
-	q := quickFields{found: found}
-	var set uint32
-	for i, f := range found {
-		if f.s >= 32 || set&(1<<f.s) != 0 {
-			return nil, time.Time{}, false
-		}
-		set |= 1 << f.s
-		q.at[f.s] = uint8(i + 1)
-	}
-	set &^= 1 << sDate
+func (q *quickFields) read(now, date time.Time, r *Reader) (quotas []Quota, served time.Time, ok bool) {
+	set := uint32(q.set) &^ (1 << sDate)
 	family := qIETF
 	switch {
 	case set == qIETF:
@@ -109,14 +126,35 @@ func bare(s string) bool {
 func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 	pv, lv := q.get(sRateLimitPolicy), q.get(sRateLimit)
 	var ps []Policy
+	var onePolicy [1]Policy
 	if r != nil {
 		ps = r.policies(sRateLimitPolicy, pv[0])
+	} else if p, ok := quickPolicy1(pv[0]); ok { // as policiesOf reads it first
+		onePolicy[0] = p
+		ps = onePolicy[:]
 	} else {
+		// policiesOf, which would try quickPolicy1 again.
 		var pbuf [4]Policy
-		ps = policiesOf(pbuf[:0], pv)
+		if ps, ok = quickPoliciesN(pbuf[:0], pv[0]); !ok {
+			var err error
+			if ps, err = appendPolicies(pbuf[:0], pv); err != nil {
+				ps = quirkPolicies(pbuf[:0], pv)
+			}
+		}
 	}
-	var lbuf [4]Limit
-	ls := limitsOf(lbuf[:0], lv)
+	// The one member most servers send needs no buffer of four to zero.
+	var ls []Limit
+	var oneLimit [1]Limit
+	if l, ok := quickLimit1(lv[0]); ok { // as limitsOf reads it first
+		oneLimit[0] = l
+		ls = oneLimit[:]
+	} else {
+		// limitsOf, which would try quickLimit1 again.
+		var lbuf [4]Limit
+		if ls, ok = quickLimitsN(lbuf[:0], lv[0]); !ok {
+			ls, _ = appendLimits(lbuf[:0], lv)
+		}
+	}
 	if len(ps)+len(ls) > 8 {
 		return nil, false
 	}
@@ -176,47 +214,49 @@ func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 // items, as Envoy sends, a window, or a malformed value), which the
 // general path reads.
 func (q *quickFields) xRateLimit(now, date time.Time) (quotas []Quota, ok bool) {
-	// As tripletOf reads these shapes.
-	cur := newQuota("x-ratelimit")
+	// As tripletOf reads these shapes, into the fields of the quota, which
+	// is built once, in the result.
+	limit, remaining := int64(-1), int64(-1)
 	if v := q.get(sXLimit); v != nil {
-		if cur.Limit, ok = quickCount(v); !ok {
+		if limit, ok = quickCount(v); !ok {
 			return nil, false
 		}
 	}
 	if v := q.get(sXRemaining); v != nil {
-		if cur.Remaining, ok = quickCount(v); !ok {
+		if remaining, ok = quickCount(v); !ok {
 			return nil, false
 		}
 	}
+	dialect, policy, unit := "x-ratelimit", "", "requests"
 	switch {
 	case q.has(sXResetAfter) || q.has(sXBucket):
-		cur.Dialect = "discord"
-		cur.Policy = textOf(q.get(sXBucket))
+		dialect = "discord"
+		policy = textOf(q.get(sXBucket))
 	case q.has(sXResource):
-		cur.Dialect = "github"
-		cur.Policy = textOf(q.get(sXResource))
-		if len(cur.Policy) == len("graphql") && strings.EqualFold(cur.Policy, "graphql") {
-			cur.Unit = "points"
+		dialect = "github"
+		policy = textOf(q.get(sXResource))
+		if len(policy) == len("graphql") && strings.EqualFold(policy, "graphql") {
+			unit = "points"
 		}
 	case q.has(sXUsed) && !q.has(sXLimit):
-		cur.Dialect = "reddit"
+		dialect = "reddit"
 	}
-	if cur.Limit < 0 && cur.Remaining >= 0 {
-		if used := countOf(q.get(sXUsed)); used >= 0 && used <= math.MaxInt64-cur.Remaining {
-			cur.Limit = used + cur.Remaining
+	if limit < 0 && remaining >= 0 {
+		if used := countOf(q.get(sXUsed)); used >= 0 && used <= math.MaxInt64-remaining {
+			limit = used + remaining
 		}
 	}
-	cur.Reset = -1
+	rst := time.Duration(-1)
 	if q.has(sXResetAfter) {
-		cur.Reset = deltaOf(q.get(sXResetAfter))
+		rst = deltaOf(q.get(sXResetAfter))
 	}
-	if v := q.get(sXReset); cur.Reset < 0 && v != nil {
-		cur.Reset = reset(v, q.origin(now, date), now)
+	if v := q.get(sXReset); rst < 0 && v != nil {
+		rst = reset(v, q.origin(now, date), now)
 	}
-	if cur.Limit < 0 && cur.Remaining < 0 { // as parser.legacy and add
+	if limit < 0 && remaining < 0 { // as parser.legacy and add
 		return nil, true
 	}
-	return []Quota{cur}, true
+	return []Quota{{Policy: policy, Unit: unit, Limit: limit, Remaining: remaining, Reset: rst, Dialect: dialect}}, true
 }
 
 // origin is parser.origin: date unless it is the zero time, else the
@@ -233,33 +273,37 @@ func (q *quickFields) origin(now, date time.Time) time.Time {
 	return now
 }
 
-// openAI is parser.openAI.
+// openAI is parser.openAI: it reads both units before building the
+// quotas kept, in a result allocated at once.
 func (q *quickFields) openAI() []Quota {
-	var x [len(openAIUnits)]Quota
-	n := 0
-	for u, unit := range openAIUnits {
-		s := sOpenAI + slot(3*u) // limit, remaining, reset
-		if !(q.has(s) || q.has(s+1)) {
-			continue
+	l0, r0, t0, ok0 := q.openAIUnit(sOpenAI, nil)
+	l1, r1, t1, ok1 := q.openAIUnit(sOpenAI+3, q.get(azureResetTokens))
+	switch {
+	case ok0 && ok1:
+		return []Quota{
+			{Unit: openAIUnits[0], Limit: l0, Remaining: r0, Reset: t0, Dialect: "openai"},
+			{Unit: openAIUnits[1], Limit: l1, Remaining: r1, Reset: t1, Dialect: "openai"},
 		}
-		x := &x[n]
-		*x = newQuota("openai")
-		x.Unit = unit
-		x.Limit, x.Remaining = countOf(q.get(s)), countOf(q.get(s+1))
-		r := q.get(s + 2)
-		if r == nil && unit == "tokens" {
-			r = q.get(azureResetTokens)
-		}
-		x.Reset = goDuration(r)
-		if x.Limit >= 0 || x.Remaining >= 0 { // as parser.add
-			n++
-		}
+	case ok0:
+		return []Quota{{Unit: openAIUnits[0], Limit: l0, Remaining: r0, Reset: t0, Dialect: "openai"}}
+	case ok1:
+		return []Quota{{Unit: openAIUnits[1], Limit: l1, Remaining: r1, Reset: t1, Dialect: "openai"}}
 	}
-	switch n {
-	case 0:
-		return nil
-	case 1:
-		return []Quota{x[0]}
+	return nil
+}
+
+// openAIUnit reads the limit, remaining and reset fields of the unit
+// whose limit is slot s, the reset from the lines azure when its own is
+// absent; ok is false when the unit has no quota to report (neither a
+// limit nor a remaining field, or both invalid, as parser.add drops).
+func (q *quickFields) openAIUnit(s slot, azure []string) (limit, remaining int64, reset time.Duration, ok bool) {
+	if !(q.has(s) || q.has(s+1)) {
+		return -1, -1, -1, false
 	}
-	return []Quota{x[0], x[1]}
+	limit, remaining = countOf(q.get(s)), countOf(q.get(s+1))
+	r := q.get(s + 2)
+	if r == nil {
+		r = azure
+	}
+	return limit, remaining, goDuration(r), limit >= 0 || remaining >= 0
 }

@@ -39,8 +39,21 @@ type policyMemo struct {
 // A dateMemo is a Date in the form of an IMF-fixdate and its instant,
 // zero when it is invalid.
 type dateMemo struct {
-	value [imfFixdateLen]byte
+	value [4]uint64 // as fixdateWords returns it
 	t     time.Time
+}
+
+// fixdateWords returns the imfFixdateLen bytes of s as four words, the
+// last overlapping the third, so that two values are equal when their
+// words are: four comparisons instead of a call to compare bytes.
+func fixdateWords(s string) [4]uint64 {
+	return [4]uint64{load8(s, 0), load8(s, 8), load8(s, 16), load8(s, imfFixdateLen-8)}
+}
+
+// is reports whether the Date value s is the one remembered.
+func (m *dateMemo) is(s string) bool {
+	return len(s) == imfFixdateLen && m.value[0] == load8(s, 0) && m.value[1] == load8(s, 8) &&
+		m.value[2] == load8(s, 16) && m.value[3] == load8(s, imfFixdateLen-8)
 }
 
 // imfFixdateLen is the length of an IMF-fixdate (RFC 9110 §5.6.7).
@@ -114,7 +127,7 @@ func (r *Reader) date(vals []string, now time.Time) time.Time {
 	}
 	s := trimOWS(vals[0])
 	m := r.served.Load()
-	if m != nil && string(m.value[:]) == s {
+	if m != nil && m.is(s) {
 		return m.t
 	}
 	t, ok := HTTPDate(s, now)
@@ -124,8 +137,7 @@ func (r *Reader) date(vals []string, now time.Time) time.Time {
 	// Only the IMF-fixdate form, which servers send, is remembered: the
 	// obsolete RFC 850 form names a century that depends on now.
 	if len(s) == imfFixdateLen && s[3] == ',' {
-		m = &dateMemo{t: t}
-		copy(m.value[:], s)
+		m = &dateMemo{value: fixdateWords(s), t: t}
 		r.served.Store(m)
 	}
 	return t

@@ -124,6 +124,28 @@ func TestReaderRemembers(t *testing.T) {
 	}
 }
 
+// TestReaderDateChangedAnywhere reads a Date, then the same Date with one
+// digit changed, in each position: the Reader remembers the first by
+// words, and must see a change in any of them.
+func TestReaderDateChangedAnywhere(t *testing.T) {
+	const first = "Sat, 01 Mar 2025 12:00:00 GMT"
+	for i := range len(first) {
+		if !isDigit(first[i]) {
+			continue
+		}
+		b := []byte(first)
+		b[i] = '0' + (b[i]-'0'+1)%3 // another date, valid or not
+		second := string(b)
+		var r Reader
+		for _, v := range []string{first, second, second, first} {
+			want, _ := HTTPDate(v, time.Time{})
+			if got := r.date([]string{v}, time.Time{}); !got.Equal(want) {
+				t.Errorf("date(%q) after others = %v, want %v", v, got, want)
+			}
+		}
+	}
+}
+
 func TestReaderRFC850DateDependsOnNow(t *testing.T) {
 	// An RFC 850 date names its century through now: it is never
 	// remembered.
