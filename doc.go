@@ -104,14 +104,16 @@
 //
 // # Sharing
 //
-// Transports that share a [Budget] pace together, as one client. Budgets in
-// several processes pace together when they share a [Store]: the Budget
-// keeps each key's state there ([KeyState], serialisable), runs every
-// pacing rule itself, and waits on the Store for changes made elsewhere. The
-// default is a [MemoryStore] private to the Budget. Should a Store fail,
-// requests go on, paced by what this process sees, until it answers again.
-// Package [github.com/politehttp/polite/storetest] checks a Store against
-// the contract.
+// Transports that share a [Budget] pace together, as one client. Requests
+// held until the same instant (a pace's next start, a window's reset) start
+// in the order they first asked; one that just arrived waits behind them.
+// Budgets in several processes pace together when they share a [Store]:
+// the Budget keeps each key's state there ([KeyState], serialisable), runs
+// every pacing rule itself, and waits on the Store for changes made
+// elsewhere. The default is a [MemoryStore] private to the Budget. Should a
+// Store fail, requests go on, paced by what this process sees, until it
+// answers again. Package [github.com/politehttp/polite/storetest] checks a
+// Store against the contract.
 //
 // # Learning
 //
