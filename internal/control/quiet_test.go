@@ -55,7 +55,7 @@ func drive(t *testing.T, next func() byte, steps int, draw func(next func() byte
 		switch op := b % 8; {
 		case op < 4: // Acquire
 			var ask Ask
-			ask.Custom = b&8 != 0
+			ask.Custom, ask.Turns = b&8 != 0, b&128 != 0
 			if b&16 != 0 {
 				ask.Until = at(now + (int64(next())-32)*int64(time.Second))
 			}
