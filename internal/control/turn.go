@@ -11,10 +11,11 @@ import "time"
 // asks at once) or a woken one the scheduler runs late can lose that race
 // again and again: in the scenario table, with 16 workers, one task of
 // 200 waited four windows of a fixed window 20/4s while most waited one.
-// So a request held to an instant claims a turn, by the instant it first
-// asked the key (Ask.Since, which it asks with every time), and a request
-// younger than the oldest claim standing is held, for that claim's reason,
-// until the claim ends. The key keeps the maxTurns oldest claims, one for
+// So a request that takes turns (Ask.Turns) and is held to an instant
+// claims a turn, by the instant it first asked the key (then, asking
+// again, it says when: Ask.Since); a request younger than the oldest claim
+// standing is held, for that claim's reason, until the claim ends, and
+// takes its own place behind it. The key keeps the maxTurns oldest claims, one for
 // the requests that first asked at one instant (they race among
 // themselves, as before). A claim ends
 //
@@ -28,7 +29,7 @@ import "time"
 //   - when maxTurns older claims stand: the youngest is dropped, and its
 //     requests wait as before, though still behind the others.
 //
-// A request that asks with no Since claims nothing. Nor does a request
+// A request that does not take turns claims nothing. Nor does a request
 // held for what is its own (its Ask.After, its cost), so that its wait
 // does not become everyone's, or held until the key changes (an answer, a
 // slot in flight): such a hold has no instant at which the others could go
