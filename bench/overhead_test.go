@@ -135,8 +135,9 @@ func BenchmarkReader(b *testing.B) {
 var sinkQuotas []parse.Quota
 
 // Throughput over loopback HTTP/1.1 with the IETF pair on every response:
-// a bare http.Client against polite over the same kind of http.Transport,
-// from 1, 16 and 64 goroutines. ns/op is wall time per request; lower is
+// a bare http.Client (client=base) against polite and go-retryablehttp's
+// RoundTripper over the same kind of http.Transport, from 1, 16 and 64
+// goroutines. ns/op is wall time per request; lower is
 // faster. cpu-ns/op is the CPU time the process (client and server) spent
 // per request, user and system: on a shared or loaded machine it is the
 // steadier measure of what polite adds, since loopback throughput is bound
@@ -154,14 +155,11 @@ func BenchmarkLoopback(b *testing.B) {
 	}))
 	defer srv.Close()
 	for _, g := range []int{1, 16, 64} {
-		for _, client := range []string{"bare", "polite"} {
-			b.Run(fmt.Sprintf("goroutines=%d/client=%s", g, client), func(b *testing.B) {
+		for _, w := range wrappers {
+			b.Run(fmt.Sprintf("goroutines=%d/client=%s", g, w.name), func(b *testing.B) {
 				base := &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 128}
 				defer base.CloseIdleConnections()
-				c := &http.Client{Transport: base}
-				if client == "polite" {
-					c = polite.Wrap(&http.Client{Transport: base})
-				}
+				c := &http.Client{Transport: w.wrap(base)}
 				get := func() {
 					resp, err := c.Get(srv.URL)
 					if err != nil {
