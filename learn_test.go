@@ -181,8 +181,12 @@ func TestLearnsQuotaFromRetryAfter(t *testing.T) {
 		if learned == nil {
 			t.Fatalf("Inspect at %v: Learned = nil, want a quota learned from the first refusal", window+window/2)
 		}
-		if learned.Quota != 20 || learned.Window < window || learned.Window > window+100*time.Millisecond || learned.Source != "refusals" {
-			t.Errorf("Learned = %+v, want Quota 20, Window 4s to 4.1s, Source refusals", *learned)
+		// The first refusal comes after the first 20, sent one at a time
+		// (a key that states nothing opens to one in flight) at 5ms a
+		// round trip, about 100ms in; Retry-After counts from it, and
+		// the window is measured from the first start.
+		if learned.Quota != 20 || learned.Window < window || learned.Window > window+150*time.Millisecond || learned.Source != "refusals" {
+			t.Errorf("Learned = %+v, want Quota 20, Window 4s to 4.15s, Source refusals", *learned)
 		}
 		perWindow := map[time.Duration]int{}
 		for _, r := range tp.refusals() {

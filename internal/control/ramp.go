@@ -98,17 +98,25 @@ func (r *ramp) observe(d int64) {
 	}
 }
 
-// opened records the probe's answer: two requests may follow, four when
-// the key states its quotas (the fresh answer says what is left) or its
-// round trip is long.
-func (r *ramp) opened(hinted bool) {
+// opened records the probe's answer. One request may follow, for a key
+// that states nothing and answers within rampFast: its first refusal
+// comes with every request in flight, and a server that limits its rate
+// at all lets a request a round trip through; two when another request is
+// still in flight (one sent before the probe, or a probe that timed out,
+// whose answer may never come), so that it does not hold the key; four
+// when the key states its quotas (the fresh answer says what is left) or
+// its round trip is long.
+func (r *ramp) opened(hinted, others bool) {
 	if r.keep {
 		r.open, r.keep = true, false
 		return
 	}
-	r.open, r.cwnd, r.acc = true, 2, 0
-	if hinted || r.rtt >= rampFast {
+	r.open, r.cwnd, r.acc = true, 1, 0
+	switch {
+	case hinted || r.rtt >= rampFast:
 		r.cwnd = 4
+	case others:
+		r.cwnd = 2
 	}
 }
 

@@ -156,6 +156,7 @@ func learnTables() []Table {
 			acq(2*s, "l", Want{Grant: true, Probe: true}),
 			rel(2*s, "l", ok(), Want{Learned: &Quota{Q: 2, W: s}}),
 			acq(2*s, "m", Want{Grant: true}),
+			rel(2*s, "m", ok(), Want{}),
 			acq(2*s, "n", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
 		)},
 
@@ -437,9 +438,7 @@ func learnTables() []Table {
 			rel(2*s, "h", ok(), Want{}),
 			acq(2*s, "i", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
 		)},
-		{Name: "the refusals of a flight count once: a late one does not lengthen the pause", Steps: []Step{
-			acq(0, "p", Want{Grant: true, Probe: true}),
-			rel(0, "p", ok(), Want{}),
+		{Name: "the refusals of a flight count once: a late one does not lengthen the pause", Steps: append(slowProbe(),
 			acq(0, "a", Want{Grant: true}),
 			acq(0, "b", Want{Grant: true}),
 			// Retry-After: 0 waits the floor, lengthened by up to a
@@ -454,10 +453,8 @@ func learnTables() []Table {
 				PauseReason: control.ReasonBackoff,
 			}),
 			acq(s, "c", Want{Grant: true, Probe: true}),
-		}},
-		{Name: "a late refusal of a flight pauses the key a refusal floor from its arrival", Steps: []Step{
-			acq(0, "p", Want{Grant: true, Probe: true}),
-			rel(0, "p", ok(), Want{}),
+		)},
+		{Name: "a late refusal of a flight pauses the key a refusal floor from its arrival", Steps: append(slowProbe(),
 			acq(0, "a", Want{Grant: true}),
 			acq(0, "b", Want{Grant: true}),
 			rel(0, "a", refused(bare(4*s)), Want{PauseUntil: s}),
@@ -470,10 +467,8 @@ func learnTables() []Table {
 			}),
 			acq(s, "c", Want{Hold: control.ReasonBackoff, Until: 1950 * ms}),
 			acq(1950*ms, "c", Want{Grant: true, Probe: true}),
-		}},
-		{Name: "a late refusal of a flight does not shorten the wait the server gave", Steps: []Step{
-			acq(0, "p", Want{Grant: true, Probe: true}),
-			rel(0, "p", ok(), Want{}),
+		)},
+		{Name: "a late refusal of a flight does not shorten the wait the server gave", Steps: append(slowProbe(),
 			acq(0, "a", Want{Grant: true}),
 			acq(0, "b", Want{Grant: true}),
 			rel(0, "a", refused(retryAfter(0)), Want{PauseUntil: s}),
@@ -485,10 +480,8 @@ func learnTables() []Table {
 				PauseUntil: 1900 * ms,
 			}),
 			acq(s, "c", Want{Hold: control.ReasonBackoff, Until: 1900 * ms}),
-		}},
-		{Name: "a refusal after a pause for a spent quota is no late refusal", Steps: []Step{
-			acq(0, "p", Want{Grant: true, Probe: true}),
-			rel(0, "p", ok(), Want{}),
+		)},
+		{Name: "a refusal after a pause for a spent quota is no late refusal", Steps: append(slowProbe(),
 			acq(0, "a", Want{Grant: true}),
 			acq(0, "b", Want{Grant: true}),
 			// Accepted, the quota spent until 200ms: a pause, not a
@@ -498,7 +491,7 @@ func learnTables() []Table {
 			// the key pauses its full backoff from it.
 			rel(100*ms, "b", refused(bare(4*s)), Want{PauseUntil: 1100 * ms, PauseReason: control.ReasonBackoff}),
 			acq(200*ms, "c", Want{Hold: control.ReasonBackoff, Until: 1100 * ms}),
-		}},
+		)},
 		{Name: "a rate step stays on trial until the server's burst would be spent", Steps: learnTwo(
 			// The burst grows by one, and holds once a window begun
 			// after it is accepted whole.
@@ -547,6 +540,7 @@ func learnTables() []Table {
 			acq(5*s+500*ms, "v", Want{Grant: true}),
 			rel(5*s+500*ms, "v", ok(), Want{}),
 			acq(5*s+500*ms, "w", Want{Grant: true}),
+			rel(5*s+500*ms, "w", ok(), Want{}),
 			acq(5*s+500*ms, "y", Want{Hold: control.ReasonAdaptive, Until: 6*s + 500*ms}),
 		)},
 		{Name: "a rate that held in bursts, refused off trial, is cut without a pause", Steps: learnTwo(
@@ -622,7 +616,6 @@ func learnTables() []Table {
 			// cannot tell too fast. The rate step is pinned: two
 			// learned windows on, the burst grows, and once it held,
 			// the burst again, not the rate.
-			rel(5*s+500*ms, "w", ok(), Want{}),
 			acq(6*s+500*ms, "y", Want{Grant: true, Probe: true}),
 			rel(6*s+500*ms, "y", ok(), Want{}),
 			acq(6*s+500*ms, "a1", Want{Grant: true}),
@@ -705,6 +698,7 @@ func learnRateRefused(more ...Step) []Step {
 		acq(5*s+500*ms, "v", Want{Grant: true}),
 		rel(5*s+500*ms, "v", ok(), Want{}),
 		acq(5*s+500*ms, "w", Want{Grant: true}),
+		rel(5*s+500*ms, "w", ok(), Want{}),
 		acq(5*s+500*ms, "y", Want{Hold: control.ReasonAdaptive, Until: 6*s + 500*ms}),
 	}, more...)...)
 }
@@ -875,14 +869,13 @@ func learnBurstRefused(more ...Step) []Step {
 		acq(2*s, "f", Want{Grant: true, Probe: true}),
 		rel(2*s, "f", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
 		acq(2*s, "i", Want{Grant: true}),
+		rel(2*s, "i", ok(), Want{}),
 		acq(2*s, "j", Want{Grant: true}),
 		// The step overdrew: it is undone at once, and only the
 		// refused request waits the floor; the key is not paused. The
 		// burst is the server's, and the server had nothing left: the
 		// rate step is taken from here, 2 per 750ms.
 		rel(2*s, "j", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: 750 * ms}}),
-		// One more refusal of the same overdraw changes nothing.
-		rel(2*s, "i", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 2, W: 750 * ms}}),
 		// The quota paces the key; the refused request waits its
 		// floor, for the refusal's reason.
 		Step{At: 2 * s, Acquire: "j", After: 3 * s, AfterReason: control.ReasonBackoff, Want: Want{Hold: control.ReasonBackoff, Until: 3 * s}},

@@ -29,6 +29,7 @@ func turnTables() []Table {
 			// takes the start.
 			turn(500*ms, "b", Want{Hold: control.ReasonPace, Until: 550 * ms}),
 			turn(500*ms, "a", Want{Grant: true}),
+			rel(500*ms, "a", ok(), Want{}),
 			// a's claim ended with its grant: b is held by the pace
 			// alone, and claims the next start.
 			turn(500*ms, "b", Want{Hold: control.ReasonPace, Until: s}),
