@@ -106,10 +106,13 @@ func robustTables() []Table {
 			// Then another request probes, and holds them twice as long.
 			acq(3*s, "q", Want{Grant: true, Probe: true, InFlight: 2}),
 			acq(3*s, "y", Want{Hold: control.ReasonProbe, Wake: 9 * s}),
-			// Its answer opens the key; the first probe's, later, is
+			// Its answer opens the key, to two in flight since p, whose
+			// answer may never come, is still out (one would leave the
+			// key held behind it); the first probe's answer, later, is
 			// read as any answer.
 			rel(3100*ms, "q", ok(), Want{Probing: -1}),
 			acq(3100*ms, "a", Want{Grant: true}),
+			acq(3100*ms, "c", Want{Hold: control.ReasonConcurrency}),
 			rel(10*s, "p", ok(), Want{InFlight: 1}),
 			// A warm key's probe holds the others four of its round
 			// trips, when that is longer than 3s: smoothed by an eighth,
