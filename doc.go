@@ -130,9 +130,11 @@
 // again. A refusal while the fields said quota was left marks them
 // unreliable: the learned quota then applies on top of them for a minute,
 // doubling each time, up to an hour. An origin that never stated a quota
-// ramps up by one request per round trip while its round trips are short,
-// so that the first refusal finds few requests in flight, and as fast as
-// one that states its quotas once they take 200 ms or more.
+// opens to one request in flight after its probe and, while its round
+// trips are short, ramps up as fast in wall time whatever they are (the
+// number in flight doubling about every 70 ms), so that a refusal finds
+// few requests in flight with it; once its round trips take 200 ms or
+// more, as fast as one that states its quotas.
 //
 // # Crawling
 //
