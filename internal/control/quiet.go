@@ -130,7 +130,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		lr.accepted(l, s.leases.n, now)
 	}
 	if l.probe && now >= s.pauseUntil {
-		s.ramp.opened(s.flags&flagHinted != 0, s.leases.n > 0)
+		s.ramp.opened(s.flags&flagHinted != 0, s.leases.awaiting() > 0)
 	} else {
 		s.ramp.grow(s.flags&flagHinted != 0)
 	}

@@ -101,9 +101,10 @@ func (r *ramp) observe(d int64) {
 // opened records the probe's answer. One request may follow, for a key
 // that states nothing and answers within rampFast: its first refusal
 // comes with every request in flight, and a server that limits its rate
-// at all lets a request a round trip through; two when another request is
-// still in flight (one sent before the probe, or a probe that timed out,
-// whose answer may never come), so that it does not hold the key; four
+// at all lets a request a round trip through; two when another request
+// still awaits its answer (one sent before the probe, or a probe that
+// timed out, whose answer may never come), so that it does not hold the
+// key (a body still streaming counts against no cwnd); four
 // when the key states its quotas (the fresh answer says what is left) or
 // its round trip is long.
 func (r *ramp) opened(hinted, others bool) {

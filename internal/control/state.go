@@ -535,7 +535,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if l.probe && now >= s.pauseUntil {
 			// The probe came back and the key is not paused again (its
 			// own answer may have spent the quota): ramp up.
-			s.ramp.opened(s.flags&flagHinted != 0, s.leases.n > 0)
+			s.ramp.opened(s.flags&flagHinted != 0, s.leases.awaiting() > 0)
 		} else {
 			s.ramp.grow(s.flags&flagHinted != 0)
 		}

@@ -40,6 +40,29 @@ func streamTables() []Table {
 			rel(800*ms, "b", ok(conc), Want{InFlight: 1}),
 			end(900*ms, "a", Want{InFlight: -1}),
 		}},
+		{Name: "a body streaming when a probe answers does not widen the ramp", Steps: []Step{
+			// A key that states nothing: s's body streams on while x
+			// is refused and the key pauses.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(100*ms, "p", ok(), Want{}),
+			acq(100*ms, "s", Want{Grant: true}),
+			rel(200*ms, "s", streamed(ok()), Want{InFlight: 1}),
+			acq(200*ms, "y1", Want{Grant: true}),
+			rel(200*ms, "y1", ok(), Want{}),
+			acq(200*ms, "y2", Want{Grant: true}),
+			rel(200*ms, "y2", ok(), Want{}),
+			acq(200*ms, "y3", Want{Grant: true}),
+			rel(200*ms, "y3", ok(), Want{}),
+			acq(200*ms, "x", Want{Grant: true}),
+			rel(300*ms, "x", refused(bare(4*s)), Want{PauseUntil: 1300 * ms}),
+			// The probe after the pause answers with s still streaming:
+			// s awaits no answer and counts against no cwnd, so the key
+			// opens to one in flight, as if s had ended.
+			acq(1300*ms, "q", Want{Grant: true, Probe: true}),
+			rel(1400*ms, "q", ok(), Want{}),
+			acq(1400*ms, "a", Want{Grant: true}),
+			acq(1400*ms, "b", Want{Hold: control.ReasonConcurrency}),
+		}},
 		{Name: "a streamed response spends quota at its headers", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(10, 10*s, 5, 10*s)), Want{}),
