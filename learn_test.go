@@ -952,13 +952,11 @@ func TestTokenQuotaRefusalIsNotALie(t *testing.T) {
 	})
 }
 
-func TestFastSilentOriginRampsUp(t *testing.T) {
-	// The same at 10ms a response: the key opens to one request in
-	// flight after its probe, and the ramp doubles the number in flight
-	// about every 70ms whatever the round trip, so that 96 requests over
-	// 32 workers take a few tenths of a second more than a plain
-	// client's 30ms, not 96 round trips (0.96s) at one in flight.
-	const latency = 10 * time.Millisecond
+// silentRamp returns how long 96 requests over 32 workers take a plain
+// client and polite against a server that states nothing and refuses
+// nothing, latency a response.
+func silentRamp(t *testing.T, latency time.Duration) (plain, p time.Duration) {
+	t.Helper()
 	took := func(wrap func(http.RoundTripper) http.RoundTripper) time.Duration {
 		var d time.Duration
 		synctest.Test(t, func(t *testing.T) {
@@ -972,37 +970,31 @@ func TestFastSilentOriginRampsUp(t *testing.T) {
 		})
 		return d
 	}
-	plain := took(func(base http.RoundTripper) http.RoundTripper { return base })
-	p := took(func(base http.RoundTripper) http.RoundTripper { return &polite.Transport{Base: base} })
-	t.Logf("plain client: %v; polite: %v", plain, p)
+	plain = took(func(base http.RoundTripper) http.RoundTripper { return base })
+	p = took(func(base http.RoundTripper) http.RoundTripper { return &polite.Transport{Base: base} })
+	t.Logf("latency %v: plain client %v; polite %v", latency, plain, p)
+	return plain, p
+}
+
+func TestFastSilentOriginRampsUp(t *testing.T) {
+	// At 10ms a response, the key opens to one request in flight after
+	// its probe, and the ramp doubles the number in flight about every
+	// 70ms whatever the round trip: a few tenths of a second more than a
+	// plain client's 30ms, not 96 round trips (0.96s) at one in flight.
+	plain, p := silentRamp(t, 10*time.Millisecond)
 	if p > plain+500*time.Millisecond {
 		t.Errorf("polite took %v, want within 0.5s of a plain client's %v", p, plain)
 	}
 }
 
 func TestSlowOriginRampsUpFast(t *testing.T) {
-	// A server that states nothing and refuses nothing, 300ms a response
-	// (as large language model APIs take): 96 requests over 32 workers
-	// take a plain client 3 round trips. polite probes, then ramps up as
-	// fast as for a server that states its quotas: a few round trips more.
+	// At 300ms a response (as large language model APIs take), 96
+	// requests over 32 workers take a plain client 3 round trips. polite
+	// probes, then ramps up as fast as for a server that states its
+	// quotas: a few round trips more.
 	const latency = 300 * time.Millisecond
-	took := func(wrap func(http.RoundTripper) http.RoundTripper) time.Duration {
-		var d time.Duration
-		synctest.Test(t, func(t *testing.T) {
-			base := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{Latency: latency})}
-			start := time.Now()
-			got := run(t, &http.Client{Transport: wrap(base)}, "http://api.test/", 96, 32)
-			d = time.Since(start)
-			if got[http.StatusOK] != 96 {
-				t.Errorf("statuses = %v, want 96 × 200", got)
-			}
-		})
-		return d
-	}
-	plain := took(func(base http.RoundTripper) http.RoundTripper { return base })
-	p := took(func(base http.RoundTripper) http.RoundTripper { return &polite.Transport{Base: base} })
-	t.Logf("plain client: %v; polite: %v (%.0f round trips more)", plain, p, float64(p-plain)/float64(latency))
+	plain, p := silentRamp(t, latency)
 	if p > plain+4*latency {
-		t.Errorf("polite took %v, want within 4 round trips of a plain client's %v", p, plain)
+		t.Errorf("polite took %v, want within 4 round trips of a plain client's %v (%.0f more)", p, plain, float64(p-plain)/float64(latency))
 	}
 }
