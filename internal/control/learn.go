@@ -60,7 +60,9 @@ import (
 //     once the quota was decreased, the rate step with a burst step
 //     refused (it would try the same rate). A step refused with a wait
 //     the server gave is reverted too; the key pauses, and the next step
-//     is counted from the end of the pause.
+//     is counted from the end of the pause. A rate step refused at the
+//     even pace restores the rate that held a request a window slower
+//     (see margin): that rate may be the server's limit exactly.
 //   - A burst step refused on trial shows q is the server's burst: the
 //     rate step is taken at that refusal, and from then on, in bursts, each
 //     rate step is tried for one learned window and adds a request a
@@ -461,12 +463,16 @@ func (l *learner) revert(seq uint64, now int64) {
 			l.pin(stepRate, now)
 		}
 	case stepRate:
+		refused := q.w
 		l.floor = q.w
 		q.w = min(max(l.prev, 1), int64(maxSpan))
 		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || mulDiv(q.q, d, q.w-d) < 1 {
 			// The next step, half way, would add less than a request
 			// a window: one window cannot tell it too fast.
 			l.pin(stepRate, now)
+		}
+		if l.even() {
+			q.w = min(q.w+l.margin(refused), int64(maxSpan))
 		}
 	}
 	burst := l.trial == stepBurst
@@ -477,6 +483,20 @@ func (l *learner) revert(seq uint64, now int64) {
 		// step is taken from here, tried for one window.
 		l.stepSaturated(now)
 	}
+}
+
+// margin returns how much a rate step at the even pace, refused at the
+// window refused, lengthens the window that held as it is restored: a
+// request a window (w/(q-1), so that q-1 start where q did), and no more
+// than the step refused. The server's limit lies between the two rates,
+// perhaps on the one that held, which then leaves nothing for the jitter
+// of arrivals or a counter's rounding: a sliding-window counter that
+// weighs its previous window and rounds to the nearest request (go-chi/
+// httprate) refuses a pace of exactly its limit at some phases of its
+// windows, and a refusal there cuts the rate by a quarter (see cutRate).
+func (l *learner) margin(refused int64) int64 {
+	q := l.quota
+	return max(min(q.w/max(q.q-1, 1), (q.w-refused)/2), 0)
 }
 
 // burstKnown reports whether the learned quota, in bursts, is the server's

@@ -115,32 +115,33 @@ func learnTables() []Table {
 		{Name: "a rate that held, refused, is cut by a quarter without a pause; refused again with nothing accepted, measured", Steps: learnRate(
 			// Refused off trial (the step before was undone, and the
 			// next is a learned window away): the rate that held, 4
-			// per 750ms, is cut to three quarters, 4 per 1s, without a
-			// pause or a measurement; only the refused request waits
-			// its floor, and the next start keeps the even pace, from
-			// the refusal. (The undone step's refusal, a probe, leaves
-			// the next request a probe.)
-			acq(3*s+59375*ms/100, "c1", Want{Hold: control.ReasonAdaptive, Until: 3*s + 78125*ms/100}),
-			acq(3*s+875*ms, "c1", Want{Grant: true, Probe: true}),
-			rel(3*s+875*ms, "c1", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: s}}),
-			acq(3*s+875*ms, "c2", Want{Hold: control.ReasonAdaptive, Until: 4*s + 125*ms}),
+			// per 937.5ms (750ms and the margin the undone step left),
+			// is cut to three quarters, 4 per 1.25s, without a pause
+			// or a measurement; only the refused request waits its
+			// floor, and the next start keeps the even pace, from the
+			// refusal. (The undone step's refusal, a probe, leaves the
+			// next request a probe.)
+			acq(3*s+59375*ms/100, "c1", Want{Hold: control.ReasonAdaptive, Until: 3*s + 828125*ms/1000}),
+			acq(3*s+828125*ms/1000, "c1", Want{Grant: true, Probe: true}),
+			rel(3*s+828125*ms/1000, "c1", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: 1250 * ms}}),
+			acq(3*s+828125*ms/1000, "c2", Want{Hold: control.ReasonAdaptive, Until: 4*s + 140625*ms/1000}),
 			// Refused again with no acceptance since the cut: not the
 			// rate's (an outage, or a much smaller limit). The key
 			// pauses for its backoff and measures again.
-			acq(4*s+125*ms, "c2", Want{Grant: true, Probe: true}),
-			rel(4*s+125*ms, "c2", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: 4 * s, Pause: 4 * s, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 8*s + 125*ms}),
+			acq(4*s+140625*ms/1000, "c2", Want{Grant: true, Probe: true}),
+			rel(4*s+140625*ms/1000, "c2", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: 4 * s, Pause: 4 * s, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 8*s + 140625*ms/1000}),
 		)},
 		{Name: "a rate cut and accepted since is cut again at its next refusal", Steps: learnRate(
-			acq(3*s+875*ms, "c1", Want{Grant: true, Probe: true}),
-			rel(3*s+875*ms, "c1", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: s}}),
-			acq(3*s+875*ms, "c2", Want{Hold: control.ReasonAdaptive, Until: 4*s + 125*ms}),
-			acq(4*s+125*ms, "c2", Want{Grant: true, Probe: true}),
-			rel(4*s+125*ms, "c2", ok(), Want{}),
+			acq(3*s+828125*ms/1000, "c1", Want{Grant: true, Probe: true}),
+			rel(3*s+828125*ms/1000, "c1", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: 1250 * ms}}),
+			acq(3*s+828125*ms/1000, "c2", Want{Hold: control.ReasonAdaptive, Until: 4*s + 140625*ms/1000}),
+			acq(4*s+140625*ms/1000, "c2", Want{Grant: true, Probe: true}),
+			rel(4*s+140625*ms/1000, "c2", ok(), Want{}),
 			// An acceptance since the cut: the next refusal is the
 			// rate's again, cut again, without a pause.
-			acq(4*s+125*ms, "c3", Want{Hold: control.ReasonAdaptive, Until: 4*s + 375*ms}),
-			acq(4*s+375*ms, "c3", Want{Grant: true}),
-			rel(4*s+375*ms, "c3", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: 1333333333}}),
+			acq(4*s+140625*ms/1000, "c3", Want{Hold: control.ReasonAdaptive, Until: 4*s + 453125*ms/1000}),
+			acq(4*s+453125*ms/1000, "c3", Want{Grant: true}),
+			rel(4*s+453125*ms/1000, "c3", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: 1666666666}}),
 		)},
 		{Name: "a refusal at the even pace goes back to bursts and backs off multiplicatively", Steps: learnEven(
 			// Refused in the burst's own cycle: the rate was too high.
@@ -760,7 +761,8 @@ func learnEven(more ...Step) []Step {
 // learnRate returns the steps of learnEven, then a whole learned window
 // at the even pace (4 per 1s, a rate from then on), a rate step that
 // holds for its window (4 per 750ms), and the next (4 per 375ms) refused
-// on trial and undone at 3.59s, followed by more.
+// on trial and undone at 3.59s, with a margin (4 per 937.5ms), followed by
+// more.
 func learnRate(more ...Step) []Step {
 	steps := learnEven(
 		acq(s+250*ms, "k", Want{Grant: true}),
@@ -799,10 +801,12 @@ func learnRate(more ...Step) []Step {
 		acq(3*s+500*ms, "w", Want{Grant: true}),
 		rel(3*s+500*ms, "w", ok(), Want{Learned: &Quota{Q: 4, W: 375 * ms}}),
 		// The next, twice as long, refused on trial: undone, the
-		// floor at 375ms.
+		// floor at 375ms, and the rate that held restored with a
+		// margin, a request a window (250ms) but no more than half
+		// the step refused: 4 per 937.5ms.
 		acq(3*s+500*ms, "x", Want{Hold: control.ReasonAdaptive, Until: 3*s + 59375*ms/100}),
 		acq(3*s+59375*ms/100, "x", Want{Grant: true, Probe: true}),
-		rel(3*s+59375*ms/100, "x", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: 750 * ms}}),
+		rel(3*s+59375*ms/100, "x", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: 937500 * time.Microsecond}}),
 	)
 	return append(steps, more...)
 }
