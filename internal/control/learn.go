@@ -69,7 +69,9 @@ import (
 //     window at most (see burstKnown). A learned burst's lone probe
 //     refused, with nothing accepted in its cycle, shows a window the last
 //     burst spent (a fixed window the bursts drifted into): every rate step
-//     since the measurement is undone (see unstep).
+//     since the measurement is undone (see unstep); with none to undo,
+//     the learned window is lengthened by the refusal floor (see
+//     lengthen).
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
 //     window, without a pause (see refused); refused again at the even pace, it backs off
@@ -268,6 +270,13 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	lo := l.lo
 	l.lo = 0
 	if l.pendQ < 1 {
+		if q := l.quota; q != nil {
+			// Nothing counted: q and w stay, but the window the
+			// starts logged were held back by has ended, refused
+			// starts with it (see lengthen).
+			q.log.reset()
+			q.log.add(now, q.q, q.w, min(inflight+1, q.q))
+		}
 		return
 	}
 	w := now - l.pendFrom
@@ -299,6 +308,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	}
 	q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
 	l.measured = q.w
+
 	l.trial = 0
 	// A probe refused while measuring bounds the window from below: it
 	// lies between that probe's start and the acceptance that ended the
@@ -705,6 +715,13 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			return true, 0
 		}
 	}
+	if q := l.quota; q != nil && !l.pending && g.cycle == l.cycle && l.cycleOK == 0 && g.start == l.cycleStart && l.measured <= q.w {
+		// The lone probe of a learned window refused, nothing accepted
+		// in its cycle and no step to undo: the window the last cycle
+		// spent had not ended, and the learned one is too short (see
+		// lengthen).
+		l.lengthen()
+	}
 	trialFailed := false
 	if l.quota != nil && !l.pending && l.smooth == smoothTrial {
 		l.smooth = smoothNo // the rate, not the burst, was too high
@@ -733,6 +750,25 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 		l.pendQ = l.cycleOK
 	}
 	return false, from
+}
+
+// lengthen lengthens the learned window by the refusal floor, at the
+// refusal of a learned window's lone probe with nothing accepted in its
+// cycle: the window the cycle before spent had not ended at the probe's
+// start. A fixed window first measured from a burst sent part way into it
+// is measured to its end, short of its length: from the burst at 0 into a
+// window of 4 s that began 0.9 s earlier, accepted again at 3.1 s, it is
+// learned as 3.1 s, and each learned window's probe, 3.1 s after the last
+// burst, falls in the window that burst spent. The measurement that
+// follows counts nothing (no acceptance in the cycle refused) and changes
+// neither q nor w, so without this every learned window cost a refusal.
+// The floor is the least the key then waits before it probes again; each
+// such refusal adds one more, and the steps of growth shorten it again
+// when too long.
+func (l *learner) lengthen() {
+	q := l.quota
+	q.w = min(q.w+int64(RefusalFloor), int64(maxSpan))
+	l.measured = q.w
 }
 
 // mulDiv returns a*b/c for non-negative a and b and a positive c,

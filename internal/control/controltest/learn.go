@@ -425,6 +425,33 @@ func learnTables() []Table {
 			acq(2*s, "f", Want{Grant: true, Probe: true}),
 			rel(2*s, "f", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
 		)},
+		{Name: "a learned window's lone probe refused with nothing accepted in its cycle lengthens the window by the refusal floor", Steps: learnEven(
+			// The even pace refused: back to bursts, measured again as
+			// 2 per 1s from the cycle's start (as in the table above).
+			acq(s+250*ms, "k", Want{Grant: true}),
+			rel(s+250*ms, "k", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: s, Pause: 750 * ms, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 2 * s}),
+			acq(2*s, "l", Want{Grant: true, Probe: true}),
+			rel(2*s, "l", ok(), Want{Learned: &Quota{Q: 2, W: s}}),
+			acq(2*s, "m", Want{Grant: true}),
+			rel(2*s, "m", ok(), Want{}),
+			acq(2*s, "n", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+			// The probe of the learned window begun at 3s is refused,
+			// nothing accepted in its cycle and no step to undo: the
+			// window that the burst at 2s spent had not ended (a fixed
+			// window measured from a burst sent part way into it). The
+			// window is lengthened by the floor, and the key pauses for
+			// its backoff and measures as before.
+			acq(3*s, "n", Want{Grant: true, Probe: true}),
+			rel(3*s, "n", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: 4 * s, Pause: 4 * s, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 7 * s, Learned: &Quota{Q: 2, W: 2 * s}}),
+			// The measurement counts nothing and changes neither q nor
+			// w: the next learned window begins 2s after the probe
+			// accepted at 7s.
+			acq(7*s, "o", Want{Grant: true, Probe: true}),
+			rel(7*s, "o", ok(), Want{Learned: &Quota{Q: 2, W: 2 * s}}),
+			acq(7*s, "p2", Want{Grant: true}),
+			rel(7*s, "p2", ok(), Want{}),
+			acq(7*s, "q2", Want{Hold: control.ReasonAdaptive, Until: 9 * s}),
+		)},
 		{Name: "the first step of growth is taken one learned window after the first measurement", Steps: learnTwo(
 			// 2 per 1s learned at 1s, and f held back in the window
 			// that began there: at the first acceptance a learned
