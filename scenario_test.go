@@ -109,6 +109,17 @@ func scenarios() []scenario {
 	// window and is refused after its trial, a refusal of a rate that
 	// held, now cut without a pause); token bucket up to 7, 0.955 and 7,
 	// 0.979.
+	// The same fixed window without headers, its windows 0.9s into a
+	// second: the first burst, sent 0.9s into a window, measures it as
+	// 3.1s, and each learned window's probe fell in the window the last
+	// burst spent until a refused probe lengthened the learned window
+	// (12-13 refused in every run before; DESIGN.md, "a learned window's
+	// lone probe refused with nothing to undo").
+	out = append(out, scenario{
+		name:  "fixed-window 20/4s, windows 0.9s into a second",
+		cfg:   ratelimittest.Config{Policies: fixed, Dialect: ratelimittest.Bare429, Latency: latency, Phase: 900 * time.Millisecond},
+		tasks: 200, minEff: learnFloor, maxRefused: learnRefusals,
+	})
 	out = append(out,
 		scenario{name: "malformed fields 20/4s", cfg: ratelimittest.Config{Policies: fixed, Malformed: true, Latency: latency}, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 		scenario{name: "inflated ×5000, enforces 20/1s", cfg: ratelimittest.Config{
