@@ -74,7 +74,8 @@ import (
 //     lengthen).
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
-//     window, without a pause (see refused); refused again at the even pace, it backs off
+//     window, without a pause (see refused), unless its lone probe was
+//     refused with nothing accepted (see loneRefused); refused again at the even pace, it backs off
 //     multiplicatively: a new measurement, which halves q and lowers w by
 //     30% at most at a time (a cycle measured out of phase with the
 //     server's window must not cut the pace to nothing), and doubles the
@@ -699,7 +700,7 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			l.repace(g, now)
 			return true, 0
 		}
-		if l.smooth == 0 && l.trial == 0 && l.cutSeq == 0 {
+		if l.smooth == 0 && l.trial == 0 && l.cutSeq == 0 && !l.loneRefused(g) {
 			// The server refused a burst of the learned quota: pace it
 			// evenly, at the same rate, before backing off.
 			l.smooth, l.smoothAt, l.revertSeq, l.trialAt = smoothTrial, g.cycle, seq, g.cycle
@@ -715,7 +716,7 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			return true, 0
 		}
 	}
-	if q := l.quota; q != nil && !l.pending && g.cycle == l.cycle && l.cycleOK == 0 && g.start == l.cycleStart && l.measured <= q.w {
+	if q := l.quota; q != nil && !l.pending && l.loneRefused(g) && l.measured <= q.w {
 		// The lone probe of a learned window refused, nothing accepted
 		// in its cycle and no step to undo: the window the last cycle
 		// spent had not ended, and the learned one is too short (see
@@ -750,6 +751,16 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 		l.pendQ = l.cycleOK
 	}
 	return false, from
+}
+
+// loneRefused reports whether the refused request g is the lone probe of
+// the current learned window, with nothing accepted in its cycle: the
+// window the cycle before spent had not ended at its start. A burst of
+// the learned quota refused only after some of it was accepted is what
+// a sliding-window counter or a bucket refuses (see refused); a refused
+// probe shows no room at all, which an even pace would meet as well.
+func (l *learner) loneRefused(g *Lease) bool {
+	return g.cycle == l.cycle && l.cycleOK == 0 && g.start == l.cycleStart
 }
 
 // lengthen lengthens the learned window by the refusal floor, at the

@@ -452,6 +452,21 @@ func learnTables() []Table {
 			rel(7*s, "p2", ok(), Want{}),
 			acq(7*s, "q2", Want{Hold: control.ReasonAdaptive, Until: 9 * s}),
 		)},
+		{Name: "a first learned burst whose lone probe is refused lengthens the window, not paced evenly", Steps: learnTwo(
+			// 2 per 1s learned at 1s from a burst at 0 that may have
+			// gone part way into the server's window. The probe of
+			// the learned window begun at 2s is refused with nothing
+			// accepted in its cycle: no room at all, which an even
+			// pace would meet too. The window is lengthened by the
+			// floor and the key measures, as a key in bursts does.
+			acq(2*s, "f", Want{Grant: true, Probe: true}),
+			rel(2*s, "f", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: 4 * s, Pause: 4 * s, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 6 * s, Learned: &Quota{Q: 2, W: 2 * s}}),
+			acq(6*s, "g", Want{Grant: true, Probe: true}),
+			rel(6*s, "g", ok(), Want{Learned: &Quota{Q: 2, W: 2 * s}}),
+			acq(6*s, "h", Want{Grant: true}),
+			rel(6*s, "h", ok(), Want{}),
+			acq(6*s, "i", Want{Hold: control.ReasonAdaptive, Until: 8 * s}),
+		)},
 		{Name: "the first step of growth is taken one learned window after the first measurement", Steps: learnTwo(
 			// 2 per 1s learned at 1s, and f held back in the window
 			// that began there: at the first acceptance a learned
