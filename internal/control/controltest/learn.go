@@ -143,23 +143,7 @@ func learnTables() []Table {
 			acq(4*s+453125*ms/1000, "c3", Want{Grant: true}),
 			rel(4*s+453125*ms/1000, "c3", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: 1666666666}}),
 		)},
-		{Name: "a refusal at the even pace goes back to bursts and backs off multiplicatively", Steps: learnEven(
-			// Refused in the burst's own cycle: the rate was too high.
-			// The key pauses as if from the burst refused (the floor
-			// from 1s), so that the trial shifts neither the window
-			// measured nor the key's phase; the refused request still
-			// waits its own floor.
-			acq(s+250*ms, "k", Want{Grant: true}),
-			rel(s+250*ms, "k", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: s, Pause: 750 * ms, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 2 * s}),
-			// q halves (two accepted in the cycle refused), w as
-			// measured from the cycle's start, and the key sends in
-			// bursts again.
-			acq(2*s, "l", Want{Grant: true, Probe: true}),
-			rel(2*s, "l", ok(), Want{Learned: &Quota{Q: 2, W: s}}),
-			acq(2*s, "m", Want{Grant: true}),
-			rel(2*s, "m", ok(), Want{}),
-			acq(2*s, "n", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
-		)},
+		{Name: "a refusal at the even pace goes back to bursts and backs off multiplicatively", Steps: learnEvenRefused()},
 
 		{Name: "two decreases in a row that count as few are trusted in full", Steps: learnEight()},
 		{Name: "after a decrease, a refused burst step pins the rate step too", Steps: learnHalved(
@@ -425,16 +409,7 @@ func learnTables() []Table {
 			acq(2*s, "f", Want{Grant: true, Probe: true}),
 			rel(2*s, "f", ok(), Want{Learned: &Quota{Q: 3, W: s}}),
 		)},
-		{Name: "a learned window's lone probe refused with nothing accepted in its cycle lengthens the window by the refusal floor", Steps: learnEven(
-			// The even pace refused: back to bursts, measured again as
-			// 2 per 1s from the cycle's start (as in the table above).
-			acq(s+250*ms, "k", Want{Grant: true}),
-			rel(s+250*ms, "k", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: s, Pause: 750 * ms, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 2 * s}),
-			acq(2*s, "l", Want{Grant: true, Probe: true}),
-			rel(2*s, "l", ok(), Want{Learned: &Quota{Q: 2, W: s}}),
-			acq(2*s, "m", Want{Grant: true}),
-			rel(2*s, "m", ok(), Want{}),
-			acq(2*s, "n", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+		{Name: "a learned window's lone probe refused with nothing accepted in its cycle lengthens the window by the refusal floor", Steps: learnEvenRefused(
 			// The probe of the learned window begun at 3s is refused,
 			// nothing accepted in its cycle and no step to undo: the
 			// window that the burst at 2s spent had not ended (a fixed
@@ -798,6 +773,30 @@ func learnEven(more ...Step) []Step {
 		// not paused, and only the refused request waits its floor.
 		rel(s, "j", refused(bare(4*s)), Want{Plan: backoffPlan(0), PauseUntil: -1, Learned: &Quota{Q: 4, W: s}}),
 	}, more...)
+}
+
+// learnEvenRefused returns the steps of learnEven, then the even pace
+// refused in the burst's own cycle, the key back in bursts, measured again
+// as 2 per 1s at 2s, and n held until the learned window begun there
+// ends at 3s, followed by more.
+func learnEvenRefused(more ...Step) []Step {
+	return learnEven(append([]Step{
+		// Refused in the burst's own cycle: the rate was too high.
+		// The key pauses as if from the burst refused (the floor
+		// from 1s), so that the trial shifts neither the window
+		// measured nor the key's phase; the refused request still
+		// waits its own floor.
+		acq(s+250*ms, "k", Want{Grant: true}),
+		rel(s+250*ms, "k", refused(bare(4*s)), Want{Plan: &control.Plan{Wait: s, Pause: 750 * ms, Reason: control.ReasonBackoff, Retry: true}, PauseUntil: 2 * s}),
+		// q halves (two accepted in the cycle refused), w as
+		// measured from the cycle's start, and the key sends in
+		// bursts again.
+		acq(2*s, "l", Want{Grant: true, Probe: true}),
+		rel(2*s, "l", ok(), Want{Learned: &Quota{Q: 2, W: s}}),
+		acq(2*s, "m", Want{Grant: true}),
+		rel(2*s, "m", ok(), Want{}),
+		acq(2*s, "n", Want{Hold: control.ReasonAdaptive, Until: 3 * s}),
+	}, more...)...)
 }
 
 // learnRate returns the steps of learnEven, then a whole learned window
