@@ -75,11 +75,11 @@ import (
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
 //     window, without a pause (see refused), unless its lone probe was
-//     refused with nothing accepted (see loneRefused); refused again at the even pace, it backs off
-//     multiplicatively: a new measurement, which halves q and lowers w by
-//     30% at most at a time (a cycle measured out of phase with the
-//     server's window must not cut the pace to nothing), and doubles the
-//     windows between steps, up to 4. A second decrease in a row, with no
+//     refused with nothing accepted (see loneRefused); refused again at
+//     the even pace, it backs off multiplicatively: a new measurement,
+//     which halves q and lowers w by 30% at most at a time (a cycle
+//     measured out of phase with the server's window must not cut the
+//     pace to nothing), and doubles the windows between steps, up to 4. A second decrease in a row, with no
 //     step of growth between, that counts no more than the one before is
 //     not out of phase: q becomes what it counted (a token bucket refused
 //     after its refill each cycle would otherwise be halved towards it one
@@ -309,7 +309,6 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	}
 	q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
 	l.measured = q.w
-
 	l.trial = 0
 	// A probe refused while measuring bounds the window from below: it
 	// lies between that probe's start and the acceptance that ended the
@@ -499,7 +498,7 @@ func (l *learner) revert(seq uint64, now int64) {
 // margin returns how much a rate step at the even pace, refused at the
 // window refused, lengthens the window that held as it is restored: a
 // request a window (w/(q-1), so that q-1 start where q did), and no more
-// than the step refused. The server's limit lies between the two rates,
+// than half the step refused. The server's limit lies between the two rates,
 // perhaps on the one that held, which then leaves nothing for the jitter
 // of arrivals or a counter's rounding: a sliding-window counter that
 // weighs its previous window and rounds to the nearest request (go-chi/
