@@ -19,6 +19,7 @@ var (
 	traceRuns    = flag.Int("traceruns", 1, "with -tracerow, runs to choose the worst from")
 	traceBy      = flag.String("traceby", "refused", `with -tracerow, what makes a run the worst: "refused" (most refusals) or "eff" (lowest efficiency)`)
 	tracePhase   = flag.Duration("tracephase", 0, "with -tracerow, the server's windows this far into a second (ratelimittest.Config.Phase), as in -phasesweep")
+	traceStart   = flag.Duration("tracestart", 0, "with -tracerow, start each run this far into a second, as -phasesweep starts its runs (37ms, 137ms, ...)")
 )
 
 // TestTraceRow prints what the server saw in the worst of -traceruns runs
@@ -61,6 +62,7 @@ func traceScenario(t *testing.T, sc scenario, workers int) (string, float64) {
 		score float64
 	)
 	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) + *traceStart)
 		h, srv := scenarioServer(sc)
 		type arrival struct {
 			at   time.Duration
