@@ -79,11 +79,11 @@ import (
 //     the even pace, it backs off multiplicatively: a new measurement,
 //     which halves q and lowers w by 30% at most at a time (a cycle
 //     measured out of phase with the server's window must not cut the
-//     pace to nothing), and doubles the windows between steps, up to 4. A second decrease in a row, with no
-//     step of growth between, that counts no more than the one before is
-//     not out of phase: q becomes what it counted (a token bucket refused
-//     after its refill each cycle would otherwise be halved towards it one
-//     refusal at a time).
+//     pace to nothing), and doubles the windows between steps, up to 4.
+//     A second decrease in a row, with no step of growth between, that
+//     counts no more than the one before is not out of phase: q becomes
+//     what it counted (a token bucket refused after its refill each cycle
+//     would otherwise be halved towards it one refusal at a time).
 //   - Once the learned quota is a rate (a whole learned window held at the
 //     even pace, or a rate step held since it was measured), a refusal off
 //     trial cuts it to three quarters, without a pause or a measurement
@@ -498,9 +498,9 @@ func (l *learner) revert(seq uint64, now int64) {
 // margin returns how much a rate step at the even pace, refused at the
 // window refused, lengthens the window that held as it is restored: a
 // request a window (w/(q-1), so that q-1 start where q did), and no more
-// than half the step refused. The server's limit lies between the two rates,
-// perhaps on the one that held, which then leaves nothing for the jitter
-// of arrivals or a counter's rounding: a sliding-window counter that
+// than half the step refused. The server's limit lies between the two
+// rates, perhaps on the one that held, which then leaves nothing for the
+// jitter of arrivals or a counter's rounding: a sliding-window counter that
 // weighs its previous window and rounds to the nearest request (go-chi/
 // httprate) refuses a pace of exactly its limit at some phases of its
 // windows, and a refusal there cuts the rate by a quarter (see cutRate).
