@@ -115,8 +115,6 @@ func FuzzTransport(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, status int, lines string, again int) {
 		first, header := fuzzStatus(status), fuzzHeader(lines)
-		if d, ok := polite.RetryAfter(header, time.Now()); ok && d > math.MaxInt64-time.Second {
-		}
 		synctest.Test(t, func(t *testing.T) {
 			present()
 			var sends atomic.Int64
