@@ -452,3 +452,65 @@ func TestYearOldDateCannotLockAnOrigin(t *testing.T) {
 		}
 	})
 }
+
+// One response with a bogus Date (the epoch) throws the key's estimate of
+// the server's clock 400 days back. The next response, whose Date is good,
+// is read from that Date: its reset, a minute away, pauses the key for a
+// minute, not for the day a reset 400 days away would.
+func TestBogusDateThenGoodDate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n++
+			now := time.Now()
+			w.Header().Set("X-RateLimit-Limit", "10")
+			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(now.Unix()+60, 10))
+			if n == 1 {
+				w.Header().Set("Date", "Thu, 01 Jan 1970 00:00:00 GMT")
+				w.Header().Set("X-RateLimit-Remaining", "5")
+				return
+			}
+			w.Header().Set("Date", now.UTC().Format(http.TimeFormat))
+			w.Header().Set("X-RateLimit-Remaining", "0")
+		})
+		c, tr := politeOver(h)
+		get(t, c, "http://api.test/")
+		get(t, c, "http://api.test/")
+		st, ok := tr.Inspect("http://api.test", time.Now())
+		if d := time.Until(st.PauseUntil); !ok || d < time.Minute || d > time.Minute+10*time.Second {
+			t.Errorf("after an answer whose quota resets in a minute, the key pauses for %v (ok %v); want a minute", d, ok)
+		}
+	})
+}
+
+// A quota of one request a year, stated once, holds its key for a day at
+// most, as a pause does (DESIGN.md §5): then a request goes again.
+func TestYearWindowHoldsADay(t *testing.T) {
+	for _, tt := range []struct{ name, field, value string }{
+		{"IETF", "RateLimit-Policy", `"a";q=1;w=31536000`},
+		{"Kong", "X-RateLimit-Limit-Year", "1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var sends []time.Time
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					sends = append(sends, time.Now())
+					w.Header().Set(tt.field, tt.value)
+				})
+				c, _ := politeOver(h)
+				start := time.Now()
+				for time.Since(start) < 30*time.Hour {
+					req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+					if resp, err := c.Do(req); err == nil {
+						resp.Body.Close()
+					}
+					time.Sleep(5 * time.Minute)
+				}
+				if len(sends) != 2 || sends[1].Sub(sends[0]) > 24*time.Hour+5*time.Minute {
+					t.Errorf("sent at %v over 30 hours; want twice, a day apart", sends)
+				}
+			})
+		})
+	}
+}

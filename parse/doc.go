@@ -81,8 +81,11 @@
 // seconds) or HTTP-dates (also ending in "UTC" where RFC 9110 §5.6.7
 // requires "GMT", as Go's time.RFC1123 writes them), and the OpenAI family sends Go durations
 // ("1m51.535s", or bare seconds from Azure). Dialects whose reset is a
-// delta by definition (IETF t, Discord's Reset-After, Kong, Zendesk,
-// draft-06) are read as deltas. Absolute resets are measured from the
+// delta by definition (IETF t, Discord's Reset-After, Zendesk's resets)
+// are read as deltas; Kong's period fields carry no reset. The
+// RateLimit-Reset of drafts 03 to 06, delta seconds by those drafts,
+// follows the magnitude rule, since GitLab sends epoch seconds there.
+// Absolute resets are measured from the
 // response's Date (from the caller's clock when Date is invalid) and
 // clamp at zero; when a delta and an absolute reset are both sent
 // (Discord), the delta wins. Negative deltas, and values

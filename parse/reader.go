@@ -64,9 +64,11 @@ const imfFixdateLen = len("Sun, 06 Nov 1994 08:49:37 GMT")
 //
 // Absolute resets are measured from estimate, the instant the caller
 // believes the server generated the response, by the server's clock
-// (see [HeaderAt]). If estimate is a second or more after the response's
-// Date, it cannot be right, since Date only drops the fraction of that
-// instant: Read measures from Date instead. If estimate is the zero
+// (see [HeaderAt]). If estimate is before the response's Date, or a
+// second or more after it, it cannot be right, since Date only drops the
+// fraction of that instant: Read measures from Date instead (an estimate
+// thrown far off by one response's bogus Date is so set right by the next
+// response's good one). If estimate is the zero
 // time, Read measures from Date, or from now when Date is absent or
 // invalid, as [Header] does. The Date returned lets the caller refine its
 // estimate for the next response without parsing the field again; Read
@@ -92,7 +94,7 @@ func (r *Reader) ReadFresh(h http.Header, now, estimate time.Time) (quotas []Quo
 // documents, given the response's Date served (zero when invalid).
 func origin(now, estimate, served time.Time) time.Time {
 	switch {
-	case estimate.IsZero(), !served.IsZero() && secondAfter(estimate, served):
+	case estimate.IsZero(), !served.IsZero() && (estimate.Before(served) || secondAfter(estimate, served)):
 		estimate = served
 	}
 	if estimate.IsZero() {

@@ -55,7 +55,10 @@ func TestReaderOrigin(t *testing.T) {
 		{"no estimate, no Date: from now", "", time.Time{}, 8 * time.Minute},
 		{"no estimate, invalid Date: from now", "soon", time.Time{}, 8 * time.Minute},
 		{"estimate within Date's second", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(400 * time.Millisecond), time.Minute - 400*time.Millisecond},
-		{"estimate before Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(-3 * time.Second), time.Minute + 3*time.Second},
+		{"estimate before Date: from Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(-3 * time.Second), time.Minute},
+		// An estimate thrown 400 days back by an earlier response's
+		// Date of 1970 would read this minute as 400 days.
+		{"estimate 400 days before Date: from Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(-400 * 24 * time.Hour), time.Minute},
 		{"estimate a second after Date: from Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(time.Second), time.Minute},
 		{"estimate an hour after Date: from Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(time.Hour), time.Minute},
 		{"estimate, no Date", "", served.Add(time.Hour), 0},

@@ -92,7 +92,7 @@ func (s *State) recogniseRetryAfter(p *policy, l *Lease, q *parse.Quota, r *Refu
 		return
 	}
 	if p.q == 0 || p.w == 0 {
-		p.q, p.w = min(max(p.q, q.Limit), maxQuota), min(int64(r.Wait), int64(maxSpan))
+		p.q, p.w = min(max(p.q, q.Limit), maxQuota), window(r.Wait)
 	}
 	p.sliding = p.w > 0
 }
@@ -125,7 +125,7 @@ func (s *State) recogniseAccepted(p *policy, l *Lease, q *parse.Quota, last, now
 // one just read (a stated reset is the end of an aligned window).
 func (p *policy) markSliding(q *parse.Quota, last int64) {
 	if p.q == 0 || p.w == 0 {
-		p.q, p.w = min(max(p.q, q.Limit), maxQuota), min(p.deadline-last, int64(maxSpan))
+		p.q, p.w = min(max(p.q, q.Limit), maxQuota), window(time.Duration(p.deadline-last))
 	}
 	p.sliding = p.w > 0
 }

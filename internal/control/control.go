@@ -275,6 +275,13 @@ func at(n int64) time.Time {
 // span clamps a duration from outside to [0, maxSpan].
 func span(d time.Duration) int64 { return int64(min(max(d, 0), maxSpan)) }
 
+// window clamps the window of a quota a server states, or that its
+// answers show, to [0, MaxPause]: a policy of one request a year, stated
+// once, must not hold its key for a year, no more than a pause may
+// (DESIGN.md §5). A window that long paces as one of MaxPause: past it a
+// request goes, and a server that still refuses pauses the key again.
+func window(d time.Duration) int64 { return int64(min(max(d, 0), MaxPause)) }
+
 // addSat returns a+b for non-negative a and b, saturating.
 func addSat(a, b int64) int64 {
 	if a > math.MaxInt64-b {

@@ -643,7 +643,7 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		return true
 	}
 	if q.Limit >= 0 && q.Window > 0 {
-		limit, w := min(q.Limit, maxQuota), span(q.Window)
+		limit, w := min(q.Limit, maxQuota), window(q.Window)
 		if (p.q == 0 || p.w == 0) && u == unitRequests && w > 0 {
 			// A quota heard of for the first time (or its window): the
 			// requests that already went count against it too.

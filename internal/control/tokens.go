@@ -560,7 +560,7 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
 		q.q = limit
 	}
 	if pq.Window > 0 {
-		q.w = span(pq.Window)
+		q.w = window(pq.Window)
 	}
 	if pq.Remaining < 0 {
 		return false
