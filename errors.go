@@ -39,10 +39,13 @@ type WaitError struct {
 	// Key is the budget key: the origin, or, for a key from a custom
 	// Transport.Key, its fingerprint ("key-" and 8 hex digits), never the
 	// key itself.
-	Key    string
-	Delay  time.Duration // how long the request would have had to wait
-	Until  time.Time     // when the wait would have ended
-	Reason Reason        // what the wait was for
+	Key string
+	// Delay is how long the request would have had to wait: in all,
+	// since it first asked, against MaxWait; from when it failed, against
+	// the time left before its deadline.
+	Delay  time.Duration
+	Until  time.Time // when the wait would have ended
+	Reason Reason    // what the wait was for
 	// Deadline reports whether the request's context deadline, rather than
 	// MaxWait, is what the wait would have outlasted.
 	Deadline bool

@@ -2,11 +2,11 @@ package polite
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
-	"time"
 )
 
 // The problem types of draft-11 §5 (RFC 9457 problem details).
@@ -28,10 +28,11 @@ type problem struct {
 
 // readProblem reads what a refusal's problem document says, when its
 // Content-Type is application/problem+json, from at most problemPrefix
-// bytes of its body, read for at most drainTime. It returns the body to use
-// in place of resp.Body: the bytes read followed by the rest, closed by the
-// original Close. A body that is not a problem document is returned as it
-// is, unread.
+// bytes of its body, read for at most drainTime and while ctx lasts. It
+// returns the body to use in place of resp.Body: the bytes read followed by
+// the rest, closed by the original Close. A body that is not a problem
+// document is returned as it is, unread; one cut short (closed) fails
+// after the bytes read.
 //
 // A quota-exceeded problem names the policies it exhausted; their quota
 // pauses until the origin's pause ends. A temporary-reduced-capacity
@@ -39,7 +40,7 @@ type problem struct {
 // it adopts every policy it reads. An abnormal-usage-detected problem stops
 // the retries to that origin: the caller should stop its batch, not retry
 // harder.
-func readProblem(resp *http.Response) (io.ReadCloser, problem) {
+func readProblem(ctx context.Context, resp *http.Response) (io.ReadCloser, problem) {
 	body := resp.Body
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil || mt != "application/problem+json" || body == nil || body == http.NoBody {
@@ -47,9 +48,8 @@ func readProblem(resp *http.Response) (io.ReadCloser, problem) {
 	}
 	// A prefix that trickles in is cut after drainTime: the body is
 	// closed, and reading the rest fails.
-	cut := time.AfterFunc(drainTime, func() { body.Close() })
-	prefix, _ := io.ReadAll(io.LimitReader(body, problemPrefix))
-	cut.Stop()
+	var prefix []byte
+	bounded(ctx, body, func() { prefix, _ = io.ReadAll(io.LimitReader(body, problemPrefix)) })
 	restored := struct {
 		io.Reader
 		io.Closer

@@ -141,7 +141,7 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	e.Kind = EventRetry
 	t.emitIf(e)
 	if resp != nil {
-		discard(resp.Body)
+		discard(req.Context(), resp.Body)
 	}
 	if plan.Wait <= 0 {
 		return true, nil

@@ -54,9 +54,12 @@ type Transport struct {
 
 	// MaxWait is the longest wait honoured, for pacing and for retries. A
 	// refusal that asks for a longer wait is returned to the caller at once,
-	// unaltered; a request whose pacing wait is longer fails at once with a
-	// *WaitError, without being sent. If zero, 10 minutes (the draft's own
-	// example of an excessive window, draft-11 §8.5.1).
+	// unaltered, its body unread; a request whose pacing wait is longer,
+	// counted from when it first asked (a request held again, when others
+	// took the start it woke for, waits no longer in all), fails with a
+	// *WaitError as soon as that is known, without being sent. If zero, 10
+	// minutes (the draft's own example of an excessive window, draft-11
+	// §8.5.1).
 	MaxWait time.Duration
 
 	// MaxAttempts is how many times one request is sent at most, counting
@@ -206,6 +209,12 @@ func (t *Transport) local() bool {
 // (a *WaitError). After the last attempt, a refusal is returned as a response
 // with a nil error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, errNilURL // as http.Transport does
+	}
 	ctx := req.Context()
 	b := t.budgetOf()
 	var kb budgetKey
@@ -354,11 +363,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.Retryable = attempt < attempts && retryable(req, resp.StatusCode)
 		r.MaxWait = t.maxWait()
 		r.Deadline, _ = ctx.Deadline()
-		if r.Retryable {
+		if control.MayRetry(now, r) {
 			// The body may be discarded: read what a problem document
 			// says (RFC 9457, draft-11 §5) from a bounded prefix of it.
+			// A refusal that goes back to the caller in any case goes
+			// back unread.
 			var p problem
-			resp.Body, p = readProblem(resp)
+			resp.Body, p = readProblem(ctx, resp)
 			r.Violated = p.violated
 			r.Stop = p.kind == problemAbnormal
 		}
@@ -386,7 +397,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
 		}
 
-		discard(resp.Body)
+		discard(ctx, resp.Body)
 	}
 }
 
@@ -447,6 +458,9 @@ func (e *storeError) Unwrap() error { return e.err }
 // errNilResponse reports a Base that broke the RoundTripper contract.
 var errNilResponse = errors.New("polite: Base returned a nil response and a nil error")
 
+// errNilURL reports a request without a URL, which has no origin to pace.
+var errNilURL = errors.New("polite: nil Request.URL")
+
 // send sends req through Base. Should Base panic (or call
 // runtime.Goexit), the grant is released while the panic goes on, so that
 // the key is not left waiting for an answer that will never come.
@@ -461,7 +475,9 @@ func (t *Transport) send(req *http.Request, b *Budget, key *budgetKey, g *lease)
 	returned = true
 	switch {
 	case err != nil && resp != nil:
-		resp.Body.Close() // an error wins, as in http.Client
+		if resp.Body != nil {
+			resp.Body.Close() // an error wins, as in http.Client
+		}
 		resp = nil
 	case resp == nil && err == nil:
 		err = errNilResponse
@@ -562,12 +578,15 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			w.h.Never = false // the quota changed meanwhile: look again
 		}
 		if !w.until.IsZero() {
-			d := w.until.Sub(last)
-			if d > t.maxWait() {
+			// MaxWait bounds the wait from when the request first
+			// asked, not this hold's: a request held again and again
+			// (by others that took the start it woke for) waits no
+			// longer than MaxWait in all. The deadline is an instant.
+			if d := w.until.Sub(start); d > t.maxWait() {
 				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Limit: t.maxWait()}
 			}
 			if deadline, ok := ctx.Deadline(); ok && w.until.After(deadline) {
-				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Deadline: true, Limit: max(0, deadline.Sub(last))}
+				return &WaitError{Key: b.display(key), Delay: w.until.Sub(last), Until: w.until, Reason: w.why, Deadline: true, Limit: max(0, deadline.Sub(last))}
 			}
 		}
 		if w.ceiling {
@@ -779,17 +798,52 @@ func rewind(req *http.Request) (*http.Request, error) {
 // drainTime bounds the time spent reading a refused response's body, as
 // drainLimit and problemPrefix bound its bytes: a refusal's body normally
 // arrives with its headers, and one that trickles in (a byte every 100 ms)
-// is cut by closing it once drainTime has passed. That costs the
-// connection, not the caller's time; the wait before a retry runs on
-// meanwhile, since a key's pause is an instant.
+// is cut by closing it once drainTime has passed, or as soon as the
+// request's context ends. That costs the connection, not the caller's
+// time; the wait before a retry runs on meanwhile, since a key's pause is
+// an instant.
 const drainTime = time.Second
 
-// discard reads at most drainLimit bytes of body, for at most drainTime,
-// so that the connection can be reused, and closes it.
-func discard(body io.ReadCloser) {
-	cut := time.AfterFunc(drainTime, func() { body.Close() })
-	io.CopyN(io.Discard, body, drainLimit)
-	if cut.Stop() {
+// cutter closes a body read under a bound (see bounded) once, whichever
+// of the bound and the reader closes it first.
+type cutter struct {
+	body   io.Closer
+	closed atomic.Bool
+}
+
+func (c *cutter) cut() {
+	if c.closed.CompareAndSwap(false, true) {
+		c.body.Close()
+	}
+}
+
+// bounded calls read, which reads body, and closes body if read has not
+// returned after drainTime or once ctx ends, which interrupts it. It
+// reports whether body was so closed.
+func bounded(ctx context.Context, body io.Closer, read func()) (cut bool) {
+	c := &cutter{body: body}
+	if ctx.Err() != nil {
+		c.cut()
+		return true
+	}
+	timer := time.AfterFunc(drainTime, c.cut)
+	stop := context.AfterFunc(ctx, c.cut)
+	read()
+	timer.Stop()
+	stop()
+	// Whichever fired first closed body; marked closed now, it is left to
+	// the caller, and a cut that fires late does nothing.
+	return !c.closed.CompareAndSwap(false, true)
+}
+
+// discard reads at most drainLimit bytes of body, for at most drainTime
+// and while ctx lasts, so that the connection can be reused, and closes
+// it. A nil body (a Base may return one) is nothing to read.
+func discard(ctx context.Context, body io.ReadCloser) {
+	if body == nil {
+		return
+	}
+	if !bounded(ctx, body, func() { io.CopyN(io.Discard, body, drainLimit) }) {
 		body.Close()
 	}
 }

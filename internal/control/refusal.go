@@ -102,6 +102,20 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 	return p
 }
 
+// MayRetry reports whether Decide could plan to retry the refusal r at
+// now: whether r may be retried at all, and the least wait Decide can
+// choose (the server's, or the refusal floor when it gave none) fits
+// within MaxWait and the deadline. When it does not, the refusal goes
+// back to the caller whatever else is known, and its body need not be
+// read.
+func MayRetry(now time.Time, r *Refusal) bool {
+	least := RefusalFloor
+	if r.Given {
+		least = max(r.Wait, 0)
+	}
+	return r.Retryable && least <= r.MaxWait && (r.Deadline.IsZero() || !now.Add(least).After(r.Deadline))
+}
+
 // floorWait returns the least wait after a refusal that gave the wait d,
 // below RefusalFloor, with streak such refusals in a row before it: the
 // floor for a wait of zero, d itself the first time for a positive one,

@@ -1,0 +1,225 @@
+package polite_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+)
+
+// The RoundTripper contract at its edges: what a Base or a caller may hand
+// over that net/http itself tolerates.
+
+// A request without a URL fails with an error, as with http.Transport, and
+// its body is closed.
+func TestNilURL(t *testing.T) {
+	tr := &polite.Transport{Base: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		t.Error("Base called for a request without a URL")
+		return nil, errors.New("unreachable")
+	})}
+	body := &closeCounter{Reader: strings.NewReader("x")}
+	req := &http.Request{Method: http.MethodPost, Header: http.Header{}, Body: body}
+	resp, err := tr.RoundTrip(req)
+	if resp != nil || err == nil {
+		t.Errorf("RoundTrip = %v, %v; want an error", resp, err)
+	}
+	if n := body.closed; n != 1 {
+		t.Errorf("request body closed %d times, want 1", n)
+	}
+}
+
+// A Base may answer with a nil Body, which http.Client reads as an empty
+// one: a refusal, a gateway's failure or a response that comes with an
+// error so answered is retried or dropped without a panic.
+func TestNilResponseBody(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		status    int
+		header    http.Header
+		err       error
+		transient bool
+	}{
+		{"429", http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}}, nil, false},
+		{"503 problem", http.StatusServiceUnavailable, http.Header{"Retry-After": {"1"}, "Content-Type": {"application/problem+json"}}, nil, false},
+		{"502 retried", http.StatusBadGateway, http.Header{}, nil, true},
+		{"a response with an error", http.StatusOK, http.Header{}, errors.New("broken"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var n atomic.Int32
+				tr := &polite.Transport{RetryTransient: tt.transient, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if n.Add(1) == 1 {
+						return &http.Response{StatusCode: tt.status, Header: tt.header, Request: r}, tt.err
+					}
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				})}
+				req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				switch {
+				case tt.err != nil:
+					if resp != nil || err != tt.err {
+						t.Errorf("RoundTrip = %v, %v; want nil, %v", resp, err, tt.err)
+					}
+				case err != nil || resp.StatusCode != http.StatusOK || n.Load() != 2:
+					t.Errorf("RoundTrip = %v, %v after %d sends; want 200 after 2", resp, err, n.Load())
+				default:
+					resp.Body.Close()
+				}
+			})
+		})
+	}
+}
+
+// stuckBody is a refusal's body that never yields a byte, whatever the
+// request's context, until it is closed: a Base whose bodies do not abort
+// when a context ends.
+type stuckBody struct {
+	once   sync.Once
+	closed chan struct{}
+}
+
+func newStuckBody() *stuckBody { return &stuckBody{closed: make(chan struct{})} }
+
+func (b *stuckBody) Read([]byte) (int, error) {
+	<-b.closed
+	return 0, io.ErrClosedPipe
+}
+
+func (b *stuckBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
+}
+
+// Reading a refusal's body before a retry (its problem document, or the
+// rest, drained) ends with the request's context, not a second later.
+func TestRefusalBodyReadEndsWithContext(t *testing.T) {
+	for _, ct := range []string{"text/plain", "application/problem+json"} {
+		t.Run(ct, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				body := newStuckBody()
+				tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					time.AfterFunc(50*time.Millisecond, cancel)
+					h := http.Header{"Retry-After": {"5"}, "Content-Type": {ct}}
+					return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, Body: body, ContentLength: -1, Request: r}, nil
+				})}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+				start := time.Now()
+				resp, err := tr.RoundTrip(req)
+				if resp != nil {
+					resp.Body.Close()
+				}
+				if d := time.Since(start); d != 50*time.Millisecond || !errors.Is(err, context.Canceled) {
+					t.Errorf("RoundTrip = %v after %v; want context.Canceled once the context ended, after 50ms", err, d)
+				}
+				select {
+				case <-body.closed:
+				default:
+					t.Error("the refusal's body was not closed")
+				}
+			})
+		})
+	}
+}
+
+// dripBody yields its first chunk at once and each of the others after
+// delay.
+type dripBody struct {
+	chunks [][]byte
+	delay  time.Duration
+}
+
+func (b *dripBody) Read(p []byte) (int, error) {
+	if len(b.chunks) == 0 {
+		return 0, io.EOF
+	}
+	if len(b.chunks) == 1 {
+		time.Sleep(b.delay)
+	}
+	n := copy(p, b.chunks[0])
+	b.chunks = b.chunks[1:]
+	return n, nil
+}
+
+func (b *dripBody) Close() error { return nil }
+
+// A refusal that goes back to the caller because the wait it asks for is
+// longer than MaxWait goes back at once, its body unread, even a problem
+// document that trickles in: reading it (for a second at most) would have
+// delayed the caller, and cut it short.
+func TestRefusalBeyondMaxWaitUnread(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const doc = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"x",` + `"detail":"come back tomorrow"}`
+		tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{"Retry-After": {"86400"}, "Content-Type": {"application/problem+json"}}
+			body := &dripBody{chunks: [][]byte{[]byte(doc[:40]), []byte(doc[40:])}, delay: 1500 * time.Millisecond}
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, Body: body, ContentLength: -1, Request: r}, nil
+		})}
+		req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+		start := time.Now()
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the refusal came back after %v, want at once", d)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(b) != doc {
+			t.Errorf("the refusal's body read %q, %v; want the whole document", b, err)
+		}
+	})
+}
+
+// MaxWait bounds a request's whole wait, not each hold of it: a request
+// that wakes at the start it was promised and finds another took it waits
+// again, but never longer than MaxWait in all.
+func TestMaxWaitCountsEveryHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const maxWait = 1500 * time.Millisecond
+		tr := &polite.Transport{Budget: &polite.Budget{MaxRate: 1}, MaxWait: maxWait, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var longest time.Duration
+		failed := 0
+		for range 6 {
+			wg.Go(func() {
+				start := time.Now()
+				req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				d := time.Since(start)
+				mu.Lock()
+				defer mu.Unlock()
+				var we *polite.WaitError
+				switch {
+				case errors.As(err, &we):
+					failed++
+					if d > maxWait {
+						t.Errorf("a WaitError after %v, want it within MaxWait", d)
+					}
+				case err != nil:
+					t.Errorf("RoundTrip: %v", err)
+				default:
+					resp.Body.Close()
+					longest = max(longest, d)
+				}
+			})
+		}
+		wg.Wait()
+		if longest > maxWait || failed == 0 {
+			t.Errorf("longest wait of a request sent %v, %d WaitErrors; want at most MaxWait (%v), and some requests failed", longest, failed, maxWait)
+		}
+	})
+}
