@@ -1,6 +1,8 @@
 package polite
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,6 +43,23 @@ func TestRoundDuration(t *testing.T) {
 	for _, tt := range tests {
 		if got := roundDuration(tt.in); got != tt.want {
 			t.Errorf("roundDuration(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// A Store's error that names a custom key, as it is or quoted, shows the
+// key's fingerprint instead.
+func TestStoreErrorHidesKey(t *testing.T) {
+	const shown = "key-0a1b2c3d"
+	for _, tt := range []struct{ key, err string }{
+		{"Bearer sk-1", `update "Bearer sk-1": down`},
+		{"Bearer sk-1", `update Bearer sk-1: down`},
+		{`tok"en\1`, `update "tok\"en\\1": down`},
+		{"tok\x01en", `update "tok\x01en": down`},
+	} {
+		e := &storeError{err: errors.New(tt.err), key: tt.key, shown: shown}
+		if got, want := e.Error(), "polite: store: update "; !strings.HasPrefix(got, want) || !strings.Contains(got, shown) || strings.Contains(got, "tok") || strings.Contains(got, "sk-1") {
+			t.Errorf("storeError{%q}.Error() = %q, want the key replaced by %s", tt.err, got, shown)
 		}
 	}
 }

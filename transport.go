@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -439,7 +440,8 @@ func (t *Transport) note(req *http.Request, b *Budget, key budgetKey, now time.T
 }
 
 // storeError is a Store's error as events show it: with the key, should
-// its text hold it, replaced by how the key is shown.
+// its text hold it, as it is or quoted (%q escapes a key's quotes and
+// bytes that do not print), replaced by how the key is shown.
 type storeError struct {
 	err        error
 	key, shown string
@@ -449,6 +451,9 @@ func (e *storeError) Error() string {
 	s := e.err.Error()
 	if e.key != "" && e.key != e.shown {
 		s = strings.ReplaceAll(s, e.key, e.shown)
+		if q := strconv.Quote(e.key); q[1:len(q)-1] != e.key {
+			s = strings.ReplaceAll(s, q[1:len(q)-1], e.shown)
+		}
 	}
 	return "polite: store: " + s
 }
