@@ -479,7 +479,7 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 		}
 		resp, err := base.RoundTrip(req)
 		if err != nil {
-			if resp != nil {
+			if resp != nil && resp.Body != nil {
 				resp.Body.Close()
 			}
 			return robotsResult{unreachable: true, err: fetchErr(ctx, err)}
@@ -487,9 +487,16 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 		if resp == nil {
 			return robotsResult{unreachable: true, err: errNilResponse}
 		}
+		if resp.Body == nil {
+			resp.Body = http.NoBody // as http.Client reads it
+		}
 		switch code := resp.StatusCode; {
 		case code >= 200 && code < 300:
+			// Read while the fetch lasts: its context's end closes the
+			// body, for a Base whose bodies do not watch the context.
+			stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 			body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsBytes+1))
+			stop()
 			resp.Body.Close()
 			if err != nil {
 				return robotsResult{unreachable: true, err: fetchErr(ctx, err)}
@@ -497,11 +504,11 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 			return robotsResult{file: parseRobots(body, c.token)}
 		case code == http.StatusTooManyRequests || code >= 500:
 			wait, _ := RetryAfter(resp.Header, time.Now())
-			discardBody(resp.Body)
+			discard(ctx, resp.Body)
 			return robotsResult{unreachable: true, status: code, retryAfter: wait}
 		case code == http.StatusMovedPermanently, code == http.StatusFound, code == http.StatusSeeOther,
 			code == http.StatusTemporaryRedirect, code == http.StatusPermanentRedirect:
-			discardBody(resp.Body)
+			discard(ctx, resp.Body)
 			if hop == robotsMaxRedirects {
 				return robotsResult{} // unavailable (§2.3.1.2)
 			}
@@ -510,7 +517,7 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 				return robotsResult{}
 			}
 		default: // 4xx, and other answers that say nothing: unavailable
-			discardBody(resp.Body)
+			discard(ctx, resp.Body)
 			return robotsResult{}
 		}
 	}
@@ -537,13 +544,6 @@ func redirectTarget(from *url.URL, loc string) (string, bool) {
 	}
 	to.Fragment, to.RawFragment = "", ""
 	return to.String(), true
-}
-
-// discardBody reads a bounded part of body, so that the connection can be
-// reused, and closes it.
-func discardBody(body io.ReadCloser) {
-	io.CopyN(io.Discard, body, 4<<10)
-	body.Close()
 }
 
 // robots decides req under the robots.txt of its origin (see

@@ -215,6 +215,60 @@ func TestRobotsSlow(t *testing.T) {
 	})
 }
 
+// blockedBody never yields a byte, whatever the context, until closed: a
+// Base whose bodies do not watch the request's context.
+type blockedBody struct {
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *blockedBody) Read([]byte) (int, error) {
+	<-b.closed
+	return 0, io.ErrClosedPipe
+}
+
+func (b *blockedBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
+}
+
+// A robots.txt whose body never comes, from a Base whose bodies ignore
+// the context, still times out with the fetch; one whose Body is nil is
+// read as empty, and a redirect's or an error's as nothing to drain.
+func TestRobotsBaseBodies(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		status  int
+		body    func() io.ReadCloser
+		timeout bool
+	}{
+		{"200, body stuck", 200, func() io.ReadCloser { return &blockedBody{closed: make(chan struct{})} }, true},
+		{"500, body stuck", 500, func() io.ReadCloser { return &blockedBody{closed: make(chan struct{})} }, false},
+		{"200, nil body", 200, func() io.ReadCloser { return nil }, false},
+		{"301, nil body", 301, func() io.ReadCloser { return nil }, false},
+		{"503, nil body", 503, func() io.ReadCloser { return nil }, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := robotsRT(func(r *http.Request) (*http.Response, error) {
+					h := http.Header{"Location": {"/elsewhere"}}
+					return &http.Response{StatusCode: tt.status, Header: h, Body: tt.body(), Request: r}, nil
+				})
+				r := &Robots{}
+				start := time.Now()
+				_, err := r.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/page"))
+				d := time.Since(start)
+				if tt.timeout && (!errors.Is(err, errRobotsTimeout) || d != robotsFetchTimeout) {
+					t.Errorf("check = %v after %v, want the fetch timed out after %v", err, d, robotsFetchTimeout)
+				}
+				if !tt.timeout && d > drainTime {
+					t.Errorf("check = %v after %v, want at most %v", err, d, drainTime)
+				}
+			})
+		})
+	}
+}
+
 func TestRobotsRedirects(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
