@@ -181,7 +181,11 @@ func (l *learner) isZero() bool {
 // w/q, a whole learned window having held so (see refused).
 func (l *learner) even() bool { return l.smooth == smoothOn }
 
-// active reports whether the learned quota paces requests now.
+// active reports whether the learned quota paces requests now: while the
+// key states no quota of its own. A quota not stated again for its window,
+// or a minute when longer, no longer counts: a server that stopped
+// stating its quotas (another version, a proxy in front) is learned as one
+// that never did.
 func (l *learner) active(policies []policy, now int64) bool {
 	if l.quota == nil {
 		return false
@@ -191,7 +195,7 @@ func (l *learner) active(policies []policy, now int64) bool {
 	}
 	for i := range policies {
 		p := &policies[i]
-		if p.unit != unitConcurrent && (p.live || (p.q > 0 && p.w > 0)) {
+		if p.unit != unitConcurrent && (p.live || (p.q > 0 && p.w > 0)) && now-p.seen < max(p.w, statedFresh) {
 			return false
 		}
 	}
@@ -307,7 +311,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		w = max(w, q.w*7/10)
 		l.floor = 0
 	}
-	q.q, q.w = min(n, maxQuota), min(w, int64(maxSpan))
+	q.q, q.w = min(n, maxQuota), min(w, int64(MaxPause))
 	l.measured = q.w
 	l.trial = 0
 	// A probe refused while measuring bounds the window from below: it
@@ -348,7 +352,7 @@ func (l *learner) grow(now int64) {
 			// an idle spell it has refilled, and one window proves
 			// nothing. The step is put back, and taken a learned
 			// window on, on trial as any rate step (see resume).
-			q.w, l.trial, l.quick = min(max(l.prev, 1), int64(maxSpan)), 0, true
+			q.w, l.trial, l.quick = min(max(l.prev, 1), int64(MaxPause)), 0, true
 			l.grownAt, l.binding = now, false
 			return
 		}
@@ -475,14 +479,14 @@ func (l *learner) revert(seq uint64, now int64) {
 	case stepRate:
 		refused := q.w
 		l.floor = q.w
-		q.w = min(max(l.prev, 1), int64(maxSpan))
+		q.w = min(max(l.prev, 1), int64(MaxPause))
 		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || mulDiv(q.q, d, q.w-d) < 1 {
 			// The next step, half way, would add less than a request
 			// a window: one window cannot tell it too fast.
 			l.pin(stepRate, now)
 		}
 		if l.even() {
-			q.w = min(q.w+l.margin(refused), int64(maxSpan))
+			q.w = min(q.w+l.margin(refused), int64(MaxPause))
 		}
 	}
 	burst := l.trial == stepBurst
@@ -532,7 +536,7 @@ func (l *learner) unstep(seq uint64, now int64) {
 	if l.trial == stepBurst {
 		q.q = min(max(l.prev, 1), maxQuota)
 	}
-	q.w = min(l.measured, int64(maxSpan))
+	q.w = min(l.measured, int64(MaxPause))
 	l.pin(stepRate, now)
 	l.trial, l.revertSeq, l.rated = 0, seq, false
 	l.grownAt, l.binding = now, false
@@ -574,10 +578,10 @@ func (l *learner) stepSaturated(now int64) {
 func (l *learner) cutRate(seq uint64, now int64) {
 	q := l.quota
 	if l.trial == stepRate {
-		q.w = min(max(l.prev, 1), int64(maxSpan)) // the rate before the step
+		q.w = min(max(l.prev, 1), int64(MaxPause)) // the rate before the step
 	}
 	l.floor = q.w
-	q.w = min(q.w+q.w/3, int64(maxSpan))
+	q.w = min(q.w+q.w/3, int64(MaxPause))
 	l.trial, l.trialAt, l.revertSeq, l.cut = 0, 0, seq, 0
 	l.cutSeq, l.cutOK = seq, false
 	l.grownAt, l.binding = now, false
@@ -609,7 +613,7 @@ func (l *learner) resume(at int64) {
 		// The step taken at the refusal: after a pause the server is
 		// no longer spent, and one window would not test it. It is
 		// taken a learned window on, as before.
-		l.quota.w, l.trial, l.quick = min(max(l.prev, 1), int64(maxSpan)), 0, true
+		l.quota.w, l.trial, l.quick = min(max(l.prev, 1), int64(MaxPause)), 0, true
 	}
 	l.quota.log.reset()
 	l.grownAt = max(l.grownAt, at)
@@ -730,7 +734,7 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 	if l.pending {
 		if g.start > l.pendFrom {
 			// The window had not ended at its start.
-			l.lo = min(max(l.lo, g.start-l.pendFrom), int64(maxSpan))
+			l.lo = min(max(l.lo, g.start-l.pendFrom), int64(MaxPause))
 		}
 		return false, 0 // refused again before the window ended: it is longer
 	}
@@ -777,7 +781,7 @@ func (l *learner) loneRefused(g *Lease) bool {
 // when too long.
 func (l *learner) lengthen() {
 	q := l.quota
-	q.w = min(q.w+int64(RefusalFloor), int64(maxSpan))
+	q.w = min(q.w+int64(RefusalFloor), int64(MaxPause))
 	l.measured = q.w
 }
 

@@ -1,6 +1,9 @@
 package control
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 type unit uint8
 
@@ -71,6 +74,19 @@ type policy struct {
 	// bound they give (firstUntested, firstProven, firstDone).
 	span, opened int64
 	first        uint8
+}
+
+// binds reports whether the policy may hold a start at now: it is live
+// and heard of within the minute or its window has not ended, or a start
+// it logged is still within its window.
+func (p *policy) binds(now int64) bool {
+	switch {
+	case p.live && (p.seen >= now-int64(time.Minute) || p.deadline > now):
+		return true
+	case p.w > 0 && p.log.len() > 0:
+		return p.log.last().at+p.w > now
+	}
+	return false
 }
 
 // paces reports whether the policy paces starts by q per w.

@@ -88,10 +88,18 @@ func (s *State) touch(now int64) {
 	}
 }
 
-// settle recomputes the expiry after a change.
+// settle recomputes the expiry after a change: IdleTTL after the last use
+// or the end of a pause, and never before a start a stated quota logged
+// has left its window, so that a key forgotten and met afresh cannot
+// start more than q in a span of w (a window is MaxPause at most).
 func (s *State) settle(now int64, cfg *Config) {
 	last := max(s.used, s.pauseUntil, now)
 	s.expiry = max(addSat(last, cfg.idleTTL()), s.leases.last())
+	for i := range s.policies {
+		if p := &s.policies[i]; p.w > 0 && p.log.len() > 0 {
+			s.expiry = max(s.expiry, addSat(p.log.last().at, p.w))
+		}
+	}
 }
 
 // pause pauses the key until until (capped at MaxPause from now) for why,
@@ -174,7 +182,7 @@ func (s *State) acquireTurn(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, b
 		since = instant(ask.Since)
 	}
 	takes := ask.After.IsZero() || now >= instant(ask.After)
-	if takes && len(s.turns.c) != 0 && (len(s.costs.quotas) == 0 || s.costs.excess(&l.want).Unit == "") {
+	if takes && len(s.turns.c) != 0 && (len(s.costs.quotas) == 0 || s.costs.excess(now, &l.want).Unit == "") {
 		if h, held := s.turnHold(now, since); held {
 			if ask.Turns {
 				s.turnTaken(since, again, &h, false) // in line behind it
@@ -219,7 +227,7 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 		s.costs.reap(now)
 	}
 	if len(s.costs.quotas) > 0 {
-		if h, never := s.costExcess(&l.want); never {
+		if h, never := s.costExcess(now, &l.want); never {
 			return h, false
 		}
 	}
@@ -251,7 +259,7 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 
 func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool) {
 	if len(s.costs.quotas) > 0 {
-		if h, never := s.costExcess(&l.want); never {
+		if h, never := s.costExcess(now, &l.want); never {
 			return h, false
 		}
 	}
@@ -752,14 +760,17 @@ func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
 		}
 	}
 	if len(s.policies) >= maxPolicies {
-		// Replace the policy heard of least recently, unless it is live.
-		old := 0
+		// Replace the policy heard of least recently among those that
+		// bind nothing now; with none such, the new one is ignored. A
+		// server stating a ninth policy on each answer would otherwise
+		// evict, answer after answer, the quota whose starts pace the key.
+		old := -1
 		for i := range s.policies {
-			if s.policies[i].seen < s.policies[old].seen {
+			if p := &s.policies[i]; !p.binds(now) && (old < 0 || p.seen < s.policies[old].seen) {
 				old = i
 			}
 		}
-		if o := &s.policies[old]; o.live && o.seen >= now-int64(time.Minute) {
+		if old < 0 {
 			return nil
 		}
 		s.policies = append(s.policies[:old], s.policies[old+1:]...)

@@ -280,14 +280,21 @@ func (q *costQuota) full() int64 {
 }
 
 // excess reports a cost beyond a whole quota of the key: a request that
-// can never start.
-func (c *costs) excess(want *Cost) Excess {
+// can never start. A limit last heard of at least costLimitFresh ago, or
+// its window when longer, is not held against a request at now: the
+// server may have raised it, and only a request that goes can tell (its
+// answer states the limit again). At now 0, every limit counts, however
+// old.
+func (c *costs) excess(now int64, want *Cost) Excess {
 	if want.free() {
 		return Excess{} // as most requests: no unit of c is one of requests
 	}
 	for i := range c.quotas {
 		q := &c.quotas[i]
 		name := c.units[q.unit].name
+		if now != 0 && now-q.seen >= max(q.w, costLimitFresh) {
+			continue
+		}
 		if n := want.In(name); q.q >= 0 && n > q.q {
 			return Excess{Unit: name, Cost: n, Limit: q.q}
 		}
@@ -308,7 +315,10 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 		q := &c.quotas[i]
 		u := &c.units[q.unit]
 		need := min(want.In(u.name), maxQuota)
-		if need <= 0 {
+		if need <= 0 || q.q >= 0 && need > q.q {
+			// Nothing, or beyond a limit heard of too long ago to
+			// fail the request (see excess): it goes, and its answer
+			// tells the limit.
 			continue
 		}
 		level, ok := q.level(now)
@@ -342,8 +352,8 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 }
 
 // costExcess holds a request that can never start; false when it can.
-func (s *State) costExcess(want *Cost) (Hold, bool) {
-	if ex := s.costs.excess(want); ex.Unit == "" {
+func (s *State) costExcess(now int64, want *Cost) (Hold, bool) {
+	if ex := s.costs.excess(now, want); ex.Unit == "" {
 		return Hold{}, false
 	}
 	h, _ := s.hold(0, ReasonQuota, 0)
@@ -354,7 +364,7 @@ func (s *State) costExcess(want *Cost) (Hold, bool) {
 // Excess reports the quota a request costing want exceeds whole, for a
 // Hold that says it can never start; the zero Excess when there is none.
 // It does not change s.
-func (s *State) Excess(want *Cost) Excess { return s.costs.excess(want) }
+func (s *State) Excess(want *Cost) Excess { return s.costs.excess(0, want) }
 
 // admitCost holds a request whose cost the key's quotas have no room for
 // at now; false when they have.

@@ -1,0 +1,248 @@
+package control
+
+import (
+	"testing"
+	"time"
+
+	"github.com/politehttp/polite/parse"
+)
+
+var ht0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+// hostile drives a State at instants from ht0, as a Transport would,
+// through the answers of a server that states or does something a
+// well-behaved one would not.
+type hostile struct {
+	t   *testing.T
+	s   State
+	cfg Config
+}
+
+func (d *hostile) acq(at time.Duration, ask Ask, c Cost) (Lease, Hold, bool) {
+	var l Lease
+	l.SetCost(c)
+	h, ok := d.s.Acquire(ht0.Add(at), &d.cfg, ask, &l)
+	return l, h, ok
+}
+
+func (d *hostile) rel(at time.Duration, l *Lease, out Outcome) Plan {
+	return d.s.Release(ht0.Add(at), &d.cfg, l, &out)
+}
+
+// A learned window measured across an outage of 30 hours is capped at
+// MaxPause (DESIGN.md §5): after it, the key is held a day at most.
+func TestLearnedWindowCappedAtMaxPause(t *testing.T) {
+	d := &hostile{t: t}
+	now := time.Duration(0)
+	// Two accepted.
+	for i := 0; i < 2; i++ {
+		l, h, ok := d.acq(now, Ask{}, Cost{})
+		if !ok {
+			t.Fatalf("held %v at %v", h, now)
+		}
+		d.rel(now, &l, Outcome{First: true, Bytes: -1})
+		now += time.Second
+	}
+	// Then the server refuses everything, with no wait, for 30 hours.
+	end := 30 * time.Hour
+	refusals := 0
+	for now < end {
+		l, h, ok := d.acq(now, Ask{}, Cost{})
+		if !ok {
+			now = max(h.Until().Sub(ht0), now+time.Second)
+			continue
+		}
+		d.rel(now, &l, Outcome{First: true, Bytes: -1, Refused: true,
+			Refusal: Refusal{Backoff: time.Minute, MaxWait: 10 * time.Minute}})
+		refusals++
+		now += time.Second
+	}
+	// The server is back.
+	for i := 0; i < 10; i++ {
+		l, h, ok := d.acq(now, Ask{}, Cost{})
+		if !ok {
+			until := h.Until()
+			if until.IsZero() {
+				until = h.Wake()
+			}
+			wait := until.Sub(ht0.Add(now))
+			v := d.s.View(ht0.Add(now))
+			t.Logf("after %d refusals: held %v for %v (reason %d); learned %+v", refusals, i, wait, h.Reason, v.Learned)
+			if wait > MaxPause {
+				t.Fatalf("held %v > MaxPause %v after the outage: a learned window of %v", wait, MaxPause, v.Learned.Window)
+			}
+			now = until.Sub(ht0)
+			continue
+		}
+		d.rel(now, &l, Outcome{First: true, Bytes: -1})
+		now += time.Second
+	}
+}
+
+// A key whose server stated RateLimit-Policy q=3;w=1h (no r) is paced 3 an
+// hour: its state is not forgotten (IdleTTL after the last request) while
+// the pace still holds, else a fresh state would let 3 more go at once.
+func TestExpiryAwaitsStatedWindow(t *testing.T) {
+	d := &hostile{t: t}
+	pol := parse.Quota{Policy: "h", Dialect: "ietf", Limit: 3, Window: time.Hour, Remaining: -1, Reset: -1}
+	now := time.Duration(0)
+	granted := 0
+	for i := 0; i < 6; i++ {
+		l, h, ok := d.acq(now, Ask{}, Cost{})
+		if !ok {
+			t.Logf("held at %v until %v; state expires at %v", now, h.Until().Sub(ht0), d.s.Expiry().Sub(ht0))
+			if d.s.Expiry().Before(h.Until()) {
+				t.Fatalf("state may be forgotten at %v, before its pace lets the next start go at %v: a fresh state would let q more go within w",
+					d.s.Expiry().Sub(ht0), h.Until().Sub(ht0))
+			}
+			break
+		}
+		granted++
+		d.rel(now+10*time.Millisecond, &l, Outcome{First: true, Bytes: -1, Quotas: []parse.Quota{pol}})
+		now += time.Second
+	}
+}
+
+// A server that states nine policies (RateLimit-Policy only, no r): each
+// answer evicted one that was not live and added the ninth back, its start
+// log reset, so that q per w no longer held (300 starts in a minute, where
+// each policy allows 2 an hour). A policy whose starts still bind is not
+// evicted: the ninth is ignored.
+func TestNinthPolicyEvictsNoBindingQuota(t *testing.T) {
+	d := &hostile{t: t}
+	var qs []parse.Quota
+	for i := 0; i < maxPolicies+1; i++ {
+		qs = append(qs, parse.Quota{Policy: string(rune('a' + i)), Dialect: "ietf", Limit: 2, Window: time.Hour, Remaining: -1, Reset: -1})
+	}
+	now := time.Duration(0)
+	granted := 0
+	for now < time.Minute {
+		l, h, ok := d.acq(now, Ask{}, Cost{})
+		if !ok {
+			until := h.Until()
+			if until.IsZero() {
+				until = h.Wake()
+			}
+			if until.Sub(ht0) > time.Minute {
+				break
+			}
+			now = until.Sub(ht0)
+			continue
+		}
+		granted++
+		d.rel(now+100*time.Millisecond, &l, Outcome{First: true, Bytes: -1, Quotas: qs})
+		now += 200 * time.Millisecond
+	}
+	if granted > 2 {
+		t.Fatalf("%d starts within a minute under nine policies of 2 per hour each", granted)
+	}
+}
+
+// silentWindow is a server that accepts q per aligned window w and states
+// nothing.
+type silentWindow struct {
+	q     int
+	w     time.Duration
+	win   time.Duration
+	count int
+}
+
+func (f *silentWindow) serve(at time.Duration) bool {
+	win := at / f.w * f.w
+	if win != f.win {
+		f.win, f.count = win, 0
+	}
+	f.count++
+	return f.count <= f.q
+}
+
+// run drives one sequential worker from `from` to `to` against srv, with
+// answers of latency lat; stated, when not nil, is stated on every accepted
+// answer. It returns the accepted and refused counts.
+func (d *hostile) run(from, to time.Duration, srv *silentWindow, stated []parse.Quota, lat time.Duration) (acc, ref int, now time.Duration) {
+	now = from
+	var after time.Duration
+	for now < to {
+		ask := Ask{}
+		if after > now {
+			ask.After = ht0.Add(after)
+		}
+		l, h, ok := d.acq(now, ask, Cost{})
+		if !ok {
+			until := h.Until()
+			if until.IsZero() {
+				until = h.Wake()
+			}
+			if until.IsZero() || !until.After(ht0.Add(now)) {
+				d.t.Fatalf("hold without progress at %v: %+v", now, h)
+			}
+			now = until.Sub(ht0)
+			continue
+		}
+		at := now + lat/2
+		if srv.serve(at) {
+			acc++
+			var qs []parse.Quota
+			if stated != nil {
+				qs = stated
+			}
+			d.rel(now+lat, &l, Outcome{First: true, Bytes: -1, Quotas: qs})
+			after = 0
+		} else {
+			ref++
+			p := d.rel(now+lat, &l, Outcome{First: true, Bytes: -1, Refused: true, Rand: 1,
+				Refusal: Refusal{Backoff: time.Second, Retryable: true, MaxWait: 10 * time.Minute}})
+			after = now + lat + p.Wait
+		}
+		now += lat
+	}
+	return acc, ref, now
+}
+
+// A key whose server once stated a quota, then stops stating anything and
+// refuses beyond a smaller limit, is learned as a key that never stated
+// one: a quota not stated again for its window (a minute at least) no
+// longer keeps the learned quota from pacing (learner.active). It kept it
+// off for good: 567 refusals in 10 minutes, against 59.
+func TestQuotaNoLongerStatedLetsLearnerPace(t *testing.T) {
+	lat := 50 * time.Millisecond
+	// A: a key that never stated anything.
+	a := &hostile{t: t}
+	accA, refA, _ := a.run(0, 10*time.Minute, &silentWindow{q: 10, w: time.Minute}, nil, lat)
+	// B: the same server, after an hour of stating q=1000;w=60 with r.
+	b := &hostile{t: t}
+	stated := []parse.Quota{{Policy: "p", Dialect: "ietf", Limit: 1000, Window: time.Minute, Remaining: 900, Reset: 30 * time.Second}}
+	_, _, now := b.run(0, 2*time.Second, &silentWindow{q: 1000, w: time.Minute}, stated, lat)
+	now = max(now, 2*time.Minute) // the server changes, and stops stating anything
+	accB, refB, _ := b.run(now, now+10*time.Minute, &silentWindow{q: 10, w: time.Minute}, nil, lat)
+	v := b.s.View(ht0.Add(now + 10*time.Minute))
+	t.Logf("never stated: %d accepted, %d refused; once stated: %d accepted, %d refused; learned %+v", accA, refA, accB, refB, v.Learned)
+	if refB > 2*refA+5 {
+		t.Fatalf("a key that once stated a quota is refused %d times in 10 minutes, against %d for a key that never did", refB, refA)
+	}
+}
+
+// One answer stating a small token limit (the server lowered it for a
+// while, or misreported it) fails a later request that costs more, without
+// sending it, for a minute (or the limit's window): then such a request
+// goes, and its answer states the limit again. Nothing refreshed the limit
+// before, and each ask kept the state from expiring.
+func TestStaleCostLimitLetsRequestGo(t *testing.T) {
+	d := &hostile{t: t}
+	l, _, ok := d.acq(0, Ask{}, Cost{Tokens: 500})
+	if !ok {
+		t.Fatal("first request held")
+	}
+	d.rel(100*time.Millisecond, &l, Outcome{First: true, Bytes: -1, Quotas: []parse.Quota{
+		{Unit: "tokens", Limit: 400, Remaining: 0, Reset: time.Second, Dialect: "openai"},
+	}})
+	now := time.Duration(0)
+	for now = time.Minute; now <= 24*time.Hour; now += 5 * time.Minute {
+		_, h, ok := d.acq(now, Ask{}, Cost{Tokens: 500})
+		if ok || !h.Never {
+			t.Logf("at %v: granted %v hold %+v", now, ok, h)
+			return
+		}
+	}
+	t.Fatalf("every request costing 500 tokens failed as Never for 24h after one answer stated a limit of 400; state expires at %v", d.s.Expiry().Sub(ht0))
+}
