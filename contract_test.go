@@ -223,3 +223,71 @@ func TestMaxWaitCountsEveryHold(t *testing.T) {
 		}
 	})
 }
+
+// MaxWait bounds a hold whose end nobody knows too: a request held for a
+// concurrency slot behind one that hangs fails with a WaitError once it
+// has waited MaxWait, not when the hanging request's lease ends.
+func TestMaxWaitBoundsHoldWithNoEnd(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		tr   func(http.RoundTripper) *polite.Transport
+	}{
+		{"Budget.MaxConcurrency", func(b http.RoundTripper) *polite.Transport {
+			return &polite.Transport{Base: b, MaxWait: time.Minute, Budget: &polite.Budget{MaxConcurrency: 1}}
+		}},
+		{"Transport.MaxConcurrency", func(b http.RoundTripper) *polite.Transport {
+			return &polite.Transport{Base: b, MaxWait: time.Minute, MaxConcurrency: 1}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var n atomic.Int32
+				c := &http.Client{Transport: tt.tr(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if n.Add(1) == 1 {
+						time.Sleep(30 * time.Minute)
+					}
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				}))}
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					if resp, err := c.Get("http://api.test/"); err == nil {
+						resp.Body.Close()
+					}
+				})
+				synctest.Wait()
+				start := time.Now()
+				resp, err := c.Get("http://api.test/")
+				if err == nil {
+					resp.Body.Close()
+				}
+				var we *polite.WaitError
+				if d := time.Since(start); !errors.As(err, &we) || d != time.Minute || we.Delay != time.Minute {
+					t.Errorf("held behind a hanging request: %v after %v; want a WaitError after MaxWait (1m)", err, d)
+				}
+				wg.Wait()
+			})
+		})
+	}
+}
+
+// When a wait would pass both MaxWait and the request's deadline, its
+// WaitError names the sooner of the two: raising MaxWait would not help a
+// request whose deadline comes first.
+func TestWaitErrorNamesTheSoonerLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("RateLimit", `"default";r=0;t=3600`)
+		})
+		c, tr := politeOver(h)
+		tr.MaxWait = time.Minute
+		get(t, c, "http://api.test/")
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+		_, err := c.Do(req)
+		var we *polite.WaitError
+		if !errors.As(err, &we) || !we.Deadline || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("a wait of an hour, MaxWait 1m, deadline in 2s: %v; want the deadline named", err)
+		}
+	})
+}

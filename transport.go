@@ -566,8 +566,9 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	}()
 	var (
 		timer *time.Timer
-		last  = start // when the current hold began
-		spent waits   // time held, by reason
+		last  = start                  // when the current hold began
+		limit = start.Add(t.maxWait()) // the end of the longest wait honoured
+		spent waits                    // time held, by reason
 	)
 	defer func() {
 		if timer != nil {
@@ -587,21 +588,33 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			// asked, not this hold's: a request held again and again
 			// (by others that took the start it woke for) waits no
 			// longer than MaxWait in all. The deadline is an instant.
-			if d := w.until.Sub(start); d > t.maxWait() {
-				return &WaitError{Key: b.display(key), Delay: d, Until: w.until, Reason: w.why, Limit: t.maxWait()}
-			}
-			if deadline, ok := ctx.Deadline(); ok && w.until.After(deadline) {
+			// When both would be passed, the error names the sooner.
+			deadline, dated := ctx.Deadline()
+			over := w.until.Sub(start) > t.maxWait()
+			if dated && w.until.After(deadline) && (!over || deadline.Before(limit)) {
 				return &WaitError{Key: b.display(key), Delay: w.until.Sub(last), Until: w.until, Reason: w.why, Deadline: true, Limit: max(0, deadline.Sub(last))}
 			}
+			if over {
+				return &WaitError{Key: b.display(key), Delay: w.until.Sub(start), Until: w.until, Reason: w.why, Limit: t.maxWait()}
+			}
 		}
+		// A hold with no end known (a slot another request holds, a
+		// probe awaiting its answer) is woken at MaxWait at the latest.
 		if w.ceiling {
-			if err := waitLocal(ctx, w.until, w.changed, &timer); err != nil {
+			until := w.until
+			if until.IsZero() {
+				until = limit
+			}
+			if err := waitLocal(ctx, until, w.changed, &timer); err != nil {
 				return err
 			}
 		} else {
 			until := w.until
 			if until.IsZero() {
 				until = w.wake
+				if until.IsZero() || until.After(limit) {
+					until = limit
+				}
 			}
 			note, err := b.wait(ctx, key, w.h, until, &timer)
 			if note.kind != "" {
@@ -625,6 +638,10 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 				t.emit(Event{Kind: EventWait, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: spent.main()})
 			}
 			return nil
+		}
+		if w.until.IsZero() && !now.Before(limit) {
+			// Held with no end known for MaxWait: its wait is longer.
+			return &WaitError{Key: b.display(key), Delay: now.Sub(start), Reason: w.why, Limit: t.maxWait()}
 		}
 	}
 }
