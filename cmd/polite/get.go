@@ -41,7 +41,8 @@ while it is unreachable (5xx) every URL of the origin fails until it is
 fetched again (retry_at says when).
 
 For every URL one JSON line goes to stderr, or appended to the -log file:
-url, line (its line number on stdin, when read from there), status, bytes (of the body written), attempts (requests sent on the
+url (its user information and query elided, as "?…": they may hold a
+credential), line (its line number on stdin, when read from there), status, bytes (of the body written), attempts (requests sent on the
 wire for this URL, retries, redirects and the robots.txt fetch it caused included), waited_s (time spent
 waiting for the origin's budget), reason (of the longest wait: pace, quota,
 retry-after, backoff, concurrency, probe, crawl-delay), error (when there was no
@@ -344,10 +345,10 @@ func (g *getter) event(e polite.Event) {
 
 // fetch GETs u and writes its body, and returns the record to log.
 func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
-	rec.URL = u
+	rec.URL = shownURL(u)
 	parsed, err := url.Parse(u)
 	if err != nil {
-		rec.Error = err.Error()
+		rec.Error = showError(err).Error()
 		return rec
 	}
 	if parsed.Scheme != "http" && parsed.Scheme != "https" || parsed.Host == "" {
@@ -383,14 +384,14 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		rec.Error = err.Error()
+		rec.Error = showError(err).Error()
 		return rec
 	}
 	req.Header.Set("User-Agent", g.userAgent)
 	g.headers.apply(req.Header, &req.Host)
 	resp, err := g.client.Do(req)
 	if err != nil {
-		rec.Error = err.Error()
+		rec.Error = showError(err).Error()
 		var (
 			werr *polite.WaitError
 			rerr *polite.RobotsError

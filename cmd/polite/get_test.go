@@ -130,7 +130,7 @@ func TestGetStdinAndDir(t *testing.T) {
 	recs := getRecords(t, string(log))
 	files := map[string]bool{}
 	for _, u := range urls[:4] {
-		r := recs[u]
+		r := recs[shownURL(u)]
 		if r.Status != 200 || r.File == "" || r.Error != "" {
 			t.Errorf("%s: status %d, file %q, error %q; want 200, a file, no error", u, r.Status, r.File, r.Error)
 			continue
@@ -153,9 +153,12 @@ func TestGetStdinAndDir(t *testing.T) {
 	if r := recs["ftp://127.0.0.1/file"]; r.Error == "" || r.Attempts != 0 {
 		t.Errorf("ftp URL: error %q, attempts %d; want an error and 0", r.Error, r.Attempts)
 	}
+	if strings.Contains(string(log), "page=2") {
+		t.Errorf("the log shows a URL's query: %s", log)
+	}
 	for i, u := range urls {
 		// Lines 1 and 2 are a comment and a blank line.
-		if r := recs[u]; r.Line != i+3 {
+		if r := recs[shownURL(u)]; r.Line != i+3 {
 			t.Errorf("%s: line %d, want %d", u, r.Line, i+3)
 		}
 	}

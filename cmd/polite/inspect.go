@@ -45,7 +45,10 @@ A URL without a scheme, such as 127.0.0.1:8080, is taken as http://.
 
 With -json, inspect prints one JSON object on stdout; when it gets no
 response (an invalid URL, a refused connection, a timeout) the object is
-{"url": ..., "error": ...} and the exit status is not 0.
+{"url": ..., "error": ...} and the exit status is not 0. URLs are shown
+without their user information and query ("?…"), and a partition key by
+its hash ("sha256:" and 16 hex digits): what inspect prints never holds a
+credential.
 
 Servers often send CORS headers only to cross-origin requests: add
 -H 'Origin: https://example.com' to see them.`
@@ -90,7 +93,7 @@ func assumeHTTP(target string) (string, bool) {
 // in seconds.
 type quotaJSON struct {
 	Policy    string   `json:"policy"`
-	Partition []byte   `json:"partition,omitempty"`
+	Partition string   `json:"partition,omitempty"` // its hash (see shownPartition), never the key
 	Unit      string   `json:"unit"`
 	Limit     *int64   `json:"limit"`
 	WindowS   *float64 `json:"window_s"`
@@ -101,7 +104,7 @@ type quotaJSON struct {
 
 // newQuotaJSON converts q, mapping its unknown markers to nil.
 func newQuotaJSON(q parse.Quota) quotaJSON {
-	j := quotaJSON{Policy: q.Policy, Partition: q.Partition, Unit: q.Unit, Dialect: q.Dialect}
+	j := quotaJSON{Policy: q.Policy, Partition: shownPartition(q.Partition), Unit: q.Unit, Dialect: q.Dialect}
 	if q.Limit >= 0 {
 		j.Limit = &q.Limit
 	}
@@ -136,7 +139,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	target := fs.Arg(0)
 	if u, ok := assumeHTTP(target); ok {
-		fmt.Fprintf(stderr, "polite inspect: %q has no scheme; assuming %s\n", target, u)
+		fmt.Fprintf(stderr, "polite inspect: %q has no scheme; assuming %s\n", shownURL(target), shownURL(u))
 		target = u
 	}
 	// With -json, a failure is a JSON object on stdout too, so that a
@@ -149,9 +152,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			enc := json.NewEncoder(stdout)
 			enc.SetEscapeHTML(false)
-			enc.Encode(inspectError{URL: target, Error: msg})
+			enc.Encode(inspectError{URL: shownURL(target), Error: msg})
 		}
-		return err
+		return showError(err)
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
@@ -161,7 +164,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fail(usagef("%v", err))
 	}
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" || req.URL.Host == "" {
-		return fail(usagef("URL %q: want an http or https URL with a host", target))
+		return fail(usagef("URL %q: want an http or https URL with a host", shownURL(target)))
 	}
 	headers.apply(req.Header, &req.Host)
 	resp, err := http.DefaultClient.Do(req)
@@ -176,7 +179,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	resp.Body.Close()
 
 	rep := examine(resp.StatusCode, resp.Header, problem, now)
-	rep.URL = target
+	rep.URL = shownURL(target)
 	if cost.set {
 		c := examineCost(req, resp.StatusCode, resp.Header, now, cost.cost)
 		rep.Cost = &c
@@ -188,7 +191,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	final := ""
 	if u := resp.Request.URL.String(); u != target {
-		final = " (after redirects: " + u + ")"
+		final = " (after redirects: " + shownURL(u) + ")"
 	}
 	printReport(stdout, rep, resp.Status, final)
 	if rep.Cost != nil {
@@ -211,8 +214,8 @@ func printReport(w io.Writer, rep inspectReport, status, final string) {
 			if policy != "" {
 				policy = strconv.Quote(policy)
 			}
-			if q.Partition != nil {
-				policy += fmt.Sprintf(" pk=%q", q.Partition)
+			if q.Partition != "" {
+				policy += " pk=" + q.Partition
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", q.Dialect, cmp.Or(policy, "-"), q.Unit,
 				optInt(q.Limit), optSeconds(q.WindowS), optInt(q.Remaining), optSeconds(q.ResetS))

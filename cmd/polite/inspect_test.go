@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"encoding/base64"
 	"github.com/politehttp/polite/ratelimittest"
 )
 
@@ -425,5 +426,45 @@ func TestInspectAssumesHTTP(t *testing.T) {
 		if got, _ := assumeHTTP(in); got != want {
 			t.Errorf("assumeHTTP(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// inspect and get never print a credential: a URL's query or user
+// information (in the request line, after redirects, in errors, in JSON),
+// nor a partition key, which may be a user's id.
+func TestCommandsShowNoSecret(t *testing.T) {
+	const secret = "s3cr3t-key"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new?token="+secret, http.StatusFound)
+			return
+		}
+		w.Header().Set("RateLimit-Policy", `"api";q=100;w=60;pk=:`+base64.StdEncoding.EncodeToString([]byte(secret))+`:`)
+		w.Header().Set("RateLimit", `"api";r=99;t=60;pk=:`+base64.StdEncoding.EncodeToString([]byte(secret))+`:`)
+	}))
+	defer srv.Close()
+	withUser := strings.Replace(srv.URL, "http://", "http://user:"+secret+"@", 1)
+	refused := "http://user:" + secret + "@" + closedPort(t) + "/?api_key=" + secret
+	for _, args := range [][]string{
+		{"inspect", srv.URL + "/?api_key=" + secret},
+		{"inspect", "-json", srv.URL + "/?api_key=" + secret},
+		{"inspect", srv.URL + "/old"},
+		{"inspect", withUser + "/"},
+		{"inspect", refused},
+		{"inspect", "-json", refused},
+		{"inspect", strings.TrimPrefix(srv.URL, "http://") + "/?api_key=" + secret},
+		{"get", "-o", t.TempDir(), srv.URL + "/?api_key=" + secret, withUser + "/x", refused},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), args, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if strings.Contains(out, secret) || strings.Contains(out, base64.StdEncoding.EncodeToString([]byte(secret))) {
+			t.Errorf("polite %s (exit %d) printed the secret:\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	run(t.Context(), []string{"inspect", srv.URL + "/"}, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "pk=sha256:") {
+		t.Errorf("inspect shows no hash of the partition key:\n%s", stdout.String())
 	}
 }

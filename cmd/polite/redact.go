@@ -1,0 +1,75 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// What polite prints never carries a credential (SECURITY.md): a URL's
+// user information and query (which may hold an API key) are elided, and a
+// partition key is shown by a hash.
+
+// shownURL returns the URL raw as the commands print it: without its user
+// information, and with its query, if any, replaced by "?…".
+func shownURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		query := u.RawQuery != "" || u.ForceQuery
+		u.User, u.RawQuery, u.ForceQuery = nil, "", false
+		if query {
+			return u.String() + "?…"
+		}
+		return u.String()
+	}
+	// Not a URL: cut what could be a query or user information by hand.
+	s, query := raw, false
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s, query = s[:i], true
+	}
+	if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		if j := strings.Index(s, "//"); j >= 0 && j < i {
+			s = s[:j+2] + s[i+1:]
+		} else {
+			s = s[i+1:]
+		}
+	}
+	if query {
+		s += "?…"
+	}
+	return s
+}
+
+// shownError is an error whose text shows the URL of a *url.Error as
+// shownURL does; it wraps the error, for errors.Is and errors.As.
+type shownError struct {
+	text string
+	err  error
+}
+
+func (e *shownError) Error() string { return e.text }
+func (e *shownError) Unwrap() error { return e.err }
+
+// showError returns err, its URL shown as shownURL does when it is a
+// *url.Error (which net/http's Client returns, with the whole URL but its
+// password in its text).
+func showError(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	return &shownError{text: ue.Op + " " + strconv.Quote(shownURL(ue.URL)) + ": " + ue.Err.Error(), err: err}
+}
+
+// shownPartition returns a partition key as the commands print it:
+// "sha256:" and the first 16 hex digits of its hash, as polite's own
+// inspection does; "" when there is none.
+func shownPartition(pk []byte) string {
+	if len(pk) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(pk)
+	return "sha256:" + hex.EncodeToString(sum[:8])
+}
