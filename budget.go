@@ -311,7 +311,10 @@ func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) 
 
 // leave tells k's state that the request that first asked at since stopped
 // waiting (see control.State.Leave). On a Store it is one Update, run even
-// when the request's context has ended, bounded by releaseTimeout.
+// when the request's context has ended, bounded by releaseTimeout, in a
+// goroutine of its own: the request, which failed its wait, returns at
+// once, not when a slow Store is done. (Only a request that stops waiting
+// takes this path, never one that is granted.)
 func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time) {
 	now := time.Now()
 	if b.mem != nil {
@@ -322,11 +325,13 @@ func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time) {
 	if !b.useExt(now) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { s.c.Leave(since) }); err != nil {
-		b.failed(now, err)
-	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer cancel()
+		if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { s.c.Leave(since) }); err != nil {
+			b.failed(now, err)
+		}
+	}()
 }
 
 // wait blocks until the hold h may have ended: its store's generation

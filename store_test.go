@@ -211,3 +211,52 @@ func TestForget(t *testing.T) {
 		}
 	})
 }
+
+// slowStore is a bytesStore whose Updates take delay, while its context
+// lasts, once slow is set.
+type slowStore struct {
+	*bytesStore
+	slow  atomic.Bool
+	delay time.Duration
+}
+
+func (s *slowStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	if s.slow.Load() {
+		select {
+		case <-time.After(s.delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.bytesStore.Update(ctx, key, fn)
+}
+
+// A held request whose context ends returns at once, though the Store
+// takes seconds to hear that it stopped waiting: that Update runs on its
+// own, bounded in time.
+func TestHeldRequestReturnsWithItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("RateLimit", `"d";r=0;t=5`)
+		})
+		st := &slowStore{bytesStore: newBytesStore(), delay: 3 * time.Second}
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}}
+		c := &http.Client{Transport: tr}
+		get(t, c, "http://api.test/")
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() {
+			// Slow from the request's first wait on: its context ends
+			// while it is held by the pause.
+			time.Sleep(100 * time.Millisecond)
+			st.slow.Store(true)
+			cancel()
+		}()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+		start := time.Now()
+		_, err := c.Do(req)
+		if d := time.Since(start); !errors.Is(err, context.Canceled) || d != 100*time.Millisecond {
+			t.Errorf("held request: %v after %v; want context.Canceled when its context ended, after 100ms", err, d)
+		}
+		time.Sleep(st.delay) // the Store hears of it meanwhile
+	})
+}

@@ -246,3 +246,62 @@ func TestStaleCostLimitLetsRequestGo(t *testing.T) {
 	}
 	t.Fatalf("every request costing 500 tokens failed as Never for 24h after one answer stated a limit of 400; state expires at %v", d.s.Expiry().Sub(ht0))
 }
+
+// A state decoded from a Store may hold what no controller here writes (a
+// hostile or broken process wrote it): a pause, a probe or leases ending
+// decades ahead. Acquire brings them back within MaxPause (or the longest
+// lease), so that one bad write cannot hold a key, nor keep its stored
+// state, for longer.
+func TestStoredHoldsBounded(t *testing.T) {
+	far := instant(time.Date(2110, 1, 1, 0, 0, 0, 0, time.UTC))
+	now := instant(ht0)
+	for _, tt := range []struct {
+		name  string
+		spoil func(s *State)
+	}{
+		{"a pause", func(s *State) { s.pauseUntil, s.pauseReason = far, ReasonRetryAfter }},
+		{"a probe", func(s *State) { s.ramp.probeEnd = far; s.leases.b[0].end = far }},
+		{"a lease", func(s *State) { s.leases.b[0].end = far }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var cfg Config
+			var s State
+			var l Lease
+			if _, ok := s.Acquire(ht0, &cfg, Ask{}, &l); !ok {
+				t.Fatal("the first request held")
+			}
+			tt.spoil(&s)
+			b, err := s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got State
+			if err := got.UnmarshalBinary(b); err != nil {
+				t.Fatalf("UnmarshalBinary: %v", err)
+			}
+			later := now + int64(time.Second)
+			var l2 Lease
+			h, ok := got.Acquire(at(later), &cfg, Ask{}, &l2)
+			bound := later + int64(MaxPause)
+			if end := max(instant(h.Until()), instant(h.Wake())); !ok && end > bound {
+				t.Errorf("held until %v, beyond MaxPause", at(end))
+			}
+			if e := instant(got.Expiry()); e > bound+cfg.idleTTL() {
+				t.Errorf("the state expires at %v, beyond MaxPause and IdleTTL", got.Expiry())
+			}
+		})
+	}
+}
+
+// A custom key forgotten stays custom: the state a Store keeps for it
+// (its generation) is inspected by the key's fingerprint, never verbatim.
+func TestForgetKeepsCustom(t *testing.T) {
+	var cfg Config
+	var s State
+	var l Lease
+	s.Acquire(ht0, &cfg, Ask{Custom: true}, &l)
+	s.Forget(ht0, &cfg)
+	if !s.Custom() {
+		t.Error("a custom key forgotten is no longer custom")
+	}
+}

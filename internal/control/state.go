@@ -77,7 +77,9 @@ func (s *State) IsZero() bool {
 // so that its waiters wake and find a fresh key) and an expiry, so that a
 // store keeps the generation growing for a while.
 func (s *State) Forget(t time.Time, cfg *Config) {
-	*s = State{gen: s.gen + 1}
+	// A key that was custom stays marked so: shown by its fingerprint,
+	// never verbatim, while its forgotten state is kept.
+	*s = State{gen: s.gen + 1, flags: s.flags & flagCustom}
 	s.settle(instant(t), cfg)
 }
 
@@ -86,6 +88,27 @@ func (s *State) touch(now int64) {
 	if s.born == 0 {
 		s.born = now
 	}
+}
+
+// bound brings back to far the holds of a state no controller here wrote:
+// a pause beyond MaxPause, a probe or leases that end beyond the longest
+// lease (or MaxPause), as a state decoded from a store may hold, written
+// by a hostile or broken process. Leases that end beyond far are dropped,
+// as if their requests had ended: their slots would otherwise be held for
+// as long as the stored instant says, up to 2116.
+func (s *State) bound(now, far int64) {
+	s.pauseUntil = min(s.pauseUntil, addSat(now, int64(MaxPause)))
+	s.ramp.probeEnd = min(s.ramp.probeEnd, far)
+	for len(s.leases.b) > 0 {
+		b := &s.leases.b[len(s.leases.b)-1]
+		if b.end <= far {
+			break
+		}
+		s.leases.n -= b.n
+		s.leases.kept -= b.k
+		s.leases.b = s.leases.b[:len(s.leases.b)-1]
+	}
+	s.gen++
 }
 
 // settle recomputes the expiry after a change: IdleTTL after the last use
@@ -145,6 +168,9 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	}
 	if s.leases.reap(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
+	}
+	if far := addSat(now, max(int64(MaxPause), cfg.lease()+cfg.lease()/leaseSlots)); s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far {
+		s.bound(now, far)
 	}
 	if len(s.turns.c) != 0 {
 		fast = false // held requests' turns: see acquireTurn
