@@ -25,6 +25,8 @@ type CostError struct {
 	Limit int64  // the whole quota, in Unit
 }
 
+// Error says the cost, the quota it exceeds and the origin, shown as
+// Key is.
 func (e *CostError) Error() string {
 	return fmt.Sprintf("polite: request costs %d %s, more than the whole quota of %d for %s", e.Cost, e.Unit, e.Limit, e.Key)
 }

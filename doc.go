@@ -162,8 +162,8 @@
 // fields: the key, the request's method and URL path (never its query, and
 // no path when Transport.Key is set), the attempt, the status, the wait
 // and its reason, the number of quotas read; durations are rounded to the
-// millisecond below 10 seconds (the microsecond below one), to a tenth of
-// a second above. [Budget.Inspect] answers "why is this origin waiting,
+// microsecond below a millisecond, to the millisecond below 10 seconds,
+// and to a tenth of a second above. [Budget.Inspect] answers "why is this origin waiting,
 // and until when": its policies, what is left, the pause, the learned
 // quota, as a [State] that marshals to JSON; [Budget.Forget] clears what a budget knows of a key.
 // Neither ever shows a partition key verbatim, nor a key from a custom
@@ -242,8 +242,13 @@
 //
 // RoundTrip returns an error only when it has no response: the error of
 // Base, unwrapped; the request context's error when the context ended while
-// waiting; or a [*WaitError] when the pacing wait is longer than MaxWait or
-// would outlast the context deadline, in which case the request is not sent.
+// waiting; a [*WaitError] when the pacing wait is longer than MaxWait or
+// would outlast the context deadline; a [*RobotsError] when
+// [Transport.Robots] forbids the request (it matches [ErrDisallowed]); a
+// [*CostError] when the request costs more than a whole quota of its
+// origin; the error of the request's GetBody when a retry cannot rewind
+// its body; or an error for a request without a URL. In all but Base's
+// and GetBody's cases the request is not sent.
 // A *WaitError matches [ErrWaitTooLong] with [errors.Is], and also
 // [context.DeadlineExceeded] when the deadline was the limit; its Until and
 // [Transport.RetryAt] for a refusal returned as a response are the same

@@ -105,6 +105,8 @@ type RobotsError struct {
 	Err error
 }
 
+// Error says why robots.txt kept the request from being sent, and, when
+// it is unreachable, when to try again.
 func (e *RobotsError) Error() string {
 	if !e.Unreachable {
 		return fmt.Sprintf("polite: robots.txt of %s disallows the path for %s (rule %q)", e.Origin, e.Agent, e.Rule)
@@ -116,7 +118,7 @@ func (e *RobotsError) Error() string {
 	case e.Err != nil:
 		why = e.Err.Error()
 	}
-	return fmt.Sprintf("polite: robots.txt of %s unreachable (%s): every path disallowed until %s", e.Origin, why, e.Until.Format(time.RFC3339))
+	return fmt.Sprintf("polite: robots.txt of %s unreachable (%s): every path disallowed until %s", e.Origin, why, retryStamp(e.Until))
 }
 
 // Is reports whether target is [ErrDisallowed].

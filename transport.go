@@ -206,9 +206,12 @@ func (t *Transport) local() bool {
 // modifies req.
 //
 // The error is non-nil only when no response was obtained: Base failed, the
-// request's context ended while waiting, or the wait would have been too long
-// (a *WaitError). After the last attempt, a refusal is returned as a response
-// with a nil error.
+// request's context ended while waiting, the wait would have been too long
+// (a *WaitError), robots.txt forbids the request (a *RobotsError), it costs
+// more than a whole quota (a *CostError), a retry could not rewind its body
+// (GetBody's error), or it has no URL; see "Errors" in the package
+// documentation. After the last attempt, a refusal is returned as a
+// response with a nil error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		if req.Body != nil {
