@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -91,12 +92,16 @@ func Example_retryablehttp() {
 		if werr := (*polite.WaitError)(nil); errors.As(err, &werr) {
 			return false, nil // reschedule after werr.Until instead
 		}
-		// retryablehttp's clients retry every method, as the request's
-		// body is buffered: keep to those that may be sent twice.
-		if resp != nil && !idempotent(resp.Request.Method) {
-			return false, nil
-		}
 		return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+	}
+	// retryablehttp retries every method, as it buffers the request's
+	// body, and CheckRetry sees no request on a transport error: keep
+	// retries to the methods that may be sent twice here, before each.
+	client.PrepareRetry = func(req *http.Request) error {
+		if !idempotent(req.Method) {
+			return fmt.Errorf("%s not retried: it may not be sent twice", req.Method)
+		}
+		return nil
 	}
 
 	resp, err := client.Get(srv.URL + "/items/1")
@@ -106,8 +111,14 @@ func Example_retryablehttp() {
 	}
 	resp.Body.Close()
 	fmt.Println(resp.StatusCode, "after", n.Load(), "requests: retryablehttp retried the dropped connection, polite the 429")
+
+	n.Store(0) // the server drops the next connection again
+	if _, err = client.Post(srv.URL+"/items", "text/plain", strings.NewReader("new")); err != nil {
+		fmt.Println("POST:", n.Load(), "request; its dropped connection not retried")
+	}
 	// Output:
 	// 200 after 3 requests: retryablehttp retried the dropped connection, polite the 429
+	// POST: 1 request; its dropped connection not retried
 }
 
 // polite under resty. resty v2 retries every error, whatever the method,
