@@ -56,11 +56,15 @@
 // under each budget key recently seen, for every quota with a live count
 // (the server's stated quotas, polite.quota.source "server", and one learned
 // from refusals, "refusals"), in the unit named by polite.quota.unit
-// ("requests", "content-bytes" or "concurrent-requests"). polite.key is the
-// key when it is polite's default, the origin of the request
-// ("https://api.example"), and otherwise "sha256:" followed by the first 16
-// hex digits of the key's SHA-256 hash: a custom key may be built from a
-// credential, and a credential never goes into a metric. The partition key
+// ("requests", "content-bytes", "concurrent-requests", or a unit of cost
+// such as "tokens"). polite.key is the key as polite's events show it: the
+// origin of the request ("https://api.example") when the key is polite's
+// default, and for a custom key its fingerprint ("key-" and 8 hex digits,
+// as in logs, errors and Inspect; drawn from a secret of each Budget, so it
+// changes when the process restarts). Any other form is reported as
+// "sha256:" followed by the first 16 hex digits of its SHA-256 hash: a
+// custom key may be built from a credential, and a credential never goes
+// into a metric. The partition key
 // is reported hashed, as [polite.Budget.Inspect] does. At most
 // Config.MaxKeys keys are reported (1000 by default), the one seen least
 // recently in an event being dropped when a new one comes.

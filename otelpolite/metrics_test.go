@@ -244,8 +244,11 @@ func TestMetricsCustomKeyNeverShown(t *testing.T) {
 			t.Errorf("collected metrics hold the secret key or query: %s", dump)
 		}
 		got := ints(t, collect(t, reader)["polite.client.quota.remaining"])
+		if !strings.HasPrefix(shown, "key-") || displayKey(polite.Event{Key: shown}) != shown {
+			t.Errorf("a custom key's label is %q, want polite's fingerprint %q, as its events show it", displayKey(polite.Event{Key: shown}), shown)
+		}
 		want := map[string]int64{
-			"polite.key=" + displayKey(polite.Event{Key: shown}) + ",polite.quota.policy=default,polite.quota.source=server,polite.quota.unit=requests,server.address=api.test,server.port=80": 4,
+			"polite.key=" + shown + ",polite.quota.policy=default,polite.quota.source=server,polite.quota.unit=requests,server.address=api.test,server.port=80": 4,
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("quota.remaining = %v, want %v", got, want)

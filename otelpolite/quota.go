@@ -130,15 +130,33 @@ func keyAttrs(e polite.Event) []attribute.KeyValue {
 }
 
 // displayKey returns e's key as it may be shown: the key itself when it is
-// the origin of e's request (polite's default key), else a fingerprint,
-// "sha256:" and the first 16 hex digits of the key's SHA-256 hash, since a
-// custom key may be built from a credential.
+// the origin of e's request (polite's default key) or polite's fingerprint
+// of a custom key ("key-" and 8 hex digits, as events, logs and errors
+// show it), else "sha256:" and the first 16 hex digits of its SHA-256 hash,
+// since a key may be built from a credential.
 func displayKey(e polite.Event) string {
 	if e.Request != nil && e.Request.URL != nil && sameOrigin(e.Key, e.Request.URL.Scheme, e.Request.URL.Host) {
 		return e.Key
 	}
+	if fingerprinted(e.Key) {
+		return e.Key
+	}
 	sum := sha256.Sum256([]byte(e.Key))
 	return "sha256:" + hex.EncodeToString(sum[:8])
+}
+
+// fingerprinted reports whether key is polite's fingerprint of a custom
+// key: "key-" and 8 lower-case hex digits.
+func fingerprinted(key string) bool {
+	if len(key) != len("key-")+8 || key[:4] != "key-" {
+		return false
+	}
+	for _, c := range key[4:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // sameOrigin reports whether key spells the origin scheme://host, allowing
