@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -164,8 +165,15 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *workers < 1 {
+	switch {
+	case *workers < 1:
 		return usagef("-c must be at least 1, got %d", *workers)
+	case *timeout < 0, *maxWait < 0:
+		return usagef("-timeout and -max-wait must not be negative, got %v and %v", *timeout, *maxWait)
+	case *maxAttempts < 0:
+		return usagef("-max-attempts must not be negative, got %d", *maxAttempts)
+	case !(*maxRate >= 0) || math.IsInf(*maxRate, 0):
+		return usagef("-max-rate must be a number of requests a second, 0 or more, got %v", *maxRate)
 	}
 	var urls []input
 	for _, u := range fs.Args() {

@@ -134,6 +134,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *timeout <= 0 {
+		return usagef("-timeout must be positive, got %v", *timeout)
+	}
 	if fs.NArg() != 1 {
 		return usagef("want exactly one URL, got %d arguments", fs.NArg())
 	}

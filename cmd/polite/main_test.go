@@ -56,3 +56,23 @@ func TestRunDispatch(t *testing.T) {
 		})
 	}
 }
+
+// Flag values that mean nothing are usage errors (exit 2), not silently
+// taken or failing later.
+func TestBadFlagValues(t *testing.T) {
+	for _, args := range [][]string{
+		{"get", "-max-wait", "-1s", "http://127.0.0.1:1/"},
+		{"get", "-timeout", "-1s", "http://127.0.0.1:1/"},
+		{"get", "-max-attempts", "-3", "http://127.0.0.1:1/"},
+		{"get", "-max-rate", "-1", "http://127.0.0.1:1/"},
+		{"get", "-max-rate", "NaN", "http://127.0.0.1:1/"},
+		{"serve", "-refuse-status", "200"},
+		{"serve", "-inflate", "-3"},
+		{"inspect", "-timeout", "-1s", "http://127.0.0.1:1/"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(t.Context(), args, &stdout, &stderr); code != 2 {
+			t.Errorf("polite %s: exit %d, want 2 (usage); stderr %q", strings.Join(args, " "), code, stderr.String())
+		}
+	}
+}

@@ -54,8 +54,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *refuse < 100 || *refuse > 599 {
-		return usagef("-refuse-status %d is not an HTTP status code", *refuse)
+	if *refuse < 400 || *refuse > 599 {
+		return usagef("-refuse-status %d is not an error status (400 to 599)", *refuse)
+	}
+	if *inflate < 0 || *latency < 0 || *bodySize < 0 || *retryAfter < 0 || *age < 0 {
+		return usagef("-inflate, -latency, -body-size, -retry-after and -age must not be negative")
 	}
 	if *mEnd < *mStart {
 		return usagef("-maintenance-end %v is before -maintenance-start %v", *mEnd, *mStart)
