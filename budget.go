@@ -244,7 +244,15 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			ok bool
 		)
 		l.SetCost(g.Cost())
-		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { h, ok = s.c.Acquire(now, &b.cfg, ask, &l) })
+		// A pause this process learned while the Store was down carries
+		// over to the Store's state.
+		pu, why := b.fallback.paused(k.m, now)
+		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
+			if !pu.IsZero() {
+				s.c.PauseUntil(now, &b.cfg, pu, why)
+			}
+			h, ok = s.c.Acquire(now, &b.cfg, ask, &l)
+		})
 		if err == nil {
 			*g = lease{Lease: l, at: now}
 			return hold{Hold: h}, ok, b.answered(), nil
@@ -273,11 +281,23 @@ func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Ti
 // releaseExt is release on a Store. It takes its own copy of the outcome,
 // which the Store's callback keeps, so that the caller's does not escape.
 func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.Time, out control.Outcome) (control.Plan, storeNote) {
-	var plan control.Plan
+	var (
+		plan control.Plan
+		pu   time.Time
+		why  control.Reason
+	)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { plan = s.c.Release(now, &b.cfg, &l.Lease, &out) })
+	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
+		plan = s.c.Release(now, &b.cfg, &l.Lease, &out)
+		pu, why = s.c.Paused(now)
+	})
 	if err == nil {
+		if !pu.IsZero() {
+			// Kept in this process too: should the Store fail, the
+			// fallback still holds the key for the pause it was told.
+			b.fallback.pause(k.m, now, pu, why, &b.cfg)
+		}
 		return plan, b.answered()
 	}
 	// The Store holds the lease until it expires; the answer still

@@ -504,6 +504,32 @@ func (s *MemoryStore) leave(k memKey, now time.Time, since time.Time) {
 	sh.mu.Unlock()
 }
 
+// paused returns the pause k's state is in at now, and what it is for; the
+// zero time when none.
+func (s *MemoryStore) paused(k memKey, now time.Time) (time.Time, control.Reason) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := s.entry(sh, k, now.UnixNano(), false); e != nil {
+		return e.ks.c.Paused(now)
+	}
+	return time.Time{}, control.ReasonNone
+}
+
+// pause pauses k's state until until for why, if that is later than its
+// pause (see control.State.PauseUntil).
+func (s *MemoryStore) pause(k memKey, now, until time.Time, why control.Reason, cfg *control.Config) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	e := s.entry(sh, k, now.UnixNano(), true)
+	gen := e.ks.c.Generation()
+	e.ks.c.PauseUntil(now, cfg, until, why)
+	if e.ks.c.Generation() > gen {
+		e.wake()
+	}
+	sh.mu.Unlock()
+}
+
 // view returns what k's state says at now, without changing it; false when
 // there is none.
 func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {

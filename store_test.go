@@ -260,3 +260,47 @@ func TestHeldRequestReturnsWithItsContext(t *testing.T) {
 		time.Sleep(st.delay) // the Store hears of it meanwhile
 	})
 }
+
+// A pause holds a key through a Store's outage, both ways: one learned
+// while the Store was down (kept by the Budget's fallback) carries over to
+// the Store when it answers again, and one the Store keeps still holds the
+// process's fallback when the Store fails.
+func TestPauseSurvivesStoreOutage(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		before, after bool // the Store fails for the refusal, and for the next request
+	}{
+		{"learned in the outage", true, false},
+		{"learned before it", false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var n atomic.Int32
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if n.Add(1) == 1 {
+						w.Header().Set("Retry-After", "30")
+						w.WriteHeader(http.StatusTooManyRequests)
+					}
+				})
+				st := newBytesStore()
+				tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}, MaxAttempts: 1}
+				c := &http.Client{Transport: tr}
+				st.failing.Store(tt.before)
+				if code, _ := get(t, c, "http://api.test/"); code != http.StatusTooManyRequests {
+					t.Fatalf("first request: %d, want the 429", code)
+				}
+				st.failing.Store(tt.after)
+				time.Sleep(1100 * time.Millisecond) // the Budget tries the Store again
+				ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+				if resp, err := c.Do(req); err == nil {
+					resp.Body.Close()
+				}
+				if got := n.Load(); got != 1 {
+					t.Errorf("%d requests sent within 5s of a Retry-After: 30, want 1", got)
+				}
+			})
+		})
+	}
+}

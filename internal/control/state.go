@@ -125,6 +125,30 @@ func (s *State) settle(now int64, cfg *Config) {
 	}
 }
 
+// Paused returns the pause in force at now and what it is for; the zero
+// time when there is none.
+func (s *State) Paused(t time.Time) (time.Time, Reason) {
+	if now := instant(t); now < s.pauseUntil {
+		return at(s.pauseUntil), s.pauseReason
+	}
+	return time.Time{}, ReasonNone
+}
+
+// PauseUntil pauses the key at now until until (capped at MaxPause from
+// now) for why, as a refusal would, when that is later than the pause in
+// force: a pause another copy of the key's state learned (a process's
+// fallback while its Store was down) carries over.
+func (s *State) PauseUntil(t time.Time, cfg *Config, until time.Time, why Reason) {
+	now, u := instant(t), instant(until)
+	if u <= now || u <= s.pauseUntil {
+		return
+	}
+	s.touch(now)
+	s.pause(now, u, why)
+	s.gen++
+	s.settle(now, cfg)
+}
+
 // pause pauses the key until until (capped at MaxPause from now) for why,
 // and makes the next request a probe. Observations from before it are
 // superseded (a new epoch), unless a probe was already due.
