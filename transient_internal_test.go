@@ -96,7 +96,12 @@ func TestTransientErrOverLoopback(t *testing.T) {
 	refusedURL := refused.URL
 	refused.Close()
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done()
+		// Until the client gives up; bounded, so that Close never
+		// waits on a handler whose client's close went unnoticed.
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
 	}))
 	defer slow.Close()
 	tlsSrv := httptest.NewUnstartedServer(http.NotFoundHandler())
