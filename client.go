@@ -4,7 +4,10 @@ import "net/http"
 
 // Wrap returns a copy of c whose Transport is a polite [Transport] over c's
 // own transport (http.DefaultTransport when c's is nil). If c is nil, it
-// wraps a copy of [http.DefaultClient]. c itself is not modified.
+// wraps a copy of [http.DefaultClient]. c itself is not modified. A client
+// whose Transport is a polite *Transport already is copied as it is: two
+// polite Transports, one over the other, would keep two budgets and send
+// a request up to MaxAttempts² times.
 //
 // Each call makes a new Transport with budgets of its own; clients that must
 // pace together should share one Transport, or one [Budget].
@@ -13,7 +16,9 @@ func Wrap(c *http.Client) *http.Client {
 		c = http.DefaultClient
 	}
 	cc := *c
-	cc.Transport = &Transport{Base: c.Transport}
+	if _, ok := c.Transport.(*Transport); !ok {
+		cc.Transport = &Transport{Base: c.Transport}
+	}
 	return &cc
 }
 

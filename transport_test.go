@@ -620,4 +620,7 @@ func TestZeroTransportAndWrap(t *testing.T) {
 	if _, ok := base.Transport.(*ratelimittest.Transport); !ok {
 		t.Error("Wrap changed the client it wrapped")
 	}
+	if ww := polite.Wrap(w); ww == w || ww.Transport != w.Transport {
+		t.Errorf("Wrap of a polite client = %v over %v, want a copy over the same Transport, not one polite Transport over another", ww, ww.Transport)
+	}
 }
