@@ -76,3 +76,11 @@ func TestBadFlagValues(t *testing.T) {
 		}
 	}
 }
+
+// "polite help -h" prints the usage, as "polite help" does.
+func TestHelpHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"help", "-h"}, &stdout, &stderr); code != 0 || stdout.Len() == 0 {
+		t.Errorf("polite help -h: exit %d, stdout %q, stderr %q; want the usage", code, stdout.String(), stderr.String())
+	}
+}
