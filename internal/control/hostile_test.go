@@ -305,3 +305,19 @@ func TestForgetKeepsCustom(t *testing.T) {
 		t.Error("a custom key forgotten is no longer custom")
 	}
 }
+
+// A MaxRate so small that its spacing overflows an int64 of nanoseconds
+// still spaces starts: it let every request go.
+func TestTinyMaxRateSpaces(t *testing.T) {
+	cfg := Config{MaxRate: 1e-12}
+	var s State
+	var l Lease
+	if _, ok := s.Acquire(ht0, &cfg, Ask{}, &l); !ok {
+		t.Fatal("the first request held")
+	}
+	s.Release(ht0.Add(time.Millisecond), &cfg, &l, &Outcome{First: true, Bytes: -1})
+	var l2 Lease
+	if h, ok := s.Acquire(ht0.Add(time.Second), &cfg, Ask{}, &l2); ok || h.Until().Before(ht0.Add(MaxPause)) {
+		t.Errorf("at a MaxRate of 1e-12/s, the second request: granted %v, held until %v", ok, h.Until())
+	}
+}

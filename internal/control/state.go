@@ -404,7 +404,9 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 
 	// Granted.
 	if cfg.MaxRate > 0 {
-		s.rateNext = max(s.rateNext, now) + max(1, int64(float64(time.Second)/cfg.MaxRate))
+		// One start per 1/MaxRate; a MaxRate so small that the spacing
+		// would overflow spaces starts by maxSpan.
+		s.rateNext = addSat(max(s.rateNext, now), int64(max(1, min(float64(time.Second)/cfg.MaxRate, float64(maxSpan)))))
 	}
 	end := s.stamp(now, cfg, ask, l, cost, tested)
 	if len(s.costs.units) > 0 {
