@@ -321,3 +321,19 @@ func TestTinyMaxRateSpaces(t *testing.T) {
 		t.Errorf("at a MaxRate of 1e-12/s, the second request: granted %v, held until %v", ok, h.Until())
 	}
 }
+
+// The stop of retries a report of abnormal usage asks for keeps the state
+// from being forgotten until it ends, even with a short IdleTTL.
+func TestExpiryAwaitsRetryStop(t *testing.T) {
+	cfg := Config{IdleTTL: time.Minute}
+	var s State
+	var l Lease
+	s.Acquire(ht0, &cfg, Ask{}, &l)
+	s.Release(ht0, &cfg, &l, &Outcome{First: true, Bytes: -1, Refused: true, Refusal: Refusal{Stop: true, Wait: time.Second, Given: true, Reason: ReasonRetryAfter, MaxWait: time.Hour}})
+	if s.retry.stopUntil <= instant(ht0) {
+		t.Fatal("no stop of retries recorded")
+	}
+	if e := instant(s.Expiry()); e < s.retry.stopUntil {
+		t.Errorf("the state expires at %v, before its stop of retries ends at %v", s.Expiry(), at(s.retry.stopUntil))
+	}
+}

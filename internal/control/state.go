@@ -91,14 +91,15 @@ func (s *State) touch(now int64) {
 }
 
 // bound brings back to far the holds of a state no controller here wrote:
-// a pause beyond MaxPause, a probe or leases that end beyond the longest
-// lease (or MaxPause), as a state decoded from a store may hold, written
+// a pause beyond MaxPause, a probe, leases or a stop of retries that end
+// beyond the longest lease (or MaxPause), as a state decoded from a store may hold, written
 // by a hostile or broken process. Leases that end beyond far are dropped,
 // as if their requests had ended: their slots would otherwise be held for
 // as long as the stored instant says, up to 2116.
 func (s *State) bound(now, far int64) {
 	s.pauseUntil = min(s.pauseUntil, addSat(now, int64(MaxPause)))
 	s.ramp.probeEnd = min(s.ramp.probeEnd, far)
+	s.retry.stopUntil = min(s.retry.stopUntil, far)
 	for len(s.leases.b) > 0 {
 		b := &s.leases.b[len(s.leases.b)-1]
 		if b.end <= far {
@@ -112,12 +113,13 @@ func (s *State) bound(now, far int64) {
 }
 
 // settle recomputes the expiry after a change: IdleTTL after the last use
-// or the end of a pause, and never before a start a stated quota logged
-// has left its window, so that a key forgotten and met afresh cannot
+// or the end of a pause, never before the stop of retries a server's
+// report of abnormal usage asked for, and never before a start a stated
+// quota logged has left its window, so that a key forgotten and met afresh cannot
 // start more than q in a span of w (a window is MaxPause at most).
 func (s *State) settle(now int64, cfg *Config) {
 	last := max(s.used, s.pauseUntil, now)
-	s.expiry = max(addSat(last, cfg.idleTTL()), s.leases.last())
+	s.expiry = max(addSat(last, cfg.idleTTL()), s.leases.last(), s.retry.stopUntil)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.w > 0 && p.log.len() > 0 {
 			s.expiry = max(s.expiry, addSat(p.log.last().at, p.w))
@@ -193,7 +195,7 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	if s.leases.reap(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
 	}
-	if far := addSat(now, max(int64(MaxPause), cfg.lease()+cfg.lease()/leaseSlots)); s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far {
+	if far := addSat(now, max(int64(MaxPause), cfg.lease()+cfg.lease()/leaseSlots)); s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far {
 		s.bound(now, far)
 	}
 	if len(s.turns.c) != 0 {
