@@ -248,6 +248,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		// over to the Store's state.
 		pu, why := b.fallback.paused(k.m, now)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
+			s.c.Bound(now, &b.cfg) // another process may have written it
 			if !pu.IsZero() {
 				s.c.PauseUntil(now, &b.cfg, pu, why)
 			}

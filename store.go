@@ -223,7 +223,9 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 }
 
 // expired reports whether e's state may be forgotten at now.
-func expired(e *memEntry, now int64) bool { return e.ks.c.Expires() <= now }
+func expired(e *memEntry, now int64) bool {
+	return e.ks.c.Expires() <= now && e.ks.c.Forgettable(now)
+}
 
 func (sh *memShard) unlink(e *memEntry) {
 	if e.prev != nil {

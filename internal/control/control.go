@@ -77,6 +77,17 @@ func (c *Config) lease() int64 {
 	return int64(DefaultLease)
 }
 
+// holdSpan returns the longest any hold of a state may last from the
+// instant it is read: MaxPause, or the longest lease when longer (see
+// State.bound). Without a division for a Lease of a day or less.
+func (c *Config) holdSpan() int64 {
+	if c.Lease <= 22*time.Hour {
+		return int64(MaxPause) // a lease of 22h and its slot end within it
+	}
+	l := c.lease()
+	return max(int64(MaxPause), l+l/leaseSlots)
+}
+
 // Ask is what a request brings to Acquire.
 type Ask struct {
 	// Until is when its lease should end at the latest: the request's

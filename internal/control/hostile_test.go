@@ -249,9 +249,10 @@ func TestStaleCostLimitLetsRequestGo(t *testing.T) {
 
 // A state decoded from a Store may hold what no controller here writes (a
 // hostile or broken process wrote it): a pause, a probe or leases ending
-// decades ahead. Acquire brings them back within MaxPause (or the longest
-// lease), so that one bad write cannot hold a key, nor keep its stored
-// state, for longer.
+// decades ahead. Bound, which a Budget over a Store calls before each
+// Acquire, brings them back within MaxPause (or the longest lease), so
+// that one bad write cannot hold a key, nor keep its stored state, for
+// longer.
 func TestStoredHoldsBounded(t *testing.T) {
 	far := instant(time.Date(2110, 1, 1, 0, 0, 0, 0, time.UTC))
 	now := instant(ht0)
@@ -280,6 +281,7 @@ func TestStoredHoldsBounded(t *testing.T) {
 				t.Fatalf("UnmarshalBinary: %v", err)
 			}
 			later := now + int64(time.Second)
+			got.Bound(at(later), &cfg) // as a Budget over a Store does
 			var l2 Lease
 			h, ok := got.Acquire(at(later), &cfg, Ask{}, &l2)
 			bound := later + int64(MaxPause)

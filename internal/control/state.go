@@ -54,13 +54,43 @@ const (
 // expiring. It only grows.
 func (s *State) Generation() uint64 { return s.gen }
 
-// Expires returns Expiry in nanoseconds since 1970; 0 for the zero State.
+// Expires returns the instant, in nanoseconds since 1970, before which the
+// state may not be forgotten for being idle (IdleTTL after its last
+// request or the end of its pause, and not before its last lease
+// expires); 0 for the zero State. Expiry may be later: a store that finds
+// Expires passed asks Forgettable before it forgets the state. The hot
+// path keeps only this bound up to date.
 func (s *State) Expires() int64 { return s.expiry }
 
+// Forgettable reports whether the state may be forgotten at now, Expires
+// being passed: no stop of retries (abnormal usage reported) is running,
+// and no start a stated quota logged is still within its window (a key
+// forgotten and met afresh could otherwise start q more within w).
+func (s *State) Forgettable(now int64) bool { return s.keep() <= now }
+
+// keep returns the instant before which the state is kept whatever its
+// idleness: the end of a stop of retries, and the instant the last start
+// each stated quota logged leaves its window.
+func (s *State) keep() int64 {
+	end := s.retry.stopUntil
+	for i := range s.policies {
+		if p := &s.policies[i]; p.w > 0 && p.log.n > 0 {
+			end = max(end, addSat(p.log.last().at, p.w))
+		}
+	}
+	return end
+}
+
 // Expiry returns when the state may be forgotten: IdleTTL after its last
-// request or the end of its pause, whichever is later, and not before its
-// last lease expires. Zero for the zero State.
-func (s *State) Expiry() time.Time { return at(s.expiry) }
+// request or the end of its pause, whichever is later, not before its
+// last lease expires, nor before the stop of retries or the windows of
+// its starts end (see Forgettable). Zero for the zero State.
+func (s *State) Expiry() time.Time {
+	if s.expiry == 0 {
+		return time.Time{}
+	}
+	return at(max(s.expiry, s.keep()))
+}
 
 // Custom reports whether a request used the key as a custom key.
 func (s *State) Custom() bool { return s.flags&flagCustom != 0 }
@@ -90,6 +120,17 @@ func (s *State) touch(now int64) {
 	}
 }
 
+// Bound brings back within bounds, at now, the holds of a state decoded
+// from a store, which another process wrote (see bound). A store in
+// memory needs none: only this process's controller writes its states.
+func (s *State) Bound(t time.Time, cfg *Config) {
+	now := instant(t)
+	if far := addSat(now, cfg.holdSpan()); s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far {
+		s.bound(now, far)
+		s.settle(now, cfg)
+	}
+}
+
 // bound brings back to far the holds of a state no controller here wrote:
 // a pause beyond MaxPause, a probe, leases or a stop of retries that end
 // beyond the longest lease (or MaxPause), as a state decoded from a store may hold, written
@@ -112,19 +153,11 @@ func (s *State) bound(now, far int64) {
 	s.gen++
 }
 
-// settle recomputes the expiry after a change: IdleTTL after the last use
-// or the end of a pause, never before the stop of retries a server's
-// report of abnormal usage asked for, and never before a start a stated
-// quota logged has left its window, so that a key forgotten and met afresh cannot
-// start more than q in a span of w (a window is MaxPause at most).
+// settle recomputes the idle expiry after a change: IdleTTL after the last
+// use or the end of a pause (see Expires; Expiry adds what keep holds).
 func (s *State) settle(now int64, cfg *Config) {
 	last := max(s.used, s.pauseUntil, now)
-	s.expiry = max(addSat(last, cfg.idleTTL()), s.leases.last(), s.retry.stopUntil)
-	for i := range s.policies {
-		if p := &s.policies[i]; p.w > 0 && p.log.len() > 0 {
-			s.expiry = max(s.expiry, addSat(p.log.last().at, p.w))
-		}
-	}
+	s.expiry = max(addSat(last, cfg.idleTTL()), s.leases.last())
 }
 
 // Paused returns the pause in force at now and what it is for; the zero
@@ -194,9 +227,6 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	}
 	if s.leases.reap(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
-	}
-	if far := addSat(now, max(int64(MaxPause), cfg.lease()+cfg.lease()/leaseSlots)); s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far {
-		s.bound(now, far)
 	}
 	if len(s.turns.c) != 0 {
 		fast = false // held requests' turns: see acquireTurn
