@@ -78,26 +78,6 @@ func TestNilResponseBody(t *testing.T) {
 	}
 }
 
-// stuckBody is a refusal's body that never yields a byte, whatever the
-// request's context, until it is closed: a Base whose bodies do not abort
-// when a context ends.
-type stuckBody struct {
-	once   sync.Once
-	closed chan struct{}
-}
-
-func newStuckBody() *stuckBody { return &stuckBody{closed: make(chan struct{})} }
-
-func (b *stuckBody) Read([]byte) (int, error) {
-	<-b.closed
-	return 0, io.ErrClosedPipe
-}
-
-func (b *stuckBody) Close() error {
-	b.once.Do(func() { close(b.closed) })
-	return nil
-}
-
 // Reading a refusal's body before a retry (its problem document, or the
 // rest, drained) ends with the request's context, not a second later.
 func TestRefusalBodyReadEndsWithContext(t *testing.T) {
@@ -106,7 +86,7 @@ func TestRefusalBodyReadEndsWithContext(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
-				body := newStuckBody()
+				body := polite.NewStuckBody()
 				tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 					time.AfterFunc(50*time.Millisecond, cancel)
 					h := http.Header{"Retry-After": {"5"}, "Content-Type": {ct}}
@@ -121,9 +101,7 @@ func TestRefusalBodyReadEndsWithContext(t *testing.T) {
 				if d := time.Since(start); d != 50*time.Millisecond || !errors.Is(err, context.Canceled) {
 					t.Errorf("RoundTrip = %v after %v; want context.Canceled once the context ended, after 50ms", err, d)
 				}
-				select {
-				case <-body.closed:
-				default:
+				if !body.Closed() {
 					t.Error("the refusal's body was not closed")
 				}
 			})

@@ -215,23 +215,6 @@ func TestRobotsSlow(t *testing.T) {
 	})
 }
 
-// blockedBody never yields a byte, whatever the context, until closed: a
-// Base whose bodies do not watch the request's context.
-type blockedBody struct {
-	once   sync.Once
-	closed chan struct{}
-}
-
-func (b *blockedBody) Read([]byte) (int, error) {
-	<-b.closed
-	return 0, io.ErrClosedPipe
-}
-
-func (b *blockedBody) Close() error {
-	b.once.Do(func() { close(b.closed) })
-	return nil
-}
-
 // A robots.txt whose body never comes, from a Base whose bodies ignore
 // the context, still times out with the fetch; one whose Body is nil is
 // read as empty, and a redirect's or an error's as nothing to drain.
@@ -242,8 +225,8 @@ func TestRobotsBaseBodies(t *testing.T) {
 		body    func() io.ReadCloser
 		timeout bool
 	}{
-		{"200, body stuck", 200, func() io.ReadCloser { return &blockedBody{closed: make(chan struct{})} }, true},
-		{"500, body stuck", 500, func() io.ReadCloser { return &blockedBody{closed: make(chan struct{})} }, false},
+		{"200, body stuck", 200, func() io.ReadCloser { return NewStuckBody() }, true},
+		{"500, body stuck", 500, func() io.ReadCloser { return NewStuckBody() }, false},
 		{"200, nil body", 200, func() io.ReadCloser { return nil }, false},
 		{"301, nil body", 301, func() io.ReadCloser { return nil }, false},
 		{"503, nil body", 503, func() io.ReadCloser { return nil }, false},
