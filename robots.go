@@ -157,11 +157,14 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 		return 0, nil
 	}
 	path := robotsPath(u)
-	if path == "/robots.txt" {
-		return 0, nil
-	}
 	origin := robotsOrigin(u)
 	c := r.robotsCache()
+	if path == "/robots.txt" {
+		// Always allowed, and never fetched for itself; but it is a
+		// request to the origin like any other, spaced by the interval
+		// already known.
+		return c.shard(origin).interval(origin), nil
+	}
 	sh := c.shard(origin)
 	for {
 		e, v, wait, fetch := sh.begin(origin, time.Now())
@@ -214,11 +217,19 @@ func (r *Robots) robotsCache() *robotsCache {
 }
 
 // robotsPath returns the path and query of u in the form robots.txt
-// patterns are compared in (see robotsEscape).
+// patterns are compared in (see robotsEscape). An Opaque of the form
+// "//host/path", which net/http sends as the absolute URL it is (see
+// [url.URL.RequestURI]), has its path matched, not its authority.
 func robotsPath(u *url.URL) string {
 	p := u.EscapedPath()
-	if u.Opaque != "" {
-		p = u.Opaque
+	if o := u.Opaque; o != "" {
+		p = o
+		if rest, ok := strings.CutPrefix(o, "//"); ok {
+			p = ""
+			if i := strings.IndexByte(rest, '/'); i >= 0 {
+				p = rest[i:]
+			}
+		}
 	}
 	if p == "" {
 		p = "/"
@@ -254,6 +265,7 @@ type robotsCache struct {
 	userAgent string // Robots.UserAgent, sent when a request has none
 	delayOnly bool
 	seed      maphash.Seed
+	n         uint64 // the shards in use, 1 to robotsShards
 	shards    [robotsShards]robotsShard
 }
 
@@ -262,15 +274,23 @@ func newRobotsCache(token, userAgent string, delayOnly bool, maxOrigins int) *ro
 		maxOrigins = defaultRobotsMax
 	}
 	c := &robotsCache{token: token, userAgent: userAgent, delayOnly: delayOnly, seed: maphash.MakeSeed()}
-	per := max(1, (maxOrigins+robotsShards-1)/robotsShards)
-	for i := range c.shards {
-		c.shards[i].init(per)
+	// MaxOrigins is shared out exactly: fewer shards than robotsShards
+	// when it is smaller, the remainder one each to the first.
+	n := min(maxOrigins, robotsShards)
+	per, extra := maxOrigins/n, maxOrigins%n
+	for i := range n {
+		m := per
+		if i < extra {
+			m++
+		}
+		c.shards[i].init(m)
 	}
+	c.n = uint64(n)
 	return c
 }
 
 func (c *robotsCache) shard(origin string) *robotsShard {
-	return &c.shards[maphash.String(c.seed, origin)%robotsShards]
+	return &c.shards[maphash.String(c.seed, origin)%c.n]
 }
 
 // robotsShard is a bounded map of origins to their robots.txt, with a
@@ -328,6 +348,17 @@ func (s *robotsShard) init(max int) {
 	s.m = make(map[string]*robotsEntry)
 	s.lru.next, s.lru.prev = &s.lru, &s.lru
 	s.max = max
+}
+
+// interval returns the interval the robots.txt of key asks between two
+// requests, as last fetched; zero when none is known. It fetches nothing.
+func (s *robotsShard) interval(key string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.m[key]; e != nil && e.file != nil {
+		return e.file.interval
+	}
+	return 0
 }
 
 // begin looks up key at now. If the entry can be used, it returns a view
@@ -470,11 +501,15 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 	if ua == "" {
 		ua = c.userAgent
 	}
-	next := origin + "/robots.txt"
+	// The origin's host is unescaped: an IPv6 zone's '%' is escaped
+	// again, as in the URL it came from.
+	next := strings.ReplaceAll(origin, "%", "%25") + "/robots.txt"
 	for hop := 0; ; hop++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, next, nil)
 		if err != nil {
-			return robotsResult{} // unavailable: a URL we cannot build
+			// A URL that cannot be built: unreachable, not unavailable,
+			// which would allow every path unread.
+			return robotsResult{unreachable: true, err: err}
 		}
 		if ua != "" {
 			req.Header.Set("User-Agent", ua)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -478,13 +479,14 @@ func TestRobotsRequest(t *testing.T) {
 
 func TestRobotsOrigin(t *testing.T) {
 	for in, want := range map[string]string{
-		"http://A.Example./x":        "http://a.example",
-		"http://a.example:80/":       "http://a.example",
-		"https://a.example:443/":     "https://a.example",
-		"https://a.example:8443/":    "https://a.example:8443",
-		"http://[::1]:80/":           "http://[::1]",
-		"http://[::1]:8080/":         "http://[::1]:8080",
-		"http://u:p@a.example/x?y#z": "http://a.example",
+		"http://A.Example./x":         "http://a.example",
+		"http://a.example:80/":        "http://a.example",
+		"https://a.example:443/":      "https://a.example",
+		"https://a.example:8443/":     "https://a.example:8443",
+		"http://[::1]:80/":            "http://[::1]",
+		"http://[::1]:8080/":          "http://[::1]:8080",
+		"http://u:p@a.example/x?y#z":  "http://a.example",
+		"http://[fe80::1%25eth0]:80/": "http://[fe80::1%eth0]",
 	} {
 		req, _ := http.NewRequest(http.MethodGet, in, nil)
 		if got := robotsOrigin(req.URL); got != want {
@@ -493,27 +495,108 @@ func TestRobotsOrigin(t *testing.T) {
 	}
 }
 
-// TestRobotsMaxOrigins checks that the cache keeps about MaxOrigins origins.
+// TestRobotsMaxOrigins checks that the cache keeps at most MaxOrigins
+// origins, whether or not it divides among the shards.
 func TestRobotsMaxOrigins(t *testing.T) {
+	for _, max := range []int{1, 2, 15, 64, 100} {
+		t.Run(fmt.Sprint(max), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{})
+				base := robotsBase(h)
+				r := &Robots{MaxOrigins: max}
+				for i := range 1000 {
+					r.check(t.Context(), base, robotsReq(t, t.Context(), fmt.Sprintf("http://o%d.example/", i)))
+				}
+				kept := 0
+				for i := range r.cache.shards {
+					kept += len(r.cache.shards[i].m)
+				}
+				if kept > max || kept < max/2 {
+					t.Errorf("MaxOrigins %d: %d origins kept", max, kept)
+				}
+				// The most recent is still there: no fetch.
+				n := h.Stats().Fetches
+				r.check(t.Context(), base, robotsReq(t, t.Context(), "http://o999.example/"))
+				if h.Stats().Fetches != n {
+					t.Errorf("MaxOrigins %d: the most recently used origin was forgotten", max)
+				}
+			})
+		})
+	}
+}
+
+// TestRobotsOpaquePath checks that a request whose path is in URL.Opaque,
+// in the form "//host/path" that net/http sends as an absolute URL, is
+// matched by its path: it was matched as "//host/path", which no rule
+// names, and a disallowed path was sent.
+func TestRobotsOpaquePath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{})
-		base := robotsBase(h)
-		r := &Robots{MaxOrigins: 64}
-		for i := range 1000 {
-			r.check(t.Context(), base, robotsReq(t, t.Context(), fmt.Sprintf("http://o%d.example/", i)))
+		var sent []string
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+			Body: "User-agent: *\nDisallow: /private\n",
+			Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent = append(sent, r.URL.Path) }),
+		})
+		tr := &Transport{Base: robotsBase(h), Robots: &Robots{}}
+		for _, opaque := range []string{"//a.example/private/x", "/private/y", "//a.example"} {
+			req := robotsReq(t, t.Context(), "http://a.example/")
+			req.URL.Opaque = opaque
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			if opaque == "//a.example" != (err == nil) {
+				t.Errorf("Opaque %q: RoundTrip = %v", opaque, err)
+			}
 		}
-		kept := 0
-		for i := range r.cache.shards {
-			kept += len(r.cache.shards[i].m)
+		if len(sent) != 1 || sent[0] != "/" {
+			t.Errorf("the server got %q; want only /", sent)
 		}
-		if kept > 64 {
-			t.Errorf("%d origins kept, want at most MaxOrigins = 64", kept)
+	})
+}
+
+// TestRobotsTxtRequestKeepsCrawlDelay checks that a request for
+// /robots.txt itself through the Transport (a crawler that reads it too)
+// is spaced by the Crawl-delay known, and leaves it in place: it set the
+// origin's floor to zero, and the next request went at once.
+func TestRobotsTxtRequestKeepsCrawlDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var at []time.Duration
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+			Body: "User-agent: *\nCrawl-delay: 10\n",
+			Next: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { at = append(at, time.Since(start)) }),
+		})
+		tr := &Transport{Base: robotsBase(h), Robots: &Robots{}}
+		for _, path := range []string{"/a", "/robots.txt", "/b"} {
+			resp, err := tr.RoundTrip(robotsReq(t, t.Context(), "http://a.example"+path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if path == "/robots.txt" {
+				at = append(at, time.Since(start))
+			}
+			resp.Body.Close()
 		}
-		// The most recent is still there: no fetch.
-		n := h.Stats().Fetches
-		r.check(t.Context(), base, robotsReq(t, t.Context(), "http://o999.example/"))
-		if h.Stats().Fetches != n {
-			t.Error("the most recently used origin was forgotten")
+		if want := []time.Duration{0, 10 * time.Second, 20 * time.Second}; !slices.Equal(at, want) {
+			t.Errorf("requests sent at %v, want %v (Crawl-delay: 10)", at, want)
+		}
+	})
+}
+
+// TestRobotsZonedIPv6 checks that the robots.txt of an origin whose host
+// has an IPv6 zone is fetched: its URL was built with the zone's '%'
+// unescaped, which no request accepts, and every path was allowed unread.
+func TestRobotsZonedIPv6(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fetched []string
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			fetched = append(fetched, req.URL.String())
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Request: req,
+				Body: io.NopCloser(strings.NewReader("User-agent: *\nDisallow: /\n"))}, nil
+		})
+		_, err := (&Robots{}).check(t.Context(), base, robotsReq(t, t.Context(), "http://[fe80::1%25eth0]:8080/private"))
+		if !errors.Is(err, ErrDisallowed) || len(fetched) != 1 || fetched[0] != "http://[fe80::1%25eth0]:8080/robots.txt" {
+			t.Errorf("check = %v after fetching %q; want /private disallowed by http://[fe80::1%%25eth0]:8080/robots.txt", err, fetched)
 		}
 	})
 }

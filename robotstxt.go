@@ -58,11 +58,14 @@ type groupTarget struct{ mine, star bool }
 // there is dropped. It runs in time linear in the length of body.
 func parseRobots(body []byte, token string) *robotsFile {
 	if len(body) > maxRobotsBytes {
+		whole := body[maxRobotsBytes] == '\r' || body[maxRobotsBytes] == '\n' // its last line ends at the limit
 		body = body[:maxRobotsBytes]
-		if i := bytes.LastIndexAny(body, "\r\n"); i >= 0 {
-			body = body[:i]
-		} else {
-			body = nil
+		if !whole {
+			if i := bytes.LastIndexAny(body, "\r\n"); i >= 0 {
+				body = body[:i]
+			} else {
+				body = nil
+			}
 		}
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark

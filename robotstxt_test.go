@@ -170,12 +170,17 @@ func TestParseRobotsSizeLimit(t *testing.T) {
 		{"rules within 512 KiB", "User-agent: *\nDisallow: /a\n" + pad[:400<<10] + "Disallow: /b\n", 2},
 		{"rules past 512 KiB are ignored", "User-agent: *\nDisallow: /a\n" + pad + "Disallow: /b\n", 1},
 		{"a line cut at 512 KiB is dropped", "User-agent: *\n" + pad[:maxRobotsBytes-len("User-agent: *\n")-8] + "Allow: /abcdefghijkl\n", 0},
+		{"a line that ends at 512 KiB is kept", "User-agent: *\n" + comment(maxRobotsBytes-len("User-agent: *\n")-20) + "Disallow: /abcdefghi\n# more", 1},
+		{"a line that ends at 512 KiB with CRLF is kept", "User-agent: *\n" + comment(maxRobotsBytes-len("User-agent: *\n")-20) + "Disallow: /abcdefghi\r\n", 1},
 	} {
 		if got := len(parseRobots([]byte(tt.body), "x").rules); got != tt.want {
 			t.Errorf("%s: %d rules, want %d", tt.name, got, tt.want)
 		}
 	}
 }
+
+// comment returns a comment line of n bytes, its newline included.
+func comment(n int) string { return strings.Repeat("#", n-1) + "\n" }
 
 func TestRobotsMatch(t *testing.T) {
 	tests := []struct {
