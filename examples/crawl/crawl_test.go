@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/politehttp/polite/ratelimittest"
@@ -85,4 +86,45 @@ func TestCrawl(t *testing.T) {
 	if res.Disallowed != pages+1 {
 		t.Errorf("%d requests not sent, want the %d private links", res.Disallowed, pages+1)
 	}
+}
+
+// TestCrawlDelay crawls a site whose robots.txt asks a second between
+// requests: colly's own client timed out every page queued more than 10s
+// behind, counting the time it waited in polite for its turn.
+func TestCrawlDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const pages = 30
+		html := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			for i := range pages {
+				fmt.Fprintf(w, `<a href="/page/%d">page %d</a> `, i, i)
+			}
+		})
+		robots := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nCrawl-delay: 1\n", Next: html})
+		tr := newTransport("examplebot/1.0", 4)
+		tr.Base = &ratelimittest.Transport{Handler: robots}
+		start := time.Now()
+		res, err := crawl(t.Context(), "http://site.example/", "examplebot/1.0", tr)
+		if err != nil || len(res.Visited) != pages+1 || len(res.Errors) != 0 {
+			t.Fatalf("crawl = %d pages, errors %v, %v; want %d pages, no error", len(res.Visited), res.Errors, err, pages+1)
+		}
+		if took := time.Since(start); took < pages*time.Second {
+			t.Errorf("crawl took %v, want a second per page", took)
+		}
+	})
+}
+
+// TestCrawlHostCase crawls from a URL whose host is not in lower case:
+// colly compares the hosts it visits lower-cased, and refused the start
+// URL itself as a forbidden domain.
+func TestCrawlHostCase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		robots, _ := site(3)
+		tr := newTransport("examplebot/1.0", 4)
+		tr.Base = &ratelimittest.Transport{Handler: robots}
+		res, err := crawl(t.Context(), "http://Site.Example/", "examplebot/1.0", tr)
+		if err != nil || len(res.Visited) != 4 {
+			t.Errorf("crawl(http://Site.Example/) = %d pages, %v; want 4", len(res.Visited), err)
+		}
+	})
 }

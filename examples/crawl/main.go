@@ -20,10 +20,13 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/gocolly/colly/v2"
 	"github.com/politehttp/polite"
+	"golang.org/x/net/idna"
 )
 
 func main() {
@@ -55,7 +58,10 @@ func main() {
 // flight to an origin, and to an origin that states no rate limit, fewer
 // while its latency shows it queues them.
 func newTransport(userAgent string, maxConcurrency int) *polite.Transport {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.ResponseHeaderTimeout = 30 * time.Second
 	return &polite.Transport{
+		Base:           base,
 		MaxConcurrency: maxConcurrency,
 		Robots:         &polite.Robots{UserAgent: userAgent},
 		Restraint:      &polite.Restraint{MaxConcurrency: maxConcurrency, Adaptive: true},
@@ -76,15 +82,26 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper) (
 	if err != nil {
 		return result{}, err
 	}
+	// colly compares the hosts of the URLs it visits in their normal
+	// form, lower case and, for a name in Unicode, punycode.
+	host, err := idna.Lookup.ToASCII(u.Hostname())
+	if err != nil {
+		host = strings.ToLower(u.Hostname()) // an IPv6 address, say
+	}
 	c := colly.NewCollector(
 		colly.UserAgent(userAgent),
-		colly.AllowedDomains(u.Hostname()),
+		colly.AllowedDomains(host),
 		colly.Async(true), // one goroutine per request: polite paces them
 		colly.MaxDepth(10),
 		colly.StdlibContext(ctx),
 	)
 	c.IgnoreRobotsTxt = true // polite reads robots.txt, with the Transport's pacing
 	c.WithTransport(tr)      // and no c.Limit: polite's limits apply
+	// colly's client times out a request after 10s by default, counting
+	// the time it waits in polite for its turn: behind a Crawl-delay, most
+	// pages would fail. The wait is bounded by the Transport's MaxWait and
+	// ctx, and the server's answer by the Base's ResponseHeaderTimeout.
+	c.SetRequestTimeout(0)
 
 	var mu sync.Mutex
 	var res result
