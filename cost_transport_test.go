@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -267,6 +268,44 @@ func TestTokenReservationsShared(t *testing.T) {
 		wg.Wait()
 		if s := h.Stats(); s.Refused != 0 {
 			t.Errorf("%d refused, want 0", s.Refused)
+		}
+	})
+}
+
+// TestWaitForStaleLimit checks that WaitFor fails a cost beyond a whole
+// quota as the Transport does: only while the limit is fresh (a minute, or
+// its window). Two minutes after a limit of 400 was stated, the Transport
+// sends a request of 500 tokens (the server has raised its limit), and
+// WaitFor returned a *CostError for it.
+func TestWaitForStaleLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var limit atomic.Int64
+		limit.Store(400)
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			l := strconv.FormatInt(limit.Load(), 10)
+			w.Header().Set("X-Ratelimit-Limit-Tokens", l)
+			w.Header().Set("X-Ratelimit-Remaining-Tokens", l)
+			w.Header().Set("X-Ratelimit-Reset-Tokens", "0s")
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+		send := func() error {
+			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), polite.Cost{Tokens: 500}), http.MethodGet, "http://llm.example/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		start := time.Now()
+		send()
+		limit.Store(1000)
+		for _, after := range []time.Duration{30 * time.Second, 90 * time.Second} {
+			time.Sleep(after - time.Since(start))
+			st, _ := tr.Inspect("http://llm.example", time.Now())
+			_, werr := st.WaitFor(polite.Cost{Tokens: 500})
+			if err := send(); (werr == nil) != (err == nil) {
+				t.Errorf("%v after the limit of 400: WaitFor(500 tokens) = %v, RoundTrip = %v", after, werr, err)
+			}
 		}
 	})
 }

@@ -72,6 +72,12 @@ type PolicyState struct {
 	// refill rate in Unit per second; 0 for a quota restored whole at
 	// ResetAt, or while the rate is unknown.
 	Refill float64
+	// Stated is, for a quota of what requests cost, when an answer last
+	// stated it. Its Quota fails a request that costs more (with a
+	// [*CostError]) only for a minute after, or its Window when longer:
+	// the server may have raised it since, and only a request that goes
+	// can tell.
+	Stated time.Time
 }
 
 // stateJSON is the JSON form of a State.
@@ -127,6 +133,7 @@ type policyJSON struct {
 	Source    string    `json:"source,omitempty"`
 	Reserved  int64     `json:"reserved,omitempty"`
 	Refill    float64   `json:"refill_per_s,omitempty"`
+	Stated    time.Time `json:"stated_at,omitzero"`
 }
 
 // MarshalJSON encodes p as in the State documentation: Window in seconds
@@ -142,6 +149,7 @@ func (p PolicyState) MarshalJSON() ([]byte, error) {
 		Source:    p.Source,
 		Reserved:  p.Reserved,
 		Refill:    p.Refill,
+		Stated:    utc(p.Stated),
 	}
 	if p.Quota >= 0 {
 		out.Quota = &p.Quota
@@ -246,7 +254,7 @@ func (b *Budget) inspect(k memKey, now time.Time) (State, bool) {
 
 func policyState(p control.PolicyView) PolicyState {
 	ps := PolicyState{Name: p.Name, Unit: p.Unit, Quota: p.Quota, Window: p.Window, Remaining: p.Remaining, ResetAt: p.ResetAt, Source: "server",
-		Reserved: p.Reserved, Refill: p.Refill}
+		Reserved: p.Reserved, Refill: p.Refill, Stated: p.Stated}
 	if p.Learned {
 		ps.Source = "refusals"
 	}

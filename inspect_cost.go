@@ -3,6 +3,8 @@ package polite
 import (
 	"math"
 	"time"
+
+	"github.com/politehttp/polite/internal/control"
 )
 
 // WaitFor reports how long, from s.At, a request costing c would wait for
@@ -16,8 +18,9 @@ import (
 // may differ. A quota whose refill rate and reset are unknown adds
 // nothing.
 //
-// When c costs more than a whole quota, a request could never start:
-// WaitFor returns a [*CostError], as the Transport would.
+// When c costs more than a whole quota stated recently enough to hold (see
+// [PolicyState.Stated]), a request could never start: WaitFor returns a
+// [*CostError], as the Transport would.
 func (s State) WaitFor(c Cost) (time.Duration, error) {
 	wait := time.Duration(0)
 	if s.PauseUntil.After(s.At) {
@@ -32,6 +35,9 @@ func (s State) WaitFor(c Cost) (time.Duration, error) {
 			continue
 		}
 		if p.Quota >= 0 && need > p.Quota {
+			if !p.Stated.IsZero() && s.At.Sub(p.Stated) >= max(p.Window, control.CostLimitFresh) {
+				continue // stale: the Transport sends the request, whose answer states the limit again
+			}
 			return 0, &CostError{Key: s.Key, Unit: p.Unit, Cost: need, Limit: p.Quota}
 		}
 		if p.Remaining < 0 || need <= p.Remaining {

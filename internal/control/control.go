@@ -241,7 +241,7 @@ const (
 	zeroBackoffBase = int64(time.Second) // r=0 with no t (DESIGN.md §1.7)
 	zeroBackoffMax  = int64(time.Minute)
 	jitterMax       = int64(10 * time.Millisecond)
-	costLimitFresh  = int64(time.Minute) // a cost quota's limit fails a request beyond it for this long, or its window
+	costLimitFresh  = int64(CostLimitFresh)
 	statedFresh     = int64(time.Minute) // a stated quota keeps the learner off for this long, or its window
 	// MaxPause is the longest a key pauses on one answer: a Retry-After
 	// of a century or a reset measured from a year-old Date must not lock

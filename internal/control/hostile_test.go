@@ -1,6 +1,7 @@
 package control
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -337,5 +338,158 @@ func TestExpiryAwaitsRetryStop(t *testing.T) {
 	}
 	if e := instant(s.Expiry()); e < s.retry.stopUntil {
 		t.Errorf("the state expires at %v, before its stop of retries ends at %v", s.Expiry(), at(s.retry.stopUntil))
+	}
+}
+
+// A stored state's cost quotas and reservations are bounded too: a
+// quota's reset in 2110 held every request of its unit until then; a
+// quota stated in 2110 never went stale, and failed every request beyond
+// its limit; a reservation ending in 2110 held its tokens until then.
+func TestStoredCostHoldsBounded(t *testing.T) {
+	far := instant(time.Date(2110, 1, 1, 0, 0, 0, 0, time.UTC))
+	for _, tt := range []struct {
+		name  string
+		cost  int64
+		spoil func(s *State)
+	}{
+		{"a reset", 100, func(s *State) { q := &s.costs.quotas[0]; q.r, q.deadline = 0, far }},
+		{"a statement", 5000, func(s *State) { s.costs.quotas[0].seen = far }},
+		{"an observation", 100, func(s *State) { q := &s.costs.quotas[0]; q.r, q.at, q.deadline = 0, far, far+1 }},
+		{"a reservation", 100, func(s *State) {
+			u := &s.costs.units[0]
+			u.n += 1000 - u.res[0].n
+			u.res[0].n, u.res[0].end = 1000, far
+			s.leases.b[len(s.leases.b)-1].end = far
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &hostile{t: t}
+			l, _, ok := d.acq(0, Ask{}, Cost{Tokens: 100})
+			if !ok {
+				t.Fatal("the first request held")
+			}
+			d.rel(100*time.Millisecond, &l, Outcome{First: true, Bytes: -1, Quotas: []parse.Quota{
+				{Unit: "tokens", Limit: 1000, Remaining: 900, Reset: 10 * time.Second},
+			}})
+			if _, _, ok := d.acq(200*time.Millisecond, Ask{}, Cost{Tokens: 100}); !ok {
+				t.Fatal("the second request held")
+			}
+			tt.spoil(&d.s)
+			b, err := d.s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got State
+			if err := got.UnmarshalBinary(b); err != nil {
+				t.Fatal(err)
+			}
+			// The Budget bounds a decoded state before each request. A
+			// request is held at most MaxPause; a limit stated "now" at
+			// most CostLimitFresh.
+			now := ht0.Add(time.Second)
+			got.Bound(now, &d.cfg)
+			var l3 Lease
+			l3.SetCost(Cost{Tokens: tt.cost})
+			h, ok := got.Acquire(now, &d.cfg, Ask{}, &l3)
+			switch {
+			case ok:
+			case h.Never:
+				if h, ok = got.Acquire(now.Add(CostLimitFresh), &d.cfg, Ask{}, &l3); !ok {
+					t.Errorf("a request of %d tokens still held a minute after the bound: %+v", tt.cost, h)
+				}
+			case h.Until().IsZero() || h.Until().Sub(now) > MaxPause:
+				t.Errorf("a request of %d tokens held until %v", tt.cost, h.Until())
+			}
+		})
+	}
+}
+
+// A request charged against a quota restored whole whose reset has passed
+// (its answer states no quota) counts in the window after: it was charged
+// to the spent window, whose level then read as the whole limit, and a
+// second request overdrew the quota.
+func TestChargeAfterResetCounts(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		at   time.Duration // when the two requests of 600 go
+		w    time.Duration // the window stated; 0 for none
+	}{
+		{"before the reset", time.Second, 0},
+		{"after the reset", 11 * time.Second, 0},
+		{"windows after the reset", 95 * time.Second, 0},
+		{"after the reset, a window stated", 11 * time.Second, 30 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &hostile{t: t}
+			l, _, _ := d.acq(0, Ask{}, Cost{Tokens: 1})
+			d.rel(0, &l, Outcome{First: true, Bytes: -1, Quotas: []parse.Quota{
+				{Unit: "tokens", Limit: 1000, Remaining: 999, Reset: 10 * time.Second, Window: tt.w},
+			}})
+			a, _, ok := d.acq(tt.at, Ask{}, Cost{Tokens: 600})
+			if !ok {
+				t.Fatal("A held")
+			}
+			d.rel(tt.at+100*time.Millisecond, &a, Outcome{First: true, Bytes: -1}) // no fields
+			_, h, ok := d.acq(tt.at+200*time.Millisecond, Ask{}, Cost{Tokens: 600})
+			if ok {
+				t.Fatal("B (600 tokens) went right after A (600), against a quota of 1000")
+			}
+			// Held until the window A counted in ends: the stated one, or
+			// one no shorter than the reset stated, 10s.
+			w := max(tt.w, 10*time.Second)
+			if tt.at < 10*time.Second {
+				w = 10 * time.Second
+			}
+			want := ht0.Add(10*time.Second + (tt.at-10*time.Second)/w*w + w)
+			if tt.at < 10*time.Second {
+				want = ht0.Add(10 * time.Second)
+			}
+			if !h.Until().Equal(want) {
+				t.Errorf("B held until %v, want %v", h.Until().Sub(ht0), want.Sub(ht0))
+			}
+		})
+	}
+}
+
+// Reservations merged beyond maxReservations keep their sum: the cap on
+// the merged amount was not taken off the unit's total, and once every
+// request had ended, tokens that no reservation held were still reserved
+// and held every request of the unit.
+func TestMergedReservationsKeepSum(t *testing.T) {
+	d := &hostile{t: t}
+	quotas := []parse.Quota{{Unit: "tokens", Limit: 1000, Remaining: 500, Reset: 10 * time.Second, Dialect: "openai"}}
+	now := time.Duration(0)
+	for range 6 { // open the ramp with requests that cost nothing
+		var ls []Lease
+		for len(ls) < 100 {
+			l, _, ok := d.acq(now, Ask{}, Cost{})
+			if !ok {
+				break
+			}
+			ls = append(ls, l)
+		}
+		now += 10 * time.Millisecond
+		for i := range ls {
+			d.rel(now, &ls[i], Outcome{First: true, Bytes: -1, Quotas: quotas})
+		}
+	}
+	now += 2 * time.Minute // the limit is stale: a request beyond it goes
+	var big []Lease
+	for range 70 {
+		l, _, ok := d.acq(now, Ask{}, Cost{Tokens: math.MaxInt64})
+		if !ok {
+			t.Fatalf("request %d held", len(big))
+		}
+		big = append(big, l)
+	}
+	now += 10 * time.Millisecond
+	for i := range big {
+		d.rel(now, &big[i], Outcome{First: true, Bytes: -1, Quotas: quotas})
+	}
+	if u := &d.s.costs.units[0]; u.n != 0 || len(u.res) != 0 {
+		t.Errorf("every request ended: %d tokens reserved in %d reservations", u.n, len(u.res))
+	}
+	if _, h, ok := d.acq(now+time.Minute, Ask{}, Cost{Tokens: 10}); !ok {
+		t.Errorf("a request of 10 tokens held until %v", h.Until())
 	}
 }

@@ -125,7 +125,8 @@ func (s *State) touch(now int64) {
 // memory needs none: only this process's controller writes its states.
 func (s *State) Bound(t time.Time, cfg *Config) {
 	now := instant(t)
-	if far := addSat(now, cfg.holdSpan()); s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far {
+	if far := addSat(now, cfg.holdSpan()); s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
+		s.costs.beyond(now, far) {
 		s.bound(now, far)
 		s.settle(now, cfg)
 	}
@@ -133,7 +134,9 @@ func (s *State) Bound(t time.Time, cfg *Config) {
 
 // bound brings back to far the holds of a state no controller here wrote:
 // a pause beyond MaxPause, a probe, leases or a stop of retries that end
-// beyond the longest lease (or MaxPause), as a state decoded from a store may hold, written
+// beyond the longest lease (or MaxPause), cost quotas stated in the future
+// or whose reset is beyond MaxPause, and reservations that end beyond the
+// longest lease, as a state decoded from a store may hold, written
 // by a hostile or broken process. Leases that end beyond far are dropped,
 // as if their requests had ended: their slots would otherwise be held for
 // as long as the stored instant says, up to 2116.
@@ -150,6 +153,7 @@ func (s *State) bound(now, far int64) {
 		s.leases.kept -= b.k
 		s.leases.b = s.leases.b[:len(s.leases.b)-1]
 	}
+	s.costs.bound(now, far)
 	s.gen++
 }
 

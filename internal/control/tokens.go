@@ -263,6 +263,26 @@ func (q *costQuota) level(now int64) (int64, bool) {
 	return math.MaxInt64, true
 }
 
+// renew starts, at now, the window of q, a quota restored whole, that
+// follows its observation's, whose reset (deadline) has passed: its
+// remaining is the limit, and it ends a whole number of windows after the
+// deadline. The window is the one stated, or else the span from the
+// observation to its reset, which it is no shorter than: the window
+// computed may end before the server's, never after.
+func (q *costQuota) renew(now int64) {
+	q.r = q.q
+	w := q.w
+	if w <= 0 {
+		w = q.deadline - q.at
+	}
+	if w <= 0 {
+		q.deadline = 0 // unknown
+		return
+	}
+	start := q.deadline + (now-q.deadline)/w*w // at most now
+	q.at, q.deadline = start, addSat(start, w)
+}
+
 // full returns when q is whole again, by its observation; zero when
 // unknown.
 func (q *costQuota) full() int64 {
@@ -278,6 +298,11 @@ func (q *costQuota) full() int64 {
 	}
 	return q.deadline
 }
+
+// CostLimitFresh is how long after an answer states a cost quota, or for
+// its window when longer, its limit fails a request that costs more (see
+// costs.excess).
+const CostLimitFresh = time.Minute
 
 // excess reports a cost beyond a whole quota of the key: a request that
 // can never start. A limit last heard of at least costLimitFresh ago, or
@@ -398,8 +423,15 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 		if len(u.res) >= maxReservations {
 			// Merged, the two oldest are dropped only once both are
 			// counted, and last as long as the longer.
+			// Each is at most maxQuota, so the sum cannot overflow; what
+			// the cap drops is dropped from u.n too, which is their sum.
 			a, b := u.res[0], u.res[1]
-			u.res[1] = reservation{lo: a.lo, hi: b.hi, end: max(a.end, b.end), n: min(a.n+b.n, maxQuota)}
+			m := a.n + b.n
+			if m > maxQuota {
+				u.n -= m - maxQuota
+				m = maxQuota
+			}
+			u.res[1] = reservation{lo: a.lo, hi: b.hi, end: max(a.end, b.end), n: m}
 			u.res = append(u.res[:0], u.res[1:]...)
 		}
 		u.res = append(u.res, reservation{lo: l.seq, hi: l.seq, end: end, n: n})
@@ -431,6 +463,52 @@ func (c *costs) unreserve(l *Lease) {
 				break
 			}
 		}
+	}
+}
+
+// beyond reports whether c holds an instant a controller here would not
+// have written by now (see State.bound): a quota stated or observed after
+// now, or whose reset is more than MaxPause after its observation, or a
+// reservation that ends after far.
+func (c *costs) beyond(now, far int64) bool {
+	pause := addSat(now, int64(MaxPause))
+	for i := range c.quotas {
+		if q := &c.quotas[i]; q.seen > now || q.at > now || q.deadline > min(addSat(q.at, int64(MaxPause)), pause) {
+			return true
+		}
+	}
+	for i := range c.units {
+		for _, r := range c.units[i].res {
+			if r.end > far {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bound brings the instants beyond reports back within bounds: a quota's
+// statement and observation to now at the latest, its reset to MaxPause
+// after its observation (as apply and renew write it); a reservation that
+// ends after far is dropped, as if its request had ended.
+func (c *costs) bound(now, far int64) {
+	for i := range c.quotas {
+		q := &c.quotas[i]
+		q.seen, q.at = min(q.seen, now), min(q.at, now)
+		q.deadline = min(q.deadline, addSat(q.at, int64(MaxPause)))
+	}
+	for i := range c.units {
+		u := &c.units[i]
+		k := 0
+		for _, r := range u.res {
+			if r.end > far {
+				u.n -= r.n
+				continue
+			}
+			u.res[k] = r
+			k++
+		}
+		u.res = u.res[:k]
 	}
 }
 
@@ -526,6 +604,9 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
 			continue
 		}
 		if n := l.want.In(u.name); n > 0 {
+			if !q.refill && q.deadline != 0 && now >= q.deadline && q.q >= 0 {
+				q.renew(now)
+			}
 			q.r = max(0, q.r-min(n, maxQuota))
 		}
 	}
@@ -684,7 +765,7 @@ func tokenRefusal(r *Refusal, want *Cost, quotas []parse.Quota, wait int64) {
 // view returns what q says at now, for inspection.
 func (c *costs) view(q *costQuota, now int64) PolicyView {
 	u := &c.units[q.unit]
-	v := PolicyView{Name: q.name, Unit: u.name, Quota: q.q, Window: time.Duration(q.w), Remaining: -1, Reserved: u.reserved(now)}
+	v := PolicyView{Name: q.name, Unit: u.name, Quota: q.q, Window: time.Duration(q.w), Remaining: -1, Reserved: u.reserved(now), Stated: at(q.seen)}
 	if q.pk != "" {
 		v.Partition = []byte(q.pk)
 	}

@@ -108,11 +108,14 @@ func TestCostView(t *testing.T) {
 		t.Fatalf("no tokens policy in %+v", v.Policies)
 	}
 	want := PolicyView{Unit: "tokens", Quota: 60000, Remaining: 58999 + 500 - 5000, Reserved: 5000, Refill: 1000,
-		ResetAt: now.Add(1001 * time.Millisecond)}
+		ResetAt: now.Add(1001 * time.Millisecond), Stated: now}
 	if !tok.ResetAt.Equal(want.ResetAt) {
 		t.Errorf("View tokens ResetAt = %v, want %v", tok.ResetAt, want.ResetAt)
 	}
-	tok.ResetAt = want.ResetAt
+	if !tok.Stated.Equal(want.Stated) {
+		t.Errorf("View tokens Stated = %v, want %v", tok.Stated, want.Stated)
+	}
+	tok.ResetAt, tok.Stated = want.ResetAt, want.Stated
 	if !reflect.DeepEqual(*tok, want) {
 		t.Errorf("View tokens = %+v, want %+v", *tok, want)
 	}

@@ -25,8 +25,9 @@ type PolicyView struct {
 	Remaining int64         // -1 when no observation is live
 	ResetAt   time.Time
 	Learned   bool
-	Reserved  int64   // a cost unit's: what the requests in flight reserve
-	Refill    float64 // a cost unit's: units per second, when replenished continuously
+	Reserved  int64     // a cost unit's: what the requests in flight reserve
+	Refill    float64   // a cost unit's: units per second, when replenished continuously
+	Stated    time.Time // a cost unit's: when an answer last stated it
 }
 
 // View returns what s says at now. It does not change s.
