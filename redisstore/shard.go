@@ -54,14 +54,7 @@ func (sh *shard) pin(id string) *entry {
 		e = &entry{id: id}
 		e.elem = sh.lru.PushFront(e)
 		sh.m[id] = e
-		for len(sh.m) > sh.max {
-			old := sh.lru.Back().Value.(*entry)
-			if old.pins > 0 {
-				break // in use; forgotten later
-			}
-			sh.lru.Remove(old.elem)
-			delete(sh.m, old.id)
-		}
+		sh.trim(e)
 	}
 	e.pins++
 	return e
@@ -70,7 +63,25 @@ func (sh *shard) pin(id string) *entry {
 func (sh *shard) unpin(e *entry) {
 	sh.mu.Lock()
 	e.pins--
+	if len(sh.m) > sh.max {
+		sh.trim(nil) // entries kept while pinned
+	}
 	sh.mu.Unlock()
+}
+
+// trim forgets the least recently used entries beyond max, but keep and
+// those in use (pinned: a Wait may hold one for as long as a pause), which
+// are forgotten once unpinned. It walks past the entries in use, so that
+// one that waits long does not keep the others.
+func (sh *shard) trim(keep *entry) {
+	for el := sh.lru.Back(); el != nil && len(sh.m) > sh.max; {
+		prev := el.Prev()
+		if old := el.Value.(*entry); old != keep && old.pins == 0 {
+			sh.lru.Remove(el)
+			delete(sh.m, old.id)
+		}
+		el = prev
+	}
 }
 
 // cached returns the last state seen and its version.

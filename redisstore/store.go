@@ -40,7 +40,9 @@ type Store struct {
 	// MaxKeys is the most budget keys whose last state and generation the
 	// Store keeps in this process (to save a read per update and to wake
 	// waiters). It bounds memory only; a key that falls out costs one more
-	// round trip on its next update. If zero, 10000.
+	// round trip on its next update. Keys in use (a Wait may last as long
+	// as a pause) are kept beyond it until they are not. If zero, 10000;
+	// it is at least 16, one for each shard of the Store.
 	MaxKeys int
 
 	// ExpiryMargin is added to the expiry a state reports before it is
@@ -124,9 +126,12 @@ func (s *Store) init() {
 		if n <= 0 {
 			n = defaultMaxKeys
 		}
-		per := max(1, n/nShards)
 		for i := range s.shards {
-			s.shards[i].init(per)
+			per := n / nShards
+			if i < n%nShards {
+				per++
+			}
+			s.shards[i].init(max(1, per))
 		}
 		s.epochCh = make(chan struct{})
 	})
