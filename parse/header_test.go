@@ -3,6 +3,7 @@ package parse
 import (
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,19 @@ func TestHeaderCaseInsensitive(t *testing.T) {
 				t.Errorf("Header(%v) = %s, want %s", tt.h, got, want)
 			}
 		})
+	}
+}
+
+// TestLegacyListEmptyMembers checks that an empty member of a legacy
+// limit list is ignored (RFC 9110 §5.6.1) whatever white space it holds:
+// "100," read as 100, but "100, " and a line of a space as unknown.
+func TestLegacyListEmptyMembers(t *testing.T) {
+	for _, vals := range [][]string{{"100,"}, {"100, "}, {"100", ""}, {"100", " "}, {" , 100"}, {"100, ,60;w=60"}} {
+		h := http.Header{"X-Ratelimit-Limit": vals, "X-Ratelimit-Remaining": {"5"}}
+		qs := Header(h, time.Time{})
+		if !slices.ContainsFunc(qs, func(q Quota) bool { return q.Limit == 100 && q.Remaining == 5 }) {
+			t.Errorf("X-RateLimit-Limit %q: %s, want a limit of 100", vals, formatQuotas(qs))
+		}
 	}
 }
 

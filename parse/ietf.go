@@ -75,8 +75,10 @@ type Limit struct {
 // Of a field with more than 32 distinct identifiers, the policies of the
 // first 32 are returned (see the package documentation).
 //
-// Policies returns nil and no error when there are no field lines or they
-// are empty. A field that is not a valid RFC 9651 List or that breaks any
+// Policies returns nil and no error when there are no field lines, or one
+// that is empty. Several lines are combined as RFC
+// 9110 §5.3 says, joined by ", ": an empty line among them leaves an empty
+// list member, which RFC 9651 rejects, and the field is malformed. A field that is not a valid RFC 9651 List or that breaks any
 // of the rules above is malformed as a whole: Policies returns nil and a
 // *[FieldError] matching [ErrMalformed].
 func Policies(values []string) ([]Policy, error) {
@@ -96,8 +98,10 @@ func Policies(values []string) ([]Policy, error) {
 // Of a field with more than 32 distinct identifiers, the limits of the
 // first 32 are returned.
 //
-// Limits returns nil and no error when there are no field lines or they
-// are empty. A field that is not a valid RFC 9651 List or that breaks any
+// Limits returns nil and no error when there are no field lines, or one
+// that is empty. Several lines are combined as RFC
+// 9110 §5.3 says, joined by ", ": an empty line among them leaves an empty
+// list member, which RFC 9651 rejects, and the field is malformed. A field that is not a valid RFC 9651 List or that breaks any
 // of the rules above is malformed as a whole: Limits returns nil and a
 // *[FieldError] matching [ErrMalformed].
 func Limits(values []string) ([]Limit, error) {

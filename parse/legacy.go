@@ -98,6 +98,9 @@ func limitList(vals []string, buf []item) (cur item, items []item, ok bool) {
 		for line != "" {
 			var m string
 			m, line = nextMember(line)
+			if trimOWS(m) == "" {
+				continue // an empty member, which a recipient ignores (RFC 9110 §5.6.1), as "100," ends with
+			}
 			x, valid := member(m)
 			if !valid || i > 0 && x.w == 0 {
 				return item{}, nil, false

@@ -324,15 +324,16 @@ func (l *slidingWindow) reset(now time.Time) (time.Duration, bool) {
 	return l.earliest(now, l.prev, l.cur+r, 1)
 }
 
+// full is when a request of the whole quota would be admitted: the
+// weighted prev and cur both zero. Rounded, the weight of the previous
+// window is zero before its end, once it is under a half.
 func (l *slidingWindow) full(now time.Time) time.Duration {
 	l.advance(now)
-	switch {
-	case l.cur > 0:
-		return l.start().Add(2 * l.window).Sub(now)
-	case l.prev > 0:
-		return l.start().Add(l.window).Sub(now)
+	if l.cur == 0 && l.prev == 0 || l.quota == 0 {
+		return 0
 	}
-	return 0
+	d, _ := l.earliest(now, l.prev, l.cur, l.quota)
+	return d
 }
 
 func (l *slidingWindow) windowEnd(now time.Time) (time.Duration, bool) {

@@ -114,20 +114,23 @@ func TestLimiters(t *testing.T) {
 			policy: Policy{Algorithm: SlidingWindowRounded, Quota: 10, Window: 10 * time.Second},
 			checks: []check{
 				// Spending 10 now leaves prev=10 at 10s; its weight rounds
-				// to 9 once below 9.5, just after 10.5s.
+				// to 9 once below 9.5, just after 10.5s, and to 0 once
+				// below 0.5, just after 19.5s: the quota is whole then.
 				{at: 0, avail: 10, reset: 10500*time.Millisecond + 1, take: 10},
-				{at: 0, avail: 0, wait: 10500*time.Millisecond + 1, reset: 10500*time.Millisecond + 1, full: 20 * time.Second},
-				{at: 10 * time.Second, avail: 0, wait: 500*time.Millisecond + 1, reset: 500*time.Millisecond + 1, full: 10 * time.Second},
-				{at: 11 * time.Second, avail: 1, reset: 500*time.Millisecond + 1, full: 9 * time.Second, take: 1},
+				{at: 0, avail: 0, wait: 10500*time.Millisecond + 1, reset: 10500*time.Millisecond + 1, full: 19500*time.Millisecond + 1},
+				{at: 10 * time.Second, avail: 0, wait: 500*time.Millisecond + 1, reset: 500*time.Millisecond + 1, full: 9500*time.Millisecond + 1},
+				{at: 11 * time.Second, avail: 1, reset: 500*time.Millisecond + 1, full: 8500*time.Millisecond + 1, take: 1},
 				// round(10*9/10) + 1 = 10; the weight falls below 8.5 after 11.5s.
-				{at: 11 * time.Second, avail: 0, wait: 500*time.Millisecond + 1, reset: 500*time.Millisecond + 1, full: 19 * time.Second},
+				// Whole once the 1 of this window, prev from 20s, weighs
+				// under a half: just after 25s.
+				{at: 11 * time.Second, avail: 0, wait: 500*time.Millisecond + 1, reset: 500*time.Millisecond + 1, full: 14*time.Second + 1},
 				// round(10*5/10) + 1 = 6 counted.
-				{at: 15 * time.Second, avail: 4, reset: 500*time.Millisecond + 1, full: 15 * time.Second},
+				{at: 15 * time.Second, avail: 4, reset: 500*time.Millisecond + 1, full: 10*time.Second + 1},
 				// prev=1, cur=0: round(1*5/10) = round(0.5) = 1, halves up.
-				{at: 25 * time.Second, avail: 9, reset: 1, full: 5 * time.Second},
+				{at: 25 * time.Second, avail: 9, reset: 1, full: 1},
 				// Then round(1*4.999…/10) = 0; spending all 10 leaves prev=10
 				// at 30s, whose weight rounds to 9 just after 30.5s.
-				{at: 25*time.Second + 1, avail: 10, reset: 5500 * time.Millisecond, full: 5*time.Second - 1},
+				{at: 25*time.Second + 1, avail: 10, reset: 5500 * time.Millisecond},
 				{at: 40 * time.Second, avail: 10, reset: 10500*time.Millisecond + 1},
 			},
 		},
