@@ -335,8 +335,9 @@ func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) 
 // when the request's context has ended, bounded by releaseTimeout, in a
 // goroutine of its own: the request, which failed its wait, returns at
 // once, not when a slow Store is done. (Only a request that stops waiting
-// takes this path, never one that is granted.)
-func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time) {
+// takes this path, never one that is granted.) A change in the Store's
+// health that Update finds goes to note, from that goroutine.
+func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, note func(storeNote)) {
 	now := time.Now()
 	if b.mem != nil {
 		b.mem.leave(k.m, now, since)
@@ -350,7 +351,9 @@ func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer cancel()
 		if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { s.c.Leave(since) }); err != nil {
-			b.failed(now, err)
+			note(b.failed(now, err))
+		} else {
+			note(b.answered())
 		}
 	}()
 }

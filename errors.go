@@ -139,7 +139,8 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 	now := time.Now()
 	b := t.budgetOf()
 	var kb budgetKey
-	st, ok := b.inspect(t.key(resp.Request, b, &kb).m, now)
+	k := t.key(resp.Request, b, &kb)
+	st, ok := b.inspect(k.m, now, k.custom)
 	if !ok {
 		return now, true
 	}

@@ -198,17 +198,24 @@ func (b *Budget) Inspect(key string, now time.Time) (State, bool) {
 	b.init()
 	origin, raw, isOrigin := lookupKey(key)
 	if isOrigin {
-		if st, ok := b.inspect(origin, now); ok {
+		if st, ok := b.inspect(origin, now, false); ok {
 			return st, true
 		}
 		if raw == origin {
 			return State{}, false
 		}
 	}
-	return b.inspect(raw, now)
+	// A key that is not an origin in its normal form is no key of a
+	// request but a custom one, shown by its fingerprint whether or not
+	// its state says so: a state created without the request's mark (in
+	// the fallback while a Store fails, or after its entry was dropped
+	// while a request was in flight) lacks it.
+	return b.inspect(raw, now, true)
 }
 
-func (b *Budget) inspect(k memKey, now time.Time) (State, bool) {
+// inspect is Inspect for the state of k, a custom key when custom or when
+// its state says so.
+func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 	var (
 		v  control.View
 		ok bool
@@ -233,7 +240,7 @@ func (b *Budget) inspect(k memKey, now time.Time) (State, bool) {
 		return State{}, false
 	}
 	st := State{
-		Key:                  b.display(budgetKey{m: k, custom: v.Custom}),
+		Key:                  b.display(budgetKey{m: k, custom: custom || v.Custom}),
 		At:                   now,
 		InFlight:             v.InFlight,
 		PauseUntil:           v.PauseUntil,

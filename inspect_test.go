@@ -130,3 +130,82 @@ func TestInspectJSONOfALiveKey(t *testing.T) {
 		}
 	})
 }
+
+// TestInspectFallbackHidesCustomKey checks that a custom key paused while
+// the Store answered, then inspected while it fails (from the fallback,
+// whose state the pause created without the mark of a custom key), is
+// shown by its fingerprint: it was shown verbatim.
+func TestInspectFallbackHidesCustomKey(t *testing.T) {
+	const secret = "Bearer sk-live-5ecr3t"
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		store := newBytesStore()
+		tr := &polite.Transport{
+			Base:        &ratelimittest.Transport{Handler: h},
+			Key:         func(r *http.Request) string { return r.Header.Get("Authorization") },
+			MaxAttempts: 1,
+			Budget:      &polite.Budget{Store: store},
+		}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		req.Header.Set("Authorization", secret)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+
+		store.failing.Store(true)
+		st, ok := tr.Inspect(secret, time.Now())
+		js, _ := json.Marshal(st)
+		if !ok {
+			t.Fatal("not found")
+		}
+		if strings.Contains(string(js), "sk-live") {
+			t.Errorf("Inspect shows the custom key verbatim: %s", js)
+		}
+	})
+}
+
+// TestInspectRecreatedEntryHidesCustomKey checks that a custom key whose
+// entry was dropped (MaxKeys) while a request was in flight, and made anew
+// by that request's answer without the mark of a custom key, is shown by
+// its fingerprint: it was shown verbatim.
+func TestInspectRecreatedEntryHidesCustomKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") == "Bearer sk-live-A" {
+				<-release
+			}
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		tr := &polite.Transport{
+			Base:        &ratelimittest.Transport{Handler: h},
+			Key:         func(r *http.Request) string { return r.Header.Get("Authorization") },
+			MaxAttempts: 1,
+			Budget:      &polite.Budget{MaxKeys: 1},
+		}
+		do := func(auth string) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+			req.Header.Set("Authorization", auth)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		done := make(chan struct{})
+		go func() { do("Bearer sk-live-A"); close(done) }()
+		synctest.Wait()        // A is in flight
+		do("Bearer sk-live-B") // evicts A's entry (MaxKeys 1)
+		close(release)
+		<-done
+		st, ok := tr.Inspect("Bearer sk-live-A", time.Now())
+		js, _ := json.Marshal(st)
+		if ok && strings.Contains(string(js), "sk-live") {
+			t.Errorf("Inspect shows the custom key verbatim: %s", js)
+		}
+	})
+}

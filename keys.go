@@ -107,6 +107,7 @@ func normalHost(scheme, hostport string) string {
 	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.Contains(hostport[i:], "]") {
 		host, port = hostport[:i], hostport[i+1:]
 	}
+	port = noLeadingZeros(port) // net/http dials ":0443" as port 443
 	switch {
 	case port == "":
 	case port == "80" && strings.EqualFold(scheme, "http"), port == "443" && strings.EqualFold(scheme, "https"):
@@ -126,6 +127,18 @@ func normalHost(scheme, hostport string) string {
 		return hostport
 	}
 	return host + ":" + port
+}
+
+// noLeadingZeros returns a port number without its leading zeros ("0"
+// for a port of zeros).
+func noLeadingZeros(port string) string {
+	if len(port) < 2 || port[0] != '0' {
+		return port
+	}
+	if port = strings.TrimLeft(port, "0"); port == "" {
+		return "0"
+	}
+	return port
 }
 
 // isNormal reports whether a host[:port] is normal already as far as one

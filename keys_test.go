@@ -30,6 +30,12 @@ func TestOriginKey(t *testing.T) {
 		{"https", "例え.テスト", "https://xn--r8jz45g.xn--zckzah"},
 		{"https", "例え。テスト", "https://xn--r8jz45g.xn--zckzah"},
 		{"http", "", "http://"},
+		// A port with leading zeros is the port net/http dials: one
+		// origin, one budget.
+		{"https", "api.example:0443", "https://api.example"},
+		{"http", "api.example:080", "http://api.example"},
+		{"http", "api.example:08080", "http://api.example:8080"},
+		{"http", "api.example:00", "http://api.example:0"},
 	}
 	for _, tt := range tests {
 		if got := originKey(tt.scheme, tt.host).m.String(); got != tt.want {

@@ -243,7 +243,7 @@ func robotsPath(u *url.URL) string {
 // robotsOrigin returns the origin of u in one form: scheme and host in
 // lower case, without a trailing dot, without the scheme's default port.
 func robotsOrigin(u *url.URL) string {
-	host, port := strings.ToLower(u.Hostname()), u.Port()
+	host, port := strings.ToLower(u.Hostname()), noLeadingZeros(u.Port())
 	host = strings.TrimSuffix(host, ".")
 	if u.Scheme == "http" && port == "80" || u.Scheme == "https" && port == "443" {
 		port = ""

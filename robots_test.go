@@ -487,6 +487,7 @@ func TestRobotsOrigin(t *testing.T) {
 		"http://[::1]:8080/":          "http://[::1]:8080",
 		"http://u:p@a.example/x?y#z":  "http://a.example",
 		"http://[fe80::1%25eth0]:80/": "http://[fe80::1%eth0]",
+		"https://a.example:0443/":     "https://a.example",
 	} {
 		req, _ := http.NewRequest(http.MethodGet, in, nil)
 		if got := robotsOrigin(req.URL); got != want {

@@ -304,3 +304,65 @@ func TestPauseSurvivesStoreOutage(t *testing.T) {
 		})
 	}
 }
+
+// failFrom is a bytesStore whose Updates fail from the n-th on.
+type failFrom struct {
+	*bytesStore
+	from  int64
+	calls atomic.Int64
+}
+
+func (s *failFrom) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	if s.calls.Add(1) >= s.from {
+		return errStoreDown
+	}
+	return s.bytesStore.Update(ctx, key, fn)
+}
+
+// TestStoreDownFoundLeaving checks that a Store's first failure, found by
+// the Update of a request that stopped waiting, is reported: the Store was
+// marked down with no EventStoreDown, and none came after.
+func TestStoreDownFoundLeaving(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		store := &failFrom{bytesStore: newBytesStore(), from: 4} // 1,2: first request; 3: second's acquire; 4: its leave
+		var mu sync.Mutex
+		kinds := map[polite.EventKind]int{}
+		tr := &polite.Transport{
+			Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1,
+			Budget:  &polite.Budget{Store: store},
+			OnEvent: func(e polite.Event) { mu.Lock(); kinds[e.Kind]++; mu.Unlock() },
+		}
+		do := func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		do(t.Context()) // 429: the key pauses 30 s
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		if err := do(ctx); err == nil {
+			t.Fatal("want a WaitError")
+		}
+		cancel()
+		synctest.Wait()
+		time.Sleep(2 * time.Second)
+		ctx, cancel = context.WithTimeout(t.Context(), 5*time.Second)
+		do(ctx) // the Store fails again
+		cancel()
+		synctest.Wait()
+		if store.calls.Load() < 5 {
+			t.Fatalf("%d Updates, want the Store asked again", store.calls.Load())
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if kinds[polite.EventStoreDown] == 0 {
+			t.Errorf("no store-down event although the Store failed %d times; events: %v", store.calls.Load()-3, kinds)
+		}
+	})
+}

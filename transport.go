@@ -95,8 +95,9 @@ type Transport struct {
 
 	// OnEvent, if not nil, is called with every wait, retry, give-up and
 	// observation, synchronously, from the goroutine of the request (an
-	// EventAbandoned from a goroutine of its own). It must be quick and
-	// safe for concurrent use.
+	// EventAbandoned, and an EventStoreDown or EventStoreUp found by a
+	// request that stopped waiting, from a goroutine of their own). It must
+	// be quick and safe for concurrent use.
 	OnEvent func(Event)
 
 	// Logger, if not nil, receives the same events: retries at Info,
@@ -564,7 +565,8 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	ask.Since = start
 	defer func() {
 		if err != nil {
-			b.leave(ctx, key, ask.Since) // the turn it claimed passes on
+			// The turn it claimed passes on.
+			b.leave(ctx, key, ask.Since, func(n storeNote) { t.note(req, b, key, time.Now(), n) })
 		}
 	}()
 	var (

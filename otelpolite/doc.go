@@ -47,7 +47,10 @@
 // given back to the caller, or stopped on for abnormal usage). polite.reason
 // is the wait the refusal asked for (retry-after, quota, backoff…; see
 // [polite.Reason]). A local refusal is a request polite did not send
-// because the wait it needed was too long (a [*polite.WaitError]).
+// because the wait it needed was too long (a [*polite.WaitError]). A
+// transient failure that polite retries or gives up on (a 502 or 504 with
+// [polite.Transport.RetryTransient], or a dropped connection) is no
+// refusal: it counts in retries or give_ups alone.
 // polite.client.wait.duration records each wait a request made for its
 // budget before being sent, retries' waits included, under the reason it
 // waited longest for; its buckets run from 5 ms to 10 minutes.
@@ -78,8 +81,8 @@
 //	kind        records
 //	wait        polite.client.wait.duration (Event.Wait, in seconds)
 //	observe     nothing more
-//	retry       polite.client.refusals, polite.client.retries
-//	give-up     polite.client.refusals (when it has a status), polite.client.give_ups
+//	retry       polite.client.refusals (of a 429 or 503), polite.client.retries
+//	give-up     polite.client.refusals (of a 429 or 503), polite.client.give_ups
 //	stop        polite.client.refusals, polite.client.stops
 //	wait-error  polite.client.local_refusals (the event of a *polite.WaitError)
 //

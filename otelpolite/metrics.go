@@ -168,8 +168,10 @@ func (m *Metrics) record(e polite.Event, src *source) {
 	r := rules[e.Kind]
 	m.events.Add(ctx, 1, m.attrs(e, attrKind).add...)
 	cs := r.counters
-	if e.Status == 0 {
-		cs &^= countRefusal // no response, so no refusal received
+	if e.Status != http.StatusTooManyRequests && e.Status != http.StatusServiceUnavailable {
+		// No response (a dropped connection), or a transient failure
+		// (a 502 or 504 retried with RetryTransient): no refusal.
+		cs &^= countRefusal
 	}
 	if cs != 0 {
 		m.add(ctx, cs, m.attrs(e, r.attrs))

@@ -459,3 +459,67 @@ func BenchmarkOnEvent(b *testing.B) {
 		m.OnEvent(e)
 	}
 }
+
+// A 502 retried with RetryTransient is not a refusal (a 429 or 503), yet
+// polite.client.refusals counts it.
+func TestTransientIsNoRefusal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reader := sdkmetric.NewManualReader()
+		m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n++; n == 1 {
+				w.WriteHeader(http.StatusBadGateway)
+			}
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, RetryTransient: true}
+		m.Instrument(tr)
+		resp, err := (&http.Client{Transport: tr}).Get("http://a.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		got := collect(t, reader)
+		if r := ints(t, got["polite.client.refusals"]); len(r) != 0 {
+			t.Errorf("polite.client.refusals = %v, want none: a 502 is not a refusal (429 or 503)", r)
+		}
+	})
+}
+
+// The gauge's polite.key is documented as the origin for polite's default
+// key; for an internationalised host it comes out as a "sha256:" hash.
+func TestGaugeKeyOfIDNOrigin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reader := sdkmetric.NewManualReader()
+		m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("RateLimit-Policy", `"api";q=10;w=60`)
+			w.Header().Set("RateLimit", `"api";r=9;t=60`)
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+		m.Instrument(tr)
+		resp, err := (&http.Client{Transport: tr}).Get("http://bücher.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		g := ints(t, collect(t, reader)["polite.client.quota.remaining"])
+		if len(g) == 0 {
+			t.Fatal("no gauge")
+		}
+		for attrs := range g {
+			if !strings.Contains(attrs, "polite.key=http://xn--bcher-kva.test") {
+				t.Errorf("gauge series %s, want polite.key=http://xn--bcher-kva.test (the key polite's events show)", attrs)
+			}
+		}
+	})
+}

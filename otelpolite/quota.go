@@ -130,19 +130,39 @@ func keyAttrs(e polite.Event) []attribute.KeyValue {
 }
 
 // displayKey returns e's key as it may be shown: the key itself when it is
-// the origin of e's request (polite's default key) or polite's fingerprint
-// of a custom key ("key-" and 8 hex digits, as events, logs and errors
-// show it), else "sha256:" and the first 16 hex digits of its SHA-256 hash,
-// since a key may be built from a credential.
+// the origin of e's request (polite's default key, which polite normalises
+// further than sameOrigin does: an internationalised host in its ASCII
+// form, a port without leading zeros), or an origin alone, or polite's
+// fingerprint of a custom key ("key-" and 8 hex digits, as events, logs
+// and errors show it), else "sha256:" and the first 16 hex digits of its
+// SHA-256 hash, since a key may be built from a credential.
 func displayKey(e polite.Event) string {
 	if e.Request != nil && e.Request.URL != nil && sameOrigin(e.Key, e.Request.URL.Scheme, e.Request.URL.Host) {
 		return e.Key
 	}
-	if fingerprinted(e.Key) {
+	if fingerprinted(e.Key) || originOnly(e.Key) {
 		return e.Key
 	}
 	sum := sha256.Sum256([]byte(e.Key))
 	return "sha256:" + hex.EncodeToString(sum[:8])
+}
+
+// originOnly reports whether key is an http or https origin and nothing
+// more, as polite shows a default key: scheme and host in lower case and
+// ASCII, with no user information, path, query or fragment.
+func originOnly(key string) bool {
+	scheme, host, ok := strings.Cut(key, "://")
+	if !ok || scheme != "http" && scheme != "https" || host == "" {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		switch c := host[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '.', c == ':', c == '[', c == ']':
+		default:
+			return false // upper case, '@', '/', '?', '#', '%', or not ASCII
+		}
+	}
+	return true
 }
 
 // fingerprinted reports whether key is polite's fingerprint of a custom

@@ -164,7 +164,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return fail(usagef("%v", err))
+		return fail(usagef("%v", showError(err)))
 	}
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" || req.URL.Host == "" {
 		return fail(usagef("URL %q: want an http or https URL with a host", shownURL(target)))

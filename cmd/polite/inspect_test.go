@@ -453,6 +453,8 @@ func TestCommandsShowNoSecret(t *testing.T) {
 		{"inspect", refused},
 		{"inspect", "-json", refused},
 		{"inspect", strings.TrimPrefix(srv.URL, "http://") + "/?api_key=" + secret},
+		{"inspect", "http://api.example/%zz?api_key=" + secret}, // a URL that does not parse
+		{"inspect", "-json", "http://api.example/%zz?api_key=" + secret},
 		{"get", "-o", t.TempDir(), srv.URL + "/?api_key=" + secret, withUser + "/x", refused},
 	} {
 		var stdout, stderr bytes.Buffer
