@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -266,6 +267,88 @@ func TestWaitErrorNamesTheSoonerLimit(t *testing.T) {
 		var we *polite.WaitError
 		if !errors.As(err, &we) || !we.Deadline || !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("a wait of an hour, MaxWait 1m, deadline in 2s: %v; want the deadline named", err)
+		}
+	})
+}
+
+// TestBodiesClosedOnce checks bodies closed exactly once where they were
+// closed twice or never: a refusal's problem document cut short (by the
+// drain's time bound, or by the request's context ending) was closed by
+// the cut and again by the drain; a robots.txt body cut by the fetch's
+// timeout was closed by the cut and again after the read; a request body
+// was never closed when the Base panicked.
+func TestBodiesClosedOnce(t *testing.T) {
+	problem := func(body io.ReadCloser) *http.Response {
+		return &http.Response{StatusCode: http.StatusTooManyRequests, ContentLength: -1, Body: body,
+			Header: http.Header{"Retry-After": {"1"}, "Content-Type": {"application/problem+json"}}}
+	}
+	ok := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}
+	t.Run("problem cut by the drain's bound", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			body := polite.NewStuckBody()
+			n := 0
+			tr := &polite.Transport{Base: roundTripFunc(func(*http.Request) (*http.Response, error) {
+				if n++; n == 1 {
+					return problem(body), nil
+				}
+				return ok, nil
+			})}
+			resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if body.Closes() != 1 {
+				t.Errorf("refusal's body closed %d times, want 1", body.Closes())
+			}
+		})
+	})
+	t.Run("problem cut by the context", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			body := polite.NewStuckBody()
+			ctx, cancel := context.WithCancel(t.Context())
+			tr := &polite.Transport{Base: roundTripFunc(func(*http.Request) (*http.Response, error) {
+				cancel()
+				return problem(body), nil
+			})}
+			resp, err := tr.RoundTrip(httptest.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil))
+			if err == nil {
+				resp.Body.Close()
+			}
+			if body.Closes() != 1 {
+				t.Errorf("refusal's body closed %d times, want 1", body.Closes())
+			}
+		})
+	})
+	t.Run("robots.txt cut by the fetch's timeout", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			body := polite.NewStuckBody()
+			tr := &polite.Transport{Robots: &polite.Robots{}, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.URL.Path == "/robots.txt" {
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, ContentLength: -1, Body: body}, nil
+				}
+				return ok, nil
+			})}
+			resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/page", nil))
+			if err == nil {
+				resp.Body.Close()
+			}
+			if body.Closes() != 1 {
+				t.Errorf("robots.txt body closed %d times, want 1", body.Closes())
+			}
+		})
+	})
+	t.Run("request body when the Base panics", func(t *testing.T) {
+		body := &closeCounter{Reader: strings.NewReader("x")}
+		tr := &polite.Transport{Base: roundTripFunc(func(*http.Request) (*http.Response, error) { panic("broken Base") })}
+		req := httptest.NewRequest(http.MethodPost, "http://api.test/", nil)
+		req.Body = body
+		func() {
+			defer func() { recover() }()
+			tr.RoundTrip(req)
+		}()
+		if body.closed != 1 {
+			t.Errorf("request body closed %d times, want 1", body.closed)
 		}
 	})
 }

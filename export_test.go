@@ -3,6 +3,7 @@ package polite
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // Test helpers the external tests (package polite_test) share with the
@@ -14,6 +15,7 @@ import (
 type StuckBody struct {
 	once   sync.Once
 	closed chan struct{}
+	closes atomic.Int32
 }
 
 // NewStuckBody returns an open StuckBody.
@@ -27,9 +29,13 @@ func (b *StuckBody) Read([]byte) (int, error) {
 
 // Close ends the body; it may be called more than once.
 func (b *StuckBody) Close() error {
+	b.closes.Add(1)
 	b.once.Do(func() { close(b.closed) })
 	return nil
 }
+
+// Closes returns how many times the body was closed.
+func (b *StuckBody) Closes() int { return int(b.closes.Load()) }
 
 // Closed reports whether the body was closed.
 func (b *StuckBody) Closed() bool {

@@ -26,6 +26,11 @@ type problem struct {
 	violated []string // violated-policies
 }
 
+// closed is the Closer of a body closed already.
+type closed struct{}
+
+func (closed) Close() error { return nil }
+
 // readProblem reads what a refusal's problem document says, when its
 // Content-Type is application/problem+json, from at most problemPrefix
 // bytes of its body, read for at most drainTime and while ctx lasts. It
@@ -49,11 +54,14 @@ func readProblem(ctx context.Context, resp *http.Response) (io.ReadCloser, probl
 	// A prefix that trickles in is cut after drainTime: the body is
 	// closed, and reading the rest fails.
 	var prefix []byte
-	bounded(ctx, body, func() { prefix, _ = io.ReadAll(io.LimitReader(body, problemPrefix)) })
+	var closer io.Closer = body
+	if bounded(ctx, body, func() { prefix, _ = io.ReadAll(io.LimitReader(body, problemPrefix)) }) {
+		closer = closed{} // closed by the cut: once is enough
+	}
 	restored := struct {
 		io.Reader
 		io.Closer
-	}{io.MultiReader(bytes.NewReader(prefix), body), body}
+	}{io.MultiReader(bytes.NewReader(prefix), body), closer}
 	// Read member by member, so that a document longer than the prefix
 	// still yields the members that came before the cut.
 	var doc struct {

@@ -533,8 +533,9 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 			// body, for a Base whose bodies do not watch the context.
 			stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 			body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsBytes+1))
-			stop()
-			resp.Body.Close()
+			if stop() { // else closed by the context's end
+				resp.Body.Close()
+			}
 			if err != nil {
 				return robotsResult{unreachable: true, err: fetchErr(ctx, err)}
 			}

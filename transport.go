@@ -471,12 +471,18 @@ var errNilResponse = errors.New("polite: Base returned a nil response and a nil 
 var errNilURL = errors.New("polite: nil Request.URL")
 
 // send sends req through Base. Should Base panic (or call
-// runtime.Goexit), the grant is released while the panic goes on, so that
-// the key is not left waiting for an answer that will never come.
+// runtime.Goexit), the grant is released and req's body closed while the
+// panic goes on, so that the key is not left waiting for an answer that
+// will never come, nor the body's writer for a reader that is gone. (Base
+// may have closed the body before it panicked: then it is closed twice,
+// which every body of net/http allows, rather than never.)
 func (t *Transport) send(req *http.Request, b *Budget, key *budgetKey, g *lease) (resp *http.Response, err error) {
 	returned := false
 	defer func() {
 		if !returned {
+			if req.Body != nil {
+				req.Body.Close()
+			}
 			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true})
 		}
 	}()
