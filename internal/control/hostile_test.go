@@ -493,3 +493,98 @@ func TestMergedReservationsKeepSum(t *testing.T) {
 		t.Errorf("a request of 10 tokens held until %v", h.Until())
 	}
 }
+
+// A quota refilled continuously whose reset is a year (one answer with
+// r=0) holds a request that costs tokens a day at most, as a pause: its
+// refill rate was read over the year, and the request waited months.
+func TestRefillWaitWithinMaxPause(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		reset time.Duration
+	}{
+		{"reset of a year", 365 * 24 * time.Hour},
+		{"reset of 30 days", 30 * 24 * time.Hour},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &hostile{t: t}
+			l, _, ok := d.acq(0, Ask{}, Cost{Tokens: 10})
+			if !ok {
+				t.Fatal("first request held")
+			}
+			d.rel(100*time.Millisecond, &l, Outcome{First: true, Bytes: -1, Quotas: []parse.Quota{
+				{Unit: "tokens", Limit: 1000, Remaining: 0, Reset: tt.reset, Dialect: "openai"},
+			}})
+			at := time.Second
+			_, h, ok := d.acq(at, Ask{}, Cost{Tokens: 500})
+			if !ok && !h.Never {
+				if wait := h.Until().Sub(ht0.Add(at)); wait > MaxPause {
+					t.Errorf("a request of 500 tokens (of 1000) held %v, beyond MaxPause %v", wait, MaxPause)
+				}
+			}
+		})
+	}
+}
+
+// r=0 with no t backs off from 1s to a minute (DESIGN.md §1.7) however
+// many other quotas of the same answer have room: each of them reset the
+// streak, and the key was asked once a second.
+func TestZeroStreakAcrossPolicies(t *testing.T) {
+	day := parse.Quota{Policy: "day", Dialect: "ietf", Limit: -1, Remaining: 0, Reset: -1}
+	minute := parse.Quota{Policy: "min", Dialect: "ietf", Limit: -1, Remaining: 50, Reset: 30 * time.Second}
+	for _, tt := range []struct {
+		name   string
+		quotas []parse.Quota
+	}{
+		{"spent quota alone", []parse.Quota{day}},
+		{"spent quota, then another", []parse.Quota{day, minute}},
+		{"another, then spent quota", []parse.Quota{minute, day}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &hostile{t: t}
+			now, sends := time.Duration(0), 0
+			for now < 2*time.Minute {
+				l, h, ok := d.acq(now, Ask{}, Cost{})
+				if !ok {
+					now = max(h.Until().Sub(ht0), h.Wake().Sub(ht0), now+time.Millisecond)
+					continue
+				}
+				sends++
+				now += 20 * time.Millisecond
+				d.rel(now, &l, Outcome{First: true, Bytes: -1, Quotas: tt.quotas})
+			}
+			// 1+2+4+8+16+32+60 s: 8 requests in two minutes.
+			if sends > 10 {
+				t.Errorf("%d requests in 2 minutes to a key whose server says r=0 with no t on every answer; want the fallback doubling to a minute (8)", sends)
+			}
+		})
+	}
+}
+
+// A pace hold, under a window capped at MaxPause, lasts MaxPause at most:
+// a start counted at the end of its slot held a slot longer.
+func TestPaceHoldWithinMaxPause(t *testing.T) {
+	d := &hostile{t: t}
+	pol := []parse.Quota{{Policy: "d", Dialect: "ietf", Limit: 200, Window: 48 * time.Hour, Remaining: -1, Reset: -1}}
+	now := time.Duration(0)
+	for range 1000 {
+		var ls []Lease
+		for {
+			l, h, ok := d.acq(now, Ask{}, Cost{})
+			if !ok {
+				if h.Reason == ReasonPace {
+					if wait := h.Until().Sub(ht0.Add(now)); wait > MaxPause {
+						t.Errorf("held by the pace %v from now, beyond MaxPause %v", wait, MaxPause)
+					}
+					return
+				}
+				break
+			}
+			ls = append(ls, l)
+		}
+		now += 10 * time.Millisecond
+		for i := range ls {
+			d.rel(now, &ls[i], Outcome{First: true, Bytes: -1, Quotas: pol})
+		}
+	}
+	t.Fatal("never held by the pace")
+}

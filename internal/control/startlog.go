@@ -183,7 +183,9 @@ func (l *startLog) wait(now, q, w int64) int64 {
 	for i := range l.n {
 		s := l.get(i)
 		if need -= s.n; need <= 0 {
-			return s.at + w - now
+			// A start counts at the end of its slot, after it was
+			// made: a window from now is never too short.
+			return min(s.at+w-now, w)
 		}
 	}
 	return 0
@@ -211,7 +213,9 @@ func (l *startLog) waitKeeping(now, q, w, keep int64) int64 {
 	for ; i < l.n; i++ {
 		s := l.get(i)
 		if need -= s.n; need <= 0 {
-			return s.at + w - now
+			// A start counts at the end of its slot, after it was
+			// made: a window from now is never too short.
+			return min(s.at+w-now, w)
 		}
 	}
 	return 0

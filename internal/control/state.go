@@ -798,7 +798,11 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		return true
 	}
 	if q.Remaining > 0 {
-		s.zeroStreak = 0
+		// Another quota of the answer spent with no t keeps the streak:
+		// its fallback grows however many quotas have room.
+		if s.zeroStreak != 0 && !spentUntimed(out.Quotas) {
+			s.zeroStreak = 0
+		}
 		return true
 	}
 	// The quota is spent: pause the whole key until the effective window
@@ -816,6 +820,21 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		p.live = false // r=0;t=0: the window ends now
 	}
 	return true
+}
+
+// spentUntimed reports whether one of quotas, of requests, is spent with
+// no reset: r=0 and no t (DESIGN.md §1.7).
+func spentUntimed(quotas []parse.Quota) bool {
+	for i := range quotas {
+		q := &quotas[i]
+		if q.Remaining == 0 && q.Reset < 0 {
+			switch q.Unit {
+			case "", "request", "requests", "content-bytes", "concurrent-requests":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // known returns the key's policy with that identity, as policy does, when

@@ -357,7 +357,7 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 		switch {
 		case q.refill && q.rate > 0:
 			d := math.Ceil(float64(need-avail) / q.rate)
-			until = max(until, addSat(now, int64(min(d, float64(maxSpan)))))
+			until = max(until, addSat(now, int64(min(d, float64(MaxPause)))))
 			held = true
 		case !q.refill && q.deadline > now:
 			until, held = max(until, q.deadline), true
@@ -670,7 +670,9 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
 			// from an instant that is never late: the limit less the
 			// remaining less one token, over the reset, is never above
 			// the true rate, and the highest rate seen is the closest.
-			q.rate = max(q.rate, float64(q.q-r-1)/float64(span(pq.Reset)))
+			// A reset is read no longer than MaxPause, as a pause is:
+			// a year's would hold requests for months.
+			q.rate = max(q.rate, float64(q.q-r-1)/float64(window(pq.Reset)))
 		}
 	}
 	if q.live && l.seq < q.mark {
