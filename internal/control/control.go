@@ -285,9 +285,6 @@ func at(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
-// span clamps a duration from outside to [0, maxSpan].
-func span(d time.Duration) int64 { return int64(min(max(d, 0), maxSpan)) }
-
 // window clamps the window of a quota a server states, or that its
 // answers show, to [0, MaxPause]: a policy of one request a year, stated
 // once, must not hold its key for a year, no more than a pause may
