@@ -33,8 +33,10 @@ type Budget struct {
 
 	// IdleTTL is how long a key may go unused before it is forgotten,
 	// measured from its last request or the end of its last pause,
-	// whichever is later, and never while a lease is out. If zero, 10
-	// minutes.
+	// whichever is later; never while a lease is out, nor before a stop
+	// of retries ends, nor before the last start a stated quota counts
+	// leaves its window (a key of 3 requests an hour is kept an hour). If
+	// zero, 10 minutes.
 	IdleTTL time.Duration
 
 	// Store keeps the state of every key. If nil, a [MemoryStore] of

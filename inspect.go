@@ -17,7 +17,7 @@ import (
 // number, in a name ending in "_s"), instants in RFC 3339 in UTC, and
 // unset values (a zero time, an unknown quota, "") left out:
 //
-//	{"key":"https://api.example","in_flight":1,"pause_until":"2026-01-02T15:04:05.5Z",
+//	{"key":"https://api.example","at":"2026-01-02T15:04:00Z","in_flight":1,"pause_until":"2026-01-02T15:04:05.5Z",
 //	 "pause_reason":"retry-after","probing":true,"policies":[{"name":"default",
 //	 "unit":"requests","quota":100,"window_s":60,"remaining":0,
 //	 "reset_at":"2026-01-02T15:04:30Z","source":"server"}],"retries_left":2}
@@ -83,6 +83,7 @@ type PolicyState struct {
 // stateJSON is the JSON form of a State.
 type stateJSON struct {
 	Key                  string            `json:"key"`
+	At                   time.Time         `json:"at,omitzero"`
 	InFlight             int               `json:"in_flight"`
 	PauseUntil           time.Time         `json:"pause_until,omitzero"`
 	PauseReason          Reason            `json:"pause_reason,omitempty"`
@@ -97,6 +98,7 @@ type stateJSON struct {
 func (s State) MarshalJSON() ([]byte, error) {
 	out := stateJSON{
 		Key:                  s.Key,
+		At:                   utc(s.At),
 		InFlight:             s.InFlight,
 		PauseUntil:           utc(s.PauseUntil),
 		PauseReason:          s.PauseReason,

@@ -84,14 +84,14 @@ func TestStateJSON(t *testing.T) {
 	}{
 		{"fresh", polite.State{Key: "https://api.example", RetriesLeft: 2}, `{"key":"https://api.example","in_flight":0,"probing":false,"retries_left":2}`},
 		{"paused", polite.State{
-			Key: "https://api.example", InFlight: 1, PauseUntil: at, PauseReason: polite.ReasonRetryAfter, Probing: true,
+			Key: "https://api.example", At: at.Add(-5 * time.Second), InFlight: 1, PauseUntil: at, PauseReason: polite.ReasonRetryAfter, Probing: true,
 			Policies: []polite.PolicyState{
 				{Name: "default", Unit: "requests", Quota: 100, Window: 90 * time.Second, Remaining: 0, ResetAt: at, Source: "server"},
 				{Unit: "requests", Quota: -1, Remaining: -1, Source: "server"},
 			},
 			Learned:              &polite.PolicyState{Unit: "requests", Quota: 7, Window: 1500 * time.Millisecond, Remaining: -1, Source: "refusals"},
 			HintsDistrustedUntil: at,
-		}, `{"key":"https://api.example","in_flight":1,"pause_until":"2026-01-02T14:04:05.5Z","pause_reason":"retry-after","probing":true,` +
+		}, `{"key":"https://api.example","at":"2026-01-02T14:04:00.5Z","in_flight":1,"pause_until":"2026-01-02T14:04:05.5Z","pause_reason":"retry-after","probing":true,` +
 			`"policies":[{"name":"default","unit":"requests","quota":100,"window_s":90,"remaining":0,"reset_at":"2026-01-02T14:04:05.5Z","source":"server"},` +
 			`{"unit":"requests","source":"server"}],` +
 			`"learned":{"unit":"requests","quota":7,"window_s":1.5,"source":"refusals"},"hints_distrusted_until":"2026-01-02T14:04:05.5Z","retries_left":0}`},

@@ -42,9 +42,11 @@ func (s *KeyState) UnmarshalBinary(data []byte) error { return s.c.UnmarshalBina
 func (s *KeyState) Generation() uint64 { return s.c.Generation() }
 
 // Expiry returns when a Store may forget s: the Budget's IdleTTL after the
-// key's last request or the end of its pause, whichever is later, and not
-// before its last lease expires. It is the zero time for the zero
-// KeyState, which a Store need not keep at all.
+// key's last request or the end of its pause, whichever is later; not
+// before its last lease expires, nor before a stop of retries ends, nor
+// before the last start a stated quota counts leaves its window (at most
+// 24 hours). It is the zero time for the zero KeyState, which a Store need
+// not keep at all.
 func (s *KeyState) Expiry() time.Time { return s.c.Expiry() }
 
 // Store keeps the [KeyState] of every budget key, for a [Budget]. The

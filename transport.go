@@ -100,9 +100,9 @@ type Transport struct {
 	// be quick and safe for concurrent use.
 	OnEvent func(Event)
 
-	// Logger, if not nil, receives the same events: retries at Info,
-	// give-ups, stops, WaitErrors and abandoned bodies at Warn, the rest at
-	// Debug. If nil,
+	// Logger, if not nil, receives the same events: retries and a Store's
+	// recovery at Info; give-ups, stops, WaitErrors, abandoned bodies and a
+	// Store's failure at Warn; the rest at Debug. If nil,
 	// nothing is logged.
 	Logger *slog.Logger
 

@@ -29,15 +29,16 @@ type Config struct {
 	// MaxKeys is the most budget keys the quota gauge reports, the keys
 	// seen least recently in an event being dropped first. Each key
 	// reports one series per quota its server stated (polite keeps at
-	// most 8 per key) and one for a quota learned from refusals, so the
-	// gauge has at most 9·MaxKeys series. If zero, 1000. If negative, the
-	// gauge reports nothing.
+	// most 8 of requests and 8 of what requests cost, such as tokens, per
+	// key) and one for a quota learned from refusals, so the gauge has at
+	// most 17·MaxKeys series. If zero, 1000. If negative, the gauge
+	// reports nothing.
 	MaxKeys int
 }
 
 const (
 	defaultMaxKeys = 1000
-	maxQuotaSeries = 9 // per key: polite keeps at most 8 stated quotas and 1 learned
+	maxQuotaSeries = 17 // per key: polite keeps at most 8 stated quotas of requests, 8 of costs and 1 learned
 )
 
 // Metrics records what polite Transports do as OpenTelemetry metrics. Create

@@ -523,3 +523,48 @@ func TestGaugeKeyOfIDNOrigin(t *testing.T) {
 		}
 	})
 }
+
+// TestGaugeEveryStatedQuota checks that the gauge reports every quota a key
+// states: 8 of requests and 2 of tokens gave 9 series, one dropped.
+func TestGaugeEveryStatedQuota(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reader := sdkmetric.NewManualReader()
+		m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pol, lim []string
+		for i := range 8 {
+			pol = append(pol, fmt.Sprintf(`"p%d";q=1000;w=60`, i))
+			lim = append(lim, fmt.Sprintf(`"p%d";r=999;t=60`, i))
+		}
+		reset := time.Now().Add(time.Minute).UTC().Format(time.RFC3339)
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("RateLimit-Policy", strings.Join(pol, ", "))
+			w.Header().Set("RateLimit", strings.Join(lim, ", "))
+			for _, u := range []string{"input-tokens", "output-tokens"} {
+				w.Header().Set("anthropic-ratelimit-"+u+"-limit", "30000")
+				w.Header().Set("anthropic-ratelimit-"+u+"-remaining", "29000")
+				w.Header().Set("anthropic-ratelimit-"+u+"-reset", reset)
+			}
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+		m.Instrument(tr)
+		resp, err := (&http.Client{Transport: tr}).Get("http://api.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		st, _ := tr.Inspect("http://api.test", time.Now())
+		got := ints(t, collect(t, reader)["polite.client.quota.remaining"])
+		live := 0
+		for _, p := range st.Policies {
+			if p.Remaining >= 0 {
+				live++
+			}
+		}
+		if len(got) != live {
+			t.Errorf("Inspect shows %d stated quotas with a live count; the gauge reports %d series ", live, len(got))
+		}
+	})
+}
