@@ -366,13 +366,13 @@ func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, note f
 func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time, timer **time.Timer) (storeNote, error) {
 	switch {
 	case b.mem != nil:
-		return storeNote{}, b.mem.wait(ctx, k.m, h.Gen, until, timer)
+		return storeNote{}, b.mem.wait(ctx, k.m, h.Gen, until, timer, true)
 	case h.local:
 		if !until.IsZero() || !b.useExt(time.Now()) {
-			return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, until, timer)
+			return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, until, timer, true)
 		}
 		// Look again when the Store may answer again.
-		return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, time.Unix(0, b.down.Load()), timer)
+		return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, time.Unix(0, b.down.Load()), timer, true)
 	}
 	err := b.ext.Wait(ctx, k.m.String(), h.Gen, until)
 	if err != nil && ctx.Err() == nil {

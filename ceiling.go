@@ -2,6 +2,7 @@ package polite
 
 import (
 	"hash/maphash"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,14 +119,38 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 	interval := e.floor
 	e.crawl = interval > 0
 	if maxRate > 0 {
-		if d := time.Duration(float64(time.Second) / maxRate); d >= interval {
+		if d := rateInterval(maxRate); d >= interval {
 			interval, e.crawl = d, false
 		}
 	}
 	e.inflight++
-	r := reservation{prev: e.next, next: max(e.next, n) + int64(interval), ok: true, start: n, inflight: e.inflight}
+	r := reservation{prev: e.next, next: addSat(max(e.next, n), int64(interval)), ok: true, start: n, inflight: e.inflight}
 	e.next = r.next
 	return r, ceilingHold{}, true
+}
+
+// maxInterval bounds the time between two starts a MaxRate asks for: a
+// century, far beyond any MaxWait, so that a rate too small for its
+// interval to fit a Duration (or for the next start to fit an int64)
+// still spaces starts rather than overflowing to none.
+const maxInterval = 100 * 365 * 24 * time.Hour
+
+// rateInterval returns the time between two starts at rate requests per
+// second (rate > 0), at most maxInterval.
+func rateInterval(rate float64) time.Duration {
+	d := float64(time.Second) / rate
+	if !(d < float64(maxInterval)) {
+		return maxInterval
+	}
+	return time.Duration(d)
+}
+
+// addSat returns a+b for b >= 0, saturating at the largest int64.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // reader returns k's parse.Reader, making k's entry if it has none.
@@ -158,6 +183,9 @@ func (c *ceilings) setFloor(k memKey, d time.Duration) {
 	case e != nil:
 		e.floor = d
 	case d > 0:
+		if len(sh.m) >= ceilingSweep {
+			sh.sweep(time.Now().UnixNano())
+		}
 		sh.m[k] = &ceiling{floor: d}
 	}
 	sh.mu.Unlock()
@@ -208,21 +236,35 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 	sh := c.shard(k)
 	sh.mu.Lock()
 	if e := sh.m[k]; e != nil {
+		// Requests held by Restraint look again when it lifts, or when
+		// its limit rises, as they do when a slot frees.
+		wake := false
 		switch {
 		case len(out.Quotas) > 0:
-			e.stated = true
+			wake, e.stated = !e.stated, true
 		case e.grad != nil && !e.stated && !out.Failed && !out.Refused:
+			lim := e.grad.limit()
 			e.grad.observe(now, time.Duration(now.UnixNano()-r.start), r.inflight)
+			wake = e.grad.limit() > lim
 		}
-		if end {
+		switch {
+		case end:
 			e.done()
+		case wake:
+			e.wake()
 		}
 	}
 	sh.mu.Unlock()
 }
 
+// done ends one request in flight, which frees a slot.
 func (e *ceiling) done() {
 	e.inflight = max(e.inflight-1, 0)
+	e.wake()
+}
+
+// wake wakes the requests held by e's concurrency limits.
+func (e *ceiling) wake() {
 	if e.changed != nil {
 		close(e.changed)
 		e.changed = nil

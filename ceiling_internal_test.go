@@ -1,10 +1,16 @@
 package polite
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/politehttp/polite/internal/control"
 )
 
 func TestFloorSpacesStarts(t *testing.T) {
@@ -45,3 +51,168 @@ func TestFloorSpacesStarts(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func okResponse(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+}
+
+// A Transport.MaxRate so small that 1/MaxRate does not fit a Duration
+// (one request per ~317 years), or that its next start does not fit an
+// int64 (one per ~285 years), still spaces starts: the second request's
+// wait is far beyond MaxWait, so it fails with a *WaitError, as it does
+// for MaxRate 1e-6. The interval overflowed, and every request went.
+func TestTinyTransportMaxRateSpaces(t *testing.T) {
+	for _, rate := range []float64{1e-6, 1e-10, 1.0 / 9e9} {
+		t.Run(fmt.Sprint(rate), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sent := 0
+				tr := &Transport{Base: roundTripper(func(r *http.Request) (*http.Response, error) { sent++; return okResponse(r) }), MaxRate: rate}
+				var errs []error
+				for range 5 {
+					req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.test/", nil)
+					resp, err := tr.RoundTrip(req)
+					if err == nil {
+						resp.Body.Close()
+					}
+					errs = append(errs, err)
+				}
+				var we *WaitError
+				if sent != 1 || !errors.As(errs[1], &we) {
+					t.Errorf("MaxRate %g: %d of 5 back-to-back requests sent (errors %v); want 1 sent, the rest *WaitError", rate, sent, errs)
+				}
+			})
+		})
+	}
+}
+
+// Budget.Forget: "requests waiting on it look again at once", and
+// Store.Wait "must not lose a wake that happened between the Update that
+// returned gen and the call to Wait". A request held by the budget (here
+// Budget.MaxConcurrency, a slot taken) whose key is forgotten after its
+// hold was returned but before it waits looks again at once. It slept
+// until the hold's deadline (MaxWait, 10 min, in the Transport): the
+// store found no entry, and read that as a key never written.
+func TestForgetBetweenHoldAndWaitWakes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &Budget{MaxConcurrency: 1}
+		b.init()
+		k := originKey("http", "a.test")
+		now := time.Now()
+		var g1, g2 lease
+		if _, ok, _, _ := b.acquire(t.Context(), k, now, control.Ask{}, &g1); !ok {
+			t.Fatal("first request not granted")
+		}
+		h, ok, _, _ := b.acquire(t.Context(), k, now, control.Ask{}, &g2)
+		if ok {
+			t.Fatal("second request granted beyond MaxConcurrency 1")
+		}
+		b.Forget("http://a.test") // between the hold and the wait
+		var timer *time.Timer
+		if _, err := b.wait(t.Context(), k, h, now.Add(defaultMaxWait), &timer); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(now); d > 0 {
+			t.Errorf("a request held on a key forgotten before it waited slept %v, until its deadline; want it to look again at once", d)
+		}
+	})
+}
+
+// Restraint: "from then on the quotas it states pace it, and Restraint no
+// longer applies to it". A request held by Restraint's cap while the first
+// response (a stream) brings the origin's first quota goes at once. It
+// slept until a slot freed (the stream's end) or MaxWait: lifting
+// Restraint woke nobody.
+func TestRestraintLiftWakesHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		body := NewStuckBody()
+		var sent []time.Time
+		tr := &Transport{Restraint: &Restraint{MaxConcurrency: 1}, Base: roundTripper(func(r *http.Request) (*http.Response, error) {
+			sent = append(sent, time.Now())
+			h := http.Header{}
+			h.Set("RateLimit-Policy", `"default";q=100;w=60`)
+			h.Set("RateLimit", `"default";r=99;t=60`)
+			if len(sent) == 1 {
+				<-release
+				return &http.Response{StatusCode: 200, Header: h, Body: body, ContentLength: -1, Request: r}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: r}, nil
+		})}
+		get := func() (*http.Response, error) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.test/", nil)
+			return tr.RoundTrip(req)
+		}
+		first := make(chan *http.Response, 1)
+		go func() { resp, _ := get(); first <- resp }()
+		synctest.Wait() // the first is in Base
+		done := make(chan error, 1)
+		go func() {
+			resp, err := get()
+			if err == nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+		synctest.Wait() // the second is held by Restraint's cap of 1
+		close(release)
+		resp := <-first // headers with a quota: Restraint no longer applies
+		headers := time.Now()
+		err := <-done
+		if len(sent) != 2 || err != nil {
+			t.Fatalf("sent %d, err %v", len(sent), err)
+		}
+		if d := sent[1].Sub(headers); d > 0 {
+			t.Errorf("the second request went %v after the origin stated a quota (Restraint lifted); want at once", d)
+		}
+		resp.Body.Close()
+	})
+}
+
+// The local ceilings' map "drops idle entries lazily": each new key sweeps
+// a few idle entries once a shard holds ceilingSweep, whichever way the
+// entry is made. An origin whose robots.txt has a Crawl-delay got its
+// entry from setFloor, which did not sweep, and reserve then found it:
+// a crawler kept one entry per origin it ever saw, while the same crawl
+// paced by MaxRate stayed bounded.
+func TestFloorEntriesSwept(t *testing.T) {
+	const origins = 40_000
+	count := func(tr *Transport) int {
+		n := 0
+		for i := range tr.ceil.shards {
+			sh := &tr.ceil.shards[i]
+			sh.mu.Lock()
+			n += len(sh.m)
+			sh.mu.Unlock()
+		}
+		return n
+	}
+	crawl := func(tr *Transport) int {
+		var n int
+		synctest.Test(t, func(t *testing.T) {
+			for i := range origins {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("http://o%d.test/", i), nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				time.Sleep(2 * time.Second) // every earlier origin is idle
+			}
+			n = count(tr)
+		})
+		return n
+	}
+	base := roundTripper(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/robots.txt" {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("User-agent: *\nCrawl-delay: 1\n")), ContentLength: -1, Request: r}, nil
+		}
+		return okResponse(r)
+	})
+	paced := crawl(&Transport{Base: base, MaxRate: 1})
+	floored := crawl(&Transport{Base: base, Robots: &Robots{}})
+	limit := ceilingShards * (ceilingSweep + 64)
+	t.Logf("entries kept after %d idle origins: MaxRate %d, Crawl-delay %d", origins, paced, floored)
+	if paced > limit || floored > limit {
+		t.Errorf("the local ceilings keep %d (MaxRate) and %d (Crawl-delay) entries for %d idle origins; want at most about %d", paced, floored, origins, limit)
+	}
+}

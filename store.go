@@ -288,16 +288,22 @@ func (s *MemoryStore) Update(ctx context.Context, key string, fn func(*KeyState)
 
 // Wait implements [Store].
 func (s *MemoryStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
-	return s.wait(ctx, splitKey(key), gen, until, nil)
+	return s.wait(ctx, splitKey(key), gen, until, nil, false)
 }
 
-// wait is Wait with a timer to reuse (nil: make one).
-func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time.Time, timer **time.Timer) error {
+// wait is Wait with a timer to reuse (nil: make one). held reports that
+// the hold the caller waits out came from this store's state for k: if k
+// has none now, or a new one, that state was forgotten (Forget, eviction
+// or expiry) since, which wakes the waiter as a change does.
+func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time.Time, timer **time.Timer, held bool) error {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	e := sh.m[k]
 	var changed chan struct{}
 	switch {
+	case e == nil && held:
+		sh.mu.Unlock()
+		return nil
 	case e == nil:
 		// No state: nothing will change it that the waiter waits for
 		// (a new state's generation starts over); only until ends the
@@ -306,7 +312,9 @@ func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time
 			sh.mu.Unlock()
 			return nil
 		}
-	case e.ks.Generation() > gen:
+	case e.ks.Generation() > gen, held && e.ks.Generation() < gen:
+		// Grown; or, below what the waiter saw, a new state (its
+		// generation starts over).
 		sh.mu.Unlock()
 		return nil
 	default:
