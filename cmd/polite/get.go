@@ -36,7 +36,8 @@ the URL's host and path with a short hash of the whole URL. Bodies of other
 responses are discarded.
 
 With -robots, each origin's robots.txt (RFC 9309) is fetched once and
-obeyed for the product token of -user-agent: a URL it disallows fails
+obeyed for the product token of the User-Agent sent (-user-agent, or -H
+'User-Agent: …'): a URL it disallows fails
 without being sent, its Crawl-delay or Request-rate paces the origin, and
 while it is unreachable (5xx) every URL of the origin fails until it is
 fetched again (retry_at says when).
@@ -155,12 +156,12 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	dir := fs.String("o", "", "write bodies to files in this directory instead of stdout")
 	logFile := fs.String("log", "", "append the JSON lines to this file instead of stderr")
 	var headers headerFlag
-	fs.Var(&headers, "H", "request header 'Name: value' (repeatable)")
+	fs.Var(&headers, "H", "request header 'Name: value' (repeatable); dropped, User-Agent aside, on a redirect to another host")
 	timeout := fs.Duration("timeout", 0, "time limit per URL, waits included (0: none)")
 	maxWait := fs.Duration("max-wait", 0, "longest wait for an origin honoured; a URL needing a longer one fails with retry_at (0: 10m)")
 	maxAttempts := fs.Int("max-attempts", 0, "sends per request at most, counting the first (0: 8)")
 	maxRate := fs.Float64("max-rate", 0, "most requests per second per origin, whatever the server says (0: no local limit)")
-	userAgent := fs.String("user-agent", defaultUserAgent, "User-Agent of every request; with -robots, its product token (its leading letters, - and _) picks the robots.txt group")
+	userAgent := fs.String("user-agent", defaultUserAgent, "User-Agent of every request, unless -H sets one; with -robots, the product token (leading letters, - and _) of the User-Agent sent picks the robots.txt group")
 	robots := fs.Bool("robots", false, "obey robots.txt (RFC 9309): a disallowed URL fails without being sent, and Crawl-delay paces its origin")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -227,10 +228,16 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		OnEvent:     g.event,
 	}
 	if *robots {
-		tr.Robots = &polite.Robots{UserAgent: *userAgent}
+		// The rules of the agent the site sees: -H may set another.
+		agent := *userAgent
+		if v, ok := headers.value("User-Agent"); ok {
+			agent = v
+		}
+		tr.Robots = &polite.Robots{UserAgent: agent}
 	}
 	defer tr.CloseIdleConnections()
 	g.client = polite.NewClient(tr)
+	g.client.CheckRedirect = headers.checkRedirect
 
 	stop := every(ctx, live.on, 200*time.Millisecond, func() { live.draw(g.prog.line(time.Now())) })
 	jobs := make(chan input)

@@ -95,3 +95,59 @@ func TestHeaderFlagApply(t *testing.T) {
 		t.Errorf("host %q, want h.example", host)
 	}
 }
+
+// get -robots -H 'User-Agent: mybot/1.0' sends every request as mybot, and
+// obeys the rules robots.txt sets for mybot, the agent the site sees. It
+// obeyed those of -user-agent's product token (polite-get).
+func TestGetRobotsOfSentUserAgent(t *testing.T) {
+	h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+		Body: "User-agent: mybot\nDisallow: /\n",
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-robots", "-H", "User-Agent: mybot/1.0", srv.URL + "/private"}
+	err := runGet(t.Context(), args, &stdout, &stderr)
+	if n := h.Stats().Paths["/private"]; n != 0 {
+		t.Errorf("get %q = %v: /private, disallowed for mybot, was requested %d times by an agent calling itself mybot\n%s",
+			args, err, n, stderr.String())
+	}
+}
+
+// A custom credential header (-H 'X-Api-Key: ...', Anthropic's x-api-key,
+// api-key...) does not follow a redirect to another host from inspect or
+// get; net/http strips only Authorization and Cookie, and it did.
+func TestHeadersDroppedOnRedirectToOtherHost(t *testing.T) {
+	const secret = "sk-review-secret"
+	var mu sync.Mutex
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if v := r.Header.Get("X-Api-Key"); v != "" {
+			leaked = append(leaked, v)
+		}
+	}))
+	defer other.Close()
+	// Another host for net/http's rules: localhost, not 127.0.0.1.
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, otherURL+"/landing", http.StatusFound)
+	}))
+	defer api.Close()
+	for _, args := range [][]string{
+		{"inspect", "-H", "X-Api-Key: " + secret, api.URL + "/v1"},
+		{"get", "-H", "X-Api-Key: " + secret, api.URL + "/v1"},
+	} {
+		mu.Lock()
+		leaked = nil
+		mu.Unlock()
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), args, &stdout, &stderr)
+		mu.Lock()
+		if len(leaked) > 0 {
+			t.Errorf("polite %s (exit %d): the other host %s received X-Api-Key %q", args[0], code, otherURL, leaked)
+		}
+		mu.Unlock()
+	}
+}

@@ -126,7 +126,7 @@ func newQuotaJSON(q parse.Quota) quotaJSON {
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", "[flags] URL", inspectAbout, stderr)
 	var headers headerFlag
-	fs.Var(&headers, "H", "request header 'Name: value' (repeatable)")
+	fs.Var(&headers, "H", "request header 'Name: value' (repeatable); dropped, User-Agent aside, on a redirect to another host")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit for the request")
 	jsonOut := fs.Bool("json", false, "print one JSON object instead of text")
 	var cost costFlag
@@ -151,7 +151,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *jsonOut {
 			msg := err.Error()
 			if uerr := (*url.Error)(nil); errors.As(err, &uerr) {
-				msg = uerr.Err.Error() // the URL is a field of its own
+				msg = urlErrText(uerr) // the URL is a field of its own
 			}
 			enc := json.NewEncoder(stdout)
 			enc.SetEscapeHTML(false)
@@ -170,7 +170,8 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fail(usagef("URL %q: want an http or https URL with a host", shownURL(target)))
 	}
 	headers.apply(req.Header, &req.Host)
-	resp, err := http.DefaultClient.Do(req)
+	client := &http.Client{CheckRedirect: headers.checkRedirect}
+	resp, err := client.Do(req)
 	if err != nil {
 		return fail(err)
 	}

@@ -456,6 +456,16 @@ func TestCommandsShowNoSecret(t *testing.T) {
 		{"inspect", "http://api.example/%zz?api_key=" + secret}, // a URL that does not parse
 		{"inspect", "-json", "http://api.example/%zz?api_key=" + secret},
 		{"get", "-o", t.TempDir(), srv.URL + "/?api_key=" + secret, withUser + "/x", refused},
+		// curl's "user:password@host" with no scheme parses as an
+		// opaque URL of the scheme "user".
+		{"get", "alice:" + secret + "@127.0.0.1:1/x"},
+		{"inspect", "alice:" + secret + "@127.0.0.1:1/x?next=http://y"},
+		{"inspect", "-json", "alice:" + secret + "@127.0.0.1:1/x?next=http://y"},
+		// A '/' in the password ends the authority early: the parse
+		// error quotes the password's first part as a port.
+		{"get", "http://alice:" + secret + "/tail@127.0.0.1:1/x"},
+		{"inspect", "http://alice:" + secret + "/tail@127.0.0.1:1/x"},
+		{"inspect", "-json", "http://alice:" + secret + "/tail@127.0.0.1:1/x"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(t.Context(), args, &stdout, &stderr)

@@ -177,6 +177,37 @@ func (h headerFlag) apply(dst http.Header, host *string) {
 	}
 }
 
+// value returns the value of the first -H named name, ignoring case.
+func (h headerFlag) value(name string) (string, bool) {
+	for _, s := range h {
+		if n, v, _ := strings.Cut(s, ":"); strings.EqualFold(strings.TrimSpace(n), name) {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+// checkRedirect is the CheckRedirect of a client whose requests carry the
+// headers h. On a redirect to another host it drops them, User-Agent
+// aside, as net/http drops Authorization and Cookie: one may be a
+// credential (X-Api-Key, api-key) meant for the first host alone. As
+// net/http's default, it stops after 10 redirects.
+func (h headerFlag) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if strings.EqualFold(req.URL.Hostname(), via[0].URL.Hostname()) {
+		return nil
+	}
+	for _, s := range h {
+		name, _, _ := strings.Cut(s, ":")
+		if name = strings.TrimSpace(name); !strings.EqualFold(name, "User-Agent") {
+			req.Header.Del(name)
+		}
+	}
+	return nil
+}
+
 // has reports whether h holds a header named name, ignoring case.
 func (h headerFlag) has(name string) bool {
 	for _, s := range h {

@@ -16,7 +16,9 @@ import (
 // shownURL returns the URL raw as the commands print it: without its user
 // information, and with its query, if any, replaced by "?…".
 func shownURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
+	// A URL with no authority parsed may still carry a credential:
+	// "user:password@host/x" parses as the scheme "user", opaque.
+	if u, err := url.Parse(raw); err == nil && u.Opaque == "" && u.Host != "" {
 		query := u.RawQuery != "" || u.ForceQuery
 		u.User, u.RawQuery, u.ForceQuery = nil, "", false
 		if query {
@@ -60,7 +62,32 @@ func showError(err error) error {
 	if !errors.As(err, &ue) {
 		return err
 	}
-	return &shownError{text: ue.Op + " " + strconv.Quote(shownURL(ue.URL)) + ": " + ue.Err.Error(), err: err}
+	return &shownError{text: ue.Op + " " + strconv.Quote(shownURL(ue.URL)) + ": " + urlErrText(ue), err: err}
+}
+
+// urlErrText returns the text of ue's Err. For a URL that did not parse,
+// what it quotes of the URL is elided: a password with a '/' in it ends
+// the authority early, and the error quotes its first part as a port.
+func urlErrText(ue *url.Error) string {
+	s := ue.Err.Error()
+	if ue.Op != "parse" {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		b.WriteString(`"…"`)
+		q, err := strconv.QuotedPrefix(s[i:])
+		if err != nil {
+			return b.String() // not a quotation that ends: cut the rest
+		}
+		s = s[i+len(q):]
+	}
 }
 
 // shownPartition returns a partition key as the commands print it:

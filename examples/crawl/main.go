@@ -49,7 +49,13 @@ func main() {
 	for _, u := range res.Visited {
 		fmt.Println(u)
 	}
+	for _, err := range res.Errors {
+		fmt.Fprintln(os.Stderr, err)
+	}
 	fmt.Fprintf(os.Stderr, "%d pages, %d not sent (robots.txt), %d errors\n", len(res.Visited), res.Disallowed, len(res.Errors))
+	if len(res.Errors) > 0 {
+		os.Exit(1) // as wget does when a page could not be fetched
+	}
 }
 
 // newTransport returns the polite Transport the crawl goes through: it
@@ -62,17 +68,26 @@ func newTransport(userAgent string, maxConcurrency int) *polite.Transport {
 	base.ResponseHeaderTimeout = 30 * time.Second
 	return &polite.Transport{
 		Base:           base,
+		MaxWait:        maxWait,
 		MaxConcurrency: maxConcurrency,
 		Robots:         &polite.Robots{UserAgent: userAgent},
 		Restraint:      &polite.Restraint{MaxConcurrency: maxConcurrency, Adaptive: true},
 	}
 }
 
+const (
+	// maxWait bounds the time a request waits in polite for its turn.
+	maxWait = 10 * time.Minute
+	// pageTimeout bounds the rest of a request: the server's answer, its
+	// body included.
+	pageTimeout = time.Minute
+)
+
 // result is what a crawl found.
 type result struct {
 	Visited    []string // URLs fetched, sorted
 	Disallowed int      // requests polite did not send: robots.txt disallows them
-	Errors     []error  // other failures
+	Errors     []error  // other failures, robots.txt unreachable among them
 }
 
 // crawl visits start and every page it links to on the same host, through
@@ -99,9 +114,9 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper) (
 	c.WithTransport(tr)      // and no c.Limit: polite's limits apply
 	// colly's client times out a request after 10s by default, counting
 	// the time it waits in polite for its turn: behind a Crawl-delay, most
-	// pages would fail. The wait is bounded by the Transport's MaxWait and
-	// ctx, and the server's answer by the Base's ResponseHeaderTimeout.
-	c.SetRequestTimeout(0)
+	// pages would fail. The wait is bounded by the Transport's MaxWait,
+	// and the server's answer, body and all, by a minute more.
+	c.SetRequestTimeout(maxWait + pageTimeout)
 
 	var mu sync.Mutex
 	var res result
@@ -116,7 +131,10 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper) (
 	c.OnError(func(r *colly.Response, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if errors.Is(err, polite.ErrDisallowed) {
+		// A robots.txt that could not be fetched disallows the origin
+		// for a while (RFC 9309 §2.3.1.4): a failure, not a rule.
+		var re *polite.RobotsError
+		if errors.As(err, &re) && !re.Unreachable {
 			res.Disallowed++
 			return
 		}
