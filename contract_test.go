@@ -352,3 +352,128 @@ func TestBodiesClosedOnce(t *testing.T) {
 		}
 	})
 }
+
+// A refusal whose Retry-After fits the request's deadline is retried in
+// time: the jitter that lengthens the key's pause leaves the retry time to
+// go. The pause was checked against MaxWait only: the retry failed at once
+// with a *WaitError, and the caller lost the server's refusal, drained.
+func TestJitterWithinDeadline(t *testing.T) {
+	fails := 0
+	for i := 0; i < 20; i++ {
+		synctest.Test(t, func(t *testing.T) {
+			var n atomic.Int32
+			tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if n.Add(1) == 1 {
+					return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"5"}}, Body: http.NoBody, Request: r}, nil
+				}
+				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			})}
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second+time.Microsecond)
+			defer cancel()
+			req := httptest.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				var we *polite.WaitError
+				if errors.As(err, &we) {
+					fails++
+					if fails == 1 {
+						t.Logf("RoundTrip = nil, %v (sends: %d); the 429 was drained and dropped", err, n.Load())
+					}
+				} else {
+					t.Errorf("RoundTrip error %v", err)
+				}
+				return
+			}
+			resp.Body.Close()
+		})
+	}
+	if fails > 0 {
+		t.Errorf("%d of 20 requests: a refusal judged retryable within the deadline ended in a *WaitError instead of a response", fails)
+	}
+}
+
+// A Retry-After of 0 is a wait of the refusal floor (1s or more): with
+// less than that to MaxWait or the deadline, the refusal goes back at
+// once, unaltered, with its body unread. It was taken as a wait of 0 that
+// fits, and the problem document read (up to drainTime) before the floor
+// was found not to fit: the refusal came back late, its body cut.
+func TestRetryAfterZeroBeyondMaxWaitUnread(t *testing.T) {
+	const doc = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",` + `"detail":"later"}`
+	for _, tt := range []struct {
+		name     string
+		maxWait  time.Duration
+		deadline time.Duration
+	}{
+		{"MaxWait 500ms", 500 * time.Millisecond, 0},
+		{"deadline 900ms", 0, 900 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				defer time.Sleep(10 * time.Second) // let the body's writer finish
+				var n atomic.Int32
+				tr := &polite.Transport{MaxWait: tt.maxWait, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					n.Add(1)
+					h := http.Header{"Retry-After": {"0"}, "Content-Type": {"application/problem+json"}}
+					// The document's head at once, its end 5s later; closing
+					// the body interrupts a read, as net/http's bodies do.
+					pr, pw := io.Pipe()
+					go func() {
+						pw.Write([]byte(doc[:40]))
+						time.Sleep(5 * time.Second)
+						pw.Write([]byte(doc[40:]))
+						pw.Close()
+					}()
+					return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, ContentLength: -1, Body: pr, Request: r}, nil
+				})}
+				ctx := t.Context()
+				if tt.deadline > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+					defer cancel()
+				}
+				start := time.Now()
+				resp, err := tr.RoundTrip(httptest.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil))
+				took := time.Since(start)
+				if err != nil {
+					t.Fatalf("RoundTrip error %v", err)
+				}
+				defer resp.Body.Close()
+				if n.Load() != 1 {
+					t.Fatalf("%d sends, want 1 (the wait cannot fit)", n.Load())
+				}
+				b, rerr := io.ReadAll(resp.Body)
+				if took != 0 || rerr != nil {
+					t.Errorf("the refusal came back after %v, its body %q, %v; want at once, unread", took, b, rerr)
+				}
+			})
+		})
+	}
+}
+
+// With a MaxWait beyond a day, a Retry-After of 30 hours fits and the
+// refusal is retried after 30 hours: the key's pause is capped at 24 hours
+// (MaxPause), and the refused request carries the rest of its wait. It
+// relied on the pause alone, and went six hours before the server's wait.
+func TestRetryAfterBeyondMaxPauseHonoured(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sends []time.Time
+		tr := &polite.Transport{MaxWait: 48 * time.Hour, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			sends = append(sends, time.Now())
+			if len(sends) == 1 {
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"108000"}}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})}
+		resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if len(sends) != 2 {
+			t.Fatalf("%d sends, want 2", len(sends))
+		}
+		if d := sends[1].Sub(sends[0]); d < 30*time.Hour {
+			t.Errorf("retried %v after a refusal with Retry-After: 108000 (30h); want at least 30h", d)
+		}
+	})
+}

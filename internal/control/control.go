@@ -224,7 +224,7 @@ type Refusal struct {
 // Plan is the refusal decision: what the Transport does next.
 type Plan struct {
 	Wait   time.Duration // the wait before the next attempt, as given or backed off
-	Pause  time.Duration // how long the key pauses: Wait, lengthened by jitter
+	Pause  time.Duration // how long the key pauses: Wait, lengthened by jitter, at most MaxPause
 	Reason Reason        // what Wait is for
 	Retry  bool          // send the request again once the key allows it
 	Stop   bool          // the server reported abnormal usage: stop, do not retry

@@ -22,7 +22,8 @@ const RefusalFloor = time.Second
 //
 // The wait is the server's when it gave one (Retry-After, else the reset of
 // a spent quota), and a floor: jitter only lengthens the pause, is added
-// after the wait was judged, and never carries it past MaxWait. A wait
+// after the wait was judged, never carries it past MaxWait, and takes at
+// most half of the time the deadline leaves after the wait. A wait
 // below RefusalFloor is raised to it, and doubled for each refusal in a
 // row before it that gave one too. Without one, it is the request's next
 // backoff interval, shortened at the end of a window (the first probe is
@@ -67,11 +68,17 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 	}
 	p.Pause = p.Wait
 	if r.Given && p.Reason != ReasonBackoff {
-		p.Pause = time.Duration(min(addSat(int64(p.Wait), j.jitter(int64(p.Wait/10))), max(int64(p.Wait), int64(r.MaxWait))))
+		// Jitter carries the pause past MaxWait never, and takes at
+		// most half the time the deadline leaves after the wait: a
+		// retry judged to fit must still have time to go once the key
+		// has paused.
+		limit := max(p.Wait, r.MaxWait)
+		if !r.Deadline.IsZero() {
+			limit = min(limit, p.Wait+max(r.Deadline.Sub(now)-p.Wait, 0)/2)
+		}
+		p.Pause = time.Duration(min(addSat(int64(p.Wait), j.jitter(int64(p.Wait/10))), int64(limit)))
 	}
-	fits := func(d time.Duration) bool {
-		return d <= r.MaxWait && (r.Deadline.IsZero() || !now.Add(d).After(r.Deadline))
-	}
+	fits := func(d time.Duration) bool { return r.fits(now, d) }
 	want := r.Retryable && fits(p.Wait)
 	if r.Stop {
 		p.Stop = true
@@ -109,11 +116,19 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 // back to the caller whatever else is known, and its body need not be
 // read.
 func MayRetry(now time.Time, r *Refusal) bool {
+	// A wait given of 0, or a reset already past, is raised to the floor;
+	// a positive one below it may be honoured as it is.
 	least := RefusalFloor
-	if r.Given {
-		least = max(r.Wait, 0)
+	if r.Given && r.Wait > 0 {
+		least = r.Wait
 	}
-	return r.Retryable && least <= r.MaxWait && (r.Deadline.IsZero() || !now.Add(least).After(r.Deadline))
+	return r.Retryable && r.fits(now, least)
+}
+
+// fits reports whether a retry after the wait d from now fits within
+// MaxWait and the deadline.
+func (r *Refusal) fits(now time.Time, d time.Duration) bool {
+	return d <= r.MaxWait && (r.Deadline.IsZero() || !now.Add(d).After(r.Deadline))
 }
 
 // floorWait returns the least wait after a refusal that gave the wait d,

@@ -680,10 +680,22 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 				until, plan.Pause = c, time.Duration(c-now)
 			}
 		}
+		if c := addSat(now, int64(MaxPause)); until > c {
+			// The key pauses no longer than MaxPause (see pause): the
+			// plan says so, and the refused request carries the rest
+			// of its wait itself.
+			until, plan.Pause = c, MaxPause
+		}
 		s.pause(now, until, plan.Reason)
 		if overdrew {
 			s.learn.resume(s.pauseUntil)
 		}
+	}
+	if plan.Retry && !ref.fits(t, max(plan.Wait, time.Duration(s.pauseUntil-now))) {
+		// The key was paused already, by another answer, past what
+		// the request may wait: it would fail waiting, its refusal
+		// drained. The refusal goes back to the caller instead.
+		plan.Retry = false
 	}
 	for _, name := range out.Refusal.Violated {
 		for i := range s.policies {

@@ -374,10 +374,10 @@ func tables() []Table {
 			}),
 			acq(7*s, "b", Want{Hold: control.ReasonRetryAfter, Until: 8 * s}),
 			acq(8*s, "c", Want{Grant: true, Probe: true}),
-			// Beyond MaxWait: no retry, the pause stays the server's
-			// (capped at 24h).
+			// Beyond MaxWait: no retry, the pause stays the server's,
+			// capped at 24h, as the plan says.
 			rel(9*s, "c", refused(retryAfter(1000*time.Hour)), Want{
-				Plan:       &control.Plan{Wait: 1000 * time.Hour, Pause: 1000 * time.Hour, Reason: control.ReasonRetryAfter},
+				Plan:       &control.Plan{Wait: 1000 * time.Hour, Pause: control.MaxPause, Reason: control.ReasonRetryAfter},
 				PauseUntil: 9*s + control.MaxPause, PauseReason: control.ReasonRetryAfter,
 			}),
 		}},
