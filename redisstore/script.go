@@ -31,11 +31,15 @@ import (
 //
 // On a version mismatch it returns {0, current version, current state}, so
 // the caller's retry needs no read of its own; while another store has its
-// turn, {2, current version, current state}. Otherwise it returns {1, version now}. A written version is
-// the old one plus one; a key created (or re-created after it expired or
-// was deleted) starts from the server's clock in microseconds, which is
-// above any version an earlier life of the key reached, so a stale version
-// never matches a newer state.
+// turn, {2, current version, current state}. Otherwise it returns {1,
+// version now}. A written version is the server's clock in microseconds,
+// or the old version plus one when that is not above it: versions grow
+// across the lives of a key (re-created after it expired or was deleted)
+// and across a Redis that went back to older data (a restart from a
+// snapshot, a failover to a replica that was behind), whose versions
+// are below the clock now, so a stale version never matches a newer
+// state, and a newer state's notification is never taken for an old one.
+// It holds while the server's clock does not go back.
 //
 // Turns keep a process from starving: Redis serves ready clients in a fixed
 // order, so without them the process that won a swap could win every next
@@ -103,12 +107,11 @@ if mode == 'c' then
   end
   return {1, v}
 end
-local nv
-if v == '0' then
-  nv = string.format('%d', clock())
-else
-  nv = string.format('%d', tonumber(v) + 1)
+local nv = clock()
+if v ~= '0' and tonumber(v) >= nv then
+  nv = tonumber(v) + 1
 end
+nv = string.format('%d', nv)
 if mode == 'd' then
   redis.call('DEL', KEYS[1])
 else

@@ -396,8 +396,17 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 			return nil
 		case unsure:
 			if live {
-				// A notification may have been missed: read the key.
-				if err := s.refresh(ctx, kid, e, epoch); err != nil {
+				// A notification may have been missed: read the key,
+				// within the wait's own bound.
+				rctx, cancel := ctx, context.CancelFunc(nil)
+				if !until.IsZero() {
+					rctx, cancel = context.WithDeadline(ctx, until)
+				}
+				err := s.refresh(rctx, kid, e, epoch)
+				if cancel != nil {
+					cancel()
+				}
+				if err != nil {
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
