@@ -263,3 +263,28 @@ func TestHeaderDialectAllocs(t *testing.T) {
 		}
 	}
 }
+
+// The package documentation: "Quota.Policy holds the IETF identifier, or
+// the name a dialect gives: Envoy's name parameter". A quoted name in a
+// legacy limit list reads as the same item in an unnamed RateLimit-Policy
+// does (the RFC 9651 scanner): a ";" inside the quotes is part of it, and
+// its escapes are resolved. It was cut at the ";", and kept its escapes.
+func TestEnvoyQuotedName(t *testing.T) {
+	now := time.Unix(1740830400, 0)
+	for _, tt := range []struct{ list, want string }{
+		{`10, 10;w=60;name="a;b"`, "a;b"},
+		{`10, 10;w=60;name="a\"b"`, `a"b`},
+	} {
+		h := http.Header{"X-Ratelimit-Limit": {tt.list}, "X-Ratelimit-Remaining": {"5"}}
+		qs := Header(h, now)
+		if len(qs) != 1 || qs[0].Policy != tt.want {
+			t.Errorf("Header(%v) = %s; want policy %q", h, formatQuotas(qs), tt.want)
+		}
+		// The reference reading of the same item, as an unnamed
+		// RateLimit-Policy (rlfields.go unnamedPolicies).
+		h = http.Header{"Ratelimit-Policy": {tt.list[len("10, "):]}, "Ratelimit-Limit": {"10"}, "Ratelimit-Remaining": {"5"}}
+		if qs := Header(h, now); len(qs) != 1 || qs[0].Policy != tt.want {
+			t.Errorf("Header(%v) = %s; want policy %q", h, formatQuotas(qs), tt.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"math/bits"
 	"strings"
 	"time"
 )
@@ -361,10 +362,13 @@ func nameBit(name string) uint64 {
 // (DESIGN.md §1.6): the lower q/w when both state a window, else the
 // lower q.
 func stricter(a, b Policy) bool {
-	if a.Window > 0 && b.Window > 0 {
-		// a.Quota/a.Window < b.Quota/b.Window without dividing; the
-		// products are exact in float64 well beyond any real quota.
-		return float64(a.Quota)*float64(b.Window) < float64(b.Quota)*float64(a.Window)
+	if a.Window > 0 && b.Window > 0 && a.Quota >= 0 && b.Quota >= 0 {
+		// a.Quota/a.Window < b.Quota/b.Window without dividing, in
+		// exact 128-bit products: float64 ones round beyond 2^53, and
+		// a 15-digit q by a window in nanoseconds passes that.
+		ah, al := bits.Mul64(uint64(a.Quota), uint64(b.Window))
+		bh, bl := bits.Mul64(uint64(b.Quota), uint64(a.Window))
+		return ah < bh || ah == bh && al < bl
 	}
 	return a.Quota < b.Quota
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"math"
+	"net/http"
 	"reflect"
 	"testing"
 	"time"
@@ -188,5 +189,32 @@ func TestFieldErrorMessage(t *testing.T) {
 				t.Errorf("(%+v).Error() = %q, want %q", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+// Policies: "When an identifier repeats, the most restrictive item is
+// kept, the one with the lowest q/w", whatever the order of the members.
+// The cross products q1*w2 < q2*w1, of windows in nanoseconds, were
+// compared in float64, which rounds them once they pass 2^53.
+func TestStricterExact(t *testing.T) {
+	// a: 909000000000001 per 101 s = 9000000000000.00990... per second
+	// b: 900000000000001 per 100 s = 9000000000000.01 per second
+	// a is stricter (909000000000001*100 < 900000000000001*101).
+	for _, field := range []string{
+		`"x";q=909000000000001;w=101, "x";q=900000000000001;w=100`,
+		`"x";q=900000000000001;w=100, "x";q=909000000000001;w=101`,
+	} {
+		ps, err := Policies([]string{field})
+		if err != nil || len(ps) != 1 {
+			t.Fatalf("Policies(%q) = %v, %v", field, ps, err)
+		}
+		if ps[0].Quota != 909000000000001 {
+			t.Errorf("Policies(%q) kept q=%d w=%v; want the lower q/w, q=909000000000001 w=1m41s", field, ps[0].Quota, ps[0].Window)
+		}
+	}
+	// Header reads the same field through the same rule.
+	h := http.Header{"Ratelimit-Policy": {`"x";q=900000000000001;w=100, "x";q=909000000000001;w=101`}}
+	if qs := Header(h, time.Unix(1740830400, 0)); len(qs) != 1 || qs[0].Limit != 909000000000001 {
+		t.Errorf("Header(%v) = %v; want limit 909000000000001", h, qs)
 	}
 }

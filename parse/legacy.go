@@ -118,7 +118,10 @@ func limitList(vals []string, buf []item) (cur item, items []item, ok bool) {
 }
 
 // nextMember splits s at the first comma outside a quoted string.
-func nextMember(s string) (m, rest string) {
+func nextMember(s string) (m, rest string) { return cutOutside(s, ',') }
+
+// cutOutside splits s at the first sep outside a quoted string.
+func cutOutside(s string, sep byte) (m, rest string) {
 	quoted := false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -126,11 +129,28 @@ func nextMember(s string) (m, rest string) {
 			i++
 		case c == '"':
 			quoted = !quoted
-		case c == ',' && !quoted:
+		case c == sep && !quoted:
 			return s[:i], s[i+1:]
 		}
 	}
 	return s, ""
+}
+
+// unquote returns the content of the quoted string q (its quotes
+// removed), its escapes (a backslash before any byte) resolved.
+func unquote(q string) string {
+	s := q[1 : len(q)-1]
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
 }
 
 // member reads one legacy list member: a number and optional parameters,
@@ -147,7 +167,7 @@ func member(s string) (item, bool) {
 	}
 	for params != "" {
 		var kv string
-		kv, params, _ = strings.Cut(params, ";")
+		kv, params = cutOutside(params, ';') // a name may hold one
 		k, v, _ := strings.Cut(trimOWS(kv), "=")
 		switch v = trimOWS(v); {
 		case windowParam(k):
@@ -156,7 +176,7 @@ func member(s string) (item, bool) {
 			}
 		case k == "name":
 			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-				x.name = v[1 : len(v)-1]
+				x.name = unquote(v)
 			}
 		}
 	}
