@@ -309,3 +309,118 @@ func TestWaitForStaleLimit(t *testing.T) {
 		}
 	})
 }
+
+// openAIHeaders sets what an OpenAI answer states: tokens limit 6000.
+func openAIHeaders(w http.ResponseWriter, remaining string) {
+	w.Header().Set("x-ratelimit-limit-requests", "500")
+	w.Header().Set("x-ratelimit-remaining-requests", "499")
+	w.Header().Set("x-ratelimit-reset-requests", "120ms")
+	w.Header().Set("x-ratelimit-limit-tokens", "6000")
+	w.Header().Set("x-ratelimit-remaining-tokens", remaining)
+	w.Header().Set("x-ratelimit-reset-tokens", "10s")
+}
+
+// TestCostErrorBeforeCeiling: a request whose cost exceeds a whole quota
+// "fails at once, without waiting" (CostError), a local ceiling holding
+// it or not. With MaxConcurrency 1 and another request in flight, it
+// waited for that request first.
+func TestCostErrorBeforeCeiling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		block := make(chan struct{})
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n++
+			if n == 2 {
+				<-block
+			}
+			openAIHeaders(w, "5000")
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxConcurrency: 1}
+		do := func(c polite.Cost) error {
+			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), c), http.MethodGet, "http://llm.example/v1/x", nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			return err
+		}
+		if err := do(polite.Cost{Tokens: 100}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { do(polite.Cost{Tokens: 100}); close(done) }()
+		synctest.Wait() // the second is in flight, blocked in the handler
+		go func() { time.Sleep(30 * time.Second); close(block) }()
+		start := time.Now()
+		err := do(polite.Cost{Tokens: 10000}) // beyond the whole quota of 6000
+		d := time.Since(start)
+		var ce *polite.CostError
+		if !errors.As(err, &ce) || d > 0 {
+			t.Errorf("a request beyond the whole quota: err %v after %v; want a *CostError at once", err, d)
+		}
+		<-done
+	})
+}
+
+// countStore counts the Updates of a MemoryStore: one per look at a key.
+type countStore struct {
+	polite.MemoryStore
+	n atomic.Int64
+}
+
+func (s *countStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	s.n.Add(1)
+	return s.MemoryStore.Update(ctx, key, fn)
+}
+
+// TestWholeQuotaLooksOnRelease: a request that only a request in flight
+// ending can make room for (the token quota is already whole; the other's
+// reservation holds it) looks again when that request ends. It looked
+// again every (lacking tokens)/rate: every millisecond for the 10 s the
+// other request was in flight.
+func TestWholeQuotaLooksOnRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n++
+			rem := "0"
+			if n == 2 {
+				time.Sleep(10 * time.Second) // a long completion
+				rem = "10"
+			}
+			w.Header().Set("x-ratelimit-limit-requests", "500")
+			w.Header().Set("x-ratelimit-remaining-requests", "499")
+			w.Header().Set("x-ratelimit-reset-requests", "120ms")
+			w.Header().Set("x-ratelimit-limit-tokens", "60000")
+			w.Header().Set("x-ratelimit-remaining-tokens", rem)
+			w.Header().Set("x-ratelimit-reset-tokens", "1m0s")
+		})
+		st := &countStore{}
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}}
+		do := func(c polite.Cost) error {
+			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), c), http.MethodGet, "http://llm.example/v1/x", nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			return err
+		}
+		if err := do(polite.Cost{Tokens: 1}); err != nil { // 0 of 60000 left, whole in a minute
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Minute) // whole again
+		done := make(chan struct{})
+		go func() { do(polite.Cost{Tokens: 59990}); close(done) }()
+		synctest.Wait() // in flight, reserving 59990
+		before := st.n.Load()
+		if err := do(polite.Cost{Tokens: 11}); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		if looks := st.n.Load() - before; looks > 50 {
+			t.Errorf("the held request looked at the key %d times while the other was in flight 10 s", looks)
+		}
+	})
+}

@@ -586,6 +586,10 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			timer.Stop()
 		}
 	}()
+	// A request held by a local ceiling has not asked the budget yet: one
+	// that no wait can make room for fails at once, as the budget would
+	// have it (see CostError), not once the ceiling lets it go.
+	w.h.Never = w.h.Never || w.ceiling && g.Priced()
 	for {
 		if w.h.Never {
 			c := g.Cost()

@@ -57,6 +57,10 @@ func (l *Lease) SetCost(c Cost) { l.want = c }
 // Cost returns what SetCost declared.
 func (l *Lease) Cost() Cost { return l.want }
 
+// Priced reports whether SetCost declared a cost in some unit other than
+// requests.
+func (l *Lease) Priced() bool { return !l.want.free() }
+
 // Excess reports a request that can never start: its cost in Unit is more
 // than the whole quota, Limit.
 type Excess struct {
@@ -355,7 +359,9 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 			continue
 		}
 		switch {
-		case q.refill && q.rate > 0:
+		case q.refill && q.rate > 0 && (q.q < 0 || need <= q.q-u.n):
+			// Refilling makes room. (It stops at the limit: beyond
+			// it, only a reservation freed does, as below.)
 			d := math.Ceil(float64(need-avail) / q.rate)
 			until = max(until, addSat(now, int64(min(d, float64(MaxPause)))))
 			held = true
@@ -604,8 +610,17 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
 			continue
 		}
 		if n := l.want.In(u.name); n > 0 {
-			if !q.refill && q.deadline != 0 && now >= q.deadline && q.q >= 0 {
+			switch {
+			case !q.refill && q.deadline != 0 && now >= q.deadline && q.q >= 0:
 				q.renew(now)
+			case q.refill && now > q.at:
+				// Charged to what has refilled since the
+				// observation, not to the observation: cut at 0,
+				// the charge would vanish in the refill added
+				// on top.
+				if lv, ok := q.level(now); ok {
+					q.r, q.at = lv, now
+				}
 			}
 			q.r = max(0, q.r-min(n, maxQuota))
 		}

@@ -300,3 +300,87 @@ func runFuzzCosts(t *testing.T, data []byte, offset, cost, remaining int64, op u
 		t.Fatalf("MarshalBinary is not stable:\n%x\n%x", b1, b2)
 	}
 }
+
+// TestUnstatedChargeAfterRefill: a request whose answer states none of the
+// token quotas is charged to them (DESIGN.md §10; costs.observe), and for
+// a quota refilled continuously, to the level it has refilled to since its
+// observation. The charge was cut at 0 against the stale remaining, and
+// the refill added on top: it was lost.
+func TestUnstatedChargeAfterRefill(t *testing.T) {
+	var s State
+	cfg := Config{}
+	q := func(r int64) []parse.Quota {
+		return []parse.Quota{{Unit: "tokens", Limit: 1000, Remaining: r, Reset: 10 * time.Second, Dialect: "openai"}}
+	}
+	var p Lease
+	p.SetCost(Cost{Tokens: 1000})
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &p); !ok {
+		t.Fatal("first not granted")
+	}
+	// Spent: 0 of 1000 left, whole in 10 s: about 100 a second.
+	s.Release(t0, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: q(0)})
+
+	// 20 s later the quota is whole again: 1000 left.
+	now := t0.Add(20 * time.Second)
+	var a Lease
+	a.SetCost(Cost{Tokens: 800})
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
+		t.Fatal("a not granted on a whole quota")
+	}
+	// a's answer states no token quota (a 5xx from a proxy, say): it is
+	// charged its 800 tokens; 200 are left.
+	s.Release(now, &cfg, &a, &Outcome{First: true, Bytes: -1})
+
+	var b Lease
+	b.SetCost(Cost{Tokens: 800})
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &b); ok {
+		v := s.View(now)
+		t.Errorf("b (800 tokens) granted with only 200 left after a's charge; view %+v", v.Policies)
+	}
+}
+
+// TestWholeQuotaWaitsForRelease: admit returns until zero "when only a
+// request in flight ending can make room". A quota refilled continuously
+// that is already whole (its level capped at the limit) cannot make room
+// by refilling: only the reservation of the request in flight ending can.
+// The request was told to look again (needed-available)/rate later, again
+// and again: with 1 token lacking at 1000 tokens a second, every
+// millisecond for as long as the other request was in flight.
+func TestWholeQuotaWaitsForRelease(t *testing.T) {
+	var s State
+	cfg := Config{}
+	var p Lease
+	p.SetCost(Cost{Tokens: 1})
+	s.Acquire(t0, &cfg, Ask{}, &p)
+	// 0 of 60000 left, whole in 60 s: about 1000 a second.
+	s.Release(t0, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 0, time.Minute)})
+
+	now := t0.Add(2 * time.Minute) // whole again
+	var a Lease
+	a.SetCost(Cost{Tokens: 59990})
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
+		t.Fatal("a not granted on a whole quota")
+	}
+	// a is in flight (a long completion) for 10 s; b lacks 1 token.
+	end := now.Add(10 * time.Second)
+	looks := 0
+	for now.Before(end) {
+		var b Lease
+		b.SetCost(Cost{Tokens: 11})
+		h, ok := s.Acquire(now, &cfg, Ask{}, &b)
+		if ok {
+			t.Fatalf("b granted at %v while a reserves 59990 of 60000", now.Sub(t0))
+		}
+		looks++
+		if h.Until().IsZero() {
+			break // waits for a change: a's answer
+		}
+		if looks == 1 {
+			t.Logf("first hold: until +%v, wake %v, reason %v", h.Until().Sub(now), h.Wake(), h.Reason)
+		}
+		now = h.Until()
+	}
+	if looks > 10 {
+		t.Errorf("b looked again %d times in the 10 s a was in flight, though the quota was whole (only a's end could make room)", looks)
+	}
+}
