@@ -56,7 +56,9 @@
 // waited longest for; its buckets run from 5 ms to 10 minutes.
 //
 // polite.client.quota.remaining reports, at each collection, the quota left
-// under each budget key recently seen, for every quota with a live count
+// under each budget key recently seen (when Transports with budgets of
+// their own hold the same key, the least left among them), for every
+// quota with a live count
 // (the server's stated quotas, polite.quota.source "server", and one learned
 // from refusals, "refusals"), in the unit named by polite.quota.unit
 // ("requests", "content-bytes", "concurrent-requests", or a unit of cost

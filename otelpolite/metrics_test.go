@@ -568,3 +568,59 @@ func TestGaugeEveryStatedQuota(t *testing.T) {
 		}
 	})
 }
+
+// One Metrics may serve several Transports (Metrics doc). Two Transports
+// with budgets of their own on the same origin hold two quotas under
+// series of the same attributes: the gauge reports the least left, at
+// every collection. It reported the one observed last, in sync.Map's
+// order: 4 or 9 from one collection to the next.
+func TestGaugeBudgetsOfOneOrigin(t *testing.T) {
+	for _, swap := range []bool{false, true} {
+		t.Run(fmt.Sprint(swap), func(t *testing.T) { gaugeBudgetsOfOneOrigin(t, swap) })
+	}
+}
+
+func gaugeBudgetsOfOneOrigin(t *testing.T, swap bool) {
+	synctest.Test(t, func(t *testing.T) {
+		reader := sdkmetric.NewManualReader()
+		m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mk := func(q int64) *polite.Transport {
+			tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
+				Policies: []ratelimittest.Policy{{Quota: q, Window: time.Minute}},
+			})}}
+			m.Instrument(tr)
+			return tr
+		}
+		// After one request: 4 left under one, 9 under the other, made
+		// first or second.
+		a, b := mk(5), mk(10)
+		if swap {
+			b, a = mk(10), mk(5)
+		}
+		for _, tr := range []*polite.Transport{a, b} {
+			resp, err := (&http.Client{Transport: tr}).Get("http://api.test/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		for _, tr := range []*polite.Transport{a, b} {
+			st, _ := tr.Inspect("http://api.test", time.Now())
+			t.Logf("Inspect: key %s remaining %d", st.Key, st.Policies[0].Remaining)
+		}
+		for range 20 {
+			got := ints(t, collect(t, reader)["polite.client.quota.remaining"])
+			if len(got) != 1 {
+				t.Fatalf("quota.remaining reports %v; want one series", got)
+			}
+			for _, v := range got {
+				if v != 4 {
+					t.Fatalf("quota.remaining reports %v; want the least left of the two budgets' quotas (4 and 9)", got)
+				}
+			}
+		}
+	})
+}

@@ -214,6 +214,16 @@ func (m *Metrics) observe(_ context.Context, o metric.Observer) error {
 		return true
 	})
 
+	// Budgets of several Transports may hold the same key (the same
+	// origin): their series would carry the same attributes, and the
+	// last observed would hide the others. One series each, at the
+	// least remaining among them.
+	type series struct {
+		set       attribute.Set
+		remaining int64
+	}
+	var out []series
+	index := make(map[attribute.Distinct]int)
 	now := time.Now()
 	for _, it := range items {
 		for _, q := range quotas(it.src, it.key, now) {
@@ -224,8 +234,17 @@ func (m *Metrics) observe(_ context.Context, o metric.Observer) error {
 			if q.partition != "" {
 				kv = append(kv, attribute.String("polite.quota.partition", q.partition))
 			}
-			o.ObserveInt64(m.remaining, q.remaining, metric.WithAttributes(kv...))
+			set := attribute.NewSet(kv...)
+			if i, ok := index[set.Equivalent()]; ok {
+				out[i].remaining = min(out[i].remaining, q.remaining)
+				continue
+			}
+			index[set.Equivalent()] = len(out)
+			out = append(out, series{set, q.remaining})
 		}
+	}
+	for _, s := range out {
+		o.ObserveInt64(m.remaining, s.remaining, metric.WithAttributeSet(s.set))
 	}
 	return nil
 }

@@ -379,7 +379,7 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 
 	out := h.cfg.produced(e.Output)
-	served := false
+	served, written := false, 0
 	defer func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -391,6 +391,7 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.stats.Status[http.StatusOK]++
+		h.stats.Bytes += int64(written)
 		h.stats.InputTokens = saturatingAdd(h.stats.InputTokens, e.Input)
 		h.stats.OutputTokens = saturatingAdd(h.stats.OutputTokens, out)
 	}()
@@ -415,7 +416,7 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	w.Write(body)
+	written, _ = w.Write(body)
 	served = true
 }
 

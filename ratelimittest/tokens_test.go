@@ -596,3 +596,27 @@ func TestIdealTokensReached(t *testing.T) {
 		}
 	})
 }
+
+// TokenStats embeds Stats, whose Bytes is "the number of content bytes
+// written for admitted requests": a TokenHandler's JSON bodies count. It
+// never added them.
+func TestTokenStatsBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{Requests: 10, Tokens: 100000})
+		c := &http.Client{Transport: &ratelimittest.Transport{Handler: h}}
+		resp, err := c.Post("http://api.test/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		st := h.Stats()
+		if resp.StatusCode != 200 || st.Admitted != 1 {
+			t.Fatalf("status %d, admitted %d", resp.StatusCode, st.Admitted)
+		}
+		if st.Bytes != n {
+			t.Errorf("TokenStats.Bytes = %d, but the admitted request's body was %d bytes", st.Bytes, n)
+		}
+	})
+}
