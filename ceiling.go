@@ -64,6 +64,15 @@ type reservation struct {
 	ok         bool  // a start was reserved
 	start      int64 // when (Unix nanoseconds)
 	inflight   int   // the key's requests in flight then, itself included
+	floor      floorReservation
+}
+
+// floorReservation is one start under the floor of an origin whose
+// requests are kept under another key (see reserveFloor).
+type floorReservation struct {
+	origin     memKey
+	prev, next int64
+	ok         bool
 }
 
 func (c *ceilings) shard(k memKey) *ceilingShard {
@@ -153,6 +162,42 @@ func addSat(a, b int64) int64 {
 	return a + b
 }
 
+// reserveFloor takes one start at now under the floor of the origin o (a
+// robots.txt Crawl-delay), when requests to o are kept under another key
+// (Transport.Key): the floor paces the origin, whatever keys its requests
+// have, one a key or one for many origins. It returns the start reserved
+// (ok false when o has no floor), or how long to hold.
+func (c *ceilings) reserveFloor(o memKey, now time.Time) (floorReservation, ceilingHold, bool) {
+	sh := c.shard(o)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.m[o]
+	if e == nil || e.floor <= 0 {
+		return floorReservation{}, ceilingHold{}, true
+	}
+	n := now.UnixNano()
+	if n < e.next {
+		return floorReservation{}, ceilingHold{until: time.Unix(0, e.next), reason: ReasonCrawlDelay}, false
+	}
+	r := floorReservation{origin: o, prev: e.next, next: addSat(n, int64(e.floor)), ok: true}
+	e.next = r.next
+	return r, ceilingHold{}, true
+}
+
+// cancelFloor gives back a start reserveFloor took, unless a later one
+// was taken since.
+func (c *ceilings) cancelFloor(r floorReservation) {
+	if !r.ok {
+		return
+	}
+	sh := c.shard(r.origin)
+	sh.mu.Lock()
+	if e := sh.m[r.origin]; e != nil && e.next == r.next {
+		e.next = r.prev
+	}
+	sh.mu.Unlock()
+}
+
 // reader returns k's parse.Reader, making k's entry if it has none.
 func (c *ceilings) reader(k memKey) *parse.Reader {
 	sh := c.shard(k)
@@ -196,6 +241,7 @@ func (c *ceilings) setFloor(k memKey, d time.Duration) {
 
 // cancel gives back a reservation the budget did not confirm.
 func (c *ceilings) cancel(k memKey, r reservation) {
+	c.cancelFloor(r.floor)
 	sh := c.shard(k)
 	sh.mu.Lock()
 	if e := sh.m[k]; e != nil {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -64,9 +65,11 @@ type Robots struct {
 	// want to keep the pace an origin asks for.
 	CrawlDelayOnly bool
 
-	// MaxOrigins is the most origins whose robots.txt is kept at once;
+	// MaxOrigins is the most origins whose robots.txt is kept at once
+	// (one more for a while when every origin kept is being fetched);
 	// beyond it, the least recently used are forgotten (and fetched again
-	// when next needed). If zero, 16384.
+	// when next needed), by the shard of the cache a new origin falls in
+	// first. If zero, 16384.
 	MaxOrigins int
 
 	once  sync.Once
@@ -265,42 +268,66 @@ type robotsCache struct {
 	userAgent string // Robots.UserAgent, sent when a request has none
 	delayOnly bool
 	seed      maphash.Seed
-	n         uint64 // the shards in use, 1 to robotsShards
 	shards    [robotsShards]robotsShard
+	// count is the origins kept in all shards, at most max: MaxOrigins
+	// bounds the cache as a whole, however the origins fall into shards
+	// (a bound a shard would refetch some origins below it).
+	count atomic.Int64
+	max   int64
 }
 
 func newRobotsCache(token, userAgent string, delayOnly bool, maxOrigins int) *robotsCache {
 	if maxOrigins <= 0 {
 		maxOrigins = defaultRobotsMax
 	}
-	c := &robotsCache{token: token, userAgent: userAgent, delayOnly: delayOnly, seed: maphash.MakeSeed()}
-	// MaxOrigins is shared out exactly: fewer shards than robotsShards
-	// when it is smaller, the remainder one each to the first.
-	n := min(maxOrigins, robotsShards)
-	per, extra := maxOrigins/n, maxOrigins%n
-	for i := range n {
-		m := per
-		if i < extra {
-			m++
-		}
-		c.shards[i].init(m)
+	c := &robotsCache{token: token, userAgent: userAgent, delayOnly: delayOnly, seed: maphash.MakeSeed(), max: int64(maxOrigins)}
+	for i := range c.shards {
+		c.shards[i].init(c)
 	}
-	c.n = uint64(n)
 	return c
 }
 
 func (c *robotsCache) shard(origin string) *robotsShard {
-	return &c.shards[maphash.String(c.seed, origin)%c.n]
+	return &c.shards[maphash.String(c.seed, origin)%robotsShards]
 }
 
-// robotsShard is a bounded map of origins to their robots.txt, with a
-// least-recently-used list. No goroutine sweeps it: entries are dropped
-// lazily, when new ones need room or when they have expired.
+// makeRoom forgets origins until the cache has room for one more, the
+// least recently used of s first (whose lock the caller holds), then of
+// another shard free at once. When every origin kept is being fetched,
+// or the other shards are busy, it makes none, and the cache holds one
+// more until the next new origin makes room again.
+func (c *robotsCache) makeRoom(s *robotsShard) {
+	for c.count.Load() >= c.max {
+		if s.evict() {
+			continue
+		}
+		evicted := false
+		for i := range c.shards {
+			o := &c.shards[i]
+			if o == s || !o.mu.TryLock() {
+				continue
+			}
+			evicted = o.evict()
+			o.mu.Unlock()
+			if evicted {
+				break
+			}
+		}
+		if !evicted {
+			return
+		}
+	}
+}
+
+// robotsShard is a map of origins to their robots.txt, with a
+// least-recently-used list; its cache bounds the origins of all shards.
+// No goroutine sweeps it: entries are dropped lazily, when new ones need
+// room or when they have expired.
 type robotsShard struct {
-	mu  sync.Mutex
-	m   map[string]*robotsEntry
-	lru robotsEntry // sentinel: lru.next is the most recently used
-	max int
+	mu    sync.Mutex
+	m     map[string]*robotsEntry
+	lru   robotsEntry // sentinel: lru.next is the most recently used
+	cache *robotsCache
 }
 
 // robotsEntry is what is known of one origin's robots.txt.
@@ -344,10 +371,17 @@ type robotsResult struct {
 	retryAfter  time.Duration // of an unreachable answer, if it gave one
 }
 
-func (s *robotsShard) init(max int) {
+func (s *robotsShard) init(c *robotsCache) {
 	s.m = make(map[string]*robotsEntry)
 	s.lru.next, s.lru.prev = &s.lru, &s.lru
-	s.max = max
+	s.cache = c
+}
+
+// drop forgets e.
+func (s *robotsShard) drop(e *robotsEntry) {
+	e.unlink()
+	delete(s.m, e.key)
+	s.cache.count.Add(-1)
 }
 
 // interval returns the interval the robots.txt of key asks between two
@@ -371,10 +405,10 @@ func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robots
 	s.dropExpired(key, now)
 	e = s.m[key]
 	if e == nil {
-		for len(s.m) >= s.max && s.evict() {
-		}
+		s.cache.makeRoom(s)
 		e = &robotsEntry{key: key}
 		s.m[key] = e
+		s.cache.count.Add(1)
 	} else {
 		e.unlink()
 	}
@@ -440,8 +474,7 @@ func (s *robotsShard) dropExpired(key string, now time.Time) {
 		if now.Before(limit) {
 			return
 		}
-		e.unlink()
-		delete(s.m, e.key)
+		s.drop(e)
 	}
 }
 
@@ -450,8 +483,7 @@ func (s *robotsShard) dropExpired(key string, now time.Time) {
 func (s *robotsShard) evict() bool {
 	for e := s.lru.prev; e != &s.lru; e = e.prev {
 		if e.fetching == nil {
-			e.unlink()
-			delete(s.m, e.key)
+			s.drop(e)
 			return true
 		}
 	}
@@ -598,7 +630,13 @@ func (t *Transport) robots(req *http.Request, key budgetKey) error {
 		return err
 	}
 	if interval > 0 || t.ceil.floors.Load() {
-		t.ceil.setFloor(key.m, interval)
+		// The floor of the origin, whatever the request's key (see
+		// ceilings.reserveFloor).
+		o := key.m
+		if key.custom {
+			o = originKey(req.URL.Scheme, req.URL.Host).m
+		}
+		t.ceil.setFloor(o, interval)
 	}
 	return nil
 }

@@ -660,3 +660,119 @@ func BenchmarkRobotsCheck(b *testing.B) {
 		}
 	})
 }
+
+// TestRobotsMaxOriginsNoRefetch: a crawler that visits MaxOrigins origins
+// (not one more) round-robin fetches no robots.txt twice within 24 hours:
+// "MaxOrigins is the most origins whose robots.txt is kept at once". The
+// bound was split into 16 fixed per-shard quotas, so a shard that hashed
+// more than its share evicted (and, round-robin, thrashed) long before
+// MaxOrigins.
+func TestRobotsMaxOriginsNoRefetch(t *testing.T) {
+	for _, max := range []int{64, 1000, 16384} {
+		t.Run(fmt.Sprint(max), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nDisallow: /private\n"})
+				base := robotsBase(h)
+				r := &Robots{MaxOrigins: max}
+				for pass := range 3 {
+					for i := range max {
+						if _, err := r.check(t.Context(), base, robotsReq(t, t.Context(), fmt.Sprintf("http://o%d.example/page", i))); err != nil {
+							t.Fatal(err)
+						}
+					}
+					_ = pass
+				}
+				if got := h.Stats().Fetches; got != max {
+					t.Errorf("%d origins (= MaxOrigins) visited 3 times: %d robots.txt fetches, want %d", max, got, max)
+				}
+			})
+		})
+	}
+}
+
+// TestCrawlDelayPerOriginFinerKey: Transport.Robots says the Crawl-delay
+// "becomes a floor on the origin's pace", and Transport.Key's own doc
+// suggests a Key per API credential. With such a Key, the floor paces the
+// origin. It was kept per budget key: N keys on one origin sent N requests
+// per Crawl-delay.
+func TestCrawlDelayPerOriginFinerKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nCrawl-delay: 10\n"})
+		tr := &Transport{
+			Base:   &ratelimittest.Transport{Handler: h},
+			Robots: &Robots{UserAgent: "mybot"},
+			Key:    func(r *http.Request) string { return r.Header.Get("X-Account") },
+		}
+		for i := range 4 {
+			req := robotsReq(t, t.Context(), fmt.Sprintf("http://a.example/page%d", i))
+			req.Header.Set("X-Account", fmt.Sprint("acct", i))
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		st := h.Stats()
+		if most := mostWithin(st.Arrivals, 10*time.Second); most > 1 {
+			t.Errorf("Crawl-delay 10: %d requests reached http://a.example within 10s (at %v), want 1", most, st.Arrivals)
+		}
+	})
+}
+
+func mostWithin(ts []time.Time, d time.Duration) int {
+	most, j := 0, 0
+	for i := range ts {
+		for ts[i].Sub(ts[j]) >= d {
+			j++
+		}
+		most = max(most, i-j+1)
+	}
+	return most
+}
+
+// TestCrawlDelayPerOriginCoarserKey: a Key that puts two origins under one
+// budget key (by registrable domain, say). www asks Crawl-delay: 10, api
+// asks none: www is paced by its floor, api is not. The floor was one per
+// key, written before the request waited and read when it started: api's
+// write (0) between www's write and www's start let the next www request
+// go at once.
+func TestCrawlDelayPerOriginCoarserKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		www := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nCrawl-delay: 10\n"})
+		api := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nAllow: /\n"})
+		mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Host == "api.example" {
+				api.ServeHTTP(w, r)
+				return
+			}
+			www.ServeHTTP(w, r)
+		})
+		tr := &Transport{
+			Base:   &ratelimittest.Transport{Handler: mux},
+			Robots: &Robots{UserAgent: "mybot"},
+			Key:    func(r *http.Request) string { return "example" },
+		}
+		get := func(url string) {
+			resp, err := tr.RoundTrip(robotsReq(t, t.Context(), url))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		get("http://www.example/0") // t=0; next start under the key at t=10
+		go get("http://www.example/1")
+		synctest.Wait() // www/1 held until t=10, floor 10 written
+		go get("http://api.example/x")
+		synctest.Wait() // api held too, floor 0 written
+		time.Sleep(10*time.Second + time.Millisecond)
+		get("http://www.example/2")
+		synctest.Wait()
+		st := www.Stats()
+		if most := mostWithin(st.Arrivals, 10*time.Second); most > 1 {
+			t.Errorf("Crawl-delay 10: %d requests reached http://www.example within 10s (at %v), want 1", most, st.Arrivals)
+		}
+	})
+}

@@ -534,11 +534,25 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 	local := t.local()
 	*w = try{}
 	if local {
-		var ch ceilingHold
+		var (
+			ch ceilingHold
+			fr floorReservation
+		)
+		if key.custom && t.ceil.floors.Load() {
+			// A Crawl-delay paces the origin, not the key.
+			if o := originKey(req.URL.Scheme, req.URL.Host).m; o != key.m {
+				if fr, ch, w.granted = t.ceil.reserveFloor(o, now); !w.granted {
+					w.ceiling, w.until, w.why = true, ch.until, ch.reason
+					return nil
+				}
+			}
+		}
 		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint); !w.granted {
+			t.ceil.cancelFloor(fr)
 			w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
 			return nil
 		}
+		res.floor = fr
 	}
 	h, granted, note, err := b.acquire(req.Context(), key, now, ask, g)
 	if note.kind != "" {
