@@ -96,3 +96,31 @@ func BenchmarkHugeHeaderTransport(b *testing.B) {
 		})
 	}
 }
+
+// A hostile URL (a link a crawler follows) with a long internationalised
+// label is keyed in time linear in its length: Punycode, quadratic in the
+// label's length, is not run on a label longer than DNS allows (63). One
+// RoundTrip burnt seconds of CPU before Base, which refuses the host at
+// once, was even called.
+func TestLongIDNHostIsCheap(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("http://")
+	for i := range 60000 {
+		sb.WriteRune(rune(0x4e00 + i))
+	}
+	sb.WriteString(".example/")
+	req, err := http.NewRequest(http.MethodGet, sb.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	tr := &polite.Transport{Base: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		called = true
+		return nil, http.ErrNotSupported
+	})}
+	start := time.Now()
+	tr.RoundTrip(req)
+	if d := time.Since(start); d > hugeBound() {
+		t.Errorf("RoundTrip of a %d-byte host took %v before failing (Base called: %v), want under %v", len(req.URL.Host), d, called, hugeBound())
+	}
+}

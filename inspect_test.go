@@ -209,3 +209,48 @@ func TestInspectRecreatedEntryHidesCustomKey(t *testing.T) {
 		}
 	})
 }
+
+// A custom key in the form of an origin ("acct://<secret>") whose state
+// was forgotten while a request was in flight is still shown by its
+// fingerprint: the answer makes the state anew, marked custom as its
+// lease was. It was made without the mark, and Inspect, finding the key
+// in normal form, printed it as an origin: the secret.
+func TestCustomKeyHiddenAfterForgetInFlight(t *testing.T) {
+	const secret = "acct://sk-live-5ecr3t-7d0b2c"
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-release
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		b := &polite.Budget{}
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: b, MaxAttempts: 1,
+			Key: func(r *http.Request) string { return r.Header.Get("X-Account") }}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+			req.Header.Set("X-Account", secret)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+		synctest.Wait() // in flight
+		if st, ok := b.Inspect(secret, time.Now()); !ok || st.Key == secret {
+			t.Fatalf("before Forget: Inspect = %q, %v; want a fingerprint", st.Key, ok)
+		}
+		b.Forget(secret)
+		close(release)
+		<-done
+		st, ok := b.Inspect(secret, time.Now())
+		js, _ := json.Marshal(st)
+		if !ok {
+			t.Fatal("Inspect: no state")
+		}
+		if strings.Contains(string(js), "sk-live") {
+			t.Errorf("Inspect output holds the custom key verbatim: %s", js)
+		}
+	})
+}

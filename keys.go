@@ -115,7 +115,9 @@ func normalHost(scheme, hostport string) string {
 	}
 	host = strings.TrimSuffix(host, ".")
 	if !isLowerASCII(host) {
-		host = toASCII(host)
+		// Once its ideographic full stops are dots: "api.example。"
+		// ends with one too.
+		host = strings.TrimSuffix(toASCII(host), ".")
 	}
 	if port == "" {
 		if len(host) <= len(hostport) && hostport[:len(host)] == host {
@@ -196,9 +198,13 @@ func toASCII(host string) string {
 	return strings.Join(labels, ".")
 }
 
-// punycode encodes s by RFC 3492 §6.3; false on overflow (labels of
-// hundreds of characters beyond ASCII).
+// punycode encodes s by RFC 3492 §6.3; false on overflow, and for a
+// label of more than 63 characters, which no DNS label encodes (RFC 1035
+// §2.3.4): the encoding takes time quadratic in the label's length.
 func punycode(s string) (string, bool) {
+	if utf8.RuneCountInString(s) > 63 {
+		return "", false
+	}
 	const (
 		base, tmin, tmax = 36, 1, 26
 		skew, damp       = 38, 700

@@ -146,3 +146,34 @@ func TestSecretKeyNeverPrinted(t *testing.T) {
 		}
 	})
 }
+
+// A trailing ideographic (or full-width) full stop is a trailing dot once
+// mapped, as IDNA and net/http map it ("api.example。" dials
+// "api.example."): one origin, one budget. The dot was trimmed before the
+// mapping, so "http://api.example。/" got the key "http://api.example." and
+// doubled the client's rate.
+func TestTrailingIdeographicDotSharesBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{
+			Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindow, Quota: 3, Window: 2 * time.Second}},
+			Latency:  5 * time.Millisecond,
+		})
+		c, tr := politeOver(h)
+		urls := []string{"http://api.example/", "http://api.example./", "http://api.example。/", "http://api.example．/"}
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				get(t, c, urls[i%len(urls)])
+			})
+		}
+		wg.Wait()
+		if s := h.Stats(); s.Refused != 0 {
+			t.Errorf("%d refusals, want 0: the spellings are one origin", s.Refused)
+		}
+		for _, u := range urls {
+			if st, ok := tr.Inspect(u, time.Now()); !ok || st.Key != "http://api.example" {
+				t.Errorf("Inspect(%q) = key %q (found %v), want http://api.example", u, st.Key, ok)
+			}
+		}
+	})
+}

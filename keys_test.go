@@ -13,6 +13,8 @@ func TestOriginKey(t *testing.T) {
 		{"http", "api.example:80", "http://api.example"},
 		{"http", "api.example.", "http://api.example"},
 		{"http", "api.example.:80", "http://api.example"},
+		{"http", "api.example\u3002", "http://api.example"},
+		{"http", "api.example\uff0e:80", "http://api.example"},
 		{"http", "api.example:", "http://api.example"},
 		{"https", "api.example:443", "https://api.example"},
 		{"https", "api.example:80", "https://api.example:80"},

@@ -119,6 +119,10 @@ type Ask struct {
 // SetCost declares what the request will cost; the lease Acquire grants
 // keeps it.
 type Lease struct {
+	// custom reports a grant under a custom key (Ask.Custom): a state
+	// its release makes anew, the key's forgotten meanwhile, is marked so.
+	custom bool
+
 	born  int64  // the incarnation of the state that granted it
 	end   int64  // when it expires: the end of its expiry slot
 	seq   uint64 // grants before it and itself

@@ -229,6 +229,7 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	if ask.Custom {
 		s.flags |= flagCustom
 	}
+	l.custom = ask.Custom
 	if s.leases.reap(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
 	}
@@ -557,6 +558,9 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 
 func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	l := lp
+	if l.custom {
+		s.flags |= flagCustom
+	}
 	if l.born == s.born && l.born != 0 {
 		if !s.leases.lone(l.end) {
 			s.leases.remove(l.end, false)
