@@ -90,3 +90,67 @@ func FuzzPacedPath(f *testing.F) {
 		drive(t, byteReader(data), min(len(data), 2000), steadyOutcome)
 	})
 }
+
+// Pacing: "no more than q starts in any span of w, for every
+// RateLimit-Policy in unit requests". A probe accepted with less than
+// half of q left marks the policy a sliding-window counter, "paced
+// smoothly, one start per w/(q-1)", and the starts of the window before
+// still count against q per w. Only the last start was read, at the short
+// pace: q+2 started within w. (A sliding log, which the design says "reads
+// the same, and paced at q-1 per w it is still within its rate", refused
+// the extra starts.)
+func TestSlidingSwitchKeepsStatedQuota(t *testing.T) {
+	var s State
+	cfg := Config{}
+	quota := func(r int64, reset time.Duration) []parse.Quota {
+		return []parse.Quota{{Policy: "p", Dialect: "ietf", Limit: 4, Window: 4 * time.Second, Remaining: r, Reset: reset}}
+	}
+	var starts []time.Duration
+	acq := func(at time.Duration) (Lease, Hold, bool) {
+		var l Lease
+		h, ok := s.Acquire(rAt(at), &cfg, Ask{}, &l)
+		if ok {
+			starts = append(starts, at)
+		}
+		return l, h, ok
+	}
+	rel := func(at time.Duration, l *Lease, qs []parse.Quota) {
+		s.Release(rAt(at), &cfg, l, &Outcome{First: true, Bytes: -1, Quotas: qs})
+	}
+	p, _, ok := acq(0)
+	if !ok {
+		t.Fatal("probe held")
+	}
+	rel(50*ms, &p, quota(3, 1150*ms)) // the window ends at 1.2s
+	a, _, ok1 := acq(100 * ms)
+	b, _, ok2 := acq(100 * ms)
+	if !ok1 || !ok2 {
+		t.Fatal("A or B held")
+	}
+	rel(150*ms, &a, quota(1, 1050*ms))
+	rel(160*ms, &b, quota(0, 1040*ms)) // spent: the key pauses until 1.2s
+	// The probe after the reset: 3 starts within 4s so far, q=4, so it goes.
+	now := 1200 * ms
+	l, h, ok := acq(now)
+	if !ok {
+		t.Fatalf("probe at 1.2s held %+v (until %v)", h, h.Until().Sub(rt0))
+	}
+	// Accepted with r=1 of 4 (a sliding counter): marked, paced q-1 per w.
+	rel(1250*ms, &l, quota(1, 3950*ms))
+	t.Logf("sliding=%v", s.policies[0].sliding)
+	// Ask every 10ms until 4s: no more than 4 starts within any 4s.
+	for now = 1260 * ms; now < 4*time.Second; now += 10 * ms {
+		if l, _, ok := acq(now); ok {
+			rel(now+10*ms, &l, quota(1, 5200*ms-now-10*ms))
+		}
+	}
+	for i := range starts {
+		n := 0
+		for j := i; j < len(starts) && starts[j] < starts[i]+4*time.Second; j++ {
+			n++
+		}
+		if n > 4 {
+			t.Fatalf("%d starts within 4s from %v (q=4;w=4s): starts %v", n, starts[i], starts)
+		}
+	}
+}

@@ -93,12 +93,39 @@ func (p *policy) binds(now int64) bool {
 func (p *policy) paces() bool { return p.unit == unitRequests && p.q > 0 && p.w > 0 }
 
 // pace returns the quota and window its start log keeps: q per w, or for
-// a sliding-window counter one start per w/(q-1).
+// a sliding-window counter of a q beyond exactLog, one start per
+// w/(q-1).
 func (p *policy) pace() (q, w int64) {
-	if p.sliding && p.q > 1 {
+	if p.sliding && p.q > exactLog {
 		return 1, max(p.w/(p.q-1), 1)
 	}
 	return p.q, p.w
+}
+
+// paceWait returns how long a start at now waits for the pace of p, a
+// policy that paces: no more than q starts in any span of w and, for a
+// sliding-window counter, one start per w/(q-1) after the last. Its log
+// keeps the starts by q per w (an exact log, q up to exactLog), those made
+// before the counter was recognised included: read by the spacing alone,
+// they no longer counted, and up to 2q-1 went within a w.
+func (p *policy) paceWait(now int64) int64 {
+	q, w := p.pace()
+	d := int64(0)
+	if !p.log.open(now, q, w) {
+		d = p.log.wait(now, q, w)
+	}
+	if p.sliding && p.q > 1 && p.q <= exactLog && p.log.len() > 0 {
+		d = max(d, p.log.last().at+max(p.w/(p.q-1), 1)-now)
+	}
+	return d
+}
+
+// logStart logs a start at now for the pace of p.
+func (p *policy) logStart(now int64) {
+	q, w := p.pace()
+	if !p.log.tally(now, q, w) {
+		p.log.add(now, q, w, 1)
+	}
 }
 
 // need returns the bytes one request is expected to cost a content-bytes

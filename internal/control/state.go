@@ -245,7 +245,13 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 		if p := s.paced(now, cfg); p != nil {
 			h, ok := s.acquirePaced(now, cfg, ask, l, p)
 			if !ok && ask.Turns {
-				s.turnTaken(now, false, &h, false) // a first ask: no claims stand
+				// No claims stand: its own, by when it first asked, as
+				// acquireTurn takes it.
+				since, again := now, !ask.Since.IsZero()
+				if again {
+					since = instant(ask.Since)
+				}
+				s.turnTaken(since, again, &h, false)
 			}
 			s.settle(now, cfg)
 			return h, ok
@@ -320,10 +326,8 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 	}
 	paces := p.paces()
 	if paces {
-		if q, w := p.pace(); !p.log.open(now, q, w) {
-			if d := p.log.wait(now, q, w); d > 0 {
-				return s.hold(now+d, ReasonPace, 0)
-			}
+		if d := p.paceWait(now); d > 0 {
+			return s.hold(now+d, ReasonPace, 0)
 		}
 	}
 	if len(s.costs.quotas) > 0 {
@@ -336,10 +340,7 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 		s.costs.reserve(&l.want, l.end, l)
 	}
 	if paces {
-		q, w := p.pace()
-		if !p.log.tally(now, q, w) {
-			p.log.add(now, q, w, 1)
-		}
+		p.logStart(now)
 	}
 	return Hold{}, true
 }
@@ -415,11 +416,8 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 				s.ramp.restart()
 			}
 			if p.paces() {
-				q, w := p.pace()
-				if !p.log.open(now, q, w) {
-					if d := p.log.wait(now, q, w); d > 0 {
-						return s.hold(now+d, ReasonPace, 0)
-					}
+				if d := p.paceWait(now); d > 0 {
+					return s.hold(now+d, ReasonPace, 0)
 				}
 			}
 		}
@@ -455,10 +453,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	l.probe = s.ramp.granted(s.seq, now, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
-			q, w := p.pace()
-			if !p.log.tally(now, q, w) {
-				p.log.add(now, q, w, 1)
-			}
+			p.logStart(now)
 		}
 	}
 	s.learnLease(now, l)

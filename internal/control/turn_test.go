@@ -3,6 +3,8 @@ package control
 import (
 	"testing"
 	"time"
+
+	"github.com/politehttp/polite/parse"
 )
 
 // TestLeave checks that a request that stops waiting gives up its place:
@@ -71,6 +73,71 @@ func TestTurnsBounded(t *testing.T) {
 	for i, c := range s.turns.c {
 		if want := instant(t0.Add(time.Duration(i+1) * time.Millisecond)); c.since != want {
 			t.Fatalf("claim %d first asked at %d, want %d (the oldest kept)", i, c.since, want)
+		}
+	}
+}
+
+// rt0 is the origin of the instants of the turn and pace tests below.
+var rt0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+func rAt(d time.Duration) time.Time { return rt0.Add(d) }
+
+const ms = time.Millisecond
+
+// Turns: "held to an instant, it claims a start, by the instant it first
+// asked, and asks again with that instant (Ask.Since)"; "requests held to
+// an instant start in the order they first asked". On the paced path (one
+// stated quota of requests, no claim standing) too: a request asking again
+// claims its turn by its Ask.Since, as the full path (acquireTurn) does.
+// It claimed it at now, and a younger waiter slipped ahead of it.
+func TestPacedPathKeepsSince(t *testing.T) {
+	for _, fast := range []bool{false, true} {
+		name := map[bool]string{false: "full path", true: "fast path"}[fast]
+		var s State
+		cfg := Config{}
+		acq := func(at time.Duration, ask Ask) (Lease, Hold, bool) {
+			var l Lease
+			h, ok := s.acquireAt(instant(rAt(at)), &cfg, &ask, &l, fast)
+			return l, h, ok
+		}
+		pol := []parse.Quota{{Policy: "p", Dialect: "ietf", Limit: 5, Window: 10 * time.Second, Remaining: -1, Reset: -1}}
+		// The probe, answered with q=5;w=10s: the ramp opens at 4.
+		p, _, ok := acq(0, Ask{})
+		if !ok {
+			t.Fatal("probe held")
+		}
+		s.Release(rAt(10*ms), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: pol})
+		// Four more fill the ramp (and the quota: 5 in 10s).
+		var out []Lease
+		for i := 0; i < 4; i++ {
+			l, h, ok := acq(50*ms, Ask{})
+			if !ok {
+				t.Fatalf("%s: request %d held %+v", name, i, h)
+			}
+			out = append(out, l)
+		}
+		// A first asks at 100ms, B at 200ms: held by the ramp (no claim).
+		if _, h, ok := acq(100*ms, Ask{Turns: true}); ok || h.Reason != ReasonConcurrency {
+			t.Fatalf("%s: A: %v %+v", name, ok, h)
+		}
+		if _, h, ok := acq(200*ms, Ask{Turns: true}); ok || h.Reason != ReasonConcurrency {
+			t.Fatalf("%s: B: %v %+v", name, ok, h)
+		}
+		// One answer frees the ramp; A asks again, then B: both held by the pace.
+		s.Release(rAt(300*ms), &cfg, &out[0], &Outcome{First: true, Bytes: -1, Quotas: pol})
+		_, hA, ok := acq(300*ms, Ask{Turns: true, Since: rAt(100 * ms)})
+		if ok || hA.Reason != ReasonPace {
+			t.Fatalf("%s: A again: %v %+v", name, ok, hA)
+		}
+		_, _, ok = acq(350*ms, Ask{Turns: true, Since: rAt(200 * ms)})
+		if ok {
+			t.Fatalf("%s: B again granted", name)
+		}
+		// At the pace's next start B happens to ask first: A first asked
+		// earlier and holds a claim, so B must be held behind it.
+		next := hA.Until().Sub(rt0)
+		if _, _, ok := acq(next, Ask{Turns: true, Since: rAt(200 * ms)}); ok {
+			t.Errorf("%s: B (first asked at 200ms) granted at %v ahead of A (first asked at 100ms); claims %+v", name, next, s.turns.c)
 		}
 	}
 }
