@@ -424,3 +424,49 @@ func TestWholeQuotaLooksOnRelease(t *testing.T) {
 		}
 	})
 }
+
+// TestStaleLimitUnderCeiling: a limit heard of two minutes ago is stale:
+// the budget lets a request beyond it go (see TestWaitForStaleLimit), and
+// so does a local ceiling that holds it (MaxConcurrency, another request
+// in flight whose answer raises the limit): it is sent once the slot
+// frees. The check made for a request a ceiling holds (see
+// TestCostErrorBeforeCeiling) read every limit however old, and failed it
+// with a CostError at once.
+func TestStaleLimitUnderCeiling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var limit atomic.Int64
+		limit.Store(400)
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/slow" {
+				time.Sleep(5 * time.Second)
+			}
+			l := strconv.FormatInt(limit.Load(), 10)
+			w.Header().Set("X-Ratelimit-Limit-Tokens", l)
+			w.Header().Set("X-Ratelimit-Remaining-Tokens", l)
+			w.Header().Set("X-Ratelimit-Reset-Tokens", "0s")
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxConcurrency: 1}
+		send := func(path string, c polite.Cost) error {
+			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), c), http.MethodGet, "http://llm.example"+path, nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		if err := send("/", polite.Cost{Tokens: 100}); err != nil {
+			t.Fatal(err)
+		}
+		limit.Store(1000) // the server raised it
+		time.Sleep(2 * time.Minute)
+		done := make(chan error, 1)
+		go func() { done <- send("/slow", polite.Cost{Tokens: 1}) }()
+		synctest.Wait() // in flight: MaxConcurrency holds the next
+		start := time.Now()
+		err := send("/", polite.Cost{Tokens: 500})
+		if err != nil {
+			t.Errorf("500 tokens, the limit of 400 stale two minutes, held by MaxConcurrency: %v after %v; want it sent once the slot frees", err, time.Since(start))
+		}
+		<-done
+	})
+}

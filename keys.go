@@ -113,11 +113,9 @@ func normalHost(scheme, hostport string) string {
 	case port == "80" && strings.EqualFold(scheme, "http"), port == "443" && strings.EqualFold(scheme, "https"):
 		port = ""
 	}
-	host = strings.TrimSuffix(host, ".")
+	host = trimDot(host)
 	if !isLowerASCII(host) {
-		// Once its ideographic full stops are dots: "api.example。"
-		// ends with one too.
-		host = strings.TrimSuffix(toASCII(host), ".")
+		host = toASCII(host)
 	}
 	if port == "" {
 		if len(host) <= len(hostport) && hostport[:len(host)] == host {
@@ -129,6 +127,18 @@ func normalHost(scheme, hostport string) string {
 		return hostport
 	}
 	return host + ":" + port
+}
+
+// trimDot returns host without one trailing dot, or ideographic or
+// full-width full stop, which toASCII maps to a dot ("api.example。" is
+// "api.example." too).
+func trimDot(host string) string {
+	for _, dot := range [...]string{".", "\u3002", "\uff0e", "\uff61"} {
+		if strings.HasSuffix(host, dot) {
+			return host[:len(host)-len(dot)]
+		}
+	}
+	return host
 }
 
 // noLeadingZeros returns a port number without its leading zeros ("0"

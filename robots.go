@@ -65,8 +65,9 @@ type Robots struct {
 	// want to keep the pace an origin asks for.
 	CrawlDelayOnly bool
 
-	// MaxOrigins is the most origins whose robots.txt is kept at once
-	// (one more for a while when every origin kept is being fetched);
+	// MaxOrigins is the most origins whose robots.txt is kept at once (a
+	// few more for an instant when requests to new origins race, or while
+	// every origin kept is being fetched);
 	// beyond it, the least recently used are forgotten (and fetched again
 	// when next needed), by the shard of the cache a new origin falls in
 	// first. If zero, 16384.

@@ -466,6 +466,10 @@ func TestCommandsShowNoSecret(t *testing.T) {
 		{"get", "http://alice:" + secret + "/tail@127.0.0.1:1/x"},
 		{"inspect", "http://alice:" + secret + "/tail@127.0.0.1:1/x"},
 		{"inspect", "-json", "http://alice:" + secret + "/tail@127.0.0.1:1/x"},
+		// A '?' in the password: the URL does not parse, and the query
+		// was cut before the user information.
+		{"get", "http://alice:" + secret + "?tail@127.0.0.1:1/x"},
+		{"inspect", "http://alice:" + secret + "?tail@127.0.0.1:1/x"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(t.Context(), args, &stdout, &stderr)

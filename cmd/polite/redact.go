@@ -26,11 +26,9 @@ func shownURL(raw string) string {
 		}
 		return u.String()
 	}
-	// Not a URL: cut what could be a query or user information by hand.
-	s, query := raw, false
-	if i := strings.IndexByte(s, '?'); i >= 0 {
-		s, query = s[:i], true
-	}
+	// Not a URL: cut what could be user information, then a query, by
+	// hand (a password may hold a '?': the last '@' ends it).
+	s := raw
 	if i := strings.LastIndexByte(s, '@'); i >= 0 {
 		if j := strings.Index(s, "//"); j >= 0 && j < i {
 			s = s[:j+2] + s[i+1:]
@@ -38,8 +36,8 @@ func shownURL(raw string) string {
 			s = s[i+1:]
 		}
 	}
-	if query {
-		s += "?…"
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s = s[:i] + "?…"
 	}
 	return s
 }

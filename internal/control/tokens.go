@@ -392,10 +392,11 @@ func (s *State) costExcess(now int64, want *Cost) (Hold, bool) {
 	return h, true
 }
 
-// Excess reports the quota a request costing want exceeds whole, for a
-// Hold that says it can never start; the zero Excess when there is none.
-// It does not change s.
-func (s *State) Excess(want *Cost) Excess { return s.costs.excess(0, want) }
+// Excess reports the quota a request costing want exceeds whole at t, for
+// a Hold that says it can never start; the zero Excess when there is none
+// (a limit heard of too long ago fails no request: see excess). It does
+// not change s.
+func (s *State) Excess(t time.Time, want *Cost) Excess { return s.costs.excess(instant(t), want) }
 
 // admitCost holds a request whose cost the key's quotas have no room for
 // at now; false when they have.

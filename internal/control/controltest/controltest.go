@@ -123,7 +123,7 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 				h, ok := s.Acquire(now, &tab.Config, ask, &l)
 				r := Result{Granted: ok, Lease: l, Hold: h, View: s.View(now), Gen: s.Generation()}
 				if h.Never {
-					r.Excess = s.Excess(&st.Cost)
+					r.Excess = s.Excess(now, &st.Cost)
 				}
 				return r
 			}
