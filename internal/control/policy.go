@@ -107,7 +107,8 @@ func (p *policy) pace() (q, w int64) {
 // sliding-window counter, one start per w/(q-1) after the last. Its log
 // keeps the starts by q per w (an exact log, q up to exactLog), those made
 // before the counter was recognised included: read by the spacing alone,
-// they no longer counted, and up to 2q-1 went within a w.
+// they no longer counted, and up to 2q-1 went within a w. Callers skip it
+// when the log is open and p no sliding counter (see startLog.open).
 func (p *policy) paceWait(now int64) int64 {
 	q, w := p.pace()
 	d := int64(0)
@@ -120,13 +121,6 @@ func (p *policy) paceWait(now int64) int64 {
 	return d
 }
 
-// logStart logs a start at now for the pace of p.
-func (p *policy) logStart(now int64) {
-	q, w := p.pace()
-	if !p.log.tally(now, q, w) {
-		p.log.add(now, q, w, 1)
-	}
-}
 
 // need returns the bytes one request is expected to cost a content-bytes
 // policy.

@@ -326,8 +326,10 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 	}
 	paces := p.paces()
 	if paces {
-		if d := p.paceWait(now); d > 0 {
-			return s.hold(now+d, ReasonPace, 0)
+		if q, w := p.pace(); p.sliding || !p.log.open(now, q, w) {
+			if d := p.paceWait(now); d > 0 {
+				return s.hold(now+d, ReasonPace, 0)
+			}
 		}
 	}
 	if len(s.costs.quotas) > 0 {
@@ -340,7 +342,10 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 		s.costs.reserve(&l.want, l.end, l)
 	}
 	if paces {
-		p.logStart(now)
+		q, w := p.pace()
+		if !p.log.tally(now, q, w) {
+			p.log.add(now, q, w, 1)
+		}
 	}
 	return Hold{}, true
 }
@@ -416,8 +421,10 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 				s.ramp.restart()
 			}
 			if p.paces() {
-				if d := p.paceWait(now); d > 0 {
-					return s.hold(now+d, ReasonPace, 0)
+				if q, w := p.pace(); p.sliding || !p.log.open(now, q, w) {
+					if d := p.paceWait(now); d > 0 {
+						return s.hold(now+d, ReasonPace, 0)
+					}
 				}
 			}
 		}
@@ -453,7 +460,10 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	l.probe = s.ramp.granted(s.seq, now, end)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
-			p.logStart(now)
+			q, w := p.pace()
+			if !p.log.tally(now, q, w) {
+				p.log.add(now, q, w, 1)
+			}
 		}
 	}
 	s.learnLease(now, l)
