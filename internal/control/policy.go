@@ -121,7 +121,6 @@ func (p *policy) paceWait(now int64) int64 {
 	return d
 }
 
-
 // need returns the bytes one request is expected to cost a content-bytes
 // policy.
 func (p *policy) need() int64 { return min(max(1, int64(math.Ceil(p.cost))), maxCost) }
