@@ -336,15 +336,7 @@ func TestCostErrorBeforeCeiling(t *testing.T) {
 			openAIHeaders(w, "5000")
 		})
 		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxConcurrency: 1}
-		do := func(c polite.Cost) error {
-			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), c), http.MethodGet, "http://llm.example/v1/x", nil)
-			resp, err := tr.RoundTrip(req)
-			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			return err
-		}
+		do := func(c polite.Cost) error { return sendCost(t, tr, c) }
 		if err := do(polite.Cost{Tokens: 100}); err != nil {
 			t.Fatal(err)
 		}
@@ -398,15 +390,7 @@ func TestWholeQuotaLooksOnRelease(t *testing.T) {
 		})
 		st := &countStore{}
 		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}}
-		do := func(c polite.Cost) error {
-			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), c), http.MethodGet, "http://llm.example/v1/x", nil)
-			resp, err := tr.RoundTrip(req)
-			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			return err
-		}
+		do := func(c polite.Cost) error { return sendCost(t, tr, c) }
 		if err := do(polite.Cost{Tokens: 1}); err != nil { // 0 of 60000 left, whole in a minute
 			t.Fatal(err)
 		}
@@ -469,4 +453,16 @@ func TestStaleLimitUnderCeiling(t *testing.T) {
 		}
 		<-done
 	})
+}
+
+// sendCost sends a GET costing c to llm.example through tr, reads its body
+// and closes it.
+func sendCost(t *testing.T, tr *polite.Transport, c polite.Cost) error {
+	req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), c), http.MethodGet, "http://llm.example/v1/x", nil)
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return err
 }
