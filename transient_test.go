@@ -327,3 +327,113 @@ func TestRetryTransientContext(t *testing.T) {
 		}
 	})
 }
+
+// A 502 that arrives once the request's context has ended (here cancelled
+// during the send, as TestRetryTransientContext does for a reset) is not
+// retried: "never once the request's context has ended"
+// (Transport.RetryTransient). It comes back as the reset does: after one
+// send, with no retry event. The Transport reported an EventRetry it
+// never performed, drained and closed the 502, and returned
+// context.Canceled.
+func TestTransient502AfterContextEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sends atomic.Int64
+		var cancel context.CancelFunc
+		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			sends.Add(1)
+			cancel() // the context ends during the send
+			return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{},
+				Body: io.NopCloser(strings.NewReader("bad gateway")), ContentLength: 11, Request: req}, nil
+		})
+		ev := &events{}
+		tr := &polite.Transport{Base: base, RetryTransient: true, OnEvent: ev.on}
+		var ctx context.Context
+		ctx, cancel = context.WithCancel(t.Context())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		if err != nil || resp == nil || resp.StatusCode != http.StatusBadGateway {
+			t.Errorf("context ended during the send of a 502: got resp=%v err=%v, want the 502 back (not retried)", resp, err)
+		}
+		if r := ev.of(polite.EventRetry); len(r) != 0 {
+			t.Errorf("%d EventRetry for a request whose context had already ended (never retried: %d sends), want 0", len(r), sends.Load())
+		}
+	})
+}
+
+// pipeBody is a streamed body that ends when closed.
+type pipeBody struct {
+	once   sync.Once
+	closed chan struct{}
+	first  atomic.Bool
+}
+
+func (b *pipeBody) Read(p []byte) (int, error) {
+	if b.first.CompareAndSwap(false, true) {
+		return copy(p, "<html>"), nil
+	}
+	<-b.closed
+	return 0, io.EOF
+}
+
+func (b *pipeBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
+}
+
+// "A request counts as in flight until its response body is read to its
+// end, fails or is closed ... A refusal ends its request with its headers"
+// (doc.go "Streaming responses"). A 502 is not a refusal: its streamed
+// body holds its slot, with RetryTransient or without. With it, a 502
+// that could not go again (a POST, never resent) was handed back with its
+// body unwrapped, its request no longer in flight: MaxConcurrency 1 let a
+// second request go while the first body still streamed.
+func TestTransientGiveUpStreamHoldsSlot(t *testing.T) {
+	for _, retry := range []bool{false, true} {
+		name := "RetryTransient off"
+		if retry {
+			name = "RetryTransient on"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var sent []time.Duration
+				start := time.Now()
+				base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+					mu.Lock()
+					sent = append(sent, time.Since(start))
+					mu.Unlock()
+					if req.Method == http.MethodPost {
+						return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{},
+							Body: &pipeBody{closed: make(chan struct{})}, ContentLength: -1, Request: req}, nil
+					}
+					return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+				})
+				tr := &polite.Transport{Base: base, RetryTransient: retry, MaxConcurrency: 1}
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil || resp.StatusCode != http.StatusBadGateway {
+					t.Fatalf("POST: %v %v, want the 502", resp, err)
+				}
+				resp.Body.Read(make([]byte, 16))
+				time.AfterFunc(3*time.Second, func() { resp.Body.Close() })
+				req2, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+				resp2, err := tr.RoundTrip(req2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp2.Body.Close()
+				mu.Lock()
+				defer mu.Unlock()
+				if len(sent) != 2 || sent[1] != 3*time.Second {
+					t.Errorf("sent at %v; want the GET at 3s, when the streamed 502 body was closed (MaxConcurrency 1)", sent)
+				}
+			})
+		})
+	}
+}
+
+var _ = errors.New

@@ -330,14 +330,25 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		if t.RetryTransient && transientStatus(resp.StatusCode) {
-			again, cerr := t.transient(req, b, *key, &g, arr.time(), attempt, attempts, &bo, resp, &out, nil)
-			switch {
-			case cerr != nil:
-				return nil, cerr
-			case !again:
-				return resp, nil
+			if attempt < attempts && resendable(req) && ctx.Err() == nil {
+				again, cerr := t.transient(req, b, *key, &g, arr.time(), attempt, attempts, &bo, resp, &out, nil)
+				switch {
+				case cerr != nil:
+					return nil, cerr
+				case !again:
+					return resp, nil
+				}
+				continue
 			}
-			continue
+			// One that cannot go again (the last attempt, a request
+			// that cannot be resent, a context ended) is an answer
+			// like any other: its body, which may stream, keeps the
+			// request in flight (see accepted).
+			if ctx.Err() == nil && t.observed() {
+				e := Event{Kind: EventGiveUp, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Reason: ReasonTransient}
+				e.Wait, _ = RetryAfter(resp.Header, arr.time())
+				t.emit(e)
+			}
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 			if b.mem != nil && !g.ceil.ok && endsWithHeaders(req, resp) {
