@@ -118,8 +118,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *tasks < 1 || *workers < 1 || *attempts < 1 {
 		return usagef("-tasks, -workers and -attempts must be at least 1")
 	}
-	if *stream < 0 {
-		return usagef("-stream must not be negative, got %v", *stream)
+	if *stream < 0 || *latency < 0 {
+		return usagef("-stream and -latency must not be negative, got %v and %v", *stream, *latency)
 	}
 	cfg, err := pf.config()
 	if err != nil {
@@ -184,8 +184,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "client\ttasks\tok\trejected\trequests\twall\tefficiency\tpeak in flight")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1fs\t%.0f%%\t%d\n",
-			r.Client, r.Tasks, r.OK, r.Rejected, r.Requests, r.WallS, 100*r.Efficiency, r.Peak)
+		eff := fmt.Sprintf("%.0f%%", 100*r.Efficiency)
+		if r.IdealS == 0 {
+			eff = "n/a" // a perfect client takes no time: nothing to compare
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1fs\t%s\t%d\n",
+			r.Client, r.Tasks, r.OK, r.Rejected, r.Requests, r.WallS, eff, r.Peak)
 	}
 	return tw.Flush()
 }

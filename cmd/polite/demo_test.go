@@ -95,3 +95,17 @@ func TestDemoStream(t *testing.T) {
 		}
 	}
 }
+
+// A run that a perfect client makes in no time (no latency, tasks within
+// the quota) has no efficiency to show: "n/a". It showed 0%, the worst
+// possible figure, for a run with no refusal and no wait.
+func TestDemoEfficiencyNoIdeal(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"-tasks", "4", "-workers", "2", "-quota", "100", "-latency", "0"}
+	if err := runDemo(t.Context(), args, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stdout.String(), " 0%") || !strings.Contains(stdout.String(), "n/a") {
+		t.Errorf("a run with no refusal and no wait shows 0%% efficiency:\n%s", stdout.String())
+	}
+}

@@ -69,6 +69,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"serve", "-refuse-status", "200"},
 		{"serve", "-inflate", "-3"},
 		{"inspect", "-timeout", "-1s", "http://127.0.0.1:1/"},
+		{"demo", "-latency", "-1s"}, // as serve rejects it
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(t.Context(), args, &stdout, &stderr); code != 2 {

@@ -137,7 +137,13 @@ func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // no response: the client went away during the latency
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s %d", time.Now().Format("15:04:05.000"), r.Method, r.URL.RequestURI(), rw.status)
+	// The path as sent; the query, which may hold a key, elided as the
+	// other commands elide it (SECURITY.md).
+	target := r.URL.EscapedPath()
+	if r.URL.RawQuery != "" || r.URL.ForceQuery {
+		target += "?…"
+	}
+	fmt.Fprintf(&b, "%s %s %s %d", time.Now().Format("15:04:05.000"), r.Method, target, rw.status)
 	for _, name := range rateLimitFieldNames(rw.header, true) {
 		for _, v := range rw.header[name] {
 			fmt.Fprintf(&b, "  %s: %s", displayName(name), v)
