@@ -52,6 +52,14 @@ func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *le
 	now := arr.time()
 	out.Keep = true
 	t.finishAt(req, b, key, g, now, arr.ns, out)
+	t.stream(req, b, key, g, now, resp)
+	return resp
+}
+
+// stream hands resp's body the end of the request g granted, which
+// finished with Outcome.Keep at now: the request stays in flight until
+// the body ends.
+func (t *Transport) stream(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, resp *http.Response) {
 	s := &streamBody{t: t, req: req, b: b, key: *key, g: *g, status: resp.StatusCode}
 	// A request with no deadline (or one past its lease) ends at the
 	// latest when its lease expires, as it does in the budget.
@@ -61,7 +69,16 @@ func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *le
 		expire = max(g.Expiry().Sub(now), time.Nanosecond)
 	}
 	resp.Body = s.track(ctx, resp.Body, s, expire)
-	return resp
+}
+
+// end ends the request g granted, which finished with Outcome.Keep, at
+// now: its slot under the local ceilings, its lease in the budget.
+func (t *Transport) end(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time) {
+	if g.ceil.ok {
+		t.ceil.end(key.m)
+	}
+	note := b.end(req.Context(), key, g, now)
+	t.note(req, b, key, now, note)
 }
 
 // bodyEnded ends the request: its slot under the local ceilings, its
@@ -69,11 +86,7 @@ func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *le
 func (s *streamBody) bodyEnded(how bodyEnd) {
 	now := s.g.now()
 	t := s.t
-	if s.g.ceil.ok {
-		t.ceil.end(s.key.m)
-	}
-	note := s.b.end(s.req.Context(), s.key, &s.g, now)
-	t.note(s.req, s.b, s.key, now, note)
+	t.end(s.req, s.b, s.key, &s.g, now)
 	switch how {
 	case bodyContext, bodyExpired:
 		if (how == bodyExpired || !s.read.Load()) && t.observed() {

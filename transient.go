@@ -120,6 +120,11 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	r.Retryable = attempt < attempts && resendable(req)
 	r.MaxWait = t.maxWait()
 	r.Deadline, _ = req.Context().Deadline()
+	// A 502 or 504 whose body is still arriving keeps its request in
+	// flight, whether it goes back to the caller (until its body ends) or
+	// is retried (until it is drained).
+	keep := resp != nil && !endsWithHeaders(req, resp)
+	out.Keep = keep
 	plan := t.finish(req, b, key, g, now, out)
 
 	e := Event{Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: plan.Wait, Reason: ReasonTransient, Err: err}
@@ -136,17 +141,26 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 		}
 		e.Kind = EventGiveUp
 		t.emitIf(e)
+		if keep {
+			t.stream(req, b, &key, g, now, resp)
+		}
 		return false, nil
 	}
 	e.Kind = EventRetry
 	t.emitIf(e)
+	// The wait runs from the failure, the drain included.
+	until := now.Add(plan.Wait)
 	if resp != nil {
 		discard(req.Context(), resp.Body)
+		if keep {
+			t.end(req, b, key, g, g.now())
+		}
 	}
-	if plan.Wait <= 0 {
+	wait := time.Until(until)
+	if wait <= 0 {
 		return true, nil
 	}
-	timer := time.NewTimer(plan.Wait)
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case <-req.Context().Done():

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -437,3 +438,76 @@ func TestTransientGiveUpStreamHoldsSlot(t *testing.T) {
 }
 
 var _ = errors.New
+
+// A 502 that RetryTransient may not retry, its Retry-After beyond
+// MaxWait, goes back to the caller as an answer: its streamed body keeps
+// the request in flight (doc.go, "Streaming responses"), as for a POST
+// (TestTransientGiveUpStreamHoldsSlot). The second GET went at once
+// before: the 502's lease ended when the retry was denied.
+func TestTransientDeniedStreamHoldsSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var sent []time.Duration
+		start := time.Now()
+		var n atomic.Int32
+		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			sent = append(sent, time.Since(start))
+			mu.Unlock()
+			if n.Add(1) == 1 {
+				return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{"Retry-After": {"3600"}},
+					Body: &pipeBody{closed: make(chan struct{})}, ContentLength: -1, Request: req}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+		})
+		tr := &polite.Transport{Base: base, RetryTransient: true, MaxConcurrency: 1, MaxWait: time.Minute}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil || resp.StatusCode != http.StatusBadGateway {
+			t.Fatalf("GET: %v %v, want the 502", resp, err)
+		}
+		resp.Body.Read(make([]byte, 16))
+		time.AfterFunc(3*time.Second, func() { resp.Body.Close() })
+		req2, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		resp2, err := tr.RoundTrip(req2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp2.Body.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(sent) != 2 || sent[1] != 3*time.Second {
+			t.Errorf("sent at %v; want the second GET at 3s, when the streamed 502 body was closed (MaxConcurrency 1)", sent)
+		}
+	})
+}
+
+// The wait before a transient retry runs while the failed response's body
+// is drained, as a refusal's does: a 502 with Retry-After: 2 whose body
+// trickles is retried 2s after it arrived, within a deadline of 2.5s the
+// wait was judged to fit. The wait started after the drain (1s) before,
+// and the request failed with the deadline, the 502 lost.
+func TestTransientWaitRunsDuringDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sends []time.Time
+		tr := &polite.Transport{RetryTransient: true, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			sends = append(sends, time.Now())
+			if len(sends) == 1 {
+				return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{"Retry-After": {"2"}},
+					Body: polite.NewStuckBody(), ContentLength: -1, Request: r}, nil
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})}
+		ctx, cancel := context.WithTimeout(t.Context(), 2500*time.Millisecond)
+		defer cancel()
+		resp, err := tr.RoundTrip(httptest.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil))
+		if err != nil {
+			t.Errorf("RoundTrip error %v after %d sends (the second at %v); want the retry 2s after the 502", err, len(sends), time.Since(sends[0]))
+			return
+		}
+		resp.Body.Close()
+		if len(sends) != 2 || sends[1].Sub(sends[0]) != 2*time.Second {
+			t.Errorf("retried %v after the 502; want 2s (Retry-After)", sends[len(sends)-1].Sub(sends[0]))
+		}
+	})
+}
