@@ -332,6 +332,20 @@ func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) 
 	return b.failed(now, err)
 }
 
+// mayRetry reports whether the refusal r of the request g granted may be
+// retried at now (see control.MayRetry): on the in-memory stores with the
+// key's short waits in a row, which double the floor; on a Store, which
+// would cost a call to ask, without.
+func (b *Budget) mayRetry(k budgetKey, now time.Time, r *control.Refusal, g *lease) bool {
+	switch {
+	case b.mem != nil:
+		return b.mem.mayRetry(k.m, now, r, &g.Lease)
+	case g.local:
+		return b.fallback.mayRetry(k.m, now, r, &g.Lease)
+	}
+	return control.MayRetry(now, r, &g.Lease)
+}
+
 // leave tells k's state that the request that first asked at since stopped
 // waiting (see control.State.Leave). On a Store it is one Update, run even
 // when the request's context has ended, bounded by releaseTimeout, in a

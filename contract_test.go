@@ -477,3 +477,74 @@ func TestRetryAfterBeyondMaxPauseHonoured(t *testing.T) {
 		}
 	})
 }
+
+// A second Retry-After: 0 in a row waits the doubled floor (2s or more):
+// with MaxWait 1.5s no retry can follow, so the refusal goes back at once,
+// its body unread (TestRetryAfterZeroBeyondMaxWaitUnread for the first).
+// Before, the check assumed the floor of one second: the problem document
+// was read for a second, and the refusal came back late, its body cut.
+func TestRetryAfterZeroStreakUnread(t *testing.T) {
+	const doc = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",` + `"detail":"later"}`
+	synctest.Test(t, func(t *testing.T) {
+		defer time.Sleep(10 * time.Second) // let the body writers finish
+		var sends []time.Time
+		tr := &polite.Transport{MaxWait: 1500 * time.Millisecond, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			sends = append(sends, time.Now())
+			h := http.Header{"Retry-After": {"0"}, "Content-Type": {"application/problem+json"}}
+			pr, pw := io.Pipe()
+			go func() {
+				pw.Write([]byte(doc[:40]))
+				time.Sleep(5 * time.Second)
+				pw.Write([]byte(doc[40:]))
+				pw.Close()
+			}()
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, ContentLength: -1, Body: pr, Request: r}, nil
+		})}
+		resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil))
+		if err != nil {
+			t.Fatalf("RoundTrip error %v", err)
+		}
+		defer resp.Body.Close()
+		back := time.Now()
+		if len(sends) != 2 {
+			t.Fatalf("%d sends, want 2 (one retry after the 1s floor)", len(sends))
+		}
+		b, rerr := io.ReadAll(resp.Body)
+		if took := back.Sub(sends[1]); took != 0 || rerr != nil {
+			t.Errorf("the second refusal came back %v after it arrived, its body %q, %v; want at once, unread", took, b, rerr)
+		}
+	})
+}
+
+// A 429 that arrives once the request's context has ended goes back to
+// the caller, as a 502 does (TestTransient502AfterContextEnded). Before,
+// an EventRetry was reported for a retry never made, the retry budget
+// spent, the 429 drained, and context.Canceled returned.
+func TestRefusalAfterContextEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sends atomic.Int64
+		var cancel context.CancelFunc
+		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			sends.Add(1)
+			cancel() // the context ends during the send
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}},
+				Body: io.NopCloser(strings.NewReader("slow down")), ContentLength: 9, Request: req}, nil
+		})
+		ev := &events{}
+		tr := &polite.Transport{Base: base, OnEvent: ev.on}
+		var ctx context.Context
+		ctx, cancel = context.WithCancel(t.Context())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		if r := ev.of(polite.EventRetry); len(r) != 0 {
+			t.Errorf("%d EventRetry for a request whose context had already ended (%d sends), want 0", len(r), sends.Load())
+		}
+		if err != nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("context ended during the send of a 429: got resp=%v err=%v, want the 429 back, as a 502 comes back", resp, err)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -244,5 +245,27 @@ func TestWaitErrorTexts(t *testing.T) {
 			t.Errorf("client timeout: %+v, want Deadline, Limit 18s, Waited 2s", we)
 		}
 		synctest.Wait()
+	})
+}
+
+// EventGiveUp's Wait is the wait the server asked for, when known
+// (event.go), as for a transient give-up: a refusal that asked for none,
+// given up after MaxAttempts, reports 0. It reported the backoff polite
+// would have used before.
+func TestGiveUpWaitIsTheServers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ev := &events{}
+		tr := &polite.Transport{MaxAttempts: 1, OnEvent: ev.on, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})}
+		resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		g := ev.of(polite.EventGiveUp)
+		if len(g) != 1 || g[0].Wait != 0 {
+			t.Errorf("give-ups %+v; want one with Wait 0 (the server asked for no wait)", g)
+		}
 	})
 }

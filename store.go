@@ -528,6 +528,18 @@ func (s *MemoryStore) paused(k memKey, now time.Time) (time.Time, control.Reason
 	return time.Time{}, control.ReasonNone
 }
 
+// mayRetry is control.State.MayRetry on k's state; control.MayRetry when
+// there is none.
+func (s *MemoryStore) mayRetry(k memKey, now time.Time, r *control.Refusal, l *control.Lease) bool {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.m[k]; e != nil {
+		return e.ks.c.MayRetry(now, r, l)
+	}
+	return control.MayRetry(now, r, l)
+}
+
 // pause pauses k's state until until for why, if that is later than its
 // pause (see control.State.PauseUntil).
 func (s *MemoryStore) pause(k memKey, now, until time.Time, why control.Reason, cfg *control.Config) {

@@ -376,10 +376,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r.Backoff = bo.NextBackOff()
 		}
-		r.Retryable = attempt < attempts && retryable(req, resp.StatusCode)
+		// Never once the context has ended: the refusal is the answer
+		// the caller gets (as for a transient failure).
+		r.Retryable = attempt < attempts && retryable(req, resp.StatusCode) && ctx.Err() == nil
 		r.MaxWait = t.maxWait()
 		r.Deadline, _ = ctx.Deadline()
-		if control.MayRetry(now, r) {
+		if b.mayRetry(*key, now, r, &g) {
 			// The body may be discarded: read what a problem document
 			// says (RFC 9457, draft-11 §5) from a bounded prefix of it.
 			// A refusal that goes back to the caller in any case goes
@@ -402,6 +404,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				e.Reason = reasonOf(plan.Denied)
 			}
 			e.Kind = EventGiveUp
+			e.Wait = 0 // the wait the server asked for, if any: not the plan's
+			if r.Given {
+				e.Wait = r.Wait
+			}
 			t.emitIf(e)
 			return resp, nil
 		}

@@ -42,28 +42,14 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 	n := instant(now)
 	j := rng(rnd)
 	p := Plan{Wait: max(r.Wait, 0), Reason: r.Reason}
-	switch {
-	case !r.Given:
-		p.Wait, p.Reason = max(r.Backoff, 0), ReasonBackoff
-		if l.window {
-			p.Wait = min(p.Wait, BackoffInitial)
-		}
-		if l.measuring != 0 {
-			p.Wait = min(p.Wait, time.Duration(n-l.measuring)/2)
-		}
-		p.Wait = max(p.Wait, RefusalFloor)
-	case p.Wait < RefusalFloor:
-		f := floorWait(p.Wait, rb.streak)
-		if l.measuring != 0 {
-			// The learner measures the window: as for a refusal that
-			// gives no wait, but never below the floor.
-			f = min(f, max(RefusalFloor, time.Duration(n-l.measuring)/2))
-		}
-		if f > p.Wait {
-			// Lengthened by up to a quarter, as a backoff is
-			// randomised, so that clients refused together spread out.
+	if f, raised := leastWait(n, r, l, rb.streak); raised {
+		p.Wait, p.Reason = f, ReasonBackoff
+		if r.Given {
+			// A short wait raised to the floor is lengthened by up to
+			// a quarter, as a backoff is randomised, so that clients
+			// refused together spread out.
 			hi, _ := bits.Mul64(j.next(), uint64(f/4)+1)
-			p.Wait, p.Reason = f+time.Duration(hi), ReasonBackoff
+			p.Wait += time.Duration(hi)
 		}
 	}
 	p.Pause = p.Wait
@@ -109,20 +95,52 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 	return p
 }
 
-// MayRetry reports whether Decide could plan to retry the refusal r at
-// now: whether r may be retried at all, and the least wait Decide can
-// choose (the server's, or the refusal floor when it gave none) fits
-// within MaxWait and the deadline. When it does not, the refusal goes
-// back to the caller whatever else is known, and its body need not be
-// read.
-func MayRetry(now time.Time, r *Refusal) bool {
-	// A wait given of 0, or a reset already past, is raised to the floor;
-	// a positive one below it may be honoured as it is.
-	least := RefusalFloor
-	if r.Given && r.Wait > 0 {
-		least = r.Wait
+// leastWait returns the wait Decide plans for the refusal r of the
+// request l at now, before its jitter, with streak short waits in a row
+// before it, when it is not the server's own: raised reports that it is
+// the backoff, or a wait below RefusalFloor raised to the floor.
+func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, raised bool) {
+	switch {
+	case !r.Given:
+		d = max(r.Backoff, 0)
+		if l.window {
+			d = min(d, BackoffInitial)
+		}
+		if l.measuring != 0 {
+			d = min(d, time.Duration(now-l.measuring)/2)
+		}
+		return max(d, RefusalFloor), true
+	case r.Wait < RefusalFloor:
+		w := max(r.Wait, 0)
+		f := floorWait(w, streak)
+		if l.measuring != 0 {
+			// The learner measures the window: as for a refusal that
+			// gives no wait, but never below the floor.
+			f = min(f, max(RefusalFloor, time.Duration(now-l.measuring)/2))
+		}
+		return f, f > w
 	}
-	return r.Retryable && r.fits(now, least)
+	return r.Wait, false
+}
+
+// MayRetry reports whether Decide could plan to retry the refusal r of the
+// request l at now, on a state whose short waits in a row are not known:
+// whether r may be retried at all, and the least wait Decide can choose
+// (the server's, or the refusal floor) fits within MaxWait and the
+// deadline. When it does not, the refusal goes back to the caller whatever
+// else is known, and its body need not be read. [State.MayRetry] knows
+// the streak.
+func MayRetry(now time.Time, r *Refusal, l *Lease) bool {
+	d, _ := leastWait(instant(now), r, l, 0)
+	return r.Retryable && r.fits(now, d)
+}
+
+// MayRetry is the package's MayRetry on this state, whose short waits in
+// a row double the floor: it reports false for a refusal whose doubled
+// floor does not fit.
+func (s *State) MayRetry(now time.Time, r *Refusal, l *Lease) bool {
+	d, _ := leastWait(instant(now), r, l, s.retry.streak)
+	return r.Retryable && r.fits(now, d)
 }
 
 // fits reports whether a retry after the wait d from now fits within
