@@ -214,7 +214,8 @@
 // row, none accepted) goes back to the caller, as a give-up for the retry
 // budget. A problem document (RFC 9457) of type abnormal-usage-detected
 // stops retries for ten minutes, and the refusal goes back to the caller,
-// to stop its batch. After
+// to stop its batch; the document is read only from a refusal that could
+// otherwise be retried. After
 // [Transport.MaxAttempts], or when the wait asked for is longer than
 // [Transport.MaxWait] or would outlast the request's context deadline, the
 // refusal is returned to the caller at once, unaltered, with its body
@@ -245,7 +246,9 @@
 //
 // RoundTrip returns an error only when it has no response: the error of
 // Base, unwrapped; the request context's error when the context ended while
-// waiting; a [*WaitError] when the pacing wait is longer than MaxWait or
+// waiting (only the context is watched while waiting: the deprecated
+// [http.Request.Cancel] reaches Base, not polite's waits); a [*WaitError]
+// when the pacing wait is longer than MaxWait or
 // would outlast the context deadline; a [*RobotsError] when
 // [Transport.Robots] forbids the request (it matches [ErrDisallowed]); a
 // [*CostError] when the request costs more than a whole quota of its
