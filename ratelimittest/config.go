@@ -69,8 +69,9 @@ type Dialect string
 // requests per minute, 35 seconds before its end, after 60 admissions.
 //
 // With several policies, IETF lists every policy in both fields; the other
-// dialects describe only the policy with the lowest remaining quota (on a
-// tie, the one with the longest reset).
+// dialects describe only the policy whose remaining quota admits the
+// fewest requests (on a tie, the one with the longest reset); a
+// "content-bytes" policy so described states its remaining quota in bytes.
 //
 // Refused requests carry Retry-After in delay-seconds in every dialect
 // except XRateLimitDate, which sends an HTTP-date, HTTPRate, which sends

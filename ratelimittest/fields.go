@@ -15,7 +15,7 @@ type state struct {
 	quota     int64         // advertised quota
 	window    time.Duration // zero for Concurrency
 	remaining int64         // advertised available quota
-	honest    int64         // enforced available quota, to choose the policy legacy dialects describe
+	honest    int64         // the requests the enforced available quota admits, to choose the policy legacy dialects describe
 	reset     time.Duration // effective window; a nominal second for Concurrency
 	hasReset  bool          // false for Concurrency: IETF then omits t
 	full      time.Duration // until the quota is whole again
@@ -139,8 +139,9 @@ func writeIETF(h http.Header, states []state, malformed bool) {
 }
 
 // describe reports which state the single-policy dialects describe: the one
-// with the lowest enforced remaining quota and, among those, the longest
-// reset; the first of equals.
+// whose enforced remaining quota admits the fewest requests (a
+// content-bytes policy's counts bytes) and, among those, the longest reset;
+// the first of equals.
 func describe(states []state) int {
 	best := 0
 	for i, s := range states[1:] {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -94,7 +95,9 @@ func NewHandler(cfg Config) *Handler {
 // counters, Stats, the requests Config.Hang holds, and the origin of
 // aligned windows and of Config.Maintenance start again now. Requests in
 // flight finish without being counted in the new Stats or Concurrency
-// counters.
+// counters; one that Config.Hang holds across the Reset is answered 503
+// (Service Unavailable) with no rate-limit field, as by a server that
+// restarted, and counted nowhere.
 func (h *Handler) Reset() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -139,12 +142,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.stats.Arrivals = append(h.stats.Arrivals, now)
 	if h.cfg.Hang != 0 && h.stats.Hung < max(h.cfg.HangRequests, 1) {
 		h.stats.Hung++
+		gen := h.gen
 		h.mu.Unlock()
 		if !sleep(r.Context(), h.cfg.Hang) {
 			return
 		}
 		h.mu.Lock()
 		now = time.Now()
+		if h.gen != gen {
+			// Received before a Reset: not one of the new counts.
+			h.mu.Unlock()
+			h.common(w.Header(), now)
+			writeText(w, http.StatusServiceUnavailable)
+			return
+		}
 	}
 	if h.cfg.Maintenance.contains(now.Sub(h.origin)) {
 		end := h.origin.Add(h.cfg.Maintenance.End)
@@ -259,13 +270,21 @@ func (h *Handler) states(now time.Time, lims []limiter, keys []string) []state {
 		}
 		end, hasEnd := l.windowEnd(now)
 		r := l.available(now)
+		// The requests r still admits, to compare policies of other
+		// units: a content-bytes policy's r counts bytes.
+		honest := r
+		if c := p.cost(h.size); c > 1 {
+			honest = r / c
+		} else if c <= 0 {
+			honest = math.MaxInt64 // its requests cost nothing
+		}
 		s := state{
 			name:      p.name,
 			unit:      p.unit,
 			quota:     p.quota,
 			window:    p.window,
 			remaining: r,
-			honest:    r,
+			honest:    honest,
 			reset:     reset,
 			hasReset:  ok,
 			full:      l.full(now),

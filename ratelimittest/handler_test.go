@@ -416,3 +416,49 @@ func fields(h http.Header) http.Header {
 func equalFields(h, want http.Header) bool {
 	return reflect.DeepEqual(fields(h), want)
 }
+
+// The single-policy dialects describe the policy that admits the fewest
+// requests, whatever its unit: after one request of 2 bytes, a quota of 4
+// requests has 3 left, one of 6 content bytes 4 bytes (2 requests). The
+// requests policy was described before (3 < 4, bytes against requests),
+// and the third request after it was refused.
+func TestDescribeFewestRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := client(ratelimittest.NewHandler(ratelimittest.Config{
+			Dialect:  ratelimittest.XRateLimitDelta,
+			BodySize: 2,
+			Policies: []ratelimittest.Policy{
+				{Name: "requests", Quota: 4, Window: time.Minute},
+				{Name: "bytes", Quota: 6, Window: time.Minute, Unit: "content-bytes"},
+			},
+		}))
+		resp, _ := send(t, c, "")
+		if l, r := resp.Header.Get("X-RateLimit-Limit"), resp.Header.Get("X-RateLimit-Remaining"); l != "6" || r != "4" {
+			t.Errorf("X-RateLimit-Limit %s, Remaining %s; want the bytes policy's, 6 and 4", l, r)
+		}
+		var codes []int
+		for range 3 {
+			resp, _ := send(t, c, "")
+			codes = append(codes, resp.StatusCode)
+		}
+		if want := []int{200, 200, 429}; !reflect.DeepEqual(codes, want) {
+			t.Errorf("the next three requests: %v, want %v", codes, want)
+		}
+	})
+}
+
+// A request that costs nothing (a content-bytes policy, BodySize negative)
+// leaves a leaky bucket as it was: every one is admitted. Each was charged
+// a whole request before, and the third was refused.
+func TestLeakyBucketZeroCost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := client(ratelimittest.NewHandler(ratelimittest.Config{BodySize: -1, Policies: []ratelimittest.Policy{
+			{Algorithm: ratelimittest.LeakyBucket, Quota: 1, Window: time.Minute, Unit: "content-bytes"},
+		}}))
+		for i := range 5 {
+			if resp, _ := send(t, c, ""); resp.StatusCode != http.StatusOK {
+				t.Fatalf("request %d of no bytes: %d, Retry-After %q; want 200", i+1, resp.StatusCode, resp.Header.Get("Retry-After"))
+			}
+		}
+	})
+}

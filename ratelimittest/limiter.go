@@ -507,6 +507,9 @@ func (l *leakyBucket) wait(now time.Time, cost int64) (time.Duration, bool) {
 }
 
 func (l *leakyBucket) take(now time.Time, cost int64) {
+	if cost <= 0 {
+		return // it costs nothing: the bucket is as it was
+	}
 	m := l.ms(now)
 	l.excess = l.first(m) + saturatingMul(1000, max(cost-1, 0))
 	l.last, l.fresh = m, false

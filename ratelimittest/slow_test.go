@@ -382,3 +382,33 @@ func TestStreamServer(t *testing.T) {
 		t.Errorf("Stats = %+v, want 20 bytes, peak 1 in flight", s)
 	}
 }
+
+// A request Hang holds across a Reset is answered 503, as by a server that
+// restarted, and counted in none of the new Stats or counters. Before, it
+// was admitted into the new Stats (Admitted 1, Requests 0) and spent the
+// new quota.
+func TestHangAcrossReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{
+			Hang:     10 * time.Second,
+			Policies: []ratelimittest.Policy{{Quota: 1, Window: time.Hour}},
+		})
+		c := client(h)
+		done := make(chan int)
+		go func() {
+			resp, _ := send(t, c, "")
+			done <- resp.StatusCode
+		}()
+		time.Sleep(5 * time.Second)
+		h.Reset()
+		if code := <-done; code != http.StatusServiceUnavailable {
+			t.Errorf("the request held across the Reset: %d, want 503", code)
+		}
+		if s := h.Stats(); s.Requests != 0 || s.Admitted != 0 {
+			t.Errorf("Stats after the Reset: Requests %d, Admitted %d; want 0 and 0", s.Requests, s.Admitted)
+		}
+		if resp, _ := send(t, c, ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("the first request after the Reset: %d, want 200", resp.StatusCode)
+		}
+	})
+}
