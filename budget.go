@@ -299,7 +299,7 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 		if !pu.IsZero() {
 			// Kept in this process too: should the Store fail, the
 			// fallback still holds the key for the pause it was told.
-			b.fallback.pause(k.m, now, pu, why, &b.cfg)
+			b.fallback.pause(k.m, now, pu, why, &b.cfg, k.custom)
 		}
 		return plan, b.answered()
 	}

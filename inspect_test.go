@@ -254,3 +254,41 @@ func TestCustomKeyHiddenAfterForgetInFlight(t *testing.T) {
 		}
 	})
 }
+
+// A custom key in origin form ("acct://<secret>"), paused while the Store
+// answered and inspected while it fails, is shown from the fallback's copy
+// of the pause as its fingerprint. The copy had no custom mark before:
+// Inspect took the key for an origin and printed it.
+func TestCustomKeyHiddenInFallbackPause(t *testing.T) {
+	const secret = "acct://sk-live-5ecr3t-7d0b2c"
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		store := newBytesStore()
+		tr := &polite.Transport{
+			Base:        &ratelimittest.Transport{Handler: h},
+			Key:         func(r *http.Request) string { return r.Header.Get("X-Account") },
+			MaxAttempts: 1,
+			Budget:      &polite.Budget{Store: store},
+		}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		req.Header.Set("X-Account", secret)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+
+		store.failing.Store(true)
+		st, ok := tr.Inspect(secret, time.Now())
+		if !ok {
+			t.Fatal("not found")
+		}
+		js, _ := json.Marshal(st)
+		if strings.Contains(string(js), "sk-live") {
+			t.Errorf("Inspect shows the custom key verbatim: %s", js)
+		}
+	})
+}

@@ -541,11 +541,14 @@ func (s *MemoryStore) mayRetry(k memKey, now time.Time, r *control.Refusal, l *c
 }
 
 // pause pauses k's state until until for why, if that is later than its
-// pause (see control.State.PauseUntil).
-func (s *MemoryStore) pause(k memKey, now, until time.Time, why control.Reason, cfg *control.Config) {
+// pause (see control.State.PauseUntil); custom marks it as a custom key's.
+func (s *MemoryStore) pause(k memKey, now, until time.Time, why control.Reason, cfg *control.Config, custom bool) {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	e := s.entry(sh, k, now.UnixNano(), true)
+	if custom {
+		e.ks.c.MarkCustom() // shown as a custom key, never verbatim
+	}
 	gen := e.ks.c.Generation()
 	e.ks.c.PauseUntil(now, cfg, until, why)
 	if e.ks.c.Generation() > gen {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
 	"github.com/politehttp/polite/ratelimittest"
 	"github.com/politehttp/polite/storetest"
 )
@@ -363,6 +365,92 @@ func TestStoreDownFoundLeaving(t *testing.T) {
 		defer mu.Unlock()
 		if kinds[polite.EventStoreDown] == 0 {
 			t.Errorf("no store-down event although the Store failed %d times; events: %v", store.calls.Load()-3, kinds)
+		}
+	})
+}
+
+// seedState writes into store, under key, the state a broken process
+// whose clock runs ahead by skew leaves after one accepted request.
+func seedState(t *testing.T, store *bytesStore, key string, skew time.Duration, cfg control.Config, out control.Outcome) {
+	t.Helper()
+	var s control.State
+	var l control.Lease
+	at := time.Now().Add(skew)
+	if _, ok := s.Acquire(at, &cfg, control.Ask{}, &l); !ok {
+		t.Fatal("seed: not granted")
+	}
+	s.Release(at.Add(time.Millisecond), &cfg, &l, &out)
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks polite.KeyState
+	if err := ks.UnmarshalBinary(b); err != nil {
+		t.Fatalf("the Store's bytes do not decode: %v", err)
+	}
+	store.states[key] = b
+	store.gens[key] = s.Generation()
+}
+
+// getErr sends one GET through tr and reports its error.
+func getErr(tr http.RoundTripper, url string) error {
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
+// DESIGN.md §3: what a Budget over a Store cannot check while decoding
+// it bounds before each request, "so that one bad write (a hostile or
+// broken process sharing the store) holds the key, and keeps its stored
+// state alive, no longer than a pause may" (MaxPause, 24 hours). The
+// MaxRate spacing is bounded too, to one spacing: a process whose clock ran
+// 300 days ahead held the key for 300 days before.
+func TestStoreBoundsMaxRateNextStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newBytesStore()
+		seedState(t, store, "http://api.test", 300*24*time.Hour, control.Config{MaxRate: 1}, control.Outcome{First: true, Bytes: -1})
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		tr := &polite.Transport{Base: base, Budget: &polite.Budget{Store: store, MaxRate: 1}}
+		time.Sleep(control.MaxPause + time.Hour) // past any pause, probe or lease the write may hold
+		err := getErr(tr, "http://api.test/")
+		var we *polite.WaitError
+		if errors.As(err, &we) {
+			t.Errorf("25h after the bad write, the key is still held: %v", err)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// The same for the deadline of a live observation of a quota of requests:
+// a broken process whose clock ran 300 days ahead saw r=0 with t=60; the
+// pause it wrote is cut to 24 hours, and so is the observation's deadline,
+// which held the key until then before.
+func TestStoreBoundsObservationDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := newBytesStore()
+		seedState(t, store, "http://api.test", 300*24*time.Hour, control.Config{}, control.Outcome{First: true, Bytes: -1,
+			Quotas: []parse.Quota{{Policy: "default", Unit: "requests", Limit: 10, Window: time.Minute, Remaining: 0, Reset: time.Minute}}})
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		tr := &polite.Transport{Base: base, Budget: &polite.Budget{Store: store}}
+		// The first request reads the state: its pause is cut to MaxPause.
+		if err := getErr(tr, "http://api.test/"); err == nil {
+			t.Log("first request went")
+		}
+		time.Sleep(control.MaxPause + time.Hour)
+		err := getErr(tr, "http://api.test/")
+		var we *polite.WaitError
+		if errors.As(err, &we) {
+			t.Errorf("25h after the bad write, the key is still held: %v", err)
+		} else if err != nil {
+			t.Fatal(err)
 		}
 	})
 }

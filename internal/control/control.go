@@ -77,6 +77,13 @@ func (c *Config) lease() int64 {
 	return int64(DefaultLease)
 }
 
+// paceSpan returns the spacing of starts MaxRate (positive) sets, in
+// nanoseconds: a MaxRate so small that the spacing would overflow spaces
+// starts by maxSpan.
+func (c *Config) paceSpan() int64 {
+	return int64(max(1, min(float64(time.Second)/c.MaxRate, float64(maxSpan))))
+}
+
 // holdSpan returns the longest any hold of a state may last from the
 // instant it is read: MaxPause, or the longest lease when longer (see
 // State.bound). Without a division for a Lease of a day or less.

@@ -95,6 +95,11 @@ func (s *State) Expiry() time.Time {
 // Custom reports whether a request used the key as a custom key.
 func (s *State) Custom() bool { return s.flags&flagCustom != 0 }
 
+// MarkCustom records that a request used the key as a custom key, as
+// Acquire with Ask.Custom does: a state written otherwise (a pause copied
+// from elsewhere) is shown as one.
+func (s *State) MarkCustom() { s.flags |= flagCustom }
+
 // IsZero reports whether s is the zero State.
 func (s *State) IsZero() bool {
 	return s.gen == 0 && s.born == 0 && s.expiry == 0 && s.used == 0 && s.flags == 0 && s.seq == 0 &&
@@ -125,11 +130,28 @@ func (s *State) touch(now int64) {
 // memory needs none: only this process's controller writes its states.
 func (s *State) Bound(t time.Time, cfg *Config) {
 	now := instant(t)
-	if far := addSat(now, cfg.holdSpan()); s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
-		s.costs.beyond(now, far) {
+	far := addSat(now, cfg.holdSpan())
+	pace := far // MaxRate's next start: one spacing away at most
+	if cfg.MaxRate > 0 {
+		pace = addSat(now, cfg.paceSpan())
+	}
+	if s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
+		s.rateNext > pace || s.deadlineBeyond(addSat(now, int64(MaxPause))) || s.costs.beyond(now, far) {
 		s.bound(now, far)
+		s.rateNext = min(s.rateNext, pace)
 		s.settle(now, cfg)
 	}
+}
+
+// deadlineBeyond reports whether a policy's live observation ends after
+// far: its window, capped at MaxPause, began in the future.
+func (s *State) deadlineBeyond(far int64) bool {
+	for i := range s.policies {
+		if s.policies[i].deadline > far {
+			return true
+		}
+	}
+	return false
 }
 
 // bound brings back to far the holds of a state no controller here wrote:
@@ -142,6 +164,10 @@ func (s *State) Bound(t time.Time, cfg *Config) {
 // as long as the stored instant says, up to 2116.
 func (s *State) bound(now, far int64) {
 	s.pauseUntil = min(s.pauseUntil, addSat(now, int64(MaxPause)))
+	for i := range s.policies {
+		p := &s.policies[i]
+		p.deadline = min(p.deadline, addSat(now, int64(MaxPause)))
+	}
 	s.ramp.probeEnd = min(s.ramp.probeEnd, far)
 	s.retry.stopUntil = min(s.retry.stopUntil, far)
 	for len(s.leases.b) > 0 {
@@ -448,7 +474,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	if cfg.MaxRate > 0 {
 		// One start per 1/MaxRate; a MaxRate so small that the spacing
 		// would overflow spaces starts by maxSpan.
-		s.rateNext = addSat(max(s.rateNext, now), int64(max(1, min(float64(time.Second)/cfg.MaxRate, float64(maxSpan)))))
+		s.rateNext = addSat(max(s.rateNext, now), cfg.paceSpan())
 	}
 	end := s.stamp(now, cfg, ask, l, cost, tested)
 	if len(s.costs.units) > 0 {
