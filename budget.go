@@ -42,7 +42,9 @@ type Budget struct {
 	// Store keeps the state of every key. If nil, a [MemoryStore] of
 	// MaxKeys keys, private to this Budget. When Store.Update fails, the
 	// request goes on with a private in-memory state for its key (pacing
-	// by what this process sees), an EventStoreDown is reported once, and
+	// by what this process sees: requests the Store granted, still in
+	// flight, do not count against MaxConcurrency there; see DESIGN.md
+	// §3), an EventStoreDown is reported once, and
 	// the Budget tries Store again a second later; EventStoreUp reports
 	// that it answered.
 	Store Store
