@@ -71,6 +71,8 @@ type Transport struct {
 	// one budget key, whatever the server says and whatever other
 	// Transports sharing its Budget do. If zero, there is no local rate
 	// ceiling; the server's quotas and Budget.MaxRate still apply.
+	// Requests it holds race for each start rather than going in the order
+	// they asked (see "Sharing" in the package documentation).
 	MaxRate float64
 
 	// MaxConcurrency is the most requests this Transport has in flight
