@@ -391,33 +391,43 @@ func (b *pipeBody) Close() error {
 // body holds its slot, with RetryTransient or without. With it, a 502
 // that could not go again (a POST, never resent) was handed back with its
 // body unwrapped, its request no longer in flight: MaxConcurrency 1 let a
-// second request go while the first body still streamed.
+// second request go while the first body still streamed. So was, after
+// that fix, a GET whose retry was denied (Retry-After beyond MaxWait).
 func TestTransientGiveUpStreamHoldsSlot(t *testing.T) {
-	for _, retry := range []bool{false, true} {
-		name := "RetryTransient off"
-		if retry {
-			name = "RetryTransient on"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		retry      bool
+		method     string
+		retryAfter string
+	}{
+		{"RetryTransient off", false, http.MethodPost, ""},
+		{"RetryTransient on", true, http.MethodPost, ""},
+		{"RetryTransient on, retry denied", true, http.MethodGet, "3600"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var mu sync.Mutex
 				var sent []time.Duration
 				start := time.Now()
 				base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
 					mu.Lock()
+					defer mu.Unlock()
 					sent = append(sent, time.Since(start))
-					mu.Unlock()
-					if req.Method == http.MethodPost {
-						return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{},
+					if len(sent) == 1 {
+						h := http.Header{}
+						if c.retryAfter != "" {
+							h.Set("Retry-After", c.retryAfter)
+						}
+						return &http.Response{StatusCode: http.StatusBadGateway, Header: h,
 							Body: &pipeBody{closed: make(chan struct{})}, ContentLength: -1, Request: req}, nil
 					}
 					return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
 				})
-				tr := &polite.Transport{Base: base, RetryTransient: retry, MaxConcurrency: 1}
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/", nil)
+				tr := &polite.Transport{Base: base, RetryTransient: c.retry, MaxConcurrency: 1, MaxWait: time.Minute}
+				req, _ := http.NewRequestWithContext(t.Context(), c.method, "http://api.test/", nil)
 				resp, err := tr.RoundTrip(req)
 				if err != nil || resp.StatusCode != http.StatusBadGateway {
-					t.Fatalf("POST: %v %v, want the 502", resp, err)
+					t.Fatalf("%s: %v %v, want the 502", c.method, resp, err)
 				}
 				resp.Body.Read(make([]byte, 16))
 				time.AfterFunc(3*time.Second, func() { resp.Body.Close() })
@@ -435,51 +445,6 @@ func TestTransientGiveUpStreamHoldsSlot(t *testing.T) {
 			})
 		})
 	}
-}
-
-var _ = errors.New
-
-// A 502 that RetryTransient may not retry, its Retry-After beyond
-// MaxWait, goes back to the caller as an answer: its streamed body keeps
-// the request in flight (doc.go, "Streaming responses"), as for a POST
-// (TestTransientGiveUpStreamHoldsSlot). The second GET went at once
-// before: the 502's lease ended when the retry was denied.
-func TestTransientDeniedStreamHoldsSlot(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var sent []time.Duration
-		start := time.Now()
-		var n atomic.Int32
-		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			mu.Lock()
-			sent = append(sent, time.Since(start))
-			mu.Unlock()
-			if n.Add(1) == 1 {
-				return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{"Retry-After": {"3600"}},
-					Body: &pipeBody{closed: make(chan struct{})}, ContentLength: -1, Request: req}, nil
-			}
-			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
-		})
-		tr := &polite.Transport{Base: base, RetryTransient: true, MaxConcurrency: 1, MaxWait: time.Minute}
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil || resp.StatusCode != http.StatusBadGateway {
-			t.Fatalf("GET: %v %v, want the 502", resp, err)
-		}
-		resp.Body.Read(make([]byte, 16))
-		time.AfterFunc(3*time.Second, func() { resp.Body.Close() })
-		req2, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-		resp2, err := tr.RoundTrip(req2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp2.Body.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		if len(sent) != 2 || sent[1] != 3*time.Second {
-			t.Errorf("sent at %v; want the second GET at 3s, when the streamed 502 body was closed (MaxConcurrency 1)", sent)
-		}
-	})
 }
 
 // The wait before a transient retry runs while the failed response's body
