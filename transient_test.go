@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -329,40 +330,50 @@ func TestRetryTransientContext(t *testing.T) {
 	})
 }
 
-// A 502 that arrives once the request's context has ended (here cancelled
-// during the send, as TestRetryTransientContext does for a reset) is not
-// retried: "never once the request's context has ended"
-// (Transport.RetryTransient). It comes back as the reset does: after one
-// send, with no retry event. The Transport reported an EventRetry it
-// never performed, drained and closed the 502, and returned
-// context.Canceled.
-func TestTransient502AfterContextEnded(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var sends atomic.Int64
-		var cancel context.CancelFunc
-		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			sends.Add(1)
-			cancel() // the context ends during the send
-			return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{},
-				Body: io.NopCloser(strings.NewReader("bad gateway")), ContentLength: 11, Request: req}, nil
+// An answer that arrives once the request's context has ended (here
+// cancelled during the send, as TestRetryTransientContext does for a
+// reset) is not retried: "never once the request's context has ended"
+// (Transport.RetryTransient). A 502, and a 429 likewise, comes back as the
+// reset does: after one send, with no retry event. Before, the Transport
+// reported an EventRetry it never performed, drained and closed the
+// answer, and returned context.Canceled (the 429 until a round later).
+func TestAnswerAfterContextEnded(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		body   string
+	}{
+		{http.StatusBadGateway, "bad gateway"},
+		{http.StatusTooManyRequests, "slow down"},
+	} {
+		t.Run(strconv.Itoa(c.status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var sends atomic.Int64
+				var cancel context.CancelFunc
+				base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+					sends.Add(1)
+					cancel() // the context ends during the send
+					return &http.Response{StatusCode: c.status, Header: http.Header{"Retry-After": {"1"}},
+						Body: io.NopCloser(strings.NewReader(c.body)), ContentLength: int64(len(c.body)), Request: req}, nil
+				})
+				ev := &events{}
+				tr := &polite.Transport{Base: base, RetryTransient: true, OnEvent: ev.on}
+				var ctx context.Context
+				ctx, cancel = context.WithCancel(t.Context())
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				if resp != nil {
+					resp.Body.Close()
+				}
+				if err != nil || resp == nil || resp.StatusCode != c.status {
+					t.Errorf("context ended during the send of a %d: got resp=%v err=%v, want it back (not retried)", c.status, resp, err)
+				}
+				if r := ev.of(polite.EventRetry); len(r) != 0 {
+					t.Errorf("%d EventRetry for a request whose context had already ended (never retried: %d sends), want 0", len(r), sends.Load())
+				}
+			})
 		})
-		ev := &events{}
-		tr := &polite.Transport{Base: base, RetryTransient: true, OnEvent: ev.on}
-		var ctx context.Context
-		ctx, cancel = context.WithCancel(t.Context())
-		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
-		resp, err := tr.RoundTrip(req)
-		if resp != nil {
-			resp.Body.Close()
-		}
-		if err != nil || resp == nil || resp.StatusCode != http.StatusBadGateway {
-			t.Errorf("context ended during the send of a 502: got resp=%v err=%v, want the 502 back (not retried)", resp, err)
-		}
-		if r := ev.of(polite.EventRetry); len(r) != 0 {
-			t.Errorf("%d EventRetry for a request whose context had already ended (never retried: %d sends), want 0", len(r), sends.Load())
-		}
-	})
+	}
 }
 
 // pipeBody is a streamed body that ends when closed.
