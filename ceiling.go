@@ -50,7 +50,14 @@ type ceiling struct {
 	// longer applies to it.
 	stated  bool
 	grad    *gradient     // Restraint.Adaptive's limit; nil until needed
-	changed chan struct{} // closed when a slot frees; nil when nobody waits
+	changed chan struct{} // closed when a slot frees or a turn passes; nil when nobody waits
+	// Requests the pace holds (MaxRate, the floor) start in the order
+	// they were first held: each takes a ticket, tail the next to hand
+	// out, and head is the one whose turn it is; head == tail when none
+	// is held. gone holds tickets of requests that stopped waiting before
+	// their turn, as many at most as requests wait.
+	head, tail uint64
+	gone       []uint64
 	// rd reads the key's responses when its state is kept by a Store
 	// other than a MemoryStore (see Transport.reader).
 	rd parse.Reader
@@ -95,8 +102,12 @@ type ceilingHold struct {
 
 // reserve takes one start for k at now within maxRate (requests per
 // second; 0: none), maxConc (0: none) and, while k's server has stated no
-// quota, rs (nil: none), or says how long to hold and why.
-func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int, rs *Restraint) (reservation, ceilingHold, bool) {
+// quota, rs (nil: none), or says how long to hold and why. *tk is the
+// request's ticket in the line of those the pace holds (0: none): a
+// request the pace holds takes one, and one behind another's ticket waits
+// for its turn; the start granted ends it. A request that stops waiting
+// with a ticket gives it up (see leave).
+func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int, rs *Restraint, tk *uint64) (reservation, ceilingHold, bool) {
 	sh := c.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -118,13 +129,31 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		}
 		return reservation{}, ceilingHold{changed: e.changed, reason: ReasonConcurrency}, false
 	}
-	if n < e.next {
+	mine := *tk != 0 && *tk-1 == e.head // tickets are held plus one: 0 is none
+	if n < e.next || e.head != e.tail && !mine {
 		why := ReasonPace
 		if e.crawl {
 			why = ReasonCrawlDelay
 		}
-		return reservation{}, ceilingHold{until: time.Unix(0, e.next), reason: why}, false
+		if *tk == 0 {
+			e.tail++ // in line, behind those held before
+			*tk = e.tail
+		}
+		// Until the next start, or a change before it (a start given
+		// back, the turn passed): the line looks again.
+		if e.changed == nil {
+			e.changed = make(chan struct{})
+		}
+		h := ceilingHold{changed: e.changed, reason: why}
+		if n < e.next {
+			h.until = time.Unix(0, e.next)
+		} // else the start is free, but it is another's turn
+		return reservation{}, h, false
 	}
+	if mine {
+		e.pass()
+	}
+	*tk = 0
 	interval := e.floor
 	e.crawl = interval > 0
 	if maxRate > 0 {
@@ -317,6 +346,44 @@ func (e *ceiling) wake() {
 	}
 }
 
+// pass passes the turn on to the next ticket still waiting, and wakes the
+// requests held for it.
+func (e *ceiling) pass() {
+	e.head++
+	for i := 0; i < len(e.gone); {
+		if e.gone[i] == e.head {
+			e.gone[i] = e.gone[len(e.gone)-1]
+			e.gone = e.gone[:len(e.gone)-1]
+			e.head++
+			i = 0
+			continue
+		}
+		i++
+	}
+	if len(e.gone) == 0 {
+		e.gone = nil
+	}
+	e.wake()
+}
+
+// leave gives up the ticket tk (0: none; see reserve) of a request under k
+// that stopped waiting before its turn.
+func (c *ceilings) leave(k memKey, tk uint64) {
+	if tk == 0 {
+		return
+	}
+	sh := c.shard(k)
+	sh.mu.Lock()
+	if e := sh.m[k]; e != nil && tk-1 >= e.head && tk-1 < e.tail {
+		if tk-1 == e.head {
+			e.pass()
+		} else {
+			e.gone = append(e.gone, tk-1)
+		}
+	}
+	sh.mu.Unlock()
+}
+
 // sweep drops a few entries that hold nothing: no request in flight,
 // nobody waiting, no start reserved ahead. A floor comes back with the
 // next request (see setFloor); what Restraint learned of a key is
@@ -324,7 +391,7 @@ func (e *ceiling) wake() {
 func (sh *ceilingShard) sweep(now int64) {
 	seen := 0
 	for k, e := range sh.m {
-		if e.inflight == 0 && e.changed == nil && e.next <= now {
+		if e.inflight == 0 && e.changed == nil && e.next <= now && e.head == e.tail {
 			delete(sh.m, k)
 		}
 		if seen++; seen >= 4 {

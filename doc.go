@@ -110,11 +110,10 @@
 // Transports that share a [Budget] pace together, as one client. Requests
 // held until the same instant (a pace's next start, a window's reset) start
 // in the order they first asked; one that just arrived waits behind them.
-// The Transport's own ceilings ([Transport.MaxRate], a Crawl-delay) keep
-// no such order: requests they hold race for each start, and under a
-// load beyond the rate one may be overtaken until MaxWait; Budget.MaxRate
-// keeps the order. Budgets in several processes pace together when they share a [Store]:
-// the Budget keeps each key's state there ([KeyState], serialisable), runs
+// So do requests held by the Transport's own pace ([Transport.MaxRate], a
+// Crawl-delay), in the order it first held them. Budgets in several
+// processes pace together when they share a [Store]: the Budget keeps each
+// key's state there ([KeyState], serialisable), runs
 // every pacing rule itself, and waits on the Store for changes made
 // elsewhere. The default is a [MemoryStore] private to the Budget. Should a
 // Store fail, requests go on, paced by what this process sees, until it

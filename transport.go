@@ -71,8 +71,7 @@ type Transport struct {
 	// one budget key, whatever the server says and whatever other
 	// Transports sharing its Budget do. If zero, there is no local rate
 	// ceiling; the server's quotas and Budget.MaxRate still apply.
-	// Requests it holds race for each start rather than going in the order
-	// they asked (see "Sharing" in the package documentation).
+	// Requests it holds start in the order it first held them.
 	MaxRate float64
 
 	// MaxConcurrency is the most requests this Transport has in flight
@@ -547,8 +546,9 @@ func (w *try) held(h hold) {
 	*w = try{h: h, until: h.Until(), wake: h.Wake(), why: reasonOf(h.Reason)}
 }
 
-// try makes one attempt, written to w.
-func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Time, ask control.Ask, g *lease, w *try) error {
+// try makes one attempt, written to w; tk is the request's ticket in the
+// line the local ceilings' pace keeps (see ceilings.reserve).
+func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Time, ask control.Ask, g *lease, w *try, tk *uint64) error {
 	var res reservation
 	local := t.local()
 	*w = try{}
@@ -566,7 +566,7 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 				}
 			}
 		}
-		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint); !w.granted {
+		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, tk); !w.granted {
 			t.ceil.cancelFloor(fr)
 			w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
 			return nil
@@ -594,9 +594,15 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start time.Time, first *control.Hold) (err error) {
 	ctx := req.Context()
 	w := new(try)
+	var tk uint64 // its place in the line of the local pace
+	defer func() {
+		if tk != 0 {
+			t.ceil.leave(key.m, tk) // stopped waiting before its turn
+		}
+	}()
 	if first != nil {
 		w.held(hold{Hold: *first})
-	} else if err := t.try(req, b, key, start, ask, g, w); err != nil || w.granted {
+	} else if err := t.try(req, b, key, start, ask, g, w, &tk); err != nil || w.granted {
 		return err
 	}
 	// Held: every try from now on asks as the request that first asked
@@ -678,7 +684,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		now := time.Now()
 		spent.add(w.why, now.Sub(last))
 		last = now
-		if err := t.try(req, b, key, now, ask, g, w); err != nil {
+		if err := t.try(req, b, key, now, ask, g, w, &tk); err != nil {
 			return err
 		}
 		if w.granted {
