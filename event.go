@@ -118,7 +118,7 @@ func (t *Transport) emit(e Event) {
 	switch e.Kind {
 	case EventWait, EventRetry, EventWaitError:
 		attrs = append(attrs, slog.Duration("wait", roundDuration(e.Wait)), slog.String("reason", string(e.Reason)))
-	case EventGiveUp, EventStop:
+	case EventGiveUp, EventStop, EventAbandoned:
 		if e.Wait > 0 {
 			attrs = append(attrs, slog.Duration("wait", roundDuration(e.Wait)))
 		}

@@ -25,12 +25,13 @@ const EventAbandoned EventKind = "abandoned"
 // allocation holds the wrapper and what ending the request needs.
 type streamBody struct {
 	trackedBody
-	t      *Transport
-	req    *http.Request
-	b      *Budget
-	key    budgetKey
-	g      lease
-	status int
+	t       *Transport
+	req     *http.Request
+	b       *Budget
+	key     budgetKey
+	g       lease
+	status  int
+	attempt int
 }
 
 // accepted ends the request g granted, whose response resp was not a
@@ -38,7 +39,7 @@ type streamBody struct {
 // applied at once, at arr, when the headers arrived; the request itself
 // ends at once if its body came with its headers, and otherwise when its
 // body ends (see endsWithHeaders and trackedBody).
-func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *lease, arr *arrival, out *control.Outcome, resp *http.Response) *http.Response {
+func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *lease, arr *arrival, out *control.Outcome, resp *http.Response, attempt int) *http.Response {
 	if endsWithHeaders(req, resp) {
 		if b.mem != nil && !g.ceil.ok {
 			// finishAt, with nothing local to free; the controller
@@ -52,15 +53,15 @@ func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *le
 	now := arr.time()
 	out.Keep = true
 	t.finishAt(req, b, key, g, now, arr.ns, out)
-	t.stream(req, b, key, g, now, resp)
+	t.stream(req, b, key, g, now, resp, attempt)
 	return resp
 }
 
 // stream hands resp's body the end of the request g granted, which
 // finished with Outcome.Keep at now: the request stays in flight until
-// the body ends.
-func (t *Transport) stream(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, resp *http.Response) {
-	s := &streamBody{t: t, req: req, b: b, key: *key, g: *g, status: resp.StatusCode}
+// the body ends. attempt is its send's (1 for the first).
+func (t *Transport) stream(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, resp *http.Response, attempt int) {
+	s := &streamBody{t: t, req: req, b: b, key: *key, g: *g, status: resp.StatusCode, attempt: attempt}
 	// A request with no deadline (or one past its lease) ends at the
 	// latest when its lease expires, as it does in the budget.
 	var expire time.Duration
@@ -90,7 +91,7 @@ func (s *streamBody) bodyEnded(how bodyEnd) {
 	switch how {
 	case bodyContext, bodyExpired:
 		if (how == bodyExpired || !s.read.Load()) && t.observed() {
-			t.emit(Event{Kind: EventAbandoned, Time: now, Key: s.b.display(s.key), Request: s.req, Status: s.status, Wait: now.Sub(s.g.granted())})
+			t.emit(Event{Kind: EventAbandoned, Time: now, Key: s.b.display(s.key), Request: s.req, Attempt: s.attempt, Status: s.status, Wait: now.Sub(s.g.granted())})
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package polite_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -219,8 +221,10 @@ func TestStreamDroppedEndsWithItsContext(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := &streamer{}
 				var ev events
+				var logs bytes.Buffer
 				tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: srv}, MaxConcurrency: 1,
-					Budget: &polite.Budget{MaxConcurrency: 1}, OnEvent: ev.on}
+					Budget: &polite.Budget{MaxConcurrency: 1}, OnEvent: ev.on,
+					Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 				c := &http.Client{Transport: tr}
 				ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 				defer cancel()
@@ -244,8 +248,11 @@ func TestStreamDroppedEndsWithItsContext(t *testing.T) {
 					t.Errorf("%d abandoned events for a body being read when its context ended, want 0", len(got))
 				case !read && len(got) != 1:
 					t.Errorf("%d abandoned events, want 1", len(got))
-				case !read && (got[0].Wait != 2*time.Second || got[0].Status != 200 || got[0].Key != "http://api.test"):
-					t.Errorf("abandoned event %+v, want Wait 2s, Status 200, Key http://api.test", got[0])
+				case !read && (got[0].Wait != 2*time.Second || got[0].Status != 200 || got[0].Key != "http://api.test" || got[0].Attempt != 1):
+					// Attempt was 0 before, and the log record had no wait.
+					t.Errorf("abandoned event %+v, want Wait 2s, Status 200, Key http://api.test, Attempt 1", got[0])
+				case !read && (!strings.Contains(logs.String(), "attempt=1") || !strings.Contains(logs.String(), "wait=2s")):
+					t.Errorf("log %q, want the abandoned request's attempt=1 and wait=2s", logs.String())
 				}
 			})
 		})

@@ -142,7 +142,7 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 		e.Kind = EventGiveUp
 		t.emitIf(e)
 		if keep {
-			t.stream(req, b, &key, g, now, resp)
+			t.stream(req, b, &key, g, now, resp, attempt)
 		}
 		return false, nil
 	}

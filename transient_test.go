@@ -371,6 +371,11 @@ func TestAnswerAfterContextEnded(t *testing.T) {
 				if r := ev.of(polite.EventRetry); len(r) != 0 {
 					t.Errorf("%d EventRetry for a request whose context had already ended (never retried: %d sends), want 0", len(r), sends.Load())
 				}
+				// A give-up, as for any answer that goes back: the 502 had
+				// none before.
+				if g := ev.of(polite.EventGiveUp); len(g) != 1 {
+					t.Errorf("%d EventGiveUp for the %d handed back, want 1", len(g), c.status)
+				}
 			})
 		})
 	}

@@ -345,7 +345,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// that cannot be resent, a context ended) is an answer
 			// like any other: its body, which may stream, keeps the
 			// request in flight (see accepted).
-			if ctx.Err() == nil && t.observed() {
+			if t.observed() {
 				e := Event{Kind: EventGiveUp, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Reason: ReasonTransient}
 				e.Wait, _ = RetryAfter(resp.Header, arr.time())
 				t.emit(e)
@@ -357,7 +357,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				b.mem.releaseAccepted(&key.m, &arr, &b.cfg, &g, &out)
 				return resp, nil
 			}
-			return t.accepted(req, b, key, &g, &arr, &out, resp), nil
+			return t.accepted(req, b, key, &g, &arr, &out, resp, attempt), nil
 		}
 		now := arr.time()
 
