@@ -619,8 +619,12 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	if out.First {
 		s.retry.deposit(now)
 	}
-	if out.Failed {
-		return Plan{} // a probe that failed leaves the key probing
+	if out.Failed || out.Transient {
+		// A probe that failed leaves the key probing; a gateway's 502 or
+		// 504 the Transport retries says nothing of the origin's limit
+		// either: not an acceptance, so nothing is learned from it, and
+		// no run of refusals ends.
+		return Plan{}
 	}
 	if l.start != 0 {
 		s.ramp.observe(now - l.start)
