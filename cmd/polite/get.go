@@ -124,6 +124,7 @@ func (c countSends) CloseIdleConnections() { c.base.CloseIdleConnections() }
 // getter fetches URLs and reports on them. It is safe for concurrent use.
 type getter struct {
 	client  *http.Client
+	tr      *polite.Transport // under client: when a refused origin takes a request again
 	headers headerFlag
 	timeout time.Duration
 	dir     string // if not empty, bodies go to files here
@@ -236,7 +237,7 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		tr.Robots = &polite.Robots{UserAgent: agent}
 	}
 	defer tr.CloseIdleConnections()
-	g.client = polite.NewClient(tr)
+	g.client, g.tr = polite.NewClient(tr), tr
 	g.client.CheckRedirect = headers.checkRedirect
 
 	stop := every(ctx, live.on, 200*time.Millisecond, func() { live.draw(g.prog.line(time.Now())) })
@@ -412,7 +413,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 			rerr *polite.RobotsError
 		)
 		switch {
-		case errors.As(err, &werr):
+		case errors.As(err, &werr) && !werr.Until.IsZero(): // zero: no end known
 			rec.RetryAt = formatRetryAt(werr.Until)
 			g.prog.pause(werr.Key, werr.Until, werr.Reason)
 		case errors.As(err, &rerr) && rerr.Unreachable:
@@ -422,6 +423,13 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 	}
 	defer resp.Body.Close()
 	rec.Status = resp.StatusCode
+	if g.tr != nil {
+		// A refusal returned: when its origin takes a request again, as
+		// the Transport knows it (the server may have given no wait).
+		if at, ok := g.tr.RetryAt(resp); ok {
+			rec.RetryAt = formatRetryAt(at)
+		}
+	}
 	if resp.StatusCode/100 != 2 {
 		io.CopyN(io.Discard, resp.Body, 64<<10)
 		return rec

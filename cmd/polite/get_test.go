@@ -396,3 +396,53 @@ func TestGetStream(t *testing.T) {
 		t.Errorf("server refused %d and served %d streams at once, want 0 and at most 2", st.Refused, st.PeakInFlight)
 	}
 }
+
+// A refusal with no Retry-After that goes back to the caller gets a
+// retry_at, from Transport.RetryAt: it had none, since the give-up event
+// carries only the wait the server asked for.
+func TestGetRetryAtOfBareRefusal(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 1, Window: time.Hour}},
+		Dialect:  ratelimittest.Bare429,
+	})
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	err := runGet(t.Context(), []string{"-max-attempts", "1", "-c", "1", srv.URL + "/1", srv.URL + "/2"}, &stdout, &stderr)
+	if err == nil {
+		t.Fatalf("runGet = nil, want a failure; log:\n%s", stderr.String())
+	}
+	recs := getRecords(t, stderr.String())
+	r, ok := recs[srv.URL+"/2"]
+	if !ok {
+		t.Fatalf("/2 not logged:\n%s", stderr.String())
+	}
+	if r.Status != http.StatusTooManyRequests {
+		t.Fatalf("/2: status %d, want 429; log:\n%s", r.Status, stderr.String())
+	}
+	if r.RetryAt == "" {
+		t.Errorf("/2 failed because its origin refused it (429), but its record has no retry_at: %+v", r)
+	}
+}
+
+// A URL whose wait has no known end (behind the origin's probe, still
+// unanswered) fails with a *WaitError whose Until is zero: its record has
+// no retry_at. It said to try again in the year 1.
+func TestGetRetryAtOfWaitWithNoEnd(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Second)
+	}))
+	defer srv.Close()
+	// Both URLs in one run: the second waits for the first.
+	var out, log bytes.Buffer
+	runGet(t.Context(), []string{"-c", "2", "-max-wait", "500ms", srv.URL + "/a", srv.URL + "/b"}, &out, &log)
+	recs := getRecords(t, log.String())
+	for u, r := range recs {
+		if r.RetryAt == "" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, r.RetryAt)
+		if err != nil || at.Before(time.Now().Add(-time.Minute)) {
+			t.Errorf("%s: retry_at %q is not a time to try again; record %+v", u, r.RetryAt, r)
+		}
+	}
+}

@@ -194,14 +194,30 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return enc.Encode(rep)
 	}
 	final := ""
-	if u := resp.Request.URL.String(); u != target {
+	if u := resp.Request.URL.String(); u != req.URL.String() {
 		final = " (after redirects: " + shownURL(u) + ")"
 	}
-	printReport(stdout, rep, resp.Status, final)
+	out := &stickyWriter{w: stdout}
+	printReport(out, rep, resp.Status, final)
 	if rep.Cost != nil {
-		printCost(stdout, rep.Cost)
+		printCost(out, rep.Cost)
 	}
-	return nil
+	return out.err
+}
+
+// stickyWriter writes to w until a write fails, and keeps that error.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
 }
 
 // printReport writes rep as text.
@@ -284,13 +300,16 @@ func examine(status int, h http.Header, problem []byte, now time.Time) inspectRe
 			cmp.Compare(a.Unit, b.Unit), cmp.Compare(string(a.Partition), string(b.Partition)))
 	})
 	legacy := map[string]bool{} // dialects other than draft-11
-	lenientIETF := false        // draft-11 quotas, which may come from a lenient reading
+	// What a lenient reading took from each draft-11 field: a quota (from
+	// RateLimit-Policy), a remaining count (from RateLimit).
+	var lenientPolicy, lenientLimit bool
 	for _, q := range quotas {
 		rep.Quotas = append(rep.Quotas, newQuotaJSON(q))
 		if q.Dialect != "ietf" {
 			legacy[q.Dialect] = true
 		} else {
-			lenientIETF = true
+			lenientPolicy = lenientPolicy || q.Limit >= 0
+			lenientLimit = lenientLimit || q.Remaining >= 0
 		}
 	}
 	legacyNames := slices.Sorted(maps.Keys(legacy))
@@ -310,17 +329,18 @@ func examine(status int, h http.Header, problem []byte, now time.Time) inspectRe
 		values  []string
 		err     error
 		section string
-	}{{"RateLimit-Policy", pv, perr, "§3"}, {"RateLimit", lv, lerr, "§4"}} {
+		lenient bool // a lenient reading took something from it
+	}{{"RateLimit-Policy", pv, perr, "§3", lenientPolicy}, {"RateLimit", lv, lerr, "§4", lenientLimit}} {
 		if f.err == nil {
 			continue
 		}
 		malformed = true
 		s := fmt.Sprintf("%s %q is not valid draft-11 and must be ignored as a whole (%s): %s",
-			f.name, strings.Join(f.values, ", "), f.section, explainFieldError(f.err))
+			f.name, shownField(strings.Join(f.values, ", ")), f.section, explainFieldError(f.err))
 		switch {
 		case len(legacy) > 0:
 			s += fmt.Sprintf("; lenient readers take these headers as %s", strings.Join(legacyNames, ", "))
-		case lenientIETF:
+		case f.lenient:
 			s += "; lenient readers (polite among them) still read it"
 		}
 		note("%s", s)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -482,5 +484,130 @@ func TestCommandsShowNoSecret(t *testing.T) {
 	run(t.Context(), []string{"inspect", srv.URL + "/"}, &stdout, &stderr)
 	if !strings.Contains(stdout.String(), "pk=sha256:") {
 		t.Errorf("inspect shows no hash of the partition key:\n%s", stdout.String())
+	}
+}
+
+// A RateLimit field that is not valid draft-11 is quoted in a finding with
+// its partition keys shown by their hash, as everywhere else (SECURITY.md):
+// it was quoted whole, pk included, in text and JSON.
+func TestInspectMalformedFieldHidesPartitionKey(t *testing.T) {
+	const pk = "c2stbGl2ZS1wYXJ0aXRpb24tc2VjcmV0" // base64 of "sk-live-partition-secret"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("RateLimit-Policy", `"default";q=100;w=60;pk=:`+pk+`:`)
+		// A stray member after the valid one: not valid draft-11.
+		w.Header().Set("RateLimit", `"default";r=50;t=30;pk=:`+pk+`:, @`)
+	}))
+	defer srv.Close()
+	for _, json := range []bool{false, true} {
+		var stdout, stderr bytes.Buffer
+		args := []string{srv.URL}
+		if json {
+			args = []string{"-json", srv.URL}
+		}
+		if err := runInspect(t.Context(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("runInspect: %v", err)
+		}
+		out := stdout.String() + stderr.String()
+		if strings.Contains(out, pk) {
+			t.Errorf("inspect (json %v) prints the partition key verbatim:\n%s", json, out)
+		}
+	}
+}
+
+// A redirect whose Location does not parse fails with an error that
+// quotes it: inspect and get show it without its query, as any URL
+// (SECURITY.md, "a URL that does not parse included"). It was shown whole.
+func TestRedirectLocationHidesQuery(t *testing.T) {
+	const secret = "token=sk-live-redirect-secret"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http://[::1/next?"+secret)
+		w.WriteHeader(http.StatusFound)
+	}))
+	defer srv.Close()
+
+	t.Run("inspect", func(t *testing.T) {
+		for _, args := range [][]string{{srv.URL}, {"-json", srv.URL}} {
+			var stdout, stderr bytes.Buffer
+			err := runInspect(t.Context(), args, &stdout, &stderr)
+			out := stdout.String() + stderr.String()
+			if err != nil {
+				out += err.Error()
+			}
+			if strings.Contains(out, "sk-live") {
+				t.Errorf("inspect %q shows the query of a URL:\n%s", args, out)
+			}
+		}
+	})
+	t.Run("get", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		err := runGet(t.Context(), []string{srv.URL + "/a"}, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if err != nil {
+			out += err.Error()
+		}
+		if strings.Contains(out, "sk-live") {
+			t.Errorf("get shows the query of a URL:\n%s", out)
+		}
+	})
+}
+
+// The finding on a malformed draft-11 field says lenient readers still
+// read it only when polite took something from that field: here a valid
+// RateLimit-Policy was read, and nothing of the malformed RateLimit. The
+// claim was made whenever any draft-11 quota was read.
+func TestInspectLenientClaimPerField(t *testing.T) {
+	h := http.Header{}
+	h.Set("RateLimit-Policy", `"default";q=100;w=60`)
+	h.Set("RateLimit", `"default";r=50;t=30, @`)
+	rep := examine(200, h, nil, time.Now())
+	claims := false
+	for _, f := range rep.Findings {
+		if strings.HasPrefix(f, "RateLimit \"") && strings.Contains(f, "polite among them) still read it") {
+			claims = true
+		}
+	}
+	readRemaining := false
+	for _, q := range rep.Quotas {
+		if q.Remaining != nil {
+			readRemaining = true
+		}
+	}
+	if claims && !readRemaining {
+		t.Errorf("finding says polite still reads the malformed RateLimit, but no quota has a remaining count from it: quotas %s, findings %q", fmtQuotas(rep.Quotas), rep.Findings)
+	}
+}
+
+// "(after redirects: …)" is printed only after a redirect: a URL whose
+// scheme was in upper case, not redirected, printed it.
+func TestInspectNoRedirectNoteWithoutRedirect(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	target := strings.Replace(srv.URL, "http://", "HTTP://", 1) + "/x"
+	if err := runInspect(t.Context(), []string{target}, &stdout, &stderr); err != nil {
+		t.Fatalf("runInspect: %v", err)
+	}
+	if hits.Load() == 1 && strings.Contains(stdout.String(), "after redirects") {
+		t.Errorf("one request, no redirect, but inspect says:\n%s", strings.SplitN(stdout.String(), "\n", 2)[0])
+	}
+}
+
+// errWriter fails every write, as stdout on a full disk or a closed pipe.
+type errWriter struct{}
+
+func (errWriter) Write([]byte) (int, error) { return 0, io.ErrShortWrite }
+
+// A report that could not be written fails inspect, in text as in JSON:
+// in text it exited 0.
+func TestInspectWriteErrorReported(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	var stderr bytes.Buffer
+	if err := runInspect(t.Context(), []string{"-json", srv.URL}, errWriter{}, &stderr); err == nil {
+		t.Errorf("inspect -json: write error not reported")
+	}
+	if err := runInspect(t.Context(), []string{srv.URL}, errWriter{}, &stderr); err == nil {
+		t.Errorf("inspect (text): the report could not be written, but runInspect = nil (exit 0)")
 	}
 }

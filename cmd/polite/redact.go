@@ -63,14 +63,14 @@ func showError(err error) error {
 	return &shownError{text: ue.Op + " " + strconv.Quote(shownURL(ue.URL)) + ": " + urlErrText(ue), err: err}
 }
 
-// urlErrText returns the text of ue's Err. For a URL that did not parse,
-// what it quotes of the URL is elided: a password with a '/' in it ends
-// the authority early, and the error quotes its first part as a port.
+// urlErrText returns the text of ue's Err, each quotation in it shown as
+// shownURL shows a URL: the URL of a redirect's Location that did not
+// parse, quoted by net/http, may hold a query. For a URL that did not
+// parse itself, what it quotes of the URL is elided: a password with a
+// '/' in it ends the authority early, and the error quotes its first part
+// as a port.
 func urlErrText(ue *url.Error) string {
 	s := ue.Err.Error()
-	if ue.Op != "parse" {
-		return s
-	}
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(s, '"')
@@ -79,12 +79,50 @@ func urlErrText(ue *url.Error) string {
 			return b.String()
 		}
 		b.WriteString(s[:i])
-		b.WriteString(`"…"`)
 		q, err := strconv.QuotedPrefix(s[i:])
 		if err != nil {
+			b.WriteString(`"…"`)
 			return b.String() // not a quotation that ends: cut the rest
 		}
+		if u, err := strconv.Unquote(q); ue.Op != "parse" && err == nil {
+			b.WriteString(strconv.Quote(shownURL(u)))
+		} else {
+			b.WriteString(`"…"`)
+		}
 		s = s[i+len(q):]
+	}
+}
+
+// shownField returns the value of a draft-11 field as the commands quote
+// it: each partition key (a pk parameter, well formed or not) shown by its
+// hash, as shownPartition shows it, since it may be a credential.
+func shownField(v string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(strings.ToLower(v), "pk=")
+		if i < 0 {
+			b.WriteString(v)
+			return b.String()
+		}
+		// The value runs to the end of a Byte Sequence or a String, else
+		// to the next parameter, member or space.
+		rest := v[i+3:]
+		n := strings.IndexAny(rest, ";, \t")
+		if n < 0 {
+			n = len(rest)
+		}
+		if len(rest) > 0 && (rest[0] == ':' || rest[0] == '"') {
+			if j := strings.IndexByte(rest[1:], rest[0]); j >= 0 {
+				n = j + 2
+			} else {
+				n = len(rest)
+			}
+		}
+		b.WriteString(v[:i+3])
+		if n > 0 {
+			b.WriteString(shownPartition([]byte(rest[:n])))
+		}
+		v = rest[n:]
 	}
 }
 
