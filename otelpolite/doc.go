@@ -40,7 +40,10 @@
 // S is server.address, server.port (the scheme's default when the URL has
 // none) and http.request.method (the standard methods, any other as
 // "_OTHER"), all from the request; they are absent when an event has no
-// request. K is polite.key, server.address and server.port.
+// request. At most Config.MaxHosts hosts are named (1000 by default, the
+// first seen); events of any other count under server.address "_OTHER",
+// with no port, so that a crawler led to ever more hosts adds no series. K
+// is polite.key, server.address and server.port.
 //
 // A refusal is a 429 or 503 response: each one is counted once in
 // polite.client.refusals, and once more by what polite did with it (retried,

@@ -34,7 +34,19 @@ type Config struct {
 	// most 17·MaxKeys series. If zero, 1000. If negative, the gauge
 	// reports nothing.
 	MaxKeys int
+
+	// MaxHosts is the most hosts (server.address with its server.port)
+	// the counters and the wait histogram name: the first ones seen.
+	// Events of any other host are counted under server.address "_OTHER",
+	// with no port, so that a crawler sent to ever more hosts (which a
+	// hostile page can arrange) does not add series without bound. If
+	// zero, 1000. If negative, no host is named: every event counts under
+	// "_OTHER".
+	MaxHosts int
 }
+
+// otherHost is the server.address of events of hosts past Config.MaxHosts.
+const otherHost = "_OTHER"
 
 const (
 	defaultMaxKeys = 1000
@@ -61,6 +73,12 @@ type Metrics struct {
 	reg  metric.Registration
 	keys *keySet
 
+	// hosts are the hosts events are counted under by name, at most
+	// maxHosts; copied on write, as sets is.
+	hosts    atomic.Pointer[map[hostKey]struct{}]
+	hostsMu  sync.Mutex
+	maxHosts int
+
 	// sets caches the measurement options of events, so that recording
 	// one allocates nothing once its attributes were seen. It is copied on
 	// write: reading takes no lock.
@@ -85,7 +103,10 @@ func New(c Config) (*Metrics, error) {
 		mp = otel.GetMeterProvider()
 	}
 	meter := mp.Meter(ScopeName)
-	m := &Metrics{keys: newKeySet(c.MaxKeys)}
+	m := &Metrics{keys: newKeySet(c.MaxKeys), maxHosts: c.MaxHosts}
+	if m.maxHosts == 0 {
+		m.maxHosts = defaultMaxKeys
+	}
 	var errs []error
 	counter := func(name, unit, desc string) metric.Int64Counter {
 		i, err := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -213,7 +234,7 @@ const maxAttrSets = 4096
 func (m *Metrics) attrs(e polite.Event, which attrBits) *options {
 	k := attrKey{which: which}
 	if e.Request != nil && e.Request.URL != nil {
-		k.host, k.port = hostPort(e.Request.URL.Scheme, e.Request.URL.Host)
+		k.host, k.port = m.host(hostPort(e.Request.URL.Scheme, e.Request.URL.Host))
 		k.method = method(e.Request.Method)
 	}
 	if which&attrKind != 0 {
@@ -247,6 +268,51 @@ func (m *Metrics) attrs(e polite.Event, which attrBits) *options {
 		m.setsMu.Unlock()
 	}
 	return o
+}
+
+// hostKey is a host and its port.
+type hostKey struct {
+	host string
+	port int
+}
+
+// host returns host and port as events name them: as they are for one of
+// the first maxHosts seen, else otherHost and no port.
+func (m *Metrics) host(host string, port int) (string, int) {
+	k := hostKey{host, port}
+	if hs := m.hosts.Load(); hs != nil {
+		if _, ok := (*hs)[k]; ok {
+			return host, port
+		}
+		if len(*hs) >= m.maxHosts {
+			return otherHost, 0
+		}
+	}
+	if m.maxHosts <= 0 {
+		return otherHost, 0
+	}
+	m.hostsMu.Lock()
+	defer m.hostsMu.Unlock()
+	old := m.hosts.Load()
+	if old != nil {
+		if _, ok := (*old)[k]; ok {
+			return host, port
+		}
+		if len(*old) >= m.maxHosts {
+			return otherHost, 0
+		}
+	}
+	n := 1
+	if old != nil {
+		n += len(*old)
+	}
+	next := make(map[hostKey]struct{}, n)
+	if old != nil {
+		maps.Copy(next, *old)
+	}
+	next[k] = struct{}{}
+	m.hosts.Store(&next)
+	return host, port
 }
 
 func lenOf(m *map[attrKey]*options) int {

@@ -624,3 +624,35 @@ func gaugeBudgetsOfOneOrigin(t *testing.T, swap bool) {
 		}
 	})
 }
+
+// The counters name at most MaxHosts hosts, the first seen; events of the
+// others count under server.address "_OTHER": a crawler sent to ever more
+// hosts adds no series. Each host added series for the life of the process
+// before (200 after 200 hosts).
+func TestMetricsMaxHosts(t *testing.T) {
+	const maxHosts, hosts = 10, 200
+	reader := sdkmetric.NewManualReader()
+	m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), MaxHosts: maxHosts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &polite.Transport{}
+	m.Instrument(tr)
+	for i := range hosts {
+		host := fmt.Sprintf("h%d.attacker.test", i)
+		req, _ := http.NewRequest(http.MethodGet, "https://"+host+"/", nil)
+		tr.OnEvent(polite.Event{Kind: polite.EventWait, Time: time.Now(), Key: "https://" + host, Request: req, Attempt: 1, Wait: time.Second, Reason: polite.ReasonPace})
+	}
+	named, other := 0, int64(0)
+	for set, n := range ints(t, collect(t, reader)["polite.client.events"]) {
+		switch {
+		case strings.Contains(set, "server.address="+otherHost):
+			other += n
+		case strings.Contains(set, "server.address="):
+			named++
+		}
+	}
+	if named != maxHosts || other != hosts-maxHosts {
+		t.Errorf("%d hosts named and %d events under %s, want %d and %d", named, other, otherHost, maxHosts, hosts-maxHosts)
+	}
+}
