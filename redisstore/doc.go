@@ -81,8 +81,10 @@
 // update fails, the Budget goes on with a budget in this process's memory
 // for the key (pacing by what this process sees), reports EventStoreDown
 // once, and tries the Store again a second later, reporting EventStoreUp
-// when it answers: no request fails, or waits past its context, because
-// Redis is down.
+// when it answers: no request fails because Redis is down, nor waits past
+// its context by more than one Timeout (an update whose swap was sent
+// waits for its outcome, so that a lease it took is never kept in Redis
+// without its request knowing; see Store.Update).
 //
 // # Redis Cluster
 //

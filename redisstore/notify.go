@@ -114,8 +114,8 @@ func (s *Store) receive(payload string) {
 	}
 	gs, state, withState := strings.Cut(rest, " ")
 	ver, err := strconv.ParseInt(vs, 10, 64)
-	if err != nil {
-		return
+	if err != nil || ver <= 0 || ver >= maxVersion {
+		return // a version no swap writes: taken, it would deafen waiters
 	}
 	gen, err := strconv.ParseUint(gs, 10, 64)
 	if err != nil {

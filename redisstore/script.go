@@ -28,6 +28,12 @@ import (
 //	ARGV[9]  the caller's name (one per Store)
 //	ARGV[10] how many swaps this update lost so far
 //	ARGV[11] how long a turn lasts, in microseconds
+//	ARGV[12] the largest state read, in bytes
+//
+// A key no store could have written (a state above ARGV[12], a version
+// that is not a canonical integer below 2^53) is deleted first, and so
+// starts over, as a state that does not decode does; so is a queue longer
+// than 4 KiB or a turn that ends more than a turn from now.
 //
 // On a version mismatch it returns {0, current version, current state}, so
 // the caller's retry needs no read of its own; while another store has its
@@ -50,12 +56,6 @@ import (
 // generations, and the state, when small enough to send to every process,
 // spares their next update a failed swap.
 var swapScript = redis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'qt')
-local v = cur[1] or '0'
-local me = ARGV[9]
-local q = cur[3] or ''
-local qt = tonumber(cur[4] or '0')
-local turn = tonumber(ARGV[11])
 local now = nil
 local function clock()
   if not now then
@@ -64,7 +64,28 @@ local function clock()
   end
   return now
 end
+local turn = tonumber(ARGV[11])
+if redis.call('HSTRLEN', KEYS[1], 's') > tonumber(ARGV[12]) then
+  redis.call('DEL', KEYS[1]) -- no store writes a state so large
+end
+local cur = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'qt')
+local v = cur[1] or '0'
+if cur[1] and (not string.match(v, '^[1-9]%d*$') or tonumber(v) >= 9007199254740992) then -- maxVersion
+  -- A version no store writes (not canonical, or past 2^53, where Lua's
+  -- numbers lose the ones): the key starts over.
+  redis.call('DEL', KEYS[1])
+  cur = {false, false, false, false}
+  v = '0'
+end
+local me = ARGV[9]
+local q = cur[3] or ''
+local qt = tonumber(cur[4] or '0') or 0
 local dirty = false
+if #q > 4096 or qt > clock() + turn then
+  -- A queue longer than stores contend, or a turn beyond one: written by
+  -- no store; it starts over.
+  q, qt, dirty = '', 0, true
+end
 while q ~= '' do
   local head = string.match(q, '^%S+')
   if head == me or qt > clock() then
@@ -131,6 +152,20 @@ end
 return {1, nv}
 `)
 
+// readScript reads the version and state of KEYS[1], the state only when
+// it is no larger than ARGV[1] bytes (a larger one is replaced by the next
+// swap, unread).
+var readScript = redis.NewScript(`
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then
+  return {}
+end
+if redis.call('HSTRLEN', KEYS[1], 's') > tonumber(ARGV[1]) then
+  return {v}
+end
+return {v, redis.call('HGET', KEYS[1], 's')}
+`)
+
 // swapResult is what became of a swap.
 type swapResult int
 
@@ -166,6 +201,15 @@ const turn = 20 * time.Millisecond
 // maxNotifyState is the largest state sent along with a notification.
 const maxNotifyState = 4096
 
+// maxVersion bounds the versions swapScript writes: 2^53, past which Lua's
+// numbers lose the ones; a key holding one starts over.
+const maxVersion = 1 << 53
+
+// maxState is the largest state read from Redis: the controller's largest
+// is about 37 KB (doc.go, "Expiry and size"); anything larger was written
+// by no store, and is replaced.
+const maxState = 64 << 10
+
 // swap runs swapScript under the Store's timeout. It reports whether the
 // swap happened, and the key's version (and, when it did not, its state).
 func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, ver int64, state []byte, err error) {
@@ -183,7 +227,7 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 	reply, err := swapScript.Run(ctx, s.rdb, []string{rkey},
 		strconv.FormatInt(r.expect, 10), string(r.mode), r.state, ms,
 		channel, r.id, strconv.FormatUint(r.gen, 10), withState,
-		s.name, r.lost, turn.Microseconds()).Slice()
+		s.name, r.lost, turn.Microseconds(), maxState).Slice()
 	if err != nil {
 		return 0, 0, nil, fmt.Errorf("redisstore: update: %w", err)
 	}

@@ -410,6 +410,11 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
+					if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+						// The read ended with the context's deadline,
+						// a moment before the context says so.
+						return context.DeadlineExceeded
+					}
 					return nil // Redis fails: the caller looks again
 				}
 				continue
@@ -443,10 +448,11 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 func (s *Store) refresh(ctx context.Context, kid string, e *entry, epoch uint64) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	vals, err := s.rdb.HMGet(ctx, s.redisKey(kid), "v", "s").Result()
-	if err != nil {
+	vals, err := readScript.Run(ctx, s.rdb, []string{s.redisKey(kid)}, maxState).Slice()
+	if err != nil && err != redis.Nil {
 		return fmt.Errorf("redisstore: read: %w", err)
 	}
+	vals = append(vals, nil, nil) // a key absent: neither
 	var ver int64
 	var gen uint64
 	var state []byte

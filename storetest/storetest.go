@@ -56,6 +56,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) polite.Store) {
 	}{
 		{"ZeroState", testZeroState},
 		{"Keeps", testKeeps},
+		{"KeepsUntilExpiry", testKeepsUntilExpiry},
 		{"KeysApart", testKeysApart},
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"WakesWaiters", testWakesWaiters},
@@ -163,6 +164,28 @@ func testKeeps(t *testing.T, st polite.Store, key string) {
 		t.Errorf("Expiry = %v, want after the request at %v", exp, now)
 	}
 }
+
+// testKeepsUntilExpiry checks that a state outlives the calls to the
+// store: kept until its Expiry (minutes away), it is there a second after
+// it was written. A store that forgot it sooner (a TTL in the wrong unit)
+// would let the key start its quota again within its window.
+func testKeepsUntilExpiry(t *testing.T, st polite.Store, key string) {
+	gen := bump(t, st, key, time.Now())
+	var exp time.Time
+	update(t, st, key, func(ks *polite.KeyState) { exp = ks.Expiry() })
+	if time.Until(exp) < 2*keptFor {
+		t.Fatalf("Expiry %v, want at least %v away", exp, 2*keptFor)
+	}
+	time.Sleep(keptFor)
+	var got uint64
+	update(t, st, key, func(ks *polite.KeyState) { got = ks.Generation() })
+	if got != gen {
+		t.Errorf("after %v, the state has Generation %d, want %d: forgotten before its Expiry (%v)", keptFor, got, gen, exp)
+	}
+}
+
+// keptFor is how long testKeepsUntilExpiry leaves a state alone.
+const keptFor = 1100 * time.Millisecond
 
 func testKeysApart(t *testing.T, st polite.Store, key string) {
 	keys := []string{key + "/a", key + "/A", key + "/a:b", key + "/a://b", key + "/ä", key + "/" + strings.Repeat("k", 512)}
