@@ -587,6 +587,20 @@ func (l *learner) cutRate(seq uint64, now int64) {
 	l.grownAt, l.binding = now, false
 }
 
+// cutBurst decreases the learned burst by one request at a refusal at now,
+// after a cut of the rate (see cutRate) that did not stop the refusals
+// although requests were accepted since: a burst larger than the server's
+// takes one refusal a window whatever its rate, and cutting the rate
+// again and again would lengthen the window without bound. The window
+// stays; the refusals of requests granted up to seq are of the same
+// overdraw.
+func (l *learner) cutBurst(seq uint64, now int64) {
+	l.quota.q--
+	l.trial, l.trialAt, l.revertSeq, l.cut = 0, 0, seq, 0
+	l.cutSeq, l.cutOK = seq, false
+	l.grownAt, l.binding = now, false
+}
+
 // repace counts the start of g, refused at now by an overdraw the learner
 // undid, against the learned quota. In bursts, it counts against the
 // window it overdrew, not the next one: its start is counted with the
@@ -698,8 +712,15 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 		}
 		if (l.even() || l.rated) && (l.cutSeq == 0 || l.cutOK) {
 			// A rate that held, refused: cut it, without a pause
-			// or a new measurement (see cutRate).
-			l.cutRate(seq, now)
+			// or a new measurement (see cutRate). A burst refused
+			// again after a cut, the rest of it accepted, overdraws
+			// by its size, not its rate: it is cut by one instead
+			// (see cutBurst).
+			if l.cutSeq != 0 && !l.even() && l.quota.q > 1 {
+				l.cutBurst(seq, now)
+			} else {
+				l.cutRate(seq, now)
+			}
 			l.repace(g, now)
 			return true, 0
 		}

@@ -677,8 +677,11 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		return Plan{}
 	}
 
+	// Not one more answer of a flight already refused: one that paused
+	// the key (a new epoch since), or an overdraw the learner undid
+	// without a pause (granted before the undoing, see learner.absorbs).
+	first := l.epoch == s.epoch && (s.learn.revertSeq == 0 || l.seq > s.learn.revertSeq)
 	overdrew, from := s.learn.refused(l, s.seq, s.epoch, now, foreseen, hinted)
-	first := l.epoch == s.epoch // not one more answer of a flight already refused
 	ref := &out.Refusal
 	if costRefused {
 		adj := *ref

@@ -5,33 +5,6 @@ import (
 	"time"
 )
 
-// stepper drives a State at instants from ht0.
-type stepper struct {
-	t   *testing.T
-	s   State
-	cfg Config
-}
-
-func (d *stepper) acq(at time.Duration) (Lease, Hold, bool) {
-	var l Lease
-	h, ok := d.s.Acquire(ht0.Add(at), &d.cfg, Ask{}, &l)
-	return l, h, ok
-}
-
-func (d *stepper) rel(at time.Duration, l *Lease, out Outcome) Plan {
-	return d.s.Release(ht0.Add(at), &d.cfg, l, &out)
-}
-
-// must grants a request at at, or fails.
-func (d *stepper) must(at time.Duration) Lease {
-	d.t.Helper()
-	l, h, ok := d.acq(at)
-	if !ok {
-		d.t.Fatalf("held at %v: %+v until %v", at, h, h.Until().Sub(ht0))
-	}
-	return l
-}
-
 var (
 	okOut      = Outcome{First: true, Bytes: -1}
 	refusedOut = Outcome{First: true, Bytes: -1, Refused: true,
@@ -47,29 +20,29 @@ var (
 // changes"). A 502 that answers the probe of a measurement does not end
 // the measurement: it did, and set a learned quota from it.
 func TestTransient502KeepsMeasuring(t *testing.T) {
-	d := &stepper{t: t}
+	d := &hostile{t: t}
 	now := time.Duration(0)
 	// The probe, then 5 accepted.
-	l := d.must(now)
+	l := mustGrant(d, now)
 	d.rel(now+10*time.Millisecond, &l, okOut)
 	now = 100 * time.Millisecond
 	for i := 0; i < 5; i++ {
-		l := d.must(now)
+		l := mustGrant(d, now)
 		d.rel(now+10*time.Millisecond, &l, okOut)
 		now += 20 * time.Millisecond
 	}
 	// A refusal the headers did not foresee: a measurement starts.
-	l = d.must(now)
+	l = mustGrant(d, now)
 	d.rel(now+10*time.Millisecond, &l, refusedOut)
 	if !d.s.learn.pending {
 		t.Fatalf("no measurement pending after the refusal")
 	}
 	// After the pause, the probe meets a gateway's 502.
 	now = 2 * time.Second
-	l, h, ok := d.acq(now)
+	l, h, ok := d.acq(now, Ask{}, Cost{})
 	for !ok {
 		now = h.Until().Sub(ht0)
-		l, h, ok = d.acq(now)
+		l, h, ok = d.acq(now, Ask{}, Cost{})
 	}
 	d.rel(now+10*time.Millisecond, &l, gateway502)
 	if !d.s.learn.pending || d.s.learn.quota != nil {
@@ -87,19 +60,19 @@ func TestTransient502KeepsMeasuring(t *testing.T) {
 // refusal floor for Retry-After: 0, and the run that makes an outage). It
 // reset both before: Retry-After: 0 between 502s waited 1s every time.
 func TestTransient502KeepsTheRun(t *testing.T) {
-	d := &stepper{t: t}
+	d := &hostile{t: t}
 	now := time.Duration(0)
 	zero := Outcome{First: true, Bytes: -1, Refused: true,
 		Refusal: Refusal{Wait: 0, Given: true, Reason: ReasonRetryAfter, Retryable: true, MaxWait: 10 * time.Minute}}
 	var waits []time.Duration
 	for i := 0; i < 6; i++ {
-		l, h, ok := d.acq(now)
+		l, h, ok := d.acq(now, Ask{}, Cost{})
 		for !ok {
 			now = h.Until().Sub(ht0)
 			if h.Until().IsZero() {
 				now = h.Wake().Sub(ht0)
 			}
-			l, h, ok = d.acq(now)
+			l, h, ok = d.acq(now, Ask{}, Cost{})
 		}
 		if i%2 == 1 {
 			d.rel(now+10*time.Millisecond, &l, gateway502)
@@ -114,4 +87,14 @@ func TestTransient502KeepsTheRun(t *testing.T) {
 	if d.s.retry.run < 3 {
 		t.Fatalf("three refusals and no acceptance, but the run of refusals is %d: the 502s counted as acceptances", d.s.retry.run)
 	}
+}
+
+// mustGrant grants a request at at, or fails.
+func mustGrant(d *hostile, at time.Duration) Lease {
+	d.t.Helper()
+	l, h, ok := d.acq(at, Ask{}, Cost{})
+	if !ok {
+		d.t.Fatalf("held at %v: %+v until %v", at, h, h.Until().Sub(ht0))
+	}
+	return l
 }
