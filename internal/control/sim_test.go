@@ -19,11 +19,10 @@ import (
 // simAnswer is what a simulated server answers a request that reaches it
 // at an instant.
 type simAnswer struct {
-	ok        bool
-	wait      time.Duration // Retry-After, when given
-	given     bool
-	quotas    []parse.Quota
-	status502 bool
+	ok     bool
+	wait   time.Duration // Retry-After, when given
+	given  bool
+	quotas []parse.Quota
 }
 
 type simWorker struct {
@@ -38,12 +37,6 @@ type simWorker struct {
 	held     bool
 	refAt    time.Duration // the refusal this retry follows; 0: none
 	refShort bool
-}
-
-type simGrant struct {
-	at    time.Duration
-	probe bool
-	seq   uint64
 }
 
 type simRelease struct {
@@ -65,14 +58,12 @@ type sim struct {
 	lat      time.Duration
 	server   func(at time.Duration) simAnswer
 	rng      *rand.Rand
-	grants   []simGrant
 	refused  []simRefusal
 	accepted []time.Duration
 	maxAtt   int
-	log      bool
 	onRefuse func(now time.Duration, p Plan)
 	every    func(now time.Duration)
-	check    bool
+	check    bool // look for breaches of the safety rules, into bad
 	bad      []string
 	probeOut bool
 	probeSeq uint64
@@ -177,7 +168,6 @@ func (m *sim) run(workers int, end time.Duration) {
 		w.held = false
 		w.busy = true
 		m.wake(ws, next)
-		m.grants = append(m.grants, simGrant{at: next, probe: l.Probe(), seq: l.seq})
 		rels = append(rels, simRelease{at: next + m.lat, w: wi, l: l, start: next})
 	}
 }
@@ -198,10 +188,7 @@ func (m *sim) wake(ws []simWorker, now time.Duration) {
 func (m *sim) release(r simRelease, w *simWorker) {
 	a := m.server(r.start + m.lat/2)
 	out := Outcome{First: w.attempt == 1, Bytes: -1, Quotas: a.quotas, Rand: m.rng.Uint64()}
-	if a.status502 {
-		out.Transient = true
-		out.Refusal = Refusal{Backoff: time.Second, Retryable: true, MaxWait: 10 * time.Minute}
-	} else if !a.ok {
+	if !a.ok {
 		out.Refused = true
 		out.Refusal = Refusal{Wait: a.wait, Given: a.given, Reason: ReasonRetryAfter,
 			Backoff: time.Duration(1+m.rng.IntN(2)) * time.Second, Retryable: w.attempt < m.maxAtt, MaxWait: 10 * time.Minute}
@@ -222,9 +209,7 @@ func (m *sim) release(r simRelease, w *simWorker) {
 	w.busy = false
 	w.ready = r.at
 	if !out.Refused {
-		if !a.status502 {
-			m.accepted = append(m.accepted, r.start)
-		}
+		m.accepted = append(m.accepted, r.start)
 		w.attempt, w.after = 1, 0
 		return
 	}
@@ -376,5 +361,36 @@ func fixedWindowH(q int, w time.Duration, from, to time.Duration, ra func() (tim
 		}
 		d, g := ra()
 		return simAnswer{wait: d, given: g, quotas: qs}
+	}
+}
+
+// TestSimSafety runs the simulator against servers that state nothing,
+// with and without Retry-After: 0, and checks the safety rules at every
+// grant: a refused request is not resent within the refusal floor (but a
+// short wait honoured once), the first grant after a pause is a lone
+// probe, and nothing else goes while the probe awaits its answer (3s at
+// most).
+func TestSimSafety(t *testing.T) {
+	zero := func() (time.Duration, bool) { return 0, true }
+	one := func() (time.Duration, bool) { return time.Second, true }
+	for _, srv := range []struct {
+		name string
+		new  func() func(time.Duration) simAnswer
+	}{
+		{"10 per 2s, no wait", func() func(time.Duration) simAnswer { return fixedWindow(10, 2*time.Second, noRA) }},
+		{"10 per 2s, Retry-After: 0", func() func(time.Duration) simAnswer { return fixedWindow(10, 2*time.Second, zero) }},
+		{"20 per 4s, Retry-After: 1", func() func(time.Duration) simAnswer { return fixedWindow(20, 4*time.Second, one) }},
+	} {
+		for _, lat := range []time.Duration{50 * time.Millisecond, 250 * time.Millisecond} {
+			for _, workers := range []int{4, 32} {
+				t.Run(fmt.Sprintf("%s/%v/%d", srv.name, lat, workers), func(t *testing.T) {
+					m := &sim{t: t, lat: lat, rng: rand.New(rand.NewPCG(1, 2)), server: srv.new(), check: true}
+					m.run(workers, 3*time.Minute)
+					if len(m.bad) > 0 {
+						t.Errorf("%d breaches, the first: %q", len(m.bad), m.bad)
+					}
+				})
+			}
+		}
 	}
 }
