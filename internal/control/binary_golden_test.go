@@ -125,6 +125,19 @@ func TestBinaryTails(t *testing.T) {
 	if err := back.UnmarshalBinary(mb); err != nil || len(back.turns.c) != 0 || back.turns.held {
 		t.Errorf("a form without the turns' tail read back as %+v (%v)", back.turns, err)
 	}
+	// The answers of the cycle before, accepted once the next began (see
+	// learner.grow). A form without this tail reads none.
+	pt := worst()
+	pt.learn.prevOK = 7
+	pb, _ := pt.MarshalBinary()
+	back = State{}
+	if err := back.UnmarshalBinary(pb); err != nil || back.learn.prevOK != 7 {
+		t.Errorf("the cycle before's tail read back as %d (%v), want 7", back.learn.prevOK, err)
+	}
+	back = State{}
+	if err := back.UnmarshalBinary(plain); err != nil || back.learn.prevOK != 0 {
+		t.Errorf("a form without the cycle before's tail read back as %d (%v)", back.learn.prevOK, err)
+	}
 	claimAt := func(since, n, until int64, why Reason) []byte {
 		e := encoder{base: base}
 		e.at(since)
@@ -152,7 +165,9 @@ func TestBinaryTails(t *testing.T) {
 		"unknown even pace":              append(bytes.Clone(plain), tailSmooth, smoothMax+1, 0),
 		"even pace from a cycle to come": append(bytes.Clone(plain), append([]byte{tailSmooth, smoothOn}, binary.AppendUvarint(nil, s.learn.cycle+1)...)...),
 		"even pace before learn":         append(bytes.Clone(ob), tailLearn, 1, 1),
-		"unknown tail":                   append(bytes.Clone(plain), tailTurn+1, 1),
+		"unknown tail":                   append(bytes.Clone(plain), tailPrev+1, 1),
+		"empty cycle before":             append(bytes.Clone(plain), tailPrev, 0),
+		"cycle before before turns":      append(bytes.Clone(pb), tailTurn, 0, 1),
 		"empty cut":                      append(bytes.Clone(plain), tailCut, 0),
 		"repeated tail":                  append(bytes.Clone(b), b[len(plain):]...),
 		"cut tail":                       b[:len(b)-1],

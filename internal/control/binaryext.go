@@ -14,15 +14,16 @@ import (
 // them has the form it had before they existed, and a form that ends
 // before a tail reads its fields as zero.
 const (
-	tailLearn  = 1 // the learner's last undone step and the server's burst
-	tailSmooth = 2 // the learner's even pace: its state and the cycle it was tried from
-	tailCut    = 3 // the requests the learner's last multiplicative decrease counted
-	tailPhase  = 4 // each policy's phase: flags, lead, and the reset stated (see phase.go)
-	tailFirst  = 5 // each policy's bound on windows rounded down: span, opened, test (see first.go)
-	tailLo     = 6 // the learner's lower bound on the window it measures, and its quick rate step
-	tailRate   = 7 // the learner's rate: the grants at its last cut, an acceptance since, a rate step held
-	tailWindow = 8 // the window the learner's last measurement ended with
-	tailTurn   = 9 // held requests' claims on the next starts, oldest first (see turn.go)
+	tailLearn  = 1  // the learner's last undone step and the server's burst
+	tailSmooth = 2  // the learner's even pace: its state and the cycle it was tried from
+	tailCut    = 3  // the requests the learner's last multiplicative decrease counted
+	tailPhase  = 4  // each policy's phase: flags, lead, and the reset stated (see phase.go)
+	tailFirst  = 5  // each policy's bound on windows rounded down: span, opened, test (see first.go)
+	tailLo     = 6  // the learner's lower bound on the window it measures, and its quick rate step
+	tailRate   = 7  // the learner's rate: the grants at its last cut, an acceptance since, a rate step held
+	tailWindow = 8  // the window the learner's last measurement ended with
+	tailTurn   = 9  // held requests' claims on the next starts, oldest first (see turn.go)
+	tailPrev   = 10 // the learner's answers of the cycle before, accepted
 )
 
 // Flags of a policy's phase in its tail.
@@ -125,6 +126,10 @@ func (e *encoder) tails(s *State) {
 			e.b = append(e.b, byte(c.reason))
 		}
 		e.bool(t.held)
+	}
+	if l.prevOK != 0 {
+		e.b = append(e.b, tailPrev)
+		e.uint(uint64(l.prevOK))
 	}
 }
 
@@ -255,6 +260,10 @@ func (d *decoder) tails(n *State) {
 				t.c = append(t.c, c)
 			}
 			if t.held = d.bool(); k == 0 && !t.held {
+				d.fail() // never written
+			}
+		case tailPrev:
+			if n.learn.prevOK = int64(d.bounded(uint64(maxQuota))); n.learn.prevOK == 0 {
 				d.fail() // never written
 			}
 		default:

@@ -104,6 +104,7 @@ type learner struct {
 	cycleEpoch uint64 // the key's epoch the cycle began in
 	cycleStart int64  // its first start
 	cycleOK    int64  // its requests answered without refusal
+	prevOK     int64  // the cycle before's, answered since it ended too (while a quota is learned)
 	held       bool   // the learned quota held a request back since the cycle began
 
 	pending   bool   // a measurement waits for the next acceptance
@@ -169,7 +170,7 @@ const (
 )
 
 func (l *learner) isZero() bool {
-	return l.cycle == 0 && l.cycleEpoch == 0 && l.cycleStart == 0 && l.cycleOK == 0 && !l.held &&
+	return l.cycle == 0 && l.cycleEpoch == 0 && l.cycleStart == 0 && l.cycleOK == 0 && l.prevOK == 0 && !l.held &&
 		!l.pending && l.pendCycle == 0 && l.pendQ == 0 && l.pendFrom == 0 && l.quota == nil &&
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
@@ -219,6 +220,10 @@ func (l *learner) started(epoch uint64, now int64) uint64 {
 			// q starts (a start the pace or the caller left unused).
 			l.smooth = smoothOn
 		}
+		l.prevOK = 0
+		if l.quota != nil && l.cycleEpoch == epoch {
+			l.prevOK = l.cycleOK // its last answers may come after this start
+		}
 		l.cycle++
 		l.cycleEpoch, l.cycleStart, l.cycleOK, l.held = epoch, now, 0, false
 	}
@@ -251,8 +256,11 @@ func (l *learner) wait(now int64) int64 {
 // accepted records a response that was not a refusal; inflight is the
 // number still in flight.
 func (l *learner) accepted(g *Lease, inflight, now int64) {
-	if g.cycle == l.cycle && g.cycle != 0 {
+	switch {
+	case g.cycle == l.cycle && g.cycle != 0:
 		l.cycleOK++
+	case g.cycle+1 == l.cycle && g.cycle != 0 && l.quota != nil:
+		l.prevOK++ // answered once the next cycle began
 	}
 	if l.cutSeq != 0 && g.seq > l.cutSeq {
 		l.cutOK = true
@@ -340,7 +348,10 @@ func (l *learner) grow(now int64) {
 		return
 	}
 	if l.trial != 0 {
-		if l.cycle <= l.trialAt || l.cycleOK < q.q {
+		// A whole cycle begun after the step was accepted: the current
+		// one, or the one before, whose last answers may come once the
+		// next began (its paced starts and a round trip outlast w).
+		if !(l.cycle > l.trialAt && l.cycleOK >= q.q) && !(l.cycle-1 > l.trialAt && l.prevOK >= q.q) {
 			return
 		}
 		if l.trial == stepRate && l.revertSeq == 0 && !l.even() && !l.burstKnown() && now-l.grownAt < l.drain() {

@@ -51,7 +51,7 @@ func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
 	lr := &s.learn
 	if lr.cycleEpoch != s.epoch || lr.cycleStart == 0 {
 		lr.cycle++
-		lr.cycleEpoch, lr.cycleStart, lr.cycleOK, lr.held = s.epoch, now, 0, false
+		lr.cycleEpoch, lr.cycleStart, lr.cycleOK, lr.prevOK, lr.held = s.epoch, now, 0, 0, false // no learned quota
 	}
 	l.born, l.end, l.seq, l.epoch, l.cycle, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, lr.cycle, 0, s.skew, now
 	l.tested, l.measuring, l.probe, l.skewOK, l.window = 0, 0, false, s.flags&flagSkew != 0, false

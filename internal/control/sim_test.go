@@ -394,3 +394,30 @@ func TestSimSafety(t *testing.T) {
 		}
 	}
 }
+
+// A server of 5 per second that stops limiting at 2 minutes; 16 workers,
+// 50 ms round trip. The learned quota grows while it holds requests back
+// without a refusal, a step on trial holding once a whole cycle begun
+// after it was accepted. With a learned window (243.75 ms) shorter than
+// a cycle's paced starts and a round trip, the last answer of each cycle
+// came after the next began and was not counted (only answers of the
+// current cycle were): the step never held, and the key ran at about 37
+// requests a second for the rest of the hour, with no refusal (22,155 in
+// the last 10 of 20 minutes). The answers of the cycle before count too.
+func TestLearnedStepHoldsWhenAnswersLate(t *testing.T) {
+	var lim func(time.Duration) simAnswer = fixedWindow(5, time.Second, noRA)
+	m := &sim{t: t, lat: 50 * time.Millisecond, rng: rand.New(rand.NewPCG(1, 2))}
+	m.server = func(at time.Duration) simAnswer {
+		if at < 2*time.Minute {
+			return lim(at)
+		}
+		return simAnswer{ok: true}
+	}
+	end := 20 * time.Minute
+	m.run(16, end)
+	v := *m.s.View(ht0.Add(end)).Learned
+	// 16 workers, one request each per round trip: 192,000 in 10 minutes.
+	if last := m.count(end-10*time.Minute, end); last < 150000 {
+		t.Errorf("%d accepted in the last 10 minutes, want at least 150,000 of the 192,000 the workers can send: the learned quota, %d per %v, held the key back", last, v.Quota, v.Window)
+	}
+}
