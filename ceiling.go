@@ -129,31 +129,13 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		}
 		return reservation{}, ceilingHold{changed: e.changed, reason: ReasonConcurrency}, false
 	}
-	mine := *tk != 0 && *tk-1 == e.head // tickets are held plus one: 0 is none
-	if n < e.next || e.head != e.tail && !mine {
-		why := ReasonPace
-		if e.crawl {
-			why = ReasonCrawlDelay
-		}
-		if *tk == 0 {
-			e.tail++ // in line, behind those held before
-			*tk = e.tail
-		}
-		// Until the next start, or a change before it (a start given
-		// back, the turn passed): the line looks again.
-		if e.changed == nil {
-			e.changed = make(chan struct{})
-		}
-		h := ceilingHold{changed: e.changed, reason: why}
-		if n < e.next {
-			h.until = time.Unix(0, e.next)
-		} // else the start is free, but it is another's turn
+	why := ReasonPace
+	if e.crawl {
+		why = ReasonCrawlDelay
+	}
+	if h, held := e.line(n, tk, why); held {
 		return reservation{}, h, false
 	}
-	if mine {
-		e.pass()
-	}
-	*tk = 0
 	interval := e.floor
 	e.crawl = interval > 0
 	if maxRate > 0 {
@@ -195,18 +177,23 @@ func addSat(a, b int64) int64 {
 // robots.txt Crawl-delay), when requests to o are kept under another key
 // (Transport.Key): the floor paces the origin, whatever keys its requests
 // have, one a key or one for many origins. It returns the start reserved
-// (ok false when o has no floor), or how long to hold.
-func (c *ceilings) reserveFloor(o memKey, now time.Time) (floorReservation, ceilingHold, bool) {
+// (ok false when o has no floor), or how long to hold; *tk is the
+// request's ticket in o's line, as in reserve.
+func (c *ceilings) reserveFloor(o memKey, now time.Time, tk *uint64) (floorReservation, ceilingHold, bool) {
 	sh := c.shard(o)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[o]
 	if e == nil || e.floor <= 0 {
+		if e != nil {
+			e.drop(*tk) // the floor was lifted: no line
+		}
+		*tk = 0
 		return floorReservation{}, ceilingHold{}, true
 	}
 	n := now.UnixNano()
-	if n < e.next {
-		return floorReservation{}, ceilingHold{until: time.Unix(0, e.next), reason: ReasonCrawlDelay}, false
+	if h, held := e.line(n, tk, ReasonCrawlDelay); held {
+		return floorReservation{}, h, false
 	}
 	r := floorReservation{origin: o, prev: e.next, next: addSat(n, int64(e.floor)), ok: true}
 	e.next = r.next
@@ -223,6 +210,7 @@ func (c *ceilings) cancelFloor(r floorReservation) {
 	sh.mu.Lock()
 	if e := sh.m[r.origin]; e != nil && e.next == r.next {
 		e.next = r.prev
+		e.wake() // the line looks again: the start is back
 	}
 	sh.mu.Unlock()
 }
@@ -346,6 +334,35 @@ func (e *ceiling) wake() {
 	}
 }
 
+// line takes a start at n for the request whose ticket is *tk, in the
+// order requests the pace held were first held, or says how long to hold
+// (why: what for): until e.next, or while it is another's turn (see
+// reserve). The start taken ends the ticket.
+func (e *ceiling) line(n int64, tk *uint64, why Reason) (ceilingHold, bool) {
+	mine := *tk != 0 && *tk-1 == e.head // tickets are held plus one: 0 is none
+	if n < e.next || e.head != e.tail && !mine {
+		if *tk == 0 {
+			e.tail++ // in line, behind those held before
+			*tk = e.tail
+		}
+		// Until the next start, or a change before it (a start given
+		// back, the turn passed): the line looks again.
+		if e.changed == nil {
+			e.changed = make(chan struct{})
+		}
+		h := ceilingHold{changed: e.changed, reason: why}
+		if n < e.next {
+			h.until = time.Unix(0, e.next)
+		} // else the start is free, but it is another's turn
+		return h, true
+	}
+	if mine {
+		e.pass()
+	}
+	*tk = 0
+	return ceilingHold{}, false
+}
+
 // pass passes the turn on to the next ticket still waiting, and wakes the
 // requests held for it.
 func (e *ceiling) pass() {
@@ -374,14 +391,22 @@ func (c *ceilings) leave(k memKey, tk uint64) {
 	}
 	sh := c.shard(k)
 	sh.mu.Lock()
-	if e := sh.m[k]; e != nil && tk-1 >= e.head && tk-1 < e.tail {
-		if tk-1 == e.head {
-			e.pass()
-		} else {
-			e.gone = append(e.gone, tk-1)
-		}
+	if e := sh.m[k]; e != nil {
+		e.drop(tk)
 	}
 	sh.mu.Unlock()
+}
+
+// drop gives up the ticket tk (0: none) of a request that will not take
+// its turn.
+func (e *ceiling) drop(tk uint64) {
+	switch {
+	case tk == 0 || tk-1 < e.head || tk-1 >= e.tail:
+	case tk-1 == e.head:
+		e.pass()
+	default:
+		e.gone = append(e.gone, tk-1)
+	}
 }
 
 // sweep drops a few entries that hold nothing: no request in flight,

@@ -776,3 +776,52 @@ func TestCrawlDelayPerOriginCoarserKey(t *testing.T) {
 		}
 	})
 }
+
+// TestCrawlDelayUnderCustomKeysKeepsOrder: requests to one origin with a
+// Crawl-delay, each under a key of its own (Transport.Key), start in the
+// order the origin's floor first held them, as requests under one key do
+// (TestPaceKeepsOrder). They raced for each start before.
+func TestCrawlDelayUnderCustomKeysKeepsOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		robots := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nCrawl-delay: 1\n"})
+		var (
+			mu    sync.Mutex
+			order []string
+		)
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/robots.txt" {
+				mu.Lock()
+				order = append(order, r.URL.Path)
+				mu.Unlock()
+			}
+			robots.ServeHTTP(w, r)
+		})
+		tr := &Transport{
+			Base:   &ratelimittest.Transport{Handler: h},
+			Robots: &Robots{UserAgent: "mybot"},
+			Key:    func(r *http.Request) string { return r.Header.Get("X-Account") },
+		}
+		get := func(i int) {
+			req := robotsReq(t, t.Context(), fmt.Sprintf("http://a.example/p%d", i))
+			req.Header.Set("X-Account", fmt.Sprint("acct", i))
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		get(0)
+		var wg sync.WaitGroup
+		for i := 1; i <= 8; i++ {
+			wg.Go(func() { get(i) })
+			time.Sleep(time.Millisecond)
+		}
+		wg.Wait()
+		want := []string{"/p0", "/p1", "/p2", "/p3", "/p4", "/p5", "/p6", "/p7", "/p8"}
+		if !slices.Equal(order, want) {
+			t.Errorf("pages fetched in the order %v, want %v", order, want)
+		}
+	})
+}

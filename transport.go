@@ -546,9 +546,15 @@ func (w *try) held(h hold) {
 	*w = try{h: h, until: h.Until(), wake: h.Wake(), why: reasonOf(h.Reason)}
 }
 
-// try makes one attempt, written to w; tk is the request's ticket in the
-// line the local ceilings' pace keeps (see ceilings.reserve).
-func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Time, ask control.Ask, g *lease, w *try, tk *uint64) error {
+// tickets are a request's places in the lines the local ceilings' pace
+// keeps (see ceilings.reserve): its key's, and, under a custom key, its
+// origin's floor (see ceilings.reserveFloor).
+type tickets struct {
+	key, origin uint64
+}
+
+// try makes one attempt, written to w; tk holds the request's tickets.
+func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Time, ask control.Ask, g *lease, w *try, tk *tickets) error {
 	var res reservation
 	local := t.local()
 	*w = try{}
@@ -560,13 +566,13 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 		if key.custom && t.ceil.floors.Load() {
 			// A Crawl-delay paces the origin, not the key.
 			if o := originKey(req.URL.Scheme, req.URL.Host).m; o != key.m {
-				if fr, ch, w.granted = t.ceil.reserveFloor(o, now); !w.granted {
-					w.ceiling, w.until, w.why = true, ch.until, ch.reason
+				if fr, ch, w.granted = t.ceil.reserveFloor(o, now, &tk.origin); !w.granted {
+					w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
 					return nil
 				}
 			}
 		}
-		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, tk); !w.granted {
+		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, &tk.key); !w.granted {
 			t.ceil.cancelFloor(fr)
 			w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
 			return nil
@@ -594,10 +600,14 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start time.Time, first *control.Hold) (err error) {
 	ctx := req.Context()
 	w := new(try)
-	var tk uint64 // its place in the line of the local pace
+	var tk tickets // its places in the lines of the local pace
 	defer func() {
-		if tk != 0 {
-			t.ceil.leave(key.m, tk) // stopped waiting before its turn
+		// Stopped waiting before its turn: its places pass on.
+		if tk.key != 0 {
+			t.ceil.leave(key.m, tk.key)
+		}
+		if tk.origin != 0 {
+			t.ceil.leave(originKey(req.URL.Scheme, req.URL.Host).m, tk.origin)
 		}
 	}()
 	if first != nil {
