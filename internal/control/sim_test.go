@@ -251,21 +251,10 @@ func (m *sim) refusedIn(from, to time.Duration) int {
 	return n
 }
 
-// fixedWindow accepts q per window of w, aligned at 0.
+// fixedWindow accepts q per window of w, aligned at 0, and states
+// nothing; ra gives a refusal's Retry-After.
 func fixedWindow(q int, w time.Duration, ra func() (time.Duration, bool)) func(time.Duration) simAnswer {
-	cur, n := time.Duration(-1), 0
-	return func(at time.Duration) simAnswer {
-		win := at / w
-		if win != cur {
-			cur, n = win, 0
-		}
-		n++
-		if n <= q {
-			return simAnswer{ok: true}
-		}
-		d, g := ra()
-		return simAnswer{wait: d, given: g}
-	}
+	return fixedWindowH(q, w, 0, 0, ra, 0)
 }
 
 func noRA() (time.Duration, bool) { return 0, false }
