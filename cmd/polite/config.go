@@ -14,13 +14,15 @@ import (
 // accept, checked here because ratelimittest.NewHandler panics on others.
 var (
 	algorithms = []ratelimittest.Algorithm{
-		ratelimittest.FixedWindow, ratelimittest.SlidingLog, ratelimittest.SlidingWindow,
-		ratelimittest.TokenBucket, ratelimittest.Concurrency,
+		ratelimittest.FixedWindow, ratelimittest.FixedWindowFromFirst, ratelimittest.SlidingLog,
+		ratelimittest.SlidingWindow, ratelimittest.SlidingWindowRounded, ratelimittest.TokenBucket,
+		ratelimittest.LeakyBucket, ratelimittest.Concurrency,
 	}
 	dialects = []ratelimittest.Dialect{
 		ratelimittest.IETF, ratelimittest.Draft06, ratelimittest.Draft07,
-		ratelimittest.XRateLimitEpoch, ratelimittest.XRateLimitDelta, ratelimittest.GitHub,
-		ratelimittest.OpenAI, ratelimittest.RetryAfterOnly, ratelimittest.Bare429,
+		ratelimittest.XRateLimitEpoch, ratelimittest.XRateLimitDelta, ratelimittest.XRateLimitDate,
+		ratelimittest.GitHub, ratelimittest.OpenAI, ratelimittest.HTTPRate,
+		ratelimittest.RetryAfterOnly, ratelimittest.Bare429,
 	}
 )
 
@@ -30,6 +32,7 @@ type policyFlags struct {
 	dialect   string
 	quota     int64
 	window    time.Duration
+	burst     int64
 }
 
 // register adds -algorithm, -dialect, -quota and -window to fs, with the
@@ -39,6 +42,7 @@ func (p *policyFlags) register(fs *flag.FlagSet, quota int64, window time.Durati
 	fs.StringVar(&p.dialect, "dialect", string(ratelimittest.IETF), "rate-limit header fields the server sends: "+joinNames(dialects))
 	fs.Int64Var(&p.quota, "quota", quota, "requests the server admits per window (for concurrency: at once)")
 	fs.DurationVar(&p.window, "window", window, "window of the quota (ignored by concurrency)")
+	fs.Int64Var(&p.burst, "burst", 0, "requests a leaky-bucket tolerates beyond its rate, served at once (ignored by the others)")
 }
 
 // config returns the ratelimittest.Config the flags describe, or a usage
@@ -55,11 +59,14 @@ func (p *policyFlags) config() (ratelimittest.Config, error) {
 	if p.quota < 1 {
 		return ratelimittest.Config{}, usagef("-quota must be at least 1, got %d", p.quota)
 	}
+	if p.burst < 0 {
+		return ratelimittest.Config{}, usagef("-burst must not be negative, got %d", p.burst)
+	}
 	if alg != ratelimittest.Concurrency && p.window <= 0 {
 		return ratelimittest.Config{}, usagef("-window must be positive, got %v", p.window)
 	}
 	return ratelimittest.Config{
-		Policies: []ratelimittest.Policy{{Algorithm: alg, Quota: p.quota, Window: p.window}},
+		Policies: []ratelimittest.Policy{{Algorithm: alg, Quota: p.quota, Window: p.window, Burst: p.burst}},
 		Dialect:  d,
 	}, nil
 }
@@ -68,6 +75,9 @@ func (p *policyFlags) config() (ratelimittest.Config, error) {
 func (p *policyFlags) describe() string {
 	if ratelimittest.Algorithm(p.algorithm) == ratelimittest.Concurrency {
 		return fmt.Sprintf("concurrency %d at once, %s fields", p.quota, p.dialect)
+	}
+	if ratelimittest.Algorithm(p.algorithm) == ratelimittest.LeakyBucket {
+		return fmt.Sprintf("%s %d per %v burst %d, %s fields", p.algorithm, p.quota, p.window, p.burst, p.dialect)
 	}
 	return fmt.Sprintf("%s %d per %v, %s fields", p.algorithm, p.quota, p.window, p.dialect)
 }

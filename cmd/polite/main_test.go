@@ -68,6 +68,10 @@ func TestBadFlagValues(t *testing.T) {
 		{"get", "-max-rate", "NaN", "http://127.0.0.1:1/"},
 		{"serve", "-refuse-status", "200"},
 		{"serve", "-inflate", "-3"},
+		{"serve", "-drip", "-1s"},
+		{"serve", "-hang-requests", "0"},
+		{"serve", "-stream-events", "0"},
+		{"demo", "-burst", "-1"},
 		{"inspect", "-timeout", "-1s", "http://127.0.0.1:1/"},
 		{"demo", "-latency", "-1s"}, // as serve rejects it
 	} {

@@ -25,7 +25,13 @@ The faults make the server misbehave on purpose, to see how clients cope:
 -malformed sends syntactically broken fields, -retry-after replaces every
 Retry-After, -inflate advertises a larger quota than the one enforced, -age
 marks every response as cached, -maintenance-start/-end answer 503 for a
-span, -problem explains refusals with an RFC 9457 problem document.`
+span, -problem explains refusals with an RFC 9457 problem document.
+-retry-after-zero sends "Retry-After: 0" on every refusal, -round-down
+rounds the resets sent as instants down to the second, -utc-dates ends
+HTTP-dates in UTC, -phase starts the windows before the server, -drip
+sends refusal bodies a byte at a time, -hang holds the first -hang-requests
+requests before serving them, -stream streams admitted bodies as
+server-sent events.`
 
 // runServe implements "polite serve".
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -44,6 +50,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	mStart := fs.Duration("maintenance-start", 0, "fault: start of a maintenance span (503), from server start")
 	mEnd := fs.Duration("maintenance-end", 0, "fault: end of the maintenance span, from server start")
 	problem := fs.Bool("problem", false, "explain refusals with an RFC 9457 problem document")
+	retryAfterZero := fs.Bool("retry-after-zero", false, "fault: send \"Retry-After: 0\" on every refusal")
+	roundDown := fs.Bool("round-down", false, "fault: round the resets sent as instants (epoch seconds, HTTP-dates) down to the second, not up")
+	utcDates := fs.Bool("utc-dates", false, "fault: end the HTTP-dates of the rate-limit fields and Retry-After in UTC, not GMT")
+	phase := fs.Duration("phase", 0, "start the windows this long before the server, so that they end between whole seconds")
+	drip := fs.Duration("drip", 0, "fault: send refusal bodies one byte every this long")
+	hang := fs.Duration("hang", 0, "fault: hold each of the first -hang-requests requests this long before serving it; negative: until the client gives up")
+	hangRequests := fs.Int("hang-requests", 1, "how many requests -hang holds")
+	stream := fs.Duration("stream", 0, "stream admitted bodies as server-sent events over this long")
+	streamEvents := fs.Int("stream-events", 10, "the number of events of a streamed body")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -57,8 +72,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *refuse < 400 || *refuse > 599 {
 		return usagef("-refuse-status %d is not an error status (400 to 599)", *refuse)
 	}
-	if *inflate < 0 || *latency < 0 || *bodySize < 0 || *retryAfter < 0 || *age < 0 {
-		return usagef("-inflate, -latency, -body-size, -retry-after and -age must not be negative")
+	if *inflate < 0 || *latency < 0 || *bodySize < 0 || *retryAfter < 0 || *age < 0 ||
+		*phase < 0 || *drip < 0 || *stream < 0 {
+		return usagef("-inflate, -latency, -body-size, -retry-after, -age, -phase, -drip and -stream must not be negative")
+	}
+	if *hangRequests < 1 || *streamEvents < 1 {
+		return usagef("-hang-requests and -stream-events must be at least 1")
 	}
 	if *mEnd < *mStart {
 		return usagef("-maintenance-end %v is before -maintenance-start %v", *mEnd, *mStart)
@@ -72,6 +91,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg.Age = *age
 	cfg.Maintenance = ratelimittest.Window{Start: *mStart, End: *mEnd}
 	cfg.Problem = *problem
+	cfg.RetryAfterZero = *retryAfterZero
+	if *roundDown {
+		cfg.ResetRounding = ratelimittest.RoundDown
+	}
+	cfg.UTCDates = *utcDates
+	cfg.Phase = *phase
+	cfg.Drip = *drip
+	cfg.Hang, cfg.HangRequests = *hang, *hangRequests
+	cfg.Stream, cfg.StreamEvents = *stream, *streamEvents
 	if !*public {
 		if err := checkLoopback(*addr); err != nil {
 			return err

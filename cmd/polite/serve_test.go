@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -93,6 +94,44 @@ func TestServeDialectAndFaults(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "X-RateLimit-Limit: 30") || !strings.Contains(out.String(), "Age: 2") {
 		t.Errorf("serve log lacks the fields:\n%s", out.String())
+	}
+}
+
+// Every algorithm, dialect and fault of ratelimittest has its flag.
+func TestServeFlagsOfEveryFault(t *testing.T) {
+	get := func(base string) *http.Response {
+		resp, err := http.Get(base + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+
+	base, _, stop := startServe(t, "-addr", "127.0.0.1:0", "-quota", "1", "-window", "1m",
+		"-dialect", "x-ratelimit-date", "-utc-dates", "-round-down", "-retry-after-zero")
+	get(base)
+	resp := get(base)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "0" || !strings.HasSuffix(resp.Header.Get("X-RateLimit-Reset"), " UTC") {
+		t.Errorf("second GET: %s, Retry-After %q, X-RateLimit-Reset %q; want 429, 0, a date in UTC",
+			resp.Status, resp.Header.Get("Retry-After"), resp.Header.Get("X-RateLimit-Reset"))
+	}
+	if err := stop(); err != nil {
+		t.Errorf("runServe after cancel = %v, want nil", err)
+	}
+
+	base, out, stop := startServe(t, "-addr", "127.0.0.1:0", "-quota", "1", "-window", "1m",
+		"-algorithm", "leaky-bucket", "-burst", "2", "-dialect", "httprate")
+	var codes []int
+	for range 4 {
+		codes = append(codes, get(base).StatusCode)
+	}
+	if want := []int{200, 200, 200, 429}; !slices.Equal(codes, want) {
+		t.Errorf("leaky bucket, burst 2: statuses %v, want %v", codes, want)
+	}
+	stop()
+	if !strings.Contains(out.String(), "leaky-bucket 1 per 1m0s burst 2, httprate fields") {
+		t.Errorf("serve does not describe the policy with its burst:\n%s", out.String())
 	}
 }
 
