@@ -11,7 +11,7 @@ import "time"
 //
 // It is a pure state machine: observe takes the instant explicitly, and
 // nothing in it locks, allocates or reads a clock. Its state is a fixed
-// size (about 200 bytes).
+// size (about 150 bytes).
 //
 // How it decides:
 //

@@ -207,7 +207,7 @@
 // 429 means the server did not process the request, so it is resent for any
 // method whose body can be replayed (no body, or [http.Request.GetBody]); a
 // 503 is resent only for idempotent methods (GET, HEAD, OPTIONS, TRACE, PUT,
-// DELETE) or requests carrying an Idempotency-Key. A request body is never
+// DELETE) or requests carrying an Idempotency-Key or X-Idempotency-Key. A request body is never
 // read whole to make it replayable. Before a retry, at most 64 KiB of the
 // refused response's body is drained, and the body is closed. Retries to
 // one origin may use a fifth of its recent traffic, with a floor of two a

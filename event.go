@@ -52,7 +52,9 @@ const (
 // key from a custom Transport.Key, which may hold a credential, other than
 // as its fingerprint.
 type Event struct {
-	Kind EventKind
+	Kind EventKind // what happened
+	// Time is when the Transport reported it, by its clock: for
+	// EventWait, when the wait ended.
 	Time time.Time
 	// Key is the budget key: the origin, or, for a key from a custom
 	// Transport.Key, its fingerprint ("key-" and 8 hex digits; the same

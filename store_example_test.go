@@ -100,8 +100,8 @@ func ExampleStore() {
 	resp.Body.Close()
 	fmt.Println(resp.Status)
 
-	// The state the store keeps for the server's origin is a few dozen
-	// bytes.
+	// The state the store keeps for the server's origin is about a
+	// hundred bytes.
 	for _, b := range store.data {
 		fmt.Println(len(b) < 200)
 	}
