@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -113,7 +114,7 @@ type RobotsError struct {
 // it is unreachable, when to try again.
 func (e *RobotsError) Error() string {
 	if !e.Unreachable {
-		return fmt.Sprintf("polite: robots.txt of %s disallows the path for %s (rule %q)", e.Origin, e.Agent, e.Rule)
+		return fmt.Sprintf("polite: robots.txt of %s disallows the path for %q (rule %q)", e.Origin, e.Agent, e.Rule)
 	}
 	why := "no response"
 	switch {
@@ -221,14 +222,20 @@ func (r *Robots) robotsCache() *robotsCache {
 }
 
 // robotsPath returns the path and query of u in the form robots.txt
-// patterns are compared in (see robotsEscape). An Opaque of the form
-// "//host/path", which net/http sends as the absolute URL it is (see
-// [url.URL.RequestURI]), has its path matched, not its authority.
+// patterns are compared in (see robotsEscape), its dot segments removed as
+// the server resolves them (RFC 3986 §5.2.4: "/a/../b" is "/b"). An Opaque
+// that is an absolute URL, "//host/path" or "http://host/path", which
+// net/http sends as it is (see [url.URL.RequestURI]), has its path matched,
+// not its authority.
 func robotsPath(u *url.URL) string {
 	p := u.EscapedPath()
 	if o := u.Opaque; o != "" {
 		p = o
-		if rest, ok := strings.CutPrefix(o, "//"); ok {
+		rest, ok := strings.CutPrefix(o, "//")
+		if i := strings.Index(o, "://"); !ok && i > 0 && !strings.ContainsRune(o[:i], '/') {
+			rest, ok = o[i+len("://"):], true
+		}
+		if ok {
 			p = ""
 			if i := strings.IndexByte(rest, '/'); i >= 0 {
 				p = rest[i:]
@@ -241,7 +248,45 @@ func robotsPath(u *url.URL) string {
 	if u.RawQuery != "" || u.ForceQuery {
 		p += "?" + u.RawQuery
 	}
-	return robotsEscape(p)
+	p = robotsEscape(p)
+	path, _, _ := strings.Cut(p, "?")
+	if clean := removeDotSegments(path); clean != path {
+		p = clean + p[len(path):]
+	}
+	return p
+}
+
+// removeDotSegments returns the path p without its "." and ".." segments,
+// as RFC 3986 §5.2.4 removes them; p itself when it has none. A path that
+// does not start with '/' is returned as it is. It takes time linear in
+// the length of p.
+func removeDotSegments(p string) string {
+	if p == "" || p[0] != '/' || !strings.Contains(p, "/.") {
+		return p
+	}
+	out := make([]byte, 0, len(p))
+	for p != "" {
+		seg := p[1:] // p starts with '/'
+		end := strings.IndexByte(seg, '/')
+		if end < 0 {
+			end = len(seg)
+		}
+		s := seg[:end]
+		p = seg[end:]
+		switch s {
+		case ".":
+		case "..":
+			out = out[:max(bytes.LastIndexByte(out, '/'), 0)]
+		default:
+			out = append(out, '/')
+			out = append(out, s...)
+			continue
+		}
+		if p == "" { // a path ending in a dot segment ends in '/'
+			out = append(out, '/')
+		}
+	}
+	return string(out)
 }
 
 // robotsOrigin returns the origin of u in one form: scheme and host in

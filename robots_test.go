@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime"
 	"slices"
 	"strings"
@@ -824,4 +825,115 @@ func TestCrawlDelayUnderCustomKeysKeepsOrder(t *testing.T) {
 			t.Errorf("pages fetched in the order %v, want %v", order, want)
 		}
 	})
+}
+
+// A rule naming an octet of US-ASCII that is neither reserved nor
+// unreserved (" < > \ ^ ` { | }) matches the path net/http sends, which
+// always encodes it. Before, the pattern kept it raw and never matched:
+// the 4 paths below were sent.
+func TestRobotsUnsafeASCIIEncoded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+			Body: "User-agent: *\nDisallow: /wiki/{{\nDisallow: /a|b\nDisallow: /*\"\nDisallow: /x<y\n",
+		})
+		tr := &Transport{Base: robotsBase(h), Robots: &Robots{UserAgent: "mybot"}}
+		for _, u := range []string{
+			"http://a.example/wiki/{{template}}",
+			"http://a.example/a|b",
+			"http://a.example/say\"hi\"",
+			"http://a.example/x<y",
+		} {
+			req := robotsReq(t, t.Context(), u)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Errorf("GET %s (sent as %s): sent, want ErrDisallowed", u, req.URL.RequestURI())
+			}
+		}
+		if n := h.Stats().Requests; n != 0 {
+			t.Errorf("%d disallowed requests reached the origin, want 0", n)
+		}
+	})
+}
+
+// An Opaque that is an absolute URL is sent as it is; the server serves
+// its path, which the rules are matched against. Before, the whole string
+// was matched, and no rule held it back.
+func TestRobotsOpaqueAbsoluteURL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nDisallow: /private\n"})
+		r := &Robots{}
+		req := robotsReq(t, t.Context(), "http://a.example/")
+		req.URL = &url.URL{Scheme: "http", Host: "a.example", Opaque: "http://a.example/private"}
+		if _, err := r.check(t.Context(), robotsBase(h), req); err == nil {
+			t.Errorf("check(request-target %q) = nil, want ErrDisallowed by /private", req.URL.RequestURI())
+		}
+	})
+}
+
+// "/public/../private" is "/private" to the server (RFC 3986 §5.2.4), and
+// %2E is a dot (§6.2.2.2). Before, the path was matched as written and
+// Disallow: /private let both requests through.
+func TestRobotsDotSegments(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nDisallow: /private\n"})
+		r := &Robots{}
+		for _, u := range []string{"http://a.example/public/../private/x", "http://a.example/public/%2E%2E/private/x"} {
+			req := robotsReq(t, t.Context(), u)
+			if _, err := r.check(t.Context(), robotsBase(h), req); err == nil {
+				t.Errorf("check(%s, sent as %q) = nil, want ErrDisallowed by /private", u, req.URL.RequestURI())
+			}
+		}
+	})
+}
+
+// A RobotsError quotes the user-agent line robots.txt wrote, as it does the
+// rule: a hostile file puts no control byte in the caller's logs. Before,
+// the agent was printed raw.
+func TestRobotsErrorQuotesAgent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+			Body: "User-agent: mybot\x1b[2K\x1b[1Gpolite: all good\x07\nDisallow: /private\n",
+		})
+		r := &Robots{UserAgent: "mybot"}
+		_, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "http://a.example/private"))
+		if err == nil {
+			t.Fatal("not disallowed")
+		}
+		if msg := err.Error(); strings.ContainsAny(msg, "\x1b\x07") {
+			t.Errorf("Error() holds raw control bytes from robots.txt: %q", msg)
+		}
+	})
+}
+
+// What an origin's robots.txt keeps is bounded by what was read, whatever
+// its shape. Before, a 512 KiB file of "allow:*" lines kept about 1.7 MB
+// per origin: a string header, a struct and an allocation per rule.
+func TestRobotsKeptMemory(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for b.Len() < maxRobotsBytes-8 {
+		b.WriteString("allow:*\n")
+	}
+	body := b.String()
+	base := robotsRT(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+	})
+	r := &Robots{}
+	check := func(i int) {
+		if _, err := r.check(t.Context(), base, robotsReq(t, t.Context(), fmt.Sprintf("http://o%d.example/", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(0)
+	const n = 20
+	before := robotsHeap()
+	for i := 1; i <= n; i++ {
+		check(i)
+	}
+	after := robotsHeap()
+	runtime.KeepAlive(r)
+	if per := (int64(after) - int64(before)) / n; per > maxRobotsBytes {
+		t.Errorf("%d bytes kept per origin for a %d-byte robots.txt, more than the %d read", per, len(body), maxRobotsBytes)
+	}
 }

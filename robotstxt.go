@@ -3,6 +3,7 @@ package polite
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,13 @@ type robotsFile struct {
 	// agent is the user-agent of the group that applies, as written in the
 	// file, or "*"; empty when no group applies (everything is allowed).
 	agent string
-	rules []robotsRule
+	// patterns holds the patterns of the group's rules, one after the
+	// other; ends[i] is where rule i's ends in it, with ruleAllow set when
+	// the rule allows. Kept so, a rule costs its pattern and four bytes,
+	// not a string header and a struct: what a file of short rules costs
+	// stays below what was read.
+	patterns string
+	ends     []uint32
 	// interval is the time the file asks between two requests to the
 	// origin (Crawl-delay, or the period of Request-rate, whichever is
 	// longer), at most maxCrawlInterval; zero when it asks for none.
@@ -32,10 +39,57 @@ type robotsRule struct {
 	allow   bool
 }
 
+// ruleAllow marks an allow rule in robotsFile.ends.
+const ruleAllow = 1 << 31
+
+// rulesOf collects the rules of a group, as robotsFile keeps them.
+type rulesOf struct {
+	patterns strings.Builder
+	ends     []uint32
+}
+
+// add appends the rule r unless the rules would then hold more than
+// maxRobotsKept bytes: the rules past that are ignored, as the lines past
+// maxRobotsBytes are.
+func (g *rulesOf) add(r robotsRule) {
+	if g.patterns.Len()+len(r.pattern)+4*(len(g.ends)+1) > maxRobotsKept {
+		return
+	}
+	g.patterns.WriteString(r.pattern)
+	end := uint32(g.patterns.Len())
+	if r.allow {
+		end |= ruleAllow
+	}
+	g.ends = append(g.ends, end)
+}
+
+// rules returns the number of rules of f.
+func (f *robotsFile) rules() int { return len(f.ends) }
+
+// rule returns the rule i of f.
+func (f *robotsFile) rule(i int) robotsRule {
+	start := uint32(0)
+	if i > 0 {
+		start = f.ends[i-1] &^ ruleAllow
+	}
+	end := f.ends[i]
+	return robotsRule{pattern: f.patterns[start : end&^ruleAllow], allow: end&ruleAllow != 0}
+}
+
 const (
 	// maxRobotsBytes is how much of a robots.txt is read and parsed; the
 	// rest is ignored. RFC 9309 §2.5 asks for at least 500 KiB.
 	maxRobotsBytes = 512 << 10
+
+	// maxRobotsKept bounds what the rules kept of one robots.txt take, in
+	// bytes: their patterns, once normalised, and four bytes each. A file
+	// read whole stays below it unless its patterns grow when normalised
+	// (an octet outside US-ASCII is kept as three).
+	maxRobotsKept = maxRobotsBytes
+
+	// maxRobotsAgent bounds the length of the user-agent line kept to name
+	// the group that applies.
+	maxRobotsAgent = 256
 
 	// maxCrawlInterval caps the interval a robots.txt can ask between two
 	// requests. A longer Crawl-delay (1e12 seconds, say) is read as this
@@ -71,7 +125,7 @@ func parseRobots(body []byte, token string) *robotsFile {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
 
 	var (
-		mine, star       robotsFile
+		mine, star       rulesOf
 		mineSeen         bool
 		cur              groupTarget
 		agents           bool // the last group record was a user-agent line
@@ -115,10 +169,10 @@ func parseRobots(body []byte, token string) *robotsFile {
 			}
 			r := robotsRule{pattern: normalisePattern(value), allow: asciiEqualFold(key, "allow")}
 			if cur.mine {
-				mine.rules = append(mine.rules, r)
+				mine.add(r)
 			}
 			if cur.star {
-				star.rules = append(star.rules, r)
+				star.add(r)
 			}
 		case asciiEqualFold(key, "crawl-delay"), asciiEqualFold(key, "request-rate"):
 			agents = false
@@ -142,16 +196,22 @@ func parseRobots(body []byte, token string) *robotsFile {
 		// Other records (sitemap, host, ...) are not group members: they
 		// neither end a run of user-agent lines nor belong to a group.
 	}
-	f := &star
-	f.interval = secondsInterval(starInt)
-	if len(star.rules) > 0 || starInt > 0 {
+	f := &robotsFile{interval: secondsInterval(starInt)}
+	g := &star
+	if len(star.ends) > 0 || starInt > 0 {
 		f.agent = "*"
 	}
 	if mineSeen {
-		f = &mine
+		g = &mine
 		f.agent, f.interval = mineAgent, secondsInterval(mineInt)
+		if len(f.agent) > maxRobotsAgent {
+			f.agent = strings.ToValidUTF8(f.agent[:maxRobotsAgent], "") + "…"
+		}
+		f.agent = strings.Clone(f.agent)
 	}
-	f.rules = f.rules[:len(f.rules):len(f.rules)]
+	// Copies of their exact size: a builder's and append's buffers may be
+	// twice what they hold.
+	f.patterns, f.ends = strings.Clone(g.patterns.String()), slices.Clone(g.ends)
 	return f
 }
 
@@ -286,7 +346,10 @@ func normalisePattern(p string) string {
 }
 
 // robotsEscape puts a path or a path pattern into the one form both are
-// compared in (RFC 9309 §2.2.2): octets outside printable US-ASCII are
+// compared in (RFC 9309 §2.2.2): octets outside printable US-ASCII, and
+// those of it that are neither reserved nor unreserved (RFC 3986 §2.2,
+// §2.3: the double quote, '<', '>', '\', '^', the backquote, '{', '|'
+// and '}'), which net/http always sends encoded, are
 // percent-encoded, an encoded unreserved character (RFC 3986 §2.3) is
 // decoded, the hex digits of other encodings are upper-cased, and a '%'
 // that starts no encoding is itself encoded, as "%25", so that a decoded
@@ -296,8 +359,7 @@ func normalisePattern(p string) string {
 func robotsEscape(s string) string {
 	i := 0
 	for ; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || c == '%' {
+		if c := s[i]; mustEncode(c) || c == '%' {
 			break
 		}
 	}
@@ -318,13 +380,23 @@ func robotsEscape(s string) string {
 				b = append(b, '%', hex[v>>4], hex[v&15])
 			}
 			i += 2
-		case c <= ' ' || c >= 0x7f || c == '%':
+		case mustEncode(c) || c == '%':
 			b = append(b, '%', hex[c>>4], hex[c&15])
 		default:
 			b = append(b, c)
 		}
 	}
 	return string(b)
+}
+
+// mustEncode reports whether robotsEscape percent-encodes the octet c
+// wherever it is.
+func mustEncode(c byte) bool {
+	switch c {
+	case '"', '<', '>', '\\', '^', '`', '{', '|', '}':
+		return true
+	}
+	return c <= ' ' || c >= 0x7f
 }
 
 func isHex(c byte) bool {
@@ -356,7 +428,8 @@ func isUnreserved(c byte) bool {
 func (f *robotsFile) match(path string) (robotsRule, bool) {
 	var best robotsRule
 	found := false
-	for _, r := range f.rules {
+	for i := range f.ends {
+		r := f.rule(i)
 		if found && (len(r.pattern) < len(best.pattern) || len(r.pattern) == len(best.pattern) && !r.allow) {
 			continue
 		}

@@ -140,9 +140,9 @@ func TestParseRobots(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := parseRobots([]byte(tt.body), tt.token)
-			if f.agent != tt.agent || f.interval != tt.interval || !equalRules(f.rules, tt.rules) {
+			if f.agent != tt.agent || f.interval != tt.interval || !equalRules(f.ruleList(), tt.rules) {
 				t.Errorf("parseRobots(%q, %q) = agent %q, rules %v, interval %v; want %q, %v, %v",
-					tt.body, tt.token, f.agent, f.rules, f.interval, tt.agent, tt.rules, tt.interval)
+					tt.body, tt.token, f.agent, f.ruleList(), f.interval, tt.agent, tt.rules, tt.interval)
 			}
 		})
 	}
@@ -173,7 +173,7 @@ func TestParseRobotsSizeLimit(t *testing.T) {
 		{"a line that ends at 512 KiB is kept", "User-agent: *\n" + comment(maxRobotsBytes-len("User-agent: *\n")-20) + "Disallow: /abcdefghi\n# more", 1},
 		{"a line that ends at 512 KiB with CRLF is kept", "User-agent: *\n" + comment(maxRobotsBytes-len("User-agent: *\n")-20) + "Disallow: /abcdefghi\r\n", 1},
 	} {
-		if got := len(parseRobots([]byte(tt.body), "x").rules); got != tt.want {
+		if got := parseRobots([]byte(tt.body), "x").rules(); got != tt.want {
 			t.Errorf("%s: %d rules, want %d", tt.name, got, tt.want)
 		}
 	}
@@ -271,7 +271,7 @@ func FuzzParseRobots(f *testing.F) {
 		token := productToken(ua)
 		a := parseRobots([]byte(body), token)
 		b := parseRobots([]byte(body), token)
-		if a.agent != b.agent || a.interval != b.interval || !equalRules(a.rules, b.rules) {
+		if a.agent != b.agent || a.interval != b.interval || !equalRules(a.ruleList(), b.ruleList()) {
 			t.Fatal("parseRobots is not deterministic")
 		}
 		if a.interval < 0 || a.interval > maxCrawlInterval {
@@ -281,7 +281,7 @@ func FuzzParseRobots(f *testing.F) {
 		if robotsEscape(p) != p {
 			t.Fatalf("robotsEscape(%q) = %q, not stable", path, p)
 		}
-		for _, r := range a.rules {
+		for _, r := range a.ruleList() {
 			if r.pattern == "" || r.pattern[0] != '/' && r.pattern[0] != '*' || strings.Contains(r.pattern, "**") {
 				t.Fatalf("pattern %q not normalised", r.pattern)
 			}
@@ -291,4 +291,51 @@ func FuzzParseRobots(f *testing.F) {
 		}
 		a.match(p)
 	})
+}
+
+// ruleList returns the rules of f, in order.
+func (f *robotsFile) ruleList() []robotsRule {
+	rules := make([]robotsRule, f.rules())
+	for i := range rules {
+		rules[i] = f.rule(i)
+	}
+	return rules
+}
+
+func TestRemoveDotSegments(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"/", "/"},
+		{"/a/b", "/a/b"},
+		{"/a/./b", "/a/b"},
+		{"/a/../b", "/b"},
+		{"/a/b/..", "/a/"},
+		{"/a/b/.", "/a/b/"},
+		{"/..", "/"},
+		{"/../../a", "/a"},
+		{"/a/.b/..c/", "/a/.b/..c/"},
+		{"//a/../b", "//b"},
+		{"a/../b", "a/../b"}, // not a path from the root: as it is
+	} {
+		if got := removeDotSegments(tt.in); got != tt.want {
+			t.Errorf("removeDotSegments(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// Patterns that grow when normalised (an octet outside US-ASCII kept as
+// three) are kept up to maxRobotsKept; the rules past it are ignored, as
+// the lines past maxRobotsBytes are.
+func TestParseRobotsKeptBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for b.Len() < maxRobotsBytes-200 {
+		b.WriteString("Disallow: /" + strings.Repeat("\xe3", 100) + "\n")
+	}
+	f := parseRobots([]byte(b.String()), "mybot")
+	if kept := len(f.patterns) + 4*len(f.ends); kept > maxRobotsKept || kept < maxRobotsKept-400 {
+		t.Errorf("kept %d bytes of rules, want at most %d and close to it", kept, maxRobotsKept)
+	}
+	if cap(f.ends) > len(f.ends)+len(f.ends)/8+8 { // size classes only
+		t.Errorf("ends: cap %d for %d rules", cap(f.ends), len(f.ends))
+	}
 }
