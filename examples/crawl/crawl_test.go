@@ -49,7 +49,7 @@ func TestCrawl(t *testing.T) {
 
 	tr := newTransport("examplebot/1.0", 4)
 	tr.Base = srv.Client().Transport
-	res, err := crawl(t.Context(), srv.URL+"/", "examplebot/1.0", tr)
+	res, err := crawl(t.Context(), srv.URL+"/", "examplebot/1.0", tr, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,28 +88,38 @@ func TestCrawl(t *testing.T) {
 	}
 }
 
-// TestCrawlDelay crawls a site whose robots.txt asks a second between
+// TestCrawlDelay crawls a site whose robots.txt asks a pause between
 // requests: colly's own client timed out every page queued more than 10s
-// behind, counting the time it waited in polite for its turn.
+// behind, counting the time it waited in polite for its turn; and, with
+// every link handed to polite at once, the pages queued more than MaxWait
+// behind failed (61 of 101 pages crawled at 10 s).
 func TestCrawlDelay(t *testing.T) {
+	for _, tt := range []struct {
+		pages int
+		delay time.Duration
+	}{{30, time.Second}, {100, 10 * time.Second}} {
+		t.Run(fmt.Sprint(tt.pages, "x", tt.delay), func(t *testing.T) { testCrawlDelay(t, tt.pages, tt.delay) })
+	}
+}
+
+func testCrawlDelay(t *testing.T, pages int, delay time.Duration) {
 	synctest.Test(t, func(t *testing.T) {
-		const pages = 30
 		html := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			for i := range pages {
 				fmt.Fprintf(w, `<a href="/page/%d">page %d</a> `, i, i)
 			}
 		})
-		robots := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nCrawl-delay: 1\n", Next: html})
+		robots := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: fmt.Sprintf("User-agent: *\nCrawl-delay: %g\n", delay.Seconds()), Next: html})
 		tr := newTransport("examplebot/1.0", 4)
 		tr.Base = &ratelimittest.Transport{Handler: robots}
 		start := time.Now()
-		res, err := crawl(t.Context(), "http://site.example/", "examplebot/1.0", tr)
+		res, err := crawl(t.Context(), "http://site.example/", "examplebot/1.0", tr, 4)
 		if err != nil || len(res.Visited) != pages+1 || len(res.Errors) != 0 {
 			t.Fatalf("crawl = %d pages, errors %v, %v; want %d pages, no error", len(res.Visited), res.Errors, err, pages+1)
 		}
-		if took := time.Since(start); took < pages*time.Second {
-			t.Errorf("crawl took %v, want a second per page", took)
+		if took := time.Since(start); took < time.Duration(pages)*delay {
+			t.Errorf("crawl took %v, want %v per page", took, delay)
 		}
 	})
 }
@@ -122,7 +132,7 @@ func TestCrawlHostCase(t *testing.T) {
 		robots, _ := site(3)
 		tr := newTransport("examplebot/1.0", 4)
 		tr.Base = &ratelimittest.Transport{Handler: robots}
-		res, err := crawl(t.Context(), "http://Site.Example/", "examplebot/1.0", tr)
+		res, err := crawl(t.Context(), "http://Site.Example/", "examplebot/1.0", tr, 4)
 		if err != nil || len(res.Visited) != 4 {
 			t.Errorf("crawl(http://Site.Example/) = %d pages, %v; want 4", len(res.Visited), err)
 		}

@@ -41,7 +41,7 @@ func main() {
 	defer stop()
 	tr := newTransport(*ua, *conc)
 	defer tr.CloseIdleConnections()
-	res, err := crawl(ctx, flag.Arg(0), *ua, tr)
+	res, err := crawl(ctx, flag.Arg(0), *ua, tr, *conc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -91,8 +91,11 @@ type result struct {
 }
 
 // crawl visits start and every page it links to on the same host, through
-// tr, with colly's own robots.txt handling and limits off.
-func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper) (result, error) {
+// tr, with colly's own robots.txt handling and delays off. colly hands tr
+// at most parallel requests at once and queues the others itself: handed
+// every link at once, polite would hold them all, and behind a Crawl-delay
+// the later ones would wait past MaxWait and fail (100 pages at 10 s).
+func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, parallel int) (result, error) {
 	u, err := url.Parse(start)
 	if err != nil {
 		return result{}, err
@@ -111,7 +114,12 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper) (
 		colly.StdlibContext(ctx),
 	)
 	c.IgnoreRobotsTxt = true // polite reads robots.txt, with the Transport's pacing
-	c.WithTransport(tr)      // and no c.Limit: polite's limits apply
+	c.WithTransport(tr)
+	// A bound on the requests handed to polite, no delay: polite's pacing
+	// applies.
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: max(parallel, 1)}); err != nil {
+		return result{}, err
+	}
 	// colly's client times out a request after 10s by default, counting
 	// the time it waits in polite for its turn: behind a Crawl-delay, most
 	// pages would fail. The wait is bounded by the Transport's MaxWait,

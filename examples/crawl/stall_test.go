@@ -77,7 +77,7 @@ func stallTest(t *testing.T, header bool) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			crawl(t.Context(), "http://site.example/", "examplebot/1.0", tr)
+			crawl(t.Context(), "http://site.example/", "examplebot/1.0", tr, 4)
 		}()
 		time.Sleep(2 * time.Hour) // virtual time
 		select {
