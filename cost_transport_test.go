@@ -466,3 +466,107 @@ func sendCost(t *testing.T, tr *polite.Transport, c polite.Cost) error {
 	}
 	return err
 }
+
+// decodeStore is a bytesStore (every Update decodes and encodes the
+// state) that records the stored forms KeyState.UnmarshalBinary rejects:
+// each was written by KeyState.MarshalBinary.
+type decodeStore struct {
+	*bytesStore
+	bad   atomic.Int64
+	first atomic.Value
+}
+
+func (s *decodeStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	err := s.bytesStore.Update(ctx, key, fn)
+	if err != nil && !errors.Is(err, errStoreDown) && ctx.Err() == nil {
+		if s.bad.Add(1) == 1 {
+			s.first.Store(err)
+		}
+	}
+	return err
+}
+
+// 300 chat completions at once, well within their quotas, over a Store
+// that keeps bytes: more than 64 in flight merge reservations. Before,
+// between 112 and 234 Updates found a state that MarshalBinary wrote and
+// UnmarshalBinary rejected.
+func TestMergedReservationsStored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{Requests: 100000, Tokens: 10000000, Latency: time.Second})
+		st := &decodeStore{bytesStore: newBytesStore()}
+		c := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}}}
+		var wg sync.WaitGroup
+		for range 300 {
+			wg.Go(func() { chat(t, c, nil, ratelimittest.TokenTask{Input: 100, MaxOutput: 100}) })
+		}
+		wg.Wait()
+		if n := st.bad.Load(); n != 0 {
+			t.Errorf("%d Updates found a stored state that MarshalBinary wrote and UnmarshalBinary rejects: %v", n, st.first.Load())
+		}
+	})
+}
+
+// A (4000 tokens) reaches the server first and is slow; B (4000) comes
+// second, is charged, and answers at once without rate-limit fields; A's
+// answer then says what was left after A alone. C (4000) must wait for the
+// next window: 1900 are left. Before, A's answer, taken whole as the
+// latest, dropped B's charge, and C was sent into 1900 tokens and refused.
+func TestUnstatedChargeSurvivesOlderAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu      sync.Mutex
+			left    = int64(10000)
+			refused int
+			end     = time.Now().Add(time.Minute) // a fixed window of a minute
+		)
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			cost, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
+			mu.Lock()
+			for !time.Now().Before(end) {
+				left, end = 10000, end.Add(time.Minute)
+			}
+			reset := int64((time.Until(end) + time.Second - 1) / time.Second)
+			ok := cost <= left
+			if ok {
+				left -= cost
+			} else {
+				refused++
+			}
+			now := left
+			mu.Unlock()
+			if r.URL.Path == "/b" {
+				return // charged, but no fields: a proxy stripped them, say
+			}
+			w.Header().Set("RateLimit-Policy", `"tpm";q=10000;qu="tokens";w=60`)
+			w.Header().Set("RateLimit", `"tpm";r=`+strconv.FormatInt(now, 10)+`;t=`+strconv.FormatInt(reset, 10))
+			if !ok {
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			if r.URL.Path == "/a" {
+				time.Sleep(time.Second)
+			}
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1}
+		send := func(path string, tokens int64) int {
+			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), polite.Cost{Tokens: tokens}), http.MethodGet, "http://llm.example"+path, nil)
+			req.Header.Set("X-Cost", strconv.FormatInt(tokens, 10))
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		send("/p", 100) // 9900 left
+		done := make(chan int)
+		go func() { done <- send("/a", 4000) }()
+		synctest.Wait()  // A is at the server: 5900 left
+		send("/b", 4000) // 1900 left
+		<-done
+		start := time.Now()
+		if code := send("/c", 4000); code != http.StatusOK || refused != 0 {
+			t.Errorf("C: status %d after %v, %d refused; the server had 1900 tokens left, and C should have waited for the next window", code, time.Since(start), refused)
+		}
+	})
+}

@@ -548,7 +548,10 @@ func (c *costs) reap(now int64) {
 }
 
 // count drops the reservations of the requests granted up to mark: an
-// answer to mark counts them.
+// answer to mark counts them. A merged reservation whose first grants are
+// counted, not its last, is kept whole, its first grant the first after
+// mark: every reservation's grants stay after the mark, as the binary form
+// writes them.
 func (u *costUnit) count(mark uint64) {
 	u.mark = max(u.mark, mark)
 	k := 0
@@ -557,6 +560,7 @@ func (u *costUnit) count(mark uint64) {
 			u.n -= r.n
 			continue
 		}
+		r.lo = max(r.lo, u.mark+1)
 		u.res[k] = r
 		k++
 	}
@@ -624,6 +628,11 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
 				}
 			}
 			q.r = max(0, q.r-min(n, maxQuota))
+			// The level is now that of a later request, l, though the
+			// requests granted between the observation and l are not
+			// counted in it: an answer to one of them is read against it
+			// (see apply), not taken whole, which would drop l's charge.
+			q.mark = max(q.mark, l.seq)
 		}
 	}
 	for i := range c.units {
@@ -697,7 +706,24 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
 		// the way: only a lower level is news. (Within one effective
 		// window the lowest remaining is the latest; a quota refilled
 		// continuously is compared as it has refilled since.)
-		if cur, _ := q.level(now); r >= cur {
+		u := &c.units[q.unit]
+		if l.seq > u.mark && !q.refill && q.deadline != 0 && now >= q.deadline && q.q >= 0 {
+			q.renew(now) // the level below is written, in the window it is of
+		}
+		cur, _ := q.level(now)
+		if l.seq > u.mark {
+			// No observation counted l: the current level is that of an
+			// earlier observation less the charges of requests granted
+			// after l that answered with nothing (see observe), and l's
+			// own cost, whose reservation is gone, is in neither. Both
+			// that level less l's cost and r are above the truth; the
+			// lower is kept. (r alone would drop the charges.)
+			cur = max(0, cur-min(l.want.In(u.name), maxQuota))
+			if r >= cur {
+				q.r, q.at = cur, now
+				return false
+			}
+		} else if r >= cur {
 			return false
 		}
 	}

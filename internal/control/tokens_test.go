@@ -384,3 +384,65 @@ func TestWholeQuotaWaitsForRelease(t *testing.T) {
 		t.Errorf("b looked again %d times in the 10 s a was in flight, though the quota was whole (only a's end could make room)", looks)
 	}
 }
+
+// A unit's reservations beyond 64 merge, the two oldest into one, kept
+// until both its requests are counted; between the two answers its first
+// grant is at or before the unit's mark. Before, the binary form wrote its
+// distance from the mark, which wrapped, and the form MarshalBinary wrote
+// was one UnmarshalBinary rejected: a Store held a state it could not read
+// (redisstore started the key over).
+func TestMergedReservationRoundTrip(t *testing.T) {
+	var s State
+	cfg := &Config{}
+	now := time.Unix(1_700_000_000, 0)
+	quotas := []parse.Quota{
+		{Unit: "requests", Limit: 100000, Remaining: 99000, Reset: time.Second, Dialect: "openai"},
+		{Unit: "tokens", Limit: 10_000_000, Remaining: 9_000_000, Reset: time.Second, Dialect: "openai"},
+	}
+	acquire := func() (*Lease, bool) {
+		l := new(Lease)
+		l.SetCost(Cost{Tokens: 200})
+		_, ok := s.Acquire(now, cfg, Ask{}, l)
+		return l, ok
+	}
+	release := func(l *Lease) {
+		s.Release(now, cfg, l, &Outcome{First: true, Bytes: -1, Quotas: quotas})
+	}
+	// Ramp up: the probe, then rounds of 4, 12, 36, ...
+	for range 4 {
+		var ls []*Lease
+		for {
+			l, ok := acquire()
+			if !ok {
+				break
+			}
+			ls = append(ls, l)
+		}
+		now = now.Add(10 * time.Millisecond)
+		for _, l := range ls {
+			release(l)
+		}
+		now = now.Add(10 * time.Millisecond)
+	}
+	var flight []*Lease
+	for {
+		l, ok := acquire()
+		if !ok {
+			break
+		}
+		flight = append(flight, l)
+	}
+	if len(flight) <= 64 {
+		t.Fatalf("only %d in flight; the test needs more than 64", len(flight))
+	}
+	now = now.Add(10 * time.Millisecond)
+	release(flight[0]) // the oldest answers: half of a merged reservation
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Errorf("%d requests in flight, the oldest answered: UnmarshalBinary(MarshalBinary()) = %v", len(flight), err)
+	}
+}
