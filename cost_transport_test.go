@@ -570,3 +570,38 @@ func TestUnstatedChargeSurvivesOlderAnswer(t *testing.T) {
 		}
 	})
 }
+
+// A refusal that first states a whole quota below the request's cost goes
+// back to the caller: no wait can make room. Before, the request was
+// resent, failed with a CostError ("the request was not sent") after the
+// server had seen it, and the refusal was lost.
+func TestCostRefusalStatingLimitGoesBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sent := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sent++
+			w.Header().Set("x-ratelimit-limit-tokens", "4000")
+			w.Header().Set("x-ratelimit-remaining-tokens", "4000")
+			w.Header().Set("x-ratelimit-reset-tokens", "0s")
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		var giveUp polite.Reason
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, OnEvent: func(e polite.Event) {
+			if e.Kind == polite.EventGiveUp {
+				giveUp = e.Reason
+			}
+		}}
+		req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), polite.Cost{Tokens: 5000}), http.MethodGet, "http://llm.example/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("RoundTrip = %v after the server saw the request %d time(s); want its refusal", err, sent)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || sent != 1 {
+			t.Errorf("RoundTrip = %d, sent %d times; want the 429, sent once", resp.StatusCode, sent)
+		}
+		if giveUp != polite.ReasonQuota {
+			t.Errorf("give-up reason %q, want %q", giveUp, polite.ReasonQuota)
+		}
+	})
+}

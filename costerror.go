@@ -12,7 +12,10 @@ var ErrCostExceedsQuota = errors.New("polite: cost exceeds quota")
 // CostError reports that a request was not sent because its [Cost] in some
 // unit is more than the whole quota its server states in that unit (a
 // prompt and max_tokens beyond an API's tokens per minute, say): no wait
-// could ever make room for it. It fails at once, without waiting.
+// could ever make room for it. It fails at once, without waiting. A request
+// the server refused, whose refusal first states such a quota, is not
+// resent: the refusal goes back to the caller, with an [EventGiveUp] of
+// [ReasonQuota], rather than a CostError for a request that was sent.
 //
 // A CostError matches [ErrCostExceedsQuota] with [errors.Is].
 type CostError struct {

@@ -739,6 +739,12 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		// drained. The refusal goes back to the caller instead.
 		plan.Retry = false
 	}
+	if plan.Retry && !l.want.free() && s.costs.excess(now, &l.want).Unit != "" {
+		// The refusal stated a whole quota below the request's cost: no
+		// wait can make room, and the retry would fail with a CostError,
+		// the refusal lost. The refusal goes back to the caller.
+		plan.Retry, plan.Denied = false, ReasonQuota
+	}
 	for _, name := range out.Refusal.Violated {
 		for i := range s.policies {
 			if p := &s.policies[i]; p.name == name && p.unit != unitConcurrent {
