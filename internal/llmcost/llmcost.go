@@ -160,7 +160,8 @@ type Estimate struct {
 	Output int64
 
 	// Max is the output bound of one choice, in tokens, and Choices the
-	// number of choices; Output is their product, saturated.
+	// number of choices (of a legacy completion with a batch of prompts,
+	// those of every prompt); Output is their product, saturated.
 	Max     int64
 	Choices int64
 

@@ -124,6 +124,29 @@ func TestRead(t *testing.T) {
 			wantOK: true,
 		},
 		{
+			// A completion for each prompt of a batch: the bound was one
+			// prompt's, a quarter of it.
+			name:   "legacy completions, a batch of prompts",
+			path:   "/v1/completions",
+			body:   `{"model":"gpt-3.5-turbo-instruct","prompt":["abcd","abcd","abcd","abcd"],"max_tokens":1000}`,
+			want:   Estimate{Kind: Completions, Input: 4 + RequestTokens, Output: 4000, Max: 1000, Choices: 4},
+			wantOK: true,
+		},
+		{
+			name:   "legacy completions, a batch of token arrays",
+			path:   "/v1/completions",
+			body:   `{"model":"gpt-3.5-turbo-instruct","prompt":[[1,2],[3]],"n":2,"max_tokens":10}`,
+			want:   Estimate{Kind: Completions, Input: 3 + RequestTokens, Output: 40, Max: 10, Choices: 4},
+			wantOK: true,
+		},
+		{
+			name:   "legacy completions, one prompt of tokens",
+			path:   "/v1/completions",
+			body:   `{"model":"gpt-3.5-turbo-instruct","prompt":[1,2,3],"max_tokens":10}`,
+			want:   Estimate{Kind: Completions, Input: 3 + RequestTokens, Output: 10, Max: 10, Choices: 1},
+			wantOK: true,
+		},
+		{
 			name: "tools count their keys",
 			path: "/v1/chat/completions",
 			body: `{"messages":[{"role":"user","content":"abcd"}],"max_tokens":1,` +

@@ -132,6 +132,8 @@ type scanner struct {
 	attachments int64
 	items       int64 // messages
 	inputs      int   // elements of a top-level input or prompt array
+	prompts     int64 // texts and token arrays of a top-level prompt: a completion each
+	batch       bool  // the top-level field being read is "prompt" (not "suffix")
 	seen        uint32
 	ints        [nFields]int64 // values of the integer fields; -1 unknown
 }
@@ -320,6 +322,9 @@ func (s *scanner) value(c byte) {
 	tokens := s.top == fInput || s.top == fPrompt
 	if tokens && (inArray && s.depth == 2 || s.depth == 1 && c == '"') {
 		s.inputs++
+		if s.batch && (c == '"' || c == '[') {
+			s.prompts++ // a number is a token of the one prompt
+		}
 	}
 	switch {
 	case c == '"':
@@ -405,6 +410,7 @@ func (s *scanner) endKey() {
 	if s.depth == 1 {
 		s.top = fieldOf(k)
 		s.seen |= 1 << s.top
+		s.batch = string(k) == "prompt"
 	}
 	s.member = memberOf(k)
 	s.st = stColon
@@ -559,7 +565,8 @@ func (s *scanner) result() (Estimate, bool) {
 		e.Choices = s.choices(fN, fN)
 	case Completions:
 		e.Max = s.bound(CompletionsMaxTokens, fMaxTokens, fMaxTokens)
-		e.Choices = s.choices(fN, fBestOf)
+		// A completion (n of them, or best_of) for each prompt of a batch.
+		e.Choices = mulSat(s.choices(fN, fBestOf), max(s.prompts, 1))
 	case Responses:
 		e.Max = s.bound(DefaultMaxTokens, fMaxOutput, fMaxOutput)
 	case Messages:
