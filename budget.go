@@ -140,11 +140,12 @@ func (b *Budget) useExt(now time.Time) bool {
 // lease is a granted request.
 type lease struct {
 	control.Lease
-	e     *memEntry   // the in-memory entry that granted it; nil for a Store's
-	local bool        // granted by the fallback store
-	ceil  reservation // what the Transport's local ceilings reserved for it
-	at    time.Time   // when it was granted, with the monotonic clock, unless from says
-	from  reading     // when it was granted, as the Transport's clock read it; its b is nil when at says
+	e     *memEntry     // the in-memory entry that granted it; nil for a Store's
+	local bool          // granted by the fallback store
+	ceil  reservation   // what the Transport's local ceilings reserved for it
+	floor time.Duration // the interval robots.txt asks between starts to its origin (see ceilings.setFloor)
+	at    time.Time     // when it was granted, with the monotonic clock, unless from says
+	from  reading       // when it was granted, as the Transport's clock read it; its b is nil when at says
 }
 
 // granted returns when the lease was granted; zero when unknown.

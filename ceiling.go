@@ -101,13 +101,16 @@ type ceilingHold struct {
 }
 
 // reserve takes one start for k at now within maxRate (requests per
-// second; 0: none), maxConc (0: none) and, while k's server has stated no
-// quota, rs (nil: none), or says how long to hold and why. *tk is the
+// second; 0: none), maxConc (0: none), k's floor and, while k's server has
+// stated no quota, rs (nil: none), or says how long to hold and why. floor
+// is the floor the request found when it began (see setFloor): an entry
+// made anew, or one with none, takes it, so that an entry dropped while
+// the request waited (see sweep) does not lose it. *tk is the
 // request's ticket in the line of those the pace holds (0: none): a
 // request the pace holds takes one, and one behind another's ticket waits
 // for its turn; the start granted ends it. A request that stops waiting
 // with a ticket gives it up (see leave).
-func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int, rs *Restraint, tk *uint64) (reservation, ceilingHold, bool) {
+func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int, rs *Restraint, floor time.Duration, tk *uint64) (reservation, ceilingHold, bool) {
 	sh := c.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -118,6 +121,9 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		}
 		e = &ceiling{}
 		sh.m[k] = e
+	}
+	if e.floor == 0 {
+		e.floor = max(floor, 0)
 	}
 	n := now.UnixNano()
 	if rs != nil && !e.stated {
@@ -178,12 +184,23 @@ func addSat(a, b int64) int64 {
 // (Transport.Key): the floor paces the origin, whatever keys its requests
 // have, one a key or one for many origins. It returns the start reserved
 // (ok false when o has no floor), or how long to hold; *tk is the
-// request's ticket in o's line, as in reserve.
-func (c *ceilings) reserveFloor(o memKey, now time.Time, tk *uint64) (floorReservation, ceilingHold, bool) {
+// request's ticket in o's line, as in reserve. floor is the floor the
+// request found when it began, which o's entry takes as reserve's does.
+func (c *ceilings) reserveFloor(o memKey, now time.Time, floor time.Duration, tk *uint64) (floorReservation, ceilingHold, bool) {
 	sh := c.shard(o)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[o]
+	if floor > 0 && (e == nil || e.floor <= 0) {
+		if e == nil {
+			if len(sh.m) >= ceilingSweep {
+				sh.sweep(now.UnixNano())
+			}
+			e = &ceiling{}
+			sh.m[o] = e
+		}
+		e.floor = floor
+	}
 	if e == nil || e.floor <= 0 {
 		if e != nil {
 			e.drop(*tk) // the floor was lifted: no line
@@ -229,6 +246,18 @@ func (c *ceilings) reader(k memKey) *parse.Reader {
 		sh.m[k] = e
 	}
 	return &e.rd
+}
+
+// nextStart returns when the local pace lets the next request under k
+// start (Unix nanoseconds); 0 when k has no entry.
+func (c *ceilings) nextStart(k memKey) int64 {
+	sh := c.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.m[k]; e != nil {
+		return e.next
+	}
+	return 0
 }
 
 // setFloor sets the least time between two starts under k, beyond
@@ -305,7 +334,7 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 		switch {
 		case len(out.Quotas) > 0:
 			wake, e.stated = !e.stated, true
-		case e.grad != nil && !e.stated && !out.Failed && !out.Refused:
+		case e.grad != nil && !e.stated && !out.Failed && !out.Refused && !out.Transient:
 			lim := e.grad.limit()
 			e.grad.observe(now, time.Duration(now.UnixNano()-r.start), r.inflight)
 			wake = e.grad.limit() > lim
@@ -411,8 +440,8 @@ func (e *ceiling) drop(tk uint64) {
 
 // sweep drops a few entries that hold nothing: no request in flight,
 // nobody waiting, no start reserved ahead. A floor comes back with the
-// next request (see setFloor); what Restraint learned of a key is
-// learned again.
+// next reservation, which carries it (see reserve); what Restraint learned
+// of a key is learned again.
 func (sh *ceilingShard) sweep(now int64) {
 	seen := 0
 	for k, e := range sh.m {

@@ -122,10 +122,11 @@ func (e *WaitError) Is(target error) bool {
 // RetryAt reports when the budget key of resp, a refusal (429 or 503) that
 // t returned, accepts a request again, as t knows it now: the end of the
 // key's pause (the wait the server asked for, lengthened by jitter, and at
-// most 24 hours), or of a spent quota's window; the instant a *WaitError of
-// the next request to the key would carry in Until. It is now when the key
-// is neither paused nor spent (or was forgotten meanwhile): a request may go
-// at once. resp.Request must be set, as http.Transport and ratelimittest
+// most 24 hours), or of a spent quota's window, or, later, the next start
+// the Transport's own pace allows (MaxRate, a Crawl-delay); the instant a
+// *WaitError of the next request to the key would carry in Until. It is now
+// when the key is neither paused nor spent nor paced (or was forgotten
+// meanwhile): a request may go at once. resp.Request must be set, as http.Transport and ratelimittest
 // set it.
 //
 // RetryAt reports false when resp is nil, has no Request, or is not a 429
@@ -140,11 +141,20 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 	b := t.budgetOf()
 	var kb budgetKey
 	k := t.key(resp.Request, b, &kb)
-	st, ok := b.inspect(k.m, now, k.custom)
-	if !ok {
-		return now, true
+	at := now
+	if st, ok := b.inspect(k.m, now, k.custom); ok {
+		at = st.acceptsAt(now)
 	}
-	return st.acceptsAt(now), true
+	if t.local() {
+		next := t.ceil.nextStart(k.m)
+		if k.custom && t.ceil.floors.Load() {
+			next = max(next, t.ceil.nextStart(originKey(resp.Request.URL.Scheme, resp.Request.URL.Host).m))
+		}
+		if n := time.Unix(0, next); next != 0 && n.After(at) {
+			at = n
+		}
+	}
+	return at, true
 }
 
 // Reason says why a request waits.

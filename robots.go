@@ -666,14 +666,15 @@ func redirectTarget(from *url.URL, loc string) (string, bool) {
 // Transport.Robots), before its first wait for the budget key key: it
 // returns a *RobotsError if req must not be sent, or the context's error,
 // and then closes req's body. The interval robots.txt asks for becomes
-// key's floor.
-func (t *Transport) robots(req *http.Request, key budgetKey) error {
+// key's floor, and is returned: req brings it back to an entry of the
+// local ceilings dropped while it waited (see ceilings.reserve).
+func (t *Transport) robots(req *http.Request, key budgetKey) (time.Duration, error) {
 	interval, err := t.Robots.check(req.Context(), t.base(), req)
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return err
+		return 0, err
 	}
 	if interval > 0 || t.ceil.floors.Load() {
 		// The floor of the origin, whatever the request's key (see
@@ -684,5 +685,5 @@ func (t *Transport) robots(req *http.Request, key budgetKey) error {
 		}
 		t.ceil.setFloor(o, interval)
 	}
-	return nil
+	return interval, nil
 }

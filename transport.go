@@ -233,8 +233,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
 	start := t.clock.read()
+	var floor time.Duration // what robots.txt asks between starts to the origin
 	if t.Robots != nil {
-		if err := t.robots(req, *key); err != nil {
+		var err error
+		if floor, err = t.robots(req, *key); err != nil {
 			return nil, err // req.Body is closed
 		}
 	}
@@ -263,6 +265,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if priced {
 			g.SetCost(cost)
 		}
+		g.floor = floor
 		asked := start
 		if attempt > 1 || stale {
 			asked = t.clock.read()
@@ -566,13 +569,17 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 		if key.custom && t.ceil.floors.Load() {
 			// A Crawl-delay paces the origin, not the key.
 			if o := originKey(req.URL.Scheme, req.URL.Host).m; o != key.m {
-				if fr, ch, w.granted = t.ceil.reserveFloor(o, now, &tk.origin); !w.granted {
+				if fr, ch, w.granted = t.ceil.reserveFloor(o, now, g.floor, &tk.origin); !w.granted {
 					w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
 					return nil
 				}
 			}
 		}
-		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, &tk.key); !w.granted {
+		floor := g.floor
+		if key.custom {
+			floor = 0 // the origin's, not the key's
+		}
+		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, floor, &tk.key); !w.granted {
 			t.ceil.cancelFloor(fr)
 			w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
 			return nil

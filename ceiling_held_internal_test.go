@@ -1,0 +1,297 @@
+package polite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// crawlDelayRobots answers a robots.txt request: a Crawl-delay of 2s
+// for slow.test, none for the others.
+func crawlDelayRobots(r *http.Request) (*http.Response, bool) {
+	if r.URL.Path != "/robots.txt" {
+		return nil, false
+	}
+	body := "User-agent: *\n"
+	if r.URL.Host == "slow.test" {
+		body += "Crawl-delay: 2\n"
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), ContentLength: -1, Request: r}, true
+}
+
+// Crawling (doc.go): "its Crawl-delay or Request-rate spaces the origin's
+// requests, whatever its rate-limit fields allow". SECURITY.md: the local
+// ceilings' entry is "swept once its next start has passed ... since
+// dropping it sooner would let the origin's next request go early".
+//
+// A request held by the budget (here a Retry-After pause) has given its
+// ceiling start back, so its entry is idle and a crawler visiting other
+// origins sweeps it. When the pause ends, the held requests bring their
+// floor back to the entry they reserve on. Before, the floor lived only in
+// the entry, set once per RoundTrip before the wait: the requests reserved
+// on a fresh entry with no floor, and went back to back, not Crawl-delay
+// apart.
+func TestCrawlDelayKeptAcrossSweep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu   sync.Mutex
+			sent []time.Time
+		)
+		base := roundTripper(func(r *http.Request) (*http.Response, error) {
+			if resp, ok := crawlDelayRobots(r); ok {
+				return resp, nil
+			}
+			if r.URL.Host == "slow.test" {
+				mu.Lock()
+				sent = append(sent, time.Now())
+				n := len(sent)
+				mu.Unlock()
+				if n == 1 {
+					h := http.Header{}
+					h.Set("Retry-After", "5")
+					return &http.Response{StatusCode: 429, Header: h, Body: http.NoBody, Request: r}, nil
+				}
+			}
+			return okResponse(r)
+		})
+		tr := &Transport{Base: base, Robots: &Robots{}, MaxAttempts: 1}
+		get := func(host string) error {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		if err := get("slow.test"); err != nil { // a 429: the origin pauses 5s
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Second) // past the Crawl-delay, within the pause
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				if err := get("slow.test"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		synctest.Wait() // both held by the pause (the budget), not the ceiling
+
+		// The crawler goes on with other origins meanwhile; some land in
+		// slow.test's shard of the local ceilings.
+		k := originKey("http", "slow.test").m
+		sh := tr.ceil.shard(k)
+		swept := false
+		for i := 0; i < 400_000 && !swept; i++ {
+			host := fmt.Sprintf("o%d.test", i)
+			if tr.ceil.shard(originKey("http", host).m) != sh {
+				continue
+			}
+			if err := get(host); err != nil {
+				t.Fatal(err)
+			}
+			sh.mu.Lock()
+			_, ok := sh.m[k]
+			sh.mu.Unlock()
+			swept = !ok
+		}
+		if !swept {
+			t.Skip("slow.test's entry was never swept")
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(sent) != 3 {
+			t.Fatalf("sent %d requests to slow.test, want 3", len(sent))
+		}
+		if gap := sent[2].Sub(sent[1]); gap < 2*time.Second {
+			t.Errorf("after the pause, two requests to slow.test went %v apart; want its Crawl-delay of 2s (sent at %v)", gap, sent)
+		}
+	})
+}
+
+// The same floor, applied to an origin whose requests go under custom keys
+// (ceilings.reserveFloor), lives in an entry that never counts a request
+// in flight: it is swept whenever its next start has passed, even while a
+// request that already set it (robots() runs once per RoundTrip) waits,
+// here for its own key's MaxRate. That request brings the floor back.
+// Before, it found no floor, took no start of the origin, and the next
+// request to the origin, under another key, went at once.
+func TestCrawlDelayKeptAcrossSweepCustomKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu   sync.Mutex
+			sent []time.Time
+		)
+		base := roundTripper(func(r *http.Request) (*http.Response, error) {
+			if resp, ok := crawlDelayRobots(r); ok {
+				return resp, nil
+			}
+			if r.URL.Host == "slow.test" {
+				mu.Lock()
+				sent = append(sent, time.Now())
+				mu.Unlock()
+			}
+			return okResponse(r)
+		})
+		// One key per account; each account at most one request per 5s.
+		tr := &Transport{Base: base, Robots: &Robots{}, MaxRate: 0.2,
+			Key: func(r *http.Request) string { return r.Header.Get("X-Account") }}
+		get := func(host, acct string) error {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			req.Header.Set("X-Account", acct)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		if err := get("slow.test", "acct-a"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Second) // past slow.test's Crawl-delay (2s)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if err := get("slow.test", "acct-a"); err != nil { // held by acct-a's MaxRate until 5s
+				t.Error(err)
+			}
+		})
+		synctest.Wait()
+		o := originKey("http", "slow.test").m
+		sh := tr.ceil.shard(o)
+		swept := false
+		for i := 0; i < 400_000 && !swept; i++ {
+			acct := fmt.Sprintf("acct-%d", i)
+			if tr.ceil.shard(splitKey(acct)) != sh {
+				continue
+			}
+			if err := get(fmt.Sprintf("o%d.test", i), acct); err != nil {
+				t.Fatal(err)
+			}
+			sh.mu.Lock()
+			_, ok := sh.m[o]
+			sh.mu.Unlock()
+			swept = !ok
+		}
+		if !swept {
+			t.Skip("slow.test's entry was never swept")
+		}
+		wg.Wait()
+		if err := get("slow.test", "acct-b"); err != nil { // another account, the same origin
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(sent) != 3 {
+			t.Fatalf("sent %d requests to slow.test, want 3", len(sent))
+		}
+		if gap := sent[2].Sub(sent[1]); gap < 2*time.Second {
+			t.Errorf("two requests to slow.test went %v apart; want its Crawl-delay of 2s (sent at %v)", gap, sent)
+		}
+	})
+}
+
+// errors.go (WaitError): "A refusal that goes back to the caller as a
+// response ... says when its origin accepts a request again through
+// Transport.RetryAt: the same instant the WaitError of the next request
+// would carry in Until"; doc.go: "its Until and Transport.RetryAt for a
+// refusal returned as a response are the same answer to 'when may I
+// retry'". RetryAt read only the budget: the Transport's own MaxRate (or
+// a Crawl-delay) that holds the next request longer was left out, so the
+// caller rescheduled too early and got a WaitError with another Until
+// (RetryAt now+5s, Until now+1m). RetryAt now reads the local pace too.
+func TestRetryAtLocalPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripper(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			h.Set("Retry-After", "5")
+			return &http.Response{StatusCode: 429, Header: h, Body: http.NoBody, Request: r}, nil
+		})
+		tr := &Transport{Base: base, MaxAttempts: 1, MaxRate: 1.0 / 60} // one a minute
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/a", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		at, ok := tr.RetryAt(resp)
+		if !ok {
+			t.Fatal("RetryAt reports false for a 429")
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/b", nil)
+		_, err = tr.RoundTrip(req)
+		var we *WaitError
+		if !errors.As(err, &we) {
+			t.Fatalf("next request: %v, want a *WaitError", err)
+		}
+		if !we.Until.Equal(at) {
+			t.Errorf("RetryAt = now+%v, but the next request's WaitError has Until now+%v (%s); want the same instant", time.Until(at), time.Until(we.Until), we.Reason)
+		}
+	})
+}
+
+// Restraint.Adaptive: "The latency of a request is the time from its start
+// until its response arrives; refusals and errors are not counted"
+// (DESIGN.md §9: "Refusals and errors are not observed"). With
+// RetryTransient a 502 is a transient failure like a connection reset, and
+// is retried as one; but ceilings.update observes every outcome that is
+// neither Failed nor Refused, so a gateway's fast 502s become the origin's
+// baseline (a connection reset leaves it alone). When the origin comes
+// back at its usual 100ms, never queueing, the limit collapsed to 1 until
+// the next measurement. The retried 502s are not observed now.
+func TestAdaptiveSkipsTransient502(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var (
+			mu             sync.Mutex
+			inflight, peak int
+		)
+		base := roundTripper(func(r *http.Request) (*http.Response, error) {
+			if time.Since(start) < 5*time.Minute { // the gateway fails fast
+				time.Sleep(time.Millisecond)
+				return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			}
+			mu.Lock()
+			inflight++
+			if since := time.Since(start); since > 5*time.Minute+30*time.Second && since < 6*time.Minute+30*time.Second {
+				peak = max(peak, inflight)
+			}
+			mu.Unlock()
+			time.Sleep(100 * time.Millisecond) // the origin's usual latency, whatever the load
+			mu.Lock()
+			inflight--
+			mu.Unlock()
+			return okResponse(r)
+		})
+		tr := &Transport{Base: base, RetryTransient: true, Restraint: &Restraint{Adaptive: true}}
+		ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute+30*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/", nil)
+					resp, err := tr.RoundTrip(req)
+					if err != nil {
+						time.Sleep(time.Second)
+						continue
+					}
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		if peak < 4 {
+			t.Errorf("once the origin answered again (100ms each, never queueing), at most %d requests in flight for a minute; want Restraint's 4: the gateway's 502s, transient failures, were taken as its baseline latency", peak)
+		}
+	})
+}
