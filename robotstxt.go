@@ -247,8 +247,11 @@ func asciiEqualFold(b []byte, s string) bool {
 }
 
 // parseCrawlDelay reads a Crawl-delay value: seconds, possibly fractional
-// ("10", "0.5", "1e3"). A value that is not a non-negative number is
-// ignored; a huge one is capped by secondsInterval.
+// ("10", "0.5", "1e3", "1,5" with a decimal comma, "1,500" with a
+// thousands separator, the longer of its two readings), or a number with a
+// unit: "10s", "2m" or "2min" (minutes), "1h" (hours); another suffix is
+// read as seconds. A value that is not a non-negative number is ignored; a
+// huge one is capped by secondsInterval.
 func parseCrawlDelay(v string) (float64, bool) {
 	if i := strings.IndexAny(v, " \t"); i >= 0 {
 		v = v[:i]
@@ -256,7 +259,29 @@ func parseCrawlDelay(v string) (float64, bool) {
 	if s, ok := parseSeconds(v); ok {
 		return s, true
 	}
-	return parseSeconds(leadingNumber(v)) // "10s"
+	num := leadingNumber(v)
+	rest := v[len(num):]
+	if r, ok := strings.CutPrefix(rest, ","); ok && num != "" && !strings.Contains(num, ".") {
+		// "1,5": a decimal comma, read as a point, not as 1; "1,500",
+		// which may separate thousands, is read so, the longer wait.
+		frac := leadingNumber(r)
+		sep := "."
+		if len(frac) == 3 && !strings.Contains(frac, ".") {
+			sep = ""
+		}
+		num, rest = num+sep+frac, r[len(frac):]
+	}
+	s, ok := parseSeconds(num)
+	if !ok {
+		return 0, false
+	}
+	switch strings.ToLower(rest) {
+	case "m", "min", "mins", "minute", "minutes":
+		s *= 60
+	case "h", "hr", "hour", "hours":
+		s *= 3600
+	}
+	return s, true
 }
 
 // parseRequestRate reads a Request-rate value, n requests per period:

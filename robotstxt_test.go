@@ -132,6 +132,28 @@ func TestParseRobots(t *testing.T) {
 			token: "mybot", agent: "*", interval: 10 * time.Second,
 		},
 		{
+			// Read as 1 s, less than asked, before.
+			name:  "Crawl-delay in minutes",
+			body:  "User-agent: *\nCrawl-delay: 2min\nCrawl-delay: 1m\n",
+			token: "mybot", agent: "*", interval: 2 * time.Minute,
+		},
+		{
+			name:  "Crawl-delay in hours",
+			body:  "User-agent: *\nCrawl-delay: 1h\n",
+			token: "mybot", agent: "*", interval: time.Hour,
+		},
+		{
+			// A decimal comma: read as 1 s, less than asked, before.
+			name:  "Crawl-delay with a decimal comma",
+			body:  "User-agent: *\nCrawl-delay: 1,5\n",
+			token: "mybot", agent: "*", interval: 1500 * time.Millisecond,
+		},
+		{
+			name:  "Crawl-delay with a thousands separator",
+			body:  "User-agent: *\nCrawl-delay: 1,500\n",
+			token: "mybot", agent: "*", interval: 1500 * time.Second,
+		},
+		{
 			name:  "an HTML page",
 			body:  "<html><body>Not found: the page https://x.example/robots.txt</body></html>",
 			token: "mybot",
