@@ -172,6 +172,11 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 	}
 	sh := c.shard(origin)
 	for {
+		if err := ctx.Err(); err != nil {
+			// Nothing to fetch for, and no place in the cache to take
+			// (it could evict an origin fetched already).
+			return 0, err
+		}
 		e, v, wait, fetch := sh.begin(origin, time.Now())
 		switch {
 		case wait != nil:

@@ -937,3 +937,35 @@ func TestRobotsKeptMemory(t *testing.T) {
 		t.Errorf("%d bytes kept per origin for a %d-byte robots.txt, more than the %d read", per, len(body), maxRobotsBytes)
 	}
 }
+
+// A request whose context has ended fetches nothing and takes no place in
+// the cache. Before, it began a fetch, which Base was called for, and took
+// an entry, evicting an origin fetched already: 16 such requests cost 16
+// calls to Base and the next request to the origin kept a refetch.
+func TestRobotsEndedContextFetchesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nDisallow: /private\n"})
+		calls := 0
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			calls++
+			return robotsBase(h).RoundTrip(req)
+		})
+		r := &Robots{MaxOrigins: 1}
+		if _, err := r.check(t.Context(), base, robotsReq(t, t.Context(), "http://kept.example/page")); err != nil {
+			t.Fatal(err)
+		}
+		ended, cancel := context.WithCancel(t.Context())
+		cancel()
+		for i := range 16 {
+			if _, err := r.check(ended, base, robotsReq(t, ended, fmt.Sprintf("http://o%d.example/page", i))); !errors.Is(err, context.Canceled) {
+				t.Fatalf("check with an ended context = %v, want context.Canceled", err)
+			}
+		}
+		if _, err := r.check(t.Context(), base, robotsReq(t, t.Context(), "http://kept.example/page")); err != nil {
+			t.Fatal(err)
+		}
+		if calls != 1 {
+			t.Errorf("%d calls to Base, want 1: requests whose context ended fetched, or evicted the origin fetched", calls)
+		}
+	})
+}
