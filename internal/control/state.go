@@ -613,7 +613,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	late := out.Refused && l.epoch != s.epoch && s.pauseUntil > now &&
 		(s.pauseReason == ReasonBackoff || s.pauseReason == ReasonRetryAfter)
 	if (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && (!s.costs.isZero() || costUnits(out.Quotas)) &&
-		s.costs.observe(l, out.Quotas, now) {
+		s.costs.observe(l, out.Quotas, now, out.Refused) {
 		s.flags |= flagHinted
 	}
 	if out.First {

@@ -574,7 +574,7 @@ func (u *costUnit) count(mark uint64) {
 // answer does not state is charged l's cost if l was granted after the
 // unit's latest observation: the server may have counted it without
 // saying so. It reports whether the answer stated a cost quota.
-func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
+func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused bool) bool {
 	if c.isZero() && !costUnits(quotas) {
 		return false // nothing to apply, nothing to charge
 	}
@@ -601,7 +601,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64) bool {
 		}
 		stated = true
 		seen[q.index(c)] = true
-		if c.apply(q, l, pq, now) {
+		if c.apply(q, l, pq, now, refused) {
 			marked[q.unit] = true
 		}
 	}
@@ -663,9 +663,9 @@ func (q *costQuota) index(c *costs) int {
 	return 0
 }
 
-// apply records one observation of q; it reports whether it took it as
-// q's latest.
-func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
+// apply records one observation of q, from a refusal if refused; it
+// reports whether it took it as q's latest.
+func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refused bool) bool {
 	q.seen = now
 	q.refill = refills(pq.Dialect)
 	if pq.Limit >= 0 {
@@ -697,7 +697,16 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
 			// the true rate, and the highest rate seen is the closest.
 			// A reset is read no longer than MaxPause, as a pause is:
 			// a year's would hold requests for months.
-			q.rate = max(q.rate, float64(q.q-r-1)/float64(window(pq.Reset)))
+			// A refusal shows the rate kept may be too high (one reset
+			// of 1ns, a server's glitch or lie, made the quota refill
+			// at once for as long as its limit stayed): its own
+			// estimate replaces it.
+			est := float64(q.q-r-1) / float64(window(pq.Reset))
+			if refused {
+				q.rate = est
+			} else {
+				q.rate = max(q.rate, est)
+			}
 		}
 	}
 	if q.live && l.seq < q.mark {

@@ -446,3 +446,48 @@ func TestMergedReservationRoundTrip(t *testing.T) {
 		t.Errorf("%d requests in flight, the oldest answered: UnmarshalBinary(MarshalBinary()) = %v", len(flight), err)
 	}
 }
+
+// A refill rate estimated too high (one answer's reset of 1ns) is kept as
+// the highest seen; a refusal's own estimate replaces it. Before, it
+// stayed until the limit changed: the quota read as refilled at once, and
+// every request after a refusal was let go into the spent quota.
+func TestRefusalResetsRefillRate(t *testing.T) {
+	var s State
+	cfg := Config{}
+	q := func(r int64, reset time.Duration) []parse.Quota {
+		return []parse.Quota{{Unit: "tokens", Limit: 10000, Remaining: r, Reset: reset, Dialect: "openai"}}
+	}
+	send := func(now time.Time, out Outcome) bool {
+		var l Lease
+		l.SetCost(Cost{Tokens: 1000})
+		if _, ok := s.Acquire(now, &cfg, Ask{}, &l); !ok {
+			return false
+		}
+		s.Release(now, &cfg, &l, &out)
+		return true
+	}
+	if !send(t0, Outcome{First: true, Bytes: -1, Quotas: q(9000, time.Nanosecond)}) {
+		t.Fatal("first not granted")
+	}
+	// Refused: 500 left, whole in a minute (about 158 a second).
+	now := t0.Add(time.Millisecond)
+	send(now, Outcome{First: true, Bytes: -1, Refused: true, Quotas: q(500, time.Minute),
+		Refusal: Refusal{Retryable: true, MaxWait: time.Hour}})
+	// 5 s later about 790 have refilled, 1290 left: room for 1000. At the
+	// rate of the 1ns reset, the quota read as whole at once.
+	for _, tt := range []struct {
+		after time.Duration
+		want  bool
+	}{{2 * time.Second, false}, {5 * time.Second, true}} {
+		var l Lease
+		l.SetCost(Cost{Tokens: 1000})
+		at := now.Add(tt.after)
+		_, ok := s.Acquire(at, &cfg, Ask{}, &l)
+		if ok {
+			s.Release(at, &cfg, &l, &Outcome{First: true, Bytes: -1})
+		}
+		if ok != tt.want {
+			t.Errorf("%v after the refusal: granted %v, want %v; policies %+v", tt.after, ok, tt.want, s.View(at).Policies)
+		}
+	}
+}
