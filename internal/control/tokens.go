@@ -697,12 +697,14 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 			// the true rate, and the highest rate seen is the closest.
 			// A reset is read no longer than MaxPause, as a pause is:
 			// a year's would hold requests for months.
-			// A refusal shows the rate kept may be too high (one reset
-			// of 1ns, a server's glitch or lie, made the quota refill
-			// at once for as long as its limit stayed): its own
-			// estimate replaces it.
+			// A refusal whose own estimate is below half the rate
+			// kept shows that rate too high (one reset of 1ns, a
+			// server's glitch or lie, made the quota refill at once for
+			// as long as its limit stayed): its estimate replaces it.
+			// Within a factor of two, the two differ by the rounding of
+			// their resets, and the highest is still the closest.
 			est := float64(q.q-r-1) / float64(window(pq.Reset))
-			if refused {
+			if refused && est < q.rate/2 {
 				q.rate = est
 			} else {
 				q.rate = max(q.rate, est)
