@@ -41,7 +41,8 @@ type ceiling struct {
 	inflight int
 	// floor is the least time between two starts, beyond 1/MaxRate: the
 	// interval the robots.txt of the key's origin asks for (Crawl-delay,
-	// Request-rate), set before each request, applied like a local
+	// Request-rate), set before each request (see setFloor) and carried
+	// by it to an entry made anew (see reserve), applied like a local
 	// ceiling.
 	floor time.Duration
 	// crawl reports that the floor, not MaxRate, spaced the last start.
@@ -104,8 +105,10 @@ type ceilingHold struct {
 // second; 0: none), maxConc (0: none), k's floor and, while k's server has
 // stated no quota, rs (nil: none), or says how long to hold and why. floor
 // is the floor the request found when it began (see setFloor): an entry
-// made anew, or one with none, takes it, so that an entry dropped while
-// the request waited (see sweep) does not lose it. *tk is the
+// made anew takes it, so that an entry dropped while the request waited
+// (see sweep) does not lose it. An entry kept keeps its own, which the
+// latest request set: a request that read a robots.txt since refreshed
+// does not bring back a floor lifted meanwhile. *tk is the
 // request's ticket in the line of those the pace holds (0: none): a
 // request the pace holds takes one, and one behind another's ticket waits
 // for its turn; the start granted ends it. A request that stops waiting
@@ -119,11 +122,8 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		if len(sh.m) >= ceilingSweep {
 			sh.sweep(now.UnixNano())
 		}
-		e = &ceiling{}
+		e = &ceiling{floor: max(floor, 0)}
 		sh.m[k] = e
-	}
-	if e.floor == 0 {
-		e.floor = max(floor, 0)
 	}
 	n := now.UnixNano()
 	if rs != nil && !e.stated {
@@ -185,21 +185,19 @@ func addSat(a, b int64) int64 {
 // have, one a key or one for many origins. It returns the start reserved
 // (ok false when o has no floor), or how long to hold; *tk is the
 // request's ticket in o's line, as in reserve. floor is the floor the
-// request found when it began, which o's entry takes as reserve's does.
+// request found when it began, which an entry of o made anew takes, as in
+// reserve.
 func (c *ceilings) reserveFloor(o memKey, now time.Time, floor time.Duration, tk *uint64) (floorReservation, ceilingHold, bool) {
 	sh := c.shard(o)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[o]
-	if floor > 0 && (e == nil || e.floor <= 0) {
-		if e == nil {
-			if len(sh.m) >= ceilingSweep {
-				sh.sweep(now.UnixNano())
-			}
-			e = &ceiling{}
-			sh.m[o] = e
+	if e == nil && floor > 0 {
+		if len(sh.m) >= ceilingSweep {
+			sh.sweep(now.UnixNano())
 		}
-		e.floor = floor
+		e = &ceiling{floor: floor}
+		sh.m[o] = e
 	}
 	if e == nil || e.floor <= 0 {
 		if e != nil {

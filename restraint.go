@@ -28,7 +28,7 @@ type Restraint struct {
 	// manner of TCP Vegas and of Netflix's Gradient concurrency limits).
 	// The latency of a request is the time from its start until its
 	// response arrives; refusals and errors are not counted, nor, with
-	// Transport.RetryTransient, the 502s and 504s it retries.
+	// Transport.RetryTransient, the 502s and 504s it reads as transient.
 	//
 	// The limit starts at 4 (or MaxConcurrency, if lower), and the
 	// origin's baseline is the mean latency of its first 64 responses,

@@ -90,7 +90,8 @@ var ErrDisallowed = errors.New("polite: disallowed by robots.txt")
 type RobotsError struct {
 	Origin string // scheme://host[:port] of the request
 	// Agent is the user-agent of the group whose rule disallows the
-	// path, as robots.txt writes it, or "*"; empty when Unreachable.
+	// path, as robots.txt writes it (its first 256 bytes and "…" when
+	// longer), or "*"; empty when Unreachable.
 	Agent string
 	// Rule is the path pattern that disallows the path, in the form it
 	// is compared in (percent-encoding normalised, RFC 9309 §2.2.2), such

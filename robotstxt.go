@@ -49,8 +49,7 @@ type rulesOf struct {
 }
 
 // add appends the rule r unless the rules would then hold more than
-// maxRobotsKept bytes: the rules past that are ignored, as the lines past
-// maxRobotsBytes are.
+// maxRobotsKept bytes, which the rules of a file read whole never do.
 func (g *rulesOf) add(r robotsRule) {
 	if g.patterns.Len()+len(r.pattern)+4*(len(g.ends)+1) > maxRobotsKept {
 		return
@@ -82,10 +81,12 @@ const (
 	maxRobotsBytes = 512 << 10
 
 	// maxRobotsKept bounds what the rules kept of one robots.txt take, in
-	// bytes: their patterns, once normalised, and four bytes each. A file
-	// read whole stays below it unless its patterns grow when normalised
-	// (an octet outside US-ASCII is kept as three).
-	maxRobotsKept = maxRobotsBytes
+	// bytes: their patterns, once normalised, and four bytes each. An
+	// octet normalisation encodes is kept as three, and a rule's four
+	// bytes are fewer than its record's name and line end: the rules of
+	// a file read whole (maxRobotsBytes) always fit, which RFC 9309 §2.5
+	// asks for, and the bound only guards that invariant.
+	maxRobotsKept = 3 * maxRobotsBytes
 
 	// maxRobotsAgent bounds the length of the user-agent line kept to name
 	// the group that applies.
@@ -249,39 +250,58 @@ func asciiEqualFold(b []byte, s string) bool {
 // parseCrawlDelay reads a Crawl-delay value: seconds, possibly fractional
 // ("10", "0.5", "1e3", "1,5" with a decimal comma, "1,500" with a
 // thousands separator, the longer of its two readings), or a number with a
-// unit: "10s", "2m" or "2min" (minutes), "1h" (hours); another suffix is
-// read as seconds. A value that is not a non-negative number is ignored; a
-// huge one is capped by secondsInterval.
+// unit, joined or after a space: "10s", "2m", "2 min" (minutes), "1h"
+// (hours); another unit is read as seconds. A value that is not a
+// non-negative number is ignored; a huge one is capped by secondsInterval.
 func parseCrawlDelay(v string) (float64, bool) {
+	word, unit := v, ""
 	if i := strings.IndexAny(v, " \t"); i >= 0 {
-		v = v[:i]
-	}
-	if s, ok := parseSeconds(v); ok {
-		return s, true
-	}
-	num := leadingNumber(v)
-	rest := v[len(num):]
-	if r, ok := strings.CutPrefix(rest, ","); ok && num != "" && !strings.Contains(num, ".") {
-		// "1,5": a decimal comma, read as a point, not as 1; "1,500",
-		// which may separate thousands, is read so, the longer wait.
-		frac := leadingNumber(r)
-		sep := "."
-		if len(frac) == 3 && !strings.Contains(frac, ".") {
-			sep = ""
+		word, unit = v[:i], strings.TrimLeft(v[i:], " \t")
+		if j := strings.IndexAny(unit, " \t"); j >= 0 {
+			unit = unit[:j]
 		}
-		num, rest = num+sep+frac, r[len(frac):]
 	}
-	s, ok := parseSeconds(num)
+	s, ok := parseSeconds(word)
 	if !ok {
-		return 0, false
+		num := leadingNumber(word)
+		rest := word[len(num):]
+		if r, ok := strings.CutPrefix(rest, ","); ok && num != "" && !strings.Contains(num, ".") {
+			// "1,5": a decimal comma, read as a point, not as 1;
+			// "1,500", which may separate thousands, is read so, the
+			// longer wait ("1,000.5" too).
+			d := leadingDigits(r)
+			if len(d) == 3 {
+				d = leadingNumber(r)
+				num = num + d
+			} else {
+				num = num + "." + d
+			}
+			rest = r[len(d):]
+		}
+		if s, ok = parseSeconds(strings.TrimSuffix(num, ".")); !ok {
+			return 0, false
+		}
+		if rest != "" {
+			unit = rest
+		}
 	}
-	switch strings.ToLower(rest) {
+	switch strings.ToLower(unit) {
 	case "m", "min", "mins", "minute", "minutes":
 		s *= 60
-	case "h", "hr", "hour", "hours":
+	case "h", "hr", "hrs", "hour", "hours":
 		s *= 3600
 	}
 	return s, true
+}
+
+// leadingDigits returns the decimal digits at the start of s.
+func leadingDigits(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < '0' || c > '9' {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // parseRequestRate reads a Request-rate value, n requests per period:

@@ -566,18 +566,21 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 			ch ceilingHold
 			fr floorReservation
 		)
+		floor := g.floor // the key's, unless it paces another origin (0 when no origin has one)
 		if key.custom && t.ceil.floors.Load() {
 			// A Crawl-delay paces the origin, not the key.
 			if o := originKey(req.URL.Scheme, req.URL.Host).m; o != key.m {
+				floor = 0
 				if fr, ch, w.granted = t.ceil.reserveFloor(o, now, g.floor, &tk.origin); !w.granted {
+					// The key's own pace may hold it longer: the hold
+					// says so, as RetryAt does.
+					if n := t.ceil.nextStart(key.m); !ch.until.IsZero() && n > ch.until.UnixNano() {
+						ch.until, ch.reason = time.Unix(0, n), ReasonPace
+					}
 					w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
 					return nil
 				}
 			}
-		}
-		floor := g.floor
-		if key.custom {
-			floor = 0 // the origin's, not the key's
 		}
 		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, floor, &tk.key); !w.granted {
 			t.ceil.cancelFloor(fr)

@@ -646,8 +646,10 @@ func (h *TokenHandler) responseBody(k llmcost.Kind, e llmcost.Estimate, out, id 
 		if stop {
 			reason = "stop"
 		}
-		choices := make([]any, e.Choices)
-		per := out / e.Choices
+		// At most maxChoices, whatever a batch of prompts times n asks:
+		// the output is shared among them.
+		choices := make([]any, min(e.Choices, maxChoices))
+		per := out / int64(len(choices))
 		for i := range choices {
 			if k == llmcost.Completions {
 				choices[i] = map[string]any{"index": i, "text": text(per), "logprobs": nil, "finish_reason": reason}
@@ -689,3 +691,6 @@ func NewTokenServer(cfg TokenConfig) *TokenServer {
 	h := NewTokenHandler(cfg)
 	return &TokenServer{Server: httptest.NewServer(h), Handler: h}
 }
+
+// maxChoices bounds the choices of a completion the TokenHandler writes.
+const maxChoices = 1024
