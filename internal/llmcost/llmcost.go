@@ -105,6 +105,11 @@ const (
 
 	// maxChoices bounds n and best_of (OpenAI allows up to 128).
 	maxChoices = 128
+
+	// maxPrompts bounds the prompts of a legacy completion's batch
+	// counted, each with its choices (OpenAI allows up to 2048): Choices
+	// is at most maxChoices times it.
+	maxPrompts = 2048
 )
 
 // Kind is the API a request is for.

@@ -312,7 +312,7 @@ func FuzzRead(f *testing.F) {
 			}
 			return
 		}
-		if a.Input < 0 || a.Output < 0 || a.Max < 0 || a.Choices < 1 || a.Choices > maxChoices || a.Total() < a.Input || a.Kind != KindOf(path) {
+		if a.Input < 0 || a.Output < 0 || a.Max < 0 || a.Choices < 1 || a.Choices > maxChoices*maxPrompts || a.Total() < a.Input || a.Kind != KindOf(path) {
 			t.Fatalf("Read(%q, %q) = %+v", body, path, a)
 		}
 		if limit <= 0 || limit >= int64(len(body)) {

@@ -566,7 +566,7 @@ func (s *scanner) result() (Estimate, bool) {
 	case Completions:
 		e.Max = s.bound(CompletionsMaxTokens, fMaxTokens, fMaxTokens)
 		// A completion (n of them, or best_of) for each prompt of a batch.
-		e.Choices = mulSat(s.choices(fN, fBestOf), max(s.prompts, 1))
+		e.Choices = s.choices(fN, fBestOf) * min(max(s.prompts, 1), maxPrompts)
 	case Responses:
 		e.Max = s.bound(DefaultMaxTokens, fMaxOutput, fMaxOutput)
 	case Messages:
