@@ -212,8 +212,9 @@
 // refused response's body is drained, and the body is closed. Retries to
 // one origin may use a fifth of its recent traffic, with a floor of two a
 // second, so that retries cannot multiply an outage: a retry beyond that
-// waits until the budget allows it, and only in an outage (40 refusals in a
-// row, none accepted) goes back to the caller, as a give-up for the retry
+// waits until the budget allows it, and only in an outage (once five
+// flights in a row were refused, none accepted, the refusals of requests in
+// flight together counting once) goes back to the caller, as a give-up for the retry
 // budget. A problem document (RFC 9457) of type abnormal-usage-detected
 // stops retries for ten minutes, and the refusal goes back to the caller,
 // to stop its batch; the document is read only from a refusal that could

@@ -30,6 +30,13 @@ import (
 //
 // https://www.rfc-editor.org/rfc/rfc9110#section-10.2.3
 func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	return retryAfter(h, now, time.Time{})
+}
+
+// retryAfter is RetryAfter, measuring an HTTP-date from estimate, the
+// server's clock as the caller estimates it, when h has no valid Date (and
+// from now when estimate is the zero time too).
+func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 	if v, ok := raSingle(raValues(h, "Retry-After-Ms")); ok {
 		if w, n, st := raDecimal(v); st != raInvalid {
 			if st == raOverflow || w > (math.MaxInt64-n/1e3)/int64(time.Millisecond) {
@@ -55,6 +62,9 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		}
 	}
 	base := now
+	if !estimate.IsZero() {
+		base = estimate
+	}
 	if d, ok := raSingle(raValues(h, "Date")); ok {
 		if b, ok := parse.HTTPDate(d, now); ok {
 			base = b

@@ -103,11 +103,13 @@ func resendable(req *http.Request) bool {
 
 // transient ends the attempt g granted, a transient failure (err from
 // Base; or resp, a 502 or 504, whose outcome is out), and decides whether
-// req goes again. It reports true once the request's wait is over and it
-// may go again; false when the failure goes back to the caller as it is. A
-// non-nil error is the context's, which ended during the wait: the caller
-// gets it (a 502 or 504 was drained and closed before the wait).
-func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, attempt, attempts int, bo **backoff.ExponentialBackOff, resp *http.Response, out *control.Outcome, err error) (bool, error) {
+// req goes again. It reports true when it may go again, and writes to ask
+// the wait before it, counted from the failure (now): the next attempt
+// waits it out with the budget's hold, within MaxWait counted from now
+// too, as a refusal's retry does. It reports false when the failure goes
+// back to the caller as it is. A 502 or 504 to retry is drained and
+// closed first.
+func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, attempt, attempts int, bo **backoff.ExponentialBackOff, resp *http.Response, out *control.Outcome, err error, ask *control.Ask) bool {
 	out.Transient = true
 	r := &out.Refusal
 	if *bo == nil {
@@ -115,7 +117,7 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	}
 	r.Backoff = (*bo).NextBackOff()
 	if resp != nil {
-		r.Wait, r.Given = RetryAfter(resp.Header, now)
+		r.Wait, r.Given = retryAfter(resp.Header, now, serverNow(g, now))
 	}
 	r.Retryable = attempt < attempts && resendable(req)
 	r.MaxWait = t.maxWait()
@@ -144,28 +146,19 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 		if keep {
 			t.stream(req, b, &key, g, now, resp, attempt)
 		}
-		return false, nil
+		return false
 	}
 	e.Kind = EventRetry
 	t.emitIf(e)
 	// The wait runs from the failure, the drain included.
-	until := now.Add(plan.Wait)
+	if plan.Wait > 0 {
+		ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
+	}
 	if resp != nil {
 		discard(req.Context(), resp.Body)
 		if keep {
 			t.end(req, b, key, g, g.now())
 		}
 	}
-	wait := time.Until(until)
-	if wait <= 0 {
-		return true, nil
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case <-req.Context().Done():
-		return false, req.Context().Err()
-	case <-timer.C:
-		return true, nil
-	}
+	return true
 }

@@ -260,6 +260,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// body), the first attempt asks the budget at start: one clock read.
 	stale := t.Robots != nil || t.Cost != nil || body
 
+	// After a transient failure, the instant it came: the next attempt's
+	// wait, and MaxWait, count from it (zero: from when the attempt asks).
+	var from time.Time
 	for attempt := 1; ; attempt++ {
 		var g lease
 		if priced {
@@ -277,14 +280,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// is written to g.
 		err := ctx.Err()
 		if err == nil {
+			held := from // when this attempt's wait began
+			if held.IsZero() {
+				held = asked.time()
+			}
+			from = time.Time{}
 			if b.mem != nil && !t.local() {
 				// The common case, kept lean: the in-memory store, no
 				// local ceiling.
 				if h, ok := b.mem.acquireAt(key, asked, &b.cfg, &ask, &g); !ok {
-					err = t.hold(req, b, *key, attempt, ask, &g, asked.time(), &h)
+					err = t.hold(req, b, *key, attempt, ask, &g, held, &h)
 				}
 			} else {
-				err = t.hold(req, b, *key, attempt, ask, &g, asked.time(), nil)
+				err = t.hold(req, b, *key, attempt, ask, &g, held, nil)
 			}
 		}
 		if err != nil {
@@ -309,13 +317,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			now := arr.time()
 			if t.RetryTransient && transientErr(ctx, err) {
-				again, cerr := t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err)
-				switch {
-				case cerr != nil:
-					return nil, cerr
-				case !again:
+				if !t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err, &ask) {
 					return nil, err
 				}
+				from = now // the wait and MaxWait count from the failure
 				continue
 			}
 			t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true})
@@ -335,13 +340,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if t.RetryTransient && transientStatus(resp.StatusCode) {
 			if attempt < attempts && resendable(req) && ctx.Err() == nil {
-				again, cerr := t.transient(req, b, *key, &g, arr.time(), attempt, attempts, &bo, resp, &out, nil)
-				switch {
-				case cerr != nil:
-					return nil, cerr
-				case !again:
+				if !t.transient(req, b, *key, &g, arr.time(), attempt, attempts, &bo, resp, &out, nil, &ask) {
 					return resp, nil
 				}
+				from = arr.time() // the wait and MaxWait count from the failure
 				continue
 			}
 			// One that cannot go again (the last attempt, a request
@@ -350,7 +352,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// request in flight (see accepted).
 			if t.observed() {
 				e := Event{Kind: EventGiveUp, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Reason: ReasonTransient}
-				e.Wait, _ = RetryAfter(resp.Header, arr.time())
+				e.Wait, _ = retryAfter(resp.Header, arr.time(), serverNow(&g, arr.time()))
 				t.emit(e)
 			}
 		}
@@ -372,7 +374,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		r := &out.Refusal
 		var why Reason
-		r.Wait, why, r.Given = serverWait(resp.Header, out.Quotas, now)
+		r.Wait, why, r.Given = serverWait(resp.Header, out.Quotas, now, serverNow(&g, now))
 		r.Reason = reasonCode(why)
 		if !r.Given {
 			if bo == nil {
@@ -792,14 +794,7 @@ func (w *waits) main() Reason {
 // before. Only the wall clock of now is read: it may have no monotonic
 // clock reading (see arrival).
 func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *control.Outcome) []parse.Quota {
-	var estimate time.Time
-	if skew, ok := g.Skew(); ok {
-		estimate = now
-		if skew != 0 { // the clocks agree, as usual: no addition
-			estimate = now.Add(skew)
-		}
-	}
-	quotas, date := rd.ReadFresh(h, now, estimate)
+	quotas, date := rd.ReadFresh(h, now, serverNow(g, now))
 	if len(quotas) == 0 {
 		return nil
 	}
@@ -807,6 +802,20 @@ func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *c
 		out.Skew, out.Dated = since(now, date), true
 	}
 	return quotas
+}
+
+// serverNow returns now on the server's clock as the key of the request g
+// granted estimates it from the server's Dates; the zero time when it has
+// none.
+func serverNow(g *lease, now time.Time) time.Time {
+	skew, ok := g.Skew()
+	switch {
+	case !ok:
+		return time.Time{}
+	case skew == 0: // the clocks agree, as usual: no addition
+		return now
+	}
+	return now.Add(skew)
 }
 
 // spent reports whether a quota is spent: the one case where the
@@ -833,9 +842,11 @@ func since(now, t time.Time) time.Duration {
 
 // serverWait returns the wait a refusal asks for: Retry-After, which takes
 // precedence (draft-11 §7), else the effective window of a spent quota, in
-// any unit (a token quota spent refuses requests too).
-func serverWait(h http.Header, quotas []parse.Quota, now time.Time) (time.Duration, Reason, bool) {
-	if d, ok := RetryAfter(h, now); ok {
+// any unit (a token quota spent refuses requests too). A Retry-After date
+// is measured from the response's Date, else from estimate, the server's
+// clock as the key estimates it, else from now.
+func serverWait(h http.Header, quotas []parse.Quota, now, estimate time.Time) (time.Duration, Reason, bool) {
+	if d, ok := retryAfter(h, now, estimate); ok {
 		return d, ReasonRetryAfter, true
 	}
 	wait, found := time.Duration(0), false

@@ -13,15 +13,16 @@ import "time"
 // an outage, many refusals and no acceptance, where retries would only
 // add to the load, and the refusal goes back to the caller.
 //
-// It also counts the refusals since the key's last acceptance: all of
-// them (run, for the outage), and those whose wait was below the refusal
-// floor (streak, which the floor doubles with).
+// It also counts the refused flights since the key's last acceptance (the
+// refusals of requests in flight together count once, the first of them):
+// all of them (run, for the outage), and those whose wait was below the
+// refusal floor (streak, which the floor doubles with).
 type retryBudget struct {
 	tokens    float64
 	at        int64 // last refill; zero: never
 	stopUntil int64 // the server reported abnormal usage
 
-	run    int32 // refusals since the last acceptance
+	run    int32 // refused flights since the last acceptance
 	streak int32 // of them, those that gave a wait below refusalFloor
 }
 
@@ -30,10 +31,13 @@ const (
 	retryFloor    = 2.0 // retries a second, always allowed
 	retryTokenCap = 20.0
 	stopRetrying  = 10 * time.Minute // after abnormal usage was reported
-	// outageRun is how many refusals with no acceptance between make an
-	// outage, where the budget drops the retries it cannot afford
-	// instead of spacing them out.
-	outageRun = 2 * retryTokenCap
+	// outageRun is how many refused flights with no acceptance between
+	// make an outage, where the budget drops the retries it cannot
+	// afford instead of spacing them out: the server refused again after
+	// each wait it asked for (or each backoff), four times. Counted by
+	// refusal, one flight of 100 in flight refused once made an outage,
+	// and a one-second blip failed 60 tasks.
+	outageRun = 5
 	maxRun    = 1 << 16
 )
 
@@ -89,8 +93,8 @@ func (r retryBudget) next(now int64) time.Duration {
 	return (d + time.Millisecond - 1).Truncate(time.Millisecond) // never early by a rounding error
 }
 
-// outage reports whether the key is in an outage: many refusals, and no
-// acceptance between them.
+// outage reports whether the key is in an outage: many refused flights,
+// and no acceptance between them.
 func (r retryBudget) outage() bool { return r.run >= outageRun }
 
 // take spends one retry. The tokens may go below zero: a retry spaced out
@@ -103,11 +107,14 @@ func (r *retryBudget) take(now int64) {
 // accepted records an acceptance: the refusals in a row end.
 func (r *retryBudget) accepted() { r.run, r.streak = 0, 0 }
 
-// refused records a refusal; short reports that the wait it gave was
-// below the refusal floor, and that it is the first answer of the requests
-// sent since the last one: the refusals of requests in flight together
-// count once.
-func (r *retryBudget) refused(short bool) {
+// refused records a refusal; first reports that it is the first answer
+// of the requests sent since the last one (the refusals of requests in
+// flight together count once), and short that the wait it gave was below
+// the refusal floor.
+func (r *retryBudget) refused(first, short bool) {
+	if !first {
+		return
+	}
 	r.run = min(r.run+1, maxRun)
 	if short {
 		r.streak = min(r.streak+1, maxRun)

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"strings"
 	"time"
 
 	"github.com/politehttp/polite/parse"
@@ -752,7 +753,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			}
 		}
 	}
-	s.retry.refused(shortWait(&out.Refusal) && first)
+	s.retry.refused(first, shortWait(&out.Refusal))
 	if plan.Retry {
 		s.retry.take(now)
 	}
@@ -942,6 +943,8 @@ func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
 		}
 		s.policies = append(s.policies[:old], s.policies[old+1:]...)
 	}
-	s.policies = append(s.policies, policy{name: name, pk: string(pk), unit: u})
+	// A copy of the name: it may be part of a response's header line, of
+	// up to megabytes, which the state would otherwise keep whole.
+	s.policies = append(s.policies, policy{name: strings.Clone(name), pk: string(pk), unit: u})
 	return &s.policies[len(s.policies)-1]
 }

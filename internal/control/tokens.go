@@ -3,6 +3,7 @@ package control
 import (
 	"encoding/binary"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/politehttp/polite/parse"
@@ -181,7 +182,7 @@ func (c *costs) unitOf(name string) int {
 	if len(c.units) >= maxCostUnits {
 		return -1 // a fifth unit is not tracked
 	}
-	c.units = append(c.units, costUnit{name: name})
+	c.units = append(c.units, costUnit{name: strings.Clone(name)}) // a copy: see State.policy
 	return len(c.units) - 1
 }
 
@@ -228,14 +229,14 @@ func (c *costs) quota(name string, pk []byte, unit string, now int64) *costQuota
 		if u < 0 {
 			return nil
 		}
-		c.quotas[old] = costQuota{name: name, pk: string(pk), unit: uint8(u), q: -1}
+		c.quotas[old] = costQuota{name: strings.Clone(name), pk: string(pk), unit: uint8(u), q: -1}
 		return &c.quotas[old] // in place: the others keep their index
 	}
 	u := c.unitOf(unit)
 	if u < 0 {
 		return nil
 	}
-	c.quotas = append(c.quotas, costQuota{name: name, pk: string(pk), unit: uint8(u), q: -1})
+	c.quotas = append(c.quotas, costQuota{name: strings.Clone(name), pk: string(pk), unit: uint8(u), q: -1})
 	return &c.quotas[len(c.quotas)-1]
 }
 
