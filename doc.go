@@ -197,11 +197,14 @@
 // after a refusal that gave none are shorter: half the time the origin has
 // refused so far, so that the window is known to within half of itself.
 //
-// Whatever a refusal says, the origin is not sent another request within a
-// second: Retry-After: 0, or a reset already past, waits a second, doubled
+// Whatever a refusal says, the refused request is not sent again within a
+// second, nor, when the refusal pauses the origin, any other request to it:
+// Retry-After: 0, or a reset already past, waits a second, doubled
 // with each such refusal in a row (up to a minute), as a refusal that gives
 // no wait does; a positive wait below a second, which only a field of finer
 // grain states (retry-after-ms), is honoured once, then doubles likewise.
+// A refusal of a step of growth the learner took (see Learning) does not
+// pause the origin: the step is undone, and the pace that held goes on.
 //
 // The pause applies to the whole origin, not only to the refused request. A
 // 429 means the server did not process the request, so it is resent for any
