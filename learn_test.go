@@ -597,7 +597,7 @@ func TestRetryBudgetInAnOutage(t *testing.T) {
 	// An origin serves 300 requests, then refuses everything: the many
 	// requests in flight are refused together, and then every probe. The
 	// retry budget spaces retries out while there is hope, and drops them
-	// in an outage (40 refusals in a row): the refusal goes back to the
+	// in an outage (40 refused flights in a row): the refusal goes back to the
 	// caller, reported as a give-up for the retry budget.
 	synctest.Test(t, func(t *testing.T) {
 		var sends atomic.Int64

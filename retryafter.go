@@ -34,8 +34,12 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 }
 
 // retryAfter is RetryAfter, measuring an HTTP-date from estimate, the
-// server's clock as the caller estimates it, when h has no valid Date (and
-// from now when estimate is the zero time too).
+// server's clock as the caller estimates it, as well as from now, when h
+// has no valid Date: the shorter of the two waits. A server whose clock is
+// ahead, read from estimate, is not waited for an hour too long; one lying
+// Date, which throws estimate off, cannot lock the origin through it
+// either. A wait read too short costs a refusal, which the refusal floor
+// and its doubling space out.
 func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 	if v, ok := raSingle(raValues(h, "Retry-After-Ms")); ok {
 		if w, n, st := raDecimal(v); st != raInvalid {
@@ -62,18 +66,16 @@ func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 		}
 	}
 	base := now
-	if !estimate.IsZero() {
-		base = estimate
-	}
 	if d, ok := raSingle(raValues(h, "Date")); ok {
 		if b, ok := parse.HTTPDate(d, now); ok {
-			base = b
+			base, estimate = b, time.Time{}
 		}
 	}
-	if d := t.Sub(base); d > 0 {
-		return d, true
+	d := t.Sub(base)
+	if !estimate.IsZero() {
+		d = min(d, t.Sub(estimate))
 	}
-	return 0, true
+	return max(d, 0), true
 }
 
 // raValues returns the field lines of h named canon, which must be in

@@ -284,16 +284,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if held.IsZero() {
 				held = asked.time()
 			}
-			from = time.Time{}
-			if b.mem != nil && !t.local() {
+			if b.mem != nil && !t.local() && from.IsZero() {
 				// The common case, kept lean: the in-memory store, no
-				// local ceiling.
+				// local ceiling, no wait begun before (the hold asks
+				// as the request that began it, its place in line).
 				if h, ok := b.mem.acquireAt(key, asked, &b.cfg, &ask, &g); !ok {
 					err = t.hold(req, b, *key, attempt, ask, &g, held, &h)
 				}
 			} else {
 				err = t.hold(req, b, *key, attempt, ask, &g, held, nil)
 			}
+			from = time.Time{}
 		}
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
@@ -844,7 +845,7 @@ func since(now, t time.Time) time.Duration {
 // precedence (draft-11 §7), else the effective window of a spent quota, in
 // any unit (a token quota spent refuses requests too). A Retry-After date
 // is measured from the response's Date, else from estimate, the server's
-// clock as the key estimates it, else from now.
+// clock as the key estimates it, and from now, the shorter wait kept.
 func serverWait(h http.Header, quotas []parse.Quota, now, estimate time.Time) (time.Duration, Reason, bool) {
 	if d, ok := retryAfter(h, now, estimate); ok {
 		return d, ReasonRetryAfter, true

@@ -249,7 +249,9 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	l.distrustUntil = d.at()
 	l.distrustFor = int64(d.bounded(uint64(distrustMax)))
 
-	n.retry.tokens = d.signed(retryTokenCap)
+	if n.retry.tokens = d.signed(maxRetryDebt); n.retry.tokens > retryTokenCap {
+		d.fail()
+	}
 	n.retry.at = d.at()
 	n.retry.stopUntil = d.at()
 	d.ext(&n)

@@ -35,7 +35,7 @@ const RefusalFloor = time.Second
 // MaxWait and its context deadline, and the server did not report abnormal
 // usage. A retry the retry budget cannot afford now is spaced out: its
 // wait is lengthened until the budget can (Reason ReasonRetryBudget), if
-// that still fits. Only in an outage (many refusals in a row, no
+// that still fits. Only in an outage (many refused flights in a row, no
 // acceptance) does the budget deny retries: the refusal goes back to the
 // caller.
 func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Plan {
@@ -75,10 +75,13 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 	}
 	p.Retry, p.Denied = rb.allows(n)
 	switch {
+	case p.Denied == ReasonStopped:
+	case rb.outage():
+		// Many refused flights, no acceptance: retries would only add
+		// to the load. The refusal goes back to the caller; first
+		// attempts still probe, one a pause.
+		p.Retry, p.Denied = false, ReasonRetryBudget
 	case p.Denied != ReasonNone:
-		if p.Denied == ReasonStopped || rb.outage() {
-			return p
-		}
 		// Space the retry out until the budget affords it.
 		if d := rb.next(n); fits(max(p.Wait, d)) {
 			if d > p.Wait {
@@ -86,11 +89,6 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 			}
 			p.Retry, p.Denied = true, ReasonNone
 		}
-	case rb.outage():
-		// Many refusals, no acceptance: retries would only add to the
-		// load. The refusal goes back to the caller; first attempts
-		// still probe, one a pause.
-		p.Retry, p.Denied = false, ReasonRetryBudget
 	}
 	return p
 }

@@ -30,14 +30,23 @@ const (
 	retryShare    = 0.2 // of first attempts
 	retryFloor    = 2.0 // retries a second, always allowed
 	retryTokenCap = 20.0
-	stopRetrying  = 10 * time.Minute // after abnormal usage was reported
+	// maxRetryDebt bounds what the budget owes: the retries spaced out
+	// that a day of its floor repays, beyond any wait MaxPause allows.
+	// Owing at most 20, every retry past the 21st of one flight waited as
+	// the 21st did, and 100 went within 10.4 s.
+	maxRetryDebt = retryFloor * 24 * 60 * 60
+	stopRetrying = 10 * time.Minute // after abnormal usage was reported
 	// outageRun is how many refused flights with no acceptance between
-	// make an outage, where the budget drops the retries it cannot
-	// afford instead of spacing them out: the server refused again after
-	// each wait it asked for (or each backoff), four times. Counted by
-	// refusal, one flight of 100 in flight refused once made an outage,
-	// and a one-second blip failed 60 tasks.
-	outageRun = 5
+	// make an outage, where the budget drops retries instead of spacing
+	// them out: the server refused again after each wait it asked for
+	// (or each backoff), 39 times. Neither one request's own attempts
+	// (MaxAttempts, 8 by default) nor the learner's probes measuring one
+	// window (their waits growing by half, about 15 a window of any
+	// length) make one. Counted by refusal, one flight of 100 in flight
+	// refused once made an outage, and a one-second blip failed 60 tasks;
+	// at 5 flights, a lone request's MaxAttempts was cut at 6, and a bare
+	// 429's window of a minute failed tasks.
+	outageRun = 40
 	maxRun    = 1 << 16
 )
 
@@ -98,10 +107,11 @@ func (r retryBudget) next(now int64) time.Duration {
 func (r retryBudget) outage() bool { return r.run >= outageRun }
 
 // take spends one retry. The tokens may go below zero: a retry spaced out
-// spends a token that has not come back yet.
+// spends a token that has not come back yet, and the next waits until it
+// has.
 func (r *retryBudget) take(now int64) {
 	r.refill(now)
-	r.tokens = max(-retryTokenCap, r.tokens-1)
+	r.tokens = max(-maxRetryDebt, r.tokens-1)
 }
 
 // accepted records an acceptance: the refusals in a row end.

@@ -42,6 +42,13 @@ func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
 // one from the retry budget; nothing else changes.
 func (s *State) transient(t time.Time, now int64, r *Refusal) Plan {
 	p := DecideTransient(t, r, s.retry)
+	if p.Retry && !r.fits(t, max(p.Wait, time.Duration(s.pauseUntil-now))) {
+		// The key is paused already, by another answer, past what the
+		// request may wait: it would fail waiting, its failure drained.
+		// The failure goes back to the caller instead, as a refusal
+		// does (see release).
+		p.Retry = false
+	}
 	if p.Retry {
 		s.retry.take(now)
 	}

@@ -124,12 +124,13 @@ func robustTables() []Table {
 	}
 }
 
-// outageTable refuses five flights in a row, each the probe sent once the
-// pause the last refusal asked for had ended: an outage, where the retry
-// budget drops retries. One acceptance ends it. The refusals of requests
-// in flight together count once: 45 refused at once are one flight, whose
-// retries the budget spaces out rather than drops (counted one by one, 40
-// of them made an outage).
+// outageTable refuses 40 flights in a row, each after the first the probe
+// sent once the pause the last refusal asked for had ended: an outage,
+// where the retry budget drops retries. One acceptance ends it. The
+// refusals of requests in flight together count once: 45 refused at once
+// are one flight, whose retries the budget spaces out, each waiting until
+// the one before is repaid, rather than drops (counted one by one, 40 of
+// them made an outage).
 func outageTable() Table {
 	hint := func(r int64) control.Outcome { return ok(rl(1000, 60*s, r, 60*s)) }
 	steps := []Step{
@@ -147,26 +148,26 @@ func outageTable() Table {
 	for i := range 45 {
 		steps = append(steps, rel(0, fmt.Sprintf("r%d", i), refused(retryAfter(s)), Want{}))
 	}
-	// One flight: the last of the 45 is spaced out, not dropped (the
-	// budget owes 20 at most, at two a second).
-	steps[len(steps)-1].Want.Plan = plan(10400*ms, s, control.ReasonRetryBudget)
-	// Four more flights refused, each a probe after the pause.
+	// One flight: the last of the 45 is spaced out, not dropped, until
+	// what the budget owes is repaid, at two a second.
+	steps[len(steps)-1].Want.Plan = plan(14800*ms, s, control.ReasonRetryBudget)
+	// 39 more flights refused, each a probe after the pause.
 	at := time.Duration(s)
-	for f := range 4 {
+	for f := range 39 {
 		name := fmt.Sprintf("f%d", f)
 		steps = append(steps, acq(at, name, Want{Grant: true, Probe: true}), rel(at, name, refused(retryAfter(s)), Want{}))
 		at += s
 	}
-	// The sixth flight's refusal goes back to the caller.
+	// The 41st flight's refusal goes back to the caller.
 	steps = append(steps,
-		acq(at, "f4", Want{Grant: true, Probe: true}),
-		rel(at, "f4", refused(retryAfter(s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonRetryAfter, Denied: control.ReasonRetryBudget}}),
+		acq(at, "last", Want{Grant: true, Probe: true}),
+		rel(at, "last", refused(retryAfter(s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonRetryAfter, Denied: control.ReasonRetryBudget}}),
 		acq(at+s, "ok", Want{Grant: true, Probe: true}),
 		rel(at+s, "ok", ok(), Want{}),
-		// No outage: the next refusal's retry is spaced out until a
-		// token is back (the budget is still in debt), not dropped.
+		// No outage: the next refusal is retried after its wait (the
+		// budget's debt is repaid by now).
 		acq(at+s, "again", Want{Grant: true}),
-		rel(at+s, "again", refused(retryAfter(s)), Want{Plan: plan(5800*ms, s, control.ReasonRetryBudget)}),
+		rel(at+s, "again", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
 	)
 	return Table{Name: "outage drops retries", Steps: steps}
 }

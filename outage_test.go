@@ -1,0 +1,186 @@
+package polite_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// A lone request (nothing else in flight, the retry budget full) refused
+// six times with Retry-After: 1, then served, gets its 200 on its 7th
+// attempt: MaxAttempts is 8 (the default), MaxWait 10 minutes. With the
+// outage at 5 refused flights (baf34ad), each lone refusal a flight, the
+// 6th refusal went back as a give-up for the retry budget.
+func TestLoneRequestMaxAttemptsNotCutByOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		var mu sync.Mutex
+		n := 0
+		tr := &polite.Transport{Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			n++
+			k := n
+			mu.Unlock()
+			if k <= 6 {
+				return &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"1"}}, Body: http.NoBody, Request: req}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+		})}
+		ev := &events{}
+		tr.OnEvent = ev.on
+		req, _ := http.NewRequest("GET", "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for _, e := range ev.of(polite.EventGiveUp) {
+			t.Logf("give-up: attempt %d, reason %s", e.Attempt, e.Reason)
+		}
+		if resp.StatusCode != 200 {
+			t.Errorf("status %d after %d attempts; want 200 on attempt 7 (MaxAttempts 8, retry budget full)", resp.StatusCode, n)
+		}
+	})
+}
+
+// A 502 whose retry cannot fit MaxWait because the key is already paused
+// (another request's 429, Retry-After: 30, MaxWait 10s) goes back to the
+// caller as it is, as a refusal does in the same case. Before, the 502
+// was drained, an EventRetry reported, and the caller got a *WaitError
+// for a retry never sent.
+func TestTransientRetryIntoKnownPauseGoesBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		release := make(chan struct{})
+		tr := &polite.Transport{MaxWait: 10 * time.Second, RetryTransient: true,
+			Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				switch req.Header.Get("X-Task") {
+				case "A":
+					<-release
+					return &http.Response{StatusCode: 502, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+				case "B":
+					return &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"30"}}, Body: http.NoBody, Request: req}, nil
+				}
+				return &http.Response{StatusCode: 200, Header: quotaHeader(), Body: http.NoBody, Request: req}, nil
+			})}
+		ev := &events{}
+		tr.OnEvent = ev.on
+		// Warm the key up so that two requests may be in flight.
+		for range 3 {
+			req, _ := http.NewRequest("GET", "http://api.test/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		var (
+			wg    sync.WaitGroup
+			respA *http.Response
+			errA  error
+		)
+		wg.Go(func() {
+			req, _ := http.NewRequest("GET", "http://api.test/", nil)
+			req.Header.Set("X-Task", "A")
+			respA, errA = tr.RoundTrip(req)
+		})
+		synctest.Wait() // A is in flight
+		req, _ := http.NewRequest("GET", "http://api.test/", nil)
+		req.Header.Set("X-Task", "B")
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close() // 429 back: 30s > MaxWait; the key pauses ~30s
+		close(release)
+		wg.Wait()
+		for _, e := range ev.all {
+			if e.Kind != polite.EventObserve {
+				t.Logf("event %s attempt %d status %d wait %v reason %s", e.Kind, e.Attempt, e.Status, e.Wait, e.Reason)
+			}
+		}
+		if errA != nil {
+			t.Errorf("A: %v; want its 502 back (the key's pause was known at the 502 and past MaxWait)", errA)
+			return
+		}
+		respA.Body.Close()
+		if respA.StatusCode != 502 {
+			t.Errorf("A: status %d, want 502", respA.StatusCode)
+		}
+	})
+}
+
+// quotaHeader states a roomy quota, so that a key lets many requests go.
+func quotaHeader() http.Header {
+	return http.Header{"Ratelimit-Policy": {`"d";q=1000;w=60`}, "Ratelimit": {`"d";r=900;t=60`}}
+}
+
+// A fixed window of 10 a minute that states nothing (a bare 429, no
+// Retry-After), 4 workers, 40 tasks: every task is served within MaxWait
+// (10 minutes) by waiting for the window to reset. With the outage at 5
+// (or 16) refused flights, the learner's probes measuring the window made
+// an outage, and tasks got 429s back.
+func TestBare429LongWindowNoOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		srv := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
+			Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindow, Quota: 10, Window: time.Minute}},
+			Dialect:  ratelimittest.Bare429,
+		})}
+		ev := &events{}
+		tr := &polite.Transport{Base: srv, OnEvent: ev.on}
+		statuses := run(t, &http.Client{Transport: tr}, "http://api.test/", 40, 4)
+		gaveUp := map[polite.Reason]int{}
+		for _, e := range ev.of(polite.EventGiveUp) {
+			gaveUp[e.Reason]++
+		}
+		if statuses[200] != 40 {
+			t.Errorf("statuses %v, give-ups %v; want all 40 served (MaxWait 10m, MaxAttempts 8)", statuses, gaveUp)
+		}
+	})
+}
+
+// One answer whose Date lies (an hour behind) followed by a refusal with
+// no Date asking, by HTTP-date, for 5 seconds: the wait is the shorter of
+// the date measured from the key's estimate of the server's clock and from
+// the client's. Measured from the estimate alone (baf34ad), which the one
+// lying Date threw an hour back, the key paused an hour.
+func TestOneLyingDateDoesNotLockOrigin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		n := 0
+		tr := &polite.Transport{MaxWait: time.Minute, Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			n++
+			h := quotaHeader()
+			switch n {
+			case 1:
+				h.Set("Date", time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)) // the lie
+			case 2:
+				h = http.Header{"Retry-After": {time.Now().Add(5 * time.Second).UTC().Format(http.TimeFormat)}}
+				return &http.Response{StatusCode: 429, Header: h, Body: http.NoBody, Request: req}, nil
+			default:
+				h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+			}
+			return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: req}, nil
+		})}
+		for i := range 3 {
+			st := time.Now()
+			req, _ := http.NewRequest("GET", "http://api.test/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Errorf("request %d: %v after %v; the server asked for 5 s", i+1, err, time.Since(st))
+				continue
+			}
+			resp.Body.Close()
+			t.Logf("request %d: %d after %v", i+1, resp.StatusCode, time.Since(st))
+			if i >= 1 && (resp.StatusCode != 200 || time.Since(st) > 10*time.Second) {
+				t.Errorf("request %d: %d after %v; want 200 after about 5 s", i+1, resp.StatusCode, time.Since(st))
+			}
+		}
+	})
+}
