@@ -35,11 +35,13 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 
 // retryAfter is RetryAfter, measuring an HTTP-date from estimate, the
 // server's clock as the caller estimates it, as well as from now, when h
-// has no valid Date: the shorter of the two waits. A server whose clock is
-// ahead, read from estimate, is not waited for an hour too long; one lying
-// Date, which throws estimate off, cannot lock the origin through it
-// either. A wait read too short costs a refusal, which the refusal floor
-// and its doubling space out.
+// has no valid Date. The wait is the shorter of the two, or, when the date
+// is already past by now, the one from estimate: a server whose clock is
+// ahead is not waited for an hour too long, one whose clock is behind is
+// waited for as it asks, and one lying Date, which throws estimate off,
+// cannot lock the origin through a date still ahead by now. A wait read
+// too short costs a refusal, which the refusal floor and its doubling
+// space out.
 func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 	if v, ok := raSingle(raValues(h, "Retry-After-Ms")); ok {
 		if w, n, st := raDecimal(v); st != raInvalid {
@@ -73,7 +75,9 @@ func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 	}
 	d := t.Sub(base)
 	if !estimate.IsZero() {
-		d = min(d, t.Sub(estimate))
+		if e := t.Sub(estimate); d <= 0 || e < d {
+			d = e
+		}
 	}
 	return max(d, 0), true
 }

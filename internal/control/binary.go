@@ -249,9 +249,7 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	l.distrustUntil = d.at()
 	l.distrustFor = int64(d.bounded(uint64(distrustMax)))
 
-	if n.retry.tokens = d.signed(maxRetryDebt); n.retry.tokens > retryTokenCap {
-		d.fail()
-	}
+	n.retry.tokens = d.signed(retryTokenCap)
 	n.retry.at = d.at()
 	n.retry.stopUntil = d.at()
 	d.ext(&n)

@@ -30,12 +30,7 @@ const (
 	retryShare    = 0.2 // of first attempts
 	retryFloor    = 2.0 // retries a second, always allowed
 	retryTokenCap = 20.0
-	// maxRetryDebt bounds what the budget owes: the retries spaced out
-	// that a day of its floor repays, beyond any wait MaxPause allows.
-	// Owing at most 20, every retry past the 21st of one flight waited as
-	// the 21st did, and 100 went within 10.4 s.
-	maxRetryDebt = retryFloor * 24 * 60 * 60
-	stopRetrying = 10 * time.Minute // after abnormal usage was reported
+	stopRetrying  = 10 * time.Minute // after abnormal usage was reported
 	// outageRun is how many refused flights with no acceptance between
 	// make an outage, where the budget drops retries instead of spacing
 	// them out: the server refused again after each wait it asked for
@@ -107,11 +102,15 @@ func (r retryBudget) next(now int64) time.Duration {
 func (r retryBudget) outage() bool { return r.run >= outageRun }
 
 // take spends one retry. The tokens may go below zero: a retry spaced out
-// spends a token that has not come back yet, and the next waits until it
-// has.
+// spends a token that has not come back yet. The budget owes at most
+// retryTokenCap: a retry past that waits as the last one owed does, and
+// the key's pause, probe and ramp space them from there. Owing without
+// bound, the tail of one large flight was spaced past MaxWait and failed
+// (64 of 100 after a one-second blip), and the debt of retries whose
+// callers gave up held others' retries for minutes.
 func (r *retryBudget) take(now int64) {
 	r.refill(now)
-	r.tokens = max(-maxRetryDebt, r.tokens-1)
+	r.tokens = max(-retryTokenCap, r.tokens-1)
 }
 
 // accepted records an acceptance: the refusals in a row end.

@@ -128,9 +128,8 @@ func robustTables() []Table {
 // sent once the pause the last refusal asked for had ended: an outage,
 // where the retry budget drops retries. One acceptance ends it. The
 // refusals of requests in flight together count once: 45 refused at once
-// are one flight, whose retries the budget spaces out, each waiting until
-// the one before is repaid, rather than drops (counted one by one, 40 of
-// them made an outage).
+// are one flight, whose retries the budget spaces out rather than drops
+// (counted one by one, 40 of them made an outage).
 func outageTable() Table {
 	hint := func(r int64) control.Outcome { return ok(rl(1000, 60*s, r, 60*s)) }
 	steps := []Step{
@@ -148,9 +147,9 @@ func outageTable() Table {
 	for i := range 45 {
 		steps = append(steps, rel(0, fmt.Sprintf("r%d", i), refused(retryAfter(s)), Want{}))
 	}
-	// One flight: the last of the 45 is spaced out, not dropped, until
-	// what the budget owes is repaid, at two a second.
-	steps[len(steps)-1].Want.Plan = plan(14800*ms, s, control.ReasonRetryBudget)
+	// One flight: the last of the 45 is spaced out, not dropped, as the
+	// last the budget may owe (20) is.
+	steps[len(steps)-1].Want.Plan = plan(10400*ms, s, control.ReasonRetryBudget)
 	// 39 more flights refused, each a probe after the pause.
 	at := time.Duration(s)
 	for f := range 39 {
