@@ -186,7 +186,8 @@ func TestCrawlDelayKeptAcrossSweepOriginKey(t *testing.T) {
 }
 
 // Crawl-delay units after a space ("2 min"), and a comma with a point
-// ("1,000.5"): read as 2 s and ignored before (no delay at all).
+// ("1,000.5"): read as 2 s and ignored before (no delay at all); two
+// thousands groups ("1,500,000"): read as 1500 s.
 func TestParseCrawlDelay(t *testing.T) {
 	for _, tt := range []struct {
 		in      string
@@ -194,8 +195,9 @@ func TestParseCrawlDelay(t *testing.T) {
 	}{
 		{"2 min", 120},
 		{"1 h", 3600},
-		{"1,000.5", 1},
+		{"1,000.5", 1000.5},
 		{"1,2.5", 1},
+		{"1,500,000", 1_500_000}, // two thousands groups: read as 1500 before
 	} {
 		s, ok := parseCrawlDelay(tt.in)
 		if !ok || s < tt.atLeast {

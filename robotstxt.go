@@ -267,16 +267,24 @@ func parseCrawlDelay(v string) (float64, bool) {
 		rest := word[len(num):]
 		if r, ok := strings.CutPrefix(rest, ","); ok && num != "" && !strings.Contains(num, ".") {
 			// "1,5": a decimal comma, read as a point, not as 1;
-			// "1,500", which may separate thousands, is read so, the
-			// longer wait ("1,000.5" too).
-			d := leadingDigits(r)
-			if len(d) == 3 {
-				d = leadingNumber(r)
-				num = num + d
+			// "1,500" and "1,500,000", which may separate thousands,
+			// are read so, the longer wait ("1,000.5" too).
+			if d := leadingDigits(r); len(d) != 3 {
+				num, rest = num+"."+d, r[len(d):]
 			} else {
-				num = num + "." + d
+				for {
+					num, rest = num+d, r[len(d):]
+					if r, ok = strings.CutPrefix(rest, ","); !ok {
+						break
+					}
+					if d = leadingDigits(r); len(d) != 3 {
+						break
+					}
+				}
+				if frac := leadingNumber(rest); strings.HasPrefix(frac, ".") {
+					num, rest = num+frac, rest[len(frac):]
+				}
 			}
-			rest = r[len(d):]
 		}
 		if s, ok = parseSeconds(strings.TrimSuffix(num, ".")); !ok {
 			return 0, false

@@ -97,7 +97,11 @@ func TestServeDialectAndFaults(t *testing.T) {
 	}
 }
 
-// Every algorithm, dialect and fault of ratelimittest has its flag.
+// The flags added for ratelimittest's algorithms, dialects and faults
+// reach the server: -dialect x-ratelimit-date with -utc-dates, -round-down
+// and -retry-after-zero, and -algorithm leaky-bucket with -burst and
+// -dialect httprate. (The others' values are checked by
+// TestBadFlagValues.)
 func TestServeFlagsOfEveryFault(t *testing.T) {
 	get := func(base string) *http.Response {
 		resp, err := http.Get(base + "/")

@@ -10,8 +10,8 @@ import "time"
 //
 // The budget spaces retries out rather than dropping them: a retry it
 // cannot afford now waits until it can (see Decide), unless the key is in
-// an outage, many refusals and no acceptance, where retries would only
-// add to the load, and the refusal goes back to the caller.
+// an outage, many refused flights and no acceptance, where retries would
+// only add to the load, and the refusal goes back to the caller.
 //
 // It also counts the refused flights since the key's last acceptance (the
 // refusals of requests in flight together count once, the first of them):
