@@ -39,6 +39,23 @@ func crawlDelayRobots(r *http.Request) (*http.Response, bool) {
 // on a fresh entry with no floor, and went back to back, not Crawl-delay
 // apart.
 func TestCrawlDelayKeptAcrossSweep(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		key  func(*http.Request) string
+	}{
+		{"origin keys", nil},
+		// A custom Key that returns the origin itself (a Key grouping
+		// some hosts and leaving others by origin): the key's
+		// reservation carries the floor. Before, try skipped
+		// reserveFloor (the key is the origin) and passed floor 0 to
+		// reserve: two requests went 0 s apart after a sweep.
+		{"a Key returning the origin", func(r *http.Request) string { return r.URL.Scheme + "://" + r.URL.Host }},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testCrawlDelayKeptAcrossSweep(t, tt.key) })
+	}
+}
+
+func testCrawlDelayKeptAcrossSweep(t *testing.T, key func(*http.Request) string) {
 	synctest.Test(t, func(t *testing.T) {
 		var (
 			mu   sync.Mutex
@@ -61,7 +78,7 @@ func TestCrawlDelayKeptAcrossSweep(t *testing.T) {
 			}
 			return okResponse(r)
 		})
-		tr := &Transport{Base: base, Robots: &Robots{}, MaxAttempts: 1}
+		tr := &Transport{Base: base, Robots: &Robots{}, MaxAttempts: 1, Key: key}
 		get := func(host string) error {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
 			resp, err := tr.RoundTrip(req)
@@ -86,25 +103,10 @@ func TestCrawlDelayKeptAcrossSweep(t *testing.T) {
 
 		// The crawler goes on with other origins meanwhile; some land in
 		// slow.test's shard of the local ceilings.
-		k := originKey("http", "slow.test").m
-		sh := tr.ceil.shard(k)
-		swept := false
-		for i := 0; i < 400_000 && !swept; i++ {
+		sweep(t, tr, "slow.test", func(i int) (memKey, func() error) {
 			host := fmt.Sprintf("o%d.test", i)
-			if tr.ceil.shard(originKey("http", host).m) != sh {
-				continue
-			}
-			if err := get(host); err != nil {
-				t.Fatal(err)
-			}
-			sh.mu.Lock()
-			_, ok := sh.m[k]
-			sh.mu.Unlock()
-			swept = !ok
-		}
-		if !swept {
-			t.Skip("slow.test's entry was never swept")
-		}
+			return originKey("http", host).m, func() error { return get(host) }
+		})
 		wg.Wait()
 		mu.Lock()
 		defer mu.Unlock()
@@ -164,25 +166,10 @@ func TestCrawlDelayKeptAcrossSweepCustomKeys(t *testing.T) {
 			}
 		})
 		synctest.Wait()
-		o := originKey("http", "slow.test").m
-		sh := tr.ceil.shard(o)
-		swept := false
-		for i := 0; i < 400_000 && !swept; i++ {
+		sweep(t, tr, "slow.test", func(i int) (memKey, func() error) {
 			acct := fmt.Sprintf("acct-%d", i)
-			if tr.ceil.shard(splitKey(acct)) != sh {
-				continue
-			}
-			if err := get(fmt.Sprintf("o%d.test", i), acct); err != nil {
-				t.Fatal(err)
-			}
-			sh.mu.Lock()
-			_, ok := sh.m[o]
-			sh.mu.Unlock()
-			swept = !ok
-		}
-		if !swept {
-			t.Skip("slow.test's entry was never swept")
-		}
+			return splitKey(acct), func() error { return get(fmt.Sprintf("o%d.test", i), acct) }
+		})
 		wg.Wait()
 		if err := get("slow.test", "acct-b"); err != nil { // another account, the same origin
 			t.Fatal(err)
@@ -294,4 +281,30 @@ func TestAdaptiveSkipsTransient502(t *testing.T) {
 			t.Errorf("once the origin answered again (100ms each, never queueing), at most %d requests in flight for a minute; want Restraint's 4: the gateway's 502s, transient failures, were taken as its baseline latency", peak)
 		}
 	})
+}
+
+// sweep sends requests under other keys until the local ceilings' entry
+// of host's origin is swept: next(i) returns the i-th key and a function
+// that sends a request under it, called only for keys in the entry's
+// shard. It skips the test when the entry is never swept.
+func sweep(t *testing.T, tr *Transport, host string, next func(i int) (memKey, func() error)) {
+	t.Helper()
+	k := originKey("http", host).m
+	sh := tr.ceil.shard(k)
+	for i := range 400_000 {
+		key, send := next(i)
+		if tr.ceil.shard(key) != sh {
+			continue
+		}
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+		sh.mu.Lock()
+		_, ok := sh.m[k]
+		sh.mu.Unlock()
+		if !ok {
+			return
+		}
+	}
+	t.Skip(host + "'s entry was never swept")
 }
