@@ -110,12 +110,7 @@ func testCrawlDelayKeptAcrossSweep(t *testing.T, key func(*http.Request) string)
 		wg.Wait()
 		mu.Lock()
 		defer mu.Unlock()
-		if len(sent) != 3 {
-			t.Fatalf("sent %d requests to slow.test, want 3", len(sent))
-		}
-		if gap := sent[2].Sub(sent[1]); gap < 2*time.Second {
-			t.Errorf("after the pause, two requests to slow.test went %v apart; want its Crawl-delay of 2s (sent at %v)", gap, sent)
-		}
+		lastTwoApart(t, sent)
 	})
 }
 
@@ -176,12 +171,7 @@ func TestCrawlDelayKeptAcrossSweepCustomKeys(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if len(sent) != 3 {
-			t.Fatalf("sent %d requests to slow.test, want 3", len(sent))
-		}
-		if gap := sent[2].Sub(sent[1]); gap < 2*time.Second {
-			t.Errorf("two requests to slow.test went %v apart; want its Crawl-delay of 2s (sent at %v)", gap, sent)
-		}
+		lastTwoApart(t, sent)
 	})
 }
 
@@ -307,4 +297,16 @@ func sweep(t *testing.T, tr *Transport, host string, next func(i int) (memKey, f
 		}
 	}
 	t.Skip(host + "'s entry was never swept")
+}
+
+// lastTwoApart checks that slow.test got 3 requests, the last two its
+// Crawl-delay (2s) apart.
+func lastTwoApart(t *testing.T, sent []time.Time) {
+	t.Helper()
+	if len(sent) != 3 {
+		t.Fatalf("sent %d requests to slow.test, want 3", len(sent))
+	}
+	if gap := sent[2].Sub(sent[1]); gap < 2*time.Second {
+		t.Errorf("two requests to slow.test went %v apart; want its Crawl-delay of 2s (sent at %v)", gap, sent)
+	}
 }
