@@ -845,7 +845,8 @@ func since(now, t time.Time) time.Duration {
 // precedence (draft-11 §7), else the effective window of a spent quota, in
 // any unit (a token quota spent refuses requests too). A Retry-After date
 // is measured from the response's Date, else from estimate, the server's
-// clock as the key estimates it, and from now, the shorter wait kept.
+// clock as the key estimates it, and from now, the shorter wait kept, or
+// the estimate's when the date is past by now (see retryAfter).
 func serverWait(h http.Header, quotas []parse.Quota, now, estimate time.Time) (time.Duration, Reason, bool) {
 	if d, ok := retryAfter(h, now, estimate); ok {
 		return d, ReasonRetryAfter, true
