@@ -184,36 +184,59 @@ func TestCrawlDelayKeptAcrossSweepCustomKeys(t *testing.T) {
 // a Crawl-delay) that holds the next request longer was left out, so the
 // caller rescheduled too early and got a WaitError with another Until
 // (RetryAt now+5s, Until now+1m). RetryAt now reads the local pace too.
+//
+// Under a custom Key with MaxRate and a Crawl-delay, the key's pace
+// (MaxRate, now+1m) holds the request longer than the origin's floor
+// (now+2s). Before, the WaitError carried the floor's next start: try
+// returned the first hold it met; RetryAt said now+1m.
 func TestRetryAtLocalPace(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		base := roundTripper(func(r *http.Request) (*http.Response, error) {
-			h := http.Header{}
-			h.Set("Retry-After", "5")
-			return &http.Response{StatusCode: 429, Header: h, Body: http.NoBody, Request: r}, nil
+	for _, tt := range []struct {
+		name, host string
+		robots     *Robots
+		key        func(*http.Request) string
+	}{
+		{"MaxRate", "api.test", nil, nil},
+		{"MaxRate under a custom key, with a Crawl-delay", "slow.test", &Robots{},
+			func(r *http.Request) string { return "acct-" + r.Header.Get("X-Account") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := roundTripper(func(r *http.Request) (*http.Response, error) {
+					if resp, ok := crawlDelayRobots(r); ok {
+						return resp, nil
+					}
+					h := http.Header{}
+					h.Set("Retry-After", "5")
+					return &http.Response{StatusCode: 429, Header: h, Body: http.NoBody, Request: r}, nil
+				})
+				tr := &Transport{Base: base, MaxAttempts: 1, MaxRate: 1.0 / 60, Robots: tt.robots, Key: tt.key} // one a minute
+				send := func(ctx context.Context, path string) (*http.Response, error) {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+tt.host+path, nil)
+					req.Header.Set("X-Account", "a")
+					return tr.RoundTrip(req)
+				}
+				resp, err := send(t.Context(), "/a")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				at, ok := tr.RetryAt(resp)
+				if !ok {
+					t.Fatal("RetryAt reports false for a 429")
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+				defer cancel()
+				_, err = send(ctx, "/b")
+				var we *WaitError
+				if !errors.As(err, &we) {
+					t.Fatalf("next request: %v, want a *WaitError", err)
+				}
+				if !we.Until.Equal(at) {
+					t.Errorf("RetryAt = now+%v, but the next request's WaitError has Until now+%v (%s); want the same instant", time.Until(at), time.Until(we.Until), we.Reason)
+				}
+			})
 		})
-		tr := &Transport{Base: base, MaxAttempts: 1, MaxRate: 1.0 / 60} // one a minute
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/a", nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		at, ok := tr.RetryAt(resp)
-		if !ok {
-			t.Fatal("RetryAt reports false for a 429")
-		}
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		defer cancel()
-		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/b", nil)
-		_, err = tr.RoundTrip(req)
-		var we *WaitError
-		if !errors.As(err, &we) {
-			t.Fatalf("next request: %v, want a *WaitError", err)
-		}
-		if !we.Until.Equal(at) {
-			t.Errorf("RetryAt = now+%v, but the next request's WaitError has Until now+%v (%s); want the same instant", time.Until(at), time.Until(we.Until), we.Reason)
-		}
-	})
+	}
 }
 
 // Restraint.Adaptive: "The latency of a request is the time from its start

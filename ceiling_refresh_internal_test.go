@@ -2,7 +2,6 @@ package polite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -142,48 +141,4 @@ func TestRobotsRulesOfLargeFileKept(t *testing.T) {
 	if r, ok := f.match(robotsPath(u)); !ok || r.allow {
 		t.Errorf("robots.txt of %d KiB, %d Disallow rules: %q (its last) is allowed; %d rules kept", b.Len()>>10, n, last, f.rules())
 	}
-}
-
-// RetryAt: "the instant a *WaitError of the next request to the key would
-// carry in Until". Under a custom Key with MaxRate and a Crawl-delay, the
-// key's pace (MaxRate, now+1m) holds the request longer than the origin's
-// floor (now+2s). Before, the WaitError carried the floor's next start:
-// try returned the first hold it met; RetryAt said now+1m.
-func TestRetryAtCustomKeyCrawlDelay(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		base := roundTripper(func(r *http.Request) (*http.Response, error) {
-			if resp, ok := crawlDelayRobots(r); ok {
-				return resp, nil
-			}
-			h := http.Header{}
-			h.Set("Retry-After", "5")
-			return &http.Response{StatusCode: 429, Header: h, Body: http.NoBody, Request: r}, nil
-		})
-		tr := &Transport{Base: base, MaxAttempts: 1, MaxRate: 1.0 / 60, Robots: &Robots{},
-			Key: func(r *http.Request) string { return "acct-" + r.Header.Get("X-Account") }}
-		send := func(ctx context.Context, path string) (*http.Response, error) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://slow.test"+path, nil)
-			req.Header.Set("X-Account", "a")
-			return tr.RoundTrip(req)
-		}
-		resp, err := send(t.Context(), "/a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		at, ok := tr.RetryAt(resp)
-		if !ok {
-			t.Fatal("RetryAt reports false for a 429")
-		}
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		defer cancel()
-		_, err = send(ctx, "/b")
-		var we *WaitError
-		if !errors.As(err, &we) {
-			t.Fatalf("next request: %v, want a *WaitError", err)
-		}
-		if !we.Until.Equal(at) {
-			t.Errorf("RetryAt = now+%v, but the next request's WaitError has Until now+%v (%s); want the same instant", time.Until(at), time.Until(we.Until), we.Reason)
-		}
-	})
 }
