@@ -250,10 +250,12 @@ func TestStaleCostLimitLetsRequestGo(t *testing.T) {
 
 // A state decoded from a Store may hold what no controller here writes (a
 // hostile or broken process wrote it): a pause, a probe or leases ending
-// decades ahead. Bound, which a Budget over a Store calls before each
-// Acquire, brings them back within MaxPause (or the longest lease), so
-// that one bad write cannot hold a key, nor keep its stored state, for
-// longer.
+// decades ahead, or the starts a process whose clock is decades ahead
+// logged. Bound, which a Budget over a Store calls before each Acquire,
+// brings them back within MaxPause (or the longest lease), so that one bad
+// write cannot hold a key, nor keep its stored state, for longer. Before,
+// starts logged in 2110 were kept, and the state with them (Expiry counts
+// their windows), whatever the healthy processes did.
 func TestStoredHoldsBounded(t *testing.T) {
 	far := instant(time.Date(2110, 1, 1, 0, 0, 0, 0, time.UTC))
 	now := instant(ht0)
@@ -264,6 +266,16 @@ func TestStoredHoldsBounded(t *testing.T) {
 		{"a pause", func(s *State) { s.pauseUntil, s.pauseReason = far, ReasonRetryAfter }},
 		{"a probe", func(s *State) { s.ramp.probeEnd = far; s.leases.b[0].end = far }},
 		{"a lease", func(s *State) { s.leases.b[0].end = far }},
+		{"starts logged by a clock ahead", func(s *State) {
+			q := []parse.Quota{{Policy: "p", Limit: 100, Window: time.Hour, Remaining: 90, Reset: 30 * time.Minute}}
+			for i := range 3 {
+				t := at(far + int64(i)*int64(time.Second))
+				var l Lease
+				if _, ok := s.Acquire(t, &Config{}, Ask{}, &l); ok {
+					s.Release(t.Add(time.Millisecond), &Config{}, &l, &Outcome{First: true, Quotas: q, Bytes: -1})
+				}
+			}
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var cfg Config
@@ -283,6 +295,11 @@ func TestStoredHoldsBounded(t *testing.T) {
 			}
 			later := now + int64(time.Second)
 			got.Bound(at(later), &cfg) // as a Budget over a Store does
+			if b, err := got.MarshalBinary(); err != nil {
+				t.Fatal(err)
+			} else if err := new(State).UnmarshalBinary(b); err != nil {
+				t.Fatalf("the bounded state does not decode: %v", err)
+			}
 			var l2 Lease
 			h, ok := got.Acquire(at(later), &cfg, Ask{}, &l2)
 			bound := later + int64(MaxPause)

@@ -158,6 +158,24 @@ func (l *startLog) tally(now, q, w int64) bool {
 	return true
 }
 
+// clamp reads the starts logged after t as made at t, in one entry: the
+// log stays in order, with no two entries at one instant.
+func (l *startLog) clamp(t int64) {
+	var n int64
+	for l.n > 0 && l.last().at > t {
+		n += l.last().n
+		l.n--
+	}
+	switch {
+	case n == 0:
+	case l.n > 0 && l.last().at == t:
+		l.last().n += n
+	default:
+		l.n++ // the slot of the last entry taken off
+		*l.last() = start{at: t, n: n}
+	}
+}
+
 // trim drops the starts that left the window by now.
 func (l *startLog) trim(now, w int64) {
 	for l.n > 0 && l.first().at+w <= now {

@@ -137,7 +137,8 @@ func (s *State) Bound(t time.Time, cfg *Config) {
 		pace = addSat(now, cfg.paceSpan())
 	}
 	if s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
-		s.rateNext > pace || s.deadlineBeyond(addSat(now, int64(MaxPause))) || s.costs.beyond(now, far) {
+		s.rateNext > pace || s.deadlineBeyond(addSat(now, int64(MaxPause))) || s.costs.beyond(now, far) ||
+		s.startsBeyond(far) {
 		s.bound(now, far)
 		s.rateNext = min(s.rateNext, pace)
 		s.settle(now, cfg)
@@ -155,6 +156,17 @@ func (s *State) deadlineBeyond(far int64) bool {
 	return false
 }
 
+// startsBeyond reports whether a stated quota logged a start after far:
+// logged by a process whose clock is that far ahead of ours.
+func (s *State) startsBeyond(far int64) bool {
+	for i := range s.policies {
+		if l := &s.policies[i].log; l.n > 0 && l.last().at > far {
+			return true
+		}
+	}
+	return false
+}
+
 // bound brings back to far the holds of a state no controller here wrote:
 // a pause beyond MaxPause, a probe, leases or a stop of retries that end
 // beyond the longest lease (or MaxPause), cost quotas stated in the future
@@ -162,9 +174,17 @@ func (s *State) deadlineBeyond(far int64) bool {
 // longest lease, as a state decoded from a store may hold, written
 // by a hostile or broken process. Leases that end beyond far are dropped,
 // as if their requests had ended: their slots would otherwise be held for
-// as long as the stored instant says, up to 2116.
+// as long as the stored instant says, up to 2116. Starts logged after far
+// (by a process whose clock is that far ahead) are read as made now: their
+// windows would otherwise keep the state (see Expiry) for as long as that
+// clock is ahead.
 func (s *State) bound(now, far int64) {
 	s.pauseUntil = min(s.pauseUntil, addSat(now, int64(MaxPause)))
+	if s.startsBeyond(far) {
+		for i := range s.policies {
+			s.policies[i].log.clamp(now)
+		}
+	}
 	for i := range s.policies {
 		p := &s.policies[i]
 		p.deadline = min(p.deadline, addSat(now, int64(MaxPause)))
