@@ -109,9 +109,10 @@ const (
 type memShard struct {
 	mu         sync.Mutex
 	m          map[memKey]*memEntry
-	head, tail *memEntry // least recently used list: head most recent
-	last       *memEntry // the entry looked up last: a key asked again needs no map lookup
-	_          [24]byte  // keeps shards on separate cache lines
+	head, tail *memEntry     // least recently used list: head most recent
+	last       *memEntry     // the entry looked up last: a key asked again needs no map lookup
+	created    chan struct{} // closed when an entry is made; nil when nobody waits for a key with none
+	_          [16]byte      // keeps shards on separate cache lines
 }
 
 // memKey is a store key split at "://": an origin's scheme and host, or
@@ -206,6 +207,10 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		e = &memEntry{key: k, sh: sh}
 		sh.m[k] = e
 		s.count.Add(1)
+		if sh.created != nil {
+			close(sh.created) // waiters for a key with no state look again
+			sh.created = nil
+		}
 	} else if sh.head == e {
 		sh.last = e
 		return e
@@ -297,61 +302,66 @@ func (s *MemoryStore) Wait(ctx context.Context, key string, gen uint64, until ti
 // or expiry) since, which wakes the waiter as a change does.
 func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time.Time, timer **time.Timer, held bool) error {
 	sh := s.shard(k)
-	sh.mu.Lock()
-	e := sh.m[k]
-	var changed chan struct{}
-	switch {
-	case e == nil && held:
-		sh.mu.Unlock()
-		return nil
-	case e == nil:
-		// No state: nothing will change it that the waiter waits for
-		// (a new state's generation starts over); only until ends the
-		// wait.
-		if until.IsZero() {
+	var fire <-chan time.Time
+	for {
+		sh.mu.Lock()
+		e := sh.m[k]
+		var changed chan struct{}
+		switch {
+		case e == nil && held:
 			sh.mu.Unlock()
 			return nil
-		}
-	case e.ks.Generation() > gen, held && e.ks.Generation() < gen:
-		// Grown; or, below what the waiter saw, a new state (its
-		// generation starts over).
-		sh.mu.Unlock()
-		return nil
-	default:
-		if e.changed == nil {
-			e.changed = make(chan struct{})
-		}
-		changed = e.changed
-	}
-	sh.mu.Unlock()
-
-	var fire <-chan time.Time
-	if !until.IsZero() {
-		d := time.Until(until)
-		if d <= 0 {
+		case e == nil:
+			// No state: the next one made in the shard wakes the waiter,
+			// which looks again (it may be another key's, or not yet
+			// past gen).
+			if sh.created == nil {
+				sh.created = make(chan struct{})
+			}
+			changed = sh.created
+		case e.ks.Generation() > gen, held && e.ks.Generation() < gen:
+			// Grown; or, below what the waiter saw, a new state (its
+			// generation starts over).
+			sh.mu.Unlock()
 			return nil
+		default:
+			if e.changed == nil {
+				e.changed = make(chan struct{})
+			}
+			changed = e.changed
 		}
-		var local *time.Timer
-		if timer == nil {
-			timer = &local
+		sh.mu.Unlock()
+
+		if fire == nil && !until.IsZero() {
+			d := time.Until(until)
+			if d <= 0 {
+				return nil
+			}
+			var local *time.Timer
+			if timer == nil {
+				timer = &local
+			}
+			if *timer == nil {
+				*timer = time.NewTimer(d)
+			} else {
+				(*timer).Reset(d)
+			}
+			if local != nil {
+				defer local.Stop()
+			}
+			fire = (*timer).C
 		}
-		if *timer == nil {
-			*timer = time.NewTimer(d)
-		} else {
-			(*timer).Reset(d)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-fire:
+			return nil
+		case <-changed:
+			if e != nil {
+				return nil // changed, or forgotten: started over
+			}
 		}
-		if local != nil {
-			defer local.Stop()
-		}
-		fire = (*timer).C
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-fire:
-	case <-changed:
-	}
-	return nil
 }
 
 // acquire runs Acquire on k's state in place. sh is k's shard, if known

@@ -39,8 +39,9 @@ const (
 //     through their binary form;
 //   - concurrent Updates from many goroutines, on one key and on several,
 //     lose no update;
-//   - an Update that makes Generation grow wakes the key's waiters, and a
-//     wake between the Update and the call to Wait is not lost;
+//   - an Update that makes Generation grow wakes the key's waiters, those
+//     of a key that had no state too, and a wake between the Update and
+//     the call to Wait is not lost;
 //   - Wait returns at its deadline (not before), at once for a deadline
 //     already past, and with ctx.Err() when its context ends;
 //   - leases in the state expire: a slot held by a request that never
@@ -60,6 +61,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) polite.Store) {
 		{"KeysApart", testKeysApart},
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"WakesWaiters", testWakesWaiters},
+		{"WakesWaitersOfNewKey", testWakesWaitersOfNewKey},
 		{"WakeNotLost", testWakeNotLost},
 		{"WaitUntil", testWaitUntil},
 		{"WaitContext", testWaitContext},
@@ -271,6 +273,38 @@ func testWakesWaiters(t *testing.T, st polite.Store, key string) {
 		case <-deadline:
 			t.Fatalf("a waiter was not woken within %v of Generation growing", wakeWithin)
 		}
+	}
+}
+
+// A key with no state has Generation 0: the Update that makes its first
+// state wakes those waiting for it to exceed 0. Before, MemoryStore left
+// them waiting until their deadline.
+func testWakesWaitersOfNewKey(t *testing.T, st polite.Store, key string) {
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*wakeWithin)
+		defer cancel()
+		done <- st.Wait(ctx, key, 0, time.Now().Add(time.Hour))
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Wait returned %v before the key had a state", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	bump(t, st, key+"/other", time.Now()) // another key's: no wake
+	select {
+	case err := <-done:
+		t.Fatalf("Wait returned %v when another key had its first state", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	bump(t, st, key, time.Now())
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Wait = %v after the key's first state, want nil", err)
+		}
+	case <-time.After(wakeWithin):
+		t.Fatalf("a waiter was not woken within %v of the key's first state", wakeWithin)
 	}
 }
 
