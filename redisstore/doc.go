@@ -79,12 +79,31 @@
 // Each Redis call a request makes is bounded by Timeout (250 ms by default;
 // create the client with ContextTimeoutEnabled for this to hold). When an
 // update fails, the Budget goes on with a budget in this process's memory
-// for the key (pacing by what this process sees), reports EventStoreDown
-// once, and tries the Store again a second later, reporting EventStoreUp
-// when it answers: no request fails because Redis is down, nor waits past
-// its context by more than one Timeout (an update whose swap was sent
-// waits for its outcome, so that a lease it took is never kept in Redis
-// without its request knowing; see Store.Update).
+// (for every key, a second at a time: see DESIGN.md §3), pacing by what
+// this process sees, reports EventStoreDown once, and tries the Store
+// again a second later, reporting EventStoreUp when it answers: no request
+// fails because Redis is down, nor waits past its context by more than one
+// Timeout (an update whose swap was sent waits for its outcome, so that a
+// lease it took is never kept in Redis without its request knowing; see
+// Store.Update). A swap Redis runs after its Timeout, busy with something
+// else until then, changes nothing: it is sent with the instant its caller
+// gives up, on the server's clock as this process last measured it, which
+// the script compares with that clock. Before the first write of a
+// process, that clock is not known, and such a swap may still take its
+// lease, which ends with Budget.Lease.
+//
+// # Data no store wrote
+//
+// Redis may hold what no Store wrote: a hostile or broken process shares
+// it, or a Redis went back to older data. A key of another type, a state
+// above 64 KiB, a version that is not a canonical integer below 2^53 or
+// that is more than an hour past the server's clock, a turn queue that is
+// malformed or whose turn ends in the far future: each makes the key start
+// over, as a state that does not decode does. A notification naming a
+// version more than an hour past the server's clock is ignored; one
+// within it is undone by the next swap or read of the key, which sets
+// what Redis holds. A Redis whose clock steps back by more than an hour
+// loses its states so, as after a restart with no data.
 //
 // # Redis Cluster
 //

@@ -2,6 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -9,6 +13,8 @@ import (
 	"time"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
 )
 
 // Keys no store could have written (a hostile or broken writer sharing the
@@ -87,7 +93,10 @@ func TestHugeStateNotRead(t *testing.T) {
 //     as long as the queue stayed;
 //   - a version Go parses but Lua compares as another string ("+5") was
 //     never matched: about 12,000 stale swaps in a second, then
-//     ErrContention, on every update.
+//     ErrContention, on every update;
+//   - a turn queue that starts with a space (or has two between names)
+//     failed the script ("attempt to get length of local 'head'") on
+//     every update, until the key's TTL ended.
 func TestHostileFieldsStartOver(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -95,6 +104,7 @@ func TestHostileFieldsStartOver(t *testing.T) {
 	}{
 		{"turn", func(string) []any { return []any{"q", "intruder", "qt", "99999999999999999"} }},
 		{"version", func(v string) []any { return []any{"v", "+" + v} }},
+		{"queue", func(string) []any { return []any{"q", " intruder", "qt", "1"} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			addr := redisAddr(t)
@@ -119,40 +129,181 @@ func TestHostileFieldsStartOver(t *testing.T) {
 	}
 }
 
-// A notification naming a version no swap writes (MaxInt64) was taken at
-// its word: every later notification, and the store's own swaps, looked
-// older, and waiters slept to their deadline. It is ignored.
+// A notification naming a version no swap writes was taken at its word:
+// every later notification, and the store's own swaps, looked older, and
+// waiters slept to their deadline. Before, only versions from 2^53 on were
+// ignored, and 2^53 - 1 deafened them as MaxInt64 had. Versions more than
+// maxAhead past the server's clock are ignored; one within it is undone
+// by the store's next swap.
 func TestHostileNotificationIgnored(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ver  func() int64
+	}{
+		{"MaxInt64", func() int64 { return math.MaxInt64 }},
+		{"2^53-1", func() int64 { return maxVersion - 1 }},
+		{"within maxAhead", func() int64 { return time.Now().UnixMicro() + maxAhead/2 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := redisAddr(t)
+			prefix := testPrefix(t)
+			rdb := newClient(t, addr)
+			a := newStore(t, rdb, prefix)
+			b := newStore(t, newClient(t, addr), prefix)
+			ctx := t.Context()
+			waitSubscribed(t, a)
+			var gen uint64
+			if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st); gen = st.Generation() }); err != nil {
+				t.Fatal(err)
+			}
+			if err := rdb.Publish(ctx, prefix+"changed", id("k")+" "+strconv.FormatInt(c.ver(), 10)+" "+strconv.FormatUint(gen, 10)).Err(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			woke := make(chan time.Duration, 1)
+			go func() {
+				start := time.Now()
+				a.Wait(ctx, "k", gen, start.Add(2*time.Second))
+				woke <- time.Since(start)
+			}()
+			time.Sleep(50 * time.Millisecond)
+			if err := b.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
+				t.Fatal(err)
+			}
+			if d := <-woke; d > 500*time.Millisecond {
+				t.Errorf("Wait(gen %d) returned after %v, at its deadline: two later releases (gen %d) did not wake it", gen, d.Round(time.Millisecond), gen+2)
+			}
+		})
+	}
+}
+
+// A notification of a version ahead of the key's, within maxAhead, with a
+// generation the key never had: Wait found the generation changed and
+// returned at once, the Budget asked again (one swap), was held again with
+// the key's generation, and Wait returned at once again, the store's own
+// swaps being older than the notification. Before, a request held for
+// 300 ms made about 1,250 to 3,000 swaps; the store's swap now sets the
+// generation it found.
+func TestHostileNotificationNoHotLoop(t *testing.T) {
 	addr := redisAddr(t)
 	prefix := testPrefix(t)
 	rdb := newClient(t, addr)
 	a := newStore(t, rdb, prefix)
-	b := newStore(t, newClient(t, addr), prefix)
-	ctx := t.Context()
 	waitSubscribed(t, a)
-	var gen uint64
-	if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st); gen = st.Generation() }); err != nil {
-		t.Fatal(err)
-	}
-	if err := rdb.Publish(ctx, prefix+"changed", id("k")+" 9223372036854775807 "+strconv.FormatUint(gen, 10)).Err(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(50 * time.Millisecond)
-	woke := make(chan time.Duration, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang" {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c := &http.Client{Transport: &polite.Transport{Budget: &polite.Budget{Store: a, MaxConcurrency: 1}}}
 	go func() {
-		start := time.Now()
-		a.Wait(ctx, "k", gen, start.Add(2*time.Second))
-		woke <- time.Since(start)
+		if resp, err := c.Get(srv.URL + "/hang"); err == nil {
+			resp.Body.Close()
+		}
 	}()
-	time.Sleep(50 * time.Millisecond)
-	if err := b.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
+	time.Sleep(100 * time.Millisecond) // the first request holds the one slot
+	ver := time.Now().UnixMicro() + maxAhead/2
+	if err := rdb.Publish(t.Context(), prefix+"changed", id(srv.URL)+" "+strconv.FormatInt(ver, 10)+" 999999").Err(); err != nil {
 		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	before := a.Stats().Swaps
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/held", nil)
+	if resp, err := c.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("the second request was granted while the first holds the one slot")
+	}
+	if n := a.Stats().Swaps - before; n > 20 {
+		t.Errorf("a request held for 300ms made %d swaps, want a few", n)
+	}
+}
+
+// A version in the key far past the server's clock (below 2^53, so the
+// script took it) was counted on from there: every store kept it as the
+// newest version seen, and once the key started over at the clock (at
+// 2^53), or whenever another store wrote, took the key's real versions
+// for older. A held request's Wait then returned at once, again and again,
+// or slept to its deadline, deaf to other stores' releases. Such a key now
+// starts over at once.
+func TestVersionFarAheadStartsOver(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ver  func() int64
+	}{
+		{"2^53-2", func() int64 { return maxVersion - 2 }},
+		{"two hours ahead", func() int64 { return time.Now().Add(2 * time.Hour).UnixMicro() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := redisAddr(t)
+			prefix := testPrefix(t)
+			rdb := newClient(t, addr)
+			a := newStore(t, rdb, prefix)
+			b := newStore(t, newClient(t, addr), prefix)
+			ctx := t.Context()
+			waitSubscribed(t, a)
+			waitSubscribed(t, b)
+			if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := rdb.HSet(ctx, a.redisKey(id("k")), "v", strconv.FormatInt(c.ver(), 10)).Err(); err != nil {
+				t.Fatal(err)
+			}
+			var gen uint64
+			for range 4 {
+				if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st); gen = st.Generation() }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+			woke := make(chan time.Duration, 1)
+			go func() {
+				start := time.Now()
+				a.Wait(ctx, "k", gen, start.Add(2*time.Second))
+				woke <- time.Since(start)
+			}()
+			select {
+			case d := <-woke:
+				t.Fatalf("Wait(gen %d) returned after %v, with no change since the Update that returned it", gen, d.Round(time.Millisecond))
+			case <-time.After(100 * time.Millisecond):
+			}
+			if err := b.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
+				t.Fatal(err)
+			}
+			if d := <-woke; d > 500*time.Millisecond {
+				t.Errorf("Wait(gen %d) returned after %v, at its deadline: another store's release did not wake it", gen, d.Round(time.Millisecond))
+			}
+		})
+	}
+}
+
+// A key of another type at a state's name (a string, say) failed HSTRLEN
+// with WRONGTYPE: every update of the budget key failed for as long as it
+// lived, forever without a TTL. It is replaced.
+func TestWrongTypeKeyStartsOver(t *testing.T) {
+	addr := redisAddr(t)
+	prefix := testPrefix(t)
+	rdb := newClient(t, addr)
+	a := newStore(t, rdb, prefix)
+	ctx := t.Context()
+	if err := rdb.Set(ctx, a.redisKey(id("k")), "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Wait(ctx, "k", 0, time.Now().Add(10*time.Millisecond)); err != nil {
+		t.Errorf("Wait on a key whose Redis key is a string: %v", err)
 	}
 	if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
-		t.Fatal(err)
-	}
-	if d := <-woke; d > 500*time.Millisecond {
-		t.Errorf("Wait(gen %d) returned after %v, at its deadline: two later releases (gen %d) did not wake it", gen, d.Round(time.Millisecond), gen+2)
+		t.Errorf("Update of a key whose Redis key is a string: %v", err)
 	}
 }
 
@@ -199,4 +350,71 @@ func generationOf(t *testing.T, addr, prefix, key string) uint64 {
 		t.Fatalf("read: %v", err)
 	}
 	return g
+}
+
+// One bad write (a hostile or broken process sharing the store) keeps the
+// stored state alive no longer than a pause may (DESIGN.md §3). A process
+// whose clock is 70 years ahead logs the starts of a stated quota 70 years
+// ahead. Before, the Budget's bound left start logs as they were: the
+// state's Expiry, which counts them, stayed 70 years ahead, and so did the
+// key's TTL, written again by every healthy process's request.
+func TestFarFutureStartsBounded(t *testing.T) {
+	addr := redisAddr(t)
+	prefix := testPrefix(t)
+	rdb := newClient(t, addr)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	good := newStore(t, newClient(t, addr), prefix)
+	c := &http.Client{Transport: &polite.Transport{Budget: &polite.Budget{Store: good}}}
+	getOK := func() {
+		t.Helper()
+		resp, err := c.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	getOK()
+	keys, _ := rdb.Keys(t.Context(), prefix+"{*").Result()
+	if len(keys) != 1 {
+		t.Fatalf("keys %q, want one", keys)
+	}
+	origin := srv.URL // the budget key of the server's origin
+	if good.redisKey(id(origin)) != keys[0] {
+		t.Fatalf("key %q is not %q's", keys[0], origin)
+	}
+
+	// The broken process: its clock is 70 years ahead.
+	broken := newStore(t, newClient(t, addr), prefix)
+	fut := time.Now().AddDate(70, 0, 0)
+	q := []parse.Quota{{Policy: "p", Unit: "requests", Limit: 100, Window: time.Hour, Remaining: 90, Reset: 30 * time.Minute}}
+	if err := broken.Update(t.Context(), origin, func(ks *polite.KeyState) {
+		edit(t, ks, func(s *control.State) {
+			for i := range 3 {
+				at := fut.Add(time.Duration(i) * time.Second)
+				var l control.Lease
+				if _, ok := s.Acquire(at, &control.Config{}, control.Ask{}, &l); ok {
+					s.Release(at.Add(time.Millisecond), &control.Config{}, &l, &control.Outcome{First: true, Quotas: q, Bytes: -1})
+				}
+			}
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The healthy process's requests rewrite the state (Bound first).
+	for range 2 {
+		getOK()
+	}
+	ttl, err := rdb.PTTL(t.Context(), keys[0]).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp time.Time
+	good.Update(t.Context(), origin, func(ks *polite.KeyState) { exp = ks.Expiry() })
+	if limit := control.MaxPause + 10*time.Minute + 2*time.Minute; ttl > limit {
+		t.Errorf("after healthy requests, the key's TTL is %v (state Expiry %v), want at most %v: one bad write keeps the state alive for decades",
+			ttl.Round(time.Hour), exp.Format(time.DateOnly), limit)
+	}
 }

@@ -29,11 +29,19 @@ import (
 //	ARGV[10] how many swaps this update lost so far
 //	ARGV[11] how long a turn lasts, in microseconds
 //	ARGV[12] the largest state read, in bytes
+//	ARGV[13] when the caller gives up, on the server's clock in
+//	         microseconds (at the latest); "0" when it cannot tell
 //
-// A key no store could have written (a state above ARGV[12], a version
-// that is not a canonical integer below 2^53) is deleted first, and so
+// A key no store could have written (another type than a hash, a state
+// above ARGV[12], a version that is not a canonical integer below 2^53 or
+// is more than maxAhead past the server's clock) is deleted first, and so
 // starts over, as a state that does not decode does; so is a queue longer
-// than 4 KiB or a turn that ends more than a turn from now.
+// than 4 KiB, one whose names are not one space apart, or a turn that ends
+// more than a turn from now.
+//
+// A swap that runs after its caller gave up (Redis was busy for longer
+// than the Store's Timeout) returns {3} and changes nothing: a lease it
+// would take would be kept in Redis with no request to end it.
 //
 // On a version mismatch it returns {0, current version, current state}, so
 // the caller's retry needs no read of its own; while another store has its
@@ -64,15 +72,22 @@ local function clock()
   end
   return now
 end
+local by = tonumber(ARGV[13])
+if by > 0 and clock() > by then
+  return {3, '0'} -- run after its caller gave up: it changes nothing
+end
 local turn = tonumber(ARGV[11])
-if redis.call('HSTRLEN', KEYS[1], 's') > tonumber(ARGV[12]) then
-  redis.call('DEL', KEYS[1]) -- no store writes a state so large
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if (kind ~= 'hash' and kind ~= 'none') or redis.call('HSTRLEN', KEYS[1], 's') > tonumber(ARGV[12]) then
+  redis.call('DEL', KEYS[1]) -- no store writes another type, nor a state so large
 end
 local cur = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'qt')
 local v = cur[1] or '0'
-if cur[1] and (not string.match(v, '^[1-9]%d*$') or tonumber(v) >= 9007199254740992) then -- maxVersion
-  -- A version no store writes (not canonical, or past 2^53, where Lua's
-  -- numbers lose the ones): the key starts over.
+if cur[1] and (not string.match(v, '^[1-9]%d*$') or tonumber(v) >= 9007199254740992 -- maxVersion
+    or tonumber(v) > clock() + 3600000000) then -- maxAhead
+  -- A version no store writes (not canonical, past 2^53, where Lua's
+  -- numbers lose the ones, or an hour past the clock): the key starts
+  -- over.
   redis.call('DEL', KEYS[1])
   cur = {false, false, false, false}
   v = '0'
@@ -81,9 +96,9 @@ local me = ARGV[9]
 local q = cur[3] or ''
 local qt = tonumber(cur[4] or '0') or 0
 local dirty = false
-if #q > 4096 or qt > clock() + turn then
-  -- A queue longer than stores contend, or a turn beyond one: written by
-  -- no store; it starts over.
+if #q > 4096 or qt > clock() + turn or string.gsub(q .. ' ', '%S+ ', '') ~= '' then
+  -- A queue longer than stores contend, a turn beyond one, or names not
+  -- one space apart: written by no store; it starts over.
   q, qt, dirty = '', 0, true
 end
 while q ~= '' do
@@ -154,11 +169,19 @@ return {1, nv}
 
 // readScript reads the version and state of KEYS[1], the state only when
 // it is no larger than ARGV[1] bytes (a larger one is replaced by the next
-// swap, unread).
+// swap, unread). A key no store wrote (another type, a version more than
+// maxAhead past the server's clock) reads as absent.
 var readScript = redis.NewScript(`
+if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then
+  return {}
+end
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v then
   return {}
+end
+local t = redis.call('TIME')
+if (tonumber(v) or 0) > tonumber(t[1]) * 1000000 + tonumber(t[2]) + 3600000000 then -- maxAhead
+  return {} -- a version no store writes: the next swap replaces it
 end
 if redis.call('HSTRLEN', KEYS[1], 's') > tonumber(ARGV[1]) then
   return {v}
@@ -173,6 +196,7 @@ const (
 	swapStale   swapResult = 0 // the caller's version was not the current one
 	swapDone    swapResult = 1
 	swapBlocked swapResult = 2 // another store has its turn
+	swapLate    swapResult = 3 // it ran after the caller gave up
 )
 
 type swapMode string
@@ -192,7 +216,8 @@ type swap struct {
 	id     string
 	gen    uint64
 	notify bool
-	lost   int // swaps this update lost so far
+	lost   int   // swaps this update lost so far
+	sent   int64 // when it is sent: Unix microseconds of this process's clock
 }
 
 // turn is how long a store that lost twice in a row has the key to itself.
@@ -204,6 +229,15 @@ const maxNotifyState = 4096
 // maxVersion bounds the versions swapScript writes: 2^53, past which Lua's
 // numbers lose the ones; a key holding one starts over.
 const maxVersion = 1 << 53
+
+// maxAhead is how far past the server's clock a version may be, in
+// microseconds: versions run ahead of it only after its clock went back,
+// by one per write. A key with a version further ahead was written by no
+// store (one that would make every store take it, and then any other, for
+// older) and starts over; a notification naming one is ignored. A Redis
+// whose clock steps back by more loses the states it holds, as after a
+// restart with no data.
+const maxAhead = int64(time.Hour / time.Microsecond)
 
 // maxState is the largest state read from Redis: the controller's largest
 // is about 37 KB (doc.go, "Expiry and size"); anything larger was written
@@ -224,10 +258,14 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 		withState = "1"
 	}
 	ms := max(r.ttl.Milliseconds(), 1)
+	var by int64 // when this call gives up, on the server's clock
+	if a := s.ahead.Load(); a != 0 {
+		by = r.sent + s.timeout().Microseconds() + a - 1 + 1000 // and a millisecond more
+	}
 	reply, err := swapScript.Run(ctx, s.rdb, []string{rkey},
 		strconv.FormatInt(r.expect, 10), string(r.mode), r.state, ms,
 		channel, r.id, strconv.FormatUint(r.gen, 10), withState,
-		s.name, r.lost, turn.Microseconds(), maxState).Slice()
+		s.name, r.lost, turn.Microseconds(), maxState, by).Slice()
 	if err != nil {
 		return 0, 0, nil, fmt.Errorf("redisstore: update: %w", err)
 	}
@@ -237,7 +275,7 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 	flag, _ := reply[0].(int64)
 	vs, _ := reply[1].(string)
 	ver, err = strconv.ParseInt(vs, 10, 64)
-	if err != nil || flag < 0 || flag > 2 {
+	if err != nil || flag < 0 || flag > 3 {
 		return 0, 0, nil, fmt.Errorf("redisstore: update: unexpected reply %v", reply)
 	}
 	if len(reply) > 2 {

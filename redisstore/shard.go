@@ -111,14 +111,20 @@ func (sh *shard) store(e *entry, ver int64, state []byte) {
 
 // done records the outcome of a successful swap: the key now has state at
 // cver (0 and nil after a delete), and generation gen at version ver.
+//
+// The swap's outcome is what Redis holds: it sets the generation even when
+// a notification named a newer version. That one may be newer (sent while
+// the swap's reply was on its way), or sent by no store (a hostile or
+// broken process can publish anything): taken for newer, it would make
+// waiters deaf to every later change, or, its generation not the key's,
+// wake them at once again and again. The key is read again, to know.
 func (sh *shard) done(e *entry, cver int64, state []byte, ver int64, gen uint64, epoch uint64, live bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e.ver, e.state = cver, state
-	e.known, e.epoch, e.live = true, epoch, live
-	if ver >= e.genVer {
-		sh.setGen(e, ver, gen)
-	}
+	sure := ver >= e.genVer
+	sh.setGen(e, ver, gen)
+	e.known, e.epoch, e.live = sure, epoch, live
 }
 
 // setGen records generation gen at version ver, waking waiters if it changed.
@@ -186,14 +192,21 @@ func (sh *shard) refreshed(e *entry, ver int64, gen uint64, state []byte, epoch 
 	defer sh.mu.Unlock()
 	// Versions order what was seen: a notification of a newer state may
 	// have come while the read was on its way. A key found absent tells
-	// nothing newer than what was seen of it.
+	// nothing newer than what was seen of it. As with a swap (see done),
+	// what the read found sets the generation even below the version of
+	// a notification, which one more read confirms or undoes.
 	if ver >= e.ver {
 		e.ver, e.state = ver, state
 	}
-	if ver >= e.genVer {
+	sure := true
+	switch {
+	case ver >= e.genVer:
 		sh.setGen(e, ver, gen)
+	case ver > 0:
+		sh.setGen(e, ver, gen)
+		sure = false
 	}
-	e.known, e.live, e.epoch = true, true, epoch
+	e.known, e.live, e.epoch = sure, true, epoch
 }
 
 // op is one update waiting in a batch.

@@ -68,6 +68,11 @@ type Store struct {
 
 	stats struct{ updates, swaps, stale, blocked, notes atomic.Int64 }
 
+	// ahead is how far the server's clock was ahead of this process's at
+	// the last write, in microseconds, at most (the version it wrote minus
+	// the instant it was sent), plus one; 0 before any write.
+	ahead atomic.Int64
+
 	// the subscription
 	mu         sync.Mutex
 	started    atomic.Bool
@@ -95,6 +100,10 @@ const (
 // processes' updates of the same key won the compare-and-swap for four
 // times Timeout and this one gave up.
 var ErrContention = errors.New("redisstore: too much contention on one key")
+
+// errLate is the error of a swap Redis ran after its Timeout, as this
+// process's clock measured it.
+var errLate = errors.New("redisstore: update: Redis ran the swap after its timeout")
 
 // errAbandoned is the error of the updates of a batch whose leader's own
 // update panicked or exited its goroutine.
@@ -194,7 +203,9 @@ func (s *Store) shard(id string) *shard {
 // [ErrContention]. If ctx ends while the update waits for its batch,
 // Update returns ctx.Err(); once its batch is being swapped, it waits for
 // the outcome (the bounds above hold), so that what fn did, a lease taken
-// say, is never kept without its caller knowing.
+// say, is never kept without its caller knowing; a swap Redis runs only
+// after its Timeout keeps nothing (see "When Redis fails" in the package
+// doc).
 func (s *Store) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
 	s.init()
 	s.start()
@@ -306,10 +317,17 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 			// its next update swaps without a failed try first.
 			r.notify = r.notify || len(next) <= maxNotifyState
 		}
+		r.sent = time.Now().UnixMicro()
 		res, nver, nstate, err := s.swap(ctx, rkey, r)
 		s.stats.swaps.Add(1)
 		if err != nil {
 			return err
+		}
+		if res == swapLate {
+			// Answered in time after all: this process's clock stepped
+			// back since it last measured the server's. Measure again.
+			s.ahead.Store(0)
+			return errLate
 		}
 		switch res {
 		case swapStale:
@@ -318,6 +336,9 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 			s.stats.blocked.Add(1)
 		}
 		if res == swapDone {
+			if r.mode != modeCheck {
+				s.ahead.Store(nver - r.sent + 1) // a written version is the server's clock, or above
+			}
 			cver := nver
 			if r.mode == modeDelete {
 				cver, next = 0, nil // absent: the next swap expects no key
