@@ -271,6 +271,56 @@ func TestWaitErrorNamesTheSoonerLimit(t *testing.T) {
 	})
 }
 
+// A WaitError tells whether the request was ever sent: its Attempt is 1
+// when the first attempt's wait failed, 2 when the retry's did, after a
+// refusal. Before, it said nothing of it, and its docs said the request
+// was not sent: a request refused once, whose retry's wait then outlasted
+// MaxWait (another request's refusal paused the origin for an hour), came
+// back as a WaitError after it was sent.
+func TestWaitErrorAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			refuse := func(after string) (*http.Response, error) {
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {after}}, Body: http.NoBody, Request: r}, nil
+			}
+			switch r.URL.Path {
+			case "/b":
+				time.Sleep(20 * time.Millisecond)
+				return refuse("1")
+			case "/a":
+				return refuse("3600")
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})}
+		do := func(path string) error {
+			resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test"+path, nil))
+			if resp != nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		for range 2 {
+			if err := do("/"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		var errB error
+		wg.Go(func() { errB = do("/b") })
+		synctest.Wait() // B is in flight; A, sent after it, is refused for an hour
+		wg.Go(func() { do("/a") })
+		wg.Wait()
+		var we *polite.WaitError
+		if !errors.As(errB, &we) || we.Attempt != 2 {
+			t.Errorf("B, refused once, then its retry held for an hour: %v (%+v); want a WaitError with Attempt 2", errB, we)
+		}
+		err := do("/c")
+		if !errors.As(err, &we) || we.Attempt != 1 {
+			t.Errorf("C, never sent: %v (%+v); want a WaitError with Attempt 1", err, we)
+		}
+	})
+}
+
 // TestBodiesClosedOnce checks bodies closed exactly once where they were
 // closed twice or never: a refusal's problem document cut short (by the
 // drain's time bound, or by the request's context ending) was closed by

@@ -260,7 +260,9 @@
 // [*CostError] when the request costs more than a whole quota of its
 // origin; the error of the request's GetBody when a retry cannot rewind
 // its body; or an error for a request without a URL. In all but Base's
-// and GetBody's cases the request is not sent.
+// and GetBody's cases the attempt that fails is not sent; when it is a
+// retry, earlier attempts were, and were refused (a *WaitError says so in
+// its Attempt; a context's error, ended while a retry waited, does not).
 // A *WaitError matches [ErrWaitTooLong] with [errors.Is], and also
 // [context.DeadlineExceeded] when the deadline was the limit; its Until and
 // [Transport.RetryAt] for a refusal returned as a response are the same

@@ -11,14 +11,17 @@ import (
 	"github.com/politehttp/polite/internal/control"
 )
 
-// ErrWaitTooLong is matched by every [*WaitError]: the request was not sent
-// because the wait it needed was longer than the Transport will wait.
+// ErrWaitTooLong is matched by every [*WaitError]: an attempt of the request
+// was not sent because the wait it needed was longer than the Transport
+// will wait.
 var ErrWaitTooLong = errors.New("polite: wait too long")
 
-// WaitError reports that a request was not sent because the wait its origin
-// needed was longer than [Transport.MaxWait] or would outlast the request's
-// context deadline. It carries the wait so that the caller can reschedule the
-// work instead of retrying at once.
+// WaitError reports that an attempt of a request was not sent because the
+// wait its origin needed was longer than [Transport.MaxWait] or would
+// outlast the request's context deadline. It carries the wait so that the
+// caller can reschedule the work instead of retrying at once. The first
+// attempt fails so before the request is ever sent; a retry's, after
+// earlier attempts were sent and refused (see Attempt).
 //
 // A WaitError matches [ErrWaitTooLong] with [errors.Is]. When the cause was
 // the request's context deadline it also matches [context.DeadlineExceeded],
@@ -43,9 +46,12 @@ type WaitError struct {
 	// Delay is how long the request would have had to wait: in all,
 	// since it first asked, against MaxWait; from when it failed, against
 	// the time left before its deadline.
-	Delay  time.Duration
-	Until  time.Time // when the wait would have ended
-	Reason Reason    // what the wait was for
+	Delay time.Duration
+	// Until is when the wait would have ended; zero when no end was known
+	// (a concurrency slot held by a request still in flight), the wait
+	// having lasted MaxWait.
+	Until  time.Time
+	Reason Reason // what the wait was for
 	// Deadline reports whether the request's context deadline, rather than
 	// MaxWait, is what the wait would have outlasted.
 	Deadline bool
@@ -55,6 +61,10 @@ type WaitError struct {
 	// Waited is how long the request had spent in RoundTrip, waiting or
 	// on earlier attempts, when it failed.
 	Waited time.Duration
+	// Attempt is the attempt that was not sent, counting from 1: above 1,
+	// the request was sent Attempt-1 times, and refused each time (429,
+	// 503, or a transient failure retried), the responses closed.
+	Attempt int
 
 	// client reports that the request came with Request.Cancel set, as
 	// http.Client sets it when its Timeout is set and its Transport is not
@@ -94,7 +104,7 @@ func (e *WaitError) Error() string {
 // reports it as an EventWaitError.
 func (t *Transport) waitFailed(req *http.Request, we *WaitError, attempt int, start time.Time) {
 	now := time.Now()
-	we.Waited = now.Sub(start)
+	we.Waited, we.Attempt = now.Sub(start), attempt
 	//lint:ignore SA1019 http.Client sets Cancel when its Timeout is set: the only sign of it.
 	we.client = req.Cancel != nil
 	t.emitIf(Event{Kind: EventWaitError, Time: now, Key: we.Key, Request: req, Attempt: attempt, Wait: we.Delay, Reason: we.Reason, Err: we})

@@ -58,7 +58,8 @@ type Transport struct {
 	// unaltered, its body unread; a request whose pacing wait is longer,
 	// counted from when it first asked (a request held again, when others
 	// took the start it woke for, waits no longer in all), fails with a
-	// *WaitError as soon as that is known, without being sent. If zero, 10
+	// *WaitError as soon as that is known, without being sent (again, for
+	// a retry: see WaitError.Attempt). If zero, 10
 	// minutes (the draft's own example of an excessive window, draft-11
 	// §8.5.1).
 	MaxWait time.Duration
