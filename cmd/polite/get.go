@@ -47,7 +47,8 @@ url (its user information and query elided, as "?…": they may hold a
 credential), line (its line number on stdin, when read from there), status, bytes (of the body written), attempts (requests sent on the
 wire for this URL, retries, redirects and the robots.txt fetch it caused included), waited_s (time spent
 waiting for the origin's budget), reason (of the longest wait: pace, quota,
-retry-after, backoff, concurrency, probe, crawl-delay), error (when there was no
+retry-after, backoff, adaptive, retry-budget, stopped, concurrency, probe,
+crawl-delay, transient: polite.Reason's values), error (when there was no
 response, or the body could not be written), file (with -o) and retry_at
 (when the URL failed because its origin refused it, or asked for a longer
 wait than -max-wait or -timeout allow: when to try again, in UTC, rounded up

@@ -514,6 +514,34 @@ func TestInspectMalformedFieldHidesPartitionKey(t *testing.T) {
 	}
 }
 
+// Every spelling of a partition key in a malformed field is shown by its
+// hash. Before, the value ran to the first quote, escaped or not, or to the
+// first space: a String with an escaped quote, or a value after a space,
+// was quoted in clear from there.
+func TestShownFieldHidesPartitionKeys(t *testing.T) {
+	const secret = "sk-live-partition-secret"
+	b64 := base64.StdEncoding.EncodeToString([]byte(secret))
+	for _, v := range []string{
+		`"default";r=50;t=30;pk="ab\"` + secret + `"`, // an escaped quote
+		`"default";r=50;t=30;pk= :` + b64 + `:`,       // a space after '='
+		`"default";r=50;t=30;pk=(:` + b64 + `: :x:)`,  // an Inner List
+		`"default";r=50;t=30;PK=:` + b64 + `:`,        // the name in capitals
+		`"default";r=50;t=30;pk =:` + b64 + `:`,       // a space before '='
+		`"default";r=50;pk=:` + b64 + `:;t=30, @`,     // a parameter after it
+		`"default";r=50;t=30;pk="` + secret,           // a String that never ends
+	} {
+		got := shownField(v)
+		if strings.Contains(got, secret) || strings.Contains(got, b64) {
+			t.Errorf("shownField(%s) = %s: the partition key in clear", v, got)
+		}
+	}
+	v := `"default";r=50;pk=:` + b64 + `:;t=30, "other";r=1`
+	want := `"default";r=50;pk=` + shownPartition([]byte(":"+b64+":")) + `;t=30, "other";r=1`
+	if got := shownField(v); got != want {
+		t.Errorf("shownField(%s) = %s, want %s", v, got, want)
+	}
+}
+
 // A redirect whose Location does not parse fails with an error that
 // quotes it: inspect and get show it without its query, as any URL
 // (SECURITY.md, "a URL that does not parse included"). It was shown whole.

@@ -75,8 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name, rest := args[0], args[1:]
 	switch name {
 	case "help", "-h", "-help", "--help":
-		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-			printUsage(stdout) // "help -h" too
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") || rest[0] == "help" {
+			printUsage(stdout) // "help -h" and "help help" too
 			return 0
 		}
 		name, rest = rest[0], []string{"-h"}

@@ -71,6 +71,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"serve", "-drip", "-1s"},
 		{"serve", "-hang-requests", "0"},
 		{"serve", "-stream-events", "0"},
+		{"serve", "-retry-after-zero", "-no-retry-after"},
+		{"serve", "-retry-after", "2s", "-no-retry-after"},
 		{"demo", "-burst", "-1"},
 		{"inspect", "-timeout", "-1s", "http://127.0.0.1:1/"},
 		{"demo", "-latency", "-1s"}, // as serve rejects it
@@ -82,10 +84,13 @@ func TestBadFlagValues(t *testing.T) {
 	}
 }
 
-// "polite help -h" prints the usage, as "polite help" does.
+// "polite help -h" and "polite help help" print the usage, as "polite
+// help" does. "help help" called help an unknown command, and exited 2.
 func TestHelpHelp(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	if code := run(t.Context(), []string{"help", "-h"}, &stdout, &stderr); code != 0 || stdout.Len() == 0 {
-		t.Errorf("polite help -h: exit %d, stdout %q, stderr %q; want the usage", code, stdout.String(), stderr.String())
+	for _, arg := range []string{"-h", "help"} {
+		var stdout, stderr bytes.Buffer
+		if code := run(t.Context(), []string{"help", arg}, &stdout, &stderr); code != 0 || stdout.Len() == 0 || stderr.Len() != 0 {
+			t.Errorf("polite help %s: exit %d, stdout %q, stderr %q; want the usage", arg, code, stdout.String(), stderr.String())
+		}
 	}
 }

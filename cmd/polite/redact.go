@@ -95,35 +95,64 @@ func urlErrText(ue *url.Error) string {
 
 // shownField returns the value of a draft-11 field as the commands quote
 // it: each partition key (a pk parameter, well formed or not) shown by its
-// hash, as shownPartition shows it, since it may be a credential.
+// hash, as shownPartition shows it, since it may be a credential. A pk is
+// its name in any case, spaces or not before its '=', and its value runs
+// to the next ';' or ',' outside a String (escapes read) and an Inner List:
+// what a malformed value holds, past a quote escaped or a space, is hashed
+// with it.
 func shownField(v string) string {
 	var b strings.Builder
 	for {
-		i := strings.Index(strings.ToLower(v), "pk=")
+		i := pkValue(v)
 		if i < 0 {
 			b.WriteString(v)
 			return b.String()
 		}
-		// The value runs to the end of a Byte Sequence or a String, else
-		// to the next parameter, member or space.
-		rest := v[i+3:]
-		n := strings.IndexAny(rest, ";, \t")
-		if n < 0 {
-			n = len(rest)
-		}
-		if len(rest) > 0 && (rest[0] == ':' || rest[0] == '"') {
-			if j := strings.IndexByte(rest[1:], rest[0]); j >= 0 {
-				n = j + 2
-			} else {
-				n = len(rest)
-			}
-		}
-		b.WriteString(v[:i+3])
-		if n > 0 {
-			b.WriteString(shownPartition([]byte(rest[:n])))
-		}
-		v = rest[n:]
+		n := paramEnd(v[i:])
+		b.WriteString(v[:i])
+		b.WriteString(shownPartition([]byte(strings.Trim(v[i:i+n], " \t"))))
+		v = v[i+n:]
 	}
+}
+
+// pkValue returns where the value of the first pk parameter of v starts,
+// after its '='; -1 when there is none.
+func pkValue(v string) int {
+	for i := 0; i+1 < len(v); i++ {
+		if v[i]|0x20 != 'p' || v[i+1]|0x20 != 'k' {
+			continue
+		}
+		j := i + 2
+		for j < len(v) && (v[j] == ' ' || v[j] == '\t') {
+			j++
+		}
+		if j < len(v) && v[j] == '=' {
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// paramEnd returns where the parameter value that s starts with ends: at
+// the first ';' or ',' outside a String and an Inner List, or at the end.
+func paramEnd(s string) int {
+	quoted, depth := false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted && c == '\\':
+			i++ // the escaped byte
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')' && depth > 0:
+			depth--
+		case depth == 0 && (c == ';' || c == ','):
+			return i
+		}
+	}
+	return len(s)
 }
 
 // shownPartition returns a partition key as the commands print it:

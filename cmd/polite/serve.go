@@ -26,7 +26,8 @@ The faults make the server misbehave on purpose, to see how clients cope:
 Retry-After, -inflate advertises a larger quota than the one enforced, -age
 marks every response as cached, -maintenance-start/-end answer 503 for a
 span, -problem explains refusals with an RFC 9457 problem document.
--retry-after-zero sends "Retry-After: 0" on every refusal, -round-down
+-retry-after-zero sends "Retry-After: 0" on every refusal, -no-retry-after
+sends none (the fields alone say when), -round-down
 rounds the resets sent as instants down to the second, -utc-dates ends
 HTTP-dates in UTC, -phase starts the windows before the server, -drip
 sends refusal bodies a byte at a time, -hang holds the first -hang-requests
@@ -51,6 +52,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	mEnd := fs.Duration("maintenance-end", 0, "fault: end of the maintenance span, from server start")
 	problem := fs.Bool("problem", false, "explain refusals with an RFC 9457 problem document")
 	retryAfterZero := fs.Bool("retry-after-zero", false, "fault: send \"Retry-After: 0\" on every refusal")
+	noRetryAfter := fs.Bool("no-retry-after", false, "fault: send no Retry-After on refusals, as ulule/limiter does")
 	roundDown := fs.Bool("round-down", false, "fault: round the resets sent as instants (epoch seconds, HTTP-dates) down to the second, not up")
 	utcDates := fs.Bool("utc-dates", false, "fault: end the HTTP-dates of the rate-limit fields and Retry-After in UTC, not GMT")
 	phase := fs.Duration("phase", 0, "start the windows this long before the server, so that they end between whole seconds")
@@ -76,6 +78,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		*phase < 0 || *drip < 0 || *stream < 0 {
 		return usagef("-inflate, -latency, -body-size, -retry-after, -age, -phase, -drip and -stream must not be negative")
 	}
+	if n := btoi(*retryAfter > 0) + btoi(*retryAfterZero) + btoi(*noRetryAfter); n > 1 {
+		return usagef("-retry-after, -retry-after-zero and -no-retry-after exclude each other")
+	}
 	if *hangRequests < 1 || *streamEvents < 1 {
 		return usagef("-hang-requests and -stream-events must be at least 1")
 	}
@@ -92,6 +97,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg.Maintenance = ratelimittest.Window{Start: *mStart, End: *mEnd}
 	cfg.Problem = *problem
 	cfg.RetryAfterZero = *retryAfterZero
+	if *noRetryAfter {
+		cfg.RetryAfter = -1
+	}
 	if *roundDown {
 		cfg.ResetRounding = ratelimittest.RoundDown
 	}
@@ -213,3 +221,11 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 
 // Unwrap returns the underlying ResponseWriter, for http.ResponseController.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// btoi returns 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -99,7 +99,7 @@ func TestServeDialectAndFaults(t *testing.T) {
 
 // The flags added for ratelimittest's algorithms, dialects and faults
 // reach the server: -dialect x-ratelimit-date with -utc-dates, -round-down
-// and -retry-after-zero, and -algorithm leaky-bucket with -burst and
+// and -retry-after-zero, -no-retry-after, and -algorithm leaky-bucket with -burst and
 // -dialect httprate. (The others' values are checked by
 // TestBadFlagValues.)
 func TestServeFlagsOfEveryFault(t *testing.T) {
@@ -123,6 +123,16 @@ func TestServeFlagsOfEveryFault(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Errorf("runServe after cancel = %v, want nil", err)
 	}
+
+	// -no-retry-after: the fault of ratelimittest's RetryAfter < 0, which
+	// no flag gave before.
+	base, _, stop = startServe(t, "-addr", "127.0.0.1:0", "-quota", "1", "-window", "1m", "-no-retry-after")
+	get(base)
+	if resp := get(base); resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "" || resp.Header.Get("RateLimit") == "" {
+		t.Errorf("-no-retry-after, second GET: %s, Retry-After %q, RateLimit %q; want 429 with the fields and no Retry-After",
+			resp.Status, resp.Header.Get("Retry-After"), resp.Header.Get("RateLimit"))
+	}
+	stop()
 
 	base, out, stop := startServe(t, "-addr", "127.0.0.1:0", "-quota", "1", "-window", "1m",
 		"-algorithm", "leaky-bucket", "-burst", "2", "-dialect", "httprate")
