@@ -74,7 +74,8 @@
 //   - A refusal's Retry-After is the time until every policy would admit
 //     the request, in whole seconds rounded up, at least 1 (1 when a
 //     Concurrency policy is full: the server cannot know when a request will
-//     finish). XRateLimitDate sends that instant as an HTTP-date, rounded
+//     finish), and none when no policy ever will (a Quota of 0, a cost
+//     above the whole quota). XRateLimitDate sends that instant as an HTTP-date, rounded
 //     as its reset is; HTTPRate sends the window length instead, as
 //     go-chi/httprate does; GitHub and Bare429 send none.
 //

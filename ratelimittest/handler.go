@@ -170,6 +170,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	costs := make([]int64, len(h.policies))
 	admit := true
 	var wait time.Duration // until every policy would admit r
+	never := false         // some policy never will
 	var violated []string
 	for i := range h.policies {
 		p := &h.policies[i]
@@ -181,7 +182,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lims[i], costs[i] = l, p.cost(h.size)
 		d, ok := l.wait(now, costs[i])
 		if !ok {
+			// Full of requests in flight: when one ends is unknown.
+			// Otherwise the cost is above the whole quota.
 			d = nominalReset
+			never = never || p.algorithm != Concurrency || costs[i] > p.quota
 		}
 		if !ok || d > 0 {
 			admit = false
@@ -194,6 +198,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stats.Status[h.cfg.RefuseStatus]++
 		states := h.states(now, lims, keys)
 		h.mu.Unlock()
+		if never {
+			wait = -1
+		}
 		h.refuse(w, r, now, states, wait, violated)
 		return
 	}
@@ -311,7 +318,7 @@ func (h *Handler) common(hdr http.Header, now time.Time) {
 }
 
 // refuse writes a refusal of r. wait is how long until every policy would
-// admit the request.
+// admit the request; negative when none will.
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, now time.Time, states []state, wait time.Duration, violated []string) {
 	hdr := w.Header()
 	h.common(hdr, now)
@@ -341,15 +348,15 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, now time.Time, 
 }
 
 // retryAfter reports the Retry-After of a refusal at now, and whether
-// there is one.
+// there is one. wait is negative when no wait will admit the request.
 func (h *Handler) retryAfter(now time.Time, states []state, wait time.Duration) (string, bool) {
 	switch d := h.cfg.Dialect; {
 	case h.cfg.RetryAfterZero:
 		return "0", true
 	case h.cfg.RetryAfter > 0:
 		return delaySeconds(h.cfg.RetryAfter), true
-	case h.cfg.RetryAfter < 0, d == GitHub, d == Bare429:
-		return "", false
+	case h.cfg.RetryAfter < 0, d == GitHub, d == Bare429, wait < 0:
+		return "", false // wait < 0: no wait will do
 	case d == RetryAfterOnly && h.cfg.Malformed:
 		return "soon", true
 	case d == XRateLimitDate:

@@ -462,3 +462,32 @@ func TestLeakyBucketZeroCost(t *testing.T) {
 		}
 	})
 }
+
+// A refusal's Retry-After is the time until every policy would admit the
+// request; one no policy will ever admit (a Quota of 0, a content-bytes
+// cost above the whole quota) gets none. Before, it was told 1 s (meant
+// for a full Concurrency policy), and a client that waited it out was
+// refused again, forever.
+func TestRetryAfterOfNeverAdmitted(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  ratelimittest.Config
+	}{
+		{"quota 0", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 0, Window: time.Second}}}},
+		{"cost above quota", ratelimittest.Config{BodySize: 100, Policies: []ratelimittest.Policy{{Quota: 10, Window: time.Second, Unit: "content-bytes"}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := &http.Client{Transport: &ratelimittest.Transport{Handler: ratelimittest.NewHandler(tt.cfg)}}
+				resp, err := c.Get("http://api.test/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if ra := resp.Header.Get("Retry-After"); resp.StatusCode != http.StatusTooManyRequests || ra != "" {
+					t.Errorf("%s, Retry-After %q; want a 429 with none", resp.Status, ra)
+				}
+			})
+		})
+	}
+}

@@ -479,10 +479,7 @@ func (h *TokenHandler) writeFields(hdr http.Header, now time.Time, states []toke
 	for _, s := range states {
 		limit, remaining := strconv.FormatInt(s.limit, 10), strconv.FormatInt(s.remaining, 10)
 		if h.cfg.API == AnthropicAPI {
-			reset := now.Truncate(time.Second)
-			if s.full > 0 {
-				reset = time.Unix(ceilUnix(now.Add(s.full)), 0)
-			}
+			reset := time.Unix(ceilUnix(now.Add(s.full)), 0) // now, rounded up, when whole
 			prefix := "anthropic-ratelimit-" + s.unit + "-"
 			hdr.Set(prefix+"limit", limit)
 			hdr.Set(prefix+"remaining", remaining)

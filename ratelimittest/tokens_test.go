@@ -247,6 +247,23 @@ func TestTokenHandlerUsage(t *testing.T) {
 	}
 }
 
+// Anthropic's reset of a quota already whole is now, rounded up to the
+// second, as for any other: it was rounded down, into the past.
+func TestTokenHandlerAnthropicWholeReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{API: ratelimittest.AnthropicAPI, Requests: 50, InputTokens: 50})
+		time.Sleep(500 * time.Millisecond)
+		// Refused, above the input quota: the request quota stays whole.
+		resp, _ := post(t, client(h), messagesPath, ratelimittest.TokenTask{Input: 100, MaxOutput: 10}.Body(ratelimittest.AnthropicAPI))
+		v := resp.Header.Get("anthropic-ratelimit-requests-reset")
+		reset, err := time.Parse(time.RFC3339, v)
+		if resp.Header.Get("anthropic-ratelimit-requests-remaining") != "50" || err != nil || reset.Before(time.Now()) {
+			t.Errorf("a whole request quota at %v: reset %q (%v), remaining %q; want a reset not before now",
+				time.Now().UTC(), v, err, resp.Header.Get("anthropic-ratelimit-requests-remaining"))
+		}
+	})
+}
+
 func TestTokenHandlerAnthropic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{
