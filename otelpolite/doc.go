@@ -38,8 +38,8 @@
 //	polite.client.quota.remaining  gauge      {unit}      K, polite.quota.policy, polite.quota.unit, polite.quota.source, polite.quota.partition (when partitioned)
 //
 // S is server.address, server.port (the scheme's default when the URL has
-// none) and http.request.method (the standard methods, any other as
-// "_OTHER"), all from the request; they are absent when an event has no
+// none) and http.request.method (the standard methods, or
+// Config.KnownMethods, any other as "_OTHER"), all from the request; they are absent when an event has no
 // request. At most Config.MaxHosts hosts are named (1000 by default, the
 // first seen); events of any other count under server.address "_OTHER",
 // with no port, so that a crawler led to ever more hosts adds no series. K

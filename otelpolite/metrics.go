@@ -43,6 +43,14 @@ type Config struct {
 	// zero, 1000. If negative, no host is named: every event counts under
 	// "_OTHER".
 	MaxHosts int
+
+	// KnownMethods are the request methods http.request.method names as
+	// they are, matched exactly (methods are case-sensitive); any other is
+	// "_OTHER", so that a caller's methods cannot grow the series. It
+	// replaces the default list whole, as OpenTelemetry's HTTP semantic
+	// conventions ask of an override. If nil, the methods of RFC 9110,
+	// PATCH and QUERY.
+	KnownMethods []string
 }
 
 // otherHost is the server.address of events of hosts past Config.MaxHosts.
@@ -79,6 +87,8 @@ type Metrics struct {
 	hostsMu  sync.Mutex
 	maxHosts int
 
+	known map[string]bool // Config.KnownMethods; nil: the default list
+
 	// sets caches the measurement options of events, so that recording
 	// one allocates nothing once its attributes were seen. It is copied on
 	// write: reading takes no lock.
@@ -104,6 +114,12 @@ func New(c Config) (*Metrics, error) {
 	}
 	meter := mp.Meter(ScopeName)
 	m := &Metrics{keys: newKeySet(c.MaxKeys), maxHosts: c.MaxHosts}
+	if c.KnownMethods != nil {
+		m.known = make(map[string]bool, len(c.KnownMethods))
+		for _, k := range c.KnownMethods {
+			m.known[k] = true
+		}
+	}
 	if m.maxHosts == 0 {
 		m.maxHosts = defaultMaxKeys
 	}
@@ -235,7 +251,7 @@ func (m *Metrics) attrs(e polite.Event, which attrBits) *options {
 	k := attrKey{which: which}
 	if e.Request != nil && e.Request.URL != nil {
 		k.host, k.port = m.host(hostPort(e.Request.URL.Scheme, e.Request.URL.Host))
-		k.method = method(e.Request.Method)
+		k.method = m.method(e.Request.Method)
 	}
 	if which&attrKind != 0 {
 		k.kind = e.Kind
@@ -385,9 +401,25 @@ func atoiPort(port string) int {
 	return n
 }
 
-// method returns the value of http.request.method for m: the known methods
-// as they are, any other as "_OTHER" (OpenTelemetry's HTTP semantic
-// conventions), so that a caller's methods cannot grow the series.
+// method returns the value of http.request.method for a request's method
+// r: the known methods as they are, any other as "_OTHER" (OpenTelemetry's
+// HTTP semantic conventions), so that a caller's methods cannot grow the
+// series.
+func (m *Metrics) method(r string) string {
+	if r == "" {
+		r = http.MethodGet // as net/http reads it
+	}
+	if m.known != nil {
+		if m.known[r] {
+			return r
+		}
+		return "_OTHER"
+	}
+	return method(r)
+}
+
+// method returns the value of http.request.method for m by the default
+// list of known methods.
 func method(m string) string {
 	switch m {
 	case "":

@@ -407,6 +407,17 @@ func TestHostPortMethod(t *testing.T) {
 			t.Errorf("method(%q) = %q, want %q", in, got, want)
 		}
 	}
+	// Config.KnownMethods replaces the list whole, as OpenTelemetry's
+	// conventions ask of an override; there was none.
+	known, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(), KnownMethods: []string{"GET", "PROPFIND"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{"": "GET", "GET": "GET", "PROPFIND": "PROPFIND", "POST": "_OTHER", "get": "_OTHER"} {
+		if got := known.method(in); got != want {
+			t.Errorf("with KnownMethods GET and PROPFIND, method(%q) = %q, want %q", in, got, want)
+		}
+	}
 	for _, tt := range []struct {
 		key, scheme, host string
 		want              bool
