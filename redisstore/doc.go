@@ -85,12 +85,16 @@
 // fails because Redis is down, nor waits past its context by more than one
 // Timeout (an update whose swap was sent waits for its outcome, so that a
 // lease it took is never kept in Redis without its request knowing; see
-// Store.Update). A swap Redis runs after its Timeout, busy with something
-// else until then, changes nothing: it is sent with the instant its caller
-// gives up, on the server's clock as this process last measured it, which
-// the script compares with that clock. Before the first write of a
-// process, that clock is not known, and such a swap may still take its
-// lease, which ends with Budget.Lease.
+// Store.Update). A swap that takes a lease and that Redis runs after its
+// Timeout, busy with something else until then, changes nothing: it is
+// sent with the instant its caller gives up, on the server's clock as the
+// last swap of the key measured it (the script returns its clock), which
+// the script compares with that clock. This needs a client created with
+// ContextTimeoutEnabled (otherwise the Store waits for the reply, and the
+// swap goes through), and a swap of the key made before by this process:
+// the first one may still take its lease late, which then ends with
+// Budget.Lease. A release is never refused so: late, it still frees its
+// slot.
 //
 // # Data no store wrote
 //

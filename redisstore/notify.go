@@ -101,14 +101,6 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// tooFar reports whether ver is further past the server's clock than
-// maxAhead, as this process last saw that clock; unknown before its first
-// write.
-func (s *Store) tooFar(ver int64) bool {
-	a := s.ahead.Load()
-	return a != 0 && ver > time.Now().UnixMicro()+a-1+maxAhead
-}
-
 // receive applies one notification: "name version generation[ state]".
 // Anything malformed is ignored.
 func (s *Store) receive(payload string) {
@@ -122,7 +114,7 @@ func (s *Store) receive(payload string) {
 	}
 	gs, state, withState := strings.Cut(rest, " ")
 	ver, err := strconv.ParseInt(vs, 10, 64)
-	if err != nil || ver <= 0 || ver >= maxVersion || s.tooFar(ver) {
+	if err != nil || ver <= 0 || ver >= maxVersion {
 		return // a version no swap writes: taken, it would deafen waiters
 	}
 	gen, err := strconv.ParseUint(gs, 10, 64)

@@ -30,7 +30,7 @@ import (
 //	ARGV[11] how long a turn lasts, in microseconds
 //	ARGV[12] the largest state read, in bytes
 //	ARGV[13] when the caller gives up, on the server's clock in
-//	         microseconds (at the latest); "0" when it cannot tell
+//	         microseconds (at the latest); "0" for no limit
 //
 // A key no store could have written (another type than a hash, a state
 // above ARGV[12], a version that is not a canonical integer below 2^53 or
@@ -41,12 +41,14 @@ import (
 //
 // A swap that runs after its caller gave up (Redis was busy for longer
 // than the Store's Timeout) returns {3} and changes nothing: a lease it
-// would take would be kept in Redis with no request to end it.
+// would take would be kept in Redis with no request to end it. Only a
+// swap that takes a lease is sent with a limit: a release that comes late
+// still frees its slot.
 //
 // On a version mismatch it returns {0, current version, current state}, so
 // the caller's retry needs no read of its own; while another store has its
 // turn, {2, current version, current state}. Otherwise it returns {1,
-// version now}. A written version is the server's clock in microseconds,
+// version now, "", the server's clock in microseconds}. A written version is the server's clock in microseconds,
 // or the old version plus one when that is not above it: versions grow
 // across the lives of a key (re-created after it expired or was deleted)
 // and across a Redis that went back to older data (a restart from a
@@ -96,7 +98,7 @@ local me = ARGV[9]
 local q = cur[3] or ''
 local qt = tonumber(cur[4] or '0') or 0
 local dirty = false
-if #q > 4096 or qt > clock() + turn or string.gsub(q .. ' ', '%S+ ', '') ~= '' then
+if #q > 4096 or qt > clock() + turn or (q ~= '' and string.gsub(q .. ' ', '%S+ ', '') ~= '') then
   -- A queue longer than stores contend, a turn beyond one, or names not
   -- one space apart: written by no store; it starts over.
   q, qt, dirty = '', 0, true
@@ -141,7 +143,7 @@ if mode == 'c' then
   if dirty and cur[1] then
     redis.call('HSET', KEYS[1], 'q', q, 'qt', string.format('%d', qt))
   end
-  return {1, v}
+  return {1, v, '', string.format('%d', clock())}
 end
 local nv = clock()
 if v ~= '0' and tonumber(v) >= nv then
@@ -164,7 +166,7 @@ if ARGV[5] ~= '' then
   end
   redis.call('PUBLISH', ARGV[5], msg)
 end
-return {1, nv}
+return {1, nv, '', string.format('%d', clock())}
 `)
 
 // readScript reads the version and state of KEYS[1], the state only when
@@ -217,7 +219,7 @@ type swap struct {
 	gen    uint64
 	notify bool
 	lost   int   // swaps this update lost so far
-	sent   int64 // when it is sent: Unix microseconds of this process's clock
+	by     int64 // when the caller gives up, on the server's clock in microseconds; 0: no limit
 }
 
 // turn is how long a store that lost twice in a row has the key to itself.
@@ -246,7 +248,7 @@ const maxState = 64 << 10
 
 // swap runs swapScript under the Store's timeout. It reports whether the
 // swap happened, and the key's version (and, when it did not, its state).
-func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, ver int64, state []byte, err error) {
+func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, ver int64, state []byte, clock int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	channel := ""
@@ -258,30 +260,30 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 		withState = "1"
 	}
 	ms := max(r.ttl.Milliseconds(), 1)
-	var by int64 // when this call gives up, on the server's clock
-	if a := s.ahead.Load(); a != 0 {
-		by = r.sent + s.timeout().Microseconds() + a - 1 + 1000 // and a millisecond more
-	}
 	reply, err := swapScript.Run(ctx, s.rdb, []string{rkey},
 		strconv.FormatInt(r.expect, 10), string(r.mode), r.state, ms,
 		channel, r.id, strconv.FormatUint(r.gen, 10), withState,
-		s.name, r.lost, turn.Microseconds(), maxState, by).Slice()
+		s.name, r.lost, turn.Microseconds(), maxState, r.by).Slice()
 	if err != nil {
-		return 0, 0, nil, fmt.Errorf("redisstore: update: %w", err)
+		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: %w", err)
 	}
 	if len(reply) < 2 {
-		return 0, 0, nil, fmt.Errorf("redisstore: update: unexpected reply of %d elements", len(reply))
+		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: unexpected reply of %d elements", len(reply))
 	}
 	flag, _ := reply[0].(int64)
 	vs, _ := reply[1].(string)
 	ver, err = strconv.ParseInt(vs, 10, 64)
 	if err != nil || flag < 0 || flag > 3 {
-		return 0, 0, nil, fmt.Errorf("redisstore: update: unexpected reply %v", reply)
+		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: unexpected reply %v", reply)
 	}
 	if len(reply) > 2 {
 		if s, _ := reply[2].(string); s != "" {
 			state = []byte(s)
 		}
 	}
-	return swapResult(flag), ver, state, nil
+	if len(reply) > 3 {
+		c, _ := reply[3].(string)
+		clock, _ = strconv.ParseInt(c, 10, 64)
+	}
+	return swapResult(flag), ver, state, clock, nil
 }

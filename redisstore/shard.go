@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/politehttp/polite"
 )
@@ -36,6 +37,11 @@ type entry struct {
 	epoch   uint64        // the store's epoch when the last update was sent
 	live    bool          // whether the subscription was live then
 	changed chan struct{} // closed when gen changes; nil when nobody waits
+
+	// clock is how far the clock of the server holding the key was ahead
+	// of this process's at the last swap, at most, in microseconds, plus
+	// one; 0 before any.
+	clock int64
 }
 
 func (sh *shard) init(max int) {
@@ -146,6 +152,9 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 	if !ok {
 		return // a key this process does not use
 	}
+	if e.clock != 0 && ver > time.Now().UnixMicro()+e.clock-1+maxAhead {
+		return // a version no swap writes: taken, it would deafen waiters
+	}
 	if state != nil && ver > e.ver {
 		e.ver, e.state = ver, state
 		if e.newVer != nil {
@@ -156,6 +165,20 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 	if ver > e.genVer {
 		sh.setGen(e, ver, gen)
 	}
+}
+
+// ahead returns e's measure of the server's clock (see entry.clock).
+func (sh *shard) ahead(e *entry) int64 {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return e.clock
+}
+
+// setAhead sets e's measure of the server's clock.
+func (sh *shard) setAhead(e *entry, clock int64) {
+	sh.mu.Lock()
+	e.clock = clock
+	sh.mu.Unlock()
 }
 
 // watchState is what watch found.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/control"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -68,10 +69,10 @@ type Store struct {
 
 	stats struct{ updates, swaps, stale, blocked, notes atomic.Int64 }
 
-	// ahead is how far the server's clock was ahead of this process's at
-	// the last write, in microseconds, at most (the version it wrote minus
-	// the instant it was sent), plus one; 0 before any write.
-	ahead atomic.Int64
+	// timed reports that rdb ends a call at its context's deadline
+	// (ContextTimeoutEnabled): a swap that takes a lease is then sent with
+	// the instant it gives up (see swapScript).
+	timed bool
 
 	// the subscription
 	mu         sync.Mutex
@@ -124,7 +125,18 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 	}
 	var b [8]byte
 	crand.Read(b[:])
-	return &Store{rdb: rdb, prefix: prefix, channel: prefix + "changed", name: hex.EncodeToString(b[:])}
+	return &Store{rdb: rdb, prefix: prefix, channel: prefix + "changed", name: hex.EncodeToString(b[:]), timed: timed(rdb)}
+}
+
+// timed reports whether rdb ends each call at its context's deadline.
+func timed(rdb redis.UniversalClient) bool {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
 }
 
 func (s *Store) init() {
@@ -296,6 +308,11 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 			}
 		}
 		before := st.Generation()
+		var pre []byte // the state before, when a swap taking a lease may get a limit
+		ahead := sh.ahead(e)
+		if s.timed && ahead != 0 {
+			pre, _ = st.MarshalBinary()
+		}
 		for _, o := range batch {
 			o.fn(&st)
 		}
@@ -317,17 +334,28 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 			// its next update swaps without a failed try first.
 			r.notify = r.notify || len(next) <= maxNotifyState
 		}
-		r.sent = time.Now().UnixMicro()
-		res, nver, nstate, err := s.swap(ctx, rkey, r)
+		sent := time.Now().UnixMicro()
+		if pre != nil && grants(next) != grants(pre) {
+			// It takes a lease: should Redis run it only after this
+			// process gave up, it must change nothing.
+			r.by = sent + s.timeout().Microseconds() + ahead - 1 + 1000 // and a millisecond more
+		}
+		res, nver, nstate, clock, err := s.swap(ctx, rkey, r)
 		s.stats.swaps.Add(1)
 		if err != nil {
 			return err
 		}
 		if res == swapLate {
 			// Answered in time after all: this process's clock stepped
-			// back since it last measured the server's. Measure again.
-			s.ahead.Store(0)
+			// back, or the key moved to a server whose clock is ahead,
+			// since the last measure. Measure again.
+			sh.setAhead(e, 0)
 			return errLate
+		}
+		if clock > 0 {
+			// The script read its clock after the swap was sent: the
+			// server's clock is at most this far ahead of ours.
+			sh.setAhead(e, clock-sent+1)
 		}
 		switch res {
 		case swapStale:
@@ -336,9 +364,6 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 			s.stats.blocked.Add(1)
 		}
 		if res == swapDone {
-			if r.mode != modeCheck {
-				s.ahead.Store(nver - r.sent + 1) // a written version is the server's clock, or above
-			}
 			cver := nver
 			if r.mode == modeDelete {
 				cver, next = 0, nil // absent: the next swap expects no key
@@ -557,4 +582,14 @@ func (s *Store) Stats() Stats {
 		Blocked: s.stats.blocked.Load(),
 		Notes:   s.stats.notes.Load(),
 	}
+}
+
+// grants returns how many leases the state b (a KeyState's binary form)
+// granted; 0 for one that does not decode.
+func grants(b []byte) uint64 {
+	var c control.State
+	if c.UnmarshalBinary(b) != nil {
+		return 0
+	}
+	return c.Grants()
 }

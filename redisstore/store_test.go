@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/politehttp/polite"
-	"github.com/politehttp/polite/internal/control"
 )
 
 func TestUpdateSharedAcrossStores(t *testing.T) {
@@ -269,74 +266,5 @@ func TestClose(t *testing.T) {
 	}
 	if err := s.Update(t.Context(), "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
 		t.Errorf("Update after Close = %v", err)
-	}
-}
-
-// A swap is bounded by Timeout: when Redis is busy (a slow command, a
-// script, a fork) for longer, the Store gives up and Update returns an
-// error, and Redis runs the swap when it gets to it. Before, the swap then
-// took its lease, kept in Redis with its request gone to the fallback: the
-// key's one slot was held for the whole Lease (10 minutes here) in every
-// process. A swap that runs after its caller gave up changes nothing.
-func TestLateSwapTakesNoLease(t *testing.T) {
-	rs := startServer(t)
-	prefix := testPrefix(t)
-	admin := redis.NewClient(&redis.Options{Addr: rs.addr(), ReadTimeout: 10 * time.Second})
-	defer admin.Close()
-	a := New(ownClient(t, rs.addr()), prefix) // Timeout 250ms
-	b := New(ownClient(t, rs.addr()), prefix)
-	t.Cleanup(func() { a.Close(); b.Close() })
-	ctx := t.Context()
-	cfg := &control.Config{MaxConcurrency: 1, Lease: 10 * time.Minute}
-	// A first request came and went: the key is known, the script loaded.
-	if err := a.Update(ctx, "k", func(ks *polite.KeyState) {
-		edit(t, ks, func(s *control.State) {
-			var l control.Lease
-			if _, ok := s.Acquire(time.Now(), cfg, control.Ask{}, &l); ok {
-				s.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1})
-			}
-		})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.Ping(ctx).Err(); err != nil { // its connection is up
-		t.Fatal(err)
-	}
-	busy := make(chan error, 1)
-	go func() { // Redis is busy for a second
-		busy <- admin.Eval(context.Background(), `
-local t = redis.call('TIME')
-local t0 = t[1] * 1000000 + t[2]
-repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] > t0 + 1000000
-return 1`, nil).Err()
-	}()
-	time.Sleep(100 * time.Millisecond)
-	granted := false
-	err := a.Update(ctx, "k", func(ks *polite.KeyState) {
-		edit(t, ks, func(s *control.State) {
-			_, granted = s.Acquire(time.Now(), cfg, control.Ask{}, new(control.Lease))
-		})
-	})
-	if err == nil {
-		t.Fatal("Update while Redis is busy for a second succeeded, want its Timeout")
-	}
-	if e := <-busy; e != nil {
-		t.Fatal(e)
-	}
-	t.Logf("Update = %v (its fn granted: %v)", err, granted)
-	var held bool
-	var h control.Hold
-	if err := b.Update(ctx, "k", func(ks *polite.KeyState) {
-		edit(t, ks, func(s *control.State) {
-			var ok bool
-			h, ok = s.Acquire(time.Now(), cfg, control.Ask{}, new(control.Lease))
-			held = !ok
-		})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if held {
-		t.Errorf("an Update that failed (%v) kept its lease in Redis: the next request is held (reason %v) for %v",
-			err, h.Reason, time.Until(h.Wake()).Round(time.Second))
 	}
 }

@@ -51,6 +51,9 @@ const (
 	flagsAll   = flagCustom | flagHinted | flagSkew | flagEarly
 )
 
+// Grants returns how many leases the state granted since it was made.
+func (s *State) Grants() uint64 { return s.seq }
+
 // Generation counts the changes waiters wait for: a release, or leases
 // expiring. It only grows.
 func (s *State) Generation() uint64 { return s.gen }
