@@ -52,17 +52,21 @@ func deltaOf(vals []string) time.Duration {
 
 // legacy reports cur and the quota items of its family. cur merges into
 // the first item with an equal limit and a compatible window and name, or
-// into the only item when cur's limit is unknown. Repeated items are
-// reported once.
+// into the only item (repeated or not) when cur's limit is unknown.
+// Repeated items are reported once.
 func (p *parser) legacy(cur Quota, items []item) {
 	merged := cur.Limit < 0 && cur.Remaining < 0 // nothing to merge
+	only := len(items) > 0                       // one item, repeated or not
+	for _, it := range items {
+		only = only && it == items[0]
+	}
 	for i, it := range items {
 		if containsItem(items[:i], it) {
 			continue
 		}
 		q := newQuota(cur.Dialect)
 		q.Policy, q.Limit, q.Window = it.name, it.n, it.w
-		if !merged && (cur.Limit == it.n || cur.Limit < 0 && len(items) == 1) &&
+		if !merged && (cur.Limit == it.n || cur.Limit < 0 && only) &&
 			(cur.Window == 0 || cur.Window == it.w) &&
 			(cur.Policy == "" || it.name == "" || cur.Policy == it.name) {
 			q.Remaining, q.Reset, q.Unit = cur.Remaining, cur.Reset, cur.Unit
