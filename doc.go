@@ -266,7 +266,8 @@
 // A *WaitError matches [ErrWaitTooLong] with [errors.Is], and also
 // [context.DeadlineExceeded] when the deadline was the limit; its Until and
 // [Transport.RetryAt] for a refusal returned as a response are the same
-// answer to "when may I retry". Its text gives the wait, the limit and the
+// answer to "when may I retry" (RetryAt later, when a pace holds the
+// request again after a pause). Its text gives the wait, the limit and the
 // setting that changes it. [http.Client] wraps these errors in a
 // [*url.Error]; errors.Is and errors.As see through it.
 package polite

@@ -37,7 +37,8 @@ var ErrWaitTooLong = errors.New("polite: wait too long")
 // A refusal that goes back to the caller as a response, rather than as a
 // WaitError, says when its origin accepts a request again through
 // [Transport.RetryAt]: the same instant the WaitError of the next request
-// would carry in Until.
+// would carry in Until, or later when a pace holds the request again after
+// the wait.
 type WaitError struct {
 	// Key is the budget key: the origin, or, for a key from a custom
 	// Transport.Key, its fingerprint ("key-" and 8 hex digits), never the
@@ -133,10 +134,12 @@ func (e *WaitError) Is(target error) bool {
 // t returned, accepts a request again, as t knows it now: the end of the
 // key's pause (the wait the server asked for, lengthened by jitter, and at
 // most 24 hours), or of a spent quota's window, or, later, the next start
-// the Transport's own pace allows (MaxRate, a Crawl-delay); the instant a
-// *WaitError of the next request to the key would carry in Until. It is now
-// when the key is neither paused nor spent nor paced (or was forgotten
-// meanwhile): a request may go at once. resp.Request must be set, as http.Transport and ratelimittest
+// the key's paces allow (a stated quota's q per w, Budget.MaxRate) or the
+// Transport's own (MaxRate, a Crawl-delay); the instant a *WaitError of the
+// next request to the key would carry in Until, or later when a pace
+// holds the request again after a pause. It is now when the key is
+// neither paused nor spent nor paced (or was forgotten meanwhile): a
+// request may go at once. resp.Request must be set, as http.Transport and ratelimittest
 // set it.
 //
 // RetryAt reports false when resp is nil, has no Request, or is not a 429

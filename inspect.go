@@ -48,6 +48,8 @@ type State struct {
 	// RetriesLeft is the number of retries the origin's retry budget
 	// allows now.
 	RetriesLeft int
+
+	nextStart time.Time // the earliest start the key's paces allow; zero when none holds one back (see acceptsAt)
 }
 
 // PolicyState is one quota of a [State].
@@ -172,11 +174,15 @@ func utc(t time.Time) time.Time {
 
 // acceptsAt returns when the key accepts a request again at the earliest,
 // as s says at now: the end of its pause, or of the window of a spent
-// quota that paces requests; now when neither holds it.
+// quota that paces requests, or the next start its paces allow (a stated
+// q per w, Budget.MaxRate); now when none holds it.
 func (s State) acceptsAt(now time.Time) time.Time {
 	at := now
 	if s.PauseUntil.After(at) {
 		at = s.PauseUntil
+	}
+	if s.nextStart.After(at) {
+		at = s.nextStart
 	}
 	for _, p := range s.Policies {
 		if (p.Unit == "requests" || p.Unit == "content-bytes") && p.Remaining == 0 && p.ResetAt.After(at) {
@@ -250,6 +256,7 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 		Probing:              v.Probing,
 		HintsDistrustedUntil: v.DistrustUntil,
 		RetriesLeft:          v.RetriesLeft,
+		nextStart:            v.NextStart,
 	}
 	for _, p := range v.Policies {
 		st.Policies = append(st.Policies, policyState(p))

@@ -256,3 +256,48 @@ func TestCustomKeyHiddenAfterForgetInFlight(t *testing.T) {
 		}
 	})
 }
+
+// refuseOnce answers the first request with a 429 and Retry-After: 60, and
+// every later one with a 200.
+func refuseOnce() http.Handler {
+	n := 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n++
+		if n == 1 {
+			w.Header().Set("Retry-After", "60")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+	})
+}
+
+// Inspect reports what b knows of key at now: asking about a later
+// instant changes nothing. Before, asking at an instant past the key's
+// idle expiry forgot the key, a live pause with it, and the next request
+// went at once.
+func TestInspectLaterForgetsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, tr := politeOver(refuseOnce())
+		tr.MaxAttempts = 1
+		status, _ := get(t, c, "http://api.test/")
+		if status != http.StatusTooManyRequests {
+			t.Fatalf("status %d, want 429", status)
+		}
+		now := time.Now()
+		before, ok := tr.Inspect("http://api.test", now)
+		if !ok || !before.PauseUntil.After(now) {
+			t.Fatalf("Inspect = %+v, %v; want a pause", before, ok)
+		}
+		// What will the key look like in two hours?
+		tr.Inspect("http://api.test", now.Add(2*time.Hour))
+		after, ok := tr.Inspect("http://api.test", now)
+		if !ok || !after.PauseUntil.Equal(before.PauseUntil) {
+			t.Errorf("after Inspect at now+2h, Inspect at now = %+v, %v; want the pause until %v kept", after, ok, before.PauseUntil)
+		}
+		start := time.Now()
+		get(t, c, "http://api.test/")
+		if waited := time.Since(start); waited < 59*time.Second {
+			t.Errorf("the request after the 429 waited %v, want the Retry-After pause (~60s): Inspect forgot it", waited)
+		}
+	})
+}

@@ -568,13 +568,14 @@ func (s *MemoryStore) pause(k memKey, now, until time.Time, why control.Reason, 
 }
 
 // view returns what k's state says at now, without changing it; false when
-// there is none.
+// there is none, or when it may be forgotten by then. The state is kept
+// either way: now may be any instant, and the state may be live before it.
 func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := s.entry(sh, k, now.UnixNano(), false)
-	if e == nil {
+	e := sh.m[k]
+	if e == nil || expired(e, now.UnixNano()) {
 		return control.View{}, false
 	}
 	return e.ks.c.View(now), true

@@ -624,3 +624,26 @@ func TestZeroTransportAndWrap(t *testing.T) {
 		t.Errorf("Wrap of a polite client = %v over %v, want a copy over the same Transport, not one polite Transport over another", ww, ww.Transport)
 	}
 }
+
+// Budget.MaxRate holds whatever the key's idleness: at one request an
+// hour, a key idle for IdleTTL (10 minutes by default) was forgotten with
+// its next start still 50 minutes ahead, and the next request went at
+// once. (Transport.MaxRate kept its entry until its next start.)
+func TestBudgetMaxRateOutlivesIdleTTL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+		tr := &polite.Transport{
+			Base:    &ratelimittest.Transport{Handler: h},
+			Budget:  &polite.Budget{MaxRate: 1.0 / 3600}, // one request an hour
+			MaxWait: 2 * time.Hour,
+		}
+		c := &http.Client{Transport: tr}
+		get(t, c, "http://api.test/")
+		first := time.Now()
+		time.Sleep(11 * time.Minute)
+		get(t, c, "http://api.test/")
+		if gap := time.Since(first); gap < time.Hour {
+			t.Errorf("two requests started %v apart under Budget.MaxRate of one an hour", gap)
+		}
+	})
+}

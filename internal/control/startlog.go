@@ -193,12 +193,18 @@ func (l *startLog) wait(now, q, w int64) int64 {
 	if l.open(now, q, w) {
 		return 0
 	}
-	l.trim(now, w)
-	if l.total < q {
+	// The starts that left the window are skipped, not dropped: the log
+	// is read here, for inspection too, and trimmed when it grows.
+	total, first := l.total, 0
+	for first < l.n && l.get(first).at+w <= now {
+		total -= l.get(first).n
+		first++
+	}
+	if total < q {
 		return 0
 	}
-	need := l.total - q + 1
-	for i := range l.n {
+	need := total - q + 1
+	for i := first; i < l.n; i++ {
 		s := l.get(i)
 		if need -= s.n; need <= 0 {
 			// A start counts at the end of its slot, after it was

@@ -68,15 +68,17 @@ func (s *State) Expires() int64 { return s.expiry }
 
 // Forgettable reports whether the state may be forgotten at now, Expires
 // being passed: no stop of retries (abnormal usage reported) is running,
-// and no start a stated quota logged is still within its window (a key
-// forgotten and met afresh could otherwise start q more within w).
+// Config.MaxRate's next start has come, and no start a stated quota logged
+// is still within its window (a key forgotten and met afresh could
+// otherwise start q more within w, or before MaxRate's spacing).
 func (s *State) Forgettable(now int64) bool { return s.keep() <= now }
 
 // keep returns the instant before which the state is kept whatever its
-// idleness: the end of a stop of retries, and the instant the last start
-// each stated quota logged leaves its window.
+// idleness: the end of a stop of retries, the next start Config.MaxRate
+// allows, and the instant the last start each stated quota logged leaves
+// its window.
 func (s *State) keep() int64 {
-	end := s.retry.stopUntil
+	end := max(s.retry.stopUntil, s.rateNext)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.w > 0 && p.log.n > 0 {
 			end = max(end, addSat(p.log.last().at, p.w))

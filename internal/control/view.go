@@ -13,6 +13,10 @@ type View struct {
 	Learned       *PolicyView
 	DistrustUntil time.Time
 	RetriesLeft   int
+	// NextStart is the earliest a request may start by the key's paces:
+	// the q-per-w of its stated quotas of requests, and Config.MaxRate;
+	// zero when none holds one back at the instant.
+	NextStart time.Time
 }
 
 // PolicyView is one quota of a View.
@@ -52,6 +56,20 @@ func (s *State) View(t time.Time) View {
 	if s.learn.quota != nil {
 		lv := s.learn.quota.view(now, v.InFlight, true)
 		v.Learned = &lv
+	}
+	next := int64(0)
+	if s.rateNext > now {
+		next = s.rateNext
+	}
+	for i := range s.policies {
+		if p := &s.policies[i]; p.paces() {
+			if d := p.paceWait(now); d > 0 {
+				next = max(next, addSat(now, d))
+			}
+		}
+	}
+	if next > 0 {
+		v.NextStart = at(next)
 	}
 	return v
 }
