@@ -56,7 +56,10 @@ type State struct {
 type PolicyState struct {
 	Name string // policy name; "" when the dialect names none
 	// Partition identifies the partition key (pk) without revealing it:
-	// "sha256:" and the first 16 hex digits of its hash; "" when none.
+	// "sha256:" and the first 16 hex digits of its hash; "" when none. The
+	// hash is not keyed (the same in every process): a pk drawn from a
+	// small set, such as an IP address, is found by hashing each one
+	// (SECURITY.md).
 	Partition string
 	Unit      string        // "requests", "content-bytes", "concurrent-requests", or a unit of what requests cost, such as "tokens"
 	Quota     int64         // q (or a dialect's limit), or the learned quota; -1 when unknown
