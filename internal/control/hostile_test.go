@@ -266,6 +266,10 @@ func TestStoredHoldsBounded(t *testing.T) {
 		{"a pause", func(s *State) { s.pauseUntil, s.pauseReason = far, ReasonRetryAfter }},
 		{"a probe", func(s *State) { s.ramp.probeEnd = far; s.leases.b[0].end = far }},
 		{"a lease", func(s *State) { s.leases.b[0].end = far }},
+		{"a turn claim", func(s *State) {
+			s.turns.c = []claim{{since: now - int64(time.Second), n: 1, until: far, reason: ReasonPace}}
+			s.turns.held = true
+		}},
 		{"starts logged by a clock ahead", func(s *State) {
 			q := []parse.Quota{{Policy: "p", Limit: 100, Window: time.Hour, Remaining: 90, Reset: 30 * time.Minute}}
 			for i := range 3 {
@@ -303,7 +307,7 @@ func TestStoredHoldsBounded(t *testing.T) {
 			var l2 Lease
 			h, ok := got.Acquire(at(later), &cfg, Ask{}, &l2)
 			bound := later + int64(MaxPause)
-			if end := max(instant(h.Until()), instant(h.Wake())); !ok && end > bound {
+			if end := max(instant(h.Until()), instant(h.Wake())); !ok && end > bound+turnGrace {
 				t.Errorf("held until %v, beyond MaxPause", at(end))
 			}
 			if e := instant(got.Expiry()); e > bound+cfg.idleTTL() {

@@ -143,7 +143,7 @@ func (s *State) Bound(t time.Time, cfg *Config) {
 	}
 	if s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
 		s.rateNext > pace || s.deadlineBeyond(addSat(now, int64(MaxPause))) || s.costs.beyond(now, far) ||
-		s.startsBeyond(far) {
+		s.startsBeyond(far) || s.turns.beyond(addSat(far, turnGrace)) {
 		s.bound(now, far)
 		s.rateNext = min(s.rateNext, pace)
 		s.settle(now, cfg)
@@ -179,7 +179,8 @@ func (s *State) startsBeyond(far int64) bool {
 // longest lease, as a state decoded from a store may hold, written
 // by a hostile or broken process. Leases that end beyond far are dropped,
 // as if their requests had ended: their slots would otherwise be held for
-// as long as the stored instant says, up to 2116. Starts logged after far
+// as long as the stored instant says, up to 2116. So are the turn claims
+// that lapse beyond the longest hold (see turn.go). Starts logged after far
 // (by a process whose clock is that far ahead) are read as made now: their
 // windows would otherwise keep the state (see Expiry) for as long as that
 // clock is ahead.
@@ -196,6 +197,7 @@ func (s *State) bound(now, far int64) {
 	}
 	s.ramp.probeEnd = min(s.ramp.probeEnd, far)
 	s.retry.stopUntil = min(s.retry.stopUntil, far)
+	s.turns.bound(addSat(far, turnGrace)) // a claim lapses turnGrace after a hold
 	for len(s.leases.b) > 0 {
 		b := &s.leases.b[len(s.leases.b)-1]
 		if b.end <= far {

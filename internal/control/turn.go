@@ -65,6 +65,32 @@ type turns struct {
 	held bool // a request was held behind a claim since one last ended
 }
 
+// beyond reports whether a claim lapses after far.
+func (t *turns) beyond(far int64) bool {
+	for _, c := range t.c {
+		if c.until > far {
+			return true
+		}
+	}
+	return false
+}
+
+// bound brings back to far the claims that lapse after it, and drops
+// those made after it: as a state decoded from a store may hold, written
+// by a hostile or broken process.
+func (t *turns) bound(far int64) {
+	n := 0
+	for _, c := range t.c {
+		if c.since <= far {
+			c.until = min(c.until, far)
+			t.c[n] = c
+			n++
+		}
+	}
+	clear(t.c[n:])
+	t.c = t.c[:n]
+}
+
 // lapse drops the claims that have ended by now.
 func (t *turns) lapse(now int64) {
 	n := 0
