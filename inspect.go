@@ -261,6 +261,9 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 		RetriesLeft:          v.RetriesLeft,
 		nextStart:            v.NextStart,
 	}
+	if b.MaxRate > 0 && v.RateNext.After(st.nextStart) {
+		st.nextStart = v.RateNext // Budget.MaxRate's next start: a Budget without one does not wait for it
+	}
 	for _, p := range v.Policies {
 		st.Policies = append(st.Policies, policyState(p))
 	}

@@ -609,3 +609,50 @@ func TestPaceHoldWithinMaxPause(t *testing.T) {
 	}
 	t.Fatal("never held by the pace")
 }
+
+// Bound keeps the turn claims of holds its own rules give, however long:
+// MaxRate's next start two days away, which Bound keeps. Cut to MaxPause
+// (by a first fix of stored claims), the claimant lost its turn to a
+// request that first asked two days later, and each cut woke the key's
+// waiters.
+func TestBoundKeepsLongClaim(t *testing.T) {
+	cfg := Config{MaxRate: 1.0 / (2 * 86400)} // one start per two days
+	var s State
+	var l Lease
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &l); !ok {
+		t.Fatal("first request not granted")
+	}
+	s.Release(t0, &cfg, &l, &Outcome{First: true})
+	a := t0.Add(time.Millisecond)
+	if h, ok := s.Acquire(a, &cfg, Ask{Turns: true}, &l); ok || !h.Until().Equal(t0.Add(48*time.Hour)) {
+		t.Fatalf("a: granted %v, until %v", ok, h.Until())
+	}
+	gen := s.Generation()
+	s.Bound(a.Add(time.Millisecond), &cfg) // the state read back from a Store
+	if s.Generation() != gen {
+		t.Errorf("Bound of a state it had nothing to cut moved the generation (waiters woken): %d -> %d", gen, s.Generation())
+	}
+	// b first asks at the pace's next start: a, older, holds its turn.
+	next := t0.Add(48 * time.Hour)
+	if _, ok := s.Acquire(next, &cfg, Ask{Turns: true}, &l); ok {
+		t.Fatalf("b, first asking at %v, took the start a (first asked at %v) was held for: a's claim was cut by Bound; claims %+v", next, a, s.turns.c)
+	}
+}
+
+// The same with a stated quota of one request per two days, no MaxRate.
+func TestBoundKeepsLongPaceClaim(t *testing.T) {
+	cfg := Config{}
+	var s State
+	s.policies = []policy{{name: "p", unit: unitRequests, q: 1, w: int64(48 * time.Hour)}}
+	s.policies[0].log.add(instant(t0), 1, int64(48*time.Hour), 1)
+	var l Lease
+	a := t0.Add(time.Millisecond)
+	if h, ok := s.Acquire(a, &cfg, Ask{Turns: true}, &l); ok || h.Until().Before(t0.Add(47*time.Hour)) {
+		t.Fatalf("a: granted %v, until %v", ok, h.Until())
+	}
+	s.Bound(a.Add(time.Millisecond), &cfg)
+	next := t0.Add(48 * time.Hour)
+	if _, ok := s.Acquire(next, &cfg, Ask{Turns: true}, &l); ok {
+		t.Fatalf("b took a's turn: a's claim was cut by Bound; claims %+v", s.turns.c)
+	}
+}

@@ -109,11 +109,19 @@ func (p *policy) pace() (q, w int64) {
 // before the counter was recognised included: read by the spacing alone,
 // they no longer counted, and up to 2q-1 went within a w. Callers skip it
 // when the log is open and p no sliding counter (see startLog.open).
-func (p *policy) paceWait(now int64) int64 {
+func (p *policy) paceWait(now int64) int64 { return p.paceDelay(now, true) }
+
+// paceDelay is paceWait; the starts that left the window are dropped from
+// the log when trim is set, and skipped otherwise (for inspection).
+func (p *policy) paceDelay(now int64, trim bool) int64 {
 	q, w := p.pace()
 	d := int64(0)
-	if !p.log.open(now, q, w) {
+	switch {
+	case p.log.open(now, q, w):
+	case trim:
 		d = p.log.wait(now, q, w)
+	default:
+		d = p.log.next(now, q, w)
 	}
 	if p.sliding && p.q > 1 && p.q <= exactLog && p.log.len() > 0 {
 		d = max(d, p.log.last().at+max(p.w/(p.q-1), 1)-now)

@@ -193,8 +193,16 @@ func (l *startLog) wait(now, q, w int64) int64 {
 	if l.open(now, q, w) {
 		return 0
 	}
-	// The starts that left the window are skipped, not dropped: the log
-	// is read here, for inspection too, and trimmed when it grows.
+	l.trim(now, w) // each start that left the window is dropped once
+	return l.next(now, q, w)
+}
+
+// next is wait without trimming the log: the starts that left the window
+// are skipped, so that inspection changes nothing.
+func (l *startLog) next(now, q, w int64) int64 {
+	if l.open(now, q, w) {
+		return 0
+	}
 	total, first := l.total, 0
 	for first < l.n && l.get(first).at+w <= now {
 		total -= l.get(first).n

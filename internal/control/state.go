@@ -143,11 +143,26 @@ func (s *State) Bound(t time.Time, cfg *Config) {
 	}
 	if s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
 		s.rateNext > pace || s.deadlineBeyond(addSat(now, int64(MaxPause))) || s.costs.beyond(now, far) ||
-		s.startsBeyond(far) || s.turns.beyond(addSat(far, turnGrace)) {
+		s.startsBeyond(far) || s.turns.beyond(s.claimEnd(now, far, pace)) {
+		claims := s.claimEnd(now, far, pace)
 		s.bound(now, far)
+		s.turns.bound(claims)
 		s.rateNext = min(s.rateNext, pace)
 		s.settle(now, cfg)
 	}
+}
+
+// claimEnd returns the latest a turn claim may lapse at now: turnGrace
+// after the longest hold the state's own rules give, far (a pause, a
+// lease), a stated window's pace, or MaxRate's next start (at most pace).
+func (s *State) claimEnd(now, far, pace int64) int64 {
+	end := max(far, min(s.rateNext, pace))
+	for i := range s.policies {
+		if w := s.policies[i].w; w > 0 {
+			end = max(end, addSat(now, w))
+		}
+	}
+	return addSat(end, turnGrace)
 }
 
 // deadlineBeyond reports whether a policy's live observation ends after
@@ -179,8 +194,8 @@ func (s *State) startsBeyond(far int64) bool {
 // longest lease, as a state decoded from a store may hold, written
 // by a hostile or broken process. Leases that end beyond far are dropped,
 // as if their requests had ended: their slots would otherwise be held for
-// as long as the stored instant says, up to 2116. So are the turn claims
-// that lapse beyond the longest hold (see turn.go). Starts logged after far
+// as long as the stored instant says, up to 2116. (Bound cuts the turn
+// claims that lapse beyond the longest hold: see claimEnd.) Starts logged after far
 // (by a process whose clock is that far ahead) are read as made now: their
 // windows would otherwise keep the state (see Expiry) for as long as that
 // clock is ahead.
@@ -197,7 +212,6 @@ func (s *State) bound(now, far int64) {
 	}
 	s.ramp.probeEnd = min(s.ramp.probeEnd, far)
 	s.retry.stopUntil = min(s.retry.stopUntil, far)
-	s.turns.bound(addSat(far, turnGrace)) // a claim lapses turnGrace after a hold
 	for len(s.leases.b) > 0 {
 		b := &s.leases.b[len(s.leases.b)-1]
 		if b.end <= far {

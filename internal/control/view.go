@@ -13,10 +13,13 @@ type View struct {
 	Learned       *PolicyView
 	DistrustUntil time.Time
 	RetriesLeft   int
-	// NextStart is the earliest a request may start by the key's paces:
-	// the q-per-w of its stated quotas of requests, and Config.MaxRate;
-	// zero when none holds one back at the instant.
+	// NextStart is the earliest a request may start by the q per w of
+	// the key's stated quotas of requests; zero when none holds one back
+	// at the instant.
 	NextStart time.Time
+	// RateNext is the next start Config.MaxRate allows, as the last grant
+	// under a MaxRate set it; zero when past.
+	RateNext time.Time
 }
 
 // PolicyView is one quota of a View.
@@ -57,13 +60,13 @@ func (s *State) View(t time.Time) View {
 		lv := s.learn.quota.view(now, v.InFlight, true)
 		v.Learned = &lv
 	}
-	next := int64(0)
 	if s.rateNext > now {
-		next = s.rateNext
+		v.RateNext = at(s.rateNext)
 	}
+	next := int64(0)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
-			if d := p.paceWait(now); d > 0 {
+			if d := p.paceDelay(now, false); d > 0 {
 				next = max(next, addSat(now, d))
 			}
 		}
