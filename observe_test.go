@@ -186,80 +186,54 @@ func TestRetryAtSpentQuota(t *testing.T) {
 }
 
 // RetryAt reports when the key accepts a request again, its paces
-// counted: Budget.MaxRate, and a stated quota's q per w. Before, it left
-// them out, and a request sent at the instant it gave was held for the
-// pace, 55 s more.
-func TestRetryAtBudgetMaxRate(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		n := 0
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if n++; n == 1 {
-				w.Header().Set("Retry-After", "5")
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
+// counted: Budget.MaxRate, and a stated quota's q per w (the refused
+// request spent its one request a minute). Before, it left them out, and
+// a request sent at the instant it gave, after a 5-second pause, was held
+// for the pace, 55 s more.
+func TestRetryAtCountsPaces(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		policy string // the RateLimit-Policy of every response; "" for none
+		budget *polite.Budget
+	}{
+		{"Budget.MaxRate of one a minute", "", &polite.Budget{MaxRate: 1.0 / 60}},
+		{"a stated q=1;w=60", `"p";q=1;w=60`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := 0
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if tt.policy != "" {
+						w.Header().Set("RateLimit-Policy", tt.policy)
+					}
+					if n++; n == 2 {
+						w.Header().Set("Retry-After", "5")
+						w.WriteHeader(http.StatusTooManyRequests)
+					}
+				})
+				tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: tt.budget, MaxAttempts: 1}
+				c := &http.Client{Transport: tr}
+				get(t, c, "http://api.test/a")
+				time.Sleep(time.Minute) // the first start's pace has passed
+				resp, err := c.Get("http://api.test/b")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				at, ok := tr.RetryAt(resp)
+				if resp.StatusCode != http.StatusTooManyRequests || !ok {
+					t.Fatalf("status %d, RetryAt %v; want a 429 and its RetryAt", resp.StatusCode, ok)
+				}
+				d := time.Until(at)
+				time.Sleep(d)
+				start := time.Now()
+				get(t, c, "http://api.test/c")
+				if waited := time.Since(start); waited > time.Second {
+					t.Errorf("RetryAt = now+%v, but a request sent then waited %v more", d, waited)
+				}
+			})
 		})
-		tr := &polite.Transport{
-			Base:        &ratelimittest.Transport{Handler: h},
-			Budget:      &polite.Budget{MaxRate: 1.0 / 60}, // one request a minute
-			MaxAttempts: 1,
-		}
-		c := &http.Client{Transport: tr}
-		resp, err := c.Get("http://api.test/a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		at, ok := tr.RetryAt(resp)
-		if !ok {
-			t.Fatal("RetryAt reports false for a 429")
-		}
-		d := time.Until(at)
-		time.Sleep(d)
-		start := time.Now()
-		get(t, c, "http://api.test/b")
-		if waited := time.Since(start); waited > time.Second {
-			t.Errorf("RetryAt = now+%v, but a request sent then waited %v more (Budget.MaxRate)", d, waited)
-		}
-	})
-}
-
-// The same for a RateLimit-Policy of one request a minute, spent by the
-// refused request: the next request starts a minute after it, past the
-// 5-second pause, which was all RetryAt reported.
-func TestRetryAtStatedPolicyPace(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		n := 0
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("RateLimit-Policy", `"p";q=1;w=60`)
-			if n++; n == 2 {
-				w.Header().Set("Retry-After", "5")
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
-		})
-		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1}
-		c := &http.Client{Transport: tr}
-		get(t, c, "http://api.test/a")
-		time.Sleep(time.Minute) // the window of the first start has passed
-		resp, err := c.Get("http://api.test/b")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusTooManyRequests {
-			t.Fatalf("status %d, want 429", resp.StatusCode)
-		}
-		at, ok := tr.RetryAt(resp)
-		if !ok {
-			t.Fatal("RetryAt reports false for a 429")
-		}
-		d := time.Until(at)
-		time.Sleep(d)
-		start := time.Now()
-		get(t, c, "http://api.test/c")
-		if waited := time.Since(start); waited > time.Second {
-			t.Errorf("RetryAt = now+%v, but a request sent then waited %v more (the stated q=1;w=60)", d, waited)
-		}
-	})
+	}
 }
 
 func httptestRequest(url string) *http.Request {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/politehttp/polite"
 	"github.com/politehttp/polite/internal/control"
 	"github.com/politehttp/polite/parse"
@@ -145,27 +147,17 @@ func TestHostileNotificationIgnored(t *testing.T) {
 		{"within maxAhead", func() int64 { return time.Now().UnixMicro() + maxAhead/2 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			addr := redisAddr(t)
-			prefix := testPrefix(t)
-			rdb := newClient(t, addr)
-			a := newStore(t, rdb, prefix)
-			b := newStore(t, newClient(t, addr), prefix)
+			rdb, a, b := twoStores(t)
 			ctx := t.Context()
-			waitSubscribed(t, a)
 			var gen uint64
 			if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st); gen = st.Generation() }); err != nil {
 				t.Fatal(err)
 			}
-			if err := rdb.Publish(ctx, prefix+"changed", id("k")+" "+strconv.FormatInt(c.ver(), 10)+" "+strconv.FormatUint(gen, 10)).Err(); err != nil {
+			if err := rdb.Publish(ctx, a.channel, id("k")+" "+strconv.FormatInt(c.ver(), 10)+" "+strconv.FormatUint(gen, 10)).Err(); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(50 * time.Millisecond)
-			woke := make(chan time.Duration, 1)
-			go func() {
-				start := time.Now()
-				a.Wait(ctx, "k", gen, start.Add(2*time.Second))
-				woke <- time.Since(start)
-			}()
+			woke := waitAtMost(a, "k", gen, 2*time.Second)
 			time.Sleep(50 * time.Millisecond)
 			if err := b.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
 				t.Fatal(err)
@@ -245,14 +237,8 @@ func TestVersionFarAheadStartsOver(t *testing.T) {
 		{"two hours ahead", func() int64 { return time.Now().Add(2 * time.Hour).UnixMicro() }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			addr := redisAddr(t)
-			prefix := testPrefix(t)
-			rdb := newClient(t, addr)
-			a := newStore(t, rdb, prefix)
-			b := newStore(t, newClient(t, addr), prefix)
+			rdb, a, b := twoStores(t)
 			ctx := t.Context()
-			waitSubscribed(t, a)
-			waitSubscribed(t, b)
 			if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
 				t.Fatal(err)
 			}
@@ -266,12 +252,7 @@ func TestVersionFarAheadStartsOver(t *testing.T) {
 				}
 			}
 			time.Sleep(50 * time.Millisecond)
-			woke := make(chan time.Duration, 1)
-			go func() {
-				start := time.Now()
-				a.Wait(ctx, "k", gen, start.Add(2*time.Second))
-				woke <- time.Since(start)
-			}()
+			woke := waitAtMost(a, "k", gen, 2*time.Second)
 			select {
 			case d := <-woke:
 				t.Fatalf("Wait(gen %d) returned after %v, with no change since the Update that returned it", gen, d.Round(time.Millisecond))
@@ -417,4 +398,29 @@ func TestFarFutureStartsBounded(t *testing.T) {
 		t.Errorf("after healthy requests, the key's TTL is %v (state Expiry %v), want at most %v: one bad write keeps the state alive for decades",
 			ttl.Round(time.Hour), exp.Format(time.DateOnly), limit)
 	}
+}
+
+// twoStores returns a client of the test's Redis and two Stores on it,
+// under a prefix of the test's, both listening.
+func twoStores(t *testing.T) (*redis.Client, *Store, *Store) {
+	addr := redisAddr(t)
+	prefix := testPrefix(t)
+	rdb := newClient(t, addr)
+	a := newStore(t, rdb, prefix)
+	b := newStore(t, newClient(t, addr), prefix)
+	waitSubscribed(t, a)
+	waitSubscribed(t, b)
+	return rdb, a, b
+}
+
+// waitAtMost runs s.Wait(key, gen) for at most d, and sends how long it
+// took on the channel it returns.
+func waitAtMost(s *Store, key string, gen uint64, d time.Duration) <-chan time.Duration {
+	woke := make(chan time.Duration, 1)
+	go func() {
+		start := time.Now()
+		s.Wait(context.Background(), key, gen, start.Add(d))
+		woke <- time.Since(start)
+	}()
+	return woke
 }
