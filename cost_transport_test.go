@@ -605,3 +605,83 @@ func TestCostRefusalStatingLimitGoesBack(t *testing.T) {
 		}
 	})
 }
+
+// A refusal that states a spent token quota but neither a reset nor a
+// Retry-After gives no wait: a request with a cost backs off as one
+// without (doc.go, Retries), not at a second's floor. Before, the cost
+// quota that explained the refusal gave a wait of 0 as the server's, and
+// the request was sent 8 times in 8 s.
+func TestCostRefusalWithoutWaitBacksOff(t *testing.T) {
+	for _, c := range []polite.Cost{{}, {Tokens: 100}} {
+		t.Run(c.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var arrivals []time.Time
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					arrivals = append(arrivals, time.Now())
+					w.Header().Set("x-ratelimit-limit-tokens", "1000")
+					w.Header().Set("x-ratelimit-remaining-tokens", "0")
+					w.WriteHeader(http.StatusTooManyRequests)
+				})
+				tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+				start := time.Now()
+				sendCost(t, tr, c)
+				// The shortest backoff of 7 retries (each at half its
+				// step): 0.5+1+2+4+8+16+30 s.
+				if took := time.Since(start); took < time.Minute {
+					t.Errorf("%d attempts in %v; want exponential backoff, over a minute", len(arrivals), took)
+				}
+			})
+		})
+	}
+}
+
+// anthropicFields states Anthropic's quotas on w: input-tokens (limit
+// 30000) and output-tokens (limit 8000) with their remaining and resets,
+// and tokens, their sum, as Anthropic states it.
+func anthropicFields(w http.ResponseWriter, in, out int64, inReset, outReset time.Duration) {
+	now := time.Now()
+	set := func(unit string, limit, rem int64, reset time.Duration) {
+		w.Header().Set("anthropic-ratelimit-"+unit+"-limit", strconv.FormatInt(limit, 10))
+		w.Header().Set("anthropic-ratelimit-"+unit+"-remaining", strconv.FormatInt(rem, 10))
+		w.Header().Set("anthropic-ratelimit-"+unit+"-reset", now.Add(reset).UTC().Format(time.RFC3339))
+	}
+	set("input-tokens", 30000, in, inReset)
+	set("output-tokens", 8000, out, outReset)
+	set("tokens", 38000, in+out, max(inReset, outReset))
+}
+
+// A refusal with no Retry-After, explained by Anthropic's input tokens
+// (500 left of the 1000 the request needs, refilled at 100 a second),
+// waits what the request lacks at that rate: the derived tokens quota
+// stated beside it is not read (DESIGN.md §10). Before, its reset, the
+// time until it is whole (295 s), was taken as the wait.
+func TestAnthropicRefusalSkipsDerivedTokens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var arrivals []time.Time
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			arrivals = append(arrivals, time.Now())
+			switch len(arrivals) {
+			case 1: // the refill rate: 1000 spent, whole in 10 s
+				anthropicFields(w, 29000, 8000, 10*time.Second, 0)
+			case 2:
+				anthropicFields(w, 500, 8000, 295*time.Second, 0)
+				w.WriteHeader(http.StatusTooManyRequests)
+			default:
+				anthropicFields(w, 29000, 8000, 10*time.Second, 0)
+			}
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+		if err := sendCost(t, tr, polite.Cost{InputTokens: 100}); err != nil {
+			t.Fatal(err)
+		}
+		if err := sendCost(t, tr, polite.Cost{InputTokens: 1000, OutputTokens: 4000}); err != nil {
+			t.Fatal(err)
+		}
+		if len(arrivals) != 3 {
+			t.Fatalf("%d requests reached the server, want 3", len(arrivals))
+		}
+		if d := arrivals[2].Sub(arrivals[1]); d > 30*time.Second {
+			t.Errorf("refused request resent after %v; want the seconds 500 input tokens take to refill, not the tokens quota's reset (295 s)", d)
+		}
+	})
+}

@@ -579,18 +579,13 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused bool)
 	if c.isZero() && !costUnits(quotas) {
 		return false // nothing to apply, nothing to charge
 	}
-	derived := false // Anthropic's tokens is the input and output quotas seen together
-	for i := range quotas {
-		if q := &quotas[i]; q.Dialect == "anthropic" && (q.Unit == "input-tokens" || q.Unit == "output-tokens") {
-			derived = true
-		}
-	}
+	derived := anthropicSplit(quotas)
 	var marked [maxCostUnits]bool
 	var seen [maxCostQuotas]bool
 	stated := false
 	for i := range quotas {
 		pq := &quotas[i]
-		if !isCostUnit(pq.Unit) || derived && pq.Dialect == "anthropic" && pq.Unit == "tokens" {
+		if !isCostUnit(pq.Unit) || derived && isDerived(pq) {
 			continue
 		}
 		q := c.known(pq.Policy, pq.Partition, pq.Unit)
@@ -747,19 +742,39 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 	return true
 }
 
+// anthropicSplit reports whether quotas hold Anthropic's input or output
+// tokens quota, from which its tokens quota is derived: that one is then
+// neither charged nor read (DESIGN.md §10).
+func anthropicSplit(quotas []parse.Quota) bool {
+	for i := range quotas {
+		if q := &quotas[i]; q.Dialect == "anthropic" && (q.Unit == "input-tokens" || q.Unit == "output-tokens") {
+			return true
+		}
+	}
+	return false
+}
+
+// isDerived reports whether q is Anthropic's tokens quota, the sum of its
+// input and output quotas when those are stated beside it.
+func isDerived(q *parse.Quota) bool { return q.Dialect == "anthropic" && q.Unit == "tokens" }
+
 // refusal reports, for a refused request l whose answer states quotas,
 // whether one of its cost quotas explains the refusal (it has less left
 // than the request costs), and how long the request must wait for it: the
 // tokens it lacks at the quota's refill rate, or, for a quota restored
-// whole or whose rate is unknown, its reset. A quota with room for the
-// cost but not for twice it explains the refusal too: the server counted
-// more than the estimate, and the request waits as if it cost twice as
-// much. A cost beyond a whole quota explains it, with no wait: the request
-// can never start.
+// whole or whose rate is unknown, its reset; -1 when no quota that
+// explains it says when it has room (no rate known, no reset stated). A
+// quota with room for the cost but not for twice it explains the refusal
+// too: the server counted more than the estimate, and the request waits as
+// if it cost twice as much. A cost beyond a whole quota explains it, with
+// no wait: the request can never start. Anthropic's derived tokens quota
+// is not read.
 func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained bool) {
+	wait = -1
+	derived := anthropicSplit(quotas)
 	for i := range quotas {
 		pq := &quotas[i]
-		if !isCostUnit(pq.Unit) || pq.Remaining < 0 {
+		if !isCostUnit(pq.Unit) || pq.Remaining < 0 || derived && isDerived(pq) {
 			continue
 		}
 		need := min(l.want.In(pq.Unit), maxQuota)
@@ -774,6 +789,7 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 			}
 		}
 		if pq.Limit >= 0 && need > pq.Limit {
+			wait = max(wait, 0)
 			continue
 		}
 		var rate float64
@@ -799,10 +815,12 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 // key's cost quotas explain of it (see costs.refusal): the wait the
 // request's cost needs is a floor when the server gave none, and replaces
 // the reset of a spent quota refilled continuously, which is the time
-// until it is whole, not until this request fits. Retry-After stands.
+// until it is whole, not until this request fits. Retry-After stands, and
+// so does a refusal that gives no wait when the quotas give none either
+// (wait < 0): it backs off as such.
 func tokenRefusal(r *Refusal, want *Cost, quotas []parse.Quota, wait int64) {
 	switch {
-	case !r.Given:
+	case !r.Given && wait >= 0:
 		r.Wait, r.Given, r.Reason = time.Duration(wait), true, ReasonQuota
 	case r.Reason == ReasonQuota:
 		// The wait the Transport took from the spent quotas, without
