@@ -203,6 +203,7 @@ var reasons = [...]Reason{
 	control.ReasonStopped:     ReasonStopped,
 	control.ReasonConcurrency: ReasonConcurrency,
 	control.ReasonProbe:       ReasonProbe,
+	control.ReasonTransient:   ReasonTransient,
 }
 
 // reasonOf returns the Reason of a controller's reason code.

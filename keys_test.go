@@ -1,6 +1,13 @@
 package polite
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
 
 func TestOriginKey(t *testing.T) {
 	tests := []struct {
@@ -33,6 +40,8 @@ func TestOriginKey(t *testing.T) {
 		{"https", "XN--BCHER-KVA.example", "https://xn--bcher-kva.example"},
 		{"https", "例え.テスト", "https://xn--r8jz45g.xn--zckzah"},
 		{"https", "例え。テスト", "https://xn--r8jz45g.xn--zckzah"},
+		{"https", "İbm.example", "https://xn--ibm-8dc.example"}, // not ibm.example
+		{"http", "\u212aey.example", "http://key.example"},      // the Kelvin sign is K
 		{"http", "", "http://"},
 		// A port with leading zeros is the port net/http dials: one
 		// origin, one budget.
@@ -44,6 +53,25 @@ func TestOriginKey(t *testing.T) {
 	for _, tt := range tests {
 		if got := originKey(tt.scheme, tt.host).m.String(); got != tt.want {
 			t.Errorf("originKey(%q, %q) = %q, want %q", tt.scheme, tt.host, got, tt.want)
+		}
+	}
+}
+
+// A host beyond ASCII is keyed as the host net/http dials for it. Before,
+// "İbm.example" was keyed as "ibm.example", another host, and a refusal
+// from one paused the other.
+func TestOriginKeyAsDialed(t *testing.T) {
+	for _, host := range []string{"İbm.example", "\u212aey.example", "BÜCHER.example", "例え。テスト", "ıbm.example"} {
+		var dialed string
+		tr := &http.Transport{DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+			dialed = addr
+			return nil, errors.New("no network here")
+		}}
+		req, _ := http.NewRequest(http.MethodGet, "http://"+host+"/", nil)
+		tr.RoundTrip(req)
+		want := "http://" + strings.TrimSuffix(dialed, ":80")
+		if got := originKey("http", host).m.String(); got != want {
+			t.Errorf("originKey(http, %q) = %q; net/http dials %q", host, got, dialed)
 		}
 	}
 }

@@ -243,6 +243,39 @@ func TestRetryTransientRetryAfterFloorNoPause(t *testing.T) {
 	})
 }
 
+// The wait before a transient failure's retry is reported with
+// ReasonTransient, as the retry is; ReasonBackoff is a refusal's. Before,
+// its EventWait said "backoff".
+func TestRetryTransientWaitReason(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		var waits []polite.Event
+		tr := &polite.Transport{
+			RetryTransient: true,
+			OnEvent: func(e polite.Event) {
+				if e.Kind == polite.EventWait {
+					waits = append(waits, e)
+				}
+			},
+			Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				if n++; n == 1 {
+					return nil, errReset
+				}
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+			}),
+		}
+		req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if len(waits) != 1 || waits[0].Reason != polite.ReasonTransient {
+			t.Errorf("wait events %+v; want one, with reason %q", waits, polite.ReasonTransient)
+		}
+	})
+}
+
 // Transient retries share MaxAttempts and the key's retry budget with
 // refusals.
 func TestRetryTransientBounds(t *testing.T) {

@@ -38,6 +38,7 @@ const (
 	ReasonStopped            // abnormal usage reported
 	ReasonConcurrency        // too many requests in flight
 	ReasonProbe              // a probe is out
+	ReasonTransient          // a transient failure retried by backoff
 	numReasons
 )
 

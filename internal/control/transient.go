@@ -15,7 +15,7 @@ import "time"
 // as it does for refusals (see Decide), rather than dropping it. It
 // changes nothing; Release applies the plan.
 func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
-	p := Plan{Wait: max(r.Backoff, 0), Reason: ReasonBackoff}
+	p := Plan{Wait: max(r.Backoff, 0), Reason: ReasonTransient}
 	if r.Given && r.Wait > p.Wait {
 		p.Wait, p.Reason = r.Wait, ReasonRetryAfter
 	}

@@ -15,25 +15,25 @@ func TestDecideTransient(t *testing.T) {
 		want Plan
 	}{
 		{"backoff", Refusal{Backoff: 1200 * time.Millisecond, Retryable: true, MaxWait: time.Minute}, full,
-			Plan{Wait: 1200 * time.Millisecond, Reason: ReasonBackoff, Retry: true}},
+			Plan{Wait: 1200 * time.Millisecond, Reason: ReasonTransient, Retry: true}},
 		{"retry-after is a floor", Refusal{Wait: 5 * time.Second, Given: true, Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, full,
 			Plan{Wait: 5 * time.Second, Reason: ReasonRetryAfter, Retry: true}},
 		{"retry-after below the backoff", Refusal{Wait: 0, Given: true, Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, full,
-			Plan{Wait: time.Second, Reason: ReasonBackoff, Retry: true}},
+			Plan{Wait: time.Second, Reason: ReasonTransient, Retry: true}},
 		{"not resendable", Refusal{Backoff: time.Second, MaxWait: time.Minute}, full,
-			Plan{Wait: time.Second, Reason: ReasonBackoff}},
+			Plan{Wait: time.Second, Reason: ReasonTransient}},
 		{"beyond MaxWait", Refusal{Wait: time.Hour, Given: true, Retryable: true, MaxWait: time.Minute}, full,
 			Plan{Wait: time.Hour, Reason: ReasonRetryAfter}},
 		{"beyond the deadline", Refusal{Backoff: 2 * time.Second, Retryable: true, MaxWait: time.Minute, Deadline: t0.Add(time.Second)}, full,
-			Plan{Wait: 2 * time.Second, Reason: ReasonBackoff}},
+			Plan{Wait: 2 * time.Second, Reason: ReasonTransient}},
 		{"budget short, back within the backoff", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, retryBudget{tokens: 0.5, at: instant(t0)},
-			Plan{Wait: time.Second, Reason: ReasonBackoff, Retry: true}},
+			Plan{Wait: time.Second, Reason: ReasonTransient, Retry: true}},
 		{"budget spent: spaced out", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, retryBudget{tokens: -3, at: instant(t0)},
 			Plan{Wait: 2 * time.Second, Reason: ReasonRetryBudget, Retry: true}},
 		{"budget spent past the deadline", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute, Deadline: t0.Add(1500 * time.Millisecond)}, retryBudget{tokens: -3, at: instant(t0)},
-			Plan{Wait: time.Second, Reason: ReasonBackoff, Denied: ReasonRetryBudget}},
+			Plan{Wait: time.Second, Reason: ReasonTransient, Denied: ReasonRetryBudget}},
 		{"stopped", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, retryBudget{tokens: 5, at: instant(t0), stopUntil: instant(t0.Add(time.Minute))},
-			Plan{Wait: time.Second, Reason: ReasonBackoff, Denied: ReasonStopped}},
+			Plan{Wait: time.Second, Reason: ReasonTransient, Denied: ReasonStopped}},
 	}
 	for _, tt := range tests {
 		if got := DecideTransient(t0, &tt.r, tt.rb); got != tt.want {
