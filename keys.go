@@ -190,13 +190,21 @@ func lowerASCII(s string) string {
 // or reject disallowed ones. Hosts that differ only in such ways get
 // different keys; a host in the same form every time, as URLs usually
 // carry, always gets the same one. A bracketed IP literal is returned
-// lower-cased. "İ" (U+0130), the one character beyond ASCII that the
-// simple mapping lower-cases to ASCII but IDNA does not ("i" and a
-// combining dot above, U+0307), is mapped as IDNA maps it: "İbm.example"
-// is not "ibm.example".
+// lower-cased, but for its zone (after '%'), an interface name whose case
+// counts. "İ" (U+0130), the one character beyond ASCII that the simple
+// mapping lower-cases to ASCII but IDNA does not ("i" and a combining dot
+// above, U+0307), is mapped as IDNA maps it: "İbm.example" is not
+// "ibm.example".
 func toASCII(host string) string {
+	if strings.HasPrefix(host, "[") {
+		addr, zone, _ := strings.Cut(host, "%")
+		if zone != "" {
+			return strings.ToLower(addr) + "%" + zone
+		}
+		return strings.ToLower(host)
+	}
 	host = strings.ToLower(strings.ReplaceAll(host, "\u0130", "i\u0307"))
-	if strings.HasPrefix(host, "[") || isLowerASCII(host) {
+	if isLowerASCII(host) {
 		return host
 	}
 	host = strings.NewReplacer("\u3002", ".", "\uff0e", ".", "\uff61", ".").Replace(host)

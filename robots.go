@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -254,7 +253,7 @@ func robotsPath(u *url.URL) string {
 	if u.RawQuery != "" || u.ForceQuery {
 		p += "?" + u.RawQuery
 	}
-	p = robotsEscape(p)
+	p = robotsEscape(p, false)
 	path, _, _ := strings.Cut(p, "?")
 	if clean := removeDotSegments(path); clean != path {
 		p = clean + p[len(path):]
@@ -295,22 +294,14 @@ func removeDotSegments(p string) string {
 	return string(out)
 }
 
-// robotsOrigin returns the origin of u in one form: scheme and host in
-// lower case, without a trailing dot, without the scheme's default port.
+// robotsOrigin returns the origin of u in the one form its budget key has
+// (see originKey): scheme and host in lower case (an IPv6 zone, an
+// interface name, as it is), without a trailing dot or the scheme's
+// default port, an internationalised host in its ASCII form, the form
+// net/http dials it in.
 func robotsOrigin(u *url.URL) string {
-	host, port := strings.ToLower(u.Hostname()), noLeadingZeros(u.Port())
-	host = strings.TrimSuffix(host, ".")
-	if u.Scheme == "http" && port == "80" || u.Scheme == "https" && port == "443" {
-		port = ""
-	}
-	if port != "" || strings.Contains(host, ":") {
-		if port == "" {
-			host = "[" + host + "]"
-		} else {
-			host = net.JoinHostPort(host, port)
-		}
-	}
-	return u.Scheme + "://" + host
+	k := originKey(u.Scheme, u.Host)
+	return k.m.scheme + "://" + k.m.host
 }
 
 // robotsCache holds the robots.txt of many origins, in shards that each

@@ -489,6 +489,11 @@ func TestRobotsOrigin(t *testing.T) {
 		"http://u:p@a.example/x?y#z":  "http://a.example",
 		"http://[fe80::1%25eth0]:80/": "http://[fe80::1%eth0]",
 		"https://a.example:0443/":     "https://a.example",
+		// As the budget keys them (see originKey). Before, the first
+		// two were origins of their own, and the zone lower-cased.
+		"http://bücher.example/":      "http://xn--bcher-kva.example",
+		"http://bücher.example。/":     "http://xn--bcher-kva.example",
+		"http://[fe80::1%25Eth0]:80/": "http://[fe80::1%Eth0]",
 	} {
 		req, _ := http.NewRequest(http.MethodGet, in, nil)
 		if got := robotsOrigin(req.URL); got != want {
@@ -599,6 +604,73 @@ func TestRobotsZonedIPv6(t *testing.T) {
 		_, err := (&Robots{}).check(t.Context(), base, robotsReq(t, t.Context(), "http://[fe80::1%25eth0]:8080/private"))
 		if !errors.Is(err, ErrDisallowed) || len(fetched) != 1 || fetched[0] != "http://[fe80::1%25eth0]:8080/robots.txt" {
 			t.Errorf("check = %v after fetching %q; want /private disallowed by http://[fe80::1%%25eth0]:8080/robots.txt", err, fetched)
+		}
+	})
+}
+
+// An IPv6 zone is an interface name, whose case counts: robots.txt is
+// fetched through the request's own. Before, through "eth0" for "Eth0".
+func TestRobotsZoneCaseKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fetched []string
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			fetched = append(fetched, req.URL.Host)
+			return &http.Response{StatusCode: 404, Header: http.Header{}, Request: req, Body: http.NoBody}, nil
+		})
+		req := robotsReq(t, t.Context(), "http://[fe80::1%25Eth0]:8080/x")
+		(&Robots{}).check(t.Context(), base, req)
+		if len(fetched) != 1 || fetched[0] != req.URL.Host {
+			t.Errorf("robots.txt fetched from hosts %q; want from the request's own, %q", fetched, req.URL.Host)
+		}
+	})
+}
+
+// An internationalised host, its ASCII form and its spelling with an
+// ideographic full stop are one origin, whose robots.txt is fetched once.
+// Before, three times, kept in three entries.
+func TestRobotsIDNAOneOrigin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fetched []string
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			if req.URL.Path == "/robots.txt" {
+				fetched = append(fetched, req.URL.Host)
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Request: req,
+				Body: io.NopCloser(strings.NewReader("User-agent: *\nDisallow: /private\n"))}, nil
+		})
+		r := &Robots{}
+		for _, u := range []string{"http://bücher.example/a", "http://xn--bcher-kva.example/b", "http://bücher.example。/c"} {
+			if _, err := r.check(t.Context(), base, robotsReq(t, t.Context(), u)); err != nil {
+				t.Fatalf("check(%s) = %v", u, err)
+			}
+		}
+		if len(fetched) != 1 {
+			t.Errorf("robots.txt of one origin fetched %d times, from %q; want once", len(fetched), fetched)
+		}
+	})
+}
+
+// A path built from url.URL.Path is sent with "!'()" encoded, and the
+// server reads it as the path it was built from: a rule on that path
+// applies. Before, "Disallow: /wiki/Foo_(bar)" let "/wiki/Foo_%28bar%29"
+// through to the server.
+func TestRobotsEncodedSegmentCharacters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent []string
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+			Body: "User-agent: *\nDisallow: /wiki/Foo_(bar)\n",
+			Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent = append(sent, r.URL.Path) }),
+		})
+		tr := &Transport{Base: robotsBase(h), Robots: &Robots{}}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example/", nil)
+		req.URL = &url.URL{Scheme: "http", Host: "a.example", Path: "/wiki/Foo_(bar)"}
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if !errors.Is(err, ErrDisallowed) || len(sent) != 0 {
+			t.Errorf("RoundTrip(%s) = %v, the server received %q; want it disallowed", req.URL.RequestURI(), err, sent)
 		}
 	})
 }

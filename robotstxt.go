@@ -383,7 +383,7 @@ func normalisePattern(p string) string {
 	if p[0] != '/' && p[0] != '*' {
 		p = "/" + p
 	}
-	p = robotsEscape(p)
+	p = robotsEscape(p, true)
 	if strings.Contains(p, "**") {
 		var b strings.Builder
 		b.Grow(len(p))
@@ -398,21 +398,33 @@ func normalisePattern(p string) string {
 	return p
 }
 
-// robotsEscape puts a path or a path pattern into the one form both are
-// compared in (RFC 9309 §2.2.2): octets outside printable US-ASCII, and
-// those of it that are neither reserved nor unreserved (RFC 3986 §2.2,
-// §2.3: the double quote, '<', '>', '\', '^', the backquote, '{', '|'
-// and '}'), which net/http always sends encoded, are
-// percent-encoded, an encoded unreserved character (RFC 3986 §2.3) is
-// decoded, the hex digits of other encodings are upper-cased, and a '%'
-// that starts no encoding is itself encoded, as "%25", so that a decoded
-// character cannot complete it into one ("%0%61" is "%250a", not "%0a",
-// which a second pass would read differently). It returns s itself when
-// nothing changes.
-func robotsEscape(s string) string {
+// robotsEscape puts a path (with its query) or, when pattern is true, a
+// path pattern into the one form both are compared in (RFC 9309 §2.2.2):
+//   - octets outside printable US-ASCII, and those of it that are neither
+//     reserved nor unreserved (RFC 3986 §2.2, §2.3: the double quote, '<',
+//     '>', '\', '^', the backquote, '{', '|' and '}'), which net/http
+//     always sends encoded, are percent-encoded;
+//   - an encoded unreserved character (RFC 3986 §2.3) is decoded, and so,
+//     before the query, is an encoded character a path segment may hold
+//     as it is ("!&'()+,;=:@", RFC 3986 §3.3), which clients encode or
+//     not as they please (Go's url.URL.EscapedPath encodes "!'()", most
+//     servers decode them alike): "/wiki/Foo_%28bar%29" is
+//     "/wiki/Foo_(bar)". '/', '?', '*' and '$' stay encoded: they mean
+//     something else as they are;
+//   - '*' and '$' are encoded in a path, where they are the characters
+//     themselves, and a pattern's "%2A" and "%24" match them (RFC 9309
+//     §2.2.3: "/path/foo-%24" matches "/path/foo-$"); in a pattern, '*' is
+//     the wildcard and a final '$' the end, and any other '$' is encoded;
+//   - the hex digits of other encodings are upper-cased, and a '%' that
+//     starts no encoding is itself encoded, as "%25", so that a decoded
+//     character cannot complete it into one ("%0%61" is "%250a", not
+//     "%0a", which a second pass would read differently).
+//
+// It returns s itself when nothing changes.
+func robotsEscape(s string, pattern bool) string {
 	i := 0
 	for ; i < len(s); i++ {
-		if c := s[i]; mustEncode(c) || c == '%' {
+		if c := s[i]; mustEncode(c) || c == '%' || special(c, pattern, i == len(s)-1) {
 			break
 		}
 	}
@@ -422,20 +434,22 @@ func robotsEscape(s string) string {
 	const hex = "0123456789ABCDEF"
 	b := make([]byte, 0, len(s)+8)
 	b = append(b, s[:i]...)
+	query := strings.IndexByte(s[:i], '?') >= 0
 	for ; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
 			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(v) {
+			if isUnreserved(v) || !query && isSegmentChar(v) {
 				b = append(b, v)
 			} else {
 				b = append(b, '%', hex[v>>4], hex[v&15])
 			}
 			i += 2
-		case mustEncode(c) || c == '%':
+		case mustEncode(c) || c == '%' || special(c, pattern, i == len(s)-1):
 			b = append(b, '%', hex[c>>4], hex[c&15])
 		default:
+			query = query || c == '?'
 			b = append(b, c)
 		}
 	}
@@ -450,6 +464,27 @@ func mustEncode(c byte) bool {
 		return true
 	}
 	return c <= ' ' || c >= 0x7f
+}
+
+// special reports whether robotsEscape percent-encodes c, a character
+// that a pattern gives a meaning: '*' and '$' in a path; in a pattern, a
+// '$' that is not its last character.
+func special(c byte, pattern, last bool) bool {
+	if pattern {
+		return c == '$' && !last
+	}
+	return c == '*' || c == '$'
+}
+
+// isSegmentChar reports whether c may stand unencoded in a path segment
+// (RFC 3986 §3.3: a sub-delim, ':' or '@') and means the same encoded,
+// for robotsEscape: neither '*' nor '$', which patterns give a meaning.
+func isSegmentChar(c byte) bool {
+	switch c {
+	case '!', '&', '\'', '(', ')', '+', ',', ';', '=', ':', '@':
+		return true
+	}
+	return false
 }
 
 func isHex(c byte) bool {

@@ -230,7 +230,25 @@ func TestRobotsMatch(t *testing.T) {
 		{"Disallow: /a*b*c$", "/axxbyyc", false, "/a*b*c$"},
 		{"Disallow: /a*b*c$", "/axxbyycz", true, ""},
 		{"Disallow: /a*bc*bc$", "/abcbcbc", false, "/a*bc*bc$"},
-		{"Disallow: /a$b", "/a$b/c", false, "/a$b"}, // $ inside is literal
+		{"Disallow: /a$b", "/a$b/c", false, "/a%24b"}, // $ inside is literal
+		{"Disallow: /a$b", "/a%24b/c", false, "/a%24b"},
+		// RFC 9309 §2.2.3's own examples: a pattern's "%2A" and "%24"
+		// are the characters in a path. Before, neither matched.
+		{"Disallow: /path/file-with-a-%2A.html", "/path/file-with-a-*.html", false, "/path/file-with-a-%2A.html"},
+		{"Disallow: /path/foo-%24", "/path/foo-$", false, "/path/foo-%24"},
+		{"Disallow: /path/foo-%24", "/path/foo-%24", false, "/path/foo-%24"},
+		{"Disallow: /a*", "/a%2A", false, "/a*"},
+		{"Disallow: /a%2A", "/ab", true, ""}, // an encoded '*' is no wildcard
+		// A character a path segment holds as it is, encoded or not (Go
+		// encodes "!'()" in EscapedPath). Before, "/wiki/Foo_%28bar%29"
+		// was allowed by "Disallow: /wiki/Foo_(bar)".
+		{"Disallow: /wiki/Foo_(bar)", "/wiki/Foo_%28bar%29", false, "/wiki/Foo_(bar)"},
+		{"Disallow: /wiki/Foo_%28bar%29", "/wiki/Foo_(bar)", false, "/wiki/Foo_(bar)"},
+		{"Disallow: /a!b", "/a%21b", false, "/a!b"},
+		{"Disallow: /a:b@c", "/a%3Ab%40c", false, "/a:b@c"},
+		// In the query they stay as sent: "%26" is not '&' there.
+		{"Disallow: /s?a=1&b", "/s?a=1%26b", true, ""},
+		{"Disallow: /s?a=1%26b", "/s?a=1%26b", false, "/s?a=1%26b"},
 		// RFC 9309 §2.2.2's encoding table.
 		{"Disallow: /foo/bar/ツ", "/foo/bar/%E3%83%84", false, "/foo/bar/%E3%83%84"},
 		{"Disallow: /foo/bar/%E3%83%84", "/foo/bar/%e3%83%84", false, "/foo/bar/%E3%83%84"},
@@ -246,7 +264,7 @@ func TestRobotsMatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f := parseRobots([]byte("User-agent: *\n"+tt.rules+"\n"), "mybot")
-		r, ok := f.match(robotsEscape(tt.path))
+		r, ok := f.match(robotsEscape(tt.path, false))
 		allow := !ok || r.allow
 		if allow != tt.allow || (ok && r.pattern != tt.rule) || (!ok && tt.rule != "") {
 			t.Errorf("%q: match(%q) = %+v, %v (allowed %v); want allowed %v by %q", tt.rules, tt.path, r, ok, allow, tt.allow, tt.rule)
@@ -289,6 +307,7 @@ func FuzzParseRobots(f *testing.F) {
 	f.Add("\xef\xbb\xbfuser-agent:*\r\ndisallow:/a*b*c$\r", "/axbyc", "")
 	f.Add("User-agent: *\nDisallow: /%E3%83%84\nCrawl-delay: 1e999\n", "/ツ", "x")
 	f.Add("User-agent: *\nDisallow: /%0%61\n", "%0%61", "x")
+	f.Add("User-agent: *\nDisallow: /a%2A$b(%29*$\nAllow: /%24?%28\n", "/a*$b%28)?%28", "x")
 	f.Fuzz(func(t *testing.T, body, path, ua string) {
 		token := productToken(ua)
 		a := parseRobots([]byte(body), token)
@@ -299,13 +318,16 @@ func FuzzParseRobots(f *testing.F) {
 		if a.interval < 0 || a.interval > maxCrawlInterval {
 			t.Fatalf("interval %v out of [0, %v]", a.interval, maxCrawlInterval)
 		}
-		p := robotsEscape(path)
-		if robotsEscape(p) != p {
+		p := robotsEscape(path, false)
+		if robotsEscape(p, false) != p {
 			t.Fatalf("robotsEscape(%q) = %q, not stable", path, p)
 		}
 		for _, r := range a.ruleList() {
 			if r.pattern == "" || r.pattern[0] != '/' && r.pattern[0] != '*' || strings.Contains(r.pattern, "**") {
 				t.Fatalf("pattern %q not normalised", r.pattern)
+			}
+			if q := robotsEscape(r.pattern, true); q != r.pattern {
+				t.Fatalf("pattern %q escapes again to %q", r.pattern, q)
 			}
 			if got, want := robotsMatch(r.pattern, p), refMatch(r.pattern, p); got != want {
 				t.Fatalf("robotsMatch(%q, %q) = %v, the regular expression says %v", r.pattern, p, got, want)
