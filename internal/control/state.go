@@ -919,7 +919,12 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		s.zeroStreak = min(s.zeroStreak+1, 64)
 		s.pause(now, now+min(d, zeroBackoffMax)+r.jitter(d/10), ReasonBackoff)
 	default:
-		p.live = false // r=0;t=0: the window ends now
+		// r=0;t=0: the window ends now. The key pauses until just
+		// after, so that its next request probes alone, as after any
+		// pause (the server may be a moment behind), and this answer,
+		// a probe's, does not open the ramp (see Release).
+		p.live = false
+		s.pause(now, now+1, ReasonQuota)
 	}
 	return true
 }

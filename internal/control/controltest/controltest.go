@@ -309,6 +309,15 @@ func tables() []Table {
 			acq(31*s, "b", Want{Grant: true, Probe: true}),
 			acq(31*s, "c", Want{Hold: control.ReasonProbe}),
 		}},
+		// A reset of now (t=0), as a server rounding its epoch reset
+		// down states it: the window has ended, and the next request
+		// still probes alone. Before, every request went at once.
+		{Name: "spent quota with a reset of now, then a probe", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(1*s, "p", ok(rl(0, 0, 0, 0)), Want{PauseUntil: 1*s + 1, PauseReason: control.ReasonQuota, Probing: 1}),
+			acq(2*s, "a", Want{Grant: true, Probe: true}),
+			acq(2*s, "b", Want{Hold: control.ReasonProbe}),
+		}},
 		{Name: "stale observations expire", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(0, 0, 1, 10*s)), Want{}),
