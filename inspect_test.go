@@ -301,3 +301,19 @@ func TestInspectLaterForgetsNothing(t *testing.T) {
 		}
 	})
 }
+
+// A key idle since its one request is gone at any later instant, however
+// far: before, Inspect at an instant past 2262, which time.Time.UnixNano
+// cannot hold, found it live again.
+func TestInspectFarFutureIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, tr := politeOver(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		get(t, c, "http://api.test/")
+		for _, year := range []int{2200, 2300, 9999} {
+			at := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)
+			if st, ok := tr.Inspect("http://api.test", at); ok {
+				t.Errorf("Inspect in %d = %+v, found; want it gone, idle since 2000", year, st)
+			}
+		}
+	})
+}

@@ -575,7 +575,7 @@ func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[k]
-	if e == nil || expired(e, now.UnixNano()) {
+	if e == nil || expired(e, control.Instant(now)) {
 		return control.View{}, false
 	}
 	return e.ks.c.View(now), true
