@@ -1,6 +1,7 @@
 package polite_test
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"testing"
@@ -183,4 +184,54 @@ func TestOneLyingDateDoesNotLockOrigin(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A server that refuses everything, giving no usable wait (a bare 429, or
+// a Retry-After polite ignores), and a caller looping on one client with
+// two minutes' deadline a request: once the key is in an outage, its pause
+// doubles with each refused flight up to a minute, as with Retry-After: 0.
+// Before, each new request started its own backoff again at a second, and
+// the server got about one request a second for as long as it refused.
+func TestOutageWithoutWaitBacksOff(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		h    http.Header
+	}{
+		{"bare 429", nil},
+		{"Retry-After: -1", http.Header{"Retry-After": {"-1"}}},
+		{"Retry-After: 0", http.Header{"Retry-After": {"0"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				present()
+				start := time.Now()
+				var sent []time.Duration
+				tr := &polite.Transport{Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+					sent = append(sent, time.Since(start))
+					return &http.Response{StatusCode: 429, Header: tt.h.Clone(), Body: http.NoBody, Request: req}, nil
+				})}
+				for time.Since(start) < 30*time.Minute {
+					ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+					resp, err := tr.RoundTrip(req)
+					if err == nil {
+						resp.Body.Close()
+					} else {
+						time.Sleep(time.Second) // an error at once: the caller thinks before its next
+					}
+					cancel()
+				}
+				late := 0
+				for _, d := range sent {
+					if d >= 20*time.Minute {
+						late++
+					}
+				}
+				// Doubling to a minute: about 10 in 10 minutes.
+				if late > 20 {
+					t.Errorf("%d requests in the last 10 of 30 minutes refused without a usable wait (%d in all); want about one a minute", late, len(sent))
+				}
+			})
+		})
+	}
 }

@@ -37,7 +37,8 @@ const RefusalFloor = time.Second
 // wait is lengthened until the budget can (Reason ReasonRetryBudget), if
 // that still fits. Only in an outage (many refused flights in a row, no
 // acceptance) does the budget deny retries: the refusal goes back to the
-// caller.
+// caller, and a refusal that gives no wait pauses the key as short waits
+// in a row do.
 func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Plan {
 	n := instant(now)
 	j := rng(rnd)
@@ -63,6 +64,14 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 			limit = min(limit, p.Wait+max(r.Deadline.Sub(now)-p.Wait, 0)/2)
 		}
 		p.Pause = time.Duration(min(addSat(int64(p.Wait), j.jitter(int64(p.Wait/10))), int64(limit)))
+	}
+	if !r.Given && rb.outage() {
+		// In an outage a refusal that gives no wait pauses the key as a
+		// wait below the floor does, doubled with each refused flight
+		// since the outage began, up to BackoffMax: the backoff above
+		// is the request's own, and each request the callers send
+		// anew starts its own again at a second.
+		p.Pause = max(p.Pause, floorWait(0, rb.run-outageRun))
 	}
 	fits := func(d time.Duration) bool { return r.fits(now, d) }
 	want := r.Retryable && fits(p.Wait)

@@ -22,6 +22,20 @@ func plan(wait, pause time.Duration, why control.Reason) *control.Plan {
 // otherwise be dropped.
 func robustTables() []Table {
 	return []Table{
+		// In an outage (40 refused flights, no acceptance), a refusal
+		// that gives no wait goes back to the caller and pauses the key
+		// as waits below the floor do: doubled with each flight, up to
+		// a minute. Before, each pause was the request's own backoff,
+		// which each new request starts at a second.
+		{Name: "an outage's refusals that give no wait double the pause", Steps: append(refusedFlights(40, 2*s),
+			acq(80*s, "o1", Want{Grant: true, Probe: true}),
+			rel(80*s, "o1", refused(bare(s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 81 * s}),
+			acq(81*s, "o2", Want{Grant: true, Probe: true}),
+			rel(81*s, "o2", refused(bare(s)), Want{Plan: &control.Plan{Wait: s, Pause: 2 * s, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 83 * s}),
+			acq(83*s, "o3", Want{Grant: true, Probe: true}),
+			rel(83*s, "o3", refused(bare(s)), Want{Plan: &control.Plan{Wait: s, Pause: 4 * s, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 87 * s}),
+			acq(86*s, "x", Want{Hold: control.ReasonBackoff, Until: 87 * s}),
+		)},
 		{Name: "refusal floor", Steps: []Step{
 			// Retry-After: 0 is no invitation to resend at once: the
 			// floor, a second (jitter 0 from Rand 0).
@@ -169,4 +183,15 @@ func outageTable() Table {
 		rel(at+s, "again", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
 	)
 	return Table{Name: "outage drops retries", Steps: steps}
+}
+
+// refusedFlights is n lone requests, every step apart from the start,
+// each refused with no wait (a backoff of a second).
+func refusedFlights(n int, step time.Duration) []Step {
+	var steps []Step
+	for i := range n {
+		at, name := time.Duration(i)*step, fmt.Sprintf("f%d", i)
+		steps = append(steps, acq(at, name, Want{Grant: true, Probe: true}), rel(at, name, refused(bare(s)), Want{}))
+	}
+	return steps
 }
