@@ -227,6 +227,7 @@ func TestOutageWithoutWaitBacksOff(t *testing.T) {
 						late++
 					}
 				}
+				t.Logf("%d requests in the last 10 of 30 minutes, %d in all", late, len(sent))
 				// Doubling to a minute: about 10 in 10 minutes.
 				if late > 20 {
 					t.Errorf("%d requests in the last 10 of 30 minutes refused without a usable wait (%d in all); want about one a minute", late, len(sent))
