@@ -52,10 +52,16 @@ func BenchmarkPoliteIETF(b *testing.B) { benchmarkGet(b, stated, true) }
 // The same without a network: what polite itself costs per request, over a
 // Base that answers at once with a canned response.
 func benchmarkOverhead(b *testing.B, h http.Header, wrap bool) {
+	benchmarkOverheadOf(b, h, wrap, 0)
+}
+
+// benchmarkOverheadOf is benchmarkOverhead with Transport.MaxConcurrency
+// set to maxConc (0: none), which the local ceilings count.
+func benchmarkOverheadOf(b *testing.B, h http.Header, wrap bool, maxConc int) {
 	resp := &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, ContentLength: 0}
 	var rt http.RoundTripper = roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
 	if wrap {
-		rt = &polite.Transport{Base: rt}
+		rt = &polite.Transport{Base: rt, MaxConcurrency: maxConc}
 	}
 	req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
 	b.ReportAllocs()
@@ -75,6 +81,10 @@ var (
 func BenchmarkOverheadNone(b *testing.B)       { benchmarkOverhead(b, plainHeader, false) }
 func BenchmarkOverheadPolite(b *testing.B)     { benchmarkOverhead(b, plainHeader, true) }
 func BenchmarkOverheadPoliteIETF(b *testing.B) { benchmarkOverhead(b, ietfHeader, true) }
+
+// BenchmarkOverheadCeiling is polite's overhead with a local ceiling
+// (Transport.MaxConcurrency), which counts each request in flight.
+func BenchmarkOverheadCeiling(b *testing.B) { benchmarkOverheadOf(b, plainHeader, true, 64) }
 
 // What polite costs per request from several goroutines, over a Base that
 // answers at once with no rate-limit fields: all on one origin, or each on

@@ -37,8 +37,12 @@ type ceilingShard struct {
 
 // ceiling is one key's local state.
 type ceiling struct {
-	next     int64 // when the next start may go (Unix nanoseconds)
-	inflight int
+	next int64 // when the next start may go (Unix nanoseconds)
+	// inflight counts the key's requests in flight, each until it ends
+	// or its lease (Budget.Lease, or its context's deadline) does: a
+	// request whose Base never returns holds its slot no longer than it
+	// holds the Budget's.
+	inflight control.InFlight
 	// floor is the least time between two starts, beyond 1/MaxRate: the
 	// interval the robots.txt of the key's origin asks for (Crawl-delay,
 	// Request-rate), set before each request (see setFloor) and carried
@@ -71,6 +75,7 @@ type reservation struct {
 	prev, next int64
 	ok         bool  // a start was reserved
 	start      int64 // when (Unix nanoseconds)
+	end        int64 // when its lease ends (see ceiling.inflight)
 	inflight   int   // the key's requests in flight then, itself included
 	floor      floorReservation
 }
@@ -97,13 +102,17 @@ func (c *ceilings) shard(k memKey) *ceilingShard {
 // until changed is closed.
 type ceilingHold struct {
 	until   time.Time
+	wake    time.Time // when to look again at the latest; zero: none
 	changed <-chan struct{}
 	reason  Reason
 }
 
 // reserve takes one start for k at now within maxRate (requests per
 // second; 0: none), maxConc (0: none), k's floor and, while k's server has
-// stated no quota, rs (nil: none), or says how long to hold and why. floor
+// stated no quota, rs (nil: none), or says how long to hold and why. The
+// start counts in flight until the request ends, or until its lease ends:
+// lease (0: control.DefaultLease) from now, or its context's deadline,
+// until (zero: none), if sooner. floor
 // is the floor the request found when it began (see setFloor): an entry
 // made anew takes it, so that an entry dropped while the request waited
 // (see sweep) does not lose it. An entry kept keeps its own, which the
@@ -113,7 +122,7 @@ type ceilingHold struct {
 // request the pace holds takes one, and one behind another's ticket waits
 // for its turn; the start granted ends it. A request that stops waiting
 // with a ticket gives it up (see leave).
-func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int, rs *Restraint, floor time.Duration, tk *uint64) (reservation, ceilingHold, bool) {
+func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int, rs *Restraint, floor time.Duration, tk *uint64, until time.Time, lease time.Duration) (reservation, ceilingHold, bool) {
 	sh := c.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -126,14 +135,23 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		sh.m[k] = e
 	}
 	n := now.UnixNano()
+	inst := control.Instant(now)
+	if e.inflight.Reap(inst) {
+		e.wake() // slots of leases ended are free
+	}
 	if rs != nil && !e.stated {
 		maxConc = rs.limit(e, maxConc)
 	}
-	if maxConc > 0 && e.inflight >= maxConc {
+	if maxConc > 0 && e.inflight.N() >= maxConc {
 		if e.changed == nil {
 			e.changed = make(chan struct{})
 		}
-		return reservation{}, ceilingHold{changed: e.changed, reason: ReasonConcurrency}, false
+		// Until a slot frees: a request ends, or the earliest lease.
+		h := ceilingHold{changed: e.changed, reason: ReasonConcurrency}
+		if next := e.inflight.Next(); next != 0 {
+			h.wake = time.Unix(0, next)
+		}
+		return reservation{}, h, false
 	}
 	why := ReasonPace
 	if e.crawl {
@@ -149,8 +167,8 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 			interval, e.crawl = d, false
 		}
 	}
-	e.inflight++
-	r := reservation{prev: e.next, next: addSat(max(e.next, n), int64(interval)), ok: true, start: n, inflight: e.inflight}
+	end := e.inflight.Start(inst, until, lease)
+	r := reservation{prev: e.next, next: addSat(max(e.next, n), int64(interval)), ok: true, start: n, end: end, inflight: e.inflight.N()}
 	e.next = r.next
 	return r, ceilingHold{}, true
 }
@@ -292,7 +310,7 @@ func (c *ceilings) cancel(k memKey, r reservation) {
 		if e.next == r.next {
 			e.next = r.prev // no later start was reserved: undo this one
 		}
-		e.done()
+		e.done(r.end)
 	}
 	sh.mu.Unlock()
 }
@@ -312,12 +330,12 @@ func (c *ceilings) learn(k memKey, r *reservation, now time.Time, out *control.O
 	c.update(k, r, now, out, false)
 }
 
-// end ends a request under k whose outcome learn took.
-func (c *ceilings) end(k memKey) {
+// end ends the request r started under k, whose outcome learn took.
+func (c *ceilings) end(k memKey, r *reservation) {
 	sh := c.shard(k)
 	sh.mu.Lock()
 	if e := sh.m[k]; e != nil {
-		e.done()
+		e.done(r.end)
 	}
 	sh.mu.Unlock()
 }
@@ -339,7 +357,7 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 		}
 		switch {
 		case end:
-			e.done()
+			e.done(r.end)
 		case wake:
 			e.wake()
 		}
@@ -347,10 +365,12 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 	sh.mu.Unlock()
 }
 
-// done ends one request in flight, which frees a slot.
-func (e *ceiling) done() {
-	e.inflight = max(e.inflight-1, 0)
-	e.wake()
+// done ends the request in flight whose lease ends at end, which frees
+// a slot, unless its lease freed it already.
+func (e *ceiling) done(end int64) {
+	if e.inflight.End(end) {
+		e.wake()
+	}
 }
 
 // wake wakes the requests held by e's concurrency limits.
@@ -443,7 +463,7 @@ func (e *ceiling) drop(tk uint64) {
 func (sh *ceilingShard) sweep(now int64) {
 	seen := 0
 	for k, e := range sh.m {
-		if e.inflight == 0 && e.changed == nil && e.next <= now && e.head == e.tail {
+		if e.inflight.N() == 0 && e.changed == nil && e.next <= now && e.head == e.tail {
 			delete(sh.m, k)
 		}
 		if seen++; seen >= 4 {

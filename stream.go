@@ -76,7 +76,7 @@ func (t *Transport) stream(req *http.Request, b *Budget, key *budgetKey, g *leas
 // now: its slot under the local ceilings, its lease in the budget.
 func (t *Transport) end(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time) {
 	if g.ceil.ok {
-		t.ceil.end(key.m)
+		t.ceil.end(key.m, &g.ceil)
 	}
 	note := b.end(req.Context(), key, g, now)
 	t.note(req, b, key, now, note)

@@ -279,6 +279,7 @@ func TestStreamDroppedEndsWithItsLease(t *testing.T) {
 		if d := time.Since(start); d < 16*time.Second || d > 17*time.Second {
 			t.Errorf("second request waited %v, want the first one's lease (16s to 17s)", d)
 		}
+		synctest.Wait() // the lease's end, which let it go, is the event's too
 		if got := ev.of(polite.EventAbandoned); len(got) != 1 {
 			t.Errorf("%d abandoned events, want 1", len(got))
 		}

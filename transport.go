@@ -586,9 +586,9 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 				}
 			}
 		}
-		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, floor, &tk.key); !w.granted {
+		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, floor, &tk.key, ask.Until, b.Lease); !w.granted {
 			t.ceil.cancelFloor(fr)
-			w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
+			w.ceiling, w.until, w.wake, w.changed, w.why = true, ch.until, ch.wake, ch.changed, ch.reason
 			return nil
 		}
 		res.floor = fr
@@ -681,7 +681,10 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		if w.ceiling {
 			until := w.until
 			if until.IsZero() {
-				until = limit
+				until = w.wake
+				if until.IsZero() || until.After(limit) {
+					until = limit
+				}
 			}
 			if err := waitLocal(ctx, until, w.changed, &timer); err != nil {
 				return err
