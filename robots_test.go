@@ -532,18 +532,24 @@ func TestRobotsMaxOrigins(t *testing.T) {
 	}
 }
 
+// robotsServed returns a Transport obeying robots.txt body, over a
+// server that records the paths of the requests it serves.
+func robotsServed(body string) (*Transport, *[]string) {
+	sent := new([]string)
+	h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+		Body: body,
+		Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { *sent = append(*sent, r.URL.Path) }),
+	})
+	return &Transport{Base: robotsBase(h), Robots: &Robots{}}, sent
+}
+
 // TestRobotsOpaquePath checks that a request whose path is in URL.Opaque,
 // in the form "//host/path" that net/http sends as an absolute URL, is
 // matched by its path: it was matched as "//host/path", which no rule
 // names, and a disallowed path was sent.
 func TestRobotsOpaquePath(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var sent []string
-		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
-			Body: "User-agent: *\nDisallow: /private\n",
-			Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent = append(sent, r.URL.Path) }),
-		})
-		tr := &Transport{Base: robotsBase(h), Robots: &Robots{}}
+		tr, sent := robotsServed("User-agent: *\nDisallow: /private\n")
 		for _, opaque := range []string{"//a.example/private/x", "/private/y", "//a.example"} {
 			req := robotsReq(t, t.Context(), "http://a.example/")
 			req.URL.Opaque = opaque
@@ -555,8 +561,8 @@ func TestRobotsOpaquePath(t *testing.T) {
 				t.Errorf("Opaque %q: RoundTrip = %v", opaque, err)
 			}
 		}
-		if len(sent) != 1 || sent[0] != "/" {
-			t.Errorf("the server got %q; want only /", sent)
+		if len(*sent) != 1 || (*sent)[0] != "/" {
+			t.Errorf("the server got %q; want only /", *sent)
 		}
 	})
 }
@@ -656,12 +662,7 @@ func TestRobotsIDNAOneOrigin(t *testing.T) {
 // through to the server.
 func TestRobotsEncodedSegmentCharacters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var sent []string
-		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
-			Body: "User-agent: *\nDisallow: /wiki/Foo_(bar)\n",
-			Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent = append(sent, r.URL.Path) }),
-		})
-		tr := &Transport{Base: robotsBase(h), Robots: &Robots{}}
+		tr, sent := robotsServed("User-agent: *\nDisallow: /wiki/Foo_(bar)\n")
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example/", nil)
 		req.URL = &url.URL{Scheme: "http", Host: "a.example", Path: "/wiki/Foo_(bar)"}
 		resp, err := tr.RoundTrip(req)
@@ -669,8 +670,8 @@ func TestRobotsEncodedSegmentCharacters(t *testing.T) {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
-		if !errors.Is(err, ErrDisallowed) || len(sent) != 0 {
-			t.Errorf("RoundTrip(%s) = %v, the server received %q; want it disallowed", req.URL.RequestURI(), err, sent)
+		if !errors.Is(err, ErrDisallowed) || len(*sent) != 0 {
+			t.Errorf("RoundTrip(%s) = %v, the server received %q; want it disallowed", req.URL.RequestURI(), err, *sent)
 		}
 	})
 }
