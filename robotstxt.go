@@ -404,13 +404,16 @@ func normalisePattern(p string) string {
 //     reserved nor unreserved (RFC 3986 §2.2, §2.3: the double quote, '<',
 //     '>', '\', '^', the backquote, '{', '|' and '}'), which net/http
 //     always sends encoded, are percent-encoded;
-//   - an encoded unreserved character (RFC 3986 §2.3) is decoded, and so,
-//     before the query, is an encoded character a path segment may hold
-//     as it is ("!&'()+,;=:@", RFC 3986 §3.3), which clients encode or
-//     not as they please (Go's url.URL.EscapedPath encodes "!'()", most
-//     servers decode them alike): "/wiki/Foo_%28bar%29" is
-//     "/wiki/Foo_(bar)". '/', '?', '*' and '$' stay encoded: they mean
-//     something else as they are;
+//   - an encoded unreserved character (RFC 3986 §2.3) is decoded, and so
+//     is an encoded character a path segment may hold as it is
+//     ("!&'()+,;=:@", RFC 3986 §3.3), which clients encode or not as they
+//     please (Go's url.URL.EscapedPath encodes "!'()", most servers
+//     decode them alike): "/wiki/Foo_%28bar%29" is "/wiki/Foo_(bar)". So
+//     it is in the query too, where "%26" and '&' differ to a server: a
+//     pattern cannot say whether what follows its '*' is in the path or
+//     in the query, and a rule aimed at the query ("/*=http%3A") must
+//     match it. '/', '?', '*' and '$' stay encoded: they mean something
+//     else as they are;
 //   - '*' and '$' are encoded in a path, where they are the characters
 //     themselves, and a pattern's "%2A" and "%24" match them (RFC 9309
 //     §2.2.3: "/path/foo-%24" matches "/path/foo-$"); in a pattern, '*' is
@@ -434,13 +437,12 @@ func robotsEscape(s string, pattern bool) string {
 	const hex = "0123456789ABCDEF"
 	b := make([]byte, 0, len(s)+8)
 	b = append(b, s[:i]...)
-	query := strings.IndexByte(s[:i], '?') >= 0
 	for ; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
 			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(v) || !query && isSegmentChar(v) {
+			if isUnreserved(v) || isSegmentChar(v) {
 				b = append(b, v)
 			} else {
 				b = append(b, '%', hex[v>>4], hex[v&15])
@@ -449,7 +451,6 @@ func robotsEscape(s string, pattern bool) string {
 		case mustEncode(c) || c == '%' || special(c, pattern, i == len(s)-1):
 			b = append(b, '%', hex[c>>4], hex[c&15])
 		default:
-			query = query || c == '?'
 			b = append(b, c)
 		}
 	}
@@ -509,24 +510,32 @@ func isUnreserved(c byte) bool {
 }
 
 // match returns the rule that decides path (already in the form of
-// robotsEscape): the matching rule with the longest pattern, an allow
-// winning a tie (RFC 9309 §2.2.2). It reports false when no rule matches,
-// which allows path. Its cost is linear in the length of the patterns and,
-// for each pattern, of path.
+// robotsEscape): the matching rule with the longest pattern, in octets
+// (see octets), an allow winning a tie (RFC 9309 §2.2.2). It reports
+// false when no rule matches, which allows path. Its cost is linear in the
+// length of the patterns and, for each pattern, of path.
 func (f *robotsFile) match(path string) (robotsRule, bool) {
 	var best robotsRule
-	found := false
+	found, most := false, 0
 	for i := range f.ends {
 		r := f.rule(i)
-		if found && (len(r.pattern) < len(best.pattern) || len(r.pattern) == len(best.pattern) && !r.allow) {
+		n := octets(r.pattern)
+		if found && (n < most || n == most && !r.allow) {
 			continue
 		}
 		if robotsMatch(r.pattern, path) {
-			best, found = r, true
+			best, found, most = r, true, n
 		}
 	}
 	return best, found
 }
+
+// octets returns the length of a pattern in the form of robotsEscape
+// counting each encoded octet once, as it is written decoded: which of
+// two rules is the more specific does not hang on how either is encoded
+// ("/a$b", encoded "/a%24b", is 4 octets, shorter than "/a*bc"). Every
+// '%' there starts an encoding.
+func octets(pattern string) int { return len(pattern) - 2*strings.Count(pattern, "%") }
 
 // robotsMatch reports whether pattern matches path (RFC 9309 §2.2.3): the
 // pattern matches a prefix of path, '*' standing for any run of

@@ -246,9 +246,19 @@ func TestRobotsMatch(t *testing.T) {
 		{"Disallow: /wiki/Foo_%28bar%29", "/wiki/Foo_(bar)", false, "/wiki/Foo_(bar)"},
 		{"Disallow: /a!b", "/a%21b", false, "/a!b"},
 		{"Disallow: /a:b@c", "/a%3Ab%40c", false, "/a:b@c"},
-		// In the query they stay as sent: "%26" is not '&' there.
-		{"Disallow: /s?a=1&b", "/s?a=1%26b", true, ""},
-		{"Disallow: /s?a=1%26b", "/s?a=1%26b", false, "/s?a=1%26b"},
+		// So in the query, where a pattern after its '*' may be: a rule
+		// aimed at an encoded query matches it. (With the query left as
+		// sent and the pattern decoded, "/*=http%3A" did not match
+		// "?to=http%3A".)
+		{"Disallow: /s?a=1&b", "/s?a=1%26b", false, "/s?a=1&b"},
+		{"Disallow: /*=http%3A", "/go?to=http%3A%2F%2Fevil.example%2F", false, "/*=http:"},
+		{"Disallow: /*%26", "/s?a=1%26b", false, "/*&"},
+		{"Disallow: /search*q=a%2Cb", "/search?q=a%2Cb", false, "/search*q=a,b"},
+		// Which rule is the more specific does not hang on encoding:
+		// "/a$b" is 4 octets, encoded or not, "/a*bc" 5. (Counted as
+		// encoded, "/a%24b", it was 6, and won.)
+		{"Allow: /a$b\nDisallow: /a*bc", "/a$bc", false, "/a*bc"},
+		{"Allow: /a%28b\nDisallow: /a(b", "/a(b", true, "/a(b"},
 		// RFC 9309 §2.2.2's encoding table.
 		{"Disallow: /foo/bar/ツ", "/foo/bar/%E3%83%84", false, "/foo/bar/%E3%83%84"},
 		{"Disallow: /foo/bar/%E3%83%84", "/foo/bar/%e3%83%84", false, "/foo/bar/%E3%83%84"},
