@@ -138,6 +138,19 @@ func TestBinaryTails(t *testing.T) {
 	if err := back.UnmarshalBinary(plain); err != nil || back.learn.prevOK != 0 {
 		t.Errorf("a form without the cycle before's tail read back as %d (%v)", back.learn.prevOK, err)
 	}
+	// The learned quota's latest start, at its instant (see
+	// learner.wait). A form without this tail reads none.
+	ls := worst()
+	ls.learn.lastStart = base + 12345
+	lsb, _ := ls.MarshalBinary()
+	back = State{}
+	if err := back.UnmarshalBinary(lsb); err != nil || back.learn.lastStart != base+12345 {
+		t.Errorf("the latest start's tail read back as %d (%v), want %d", back.learn.lastStart, err, base+12345)
+	}
+	back = State{}
+	if err := back.UnmarshalBinary(plain); err != nil || back.learn.lastStart != 0 {
+		t.Errorf("a form without the latest start's tail read back as %d (%v)", back.learn.lastStart, err)
+	}
 	claimAt := func(since, n, until int64, why Reason) []byte {
 		e := encoder{base: base}
 		e.at(since)
@@ -165,7 +178,8 @@ func TestBinaryTails(t *testing.T) {
 		"unknown even pace":              append(bytes.Clone(plain), tailSmooth, smoothMax+1, 0),
 		"even pace from a cycle to come": append(bytes.Clone(plain), append([]byte{tailSmooth, smoothOn}, binary.AppendUvarint(nil, s.learn.cycle+1)...)...),
 		"even pace before learn":         append(bytes.Clone(ob), tailLearn, 1, 1),
-		"unknown tail":                   append(bytes.Clone(plain), tailPrev+1, 1),
+		"unknown tail":                   append(bytes.Clone(plain), tailStart+1, 1),
+		"empty last start":               append(bytes.Clone(plain), tailStart, 0),
 		"empty cycle before":             append(bytes.Clone(plain), tailPrev, 0),
 		"cycle before before turns":      append(bytes.Clone(pb), tailTurn, 0, 1),
 		"empty cut":                      append(bytes.Clone(plain), tailCut, 0),

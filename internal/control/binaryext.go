@@ -24,6 +24,7 @@ const (
 	tailWindow = 8  // the window the learner's last measurement ended with
 	tailTurn   = 9  // held requests' claims on the next starts, oldest first (see turn.go)
 	tailPrev   = 10 // the learner's answers of the cycle before, accepted
+	tailStart  = 11 // the learned quota's latest start, at its instant
 )
 
 // Flags of a policy's phase in its tail.
@@ -130,6 +131,10 @@ func (e *encoder) tails(s *State) {
 	if l.prevOK != 0 {
 		e.b = append(e.b, tailPrev)
 		e.uint(uint64(l.prevOK))
+	}
+	if l.lastStart != 0 {
+		e.b = append(e.b, tailStart)
+		e.at(l.lastStart)
 	}
 }
 
@@ -264,6 +269,10 @@ func (d *decoder) tails(n *State) {
 			}
 		case tailPrev:
 			if n.learn.prevOK = int64(d.bounded(uint64(maxQuota))); n.learn.prevOK == 0 {
+				d.fail() // never written
+			}
+		case tailStart:
+			if n.learn.lastStart = d.at(); n.learn.lastStart == 0 {
 				d.fail() // never written
 			}
 		default:

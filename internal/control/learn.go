@@ -134,6 +134,10 @@ type learner struct {
 	smooth    uint8  // smoothTrial, smoothOn: the learned quota is paced one start per w/q (see refused)
 	smoothAt  uint64 // the cycle smooth pacing was tried from
 	cut       int64  // the requests the last multiplicative decrease counted, if no step of growth was taken since; 0: none
+	// lastStart is the learned quota's latest start, at its instant: its
+	// log reads a quota above exactLog's starts at their slot's end, too
+	// late for the even pace. 0: none.
+	lastStart int64
 
 	lo    int64 // while measuring: the latest start of a request refused in it, since pendFrom; 0: none (cleared when the measurement ends)
 	quick bool  // a probe refused bounded the window measured from below (floor): the next step is a rate step, after one learned window
@@ -229,6 +233,7 @@ func (l *learner) started(epoch uint64, now int64) uint64 {
 	}
 	if q := l.quota; q != nil {
 		q.log.add(now, q.q, l.keep(), 1)
+		l.lastStart = now
 	}
 	return l.cycle
 }
@@ -248,7 +253,14 @@ func (l *learner) wait(now int64) int64 {
 	q := l.quota
 	d := q.log.waitKeeping(now, q.q, q.w, l.keep())
 	if (l.smooth == smoothTrial || l.smooth == smoothOn) && q.log.len() > 0 {
-		d = max(d, q.log.last().at+q.w/max(q.q, 1)-now)
+		// One start every w/q after the latest. Read at its slot's end
+		// (a quota above exactLog), every start waited for its slot to
+		// end: 64 a window, whatever q (0.06 of a 1000/s server's rate).
+		last := q.log.last().at
+		if l.lastStart != 0 {
+			last = min(last, l.lastStart)
+		}
+		d = max(d, last+q.w/max(q.q, 1)-now)
 	}
 	return d
 }
