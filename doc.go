@@ -182,7 +182,9 @@
 // Unavailable) responses. The wait before the next request to that origin is
 // Retry-After when the response has it (it takes precedence, draft-11 §7),
 // else the effective window t of the spent quota, plus a little jitter that
-// only ever lengthens it; else exponential backoff with jitter:
+// only ever lengthens it; else exponential backoff with jitter (the first
+// wait of a refusal no shorter than a second, see below; a transient
+// failure's, below, may be):
 //
 //	attempt  wait (±50%)
 //	1        1s
@@ -259,7 +261,8 @@
 // [Transport.Robots] forbids the request (it matches [ErrDisallowed]); a
 // [*CostError] when the request costs more than a whole quota of its
 // origin; the error of the request's GetBody when a retry cannot rewind
-// its body; or an error for a request without a URL. In all but Base's
+// its body; an error for a request without a URL; or an error when Base
+// returns neither a response nor an error (Base's too). In all but Base's
 // and GetBody's cases the attempt that fails is not sent; when it is a
 // retry, earlier attempts were, and were refused (a *WaitError says so in
 // its Attempt; a context's error, ended while a retry waited, does not).

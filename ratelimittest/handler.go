@@ -272,8 +272,10 @@ func (h *Handler) states(now time.Time, lims []limiter, keys []string) []state {
 	for i, l := range lims {
 		p := &h.policies[i]
 		reset, ok := l.reset(now)
+		full := l.full(now)
 		if !ok {
-			reset = nominalReset
+			// A Concurrency policy: it has none, and says a second.
+			reset, full = nominalReset, nominalReset
 		}
 		end, hasEnd := l.windowEnd(now)
 		r := l.available(now)
@@ -294,7 +296,7 @@ func (h *Handler) states(now time.Time, lims []limiter, keys []string) []state {
 			honest:    honest,
 			reset:     reset,
 			hasReset:  ok,
-			full:      l.full(now),
+			full:      full,
 			end:       end,
 			hasEnd:    hasEnd,
 			key:       keys[i],

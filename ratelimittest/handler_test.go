@@ -491,3 +491,19 @@ func TestRetryAfterOfNeverAdmitted(t *testing.T) {
 		})
 	}
 }
+
+// A Concurrency policy has no reset, and the dialects that cannot omit
+// it say one second; OpenAI's, the time until the quota is whole, too.
+// Before, OpenAI's said "0s": go again at once.
+func TestConcurrencyResetOneSecond(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{
+			Dialect:  ratelimittest.OpenAI,
+			Policies: []ratelimittest.Policy{{Quota: 1, Algorithm: ratelimittest.Concurrency}},
+		})
+		resp, _ := send(t, client(h), "")
+		if got := resp.Header.Get("X-Ratelimit-Reset-Requests"); got != "1s" {
+			t.Errorf("OpenAI, a Concurrency policy: X-Ratelimit-Reset-Requests %q, want 1s", got)
+		}
+	})
+}
