@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -30,6 +31,7 @@ type scenario struct {
 	known      string        // why minEff is below 0.90 on an honest server, or a target is missed
 	maxRefused float64       // refusals allowed, as a share of tasks (not honest servers)
 	flip       time.Duration // > 0: every other span this long, the server sends no rate-limit fields
+	shed       int           // > 0: one request in shed is refused with a bare 429, whatever the limits (a load balancer shedding load)
 	slowRefuse bool          // refusals answer after cfg.Latency too, as over a network
 	unasserted string        // why the row is printed but not asserted
 }
@@ -171,17 +173,21 @@ func (r result) efficiency() float64 {
 // starts in 2000, before the epoch resets of parse's magnitude rule, 1e9 s
 // in 2001) and returns sc's server: its handler, and the handler to serve
 // through, which may wrap it.
-func scenarioServer(sc scenario) (*ratelimittest.Handler, http.Handler) {
+func scenarioServer(sc scenario) (*ratelimittest.Handler, *shedder, http.Handler) {
 	time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
 	h := ratelimittest.NewHandler(sc.cfg)
 	var srv http.Handler = h
 	if sc.flip > 0 {
 		srv = silentEvery(h, sc.flip)
 	}
+	shed := &shedder{h: srv, every: sc.shed}
+	if sc.shed > 0 {
+		srv = shed
+	}
 	if sc.slowRefuse {
 		srv = refuseAfter(srv, sc.cfg.Latency)
 	}
-	return h, srv
+	return h, shed, srv
 }
 
 // runScenario runs sc's tasks with workers goroutines through a fresh polite
@@ -189,13 +195,13 @@ func scenarioServer(sc scenario) (*ratelimittest.Handler, http.Handler) {
 func runScenario(t *testing.T, sc scenario, workers int) result {
 	var res result
 	synctest.Test(t, func(t *testing.T) {
-		h, srv := scenarioServer(sc)
+		h, shed, srv := scenarioServer(sc)
 		c, _ := politeOver(srv)
 		start := time.Now()
 		statuses := run(t, c, "http://api.test/", sc.tasks, workers)
 		res.took = time.Since(start)
 		s := h.Stats()
-		res.ok, res.refused, res.peak = statuses[http.StatusOK], s.Refused, s.PeakInFlight
+		res.ok, res.refused, res.peak = statuses[http.StatusOK], s.Refused+shed.shed, s.PeakInFlight
 	})
 	res.ideal = ratelimittest.Ideal(sc.cfg, sc.tasks, workers)
 	return res
@@ -291,6 +297,31 @@ func silentEvery(h http.Handler, d time.Duration) http.Handler {
 		}
 		h.ServeHTTP(&stripper{ResponseWriter: w}, r)
 	})
+}
+
+// shedder refuses one request in every with a bare 429 before h sees it,
+// whatever h's limits: a load balancer shedding load. shed counts them.
+type shedder struct {
+	h     http.Handler
+	every int
+	mu    sync.Mutex
+	n     int
+	shed  int
+}
+
+func (s *shedder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.n++
+	refuse := s.every > 0 && s.n%s.every == 0
+	if refuse {
+		s.shed++
+	}
+	s.mu.Unlock()
+	if refuse {
+		w.WriteHeader(http.StatusTooManyRequests)
+		return
+	}
+	s.h.ServeHTTP(w, r)
 }
 
 // refuseAfter wraps h so that its refusals (429 and 503) answer after d,

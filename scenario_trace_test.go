@@ -63,7 +63,7 @@ func traceScenario(t *testing.T, sc scenario, workers int) (string, float64) {
 	)
 	synctest.Test(t, func(t *testing.T) {
 		time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) + *traceStart)
-		h, srv := scenarioServer(sc)
+		h, _, srv := scenarioServer(sc)
 		type arrival struct {
 			at   time.Duration
 			code int
