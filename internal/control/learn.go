@@ -179,7 +179,7 @@ func (l *learner) isZero() bool {
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
 		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0 && l.cut == 0 && l.lo == 0 && !l.quick &&
-		l.cutSeq == 0 && !l.cutOK && !l.rated && l.measured == 0
+		l.cutSeq == 0 && !l.cutOK && !l.rated && l.measured == 0 && l.lastStart == 0
 }
 
 // even reports whether the learned quota is a rate: paced one start per
@@ -236,6 +236,15 @@ func (l *learner) started(epoch uint64, now int64) uint64 {
 		l.lastStart = now
 	}
 	return l.cycle
+}
+
+// relog starts the learned quota's log again with n starts at now, the
+// latest of them.
+func (l *learner) relog(now, n int64) {
+	q := l.quota
+	q.log.reset()
+	q.log.add(now, q.q, q.w, n)
+	l.lastStart = now
 }
 
 // keep returns how long the learned quota's starts are kept: its window,
@@ -299,8 +308,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 			// Nothing counted: q and w stay, but the window the
 			// starts logged were held back by has ended, refused
 			// starts with it (see lengthen).
-			q.log.reset()
-			q.log.add(now, q.q, q.w, min(inflight+1, q.q))
+			l.relog(now, min(inflight+1, q.q))
 		}
 		return
 	}
@@ -341,8 +349,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	if l.quick {
 		l.floor = lo
 	}
-	q.log.reset()
-	q.log.add(now, q.q, q.w, min(inflight+1, q.q))
+	l.relog(now, min(inflight+1, q.q))
 	l.grownAt, l.binding = now, false
 }
 
@@ -634,8 +641,7 @@ func (l *learner) cutBurst(seq uint64, now int64) {
 func (l *learner) repace(g *Lease, now int64) {
 	q := l.quota
 	if l.even() {
-		q.log.reset()
-		q.log.add(now, q.q, q.w, 1)
+		l.relog(now, 1)
 		return
 	}
 	q.log.redate(g.start, now-q.w)
@@ -653,6 +659,7 @@ func (l *learner) resume(at int64) {
 		l.quota.w, l.trial, l.quick = min(max(l.prev, 1), int64(MaxPause)), 0, true
 	}
 	l.quota.log.reset()
+	l.lastStart = 0
 	l.grownAt = max(l.grownAt, at)
 }
 
@@ -758,8 +765,7 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 				l.quick = false
 				l.stepSaturated(now)
 			}
-			l.quota.log.reset()
-			l.quota.log.add(now, l.quota.q, l.quota.w, 1)
+			l.relog(now, 1)
 			return true, 0
 		}
 	}

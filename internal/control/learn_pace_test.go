@@ -1,0 +1,75 @@
+package control
+
+import (
+	"testing"
+	"time"
+)
+
+// A learned quota of 4 per 4 s, paced evenly, with starts at 0, 1 and 2
+// s, refused at 2.9 s: the rate is cut (1.333 s a start), and the pace
+// runs from the refusal (see repace). With the latest start kept apart
+// from the log and not moved to the refusal with it, it ran from the
+// start at 2 s, and the next waited 0.433 s.
+func TestEvenPaceAfterCutRunsFromRefusal(t *testing.T) {
+	base := instant(t0)
+	sec := int64(time.Second)
+	l := learner{quota: &policy{unit: unitRequests, q: 4, w: 4 * sec}, smooth: smoothOn}
+	var seq uint64
+	for i := range 3 {
+		seq++
+		l.started(1, base+int64(i)*sec)
+	}
+	refusedAt := base + 2*sec + 9*sec/10
+	g := Lease{seq: seq, epoch: 1, cycle: l.cycle, start: base + 2*sec}
+	if overdrew, _ := l.refused(&g, seq, 1, refusedAt, false, false); !overdrew {
+		t.Fatalf("the refusal was not taken as the even pace's overdraw (cutRate)")
+	}
+	pace := l.quota.w / l.quota.q
+	if d := l.wait(refusedAt); d < pace {
+		t.Errorf("after the cut at the refusal, the next start waits %v, want the even pace from the refusal, %v (lastStart %v before the refusal)",
+			time.Duration(d), time.Duration(pace), time.Duration(refusedAt-l.lastStart))
+	}
+}
+
+// The first refusal of a learned burst switches to the even pace on
+// trial, which runs from the refusal. With the latest start kept apart
+// from the log and not moved with it, it ran from the burst's last start,
+// 200 ms early.
+func TestEvenPaceTrialRunsFromRefusal(t *testing.T) {
+	base := instant(t0)
+	ms := int64(time.Millisecond)
+	l := learner{quota: &policy{unit: unitRequests, q: 4, w: 4000 * ms}}
+	var seq uint64
+	for i := range 4 { // a burst of 4 at 0, 100, 200, 300 ms
+		seq++
+		l.started(1, base+int64(i)*100*ms)
+	}
+	// Two of it accepted, the third refused at 500 ms.
+	l.accepted(&Lease{seq: 1, epoch: 1, cycle: l.cycle, start: base}, 3, base+400*ms)
+	l.accepted(&Lease{seq: 2, epoch: 1, cycle: l.cycle, start: base + 100*ms}, 2, base+450*ms)
+	refusedAt := base + 500*ms
+	g := Lease{seq: 3, epoch: 1, cycle: l.cycle, start: base + 200*ms}
+	if overdrew, _ := l.refused(&g, seq, 1, refusedAt, false, false); !overdrew || l.smooth != smoothTrial {
+		t.Fatalf("the burst's refusal did not switch to the even pace (smooth %d)", l.smooth)
+	}
+	pace := l.quota.w / l.quota.q
+	if d := l.wait(refusedAt); d < pace {
+		t.Errorf("at the switch to the even pace, the next start waits %v, want %v from the refusal", time.Duration(d), time.Duration(pace))
+	}
+}
+
+// A State whose only content is a learner's latest start is not zero:
+// written as the empty form, it would lose it.
+func TestIsZeroCountsLastStart(t *testing.T) {
+	s := State{learn: learner{lastStart: instant(t0)}}
+	if s.IsZero() {
+		t.Errorf("a State with a latest start reports IsZero")
+	}
+	b, _ := (&State{gen: 1}).MarshalBinary()
+	b[1] = 0 // gen 0: every field of the main form zero
+	b = append(b, tailStart, 3)
+	var n State
+	if err := n.UnmarshalBinary(b); err == nil && n.learn.lastStart != 0 && n.IsZero() {
+		t.Errorf("UnmarshalBinary accepted a form with lastStart %d that IsZero reports zero", n.learn.lastStart)
+	}
+}
