@@ -208,7 +208,7 @@ func wildScenarios() []scenario {
 			cfg:        ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "api", Quota: 1 << 40, Window: time.Second}}, Dialect: ratelimittest.Bare429, Latency: 5 * time.Millisecond},
 			shed:       100,
 			tasks:      1000,
-			unasserted: "refusals of no rate, one in a hundred, read as a rate's: each cuts the learned quota, and its steps of growth, a request a window each, do not catch up (0.006 of ideal)",
+			unasserted: "refusals of no rate, one in a hundred, read as a rate's: each cuts the learned quota, and its steps of growth, a request a window each, do not catch up (0.001 to 0.006 of ideal)",
 		},
 		{
 			name:       "concurrency 4, stating nothing",
@@ -220,7 +220,7 @@ func wildScenarios() []scenario {
 			name:       "10/1s and 100/20s, stating nothing",
 			cfg:        ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "second", Quota: 10, Window: time.Second}, {Name: "long", Quota: 100, Window: 20 * time.Second}}, Dialect: ratelimittest.Bare429},
 			tasks:      300,
-			unasserted: "two limits and one learned quota: 12 refused (4%), 0.83 to 0.84 of ideal, under the 0.85 asserted of one limit",
+			unasserted: "two limits and one learned quota: 12 or 13 refused (4%), 0.83 to 0.84 of ideal, under the 0.85 asserted of one limit",
 		},
 		{
 			name:  "sliding log 10/1s",
