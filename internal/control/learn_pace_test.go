@@ -73,3 +73,27 @@ func TestIsZeroCountsLastStart(t *testing.T) {
 		t.Errorf("UnmarshalBinary accepted a form with lastStart %d that IsZero reports zero", n.learn.lastStart)
 	}
 }
+
+// A learned quota above exactLog a window, paced evenly, starts q a
+// window: its pace counts from the latest start's instant. Counted from
+// the end of the log's slot that holds it, each start waited for its
+// slot to end: 64 a window, whatever q.
+func TestEvenPaceLargeQuota(t *testing.T) {
+	for _, q := range []int64{exactLog, 200, 1000, 5000} {
+		w := int64(time.Second)
+		l := learner{quota: &policy{unit: unitRequests, q: q, w: w}, smooth: smoothOn}
+		now, end := instant(t0), instant(t0)+10*w
+		n := 0
+		for now < end {
+			if d := l.wait(now); d > 0 {
+				now += d
+				continue
+			}
+			l.started(1, now)
+			n++
+		}
+		if per := int64(n) / 10; per < q*9/10 || per > q+1 {
+			t.Errorf("q=%d per second, evenly: %d starts a second, want about %d", q, per, q)
+		}
+	}
+}
