@@ -1,6 +1,7 @@
 package polite_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -561,4 +562,87 @@ func trickledRefusal(r *http.Request, doc string) *http.Response {
 		pw.Close()
 	}()
 	return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, ContentLength: -1, Body: pr, Request: r}
+}
+
+// A Base that panics fetching robots.txt for a request: the panic goes
+// on, and the request's body is closed, as when Base panics sending it
+// (TestBodiesClosedOnce). Before, it was never closed.
+func TestBodyClosedWhenRobotsFetchPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &polite.Transport{Robots: &polite.Robots{}, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path == "/robots.txt" {
+				panic("broken Base")
+			}
+			if r.Body != nil {
+				r.Body.Close()
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})}
+		body := &closeCounter{Reader: strings.NewReader("payload")}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test/items", nil)
+		req.Body, req.ContentLength = body, 7
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("the panic of Base did not reach the caller")
+				}
+			}()
+			tr.RoundTrip(req)
+		}()
+		if n := body.closed; n != 1 {
+			t.Errorf("request body closed %d times after Base panicked fetching robots.txt, want 1", n)
+		}
+	})
+}
+
+// failOnceBody yields data, then fails once with err, then reports
+// io.EOF, as net/http's own transfer body does for a body cut short of its
+// Content-Length (io.ErrUnexpectedEOF, then io.EOF).
+type failOnceBody struct {
+	data   []byte
+	err    error
+	failed bool
+}
+
+func (b *failOnceBody) Read(p []byte) (int, error) {
+	if len(b.data) > 0 {
+		n := copy(p, b.data)
+		b.data = b.data[n:]
+		return n, nil
+	}
+	if !b.failed {
+		b.failed = true
+		return 0, b.err
+	}
+	return 0, io.EOF
+}
+
+func (b *failOnceBody) Close() error { return nil }
+
+// A problem document polite reads (an abnormal-usage-detected refusal,
+// which goes back to the caller) whose body fails mid-way: the body
+// handed back gives the bytes read, then the error. Before, the error of
+// polite's read was dropped, and the body read as complete.
+func TestProblemBodyKeepsReadError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const doc = `{"type":"https://iana.org/assignments/http-problem-types#abnormal-usage-detected","title":"trunc`
+		tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{"Retry-After": {"1"}, "Content-Type": {"application/problem+json"}}
+			body := &failOnceBody{data: []byte(doc), err: io.ErrUnexpectedEOF}
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, Body: body, ContentLength: 500, Request: r}, nil
+		})}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		got, rerr := io.ReadAll(resp.Body)
+		if !bytes.Equal(got, []byte(doc)) {
+			t.Errorf("body %q, want %q", got, doc)
+		}
+		if !errors.Is(rerr, io.ErrUnexpectedEOF) {
+			t.Errorf("reading the refusal's body: err = %v, want the body's own, io.ErrUnexpectedEOF", rerr)
+		}
+	})
 }

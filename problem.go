@@ -54,14 +54,21 @@ func readProblem(ctx context.Context, resp *http.Response) (io.ReadCloser, probl
 	// A prefix that trickles in is cut after drainTime: the body is
 	// closed, and reading the rest fails.
 	var prefix []byte
+	var readErr error
 	var closer io.Closer = body
-	if bounded(ctx, body, func() { prefix, _ = io.ReadAll(io.LimitReader(body, problemPrefix)) }) {
+	if bounded(ctx, body, func() { prefix, readErr = io.ReadAll(io.LimitReader(body, problemPrefix)) }) {
 		closer = closed{} // closed by the cut: once is enough
+	}
+	// The rest: what the body has not given yet, or the error its read
+	// ended with, which the caller reads too, after the bytes before it.
+	var rest io.Reader = body
+	if readErr != nil {
+		rest = failedRead{readErr}
 	}
 	restored := struct {
 		io.Reader
 		io.Closer
-	}{io.MultiReader(bytes.NewReader(prefix), body), closer}
+	}{io.MultiReader(bytes.NewReader(prefix), rest), closer}
 	// Read member by member, so that a document longer than the prefix
 	// still yields the members that came before the cut.
 	var doc struct {
@@ -98,3 +105,8 @@ func readProblem(ctx context.Context, resp *http.Response) (io.ReadCloser, probl
 	}
 	return restored, problem{kind: doc.Type, violated: doc.Violated}
 }
+
+// failedRead is a reader whose every read fails with err.
+type failedRead struct{ err error }
+
+func (f failedRead) Read([]byte) (int, error) { return 0, f.err }

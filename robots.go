@@ -666,7 +666,16 @@ func redirectTarget(from *url.URL, loc string) (string, bool) {
 // key's floor, and is returned: req brings it back to an entry of the
 // local ceilings dropped while it waited (see ceilings.reserve).
 func (t *Transport) robots(req *http.Request, key budgetKey) (time.Duration, error) {
+	checked := false
+	defer func() {
+		if !checked && req.Body != nil {
+			// Base panicked fetching robots.txt: the panic goes on,
+			// req's body closed, as send closes it.
+			req.Body.Close()
+		}
+	}()
 	interval, err := t.Robots.check(req.Context(), t.base(), req)
+	checked = true
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
