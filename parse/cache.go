@@ -1,17 +1,36 @@
 package parse
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // FromCache reports whether the response with header h came from a cache:
 // it carries an Age (RFC 9111 §5.1) whose value is an integer greater than
 // zero. Age: 0 and an invalid Age do not count (DESIGN.md §1.5). Of a
-// list-valued Age the first member counts.
+// list-valued Age the first member counts. The name is matched
+// case-insensitively, as every field's is: a header built by hand may
+// hold "age".
 //
 // Draft-11 §7.3 says the RateLimit fields of such a response SHOULD be
 // ignored, as they may not be current; [Header] does not check this
 // itself, [Reader.ReadFresh] does.
 func FromCache(h http.Header) bool {
-	return fromCache(h.Values("Age"))
+	return fromCache(ageValues(h))
+}
+
+// ageValues returns the lines of h's Age field, under its canonical name
+// or, failing that, under another spelling of it.
+func ageValues(h http.Header) []string {
+	if v, ok := h["Age"]; ok {
+		return v
+	}
+	for k, v := range h {
+		if len(k) == 3 && strings.EqualFold(k, "Age") {
+			return v
+		}
+	}
+	return nil
 }
 
 // fromCache is FromCache given the lines of the Age field.

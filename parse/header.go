@@ -71,8 +71,8 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Q
 		case k == "Date": // on every response
 			s = sDate
 		case !candidate(k):
-			if fresh && len(k) == 3 && k == "Age" {
-				q.aged = true // what h.Values("Age") reads
+			if fresh && len(k) == 3 && (k == "Age" || strings.EqualFold(k, "Age")) {
+				q.aged = true // what ageValues reads
 			}
 			continue
 		case len(k) > len("X-Ratelimit-") && k[:len("X-Ratelimit-")] == "X-Ratelimit-":
@@ -90,7 +90,7 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Q
 	}
 	n := q.n
 	switch rate := q.set&^(1<<sDate) != 0; {
-	case fresh && q.aged && fromCache(h["Age"]):
+	case fresh && q.aged && fromCache(ageValues(h)):
 		return nil, time.Time{} // from a cache: nothing to read
 	case rate || r != nil && n > 1:
 		var quotas []Quota

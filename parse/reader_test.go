@@ -259,3 +259,25 @@ func TestReaderReadFreshFromCache(t *testing.T) {
 		t.Errorf("ReadFresh(%v) allocates %v times, want 0", h, n)
 	}
 }
+
+// Field names are matched case-insensitively, Age's too: a hand-built
+// header with a lower-case "age" came from a cache, and ReadFresh reads
+// no quota from it. Before, only "Age" was looked up, and the stale
+// quotas were returned.
+func TestReadFreshLowerCaseAge(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, name := range []string{"age", "AGE"} {
+		h := http.Header{
+			name:               {"100"},
+			"ratelimit-policy": {`"api";q=100;w=60`},
+			"ratelimit":        {`"api";r=50;t=30`},
+		}
+		if !FromCache(h) {
+			t.Errorf("FromCache(%v) = false, want true (%s: 100 is a positive Age)", h, name)
+		}
+		var r Reader
+		if got, _ := r.ReadFresh(h, now, time.Time{}); got != nil {
+			t.Errorf("ReadFresh(%v) = %s, want none: the response came from a cache", h, formatQuotas(got))
+		}
+	}
+}
