@@ -264,7 +264,7 @@ func (l *learner) wait(now int64) int64 {
 	if (l.smooth == smoothTrial || l.smooth == smoothOn) && q.log.len() > 0 {
 		// One start every w/q after the latest. Read at its slot's end
 		// (a quota above exactLog), every start waited for its slot to
-		// end: 64 a window, whatever q (0.06 of a 1000/s server's rate).
+		// end: 64 a window, whatever q (see TestEvenPaceLargeQuota).
 		last := q.log.last().at
 		if l.lastStart != 0 {
 			last = min(last, l.lastStart)
