@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/politehttp/polite/internal/control"
 	"github.com/politehttp/polite/ratelimittest"
 )
 
@@ -204,7 +205,41 @@ func runScenario(t *testing.T, sc scenario, workers int) result {
 		res.ok, res.refused, res.peak = statuses[http.StatusOK], s.Refused+shed.shed, s.PeakInFlight
 	})
 	res.ideal = ratelimittest.Ideal(sc.cfg, sc.tasks, workers)
+	if sc.shed > 0 {
+		res.ideal = shedIdeal(sc.tasks, workers, sc.shed, sc.cfg.Latency)
+	}
 	return res
+}
+
+// shedIdeal is how long a perfect client takes to serve tasks with
+// workers from a server of no limit that answers in latency and refuses
+// one request in every at once (a shedder): each refused request waits
+// the refusal floor before it is sent again, as polite's do, while the
+// other workers go on.
+func shedIdeal(tasks, workers, every int, latency time.Duration) time.Duration {
+	free := make([]time.Duration, max(workers, 1)) // when each worker may send next
+	owes := make([]bool, len(free))                // its task was refused: it sends it again
+	n, end := 0, time.Duration(0)
+	for {
+		i := -1
+		for j := range free {
+			if (owes[j] || tasks > 0) && (i < 0 || free[j] < free[i]) {
+				i = j
+			}
+		}
+		if i < 0 {
+			return end
+		}
+		if !owes[i] {
+			tasks--
+		}
+		if n++; n%every == 0 {
+			free[i], owes[i] = free[i]+control.RefusalFloor, true // refused at once; sent again after the floor
+			continue
+		}
+		free[i], owes[i] = free[i]+latency, false
+		end = max(end, free[i])
+	}
 }
 
 // TestScenarios runs polite against every server of the table with 16 and

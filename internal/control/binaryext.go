@@ -25,6 +25,7 @@ const (
 	tailTurn   = 9  // held requests' claims on the next starts, oldest first (see turn.go)
 	tailPrev   = 10 // the learner's answers of the cycle before, accepted
 	tailStart  = 11 // the learned quota's latest start, at its instant
+	tailShed   = 12 // a refusal that may be of no rate: its grant, its epoch, the ramp's window before it; acceptances since the last refusal (see shed.go)
 )
 
 // Flags of a policy's phase in its tail.
@@ -135,6 +136,13 @@ func (e *encoder) tails(s *State) {
 	if l.lastStart != 0 {
 		e.b = append(e.b, tailStart)
 		e.at(l.lastStart)
+	}
+	if m := s.shed; m != (shed{}) {
+		e.b = append(e.b, tailShed)
+		e.uint(m.seq)
+		e.uint(m.epoch)
+		e.uint(uint64(m.cwnd))
+		e.uint(uint64(m.ok))
 	}
 }
 
@@ -273,6 +281,12 @@ func (d *decoder) tails(n *State) {
 			}
 		case tailStart:
 			if n.learn.lastStart = d.at(); n.learn.lastStart == 0 {
+				d.fail() // never written
+			}
+		case tailShed:
+			m := &n.shed
+			m.seq, m.epoch, m.cwnd, m.ok = d.bounded(n.seq), d.bounded(n.epoch), int32(d.bounded(rampCap)), int32(d.bounded(shedRun))
+			if *m == (shed{}) {
 				d.fail() // never written
 			}
 		default:

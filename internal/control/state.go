@@ -15,7 +15,7 @@ import (
 // counted until it ends or its lease expires), the policies (no more than q
 // starts in any span of w; no more than r within t, counting those in
 // flight), learner (what refusals revealed), retryBudget (retries stay a
-// share of the traffic).
+// share of the traffic), shed (a refusal of no rate costs no pause).
 type State struct {
 	gen    uint64 // changes waiters wait for; only grows
 	born   int64  // first use: identifies this incarnation of the state
@@ -40,6 +40,7 @@ type State struct {
 	retry    retryBudget
 	costs    costs // quotas in units other than requests, and reservations
 	turns    turns // held requests' claims on the next starts (see turn.go)
+	shed     shed  // a refusal that may be of no rate (see shed.go)
 }
 
 // Flags of a State.
@@ -111,7 +112,8 @@ func (s *State) IsZero() bool {
 	return s.gen == 0 && s.born == 0 && s.expiry == 0 && s.used == 0 && s.flags == 0 && s.seq == 0 &&
 		s.epoch == 0 && s.pauseUntil == 0 && s.pauseReason == 0 && s.zeroStreak == 0 && s.skew == 0 && s.skewLo == 0 && s.skewHi == 0 &&
 		s.rateNext == 0 && s.ramp == (ramp{}) && len(s.leases.b) == 0 && s.leases.n == 0 &&
-		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{}) && s.costs.isZero()
+		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{}) && s.costs.isZero() &&
+		s.shed == (shed{})
 }
 
 // Forget clears the state at now, keeping only its generation (one more,
@@ -708,6 +710,10 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	}
 	if !out.Refused {
 		s.retry.accepted()
+		if s.shed.seq != 0 {
+			s.unshed(l, now)
+		}
+		s.shedCount()
 		s.learn.accepted(l, s.leases.n, now)
 		if l.probe && now >= s.pauseUntil {
 			// The probe came back and the key is not paused again (its
@@ -723,6 +729,12 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// the key (a new epoch since), or an overdraw the learner undid
 	// without a pause (granted before the undoing, see learner.absorbs).
 	first := l.epoch == s.epoch && (s.learn.revertSeq == 0 || l.seq > s.learn.revertSeq)
+	// A bare refusal may be one of no rate (see shed.go); any refusal
+	// ends a mark, since a refusal of no rate comes alone.
+	shedMay := !foreseen && !hinted && len(out.Quotas) == 0 && !out.Refusal.Given &&
+		len(out.Refusal.Violated) == 0 && s.shedMay(first, now)
+	cwnd := s.ramp.cwnd
+	s.shed = shed{}
 	overdrew, from := s.learn.refused(l, s.seq, s.epoch, now, foreseen, hinted)
 	ref := &out.Refusal
 	if costRefused {
@@ -740,6 +752,12 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		// learner.refused), the floor and no more: the refusal was the
 		// step's. A wait the server gave still pauses the key.
 		plan.Wait, plan.Pause = RefusalFloor, 0
+	} else if shedMay && plan.Reason == ReasonBackoff && !plan.Stop && s.learn.pending {
+		// Maybe a refusal of no rate: no pause, the next request
+		// probes at once (see shed.go); the refused request waits its
+		// own wait.
+		plan.Pause = 0
+		s.shedMark(l, cwnd)
 	} else {
 		if from != 0 && plan.Reason == ReasonBackoff && !plan.Stop {
 			// The even pace tried after a refused burst was refused
@@ -774,6 +792,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if overdrew {
 			s.learn.resume(s.pauseUntil)
 		}
+
 	}
 	if plan.Retry && !ref.fits(t, max(plan.Wait, time.Duration(s.pauseUntil-now))) {
 		// The key was paused already, by another answer, past what
