@@ -149,6 +149,7 @@ type Lease struct {
 	// nothing accepted (an outage, not a window).
 	measuring int64
 
+	others int32 // other requests in flight at its grant, bodies still arriving included, up to rampCap (see shed.go)
 	probe  bool
 	skewOK bool
 	// window reports that the cycle had requests accepted: a refusal now

@@ -46,6 +46,7 @@ func (s *State) quiet(now int64, cfg *Config) bool {
 // It is stamp (with no cost and no test), learner.started and learnLease,
 // inline: with no learned quota, no start is logged and no cycle renews.
 func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
+	l.others = int32(min(s.leases.n, rampCap))
 	end := s.leaseSlot(now, cfg, ask)
 	s.seq++
 	lr := &s.learn
@@ -123,7 +124,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	if s.shed.seq != 0 {
 		s.unshed(l, now)
 	}
-	s.shedCount()
+	s.shedCount(l)
 	if lr := &s.learn; lr.quota == nil && !lr.pending && lr.smooth != smoothTrial {
 		// learner.accepted, inline: with no learned quota and no
 		// measurement pending, only the cycle's count changes.

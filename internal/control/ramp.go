@@ -16,6 +16,7 @@ type ramp struct {
 	rtt    int64 // smoothed latency of the key's answers; 0: none yet
 	misses int32 // probes in a row that did not answer in time
 	keep   bool  // the probe checks a new learned window: cwnd stays as it was (see recheck)
+	capped bool  // cwnd was cut to what a refusal showed the server holds: it does not grow until shedRun acceptances (see shed.go)
 }
 
 // Tuning of the ramp.
@@ -41,7 +42,7 @@ const (
 )
 
 // restart makes the next request a lone probe.
-func (r *ramp) restart() { r.open, r.cwnd, r.keep = false, 1, false }
+func (r *ramp) restart() { r.open, r.cwnd, r.keep, r.capped = false, 1, false, false }
 
 // recheck makes the next request a lone probe, after which cwnd is what
 // it was: it begins a learned window, which a refusal may show began too
@@ -131,7 +132,7 @@ func (r *ramp) opened(hinted, others bool) {
 // six or more at once into the first refusal of a limit of 20: all
 // refused.)
 func (r *ramp) grow(hinted bool) {
-	if r.cwnd <= 0 || !r.open {
+	if r.cwnd <= 0 || !r.open || r.capped {
 		return
 	}
 	step := int64(2000) // thousandths: two per answer, tripling each round trip
@@ -140,6 +141,7 @@ func (r *ramp) grow(hinted bool) {
 		// key answering within 100µs would otherwise never grow.
 		step = (2000*min(r.rtt, rampFast) + rampFast - 1) / rampFast
 	}
+
 	acc := int64(r.acc) + step
 	r.acc = int32(acc % 1000)
 	if r.cwnd += int32(acc / 1000); r.cwnd >= rampCap {

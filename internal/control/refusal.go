@@ -5,10 +5,12 @@ import (
 	"time"
 )
 
-// RefusalFloor is the least wait before a refused request, or any other
-// request to its key, is sent again, whatever the server said: a
-// Retry-After of 0, or a reset already past, is no invitation to resend
-// at once. A positive wait below it, which only a field of finer grain
+// RefusalFloor is the least wait before a refused request is sent again,
+// whatever the server said: a Retry-After of 0, or a reset already past,
+// is no invitation to resend at once. Other requests to its key wait it
+// too, unless the refusal was a learned step's overdraw (see
+// learner.refused) or a bare refusal tried as one of no rate (see
+// shed.go), whose next request probes at once. A positive wait below it, which only a field of finer grain
 // can state (retry-after-ms, a reset of "120ms"), is honoured once; each
 // further refusal in a row that gives a wait below the floor doubles it,
 // up to BackoffMax, as a refusal that gives no wait does.

@@ -1,80 +1,149 @@
 package control
 
 // shed keeps one invariant: a refusal that is no rate's costs the key no
-// pause and teaches the learner nothing. A server that states nothing
-// and refuses a request now and then whatever the rate (a load balancer
-// shedding load, a backend's own overload) looks, at each refusal, like
-// a limit reached: the key paused, and the learner measured a quota from
-// the requests accepted since the last pause. Each such refusal cut the
-// pace again, and the key ended up at a few thousandths of what the
-// server serves (DESIGN.md §6, "Refusals of no rate").
+// pause and teaches the learner nothing. Two kinds of server that state
+// nothing refuse requests whatever the rate: one that sheds load (a load
+// balancer, a backend's own overload) refuses a request now and then;
+// one that limits the requests in flight (nginx's limit_conn, a gateway's
+// concurrency cap) refuses those beyond its limit. At each refusal both
+// look like a rate reached: the key paused, and the learner measured a
+// quota from the requests accepted since the last pause, a rate that has
+// nothing to do with either server (DESIGN.md §6, "Refusals of no rate").
 //
-// What tells them apart: once a limit is reached, the next request the
+// What tells them apart: once a rate is reached, the next request the
 // server sees is refused too, until its window ends or its bucket
-// refills; after a refusal of no rate, it is accepted. So a bare refusal
-// (no wait given, no quota stated, none learned or being measured), the
-// first of its flight and after at least shedRun acceptances in the
-// key's cycle, does not pause the key: its next request goes at once, as
-// a lone probe, the learner measuring from the refusal as for any. If
-// that probe, or a request sent after the refused one and before its
-// answer, is accepted with no refusal between, the measurement is
-// dropped and the ramp is as it was before the refusal. If anything is
-// refused instead, the refusal is read as any, and pauses the key. The
-// refused request itself waits its own backoff, the refusal floor at
-// least (see Decide), whatever the key does.
+// refills. After a refusal of shed load it is accepted; after a refusal
+// of too many in flight, it is accepted once fewer are in flight. So a
+// bare refusal (no wait given, no quota stated, none learned or being
+// measured), the first of its flight, of a request sent with more in
+// flight than any request accepted since the key's last refusal had, or
+// after at least shedRun acceptances since then, marks the key and does
+// not pause it; nor do the bare refusals of the rest of its flight (the
+// requests sent before its answer) sent with more in flight than any
+// accepted, as a limit in flight refuses them. The key's next request is a lone
+// probe, sent once no more are in flight than any accepted request had
+// with it, the learner measuring from the refusal as for any. If the
+// probe is accepted, the measurement is dropped and the key goes on:
+// with its window as it was, or, when the refused request was sent with
+// more in flight than any accepted (a limit in flight reached), with a
+// window of as many as were accepted together, held there until
+// shedRun acceptances (ramp.capped). Any other refusal is read as
+// before, and pauses the key; one of the flight still to come after the
+// probe's acceptance, or any refusal before shedRun acceptances since
+// the marked one, shows the lift was wrong, and restores the measurement
+// it dropped (shedUnlift). Each refused request waits its
+// own backoff, the refusal floor at least (see Decide), whatever the key
+// does.
 //
-// What this costs and lets through: a limit first reached after shedRun
-// acceptances costs one more refusal, the probe's; while no quota is
-// learned, at most one refusal in shedRun+1 requests goes without a
-// pause (each lift begins a new cycle, whose count starts from nothing).
-// A fixed window reached at the instant it ends, or a bucket that
-// refilled a request by the probe, passes the probe: the key goes on as
-// before, and its next refusal, within shedRun, is measured.
+// What this costs and lets through: a rate first reached this way costs
+// one more refusal, the probe's, until a quota is learned. A fixed window
+// reached at the instant it ends, or a bucket that refilled a request by
+// the probe, passes the probe: the key goes on, and its next refusal is
+// tried the same way if it comes after shedRun acceptances or at more in
+// flight than any accepted, and measured otherwise. A limit in flight
+// costs a refusal each time the held window grows past it: one in
+// shedRun+1 requests at most.
 type shed struct {
 	seq   uint64 // the refused request's grant; 0: no mark
-	epoch uint64 // the epoch it was granted in: the requests sent before its answer
+	epoch uint64 // the epoch it was granted in: its flight, sent before its answer
 	cwnd  int32  // the ramp's window before the refusal
+	sent  int32  // the other requests in flight at the refused request's grant
 	ok    int32  // acceptances since the key's last refusal, up to shedRun, while it states and has learned nothing
+	most  int32  // the most other requests in flight at the grant of one accepted since the key's last refusal, likewise; kept as it was at a mark
+
+	// After a lift (seq 0, epoch the lifted flight's): the measurement the
+	// mark began, which a refusal of the flight still to come restores.
+	lifted    bool
+	pendCycle uint64
+	pendFrom  int64
+	pendQ     int64
 }
 
 // shedRun is how many acceptances since the key's last refusal a bare
-// refusal must follow to be tried as one of no rate: one refusal in 33
-// requests (3%) at most goes without a pause.
+// refusal with no more in flight than was accepted must follow to be
+// tried as one of no rate; and how many a cut window is held for.
 const shedRun = 32
 
 // shedMay reports whether the refusal of l, read with nothing stated or
 // foreseen, may be a refusal of no rate: the first of its flight, no
 // quota learned or being measured, the key neither paused nor probing,
-// and at least shedRun acceptances since its last refusal. Called before
-// the learner reads the refusal.
-func (s *State) shedMay(first bool, now int64) bool {
+// and either l sent with more in flight than any request accepted since
+// the key's last refusal, or at least shedRun acceptances since then.
+// Called before the learner reads the refusal.
+func (s *State) shedMay(l *Lease, first bool, now int64) bool {
 	lr := &s.learn
 	return first && s.flags&flagHinted == 0 && lr.quota == nil && !lr.pending &&
-		s.shed.ok >= shedRun && s.ramp.open && now >= s.pauseUntil
+		(l.others > s.shed.most || s.shed.ok >= shedRun) && s.ramp.open && now >= s.pauseUntil
 }
 
-// shedCount counts an acceptance, for a key that states and has learned
-// nothing: a count that only such a key needs is not kept by others.
-func (s *State) shedCount() {
-	if s.shed.ok < shedRun && s.flags&flagHinted == 0 && s.learn.quota == nil {
-		s.shed.ok++
+// shedCount counts the acceptance of l, for a key that states and has
+// learned nothing: a count that only such a key needs is not kept by
+// others.
+func (s *State) shedCount(l *Lease) {
+	if s.flags&flagHinted != 0 || s.learn.quota != nil {
+		return
+	}
+	if s.shed.seq == 0 {
+		s.shed.most = max(s.shed.most, l.others)
+	}
+	if s.shed.ok < shedRun {
+		if s.shed.ok++; s.shed.ok == shedRun {
+			// The cut window held: it grows again. A lift is past
+			// undoing.
+			s.ramp.capped = false
+			if m := &s.shed; m.lifted {
+				m.lifted, m.epoch, m.pendCycle, m.pendFrom, m.pendQ = false, 0, 0, 0, 0
+			}
+		}
 	}
 }
 
 // shedMark marks the key at the refusal of l, which the learner has read:
-// the next request probes at once; cwnd is the ramp's window before.
-func (s *State) shedMark(l *Lease, cwnd int32) {
-	s.shed = shed{seq: l.seq, epoch: l.epoch, cwnd: cwnd}
+// the next request probes once no more are in flight than most, the most
+// in flight at the grant of a request accepted since the last refusal
+// before this one; cwnd is the ramp's window before.
+func (s *State) shedMark(l *Lease, cwnd, most int32) {
+	s.shed = shed{seq: l.seq, epoch: l.epoch, cwnd: cwnd, sent: l.others, most: most}
 	s.epoch++ // the requests in flight are of a refused flight
 	s.ramp.restart()
 }
 
-// unshed reads the acceptance of l at now against the mark: the probe, or
-// a request sent after the refused one before its answer, lifts it; one
-// sent before the refused one changes nothing.
+// shedFlight reports whether a bare refusal of l is one more of the
+// marked flight that keeps the mark: sent, as a limit in flight refuses,
+// with more in flight than any request accepted before the mark. (Shed
+// load refuses one request, not two of a flight.)
+func (s *State) shedFlight(l *Lease) bool {
+	m := &s.shed
+	if m.seq == 0 || l.epoch != m.epoch || !s.learn.pending || l.others <= m.most {
+		return false
+	}
+	m.sent = max(m.sent, l.others)
+	return true
+}
+
+// shedUnlift restores, at a refusal of l, the measurement a lift dropped,
+// when l is of the lifted flight or fewer than shedRun acceptances came
+// since the marked refusal: the lift was wrong (the server's rate, not
+// shed load or a limit in flight), and the refusal is read as one more
+// while measuring from the first.
+func (s *State) shedUnlift(l *Lease) {
+	m, lr := &s.shed, &s.learn
+	if m.lifted && (l.epoch == m.epoch || m.ok < shedRun) && lr.quota == nil && !lr.pending {
+		lr.pending, lr.pendCycle, lr.pendFrom, lr.pendQ, lr.lo = true, m.pendCycle, m.pendFrom, m.pendQ, 0
+	}
+}
+
+// shedHolds reports whether the probe after a mark must wait: more
+// requests are in flight than any request accepted had with it.
+func (s *State) shedHolds() bool {
+	return s.shed.seq != 0 && !s.ramp.open && s.ramp.probeSeq == 0 && s.leases.n > int64(s.shed.most)
+}
+
+// unshed reads the acceptance of l at now against the mark: the probe
+// lifts it.
 func (s *State) unshed(l *Lease, now int64) {
 	m := s.shed
-	if m.seq == 0 || l.epoch < m.epoch || l.epoch == m.epoch && l.seq <= m.seq {
+	if m.seq == 0 || l.epoch <= m.epoch || !l.probe {
 		return
 	}
 	s.shed = shed{ok: m.ok}
@@ -82,8 +151,16 @@ func (s *State) unshed(l *Lease, now int64) {
 	if !lr.pending || lr.quota != nil || now < s.pauseUntil {
 		return // something else happened since: no lift
 	}
+	s.shed.lifted, s.shed.epoch, s.shed.pendCycle, s.shed.pendFrom, s.shed.pendQ = true, m.epoch, lr.pendCycle, lr.pendFrom, lr.pendQ
 	lr.pending, lr.pendCycle, lr.pendFrom, lr.pendQ, lr.lo = false, 0, 0, 0, 0
-	// The probe keeps the window when it answers, now or later (see
-	// ramp.opened).
-	s.ramp.open, s.ramp.keep, s.ramp.cwnd = true, l.probe || s.ramp.probeSeq != 0, m.cwnd
+	// The window as it was; when the refused request was sent with more
+	// in flight than any request accepted since the key's last refusal,
+	// at most as many as were accepted together, held there until
+	// shedRun acceptances. The probe keeps the window when it answers
+	// (see ramp.opened).
+	cwnd := m.cwnd
+	if m.sent > m.most && (cwnd <= 0 || m.most+1 < cwnd) {
+		cwnd, s.ramp.capped = m.most+1, true
+	}
+	s.ramp.open, s.ramp.keep, s.ramp.cwnd = true, true, cwnd
 }

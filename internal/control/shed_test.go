@@ -53,7 +53,8 @@ func TestShedQuietEqualsFull(t *testing.T) {
 		}
 	}
 	serial(40)
-	// Refused, and a request sent after it accepted: lifted.
+	// Refused with another in flight, accepted after; the probe
+	// accepted lifts the mark.
 	xa, xb := grant()
 	ya, yb := grant()
 	now += int64(time.Millisecond)
@@ -62,8 +63,10 @@ func TestShedQuietEqualsFull(t *testing.T) {
 		t.Fatalf("no mark after a bare refusal that followed 40 acceptances")
 	}
 	release(&ya, &yb, accepted)
+	qa, qb := grant()
+	release(&qa, &qb, accepted)
 	if fast.shed.seq != 0 || fast.learn.pending || now < fast.pauseUntil {
-		t.Fatalf("a request sent after the refused one, accepted, did not lift it: mark %+v, measuring %v", fast.shed, fast.learn.pending)
+		t.Fatalf("the probe accepted did not lift the mark: %+v, measuring %v", fast.shed, fast.learn.pending)
 	}
 	// 32 more, refused, and the probe accepted: lifted again.
 	serial(32)
@@ -93,7 +96,7 @@ func TestShedQuietEqualsFull(t *testing.T) {
 func TestShedTail(t *testing.T) {
 	s := State{seq: 9, epoch: 4}
 	s.touch(instant(t0))
-	s.shed = shed{seq: 7, epoch: 3, cwnd: 12, ok: 5}
+	s.shed = shed{seq: 7, epoch: 3, cwnd: 12, sent: 4, ok: 5, most: 3}
 	b, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +105,16 @@ func TestShedTail(t *testing.T) {
 	if err := back.UnmarshalBinary(b); err != nil || back.shed != s.shed {
 		t.Fatalf("the mark read back as %+v (%v), want %+v", back.shed, err, s.shed)
 	}
-	for _, bad := range []shed{{seq: 10, epoch: 3}, {seq: 7, epoch: 5}, {ok: shedRun + 1}, {cwnd: rampCap + 1, seq: 1}} {
+	// A window held, with no mark, is written and read back too.
+	held := State{seq: 9, epoch: 4}
+	held.touch(instant(t0))
+	held.ramp.capped = true
+	hb, _ := held.MarshalBinary()
+	back = State{}
+	if err := back.UnmarshalBinary(hb); err != nil || !back.ramp.capped {
+		t.Errorf("a held window read back as %v (%v)", back.ramp.capped, err)
+	}
+	for _, bad := range []shed{{seq: 10, epoch: 3}, {seq: 7, epoch: 5}, {ok: shedRun + 1}, {cwnd: rampCap + 1, seq: 1}, {sent: rampCap + 1, seq: 1}, {most: rampCap + 1}} {
 		s.shed = bad
 		b, _ := s.MarshalBinary()
 		if err := back.UnmarshalBinary(b); err == nil {
@@ -111,7 +123,71 @@ func TestShedTail(t *testing.T) {
 	}
 	s.shed = shed{}
 	b, _ = s.MarshalBinary()
-	if err := back.UnmarshalBinary(append(b, tailShed, 0, 0, 0, 0)); err == nil {
+	if err := back.UnmarshalBinary(append(b, tailShed, 0, 0, 0, 0, 0, 0, 0)); err == nil {
 		t.Errorf("an empty mark was read back")
+	}
+}
+
+// A limit of requests in flight, reached: the key, refused with one more
+// in flight than any accepted request had, holds its window to what was
+// in flight, and grows it again only after 32 acceptances.
+func TestShedHoldsWindowUntilRun(t *testing.T) {
+	var cfg Config
+	var s State
+	now := instant(t0)
+	grant := func() Lease {
+		t.Helper()
+		var l Lease
+		var ask Ask
+		if h, ok := s.acquireAt(now, &cfg, &ask, &l, true); !ok {
+			t.Fatalf("at %v: held (%v), window %d, %d in flight", time.Duration(now-instant(t0)), h.Reason, s.ramp.cwnd, s.leases.awaiting())
+		}
+		return l
+	}
+	release := func(l *Lease, out Outcome) Plan { return s.releaseAt(at(now), now, &cfg, l, &out, true) }
+	accepted := Outcome{First: true, Bytes: -1}
+	refused := Outcome{First: true, Bytes: -1, Refused: true, Refusal: Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}}
+	// A probe, answered in 200ms: the key opens to four in flight.
+	p := grant()
+	now += int64(200 * time.Millisecond)
+	release(&p, accepted)
+	// Two in flight at a time, accepted: the most in flight at a grant
+	// is one other.
+	for range 20 {
+		a, b := grant(), grant()
+		now += int64(100 * time.Millisecond)
+		release(&a, accepted)
+		release(&b, accepted)
+	}
+	// Three in flight: the third refused at once, sent with two others
+	// in flight.
+	a, b, c := grant(), grant(), grant()
+	release(&c, refused)
+	if s.shed.seq == 0 || s.shed.sent != 2 || now < s.pauseUntil {
+		t.Fatalf("no mark, or not of two in flight, or paused: %+v", s.shed)
+	}
+	now += int64(100 * time.Millisecond)
+	release(&a, accepted)
+	pr := grant()
+	if !pr.probe {
+		t.Fatalf("the request after the refusal is no probe")
+	}
+	release(&b, accepted)
+	now += int64(100 * time.Millisecond)
+	release(&pr, accepted)
+	if s.ramp.cwnd != 2 || !s.ramp.capped || s.learn.quota != nil {
+		t.Fatalf("after the probe: window %d, held %v, learned %v; want 2, held, nothing", s.ramp.cwnd, s.ramp.capped, s.learn.quota != nil)
+	}
+	for i := range 40 { // acceptances since the refusal: a, b, the probe, then two a step
+		x, y := grant(), grant()
+		now += int64(100 * time.Millisecond)
+		release(&x, accepted)
+		release(&y, accepted)
+		if n := 2*i + 5; n < shedRun && s.ramp.cwnd != 2 {
+			t.Fatalf("the window grew to %d after %d acceptances", s.ramp.cwnd, n)
+		}
+	}
+	if s.ramp.capped || s.ramp.cwnd <= 2 {
+		t.Errorf("after 80 acceptances: window %d, held %v; want it grown", s.ramp.cwnd, s.ramp.capped)
 	}
 }

@@ -451,6 +451,9 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	if s.ramp.probeOut(now) {
 		return s.hold(0, ReasonProbe, s.ramp.probeEnd)
 	}
+	if s.shedHolds() {
+		return s.hold(0, ReasonConcurrency, s.leases.first())
+	}
 	inflight := s.leases.n
 	if (s.ramp.open && !s.ramp.admits(s.leases.awaiting())) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
 		return s.hold(0, ReasonConcurrency, s.leases.first())
@@ -560,6 +563,7 @@ func (s *State) leaseSlot(now int64, cfg *Config, ask *Ask) int64 {
 // server's clock, the content bytes it is charged (cost) and the stated
 // reset whose phase it tests (tested; see phase.go).
 func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested int64) int64 {
+	l.others = int32(min(s.leases.n, rampCap))
 	end := s.leaseSlot(now, cfg, ask)
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
@@ -713,7 +717,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if s.shed.seq != 0 {
 			s.unshed(l, now)
 		}
-		s.shedCount()
+		s.shedCount(l)
 		s.learn.accepted(l, s.leases.n, now)
 		if l.probe && now >= s.pauseUntil {
 			// The probe came back and the key is not paused again (its
@@ -729,12 +733,19 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// the key (a new epoch since), or an overdraw the learner undid
 	// without a pause (granted before the undoing, see learner.absorbs).
 	first := l.epoch == s.epoch && (s.learn.revertSeq == 0 || l.seq > s.learn.revertSeq)
-	// A bare refusal may be one of no rate (see shed.go); any refusal
-	// ends a mark, since a refusal of no rate comes alone.
-	shedMay := !foreseen && !hinted && len(out.Quotas) == 0 && !out.Refusal.Given &&
-		len(out.Refusal.Violated) == 0 && s.shedMay(first, now)
-	cwnd := s.ramp.cwnd
-	s.shed = shed{}
+	// A bare refusal of a marked request's flight (sent before its
+	// answer) may keep the mark (see shed.go); any other refusal ends
+	// it, one soon after a lift restores the measurement the lift
+	// dropped, and a bare one may be of no rate.
+	cwnd, most := s.ramp.cwnd, s.shed.most
+	bare := !foreseen && !hinted && len(out.Quotas) == 0 && !out.Refusal.Given
+	flight := bare && s.shedFlight(l)
+	shedMay := false
+	if !flight {
+		s.shedUnlift(l)
+		shedMay = bare && len(out.Refusal.Violated) == 0 && s.shedMay(l, first, now)
+		s.shed = shed{}
+	}
 	overdrew, from := s.learn.refused(l, s.seq, s.epoch, now, foreseen, hinted)
 	ref := &out.Refusal
 	if costRefused {
@@ -754,10 +765,12 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		plan.Wait, plan.Pause = RefusalFloor, 0
 	} else if shedMay && plan.Reason == ReasonBackoff && !plan.Stop && s.learn.pending {
 		// Maybe a refusal of no rate: no pause, the next request
-		// probes at once (see shed.go); the refused request waits its
-		// own wait.
+		// probes once fewer are in flight (see shed.go); the refused
+		// request waits its own wait.
 		plan.Pause = 0
-		s.shedMark(l, cwnd)
+		s.shedMark(l, cwnd, most)
+	} else if flight && plan.Reason == ReasonBackoff && !plan.Stop {
+		plan.Pause = 0 // one more of the marked flight: the probe decides
 	} else {
 		if from != 0 && plan.Reason == ReasonBackoff && !plan.Stop {
 			// The even pace tried after a refused burst was refused

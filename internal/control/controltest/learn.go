@@ -472,7 +472,7 @@ func learnTables() []Table {
 			}),
 			acq(s, "c", Want{Grant: true, Probe: true}),
 		)},
-		{Name: "a late refusal of a flight pauses the key a refusal floor from its arrival", Steps: append(slowProbe(),
+		{Name: "a late refusal of a flight pauses the key a refusal floor from its arrival", Steps: append(statedProbe(),
 			acq(0, "a", Want{Grant: true}),
 			acq(0, "b", Want{Grant: true}),
 			rel(0, "a", refused(bare(4*s)), Want{PauseUntil: s}),
@@ -725,6 +725,16 @@ func learnRateRefused(more ...Step) []Step {
 // key paused for pause.
 func backoffPlan(pause time.Duration) *control.Plan {
 	return &control.Plan{Wait: s, Pause: pause, Reason: control.ReasonBackoff, Retry: true}
+}
+
+// statedProbe is slowProbe for a key whose probe's answer states a quota
+// with plenty left: its bare refusals are not read as refusals of no
+// rate (see shed.go), and pause it at once.
+func statedProbe() []Step {
+	return []Step{
+		acq(-200*ms, "p", Want{Grant: true, Probe: true}),
+		rel(0, "p", ok(rl(100, 60*s, 90, 60*s)), Want{}),
+	}
 }
 
 // learnTwo returns the steps that learn 2 per 1s (two accepted, then a

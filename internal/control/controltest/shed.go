@@ -51,23 +51,68 @@ func shedTables() []Table {
 			acq(1350*ms, "pr2", Want{Grant: true, Probe: true}),
 			rel(1350*ms, "pr2", ok(), Want{Learned: &Quota{Q: 32, W: 1550 * ms}}),
 		)},
-		// A request sent after the refused one, before its answer, is
-		// accepted: the server was accepting; the mark is lifted
-		// without waiting for the probe, and the probe's answer keeps
-		// the key's window.
-		{Name: "a request sent after a bare refusal's request and accepted lifts it", Steps: shedAfter(32,
-			acq(330*ms, "x", Want{Grant: true}),
-			acq(341*ms, "y", Want{Grant: true}),
+		// A bare refusal of a request sent with another in flight, more
+		// than any accepted request had (a limit of requests in flight
+		// reached): the probe waits until no more are in flight than
+		// any accepted request had with it, none, and accepted, the key
+		// goes on with one in flight, held there until 32 acceptances.
+		{Name: "a bare refusal with more in flight than any accepted holds the key to what was in flight", Steps: shedAfter(32,
+			acq(330*ms, "y", Want{Grant: true}),
+			acq(331*ms, "x", Want{Grant: true}),
 			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
-			acq(345*ms, "pr", Want{Grant: true, Probe: true}),
-			rel(346*ms, "y", ok(), Want{Probing: -1}),
-			acq(346*ms, "a", Want{Grant: true}),
-			acq(346*ms, "b", Want{Grant: true}),
-			acq(346*ms, "c", Want{Grant: true, InFlight: 4}),
-			rel(350*ms, "pr", ok(), Want{}),
-			rel(350*ms, "a", ok(), Want{}),
-			acq(350*ms, "d", Want{Grant: true}),
-			acq(350*ms, "e", Want{Grant: true}),
+			acq(345*ms, "pr", Want{Hold: control.ReasonConcurrency}),
+			rel(346*ms, "y", ok(), Want{}),
+			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
+			acq(346*ms, "a", Want{Hold: control.ReasonProbe}),
+			rel(350*ms, "pr", ok(), Want{Probing: -1}),
+			acq(350*ms, "a", Want{Grant: true, InFlight: 1}),
+			acq(350*ms, "b", Want{Hold: control.ReasonConcurrency}),
+			rel(355*ms, "a", ok(), Want{}),
+			acq(355*ms, "b", Want{Grant: true}),
+			acq(355*ms, "c", Want{Hold: control.ReasonConcurrency}),
+		)},
+		// The same, on a key that had two in flight accepted: the refusal
+		// came with no more in flight than was accepted, and says nothing
+		// of a limit in flight. The probe accepted, the key's window is
+		// as it was.
+		{Name: "a bare refusal with no more in flight than accepted keeps the window", Steps: shedAfter(31,
+			acq(320*ms, "u", Want{Grant: true}),
+			acq(320*ms, "v", Want{Grant: true}),
+			rel(325*ms, "u", ok(), Want{}),
+			rel(325*ms, "v", ok(), Want{}),
+			acq(330*ms, "x", Want{Grant: true}),
+			acq(331*ms, "y", Want{Grant: true}),
+			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			rel(346*ms, "y", ok(), Want{}),
+			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
+			rel(350*ms, "pr", ok(), Want{Probing: -1}),
+			acq(350*ms, "a", Want{Grant: true}),
+			acq(350*ms, "b", Want{Grant: true}),
+			acq(350*ms, "c", Want{Grant: true}),
+			acq(350*ms, "d", Want{Grant: true, InFlight: 4}),
+		)},
+		// A refusal of the lifted flight still to come (a bucket that
+		// refilled one request by the probe, with more of the flight
+		// refused after): the lift was wrong. The measurement it
+		// dropped is restored, and the key pauses; its next acceptance
+		// ends the measurement begun at the first refusal: the 33
+		// accepted before it and y, 34 per 1.55s.
+		{Name: "a refusal of a lifted flight restores the measurement", Steps: shedAfter(31,
+			acq(320*ms, "u", Want{Grant: true}),
+			acq(320*ms, "v", Want{Grant: true}),
+			rel(325*ms, "u", ok(), Want{}),
+			rel(325*ms, "v", ok(), Want{}),
+			acq(330*ms, "x", Want{Grant: true}),
+			acq(331*ms, "y", Want{Grant: true}),
+			acq(331*ms, "z", Want{Grant: true}),
+			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			acq(345*ms, "pr", Want{Hold: control.ReasonConcurrency}),
+			rel(346*ms, "y", ok(), Want{}),
+			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
+			rel(347*ms, "pr", ok(), Want{Probing: -1}),
+			rel(348*ms, "z", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1348 * ms}),
+			acq(1348*ms, "q", Want{Grant: true, Probe: true}),
+			rel(1350*ms, "q", ok(), Want{Learned: &Quota{Q: 34, W: 1550 * ms}}),
 		)},
 		// A request sent before the refused one, accepted after it,
 		// says nothing: the probe decides.
@@ -75,19 +120,24 @@ func shedTables() []Table {
 			acq(329*ms, "w", Want{Grant: true}),
 			acq(330*ms, "x", Want{Grant: true}),
 			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			acq(345*ms, "pr", Want{Hold: control.ReasonConcurrency}),
 			rel(346*ms, "w", ok(), Want{}),
 			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
 			rel(350*ms, "pr", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1350 * ms}),
 		)},
-		// Another request of the refused one's flight refused after it:
-		// a limit reached. The key pauses (the first refusal already
-		// started the measurement).
-		{Name: "a second refusal of a bare refusal's flight pauses the key", Steps: shedAfter(32,
+		// Another request of the refused one's flight refused after it
+		// neither pauses the key nor lifts the mark: it lowers what the
+		// server held, here to nothing in flight, and the probe, sent
+		// at once, decides. Refused, it pauses the key.
+		{Name: "a second refusal of a bare refusal's flight leaves it to the probe", Steps: shedAfter(32,
 			acq(330*ms, "x", Want{Grant: true}),
-			acq(341*ms, "y", Want{Grant: true}),
+			acq(331*ms, "y", Want{Grant: true}),
 			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
-			rel(346*ms, "y", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1346 * ms}),
-			acq(400*ms, "z", Want{Hold: control.ReasonBackoff, Until: 1346 * ms}),
+			rel(346*ms, "y", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
+			acq(346*ms, "z", Want{Hold: control.ReasonProbe}),
+			rel(350*ms, "pr", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1350 * ms}),
+			acq(400*ms, "z", Want{Hold: control.ReasonBackoff, Until: 1350 * ms}),
 		)},
 		// Fewer than 32 acceptances since the last refusal: the key
 		// pauses at once, as it did.
