@@ -25,7 +25,7 @@ const (
 	tailTurn   = 9  // held requests' claims on the next starts, oldest first (see turn.go)
 	tailPrev   = 10 // the learner's answers of the cycle before, accepted
 	tailStart  = 11 // the learned quota's latest start, at its instant
-	tailShed   = 12 // a refusal that may be of no rate: its grant, its epoch, the ramp's window before it, the others in flight at its grant; acceptances since the last refusal and the most in flight among them; the ramp's window held; a lift's dropped measurement (see shed.go)
+	tailShed   = 12 // a refusal that may be of no rate: its grant, its epoch, the ramp's window before it, the others in flight at its grant; acceptances since the last refusal and the most in flight among them (twice, once); the ramp's window held; a lift's dropped measurement (see shed.go)
 )
 
 // Flags of a policy's phase in its tail.
@@ -145,6 +145,7 @@ func (e *encoder) tails(s *State) {
 		e.uint(uint64(m.sent))
 		e.uint(uint64(m.ok))
 		e.uint(uint64(m.most))
+		e.uint(uint64(m.top))
 		e.bool(s.ramp.capped)
 		e.bool(m.lifted)
 		e.uint(m.pendCycle)
@@ -293,7 +294,8 @@ func (d *decoder) tails(n *State) {
 		case tailShed:
 			m := &n.shed
 			m.seq, m.epoch, m.cwnd, m.sent = d.bounded(n.seq), d.bounded(n.epoch), int32(d.bounded(rampCap)), int32(d.bounded(rampCap))
-			m.ok, m.most, n.ramp.capped = int32(d.bounded(shedRun)), int32(d.bounded(rampCap)), d.bool()
+			m.ok, m.most, m.top = int32(d.bounded(shedRun)), int32(d.bounded(rampCap)), int32(d.bounded(rampCap))
+			n.ramp.capped = d.bool()
 			m.lifted, m.pendCycle, m.pendFrom, m.pendQ = d.bool(), d.bounded(n.learn.cycle), d.at(), int64(d.bounded(uint64(maxQuota)))
 			// As shedMark, shedFlight and unshed leave it: a mark of an
 			// epoch before the key's; a lift of one, with what it
@@ -302,7 +304,7 @@ func (d *decoder) tails(n *State) {
 			lift := m.seq == 0 && m.lifted && m.epoch < n.epoch && m.cwnd == 0 && m.sent == 0
 			none := m.seq == 0 && !m.lifted && m.epoch == 0 && m.cwnd == 0 && m.sent == 0
 			if !mark && !m.lifted && (m.pendCycle != 0 || m.pendFrom != 0 || m.pendQ != 0) ||
-				!mark && !lift && !none || *m == (shed{}) && !n.ramp.capped {
+				!mark && !lift && !none || m.top < m.most || *m == (shed{}) && !n.ramp.capped {
 				d.fail() // never written
 			}
 		default:

@@ -137,7 +137,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	if l.probe && now >= s.pauseUntil {
 		s.ramp.opened(s.flags&flagHinted != 0, s.leases.awaiting() > 0)
 	} else {
-		s.ramp.grow(s.flags&flagHinted != 0)
+		s.ramp.grow(s.flags&flagHinted != 0, s.shed.ok < shedRun)
 	}
 	if keep {
 		s.leases.keep(l.end)

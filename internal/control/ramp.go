@@ -16,7 +16,7 @@ type ramp struct {
 	rtt    int64 // smoothed latency of the key's answers; 0: none yet
 	misses int32 // probes in a row that did not answer in time
 	keep   bool  // the probe checks a new learned window: cwnd stays as it was (see recheck)
-	capped bool  // cwnd was cut to what a refusal showed the server holds: it does not grow until shedRun acceptances (see shed.go)
+	capped bool  // cwnd was cut to what a refusal showed the server holds in flight: it grows by a request per cwnd answers, and not at all until shedRun acceptances since the refusal (see shed.go)
 }
 
 // Tuning of the ramp.
@@ -131,8 +131,22 @@ func (r *ramp) opened(hinted, others bool) {
 // each round trip, as before, made a key answering in 5ms or less send
 // six or more at once into the first refusal of a limit of 20: all
 // refused.)
-func (r *ramp) grow(hinted bool) {
-	if r.cwnd <= 0 || !r.open || r.capped {
+//
+// A window cut to what a limit in flight holds (capped) grows by a
+// request per cwnd answers instead, a request a round trip, and not at
+// all while held: each step past the limit costs a refusal, and the
+// answers at the new width show what it holds before the next.
+func (r *ramp) grow(hinted, held bool) {
+	if r.cwnd <= 0 || !r.open {
+		return
+	}
+	if r.capped {
+		if held {
+			return
+		}
+		acc := int64(r.acc) + 1000/int64(max(r.cwnd, 1))
+		r.acc = int32(acc % 1000)
+		r.cwnd += int32(acc / 1000)
 		return
 	}
 	step := int64(2000) // thousandths: two per answer, tripling each round trip

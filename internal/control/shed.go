@@ -13,43 +13,48 @@ package control
 // What tells them apart: once a rate is reached, the next request the
 // server sees is refused too, until its window ends or its bucket
 // refills. After a refusal of shed load it is accepted; after a refusal
-// of too many in flight, it is accepted once fewer are in flight. So a
-// bare refusal (no wait given, no quota stated, none learned or being
+// of too many in flight, it is accepted once fewer are in flight. Each
+// lease records how many others were in flight at its grant (others),
+// and the key keeps, since its last refusal, its acceptances (ok) and the
+// most in flight that two accepted requests were sent with (most: the
+// second highest, since a request sent just after an answer not yet read
+// is counted with one more in flight than the server saw).
+//
+// A bare refusal (no wait given, no quota stated, none learned or being
 // measured), the first of its flight, of a request sent with more in
-// flight than any request accepted since the key's last refusal had, or
-// after at least shedRun acceptances since then, marks the key and does
-// not pause it; nor do the bare refusals of the rest of its flight (the
-// requests sent before its answer) sent with more in flight than any
-// accepted, as a limit in flight refuses them. The key's next request is a lone
-// probe, sent once no more are in flight than any accepted request had
-// with it, the learner measuring from the refusal as for any. If the
-// probe is accepted, the measurement is dropped and the key goes on:
-// with its window as it was, or, when the refused request was sent with
-// more in flight than any accepted (a limit in flight reached), with a
-// window of as many as were accepted together, held there until
-// shedRun acceptances (ramp.capped). Any other refusal is read as
-// before, and pauses the key; one of the flight still to come after the
-// probe's acceptance, or any refusal before shedRun acceptances since
-// the marked one, shows the lift was wrong, and restores the measurement
-// it dropped (shedUnlift). Each refused request waits its
-// own backoff, the refusal floor at least (see Decide), whatever the key
-// does.
+// flight than most, or after at least shedRun acceptances, marks the key
+// and does not pause it; nor do the bare refusals of the rest of its
+// flight (the requests sent before its answer) sent with more in flight
+// than most, as a limit in flight refuses them. The key's next request is
+// a lone probe, sent once no more than most are in flight, the learner
+// measuring from the refusal as for any. If the probe is accepted, the
+// measurement is dropped and the key goes on: with its window as it was,
+// or, when the refused requests were sent with more in flight than most
+// (a limit in flight reached), with a window of most+1, held there until
+// shedRun acceptances, then grown by a request a round trip
+// (ramp.capped). Any other refusal is read as before, and pauses the
+// key; one of the lifted flight still to come, or any refusal before
+// shedRun acceptances since the marked one, shows the lift was wrong,
+// and restores the measurement it dropped (shedUnlift). Each refused
+// request waits its own backoff, the refusal floor at least (see
+// Decide), whatever the key does.
 //
 // What this costs and lets through: a rate first reached this way costs
-// one more refusal, the probe's, until a quota is learned. A fixed window
-// reached at the instant it ends, or a bucket that refilled a request by
-// the probe, passes the probe: the key goes on, and its next refusal is
-// tried the same way if it comes after shedRun acceptances or at more in
-// flight than any accepted, and measured otherwise. A limit in flight
-// costs a refusal each time the held window grows past it: one in
-// shedRun+1 requests at most.
+// one more refusal, the probe's (or one after a wrong lift), until a
+// quota is learned, after which the rule no longer applies. A limit in
+// flight costs a refusal each time the held window grows past it: one in
+// shedRun+1 requests at most. A server that frees a slot only after its
+// answer is sent may refuse a request sent at once after an answer with
+// fewer counted in flight than its limit; such a refusal soon after a
+// lift is read as a rate's (DESIGN.md §6).
 type shed struct {
 	seq   uint64 // the refused request's grant; 0: no mark
 	epoch uint64 // the epoch it was granted in: its flight, sent before its answer
 	cwnd  int32  // the ramp's window before the refusal
 	sent  int32  // the other requests in flight at the refused request's grant
 	ok    int32  // acceptances since the key's last refusal, up to shedRun, while it states and has learned nothing
-	most  int32  // the most other requests in flight at the grant of one accepted since the key's last refusal, likewise; kept as it was at a mark
+	most  int32  // the most other requests in flight at the grant of two accepted since the key's last refusal, likewise; kept as it was at a mark
+	top   int32  // the most at the grant of one: a single acceptance, its count raised by an answer not yet read, does not raise most
 
 	// After a lift (seq 0, epoch the lifted flight's): the measurement the
 	// mark began, which a refusal of the flight still to come restores.
@@ -67,8 +72,9 @@ const shedRun = 32
 // shedMay reports whether the refusal of l, read with nothing stated or
 // foreseen, may be a refusal of no rate: the first of its flight, no
 // quota learned or being measured, the key neither paused nor probing,
-// and either l sent with more in flight than any request accepted since
-// the key's last refusal, or at least shedRun acceptances since then.
+// and either l sent with more in flight than any two requests accepted
+// since the key's last refusal, or at least shedRun acceptances since
+// then.
 // Called before the learner reads the refusal.
 func (s *State) shedMay(l *Lease, first bool, now int64) bool {
 	lr := &s.learn
@@ -83,14 +89,17 @@ func (s *State) shedCount(l *Lease) {
 	if s.flags&flagHinted != 0 || s.learn.quota != nil {
 		return
 	}
-	if s.shed.seq == 0 {
-		s.shed.most = max(s.shed.most, l.others)
+	if m := &s.shed; m.seq == 0 {
+		switch k := l.others; {
+		case k > m.top:
+			m.most, m.top = m.top, k
+		case k > m.most:
+			m.most = k
+		}
 	}
 	if s.shed.ok < shedRun {
 		if s.shed.ok++; s.shed.ok == shedRun {
-			// The cut window held: it grows again. A lift is past
-			// undoing.
-			s.ramp.capped = false
+			// A lift is past undoing.
 			if m := &s.shed; m.lifted {
 				m.lifted, m.epoch, m.pendCycle, m.pendFrom, m.pendQ = false, 0, 0, 0, 0
 			}
@@ -100,10 +109,10 @@ func (s *State) shedCount(l *Lease) {
 
 // shedMark marks the key at the refusal of l, which the learner has read:
 // the next request probes once no more are in flight than most, the most
-// in flight at the grant of a request accepted since the last refusal
+// in flight at the grant of two requests accepted since the last refusal
 // before this one; cwnd is the ramp's window before.
 func (s *State) shedMark(l *Lease, cwnd, most int32) {
-	s.shed = shed{seq: l.seq, epoch: l.epoch, cwnd: cwnd, sent: l.others, most: most}
+	s.shed = shed{seq: l.seq, epoch: l.epoch, cwnd: cwnd, sent: l.others, most: most, top: most}
 	s.epoch++ // the requests in flight are of a refused flight
 	s.ramp.restart()
 }
@@ -156,8 +165,8 @@ func (s *State) unshed(l *Lease, now int64) {
 	// The window as it was; when the refused request was sent with more
 	// in flight than any request accepted since the key's last refusal,
 	// at most as many as were accepted together, held there until
-	// shedRun acceptances. The probe keeps the window when it answers
-	// (see ramp.opened).
+	// shedRun acceptances and grown slowly after (see ramp.grow). The
+	// probe keeps the window when it answers (see ramp.opened).
 	cwnd := m.cwnd
 	if m.sent > m.most && (cwnd <= 0 || m.most+1 < cwnd) {
 		cwnd, s.ramp.capped = m.most+1, true

@@ -724,7 +724,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			// own answer may have spent the quota): ramp up.
 			s.ramp.opened(s.flags&flagHinted != 0, s.leases.awaiting() > 0)
 		} else {
-			s.ramp.grow(s.flags&flagHinted != 0)
+			s.ramp.grow(s.flags&flagHinted != 0, s.shed.ok < shedRun)
 		}
 		return Plan{}
 	}
