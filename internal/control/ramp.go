@@ -140,6 +140,9 @@ func (r *ramp) grow(hinted, held bool) {
 	if r.cwnd <= 0 || !r.open {
 		return
 	}
+	if r.capped && hinted {
+		r.capped = false // stated quotas pace a key that states them
+	}
 	if r.capped {
 		if held {
 			return

@@ -73,13 +73,14 @@ const shedRun = 32
 // foreseen, may be a refusal of no rate: the first of its flight, no
 // quota learned or being measured, the key neither paused nor probing,
 // and either l sent with more in flight than any two requests accepted
-// since the key's last refusal, or at least shedRun acceptances since
-// then.
+// since the key's last refusal, two or more of them in flight together,
+// or at least shedRun acceptances since then. (A limit of one in flight
+// cannot be told from a rate by a lone probe: both pass it.)
 // Called before the learner reads the refusal.
 func (s *State) shedMay(l *Lease, first bool, now int64) bool {
 	lr := &s.learn
 	return first && s.flags&flagHinted == 0 && lr.quota == nil && !lr.pending &&
-		(l.others > s.shed.most || s.shed.ok >= shedRun) && s.ramp.open && now >= s.pauseUntil
+		(l.others > s.shed.most && s.shed.most > 0 || s.shed.ok >= shedRun) && s.ramp.open && now >= s.pauseUntil
 }
 
 // shedCount counts the acceptance of l, for a key that states and has
@@ -88,6 +89,9 @@ func (s *State) shedMay(l *Lease, first bool, now int64) bool {
 func (s *State) shedCount(l *Lease) {
 	if s.flags&flagHinted != 0 || s.learn.quota != nil {
 		return
+	}
+	if m := &s.shed; m.lifted {
+		m.pendQ = min(m.pendQ+1, maxQuota) // the dropped measurement counts it, if restored
 	}
 	if m := &s.shed; m.seq == 0 {
 		switch k := l.others; {
@@ -123,7 +127,7 @@ func (s *State) shedMark(l *Lease, cwnd, most int32) {
 // load refuses one request, not two of a flight.)
 func (s *State) shedFlight(l *Lease) bool {
 	m := &s.shed
-	if m.seq == 0 || l.epoch != m.epoch || !s.learn.pending || l.others <= m.most {
+	if m.seq == 0 || l.epoch != m.epoch || !s.learn.pending || l.others <= m.most || m.most == 0 {
 		return false
 	}
 	m.sent = max(m.sent, l.others)
@@ -143,9 +147,11 @@ func (s *State) shedUnlift(l *Lease) {
 }
 
 // shedHolds reports whether the probe after a mark must wait: more
-// requests are in flight than any request accepted had with it.
+// requests await their answers than most. A body still streaming does not
+// hold it, as it holds no probe (see end.go): a stream may last as long
+// as its lease.
 func (s *State) shedHolds() bool {
-	return s.shed.seq != 0 && !s.ramp.open && s.ramp.probeSeq == 0 && s.leases.n > int64(s.shed.most)
+	return s.shed.seq != 0 && !s.ramp.open && s.ramp.probeSeq == 0 && s.leases.awaiting() > int64(s.shed.most)
 }
 
 // unshed reads the acceptance of l at now against the mark: the probe
@@ -168,7 +174,7 @@ func (s *State) unshed(l *Lease, now int64) {
 	// shedRun acceptances and grown slowly after (see ramp.grow). The
 	// probe keeps the window when it answers (see ramp.opened).
 	cwnd := m.cwnd
-	if m.sent > m.most && (cwnd <= 0 || m.most+1 < cwnd) {
+	if m.sent > m.most && m.most > 0 && (cwnd <= 0 || m.most+1 < cwnd) {
 		cwnd, s.ramp.capped = m.most+1, true
 	}
 	s.ramp.open, s.ramp.keep, s.ramp.cwnd = true, true, cwnd

@@ -114,7 +114,7 @@ func TestShedTail(t *testing.T) {
 	if err := back.UnmarshalBinary(hb); err != nil || !back.ramp.capped {
 		t.Errorf("a held window read back as %v (%v)", back.ramp.capped, err)
 	}
-	for _, bad := range []shed{{seq: 10, epoch: 3}, {seq: 7, epoch: 5}, {ok: shedRun + 1}, {cwnd: rampCap + 1, seq: 1}, {sent: rampCap + 1, seq: 1}, {most: rampCap + 1, top: rampCap + 1}, {seq: 1, most: 3, top: 2}} {
+	for _, bad := range []shed{{seq: 10, epoch: 3}, {seq: 7, epoch: 5}, {ok: shedRun + 1}, {cwnd: rampCap + 1, seq: 1}, {sent: rampCap + 1, seq: 1}, {most: rampCap + 1, top: rampCap + 1}, {seq: 1, most: 3, top: 2}, {seq: 7, epoch: 3, pendQ: 7}} {
 		s.shed = bad
 		b, _ := s.MarshalBinary()
 		if err := back.UnmarshalBinary(b); err == nil {
@@ -193,5 +193,170 @@ func TestShedHoldsWindowUntilRun(t *testing.T) {
 	// answer at this round trip, 51).
 	if s.ramp.cwnd < 10 || s.ramp.cwnd > 11 {
 		t.Errorf("after 83 acceptances, 51 of them past the hold: window %d; want it grown by a request a window of answers, to 10 or 11", s.ramp.cwnd)
+	}
+}
+
+// shedKey drives one State on the full path at fixed instants.
+type shedKey struct {
+	t   *testing.T
+	s   State
+	cfg Config
+	now int64
+}
+
+func (k *shedKey) try() (Lease, Hold, bool) {
+	var l Lease
+	var ask Ask
+	h, ok := k.s.acquireAt(k.now, &k.cfg, &ask, &l, false)
+	return l, h, ok
+}
+
+func (k *shedKey) grant() Lease {
+	k.t.Helper()
+	l, h, ok := k.try()
+	if !ok {
+		k.t.Fatalf("at %v: held (%v)", time.Duration(k.now-instant(t0)), h.Reason)
+	}
+	return l
+}
+
+func (k *shedKey) release(l *Lease, o Outcome) Plan {
+	return k.s.releaseAt(at(k.now), k.now, &k.cfg, l, &o, false)
+}
+
+var (
+	shedOK      = Outcome{First: true, Bytes: -1}
+	shedRefused = Outcome{First: true, Bytes: -1, Refused: true, Refusal: Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}}
+)
+
+// A body still streaming does not hold the probe after a mark, as it holds
+// no probe after a pause (see end.go): counted, a stream begun before the
+// refusal held the key until it ended or its lease did, ten minutes.
+func TestShedProbeIgnoresStreams(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0)}
+	for range 40 {
+		l := k.grant()
+		k.now += int64(50 * time.Millisecond)
+		k.release(&l, shedOK)
+	}
+	stream := k.grant()
+	keep := shedOK
+	keep.Keep = true
+	k.now += int64(50 * time.Millisecond)
+	k.release(&stream, keep) // its body still arriving
+	x := k.grant()
+	k.now += int64(50 * time.Millisecond)
+	if p := k.release(&x, shedRefused); p.Pause != 0 || k.s.shed.seq == 0 {
+		t.Fatalf("no mark: plan %+v", p)
+	}
+	k.now += int64(time.Millisecond)
+	if pr, h, ok := k.try(); !ok || !pr.probe {
+		t.Errorf("the probe is held (%v, wake in %v) by a body streaming", h.Reason, time.Duration(instant(h.Wake())-k.now))
+	}
+}
+
+// A window cut by a limit in flight is held for 32 acceptances since the
+// refusal, then grows by a request a window of answers, also when the
+// marked flight itself brought the 32.
+func TestShedCutGrowsAfterLargeFlight(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0)}
+	round := func(most int) int {
+		var ls []Lease
+		for len(ls) < most {
+			l, _, ok := k.try()
+			if !ok {
+				break
+			}
+			ls = append(ls, l)
+		}
+		k.now += int64(200 * time.Millisecond)
+		for i := range ls {
+			k.release(&ls[i], shedOK)
+		}
+		return len(ls)
+	}
+	for k.s.ramp.cwnd != 0 && k.s.ramp.cwnd < 41 || !k.s.ramp.open {
+		round(20)
+	}
+	for range 3 {
+		round(20) // 20 at a time: nineteen others, many times
+	}
+	if k.s.shed.most != 19 {
+		t.Fatalf("most %d, want 19", k.s.shed.most)
+	}
+	// 40 at once: the 21st refused, the 39 others accepted.
+	var ls []Lease
+	for range 40 {
+		ls = append(ls, k.grant())
+	}
+	k.now += int64(200 * time.Millisecond)
+	k.release(&ls[20], shedRefused)
+	for i := range ls {
+		if i != 20 {
+			k.release(&ls[i], shedOK)
+		}
+	}
+	pr := k.grant()
+	k.now += int64(200 * time.Millisecond)
+	k.release(&pr, shedOK)
+	if k.s.learn.pending || k.s.ramp.cwnd != 20 || k.s.shed.ok < shedRun {
+		t.Fatalf("after the lift: measuring %v, window %d, %d acceptances; want none, 20, %d or more", k.s.learn.pending, k.s.ramp.cwnd, k.s.shed.ok, shedRun)
+	}
+	for range 10 {
+		round(1000)
+	}
+	if k.s.ramp.cwnd <= 20 {
+		t.Errorf("after 200 more acceptances: window %d; want it grown past 20", k.s.ramp.cwnd)
+	}
+}
+
+// A window cut by a limit in flight no longer holds a key whose server
+// states its quotas since: they pace it, and its window grows as a
+// hinted key's does.
+func TestShedCutEndsOnceStated(t *testing.T) {
+	var s State
+	s.ramp = ramp{open: true, cwnd: 2, capped: true}
+	s.flags |= flagHinted
+	s.ramp.grow(true, true)
+	if s.ramp.capped || s.ramp.cwnd <= 2 {
+		t.Errorf("a key that states its quotas: window %d, held %v; want it grown, not held", s.ramp.cwnd, s.ramp.capped)
+	}
+}
+
+// A lift undone by a refusal soon after restores the measurement it
+// dropped, with the acceptances of the lifted stretch counted: the
+// window it measures spans them. Uncounted, 40 accepted in 2s, then 30
+// more in 2.7s, were learned as 40 per 4.7s.
+func TestShedUnliftCountsLiftedStretch(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0)}
+	for range 40 {
+		l := k.grant()
+		k.now += int64(50 * time.Millisecond)
+		k.release(&l, shedOK)
+	}
+	x := k.grant()
+	k.release(&x, shedRefused)
+	pr := k.grant()
+	k.now += int64(50 * time.Millisecond)
+	k.release(&pr, shedOK)
+	if k.s.learn.pending || !k.s.shed.lifted {
+		t.Fatalf("not lifted")
+	}
+	for range 30 {
+		l := k.grant()
+		k.now += int64(90 * time.Millisecond)
+		k.release(&l, shedOK)
+	}
+	y := k.grant()
+	k.release(&y, shedRefused)
+	if !k.s.learn.pending {
+		t.Fatalf("the refusal soon after the lift restored no measurement")
+	}
+	k.now = max(k.now, k.s.pauseUntil)
+	z := k.grant()
+	k.release(&z, shedOK)
+	q := k.s.learn.quota
+	if q == nil || q.q < 71 {
+		t.Fatalf("learned %+v; want the 71 accepted before the refusal (40, the probe and 30) counted", q)
 	}
 }

@@ -51,25 +51,36 @@ func shedTables() []Table {
 			acq(1350*ms, "pr2", Want{Grant: true, Probe: true}),
 			rel(1350*ms, "pr2", ok(), Want{Learned: &Quota{Q: 32, W: 1550 * ms}}),
 		)},
-		// A bare refusal of a request sent with another in flight, more
-		// than any accepted request had (a limit of requests in flight
-		// reached): the probe waits until no more are in flight than
-		// any accepted request had with it, none, and accepted, the key
-		// goes on with one in flight, held there until 32 acceptances.
-		{Name: "a bare refusal with more in flight than any accepted holds the key to what was in flight", Steps: shedAfter(32,
+		// A bare refusal of a request sent with two others in flight,
+		// more than any two accepted requests had (one, twice), and one
+		// more of its flight sent with three: a limit of requests in
+		// flight reached. Neither pauses the key; the probe waits until
+		// no more than one is in flight, and accepted, the key goes on
+		// with two in flight, held there until 32 acceptances.
+		{Name: "a bare refusal with more in flight than any two accepted holds the key to one more than they had", Steps: shedAfter(10,
+			acq(100*ms, "u", Want{Grant: true}),
+			acq(100*ms, "v", Want{Grant: true}),
+			rel(105*ms, "u", ok(), Want{}),
+			rel(105*ms, "v", ok(), Want{}),
+			acq(110*ms, "u2", Want{Grant: true}),
+			acq(110*ms, "v2", Want{Grant: true}),
+			rel(115*ms, "u2", ok(), Want{}),
+			rel(115*ms, "v2", ok(), Want{}),
 			acq(330*ms, "y", Want{Grant: true}),
+			acq(330*ms, "z", Want{Grant: true}),
 			acq(331*ms, "x", Want{Grant: true}),
+			acq(331*ms, "w", Want{Grant: true}),
 			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			rel(345*ms, "w", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
 			acq(345*ms, "pr", Want{Hold: control.ReasonConcurrency}),
 			rel(346*ms, "y", ok(), Want{}),
 			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
 			acq(346*ms, "a", Want{Hold: control.ReasonProbe}),
+			rel(347*ms, "z", ok(), Want{}),
 			rel(350*ms, "pr", ok(), Want{Probing: -1}),
-			acq(350*ms, "a", Want{Grant: true, InFlight: 1}),
-			acq(350*ms, "b", Want{Hold: control.ReasonConcurrency}),
-			rel(355*ms, "a", ok(), Want{}),
-			acq(355*ms, "b", Want{Grant: true}),
-			acq(355*ms, "c", Want{Hold: control.ReasonConcurrency}),
+			acq(350*ms, "a", Want{Grant: true}),
+			acq(350*ms, "b", Want{Grant: true, InFlight: 2}),
+			acq(350*ms, "c", Want{Hold: control.ReasonConcurrency}),
 		)},
 		// The same, on a key that had two in flight accepted: the refusal
 		// came with no more in flight than was accepted, and says nothing
@@ -96,7 +107,7 @@ func shedTables() []Table {
 		// refused after): the lift was wrong. The measurement it
 		// dropped is restored, and the key pauses; its next acceptance
 		// ends the measurement begun at the first refusal: the 33
-		// accepted before it and y, 34 per 1.55s.
+		// accepted before it, y and the probe, 35 per 1.55s.
 		{Name: "a refusal of a lifted flight restores the measurement", Steps: shedAfter(29,
 			acq(310*ms, "u", Want{Grant: true}),
 			acq(310*ms, "v", Want{Grant: true}),
@@ -116,7 +127,7 @@ func shedTables() []Table {
 			rel(347*ms, "pr", ok(), Want{Probing: -1}),
 			rel(348*ms, "z", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1348 * ms}),
 			acq(1348*ms, "q", Want{Grant: true, Probe: true}),
-			rel(1350*ms, "q", ok(), Want{Learned: &Quota{Q: 34, W: 1550 * ms}}),
+			rel(1350*ms, "q", ok(), Want{Learned: &Quota{Q: 35, W: 1550 * ms}}),
 		)},
 		// A request sent before the refused one, accepted after it,
 		// says nothing: the probe decides.
@@ -129,19 +140,16 @@ func shedTables() []Table {
 			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
 			rel(350*ms, "pr", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1350 * ms}),
 		)},
-		// Another request of the refused one's flight refused after it
-		// neither pauses the key nor lifts the mark: it lowers what the
-		// server held, here to nothing in flight, and the probe, sent
-		// at once, decides. Refused, it pauses the key.
-		{Name: "a second refusal of a bare refusal's flight leaves it to the probe", Steps: shedAfter(32,
+		// Another request of the refused one's flight refused after it,
+		// sent with no more in flight than accepted requests had: not
+		// a limit in flight's, nor shed load's (which refuses one). The
+		// key pauses, measuring from the first refusal.
+		{Name: "a second refusal of a bare refusal's flight, sent with no more in flight than accepted, pauses the key", Steps: shedAfter(32,
 			acq(330*ms, "x", Want{Grant: true}),
 			acq(331*ms, "y", Want{Grant: true}),
 			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
-			rel(346*ms, "y", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
-			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
-			acq(346*ms, "z", Want{Hold: control.ReasonProbe}),
-			rel(350*ms, "pr", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1350 * ms}),
-			acq(400*ms, "z", Want{Hold: control.ReasonBackoff, Until: 1350 * ms}),
+			rel(346*ms, "y", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1346 * ms}),
+			acq(400*ms, "z", Want{Hold: control.ReasonBackoff, Until: 1346 * ms}),
 		)},
 		// Fewer than 32 acceptances since the last refusal: the key
 		// pauses at once, as it did.
