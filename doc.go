@@ -207,6 +207,13 @@
 // grain states (retry-after-ms), is honoured once, then doubles likewise.
 // A refusal of a step of growth the learner took (see Learning) does not
 // pause the origin: the step is undone, and the pace that held goes on.
+// Nor does a bare 429 (no wait, no quota) from an origin that states
+// nothing and has taught nothing, when it comes after 32 acceptances or
+// to a request sent with more in flight than earlier ones were accepted
+// with: the next request goes alone, once fewer are in flight, and if it
+// is accepted the refusal was shed load or a limit of requests in
+// flight, not a rate (DESIGN.md §6, "Refusals of no rate"); refused, the
+// origin pauses as for any.
 //
 // The pause applies to the whole origin, not only to the refused request. A
 // 429 means the server did not process the request, so it is resent for any
