@@ -147,9 +147,11 @@ func (r *ramp) grow(hinted, held bool) {
 		if held {
 			return
 		}
-		acc := int64(r.acc) + 1000/int64(max(r.cwnd, 1))
+		acc := int64(r.acc) + max(1000/int64(max(r.cwnd, 1)), 1)
 		r.acc = int32(acc % 1000)
-		r.cwnd += int32(acc / 1000)
+		if r.cwnd += int32(acc / 1000); r.cwnd >= rampCap {
+			r.cwnd, r.capped = 0, false
+		}
 		return
 	}
 	step := int64(2000) // thousandths: two per answer, tripling each round trip

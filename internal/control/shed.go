@@ -33,9 +33,11 @@ package control
 // (a limit in flight reached), with a window of most+1, held there until
 // shedRun acceptances, then grown by a request a round trip
 // (ramp.capped). Any other refusal is read as before, and pauses the
-// key; one of the lifted flight still to come, or any refusal before
-// shedRun acceptances since the marked one, shows the lift was wrong,
-// and restores the measurement it dropped (shedUnlift). Each refused
+// key; a bare one of the lifted flight still to come, or any bare one
+// before shedRun acceptances since the marked one, shows the lift was
+// wrong, and restores the measurement it dropped, the acceptances since
+// counted (shedUnlift). A lift is past undoing after shedRun
+// acceptances, or once the key states or learns a quota. Each refused
 // request waits its own backoff, the refusal floor at least (see
 // Decide), whatever the key does.
 //
@@ -88,6 +90,11 @@ func (s *State) shedMay(l *Lease, first bool, now int64) bool {
 // others.
 func (s *State) shedCount(l *Lease) {
 	if s.flags&flagHinted != 0 || s.learn.quota != nil {
+		if m := &s.shed; m.lifted {
+			// Stated or learned quotas pace the key now: a lift is
+			// past undoing.
+			m.lifted, m.epoch, m.pendCycle, m.pendFrom, m.pendQ = false, 0, 0, 0, 0
+		}
 		return
 	}
 	if m := &s.shed; m.lifted {
@@ -141,7 +148,7 @@ func (s *State) shedFlight(l *Lease) bool {
 // while measuring from the first.
 func (s *State) shedUnlift(l *Lease) {
 	m, lr := &s.shed, &s.learn
-	if m.lifted && (l.epoch == m.epoch || m.ok < shedRun) && lr.quota == nil && !lr.pending {
+	if m.lifted && (l.epoch == m.epoch || m.ok < shedRun) && lr.quota == nil && !lr.pending && s.flags&flagHinted == 0 {
 		lr.pending, lr.pendCycle, lr.pendFrom, lr.pendQ, lr.lo = true, m.pendCycle, m.pendFrom, m.pendQ, 0
 	}
 }
@@ -163,7 +170,7 @@ func (s *State) unshed(l *Lease, now int64) {
 	}
 	s.shed = shed{ok: m.ok}
 	lr := &s.learn
-	if !lr.pending || lr.quota != nil || now < s.pauseUntil {
+	if !lr.pending || lr.quota != nil || now < s.pauseUntil || s.flags&flagHinted != 0 {
 		return // something else happened since: no lift
 	}
 	s.shed.lifted, s.shed.epoch, s.shed.pendCycle, s.shed.pendFrom, s.shed.pendQ = true, m.epoch, lr.pendCycle, lr.pendFrom, lr.pendQ

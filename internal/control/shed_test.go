@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/politehttp/polite/parse"
 )
 
 // The rule for refusals of no rate is read on both paths alike: a key
@@ -358,5 +360,68 @@ func TestShedUnliftCountsLiftedStretch(t *testing.T) {
 	q := k.s.learn.quota
 	if q == nil || q.q < 71 {
 		t.Fatalf("learned %+v; want the 71 accepted before the refusal (40, the probe and 30) counted", q)
+	}
+}
+
+// A lift on a key whose server then states its quotas is retired at its
+// first acceptance stating them: stated quotas pace the key, and no
+// refusal later (a header that lies, a spent quota) restores the
+// measurement the lift dropped. Before, the lift waited for 32
+// acceptances a key that states quotas never counts, and a refusal an
+// hour later taught the learner the 41 requests counted before the lift
+// over the whole hour.
+func TestShedLiftRetiredOnceStated(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0)}
+	for range 40 {
+		l := k.grant()
+		k.now += int64(50 * time.Millisecond)
+		k.release(&l, shedOK)
+	}
+	x := k.grant()
+	k.release(&x, shedRefused)
+	pr := k.grant()
+	k.now += int64(50 * time.Millisecond)
+	k.release(&pr, shedOK)
+	if !k.s.shed.lifted {
+		t.Fatalf("not lifted")
+	}
+	stated := shedOK
+	stated.Quotas = []parse.Quota{{Policy: "p", Limit: 10000, Window: time.Hour, Remaining: 9000, Reset: time.Hour}}
+	l := k.grant()
+	k.now += int64(50 * time.Millisecond)
+	k.release(&l, stated)
+	if k.s.shed.lifted {
+		t.Errorf("an acceptance stating a quota left the lift: %+v", k.s.shed)
+	}
+	// A refusal the stated quota explains restores nothing either.
+	spent := shedRefused
+	spent.Quotas = []parse.Quota{{Policy: "p", Limit: 10000, Window: time.Hour, Remaining: 0, Reset: time.Hour}}
+	k.s.shed.lifted, k.s.shed.epoch, k.s.shed.pendFrom, k.s.shed.pendQ = true, 1, instant(t0), 41 // as an old store may hold it
+	k.s.shed.pendCycle = k.s.learn.cycle
+	y := k.grant()
+	k.release(&y, spent)
+	if k.s.learn.pending {
+		t.Errorf("a refusal its stated quota explains restored the dropped measurement")
+	}
+}
+
+// A window held by a limit in flight grows by a request per window of
+// answers at any width, and past rampCap means no limit, as an open
+// ramp's does. Counted in whole thousandths, its step was nothing past a
+// width of 1000.
+func TestShedCappedGrowthGoesOn(t *testing.T) {
+	r := ramp{open: true, cwnd: 1001, capped: true}
+	for range 100000 {
+		r.grow(false, false)
+	}
+	if r.cwnd == 1001 {
+		t.Errorf("after 100000 answers a held window of 1001 is %d, still held %v", r.cwnd, r.capped)
+	}
+	r = ramp{open: true, cwnd: rampCap - 1, capped: true}
+	for range 10000 {
+		r.grow(false, false)
+	}
+	if r.cwnd != 0 || r.capped {
+		t.Errorf("a held window past rampCap is %d, held %v; want no limit", r.cwnd, r.capped)
 	}
 }

@@ -742,7 +742,9 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	flight := bare && s.shedFlight(l)
 	shedMay := false
 	if !flight {
-		s.shedUnlift(l)
+		if bare {
+			s.shedUnlift(l)
+		}
 		shedMay = bare && len(out.Refusal.Violated) == 0 && s.shedMay(l, first, now)
 		s.shed = shed{}
 	}
@@ -772,6 +774,9 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	} else if flight && plan.Reason == ReasonBackoff && !plan.Stop {
 		plan.Pause = 0 // one more of the marked flight: the probe decides
 	} else {
+		if flight {
+			s.shed = shed{} // the key pauses: the mark ends
+		}
 		if from != 0 && plan.Reason == ReasonBackoff && !plan.Stop {
 			// The even pace tried after a refused burst was refused
 			// too: the key backs off as from the burst refused (see
