@@ -226,6 +226,30 @@ func (k *shedKey) release(l *Lease, o Outcome) Plan {
 	return k.s.releaseAt(at(k.now), k.now, &k.cfg, l, &o, false)
 }
 
+// acceptedKey returns a key that states nothing and accepted n requests
+// one after another, 50ms apart.
+func acceptedKey(t *testing.T, n int) *shedKey {
+	k := &shedKey{t: t, now: instant(t0)}
+	for range n {
+		l := k.grant()
+		k.now += int64(50 * time.Millisecond)
+		k.release(&l, shedOK)
+	}
+	return k
+}
+
+// liftedKey returns acceptedKey(t, 40) refused one more with a bare 429,
+// whose probe was accepted 50ms later: lifted.
+func liftedKey(t *testing.T) *shedKey {
+	k := acceptedKey(t, 40)
+	x := k.grant()
+	k.release(&x, shedRefused)
+	pr := k.grant()
+	k.now += int64(50 * time.Millisecond)
+	k.release(&pr, shedOK)
+	return k
+}
+
 var (
 	shedOK      = Outcome{First: true, Bytes: -1}
 	shedRefused = Outcome{First: true, Bytes: -1, Refused: true, Refusal: Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}}
@@ -235,12 +259,7 @@ var (
 // no probe after a pause (see end.go): counted, a stream begun before the
 // refusal held the key until it ended or its lease did, ten minutes.
 func TestShedProbeIgnoresStreams(t *testing.T) {
-	k := &shedKey{t: t, now: instant(t0)}
-	for range 40 {
-		l := k.grant()
-		k.now += int64(50 * time.Millisecond)
-		k.release(&l, shedOK)
-	}
+	k := acceptedKey(t, 40)
 	stream := k.grant()
 	keep := shedOK
 	keep.Keep = true
@@ -330,17 +349,7 @@ func TestShedCutEndsOnceStated(t *testing.T) {
 // window it measures spans them. Uncounted, 40 accepted in 2s, then 30
 // more in 2.7s, were learned as 40 per 4.7s.
 func TestShedUnliftCountsLiftedStretch(t *testing.T) {
-	k := &shedKey{t: t, now: instant(t0)}
-	for range 40 {
-		l := k.grant()
-		k.now += int64(50 * time.Millisecond)
-		k.release(&l, shedOK)
-	}
-	x := k.grant()
-	k.release(&x, shedRefused)
-	pr := k.grant()
-	k.now += int64(50 * time.Millisecond)
-	k.release(&pr, shedOK)
+	k := liftedKey(t)
 	if k.s.learn.pending || !k.s.shed.lifted {
 		t.Fatalf("not lifted")
 	}
@@ -371,17 +380,7 @@ func TestShedUnliftCountsLiftedStretch(t *testing.T) {
 // hour later taught the learner the 41 requests counted before the lift
 // over the whole hour.
 func TestShedLiftRetiredOnceStated(t *testing.T) {
-	k := &shedKey{t: t, now: instant(t0)}
-	for range 40 {
-		l := k.grant()
-		k.now += int64(50 * time.Millisecond)
-		k.release(&l, shedOK)
-	}
-	x := k.grant()
-	k.release(&x, shedRefused)
-	pr := k.grant()
-	k.now += int64(50 * time.Millisecond)
-	k.release(&pr, shedOK)
+	k := liftedKey(t)
 	if !k.s.shed.lifted {
 		t.Fatalf("not lifted")
 	}

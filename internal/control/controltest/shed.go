@@ -57,15 +57,7 @@ func shedTables() []Table {
 		// flight reached. Neither pauses the key; the probe waits until
 		// no more than one is in flight, and accepted, the key goes on
 		// with two in flight, held there until 32 acceptances.
-		{Name: "a bare refusal with more in flight than any two accepted holds the key to one more than they had", Steps: shedAfter(10,
-			acq(100*ms, "u", Want{Grant: true}),
-			acq(100*ms, "v", Want{Grant: true}),
-			rel(105*ms, "u", ok(), Want{}),
-			rel(105*ms, "v", ok(), Want{}),
-			acq(110*ms, "u2", Want{Grant: true}),
-			acq(110*ms, "v2", Want{Grant: true}),
-			rel(115*ms, "u2", ok(), Want{}),
-			rel(115*ms, "v2", ok(), Want{}),
+		{Name: "a bare refusal with more in flight than any two accepted holds the key to one more than they had", Steps: shedAfter(10, append(pairs(100*ms, 110*ms),
 			acq(330*ms, "y", Want{Grant: true}),
 			acq(330*ms, "z", Want{Grant: true}),
 			acq(331*ms, "x", Want{Grant: true}),
@@ -81,16 +73,12 @@ func shedTables() []Table {
 			acq(350*ms, "a", Want{Grant: true}),
 			acq(350*ms, "b", Want{Grant: true, InFlight: 2}),
 			acq(350*ms, "c", Want{Hold: control.ReasonConcurrency}),
-		)},
+		)...)},
 		// The same, on a key that had two in flight accepted: the refusal
 		// came with no more in flight than was accepted, and says nothing
 		// of a limit in flight. The probe accepted, the key's window is
 		// as it was.
-		{Name: "a bare refusal with no more in flight than accepted keeps the window", Steps: shedAfter(31,
-			acq(320*ms, "u", Want{Grant: true}),
-			acq(320*ms, "v", Want{Grant: true}),
-			rel(325*ms, "u", ok(), Want{}),
-			rel(325*ms, "v", ok(), Want{}),
+		{Name: "a bare refusal with no more in flight than accepted keeps the window", Steps: shedAfter(31, append(pairs(320*ms),
 			acq(330*ms, "x", Want{Grant: true}),
 			acq(331*ms, "y", Want{Grant: true}),
 			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
@@ -101,22 +89,14 @@ func shedTables() []Table {
 			acq(350*ms, "b", Want{Grant: true}),
 			acq(350*ms, "c", Want{Grant: true}),
 			acq(350*ms, "d", Want{Grant: true, InFlight: 4}),
-		)},
+		)...)},
 		// A refusal of the lifted flight still to come (a bucket that
 		// refilled one request by the probe, with more of the flight
 		// refused after): the lift was wrong. The measurement it
 		// dropped is restored, and the key pauses; its next acceptance
 		// ends the measurement begun at the first refusal: the 33
 		// accepted before it, y and the probe, 35 per 1.55s.
-		{Name: "a refusal of a lifted flight restores the measurement", Steps: shedAfter(29,
-			acq(310*ms, "u", Want{Grant: true}),
-			acq(310*ms, "v", Want{Grant: true}),
-			rel(315*ms, "u", ok(), Want{}),
-			rel(315*ms, "v", ok(), Want{}),
-			acq(320*ms, "u2", Want{Grant: true}),
-			acq(320*ms, "v2", Want{Grant: true}),
-			rel(325*ms, "u2", ok(), Want{}),
-			rel(325*ms, "v2", ok(), Want{}),
+		{Name: "a refusal of a lifted flight restores the measurement", Steps: shedAfter(29, append(pairs(310*ms, 320*ms),
 			acq(330*ms, "x", Want{Grant: true}),
 			acq(331*ms, "y", Want{Grant: true}),
 			acq(331*ms, "z", Want{Grant: true}),
@@ -128,7 +108,7 @@ func shedTables() []Table {
 			rel(348*ms, "z", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1348 * ms}),
 			acq(1348*ms, "q", Want{Grant: true, Probe: true}),
 			rel(1350*ms, "q", ok(), Want{Learned: &Quota{Q: 35, W: 1550 * ms}}),
-		)},
+		)...)},
 		// A request sent before the refused one, accepted after it,
 		// says nothing: the probe decides.
 		{Name: "a request sent before a bare refusal's request and accepted after it does not lift it", Steps: shedAfter(32,
@@ -177,4 +157,21 @@ func shedAfter(n int, more ...Step) []Step {
 		steps = append(steps, acq(at, name, Want{Grant: true}), rel(at+5*ms, name, ok(), Want{}))
 	}
 	return append(steps, more...)
+}
+
+// pairs returns two requests granted together at each of ats, answered
+// 5ms later, the second sent with the first in flight: u and v, then u2
+// and v2, ...
+func pairs(ats ...time.Duration) []Step {
+	var steps []Step
+	for i, at := range ats {
+		a, b := "u", "v"
+		if i > 0 {
+			a, b = fmt.Sprintf("u%d", i+1), fmt.Sprintf("v%d", i+1)
+		}
+		steps = append(steps,
+			acq(at, a, Want{Grant: true}), acq(at, b, Want{Grant: true}),
+			rel(at+5*ms, a, ok(), Want{}), rel(at+5*ms, b, ok(), Want{}))
+	}
+	return steps
 }
