@@ -121,10 +121,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.flags |= flagHinted
 	}
 	s.retry.accepted()
-	if s.shed.seq != 0 {
-		s.unshed(l, now)
-	}
-	s.shedCount(l)
+	s.shedAccepted(l, now)
 	if lr := &s.learn; lr.quota == nil && !lr.pending && lr.smooth != smoothTrial {
 		// learner.accepted, inline: with no learned quota and no
 		// measurement pending, only the cycle's count changes.

@@ -160,7 +160,6 @@ func (r *ramp) grow(hinted, held bool) {
 		// key answering within 100µs would otherwise never grow.
 		step = (2000*min(r.rtt, rampFast) + rampFast - 1) / rampFast
 	}
-
 	acc := int64(r.acc) + step
 	r.acc = int32(acc % 1000)
 	if r.cwnd += int32(acc / 1000); r.cwnd >= rampCap {

@@ -85,6 +85,16 @@ func (s *State) shedMay(l *Lease, first bool, now int64) bool {
 		(l.others > s.shed.most && s.shed.most > 0 || s.shed.ok >= shedRun) && s.ramp.open && now >= s.pauseUntil
 }
 
+// shedAccepted applies the acceptance of l at now: it may lift a mark
+// (see unshed), and it counts (see shedCount). Release and ReleaseQuiet
+// both call it, before the learner reads the acceptance.
+func (s *State) shedAccepted(l *Lease, now int64) {
+	if s.shed.seq != 0 {
+		s.unshed(l, now)
+	}
+	s.shedCount(l)
+}
+
 // shedCount counts the acceptance of l, for a key that states and has
 // learned nothing: a count that only such a key needs is not kept by
 // others.

@@ -714,10 +714,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	}
 	if !out.Refused {
 		s.retry.accepted()
-		if s.shed.seq != 0 {
-			s.unshed(l, now)
-		}
-		s.shedCount(l)
+		s.shedAccepted(l, now)
 		s.learn.accepted(l, s.leases.n, now)
 		if l.probe && now >= s.pauseUntil {
 			// The probe came back and the key is not paused again (its
@@ -810,7 +807,6 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if overdrew {
 			s.learn.resume(s.pauseUntil)
 		}
-
 	}
 	if plan.Retry && !ref.fits(t, max(plan.Wait, time.Duration(s.pauseUntil-now))) {
 		// The key was paused already, by another answer, past what
