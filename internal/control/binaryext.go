@@ -25,7 +25,7 @@ const (
 	tailTurn   = 9  // held requests' claims on the next starts, oldest first (see turn.go)
 	tailPrev   = 10 // the learner's answers of the cycle before, accepted
 	tailStart  = 11 // the learned quota's latest start, at its instant
-	tailShed   = 12 // a refusal that may be of no rate: its grant, its epoch, the ramp's window before it, the others in flight at its grant; acceptances since the last refusal and the most in flight among them (twice, once); the ramp's window held; a lift's dropped measurement (see shed.go)
+	tailShed   = 12 // a refusal that may be of no rate: its grant, its epoch, the ramp's window before it, the others in flight at its grant; acceptances since the last refusal and the most in flight among them (twice, once); the ramp's window held; a lift, and whether the window was held at the mark; a lift's dropped measurement (see shed.go)
 )
 
 // Flags of a policy's phase in its tail.
@@ -148,6 +148,7 @@ func (e *encoder) tails(s *State) {
 		e.uint(uint64(m.top))
 		e.bool(s.ramp.capped)
 		e.bool(m.lifted)
+		e.bool(m.held)
 		e.uint(m.pendCycle)
 		e.at(m.pendFrom)
 		e.uint(uint64(m.pendQ))
@@ -296,7 +297,8 @@ func (d *decoder) tails(n *State) {
 			m.seq, m.epoch, m.cwnd, m.sent = d.bounded(n.seq), d.bounded(n.epoch), int32(d.bounded(rampCap)), int32(d.bounded(rampCap))
 			m.ok, m.most, m.top = int32(d.bounded(shedRun)), int32(d.bounded(rampCap)), int32(d.bounded(rampCap))
 			n.ramp.capped = d.bool()
-			m.lifted, m.pendCycle, m.pendFrom, m.pendQ = d.bool(), d.bounded(n.learn.cycle), d.at(), int64(d.bounded(uint64(maxQuota)))
+			m.lifted, m.held = d.bool(), d.bool()
+			m.pendCycle, m.pendFrom, m.pendQ = d.bounded(n.learn.cycle), d.at(), int64(d.bounded(uint64(maxQuota)))
 			// As shedMark, shedFlight and unshed leave it: a mark of an
 			// epoch before the key's; a lift of one, with what it
 			// dropped; or neither, and only the counts.
@@ -304,7 +306,7 @@ func (d *decoder) tails(n *State) {
 			lift := m.seq == 0 && m.lifted && m.epoch < n.epoch && m.cwnd == 0 && m.sent == 0
 			none := m.seq == 0 && !m.lifted && m.epoch == 0 && m.cwnd == 0 && m.sent == 0
 			if !m.lifted && (m.pendCycle != 0 || m.pendFrom != 0 || m.pendQ != 0) ||
-				!mark && !lift && !none || m.top < m.most || *m == (shed{}) && !n.ramp.capped {
+				!mark && !lift && !none || m.held && !mark || m.top < m.most || *m == (shed{}) && !n.ramp.capped {
 				d.fail() // never written
 			}
 		default:

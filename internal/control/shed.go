@@ -32,7 +32,9 @@ package control
 // or, when the refused requests were sent with more in flight than most
 // (a limit in flight reached), with a window of most+1, held there until
 // shedRun acceptances, then grown by a request a round trip
-// (ramp.capped). Any other refusal is read as before, and pauses the
+// (ramp.capped); a window already held so, refused at its edge with no
+// more in flight than most, is held again to what the refused request
+// was sent with (held). Any other refusal is read as before, and pauses the
 // key; a bare one of the lifted flight still to come, or any bare one
 // before shedRun acceptances since the marked one, shows the lift was
 // wrong, and restores the measurement it dropped, the acceptances since
@@ -57,6 +59,7 @@ type shed struct {
 	ok    int32  // acceptances since the key's last refusal, up to shedRun, while it states and has learned nothing
 	most  int32  // the most other requests in flight at the grant of two accepted since the key's last refusal, likewise; kept as it was at a mark
 	top   int32  // the most at the grant of one: a single acceptance, its count raised by an answer not yet read, does not raise most
+	held  bool   // the ramp's window was held to a limit in flight (ramp.capped) at the refusal
 
 	// After a lift (seq 0, epoch the lifted flight's): the measurement the
 	// mark began, which a refusal of the flight still to come restores.
@@ -133,7 +136,7 @@ func (s *State) shedCount(l *Lease) {
 // in flight at the grant of two requests accepted since the last refusal
 // before this one; cwnd is the ramp's window before.
 func (s *State) shedMark(l *Lease, cwnd, most int32) {
-	s.shed = shed{seq: l.seq, epoch: l.epoch, cwnd: cwnd, sent: l.others, most: most, top: most}
+	s.shed = shed{seq: l.seq, epoch: l.epoch, cwnd: cwnd, sent: l.others, most: most, top: most, held: s.ramp.capped}
 	s.epoch++ // the requests in flight are of a refused flight
 	s.ramp.restart()
 }
@@ -191,8 +194,20 @@ func (s *State) unshed(l *Lease, now int64) {
 	// shedRun acceptances and grown slowly after (see ramp.grow). The
 	// probe keeps the window when it answers (see ramp.opened).
 	cwnd := m.cwnd
-	if m.sent > m.most && m.most > 0 && (cwnd <= 0 || m.most+1 < cwnd) {
+	switch {
+	case m.sent > m.most && m.most > 0 && (cwnd <= 0 || m.most+1 < cwnd):
 		cwnd, s.ramp.capped = m.most+1, true
+	case m.held:
+		// A window held to a limit in flight, grown back toward it: the
+		// refused request shows that one more than it was sent with is
+		// too many, though no more than most were, since a server that
+		// frees a slot only once its answer is sent refuses a request
+		// sent at once after an answer. Held again, as a cut one is.
+		c := max(m.sent, 1)
+		if cwnd > 0 {
+			c = min(c, cwnd)
+		}
+		cwnd, s.ramp.capped = c, true
 	}
 	s.ramp.open, s.ramp.keep, s.ramp.cwnd = true, true, cwnd
 }
