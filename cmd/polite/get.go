@@ -168,6 +168,9 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := headers.check(); err != nil {
+		return err
+	}
 	switch {
 	case *workers < 1:
 		return usagef("-c must be at least 1, got %d", *workers)

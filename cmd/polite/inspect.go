@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -132,6 +133,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var cost costFlag
 	fs.Var(&cost, "cost", "also say how long a request costing this would wait, as unit=amount pairs (tokens=1200,input-tokens=800)")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := headers.check(); err != nil {
 		return err
 	}
 	if *timeout <= 0 {
@@ -271,7 +275,16 @@ func optSeconds(p *float64) string {
 	if p == nil {
 		return "?"
 	}
-	return time.Duration(*p * float64(time.Second)).String()
+	d := *p * float64(time.Second)
+	switch {
+	case d != d:
+		return "?"
+	case d >= math.MaxInt64: // saturated, as parse saturates: a conversion past it wraps around
+		return time.Duration(math.MaxInt64).String()
+	case d <= math.MinInt64:
+		return time.Duration(math.MinInt64).String()
+	}
+	return time.Duration(d).String()
 }
 
 // Verdicts and the rules that give them.

@@ -639,3 +639,62 @@ func TestInspectWriteErrorReported(t *testing.T) {
 		t.Errorf("inspect (text): the report could not be written, but runInspect = nil (exit 0)")
 	}
 }
+
+// SECURITY.md: "The polite command shows URLs without their user
+// information or query (a URL that does not parse included)". A URL that
+// does not parse (a bad escape, a typo in an IPv6 literal) whose query
+// holds an '@' (an e-mail address, say) was shown with the rest of its
+// query: shownURL cut at the last '@' as if it ended user information.
+func TestShownURLUnparsableQueryWithAt(t *testing.T) {
+	for _, raw := range []string{
+		"http://127.0.0.1:1/%zz?email=a@b.example&api_key=SECRETQ",
+		"http://[::1:1/x?email=a@SECRETQ",
+	} {
+		if got := shownURL(raw); strings.Contains(got, "SECRETQ") {
+			t.Errorf("shownURL(%q) = %q: the query is shown", raw, got)
+		}
+	}
+}
+
+// The same through the commands: get's JSON line and inspect -json.
+func TestCommandsShowNoQueryOfUnparsableURL(t *testing.T) {
+	const raw = "http://127.0.0.1:1/%zz?email=a@b.example&api_key=SECRETQ"
+	var out, errb bytes.Buffer
+	getMain(t.Context(), []string{raw}, strings.NewReader(""), &out, &errb)
+	if s := out.String() + errb.String(); strings.Contains(s, "SECRETQ") {
+		t.Errorf("polite get printed the query:\n%s", s)
+	}
+	out.Reset()
+	errb.Reset()
+	err := runInspect(t.Context(), []string{"-json", raw}, &out, &errb)
+	s := out.String() + errb.String()
+	if err != nil {
+		s += showError(err).Error()
+	}
+	if strings.Contains(s, "SECRETQ") {
+		t.Errorf("polite inspect printed the query:\n%s", s)
+	}
+}
+
+// SECURITY.md: absurd values "saturate or are ignored; they never wrap
+// around". A server's enormous Retry-After (or w, or t) is read saturated
+// (about 292 years; the JSON says 9223372036.854776 s); inspect's text
+// report converted it back to a Duration with an overflowing float
+// conversion, and printed it negative: "retry-after: -2562047h47m16.854775808s".
+func TestInspectSaturatedDurationNotNegative(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "99999999999999999999")
+		w.Header().Set("RateLimit-Policy", `"default";q=100;w=99999999999999`)
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	if err := runInspect(t.Context(), []string{srv.URL}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, "-2562047h") {
+			t.Errorf("a saturated duration is printed negative: %q", line)
+		}
+	}
+}

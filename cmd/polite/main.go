@@ -147,13 +147,23 @@ type headerFlag []string
 // String returns the headers collected so far, for the flag package.
 func (h *headerFlag) String() string { return strings.Join(*h, ", ") }
 
-// Set checks that s has the form 'Name: value' and collects it.
+// Set collects s; check reports one not of the form 'Name: value'. Set
+// returns no error, since the flag package would print the value with it,
+// and a value mistyped may hold a credential ("Authorization Bearer …").
 func (h *headerFlag) Set(s string) error {
-	name, _, ok := strings.Cut(s, ":")
-	if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t") {
-		return fmt.Errorf("want 'Name: value', got %q", s)
-	}
 	*h = append(*h, s)
+	return nil
+}
+
+// check returns a usage error, which shows no value, when a header
+// collected is not of the form 'Name: value'.
+func (h headerFlag) check() error {
+	for i, s := range h {
+		name, _, ok := strings.Cut(s, ":")
+		if name = strings.TrimSpace(name); !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return usagef("-H number %d of %d is not of the form 'Name: value' (not shown: it may hold a credential)", i+1, len(h))
+		}
+	}
 	return nil
 }
 

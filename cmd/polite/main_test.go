@@ -41,7 +41,7 @@ func TestRunDispatch(t *testing.T) {
 		{"unknown flag", []string{"demo", "-bogus"}, 2, "flag provided but not defined"},
 		{"bad dialect", []string{"demo", "-dialect", "klingon"}, 2, `unknown -dialect "klingon"`},
 		{"inspect without URL", []string{"inspect"}, 2, "want exactly one URL"},
-		{"bad header", []string{"inspect", "-H", "nocolon", "http://127.0.0.1:1/"}, 2, "want 'Name: value'"},
+		{"bad header", []string{"inspect", "-H", "nocolon", "http://127.0.0.1:1/"}, 2, "not of the form 'Name: value'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +91,23 @@ func TestHelpHelp(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		if code := run(t.Context(), []string{"help", arg}, &stdout, &stderr); code != 0 || stdout.Len() == 0 || stderr.Len() != 0 {
 			t.Errorf("polite help %s: exit %d, stdout %q, stderr %q; want the usage", arg, code, stdout.String(), stderr.String())
+		}
+	}
+}
+
+// SECURITY.md ("No secret printed"): an Authorization value or another
+// request header never appears verbatim in what polite writes. A -H whose
+// form is wrong (a typo: '=' or a space for ':') was echoed whole on
+// stderr, twice, by headerFlag.Set's error and the flag package.
+func TestMalformedHeaderFlagNotShown(t *testing.T) {
+	for _, cmd := range []string{"get", "inspect"} {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), []string{cmd, "-H", "Authorization Bearer sk-SECRET", "http://127.0.0.1:1/"}, &out, &errb)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2", cmd, code)
+		}
+		if s := out.String() + errb.String(); strings.Contains(s, "sk-SECRET") {
+			t.Errorf("polite %s printed the -H value: %q", cmd, strings.SplitN(s, "\n", 2)[0])
 		}
 	}
 }

@@ -27,8 +27,17 @@ func shownURL(raw string) string {
 		return u.String()
 	}
 	// Not a URL: cut what could be user information, then a query, by
-	// hand (a password may hold a '?': the last '@' ends it).
+	// hand (a password may hold a '?': the last '@' ends it). A '?'
+	// before the last '@' may begin the query as well as be part of a
+	// password, the '@' in the query ("?email=a@b"): neither can be told
+	// from the other, and all past the scheme is elided.
 	s := raw
+	if q, at := strings.IndexByte(s, '?'), strings.LastIndexByte(s, '@'); q >= 0 && q < at {
+		if j := strings.Index(s, "//"); j >= 0 && j < q {
+			return s[:j+2] + "…"
+		}
+		return "…"
+	}
 	if i := strings.LastIndexByte(s, '@'); i >= 0 {
 		if j := strings.Index(s, "//"); j >= 0 && j < i {
 			s = s[:j+2] + s[i+1:]
