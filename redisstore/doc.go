@@ -102,7 +102,8 @@
 // it, or a Redis went back to older data. A key of another type, a state
 // above 64 KiB, a version that is not a canonical integer below 2^53 or
 // that is more than an hour past the server's clock, a turn queue that is
-// malformed or whose turn ends in the far future: each makes the key start
+// malformed (past 4 KiB, or of names other than a store's 16 hex digits
+// one space apart) or whose turn ends in the far future: each makes the key start
 // over, as a state that does not decode does. A notification naming a
 // version more than an hour past the server's clock is ignored; one
 // within it is undone by the next swap or read of the key, which sets

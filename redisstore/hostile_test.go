@@ -107,6 +107,12 @@ func TestHostileFieldsStartOver(t *testing.T) {
 		{"turn", func(string) []any { return []any{"q", "intruder", "qt", "99999999999999999"} }},
 		{"version", func(v string) []any { return []any{"v", "+" + v} }},
 		{"queue", func(string) []any { return []any{"q", " intruder", "qt", "1"} }},
+		// Names one space apart, but no store's (16 hex digits): each was
+		// given its turn, 2000 of them, and the key was held 40s, every
+		// Update failing with ErrContention.
+		{"queue of names no store has", func(string) []any {
+			return []any{"q", strings.TrimSpace(strings.Repeat("x ", 2000)), "qt", "1"}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			addr := redisAddr(t)

@@ -98,9 +98,11 @@ local me = ARGV[9]
 local q = cur[3] or ''
 local qt = tonumber(cur[4] or '0') or 0
 local dirty = false
-if #q > 4096 or qt > clock() + turn or (q ~= '' and string.gsub(q .. ' ', '%S+ ', '') ~= '') then
+if #q > 4096 or qt > clock() + turn or (q ~= '' and string.gsub(q .. ' ', string.rep('[0-9a-f]', 16) .. ' ', '') ~= '') then
   -- A queue longer than stores contend, a turn beyond one, or names not
-  -- one space apart: written by no store; it starts over.
+  -- a store's (16 hex digits) one space apart: written by no store; it
+  -- starts over. (Shorter names, each given its turn, held a key for as
+  -- many turns as fit in 4096 bytes: 2000 of one byte, 40 s.)
   q, qt, dirty = '', 0, true
 end
 while q ~= '' do
