@@ -112,7 +112,8 @@ type memShard struct {
 	head, tail *memEntry     // least recently used list: head most recent
 	last       *memEntry     // the entry looked up last: a key asked again needs no map lookup
 	created    chan struct{} // closed when an entry is made; nil when nobody waits for a key with none
-	_          [16]byte      // keeps shards on separate cache lines
+	born       int64         // the identity of the last state made here (see control.State.Begin)
+	_          [8]byte       // keeps shards on separate cache lines
 }
 
 // memKey is a store key split at "://": an origin's scheme and host, or
@@ -205,6 +206,10 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 			s.remove(sh, sh.tail)
 		}
 		e = &memEntry{key: k, sh: sh}
+		// A key forgotten and used again at the same instant is a new
+		// incarnation still: the ends of the old one's leases are not
+		// its own. Every key of the shard shares the floor.
+		sh.born = e.ks.c.Begin(now, sh.born)
 		sh.m[k] = e
 		s.count.Add(1)
 		if sh.created != nil {

@@ -18,7 +18,7 @@ import (
 // share of the traffic), shed (a refusal of no rate costs no pause).
 type State struct {
 	gen    uint64 // changes waiters wait for; only grows
-	born   int64  // first use: identifies this incarnation of the state
+	born   int64  // first use, or just past an earlier incarnation's (see Begin): identifies this incarnation of the state
 	expiry int64  // after this, the state may be forgotten
 	used   int64  // last Acquire
 	flags  uint8
@@ -107,9 +107,10 @@ func (s *State) Custom() bool { return s.flags&flagCustom != 0 }
 // from elsewhere) is shown as one.
 func (s *State) MarkCustom() { s.flags |= flagCustom }
 
-// IsZero reports whether s is the zero State.
+// IsZero reports whether s is the zero State, but for its identity (see
+// Begin): a state that holds nothing else holds nothing.
 func (s *State) IsZero() bool {
-	return s.gen == 0 && s.born == 0 && s.expiry == 0 && s.used == 0 && s.flags == 0 && s.seq == 0 &&
+	return s.gen == 0 && s.expiry == 0 && s.used == 0 && s.flags == 0 && s.seq == 0 &&
 		s.epoch == 0 && s.pauseUntil == 0 && s.pauseReason == 0 && s.zeroStreak == 0 && s.skew == 0 && s.skewLo == 0 && s.skewHi == 0 &&
 		s.rateNext == 0 && s.ramp == (ramp{}) && len(s.leases.b) == 0 && s.leases.n == 0 &&
 		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{}) && s.costs.isZero() &&
@@ -122,7 +123,11 @@ func (s *State) IsZero() bool {
 func (s *State) Forget(t time.Time, cfg *Config) {
 	// A key that was custom stays marked so: shown by its fingerprint,
 	// never verbatim, while its forgotten state is kept.
+	old := s.born
 	*s = State{gen: s.gen + 1, flags: s.flags & flagCustom}
+	if old != 0 {
+		s.Begin(instant(t), old) // not the last one's, whatever the clock did since
+	}
 	s.settle(instant(t), cfg)
 }
 
@@ -131,6 +136,20 @@ func (s *State) touch(now int64) {
 	if s.born == 0 {
 		s.born = now
 	}
+}
+
+// Begin makes s, if not yet used, an incarnation of its key first used at
+// now or just after floor, whichever is later, and returns its identity:
+// floor is the identity of an earlier incarnation of the key. A lease is
+// told as this incarnation's by it (see End and Release), and a state is
+// otherwise known by its first use: two incarnations of a key first used
+// at the same instant (a clock frozen, as in a synctest bubble, or
+// coarse) took each other's leases for their own.
+func (s *State) Begin(now, floor int64) int64 {
+	if s.born == 0 {
+		s.born = min(max(now, floor+1), maxStored)
+	}
+	return s.born
 }
 
 // Bound brings back within bounds, at now, the holds of a state decoded
