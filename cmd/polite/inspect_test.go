@@ -698,3 +698,47 @@ func TestInspectSaturatedDurationNotNegative(t *testing.T) {
 		}
 	}
 }
+
+// SECURITY.md: "The polite command shows URLs without their user
+// information or query". A password holding '#' or '/' unescaped, whose
+// first part is digits, makes the URL parse (host "user", port 1234), and
+// it was shown whole; with letters first it does not parse and is cut.
+func TestShownURLPasswordAfterDigits(t *testing.T) {
+	for _, raw := range []string{
+		"http://user:abcd#SECRET@example.com/", // cut: does not parse
+		"http://user:1234#SECRET@example.com/",
+		"http://user:1234/SECRET@example.com/",
+	} {
+		if s := shownURL(raw); strings.Contains(s, "SECRET") {
+			t.Errorf("shownURL(%q) = %q: the password shows", raw, s)
+		}
+	}
+}
+
+// urlErrText: "For a URL that did not parse itself, what it quotes of the
+// URL is elided: a password with a '/' in it ends the authority early,
+// and the error quotes its first part as a port." A redirect's Location
+// that does not parse is quoted by net/http inside a *url.Error of Op
+// "Get", and its nested parse error's port quotation was shown.
+func TestInspectLocationPortNotShown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http://user:SECRET/x@example.com/")
+		w.WriteHeader(http.StatusFound)
+	}))
+	defer srv.Close()
+	for _, json := range []bool{false, true} {
+		args := []string{srv.URL + "/"}
+		if json {
+			args = append([]string{"-json"}, args...)
+		}
+		var stdout, stderr bytes.Buffer
+		err := runInspect(t.Context(), args, &stdout, &stderr)
+		all := stdout.String() + stderr.String()
+		if err != nil {
+			all += err.Error()
+		}
+		if strings.Contains(all, "SECRET") {
+			t.Errorf("-json %v: the Location's password shows: %q", json, all)
+		}
+	}
+}

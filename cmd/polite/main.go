@@ -160,11 +160,24 @@ func (h *headerFlag) Set(s string) error {
 func (h headerFlag) check() error {
 	for i, s := range h {
 		name, _, ok := strings.Cut(s, ":")
-		if name = strings.TrimSpace(name); !ok || name == "" || strings.ContainsAny(name, " \t") {
+		if name = strings.TrimSpace(name); !ok || !token(name) {
 			return usagef("-H number %d of %d is not of the form 'Name: value' (not shown: it may hold a credential)", i+1, len(h))
 		}
 	}
 	return nil
+}
+
+// token reports whether s is a field name: a token of RFC 9110 §5.6.2. A
+// name that is not one fails the request with an error that shows it, and
+// a mistyped -H may hold a credential in it ("X-Api-Key=…: x").
+func token(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // apply sets the collected headers in dst: the first -H of a name

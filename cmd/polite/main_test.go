@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -109,5 +111,22 @@ func TestMalformedHeaderFlagNotShown(t *testing.T) {
 		if s := out.String() + errb.String(); strings.Contains(s, "sk-SECRET") {
 			t.Errorf("polite %s printed the -H value: %q", cmd, strings.SplitN(s, "\n", 2)[0])
 		}
+	}
+}
+
+// SECURITY.md: polite "never shows a value given with -H (a malformed one
+// included)". check let through a name that is no HTTP token
+// ("X-Token=SECRET"), and net/http's error then quoted it.
+func TestHeaderNameNotTokenNotShown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	err := runInspect(t.Context(), []string{"-H", "X-Token=SECRET: x", srv.URL + "/"}, &stdout, &stderr)
+	all := stdout.String() + stderr.String()
+	if err != nil {
+		all += err.Error()
+	}
+	if strings.Contains(all, "SECRET") {
+		t.Errorf("a malformed -H shows: %q", all)
 	}
 }

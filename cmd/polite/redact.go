@@ -19,12 +19,24 @@ func shownURL(raw string) string {
 	// A URL with no authority parsed may still carry a credential:
 	// "user:password@host/x" parses as the scheme "user", opaque.
 	if u, err := url.Parse(raw); err == nil && u.Opaque == "" && u.Host != "" {
-		query := u.RawQuery != "" || u.ForceQuery
-		u.User, u.RawQuery, u.ForceQuery = nil, "", false
-		if query {
-			return u.String() + "?…"
+		if j := strings.Index(raw, "//"); u.User == nil && j >= 0 && strings.IndexByte(raw[j:], '@') >= 0 {
+			// An '@' past the authority: user information with a '/',
+			// '?' or '#' in its password parses so too, its first part
+			// read as a host and port ("http://user:1234#secret@host/"),
+			// and the two cannot be told apart.
+			return raw[:j+2] + "…"
 		}
-		return u.String()
+		query := u.RawQuery != "" || u.ForceQuery
+		fragment := u.Fragment != "" || u.RawFragment != ""
+		u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+		s := u.String()
+		if query {
+			s += "?…"
+		}
+		if fragment {
+			s += "#…"
+		}
+		return s
 	}
 	// Not a URL: cut what could be user information, then a query, by
 	// hand (a password may hold a '?': the last '@' ends it). A '?'
@@ -72,12 +84,12 @@ func showError(err error) error {
 	return &shownError{text: ue.Op + " " + strconv.Quote(shownURL(ue.URL)) + ": " + urlErrText(ue), err: err}
 }
 
-// urlErrText returns the text of ue's Err, each quotation in it shown as
-// shownURL shows a URL: the URL of a redirect's Location that did not
-// parse, quoted by net/http, may hold a query. For a URL that did not
-// parse itself, what it quotes of the URL is elided: a password with a
-// '/' in it ends the authority early, and the error quotes its first part
-// as a port.
+// urlErrText returns the text of ue's Err, each quotation in it of a URL
+// shown as shownURL shows it: the URL of a redirect's Location that did
+// not parse, quoted by net/http, may hold a query. Any other quotation is
+// elided, and so is what it quotes of a URL that did not parse itself: a
+// password with a '/' in it ends the authority early, and the error
+// quotes its first part as a port.
 func urlErrText(ue *url.Error) string {
 	s := ue.Err.Error()
 	var b strings.Builder
@@ -93,7 +105,10 @@ func urlErrText(ue *url.Error) string {
 			b.WriteString(`"…"`)
 			return b.String() // not a quotation that ends: cut the rest
 		}
-		if u, err := strconv.Unquote(q); ue.Op != "parse" && err == nil {
+		if u, err := strconv.Unquote(q); ue.Op != "parse" && err == nil && strings.Contains(u, "//") {
+			// A URL (a redirect's Location), shown as one; any other
+			// quotation, a part of one (a port that is the first part
+			// of a password), is elided.
 			b.WriteString(strconv.Quote(shownURL(u)))
 		} else {
 			b.WriteString(`"…"`)
