@@ -77,6 +77,7 @@ type reservation struct {
 	start      int64 // when (Unix nanoseconds)
 	end        int64 // when its lease ends (see ceiling.inflight)
 	inflight   int   // the key's requests in flight then, itself included
+	transient  bool  // answered by a 502 or 504 read as transient but not retried: no latency sample (see update)
 	floor      floorReservation
 }
 
@@ -350,7 +351,7 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 		switch {
 		case len(out.Quotas) > 0:
 			wake, e.stated = !e.stated, true
-		case e.grad != nil && !e.stated && !out.Failed && !out.Refused && !out.Transient:
+		case e.grad != nil && !e.stated && !out.Failed && !out.Refused && !out.Transient && !r.transient:
 			lim := e.grad.limit()
 			e.grad.observe(now, time.Duration(now.UnixNano()-r.start), r.inflight)
 			wake = e.grad.limit() > lim

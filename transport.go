@@ -351,7 +351,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// One that cannot go again (the last attempt, a request
 			// that cannot be resent, a context ended) is an answer
 			// like any other: its body, which may stream, keeps the
-			// request in flight (see accepted).
+			// request in flight (see accepted). Restraint.Adaptive
+			// takes no latency from it, as from one retried.
+			g.ceil.transient = true
 			if t.observed() {
 				e := Event{Kind: EventGiveUp, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Reason: ReasonTransient}
 				e.Wait, _ = retryAfter(resp.Header, arr.time(), serverNow(&g, arr.time()))
