@@ -62,9 +62,11 @@
 //     at once. It is therefore never 0: for a fixed window it is the time to
 //     the window's end; for a sliding log, until the oldest admission leaves
 //     the log (a whole Window when the log is empty); for a sliding-window
-//     counter, until one more request would be admitted after the remaining
-//     quota is spent; for a token bucket, until the next token after the
-//     remaining ones are spent. A Concurrency policy has none: IETF omits t,
+//     counter, until one more unit (a request, or a byte of a content-bytes
+//     policy, as draft-11 counts its quota) would be admitted after the
+//     remaining quota is spent; for a token bucket, until the next token
+//     after the remaining ones are spent. A request of several units may
+//     have to wait longer: its refusal's Retry-After says how long. A Concurrency policy has none: IETF omits t,
 //     and the other dialects say one second.
 //   - OpenAI's reset is the time until the quota is whole again.
 //   - Epoch resets are rounded up to a whole second, and every response
