@@ -306,7 +306,7 @@ func (d *decoder) tails(n *State) {
 			lift := m.seq == 0 && m.lifted && m.epoch < n.epoch && m.cwnd == 0 && m.sent == 0
 			none := m.seq == 0 && !m.lifted && m.epoch == 0 && m.cwnd == 0 && m.sent == 0
 			if !m.lifted && (m.pendCycle != 0 || m.pendFrom != 0 || m.pendQ != 0) ||
-				!mark && !lift && !none || m.held && !mark || m.top < m.most || *m == (shed{}) && !n.ramp.capped {
+				!mark && !lift && !none || m.held && (!mark || m.cwnd <= 0) || m.top < m.most || *m == (shed{}) && !n.ramp.capped {
 				d.fail() // never written
 			}
 		default:

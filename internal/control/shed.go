@@ -25,16 +25,18 @@ package control
 // flight than most, or after at least shedRun acceptances, marks the key
 // and does not pause it; nor do the bare refusals of the rest of its
 // flight (the requests sent before its answer) sent with more in flight
-// than most, as a limit in flight refuses them. The key's next request is
-// a lone probe, sent once no more than most are in flight, the learner
+// than most, as a limit in flight refuses them (any of them, when the
+// window was held to a limit in flight). The key's next request is a
+// lone probe, sent once no more than most are in flight (fewer than the
+// refused request was sent with, when the window was held), the learner
 // measuring from the refusal as for any. If the probe is accepted, the
 // measurement is dropped and the key goes on: with its window as it was,
 // or, when the refused requests were sent with more in flight than most
 // (a limit in flight reached), with a window of most+1, held there until
 // shedRun acceptances, then grown by a request a round trip
-// (ramp.capped); a window already held so, refused at its edge with no
-// more in flight than most, is held again to what the refused request
-// was sent with (held). Any other refusal is read as before, and pauses the
+// (ramp.capped); a window already held so, refused with no more in
+// flight than most, is held again to what the refused request was sent
+// with (held). Any other refusal is read as before, and pauses the
 // key; a bare one of the lifted flight still to come, or any bare one
 // before shedRun acceptances since the marked one, shows the lift was
 // wrong, and restores the measurement it dropped, the acceptances since
@@ -143,14 +145,21 @@ func (s *State) shedMark(l *Lease, cwnd, most int32) {
 
 // shedFlight reports whether a bare refusal of l is one more of the
 // marked flight that keeps the mark: sent, as a limit in flight refuses,
-// with more in flight than any request accepted before the mark. (Shed
-// load refuses one request, not two of a flight.)
+// with more in flight than any request accepted before the mark (shed
+// load refuses one request, not two of a flight); or any, when the
+// window was held to a limit in flight, which may refuse a request sent
+// at once after an answer with no more in flight than were accepted, and
+// then the window is held to the fewest any was sent with.
 func (s *State) shedFlight(l *Lease) bool {
 	m := &s.shed
-	if m.seq == 0 || l.epoch != m.epoch || !s.learn.pending || l.others <= m.most || m.most == 0 {
+	if m.seq == 0 || l.epoch != m.epoch || !s.learn.pending || !m.held && (l.others <= m.most || m.most == 0) {
 		return false
 	}
-	m.sent = max(m.sent, l.others)
+	if m.held {
+		m.sent = min(m.sent, l.others)
+	} else {
+		m.sent = max(m.sent, l.others)
+	}
 	return true
 }
 
@@ -171,7 +180,15 @@ func (s *State) shedUnlift(l *Lease) {
 // hold it, as it holds no probe (see end.go): a stream may last as long
 // as its lease.
 func (s *State) shedHolds() bool {
-	return s.shed.seq != 0 && !s.ramp.open && s.ramp.probeSeq == 0 && s.leases.awaiting() > int64(s.shed.most)
+	m := &s.shed
+	most := m.most
+	if m.held {
+		// A limit in flight shown before: the probe goes with fewer in
+		// flight than the refused request was sent with, as most may
+		// count an answer not yet read.
+		most = min(most, max(m.sent-1, 0))
+	}
+	return m.seq != 0 && !s.ramp.open && s.ramp.probeSeq == 0 && s.leases.awaiting() > int64(most)
 }
 
 // unshed reads the acceptance of l at now against the mark: the probe
@@ -198,11 +215,15 @@ func (s *State) unshed(l *Lease, now int64) {
 	case m.sent > m.most && m.most > 0 && (cwnd <= 0 || m.most+1 < cwnd):
 		cwnd, s.ramp.capped = m.most+1, true
 	case m.held:
-		// A window held to a limit in flight, grown back toward it: the
-		// refused request shows that one more than it was sent with is
-		// too many, though no more than most were, since a server that
-		// frees a slot only once its answer is sent refuses a request
-		// sent at once after an answer. Held again, as a cut one is.
+		// A window held to a limit in flight, and refused again: one
+		// more than the refused request was sent with is too many, though
+		// no more than most were. A server that frees a slot only once
+		// its answer is sent refuses a request sent at once after an
+		// answer; a limit shared with other clients, one sent with few
+		// in flight. Held again, as a cut one is, never wider. (Given
+		// back whole, the window was no longer held, grew by a request
+		// an answer, and its next refusal, soon after the lift, paused
+		// the key and measured a rate.)
 		c := max(m.sent, 1)
 		if cwnd > 0 {
 			c = min(c, cwnd)
