@@ -226,6 +226,24 @@ func (k *shedKey) release(l *Lease, o Outcome) Plan {
 	return k.s.releaseAt(at(k.now), k.now, &k.cfg, l, &o, false)
 }
 
+// round grants up to most requests (none: no bound) until the key holds
+// one, and rtt later they are all accepted; it returns how many went.
+func (k *shedKey) round(most int, rtt time.Duration) int {
+	var ls []Lease
+	for most <= 0 || len(ls) < most {
+		l, _, ok := k.try()
+		if !ok {
+			break
+		}
+		ls = append(ls, l)
+	}
+	k.now += int64(rtt)
+	for i := range ls {
+		k.release(&ls[i], shedOK)
+	}
+	return len(ls)
+}
+
 // acceptedKey returns a key that states nothing and accepted n requests
 // one after another, 50ms apart.
 func acceptedKey(t *testing.T, n int) *shedKey {
@@ -281,21 +299,7 @@ func TestShedProbeIgnoresStreams(t *testing.T) {
 // marked flight itself brought the 32.
 func TestShedCutGrowsAfterLargeFlight(t *testing.T) {
 	k := &shedKey{t: t, now: instant(t0)}
-	round := func(most int) int {
-		var ls []Lease
-		for len(ls) < most {
-			l, _, ok := k.try()
-			if !ok {
-				break
-			}
-			ls = append(ls, l)
-		}
-		k.now += int64(200 * time.Millisecond)
-		for i := range ls {
-			k.release(&ls[i], shedOK)
-		}
-		return len(ls)
-	}
+	round := func(most int) int { return k.round(most, 200*time.Millisecond) }
 	for k.s.ramp.cwnd != 0 && k.s.ramp.cwnd < 41 || !k.s.ramp.open {
 		round(20)
 	}
@@ -457,47 +461,12 @@ func TestShedHeldWindowRefusedAtItsEdge(t *testing.T) {
 // flight (a limit shared with other clients, or shed load) and lifted: it
 // is held to one, and grows back as a cut window does.
 func TestShedHeldWindowRefusedInside(t *testing.T) {
-	k := &shedKey{t: t, now: instant(t0)}
-	round := func() {
-		var ls []Lease
-		for {
-			l, _, ok := k.try()
-			if !ok {
-				break
-			}
-			ls = append(ls, l)
-		}
-		k.now += int64(100 * time.Millisecond)
-		for i := range ls {
-			k.release(&ls[i], shedOK)
-		}
-	}
-	// As TestShedHeldWindowRefusedAtItsEdge: held to two by a limit in flight.
-	p := k.grant()
-	k.now += int64(200 * time.Millisecond)
-	k.release(&p, shedOK)
-	for range 20 {
-		a, b := k.grant(), k.grant()
-		k.now += int64(100 * time.Millisecond)
-		k.release(&a, shedOK)
-		k.release(&b, shedOK)
-	}
-	a, b, c := k.grant(), k.grant(), k.grant()
-	k.release(&c, shedRefused)
-	k.now += int64(100 * time.Millisecond)
-	k.release(&a, shedOK)
-	k.release(&b, shedOK)
-	pr := k.grant()
-	k.now += int64(100 * time.Millisecond)
-	k.release(&pr, shedOK)
-	if k.s.ramp.cwnd != 2 || !k.s.ramp.capped {
-		t.Fatalf("setup: window %d, held %v; want 2, held", k.s.ramp.cwnd, k.s.ramp.capped)
-	}
-	// Grown, still held, to 4 or more, with 32 acceptances since.
+	k := heldKey(t)
+	// Grown, still held, to 4 or more.
 	for k.s.ramp.cwnd < 4 {
-		round()
+		k.round(0, 100*time.Millisecond)
 	}
-	round()
+	k.round(0, 100*time.Millisecond)
 	before := k.s.ramp.cwnd
 	if !k.s.ramp.capped || k.s.shed.ok < shedRun {
 		t.Fatalf("setup: window %d held %v, %d acceptances", before, k.s.ramp.capped, k.s.shed.ok)
@@ -511,7 +480,7 @@ func TestShedHeldWindowRefusedInside(t *testing.T) {
 	if plan := k.release(&x, shedRefused); plan.Pause != 0 || k.s.shed.seq == 0 {
 		t.Fatalf("setup: no mark (pause %v)", plan.Pause)
 	}
-	pr = k.grant()
+	pr := k.grant()
 	k.now += int64(100 * time.Millisecond)
 	k.release(&pr, shedOK)
 	if k.s.learn.pending || k.s.shed.seq != 0 {
@@ -523,7 +492,7 @@ func TestShedHeldWindowRefusedInside(t *testing.T) {
 	// Held for 32 acceptances, then grown by a request a window of
 	// answers: back to its width within 32 + 1 + 2 + ... answers.
 	for range 60 {
-		round()
+		k.round(0, 100*time.Millisecond)
 	}
 	if k.s.ramp.cwnd < before || k.s.learn.pending || k.s.learn.quota != nil {
 		t.Errorf("60 rounds after: window %d, measuring %v, learned %v; want %d or more, nothing measured", k.s.ramp.cwnd, k.s.learn.pending, k.s.learn.quota != nil, before)
@@ -537,20 +506,6 @@ func TestShedHeldWindowRefusedInside(t *testing.T) {
 func heldKey(t *testing.T) *shedKey {
 	t.Helper()
 	k := &shedKey{t: t, now: instant(t0)}
-	round := func() {
-		var ls []Lease
-		for {
-			l, _, ok := k.try()
-			if !ok {
-				break
-			}
-			ls = append(ls, l)
-		}
-		k.now += int64(100 * time.Millisecond)
-		for i := range ls {
-			k.release(&ls[i], shedOK)
-		}
-	}
 	// A probe; then pairs; then three, the third refused with two others
 	// in flight, and its probe accepted: held to two.
 	p := k.grant()
@@ -575,7 +530,7 @@ func heldKey(t *testing.T) *shedKey {
 	}
 	// Grown back past two, and three in flight accepted twice.
 	for k.s.ramp.cwnd < 3 {
-		round()
+		k.round(0, 100*time.Millisecond)
 	}
 	for range 2 {
 		ls := []Lease{k.grant(), k.grant(), k.grant()}
