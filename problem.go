@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 )
 
 // The problem types of draft-11 §5 (RFC 9457 problem details).
@@ -33,8 +34,9 @@ func (closed) Close() error { return nil }
 
 // readProblem reads what a refusal's problem document says, when its
 // Content-Type is application/problem+json, from at most problemPrefix
-// bytes of its body, read for at most drainTime and while ctx lasts. It
-// returns the body to use in place of resp.Body: the bytes read followed by
+// bytes of its body, read until until (drainTime from when the refusal's
+// body was first read: the rest is discarded within the same bound) and
+// while ctx lasts. It returns the body to use in place of resp.Body: the bytes read followed by
 // the rest, closed by the original Close. A body that is not a problem
 // document is returned as it is, unread; one cut short (closed) fails
 // after the bytes read.
@@ -45,18 +47,18 @@ func (closed) Close() error { return nil }
 // it adopts every policy it reads. An abnormal-usage-detected problem stops
 // the retries to that origin: the caller should stop its batch, not retry
 // harder.
-func readProblem(ctx context.Context, resp *http.Response) (io.ReadCloser, problem) {
+func readProblem(ctx context.Context, resp *http.Response, until time.Time) (io.ReadCloser, problem) {
 	body := resp.Body
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil || mt != "application/problem+json" || body == nil || body == http.NoBody {
 		return body, problem{}
 	}
-	// A prefix that trickles in is cut after drainTime: the body is
-	// closed, and reading the rest fails.
+	// A prefix that trickles in is cut at until: the body is closed, and
+	// reading the rest fails.
 	var prefix []byte
 	var readErr error
 	var closer io.Closer = body
-	if bounded(ctx, body, func() { prefix, readErr = io.ReadAll(io.LimitReader(body, problemPrefix)) }) {
+	if bounded(ctx, body, until, func() { prefix, readErr = io.ReadAll(io.LimitReader(body, problemPrefix)) }) {
 		closer = closed{} // closed by the cut: once is enough
 	}
 	// The rest: what the body has not given yet, or the error its read

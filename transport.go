@@ -391,13 +391,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.Retryable = attempt < attempts && retryable(req, resp.StatusCode) && ctx.Err() == nil
 		r.MaxWait = t.maxWait()
 		r.Deadline, _ = ctx.Deadline()
+		// The refused body is read for drainTime at most in all: its
+		// problem document, then the rest before a retry.
+		var drainUntil time.Time
 		if b.mayRetry(*key, now, r, &g) {
 			// The body may be discarded: read what a problem document
 			// says (RFC 9457, draft-11 §5) from a bounded prefix of it.
 			// A refusal that goes back to the caller in any case goes
 			// back unread.
 			var p problem
-			resp.Body, p = readProblem(ctx, resp)
+			drainUntil = time.Now().Add(drainTime)
+			resp.Body, p = readProblem(ctx, resp, drainUntil)
 			r.Violated = p.violated
 			r.Stop = p.kind == problemAbnormal
 		}
@@ -429,7 +433,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
 		}
 
-		discard(ctx, resp.Body)
+		if drainUntil.IsZero() {
+			drainUntil = time.Now().Add(drainTime)
+		}
+		discardUntil(ctx, resp.Body, drainUntil)
 	}
 }
 
@@ -933,15 +940,16 @@ func (c *cutter) cut() {
 }
 
 // bounded calls read, which reads body, and closes body if read has not
-// returned after drainTime or once ctx ends, which interrupts it. It
-// reports whether body was so closed.
-func bounded(ctx context.Context, body io.Closer, read func()) (cut bool) {
+// returned by until or once ctx ends, which interrupts it. It reports
+// whether body was so closed.
+func bounded(ctx context.Context, body io.Closer, until time.Time, read func()) (cut bool) {
 	c := &cutter{body: body}
-	if ctx.Err() != nil {
+	d := time.Until(until)
+	if ctx.Err() != nil || d <= 0 {
 		c.cut()
 		return true
 	}
-	timer := time.AfterFunc(drainTime, c.cut)
+	timer := time.AfterFunc(d, c.cut)
 	stop := context.AfterFunc(ctx, c.cut)
 	read()
 	timer.Stop()
@@ -955,10 +963,16 @@ func bounded(ctx context.Context, body io.Closer, read func()) (cut bool) {
 // and while ctx lasts, so that the connection can be reused, and closes
 // it. A nil body (a Base may return one) is nothing to read.
 func discard(ctx context.Context, body io.ReadCloser) {
+	discardUntil(ctx, body, time.Now().Add(drainTime))
+}
+
+// discardUntil is discard, reading until until at the latest: what is
+// left of drainTime once a problem document was read from body.
+func discardUntil(ctx context.Context, body io.ReadCloser, until time.Time) {
 	if body == nil {
 		return
 	}
-	if !bounded(ctx, body, func() { io.CopyN(io.Discard, body, drainLimit) }) {
+	if !bounded(ctx, body, until, func() { io.CopyN(io.Discard, body, drainLimit) }) {
 		body.Close()
 	}
 }
