@@ -204,8 +204,8 @@ func (d *decoder) tails(n *State) {
 			}
 		case tailSmooth:
 			l := &n.learn
-			if l.smooth = d.byte(); l.smooth == 0 || l.smooth > smoothMax {
-				d.fail() // never written, or unknown
+			if l.smooth = d.byte(); l.smooth == 0 || l.smooth > smoothMax || l.quota == nil {
+				d.fail() // never written (an even pace is of a learned quota), or unknown
 			}
 			if l.smoothAt = d.uint(); l.smoothAt > l.cycle {
 				d.fail()

@@ -66,7 +66,11 @@ func (r *ramp) admits(inflight int64) bool { return r.cwnd <= 0 || inflight < in
 // probeTimeout returns how long a probe holds the key before another
 // request may probe.
 func (r *ramp) probeTimeout() int64 {
-	return min(max(probeWait, probeRTTs*r.rtt)<<min(r.misses, maxMisses), int64(maxSpan))
+	d, m := min(max(probeWait, probeRTTs*min(r.rtt, int64(maxSpan))), int64(maxSpan)), min(max(r.misses, 0), maxMisses)
+	if d > int64(maxSpan)>>m {
+		return int64(maxSpan) // doubled past it: shifted, it wrapped around (19.5 h and 16 misses held the key 262µs)
+	}
+	return d << m
 }
 
 // granted records a grant at now of a request whose lease ends at end; it
