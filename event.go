@@ -53,8 +53,11 @@ const (
 // as its fingerprint.
 type Event struct {
 	Kind EventKind // what happened
-	// Time is when the Transport reported it, by its clock: for
-	// EventWait, when the wait ended.
+	// Time is when it happened, by the Transport's clock: for an event
+	// about an answer, when its headers arrived (reading a refusal's
+	// problem document may report it up to a second later); for
+	// EventWait, when the wait ended; otherwise when the Transport
+	// reported it.
 	Time time.Time
 	// Key is the budget key: the origin, or, for a key from a custom
 	// Transport.Key, its fingerprint ("key-" and 8 hex digits; the same
