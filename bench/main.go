@@ -56,7 +56,7 @@ func main() {
 		which   = flag.String("clients", "", "comma-separated clients to run: "+names(clients, func(c client) string { return c.name })+" (default all; polite,plain with -middleware)")
 		mw      = flag.Bool("middleware", false, "run real Go rate-limiting middlewares as servers: "+names(middlewares, func(m middleware) string { return m.name })+"; -only selects among them")
 		runs    = flag.Int("runs", 1, "how many times to run each client against each server")
-		phase   = flag.Duration("phase", -1, "with -middleware, start each server and run this far into a second of the wall clock, in [0, 1s) (default: at once)")
+		phase   = flag.Duration("phase", -1, "with -middleware, start each server and run this far into a second of the wall clock, in [0, 1s); negative: at once")
 	)
 	flag.Usage = usage
 	flag.Parse()

@@ -66,7 +66,9 @@ func (t TokenTask) Body(api API) string {
 // the first send to the end of the last request. IdealTokens simulates the
 // handler's token buckets with an explicit clock; it does not sleep. The
 // best token throughput is the tokens the tasks use (prompt plus output
-// produced) divided by this duration.
+// produced) divided by this duration. It is the best time for the tasks
+// started in order: a client that starts a smaller task while a larger
+// one waits for room may finish slightly sooner.
 //
 // If workers is less than 1, it is 1. If a task can never be admitted (it
 // needs more than a whole quota), IdealTokens returns the largest

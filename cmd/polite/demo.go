@@ -25,7 +25,8 @@ Retry-After if it is a number of seconds, else 1s; give up after -attempts
 sends), then through polite.Wrap(&http.Client{}). The server is reset between
 the runs. It then compares them: tasks that succeeded, requests the server
 refused, wall time, and efficiency, the time a perfect client would need
-(ratelimittest.Ideal) divided by the wall time. With -json, each line also
+(ratelimittest.Ideal) divided by the wall time, when every task succeeded
+(n/a, and 0 with -json, otherwise). With -json, each line also
 gives the server's settings (algorithm, dialect, quota, window_s, latency_s,
 stream_s). With -stream, the server streams each admitted response's body
 as server-sent events over that time, and a request counts at the server
@@ -56,7 +57,7 @@ type demoResult struct {
 	Peak       int        `json:"peak_in_flight"` // most admitted requests (or streams) the server served at once
 	WallS      float64    `json:"wall_s"`
 	IdealS     float64    `json:"ideal_s"`
-	Efficiency float64    `json:"efficiency"`
+	Efficiency float64    `json:"efficiency"` // ideal over wall time; 0 when a task failed
 }
 
 // demoServer is the settings of the demo's server, so that each JSON line
@@ -165,7 +166,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		r.Server = newDemoServer(cfg)
 		r.IdealS = round3(ideal.Seconds())
-		if r.WallS > 0 {
+		if r.WallS > 0 && r.OK == r.Tasks {
+			// A client that gave up on tasks did less than a perfect one:
+			// its wall time is no measure of its pace.
 			r.Efficiency = round3(ideal.Seconds() / r.WallS)
 		}
 		results = append(results, r)
@@ -185,7 +188,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintln(tw, "client\ttasks\tok\trejected\trequests\twall\tefficiency\tpeak in flight")
 	for _, r := range results {
 		eff := fmt.Sprintf("%.0f%%", 100*r.Efficiency)
-		if r.IdealS == 0 {
+		switch {
+		case r.OK < r.Tasks:
+			eff = "n/a" // tasks failed: nothing to compare
+		case r.IdealS == 0:
 			eff = "n/a" // a perfect client takes no time: nothing to compare
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1fs\t%s\t%d\n",

@@ -90,6 +90,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&d.tasks, "tasks", 300, "tasks of the pace and local scenarios, in all")
 	redisAddr := fs.String("redis", "", "address of a Redis to use (default: start a redis-server on a free loopback port)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // the usage, asked for
+		}
 		return err
 	}
 	which := fs.Args()
