@@ -123,8 +123,12 @@
 //
 // Reading a header costs time linear in its size, for every dialect and
 // any input: a hostile 10 MB header, the most net/http accepts by
-// default, is read in tens of milliseconds. What is kept is capped, to
-// bound the work and the memory a server can cause:
+// default, is read in tens of milliseconds. One shape only a map built
+// by hand can hold costs n log n in its names: many names differing only
+// in case (net/http puts every name it reads in canonical form), which
+// are sorted so that the result does not hang on the map's order; 10 MB
+// of them, 468,830 names, take close to a second. What is kept is
+// capped, to bound the work and the memory a server can cause:
 //
 //   - Header reports at most 32 quotas, in the order of the families
 //     above; later ones are dropped.
