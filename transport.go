@@ -392,16 +392,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.MaxWait = t.maxWait()
 		r.Deadline, _ = ctx.Deadline()
 		// The refused body is read for drainTime at most in all: its
-		// problem document, then the rest before a retry.
-		var drainUntil time.Time
+		// problem document, then the rest before a retry. What is left
+		// counts reading only, not the release and the events between.
+		drainLeft := drainTime
 		if b.mayRetry(*key, now, r, &g) {
 			// The body may be discarded: read what a problem document
 			// says (RFC 9457, draft-11 §5) from a bounded prefix of it.
 			// A refusal that goes back to the caller in any case goes
 			// back unread.
 			var p problem
-			drainUntil = time.Now().Add(drainTime)
-			resp.Body, p = readProblem(ctx, resp, drainUntil)
+			began := time.Now()
+			resp.Body, p = readProblem(ctx, resp, began.Add(drainTime))
+			drainLeft -= time.Since(began)
 			r.Violated = p.violated
 			r.Stop = p.kind == problemAbnormal
 		}
@@ -433,10 +435,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
 		}
 
-		if drainUntil.IsZero() {
-			drainUntil = time.Now().Add(drainTime)
-		}
-		discardUntil(ctx, resp.Body, drainUntil)
+		discardUntil(ctx, resp.Body, time.Now().Add(drainLeft))
 	}
 }
 
