@@ -226,6 +226,14 @@ func (k *shedKey) release(l *Lease, o Outcome) Plan {
 	return k.s.releaseAt(at(k.now), k.now, &k.cfg, l, &o, false)
 }
 
+// answered grants one request, which is accepted d later.
+func (k *shedKey) answered(d time.Duration) {
+	k.t.Helper()
+	l := k.grant()
+	k.now += int64(d)
+	k.release(&l, shedOK)
+}
+
 // round grants up to most requests (none: no bound) until the key holds
 // one, and rtt later they are all accepted; it returns how many went.
 func (k *shedKey) round(most int, rtt time.Duration) int {
@@ -262,9 +270,7 @@ func liftedKey(t *testing.T) *shedKey {
 	k := acceptedKey(t, 40)
 	x := k.grant()
 	k.release(&x, shedRefused)
-	pr := k.grant()
-	k.now += int64(50 * time.Millisecond)
-	k.release(&pr, shedOK)
+	k.answered(50 * time.Millisecond) // the probe
 	return k
 }
 
@@ -321,9 +327,7 @@ func TestShedCutGrowsAfterLargeFlight(t *testing.T) {
 			k.release(&ls[i], shedOK)
 		}
 	}
-	pr := k.grant()
-	k.now += int64(200 * time.Millisecond)
-	k.release(&pr, shedOK)
+	k.answered(200 * time.Millisecond) // the probe
 	if k.s.learn.pending || k.s.ramp.cwnd != 20 || k.s.shed.ok < shedRun {
 		t.Fatalf("after the lift: measuring %v, window %d, %d acceptances; want none, 20, %d or more", k.s.learn.pending, k.s.ramp.cwnd, k.s.shed.ok, shedRun)
 	}
@@ -449,9 +453,7 @@ func TestShedHeldWindowRefusedAtItsEdge(t *testing.T) {
 	k.now += int64(100 * time.Millisecond)
 	k.release(&x, shedOK)
 	k.release(&y, shedOK)
-	pr := k.grant()
-	k.now += int64(100 * time.Millisecond)
-	k.release(&pr, shedOK)
+	k.answered(100 * time.Millisecond) // the probe
 	if k.s.ramp.cwnd != 2 || !k.s.ramp.capped || k.s.learn.pending {
 		t.Errorf("after the lift: window %d, held %v, measuring %v; want 2, held, not measuring", k.s.ramp.cwnd, k.s.ramp.capped, k.s.learn.pending)
 	}
@@ -480,9 +482,7 @@ func TestShedHeldWindowRefusedInside(t *testing.T) {
 	if plan := k.release(&x, shedRefused); plan.Pause != 0 || k.s.shed.seq == 0 {
 		t.Fatalf("setup: no mark (pause %v)", plan.Pause)
 	}
-	pr := k.grant()
-	k.now += int64(100 * time.Millisecond)
-	k.release(&pr, shedOK)
+	k.answered(100 * time.Millisecond) // the probe
 	if k.s.learn.pending || k.s.shed.seq != 0 {
 		t.Fatalf("setup: not lifted")
 	}
@@ -522,9 +522,7 @@ func heldKey(t *testing.T) *shedKey {
 	k.now += int64(100 * time.Millisecond)
 	k.release(&a, shedOK)
 	k.release(&b, shedOK)
-	pr := k.grant()
-	k.now += int64(100 * time.Millisecond)
-	k.release(&pr, shedOK)
+	k.answered(100 * time.Millisecond) // the probe
 	if k.s.ramp.cwnd != 2 || !k.s.ramp.capped {
 		t.Fatalf("after the first lift: window %d, held %v; want 2, held", k.s.ramp.cwnd, k.s.ramp.capped)
 	}
@@ -565,9 +563,7 @@ func TestShedHeldFlightAndProbe(t *testing.T) {
 	}
 	k.now += int64(100 * time.Millisecond)
 	k.release(&x, shedOK)
-	pr := k.grant()
-	k.now += int64(100 * time.Millisecond)
-	k.release(&pr, shedOK)
+	k.answered(100 * time.Millisecond) // the probe
 	if k.s.ramp.cwnd != 1 || !k.s.ramp.capped || k.s.learn.pending {
 		t.Errorf("after the lift: window %d, held %v, measuring %v; want 1 (what the second refused request was sent with), held, not measuring", k.s.ramp.cwnd, k.s.ramp.capped, k.s.learn.pending)
 	}
