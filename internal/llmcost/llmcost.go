@@ -65,6 +65,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 )
 
 // Limit is how many bytes of a body are read at most by default: 1 MiB,
@@ -187,10 +188,15 @@ func (e Estimate) Total() int64 { return addSat(e.Input, e.Output) }
 // endpoint's shape, or when reading fails. It reads r only; closing it is
 // the caller's duty.
 //
+// Read never asks r for a byte past the bound: a body that reaches it
+// unfinished is taken as cut there ([Estimate].Truncated), whether or not
+// more would follow. It reads through r's Read method alone, so that an
+// [io.WriterTo] such as an [os.File], which would copy on past the bound a
+// buffer at a time, cannot be made to.
+//
 // Read takes time linear in the bytes read, whatever they are. It
-// allocates its scanner (under 300 bytes), and a 4 KiB buffer unless r is an
-// [io.WriterTo] (bytes.Reader, strings.Reader and their io.NopCloser
-// wrappings are), which hands it the bytes without a copy.
+// allocates nothing of its own: its 4 KiB buffer is reused from one call
+// to the next.
 func Read(r io.Reader, path string, limit int64) (Estimate, bool) {
 	k := KindOf(path)
 	if k == None || r == nil {
@@ -200,15 +206,8 @@ func Read(r io.Reader, path string, limit int64) (Estimate, bool) {
 		limit = Limit
 	}
 	s := newScanner(k, limit)
-	if wt, ok := r.(io.WriterTo); ok {
-		// The writer stops at the bound, and then knows whether more was
-		// offered.
-		if _, err := wt.WriteTo(s); err != nil && err != errStop {
-			return Estimate{}, false
-		}
-		return s.result()
-	}
-	var buf [4 << 10]byte
+	buf := buffers.Get().(*[4 << 10]byte)
+	defer buffers.Put(buf)
 	for s.left > 0 && !s.failed {
 		n, err := r.Read(buf[:min(int64(len(buf)), s.left)])
 		s.Write(buf[:n])
@@ -219,23 +218,32 @@ func Read(r io.Reader, path string, limit int64) (Estimate, bool) {
 			return Estimate{}, false
 		}
 	}
-	if !s.failed {
-		// The bound was reached: is there more?
-		var one [1]byte
-		if n, _ := io.ReadFull(r, one[:]); n > 0 {
-			s.more = true
-		}
-	}
+	// The bound was reached: what is left unread is taken as more.
+	s.more = !s.failed
 	return s.result()
 }
+
+// buffers holds Read's buffers.
+var buffers = sync.Pool{New: func() any { return new([4 << 10]byte) }}
 
 // String estimates body, at most limit bytes of it, for a request to path,
 // as [Read] does.
 func String(body, path string, limit int64) (Estimate, bool) {
-	return Read(strings.NewReader(body), path, limit)
+	k := KindOf(path)
+	if k == None {
+		return Estimate{}, false
+	}
+	if limit <= 0 {
+		limit = Limit
+	}
+	s := newScanner(k, limit)
+	s.WriteString(body)
+	s.more = s.more || s.left == 0 && !s.failed // as Read takes it
+	return s.result()
 }
 
-// errStop ends a WriteTo at the bound or at a syntax error.
+// errStop is what the scanner's writes return at the bound or at a
+// syntax error.
 var errStop = errors.New("llmcost: stop")
 
 func addSat(a, b int64) int64 {

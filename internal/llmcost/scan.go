@@ -114,7 +114,7 @@ type scanner struct {
 	hex    rune
 	keyBuf [24]byte
 	keyLen int  // may exceed len(keyBuf): then no known key
-	keyEsc bool // the key has an escape: no known key
+	keyEsc bool // the key has a character past ASCII, escaped: no known key
 
 	lit string // the literal in progress: the bytes still expected
 
@@ -146,12 +146,12 @@ func newScanner(k Kind, limit int64) *scanner {
 	return s
 }
 
-// Write feeds p to the scanner, as an [io.Writer] for [io.WriterTo]. It
-// stops with errStop at the bound or at a syntax error.
+// Write feeds p to the scanner. It stops with errStop at the bound or at a
+// syntax error.
 func (s *scanner) Write(p []byte) (int, error) { return write(s, p) }
 
-// WriteString is Write for strings, so that strings.Reader.WriteTo does
-// not copy its string.
+// WriteString is Write for strings, so that String does not copy its
+// string.
 func (s *scanner) WriteString(p string) (int, error) { return write(s, p) }
 
 func write[T string | []byte](s *scanner, p T) (int, error) {
@@ -430,6 +430,18 @@ func run[T string | []byte](s *scanner, p T, u int64) {
 	}
 }
 
+// keyByte appends c, an escaped byte, to the key in progress, if any: a
+// decoder reads "max\u005ftokens" as max_tokens, and so does the server.
+func (s *scanner) keyByte(c byte) {
+	if !s.key {
+		return
+	}
+	if s.keyLen < len(s.keyBuf) {
+		s.keyBuf[s.keyLen] = c
+	}
+	s.keyLen++
+}
+
 // stop marks in byteClass the bytes that end a plain run of string bytes.
 const stop = 0xff
 
@@ -476,7 +488,6 @@ func (s *scanner) stringByte(c byte) {
 			}
 		case c == '\\':
 			s.esc = 1
-			s.keyEsc = s.keyEsc || s.key
 		default: // a control byte
 			s.fail()
 		}
@@ -485,6 +496,7 @@ func (s *scanner) stringByte(c byte) {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			s.esc = 0
 			s.text(escapeWeight(c))
+			s.keyByte(unescape(c))
 		case 'u':
 			s.esc, s.hex = 2, 0
 		default:
@@ -508,9 +520,13 @@ func (s *scanner) stringByte(c byte) {
 			return
 		}
 		s.esc = 0
+		if s.hex >= 0x80 {
+			s.keyEsc = s.keyEsc || s.key // every known key is ASCII
+		}
 		switch r := s.hex; {
 		case r < 0x80:
 			s.text(weight(byte(r)))
+			s.keyByte(byte(r))
 		case r < 0x800:
 			s.text(2)
 		case r >= 0xDC00 && r <= 0xDFFF:
@@ -595,6 +611,23 @@ func (s *scanner) choices(a, b field) int64 {
 }
 
 // escapeWeight is the weight of the character a one-letter escape stands for.
+// unescape returns the byte the escape \c stands for.
+func unescape(c byte) byte {
+	switch c {
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return c // a quote, a backslash or a slash
+}
+
 func escapeWeight(c byte) int64 {
 	switch c {
 	case 'b', 'f', 'n', 'r', 't':
