@@ -101,6 +101,10 @@ const (
 	maxCrawlInterval = 24 * time.Hour
 )
 
+// robotsSpace is the white space trimmed around the keys and values of
+// robots.txt records.
+const robotsSpace = " \t\v\f"
+
 // groupTarget says which of the collected groups the records of the
 // current group go to.
 type groupTarget struct{ mine, star bool }
@@ -147,8 +151,11 @@ func parseRobots(body []byte, token string) *robotsFile {
 		if colon < 0 {
 			continue
 		}
-		key := bytes.TrimSpace(line[:colon])
-		value := string(bytes.TrimSpace(line[colon+1:]))
+		// White space is ASCII's (RFC 9309 §2.1: SP and HTAB; CR and LF
+		// end lines): a pattern may end in any other character, a
+		// no-break space included.
+		key := bytes.Trim(line[:colon], robotsSpace)
+		value := string(bytes.Trim(line[colon+1:], robotsSpace))
 		switch {
 		case asciiEqualFold(key, "user-agent"):
 			if !agents {
@@ -272,8 +279,11 @@ func parseCrawlDelay(v string) (float64, bool) {
 			if d := leadingDigits(r); len(d) != 3 {
 				num, rest = num+"."+d, r[len(d):]
 			} else {
+				// Appended, not concatenated: a line of a hundred
+				// thousand groups would cost a copy of the number each.
+				b := []byte(num)
 				for {
-					num, rest = num+d, r[len(d):]
+					b, rest = append(b, d...), r[len(d):]
 					if r, ok = strings.CutPrefix(rest, ","); !ok {
 						break
 					}
@@ -282,8 +292,9 @@ func parseCrawlDelay(v string) (float64, bool) {
 					}
 				}
 				if frac := leadingNumber(rest); strings.HasPrefix(frac, ".") {
-					num, rest = num+frac, rest[len(frac):]
+					b, rest = append(b, frac...), rest[len(frac):]
 				}
+				num = string(b)
 			}
 		}
 		if s, ok = parseSeconds(strings.TrimSuffix(num, ".")); !ok {
@@ -347,14 +358,25 @@ func parseRequestRate(v string) (float64, bool) {
 	return s * unit / n, true
 }
 
-// leadingNumber returns the digits and dots at the start of s.
+// leadingNumber returns the number at the start of s: digits and dots,
+// and an exponent.
 func leadingNumber(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || c == '.') {
-			return s[:i]
+	i := 0
+	for i < len(s) && ('0' <= s[i] && s[i] <= '9' || s[i] == '.') {
+		i++
+	}
+	// An exponent, "e3" or "E-2", when digits follow: "1e3s" is 1000
+	// seconds, and "2e" or "5eons" end before their e.
+	if i > 0 && i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if d := leadingDigits(s[j:]); d != "" {
+			i = j + len(d)
 		}
 	}
-	return s
+	return s[:i]
 }
 
 // parseSeconds parses a non-negative number; +Inf (written so, or out of
@@ -403,7 +425,10 @@ func normalisePattern(p string) string {
 //   - octets outside printable US-ASCII, and those of it that are neither
 //     reserved nor unreserved (RFC 3986 §2.2, §2.3: the double quote, '<',
 //     '>', '\', '^', the backquote, '{', '|' and '}'), which net/http
-//     always sends encoded, are percent-encoded;
+//     always sends encoded, are percent-encoded; so are '[' and ']', which
+//     it sends either way (a path parsed from a link keeps them, one built
+//     from url.URL.Path or url.Values has them encoded) and servers read
+//     alike;
 //   - an encoded unreserved character (RFC 3986 §2.3) is decoded, and so
 //     is an encoded character a path segment may hold as it is
 //     ("!&'()+,;=:@", RFC 3986 §3.3), which clients encode or not as they
@@ -461,7 +486,7 @@ func robotsEscape(s string, pattern bool) string {
 // wherever it is.
 func mustEncode(c byte) bool {
 	switch c {
-	case '"', '<', '>', '\\', '^', '`', '{', '|', '}':
+	case '"', '<', '>', '\\', '^', '`', '{', '|', '}', '[', ']':
 		return true
 	}
 	return c <= ' ' || c >= 0x7f

@@ -1,0 +1,137 @@
+package polite
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// A Crawl-delay written with many thousands separators ("1,000,000,...")
+// built its number by concatenation, a copy of it for each group: a line
+// of 128 KiB allocated about 1.7 GB, and one filling the 512 KiB read took
+// 6 s to parse, while every request to the origin waited.
+func TestCrawlDelayThousandsLinear(t *testing.T) {
+	const groups = 1 << 15 // a line of 128 KiB
+	body := []byte("User-agent: *\nCrawl-delay: 1" + strings.Repeat(",000", groups) + "\n")
+	allocs := testing.AllocsPerRun(1, func() { parseRobots(body, "") })
+	if allocs > 64 {
+		t.Errorf("parseRobots made %.0f allocations for a %d-byte Crawl-delay line, want a few", allocs, len(body))
+	}
+	if f := parseRobots(body, ""); f.interval != maxCrawlInterval {
+		t.Errorf("interval = %v, want the cap %v", f.interval, maxCrawlInterval)
+	}
+	for _, tt := range []struct {
+		v    string
+		want float64
+	}{
+		{"1,000", 1000},
+		{"1,000,000", 1e6},
+		{"1,000.5", 1000.5},
+		{"1,000,00", 1000}, // a group not of three digits ends the number
+		{"1,5", 1.5},
+	} {
+		if got, ok := parseCrawlDelay(tt.v); !ok || got != tt.want {
+			t.Errorf("parseCrawlDelay(%q) = %v, %v, want %v", tt.v, got, ok, tt.want)
+		}
+	}
+}
+
+// "1e3" and "10s" were both read; "1e3s" was read as 1 s, its exponent
+// taken for the unit.
+func TestCrawlDelayExponentWithUnit(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want float64
+	}{
+		{"1e3", 1000},
+		{"1e3s", 1000},
+		{"1e3 s", 1000},
+		{"1E+1m", 600},
+		{"5e-1s", 0.5},
+		{"2e", 2},     // no digit after the e: no exponent
+		{"3eons", 3},  // an unknown unit, read as seconds
+		{"2e-min", 2}, // no digit after the sign: the rest is the unit
+	} {
+		if got, ok := parseCrawlDelay(tt.v); !ok || got != tt.want {
+			t.Errorf("parseCrawlDelay(%q) = %v, %v, want %v", tt.v, got, ok, tt.want)
+		}
+	}
+	if got, ok := parseRequestRate("1/1e1s"); !ok || got != 10 {
+		t.Errorf(`parseRequestRate("1/1e1s") = %v, %v, want 10 s`, got, ok)
+	}
+}
+
+// '[' and ']' mean nothing in a path or query, and net/http sends them
+// either way: as they are in a path parsed from a link, encoded in one
+// built from URL.Path or url.Values. A pattern's '[' stayed raw and a
+// path's "%5B" encoded, so a rule written in one form missed a request
+// sent in the other, and the disallowed request was sent.
+func TestRobotsBracketsEitherForm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sent := 0
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+			Body: "User-agent: *\nDisallow: /*filter[\nDisallow: /tag/%5Bx%5D\n",
+			Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent++ }),
+		})
+		tr := &Transport{Base: robotsBase(h), Robots: &Robots{UserAgent: "mybot"}}
+		q := url.Values{"filter[color]": {"red"}}.Encode() // filter%5Bcolor%5D=red
+		for _, u := range []*url.URL{
+			{Scheme: "http", Host: "a.example", Path: "/shop", RawQuery: q},
+			{Scheme: "http", Host: "a.example", Path: "/shop/filter[color]"}, // sent as /shop/filter%5Bcolor%5D
+			mustParseURL(t, "http://a.example/shop/filter[x]"),               // sent as it is
+			mustParseURL(t, "http://a.example/tag/[x]"),                      // sent as it is
+			{Scheme: "http", Host: "a.example", Path: "/tag/[x]"},            // sent as /tag/%5Bx%5D
+		} {
+			req := (&http.Request{Method: "GET", URL: u, Header: http.Header{}}).WithContext(t.Context())
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+				t.Errorf("GET %s sent, want ErrDisallowed", u.RequestURI())
+			}
+		}
+		if sent != 0 {
+			t.Errorf("%d disallowed requests reached the origin", sent)
+		}
+		req := (&http.Request{Method: "GET", URL: mustParseURL(t, "http://a.example/tag/[y]"), Header: http.Header{}}).WithContext(t.Context())
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("GET /tag/[y]: %v, want it sent", err)
+		}
+		resp.Body.Close()
+		time.Sleep(time.Second)
+	})
+}
+
+func mustParseURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// RFC 9309 §2.1 separates a record's parts with SP and HTAB, and a pattern
+// may hold any other character. Values were trimmed of Unicode's white
+// space too: "Allow: /public<NBSP>" (allowing /public%C2%A0...) was read as
+// "Allow: /public", and /publicity, which the file disallows, was allowed.
+func TestRobotsTrimsASCIISpaceOnly(t *testing.T) {
+	f := parseRobots([]byte("User-agent: *\nDisallow: /\nAllow: /public\u00a0\nAllow:\t/open \t\v\f\n"), "")
+	for _, tt := range []struct {
+		path  string
+		allow bool
+	}{
+		{"/publicity", false},
+		{"/public%C2%A0x", true},
+		{"/opening", true},
+	} {
+		r, ok := f.match(robotsPath(mustParseURL(t, "http://a.example"+tt.path)))
+		if !ok || r.allow != tt.allow {
+			t.Errorf("%s: rule %q allow %v, want allow %v", tt.path, r.pattern, r.allow, tt.allow)
+		}
+	}
+}
