@@ -392,10 +392,15 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 		return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, time.Unix(0, b.down.Load()), timer, true)
 	}
 	err := b.ext.Wait(ctx, k.m.String(), h.Gen, until)
-	if err != nil && ctx.Err() == nil {
-		return b.failed(time.Now(), err), nil
+	switch {
+	case err == nil:
+		return storeNote{}, nil
+	case ctx.Err() != nil:
+		// ctx.Err() itself, as Store asks: a driver's error may name the
+		// key, which no error shows.
+		return storeNote{}, ctx.Err()
 	}
-	return storeNote{}, err
+	return b.failed(time.Now(), err), nil
 }
 
 // display returns how k is shown in events, logs, errors and Inspect: an
