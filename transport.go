@@ -96,10 +96,13 @@ type Transport struct {
 	Restraint *Restraint
 
 	// OnEvent, if not nil, is called with every wait, retry, give-up and
-	// observation, synchronously, from the goroutine of the request (an
-	// EventAbandoned, and an EventStoreDown or EventStoreUp found by a
-	// request that stopped waiting, from a goroutine of their own). It must
-	// be quick and safe for concurrent use.
+	// observation, synchronously, from the goroutine of the request. The
+	// exceptions come from the goroutine that ended a response's body (its
+	// Read or Close, or one of the Transport's own when the request's
+	// context ended or its lease expired) or from a goroutine of their
+	// own: an EventAbandoned, and an EventStoreDown or EventStoreUp found
+	// as a body ended or by a request that stopped waiting. It must be
+	// quick and safe for concurrent use.
 	OnEvent func(Event)
 
 	// Logger, if not nil, receives the same events: retries and a Store's
