@@ -23,7 +23,9 @@ import (
 // The robots.txt of an origin (scheme, host and port) is fetched once,
 // with a GET of /robots.txt through the Transport's Base, before the first
 // request to the origin is sent; requests to the origin that come while it
-// is being fetched wait for it. It is used for 24 hours (RFC 9309 §2.4),
+// is being fetched wait for it, each until its own context ends. The fetch
+// does not end with the request that started it, but goes on for the
+// others (within its 30 seconds). It is used for 24 hours (RFC 9309 §2.4),
 // then fetched again. At most 512 KiB of it are read (§2.5), and up to
 // five redirects are followed (§2.3.1.2), to the same scheme or from http
 // to https. What it answers decides:
@@ -150,9 +152,14 @@ const (
 // origin's robots.txt asks between two requests (zero if none), and a
 // *RobotsError if req must not be sent. While another request fetches the
 // origin's robots.txt, check waits for it; if ctx ends first, it returns
-// ctx.Err(). If the request that fetches is canceled, the fetch is
-// abandoned, and one of the waiting requests fetches again. req is never
-// modified, and its body is not touched.
+// ctx.Err(). The fetch runs in a goroutine of its own, bounded by
+// robotsFetchTimeout and not by the context of the request that started
+// it: a request that stops waiting, that one included, leaves it to
+// finish for the others (a robots.txt slower than every request's
+// deadline was fetched again by each request, and never read). If Base
+// panics, the panic goes on in the request that started the fetch, if it
+// still waits, and the next request fetches again. req is never modified,
+// and its body is not touched.
 //
 // check never waits for the budget: the robots.txt request is sent
 // outside it, so that pacing cannot hold the fetch the pacing waits for.
@@ -187,11 +194,15 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 			}
 			continue
 		case fetch:
-			res, err := c.fetchGuarded(ctx, base, sh, e, origin, req.Header.Get("User-Agent"))
-			if err != nil {
-				return 0, err
+			f := c.startFetch(ctx, base, sh, e, origin, req.Header.Get("User-Agent"))
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err() // the fetch goes on without it
+			case <-f.done:
 			}
-			sh.end(e, res, time.Now())
+			if f.panicked {
+				panic(f.panicVal)
+			}
 			continue
 		}
 		return c.decide(origin, path, v)
@@ -485,8 +496,8 @@ func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 	s.wake(e)
 }
 
-// abandon records that e's fetch was given up (the request fetching it was
-// canceled): the next request fetches again.
+// abandon records that e's fetch was given up (Base panicked, or the
+// context it was fetched under ended): the next request fetches again.
 func (s *robotsShard) abandon(e *robotsEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -549,6 +560,33 @@ func (e *robotsEntry) pushFront(head *robotsEntry) {
 // errRobotsTimeout is the cause of a robots.txt fetch that took longer than
 // robotsFetchTimeout.
 var errRobotsTimeout = errors.New("polite: robots.txt fetch timed out")
+
+// robotsFetch is a fetch under way in a goroutine of its own.
+type robotsFetch struct {
+	done     chan struct{} // closed when the fetch ended
+	panicked bool          // Base panicked, with panicVal
+	panicVal any
+}
+
+// startFetch fetches e's robots.txt, for a request whose context is ctx
+// and whose User-Agent is ua, in a goroutine of its own: the values of ctx
+// go with it, its end does not.
+func (c *robotsCache) startFetch(ctx context.Context, base http.RoundTripper, sh *robotsShard, e *robotsEntry, origin, ua string) *robotsFetch {
+	f := &robotsFetch{done: make(chan struct{})}
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer close(f.done)
+		defer func() {
+			if v := recover(); v != nil {
+				f.panicked, f.panicVal = true, v
+			}
+		}()
+		if res, err := c.fetchGuarded(ctx, base, sh, e, origin, ua); err == nil {
+			sh.end(e, res, time.Now())
+		}
+	}()
+	return f
+}
 
 // fetchGuarded fetches e's robots.txt for a request whose context is ctx
 // and whose User-Agent is ua. If ctx ends, or base panics, the fetch is

@@ -1,9 +1,13 @@
 package polite
 
 import (
+	"context"
+	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -134,4 +138,74 @@ func TestRobotsTrimsASCIISpaceOnly(t *testing.T) {
 			t.Errorf("%s: rule %q allow %v, want allow %v", tt.path, r.pattern, r.allow, tt.allow)
 		}
 	}
+}
+
+// A robots.txt slower than every request's deadline was fetched anew by
+// each request, the fetch abandoned with it, and never read: one fetch a
+// page tried, and no page decided. The fetch now goes on without them.
+func TestRobotsSlowerThanEveryDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Delay: 5 * time.Second, Body: "User-agent: *\nDisallow: /private\n"})
+		base := robotsBase(h)
+		r := &Robots{}
+		decided := 0
+		for i := range 10 {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			path := "/page"
+			if i%2 == 1 {
+				path = "/private"
+			}
+			_, err := r.check(ctx, base, robotsReq(t, ctx, "http://slow.example"+path))
+			cancel()
+			switch {
+			case err == nil:
+				decided++
+				if path == "/private" {
+					t.Errorf("GET %s allowed", path)
+				}
+			case errors.Is(err, ErrDisallowed):
+				decided++
+				if path != "/private" {
+					t.Errorf("GET %s disallowed: %v", path, err)
+				}
+			case !errors.Is(err, context.DeadlineExceeded):
+				t.Errorf("GET %s: %v", path, err)
+			}
+		}
+		if got := h.Stats().Fetches; got != 1 {
+			t.Errorf("robots.txt fetched %d times for 10 requests with 2s deadlines, want once", got)
+		}
+		if decided < 7 {
+			t.Errorf("%d of 10 requests decided, want all but those before the fetch ended (3)", decided)
+		}
+	})
+}
+
+// A Base that panics while a fetch has no request waiting for it: the
+// panic is not lost in a goroutine nobody watches, the process goes on,
+// and the next request fetches again.
+func TestRobotsPanicAfterStarterLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fetches atomic.Int32
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			if fetches.Add(1) == 1 {
+				time.Sleep(2 * time.Second)
+				panic("boom")
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("User-agent: *\nDisallow: /x\n")), Request: req}, nil
+		})
+		r := &Robots{}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		if _, err := r.check(ctx, base, robotsReq(t, ctx, "http://a.example/x")); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("first: %v, want its deadline", err)
+		}
+		cancel()
+		time.Sleep(2 * time.Second)
+		if _, err := r.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/x")); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("after the panic: %v, want a new fetch and ErrDisallowed", err)
+		}
+		if got := fetches.Load(); got != 2 {
+			t.Errorf("%d fetches, want 2", got)
+		}
+	})
 }
