@@ -72,7 +72,10 @@ type Robots struct {
 	// every origin kept is being fetched);
 	// beyond it, the least recently used are forgotten (and fetched again
 	// when next needed), by the shard of the cache a new origin falls in
-	// first. If zero, 16384.
+	// first. A robots.txt whose rules take more than 4 KiB counts as one
+	// origin more for each 4 KiB (rules kept take at most three times
+	// the 512 KiB read): so the cache holds at most about 5 KiB an origin,
+	// 80 MiB at the default, whatever the servers send. If zero, 16384.
 	MaxOrigins int
 
 	once  sync.Once
@@ -323,9 +326,11 @@ type robotsCache struct {
 	delayOnly bool
 	seed      maphash.Seed
 	shards    [robotsShards]robotsShard
-	// count is the origins kept in all shards, at most max: MaxOrigins
-	// bounds the cache as a whole, however the origins fall into shards
-	// (a bound a shard would refetch some origins below it).
+	// count is the weight of the origins kept in all shards, at most max:
+	// MaxOrigins bounds the cache as a whole, however the origins fall
+	// into shards (a bound a shard would refetch some origins below it).
+	// An origin weighs one, and one more for each robotsWeightBytes of
+	// its rules.
 	count atomic.Int64
 	max   int64
 }
@@ -345,13 +350,13 @@ func (c *robotsCache) shard(origin string) *robotsShard {
 	return &c.shards[maphash.String(c.seed, origin)%robotsShards]
 }
 
-// makeRoom forgets origins until the cache has room for one more, the
-// least recently used of s first (whose lock the caller holds), then of
-// another shard free at once. When every origin kept is being fetched,
-// or the other shards are busy, it makes none, and the cache holds one
-// more until the next new origin makes room again.
-func (c *robotsCache) makeRoom(s *robotsShard) {
-	for c.count.Load() >= c.max {
+// makeRoom forgets origins until the cache has room for need more of
+// weight, the least recently used of s first (whose lock the caller
+// holds), then of another shard free at once. When every origin kept is
+// being fetched, or the other shards are busy, it makes none, and the
+// cache holds more until the next new origin makes room again.
+func (c *robotsCache) makeRoom(s *robotsShard, need int64) {
+	for c.count.Load()+need > c.max {
 		if s.evict() {
 			continue
 		}
@@ -389,6 +394,9 @@ type robotsEntry struct {
 	key        string
 	prev, next *robotsEntry
 
+	// weight is what the entry counts against MaxOrigins: see
+	// robotsCache.count.
+	weight int64
 	// fetching is non-nil while a request fetches robots.txt; it is
 	// closed when the fetch ends or is abandoned.
 	fetching chan struct{}
@@ -435,7 +443,7 @@ func (s *robotsShard) init(c *robotsCache) {
 func (s *robotsShard) drop(e *robotsEntry) {
 	e.unlink()
 	delete(s.m, e.key)
-	s.cache.count.Add(-1)
+	s.cache.count.Add(-e.weight)
 }
 
 // interval returns the interval the robots.txt of key asks between two
@@ -459,8 +467,8 @@ func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robots
 	s.dropExpired(key, now)
 	e = s.m[key]
 	if e == nil {
-		s.cache.makeRoom(s)
-		e = &robotsEntry{key: key}
+		s.cache.makeRoom(s, 1)
+		e = &robotsEntry{key: key, weight: 1}
 		s.m[key] = e
 		s.cache.count.Add(1)
 	} else {
@@ -485,6 +493,12 @@ func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 	if !r.unreachable {
 		e.file, e.unreachable, e.fails, e.status, e.err = r.file, false, 0, 0, nil
 		e.expires = now.Add(robotsMaxAge)
+		if w := r.file.weight(); w != e.weight {
+			s.cache.count.Add(w - e.weight)
+			e.weight = w
+			// Made while e is still being fetched, which keeps it.
+			s.cache.makeRoom(s, 0)
+		}
 	} else {
 		e.unreachable, e.status, e.err = true, r.status, r.err
 		wait := robotsRetryMin << min(e.fails, 10)
@@ -555,6 +569,19 @@ func (e *robotsEntry) pushFront(head *robotsEntry) {
 	e.prev, e.next = head, head.next
 	head.next.prev = e
 	head.next = e
+}
+
+// robotsWeightBytes is the bytes of rules that count as one origin more
+// against MaxOrigins.
+const robotsWeightBytes = 4 << 10
+
+// weight returns what an origin whose robots.txt is f counts against
+// MaxOrigins: one, and one more for each robotsWeightBytes of its rules.
+func (f *robotsFile) weight() int64 {
+	if f == nil {
+		return 1
+	}
+	return 1 + int64(len(f.patterns)+4*len(f.ends)+len(f.agent))/robotsWeightBytes
 }
 
 // errRobotsTimeout is the cause of a robots.txt fetch that took longer than

@@ -3,9 +3,11 @@ package polite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -208,4 +210,45 @@ func TestRobotsPanicAfterStarterLeft(t *testing.T) {
 			t.Errorf("%d fetches, want 2", got)
 		}
 	})
+}
+
+// Each origin's rules are bounded (three times the 512 KiB read), but the
+// cache bounded only the origins: 16384 hostile origins of 1.5 MiB of
+// rules each could hold 24 GiB. Rules now count against MaxOrigins, an
+// origin more for each 4 KiB.
+func TestRobotsCacheBoundsRuleBytes(t *testing.T) {
+	const (
+		origins = 64
+		max     = 256
+	)
+	var rules strings.Builder
+	for i := 0; rules.Len() < 400<<10; i++ {
+		fmt.Fprintf(&rules, "Disallow: /%d%s\n", i, strings.Repeat("x", 60))
+	}
+	body := "User-agent: *\n" + rules.String()
+	base := robotsRT(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+	})
+	r := &Robots{MaxOrigins: max}
+	check := func(i int) {
+		_, err := r.check(t.Context(), base, robotsReq(t, t.Context(), fmt.Sprintf("http://o%d.example/0%s", i, strings.Repeat("x", 60))))
+		if !errors.Is(err, ErrDisallowed) {
+			t.Fatalf("origin %d: %v, want ErrDisallowed", i, err)
+		}
+	}
+	check(0)
+	before := robotsHeap()
+	for i := 1; i < origins; i++ {
+		check(i)
+	}
+	after := robotsHeap()
+	runtime.KeepAlive(r)
+	grown := int64(after) - int64(before)
+	t.Logf("%d origins of %d KiB of rules, MaxOrigins %d: heap grew %d KiB", origins, rules.Len()>>10, max, grown>>10)
+	if limit := int64(max*5<<10 + 2*3*len(body)); grown > limit {
+		t.Errorf("heap grew %d KiB, want at most %d KiB", grown>>10, limit>>10)
+	}
+	if c := r.robotsCache().count.Load(); c > max {
+		t.Errorf("cache weight %d, over MaxOrigins %d", c, max)
+	}
 }
