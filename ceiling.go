@@ -133,7 +133,7 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 			sh.sweep(now.UnixNano())
 		}
 		e = &ceiling{floor: max(floor, 0)}
-		sh.m[k] = e
+		sh.m[k.clone()] = e
 	}
 	n := now.UnixNano()
 	inst := control.Instant(now)
@@ -216,7 +216,7 @@ func (c *ceilings) reserveFloor(o memKey, now time.Time, floor time.Duration, tk
 			sh.sweep(now.UnixNano())
 		}
 		e = &ceiling{floor: floor}
-		sh.m[o] = e
+		sh.m[o.clone()] = e
 	}
 	if e == nil || e.floor <= 0 {
 		if e != nil {
@@ -260,7 +260,7 @@ func (c *ceilings) reader(k memKey) *parse.Reader {
 			sh.sweep(time.Now().UnixNano())
 		}
 		e = &ceiling{}
-		sh.m[k] = e
+		sh.m[k.clone()] = e
 	}
 	return &e.rd
 }
@@ -294,7 +294,7 @@ func (c *ceilings) setFloor(k memKey, d time.Duration) {
 		if len(sh.m) >= ceilingSweep {
 			sh.sweep(time.Now().UnixNano())
 		}
-		sh.m[k] = &ceiling{floor: d}
+		sh.m[k.clone()] = &ceiling{floor: d}
 	}
 	sh.mu.Unlock()
 	if d > 0 && !c.floors.Load() {

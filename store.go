@@ -123,6 +123,13 @@ type memKey struct {
 	scheme, host string
 }
 
+// clone returns k with strings of its own. A key is cut from the request's
+// URL without a copy; kept so, it would keep the whole URL, of a megabyte
+// maybe (a link, a redirect's Location), for as long as the key's state.
+func (k memKey) clone() memKey {
+	return memKey{scheme: strings.Clone(k.scheme), host: strings.Clone(k.host)}
+}
+
 func splitKey(key string) memKey {
 	if i := strings.Index(key, "://"); i > 0 {
 		return memKey{scheme: key[:i], host: key[i+3:]}
@@ -205,6 +212,7 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		if s.count.Load() >= s.max && sh.tail != nil {
 			s.remove(sh, sh.tail)
 		}
+		k = k.clone()
 		e = &memEntry{key: k, sh: sh}
 		// A key forgotten and used again at the same instant is a new
 		// incarnation still: the ends of the old one's leases are not

@@ -83,7 +83,7 @@ type Metrics struct {
 
 	// hosts are the hosts events are counted under by name, at most
 	// maxHosts; copied on write, as sets is.
-	hosts    atomic.Pointer[map[hostKey]struct{}]
+	hosts    atomic.Pointer[map[hostKey]string]
 	hostsMu  sync.Mutex
 	maxHosts int
 
@@ -293,12 +293,15 @@ type hostKey struct {
 }
 
 // host returns host and port as events name them: as they are for one of
-// the first maxHosts seen, else otherHost and no port.
+// the first maxHosts seen, else otherHost and no port. The host returned
+// is the copy the Metrics keeps: host is cut from a request's URL, which
+// it would keep whole wherever it went (a cached attribute set, the SDK's
+// aggregations).
 func (m *Metrics) host(host string, port int) (string, int) {
 	k := hostKey{host, port}
 	if hs := m.hosts.Load(); hs != nil {
-		if _, ok := (*hs)[k]; ok {
-			return host, port
+		if kept, ok := (*hs)[k]; ok {
+			return kept, port
 		}
 		if len(*hs) >= m.maxHosts {
 			return otherHost, 0
@@ -311,8 +314,8 @@ func (m *Metrics) host(host string, port int) (string, int) {
 	defer m.hostsMu.Unlock()
 	old := m.hosts.Load()
 	if old != nil {
-		if _, ok := (*old)[k]; ok {
-			return host, port
+		if kept, ok := (*old)[k]; ok {
+			return kept, port
 		}
 		if len(*old) >= m.maxHosts {
 			return otherHost, 0
@@ -322,11 +325,12 @@ func (m *Metrics) host(host string, port int) (string, int) {
 	if old != nil {
 		n += len(*old)
 	}
-	next := make(map[hostKey]struct{}, n)
+	next := make(map[hostKey]string, n)
 	if old != nil {
 		maps.Copy(next, *old)
 	}
-	next[k] = struct{}{}
+	host = strings.Clone(host)
+	next[hostKey{host, port}] = host
 	m.hosts.Store(&next)
 	return host, port
 }

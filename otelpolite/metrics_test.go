@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -666,4 +667,42 @@ func TestMetricsMaxHosts(t *testing.T) {
 	if named != maxHosts || other != hosts-maxHosts {
 		t.Errorf("%d hosts named and %d events under %s, want %d and %d", named, other, otherHost, maxHosts, hosts-maxHosts)
 	}
+}
+
+// The host of an event is cut from its request's URL. Kept as it was, in
+// the Metrics' hosts and its cached attribute sets, it kept the whole URL,
+// of a megabyte maybe, for the life of the Metrics.
+func TestHostsKeepNoURL(t *testing.T) {
+	m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hosts = 100
+	pad := strings.Repeat("a", 256<<10)
+	record := func(i int) {
+		// A fresh string per URL, as a crawler reads links from bodies.
+		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://h%d.test/%s", i, pad), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.OnEvent(polite.Event{Kind: polite.EventRetry, Request: req, Status: 429, Reason: polite.ReasonRetryAfter, Wait: time.Second})
+	}
+	record(0)
+	before := heapAlloc()
+	for i := 1; i <= hosts; i++ {
+		record(i)
+	}
+	after := heapAlloc()
+	runtime.KeepAlive(m)
+	if per := (int64(after) - int64(before)) / hosts; per > 16<<10 {
+		t.Errorf("%d bytes kept per host, want at most 16 KiB: the URLs of 256 KiB are kept", per)
+	}
+}
+
+func heapAlloc() uint64 {
+	var s runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&s)
+	return s.HeapAlloc
 }
