@@ -292,7 +292,23 @@ func (s *MemoryStore) Update(ctx context.Context, key string, fn func(*KeyState)
 	now := time.Now().UnixNano()
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := s.entry(sh, k, now, true)
+	e := s.entry(sh, k, now, false)
+	if e == nil {
+		// A key with no state gets an entry only if fn leaves one: an
+		// entry made first would make room in a full store, evicting a
+		// live key for an Update that changes nothing (Inspect's, say).
+		var ks KeyState
+		ks.c.Begin(now, sh.born) // what the entry's Begin will give
+		if fn(&ks); ks.c.IsZero() {
+			return nil
+		}
+		e = s.entry(sh, k, now, true)
+		e.ks = ks
+		if ks.Generation() > 0 {
+			e.wake()
+		}
+		return nil
+	}
 	gen := e.ks.Generation()
 	fn(&e.ks)
 	switch {
