@@ -307,9 +307,11 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 		return plan, b.answered()
 	}
 	// The Store holds the lease until it expires; the answer still
-	// teaches this process, and the plan comes from what it saw.
+	// teaches this process, and the plan comes from what it saw. The
+	// fallback did not grant it, whatever its state's identity: it frees
+	// none of its own requests' slots.
 	note := b.failed(now, err)
-	return b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease}, &out), note
+	return b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease.Foreign()}, &out), note
 }
 
 // end ends the request l granted, whose release kept it in flight while

@@ -169,6 +169,16 @@ func (l *Lease) Probe() bool { return l.probe }
 // Expiry returns when the lease stops counting as in flight.
 func (l *Lease) Expiry() time.Time { return at(l.end) }
 
+// Foreign returns l as a lease no state granted: a state it is released
+// to reads its answer as the latest one, outside any cycle, and frees no
+// slot of its own. A store that answers for another's lease (the fallback
+// of a Store that failed) releases it so: the identities of two stores'
+// states may be equal (first used at the same instant).
+func (l Lease) Foreign() Lease {
+	l.born = 0
+	return l
+}
+
 // Hold tells a request to wait and look again.
 type Hold struct {
 	until, wake int64
