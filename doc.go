@@ -94,8 +94,8 @@
 // request's context ends, or not finished when its lease expires, stops
 // counting in flight then, and [EventAbandoned] reports it; a request that
 // never ends, or a process that died mid-request, holds its slot only that
-// long. A stream that should last longer than Budget.Lease needs a context
-// deadline or a longer Lease.
+// long. A stream that should last longer than Budget.Lease needs a longer
+// Lease: a context deadline ends a lease sooner, never later.
 //
 // What a budget learns from an answer (the observations, the pauses, the
 // learner's windows, the probe's answer) is taken when the headers arrive,

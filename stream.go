@@ -14,7 +14,9 @@ import (
 // request's lease (Budget.Lease) expired before the body was read to its
 // end or closed. Both are usually a bug in the caller's code: every body
 // must be closed. A stream that legitimately lasts longer than the lease
-// should have a context deadline, or the Budget a longer Lease. Wait is
+// needs a longer Budget.Lease: a context deadline ends a lease sooner,
+// never later. A lease that expired before the headers came (a Base
+// slower than Budget.Lease) is no caller's fault, and reports none. Wait is
 // how long the request was in flight. This event is reported from a
 // goroutine of its own, not the request's.
 const EventAbandoned EventKind = "abandoned"
@@ -61,6 +63,13 @@ func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *le
 // finished with Outcome.Keep at now: the request stays in flight until
 // the body ends. attempt is its send's (1 for the first).
 func (t *Transport) stream(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, resp *http.Response, attempt int) {
+	if e := g.Expiry(); !e.IsZero() && !e.After(now) {
+		// The lease expired while Base answered: the budget no longer
+		// counts the request, and the caller, handed the body only now,
+		// abandoned nothing.
+		t.end(req, b, *key, g, now)
+		return
+	}
 	s := &streamBody{t: t, req: req, b: b, key: *key, g: *g, status: resp.StatusCode, attempt: attempt}
 	// A request with no deadline (or one past its lease) ends at the
 	// latest when its lease expires, as it does in the budget.
