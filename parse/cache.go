@@ -19,18 +19,22 @@ func FromCache(h http.Header) bool {
 	return fromCache(ageValues(h))
 }
 
-// ageValues returns the lines of h's Age field, under its canonical name
-// or, failing that, under another spelling of it.
+// ageValues returns the lines of h's Age field: of all its spellings, as
+// every field's lines are joined, in name order ("AGE" before "Age"
+// before "age"), so that the answer does not hang on the map's order. Only
+// the first line counts, so the first spelling in that order that has one
+// is enough.
 func ageValues(h http.Header) []string {
-	if v, ok := h["Age"]; ok {
-		return v
-	}
+	var (
+		name  string
+		lines []string
+	)
 	for k, v := range h {
-		if len(k) == 3 && strings.EqualFold(k, "Age") {
-			return v
+		if len(k) == 3 && len(v) > 0 && strings.EqualFold(k, "Age") && (lines == nil || k < name) {
+			name, lines = k, v
 		}
 	}
-	return nil
+	return lines
 }
 
 // fromCache is FromCache given the lines of the Age field.
