@@ -106,9 +106,12 @@
 // malformed (past 4 KiB, or of names other than a store's 16 hex digits
 // one space apart) or whose turn ends in the far future: each makes the key start
 // over, as a state that does not decode does. A notification naming a
-// version more than an hour past the server's clock is ignored; one
-// within it is undone by the next swap or read of the key, which sets
-// what Redis holds. A Redis whose clock steps back by more than an hour
+// version more than an hour past the server's clock is ignored, and so
+// are a state sent with one past 4 KiB (no store sends one) and the
+// version of one that names the generation already known (it would make
+// waiters deaf to the real changes before it); one within the hour that
+// changes the generation wakes waiters, and is undone by the next swap
+// or read of the key, which sets what Redis holds. A Redis whose clock steps back by more than an hour
 // loses its states so, as after a restart with no data.
 //
 // # Redis Cluster

@@ -122,7 +122,9 @@ func (s *Store) receive(payload string) {
 		return
 	}
 	var st []byte
-	if withState {
+	if withState && len(state) <= maxNotifyState {
+		// No store sends a longer one: kept, it would cost the process
+		// what the publisher pleases, a key this process uses at a time.
 		st = []byte(state)
 	}
 	s.shard(kid).notify(kid, ver, gen, st)

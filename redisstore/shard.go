@@ -162,7 +162,12 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 			e.newVer = nil
 		}
 	}
-	if ver > e.genVer {
+	if ver > e.genVer && gen != e.gen {
+		// Only a change of generation is taken: one that names the
+		// generation already known changes nothing for waiters, and a
+		// version it named past every store's (a hostile publisher's, up
+		// to maxAhead) would make them deaf to every change notified
+		// before that version, until this process swaps or reads the key.
 		sh.setGen(e, ver, gen)
 	}
 }
