@@ -116,11 +116,21 @@ func (s *keySet) seen(e polite.Event, src *source) {
 }
 
 // keyAttrs returns the attributes that identify e's key on the gauge:
-// polite.key, and server.address and server.port of e's request.
+// polite.key, and server.address and server.port of e's request. When the
+// key is the request's origin, they are read from the key, in the one form
+// polite gives it: Transports whose first requests spelled the host
+// differently ("API.test.", "api.test") report one series. Either way the
+// host is a copy: cut from the request's URL, it would keep the URL whole
+// for as long as the key is kept.
 func keyAttrs(e polite.Event) []attribute.KeyValue {
 	kv := []attribute.KeyValue{attribute.String("polite.key", displayKey(e))}
 	if e.Request != nil && e.Request.URL != nil {
-		host, port := hostPort(e.Request.URL.Scheme, e.Request.URL.Host)
+		scheme, hostport := e.Request.URL.Scheme, e.Request.URL.Host
+		if s, h, ok := strings.Cut(e.Key, "://"); ok && sameOrigin(e.Key, scheme, hostport) {
+			scheme, hostport = s, h
+		}
+		host, port := hostPort(scheme, hostport)
+		host = strings.Clone(strings.TrimSuffix(strings.ToLower(host), "."))
 		kv = append(kv, attribute.String("server.address", host))
 		if port > 0 {
 			kv = append(kv, attribute.Int("server.port", port))
@@ -201,7 +211,10 @@ func origin(s string) string {
 }
 
 // observe is the gauge's callback: it reports the quotas of every key kept.
-func (m *Metrics) observe(_ context.Context, o metric.Observer) error {
+// It stops at the first key it has not read when ctx ends: reading a key
+// kept by a Store that does not answer takes up to 10 s, and a key after
+// another would make a collection take that many times over.
+func (m *Metrics) observe(ctx context.Context, o metric.Observer) error {
 	type item struct {
 		src *source
 		key string
@@ -225,7 +238,11 @@ func (m *Metrics) observe(_ context.Context, o metric.Observer) error {
 	var out []series
 	index := make(map[attribute.Distinct]int)
 	now := time.Now()
+	var err error
 	for _, it := range items {
+		if err = ctx.Err(); err != nil {
+			break // what was read is still reported
+		}
 		for _, q := range quotas(it.src, it.key, now) {
 			kv := append(it.kv[:len(it.kv):len(it.kv)],
 				attribute.String("polite.quota.policy", q.policy),
@@ -246,7 +263,7 @@ func (m *Metrics) observe(_ context.Context, o metric.Observer) error {
 	for _, s := range out {
 		o.ObserveInt64(m.remaining, s.remaining, metric.WithAttributeSet(s.set))
 	}
-	return nil
+	return err
 }
 
 var _ http.RoundTripper = (*counting)(nil)
