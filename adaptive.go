@@ -20,11 +20,16 @@ import "time"
 //     moves little.
 //   - The baseline is the mean latency of gradMeasureN responses measured
 //     with little load: the first ones, during which the limit stays at
-//     its initial value; then a new measurement every 5 minutes. If the
-//     latency is then more than 10% above the baseline, the measurement
-//     drains: the limit is halved (as BBR's ProbeRTT does) and only the
-//     requests sent a round trip into the drain count. A measurement lasts
-//     16 round trips at most, and the limit holds while it runs. A mean,
+//     its initial value; then a new measurement every 5 minutes, which
+//     drains: the limit is halved, and at most gradLight (as BBR's
+//     ProbeRTT cuts its window), and only the requests sent a round trip
+//     into the drain count. A measurement lasts 16 round trips at most,
+//     and the limit holds while it runs. Measured at the limit reached,
+//     whenever the latency was within 10% of the old baseline, a baseline
+//     taken too high (an origin slow for its first responses, warming up)
+//     was never corrected: against it, queueing looked calm, the limit
+//     grew to its ceiling, and the next measurement took that queueing
+//     for the baseline. A mean,
 //     not a minimum: the fastest of thousands of noisy responses (or of
 //     their averages) is below anything the origin usually does, and
 //     against it every latency looks like queueing. A baseline re-measured
@@ -57,8 +62,9 @@ type gradient struct {
 
 	// A measurement of the baseline runs while mEnd is not zero: the
 	// responses to requests sent from mFrom are added up until
-	// gradMeasureN of them came back, or mEnd. During a drain (mDrain),
-	// the limit is halved.
+	// gradMeasureN of them came back, or mEnd. During a drain (mDrain,
+	// every measurement but the first), the limit is halved, and at most
+	// gradLight.
 	mFrom, mEnd time.Time
 	mSum        time.Duration
 	mN          int
@@ -66,10 +72,10 @@ type gradient struct {
 }
 
 const (
-	gradFast       = 8    // srtt moves by 1/gradFast of each sample
-	gradLow        = 1.25 // below this ratio to the baseline, the limit may grow
-	gradHigh       = 1.5  // above it, the limit comes down
-	gradCalm       = 1.1  // within this ratio, a measurement needs no drain
+	gradFast       = 8                // srtt moves by 1/gradFast of each sample
+	gradLow        = 1.25             // below this ratio to the baseline, the limit may grow
+	gradHigh       = 1.5              // above it, the limit comes down
+	gradLight      = restraintInitial // the most in flight while a measurement drains
 	gradProbeEvery = 5 * time.Minute
 	gradMeasureN   = 64               // responses a measurement averages
 	gradMeasureMin = 8                // fewer measure nothing
@@ -87,7 +93,7 @@ func newGradient(initial, maxLim int) gradient {
 // limit returns how many requests may be in flight to the origin.
 func (g *gradient) limit() int {
 	if g.mDrain {
-		return max(1, g.lim/2)
+		return max(1, min(g.lim/2, gradLight))
 	}
 	return g.lim
 }
@@ -129,11 +135,8 @@ func (g *gradient) observe(now time.Time, rtt time.Duration, inflight int) {
 	g.next = now.Add(g.srtt)
 	ratio := float64(g.srtt) / float64(g.base)
 	if now.Sub(g.last) >= gradProbeEvery {
-		g.mDrain = ratio > gradCalm
-		g.mFrom = now
-		if g.mDrain {
-			g.mFrom = now.Add(g.srtt) // after the queue built so far drains
-		}
+		g.mDrain = true
+		g.mFrom = now.Add(g.srtt) // after the queue built so far drains
 		g.mEnd = g.mFrom.Add(gradDrainRTTs * g.srtt)
 		return
 	}

@@ -153,21 +153,28 @@ func TestGradientFirstMeasurement(t *testing.T) {
 	}
 }
 
-func TestGradientPassiveMeasurement(t *testing.T) {
+// Every measurement after the first drains, even with the latency near
+// the baseline: measured at the limit reached, it would take whatever
+// queueing that limit makes for the baseline.
+func TestGradientMeasurementDrains(t *testing.T) {
 	g := measured(8, 64, ms(50))
 	now := gradT0
+	drained := false
 	for now.Sub(gradT0) < gradProbeEvery+time.Second {
 		now = now.Add(ms(10))
 		g.observe(now, ms(48), 3) // a light load, near the baseline
 		if g.mDrain {
-			t.Fatalf("at t0+%v: a drain, want none while latency is near the baseline", now.Sub(gradT0))
+			drained = true
+			if got := g.limit(); got != 4 {
+				t.Fatalf("at t0+%v: limit() = %d during the drain, want 8/2", now.Sub(gradT0), got)
+			}
 		}
 	}
-	if g.base != ms(48) || g.last.Before(gradT0.Add(gradProbeEvery)) {
-		t.Errorf("baseline %v measured at t0+%v, want 48ms measured after 5 minutes", g.base, g.last.Sub(gradT0))
+	if !drained || g.base != ms(48) || g.last.Before(gradT0.Add(gradProbeEvery)) {
+		t.Errorf("drained %v, baseline %v measured at t0+%v; want 48ms measured in a drain after 5 minutes", drained, g.base, g.last.Sub(gradT0))
 	}
 	if got := g.limit(); got != 8 {
-		t.Errorf("limit() = %d, want 8 throughout", got)
+		t.Errorf("limit() = %d after the measurement, want 8 again", got)
 	}
 }
 
@@ -189,13 +196,13 @@ func TestGradientDrain(t *testing.T) {
 			t.Fatalf("at t0+%v: limit() = %d, want it to hold at %d", now.Sub(gradT0), g.limit(), lim)
 		}
 	}
-	// Five minutes after the baseline was measured, with latency more
-	// than 10% above it, a drain halves the limit.
+	// Five minutes after the baseline was measured, a drain halves the
+	// limit, to gradLight at most.
 	if d := now.Sub(gradT0); d < gradProbeEvery || d > gradProbeEvery+time.Second {
 		t.Fatalf("drain at t0+%v, want 5 minutes after the baseline was measured", d)
 	}
-	if got := g.limit(); got != lim/2 {
-		t.Fatalf("during the drain: limit() = %d, want %d/2", got, lim)
+	if got, want := g.limit(), min(lim/2, gradLight); got != want {
+		t.Fatalf("during the drain: limit() = %d, want %d (half of %d, at most %d)", got, want, lim, gradLight)
 	}
 	// With less load, the origin answers in 45ms: that is the new
 	// baseline, and the limit is back.

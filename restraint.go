@@ -32,11 +32,13 @@ type Restraint struct {
 	//
 	// The limit starts at 4 (or MaxConcurrency, if lower), and the
 	// origin's baseline is the mean latency of its first 64 responses,
-	// measured again every 5 minutes under a light load. Once per round
+	// measured again every 5 minutes under a light load: for at most 16
+	// round trips, the limit is halved, and at most 4. Once per round
 	// trip, if the smoothed latency is more than 1.5 times the baseline,
-	// the limit comes down a quarter of the way towards what the origin
-	// serves without queueing; if it is under 1.25 times the baseline,
-	// and at least half the limit is in use, the limit grows by one.
+	// the limit comes down a quarter of the way towards one and a half
+	// times what the origin serves without queueing; if it is under 1.25
+	// times the baseline, and at least half the limit is in use, the
+	// limit grows by one.
 	Adaptive bool
 }
 
