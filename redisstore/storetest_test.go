@@ -16,3 +16,13 @@ func TestConformance(t *testing.T) {
 		return newStore(t, rdb, prefix)
 	})
 }
+
+// Two Stores on two clients of one Redis, under one prefix, are one store
+// shared by two processes.
+func TestConformanceShared(t *testing.T) {
+	addr := redisAddr(t)
+	prefix := testPrefix(t)
+	storetest.TestSharedStore(t, func(t *testing.T) (polite.Store, polite.Store) {
+		return newStore(t, newClient(t, addr), prefix), newStore(t, newClient(t, addr), prefix)
+	})
+}

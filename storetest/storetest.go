@@ -36,18 +36,24 @@ const (
 // It checks that:
 //   - a key never written reads as the zero KeyState;
 //   - Update keeps what its function leaves, and states round-trip
-//     through their binary form;
+//     through their binary form, one of several KiB too;
+//   - Update with its context ended returns an error, or keeps what its
+//     function left;
 //   - concurrent Updates from many goroutines, on one key and on several,
 //     lose no update;
 //   - an Update that makes Generation grow wakes the key's waiters, those
 //     of a key that had no state too, and a wake between the Update and
 //     the call to Wait is not lost;
 //   - Wait returns at its deadline (not before), at once for a deadline
-//     already past, and with ctx.Err() when its context ends;
+//     already past, and with ctx.Err() when its context ends; Updates
+//     that leave Generation as it was do not end it;
 //   - leases in the state expire: a slot held by a request that never
 //     ends is free again after its lease;
 //   - every step table of the controller (one per pacing rule) replayed
 //     through the store gives the same results as on a bare state.
+//
+// A store shared by several processes is checked across them by
+// [TestSharedStore] too.
 func TestStore(t *testing.T, newStore func(t *testing.T) polite.Store) {
 	run := fmt.Sprintf("storetest/%d/", time.Now().UnixNano())
 	key := func(t *testing.T) string { return run + t.Name() }
@@ -57,6 +63,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) polite.Store) {
 	}{
 		{"ZeroState", testZeroState},
 		{"Keeps", testKeeps},
+		{"KeepsLargeState", testKeepsLargeState},
 		{"KeepsUntilExpiry", testKeepsUntilExpiry},
 		{"KeysApart", testKeysApart},
 		{"ConcurrentUpdates", testConcurrentUpdates},
@@ -65,6 +72,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T) polite.Store) {
 		{"WakeNotLost", testWakeNotLost},
 		{"WaitUntil", testWaitUntil},
 		{"WaitContext", testWaitContext},
+		{"WaitNoGrowth", testWaitNoGrowth},
+		{"UpdateEndedContext", testUpdateEndedContext},
 		{"LeasesExpire", testLeasesExpire},
 		{"Tables", testTables},
 	}

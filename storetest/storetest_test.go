@@ -14,3 +14,12 @@ func TestMemoryStore(t *testing.T) {
 func TestMemoryStoreSharded(t *testing.T) {
 	storetest.TestStore(t, func(*testing.T) polite.Store { return &polite.MemoryStore{MaxKeys: 1 << 20} })
 }
+
+// A MemoryStore is shared by the goroutines of one process: two handles on
+// one are one store.
+func TestMemoryStoreShared(t *testing.T) {
+	storetest.TestSharedStore(t, func(*testing.T) (polite.Store, polite.Store) {
+		m := &polite.MemoryStore{}
+		return m, m
+	})
+}

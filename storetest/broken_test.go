@@ -1,0 +1,249 @@
+package storetest_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/storetest"
+)
+
+// remote is a store "in another process": it keeps states as bytes, with
+// a TTL, and wakes waiters by "pub/sub". Every polite.Store a newStore
+// returns from it is a client (one "process") of the same remote state.
+// Its zero knobs make a conforming store; each knob breaks one rule.
+type remote struct {
+	// inProcessLock: an Update is atomic only within one client (a Go
+	// mutex around GET, fn, SET), not across the clients sharing the
+	// state.
+	inProcessLock bool
+	// localWakes: an Update wakes only the waiters of its own client
+	// (the notification is never published to the others).
+	localWakes bool
+	// ttlMinutesAsSeconds: the TTL set is the minutes to Expiry, taken as
+	// seconds (60 times too short). Not caught: see remoteTTL's test.
+	ttlMinutesAsSeconds bool
+	// maxValue, if set: a state whose binary form is longer is silently
+	// not written (the old one stays); Update still returns nil.
+	maxValue int
+	// wakeAnyUpdate: every Update of the key wakes its waiters, and Wait
+	// returns nil when woken, whether Generation grew or not.
+	wakeAnyUpdate bool
+	// cacheReads: a client reads a key from what it last wrote itself,
+	// if it wrote it (a cache never invalidated by others' writes).
+	cacheReads bool
+
+	mu    sync.Mutex
+	vals  map[string][]byte
+	exp   map[string]time.Time
+	wakes map[string]chan struct{}
+}
+
+type client struct {
+	r     *remote
+	mu    sync.Mutex               // inProcessLock
+	local map[string]chan struct{} // localWakes; guarded by r.mu
+	cache map[string][]byte        // cacheReads; guarded by r.mu
+}
+
+func (r *remote) client() polite.Store {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.vals == nil {
+		r.vals, r.exp, r.wakes = map[string][]byte{}, map[string]time.Time{}, map[string]chan struct{}{}
+	}
+	return &client{r: r, local: map[string]chan struct{}{}, cache: map[string][]byte{}}
+}
+
+// get returns key's state; r.mu held.
+func (r *remote) get(key string) polite.KeyState {
+	var ks polite.KeyState
+	if e, ok := r.exp[key]; ok && !time.Now().Before(e) {
+		delete(r.vals, key)
+		delete(r.exp, key)
+	}
+	if err := ks.UnmarshalBinary(r.vals[key]); err != nil {
+		panic(err)
+	}
+	return ks
+}
+
+// read returns key's state as this client sees it; r.mu held.
+func (c *client) read(key string) polite.KeyState {
+	if b, ok := c.cache[key]; ok && c.r.cacheReads {
+		var ks polite.KeyState
+		if err := ks.UnmarshalBinary(b); err != nil {
+			panic(err)
+		}
+		return ks
+	}
+	return c.r.get(key)
+}
+
+func (c *client) registry() map[string]chan struct{} {
+	if c.r.localWakes {
+		return c.local
+	}
+	return c.r.wakes
+}
+
+// set keeps ks for key and wakes as configured; r.mu held.
+func (c *client) set(key string, old uint64, ks *polite.KeyState) {
+	r := c.r
+	b, err := ks.MarshalBinary()
+	if err != nil {
+		panic(err)
+	}
+	if r.maxValue > 0 && len(b) > r.maxValue {
+		return
+	}
+	c.cache[key] = b
+	if len(b) == 0 {
+		delete(r.vals, key)
+		delete(r.exp, key)
+	} else {
+		r.vals[key] = b
+		e := ks.Expiry()
+		if r.ttlMinutesAsSeconds {
+			e = time.Now().Add(time.Duration(int(time.Until(e).Minutes())) * time.Second)
+		}
+		r.exp[key] = e
+	}
+	if ks.Generation() > old || r.wakeAnyUpdate {
+		reg := c.registry()
+		if ch := reg[key]; ch != nil {
+			close(ch)
+			delete(reg, key)
+		}
+	}
+}
+
+func (c *client) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := c.r
+	if r.inProcessLock {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		r.mu.Lock()
+		ks := c.read(key)
+		r.mu.Unlock()
+		old := ks.Generation()
+		fn(&ks)
+		r.mu.Lock()
+		c.set(key, old, &ks)
+		r.mu.Unlock()
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ks := c.read(key)
+	old := ks.Generation()
+	fn(&ks)
+	c.set(key, old, &ks)
+	return nil
+}
+
+func (c *client) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	var fire <-chan time.Time
+	if !until.IsZero() {
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		fire = t.C
+	}
+	for {
+		c.r.mu.Lock()
+		ks := c.r.get(key)
+		if ks.Generation() > gen {
+			c.r.mu.Unlock()
+			return nil
+		}
+		reg := c.registry()
+		ch := reg[key]
+		if ch == nil {
+			ch = make(chan struct{})
+			reg[key] = ch
+		}
+		c.r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-fire:
+			return nil
+		case <-ch:
+			if c.r.wakeAnyUpdate {
+				return nil
+			}
+		}
+	}
+}
+
+// canceledNil is a MemoryStore whose Update, when its context has ended,
+// returns nil without calling fn: it reports as kept a state it never
+// wrote.
+type canceledNil struct{ polite.MemoryStore }
+
+func (s *canceledNil) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return s.MemoryStore.Update(ctx, key, fn)
+}
+
+// suiteMustFail runs storetest.TestStore and storetest.TestSharedStore on
+// clients of r in a child process (a failing suite would fail t itself),
+// and fails t if both pass. In the child it runs them and reports true.
+func suiteMustFail(t *testing.T, broken string, newStore func() polite.Store) bool {
+	t.Helper()
+	if os.Getenv("STORETEST_BROKEN_CHILD") == t.Name() {
+		storetest.TestStore(t, func(*testing.T) polite.Store { return newStore() })
+		if !t.Failed() {
+			storetest.TestSharedStore(t, func(*testing.T) (polite.Store, polite.Store) { return newStore(), newStore() })
+		}
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "STORETEST_BROKEN_CHILD="+t.Name())
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Errorf("the suite passes a store that %s:\n%s", broken, out)
+	}
+	return false
+}
+
+// The remote store with no rule broken passes both suites, so that the
+// tests below fail for the rule each breaks.
+func TestRemoteConforms(t *testing.T) {
+	r := &remote{}
+	storetest.TestStore(t, func(*testing.T) polite.Store { return r.client() })
+	storetest.TestSharedStore(t, func(*testing.T) (polite.Store, polite.Store) { return r.client(), r.client() })
+}
+
+// Each of these broken stores passed storetest.TestStore, which runs every
+// check through one handle and writes only small states.
+func TestSuiteCatchesBrokenStores(t *testing.T) {
+	for _, tt := range []struct {
+		name, broken string
+		store        func() polite.Store
+	}{
+		{"AtomicOnlyInProcess", "runs Update under a lock of its process only: two processes sharing it lose updates",
+			(&remote{inProcessLock: true}).client},
+		{"WakesOnlyInProcess", "wakes only the waiters of the process whose Update made Generation grow",
+			(&remote{localWakes: true}).client},
+		{"StaleReadsAcrossProcesses", "reads a key from what its own client last wrote, missing other processes' writes",
+			(&remote{cacheReads: true}).client},
+		{"DropsLargeStates", "silently keeps the old state when the new one's binary form is over 1 KiB",
+			(&remote{maxValue: 1024}).client},
+		{"WaitWokenWithoutGrowth", "returns from Wait on any Update of the key, Generation grown or not",
+			(&remote{wakeAnyUpdate: true}).client},
+		{"UpdateNilWhenCanceled", "returns nil from Update without calling fn when its context has ended",
+			func() polite.Store { return &canceledNil{} }},
+	} {
+		t.Run(tt.name, func(t *testing.T) { suiteMustFail(t, tt.broken, tt.store) })
+	}
+}
