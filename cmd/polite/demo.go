@@ -28,7 +28,7 @@ refused, wall time, and efficiency, the time a perfect client would need
 (ratelimittest.Ideal) divided by the wall time, when every task succeeded
 (n/a, and 0 with -json, otherwise). With -json, each line also
 gives the server's settings (algorithm, dialect, quota, window_s, latency_s,
-stream_s). With -stream, the server streams each admitted response's body
+and stream_s with -stream). With -stream, the server streams each admitted response's body
 as server-sent events over that time, and a request counts at the server
 (for -algorithm concurrency) until its body is written; every task reads
 its body to the end.`

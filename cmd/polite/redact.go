@@ -57,10 +57,34 @@ func shownURL(raw string) string {
 			s = s[i+1:]
 		}
 	}
+	if j := strings.Index(s, "//"); j >= 0 {
+		// A port that is no number may be the first part of user
+		// information whose password holds a '#', '/' or '?', the rest
+		// cut off before the '@' (url.Parse drops a fragment first:
+		// "http://user:pass#x@host/" fails as "http://user:pass").
+		auth := s[j+2:]
+		if k := strings.IndexAny(auth, "/?#"); k >= 0 {
+			auth = auth[:k]
+		}
+		if c := strings.LastIndexByte(auth, ':'); c >= 0 && !strings.Contains(auth[c:], "]") && !digits(auth[c+1:]) {
+			return s[:j+2] + "…"
+		}
+	}
 	if i := strings.IndexByte(s, '?'); i >= 0 {
 		s = s[:i] + "?…"
 	}
 	return s
+}
+
+// digits reports whether s is decimal digits alone (an empty port is a
+// port too).
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // shownError is an error whose text shows the URL of a *url.Error as

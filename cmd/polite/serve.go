@@ -42,7 +42,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var pf policyFlags
 	pf.register(fs, 10, time.Second)
 	latency := fs.Duration("latency", 0, "time taken to serve an admitted request")
-	bodySize := fs.Int("body-size", 0, "size of the body of admitted requests in bytes (0: 2 bytes)")
+	bodySize := fs.Int("body-size", 0, "size of the body of admitted requests in bytes, at most 64 MiB (0: 2 bytes)")
 	refuse := fs.Int("refuse-status", http.StatusTooManyRequests, "status code of refusals")
 	malformed := fs.Bool("malformed", false, "fault: send malformed rate-limit fields")
 	retryAfter := fs.Duration("retry-after", 0, "fault: send this Retry-After on every refusal instead of the honest one")
@@ -77,6 +77,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *inflate < 0 || *latency < 0 || *bodySize < 0 || *retryAfter < 0 || *age < 0 ||
 		*phase < 0 || *drip < 0 || *stream < 0 {
 		return usagef("-inflate, -latency, -body-size, -retry-after, -age, -phase, -drip and -stream must not be negative")
+	}
+	if *bodySize > maxBodySize {
+		// Each body is made whole for each request: a size past memory
+		// killed the server at its first answer.
+		return usagef("-body-size %d is more than %d (64 MiB)", *bodySize, maxBodySize)
 	}
 	if n := btoi(*retryAfter > 0) + btoi(*retryAfterZero) + btoi(*noRetryAfter); n > 1 {
 		return usagef("-retry-after, -retry-after-zero and -no-retry-after exclude each other")
@@ -223,6 +228,9 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // btoi returns 1 for true, 0 for false.
+// maxBodySize bounds serve's -body-size.
+const maxBodySize = 64 << 20
+
 func btoi(b bool) int {
 	if b {
 		return 1

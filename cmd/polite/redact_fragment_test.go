@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A password holding a '#': url.Parse drops the fragment before it parses,
+// so the *url.Error's URL is "http://alice:hunter2", with no '@' left to
+// show user information, and it was printed as it was.
+func TestPasswordWithHashNotShown(t *testing.T) {
+	const target = "http://alice:hunter2#x@127.0.0.1:1/"
+	for _, args := range [][]string{
+		{"get", target},
+		{"inspect", target},
+		{"inspect", "-json", target},
+	} {
+		var stdout, stderr bytes.Buffer
+		run(context.Background(), args, &stdout, &stderr)
+		if out := stdout.String() + stderr.String(); strings.Contains(out, "hunter2") {
+			t.Errorf("polite %v printed the password:\n%s", args, out)
+		}
+	}
+	for raw, want := range map[string]string{
+		"http://alice:hunter2":         "http://…",
+		"http://alice:hunter2/x":       "http://…",
+		"http://[::1]:80%zz/":          "http://…", // no port either
+		"http://127.0.0.1:8080/%zz":    "http://127.0.0.1:8080/%zz",
+		"http://127.0.0.1:/%zz":        "http://127.0.0.1:/%zz",
+		"http://a:b@127.0.0.1:x/%zz":   "http://…",
+		"http://a:b@127.0.0.1:80/%zz?": "http://127.0.0.1:80/%zz?…",
+	} {
+		if got := shownURL(raw); got != want {
+			t.Errorf("shownURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// polite serve -body-size made each body whole for each request: a size
+// past memory killed the server at its first answer. It is bounded.
+func TestServeBodySizeBounded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-body-size", "35184372088832"}, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "-body-size") {
+		t.Errorf("serve -body-size 32 TiB: exit %d, stderr %q; want a usage error (2)", code, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	ctx, cancel = context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if code := run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-body-size", "67108864"}, &stdout, &stderr); code != 0 {
+		t.Errorf("serve -body-size 64 MiB: exit %d, stderr %q; want it served", code, stderr.String())
+	}
+}
