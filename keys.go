@@ -57,7 +57,10 @@ func (t *Transport) originOf(req *http.Request, b *Budget, buf *budgetKey) *budg
 		if b.mem != nil {
 			buf.sh = b.mem.shard(buf.m)
 		}
-		m := &keyMemo{scheme: scheme, host: host, key: *buf, mem: b.mem}
+		// Copies: kept in the slot and in the key's entry, strings cut
+		// from the request's URL would keep it whole.
+		m := &keyMemo{scheme: strings.Clone(scheme), host: strings.Clone(host), key: *buf, mem: b.mem}
+		m.key.m = m.key.m.clone()
 		m.key.memo = m
 		slot.Store(m)
 	}

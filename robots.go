@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,10 +73,11 @@ type Robots struct {
 	// every origin kept is being fetched);
 	// beyond it, the least recently used are forgotten (and fetched again
 	// when next needed), by the shard of the cache a new origin falls in
-	// first. A robots.txt whose rules take more than 4 KiB counts as one
-	// origin more for each 4 KiB (rules kept take at most three times
-	// the 512 KiB read): so the cache holds at most about 5 KiB an origin,
-	// 80 MiB at the default, whatever the servers send. If zero, 16384.
+	// first. An origin whose robots.txt rules and name take more than
+	// 4 KiB counts as one origin more for each 4 KiB (rules kept take at
+	// most three times the 512 KiB read): so the cache holds at most
+	// about 5 KiB an origin counted, 80 MiB at the default, whatever the
+	// servers send. If zero, 16384.
 	MaxOrigins int
 
 	once  sync.Once
@@ -203,8 +205,14 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 				return 0, ctx.Err() // the fetch goes on without it
 			case <-f.done:
 			}
-			if f.panicked {
+			switch {
+			case f.panicked:
 				panic(f.panicVal)
+			case f.exited:
+				// Base ended its goroutine: so ends the request's, as
+				// when Base ran in it (fetched again, it would do so
+				// again, and the request would loop).
+				runtime.Goexit()
 			}
 			continue
 		}
@@ -467,10 +475,10 @@ func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robots
 	s.dropExpired(key, now)
 	e = s.m[key]
 	if e == nil {
-		s.cache.makeRoom(s, 1)
-		e = &robotsEntry{key: key, weight: 1}
+		s.cache.makeRoom(s, (*robotsFile)(nil).weight(key))
+		e = &robotsEntry{key: key, weight: (*robotsFile)(nil).weight(key)}
 		s.m[key] = e
-		s.cache.count.Add(1)
+		s.cache.count.Add(e.weight)
 	} else {
 		e.unlink()
 	}
@@ -493,7 +501,7 @@ func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 	if !r.unreachable {
 		e.file, e.unreachable, e.fails, e.status, e.err = r.file, false, 0, 0, nil
 		e.expires = now.Add(robotsMaxAge)
-		if w := r.file.weight(); w != e.weight {
+		if w := r.file.weight(e.key); w != e.weight {
 			s.cache.count.Add(w - e.weight)
 			e.weight = w
 			// Made while e is still being fetched, which keeps it.
@@ -575,13 +583,16 @@ func (e *robotsEntry) pushFront(head *robotsEntry) {
 // against MaxOrigins.
 const robotsWeightBytes = 4 << 10
 
-// weight returns what an origin whose robots.txt is f counts against
-// MaxOrigins: one, and one more for each robotsWeightBytes of its rules.
-func (f *robotsFile) weight() int64 {
-	if f == nil {
-		return 1
+// weight returns what the origin key, whose robots.txt is f (nil: none
+// read), counts against MaxOrigins: one, and one more for each
+// robotsWeightBytes of its rules and of its key (a host a link chose may
+// be long too).
+func (f *robotsFile) weight(key string) int64 {
+	n := len(key)
+	if f != nil {
+		n += len(f.patterns) + 4*len(f.ends) + len(f.agent)
 	}
-	return 1 + int64(len(f.patterns)+4*len(f.ends)+len(f.agent))/robotsWeightBytes
+	return 1 + int64(n)/robotsWeightBytes
 }
 
 // errRobotsTimeout is the cause of a robots.txt fetch that took longer than
@@ -593,6 +604,7 @@ type robotsFetch struct {
 	done     chan struct{} // closed when the fetch ended
 	panicked bool          // Base panicked, with panicVal
 	panicVal any
+	exited   bool // Base called runtime.Goexit (t.FailNow in a test's Base)
 }
 
 // startFetch fetches e's robots.txt, for a request whose context is ctx
@@ -602,15 +614,19 @@ func (c *robotsCache) startFetch(ctx context.Context, base http.RoundTripper, sh
 	f := &robotsFetch{done: make(chan struct{})}
 	ctx = context.WithoutCancel(ctx)
 	go func() {
+		returned := false
 		defer close(f.done)
 		defer func() {
 			if v := recover(); v != nil {
 				f.panicked, f.panicVal = true, v
+			} else if !returned {
+				f.exited = true
 			}
 		}()
 		if res, err := c.fetchGuarded(ctx, base, sh, e, origin, ua); err == nil {
 			sh.end(e, res, time.Now())
 		}
+		returned = true
 	}()
 	return f
 }

@@ -252,3 +252,56 @@ func TestRobotsCacheBoundsRuleBytes(t *testing.T) {
 		t.Errorf("cache weight %d, over MaxOrigins %d", c, max)
 	}
 }
+
+// The weight of an origin counted its rules, not its key: a host a link
+// chose, of 60 KiB, weighed one origin and kept 60 KiB. Bytes kept stay
+// within about 5 KiB a unit of weight, whatever the servers send.
+func TestRobotsCacheWeighsKeys(t *testing.T) {
+	const origins = 64
+	base := robotsRT(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 404, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+	})
+	r := &Robots{}
+	long := strings.Repeat(strings.Repeat("a", 60)+".", 1000) // a host of about 60 KiB
+	r.check(t.Context(), base, robotsReq(t, t.Context(), "http://o0.example/x"))
+	before, w0 := robotsHeap(), r.robotsCache().count.Load()
+	for i := 1; i <= origins; i++ {
+		if _, err := r.check(t.Context(), base, robotsReq(t, t.Context(), fmt.Sprintf("http://%so%d.example/x", long, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, w := robotsHeap(), r.robotsCache().count.Load()
+	runtime.KeepAlive(r)
+	grown := int64(after) - int64(before)
+	t.Logf("%d origins of hosts of %d bytes: heap grew %d KiB, cache weight %d", origins, len(long), grown>>10, w-w0)
+	if per := grown / max(w-w0, 1); per > 5<<10 {
+		t.Errorf("%d bytes kept a unit of weight, want at most 5 KiB", per)
+	}
+}
+
+// A Base that ended its goroutine with runtime.Goexit (t.FailNow in a
+// test's RoundTripper), run in the fetch's goroutine, was neither a panic
+// nor an answer: the request fetched again, and again, until its context
+// ended (41,700 fetches in 200ms). Its goroutine ends too, as when Base
+// ran in it.
+func TestRobotsBaseGoexit(t *testing.T) {
+	var fetches atomic.Int64
+	base := robotsRT(func(req *http.Request) (*http.Response, error) {
+		fetches.Add(1)
+		runtime.Goexit()
+		return nil, errors.New("unreachable")
+	})
+	r := &Robots{}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.check(ctx, base, robotsReq(t, ctx, "http://a.example/x"))
+		t.Error("check returned after Base called runtime.Goexit")
+	}()
+	<-done
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("robots.txt fetched %d times by one request whose Base called runtime.Goexit, want 1", n)
+	}
+}
