@@ -610,7 +610,6 @@ func (s *scanner) choices(a, b field) int64 {
 	return min(max(s.ints[a], s.ints[b], 1), maxChoices)
 }
 
-// escapeWeight is the weight of the character a one-letter escape stands for.
 // unescape returns the byte the escape \c stands for.
 func unescape(c byte) byte {
 	switch c {
@@ -628,6 +627,7 @@ func unescape(c byte) byte {
 	return c // a quote, a backslash or a slash
 }
 
+// escapeWeight is the weight of the character a one-letter escape stands for.
 func escapeWeight(c byte) int64 {
 	switch c {
 	case 'b', 'f', 'n', 'r', 't':
