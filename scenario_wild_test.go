@@ -146,6 +146,18 @@ func wildScenarios() []scenario {
 			known: "at the 0.85 target, just (0.85001; CI asserts 0.84): up to 3 refused in 100 runs (4 when the key opened to two in flight after its probe), 0.850 in 300 runs; 6 per 1s learned, its burst step, the first step, one learned window on (DESIGN.md, \"the first step of growth\"), refused at 2s and the rate stepped from that refusal a request a window, each step tried for one window (DESIGN.md, \"a burst step refused\"): 6 per 0.63s from 4.76s, the step to 0.54s refused; the first 2s at 6 per 1s cost the rest",
 		},
 		{
+			// nginx's limit_req as configured by default: no burst, one
+			// request every 100ms, any sooner refused. The learned quota
+			// is one request a window, and every window is its own lone
+			// probe: a refused rate step was read as a window the last
+			// burst had spent, and every step since the measurement was
+			// undone, back to one request a second (0.10 of ideal).
+			name:  "nginx limit_req 10r/s, no burst",
+			cfg:   ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.LeakyBucket, Quota: 10, Window: time.Second}}, Dialect: ratelimittest.Bare429},
+			tasks: 100, minEff: 0.50, maxRefused: 0.08,
+			known: "0.575, 7 refused (7%); 0.105 before, when a refused rate step of a learned quota of one request undid every step since the measurement (DESIGN.md, \"a quota of one request\"). A refused step is pinned for 32 learned windows when the next one, half way, would add less than a request a window, always so for a quota of one, and the key runs at 5 per second until the pin ends",
+		},
+		{
 			// Go limiters that format dates with time.RFC1123: "UTC".
 			name:  "dates in UTC",
 			cfg:   ratelimittest.Config{Policies: q20, Dialect: ratelimittest.XRateLimitDate, UTCDates: true, ResetRounding: ratelimittest.RoundDown, Phase: phase},

@@ -71,7 +71,8 @@ import (
 //     burst spent (a fixed window the bursts drifted into): every rate step
 //     since the measurement is undone (see unstep); with none to undo,
 //     the learned window is lengthened by the refusal floor (see
-//     lengthen).
+//     lengthen). A quota of one request is not so read: every window of it
+//     is a lone probe.
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
 //     window, without a pause (see refused), unless its lone probe was
@@ -723,10 +724,14 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			l.quota.log.redate(g.start, now-l.quota.w)
 			return true, 0
 		}
-		if l.smooth != smoothTrial && !l.even() && g.cycle == l.cycle && l.cycleOK == 0 && l.measured > l.quota.w {
+		if l.smooth != smoothTrial && !l.even() && l.quota.q > 1 && g.cycle == l.cycle && l.cycleOK == 0 && l.measured > l.quota.w {
 			// The lone probe of a learned burst refused, with the
 			// window shortened since it was measured: a window the
-			// last burst spent has not ended (see unstep).
+			// last burst spent has not ended (see unstep). Not for a
+			// quota of one request, every window of which is its own
+			// lone probe: its refused step is reverted as any other
+			// (undone back to the measurement, a leaky bucket with no
+			// burst, 10 a second, was paced at one a second).
 			l.unstep(seq, now)
 			l.repace(g, now)
 			return true, 0
