@@ -21,10 +21,7 @@ import (
 // the gauge held kept its first request's whole URL alive (269,362 bytes a
 // key for URLs of 256 KiB).
 func TestGaugeKeysKeepNoURL(t *testing.T) {
-	m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, _ := manualMetrics(t)
 	tr := &polite.Transport{}
 	m.Instrument(tr)
 	const hosts = 100
@@ -55,11 +52,7 @@ func TestGaugeKeysKeepNoURL(t *testing.T) {
 // left among them; server.address, the request's spelling, made two.
 func TestGaugeSameKeyTwoSpellings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reader := sdkmetric.NewManualReader()
-		m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, reader := manualMetrics(t)
 		mk := func(q int64) *polite.Transport {
 			h := ratelimittest.NewHandler(ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: q, Window: time.Minute}}})
 			tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
@@ -111,11 +104,7 @@ func (s *slowStore) Update(ctx context.Context, key string, fn func(*polite.KeyS
 // it has not read, after the one under way.
 func TestGaugeSlowStoreStopsAtContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reader := sdkmetric.NewManualReader()
-		m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, reader := manualMetrics(t)
 		store := &slowStore{}
 		cfg := ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 5, Window: time.Minute}}}
 		tr := &polite.Transport{Budget: &polite.Budget{Store: store}, Base: &ratelimittest.Transport{Handler: hosts{
@@ -134,9 +123,21 @@ func TestGaugeSlowStoreStopsAtContext(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		var rm metricdata.ResourceMetrics
-		err = reader.Collect(ctx, &rm)
+		err := reader.Collect(ctx, &rm)
 		if d := time.Since(start); d > 10*time.Second+time.Second {
 			t.Errorf("Collect with a 1s context took %v (err %v): the callback waits on the Store key after key", d, err)
 		}
 	})
+}
+
+// manualMetrics returns Metrics recording to a manual reader, and the
+// reader.
+func manualMetrics(t *testing.T) (*Metrics, *sdkmetric.ManualReader) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, reader
 }
