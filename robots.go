@@ -338,7 +338,7 @@ type robotsCache struct {
 	// MaxOrigins bounds the cache as a whole, however the origins fall
 	// into shards (a bound a shard would refetch some origins below it).
 	// An origin weighs one, and one more for each robotsWeightBytes of
-	// its rules.
+	// its rules and its key (see robotsFile.weight).
 	count atomic.Int64
 	max   int64
 }

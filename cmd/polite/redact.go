@@ -19,7 +19,12 @@ func shownURL(raw string) string {
 	// A URL with no authority parsed may still carry a credential:
 	// "user:password@host/x" parses as the scheme "user", opaque.
 	if u, err := url.Parse(raw); err == nil && u.Opaque == "" && u.Host != "" {
-		if j := strings.Index(raw, "//"); u.User == nil && j >= 0 && strings.IndexByte(raw[j:], '@') >= 0 {
+		if j := strings.Index(raw, "//"); u.User == nil && j >= 0 && (strings.IndexByte(raw[j:], '@') >= 0 ||
+			strings.Contains(u.Hostname(), ":") && !strings.HasPrefix(u.Host, "[")) {
+			// A host with a colon past its port, not an IP literal:
+			// the first part of user information whose password holds
+			// a ':' and a '#', '/' or '?' ("http://alice:pw:80#x@host/"
+			// is parsed to its fragment as host "alice:pw", port 80).
 			// An '@' past the authority: user information with a '/',
 			// '?' or '#' in its password parses so too, its first part
 			// read as a host and port ("http://user:1234#secret@host/"),
@@ -66,7 +71,10 @@ func shownURL(raw string) string {
 		if k := strings.IndexAny(auth, "/?#"); k >= 0 {
 			auth = auth[:k]
 		}
-		if c := strings.LastIndexByte(auth, ':'); c >= 0 && !strings.Contains(auth[c:], "]") && !digits(auth[c+1:]) {
+		// An IP literal's colons are inside its brackets; a ']' past
+		// the last colon of any other authority is part of a password.
+		ipv6 := strings.HasPrefix(auth, "[") && strings.Contains(auth[strings.LastIndexByte(auth, ':'):], "]")
+		if c := strings.LastIndexByte(auth, ':'); c >= 0 && !ipv6 && !digits(auth[c+1:]) {
 			return s[:j+2] + "…"
 		}
 	}
@@ -115,6 +123,27 @@ func showError(err error) error {
 // password with a '/' in it ends the authority early, and the error
 // quotes its first part as a port.
 func urlErrText(ue *url.Error) string {
+	s := quotedElided(ue)
+	if j := strings.Index(ue.URL, "//"); j >= 0 && strings.HasSuffix(shownURL(ue.URL), "//…") {
+		// The authority is elided: it may hold a password, and the
+		// error may name it unquoted ("lookup alice:hunter2: no such
+		// host"), whole, without its port, or past its '@'.
+		auth := ue.URL[j+2:]
+		if k := strings.IndexAny(auth, "/?#"); k >= 0 {
+			auth = auth[:k]
+		}
+		for _, part := range []string{auth, auth[:max(strings.LastIndexByte(auth, ':'), 0)], auth[strings.LastIndexByte(auth, '@')+1:]} {
+			if len(part) > 1 {
+				s = strings.ReplaceAll(s, part, "…")
+			}
+		}
+	}
+	return s
+}
+
+// quotedElided returns the text of ue's Err with its quotations shown as
+// urlErrText says.
+func quotedElided(ue *url.Error) string {
 	s := ue.Err.Error()
 	var b strings.Builder
 	for {

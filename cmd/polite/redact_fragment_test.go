@@ -57,3 +57,33 @@ func TestServeBodySizeBounded(t *testing.T) {
 		t.Errorf("serve -body-size 64 MiB: exit %d, stderr %q; want it served", code, stderr.String())
 	}
 }
+
+// The ']' an IP literal holds was taken as one anywhere: a password with
+// a ']' in it, cut at its '#', printed whole. And a password with a ':'
+// before digits, cut so, parses as a host with a port, and printed too.
+func TestPasswordWithBracketOrPortShapeNotShown(t *testing.T) {
+	for _, target := range []string{
+		"http://alice:hun]ter2#x@127.0.0.1:1/",
+		"http://alice:]hunter2#x@127.0.0.1:1/",
+		"http://alice:[hunter2]#x@127.0.0.1:1/",
+		"http://alice:hunter2:80#x@127.0.0.1:1/",
+	} {
+		for _, args := range [][]string{{"get", target}, {"inspect", target}, {"inspect", "-json", target}} {
+			var stdout, stderr bytes.Buffer
+			run(context.Background(), args, &stdout, &stderr)
+			if out := stdout.String() + stderr.String(); strings.Contains(out, "hunter2") {
+				t.Errorf("polite %v printed the password:\n%s", args, out)
+			}
+		}
+	}
+	for raw, want := range map[string]string{
+		"http://[::1]:8080/":   "http://[::1]:8080/",
+		"http://[::1]/x?k=v":   "http://[::1]/x?…",
+		"http://[::1]:x%zz/":   "http://…",
+		"http://127.0.0.1:80/": "http://127.0.0.1:80/",
+	} {
+		if got := shownURL(raw); got != want {
+			t.Errorf("shownURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

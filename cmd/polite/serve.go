@@ -227,10 +227,10 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 // Unwrap returns the underlying ResponseWriter, for http.ResponseController.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// btoi returns 1 for true, 0 for false.
 // maxBodySize bounds serve's -body-size.
 const maxBodySize = 64 << 20
 
+// btoi returns 1 for true, 0 for false.
 func btoi(b bool) int {
 	if b {
 		return 1
