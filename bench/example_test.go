@@ -37,7 +37,10 @@ import (
 //     and short.
 //
 // The examples run against a server that drops the first connection,
-// refuses the next request once with "Retry-After: 0", then answers.
+// refuses the next request once with "Retry-After: 0", then answers. The
+// refusal costs each example a second of real time: polite resends no
+// refusal within a second, whatever the server says (DESIGN.md §5, "the
+// refusal floor").
 
 // flakyServer drops the connection of the first request, refuses the
 // second, and answers the others; n counts the requests it got.
