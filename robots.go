@@ -475,8 +475,9 @@ func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robots
 	s.dropExpired(key, now)
 	e = s.m[key]
 	if e == nil {
-		s.cache.makeRoom(s, (*robotsFile)(nil).weight(key))
-		e = &robotsEntry{key: key, weight: (*robotsFile)(nil).weight(key)}
+		w := (*robotsFile)(nil).weight(key)
+		s.cache.makeRoom(s, w)
+		e = &robotsEntry{key: key, weight: w}
 		s.m[key] = e
 		s.cache.count.Add(e.weight)
 	} else {
@@ -518,8 +519,8 @@ func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 	s.wake(e)
 }
 
-// abandon records that e's fetch was given up (Base panicked, or the
-// context it was fetched under ended): the next request fetches again.
+// abandon records that e's fetch was given up (Base panicked or ended its
+// goroutine): the next request fetches again.
 func (s *robotsShard) abandon(e *robotsEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -609,7 +610,8 @@ type robotsFetch struct {
 
 // startFetch fetches e's robots.txt, for a request whose context is ctx
 // and whose User-Agent is ua, in a goroutine of its own: the values of ctx
-// go with it, its end does not.
+// go with it, its end does not. If Base panics or ends the goroutine, the
+// fetch is abandoned (the next request fetches again), and f says so.
 func (c *robotsCache) startFetch(ctx context.Context, base http.RoundTripper, sh *robotsShard, e *robotsEntry, origin, ua string) *robotsFetch {
 	f := &robotsFetch{done: make(chan struct{})}
 	ctx = context.WithoutCancel(ctx)
@@ -617,36 +619,20 @@ func (c *robotsCache) startFetch(ctx context.Context, base http.RoundTripper, sh
 		returned := false
 		defer close(f.done)
 		defer func() {
+			if returned {
+				return
+			}
+			sh.abandon(e)
 			if v := recover(); v != nil {
 				f.panicked, f.panicVal = true, v
-			} else if !returned {
+			} else {
 				f.exited = true
 			}
 		}()
-		if res, err := c.fetchGuarded(ctx, base, sh, e, origin, ua); err == nil {
-			sh.end(e, res, time.Now())
-		}
+		sh.end(e, c.fetch(ctx, base, origin, ua), time.Now())
 		returned = true
 	}()
 	return f
-}
-
-// fetchGuarded fetches e's robots.txt for a request whose context is ctx
-// and whose User-Agent is ua. If ctx ends, or base panics, the fetch is
-// abandoned (the panic goes on) and the error is ctx's.
-func (c *robotsCache) fetchGuarded(ctx context.Context, base http.RoundTripper, sh *robotsShard, e *robotsEntry, origin, ua string) (res robotsResult, err error) {
-	done := false
-	defer func() {
-		if !done {
-			sh.abandon(e)
-		}
-	}()
-	res = c.fetch(ctx, base, origin, ua)
-	if err := ctx.Err(); err != nil {
-		return res, err // canceled by its own request: not the origin's fault
-	}
-	done = true
-	return res, nil
 }
 
 // fetch GETs origin's robots.txt through base (RFC 9309 §2.3), following

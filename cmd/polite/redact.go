@@ -62,15 +62,11 @@ func shownURL(raw string) string {
 			s = s[i+1:]
 		}
 	}
-	if j := strings.Index(s, "//"); j >= 0 {
+	if j, auth := authority(s); j >= 0 {
 		// A port that is no number may be the first part of user
 		// information whose password holds a '#', '/' or '?', the rest
 		// cut off before the '@' (url.Parse drops a fragment first:
 		// "http://user:pass#x@host/" fails as "http://user:pass").
-		auth := s[j+2:]
-		if k := strings.IndexAny(auth, "/?#"); k >= 0 {
-			auth = auth[:k]
-		}
 		// An IP literal's colons are inside its brackets; a ']' past
 		// the last colon of any other authority is part of a password.
 		ipv6 := strings.HasPrefix(auth, "[") && strings.Contains(auth[strings.LastIndexByte(auth, ':'):], "]")
@@ -82,6 +78,20 @@ func shownURL(raw string) string {
 		s = s[:i] + "?…"
 	}
 	return s
+}
+
+// authority returns where the "//" of s is (-1 if it has none) and what
+// follows it up to a '/', '?' or '#'.
+func authority(s string) (int, string) {
+	j := strings.Index(s, "//")
+	if j < 0 {
+		return -1, ""
+	}
+	auth := s[j+2:]
+	if k := strings.IndexAny(auth, "/?#"); k >= 0 {
+		auth = auth[:k]
+	}
+	return j, auth
 }
 
 // digits reports whether s is decimal digits alone (an empty port is a
@@ -124,14 +134,10 @@ func showError(err error) error {
 // quotes its first part as a port.
 func urlErrText(ue *url.Error) string {
 	s := quotedElided(ue)
-	if j := strings.Index(ue.URL, "//"); j >= 0 && strings.HasSuffix(shownURL(ue.URL), "//…") {
+	if j, auth := authority(ue.URL); j >= 0 && strings.HasSuffix(shownURL(ue.URL), "//…") {
 		// The authority is elided: it may hold a password, and the
 		// error may name it unquoted ("lookup alice:hunter2: no such
 		// host"), whole, without its port, or past its '@'.
-		auth := ue.URL[j+2:]
-		if k := strings.IndexAny(auth, "/?#"); k >= 0 {
-			auth = auth[:k]
-		}
 		for _, part := range []string{auth, auth[:max(strings.LastIndexByte(auth, ':'), 0)], auth[strings.LastIndexByte(auth, '@')+1:]} {
 			if len(part) > 1 {
 				s = strings.ReplaceAll(s, part, "…")

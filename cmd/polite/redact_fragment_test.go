@@ -12,18 +12,7 @@ import (
 // so the *url.Error's URL is "http://alice:hunter2", with no '@' left to
 // show user information, and it was printed as it was.
 func TestPasswordWithHashNotShown(t *testing.T) {
-	const target = "http://alice:hunter2#x@127.0.0.1:1/"
-	for _, args := range [][]string{
-		{"get", target},
-		{"inspect", target},
-		{"inspect", "-json", target},
-	} {
-		var stdout, stderr bytes.Buffer
-		run(context.Background(), args, &stdout, &stderr)
-		if out := stdout.String() + stderr.String(); strings.Contains(out, "hunter2") {
-			t.Errorf("polite %v printed the password:\n%s", args, out)
-		}
-	}
+	printsNo(t, "http://alice:hunter2#x@127.0.0.1:1/", "hunter2")
 	for raw, want := range map[string]string{
 		"http://alice:hunter2":         "http://…",
 		"http://alice:hunter2/x":       "http://…",
@@ -68,13 +57,7 @@ func TestPasswordWithBracketOrPortShapeNotShown(t *testing.T) {
 		"http://alice:[hunter2]#x@127.0.0.1:1/",
 		"http://alice:hunter2:80#x@127.0.0.1:1/",
 	} {
-		for _, args := range [][]string{{"get", target}, {"inspect", target}, {"inspect", "-json", target}} {
-			var stdout, stderr bytes.Buffer
-			run(context.Background(), args, &stdout, &stderr)
-			if out := stdout.String() + stderr.String(); strings.Contains(out, "hunter2") {
-				t.Errorf("polite %v printed the password:\n%s", args, out)
-			}
-		}
+		printsNo(t, target, "hunter2")
 	}
 	for raw, want := range map[string]string{
 		"http://[::1]:8080/":   "http://[::1]:8080/",
@@ -84,6 +67,19 @@ func TestPasswordWithBracketOrPortShapeNotShown(t *testing.T) {
 	} {
 		if got := shownURL(raw); got != want {
 			t.Errorf("shownURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// printsNo runs polite get, inspect and inspect -json on target, and fails
+// t if any of them prints secret.
+func printsNo(t *testing.T, target, secret string) {
+	t.Helper()
+	for _, args := range [][]string{{"get", target}, {"inspect", target}, {"inspect", "-json", target}} {
+		var stdout, stderr bytes.Buffer
+		run(context.Background(), args, &stdout, &stderr)
+		if out := stdout.String() + stderr.String(); strings.Contains(out, secret) {
+			t.Errorf("polite %v printed the password:\n%s", args, out)
 		}
 	}
 }
