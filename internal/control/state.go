@@ -162,8 +162,9 @@ func (s *State) Bound(t time.Time, cfg *Config) {
 	if cfg.MaxRate > 0 {
 		pace = addSat(now, cfg.paceSpan())
 	}
-	if s.pauseUntil > far || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
-		s.rateNext > pace || s.deadlineBeyond(addSat(now, int64(MaxPause))) || s.costs.beyond(now, far) ||
+	capped := addSat(now, int64(MaxPause)) // a pause or a live observation ends by then
+	if s.pauseUntil > capped || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
+		s.rateNext > pace || s.deadlineBeyond(capped) || s.costs.beyond(now, far) ||
 		s.startsBeyond(far) || s.turns.beyond(s.claimEnd(now, far, pace)) {
 		claims := s.claimEnd(now, far, pace)
 		s.bound(now, far)
@@ -951,12 +952,14 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		p.live = false // a sliding-window counter: its pace decides, not its reset
 		return true
 	}
+	// An answer with no quota spent without t ends the streak, whether
+	// this quota has room or is spent with a reset; another quota of the
+	// answer spent with no t keeps it: its fallback grows however many
+	// quotas have room.
+	if s.zeroStreak != 0 && !spentUntimed(out.Quotas) {
+		s.zeroStreak = 0
+	}
 	if q.Remaining > 0 {
-		// Another quota of the answer spent with no t keeps the streak:
-		// its fallback grows however many quotas have room.
-		if s.zeroStreak != 0 && !spentUntimed(out.Quotas) {
-			s.zeroStreak = 0
-		}
 		return true
 	}
 	// The quota is spent: pause the whole key until the effective window
