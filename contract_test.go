@@ -646,3 +646,107 @@ func TestProblemBodyKeepsReadError(t *testing.T) {
 		}
 	})
 }
+
+// A Retry-After of 0 is a wait of the refusal floor, a second, and a
+// refusal whose floor fits MaxWait or the deadline is retried. The jitter
+// that spreads clients refused together was added to the floor before the
+// retry was judged, and neither MaxWait nor the deadline capped it: with
+// 1.1s allowed, about two refusals in three went back to the caller.
+func TestFloorJitterKeepsRetryThatFits(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		maxWait  time.Duration
+		deadline time.Duration
+	}{
+		{"MaxWait 1.1s", 1100 * time.Millisecond, 0},
+		{"deadline 1.1s", 0, 1100 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			gaveUp := 0
+			for range 20 {
+				synctest.Test(t, func(t *testing.T) {
+					var n atomic.Int32
+					tr := &polite.Transport{MaxWait: tt.maxWait, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+						if n.Add(1) == 1 {
+							return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"0"}}, Body: http.NoBody, Request: r}, nil
+						}
+						return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+					})}
+					ctx := t.Context()
+					if tt.deadline > 0 {
+						var cancel context.CancelFunc
+						ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+						defer cancel()
+					}
+					resp, err := tr.RoundTrip(httptest.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil))
+					if err != nil {
+						t.Errorf("RoundTrip error %v", err)
+						return
+					}
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK || n.Load() != 2 {
+						gaveUp++
+					}
+				})
+			}
+			if gaveUp > 0 {
+				t.Errorf("%d of 20 refusals with Retry-After: 0 (a floor of 1s, within the 1.1s allowed) went back to the caller", gaveUp)
+			}
+		})
+	}
+}
+
+// trailerBody is a request body that sets the trailer X-Sum in tr at EOF,
+// as a request body may (see http.Request.Trailer).
+type trailerBody struct {
+	r  io.Reader
+	tr http.Header
+}
+
+func (b *trailerBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		b.tr.Set("X-Sum", "abc")
+	}
+	return n, err
+}
+
+func (b *trailerBody) Close() error { return nil }
+
+// A retry sends the trailer values its body sets as it is read. The retry
+// was a clone whose Trailer was copied before its body from GetBody was
+// read; the body filled in the caller's, and a request refused before its
+// body was read (an early 429, a refused Expect: 100-continue) was resent
+// with its trailer empty.
+func TestRetryKeepsRequestTrailers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int32
+		var got []string
+		tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if n.Add(1) == 1 {
+				r.Body.Close() // refused before the body was read
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}, Body: http.NoBody, Request: r}, nil
+			}
+			// As http.Transport does: the body, then r.Trailer.
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			got = append(got, r.Trailer.Get("X-Sum"))
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, "http://api.test/", nil)
+		req.Trailer = http.Header{"X-Sum": nil}
+		req.ContentLength = -1
+		req.Body = &trailerBody{r: strings.NewReader("payload"), tr: req.Trailer}
+		req.GetBody = func() (io.ReadCloser, error) {
+			return &trailerBody{r: strings.NewReader("payload"), tr: req.Trailer}, nil
+		}
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if n.Load() != 2 || len(got) != 1 || got[0] != "abc" {
+			t.Errorf("after %d sends, the retry carried trailer X-Sum %q, want %q, set by its body at EOF", n.Load(), got, "abc")
+		}
+	})
+}

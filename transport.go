@@ -906,6 +906,9 @@ func retryable(req *http.Request, status int) bool {
 
 // rewind returns the request to send for a retry: req itself when it has no
 // body, else a clone with a fresh body from GetBody. req is never modified.
+// The clone shares req's Trailer, which polite never writes: a body may fill
+// in its values as it is read (see http.Request.Trailer), and the fresh
+// body from GetBody fills in req's, which the clone must send.
 func rewind(req *http.Request) (*http.Request, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return req, nil
@@ -915,7 +918,7 @@ func rewind(req *http.Request) (*http.Request, error) {
 		return nil, err
 	}
 	r := req.Clone(req.Context())
-	r.Body = body
+	r.Body, r.Trailer = body, req.Trailer
 	return r, nil
 }
 

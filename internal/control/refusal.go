@@ -45,27 +45,30 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 	n := instant(now)
 	j := rng(rnd)
 	p := Plan{Wait: max(r.Wait, 0), Reason: r.Reason}
+	// Jitter carries a wait past MaxWait never, and takes at most half
+	// the time the deadline leaves after the wait: a retry judged to fit
+	// must still have time to go once the key has paused.
+	limit := func(wait time.Duration) int64 {
+		l := max(wait, r.MaxWait)
+		if !r.Deadline.IsZero() {
+			l = min(l, wait+max(r.Deadline.Sub(now)-wait, 0)/2)
+		}
+		return int64(l)
+	}
+	judged := p.Wait // the wait the retry is judged by, before its jitter
 	if f, raised := leastWait(n, r, l, rb.streak); raised {
-		p.Wait, p.Reason = f, ReasonBackoff
+		p.Wait, p.Reason, judged = f, ReasonBackoff, f
 		if r.Given {
 			// A short wait raised to the floor is lengthened by up to
 			// a quarter, as a backoff is randomised, so that clients
 			// refused together spread out.
 			hi, _ := bits.Mul64(j.next(), uint64(f/4)+1)
-			p.Wait += time.Duration(hi)
+			p.Wait = time.Duration(min(addSat(int64(f), int64(hi)), limit(f)))
 		}
 	}
 	p.Pause = p.Wait
 	if r.Given && p.Reason != ReasonBackoff {
-		// Jitter carries the pause past MaxWait never, and takes at
-		// most half the time the deadline leaves after the wait: a
-		// retry judged to fit must still have time to go once the key
-		// has paused.
-		limit := max(p.Wait, r.MaxWait)
-		if !r.Deadline.IsZero() {
-			limit = min(limit, p.Wait+max(r.Deadline.Sub(now)-p.Wait, 0)/2)
-		}
-		p.Pause = time.Duration(min(addSat(int64(p.Wait), j.jitter(int64(p.Wait/10))), int64(limit)))
+		p.Pause = time.Duration(min(addSat(int64(p.Wait), j.jitter(int64(p.Wait/10))), limit(p.Wait)))
 	}
 	if !r.Given && rb.outage() {
 		// In an outage a refusal that gives no wait pauses the key as a
@@ -76,7 +79,7 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		p.Pause = max(p.Pause, floorWait(0, rb.run-outageRun))
 	}
 	fits := func(d time.Duration) bool { return r.fits(now, d) }
-	want := r.Retryable && fits(p.Wait)
+	want := r.Retryable && fits(judged)
 	if r.Stop {
 		p.Stop = true
 		return p
@@ -94,7 +97,7 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		p.Retry, p.Denied = false, ReasonRetryBudget
 	case p.Denied != ReasonNone:
 		// Space the retry out until the budget affords it.
-		if d := rb.next(n); fits(max(p.Wait, d)) {
+		if d := rb.next(n); fits(max(judged, d)) {
 			if d > p.Wait {
 				p.Wait, p.Reason = d, ReasonRetryBudget
 			}
