@@ -432,10 +432,11 @@ func firstByte(vals []string) byte {
 	return 0
 }
 
-// textOf returns the single trimmed value of the field lines vals; ""
-// when absent or repeated.
+// textOf returns the single trimmed value of the field lines vals, a name;
+// "" when absent or repeated, over several lines or on one joined by a
+// comma: no dialect's names hold one.
 func textOf(vals []string) string {
-	if len(vals) != 1 {
+	if len(vals) != 1 || strings.IndexByte(vals[0], ',') >= 0 {
 		return ""
 	}
 	return trimOWS(vals[0])

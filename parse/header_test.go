@@ -288,3 +288,28 @@ func TestEnvoyQuotedName(t *testing.T) {
 		}
 	}
 }
+
+// A name a quota is known by (GitHub's X-RateLimit-Resource, Discord's
+// X-RateLimit-Bucket, GitLab's RateLimit-Name) repeated on one line joined
+// by a comma is unknown, as on two lines (see the package doc). The joined
+// line was taken whole as the policy's name, "core, search", on the fast
+// path and the general one alike.
+func TestNameCommaJoinedIsUnknown(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, field string
+		base        http.Header
+	}{
+		{"github", "X-Ratelimit-Resource", http.Header{"X-Ratelimit-Limit": {"5000"}, "X-Ratelimit-Remaining": {"4999"}}},
+		{"discord", "X-Ratelimit-Bucket", http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"5"}}},
+		{"gitlab", "Ratelimit-Name", http.Header{"Ratelimit-Limit": {"10"}, "Ratelimit-Remaining": {"5"}}},
+	} {
+		twoLines := tc.base.Clone()
+		twoLines[tc.field] = []string{"core", "search"}
+		joined := tc.base.Clone()
+		joined[tc.field] = []string{"core, search"}
+		if got, want := formatQuotas(Header(joined, now)), formatQuotas(Header(twoLines, now)); got != want {
+			t.Errorf("%s: %s %q on one line reads as %s, on two lines as %s", tc.name, tc.field, "core, search", got, want)
+		}
+	}
+}
