@@ -55,7 +55,9 @@ import (
 //     counts against the window it overdrew, not the next one (see
 //     startLog.redate). A burst step refused, or a rate step with an
 //     eighth of w or less left to try, is pinned until 32 learned windows
-//     have passed, while the other step grows; so is a rate step whose
+//     have passed since the last step was pinned (the pins lapse
+//     together: a step refused lately says the server's limit is near),
+//     while the other step grows; so is a rate step whose
 //     next step, half way, would add less than a request a window, and,
 //     once the quota was decreased, the rate step with a burst step
 //     refused (it would try the same rate). A step refused with a wait
@@ -608,14 +610,24 @@ func (l *learner) stepSaturated(now int64) {
 // measures again.
 func (l *learner) cutRate(seq uint64, now int64) {
 	q := l.quota
-	if l.trial == stepRate {
-		q.w = min(max(l.prev, 1), int64(MaxPause)) // the rate before the step
-	}
+	l.untry() // the rate before the step, with the burst that held
 	l.floor = q.w
 	q.w = min(q.w+q.w/3, int64(MaxPause))
 	l.trial, l.trialAt, l.revertSeq, l.cut = 0, 0, seq, 0
 	l.cutSeq, l.cutOK = seq, false
 	l.grownAt, l.binding = now, false
+}
+
+// untry puts back the step on trial, if any, before a cut at a refusal off
+// trial: a cut applies to the quota that held, and a step that did not hold
+// yet is not kept untested.
+func (l *learner) untry() {
+	switch l.trial {
+	case stepBurst:
+		l.quota.q = max(l.prev, 1)
+	case stepRate:
+		l.quota.w = min(max(l.prev, 1), int64(MaxPause))
+	}
 }
 
 // cutBurst decreases the learned burst by one request at a refusal at now,
@@ -626,7 +638,8 @@ func (l *learner) cutRate(seq uint64, now int64) {
 // stays; the refusals of requests granted up to seq are of the same
 // overdraw.
 func (l *learner) cutBurst(seq uint64, now int64) {
-	l.quota.q--
+	l.untry()
+	l.quota.q = max(l.quota.q-1, 1)
 	l.trial, l.trialAt, l.revertSeq, l.cut = 0, 0, seq, 0
 	l.cutSeq, l.cutOK = seq, false
 	l.grownAt, l.binding = now, false
@@ -774,11 +787,12 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			return true, 0
 		}
 	}
-	if q := l.quota; q != nil && !l.pending && l.loneRefused(g) && l.measured <= q.w {
-		// The lone probe of a learned window refused, nothing accepted
-		// in its cycle and no step to undo: the window the last cycle
-		// spent had not ended, and the learned one is too short (see
-		// lengthen).
+	if q := l.quota; q != nil && !l.pending && l.smooth != smoothTrial && !l.even() && l.loneRefused(g) && l.measured <= q.w {
+		// The lone probe of a learned window in bursts refused, nothing
+		// accepted in its cycle and no step to undo: the window the
+		// last cycle spent had not ended, and the learned one is too
+		// short (see lengthen). At the even pace, the rate is too high
+		// and the key backs off as below.
 		l.lengthen()
 	}
 	trialFailed := false
