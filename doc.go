@@ -195,6 +195,12 @@
 //	6        32s
 //	7+       1m
 //
+// The attempt counts the origin's refusals in a row as well as the
+// request's own: a request sent anew to an origin that refused the last
+// five in a row with no wait waits 32s at least, not a second, so that
+// callers that each send a fresh request do not probe a refusing origin
+// every second (the refusals of requests in flight together count once).
+//
 // While the learner (see Learning) measures an origin's window, the waits
 // after a refusal that gave none are shorter: half the time the origin has
 // refused so far, so that the window is known to within half of itself.

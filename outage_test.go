@@ -236,3 +236,63 @@ func TestOutageWithoutWaitBacksOff(t *testing.T) {
 		})
 	}
 }
+
+// A server that refuses everything with a bare 429, called by callers that
+// do not retry for ever (MaxAttempts 1, or a deadline of 5s a request): the
+// key's wait doubles with each refused flight, whatever request it refused,
+// as documented. Each fresh request waited its own first backoff instead,
+// about a second: the server got one request a second until the outage
+// rule began after 40 refused flights, then doubled it: 54 requests in 5
+// minutes with MaxAttempts 1, 50 with 5s deadlines.
+func TestRefusalsWithoutWaitDoubleAcrossRequests(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		maxAttempts int
+		deadline    time.Duration
+	}{
+		{"MaxAttempts 1", 1, 0},
+		{"5s deadlines", 0, 5 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				present()
+				start := time.Now()
+				var (
+					mu   sync.Mutex
+					sent []time.Duration
+				)
+				tr := &polite.Transport{MaxAttempts: tt.maxAttempts, Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+					mu.Lock()
+					sent = append(sent, time.Since(start))
+					mu.Unlock()
+					return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+				})}
+				var wg sync.WaitGroup
+				for range 4 {
+					wg.Go(func() {
+						for time.Since(start) < 5*time.Minute {
+							ctx, cancel := context.WithCancel(t.Context())
+							if tt.deadline > 0 {
+								ctx, cancel = context.WithTimeout(t.Context(), tt.deadline)
+							}
+							req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+							resp, err := tr.RoundTrip(req)
+							if err == nil {
+								resp.Body.Close()
+							} else {
+								time.Sleep(100 * time.Millisecond) // an error at once: the caller thinks before its next
+							}
+							cancel()
+						}
+					})
+				}
+				wg.Wait()
+				// Doubling from a second to a minute: 1+2+4+...+32+60+60+60 is
+				// 243s for the first 10.
+				if len(sent) > 15 {
+					t.Errorf("%d requests in 5 minutes to a server refusing every one with a bare 429; want about 11 (the wait doubling)", len(sent))
+				}
+			})
+		})
+	}
+}

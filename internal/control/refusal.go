@@ -28,7 +28,9 @@ const RefusalFloor = time.Second
 // most half of the time the deadline leaves after the wait. A wait
 // below RefusalFloor is raised to it, and doubled for each refusal in a
 // row before it that gave one too. Without one, it is the request's next
-// backoff interval, shortened at the end of a window (the first probe is
+// backoff interval or the floor doubled for each refusal in a row before
+// it that gave no wait or a short one, whichever is longer (fresh requests
+// do not each start again at a second), shortened at the end of a window (the first probe is
 // not put off by the request's earlier refusals) and while the learner
 // measures the key (a probe after half the time it has refused so far, so
 // that the window is known to within half of itself).
@@ -114,7 +116,11 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, raised bool) {
 	switch {
 	case !r.Given:
-		d = max(r.Backoff, 0)
+		// The request's own backoff, and the key's: refusals in a row
+		// that gave no wait (or one below the floor) double it, whatever
+		// request they refused, so that fresh requests, each at its
+		// first backoff, do not probe a refusing key every second.
+		d = max(r.Backoff, floorWait(0, streak))
 		if l.window {
 			d = min(d, BackoffInitial)
 		}
@@ -176,5 +182,6 @@ func floorWait(d time.Duration, streak int32) time.Duration {
 	return min(RefusalFloor<<min(k, 16), BackoffMax)
 }
 
-// shortWait reports whether a refusal gave a wait below the refusal floor.
-func shortWait(r *Refusal) bool { return r.Given && r.Wait < RefusalFloor }
+// shortWait reports whether a refusal gave no wait, or one below the
+// refusal floor: the refusals the floor doubles with.
+func shortWait(r *Refusal) bool { return !r.Given || r.Wait < RefusalFloor }

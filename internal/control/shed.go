@@ -42,7 +42,7 @@ package control
 // wrong, and restores the measurement it dropped, the acceptances since
 // counted (shedUnlift). A lift is past undoing after shedRun
 // acceptances, or once the key states or learns a quota. Each refused
-// request waits its own backoff, the refusal floor at least (see
+// request waits its own backoff (or the key's doubled floor), the refusal floor at least (see
 // Decide), whatever the key does.
 //
 // What this costs and lets through: a rate first reached this way costs

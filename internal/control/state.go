@@ -596,7 +596,7 @@ func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested i
 func (s *State) learnLease(now int64, l *Lease) {
 	l.cycle = s.learn.started(s.epoch, now)
 	switch {
-	case s.learn.pending && s.learn.pendQ > 0:
+	case s.learn.pending && (s.learn.pendQ > 0 || s.learn.quota != nil):
 		l.measuring = s.learn.pendFrom
 	case s.learn.cycleOK > 0:
 		l.window = true

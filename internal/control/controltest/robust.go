@@ -22,19 +22,35 @@ func plan(wait, pause time.Duration, why control.Reason) *control.Plan {
 // otherwise be dropped.
 func robustTables() []Table {
 	return []Table{
+		// A refusal that gives no wait pauses the key for the request's
+		// own backoff or the floor doubled for the key's refusals in a
+		// row, whichever is longer: requests sent anew do not each start
+		// again at a second. An acceptance ends the streak. Before, each
+		// pause was the request's own backoff (here a second), and a
+		// refusing key was probed every second until an outage.
+		{Name: "refusals that give no wait double the key's pause", Steps: []Step{
+			acq(0, "a", Want{Grant: true, Probe: true}),
+			rel(0, "a", refused(bare(s)), Want{Plan: plan(s, s, control.ReasonBackoff), PauseUntil: s, PauseReason: control.ReasonBackoff}),
+			acq(s, "b", Want{Grant: true, Probe: true}),
+			rel(s, "b", refused(bare(s)), Want{Plan: plan(2*s, 2*s, control.ReasonBackoff), PauseUntil: 3 * s}),
+			acq(3*s, "c", Want{Grant: true, Probe: true}),
+			rel(3*s, "c", refused(bare(s)), Want{Plan: plan(4*s, 4*s, control.ReasonBackoff), PauseUntil: 7 * s}),
+			acq(6*s, "x", Want{Hold: control.ReasonBackoff, Until: 7 * s}),
+			// The request's own backoff, when longer, is its wait.
+			acq(7*s, "d", Want{Grant: true, Probe: true}),
+			rel(7*s, "d", refused(bare(20*s)), Want{Plan: plan(20*s, 20*s, control.ReasonBackoff), PauseUntil: 27 * s}),
+			acq(27*s, "e", Want{Grant: true, Probe: true}),
+			rel(27*s, "e", ok(), Want{}),
+			acq(27*s, "f", Want{Grant: true}),
+			rel(27*s, "f", refused(bare(s)), Want{Plan: plan(s, s, control.ReasonBackoff), PauseUntil: 28 * s}),
+		}},
 		// In an outage (40 refused flights, no acceptance), a refusal
-		// that gives no wait goes back to the caller and pauses the key
-		// as waits below the floor do: doubled with each flight, up to
-		// a minute. Before, each pause was the request's own backoff,
-		// which each new request starts at a second.
-		{Name: "an outage's refusals that give no wait double the pause", Steps: append(refusedFlights(40, 2*s),
-			acq(80*s, "o1", Want{Grant: true, Probe: true}),
-			rel(80*s, "o1", refused(bare(s)), Want{Plan: &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 81 * s}),
-			acq(81*s, "o2", Want{Grant: true, Probe: true}),
-			rel(81*s, "o2", refused(bare(s)), Want{Plan: &control.Plan{Wait: s, Pause: 2 * s, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 83 * s}),
-			acq(83*s, "o3", Want{Grant: true, Probe: true}),
-			rel(83*s, "o3", refused(bare(s)), Want{Plan: &control.Plan{Wait: s, Pause: 4 * s, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 87 * s}),
-			acq(86*s, "x", Want{Hold: control.ReasonBackoff, Until: 87 * s}),
+		// that gives no wait goes back to the caller, and pauses the key
+		// as before, doubled up to a minute.
+		{Name: "an outage's refusals that give no wait go back", Steps: append(refusedInRow(40),
+			acq(2103*s, "o1", Want{Grant: true, Probe: true}),
+			rel(2103*s, "o1", refused(bare(s)), Want{Plan: &control.Plan{Wait: time.Minute, Pause: time.Minute, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 2163 * s}),
+			acq(2162*s, "x", Want{Hold: control.ReasonBackoff, Until: 2163 * s}),
 		)},
 		{Name: "refusal floor", Steps: []Step{
 			// Retry-After: 0 is no invitation to resend at once: the
@@ -185,13 +201,15 @@ func outageTable() Table {
 	return Table{Name: "outage drops retries", Steps: steps}
 }
 
-// refusedFlights is n lone requests, every step apart from the start,
+// refusedInRow is n lone requests, each sent as the pause of the last ends,
 // each refused with no wait (a backoff of a second).
-func refusedFlights(n int, step time.Duration) []Step {
+func refusedInRow(n int) []Step {
 	var steps []Step
+	at := time.Duration(0)
 	for i := range n {
-		at, name := time.Duration(i)*step, fmt.Sprintf("f%d", i)
+		name := fmt.Sprintf("f%d", i)
 		steps = append(steps, acq(at, name, Want{Grant: true, Probe: true}), rel(at, name, refused(bare(s)), Want{}))
+		at += min(s<<min(i, 16), time.Minute) // the key's pause, doubled up to a minute
 	}
 	return steps
 }
