@@ -2,6 +2,7 @@ package polite
 
 import (
 	"context"
+	"fmt"
 	"hash/maphash"
 	"strings"
 	"sync"
@@ -40,6 +41,15 @@ func (s *KeyState) UnmarshalBinary(data []byte) error { return s.c.UnmarshalBina
 // Store wakes the waiters of a key when an Update leaves its Generation
 // higher than it found it.
 func (s *KeyState) Generation() uint64 { return s.c.Generation() }
+
+// Format writes s as its Generation and Expiry, for every verb (%v, %+v,
+// %#v, ...): a state holds what servers sent, partition keys among them,
+// which polite shows only as a hash (see [PolicyState]), and a Store that
+// logs the states it keeps must not show them whole. [Budget.Inspect]
+// shows what a key holds.
+func (s KeyState) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, "polite.KeyState{Generation: %d, Expiry: %s}", s.c.Generation(), s.c.Expiry().Format(time.RFC3339Nano))
+}
 
 // Expiry returns when a Store may forget s: the Budget's IdleTTL after the
 // key's last request or the end of its pause, whichever is later; not

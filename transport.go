@@ -500,6 +500,9 @@ func (e *storeError) Error() string {
 
 func (e *storeError) Unwrap() error { return e.err }
 
+// GoString is Error for %#v, which would otherwise print the key whole.
+func (e *storeError) GoString() string { return "&polite.storeError{" + strconv.Quote(e.Error()) + "}" }
+
 // errNilResponse reports a Base that broke the RoundTripper contract.
 var errNilResponse = errors.New("polite: Base returned a nil response and a nil error")
 
