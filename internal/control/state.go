@@ -502,6 +502,22 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 				}
 			}
 			if p.live && p.minR-counted*need < need {
+				if counted > 0 && p.minR >= need {
+					// What is left is taken by the requests awaiting
+					// their answers, if the server had not counted
+					// them yet; one that counts requests as they
+					// arrive and states r as it answers had, and
+					// their answers will show the room. Until they
+					// come (or the window ends), the wait's end is
+					// not known: not the reset, which a request
+					// judged against its deadline or MaxWait would
+					// fail on at once with room left.
+					wake := s.leases.first()
+					if p.deadline != 0 && (wake == 0 || p.deadline < wake) {
+						wake = p.deadline
+					}
+					return s.hold(0, ReasonQuota, wake)
+				}
 				if p.deadline != 0 {
 					return s.hold(p.deadline, ReasonQuota, 0)
 				}
@@ -716,6 +732,8 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// spent: OpenAI's and Anthropic's token quotas refuse while requests
 	// are left, and that is not a lie.
 	foreseen := false
+	var marks [maxPolicies]uint64
+	n := s.marks(&marks)
 	for i := range out.Quotas {
 		q := &out.Quotas[i]
 		if q.Remaining == 0 {
@@ -724,6 +742,9 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if s.observe(l, q, now, out, &r) && q.Remaining > 0 {
 			hinted = true
 		}
+	}
+	if !out.Refused {
+		s.spendUnstated(l, &marks, n)
 	}
 	// A cost quota with less left than the request costs foresaw the
 	// refusal too, and says how long this request must wait.
@@ -982,6 +1003,32 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		s.pause(now, now+1, ReasonQuota)
 	}
 	return true
+}
+
+// marks writes the mark of each of the key's policies to m, before an
+// answer is observed, and returns how many it wrote.
+func (s *State) marks(m *[maxPolicies]uint64) int {
+	n := min(len(s.policies), maxPolicies)
+	for i := range n {
+		m[i] = s.policies[i].mark
+	}
+	return n
+}
+
+// spendUnstated counts the answer accepted to l against the r of each live
+// policy of requests that the answer did not state again (its mark is
+// still marks[i]), when l was granted after the observation that r is:
+// the server counted the request, and once its answer is in, it no longer
+// counts against r as awaiting one (see acquire). A server that states its
+// fields on some answers only would otherwise have r taken again, and
+// refuse the request sent with it.
+func (s *State) spendUnstated(l *Lease, marks *[maxPolicies]uint64, n int) {
+	for i := range min(n, len(s.policies)) {
+		p := &s.policies[i]
+		if p.unit == unitRequests && p.live && p.mark == marks[i] && l.epoch == p.epoch && l.seq > p.mark && p.minR > 0 {
+			p.minR--
+		}
+	}
 }
 
 // spentUntimed reports whether one of quotas, of requests, is spent with

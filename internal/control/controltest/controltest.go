@@ -322,9 +322,13 @@ func tables() []Table {
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(0, 0, 1, 10*s)), Want{}),
 			acq(1*s, "a", Want{Grant: true}),
-			// r=1 was spent by a, which is in flight: hold until t.
-			acq(1*s, "b", Want{Hold: control.ReasonQuota, Until: 10 * s}),
+			// r=1 is taken by a, which awaits its answer: hold until
+			// an answer (or t, the Wake) shows whether the server had
+			// counted a in it.
+			acq(1*s, "b", Want{Hold: control.ReasonQuota, Until: -1, Wake: 10 * s}),
+			// An answer stating nothing spends r: hold until t.
 			rel(2*s, "a", ok(), Want{}),
+			acq(2*s, "b", Want{Hold: control.ReasonQuota, Until: 10 * s}),
 			// Past t, the observation says nothing: not a refill, a probe.
 			acq(10*s, "c", Want{Grant: true, Probe: true, Probing: 1}),
 			acq(10*s, "d", Want{Hold: control.ReasonProbe}),
@@ -335,15 +339,20 @@ func tables() []Table {
 			acq(1*s, "a", Want{Grant: true}),
 			acq(1*s, "b", Want{Grant: true}),
 			acq(1*s, "c", Want{Grant: true}),
-			acq(1*s, "d", Want{Hold: control.ReasonQuota, Until: 60 * s}),
+			// The r=3 left is taken by the three awaiting their answers:
+			// held until one comes (or t).
+			acq(1*s, "d", Want{Hold: control.ReasonQuota, Until: -1, Wake: 60 * s}),
 			// An answer overtaken by a later one does not raise r; c,
 			// still in flight, counts against the r=1 left.
 			rel(2*s, "a", ok(rl(0, 0, 1, 58*s)), Want{}),
 			rel(2*s, "b", ok(rl(0, 0, 2, 58*s)), Want{}),
-			acq(2*s, "e", Want{Hold: control.ReasonQuota, Until: 60 * s}),
+			acq(2*s, "e", Want{Hold: control.ReasonQuota, Until: -1, Wake: 60 * s}),
 			rel(3*s, "c", ok(rl(0, 0, 1, 57*s)), Want{}),
 			acq(3*s, "f", Want{Grant: true}),
-			acq(3*s, "g", Want{Hold: control.ReasonQuota, Until: 60 * s}),
+			acq(3*s, "g", Want{Hold: control.ReasonQuota, Until: -1, Wake: 60 * s}),
+			// f's answer says r=0: the key pauses until t.
+			rel(4*s, "f", ok(rl(0, 0, 0, 56*s)), Want{PauseUntil: 60 * s}),
+			acq(4*s, "g", Want{Hold: control.ReasonQuota, Until: 60 * s}),
 		}},
 		{Name: "r is never trusted above q", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
@@ -351,7 +360,7 @@ func tables() []Table {
 			rel(0, "p", ok(rl(2, s, 1000, 60*s)), Want{}),
 			acq(1*s, "a", Want{Grant: true}),
 			acq(1*s, "b", Want{Grant: true}),
-			acq(2500*ms, "c", Want{Hold: control.ReasonQuota, Until: 60 * s}),
+			acq(2500*ms, "c", Want{Hold: control.ReasonQuota, Until: -1, Wake: 60 * s}),
 		}},
 		{Name: "ratio trap", Steps: []Step{
 			// r=10000;t=10 under q=10000;w=1000 (draft-11 §8.5): once
@@ -477,7 +486,7 @@ func tables() []Table {
 			acq(0, "a", Want{Grant: true}),
 			acq(0, "b", Want{Grant: true}),
 			acq(0, "c", Want{Grant: true}),
-			acq(0, "d", Want{Hold: control.ReasonQuota, Until: 10 * s}),
+			acq(0, "d", Want{Hold: control.ReasonQuota, Until: -1, Wake: 10 * s}),
 		}},
 		{Name: "forget", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
