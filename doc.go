@@ -197,7 +197,8 @@
 //
 // The attempt counts the origin's refusals in a row as well as the
 // request's own: a request sent anew to an origin that refused the last
-// five in a row with no wait waits 32s at least, not a second, so that
+// five in a row with no wait waits 32s at least (with no jitter: the
+// learner's probes, below, measure by it), not a second, so that
 // callers that each send a fresh request do not probe a refusing origin
 // every second (the refusals of requests in flight together count once).
 //

@@ -6,7 +6,7 @@ import (
 )
 
 // The end of the binary form, after the retry budget: the refusals in a
-// row (all, and those below the refusal floor), the ramp's latency
+// row (all, and those that gave no wait or one below the refusal floor), the ramp's latency
 // estimate and probe timeouts, the learner's steps.
 //
 // After the cost quotas, a State may end with tails, each a tag byte and

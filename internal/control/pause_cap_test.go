@@ -63,3 +63,43 @@ func TestZeroStreakEndsOnTimedReset(t *testing.T) {
 		t.Errorf("r=0 without t after an answer with none paused the key %v, want 1s (the fallback started over)", got)
 	}
 }
+
+// The fallback starts over at an answer with no quota spent without t
+// (DESIGN.md §1.7), such as one with no quota, or whose quota states its
+// limit alone. It was reset only while a quota with r was read: after
+// three untimed answers and such an answer, the next untimed one paused
+// the key 8s instead of 1s.
+func TestZeroStreakEndsOnAnswerWithNoQuotaSpent(t *testing.T) {
+	untimed := parse.Quota{Policy: "default", Unit: "requests", Limit: -1, Remaining: 0, Reset: -1}
+	limitOnly := parse.Quota{Policy: "default", Unit: "requests", Limit: 100, Remaining: -1, Reset: -1}
+	for _, tc := range []struct {
+		name   string
+		quotas []parse.Quota
+	}{
+		{"no quota", nil},
+		{"limit only", []parse.Quota{limitOnly}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &control.Config{}
+			var st control.State
+			step := func(at time.Duration, qs []parse.Quota) time.Duration {
+				t.Helper()
+				now := t0.Add(at)
+				var l control.Lease
+				if _, ok := st.Acquire(now, cfg, control.Ask{}, &l); !ok {
+					t.Fatalf("at %v: held", at)
+				}
+				st.Release(now, cfg, &l, &control.Outcome{First: true, Quotas: qs, Bytes: -1})
+				until, _ := st.Paused(now)
+				return until.Sub(now)
+			}
+			step(0, []parse.Quota{untimed})             // 1s
+			step(1*time.Second, []parse.Quota{untimed}) // 2s
+			step(3*time.Second, []parse.Quota{untimed}) // 4s
+			step(7*time.Second, tc.quotas)              // no quota spent without t
+			if got := step(9*time.Second, []parse.Quota{untimed}); got > time.Second+time.Second/10 {
+				t.Errorf("r=0 without t after an answer with %s paused the key %v, want 1s (the fallback started over)", tc.name, got)
+			}
+		})
+	}
+}

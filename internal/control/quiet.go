@@ -108,6 +108,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	// The quotas of requests, then the costs, from the quotas in a cost
 	// unit, which observe passes over (the two touch nothing in common;
 	// release applies the costs first).
+	s.endZeroStreak(out)
 	costly := false
 	var marks [maxPolicies]uint64
 	n := s.marks(&marks)

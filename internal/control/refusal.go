@@ -75,9 +75,9 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 	if !r.Given && rb.outage() {
 		// In an outage a refusal that gives no wait pauses the key as a
 		// wait below the floor does, doubled with each refused flight
-		// since the outage began, up to BackoffMax: the backoff above
-		// is the request's own, and each request the callers send
-		// anew starts its own again at a second.
+		// since the outage began, up to BackoffMax, whatever waits
+		// those flights gave: the key's floor above doubles only with
+		// the refusals that gave none, or a short one.
 		p.Pause = max(p.Pause, floorWait(0, rb.run-outageRun))
 	}
 	fits := func(d time.Duration) bool { return r.fits(now, d) }

@@ -15,15 +15,15 @@ import "time"
 //
 // It also counts the refused flights since the key's last acceptance (the
 // refusals of requests in flight together count once, the first of them):
-// all of them (run, for the outage), and those whose wait was below the
-// refusal floor (streak, which the floor doubles with).
+// all of them (run, for the outage), and those that gave no wait or one
+// below the refusal floor (streak, which the floor doubles with).
 type retryBudget struct {
 	tokens    float64
 	at        int64 // last refill; zero: never
 	stopUntil int64 // the server reported abnormal usage
 
 	run    int32 // refused flights since the last acceptance
-	streak int32 // of them, those that gave a wait below refusalFloor
+	streak int32 // of them, those that gave no wait or one below RefusalFloor
 }
 
 const (
@@ -118,8 +118,8 @@ func (r *retryBudget) accepted() { r.run, r.streak = 0, 0 }
 
 // refused records a refusal; first reports that it is the first answer
 // of the requests sent since the last one (the refusals of requests in
-// flight together count once), and short that the wait it gave was below
-// the refusal floor.
+// flight together count once), and short that it gave no wait, or one
+// below the refusal floor.
 func (r *retryBudget) refused(first, short bool) {
 	if !first {
 		return

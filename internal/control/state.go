@@ -502,24 +502,16 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 				}
 			}
 			if p.live && p.minR-counted*need < need {
-				if counted > 0 && p.minR >= need {
+				if p.deadline != 0 {
+					h, ok := s.hold(p.deadline, ReasonQuota, 0)
 					// What is left is taken by the requests awaiting
 					// their answers, if the server had not counted
 					// them yet; one that counts requests as they
 					// arrive and states r as it answers had, and
-					// their answers will show the room. Until they
-					// come (or the window ends), the wait's end is
-					// not known: not the reset, which a request
-					// judged against its deadline or MaxWait would
-					// fail on at once with room left.
-					wake := s.leases.first()
-					if p.deadline != 0 && (wake == 0 || p.deadline < wake) {
-						wake = p.deadline
-					}
-					return s.hold(0, ReasonQuota, wake)
-				}
-				if p.deadline != 0 {
-					return s.hold(p.deadline, ReasonQuota, 0)
+					// their answers will show the room: the hold may
+					// end at one (see Hold.Early).
+					h.early = counted > 0 && p.minR >= need
+					return h, ok
 				}
 				if counted > 0 {
 					return s.hold(0, ReasonQuota, s.leases.first())
@@ -731,6 +723,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// A refusal is foreseen when a quota of the response, in any unit, is
 	// spent: OpenAI's and Anthropic's token quotas refuse while requests
 	// are left, and that is not a lie.
+	s.endZeroStreak(out)
 	foreseen := false
 	var marks [maxPolicies]uint64
 	n := s.marks(&marks)
@@ -973,13 +966,6 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		p.live = false // a sliding-window counter: its pace decides, not its reset
 		return true
 	}
-	// An answer with no quota spent without t ends the streak, whether
-	// this quota has room or is spent with a reset; another quota of the
-	// answer spent with no t keeps it: its fallback grows however many
-	// quotas have room.
-	if s.zeroStreak != 0 && !spentUntimed(out.Quotas) {
-		s.zeroStreak = 0
-	}
 	if q.Remaining > 0 {
 		return true
 	}
@@ -1003,6 +989,17 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		s.pause(now, now+1, ReasonQuota)
 	}
 	return true
+}
+
+// endZeroStreak ends the doubling of r=0 without t (DESIGN.md §1.7) at an
+// answer with no quota spent without t: one accepted, or a refusal that
+// states quotas, none of them spent with no t. Another quota of the
+// answer spent with no t keeps it, however many quotas have room; a bare
+// refusal shows no room, and keeps it too.
+func (s *State) endZeroStreak(out *Outcome) {
+	if s.zeroStreak != 0 && (!out.Refused || len(out.Quotas) > 0) && !spentUntimed(out.Quotas) {
+		s.zeroStreak = 0
+	}
 }
 
 // marks writes the mark of each of the key's policies to m, before an
