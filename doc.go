@@ -52,7 +52,9 @@
 //     [Budget.MaxConcurrency] bound all of a Budget's Transports together.
 //
 // Several policies apply at once and the tightest wins; observations of
-// different partition keys (pk) are kept apart, and all of them apply. An
+// different partition keys (pk) are kept apart, and all of them apply: a
+// [Transport.Key] that tells the partitions apart (by credential, say)
+// paces each by its own, as it does GitHub's resources of one origin. An
 // observation is stale once its t has passed: it is not read as a refill.
 // After any pause, and on the first request to an origin, a single request
 // probes; the others follow as its answer and the next ones come back: 4
