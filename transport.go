@@ -556,7 +556,6 @@ type try struct {
 	granted bool
 	ceiling bool            // held by a local ceiling
 	until   time.Time       // the hold's end at the earliest; zero: none known
-	early   bool            // the hold may end before until (see control.Hold.Early)
 	wake    time.Time       // when to look again at the latest; zero: none
 	changed <-chan struct{} // a local ceiling's slot frees
 	why     Reason
@@ -565,7 +564,7 @@ type try struct {
 
 // held records the budget's hold h.
 func (w *try) held(h hold) {
-	*w = try{h: h, until: h.Until(), early: h.Early(), wake: h.Wake(), why: reasonOf(h.Reason)}
+	*w = try{h: h, until: h.Until(), wake: h.Wake(), why: reasonOf(h.Reason)}
 }
 
 // tickets are a request's places in the lines the local ceilings' pace
@@ -676,7 +675,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			}
 			w.h.Never = false // the quota changed meanwhile: look again
 		}
-		if !w.until.IsZero() && !w.early {
+		if !w.until.IsZero() {
 			// MaxWait bounds the wait from when the request first
 			// asked, not this hold's: a request held again and again
 			// (by others that took the start it woke for) waits no
@@ -711,8 +710,6 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 				if until.IsZero() || until.After(limit) {
 					until = limit
 				}
-			} else if w.early && until.After(limit) {
-				until = limit // an answer may end it sooner; MaxWait bounds it
 			}
 			note, err := b.wait(ctx, key, w.h, until, &timer)
 			if note.kind != "" {
@@ -737,9 +734,8 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			}
 			return nil
 		}
-		if (w.until.IsZero() || w.early) && !now.Before(limit) {
-			// Held with no end known (or one an answer may bring
-			// sooner) for MaxWait: its wait is longer.
+		if w.until.IsZero() && !now.Before(limit) {
+			// Held with no end known for MaxWait: its wait is longer.
 			return &WaitError{Key: b.display(key), Delay: now.Sub(start), Reason: w.why, Limit: t.maxWait()}
 		}
 	}

@@ -529,63 +529,6 @@ func TestPacingWaitBeyondMaxWait(t *testing.T) {
 	})
 }
 
-// A quota of 20 a minute or an hour, and 20 tasks from 8 workers: the quota
-// covers every one, and a server that counts requests as they arrive and
-// states r as it answers (ratelimittest does) counts some of those in
-// flight in the r it states. Those were counted again as in flight, what
-// was left came out spent, and the wait, taken to run to the reset, was
-// judged against the deadline or MaxWait: 6 or 7 of the 20 failed at once
-// with a *WaitError, the server having refused none and served 13 or 14.
-func TestRoomTakenByRequestsInFlightWaitsForAnswers(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		window  time.Duration
-		timeout time.Duration
-	}{
-		{"20 a minute, Client.Timeout 30s", time.Minute, 30 * time.Second},
-		{"20 an hour, MaxWait 10m", time.Hour, 0},
-	} {
-		for _, d := range []ratelimittest.Dialect{ratelimittest.IETF, ratelimittest.GitHub} {
-			t.Run(tc.name+"/"+string(d), func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) {
-					present()
-					h := ratelimittest.NewHandler(ratelimittest.Config{
-						Policies: []ratelimittest.Policy{{Name: "api", Quota: 20, Window: tc.window}},
-						Dialect:  d,
-						Latency:  5 * time.Millisecond,
-					})
-					c, _ := politeOver(h)
-					c.Timeout = tc.timeout
-					var (
-						mu     sync.Mutex
-						failed []error
-						next   atomic.Int64
-						wg     sync.WaitGroup
-					)
-					for range 8 {
-						wg.Go(func() {
-							for next.Add(1) <= 20 {
-								resp, err := c.Get("http://api.test/")
-								if err != nil {
-									mu.Lock()
-									failed = append(failed, err)
-									mu.Unlock()
-									continue
-								}
-								resp.Body.Close()
-							}
-						})
-					}
-					wg.Wait()
-					if st := h.Stats(); len(failed) > 0 || st.Refused > 0 {
-						t.Errorf("%d of 20 tasks failed (%v), %d refused, %d admitted; want all 20 served", len(failed), failed, st.Refused, st.Admitted)
-					}
-				})
-			})
-		}
-	}
-}
-
 type closeRecorder struct {
 	io.Reader
 	closed bool

@@ -189,17 +189,9 @@ type Hold struct {
 	Never bool
 	// Gen is the state's Generation when it said to hold: a change
 	// beyond it may end the wait.
-	Gen   uint64
-	own   bool // held for what is the request's own (its cost): it claims no turn
-	early bool // see Early
+	Gen uint64
+	own bool // held for what is the request's own (its cost): it claims no turn
 }
-
-// Early reports that the hold may end before Until, at an answer to a
-// request in flight: what is left of a quota is taken by requests awaiting
-// their answers, which may show that the server had counted them already.
-// Until bounds it; a wait judged by Until alone (against MaxWait, or a
-// deadline) would be judged too long, and fail with room left.
-func (h Hold) Early() bool { return h.early }
 
 // Until returns when the wait ends at the earliest: no request starts
 // before. Zero when only a change to the key (Gen) ends it.

@@ -110,8 +110,6 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	// release applies the costs first).
 	s.endZeroStreak(out)
 	costly := false
-	var marks [maxPolicies]uint64
-	n := s.marks(&marks)
 	if len(out.Quotas) > 0 {
 		r := rng(out.Rand)
 		for i := range out.Quotas {
@@ -119,9 +117,6 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 				costly = true
 			}
 		}
-	}
-	if n > 0 {
-		s.spendUnstated(l, &marks, n)
 	}
 	if (costly || !s.costs.isZero() && (len(out.Quotas) > 0 || len(s.costs.quotas) > 0)) && s.costs.observe(l, out.Quotas, now, false) {
 		s.flags |= flagHinted

@@ -503,15 +503,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			}
 			if p.live && p.minR-counted*need < need {
 				if p.deadline != 0 {
-					h, ok := s.hold(p.deadline, ReasonQuota, 0)
-					// What is left is taken by the requests awaiting
-					// their answers, if the server had not counted
-					// them yet; one that counts requests as they
-					// arrive and states r as it answers had, and
-					// their answers will show the room: the hold may
-					// end at one (see Hold.Early).
-					h.early = counted > 0 && p.minR >= need
-					return h, ok
+					return s.hold(p.deadline, ReasonQuota, 0)
 				}
 				if counted > 0 {
 					return s.hold(0, ReasonQuota, s.leases.first())
@@ -725,8 +717,6 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// are left, and that is not a lie.
 	s.endZeroStreak(out)
 	foreseen := false
-	var marks [maxPolicies]uint64
-	n := s.marks(&marks)
 	for i := range out.Quotas {
 		q := &out.Quotas[i]
 		if q.Remaining == 0 {
@@ -735,9 +725,6 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if s.observe(l, q, now, out, &r) && q.Remaining > 0 {
 			hinted = true
 		}
-	}
-	if !out.Refused {
-		s.spendUnstated(l, &marks, n)
 	}
 	// A cost quota with less left than the request costs foresaw the
 	// refusal too, and says how long this request must wait.
@@ -992,39 +979,14 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 }
 
 // endZeroStreak ends the doubling of r=0 without t (DESIGN.md §1.7) at an
-// answer with no quota spent without t: one accepted, or a refusal that
-// states quotas, none of them spent with no t. Another quota of the
-// answer spent with no t keeps it, however many quotas have room; a bare
-// refusal shows no room, and keeps it too.
+// answer that states quotas, none of them spent with no t. Another quota
+// of the answer spent with no t keeps it, however many quotas have room.
+// An answer that states none keeps it too: a bare refusal shows no room,
+// and an answer from a cache, which the Transport passes with no quotas
+// either, must change nothing (§1.5).
 func (s *State) endZeroStreak(out *Outcome) {
-	if s.zeroStreak != 0 && (!out.Refused || len(out.Quotas) > 0) && !spentUntimed(out.Quotas) {
+	if s.zeroStreak != 0 && len(out.Quotas) > 0 && !spentUntimed(out.Quotas) {
 		s.zeroStreak = 0
-	}
-}
-
-// marks writes the mark of each of the key's policies to m, before an
-// answer is observed, and returns how many it wrote.
-func (s *State) marks(m *[maxPolicies]uint64) int {
-	n := min(len(s.policies), maxPolicies)
-	for i := range n {
-		m[i] = s.policies[i].mark
-	}
-	return n
-}
-
-// spendUnstated counts the answer accepted to l against the r of each live
-// policy of requests that the answer did not state again (its mark is
-// still marks[i]), when l was granted after the observation that r is:
-// the server counted the request, and once its answer is in, it no longer
-// counts against r as awaiting one (see acquire). A server that states its
-// fields on some answers only would otherwise have r taken again, and
-// refuse the request sent with it.
-func (s *State) spendUnstated(l *Lease, marks *[maxPolicies]uint64, n int) {
-	for i := range min(n, len(s.policies)) {
-		p := &s.policies[i]
-		if p.unit == unitRequests && p.live && p.mark == marks[i] && l.epoch == p.epoch && l.seq > p.mark && p.minR > 0 {
-			p.minR--
-		}
 	}
 }
 

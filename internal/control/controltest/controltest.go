@@ -52,9 +52,6 @@ type Want struct {
 	// Until is when the hold ends, since the table's start; Wake when to
 	// look again (-1: zero; 0: not checked).
 	Until, Wake time.Duration
-	// Early: the hold may end before Until, at an answer (checked
-	// whenever an Acquire is held; see control.Hold.Early).
-	Early bool
 	// Excess is the unit of a quota the request's cost exceeds: it can
 	// never start (checked whenever an Acquire is held).
 	Excess string
@@ -188,9 +185,6 @@ func Check(tab Table, t0 time.Time, results []Result) []string {
 			}
 			if !r.Granted && (r.Hold.Never != (w.Excess != "") || r.Excess.Unit != w.Excess) {
 				bad("Acquire(%s) never = %v, excess in %q; want excess in %q", st.Acquire, r.Hold.Never, r.Excess.Unit, w.Excess)
-			}
-			if !r.Granted && r.Hold.Early() != w.Early {
-				bad("Acquire(%s) early = %v, want %v", st.Acquire, r.Hold.Early(), w.Early)
 			}
 			if w.Wake != 0 && !r.Hold.Wake().Equal(instant(w.Wake)) {
 				bad("Acquire(%s) wake at %v, want %v", st.Acquire, since(t0, r.Hold.Wake()), w.Wake)
@@ -328,13 +322,9 @@ func tables() []Table {
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(0, 0, 1, 10*s)), Want{}),
 			acq(1*s, "a", Want{Grant: true}),
-			// r=1 is taken by a, which awaits its answer: hold until
-			// t, or an answer (Early) that shows the server had counted
-			// a in it.
-			acq(1*s, "b", Want{Hold: control.ReasonQuota, Until: 10 * s, Early: true}),
-			// An answer stating nothing spends r: hold until t.
+			// r=1 was spent by a, which is in flight: hold until t.
+			acq(1*s, "b", Want{Hold: control.ReasonQuota, Until: 10 * s}),
 			rel(2*s, "a", ok(), Want{}),
-			acq(2*s, "b", Want{Hold: control.ReasonQuota, Until: 10 * s}),
 			// Past t, the observation says nothing: not a refill, a probe.
 			acq(10*s, "c", Want{Grant: true, Probe: true, Probing: 1}),
 			acq(10*s, "d", Want{Hold: control.ReasonProbe}),
@@ -345,17 +335,15 @@ func tables() []Table {
 			acq(1*s, "a", Want{Grant: true}),
 			acq(1*s, "b", Want{Grant: true}),
 			acq(1*s, "c", Want{Grant: true}),
-			// The r=3 left is taken by the three awaiting their answers:
-			// held until t, or an answer (Early).
-			acq(1*s, "d", Want{Hold: control.ReasonQuota, Until: 60 * s, Early: true}),
+			acq(1*s, "d", Want{Hold: control.ReasonQuota, Until: 60 * s}),
 			// An answer overtaken by a later one does not raise r; c,
 			// still in flight, counts against the r=1 left.
 			rel(2*s, "a", ok(rl(0, 0, 1, 58*s)), Want{}),
 			rel(2*s, "b", ok(rl(0, 0, 2, 58*s)), Want{}),
-			acq(2*s, "e", Want{Hold: control.ReasonQuota, Until: 60 * s, Early: true}),
+			acq(2*s, "e", Want{Hold: control.ReasonQuota, Until: 60 * s}),
 			rel(3*s, "c", ok(rl(0, 0, 1, 57*s)), Want{}),
 			acq(3*s, "f", Want{Grant: true}),
-			acq(3*s, "g", Want{Hold: control.ReasonQuota, Until: 60 * s, Early: true}),
+			acq(3*s, "g", Want{Hold: control.ReasonQuota, Until: 60 * s}),
 			// f's answer says r=0: the key pauses until t.
 			rel(4*s, "f", ok(rl(0, 0, 0, 56*s)), Want{PauseUntil: 60 * s}),
 			acq(4*s, "g", Want{Hold: control.ReasonQuota, Until: 60 * s}),
@@ -366,7 +354,7 @@ func tables() []Table {
 			rel(0, "p", ok(rl(2, s, 1000, 60*s)), Want{}),
 			acq(1*s, "a", Want{Grant: true}),
 			acq(1*s, "b", Want{Grant: true}),
-			acq(2500*ms, "c", Want{Hold: control.ReasonQuota, Until: 60 * s, Early: true}),
+			acq(2500*ms, "c", Want{Hold: control.ReasonQuota, Until: 60 * s}),
 		}},
 		{Name: "ratio trap", Steps: []Step{
 			// r=10000;t=10 under q=10000;w=1000 (draft-11 §8.5): once
@@ -492,7 +480,7 @@ func tables() []Table {
 			acq(0, "a", Want{Grant: true}),
 			acq(0, "b", Want{Grant: true}),
 			acq(0, "c", Want{Grant: true}),
-			acq(0, "d", Want{Hold: control.ReasonQuota, Until: 10 * s, Early: true}),
+			acq(0, "d", Want{Hold: control.ReasonQuota, Until: 10 * s}),
 		}},
 		{Name: "forget", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),

@@ -83,9 +83,9 @@ func streamTables() []Table {
 			acq(0, "a", Want{Grant: true}),
 			rel(0, "a", streamed(ok(rl(10, 10*s, 1, 10*s))), Want{InFlight: 1}),
 			acq(0, "b", Want{Grant: true, InFlight: 2}),
-			acq(0, "c", Want{Hold: control.ReasonQuota, Until: 10 * s, Early: true}),
+			acq(0, "c", Want{Hold: control.ReasonQuota, Until: 10 * s}),
 			end(s, "a", Want{InFlight: 1}),
-			acq(s, "c", Want{Hold: control.ReasonQuota, Until: 10 * s, Early: true}),
+			acq(s, "c", Want{Hold: control.ReasonQuota, Until: 10 * s}),
 		}},
 		{Name: "a content-bytes quota counts streams until they end", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
@@ -93,7 +93,7 @@ func streamTables() []Table {
 			acq(0, "a", Want{Grant: true}),
 			rel(0, "a", streamed(control.Outcome{First: true, Bytes: -1}), Want{InFlight: 1}),
 			acq(0, "b", Want{Grant: true}),
-			acq(0, "c", Want{Hold: control.ReasonQuota, Until: 10 * s, Early: true}),
+			acq(0, "c", Want{Hold: control.ReasonQuota, Until: 10 * s}),
 		}},
 		{Name: "the probe after a pause does not wait for streams", Steps: []Step{
 			// A stream answered before the pause brings no new answer:
