@@ -97,7 +97,9 @@ type Store interface {
 // looked up or a new key comes in: no goroutine runs in the background),
 // and at most MaxKeys are kept, the least recently used going first
 // (within its shard, when MaxKeys is 4096 or more; a few more than MaxKeys
-// may be kept for an instant).
+// may be kept for an instant). A key that requests wait on is not evicted:
+// beyond MaxKeys, the store keeps at most as many keys as there are
+// requests waiting, and drops the surplus as new keys come in.
 type MemoryStore struct {
 	// MaxKeys is the most keys kept at once. If zero, 65536.
 	MaxKeys int
@@ -161,6 +163,7 @@ type memEntry struct {
 	prev, next *memEntry
 	ks         KeyState
 	changed    chan struct{} // closed when Generation grows; nil when nobody waits
+	waiters    int32         // requests waiting on it now (see evictable)
 	gone       bool          // removed from its shard
 	// memo is the memo of a Transport whose key was found to be this
 	// entry's key: a key from it is, with no comparison of strings.
@@ -219,8 +222,22 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 				s.remove(sh, t)
 			}
 		}
-		if s.count.Load() >= s.max && sh.tail != nil {
-			s.remove(sh, sh.tail)
+		// At most MaxKeys, the least recently used going first, but
+		// never a key requests wait on: woken by its eviction, they
+		// would make their key again, evicting another's, whose
+		// waiters would do the same, without end (with 4 keys for 10
+		// origins, 16 workers spun at one instant). Keys kept beyond
+		// MaxKeys so are as many as the requests that wait; each
+		// later key made removes two while there are more.
+		for range 2 {
+			if s.count.Load() < s.max {
+				break
+			}
+			v := evictable(sh.tail)
+			if v == nil {
+				break
+			}
+			s.remove(sh, v)
 		}
 		k = k.clone()
 		e = &memEntry{key: k, sh: sh}
@@ -250,6 +267,17 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		sh.tail = e
 	}
 	return e
+}
+
+// evictable returns the least recently used of the oldest entries from
+// t on that no request waits on; nil if there is none among them.
+func evictable(t *memEntry) *memEntry {
+	for i := 0; t != nil && i < 8; i, t = i+1, t.prev {
+		if t.waiters == 0 {
+			return t
+		}
+	}
+	return nil
 }
 
 // expired reports whether e's state may be forgotten at now.
@@ -368,6 +396,7 @@ func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time
 				e.changed = make(chan struct{})
 			}
 			changed = e.changed
+			e.waiters++
 		}
 		sh.mu.Unlock()
 
@@ -390,15 +419,22 @@ func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time
 			}
 			fire = (*timer).C
 		}
+		var err error
+		done := true
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			err = ctx.Err()
 		case <-fire:
-			return nil
 		case <-changed:
-			if e != nil {
-				return nil // changed, or forgotten: started over
-			}
+			done = e != nil // changed, or forgotten: started over
+		}
+		if e != nil {
+			sh.mu.Lock()
+			e.waiters--
+			sh.mu.Unlock()
+		}
+		if done {
+			return err
 		}
 	}
 }

@@ -432,11 +432,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		e.Kind = EventRetry
 		t.emitIf(e)
-		if plan.Reason == control.ReasonRetryBudget || plan.Pause < plan.Wait {
-			// Spaced out past the key's pause, or the refusal floor
-			// of a key not paused.
-			ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
-		}
+		// The retry waits its plan's wait, whether or not the key's
+		// pause covers it: a retry spaced out past the pause, the
+		// refusal floor of a key not paused, and a key forgotten or
+		// evicted meanwhile (Budget.Forget, MaxKeys), whose next state
+		// has no pause, so that its retry was sent at once: with 4 keys
+		// for 50 origins, 8 attempts a task within 15 ms.
+		ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
 
 		discardUntil(ctx, resp.Body, time.Now().Add(drainLeft))
 	}
