@@ -98,8 +98,9 @@ type Store interface {
 // and at most MaxKeys are kept, the least recently used going first
 // (within its shard, when MaxKeys is 4096 or more; a few more than MaxKeys
 // may be kept for an instant). A key that requests wait on is not evicted:
-// beyond MaxKeys, the store keeps at most as many keys as there are
-// requests waiting, and drops the surplus as new keys come in.
+// while the least recently used keys all have requests waiting on them,
+// the store keeps more than MaxKeys (no more than it has requests waiting
+// on its oldest keys), and drops the surplus as new keys come in.
 type MemoryStore struct {
 	// MaxKeys is the most keys kept at once. If zero, 65536.
 	MaxKeys int
@@ -226,8 +227,8 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		// never a key requests wait on: woken by its eviction, they
 		// would make their key again, evicting another's, whose
 		// waiters would do the same, without end (with 4 keys for 10
-		// origins, 16 workers spun at one instant). Keys kept beyond
-		// MaxKeys so are as many as the requests that wait; each
+		// origins, 16 workers spun at one instant). A key made when
+		// the 8 oldest are all waited on is kept beyond MaxKeys; each
 		// later key made removes two while there are more.
 		for range 2 {
 			if s.count.Load() < s.max {
