@@ -98,9 +98,8 @@ type Store interface {
 // and at most MaxKeys are kept, the least recently used going first
 // (within its shard, when MaxKeys is 4096 or more; a few more than MaxKeys
 // may be kept for an instant). A key that requests wait on is not evicted:
-// while the least recently used keys all have requests waiting on them,
-// the store keeps more than MaxKeys (no more than it has requests waiting
-// on its oldest keys), and drops the surplus as new keys come in.
+// the store keeps more than MaxKeys only by keys waited on, and drops the
+// surplus as new keys come in.
 type MemoryStore struct {
 	// MaxKeys is the most keys kept at once. If zero, 65536.
 	MaxKeys int
@@ -228,13 +227,13 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		// would make their key again, evicting another's, whose
 		// waiters would do the same, without end (with 4 keys for 10
 		// origins, 16 workers spun at one instant). A key made when
-		// the 8 oldest are all waited on is kept beyond MaxKeys; each
-		// later key made removes two while there are more.
+		// no key to evict is found is kept beyond MaxKeys; each later
+		// key made removes two while there are more.
 		for range 2 {
 			if s.count.Load() < s.max {
 				break
 			}
-			v := evictable(sh.tail)
+			v := sh.evictable()
 			if v == nil {
 				break
 			}
@@ -270,13 +269,25 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 	return e
 }
 
-// evictable returns the least recently used of the oldest entries from
-// t on that no request waits on; nil if there is none among them.
-func evictable(t *memEntry) *memEntry {
-	for i := 0; t != nil && i < 8; i, t = i+1, t.prev {
-		if t.waiters == 0 {
+// evictable returns the least recently used entry of sh that no request
+// waits on, looking at 8 at most; nil if there is none among them. An
+// entry waited on that it passes goes to the front, as if just used, so
+// that the next look starts past it: a store whose oldest keys are waited
+// on for long (an hour's pause) evicts the others still, and keeps beyond
+// MaxKeys no more keys than it has waited on.
+func (sh *memShard) evictable() *memEntry {
+	for range 8 {
+		t := sh.tail
+		if t == nil || t.waiters == 0 {
 			return t
 		}
+		if t == sh.head {
+			return nil
+		}
+		sh.unlink(t)
+		t.next = sh.head
+		sh.head.prev = t
+		sh.head = t
 	}
 	return nil
 }
