@@ -269,8 +269,9 @@
 // # Errors
 //
 // RoundTrip returns an error only when it has no response: the error of
-// Base, unwrapped; the request context's error when the context ended while
-// waiting (only the context is watched while waiting: the deprecated
+// Base, unwrapped; the context's cause ([context.Cause], which is ctx.Err()
+// when the context was ended without one, as net/http returns it) when the
+// request's context ended while waiting (only the context is watched while waiting: the deprecated
 // [http.Request.Cancel] reaches Base, not polite's waits); a [*WaitError]
 // when the pacing wait is longer than MaxWait or
 // would outlast the context deadline; a [*RobotsError] when

@@ -241,7 +241,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.Robots != nil {
 		var err error
 		if floor, err = t.robots(req, *key); err != nil {
-			return nil, err // req.Body is closed
+			return nil, causeOf(ctx, err) // req.Body is closed
 		}
 	}
 	body := req.Body != nil && req.Body != http.NoBody
@@ -307,7 +307,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if we, ok := err.(*WaitError); ok {
 				t.waitFailed(req, we, attempt, start.time())
 			}
-			return nil, err
+			return nil, causeOf(ctx, err)
 		}
 		send := req
 		if attempt > 1 {
@@ -741,6 +741,17 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			return &WaitError{Key: b.display(key), Delay: now.Sub(start), Reason: w.why, Limit: t.maxWait()}
 		}
 	}
+}
+
+// causeOf returns context.Cause(ctx) for err if err is ctx's own error, as
+// net/http's Transport returns a context's end: whichever wait the end
+// interrupts, the caller sees the cause it gave (the same error as
+// ctx.Err() when it gave none).
+func causeOf(ctx context.Context, err error) error {
+	if err != nil && err == ctx.Err() {
+		return context.Cause(ctx)
+	}
+	return err
 }
 
 // waitLocal waits for a local ceiling: until the instant until (zero:
