@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/politehttp/polite/internal/llmcost"
@@ -45,7 +46,9 @@ const estimateLimit = llmcost.Limit
 //
 // EstimateCost reads the body only through req.GetBody, never req.Body
 // itself, and at most its first 1 MiB (the text of about 260,000 tokens);
-// it closes what GetBody returns. A request without GetBody, or whose body
+// it closes what GetBody returns. It reads while the request's context
+// lasts: the context's end closes the body, and the request costs the zero
+// Cost. A request without GetBody, or whose body
 // is not a JSON object of the API's shape, costs the zero Cost. The
 // estimate takes time linear in the bytes read, whatever they are.
 //
@@ -76,12 +79,26 @@ func estimateCost(req *http.Request, limit int64) (Cost, bool) {
 	if llmcost.KindOf(req.URL.Path) == llmcost.None {
 		return Cost{}, false // not worth a GetBody
 	}
+	ctx := req.Context()
+	if ctx.Err() != nil {
+		return Cost{}, false
+	}
 	body, err := req.GetBody()
 	if err != nil || body == nil {
 		return Cost{}, false
 	}
-	defer body.Close()
+	// Read while ctx lasts: its end closes the body, which interrupts a
+	// read that does not answer (a pipe, a stalled file).
+	c := &cutter{body: body}
+	defer c.cut()
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, c.cut)
+		defer stop()
+	}
 	e, ok := llmcost.Read(body, req.URL.Path, limit)
+	if ctx.Err() != nil {
+		return Cost{}, false
+	}
 	if !ok {
 		return Cost{}, false
 	}

@@ -1,11 +1,15 @@
 package polite_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/politehttp/polite"
 )
@@ -71,4 +75,41 @@ func TestEstimateCostReadsAtMostLimitFromFile(t *testing.T) {
 	if off > 1<<20 {
 		t.Errorf("EstimateCost read %d bytes of the body through GetBody, more than the 1 MiB (%d) promised", off, 1<<20)
 	}
+}
+
+// The Transport's estimate of a request's cost reads GetBody's body while
+// the request's context lasts: a GetBody whose body does not answer (a
+// pipe, a file on a stalled network mount) held RoundTrip past its
+// context's end, for as long as the body would not answer.
+func TestEstimateStopsAtContextEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://llm.test/v1/chat/completions", strings.NewReader(`{"messages":[]}`))
+		req.GetBody = func() (io.ReadCloser, error) { return pr, nil }
+		done := make(chan error, 1)
+		go func() {
+			resp, err := tr.RoundTrip(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+		time.Sleep(5 * time.Second)
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("RoundTrip: %v, want the context's end", err)
+			}
+		default:
+			t.Errorf("RoundTrip still estimating 4s after its context ended")
+			pw.CloseWithError(errors.New("released"))
+			<-done
+		}
+	})
 }
