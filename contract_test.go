@@ -750,3 +750,33 @@ func TestRetryKeepsRequestTrailers(t *testing.T) {
 		}
 	})
 }
+
+// A retry whose body GetBody cannot rewind ends with an EventGiveUp
+// carrying GetBody's error, the error the caller gets: the events ended
+// with the retry's EventRetry and EventWait, as if it had been sent.
+func TestRewindFailureGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errGone := errors.New("upload source gone")
+		var kinds []polite.EventKind
+		var last polite.Event
+		tr := &polite.Transport{
+			OnEvent: func(e polite.Event) { kinds = append(kinds, e.Kind); last = e },
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				r.Body.Close()
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}, Body: http.NoBody, Request: r}, nil
+			}),
+		}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, "http://api.test/", strings.NewReader("payload"))
+		req.GetBody = func() (io.ReadCloser, error) { return nil, errGone }
+		resp, err := tr.RoundTrip(req)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		if !errors.Is(err, errGone) {
+			t.Fatalf("RoundTrip: %v, %v; want GetBody's error", resp, err)
+		}
+		if last.Kind != polite.EventGiveUp || !errors.Is(last.Err, errGone) || last.Attempt != 2 {
+			t.Errorf("events %v, the last %+v; want them to end with an EventGiveUp of attempt 2 carrying GetBody's error", kinds, last)
+		}
+	})
+}

@@ -22,7 +22,9 @@ const (
 	EventRetry EventKind = "retry"
 	// EventGiveUp: a refused response goes back to the caller: attempts are
 	// spent, the wait is too long, or the request cannot be replayed. Wait
-	// is the wait the server asked for, when known.
+	// is the wait the server asked for, when known. A retry whose
+	// GetBody fails gives up too, with GetBody's error in Err: the
+	// caller gets that error.
 	// With Transport.RetryTransient, a transient failure that goes back to
 	// the caller is a give-up too, with Reason ReasonTransient (or why the
 	// retry budget denied it) and Status 0 for a connection error.
@@ -70,8 +72,10 @@ type Event struct {
 	Reason  Reason        // why it waits, or waited
 	Quotas  int           // EventObserve: how many quotas the response described
 	// Err is the Store's error for EventStoreDown, the *WaitError for
-	// EventWaitError, and Base's error for the EventRetry or EventGiveUp of
-	// a transient connection failure.
+	// EventWaitError, Base's error for the EventRetry or EventGiveUp of
+	// a transient connection failure, and GetBody's error for the
+	// EventGiveUp of a retry that could not rewind its body (Status 0:
+	// the attempt was not sent).
 	Err error
 }
 

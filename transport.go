@@ -312,7 +312,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		send := req
 		if attempt > 1 {
 			if send, err = rewind(req); err != nil {
-				t.finish(req, b, *key, &g, time.Now(), &control.Outcome{Failed: true})
+				now := time.Now()
+				t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true})
+				if t.observed() {
+					// The attempt waited, and is not sent: its events
+					// end as the caller's call does.
+					t.emit(Event{Kind: EventGiveUp, Time: now, Key: b.display(*key), Request: req, Attempt: attempt, Err: err})
+				}
 				return nil, err
 			}
 		}
