@@ -27,8 +27,8 @@ import (
 // the request bodies of the main LLM APIs with [EstimateCost].
 //
 // The zero Cost is one request and nothing more. A Cost is a small
-// comparable value: declaring one allocates nothing beyond the context that
-// carries it.
+// comparable value: [WithCost] allocates twice, the context and the copy
+// of the Cost it carries, and the Transport reads it without allocating.
 type Cost struct {
 	// Tokens is the cost against quotas of "tokens": the prompt plus the
 	// output, in tokens. If zero, it is InputTokens plus OutputTokens.

@@ -298,3 +298,19 @@ func BenchmarkEstimateCost(b *testing.B) {
 		}
 	})
 }
+
+// WithCost allocates what its doc says: the context, and the copy of the
+// Cost it carries; reading it, nothing. The doc said it allocated nothing beyond the context.
+func TestWithCostAllocs(t *testing.T) {
+	ctx := context.Background()
+	c := Cost{InputTokens: 1200, OutputTokens: 800}
+	var sink context.Context
+	if n := testing.AllocsPerRun(100, func() { sink = WithCost(ctx, c) }); n != 2 {
+		t.Errorf("WithCost allocates %v times, want 2 as its doc says", n)
+	}
+	_ = sink
+	ctx = WithCost(ctx, c)
+	if n := testing.AllocsPerRun(100, func() { costFrom(ctx) }); n != 0 {
+		t.Errorf("reading a declared Cost allocates %v times, want none", n)
+	}
+}

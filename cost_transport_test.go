@@ -685,3 +685,48 @@ func TestAnthropicRefusalSkipsDerivedTokens(t *testing.T) {
 		}
 	})
 }
+
+// A retry whose body GetBody cannot rewind is not sent, and costs
+// nothing: its cost was charged to the tokens quota as if the server had
+// counted it. Here the latest answer says 5000 of 6000 tokens remain,
+// refilling, and nothing is sent after it: the charge (4000) left 2000,
+// and a request of 3000 waited about 10 s for tokens the server had.
+func TestUnsentRetryNotCharged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n++
+			openAIHeaders(w, "5000")
+			if n == 2 {
+				// Refused by its requests quota, spent for a second:
+				// the tokens are untouched.
+				w.Header().Set("x-ratelimit-remaining-requests", "0")
+				w.Header().Set("x-ratelimit-reset-requests", "1s")
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+		if err := sendCost(t, tr, polite.Cost{Tokens: 1}); err != nil {
+			t.Fatal(err)
+		}
+		errGone := errors.New("body gone")
+		req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), polite.Cost{Tokens: 4000}), http.MethodPost, "http://llm.example/v1/x", strings.NewReader("x"))
+		req.GetBody = func() (io.ReadCloser, error) { return nil, errGone }
+		if _, err := tr.RoundTrip(req); !errors.Is(err, errGone) || n != 2 {
+			t.Fatalf("RoundTrip: %v after %d sends, want GetBody's error after 2", err, n)
+		}
+		st, _ := tr.Inspect("http://llm.example", time.Now())
+		for _, p := range st.Policies {
+			if p.Unit == "tokens" && p.Remaining < 5000 {
+				t.Errorf("tokens remaining %d after an attempt never sent, want at least the 5000 last stated", p.Remaining)
+			}
+		}
+		start := time.Now()
+		if err := sendCost(t, tr, polite.Cost{Tokens: 3000}); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 0 {
+			t.Errorf("a request of 3000 tokens with 5000 left waited %v", d)
+		}
+	})
+}

@@ -313,7 +313,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt > 1 {
 			if send, err = rewind(req); err != nil {
 				now := time.Now()
-				t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true})
+				t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true, Unsent: true})
 				if t.observed() {
 					// The attempt waited, and is not sent: its events
 					// end as the caller's call does.
