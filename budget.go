@@ -251,8 +251,10 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		)
 		l.SetCost(g.Cost())
 		// A pause this process learned while the Store was down carries
-		// over to the Store's state.
-		pu, why := b.fallback.paused(k.m, now)
+		// over to the Store's state; one it copied from the Store does
+		// not: the Store's state is the truth, and another process may
+		// have cleared it since (Budget.Forget).
+		pu, why := b.fallback.learned(k.m, now)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
 			s.c.Bound(now, &b.cfg) // another process may have written it
 			if !pu.IsZero() {

@@ -237,7 +237,10 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 	default:
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 		err := b.ext.Update(ctx, k.String(), func(s *KeyState) {
-			ok = !s.c.IsZero()
+			// Judged at now, as MemoryStore judges it: a state a
+			// Store would have forgotten by then is none.
+			n := control.Instant(now)
+			ok = !s.c.IsZero() && !(s.c.Expires() <= n && s.c.Forgettable(n))
 			if ok {
 				v = s.c.View(now)
 			}

@@ -165,6 +165,11 @@ type memEntry struct {
 	changed    chan struct{} // closed when Generation grows; nil when nobody waits
 	waiters    int32         // requests waiting on it now (see evictable)
 	gone       bool          // removed from its shard
+	// mirror, in a Budget's fallback only, is the end of the latest
+	// pause copied from the Store (see Budget.releaseExt), in
+	// nanoseconds since 1970: a pause no later is the Store's own, not
+	// one learned while it failed (see learned).
+	mirror int64
 	// memo is the memo of a Transport whose key was found to be this
 	// entry's key: a key from it is, with no comparison of strings.
 	memo *keyMemo
@@ -613,14 +618,18 @@ func (s *MemoryStore) leave(k memKey, now time.Time, since time.Time) {
 	sh.mu.Unlock()
 }
 
-// paused returns the pause k's state is in at now, and what it is for; the
+// learned returns the pause k's state is in at now, and what it is for,
+// when it ends later than any pause copied into it from the Store (see
+// memEntry.mirror): one this process learned while the Store failed. The
 // zero time when none.
-func (s *MemoryStore) paused(k memKey, now time.Time) (time.Time, control.Reason) {
+func (s *MemoryStore) learned(k memKey, now time.Time) (time.Time, control.Reason) {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e := s.entry(sh, k, now.UnixNano(), false); e != nil {
-		return e.ks.c.Paused(now)
+		if pu, why := e.ks.c.Paused(now); pu.UnixNano() > e.mirror {
+			return pu, why
+		}
 	}
 	return time.Time{}, control.ReasonNone
 }
@@ -648,6 +657,9 @@ func (s *MemoryStore) pause(k memKey, now, until time.Time, why control.Reason, 
 	}
 	gen := e.ks.c.Generation()
 	e.ks.c.PauseUntil(now, cfg, until, why)
+	if pu, _ := e.ks.c.Paused(now); !pu.IsZero() {
+		e.mirror = max(e.mirror, pu.UnixNano())
+	}
 	if e.ks.c.Generation() > gen {
 		e.wake()
 	}
