@@ -1,6 +1,7 @@
 package polite_test
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"net/http"
@@ -29,12 +30,15 @@ type scenario struct {
 	minEff  float64 // efficiency floor
 	maxPeak int     // most requests in flight allowed at the server; 0: any
 
-	known      string        // why minEff is below 0.90 on an honest server, or a target is missed
-	maxRefused float64       // refusals allowed, as a share of tasks (not honest servers)
-	flip       time.Duration // > 0: every other span this long, the server sends no rate-limit fields
-	shed       int           // > 0: one request in shed is refused with a bare 429, whatever the limits (a load balancer shedding load)
-	slowRefuse bool          // refusals answer after cfg.Latency too, as over a network
-	unasserted string        // why the row is printed but not asserted
+	known      string           // why minEff is below 0.90 on an honest server, or a target is missed
+	maxRefused float64          // refusals allowed, as a share of tasks (not honest servers)
+	flip       time.Duration    // > 0: every other span this long, the server sends no rate-limit fields
+	shed       int              // > 0: one request in shed is refused with a bare 429, whatever the limits (a load balancer shedding load)
+	shedStatus int              // the status of a shed request: 0 is 429
+	shedRetry  string           // the Retry-After of a shed request; "": none
+	down       [2]time.Duration // when down[1] > 0: from down[0] to down[1] into the run, every request gets a bare 503 (an upstream down behind a load balancer)
+	slowRefuse bool             // refusals answer after cfg.Latency too, as over a network
+	unasserted string           // why the row is printed but not asserted
 }
 
 // The bounds asserted on servers that say little or lie, in the worst of
@@ -181,12 +185,15 @@ func scenarioServer(sc scenario) (*ratelimittest.Handler, *shedder, http.Handler
 	if sc.flip > 0 {
 		srv = silentEvery(h, sc.flip)
 	}
-	shed := &shedder{h: srv, every: sc.shed}
+	shed := &shedder{h: srv, every: sc.shed, status: sc.shedStatus, retryAfter: sc.shedRetry}
 	if sc.shed > 0 {
 		srv = shed
 	}
 	if sc.slowRefuse {
 		srv = refuseAfter(srv, sc.cfg.Latency)
+	}
+	if sc.down[1] > 0 {
+		srv = downFor(srv, sc.down, shed)
 	}
 	return h, shed, srv
 }
@@ -205,8 +212,10 @@ func runScenario(t *testing.T, sc scenario, workers int) result {
 		res.ok, res.refused, res.peak = statuses[http.StatusOK], s.Refused+shed.shed, s.PeakInFlight
 	})
 	res.ideal = ratelimittest.Ideal(sc.cfg, sc.tasks, workers)
+	res.ideal += sc.down[1] - sc.down[0] // a perfect client waits the outage out
 	if sc.shed > 0 {
-		res.ideal = shedIdeal(sc.tasks, workers, sc.shed, sc.cfg.Latency)
+		// Shed in front of a limit: the slower of the two.
+		res.ideal = max(res.ideal, shedIdeal(sc.tasks, workers, sc.shed, sc.cfg.Latency))
 	}
 	return res
 }
@@ -334,14 +343,17 @@ func silentEvery(h http.Handler, d time.Duration) http.Handler {
 	})
 }
 
-// shedder refuses one request in every with a bare 429 before h sees it,
-// whatever h's limits: a load balancer shedding load. shed counts them.
+// shedder refuses one request in every before h sees it, whatever h's
+// limits: a load balancer shedding load. Its refusal is a bare 429, or
+// status with Retry-After retryAfter when set. shed counts them.
 type shedder struct {
-	h     http.Handler
-	every int
-	mu    sync.Mutex
-	n     int
-	shed  int
+	h          http.Handler
+	every      int
+	status     int
+	retryAfter string
+	mu         sync.Mutex
+	n          int
+	shed       int
 }
 
 func (s *shedder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -353,10 +365,30 @@ func (s *shedder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if refuse {
-		w.WriteHeader(http.StatusTooManyRequests)
+		if s.retryAfter != "" {
+			w.Header().Set("Retry-After", s.retryAfter)
+		}
+		w.WriteHeader(cmp.Or(s.status, http.StatusTooManyRequests))
 		return
 	}
 	s.h.ServeHTTP(w, r)
+}
+
+// downFor wraps h so that every request from down[0] to down[1] after its
+// creation gets a bare 503 before h sees it, counted in s.shed: an
+// outage.
+func downFor(h http.Handler, down [2]time.Duration, s *shedder) http.Handler {
+	start := time.Now()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d := time.Since(start); d >= down[0] && d < down[1] {
+			s.mu.Lock()
+			s.shed++
+			s.mu.Unlock()
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // refuseAfter wraps h so that its refusals (429 and 503) answer after d,

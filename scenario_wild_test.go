@@ -1,6 +1,7 @@
 package polite_test
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/politehttp/polite/ratelimittest"
@@ -14,7 +15,7 @@ func wildScenarios() []scenario {
 	httprate := []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.SlidingWindowRounded, Quota: 20, Window: 2 * time.Second}}
 	nginx := []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.LeakyBucket, Quota: 10, Window: time.Second, Burst: 5}}
 	const phase = 500 * time.Millisecond
-	return []scenario{
+	out := []scenario{
 		{
 			// ulule/limiter: an epoch reset rounded down, which late in a
 			// window is "now", and no Retry-After. One refusal shows it;
@@ -287,4 +288,34 @@ func wildScenarios() []scenario {
 			known: "the second probe, sent once the first has hung 3s, falls mid-window, and q per w holds over any span of w: each window is used a second late",
 		},
 	}
+	// An honest server behind a load balancer that sheds one request in
+	// twenty with 503 and Retry-After: 1, or that is down for 20s (every
+	// request a bare 503) before it comes back. Each 503, refused while
+	// the stated quota said requests were left, was read as the quota
+	// lying: hints distrusted and the learned quota pacing, 0.32 of
+	// ideal behind the shedder with IETF fields; and the outage, measured
+	// by the learner as a window of 35s, paced the legacy dialects at 20
+	// per 24-32s once the server was back (0.33). A 503 of a key that
+	// states its quotas now pauses it and teaches the learner nothing.
+	// Refused are the 503s: the shedder's one in twenty of every request
+	// sent, the outage's doubling probes.
+	fixed := []ratelimittest.Policy{{Name: "api", Quota: 20, Window: 4 * time.Second}}
+	for _, d := range []ratelimittest.Dialect{ratelimittest.IETF, ratelimittest.XRateLimitDelta, ratelimittest.GitHub} {
+		out = append(out, scenario{
+			name: "fixed window 20/4s, 1 in 20 shed with 503 Retry-After: 1",
+			cfg:  ratelimittest.Config{Policies: fixed, Dialect: d, Latency: 5 * time.Millisecond},
+			shed: 20, shedStatus: http.StatusServiceUnavailable, shedRetry: "1",
+			tasks: 200, minEff: learnFloor, maxRefused: 0.06,
+		})
+	}
+	for _, d := range []ratelimittest.Dialect{ratelimittest.IETF, ratelimittest.XRateLimitDelta, ratelimittest.GitHub, ratelimittest.OpenAI} {
+		out = append(out, scenario{
+			name:  "fixed window 20/4s, down 10s-30s with bare 503s",
+			cfg:   ratelimittest.Config{Policies: fixed, Dialect: d, Latency: 5 * time.Millisecond},
+			down:  [2]time.Duration{10 * time.Second, 30 * time.Second},
+			tasks: 200, minEff: 0.80, maxRefused: learnRefusals,
+			known: "the ideal knows when the server is back; polite's probes double from a second (12, 13, 15, 19, 27s), and the one that finds it back goes at 43s, 13s late; with IETF fields the first window after it waits w from its own first start (q per w holds over any span of w), not the server's reset, 3s once: 0.83 (0.87 with the legacy dialects)",
+		})
+	}
+	return out
 }

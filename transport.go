@@ -381,7 +381,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 		// A refusal: gather what the decision needs, and execute its plan
 		// (see control.Decide).
-		out.Refused = true
+		out.Refused, out.Unavailable = true, resp.StatusCode == http.StatusServiceUnavailable
 		if out.Rand == 0 {
 			out.Rand = rand.Uint64()
 		}

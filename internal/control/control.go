@@ -210,9 +210,14 @@ type Outcome struct {
 	Bytes   int64         // the response's content length; -1 when unknown
 	Skew    time.Duration // the response's Date minus its receive time, when Dated
 	Dated   bool
-	Refused bool    // 429 or 503
-	Refusal Refusal // when Refused
-	Rand    uint64  // a uniformly random value: the source of every jitter
+	Refused bool // 429 or 503
+	// Unavailable reports that the refusal is a 503, not a 429: the
+	// service unavailable (an outage, a load balancer shedding load,
+	// maintenance; RFC 9110 §15.6.4), which says nothing of the stated
+	// quotas: it pauses the key, and does not make it distrust them.
+	Unavailable bool
+	Refusal     Refusal // when Refused
+	Rand        uint64  // a uniformly random value: the source of every jitter
 	// Transient reports a transient failure (Failed, or a 502 or 504) the
 	// Transport would retry: Refusal describes the retry, and Release
 	// returns the plan of DecideTransient.
