@@ -341,7 +341,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		var out control.Outcome
 		out.Bytes, out.First = resp.ContentLength, attempt == 1
 		// Fields in trailers are never read (DESIGN.md §1.9).
-		if out.Quotas = readQuotas(resp.Header, arr.wall, &g, t.reader(key, &g), &out); len(out.Quotas) > 0 {
+		if out.Quotas = readQuotas(resp.Header, arr.wall, &g, t.reader(key, &g), &out); len(out.Quotas) == 0 && g.Logged() {
+			// An answer from a cache gives back its start (see
+			// control.Outcome.Cached); looked for only where a stated
+			// quota logged it, so that other keys pay nothing.
+			out.Cached = parse.FromCache(resp.Header)
+		} else if len(out.Quotas) > 0 {
 			if spent(out.Quotas) {
 				out.Rand = rand.Uint64() // the jitter of the pause (see control.Outcome)
 			}

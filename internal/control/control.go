@@ -151,6 +151,9 @@ type Lease struct {
 
 	others int32 // other requests in flight at its grant, bodies still arriving included, up to rampCap (see shed.go)
 	probe  bool
+	// logged reports that its start was logged for a stated quota's pace
+	// (q per w): an answer from a cache takes it back (Outcome.Cached).
+	logged bool
 	skewOK bool
 	// window reports that the cycle had requests accepted: a refusal now
 	// is the end of a window, not an outage.
@@ -165,6 +168,12 @@ func (l *Lease) Skew() (time.Duration, bool) { return time.Duration(l.skew), l.s
 
 // Probe reports whether the request probes alone.
 func (l *Lease) Probe() bool { return l.probe }
+
+// Logged reports whether the request's start was logged for the pace of a
+// quota its server stated: only then does an answer from a cache change
+// anything (see Outcome.Cached), and only then need the Transport look for
+// one.
+func (l *Lease) Logged() bool { return l.logged }
 
 // Expiry returns when the lease stops counting as in flight.
 func (l *Lease) Expiry() time.Time { return at(l.end) }
@@ -216,8 +225,13 @@ type Outcome struct {
 	// maintenance; RFC 9110 §15.6.4), which says nothing of the stated
 	// quotas: it pauses the key, and does not make it distrust them.
 	Unavailable bool
-	Refusal     Refusal // when Refused
-	Rand        uint64  // a uniformly random value: the source of every jitter
+	// Cached reports that the answer, accepted, came from a cache (an Age
+	// above 0; DESIGN.md §1.5): the origin did not see the request, so
+	// its start is taken back from the starts the stated quotas' paces
+	// logged (see Lease.Logged). Its fields are not in Quotas.
+	Cached  bool
+	Refusal Refusal // when Refused
+	Rand    uint64  // a uniformly random value: the source of every jitter
 	// Transient reports a transient failure (Failed, or a 502 or 504) the
 	// Transport would retry: Refusal describes the retry, and Release
 	// returns the plan of DecideTransient.

@@ -55,7 +55,7 @@ func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
 		lr.cycleEpoch, lr.cycleStart, lr.cycleOK, lr.prevOK, lr.held = s.epoch, now, 0, 0, false // no learned quota
 	}
 	l.born, l.end, l.seq, l.epoch, l.cycle, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, lr.cycle, 0, s.skew, now
-	l.tested, l.measuring, l.probe, l.skewOK, l.window = 0, 0, false, s.flags&flagSkew != 0, false
+	l.tested, l.measuring, l.probe, l.skewOK, l.window, l.logged = 0, 0, false, s.flags&flagSkew != 0, false, false
 	switch {
 	case lr.pending && (lr.pendQ > 0 || lr.quota != nil):
 		l.measuring = lr.pendFrom
@@ -95,6 +95,9 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	s.ramp.returned(l.seq)
 	if len(s.costs.units) > 0 {
 		s.costs.unreserve(l)
+	}
+	if out.Cached && l.logged {
+		s.uncached(l)
 	}
 	if out.First {
 		s.retry.deposit(now)

@@ -140,6 +140,33 @@ func (l *startLog) add(now, q, w, n int64) {
 	}
 }
 
+// unlog takes back one start logged at or before at: one the origin did
+// not see (its answer came from a cache). It is taken from the latest
+// entry no later than at, which is at's own for a start logged one by
+// one; kept by slot, at's entry is at its slot's end, and an earlier
+// entry gives up a start instead: the log then reads the start at as
+// made later than the one taken back, which is safe. With no entry that
+// early, nothing is taken back.
+func (l *startLog) unlog(at int64) {
+	for i := l.n - 1; i >= 0; i-- {
+		e := l.get(i)
+		if e.at > at {
+			continue
+		}
+		e.n--
+		l.total--
+		if e.n > 0 {
+			return
+		}
+		// Drop the empty entry: the later ones move back one place.
+		for j := i; j < l.n-1; j++ {
+			*l.get(j) = *l.get(j + 1)
+		}
+		l.n--
+		return
+	}
+}
+
 // tally adds one start at now, as add(now, q, w, 1) would, where the log
 // is the one count of a large q that cannot bind yet, still in the window,
 // and reports whether it did: inline, with no call. Otherwise it changes

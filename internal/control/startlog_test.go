@@ -174,3 +174,52 @@ func sameLog(a, b *startLog) bool {
 	}
 	return true
 }
+
+// unlog takes back one start: its own, logged one by one, and the rest
+// of the log reads as before; kept by slot, one no later, which the log
+// then reads as made later (safe); with none that early, none.
+func TestStartLogUnlog(t *testing.T) {
+	w := int64(4 * time.Second)
+	at := func(i int) int64 { return instant(t0) + int64(i)*int64(100*time.Millisecond) }
+	var l startLog
+	for i := range 5 {
+		l.add(at(i), 5, w, 1)
+	}
+	if d := l.wait(at(5), 5, w); d <= 0 {
+		t.Fatalf("5 of 5 started: no wait")
+	}
+	l.unlog(at(2))
+	if d := l.wait(at(5), 5, w); d != 0 {
+		t.Errorf("one of 5 taken back: wait %v, want none", time.Duration(d))
+	}
+	if l.total != 4 || l.len() != 4 {
+		t.Errorf("after unlog: %d starts in %d entries, want 4 in 4", l.total, l.len())
+	}
+	for i, want := range []int{0, 1, 3, 4} {
+		if got := l.get(i).at; got != at(want) {
+			t.Errorf("entry %d at %v, want start %d's", i, time.Duration(got-at(0)), want)
+		}
+	}
+	l.unlog(at(0) - 1) // before every start: none taken back
+	if l.total != 4 {
+		t.Errorf("unlog before every start took one back: %d left", l.total)
+	}
+
+	// Kept by slot (q above exactLog): the start's entry is its slot's
+	// end, later than it; an earlier entry gives one up.
+	var big startLog
+	q := int64(1000)
+	for i := range 400 {
+		big.add(at(i/100), q, w, 1) // 100 starts in each of 4 slots
+	}
+	before := big.total
+	big.unlog(at(3))
+	if big.total != before-1 {
+		t.Errorf("by slot: %d starts after unlog, want %d", big.total, before-1)
+	}
+	for i := 1; i < big.len(); i++ {
+		if big.get(i).at <= big.get(i-1).at {
+			t.Errorf("by slot: entries out of order after unlog")
+		}
+	}
+}

@@ -436,6 +436,7 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 		if !p.log.tally(now, q, w) {
 			p.log.add(now, q, w, 1)
 		}
+		l.logged = true
 	}
 	return Hold{}, true
 }
@@ -557,6 +558,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			if !p.log.tally(now, q, w) {
 				p.log.add(now, q, w, 1)
 			}
+			l.logged = true
 		}
 	}
 	s.learnLease(now, l)
@@ -587,7 +589,7 @@ func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested i
 	end := s.leaseSlot(now, cfg, ask)
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
-	l.skewOK, l.measuring, l.window, l.tested = s.flags&flagSkew != 0, 0, false, tested
+	l.skewOK, l.measuring, l.window, l.tested, l.logged = s.flags&flagSkew != 0, 0, false, tested, false
 	return end
 }
 
@@ -655,6 +657,18 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 	return p
 }
 
+// uncached takes back the start of l, whose answer came from a cache,
+// from the logs of the stated quotas' paces (see Outcome.Cached): the
+// origin did not see it. A server that counts it anyway shows so in its
+// next fresh answer, as it shows any request of another client.
+func (s *State) uncached(l *Lease) {
+	for i := range s.policies {
+		if p := &s.policies[i]; p.paces() {
+			p.log.unlog(l.start)
+		}
+	}
+}
+
 func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	l := lp
 	if l.custom {
@@ -667,6 +681,9 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		s.ramp.returned(l.seq)
 		if len(s.costs.units) > 0 {
 			s.costs.unreserve(l)
+		}
+		if out.Cached && l.logged && !out.Refused && !out.Failed {
+			s.uncached(l)
 		}
 	} else {
 		// A lease of an earlier incarnation: read its answer as the
