@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -112,6 +113,16 @@ func TestHostileFieldsStartOver(t *testing.T) {
 		// Update failing with ErrContention.
 		{"queue of names no store has", func(string) []any {
 			return []any{"q", strings.TrimSpace(strings.Repeat("x ", 2000)), "qt", "1"}
+		}},
+		// Names of the right shape (16 hex digits), of stores gone (a
+		// crashed fleet, or a hostile writer): each was given a turn of
+		// its own, 240 of them in 4 KiB, and the key was held 4.8s.
+		{"queue of stores gone", func(string) []any {
+			names := make([]string, 240)
+			for i := range names {
+				names[i] = fmt.Sprintf("dead%012x", i)
+			}
+			return []any{"q", strings.Join(names, " "), "qt", "1"}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -429,4 +440,55 @@ func waitAtMost(s *Store, key string, gen uint64, d time.Duration) <-chan time.D
 		woke <- time.Since(start)
 	}()
 	return woke
+}
+
+// An Update held by other stores' turns returns once its context ends,
+// within a Timeout: it went on swapping for four Timeouts (a second) with
+// the context ended, the swaps detached from it so that the updates
+// batched with it are not lost. Here another store takes a turn every
+// few milliseconds, and an Update with 50ms of context returned after a
+// second.
+func TestUpdateEndsWithContextUnderContention(t *testing.T) {
+	addr := redisAddr(t)
+	rdb := newClient(t, addr)
+	a := newStore(t, rdb, testPrefix(t))
+	ctx := t.Context()
+	if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
+		t.Fatal(err)
+	}
+	rkey := a.redisKey(id("k"))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	first := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			if i == 1 {
+				close(first)
+			}
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			now, err := rdb.Time(ctx).Result()
+			if err == nil {
+				rdb.HSet(ctx, rkey, "q", "0123456789abcdef", "qt", strconv.FormatInt(now.Add(15*time.Millisecond).UnixMicro(), 10))
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	<-first
+	uctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := a.Update(uctx, "k", func(st *polite.KeyState) { bump(t, st) })
+	d := time.Since(start)
+	if bound := 50*time.Millisecond + a.timeout() + 100*time.Millisecond; d > bound {
+		t.Errorf("Update with 50ms of context under contention returned after %v (%v), want within a Timeout (%v) of its context's end", d.Round(time.Millisecond), err, a.timeout())
+	}
+	if err == nil {
+		t.Errorf("Update held by another store's turns for its whole context succeeded")
+	}
 }

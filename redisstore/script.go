@@ -60,7 +60,10 @@ import (
 // Turns keep a process from starving: Redis serves ready clients in a fixed
 // order, so without them the process that won a swap could win every next
 // one. A caller that lost a swap before joins the queue; while the queue
-// has a first, only it may swap, until it does or its turn ends.
+// has a first, only it may swap, until it does or its turn ends. A turn
+// that ends unused drops the queue: the stores still contending join it
+// again at their next lost swap, and the names of stores gone hold the key
+// one turn in all, not one each.
 //
 // The notification is "name version generation[ state]": waiters compare
 // generations, and the state, when small enough to send to every process,
@@ -105,14 +108,13 @@ if #q > 4096 or qt > clock() + turn or (q ~= '' and string.gsub(q .. ' ', string
   -- many turns as fit in 4096 bytes: 2000 of one byte, 40 s.)
   q, qt, dirty = '', 0, true
 end
-while q ~= '' do
-  local head = string.match(q, '^%S+')
-  if head == me or qt > clock() then
-    break
-  end
-  q = string.sub(q, #head + 2)
-  qt = clock() + turn
-  dirty = true
+if q ~= '' and qt <= clock() and string.match(q, '^%S+') ~= me then
+  -- The first's turn lapsed unused: the queue is dropped whole, since the
+  -- names after it may be of stores gone too (a crash, a hostile write),
+  -- each of which, given a turn in its turn, held the key that long (240
+  -- names of 16 hex digits fit in 4096 bytes: 4.8 s). The stores still
+  -- contending join it again at their next lost swap.
+  q, qt, dirty = '', 0, true
 end
 local head = string.match(q, '^%S+')
 if v ~= ARGV[1] or (head and head ~= me) then

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"container/list"
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -239,6 +240,7 @@ func (sh *shard) refreshed(e *entry, ver int64, gen uint64, state []byte, epoch 
 
 // op is one update waiting in a batch.
 type op struct {
+	ctx  context.Context // the caller's: it may leave a batch between swaps once it ends
 	fn   func(*polite.KeyState)
 	done chan result // one result: the batch's outcome, or the lead
 }
@@ -267,6 +269,17 @@ func (sh *shard) take(e *entry) []*op {
 	batch := e.queue
 	e.queue = nil
 	return batch
+}
+
+// requeue puts ops back at the head of the queue, in order, ahead of the
+// updates queued since: a batch whose leader left (see errLeaderGone).
+func (sh *shard) requeue(e *entry, ops []*op) {
+	if len(ops) == 0 {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e.queue = append(slices.Clone(ops), e.queue...)
 }
 
 // handOff ends a lead: the first update queued since leads next.

@@ -213,11 +213,12 @@ func (s *Store) shard(id string) *shard {
 // kept; each Redis call is bounded by Timeout, and an update that keeps
 // losing swaps to other processes gives up after four Timeouts with
 // [ErrContention]. If ctx ends while the update waits for its batch,
-// Update returns ctx.Err(); once its batch is being swapped, it waits for
-// the outcome (the bounds above hold), so that what fn did, a lease taken
-// say, is never kept without its caller knowing; a swap Redis runs only
-// after its Timeout keeps nothing (see "When Redis fails" in the package
-// doc).
+// Update returns ctx.Err(). Once its batch is being swapped, it waits for
+// the swap in flight (a Timeout at most), so that what fn did, a lease
+// taken say, is never kept without its caller knowing; if that swap kept
+// nothing (lost to another process's), it returns ctx.Err() then, and the
+// updates batched with it go on without it. A swap Redis runs only after
+// its Timeout keeps nothing (see "When Redis fails" in the package doc).
 func (s *Store) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
 	s.init()
 	s.start()
@@ -242,13 +243,13 @@ func (s *Store) Update(ctx context.Context, key string, fn func(*polite.KeyState
 // batch is being swapped, the updates that arrive queue, and the next
 // batch applies them all, in order, with one swap. Each would otherwise
 // swap against the same version and all but one would fail.
-func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState)) (err error) {
 	kid := id(key)
 	sh := s.shard(kid)
 	e := sh.pin(kid)
 	defer sh.unpin(e)
 
-	o := &op{fn: fn, done: make(chan result, 1)}
+	o := &op{ctx: ctx, fn: fn, done: make(chan result, 1)}
 	if !sh.enqueue(e, o) {
 		select {
 		case r := <-o.done:
@@ -269,19 +270,50 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	// hands the lead to the next update queued, if any. The swap does not
 	// end with the leader's context: it is the others' too.
 	batch := sh.take(e)
-	err := errAbandoned // unless commit returns
+	err = errAbandoned // unless commit returns
 	defer func() {
-		for _, b := range batch[1:] {
-			b.done <- result{err: err}
+		if err == errLeaderGone {
+			// The others go on: at the head of the queue, in order,
+			// the first of them to lead.
+			sh.requeue(e, batch[1:])
+			err = ctx.Err()
+		} else {
+			for _, b := range batch[1:] {
+				b.done <- result{err: err}
+			}
 		}
 		sh.handOff(e)
 	}()
-	err = s.commit(context.WithoutCancel(ctx), kid, e, batch)
+	err = s.commit(context.WithoutCancel(ctx), kid, e, &batch)
 	return err
 }
 
-// commit swaps a batch of updates of one key into Redis.
-func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) error {
+// errLeaderGone is commit's error when the context of the batch's first
+// update, whose goroutine swaps, ended after a swap that kept nothing:
+// the others are handed back to the queue.
+var errLeaderGone = errors.New("redisstore: the leading update's context ended")
+
+// drop ends, with their context's error, the updates of batch but the
+// first whose context has ended, and returns the rest: between two swaps,
+// after one that kept nothing, they need not wait for the next.
+func drop(batch []*op) []*op {
+	keep := batch[:1]
+	for _, o := range batch[1:] {
+		if err := o.ctx.Err(); err != nil {
+			o.done <- result{err: err}
+			continue
+		}
+		keep = append(keep, o)
+	}
+	clear(batch[len(keep):])
+	return keep
+}
+
+// commit swaps a batch of updates of one key into Redis. After a swap
+// that kept nothing (lost to another process's), the updates whose
+// context has ended leave the batch, *batch left with the others; when
+// the first's has, commit returns errLeaderGone.
+func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) error {
 	sh := s.shard(kid)
 	ver, cur := sh.cached(e)
 	// Notifications count only if the subscription was live before the
@@ -290,9 +322,17 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, batch []*op) e
 	rkey := s.redisKey(kid)
 	deadline := time.Now().Add(contentionLimit * s.timeout())
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 && time.Now().After(deadline) {
-			return fmt.Errorf("redisstore: %d tries: %w", attempt, ErrContention)
+		if attempt > 0 {
+			// The last swap kept nothing: an update whose context
+			// ended may go, its caller told so.
+			if *bp = drop(*bp); (*bp)[0].ctx.Err() != nil {
+				return errLeaderGone
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("redisstore: %d tries: %w", attempt, ErrContention)
+			}
 		}
+		batch := *bp
 		var st polite.KeyState
 		if len(cur) > 0 {
 			if err := st.UnmarshalBinary(cur); err != nil {
