@@ -60,7 +60,7 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 	judged := p.Wait // the wait the retry is judged by, before its jitter
 	if f, raised := leastWait(n, r, l, rb.streak); raised {
 		p.Wait, p.Reason, judged = f, ReasonBackoff, f
-		if r.Given {
+		if r.Given && !l.window && l.measuring == 0 {
 			// A short wait raised to the floor is lengthened by up to
 			// a quarter, as a backoff is randomised, so that clients
 			// refused together spread out.
@@ -131,6 +131,9 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 	case r.Wait < RefusalFloor:
 		w := max(r.Wait, 0)
 		f := floorWait(w, streak)
+		if l.window {
+			f = min(f, BackoffInitial)
+		}
 		if l.measuring != 0 {
 			// The learner measures the window: as for a refusal that
 			// gives no wait, but never below the floor.

@@ -459,14 +459,14 @@ func learnTables() []Table {
 		{Name: "the refusals of a flight count once: a late one does not lengthen the pause", Steps: append(slowProbe(),
 			acq(0, "a", Want{Grant: true}),
 			acq(0, "b", Want{Grant: true}),
-			// Retry-After: 0 waits the floor, lengthened by up to a
-			// quarter.
-			rel(0, "a", refused(retryAfter(0)), Want{PauseReason: control.ReasonBackoff}),
-			// The second refusal of the same flight: its own wait
-			// doubles (the second in a row), the key's pause does not;
-			// its Pause, shorter than its Wait, says so.
+			// Retry-After: 0 waits the floor; at the end of a window
+			// (requests were accepted in it), as a bare refusal does:
+			// not doubled, nor lengthened.
+			rel(0, "a", refused(retryAfter(0)), Want{PauseUntil: s, PauseReason: control.ReasonBackoff}),
+			// The second refusal of the same flight does not lengthen
+			// the key's pause.
 			rel(0, "b", refused(retryAfter(0)), Want{
-				Plan:        &control.Plan{Wait: 2 * s, Pause: s, Reason: control.ReasonBackoff, Retry: true},
+				Plan:        &control.Plan{Wait: s, Pause: s, Reason: control.ReasonBackoff, Retry: true},
 				PauseUntil:  s,
 				PauseReason: control.ReasonBackoff,
 			}),

@@ -78,10 +78,12 @@ func robustTables() []Table {
 			rel(0, "p", ok(rl(20, 0, 19, 1500*ms)), Want{}),
 			acq(0, "a", Want{Grant: true}),
 			// Refused while the reset is now (rounded down to the
-			// second the server is in): unknown, not now.
-			// (The floor's wait is lengthened by up to a quarter.)
-			rel(0, "a", refused(quotaWait(0), rl(20, 0, 0, 0)), Want{PauseReason: control.ReasonBackoff}),
-			acq(900*ms, "x", Want{Hold: control.ReasonBackoff}),
+			// second the server is in): unknown, not now. The key
+			// pauses a second, for r=0 with no reset as for the
+			// refusal's floor (not lengthened: the refusal ends a
+			// window, as a bare refusal's does).
+			rel(0, "a", refused(quotaWait(0), rl(20, 0, 0, 0)), Want{PauseUntil: s, PauseReason: control.ReasonQuota}),
+			acq(900*ms, "x", Want{Hold: control.ReasonQuota}),
 			// The server states its resets early: the key reads them a
 			// second later from now on.
 			acq(1500*ms, "b", Want{Grant: true, Probe: true}),
