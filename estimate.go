@@ -48,7 +48,8 @@ const estimateLimit = llmcost.Limit
 // itself, and at most its first 1 MiB (the text of about 260,000 tokens);
 // it closes what GetBody returns. It reads while the request's context
 // lasts: the context's end closes the body, and the request costs the zero
-// Cost. A request without GetBody, or whose body
+// Cost (a body whose Close does not interrupt its Read, such as
+// io.NopCloser over a pipe, is read until its Read returns). A request without GetBody, or whose body
 // is not a JSON object of the API's shape, costs the zero Cost. The
 // estimate takes time linear in the bytes read, whatever they are.
 //

@@ -657,9 +657,9 @@ func (s *MemoryStore) pause(k memKey, now, until time.Time, why control.Reason, 
 	}
 	gen := e.ks.c.Generation()
 	e.ks.c.PauseUntil(now, cfg, until, why)
-	if pu, _ := e.ks.c.Paused(now); !pu.IsZero() {
-		e.mirror = max(e.mirror, pu.UnixNano())
-	}
+	// The Store's pause, not the state's: a later one the state holds
+	// was learned while the Store failed, and still carries over.
+	e.mirror = max(e.mirror, min(until.UnixNano(), now.Add(control.MaxPause).UnixNano()))
 	if e.ks.c.Generation() > gen {
 		e.wake()
 	}

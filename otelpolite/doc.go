@@ -53,7 +53,10 @@
 // because the wait it needed was too long (a [*polite.WaitError]). A
 // transient failure that polite retries or gives up on (a 502 or 504 with
 // [polite.Transport.RetryTransient], or a dropped connection) is no
-// refusal: it counts in retries or give_ups alone.
+// refusal: it counts in retries or give_ups alone. So does a retry that
+// cannot be sent since its body cannot be rewound (GetBody fails): its
+// refusal counted in retries, the request then counts in give_ups, with no
+// status.
 // polite.client.wait.duration records each wait a request made for its
 // budget before being sent, retries' waits included, under the reason it
 // waited longest for; its buckets run from 5 ms to 10 minutes.

@@ -201,13 +201,20 @@ func (l *learner) active(policies []policy, now int64) bool {
 	if now < l.distrustUntil {
 		return true
 	}
+	return !statesFresh(policies, now)
+}
+
+// statesFresh reports whether a quota of policies that paces requests was
+// stated within its window, or a minute when longer: whether the key's
+// server states its quotas now.
+func statesFresh(policies []policy, now int64) bool {
 	for i := range policies {
 		p := &policies[i]
 		if p.unit != unitConcurrent && (p.live || (p.q > 0 && p.w > 0)) && now-p.seen < max(p.w, statedFresh) {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // renews reports whether a start at now begins a new cycle of the learned

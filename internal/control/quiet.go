@@ -97,7 +97,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.costs.unreserve(l)
 	}
 	if out.Cached && l.logged {
-		s.uncached(l)
+		s.unstart(l)
 	}
 	if out.First {
 		s.retry.deposit(now)

@@ -657,16 +657,30 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 	return p
 }
 
-// uncached takes back the start of l, whose answer came from a cache,
-// from the logs of the stated quotas' paces (see Outcome.Cached): the
-// origin did not see it. A server that counts it anyway shows so in its
-// next fresh answer, as it shows any request of another client.
-func (s *State) uncached(l *Lease) {
+// unstart takes back the start of l, which the origin did not see (its
+// answer came from a cache, or it was never sent: see Outcome.Cached and
+// Outcome.Unsent), from the logs of the stated quotas' paces. A server
+// that counts it anyway shows so in its next fresh answer, as it shows
+// any request of another client.
+func (s *State) unstart(l *Lease) {
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
 			p.log.unlog(l.start)
 		}
 	}
+}
+
+// statedLately reports whether the server stated a quota of policies
+// that paces requests within its window, or a minute when longer, spent
+// or not, with its window or not (a legacy limit): whether the key's
+// server states its quotas, for reading a 503 (see release).
+func statedLately(policies []policy, now int64) bool {
+	for i := range policies {
+		if p := &policies[i]; p.unit != unitConcurrent && now-p.seen < max(p.w, statedFresh) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
@@ -682,8 +696,8 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if len(s.costs.units) > 0 {
 			s.costs.unreserve(l)
 		}
-		if out.Cached && l.logged && !out.Refused && !out.Failed {
-			s.uncached(l)
+		if l.logged && (out.Unsent || out.Cached && !out.Refused && !out.Failed) {
+			s.unstart(l)
 		}
 	} else {
 		// A lease of an earlier incarnation: read its answer as the
@@ -783,12 +797,15 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		shedMay = bare && len(out.Refusal.Violated) == 0 && s.shedMay(l, first, now)
 		s.shed = shed{}
 	}
-	// A 503 of a key that states its quotas is the service unavailable
-	// (see Outcome.Unavailable): it says nothing of them, so the learner
-	// neither measures it nor distrusts them. Measured, an outage of 20s
-	// was learned as a window of 35s, which paced a fixed window of 20
-	// per 4s at 20 per 24-32s once the server was back.
-	unavailable := out.Unavailable && s.flags&flagHinted != 0
+	// A 503 of a key that states its quotas now is the service
+	// unavailable (see Outcome.Unavailable): it says nothing of them, so
+	// the learner neither measures it nor distrusts them. Measured, an
+	// outage of 20s was learned as a window of 35s, which paced a fixed
+	// window of 20 per 4s at 20 per 24-32s once the server was back. But
+	// a 503 refused again, with no acceptance between, while the stated
+	// quota still says requests are left, is a limit the quota does not
+	// tell (its hints lie): read as a 429's.
+	unavailable := out.Unavailable && statedLately(s.policies, now) && !(hinted && s.retry.run > 0)
 	overdrew, from := s.learn.refused(l, s.seq, s.epoch, now, foreseen || unavailable, hinted)
 	ref := &out.Refusal
 	if costRefused {
