@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -33,6 +34,7 @@ type scenario struct {
 	known      string           // why minEff is below 0.90 on an honest server, or a target is missed
 	maxRefused float64          // refusals allowed, as a share of tasks (not honest servers)
 	flip       time.Duration    // > 0: every other span this long, the server sends no rate-limit fields
+	rename     int              // > 0: the policy "api" is named afresh every rename answers ("api1", "api2"...)
 	shed       int              // > 0: one request in shed is refused with a bare 429, whatever the limits (a load balancer shedding load)
 	shedStatus int              // the status of a shed request: 0 is 429
 	shedRetry  string           // the Retry-After of a shed request; "": none
@@ -184,6 +186,9 @@ func scenarioServer(sc scenario) (*ratelimittest.Handler, *shedder, http.Handler
 	var srv http.Handler = h
 	if sc.flip > 0 {
 		srv = silentEvery(h, sc.flip)
+	}
+	if sc.rename > 0 {
+		srv = renameEvery(srv, sc.rename)
 	}
 	shed := &shedder{h: srv, every: sc.shed, status: sc.shedStatus, retryAfter: sc.shedRetry}
 	if sc.shed > 0 {
@@ -426,6 +431,42 @@ func (l *lateRefusal) Flush() { http.NewResponseController(l.ResponseWriter).Flu
 func (l *lateRefusal) Unwrap() http.ResponseWriter { return l.ResponseWriter }
 
 // stripper drops every rate-limit field from what a handler writes.
+// renameEvery wraps h so that the policy "api" of its rate-limit fields is
+// named afresh every n answers: "api1", "api2"... as a server that puts
+// its window's number in the name.
+func renameEvery(h http.Handler, n int) http.Handler {
+	var answers atomic.Int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := fmt.Sprintf(`"api%d"`, answers.Add(1)/int64(n))
+		h.ServeHTTP(&renamer{ResponseWriter: w, name: name}, r)
+	})
+}
+
+// renamer renames the policy "api" in the fields it writes.
+type renamer struct {
+	http.ResponseWriter
+	name string
+	done bool
+}
+
+func (s *renamer) rename() {
+	if s.done {
+		return
+	}
+	s.done = true
+	for k, vs := range s.Header() {
+		if l := strings.ToLower(k); strings.HasPrefix(l, "ratelimit") {
+			for i, v := range vs {
+				vs[i] = strings.ReplaceAll(v, `"api"`, s.name)
+			}
+		}
+	}
+}
+
+func (s *renamer) WriteHeader(code int) { s.rename(); s.ResponseWriter.WriteHeader(code) }
+
+func (s *renamer) Write(b []byte) (int, error) { s.rename(); return s.ResponseWriter.Write(b) }
+
 type stripper struct{ http.ResponseWriter }
 
 func (s *stripper) strip() {

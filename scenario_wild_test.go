@@ -1,6 +1,7 @@
 package polite_test
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -318,6 +319,23 @@ func wildScenarios() []scenario {
 			shed: 20, shedStatus: http.StatusServiceUnavailable, shedRetry: "1",
 			tasks: 200, minEff: learnFloor, maxRefused: 0.06,
 		})
+	}
+	// A server that names its policy afresh on every answer, or every
+	// tenth (a window's number in the name): each new name was read as a
+	// new quota, with no start logged and nothing recognised of it. The
+	// sliding-window counter, recognised from its refusals and paced
+	// smoothly, was recognised again and again: 42 refused, 0.85. A name
+	// not stated before, of a quota and window another policy has, that
+	// this answer does not state, renames that policy now.
+	for _, a := range []ratelimittest.Algorithm{ratelimittest.FixedWindow, ratelimittest.SlidingWindow} {
+		for _, n := range []int{1, 10} {
+			out = append(out, scenario{
+				name:   fmt.Sprintf("%s 20/4s, policy renamed every %d answers", a, n),
+				cfg:    ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "api", Algorithm: a, Quota: 20, Window: 4 * time.Second}}, Dialect: ratelimittest.IETF, Latency: 5 * time.Millisecond},
+				rename: n,
+				tasks:  200, honest: true, minEff: 0.95,
+			})
+		}
 	}
 	for _, d := range []ratelimittest.Dialect{ratelimittest.IETF, ratelimittest.XRateLimitDelta, ratelimittest.GitHub, ratelimittest.OpenAI} {
 		out = append(out, scenario{

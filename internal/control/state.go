@@ -916,6 +916,9 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	}
 	p := s.known(q.Policy, q.Partition, u)
 	if p == nil {
+		p = s.renamed(q, u, now)
+	}
+	if p == nil {
 		p = s.policy(q.Policy, q.Partition, u, now)
 	}
 	if p == nil {
@@ -1059,6 +1062,36 @@ func (s *State) known(name string, pk []byte, u unit) *policy {
 
 // policy returns the key's policy with that identity, adding it if there
 // is room.
+// renamed returns the policy q renames, if any, renamed: one of q's unit,
+// partition, quota and window, stated before but not in this answer (not
+// seen at now). A server that names its policy afresh (a window's number
+// in the name, say) keeps its starts and what was recognised of it: a
+// sliding-window counter stating a new name on every answer was read as a
+// new quota each time, with no start logged and no pace of its own, and
+// refused 42 of 200 requests at 20 per 4s.
+func (s *State) renamed(q *parse.Quota, u unit, now int64) *policy {
+	if q.Limit <= 0 || q.Window <= 0 || u == unitConcurrent {
+		return nil
+	}
+	limit, w := min(q.Limit, maxQuota), window(q.Window)
+	pk := q.Partition
+	if len(pk) > maxKeyLen {
+		pk = pk[:maxKeyLen]
+	}
+	for i := range s.policies {
+		p := &s.policies[i]
+		if p.unit == u && p.q == limit && p.w == w && p.seen < now && len(p.pk) == len(pk) && (len(pk) == 0 || p.pk == string(pk)) {
+			name := q.Policy
+			if len(name) > maxKeyLen {
+				name = name[:maxKeyLen]
+			}
+			p.name = strings.Clone(name)
+			return p
+		}
+	}
+	return nil
+}
+
 func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
