@@ -64,10 +64,11 @@ func TestCachedAnswersGiveBackTheirStart(t *testing.T) {
 // that sends Age on answers the origin counted, against RFC 9111 §5.1 (a
 // cache revalidating every request and passing on the stored copy's Age):
 // every other answer with Age: 3, all counted by a server of 20 per 4s, 200
-// tasks. About twice the quota is started in a window, and the refusals
-// that follow pause the key: 1-3 refused with live fields, 10-17 with the
-// policy stated alone (DESIGN.md §1.5). No task fails, and the refusals
-// stay under a tenth.
+// tasks. About twice the quota was started in a window: 1-3 refused with
+// live fields, 10-17 with the policy stated alone (35 under the race
+// detector). Now the first refusal after starts given back distrusts the
+// stated quotas, and no start is given back while it lasts (DESIGN.md
+// §1.5): 1-2 and 2-6 refused. No task fails.
 func TestAgeOnCountedAnswersCostsLittle(t *testing.T) {
 	for _, c := range []struct {
 		name       string
@@ -98,8 +99,8 @@ func TestAgeOnCountedAnswersCostsLittle(t *testing.T) {
 				}), []*ratelimittest.Handler{h}
 			})
 			t.Logf("%s: %d refused in %v", c.name, refused, took)
-			if refused > tasks/10 {
-				t.Errorf("Age on counted answers: %d of %d refused in %v, want at most a tenth", refused, tasks, took)
+			if refused > tasks/20 {
+				t.Errorf("Age on counted answers: %d of %d refused in %v, want at most a twentieth", refused, tasks, took)
 			}
 		})
 	}

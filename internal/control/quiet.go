@@ -97,7 +97,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.costs.unreserve(l)
 	}
 	if out.Cached && l.logged {
-		s.unstart(l)
+		s.unstart(l, now)
 	}
 	if out.First {
 		s.retry.deposit(now)

@@ -45,11 +45,12 @@ type State struct {
 
 // Flags of a State.
 const (
-	flagCustom uint8 = 1 << iota // the key came from a custom key function
-	flagHinted                   // the server has sent a quota that paces requests
-	flagSkew                     // skew is known
-	flagEarly                    // the server's resets were caught early (see earlyResets)
-	flagsAll   = flagCustom | flagHinted | flagSkew | flagEarly
+	flagCustom   uint8 = 1 << iota // the key came from a custom key function
+	flagHinted                     // the server has sent a quota that paces requests
+	flagSkew                       // skew is known
+	flagEarly                      // the server's resets were caught early (see earlyResets)
+	flagGaveBack                   // a start was given back since the last refusal (see unstart)
+	flagsAll     = flagCustom | flagHinted | flagSkew | flagEarly | flagGaveBack
 )
 
 // Grants returns how many leases the state granted since it was made.
@@ -662,7 +663,13 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 // Outcome.Unsent), from the logs of the stated quotas' paces. A server
 // that counts it anyway shows so in its next fresh answer, as it shows
 // any request of another client.
-func (s *State) unstart(l *Lease) {
+func (s *State) unstart(l *Lease, now int64) {
+	if now < s.learn.distrustUntil {
+		// A refusal after starts given back showed the server counts
+		// such requests (see release): none is given back for a while.
+		return
+	}
+	s.flags |= flagGaveBack
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
 			p.log.unlog(l.start)
@@ -697,7 +704,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			s.costs.unreserve(l)
 		}
 		if l.logged && (out.Unsent || out.Cached && !out.Refused && !out.Failed) {
-			s.unstart(l)
+			s.unstart(l, now)
 		}
 	} else {
 		// A lease of an earlier incarnation: read its answer as the
@@ -806,7 +813,14 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// quota still says requests are left, is a limit the quota does not
 	// tell (its hints lie): read as a 429's.
 	unavailable := out.Unavailable && statedLately(s.policies, now) && !(hinted && s.retry.run > 0)
-	overdrew, from := s.learn.refused(l, s.seq, s.epoch, now, foreseen || unavailable, hinted)
+	// A refusal no stated quota foresaw, after starts were given back
+	// for answers from a cache, shows the server counted them (a cache
+	// that sends Age on answers the origin saw, against RFC 9111 §5.1):
+	// the stated quotas are distrusted, as when they said requests were
+	// left, and no start is given back while they are.
+	gaveBack := s.flags&flagGaveBack != 0
+	s.flags &^= flagGaveBack
+	overdrew, from := s.learn.refused(l, s.seq, s.epoch, now, foreseen || unavailable, hinted || gaveBack)
 	ref := &out.Refusal
 	if costRefused {
 		adj := *ref
