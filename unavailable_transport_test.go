@@ -58,8 +58,16 @@ func TestUnavailableRepeatedWithLyingHints(t *testing.T) {
 		})
 	}
 	t.Logf("lying hints: %d refused with 429s, %d with 503s", refused[http.StatusTooManyRequests], refused[http.StatusServiceUnavailable])
-	ceiling := int(learnRefusals * 1.5 * tasks)
-	if r := refused[http.StatusServiceUnavailable]; r > ceiling || r > 2*refused[http.StatusTooManyRequests]+2 {
+	// The race detector interleaves goroutines otherwise, and more
+	// requests are in flight when a refusal comes (see TestScenarios);
+	// the first refused flight of a 503 is not read as a limit's, and
+	// costs more so: 7-8 refused without it (5-9 with 429s), 15-29 with
+	// it (6-12 with 429s).
+	ceiling, times := int(learnRefusals*1.5*tasks), 2
+	if raceEnabled {
+		ceiling, times = int(learnRefusals*4*tasks), 5
+	}
+	if r := refused[http.StatusServiceUnavailable]; r > ceiling || r > times*refused[http.StatusTooManyRequests]+2 {
 		t.Errorf("lying hints, bare 503s: %d of %d refused (the same server refusing with 429: %d), want at most %d and about the 429 figure",
 			r, tasks, refused[http.StatusTooManyRequests], ceiling)
 	}
