@@ -65,7 +65,7 @@ type Event struct {
 	// Transport.Key, its fingerprint ("key-" and 8 hex digits; the same
 	// for the same key within one Budget, as in State.Key).
 	Key     string
-	Request *http.Request // the caller's request; it must not be modified
+	Request *http.Request // the caller's request; it must not be modified. Nil for an EventStoreDown or EventStoreUp found after RoundTrip returned (by a wait that ended)
 	Attempt int           // 1 for the first send of a request
 	Status  int           // status of the response, when there is one
 	Wait    time.Duration // EventWait: time waited; EventRetry, EventGiveUp: time asked for

@@ -662,7 +662,9 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	defer func() {
 		if err != nil {
 			// The turn it claimed passes on.
-			b.leave(ctx, key, ask.Since, func(n storeNote) { t.note(req, b, key, time.Now(), n) })
+			// Its note comes after RoundTrip returned, when req is
+			// the caller's again: the event carries no request.
+			b.leave(ctx, key, ask.Since, func(n storeNote) { t.note(nil, b, key, time.Now(), n) })
 		}
 	}()
 	var (
