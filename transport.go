@@ -957,7 +957,10 @@ func rewind(req *http.Request) (*http.Request, error) {
 // is cut by closing it once drainTime has passed, or as soon as the
 // request's context ends. That costs the connection, not the caller's
 // time; the wait before a retry runs on meanwhile, since a key's pause is
-// an instant.
+// an instant. The cut relies on Close interrupting a Read in progress, as
+// it does on net/http's bodies; a Base whose bodies' Close does not (one
+// wrapping them in io.NopCloser over a reader that blocks) is read until
+// its Read returns.
 const drainTime = time.Second
 
 // cutter closes a body read under a bound (see bounded) once, whichever
