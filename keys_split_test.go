@@ -52,25 +52,9 @@ func runURLs(t *testing.T, c *http.Client, url func(int) string, n, workers int)
 // resourceNamed serves h as the GitHub resource name (h states "core").
 func resourceNamed(name string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&resourceWriter{ResponseWriter: w, name: name}, r)
+		h.ServeHTTP(&rewriter{ResponseWriter: w, fix: func(hd http.Header) { hd.Set("X-RateLimit-Resource", name) }}, r)
 	})
 }
-
-type resourceWriter struct {
-	http.ResponseWriter
-	name string
-	done bool
-}
-
-func (w *resourceWriter) fix() {
-	if !w.done {
-		w.done = true
-		w.Header().Set("X-RateLimit-Resource", w.name)
-	}
-}
-
-func (w *resourceWriter) WriteHeader(code int)        { w.fix(); w.ResponseWriter.WriteHeader(code) }
-func (w *resourceWriter) Write(b []byte) (int, error) { w.fix(); return w.ResponseWriter.Write(b) }
 
 // One origin that keeps limits for different requests paces them as one
 // under one key, as documented (README, "Sharing budgets"); a Transport.Key

@@ -438,34 +438,34 @@ func renameEvery(h http.Handler, n int) http.Handler {
 	var answers atomic.Int64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := fmt.Sprintf(`"api%d"`, answers.Add(1)/int64(n))
-		h.ServeHTTP(&renamer{ResponseWriter: w, name: name}, r)
+		h.ServeHTTP(&rewriter{ResponseWriter: w, fix: func(hd http.Header) {
+			for k, vs := range hd {
+				if strings.HasPrefix(strings.ToLower(k), "ratelimit") {
+					for i, v := range vs {
+						vs[i] = strings.ReplaceAll(v, `"api"`, name)
+					}
+				}
+			}
+		}}, r)
 	})
 }
 
-// renamer renames the policy "api" in the fields it writes.
-type renamer struct {
+// rewriter calls fix on the header it writes, once, before it is sent.
+type rewriter struct {
 	http.ResponseWriter
-	name string
+	fix  func(http.Header)
 	done bool
 }
 
-func (s *renamer) rename() {
-	if s.done {
-		return
-	}
-	s.done = true
-	for k, vs := range s.Header() {
-		if l := strings.ToLower(k); strings.HasPrefix(l, "ratelimit") {
-			for i, v := range vs {
-				vs[i] = strings.ReplaceAll(v, `"api"`, s.name)
-			}
-		}
+func (w *rewriter) once() {
+	if !w.done {
+		w.done = true
+		w.fix(w.Header())
 	}
 }
 
-func (s *renamer) WriteHeader(code int) { s.rename(); s.ResponseWriter.WriteHeader(code) }
-
-func (s *renamer) Write(b []byte) (int, error) { s.rename(); return s.ResponseWriter.Write(b) }
+func (w *rewriter) WriteHeader(code int)        { w.once(); w.ResponseWriter.WriteHeader(code) }
+func (w *rewriter) Write(b []byte) (int, error) { w.once(); return w.ResponseWriter.Write(b) }
 
 type stripper struct{ http.ResponseWriter }
 
