@@ -485,6 +485,7 @@ func TestUpdateEndsWithContextUnderContention(t *testing.T) {
 	start := time.Now()
 	err := a.Update(uctx, "k", func(st *polite.KeyState) { bump(t, st) })
 	d := time.Since(start)
+	t.Logf("returned after %v: %v", d.Round(time.Millisecond), err)
 	if bound := 50*time.Millisecond + a.timeout() + 100*time.Millisecond; d > bound {
 		t.Errorf("Update with 50ms of context under contention returned after %v (%v), want within a Timeout (%v) of its context's end", d.Round(time.Millisecond), err, a.timeout())
 	}
