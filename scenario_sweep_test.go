@@ -50,19 +50,21 @@ func TestPhaseSweep(t *testing.T) {
 				off := time.Duration(st)*100*time.Millisecond + 37*time.Millisecond
 				var took time.Duration
 				var refused int
+				at := sc
+				at.cfg = cfg
 				synctest.Test(t, func(t *testing.T) {
 					time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) + off)
-					h := ratelimittest.NewHandler(cfg)
-					c, _ := politeOver(h)
+					h, shed, srv := scenarioServer(at) // the row's shedder, outage, renames... too
+					c, _ := politeOver(srv)
 					start := time.Now()
 					statuses := run(t, c, "http://api.test/", sc.tasks, 16)
 					took = time.Since(start)
 					if statuses[http.StatusOK] != sc.tasks {
 						t.Errorf("%s, phase %v, start %v: %d of %d tasks ok", sc.name, cfg.Phase, off, statuses[http.StatusOK], sc.tasks)
 					}
-					refused = h.Stats().Refused
+					refused = h.Stats().Refused + shed.shed
 				})
-				eff := ratelimittest.Ideal(cfg, sc.tasks, 16).Seconds() / took.Seconds()
+				eff := scenarioIdeal(at, 16).Seconds() / took.Seconds()
 				worst, sum, n, refusedHi = min(worst, eff), sum+eff, n+1, max(refusedHi, refused)
 				fmt.Fprintf(&b, " %.3f/%d", eff, refused)
 				if sc.honest && refused > 0 {

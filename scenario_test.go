@@ -216,13 +216,20 @@ func runScenario(t *testing.T, sc scenario, workers int) result {
 		s := h.Stats()
 		res.ok, res.refused, res.peak = statuses[http.StatusOK], s.Refused+shed.shed, s.PeakInFlight
 	})
-	res.ideal = ratelimittest.Ideal(sc.cfg, sc.tasks, workers)
-	res.ideal += sc.down[1] - sc.down[0] // a perfect client waits the outage out
+	res.ideal = scenarioIdeal(sc, workers)
+	return res
+}
+
+// scenarioIdeal is how long a perfect client takes to serve sc's tasks
+// with workers.
+func scenarioIdeal(sc scenario, workers int) time.Duration {
+	ideal := ratelimittest.Ideal(sc.cfg, sc.tasks, workers)
+	ideal += sc.down[1] - sc.down[0] // a perfect client waits the outage out
 	if sc.shed > 0 {
 		// Shed in front of a limit: the slower of the two.
-		res.ideal = max(res.ideal, shedIdeal(sc.tasks, workers, sc.shed, sc.cfg.Latency))
+		ideal = max(ideal, shedIdeal(sc.tasks, workers, sc.shed, sc.cfg.Latency))
 	}
-	return res
+	return ideal
 }
 
 // shedIdeal is how long a perfect client takes to serve tasks with
