@@ -1074,8 +1074,6 @@ func (s *State) known(name string, pk []byte, u unit) *policy {
 	return nil
 }
 
-// policy returns the key's policy with that identity, adding it if there
-// is room.
 // renamed returns the policy q renames, if any, renamed: one of q's unit,
 // partition, quota and window, stated before but not in this answer (not
 // seen at now). A server that names its policy afresh (a window's number
@@ -1106,6 +1104,8 @@ func (s *State) renamed(q *parse.Quota, u unit, now int64) *policy {
 	return nil
 }
 
+// policy returns the key's policy with that identity, adding it if there
+// is room.
 func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
