@@ -239,8 +239,7 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 		err := b.ext.Update(ctx, k.String(), func(s *KeyState) {
 			// Judged at now, as MemoryStore judges it: a state a
 			// Store would have forgotten by then is none.
-			n := control.Instant(now)
-			ok = !s.c.IsZero() && !(s.c.Expires() <= n && s.c.Forgettable(n))
+			ok = !s.c.IsZero() && !forgettable(s, control.Instant(now))
 			if ok {
 				v = s.c.View(now)
 			}

@@ -298,8 +298,12 @@ func (sh *memShard) evictable() *memEntry {
 }
 
 // expired reports whether e's state may be forgotten at now.
-func expired(e *memEntry, now int64) bool {
-	return e.ks.c.Expires() <= now && e.ks.c.Forgettable(now)
+func expired(e *memEntry, now int64) bool { return forgettable(&e.ks, now) }
+
+// forgettable reports whether a store may forget ks at now, as MemoryStore
+// does: past its Expires, and Forgettable.
+func forgettable(ks *KeyState, now int64) bool {
+	return ks.c.Expires() <= now && ks.c.Forgettable(now)
 }
 
 func (sh *memShard) unlink(e *memEntry) {

@@ -204,13 +204,22 @@ func (l *learner) active(policies []policy, now int64) bool {
 	return !statesFresh(policies, now)
 }
 
-// statesFresh reports whether a quota of policies that paces requests was
-// stated within its window, or a minute when longer: whether the key's
-// server states its quotas now.
-func statesFresh(policies []policy, now int64) bool {
+// statesFresh reports whether a quota of policies that paces requests,
+// live or with its window, was stated within its window, or a minute when
+// longer: whether the key's server states its quotas now.
+func statesFresh(policies []policy, now int64) bool { return stated(policies, now, true) }
+
+// statedLately reports whether the server stated a quota of policies that
+// paces requests within its window, or a minute when longer, spent or not,
+// with its window or not (a legacy limit): whether the key's server states
+// its quotas, for reading a 503 (see State.release).
+func statedLately(policies []policy, now int64) bool { return stated(policies, now, false) }
+
+// stated is statesFresh when paces, statedLately otherwise.
+func stated(policies []policy, now int64, paces bool) bool {
 	for i := range policies {
 		p := &policies[i]
-		if p.unit != unitConcurrent && (p.live || (p.q > 0 && p.w > 0)) && now-p.seen < max(p.w, statedFresh) {
+		if p.unit != unitConcurrent && (!paces || p.live || (p.q > 0 && p.w > 0)) && now-p.seen < max(p.w, statedFresh) {
 			return true
 		}
 	}

@@ -677,19 +677,6 @@ func (s *State) unstart(l *Lease, now int64) {
 	}
 }
 
-// statedLately reports whether the server stated a quota of policies
-// that paces requests within its window, or a minute when longer, spent
-// or not, with its window or not (a legacy limit): whether the key's
-// server states its quotas, for reading a 503 (see release).
-func statedLately(policies []policy, now int64) bool {
-	for i := range policies {
-		if p := &policies[i]; p.unit != unitConcurrent && now-p.seen < max(p.w, statedFresh) {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	l := lp
 	if l.custom {
