@@ -256,7 +256,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// What each attempt asks the budget: its After is a retry's wait (see
 	// control.Decide), and AfterReason what it is for.
-	var ask control.Ask // field by field: a composite literal is built aside and copied
+	var qbuf [2]parse.Quota // the quotas of each answer, when they fit
+	var ask control.Ask     // field by field: a composite literal is built aside and copied
 	ask.Custom = key.custom
 	ask.Until, _ = ctx.Deadline()
 	ask.Turns = true // held, it starts in the order it first asked
@@ -340,20 +341,35 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 		var out control.Outcome
 		out.Bytes, out.First = resp.ContentLength, attempt == 1
-		// Fields in trailers are never read (DESIGN.md §1.9).
-		if out.Quotas = readQuotas(resp.Header, arr.wall, &g, t.reader(key, &g), &out); len(out.Quotas) == 0 && g.Logged() {
+		// Fields in trailers are never read (DESIGN.md §1.9). The quotas
+		// are read into qbuf, on the stack, and stay out of out, whose
+		// Quotas the paths below that may keep it get a copy of on the
+		// heap (see ownQuotas): out itself would move qbuf to the heap.
+		quotas := readQuotas(qbuf[:], resp.Header, arr.wall, &g, t.reader(key, &g), &out)
+		if len(quotas) == 0 && g.Logged() {
 			// An answer from a cache gives back its start (see
 			// control.Outcome.Cached); looked for only where a stated
 			// quota logged it, so that other keys pay nothing.
 			out.Cached = parse.FromCache(resp.Header)
-		} else if len(out.Quotas) > 0 {
-			if spent(out.Quotas) {
+		} else if len(quotas) > 0 {
+			if spent(quotas) {
 				out.Rand = rand.Uint64() // the jitter of the pause (see control.Outcome)
 			}
 			if t.observed() {
-				t.emit(Event{Kind: EventObserve, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(out.Quotas)})
+				t.emit(Event{Kind: EventObserve, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(quotas)})
 			}
 		}
+		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable &&
+			b.mem != nil && !g.ceil.ok && endsWithHeaders(req, resp) && !(t.RetryTransient && transientStatus(resp.StatusCode)) {
+			// accepted's first case, inline: the common case, whose
+			// outcome the in-memory store applies at once and keeps
+			// nothing of, so that it reads the quotas in qbuf.
+			hot := out
+			hot.Quotas = quotas
+			b.mem.releaseAccepted(&key.m, &arr, &b.cfg, &g, &hot)
+			return resp, nil
+		}
+		out.Quotas = ownQuotas(quotas)
 		if t.RetryTransient && transientStatus(resp.StatusCode) {
 			if attempt < attempts && resendable(req) && ctx.Err() == nil {
 				if !t.transient(req, b, *key, &g, arr.time(), attempt, attempts, &bo, resp, &out, nil, &ask) {
@@ -375,11 +391,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
-			if b.mem != nil && !g.ceil.ok && endsWithHeaders(req, resp) {
-				// accepted's first case, inline.
-				b.mem.releaseAccepted(&key.m, &arr, &b.cfg, &g, &out)
-				return resp, nil
-			}
 			return t.accepted(req, b, key, &g, &arr, &out, resp, attempt), nil
 		}
 		now := arr.time()
@@ -837,9 +848,9 @@ func (w *waits) main() Reason {
 // The header set is read once, by the key's parse.Reader rd, so that a
 // RateLimit-Policy the server repeats is not parsed again, nor a Date seen
 // before. Only the wall clock of now is read: it may have no monotonic
-// clock reading (see arrival).
-func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *control.Outcome) []parse.Quota {
-	quotas, date := rd.ReadFresh(h, now, serverNow(g, now))
+// clock reading (see arrival). The quotas are read into buf when they fit.
+func readQuotas(buf []parse.Quota, h http.Header, now time.Time, g *lease, rd *parse.Reader, out *control.Outcome) []parse.Quota {
+	quotas, date := rd.AppendFresh(buf[:0], h, now, serverNow(g, now))
 	if len(quotas) == 0 {
 		return nil
 	}
@@ -847,6 +858,17 @@ func readQuotas(h http.Header, now time.Time, g *lease, rd *parse.Reader, out *c
 		out.Skew, out.Dated = since(now, date), true
 	}
 	return quotas
+}
+
+// ownQuotas returns quotas, read into a buffer on the caller's stack, in
+// memory of their own on the heap when it is not empty, for an Outcome
+// that may be kept: appended to nil, which escape analysis sees holding
+// none of the buffer.
+func ownQuotas(quotas []parse.Quota) []parse.Quota {
+	if len(quotas) == 0 {
+		return nil
+	}
+	return append([]parse.Quota(nil), quotas...)
 }
 
 // serverNow returns now on the server's clock as the key of the request g

@@ -139,3 +139,26 @@ func ExampleReader() {
 	// Date: 2025-03-01 12:00:00 +0000 UTC skew: 2m0s
 	// 30s
 }
+
+func ExampleReader_AppendFresh() {
+	// A client that reads every response of a server into one buffer,
+	// and is done with the quotas before the next response, allocates
+	// nothing to read them.
+	var r parse.Reader
+	var buf [4]parse.Quota
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for used := range 3 {
+		h := http.Header{}
+		h.Set("Date", "Sat, 01 Mar 2025 12:00:00 GMT")
+		h.Set("RateLimit-Policy", `"default";q=3;w=60`)
+		h.Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=30`, 2-used))
+		quotas, _ := r.AppendFresh(buf[:0], h, now, time.Time{})
+		for _, q := range quotas {
+			fmt.Printf("%d of %d left, reset in %v\n", q.Remaining, q.Limit, q.Reset)
+		}
+	}
+	// Output:
+	// 2 of 3 left, reset in 30s
+	// 1 of 3 left, reset in 30s
+	// 0 of 3 left, reset in 30s
+}

@@ -49,16 +49,16 @@ func Header(h http.Header, now time.Time) []Quota {
 // zero time, HeaderAt is Header. A [Reader] keeps such an estimate in
 // check against each response's Date.
 func HeaderAt(h http.Header, now, date time.Time) []Quota {
-	quotas, _ := read(h, now, date, nil, false, true)
+	quotas, _ := read(nil, h, now, date, nil, false, true)
 	return quotas
 }
 
 // read is HeaderAt when r is nil, and [Reader.Read] when it is not, with
-// date as the caller's estimate. If fresh, it returns no quotas for a
-// response from a cache, as [Reader.ReadFresh] documents. quick enables
-// the fast path of quickread.go; the tests disable it to read by the
-// general path, the reference.
-func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Quota, time.Time) {
+// date as the caller's estimate, appending the quotas to dst. If fresh, it
+// returns no quotas for a response from a cache, as [Reader.ReadFresh]
+// documents. quick enables the fast path of quickread.go; the tests
+// disable it to read by the general path, the reference.
+func read(dst []Quota, h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Quota, time.Time) {
 	// Most responses carry no rate-limit field at all. One pass over the
 	// names finds the fields without allocating; the parser is set up only
 	// when there is one.
@@ -91,25 +91,32 @@ func read(h http.Header, now, date time.Time, r *Reader, fresh, quick bool) ([]Q
 	n := q.n
 	switch rate := q.set&^(1<<sDate) != 0; {
 	case fresh && q.aged && fromCache(ageValues(h)):
-		return nil, time.Time{} // from a cache: nothing to read
+		return dst, time.Time{} // from a cache: nothing to read
 	case rate || r != nil && n > 1:
 		var quotas []Quota
 		var served time.Time
 		ok := false
 		if quick && n <= len(q.vals) && q.set < qOther {
-			quotas, served, ok = q.read(now, date, r)
+			quotas, served, ok = q.read(dst, now, date, r)
 		}
 		if !ok {
-			quotas, served = header(h, now, date, &q, r)
+			quotas, served = header(dst, h, now, date, &q, r)
 		}
-		if fresh && len(quotas) == 0 {
-			return nil, time.Time{}
+		if fresh && len(quotas) == len(dst) {
+			return dst, time.Time{}
 		}
 		return quotas, served
 	case r != nil && n == 1 && !fresh:
-		return nil, r.date(q.vals[0], now) // only a Date
+		return dst, r.date(q.vals[0], now) // only a Date
 	}
-	return nil, time.Time{}
+	return dst, time.Time{}
+}
+
+// grow returns dst extended by n quotas, and the n added, which the
+// caller sets: in dst's own array when it has room, else in a new one.
+func grow(dst []Quota, n int) (all, added []Quota) {
+	all = slices.Grow(dst, n)[:len(dst)+n]
+	return all, all[len(dst):]
 }
 
 // A field is the value of a header field that some family reads.
@@ -118,8 +125,9 @@ type field struct {
 	v []string
 }
 
-// header is read once the fields of q have been found.
-func header(h http.Header, now, date time.Time, q *quickFields, r *Reader) ([]Quota, time.Time) {
+// header is read once the fields of q have been found, appending the
+// quotas to dst.
+func header(dst []Quota, h http.Header, now, date time.Time, q *quickFields, r *Reader) ([]Quota, time.Time) {
 	var p parser
 	p.now, p.r = now, r
 	// Copy the fields rather than point at them: escape analysis would
@@ -187,15 +195,15 @@ func header(h http.Header, now, date time.Time, q *quickFields, r *Reader) ([]Qu
 	}
 
 	if p.n == 0 {
-		return nil, served
+		return dst, served
 	}
 	// Element by element: for the few quotas of a response, cheaper than
 	// copy's bulk write barrier.
-	out := make([]Quota, p.n)
+	all, out := grow(dst, p.n)
 	for i := range out {
 		out[i] = *p.quota(i)
 	}
-	return out, served
+	return all, served
 }
 
 // parser holds the state of one Header call.

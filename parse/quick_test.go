@@ -262,7 +262,8 @@ func BenchmarkReaderIETFVarying(b *testing.B) {
 // general path: on every header, with and without a Reader (through
 // three responses, as in FuzzReader), fresh or not, and with the zero
 // estimate or one off the response's Date, both read the same quotas and
-// Date.
+// Date; and read appends the same quotas to a buffer of the caller's,
+// with room or not, after the quota it holds.
 func FuzzQuickRead(f *testing.F) {
 	cases := seedCases(f)
 	for i, c := range cases {
@@ -297,22 +298,32 @@ func FuzzQuickRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, block1, block2 string, unix, offsetMS int64) {
 		now := time.Unix(unix, 0)
-		var r, gr, fr, gfr Reader
-		for _, block := range []string{block1, block2, block1} {
+		var r, gr, fr, gfr, ar, afr Reader
+		kept := Quota{Policy: "kept", Unit: "requests", Limit: 1, Remaining: 1, Reset: -1, Dialect: "test"}
+		for i, block := range []string{block1, block2, block1} {
 			h := blockHeader(block)
 			var estimate time.Time
 			if offsetMS != 0 {
 				estimate = now.Add(time.Duration(offsetMS) * time.Millisecond)
 			}
 			for _, c := range []struct {
-				r, ref *Reader
-				fresh  bool
-			}{{nil, nil, false}, {&r, &gr, false}, {&fr, &gfr, true}} {
-				got, gotDate := read(h, now, estimate, c.r, c.fresh, true)
-				want, wantDate := read(h, now, estimate, c.ref, c.fresh, false)
+				r, ref, app *Reader
+				fresh       bool
+			}{{nil, nil, nil, false}, {&r, &gr, &ar, false}, {&fr, &gfr, &afr, true}} {
+				got, gotDate := read(nil, h, now, estimate, c.r, c.fresh, true)
+				want, wantDate := read(nil, h, now, estimate, c.ref, c.fresh, false)
 				if !reflect.DeepEqual(got, want) || !gotDate.Equal(wantDate) {
 					t.Fatalf("read(%q, reader %v, fresh %v) = %v, %v; general path: %v, %v",
 						block, c.r != nil, c.fresh, got, gotDate, want, wantDate)
+				}
+				// Appended after a quota of the caller's, in a buffer
+				// with room for 0, 1 or 2 more: the same quotas, and the
+				// caller's kept.
+				dst := append(make([]Quota, 0, 1+i), kept)
+				app, appDate := read(dst, h, now, estimate, c.app, c.fresh, true)
+				if len(app) != 1+len(want) || !reflect.DeepEqual(app[0], kept) || !reflect.DeepEqual(app[1:], append([]Quota{}, want...)) || !appDate.Equal(wantDate) {
+					t.Fatalf("read(dst of 1 quota, %q, reader %v, fresh %v) = %v, %v; want the quota of dst, then %v, %v",
+						block, c.r != nil, c.fresh, app, appDate, want, wantDate)
 				}
 			}
 		}

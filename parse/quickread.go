@@ -72,8 +72,8 @@ func (q *quickFields) has(s slot) bool { return q.at[s] != 0 }
 
 // read is header for the fields found, when each is of a slot below 32
 // and the set of them is that of one family of the fast path, with Date;
-// ok is false for any other set.
-func (q *quickFields) read(now, date time.Time, r *Reader) (quotas []Quota, served time.Time, ok bool) {
+// ok is false for any other set. It appends the quotas to dst.
+func (q *quickFields) read(dst []Quota, now, date time.Time, r *Reader) (quotas []Quota, served time.Time, ok bool) {
 	set := uint32(q.set) &^ (1 << sDate)
 	family := qIETF
 	switch {
@@ -96,11 +96,11 @@ func (q *quickFields) read(now, date time.Time, r *Reader) (quotas []Quota, serv
 	}
 	switch family {
 	case qIETF:
-		quotas, ok = q.ietf(r)
+		quotas, ok = q.ietf(dst, r)
 	case qX:
-		quotas, ok = q.xRateLimit(now, date)
+		quotas, ok = q.xRateLimit(dst, now, date)
 	default:
-		quotas, ok = q.openAI(), true
+		quotas, ok = q.openAI(dst), true
 	}
 	if !ok {
 		return nil, time.Time{}, false
@@ -121,9 +121,10 @@ func bare(s string) bool {
 	return s != "" && !isOWS(s[0]) && !isOWS(s[len(s)-1])
 }
 
-// ietf is parser.ietf and join for fields of quickIETFShape; ok is false
-// when they hold more than 8 policies and limits.
-func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
+// ietf is parser.ietf and join for fields of quickIETFShape, appending
+// the quotas to dst; ok is false when they hold more than 8 policies and
+// limits.
+func (q *quickFields) ietf(dst []Quota, r *Reader) (quotas []Quota, ok bool) {
 	pv, lv := q.get(sRateLimitPolicy), q.get(sRateLimit)
 	var ps []Policy
 	var onePolicy [1]Policy
@@ -179,9 +180,9 @@ func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 		}
 	}
 	if n == 0 {
-		return nil, true
+		return dst, true
 	}
-	quotas = make([]Quota, n)
+	all, quotas := grow(dst, n)
 	n = 0
 	for i := range ps {
 		pol := &ps[i]
@@ -206,14 +207,14 @@ func (q *quickFields) ietf(r *Reader) (quotas []Quota, ok bool) {
 			n++
 		}
 	}
-	return quotas, true
+	return all, true
 }
 
 // xRateLimit is parser.xRateLimit for limit and remaining fields of one
-// count each, or absent; ok is false for any other (a list of quota
-// items, as Envoy sends, a window, or a malformed value), which the
-// general path reads.
-func (q *quickFields) xRateLimit(now, date time.Time) (quotas []Quota, ok bool) {
+// count each, or absent, appending the quota to dst; ok is false for any
+// other (a list of quota items, as Envoy sends, a window, or a malformed
+// value), which the general path reads.
+func (q *quickFields) xRateLimit(dst []Quota, now, date time.Time) (quotas []Quota, ok bool) {
 	// As tripletOf reads these shapes, into the fields of the quota, which
 	// is built once, in the result.
 	limit, remaining := int64(-1), int64(-1)
@@ -254,9 +255,11 @@ func (q *quickFields) xRateLimit(now, date time.Time) (quotas []Quota, ok bool) 
 		rst = reset(v, q.origin(now, date), now)
 	}
 	if limit < 0 && remaining < 0 { // as parser.legacy and add
-		return nil, true
+		return dst, true
 	}
-	return []Quota{{Policy: policy, Unit: unit, Limit: limit, Remaining: remaining, Reset: rst, Dialect: dialect}}, true
+	all, x := grow(dst, 1)
+	x[0] = Quota{Policy: policy, Unit: unit, Limit: limit, Remaining: remaining, Reset: rst, Dialect: dialect}
+	return all, true
 }
 
 // origin is parser.origin: date unless it is the zero time, else the
@@ -273,23 +276,30 @@ func (q *quickFields) origin(now, date time.Time) time.Time {
 	return now
 }
 
-// openAI is parser.openAI: it reads both units before building the
-// quotas kept, in a result allocated at once.
-func (q *quickFields) openAI() []Quota {
+// openAI is parser.openAI, appending the quotas to dst: it reads both
+// units before building the quotas kept, in dst grown at once.
+func (q *quickFields) openAI(dst []Quota) []Quota {
 	l0, r0, t0, ok0 := q.openAIUnit(sOpenAI, nil)
 	l1, r1, t1, ok1 := q.openAIUnit(sOpenAI+3, q.get(azureResetTokens))
-	switch {
-	case ok0 && ok1:
-		return []Quota{
-			{Unit: openAIUnits[0], Limit: l0, Remaining: r0, Reset: t0, Dialect: "openai"},
-			{Unit: openAIUnits[1], Limit: l1, Remaining: r1, Reset: t1, Dialect: "openai"},
-		}
-	case ok0:
-		return []Quota{{Unit: openAIUnits[0], Limit: l0, Remaining: r0, Reset: t0, Dialect: "openai"}}
-	case ok1:
-		return []Quota{{Unit: openAIUnits[1], Limit: l1, Remaining: r1, Reset: t1, Dialect: "openai"}}
+	n := 0
+	if ok0 {
+		n++
 	}
-	return nil
+	if ok1 {
+		n++
+	}
+	if n == 0 {
+		return dst
+	}
+	all, x := grow(dst, n)
+	if ok0 {
+		x[0] = Quota{Unit: openAIUnits[0], Limit: l0, Remaining: r0, Reset: t0, Dialect: "openai"}
+		x = x[1:]
+	}
+	if ok1 {
+		x[0] = Quota{Unit: openAIUnits[1], Limit: l1, Remaining: r1, Reset: t1, Dialect: "openai"}
+	}
+	return all
 }
 
 // openAIUnit reads the limit, remaining and reset fields of the unit

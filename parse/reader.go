@@ -77,7 +77,7 @@ const imfFixdateLen = len("Sun, 06 Nov 1994 08:49:37 GMT")
 // The quotas of two calls may share the backing array of their Partition,
 // which must not be modified.
 func (r *Reader) Read(h http.Header, now, estimate time.Time) (quotas []Quota, date time.Time) {
-	return read(h, now, estimate, r, false, true)
+	return read(nil, h, now, estimate, r, false, true)
 }
 
 // ReadFresh is like Read, for a response that may have come from a cache:
@@ -87,7 +87,17 @@ func (r *Reader) Read(h http.Header, now, estimate time.Time) (quotas []Quota, d
 // Date alone is not parsed. It finds the Age field in the one pass Read
 // makes over the names of h, instead of looking it up again.
 func (r *Reader) ReadFresh(h http.Header, now, estimate time.Time) (quotas []Quota, date time.Time) {
-	return read(h, now, estimate, r, true, true)
+	return read(nil, h, now, estimate, r, true, true)
+}
+
+// AppendFresh is like ReadFresh, but appends the quotas to dst and returns
+// the extended slice, as strconv.AppendInt does. With room in dst for the
+// quotas, it allocates nothing for the sets of fields servers send most
+// (the IETF pair, the X-RateLimit-* fields, OpenAI's): a caller that reads
+// every response into one buffer, and is done with its quotas before the
+// next read, pays no allocation per response.
+func (r *Reader) AppendFresh(dst []Quota, h http.Header, now, estimate time.Time) (quotas []Quota, date time.Time) {
+	return read(dst, h, now, estimate, r, true, true)
 }
 
 // origin returns the instant absolute resets are measured from, as Read

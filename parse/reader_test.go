@@ -281,3 +281,47 @@ func TestReadFreshLowerCaseAge(t *testing.T) {
 		}
 	}
 }
+
+// AppendFresh reads the sets of fields servers send most into the caller's
+// buffer, with no allocation when it has room, the same quotas as
+// ReadFresh; without room, it appends as append does. Before, every read
+// with quotas allocated its result (one allocation per response).
+func TestAppendFreshAllocatesNothing(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 7, 0, time.UTC)
+	for _, d := range dialectBenchmarks {
+		switch d.name {
+		case "ietf", "github", "openai":
+		default:
+			continue
+		}
+		t.Run(d.name, func(t *testing.T) {
+			h := http.Header{"Date": {"Sat, 01 Mar 2025 12:00:00 GMT"}}
+			for _, f := range d.fields {
+				h.Set(f[0], f[1])
+			}
+			var r Reader
+			want, wantDate := r.ReadFresh(h, now, time.Time{})
+			if len(want) == 0 {
+				t.Fatalf("ReadFresh(%v) read no quota", h)
+			}
+			var buf [2]Quota
+			got, date := r.AppendFresh(buf[:0], h, now, time.Time{})
+			if !reflect.DeepEqual(got, want) || !date.Equal(wantDate) {
+				t.Fatalf("AppendFresh(%v) = %v, %v; ReadFresh: %v, %v", h, got, date, want, wantDate)
+			}
+			if &got[0] != &buf[0] {
+				t.Errorf("AppendFresh did not read into the buffer it had room in")
+			}
+			if n := testing.AllocsPerRun(100, func() { r.AppendFresh(buf[:0], h, now, time.Time{}) }); n != 0 {
+				t.Errorf("AppendFresh(%v) allocates %v times, want 0", h, n)
+			}
+			// No room: a new array, the caller's quota first.
+			first := Quota{Policy: "mine", Limit: 1, Remaining: 1, Reset: -1}
+			dst := []Quota{first}
+			got, _ = r.AppendFresh(dst[:1:1], h, now, time.Time{})
+			if len(got) != 1+len(want) || !reflect.DeepEqual(got[0], first) || !reflect.DeepEqual(got[1:], want) {
+				t.Errorf("AppendFresh(dst of 1, %v) = %v; want %v then %v", h, got, first, want)
+			}
+		})
+	}
+}
