@@ -1,10 +1,12 @@
 package ratelimittest_test
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"testing"
 	"time"
 
@@ -59,5 +61,64 @@ func TestServer(t *testing.T) {
 	}
 	if s := srv.Handler.Stats(); s.Requests != 3 || s.Admitted != 2 || s.Refused != 1 {
 		t.Errorf("Stats = %+v, want 3 requests, 2 admitted, 1 refused", s)
+	}
+}
+
+// Close ends the requests a Server is serving. Before, Close waited for
+// them as httptest.Server.Close does, and a dripping refusal or a held
+// request in flight held it: for the whole drip (65536 s here), or as long
+// as the client waited. closeWithin's bound only detects such a hang.
+func TestCloseEndsDrippingBody(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 0, Window: time.Second}},
+		Drip:     time.Second,
+	})
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("status %d, want 429", resp.StatusCode)
+	}
+	if !closeWithin(srv, 10*time.Second, func() { resp.Body.Close() }) {
+		t.Errorf("Close waited for a dripping refusal in flight")
+	}
+}
+
+func TestCloseEndsHeldRequest(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{Hang: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		resp, err := srv.Client().Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	for srv.Handler.Stats().Hung == 0 { // until the server holds it
+		runtime.Gosched()
+	}
+	if !closeWithin(srv, 10*time.Second, cancel) {
+		t.Errorf("Close waited for a held request")
+	}
+	<-errc
+}
+
+// closeWithin reports whether srv.Close returns within d; if not, it calls
+// release to let Close return, and waits for it.
+func closeWithin(srv *ratelimittest.Server, d time.Duration, release func()) bool {
+	done := make(chan struct{})
+	go func() { srv.Close(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		release()
+		<-done
+		return false
 	}
 }

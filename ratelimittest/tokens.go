@@ -669,7 +669,8 @@ func (h *TokenHandler) responseBody(k llmcost.Kind, e llmcost.Estimate, out, id 
 }
 
 // TokenServer is a [TokenHandler] listening on a loopback address, like
-// [httptest.Server], which it embeds: use its URL, Client and Close. As the
+// [httptest.Server], which it embeds: use its URL and Client, and its
+// Close. As the
 // base URL of openai-go, use URL + "/v1"; of anthropic-sdk-go, URL.
 //
 // It runs in real time. Inside testing/synctest bubbles, use a TokenHandler
@@ -688,6 +689,10 @@ func NewTokenServer(cfg TokenConfig) *TokenServer {
 	h := NewTokenHandler(cfg)
 	return &TokenServer{Server: httptest.NewServer(h), Handler: h}
 }
+
+// Close shuts the server down as [Server.Close] does: the requests it is
+// serving end first.
+func (s *TokenServer) Close() { closeServer(s.Server) }
 
 // maxChoices bounds the choices of a completion the TokenHandler writes.
 const maxChoices = 1024
