@@ -113,9 +113,16 @@ func read(dst []Quota, h http.Header, now, date time.Time, r *Reader, fresh, qui
 }
 
 // grow returns dst extended by n quotas, and the n added, which the
-// caller sets: in dst's own array when it has room, else in a new one.
+// caller sets: in dst's own array when it has room, else in a new one of
+// exactly that length, as Header has always returned (two callers
+// appending to one result get arrays of their own).
 func grow(dst []Quota, n int) (all, added []Quota) {
-	all = slices.Grow(dst, n)[:len(dst)+n]
+	if cap(dst)-len(dst) >= n {
+		all = dst[:len(dst)+n]
+	} else {
+		all = make([]Quota, len(dst)+n)
+		copy(all, dst)
+	}
 	return all, all[len(dst):]
 }
 

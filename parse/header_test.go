@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"fmt"
 	"net/http"
 	"net/textproto"
 	"slices"
@@ -310,6 +311,28 @@ func TestNameCommaJoinedIsUnknown(t *testing.T) {
 		joined[tc.field] = []string{"core, search"}
 		if got, want := formatQuotas(Header(joined, now)), formatQuotas(Header(twoLines, now)); got != want {
 			t.Errorf("%s: %s %q on one line reads as %s, on two lines as %s", tc.name, tc.field, "core, search", got, want)
+		}
+	}
+}
+
+// Header's result has no room to spare, whatever its length: two callers
+// appending to one result get arrays of their own. For a while the result
+// was grown with slices.Grow, which rounds up to the allocator's size
+// class: 10 quotas came with room for 11.
+func TestHeaderResultHasNoSpareCapacity(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for n := 1; n <= 16; n++ {
+		var pol, lim []string
+		for i := range n {
+			pol = append(pol, fmt.Sprintf(`"p%d";q=10;w=1`, i))
+			lim = append(lim, fmt.Sprintf(`"p%d";r=1;t=1`, i))
+		}
+		h := http.Header{}
+		h.Set("RateLimit-Policy", strings.Join(pol, ", "))
+		h.Set("RateLimit", strings.Join(lim, ", "))
+		q := Header(h, now)
+		if len(q) != n || cap(q) != n {
+			t.Errorf("Header of %d policies: len %d, cap %d; want both %d", n, len(q), cap(q), n)
 		}
 	}
 }

@@ -92,10 +92,13 @@ func (r *Reader) ReadFresh(h http.Header, now, estimate time.Time) (quotas []Quo
 
 // AppendFresh is like ReadFresh, but appends the quotas to dst and returns
 // the extended slice, as strconv.AppendInt does. With room in dst for the
-// quotas, it allocates nothing for the sets of fields servers send most
-// (the IETF pair, the X-RateLimit-* fields, OpenAI's): a caller that reads
-// every response into one buffer, and is done with its quotas before the
-// next read, pays no allocation per response.
+// quotas, it allocates nothing to hold them for the sets of fields servers
+// send most (the IETF pair, the X-RateLimit-* fields, OpenAI's): a caller
+// that reads every response into one buffer, and is done with its quotas
+// before the next read, saves the allocation of each result. What the
+// Reader remembers still allocates as for Read: a Date other than the last
+// one, a RateLimit-Policy other than the last, and a partition key (pk),
+// which is decoded for each response.
 func (r *Reader) AppendFresh(dst []Quota, h http.Header, now, estimate time.Time) (quotas []Quota, date time.Time) {
 	return read(dst, h, now, estimate, r, true, true)
 }
