@@ -181,7 +181,10 @@
 // # Retries
 //
 // Transport interprets 429 (Too Many Requests) and 503 (Service
-// Unavailable) responses. The wait before the next request to that origin is
+// Unavailable) responses as refusals, and a 403 (Forbidden) that says it
+// is one: with a Retry-After, or a quota it states spent, as GitHub
+// answers past its limits (DESIGN.md §1.10). Any other 403 is an answer,
+// handed back as it came. The wait before the next request to that origin is
 // Retry-After when the response has it (it takes precedence, draft-11 §7),
 // else the effective window t of the spent quota, plus a little jitter that
 // only ever lengthens it; else exponential backoff with jitter (the first
@@ -227,7 +230,7 @@
 // The pause applies to the whole origin, not only to the refused request. A
 // 429 means the server did not process the request, so it is resent for any
 // method whose body can be replayed (no body, or [http.Request.GetBody]); a
-// 503 is resent only for idempotent methods (GET, HEAD, OPTIONS, TRACE, PUT,
+// 503, or a 403 read as a refusal, is resent only for idempotent methods (GET, HEAD, OPTIONS, TRACE, PUT,
 // DELETE) or requests carrying an Idempotency-Key or X-Idempotency-Key. A request body is never
 // read whole to make it replayable. Before a retry, at most 64 KiB of the
 // refused response's body is drained, and the body is closed. Retries to

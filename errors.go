@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/parse"
 )
 
 // ErrWaitTooLong is matched by every [*WaitError]: an attempt of the request
@@ -130,8 +131,9 @@ func (e *WaitError) Is(target error) bool {
 	return target == ErrWaitTooLong || (e.Deadline && target == context.DeadlineExceeded)
 }
 
-// RetryAt reports when the budget key of resp, a refusal (429 or 503) that
-// t returned, accepts a request again, as t knows it now: the end of the
+// RetryAt reports when the budget key of resp, a refusal (a 429, a 503, or
+// a 403 that t read as one: see "Refusals" in the package documentation)
+// that t returned, accepts a request again, as t knows it now: the end of the
 // key's pause (the wait the server asked for, lengthened by jitter, and at
 // most 24 hours), or of a spent quota's window, or, later, the next start
 // the key's paces allow (a stated quota's q per w, Budget.MaxRate) or the
@@ -142,15 +144,21 @@ func (e *WaitError) Is(target error) bool {
 // request may go at once. resp.Request must be set, as http.Transport and ratelimittest
 // set it.
 //
-// RetryAt reports false when resp is nil, has no Request, or is not a 429
-// or a 503. It reads the budget at time.Now(); [Transport.Inspect] reports
+// RetryAt reports false when resp is nil, has no Request, or is not a
+// refusal. It reads the budget at time.Now(); [Transport.Inspect] reports
 // the key's whole state at any instant.
 func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
-	if resp == nil || resp.Request == nil || resp.Request.URL == nil ||
-		(resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
+	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
 		return time.Time{}, false
 	}
 	now := time.Now()
+	var quotas []parse.Quota // what a 403 states: it may be a refusal
+	if resp.StatusCode == http.StatusForbidden {
+		quotas = parse.Header(resp.Header, now)
+	}
+	if !refusal(resp.StatusCode, resp.Header, quotas, now, nil) {
+		return time.Time{}, false
+	}
 	b := t.budgetOf()
 	var kb budgetKey
 	k := t.key(resp.Request, b, &kb)

@@ -28,7 +28,8 @@ import (
 // requests within t, counting requests already in flight), and within the
 // ceilings MaxRate and MaxConcurrency (the Transport's and its Budget's),
 // which no header can raise. When
-// a quota is spent, or a server refuses a request with 429 or 503, the whole
+// a quota is spent, or a server refuses a request (429, 503, or a 403 with
+// Retry-After or a spent quota), the whole
 // origin pauses; after a pause one request probes, and the rest follow as
 // answers come back.
 //
@@ -359,8 +360,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				t.emit(Event{Kind: EventObserve, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(quotas)})
 			}
 		}
-		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable &&
-			b.mem != nil && !g.ceil.ok && endsWithHeaders(req, resp) && !(t.RetryTransient && transientStatus(resp.StatusCode)) {
+		refused := refusal(resp.StatusCode, resp.Header, quotas, arr.time(), &g)
+		if !refused && b.mem != nil && !g.ceil.ok && endsWithHeaders(req, resp) && !(t.RetryTransient && transientStatus(resp.StatusCode)) {
 			// accepted's first case, inline: the common case, whose
 			// outcome the in-memory store applies at once and keeps
 			// nothing of, so that it reads the quotas in qbuf.
@@ -390,7 +391,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				t.emit(e)
 			}
 		}
-		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		if !refused {
 			return t.accepted(req, b, key, &g, &arr, &out, resp, attempt), nil
 		}
 		now := arr.time()
@@ -871,6 +872,29 @@ func ownQuotas(quotas []parse.Quota) []parse.Quota {
 	return append([]parse.Quota(nil), quotas...)
 }
 
+// refusal reports whether a response of status, with header h and quotas,
+// refuses its request for its rate: a 429, a 503, or a 403 that says so
+// with a Retry-After or a quota it states spent, as GitHub answers past its
+// limits (DESIGN.md §1.10). Any other 403 is an answer, handed back. now
+// and g, when not nil, estimate the server's clock for a Retry-After date.
+func refusal(status int, h http.Header, quotas []parse.Quota, now time.Time, g *lease) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return true
+	case http.StatusForbidden:
+		if spent(quotas) {
+			return true
+		}
+		var estimate time.Time
+		if g != nil {
+			estimate = serverNow(g, now)
+		}
+		_, ok := retryAfter(h, now, estimate)
+		return ok
+	}
+	return false
+}
+
 // serverNow returns now on the server's clock as the key of the request g
 // granted estimates it from the server's Dates; the zero time when it has
 // none.
@@ -938,9 +962,9 @@ func newBackoff() *backoff.ExponentialBackOff {
 }
 
 // retryable reports whether a refused req may be sent again: its body can be
-// replayed, and for a 503, the method is idempotent or the request carries an
-// idempotency key. A 429 says the server did not process the request, so any
-// method may be resent.
+// replayed, and for a 503 or a 403, the method is idempotent or the request
+// carries an idempotency key. A 429 says the server did not process the
+// request, so any method may be resent; a 403 promises nothing of the kind.
 func retryable(req *http.Request, status int) bool {
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		return false

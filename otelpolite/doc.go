@@ -45,7 +45,9 @@
 // with no port, so that a crawler led to ever more hosts adds no series. K
 // is polite.key, server.address and server.port.
 //
-// A refusal is a 429 or 503 response: each one is counted once in
+// A refusal is a 429 or 503 response, or a 403 that polite read as one
+// (with Retry-After or a spent quota, as GitHub refuses): each one is
+// counted once in
 // polite.client.refusals, and once more by what polite did with it (retried,
 // given back to the caller, or stopped on for abnormal usage). polite.reason
 // is the wait the refusal asked for (retry-after, quota, backoff…; see
@@ -89,8 +91,8 @@
 //	kind        records
 //	wait        polite.client.wait.duration (Event.Wait, in seconds)
 //	observe     nothing more
-//	retry       polite.client.refusals (of a 429 or 503), polite.client.retries
-//	give-up     polite.client.refusals (of a 429 or 503), polite.client.give_ups
+//	retry       polite.client.refusals (of a 429, 503 or 403), polite.client.retries
+//	give-up     polite.client.refusals (of a 429, 503 or 403), polite.client.give_ups
 //	stop        polite.client.refusals, polite.client.stops
 //	wait-error  polite.client.local_refusals (the event of a *polite.WaitError)
 //

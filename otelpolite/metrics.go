@@ -132,7 +132,7 @@ func New(c Config) (*Metrics, error) {
 	m.requests = counter("polite.client.requests", "{request}",
 		"Requests sent to the server, every attempt counted.")
 	m.refusals = counter("polite.client.refusals", "{response}",
-		"Responses that refused a request (429 or 503).")
+		"Responses that refused a request (429, 503, or a 403 with Retry-After or a spent quota).")
 	m.retries = counter("polite.client.retries", "{retry}",
 		"Refused requests that polite will send again.")
 	m.giveUps = counter("polite.client.give_ups", "{response}",
@@ -206,7 +206,11 @@ func (m *Metrics) record(e polite.Event, src *source) {
 	r := rules[e.Kind]
 	m.events.Add(ctx, 1, m.attrs(e, attrKind).add...)
 	cs := r.counters
-	if e.Status != http.StatusTooManyRequests && e.Status != http.StatusServiceUnavailable {
+	switch e.Status {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusForbidden:
+		// A refusal: of these, polite retries or gives back a 403 only
+		// when it read it as one.
+	default:
 		// No response (a dropped connection), or a transient failure
 		// (a 502 or 504 retried with RetryTransient): no refusal.
 		cs &^= countRefusal

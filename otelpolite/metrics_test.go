@@ -504,6 +504,43 @@ func TestTransientIsNoRefusal(t *testing.T) {
 	})
 }
 
+// A 403 that polite reads as a refusal (Retry-After, as GitHub refuses)
+// counts in polite.client.refusals as a 429 does; a plain 403 is an answer
+// and counts in none. Before, the 403 refusal counted only as a retry.
+func TestForbiddenRefusalCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reader := sdkmetric.NewManualReader()
+		m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch n++; {
+			case r.URL.Path == "/plain":
+				w.WriteHeader(http.StatusForbidden)
+			case n == 1:
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusForbidden)
+			}
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+		m.Instrument(tr)
+		c := &http.Client{Transport: tr}
+		for _, path := range []string{"/", "/plain"} {
+			resp, err := c.Get("http://a.test" + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		got := collect(t, reader)
+		if r := ints(t, got["polite.client.refusals"]); len(r) != 1 || r["http.request.method=GET,http.response.status_code=403,polite.reason=retry-after,server.address=a.test,server.port=80"] != 1 {
+			t.Errorf("polite.client.refusals = %v, want the one 403 with Retry-After", r)
+		}
+	})
+}
+
 // The gauge's polite.key is documented as the origin for polite's default
 // key; for an internationalised host it comes out as a "sha256:" hash.
 func TestGaugeKeyOfIDNOrigin(t *testing.T) {
