@@ -702,11 +702,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			}
 			w.h.Never = false // the quota changed meanwhile: look again
 		}
-		// A hold whose end the answers of requests in flight may bring
-		// forward (control.Hold.Pending) waits for them first, within
-		// MaxWait, before it is judged by its end.
-		pending := !w.ceiling && w.h.Pending() && last.Before(limit)
-		if !w.until.IsZero() && !pending {
+		if !w.until.IsZero() {
 			// MaxWait bounds the wait from when the request first
 			// asked, not this hold's: a request held again and again
 			// (by others that took the start it woke for) waits no
@@ -741,8 +737,6 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 				if until.IsZero() || until.After(limit) {
 					until = limit
 				}
-			} else if pending && until.After(limit) {
-				until = limit
 			}
 			note, err := b.wait(ctx, key, w.h, until, &timer)
 			if note.kind != "" {

@@ -200,17 +200,7 @@ type Hold struct {
 	// beyond it may end the wait.
 	Gen uint64
 	own bool // held for what is the request's own (its cost): it claims no turn
-	// pending: answers to requests in flight may end the wait before
-	// until (see Pending).
-	pending bool
 }
-
-// Pending reports that the answers to requests in flight may end the wait
-// before Until: the room a stated quota lacks is taken by them, and the
-// server may have counted them already when it stated r, so that their
-// answers show room left. A caller that would give up at once for a long
-// Until waits for those answers (a change, Gen) first.
-func (h Hold) Pending() bool { return h.pending }
 
 // Until returns when the wait ends at the earliest: no request starts
 // before. Zero when only a change to the key (Gen) ends it.

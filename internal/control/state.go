@@ -505,14 +505,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			}
 			if p.live && p.minR-counted*need < need {
 				if p.deadline != 0 {
-					h, ok := s.hold(p.deadline, ReasonQuota, 0)
-					// Room the server stated, taken by requests in
-					// flight: a server states r as it writes, when they
-					// may have arrived and been counted. Their answers
-					// may show room before the reset, which may be hours
-					// away (see Hold.Pending).
-					h.pending = counted > 0 && p.minR >= need
-					return h, ok
+					return s.hold(p.deadline, ReasonQuota, 0)
 				}
 				if counted > 0 {
 					return s.hold(0, ReasonQuota, s.leases.first())
