@@ -20,7 +20,16 @@ type ceilings struct {
 	seed   maphash.Seed
 	floors atomic.Bool // some key has a floor: every request looks here
 	shards [ceilingShards]ceilingShard
+	// readers read the responses of keys whose state a Store other than
+	// a MemoryStore keeps, a key's by its hash (see reader): a fixed few,
+	// whatever the number of keys.
+	readers [storeReaders]parse.Reader
 }
+
+// storeReaders is the number of ceilings.readers. Each remembers at most
+// two field values of 4 KiB and their policies; keys that share one (by
+// their hash) only read their policies again when they differ.
+const storeReaders = 64
 
 const (
 	ceilingShards = 16
@@ -63,9 +72,6 @@ type ceiling struct {
 	// their turn, as many at most as requests wait.
 	head, tail uint64
 	gone       []uint64
-	// rd reads the key's responses when its state is kept by a Store
-	// other than a MemoryStore (see Transport.reader).
-	rd parse.Reader
 }
 
 // reservation is one start the local ceilings let go, until the budget
@@ -249,20 +255,16 @@ func (c *ceilings) cancelFloor(r floorReservation) {
 	sh.mu.Unlock()
 }
 
-// reader returns k's parse.Reader, making k's entry if it has none.
+// reader returns the parse.Reader of k's responses, for a key whose state a
+// Store other than a MemoryStore keeps: one of c.readers, which k may share
+// with other keys. A Reader shared reads the policies of each server that
+// states other policies than the last again, and reads them right; an entry
+// of k's own would keep what it remembers, up to two values of 4 KiB and
+// their policies, for every key seen (the entries are not bounded by
+// Budget.MaxKeys).
 func (c *ceilings) reader(k memKey) *parse.Reader {
-	sh := c.shard(k)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e := sh.m[k]
-	if e == nil {
-		if len(sh.m) >= ceilingSweep {
-			sh.sweep(time.Now().UnixNano())
-		}
-		e = &ceiling{}
-		sh.m[k.clone()] = e
-	}
-	return &e.rd
+	c.shard(k) // sets the seed
+	return &c.readers[maphash.String(c.seed, k.host)%storeReaders]
 }
 
 // nextStart returns when the local pace lets the next request under k

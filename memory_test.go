@@ -1,10 +1,14 @@
 package polite_test
 
 import (
+	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"runtime"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/politehttp/polite"
@@ -86,4 +90,72 @@ func TestMaxKeysCapsOrigins(t *testing.T) {
 	if kept != maxKeys {
 		t.Errorf("%d origins kept, want MaxKeys = %d", kept, maxKeys)
 	}
+}
+
+// storeOnly is a Store that is not a *MemoryStore, as redisstore's is not.
+type storeOnly struct{ m *polite.MemoryStore }
+
+func (s storeOnly) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	return s.m.Update(ctx, key, fn)
+}
+
+func (s storeOnly) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.m.Wait(ctx, key, gen, until)
+}
+
+// policy4K returns a RateLimit-Policy value just under the 4096 bytes a
+// parse.Reader remembers, of policies with partition keys, different for
+// each origin i.
+func policy4K(i int) string {
+	pk := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 60)))
+	var b strings.Builder
+	for j := 0; ; j++ {
+		m := fmt.Sprintf(`"a%d-%d";q=%d;w=60;pk=:%s:`, i, j, 1000+j, pk)
+		if b.Len()+2+len(m) > 4096 {
+			return b.String()
+		}
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(m)
+	}
+}
+
+// With a Store other than a MemoryStore, what the Transport keeps to read
+// each origin's responses is bounded whatever the number of origins: a
+// fixed few parse.Readers. Before, each origin had its own, in an entry of
+// the local ceilings that neither Budget.MaxKeys nor IdleTTL bound; one
+// that remembered two 4 KiB policy values kept about 19 KB an origin (189
+// MB for 10 000 origins, idle past IdleTTL, with MaxKeys 100).
+func TestStoreReadersBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds thousands of 4 KiB headers")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		const maxKeys = 100
+		b := &polite.Budget{MaxKeys: maxKeys, Store: storeOnly{&polite.MemoryStore{MaxKeys: maxKeys}}, IdleTTL: time.Minute}
+		tr := &polite.Transport{Budget: b, Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			var i int
+			fmt.Sscanf(req.URL.Host, "o%d.test", &i)
+			v := policy4K(i)
+			h := http.Header{"Content-Type": {"text/plain"}, "Ratelimit-Policy": {v}, "Beta-Ratelimit-Policy": {v}}
+			return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: req}, nil
+		})}
+		visit(t, tr, 0, 1)
+		base := heap()
+		total := map[int]int64{}
+		from := 1
+		for _, n := range []int{1000, 5000} {
+			visit(t, tr, from, n+1)
+			from = n + 1
+			time.Sleep(2 * b.IdleTTL) // every origin idle past IdleTTL
+			total[n] = int64(heap()) - int64(base)
+		}
+		runtime.KeepAlive(tr)
+		grown := float64(total[5000]-total[1000]) / 4000
+		t.Logf("retained: %d origins: %.1f MB, %d origins: %.1f MB; %.0f B an origin added", 1000, float64(total[1000])/1e6, 5000, float64(total[5000])/1e6, grown)
+		if grown > 1024 {
+			t.Errorf("each origin past MaxKeys %d, idle past IdleTTL, retains %.0f bytes; want at most the ~200 B of a ceiling entry", maxKeys, grown)
+		}
+	})
 }

@@ -106,9 +106,10 @@ func (s *streamBody) bodyEnded(how bodyEnd) {
 }
 
 // reader returns the parse.Reader of the key g was granted under: kept in
-// the in-memory store's entry of the key, or, for a key whose state a Store
-// keeps elsewhere, in this Transport's local entry of the key. Neither is
-// part of the key's state, and both are bounded as the entries are.
+// the in-memory store's entry of the key, bounded as the entries are, or,
+// for a key whose state a Store keeps elsewhere, one of a fixed few this
+// Transport keeps (see ceilings.reader). Neither is part of the key's
+// state.
 func (t *Transport) reader(key *budgetKey, g *lease) *parse.Reader {
 	if g.e != nil {
 		return &g.e.rd
