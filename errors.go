@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
-	"github.com/politehttp/polite/parse"
 )
 
 // ErrWaitTooLong is matched by every [*WaitError]: an attempt of the request
@@ -152,11 +151,13 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	now := time.Now()
-	var quotas []parse.Quota // what a 403 states: it may be a refusal
-	if resp.StatusCode == http.StatusForbidden {
-		quotas = parse.Header(resp.Header, now)
-	}
-	if !refusal(resp.StatusCode, resp.Header, quotas, now, nil) {
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+	case http.StatusForbidden: // a refusal when it says so
+		if !forbiddenRefusal(resp.Header, freshQuotas(resp.Header, now), now, time.Time{}) {
+			return time.Time{}, false
+		}
+	default:
 		return time.Time{}, false
 	}
 	b := t.budgetOf()

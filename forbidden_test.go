@@ -2,6 +2,7 @@ package polite_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -196,4 +197,100 @@ func TestForbiddenIsAnAnswerUnlessItSaysSo(t *testing.T) {
 			t.Errorf("GET after a 403 Retry-After: 5 went after %v, want the pause waited", d)
 		}
 	})
+}
+
+// A 403 from a cache (Age above 0) states no current quota (DESIGN.md
+// §1.5): with a spent quota and no Retry-After it is an answer, and
+// RetryAt says so too. RetryAt read such a 403's fields as current, and
+// called it a refusal while RoundTrip had handed it back.
+func TestRetryAtCachedForbiddenIsNoRefusal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		toNow()
+		var sent atomic.Int64
+		srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sent.Add(1)
+			w.Header().Set("Age", "60")
+			w.Header().Set("X-RateLimit-Limit", "5000")
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
+			w.WriteHeader(http.StatusForbidden)
+		})
+		c, tr := politeOver(srv)
+		resp, err := c.Get("http://api.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if st, _ := tr.Inspect("http://api.test", time.Now()); sent.Load() != 1 || st.PauseUntil.After(time.Now()) {
+			t.Fatalf("sent %d, paused until %v; want an answer: sent once, no pause", sent.Load(), st.PauseUntil)
+		}
+		if at, ok := tr.RetryAt(resp); ok {
+			t.Errorf("RetryAt(a cached 403 handed back as an answer) = %v, true; want false", at)
+		}
+	})
+}
+
+// A 403 whose only sign is a remaining count of 0, with no reset (as a
+// 403 for bad credentials may carry), is an answer: sent once, handed
+// back, the origin not paused. A spent quota makes a 403 a refusal only
+// with its reset still to come.
+func TestForbiddenSpentWithoutResetIsAnAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		toNow()
+		var sent atomic.Int64
+		srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sent.Add(1)
+			w.Header().Set("X-RateLimit-Limit", "60")
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.WriteHeader(http.StatusForbidden)
+		})
+		c, tr := politeOver(srv)
+		start := time.Now()
+		resp, err := c.Get("http://api.test/")
+		if err != nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("got %v, %v; want the 403", resp, err)
+		}
+		resp.Body.Close()
+		if n, d := sent.Load(), time.Since(start); n != 1 || d > 0 {
+			t.Errorf("sent %d times over %v; want once, at once", n, d)
+		}
+		if at, ok := tr.RetryAt(resp); ok {
+			t.Errorf("RetryAt = %v, true; want false", at)
+		}
+	})
+}
+
+// robots.txt refused for rate, with a 403 that says so as with a 429, is
+// unreachable: every path is disallowed until it answers (RFC 9309
+// §2.3.1.4). A 403 with Retry-After was read as robots.txt unavailable,
+// every path allowed, unread.
+func TestRobotsForbiddenRetryAfterIsUnreachable(t *testing.T) {
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusForbidden} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				toNow()
+				var pages atomic.Int64
+				srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/robots.txt" {
+						w.Header().Set("Retry-After", "60")
+						w.WriteHeader(status)
+						return
+					}
+					pages.Add(1)
+				})
+				c := &http.Client{Transport: &polite.Transport{
+					Base:   &ratelimittest.Transport{Handler: srv},
+					Robots: &polite.Robots{UserAgent: "mybot"},
+				}}
+				resp, err := c.Get("http://site.test/private/page")
+				if err == nil {
+					resp.Body.Close()
+				}
+				var rerr *polite.RobotsError
+				if !errors.As(err, &rerr) || !rerr.Unreachable || pages.Load() != 0 {
+					t.Errorf("robots.txt refused with %d and Retry-After: page fetched %d times, err %v; want a RobotsError, Unreachable", status, pages.Load(), err)
+				}
+			})
+		})
+	}
 }

@@ -34,10 +34,12 @@ import (
 //   - 2xx: its rules apply. Those of the groups naming UserAgent apply, or,
 //     if none does, those of the groups naming "*"; the longest matching
 //     pattern wins, an allow winning a tie (§2.2).
-//   - 4xx other than 429, more than five redirects, or a redirect that
-//     cannot be followed: robots.txt is unavailable, and every path is
-//     allowed (§2.3.1.3).
-//   - 429, 5xx, a network error, or no complete answer within 30 seconds:
+//   - 4xx other than 429 (and a 403 that refuses for rate, below), more
+//     than five redirects, or a redirect that cannot be followed:
+//     robots.txt is unavailable, and every path is allowed (§2.3.1.3).
+//   - 429, a 403 with Retry-After or a spent quota (a refusal for rate,
+//     DESIGN.md §1.10), 5xx, a network error, or no complete answer within
+//     30 seconds:
 //     robots.txt is unreachable, and every path of the origin is
 //     disallowed (§2.3.1.4) until it is fetched again, after 1 minute,
 //     then 2, 4 ... up to 1 hour while it stays unreachable, or after its
@@ -104,8 +106,9 @@ type RobotsError struct {
 	// as "/private/" or "/*.pdf$"; empty when Unreachable.
 	Rule string
 
-	// Unreachable reports that robots.txt could not be fetched (a 429 or
-	// 5xx status, a transport error, or a timeout), which disallows every
+	// Unreachable reports that robots.txt could not be fetched (a 429, a
+	// 403 refusing for rate, or 5xx status, a transport error, or a
+	// timeout), which disallows every
 	// path of the origin (RFC 9309 §2.3.1.4).
 	Unreachable bool
 	// Status is the status code robots.txt answered when Unreachable; 0
@@ -682,7 +685,10 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 				return robotsResult{unreachable: true, err: fetchErr(ctx, err)}
 			}
 			return robotsResult{file: parseRobots(body, c.token)}
-		case code == http.StatusTooManyRequests || code >= 500:
+		case code == http.StatusTooManyRequests || code >= 500 ||
+			code == http.StatusForbidden && forbiddenRefusal(resp.Header, freshQuotas(resp.Header, time.Now()), time.Now(), time.Time{}):
+			// Refused for rate, a 403 that says so too (DESIGN.md
+			// §1.10): unreachable for now, not unavailable.
 			wait, _ := RetryAfter(resp.Header, time.Now())
 			discard(ctx, resp.Body)
 			return robotsResult{unreachable: true, status: code, retryAfter: wait}

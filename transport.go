@@ -874,25 +874,45 @@ func ownQuotas(quotas []parse.Quota) []parse.Quota {
 
 // refusal reports whether a response of status, with header h and quotas,
 // refuses its request for its rate: a 429, a 503, or a 403 that says so
-// with a Retry-After or a quota it states spent, as GitHub answers past its
-// limits (DESIGN.md §1.10). Any other 403 is an answer, handed back. now
+// (see forbiddenRefusal), as GitHub answers past its limits (DESIGN.md
+// §1.10). Any other 403 is an answer, handed back. now
 // and g, when not nil, estimate the server's clock for a Retry-After date.
 func refusal(status int, h http.Header, quotas []parse.Quota, now time.Time, g *lease) bool {
 	switch status {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		return true
 	case http.StatusForbidden:
-		if spent(quotas) {
-			return true
-		}
 		var estimate time.Time
 		if g != nil {
 			estimate = serverNow(g, now)
 		}
-		_, ok := retryAfter(h, now, estimate)
-		return ok
+		return forbiddenRefusal(h, quotas, now, estimate)
 	}
 	return false
+}
+
+// forbiddenRefusal reports whether a 403 with header h and quotas (none for
+// a response from a cache, as readQuotas reads them) refuses for rate: it
+// has a valid Retry-After, measured as retryAfter does from now and
+// estimate, or a quota it states is spent with its reset still to come
+// (a remaining count of 0 alone, as a 403 for bad credentials may carry,
+// is not enough).
+func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Time) bool {
+	for i := range quotas {
+		if quotas[i].Remaining == 0 && quotas[i].Reset > 0 {
+			return true
+		}
+	}
+	_, ok := retryAfter(h, now, estimate)
+	return ok
+}
+
+// freshQuotas returns the quotas h states as the Transport reads them:
+// none for a response from a cache.
+func freshQuotas(h http.Header, now time.Time) []parse.Quota {
+	var rd parse.Reader
+	quotas, _ := rd.ReadFresh(h, now, time.Time{})
+	return quotas
 }
 
 // serverNow returns now on the server's clock as the key of the request g
