@@ -45,7 +45,8 @@ const memoSlots = 8
 // memo of the origins seen lately: the memo's key, never changed, or buf,
 // set to the key. On a miss the memo is replaced only when
 // the origin missed twice in a row, so that origins that alternate in one
-// slot do not allocate a memo per request.
+// slot do not allocate a memo per request, and never by a host longer than
+// a key keeps (see digestLong), which the memo would keep whole.
 func (t *Transport) originOf(req *http.Request, b *Budget, buf *budgetKey) *budgetKey {
 	scheme, host := req.URL.Scheme, req.URL.Host
 	slot := &t.memo[memoSlot(host)]
@@ -53,7 +54,7 @@ func (t *Transport) originOf(req *http.Request, b *Budget, buf *budgetKey) *budg
 		return &m.key
 	}
 	*buf = originKey(scheme, host)
-	if h := originHash(scheme, host); t.missed.Swap(h) == h {
+	if h := originHash(scheme, host); t.missed.Swap(h) == h && len(host) <= maxHostLen {
 		if b.mem != nil {
 			buf.sh = b.mem.shard(buf.m)
 		}
@@ -97,8 +98,33 @@ func originHash(scheme, host string) uint64 {
 // dropped (80 for http, 443 for https) and an internationalised host in
 // its ASCII form (see toASCII). A host already in that form is used as it
 // is, without allocating.
+//
+// A scheme or host longer than any a server can be reached at is kept as
+// its digest (see digestLong), so that what a key keeps is bounded whatever a
+// server redirects to.
 func originKey(scheme, host string) budgetKey {
-	return budgetKey{m: memKey{scheme: lowerASCII(scheme), host: normalHost(scheme, host)}}
+	return budgetKey{m: memKey{scheme: digestLong(lowerASCII(scheme), maxSchemeLen), host: digestLong(normalHost(scheme, host), maxHostLen)}}
+}
+
+const (
+	// maxHostLen is the longest host[:port] a key keeps as it is: a DNS
+	// name (253 bytes, RFC 1035 §2.3.4) and a port.
+	maxHostLen = 253 + len(":65535")
+	// maxSchemeLen is the longest scheme a key keeps as it is.
+	maxSchemeLen = 32
+)
+
+// digestLong returns s if it is at most max bytes long, else "~sha256-" and
+// the hex SHA-256 digest of s: one name, 72 bytes, for one s, where a
+// hostile server's redirects could make a key keep a host of a megabyte
+// for each origin (the field limit of net/http). No host that DNS or an
+// IP address can name begins with "~".
+func digestLong(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return "~sha256-" + hex.EncodeToString(sum[:])
 }
 
 // normalHost normalises the host[:port] of an origin.

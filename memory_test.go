@@ -3,6 +3,7 @@ package polite_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -158,4 +159,42 @@ func TestStoreReadersBounded(t *testing.T) {
 			t.Errorf("each origin past MaxKeys %d, idle past IdleTTL, retains %.0f bytes; want at most the ~200 B of a ceiling entry", maxKeys, grown)
 		}
 	})
+}
+
+// A host longer than any DNS name is kept in its key as a digest of 72
+// bytes: a server that redirects to ever new hosts of 64 KiB each makes
+// the Budget keep no more per origin than for short ones. Before, each key
+// kept the whole host: 73 KB more an origin for 64 KiB hosts than for
+// 256-byte ones. Requests to one long host still share its key.
+func TestLongHostKeptAsDigest(t *testing.T) {
+	perKey := map[int]float64{}
+	for _, hostLen := range []int{200, 64 << 10} {
+		pad := strings.Repeat("a", hostLen)
+		b := &polite.Budget{}
+		tr := &polite.Transport{Budget: b, Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			return nil, errors.New("dial tcp: lookup: no such host")
+		})}
+		get := func(i int) {
+			req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://h%d.%s.invalid/", i, pad), nil)
+			tr.RoundTrip(req)
+		}
+		get(0)
+		before := heap()
+		const origins = 500
+		for i := 1; i <= origins; i++ {
+			get(i)
+		}
+		perKey[hostLen] = float64(int64(heap())-int64(before)) / origins
+		st, ok := b.Inspect(fmt.Sprintf("http://h7.%s.invalid", pad), time.Now())
+		if !ok {
+			t.Errorf("host of %d bytes: Inspect finds no state for it", hostLen)
+		} else if hostLen > 1000 && (len(st.Key) > 100 || !strings.HasPrefix(st.Key, "http://~sha256-")) {
+			t.Errorf("host of %d bytes: key %.100q, want http://~sha256- and a digest", hostLen, st.Key)
+		}
+		runtime.KeepAlive(tr)
+	}
+	t.Logf("bytes kept an origin: host of 200 B: %.0f, of 64 KiB: %.0f", perKey[200], perKey[64<<10])
+	if grown := perKey[64<<10] - perKey[200]; grown > 1024 {
+		t.Errorf("an origin with a 64 KiB host keeps %.0f bytes more than one of 200 B; want about the same", grown)
+	}
 }
