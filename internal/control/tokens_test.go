@@ -491,3 +491,58 @@ func TestRefusalResetsRefillRate(t *testing.T) {
 		}
 	}
 }
+
+// A request held for its cost claims no turn, so that smaller requests go
+// meanwhile; held as long as its quota takes to be whole again (60 s
+// here), it claims one, and a smaller request that first asked after it
+// waits behind it though the quota has room for that one. Before, it never
+// claimed one, and smaller requests took every refill until MaxWait.
+func TestCostHeldLongClaimsTurn(t *testing.T) {
+	var s State
+	cfg := Config{}
+	var p Lease
+	p.SetCost(Cost{Tokens: 1})
+	s.Acquire(t0, &cfg, Ask{}, &p)
+	// 100 of 60000 left, whole in 60 s: about 1000 a second.
+	s.Release(t0, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 100, time.Minute)})
+
+	big := func(at, since time.Time) (Hold, bool) {
+		var l Lease
+		l.SetCost(Cost{Tokens: 50000})
+		return s.Acquire(at, &cfg, Ask{Turns: true, Since: since}, &l)
+	}
+	// small sends a request of 900 tokens, answered at once with no
+	// fields: most of each second's refill.
+	small := func(at time.Time) bool {
+		var l Lease
+		l.SetCost(Cost{Tokens: 900})
+		if _, ok := s.Acquire(at, &cfg, Ask{Turns: true}, &l); !ok {
+			return false
+		}
+		s.Release(at, &cfg, &l, &Outcome{First: true, Bytes: -1})
+		return true
+	}
+	if h, ok := big(t0, time.Time{}); ok || h.Reason != ReasonQuota {
+		t.Fatalf("50000 tokens of 100 left: granted %v, held %+v", ok, h)
+	}
+	// For a minute it asks again each second, held for its cost, and a
+	// small request goes each second past it.
+	for i := 1; i < 60; i++ {
+		at := t0.Add(time.Duration(i) * time.Second)
+		if _, ok := big(at, t0); ok {
+			t.Fatalf("50000 granted at +%ds while small requests took the refill", i)
+		}
+		if !small(at) {
+			t.Fatalf("+%ds: a request of 900 tokens held behind one held for its cost %ds", i, i)
+		}
+	}
+	// Held a minute, as long as the quota takes to be whole: it claims a
+	// turn, and the next small request waits behind it.
+	at := t0.Add(61 * time.Second)
+	if _, ok := big(at, t0); ok {
+		t.Fatal("50000 granted while small requests took the refill")
+	}
+	if small(at) {
+		t.Error("a request of 900 tokens went past one held for its cost a minute")
+	}
+}
