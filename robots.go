@@ -28,8 +28,9 @@ import (
 // does not end with the request that started it, but goes on for the
 // others (within its 30 seconds). It is used for 24 hours (RFC 9309 §2.4),
 // then fetched again. At most 512 KiB of it are read (§2.5), and up to
-// five redirects are followed (§2.3.1.2), to the same scheme or from http
-// to https. What it answers decides:
+// five redirects are followed (§2.3.1.2), to the same scheme, or to http
+// or https (from https to http too: refused, it would leave every path
+// allowed). What it answers decides:
 //
 //   - 2xx: its rules apply. Those of the groups naming UserAgent apply, or,
 //     if none does, those of the groups naming "*"; the longest matching
@@ -512,7 +513,7 @@ func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 			s.cache.makeRoom(s, 0)
 		}
 	} else {
-		e.unreachable, e.status, e.err = true, r.status, r.err
+		e.unreachable, e.status, e.err = true, r.status, boundedErr(r.err)
 		wait := robotsRetryMin << min(e.fails, 10)
 		wait = min(wait, robotsRetryMax)
 		wait = max(wait, min(r.retryAfter, robotsRetryAfterMax))
@@ -718,14 +719,38 @@ func fetchErr(ctx context.Context, err error) error {
 	return err
 }
 
+// maxRobotsErr is the most bytes of a fetch's error message an entry
+// keeps (see boundedErr).
+const maxRobotsErr = 1 << 10
+
+// boundedErr returns err, or, when its message is longer than
+// maxRobotsErr, an error of its first maxRobotsErr bytes: net/http quotes a
+// status line it cannot read whole in its error, up to its header limit,
+// and an unreachable origin's entry keeps its error until the next fetch
+// (a megabyte an origin, from a hostile server). Such an error unwraps to
+// nothing.
+func boundedErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); len(msg) > maxRobotsErr {
+		return errors.New(strings.ToValidUTF8(msg[:maxRobotsErr], "") + "…")
+	}
+	return err
+}
+
 // redirectTarget resolves a redirect's Location against from, and reports
-// whether it may be followed: to the same scheme, or from http to https.
+// whether it may be followed: to the same scheme, or to http or https
+// (RFC 9309 §2.3.1.2 follows redirects across authorities). A redirect from https
+// to http is followed too: refused, it would leave robots.txt unavailable
+// and every path allowed, unread, which a site that serves its robots.txt
+// over http only does not mean.
 func redirectTarget(from *url.URL, loc string) (string, bool) {
 	if loc == "" {
 		return "", false
 	}
 	to, err := from.Parse(loc)
-	if err != nil || to.Host == "" || !(to.Scheme == from.Scheme || from.Scheme == "http" && to.Scheme == "https") {
+	if err != nil || to.Host == "" || to.Scheme != from.Scheme && to.Scheme != "http" && to.Scheme != "https" {
 		return "", false
 	}
 	to.Fragment, to.RawFragment = "", ""

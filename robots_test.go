@@ -1044,3 +1044,80 @@ func TestRobotsEndedContextFetchesNothing(t *testing.T) {
 		}
 	})
 }
+
+// A robots.txt that https redirects to http is followed, and its rules
+// apply (RFC 9309 §2.3.1.2). Before, only redirects to the same scheme or
+// from http to https were followed: this one left robots.txt unavailable,
+// every path allowed, and the request for /private/ went.
+func TestRobotsRedirectToHTTPFollowed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent []string
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}
+			switch {
+			case req.URL.Path == "/robots.txt" && req.URL.Scheme == "https":
+				resp.StatusCode = http.StatusMovedPermanently
+				resp.Header.Set("Location", "http://a.example/robots.txt")
+			case req.URL.Path == "/robots.txt":
+				resp.Body = io.NopCloser(strings.NewReader("User-agent: *\nDisallow: /private/\n"))
+			default:
+				sent = append(sent, req.URL.String())
+			}
+			return resp, nil
+		})
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot"}}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://a.example/private/account", nil)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		if !errors.Is(err, ErrDisallowed) || len(sent) != 0 {
+			t.Errorf("RoundTrip = %v (sent %q); want a *RobotsError for /private/, nothing sent", err, sent)
+		}
+	})
+}
+
+// An unreachable robots.txt's entry keeps at most 1 KiB of its fetch's
+// error: a server whose status line net/http cannot read has it quoted
+// whole in the error, up to net/http's header limit. Before, each such
+// origin kept its megabyte until the next fetch, counted as one origin
+// against MaxOrigins.
+func TestRobotsErrorBounded(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	base := robotsRT(func(req *http.Request) (*http.Response, error) {
+		return nil, errors.New(`net/http: malformed HTTP status code "` + huge + `"`)
+	})
+	tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot"}}
+	get := func(i int) error {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("http://o%d.example/page", i), nil)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	get(0)
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	before := m.HeapAlloc
+	const origins = 20
+	for i := 1; i <= origins; i++ {
+		err := get(i)
+		var rerr *RobotsError
+		if !errors.As(err, &rerr) || !rerr.Unreachable {
+			t.Fatalf("origin %d: %v, want an unreachable robots.txt", i, err)
+		}
+	}
+	// The cached entry answers the next request with what it kept.
+	err := get(1)
+	if len(err.Error()) > 2<<10 {
+		t.Errorf("the error of a cached unreachable robots.txt is %d bytes, want at most about 1 KiB", len(err.Error()))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	if per := (int64(m.HeapAlloc) - int64(before)) / origins; per > 16<<10 {
+		t.Errorf("%d bytes kept an origin whose robots.txt failed with a 1 MiB error, want at most 16 KiB", per)
+	}
+	runtime.KeepAlive(tr)
+}
