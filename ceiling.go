@@ -153,6 +153,14 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		if e.changed == nil {
 			e.changed = make(chan struct{})
 		}
+		// In line, as for the pace (see line): the slot that frees goes
+		// to the request held longest, not to whichever wakes first,
+		// which left some waiting for a minute while 16 workers shared 4
+		// slots of a second each.
+		if *tk == 0 {
+			e.tail++
+			*tk = e.tail
+		}
 		// Until a slot frees: a request ends, or the earliest lease.
 		h := ceilingHold{changed: e.changed, reason: ReasonConcurrency}
 		if next := e.inflight.Next(); next != 0 {

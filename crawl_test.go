@@ -407,3 +407,57 @@ func BenchmarkOverheadCrawler(b *testing.B) {
 		})
 	}
 }
+
+// A request held by a concurrency cap (Restraint's, MaxConcurrency) waits
+// in line, as one held by the pace does: the slot that frees goes to the
+// request held longest. Before, the requests held raced for it, and with
+// 16 workers sharing Restraint's 4 slots of a second each, 115-166
+// requests in 30 minutes lost the race for a minute and failed with a
+// WaitError, while the origin served 4 a second throughout.
+func TestConcurrencyHoldsInLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(time.Second)
+			io.WriteString(w, "ok\n")
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Restraint: &polite.Restraint{}, MaxWait: time.Minute}
+		end := time.Now().Add(30 * time.Minute)
+		var (
+			mu      sync.Mutex
+			longest time.Duration
+			ok      int
+			failed  []error
+			wg      sync.WaitGroup
+		)
+		for w := range 16 {
+			wg.Go(func() {
+				for time.Now().Before(end) {
+					req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("http://a.example/w%d", w), nil)
+					start := time.Now()
+					resp, err := tr.RoundTrip(req)
+					mu.Lock()
+					longest = max(longest, time.Since(start))
+					if err != nil {
+						failed = append(failed, err)
+					} else {
+						ok++
+					}
+					mu.Unlock()
+					if err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+					time.Sleep(10 * time.Millisecond) // parse the page
+				}
+			})
+		}
+		wg.Wait()
+		t.Logf("30 minutes, 16 workers, cap 4, 1 s a page: %d pages, %d failed, longest RoundTrip %v", ok, len(failed), longest)
+		if len(failed) > 0 {
+			t.Errorf("%d requests failed, the first: %v", len(failed), failed[0])
+		}
+		if longest > 30*time.Second {
+			t.Errorf("longest RoundTrip %v, want about 4 s (16 workers sharing 4 slots of 1 s), at most 30 s", longest)
+		}
+	})
+}
