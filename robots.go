@@ -326,8 +326,10 @@ func removeDotSegments(p string) string {
 // default port, an internationalised host in its ASCII form, the form
 // net/http dials it in.
 func robotsOrigin(u *url.URL) string {
-	k := originKey(u.Scheme, u.Host)
-	return k.m.scheme + "://" + k.m.host
+	// Normalised as a budget key is, but never digested (see digestLong):
+	// robots.txt is fetched from it. The cache weighs a long one by its
+	// length (see robotsFile.weight).
+	return lowerASCII(u.Scheme) + "://" + normalHost(u.Scheme, u.Host)
 }
 
 // robotsCache holds the robots.txt of many origins, in shards that each
@@ -720,11 +722,11 @@ func fetchErr(ctx context.Context, err error) error {
 }
 
 // maxRobotsErr is the most bytes of a fetch's error message an entry
-// keeps (see boundedErr).
-const maxRobotsErr = 1 << 10
+// keeps whole (see boundedErr): more than a long signed URL's error.
+const maxRobotsErr = 8 << 10
 
 // boundedErr returns err, or, when its message is longer than
-// maxRobotsErr, an error of its first maxRobotsErr bytes: net/http quotes a
+// maxRobotsErr, an error of its first 1 KiB: net/http quotes a
 // status line it cannot read whole in its error, up to its header limit,
 // and an unreachable origin's entry keeps its error until the next fetch
 // (a megabyte an origin, from a hostile server). Such an error unwraps to
@@ -734,7 +736,7 @@ func boundedErr(err error) error {
 		return nil
 	}
 	if msg := err.Error(); len(msg) > maxRobotsErr {
-		return errors.New(strings.ToValidUTF8(msg[:maxRobotsErr], "") + "…")
+		return errors.New(strings.ToValidUTF8(msg[:1<<10], "") + "…")
 	}
 	return err
 }

@@ -1121,3 +1121,76 @@ func TestRobotsErrorBounded(t *testing.T) {
 	}
 	runtime.KeepAlive(tr)
 }
+
+// robots.txt of a host longer than a budget key keeps (see digestLong) is
+// fetched from that host, not from the key's digest. For a while the
+// fetch went to http://~sha256-…/robots.txt, whose answer (404 here, every
+// path allowed) let a disallowed path through.
+func TestRobotsLongHostFetchedFromItsHost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		host := strings.Repeat("a", 60) + "." + strings.Repeat("b", 60) + "." + strings.Repeat("c", 60) + "." + strings.Repeat("d", 60) + "." + strings.Repeat("e", 60) + ".example"
+		var mu sync.Mutex
+		var robotsHosts []string
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}
+			if req.URL.Path == "/robots.txt" {
+				mu.Lock()
+				robotsHosts = append(robotsHosts, req.URL.Host)
+				mu.Unlock()
+				if req.URL.Host == host {
+					resp.Body = io.NopCloser(strings.NewReader("User-agent: *\nDisallow: /private/\n"))
+				} else {
+					resp.StatusCode = http.StatusNotFound
+				}
+			}
+			return resp, nil
+		})
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot"}}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/private/x", nil)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(robotsHosts) != 1 || robotsHosts[0] != host {
+			t.Errorf("robots.txt fetched from %d hosts, want once from the request's host (%d bytes)", len(robotsHosts), len(host))
+		}
+		if !errors.Is(err, ErrDisallowed) {
+			t.Errorf("RoundTrip(/private/x) = %v, want the *RobotsError of its host's robots.txt", err)
+		}
+	})
+}
+
+// A fetch error of a few KiB (a redirect to a long signed URL) is kept
+// whole: RobotsError still unwraps to its cause. For a while every error
+// over 1 KiB was cut to its message.
+func TestRobotsLongErrorStillUnwraps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		signed := "http://cdn.example/robots.txt?X-Amz-Signature=" + strings.Repeat("0123456789abcdef", 70)
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			switch {
+			case req.URL.Host == "a.example" && req.URL.Path == "/robots.txt":
+				h := http.Header{"Location": {signed}}
+				return &http.Response{StatusCode: http.StatusFound, Header: h, Body: http.NoBody, Request: req}, nil
+			case req.URL.Host == "cdn.example":
+				return nil, &url.Error{Op: "Get", URL: req.URL.String(), Err: context.DeadlineExceeded}
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+		})
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot"}}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example/page", nil)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		var rerr *RobotsError
+		if !errors.As(err, &rerr) || !rerr.Unreachable {
+			t.Fatalf("RoundTrip = %v, want an unreachable robots.txt", err)
+		}
+		var uerr *url.Error
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &uerr) {
+			t.Errorf("RobotsError.Err = %T: want it to unwrap to context.DeadlineExceeded and a *url.Error", rerr.Err)
+		}
+	})
+}
