@@ -424,7 +424,7 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 		}
 	}
 	if len(s.costs.quotas) > 0 {
-		if h, held := s.admitCost(now, &l.want, ask); held {
+		if h, held := s.admitCost(now, &l.want); held {
 			return h, false
 		}
 	}
@@ -534,7 +534,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		return s.hold(s.rateNext, ReasonPace, 0)
 	}
 	if len(s.costs.quotas) > 0 {
-		if h, held := s.admitCost(now, &l.want, ask); held {
+		if h, held := s.admitCost(now, &l.want); held {
 			return h, false
 		}
 	}

@@ -337,13 +337,9 @@ func (c *costs) excess(now int64, want *Cost) Excess {
 // again at the earliest (until; zero when only a request in flight ending
 // can make room) and whether a request in flight ending may make room
 // sooner (waitInflight).
-//
-// whole is the longest time a quota that holds the request takes to be
-// whole again, from empty: its limit over its refill rate, or its window;
-// 0 when none says.
-func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitInflight, held bool, whole int64) {
+func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitInflight, held bool) {
 	if want.free() {
-		return 0, false, false, 0
+		return 0, false, false
 	}
 	for i := range c.quotas {
 		q := &c.quotas[i]
@@ -362,12 +358,6 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 		avail := level - u.n
 		if avail >= need {
 			continue
-		}
-		switch {
-		case q.refill && q.rate > 0 && q.q > 0:
-			whole = max(whole, int64(min(math.Ceil(float64(q.q)/q.rate), float64(MaxPause))))
-		case !q.refill && q.w > 0:
-			whole = max(whole, q.w)
 		}
 		switch {
 		case q.refill && q.rate > 0 && (q.q < 0 || need <= q.q-u.n):
@@ -390,7 +380,7 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 		// its reset has passed: the request goes, and the server's
 		// answer tells.
 	}
-	return until, waitInflight, held, whole
+	return until, waitInflight, held
 }
 
 // costExcess holds a request that can never start; false when it can.
@@ -410,17 +400,9 @@ func (s *State) costExcess(now int64, want *Cost) (Hold, bool) {
 func (s *State) Excess(t time.Time, want *Cost) Excess { return s.costs.excess(instant(t), want) }
 
 // admitCost holds a request whose cost the key's quotas have no room for
-// at now; false when they have. ask says when the request first asked.
-//
-// A request held for its cost claims no turn (see turn.go): requests that
-// cost less go meanwhile, when the quota has room for them. Once it has
-// been held as long as the quota takes to be whole again, it claims one:
-// the requests that first asked after it wait behind it until its cost
-// has room, so that smaller ones overtaking it again and again cannot
-// hold it until MaxWait (with 100 workers on 40,000 tokens a minute, 16
-// of 400 tasks failed so).
-func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
-	until, inflight, held, whole := s.costs.admit(now, want, s.leases.n)
+// at now; false when they have.
+func (s *State) admitCost(now int64, want *Cost) (Hold, bool) {
+	until, inflight, held := s.costs.admit(now, want, s.leases.n)
 	if !held {
 		return Hold{}, false
 	}
@@ -429,7 +411,7 @@ func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
 		wake = s.leases.first()
 	}
 	h, _ := s.hold(until, ReasonQuota, wake)
-	h.own = ask.Since.IsZero() || whole <= 0 || now-instant(ask.Since) < whole
+	h.own = true
 	return h, true
 }
 

@@ -31,9 +31,7 @@ import "time"
 //
 // A request that does not take turns claims nothing. Nor does a request
 // held for what is its own (its Ask.After, its cost), so that its wait
-// does not become everyone's (one held for its cost as long as its quota
-// takes to be whole again does: see admitCost), or held until the key
-// changes (an answer, a
+// does not become everyone's, or held until the key changes (an answer, a
 // slot in flight): such a hold has no instant at which the others could go
 // without it, and holding them behind it until a change let the requests
 // woken by it all go at once (against a server whose headers overstate
