@@ -154,7 +154,7 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 	case http.StatusForbidden: // a refusal when it says so
-		if !forbiddenRefusal(resp.Header, freshQuotas(resp.Header, now), now, time.Time{}) {
+		if !forbiddenAnswer(resp.Header, now) {
 			return time.Time{}, false
 		}
 	default:

@@ -689,7 +689,7 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 			}
 			return robotsResult{file: parseRobots(body, c.token)}
 		case code == http.StatusTooManyRequests || code >= 500 ||
-			code == http.StatusForbidden && forbiddenRefusal(resp.Header, freshQuotas(resp.Header, time.Now()), time.Now(), time.Time{}):
+			code == http.StatusForbidden && forbiddenAnswer(resp.Header, time.Now()):
 			// Refused for rate, a 403 that says so too (DESIGN.md
 			// §1.10): unreachable for now, not unavailable.
 			wait, _ := RetryAfter(resp.Header, time.Now())

@@ -875,20 +875,25 @@ func ownQuotas(quotas []parse.Quota) []parse.Quota {
 // refusal reports whether a response of status, with header h and quotas,
 // refuses its request for its rate: a 429, a 503, or a 403 that says so
 // (see forbiddenRefusal), as GitHub answers past its limits (DESIGN.md
-// §1.10). Any other 403 is an answer, handed back. now
-// and g, when not nil, estimate the server's clock for a Retry-After date.
+// §1.10). Any other 403 is an answer, handed back. now and g estimate the
+// server's clock for a Retry-After date.
 func refusal(status int, h http.Header, quotas []parse.Quota, now time.Time, g *lease) bool {
 	switch status {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		return true
 	case http.StatusForbidden:
-		var estimate time.Time
-		if g != nil {
-			estimate = serverNow(g, now)
-		}
-		return forbiddenRefusal(h, quotas, now, estimate)
+		return forbiddenRefusal(h, quotas, now, serverNow(g, now))
 	}
 	return false
+}
+
+// forbiddenAnswer reports whether a 403 with header h, received at now
+// outside a request's path (RetryAt, a robots.txt fetch), refuses for
+// rate, its quotas read as the Transport reads them: none from a cache.
+func forbiddenAnswer(h http.Header, now time.Time) bool {
+	var rd parse.Reader
+	quotas, _ := rd.ReadFresh(h, now, time.Time{})
+	return forbiddenRefusal(h, quotas, now, time.Time{})
 }
 
 // forbiddenRefusal reports whether a 403 with header h and quotas (none for
@@ -905,14 +910,6 @@ func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Ti
 	}
 	_, ok := retryAfter(h, now, estimate)
 	return ok
-}
-
-// freshQuotas returns the quotas h states as the Transport reads them:
-// none for a response from a cache.
-func freshQuotas(h http.Header, now time.Time) []parse.Quota {
-	var rd parse.Reader
-	quotas, _ := rd.ReadFresh(h, now, time.Time{})
-	return quotas
 }
 
 // serverNow returns now on the server's clock as the key of the request g
