@@ -108,7 +108,7 @@ func IdealTokens(cfg TokenConfig, tasks []TokenTask, workers int) time.Duration 
 		at, found := time.Time{}, false
 		if free > 0 {
 			t := tasks[next]
-			in, bound := max(t.Input, 0), max(t.MaxOutput, 0)
+			in, bound := cfg.prompt(max(t.Input, 0)), max(t.MaxOutput, 0)
 			wait, ok := time.Duration(0), true
 			for i, q := range h.quotas {
 				if q.enforced {

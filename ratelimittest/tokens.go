@@ -69,10 +69,11 @@ const (
 // without limits.
 //
 // Each request is charged when it arrives: one request, its prompt as
-// estimated from its body, and its output bound (max_tokens times the number
-// of choices, or the estimator's default when the body sets none). The
-// estimate is the one polite.EstimateCost makes, so that a client that
-// estimates alike can pace exactly. A request is admitted only if every
+// estimated from its body (or as Prompt counts that estimate), and its
+// output bound (max_tokens times the number of choices, or the estimator's
+// default when the body sets none). The estimate is the one
+// polite.EstimateCost makes, so that a client that estimates alike can pace
+// exactly, unless Prompt counts otherwise, as a real tokenizer does. A request is admitted only if every
 // quota has room for its charge at once; otherwise it is refused with 429
 // and charged nothing. A quota starts full and refills continuously, its
 // whole size once per Window.
@@ -119,6 +120,13 @@ type TokenConfig struct {
 	// Anthropic documents this adjustment for its output quota. If false,
 	// a request is charged its whole bound, which a client can foresee.
 	Refund bool
+
+	// Prompt, if not nil, gives the prompt tokens the server counts for a
+	// prompt that polite.EstimateCost estimates at estimate tokens: a real
+	// tokenizer counts otherwise than any estimate made from bytes. It
+	// must be deterministic and safe for concurrent use; a negative result
+	// counts as zero. If nil, the server counts the estimate.
+	Prompt func(estimate int64) int64
 
 	// RetryAfter, if true, adds retry-after (seconds, rounded up) and
 	// retry-after-ms to OpenAIAPI refusals, as Azure OpenAI sends them;
@@ -272,6 +280,15 @@ func (h *TokenHandler) Stats() TokenStats {
 	return s
 }
 
+// prompt reports the prompt tokens the server counts for a prompt
+// estimated at estimate tokens.
+func (c *TokenConfig) prompt(estimate int64) int64 {
+	if c.Prompt == nil {
+		return estimate
+	}
+	return max(c.Prompt(estimate), 0)
+}
+
 // produced reports the output tokens of a request whose output bound is
 // bound.
 func (c *TokenConfig) produced(bound int64) int64 {
@@ -326,6 +343,7 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if e, ok = llmcost.Read(r.Body, r.URL.Path, llmcost.Limit); !ok {
 			status, msg = http.StatusBadRequest, "The request body is not a valid "+k.String()+" request"
 		}
+		e.Input = h.cfg.prompt(e.Input)
 	}
 	if status != 0 {
 		h.mu.Lock()

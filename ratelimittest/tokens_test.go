@@ -564,6 +564,36 @@ func TestIdealTokens(t *testing.T) {
 	}
 }
 
+// TestTokenHandlerPrompt checks that a server whose tokenizer counts
+// otherwise charges, reports and is simulated with its own count.
+func TestTokenHandlerPrompt(t *testing.T) {
+	cfg := ratelimittest.TokenConfig{Tokens: 1000, Prompt: func(e int64) int64 { return 2*e - 200 }}
+	task := ratelimittest.TokenTask{Input: 250, MaxOutput: 100}
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(cfg)
+		c := client(h)
+		// 300 prompt tokens counted for 250 estimated, and 100 of output.
+		resp, got := post(t, c, chatPath, task.Body(ratelimittest.OpenAIAPI))
+		if resp.StatusCode != 200 || resp.Header.Get("X-Ratelimit-Remaining-Tokens") != "600" || !strings.Contains(got, `"prompt_tokens":300`) {
+			t.Errorf("status %d, remaining %q, body %s; want 200, 600 and 300 prompt tokens", resp.StatusCode, resp.Header.Get("X-Ratelimit-Remaining-Tokens"), got)
+		}
+		// A count below zero is zero.
+		small := ratelimittest.TokenTask{Input: 10, MaxOutput: 100}
+		if resp, _ := post(t, c, chatPath, small.Body(ratelimittest.OpenAIAPI)); resp.Header.Get("X-Ratelimit-Remaining-Tokens") != "500" {
+			t.Errorf("remaining %q after a prompt counted below zero, want 500", resp.Header.Get("X-Ratelimit-Remaining-Tokens"))
+		}
+		if st := h.Stats(); st.Charged != 500 || st.InputTokens != 300 {
+			t.Errorf("Stats = %+v, want 500 charged, 300 input tokens", st)
+		}
+	})
+	// Five tasks of 400 tokens against 1000 a minute: two at once, the
+	// third 12 s later, then one every 24 s.
+	tasks := []ratelimittest.TokenTask{task, task, task, task, task}
+	if got, want := ratelimittest.IdealTokens(cfg, tasks, 4), 60*time.Second; got != want {
+		t.Errorf("IdealTokens = %v, want %v", got, want)
+	}
+}
+
 // TestIdealTokensReached runs a client that honours retry-after-ms against
 // an OpenAI-shaped server whose quota refills a token every 10ms: it
 // matches IdealTokens exactly.
