@@ -3,6 +3,7 @@ package polite_test
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -31,6 +32,17 @@ type tokenScenario struct {
 	cfg     ratelimittest.TokenConfig
 	tasks   int
 	workers int
+
+	// refused is the most refusals the run may see: 0 unless the server
+	// counts prompts otherwise than the estimate, which only its answers
+	// can teach (see DESIGN.md, "A server that counts more").
+	refused int
+}
+
+// counted returns a TokenConfig.Prompt for a server whose tokenizer counts
+// f times the estimate of a prompt.
+func counted(f float64) func(int64) int64 {
+	return func(estimate int64) int64 { return int64(math.Ceil(float64(estimate) * f)) }
 }
 
 func tokenScenarios() []tokenScenario {
@@ -38,24 +50,44 @@ func tokenScenarios() []tokenScenario {
 	return []tokenScenario{
 		{"openai 40k tokens/min, 500 requests/min", ratelimittest.TokenConfig{
 			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per,
-		}, 150, 16},
+		}, 150, 16, 0},
 		{"openai 40k tokens/min, retry-after (Azure)", ratelimittest.TokenConfig{
 			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, RetryAfter: true,
-		}, 150, 16},
+		}, 150, 16, 0},
 		{"openai 40k tokens/min, 100 workers", ratelimittest.TokenConfig{
 			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per,
-		}, 150, 100},
+		}, 150, 100, 0},
 		{"openai 200k tokens/min, short answers", ratelimittest.TokenConfig{
 			Requests: 5000, Tokens: 200000, Latency: 200 * time.Millisecond, TokenLatency: time.Millisecond,
-		}, 300, 16},
+		}, 300, 16, 0},
 		{"anthropic 30k in + 16k out/min, refunds", ratelimittest.TokenConfig{
 			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 16000,
 			Latency: latency, TokenLatency: per, Refund: true,
-		}, 150, 16},
+		}, 150, 16, 0},
 		{"anthropic 30k in + 8k out/min", ratelimittest.TokenConfig{
 			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 8000,
 			Latency: latency, TokenLatency: per,
-		}, 150, 16},
+		}, 150, 16, 0},
+		// The server's tokenizer counts more than the estimate: the first
+		// requests are reserved too little, and their answers teach the
+		// difference (at most a tenth refused, measured up to 15 of 150
+		// at 1.3 in 8 runs of 100 workers).
+		{"openai 40k tokens/min, prompts counted 1.3×", ratelimittest.TokenConfig{
+			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, Prompt: counted(1.3),
+		}, 150, 16, 23},
+		{"openai 40k tokens/min, prompts counted 1.3×, 100 workers", ratelimittest.TokenConfig{
+			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, Prompt: counted(1.3),
+		}, 150, 100, 23},
+		{"openai 40k tokens/min, prompts counted 1.03×", ratelimittest.TokenConfig{
+			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, Prompt: counted(1.03),
+		}, 150, 16, 23},
+		{"anthropic 30k in + 16k out/min, prompts counted 2×", ratelimittest.TokenConfig{
+			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 16000,
+			Latency: latency, TokenLatency: per, Prompt: counted(2),
+		}, 150, 16, 23},
+		{"openai 40k tokens/min, prompts counted 0.8×", ratelimittest.TokenConfig{
+			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, Prompt: counted(0.8),
+		}, 150, 16, 0},
 	}
 }
 
@@ -152,8 +184,8 @@ func TestTokenScenarios(t *testing.T) {
 				if r.ok != sc.tasks {
 					t.Errorf("%d of %d tasks ok", r.ok, sc.tasks)
 				}
-				if r.refused != 0 {
-					t.Errorf("%d requests refused, want 0", r.refused)
+				if r.refused > sc.refused {
+					t.Errorf("%d requests refused, want at most %d", r.refused, sc.refused)
 				}
 				if e := r.efficiency(); e < 0.9 {
 					t.Errorf("efficiency %.3f (took %v, ideal %v), want ≥ 0.9", e, r.took, ideal)

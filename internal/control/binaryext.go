@@ -26,6 +26,7 @@ const (
 	tailPrev   = 10 // the learner's answers of the cycle before, accepted
 	tailStart  = 11 // the learned quota's latest start, at its instant
 	tailShed   = 12 // a refusal that may be of no rate: its grant, its epoch, the ramp's window before it, the others in flight at its grant; acceptances since the last refusal and the most in flight among them (twice, once); the ramp's window held; a lift, and whether the window was held at the mark; a lift's dropped measurement (see shed.go)
+	tailScale  = 13 // each cost unit's scale, what the requests granted since its latest observation reserved, and the part of it no scale applies to (see costs.learn)
 )
 
 // Flags of a policy's phase in its tail.
@@ -152,6 +153,18 @@ func (e *encoder) tails(s *State) {
 		e.uint(m.pendCycle)
 		e.at(m.pendFrom)
 		e.uint(uint64(m.pendQ))
+	}
+	for i := range s.costs.units {
+		if u := &s.costs.units[i]; u.scale != 0 || u.since != 0 {
+			e.b = append(e.b, tailScale)
+			for i := range s.costs.units {
+				u := &s.costs.units[i]
+				e.uint(uint64(u.scale))
+				e.uint(uint64(u.since))
+				e.uint(uint64(u.fixed))
+			}
+			break
+		}
 	}
 }
 
@@ -307,6 +320,18 @@ func (d *decoder) tails(n *State) {
 			none := m.seq == 0 && !m.lifted && m.epoch == 0 && m.cwnd == 0 && m.sent == 0
 			if !m.lifted && (m.pendCycle != 0 || m.pendFrom != 0 || m.pendQ != 0) ||
 				!mark && !lift && !none || m.held && (!mark || m.cwnd <= 0) || m.top < m.most || *m == (shed{}) && !n.ramp.capped {
+				d.fail() // never written
+			}
+		case tailScale:
+			set := false
+			for i := range n.costs.units {
+				u := &n.costs.units[i]
+				u.scale = int64(d.bounded(maxScale))
+				u.since = int64(d.bounded(uint64(maxQuota)))
+				u.fixed = int64(d.bounded(uint64(u.since)))
+				set = set || u.scale != 0 || u.since != 0
+			}
+			if !set {
 				d.fail() // never written
 			}
 		default:

@@ -757,6 +757,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	if out.Refused {
 		costWait, costRefused = s.costs.refusal(l, out.Quotas)
 		foreseen = foreseen || costRefused
+		s.costs.learnRefusal(l, out.Quotas)
 	}
 	if !out.Refused {
 		s.retry.accepted()

@@ -103,10 +103,46 @@ const (
 // costUnit is a unit some quota of the key counts, with the reservations
 // of the requests in flight in it.
 type costUnit struct {
-	name string
-	mark uint64        // the grant whose answer is the unit's latest observation
-	res  []reservation // what the requests granted after it reserve, by grant
-	n    int64         // their sum
+	name  string
+	mark  uint64        // the grant whose answer is the unit's latest observation
+	res   []reservation // what the requests granted after it reserve, by grant
+	n     int64         // their sum
+	scale int64         // thousandths the server counts beyond a cost declared: see need
+	since int64         // what the requests granted since the latest observation reserved
+	fixed int64         // the part of since that scale does not apply to: see scaled
+}
+
+// maxScale bounds costUnit.scale: the server counts at most four times
+// what a request declares before the key's quotas hold it so.
+const maxScale = 3000
+
+// need returns what want costs in u as the key's quotas hold it: its cost
+// declared, and the share the server was seen to count beyond declared
+// costs of what the scale applies to (see scaled and costs.learn). It is
+// at most maxQuota.
+func (u *costUnit) need(want *Cost) int64 {
+	n, _ := u.split(want)
+	return n
+}
+
+// split returns need and the part of it the scale does not apply to:
+// the tokens of a cost beyond its input tokens, when it declares them. An output bound is what the server counts (max_tokens);
+// the prompt is estimated, and the estimate is what a server's tokenizer
+// counts otherwise.
+func (u *costUnit) split(want *Cost) (n, fixed int64) {
+	n = min(want.In(u.name), maxQuota)
+	if n <= 0 {
+		return 0, 0
+	}
+	s := n
+	if u.name == "tokens" && want.InputTokens > 0 {
+		s = min(want.InputTokens, n)
+	}
+	fixed = n - s
+	if u.scale > 0 {
+		n = min(n+s/1000*u.scale+(s%1000*u.scale+999)/1000, maxQuota) // rounded up
+	}
+	return n, fixed
 }
 
 // reservation is what the requests granted lo to hi (by Lease.seq)
@@ -344,12 +380,15 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 	for i := range c.quotas {
 		q := &c.quotas[i]
 		u := &c.units[q.unit]
-		need := min(want.In(u.name), maxQuota)
-		if need <= 0 || q.q >= 0 && need > q.q {
+		if n := want.In(u.name); n <= 0 || q.q >= 0 && n > q.q {
 			// Nothing, or beyond a limit heard of too long ago to
 			// fail the request (see excess): it goes, and its answer
 			// tells the limit.
 			continue
+		}
+		need := u.need(want)
+		if q.q >= 0 {
+			need = min(need, q.q) // a scale never makes a request that fits one that never does
 		}
 		level, ok := q.level(now)
 		if !ok || level == math.MaxInt64 {
@@ -423,10 +462,11 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 	}
 	for i := range c.units {
 		u := &c.units[i]
-		n := min(want.In(u.name), maxQuota)
+		n, fixed := u.split(want)
 		if n <= 0 {
 			continue
 		}
+		u.since, u.fixed = min(u.since+n, maxQuota), min(u.fixed+fixed, maxQuota)
 		u.n += n
 		if len(u.res) >= maxReservations {
 			// Merged, the two oldest are dropped only once both are
@@ -456,7 +496,7 @@ func (c *costs) unreserve(l *Lease) {
 	}
 	for i := range c.units {
 		u := &c.units[i]
-		n := min(l.want.In(u.name), maxQuota)
+		n := u.need(&l.want)
 		if n <= 0 || l.seq <= u.mark {
 			continue // nothing reserved, or dropped when an observation counted it
 		}
@@ -580,7 +620,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused bool)
 		return false // nothing to apply, nothing to charge
 	}
 	derived := anthropicSplit(quotas)
-	var marked [maxCostUnits]bool
+	var marked, learned [maxCostUnits]bool
 	var seen [maxCostQuotas]bool
 	stated := false
 	for i := range quotas {
@@ -597,6 +637,9 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused bool)
 		}
 		stated = true
 		seen[q.index(c)] = true
+		if !refused && !learned[q.unit] {
+			learned[q.unit] = c.learn(q, l, pq, now)
+		}
 		if c.apply(q, l, pq, now, refused) {
 			marked[q.unit] = true
 		}
@@ -610,7 +653,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused bool)
 		if seen[i] || !q.live || l.seq <= u.mark {
 			continue
 		}
-		if n := l.want.In(u.name); n > 0 {
+		if n := u.need(&l.want); n > 0 {
 			switch {
 			case !q.refill && q.deadline != 0 && now >= q.deadline && q.q >= 0:
 				q.renew(now)
@@ -634,9 +677,100 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused bool)
 	for i := range c.units {
 		if marked[i] {
 			c.units[i].count(l.seq)
+			c.units[i].since, c.units[i].fixed = 0, 0
 		}
 	}
 	return stated
+}
+
+// learn compares what the answer to l, accepted, states of q, pq, with
+// what the key's state foresaw at now, and moves the scale of q's unit
+// toward the ratio of the two; it reports whether it did. The answer to l
+// counts the requests granted up to l that its last observation did not:
+// what q's observation has refilled since, less their reservations, is
+// what the server should state if it counts the costs declared. When it
+// states less, the server counts more than was declared (its tokenizer
+// is not the estimate's, or another client spends the same quota); the
+// reservations of the requests in flight then hold too little, and those
+// sent on them are refused. The ratio of what the server counted, the
+// level foreseen less the level stated, to what was reserved, is one
+// sample; the scale moves a quarter of the way toward it, and stays
+// between none and maxScale. Only an answer after the latest observation,
+// in the same window of a quota restored whole, or of a quota whose refill
+// rate is known, is compared.
+func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
+	u := &c.units[q.unit]
+	if !q.live || l.seq <= q.mark || l.seq <= u.mark || pq.Remaining < 0 ||
+		q.refill && q.rate <= 0 || !q.refill && (q.deadline == 0 || now >= q.deadline) {
+		return false
+	}
+	level, ok := q.level(now)
+	if !ok || level == math.MaxInt64 {
+		return false
+	}
+	counted := u.since - u.fixed // what the scale applies to, scaled
+	if counted <= 0 {
+		return false
+	}
+	r := min(pq.Remaining, maxQuota)
+	if q.q >= 0 {
+		r = min(r, q.q)
+	}
+	ratio := min(max(float64(level-r-u.fixed)/float64(counted), 0.5), 2)
+	f := 1 + float64(u.scale)/1000
+	if ratio > 1 {
+		f += (f*ratio - f) / 2
+	} else {
+		f += (f*ratio - f) / 16
+	}
+	u.scale = int64(math.Ceil(min(max(f-1, 0), maxScale/1000.0)*1000 - 1e-9)) // rounded up
+	return true
+}
+
+// learnRefusal raises the scale of each unit by the first of quotas in it
+// that explains the refusal of l as one of cost (see learnRefused). It
+// runs after refusal: the request refused waits as its cost, not yet
+// raised, says.
+func (c *costs) learnRefusal(l *Lease, quotas []parse.Quota) {
+	var learned [maxCostUnits]bool
+	derived := anthropicSplit(quotas)
+	for i := range quotas {
+		pq := &quotas[i]
+		if !isCostUnit(pq.Unit) || derived && isDerived(pq) {
+			continue
+		}
+		for j := range c.units {
+			if u := &c.units[j]; u.name == pq.Unit && !learned[j] {
+				learned[j] = u.learnRefused(l, pq, quotas)
+			}
+		}
+	}
+}
+
+// learnRefused raises u's scale on a refusal, pq, of a request l whose
+// cost the quota stated room for, less than twice over, when no quota of
+// requests explains the refusal instead: the server counted more than
+// the remaining it states, so the share of l's cost the scale applies to
+// was at least remaining + 1 less the rest, over that share. The scale is
+// raised to that, never lowered, and stays at most maxScale. It reports
+// whether it looked at the refusal.
+func (u *costUnit) learnRefused(l *Lease, pq *parse.Quota, quotas []parse.Quota) bool {
+	n, fixed := u.split(&l.want)
+	if n <= 0 || pq.Remaining < n || pq.Remaining/2 >= n {
+		return false // no room for it (a level, not its cost, was wrong), or room twice over
+	}
+	for i := range quotas {
+		if q := &quotas[i]; !isCostUnit(q.Unit) && q.Remaining == 0 {
+			return false // a spent quota of requests explains it
+		}
+	}
+	s := min(l.want.In(u.name), maxQuota) - fixed
+	if s <= 0 {
+		return false
+	}
+	f := float64(min(pq.Remaining, maxQuota)+1-fixed) / float64(s)
+	u.scale = min(max(u.scale, int64(math.Ceil((f-1)*1000))), maxScale)
+	return true
 }
 
 // costUnits reports whether one of quotas is in a cost unit.
@@ -725,7 +859,7 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 			// own cost, whose reservation is gone, is in neither. Both
 			// that level less l's cost and r are above the truth; the
 			// lower is kept. (r alone would drop the charges.)
-			cur = max(0, cur-min(l.want.In(u.name), maxQuota))
+			cur = max(0, cur-u.need(&l.want))
 			if r >= cur {
 				q.r, q.at = cur, now
 				return false
@@ -778,6 +912,11 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 			continue
 		}
 		need := min(l.want.In(pq.Unit), maxQuota)
+		for j := range c.units {
+			if c.units[j].name == pq.Unit {
+				need = c.units[j].need(&l.want)
+			}
+		}
 		if need <= 0 || pq.Remaining >= 2*need {
 			continue // a request of unknown cost is left to the spent quotas' resets
 		}

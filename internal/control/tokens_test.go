@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"reflect"
 	"strings"
@@ -17,7 +18,7 @@ func worstCosts() *State {
 	s := worst()
 	now := instant(t0)
 	for i := range maxCostUnits {
-		u := costUnit{name: strings.Repeat(string(rune('m'+i)), maxKeyLen), mark: 1 << 60}
+		u := costUnit{name: strings.Repeat(string(rune('m'+i)), maxKeyLen), mark: 1 << 60, scale: maxScale, since: maxQuota, fixed: maxQuota}
 		for j := range maxReservations {
 			seq := uint64(1<<60 + 2*j + 1)
 			u.res = append(u.res, reservation{lo: seq, hi: seq + 1, end: now + int64(j+1)*int64(time.Hour), n: maxQuota})
@@ -50,6 +51,37 @@ func TestBinaryBoundedCosts(t *testing.T) {
 	}
 	if !reflect.DeepEqual(s.costs, worstCosts().costs) {
 		t.Errorf("the cost quotas did not read back")
+	}
+}
+
+// TestBinaryScaleTail checks that the cost units' scales and what was
+// reserved since their observations are written and read back, that a
+// form without them reads them as zero, and that an empty tail, a scale
+// beyond maxScale or a part unscaled beyond the whole is rejected.
+func TestBinaryScaleTail(t *testing.T) {
+	s := worst()
+	s.costs.units = []costUnit{{name: "tokens"}, {name: "input-tokens", scale: 300, since: 1300, fixed: 200}}
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := back.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(back.costs.units, s.costs.units) {
+		t.Fatalf("read back as %+v (%v), want %+v", back.costs.units, err, s.costs.units)
+	}
+	s.costs.units[1].scale, s.costs.units[1].since, s.costs.units[1].fixed = 0, 0, 0
+	plain, _ := s.MarshalBinary()
+	if len(plain) >= len(b) || plain[len(plain)-1] == tailScale {
+		t.Errorf("a state of no scale is written with its tail (%d bytes, %d with it)", len(plain), len(b))
+	}
+	for name, tail := range map[string][]byte{
+		"empty":           {tailScale, 0, 0, 0, 0, 0, 0},
+		"scale too large": append([]byte{tailScale, 0, 0, 0}, append(binary.AppendUvarint(nil, maxScale+1), 0, 0)...),
+		"fixed beyond":    {tailScale, 0, 0, 0, 1, 5, 6},
+	} {
+		if err := new(State).UnmarshalBinary(append(bytes.Clone(plain), tail...)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }
 
