@@ -393,6 +393,14 @@ func TestBaseNilResponse(t *testing.T) {
 	if err == nil {
 		t.Fatal("RoundTrip over a Base returning nil, nil: err = nil, want an error")
 	}
+	// RoundTrip must always close the request's body, including on
+	// errors: such a Base may not have, and the body is closed for it.
+	body := &closeCounter{Reader: strings.NewReader("x")}
+	req := httptest.NewRequest(http.MethodPost, "http://api.test/", nil)
+	req.Body = body
+	if _, err := (&polite.Transport{Base: base}).RoundTrip(req); err == nil || body.closed == 0 {
+		t.Errorf("RoundTrip over a Base returning nil, nil: err %v, body closed %d times; want an error and the body closed", err, body.closed)
+	}
 }
 
 func TestOneResponseCannotLockAnOrigin(t *testing.T) {

@@ -560,6 +560,9 @@ func (t *Transport) send(req *http.Request, b *Budget, key *budgetKey, g *lease)
 		resp = nil
 	case resp == nil && err == nil:
 		err = errNilResponse
+		if req.Body != nil {
+			req.Body.Close() // as RoundTrip must on an error, which Base may not have done
+		}
 	}
 	return resp, err
 }
