@@ -420,30 +420,34 @@ func (b *Budget) display(k budgetKey) string {
 
 // Forget clears what b knows of key: a URL or an origin (normalised as
 // for a request: "http://API.example:80/x" names "http://api.example"), or
-// a custom key. Its next request starts fresh, with a probe; requests
-// waiting on it look again at once. With a Store, Forget clears the
-// stored state too, on a best-effort basis: an error of the Store is
-// ignored.
+// a custom key. A custom key shaped like a URL ("https://api.example/a"
+// returned by Transport.Key) is itself when b holds a state for it, and
+// only then the origin it names. Its next request starts fresh, with a
+// probe; requests waiting on it look again at once. With a Store, Forget
+// clears the stored state too, on a best-effort basis: an error of the
+// Store is ignored.
 func (b *Budget) Forget(key string) {
 	b.init()
 	origin, raw, isOrigin := lookupKey(key)
-	keys := []memKey{raw}
-	if isOrigin && origin != raw {
-		keys = append(keys, origin)
+	if !b.forget(raw) && isOrigin && origin != raw {
+		b.forget(origin)
 	}
-	for _, k := range keys {
-		if b.mem != nil {
-			b.mem.forget(k)
-			continue
+}
+
+// forget clears k, and reports whether b held a state for it.
+func (b *Budget) forget(k memKey) bool {
+	if b.mem != nil {
+		return b.mem.forget(k)
+	}
+	found := b.fallback.forget(k)
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	now := time.Now()
+	b.ext.Update(ctx, k.String(), func(s *KeyState) {
+		if !s.c.IsZero() {
+			found = true
+			s.c.Forget(now, &b.cfg)
 		}
-		b.fallback.forget(k)
-		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-		now := time.Now()
-		b.ext.Update(ctx, k.String(), func(s *KeyState) {
-			if !s.c.IsZero() {
-				s.c.Forget(now, &b.cfg)
-			}
-		})
-		cancel()
-	}
+	})
+	return found
 }

@@ -198,7 +198,9 @@ func (s State) acceptsAt(now time.Time) time.Time {
 // Inspect reports what b knows of key at now. The key is a URL or an
 // origin ("https://API.example:443/items" and "https://api.example" name
 // the same budget, normalised as a request's key is), or what
-// Transport.Key returned. It reports false when b holds no state for key,
+// Transport.Key returned; a custom key shaped like a URL
+// ("https://api.example/a") is itself when b holds a state for it, and
+// only then the origin it names. It reports false when b holds no state for key,
 // either because no request used it or because it was forgotten when
 // idle. Partition keys are reported hashed, and custom keys as their
 // fingerprint, never verbatim.
@@ -209,12 +211,12 @@ func (b *Budget) Inspect(key string, now time.Time) (State, bool) {
 	b.init()
 	origin, raw, isOrigin := lookupKey(key)
 	if isOrigin {
-		if st, ok := b.inspect(origin, now, false); ok {
-			return st, true
+		if raw != origin {
+			if st, ok := b.inspect(raw, now, true); ok {
+				return st, true // a custom key, verbatim
+			}
 		}
-		if raw == origin {
-			return State{}, false
-		}
+		return b.inspect(origin, now, false)
 	}
 	// A key that is not an origin in its normal form is no key of a
 	// request but a custom one, shown by its fingerprint whether or not

@@ -177,3 +177,52 @@ func TestTrailingIdeographicDotSharesBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestCustomKeyShapedLikeURL checks that Inspect and Forget take a custom
+// key shaped like a URL ("https://api.test/tenant-a", from Transport.Key)
+// as itself when the Budget holds a state for it, and as the origin it
+// names only when not: Inspect reported the origin's state, and Forget
+// cleared the origin's pause too, with or without a Store.
+func TestCustomKeyShapedLikeURL(t *testing.T) {
+	for _, store := range []string{"memory", "store"} {
+		t.Run(store, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Retry-After", "3600")
+					w.WriteHeader(http.StatusTooManyRequests)
+				})
+				b := &polite.Budget{}
+				if store == "store" {
+					b.Store = storeOnly{&polite.MemoryStore{}}
+				}
+				tenant := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: b, MaxAttempts: 1,
+					Key: func(r *http.Request) string { return "https://api.test" + r.URL.Path }}
+				plain := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: b, MaxAttempts: 1}
+				get(t, &http.Client{Transport: tenant}, "https://api.test/tenant-a")
+				time.Sleep(time.Minute)
+				get(t, &http.Client{Transport: plain}, "https://api.test/other")
+				tenantUntil, originUntil := time.Now().Add(time.Hour-time.Minute), time.Now().Add(time.Hour)
+				if st, ok := b.Inspect("https://api.test/tenant-a", time.Now()); !ok || !st.PauseUntil.Equal(tenantUntil) || !strings.HasPrefix(st.Key, "key-") {
+					t.Errorf("Inspect(tenant key) = key %q, paused until %v (found %v); want its fingerprint, until %v", st.Key, st.PauseUntil, ok, tenantUntil)
+				}
+				if st, ok := b.Inspect("https://api.test/other", time.Now()); !ok || !st.PauseUntil.Equal(originUntil) || st.Key != "https://api.test" {
+					t.Errorf("Inspect(a URL no custom key is) = key %q, paused until %v (found %v); want the origin's, until %v", st.Key, st.PauseUntil, ok, originUntil)
+				}
+				b.Forget("https://api.test/tenant-a")
+				if st, ok := b.Inspect("https://api.test", time.Now()); !ok || !st.PauseUntil.Equal(originUntil) {
+					t.Errorf("Forget(tenant key) forgot the origin's pause: paused until %v (found %v)", st.PauseUntil, ok)
+				}
+				if store == "store" {
+					return // a Store keeps a forgotten key's fresh state: the key stays itself
+				}
+				if st, _ := b.Inspect("https://api.test/tenant-a", time.Now()); st.Key != "https://api.test" {
+					t.Errorf("after Forget, Inspect(tenant key) = key %q, want the origin's state (the tenant's is gone)", st.Key)
+				}
+				b.Forget("https://api.test/tenant-a") // no state of its own now: the origin
+				if st, ok := b.Inspect("https://api.test", time.Now()); ok && !st.PauseUntil.IsZero() {
+					t.Errorf("Forget(a URL) left the origin paused until %v", st.PauseUntil)
+				}
+			})
+		})
+	}
+}

@@ -685,11 +685,13 @@ func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {
 }
 
 // forget drops k's state and wakes its waiters.
-func (s *MemoryStore) forget(k memKey) {
+func (s *MemoryStore) forget(k memKey) bool {
 	sh := s.shard(k)
 	sh.mu.Lock()
-	if e := sh.m[k]; e != nil {
+	e := sh.m[k]
+	if e != nil {
 		s.remove(sh, e)
 	}
 	sh.mu.Unlock()
+	return e != nil
 }
