@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -144,9 +145,33 @@ func (t *Transport) emit(e Event) {
 		}
 		attrs = append(attrs, slog.String("limit", limit), slog.String("until", retryStamp(we.Until)))
 	} else if e.Err != nil {
-		attrs = append(attrs, slog.String("error", e.Err.Error()))
+		attrs = append(attrs, slog.String("error", logError(e.Err, e.Request, t.Key != nil)))
 	}
 	t.Logger.LogAttrs(ctx, level, "polite: "+string(e.Kind), attrs...)
+}
+
+// logError returns err's text as a log shows it: without r's query or
+// password, which Base's error may quote (a URL in its text), nor, when
+// the Transport has a custom Key, r's path; each is replaced by "...".
+func logError(err error, r *http.Request, custom bool) string {
+	msg := err.Error()
+	if r == nil || r.URL == nil {
+		return msg
+	}
+	u := r.URL
+	secrets := [3]string{u.RawQuery}
+	if p, ok := u.User.Password(); ok {
+		secrets[1] = p
+	}
+	if custom && len(u.Path) > 1 {
+		secrets[2] = u.EscapedPath()
+	}
+	for _, x := range secrets {
+		if x != "" {
+			msg = strings.ReplaceAll(msg, x, "...")
+		}
+	}
+	return msg
 }
 
 // maxLogPath bounds the bytes of a URL path a log record shows.

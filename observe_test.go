@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -96,6 +98,38 @@ func TestLogOmitsPathForCustomKeys(t *testing.T) {
 		get(t, &http.Client{Transport: tr}, "http://api.test/bot-t0ken/send")
 		if s := logs.String(); strings.Contains(s, "t0ken") || strings.Contains(s, "path=") || !strings.Contains(s, "key=key-") {
 			t.Errorf("log = %s\nwant the key as a fingerprint and no path", s)
+		}
+	})
+}
+
+// TestLogErrorOmitsSecrets checks that a log record quoting Base's error
+// shows neither the request's query nor its password, which the error's
+// text may quote (a URL in it), nor its path with a custom Key: the log
+// showed error="GET http://api.test/p?api_key=TOPSECRET: unexpected EOF".
+func TestLogErrorOmitsSecrets(t *testing.T) {
+	for _, custom := range []bool{false, true} {
+		t.Run(fmt.Sprint("custom=", custom), func(t *testing.T) { testLogErrorOmitsSecrets(t, custom) })
+	}
+}
+
+func testLogErrorOmitsSecrets(t *testing.T, custom bool) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return nil, fmt.Errorf("GET %s: %w", r.URL, io.ErrUnexpectedEOF)
+		})
+		tr := &polite.Transport{Base: base, RetryTransient: true, MaxAttempts: 2,
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+		if custom {
+			tr.Key = func(r *http.Request) string { return r.URL.Path }
+		}
+		if _, err := (&http.Client{Transport: tr}).Get("http://alice:pa55word@api.test/bot-t0ken/p?api_key=TOPSECRET"); err == nil {
+			t.Fatal("no error")
+		}
+		s := logs.String()
+		if strings.Contains(s, "TOPSECRET") || strings.Contains(s, "pa55word") || custom && strings.Contains(s, "t0ken") ||
+			!strings.Contains(s, "unexpected EOF") {
+			t.Errorf("custom key %v: log = %s\nwant the error without the query, password or (custom key) path", custom, s)
 		}
 	})
 }
