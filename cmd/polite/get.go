@@ -187,7 +187,7 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if len(urls) == 0 {
 		var err error
-		if urls, err = readURLs(stdin); err != nil {
+		if urls, err = readURLsCtx(ctx, stdin); err != nil {
 			return fmt.Errorf("reading URLs from stdin: %w", err)
 		}
 	}
@@ -286,6 +286,28 @@ feed:
 type input struct {
 	url  string
 	line int // line number on stdin, from 1; 0 for an argument
+}
+
+// readURLsCtx is readURLs, returning ctx's error as soon as ctx ends: a
+// terminal or a pipe whose writer is slow holds a read for as long as it
+// likes, and SIGINT would wait for it. The read is then left behind, to
+// end with stdin or the process.
+func readURLsCtx(ctx context.Context, r io.Reader) ([]input, error) {
+	type result struct {
+		urls []input
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		urls, err := readURLs(r)
+		done <- result{urls, err}
+	}()
+	select {
+	case res := <-done:
+		return res.urls, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // readURLs reads one URL per line from r, skipping blank lines and lines

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -444,5 +446,29 @@ func TestGetRetryAtOfWaitWithNoEnd(t *testing.T) {
 		if err != nil || at.Before(time.Now().Add(-time.Minute)) {
 			t.Errorf("%s: retry_at %q is not a time to try again; record %+v", u, r.RetryAt, r)
 		}
+	}
+}
+
+// SIGINT and SIGTERM (main's context) stop get while it reads URLs from
+// stdin: a terminal, or a pipe whose writer is slow. It read to the end of
+// stdin before it looked at its context, and only SIGKILL stopped it.
+func TestGetStdinStopsWhenCancelled(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	var stdout, stderr syncBuffer
+	errc := make(chan error, 1)
+	go func() { errc <- getMain(ctx, nil, pr, &stdout, &stderr) }()
+	time.Sleep(50 * time.Millisecond) // reading stdin
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("getMain after cancel = %v, want context.Canceled", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Errorf("get still reading stdin 2s after its context ended")
+		pw.Close() // release it
+		<-errc
 	}
 }
