@@ -32,7 +32,8 @@ rounds the resets sent as instants down to the second, -utc-dates ends
 HTTP-dates in UTC, -phase starts the windows before the server, -drip
 sends refusal bodies a byte at a time, -hang holds the first -hang-requests
 requests before serving them, -stream streams admitted bodies as
-server-sent events.`
+server-sent events. A request held (-hang, -latency, -drip, -stream) ends
+at once, unanswered or cut, when serve stops.`
 
 // runServe implements "polite serve".
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -57,7 +58,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	utcDates := fs.Bool("utc-dates", false, "fault: end the HTTP-dates of the rate-limit fields and Retry-After in UTC, not GMT")
 	phase := fs.Duration("phase", 0, "start the windows this long before the server, so that they end between whole seconds")
 	drip := fs.Duration("drip", 0, "fault: send refusal bodies one byte every this long")
-	hang := fs.Duration("hang", 0, "fault: hold each of the first -hang-requests requests this long before serving it; negative: until the client gives up")
+	hang := fs.Duration("hang", 0, "fault: hold each of the first -hang-requests requests this long before serving it; negative (-1s): until the client gives up")
 	hangRequests := fs.Int("hang-requests", 1, "how many requests -hang holds")
 	stream := fs.Duration("stream", 0, "stream admitted bodies as server-sent events over this long")
 	streamEvents := fs.Int("stream-events", 10, "the number of events of a streamed body")
@@ -127,6 +128,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv := &http.Server{
 		Handler:           &logHandler{next: h, w: stdout},
 		ReadHeaderTimeout: 10 * time.Second,
+		// A request's context ends when serve stops: a request held
+		// (-hang, -latency, -drip, -stream) ends then, as when its
+		// client gives up, instead of holding Shutdown.
+		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
 	fmt.Fprintf(stdout, "serving http://%s/ (%s); stop with Ctrl-C\n", ln.Addr(), pf.describe())
 
@@ -137,14 +142,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Shutdown waits for the answers being written; one its client does
+	// not read is cut after a grace.
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	err = srv.Shutdown(shutdown)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}
 	return err
 }
+
+// shutdownGrace is how long serve, stopping, waits for the answers being
+// written before it closes their connections.
+const shutdownGrace = 5 * time.Second
 
 // checkLoopback returns a usage error unless addr's host is a loopback IP
 // address or "localhost". An empty host means every interface.

@@ -185,3 +185,32 @@ func TestServeDefaultsMatchDemo(t *testing.T) {
 		t.Errorf("serve's default -window = %q, want 1s", serve["window"])
 	}
 }
+
+// serve stops at once on SIGINT or SIGTERM (its context), and exits 0,
+// when a request is held: by -hang (negative, until the client gives up),
+// -latency or -stream. Shutdown waited its whole grace, 5 s, for the held
+// request, then failed with "context deadline exceeded".
+func TestServeStopsAtOnceWithHeldRequest(t *testing.T) {
+	for _, args := range [][]string{{"-hang", "-1s"}, {"-latency", "1m"}, {"-stream", "1m"}} {
+		base, _, stop := startServe(t, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/x", nil)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+		time.Sleep(100 * time.Millisecond) // the request is held
+		start := time.Now()
+		err := stop()
+		if took := time.Since(start); took > time.Second || err != nil {
+			t.Errorf("serve %v with a request held: stopped %v after its context ended, error %v; want at once, no error",
+				args, took.Round(time.Millisecond), err)
+		}
+		cancel()
+		<-done
+	}
+}
