@@ -131,7 +131,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	srv := ratelimittest.NewServer(cfg)
 	defer srv.Close()
-	ideal := ratelimittest.Ideal(cfg, *tasks, *workers)
+	ideal, err := idealTime(ctx, cfg, *tasks, *workers)
+	if err != nil {
+		return err
+	}
 
 	// Each client gets a transport of its own that keeps a connection per
 	// worker, so that neither run pays for the other's connections.
@@ -198,6 +201,21 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			r.Client, r.Tasks, r.OK, r.Rejected, r.Requests, r.WallS, eff, r.Peak)
 	}
 	return tw.Flush()
+}
+
+// idealTime returns ratelimittest.Ideal(cfg, tasks, workers), or ctx's
+// error as soon as ctx ends: Ideal takes time linear in tasks (seconds for
+// a hundred million), and does not stop for a context. Its goroutine is
+// then left behind, to end with Ideal or the process.
+func idealTime(ctx context.Context, cfg ratelimittest.Config, tasks, workers int) (time.Duration, error) {
+	done := make(chan time.Duration, 1)
+	go func() { done <- ratelimittest.Ideal(cfg, tasks, workers) }()
+	select {
+	case d := <-done:
+		return d, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
 }
 
 // runBatch does tasks GETs to srv through c with workers workers, drawing

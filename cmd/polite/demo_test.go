@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDemoJSON(t *testing.T) {
@@ -107,5 +110,22 @@ func TestDemoEfficiencyNoIdeal(t *testing.T) {
 	}
 	if strings.Contains(stdout.String(), " 0%") || !strings.Contains(stdout.String(), "n/a") {
 		t.Errorf("a run with no refusal and no wait shows 0%% efficiency:\n%s", stdout.String())
+	}
+}
+
+// SIGINT and SIGTERM (demo's context) stop demo while it computes the
+// perfect client's time, which takes time linear in -tasks: demo ignored
+// them until ratelimittest.Ideal returned (11.6 s for -tasks 100000000).
+func TestDemoStopsWhenCancelledDuringIdeal(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	var stdout, stderr syncBuffer
+	errc := make(chan error, 1)
+	go func() { errc <- runDemo(ctx, []string{"-tasks", "10000000", "-json"}, &stdout, &stderr) }()
+	time.Sleep(50 * time.Millisecond) // Ideal takes about 1.5 s, more with -race
+	start := time.Now()
+	cancel()
+	err := <-errc
+	if took := time.Since(start); took > 500*time.Millisecond || !errors.Is(err, context.Canceled) {
+		t.Errorf("demo returned %v %v after its context ended; want context.Canceled at once", err, took.Round(time.Millisecond))
 	}
 }
