@@ -114,7 +114,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return nil
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q", fs.Args())
+		return usagef("unexpected arguments %s", shownArgs(fs.Args()))
 	}
 	if *tasks < 1 || *workers < 1 || *attempts < 1 {
 		return usagef("-tasks, -workers and -attempts must be at least 1")

@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "polite: unknown command %q\n", name)
+	fmt.Fprintf(stderr, "polite: unknown command %q\n", shownURL(name)) // a URL, the command forgotten
 	printUsage(stderr)
 	return 2
 }
@@ -131,14 +131,39 @@ func newFlagSet(name, synopsis, about string, stderr io.Writer) *flag.FlagSet {
 }
 
 // parseFlags parses args with fs. It returns flag.ErrHelp for -h, and
-// errFlagParse for any other parse error, which fs has already reported.
+// errFlagParse for any other parse error, which it has reported on fs's
+// output, with the usage. The report shows what it quotes of the
+// arguments as shownURL shows a URL: the flag package quotes a value
+// whole, and a URL given where a flag wants a value ("get -c URL") may
+// hold a credential.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
+	fs.SetOutput(out)
 	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
 		return err
 	}
+	fmt.Fprintln(out, shownFlagError(err))
+	fs.Usage()
 	return errFlagParse
+}
+
+// shownFlagError returns the text of err, an error of the flag package,
+// each quotation in it, and the argument it names unquoted, shown as
+// shownURL shows a URL.
+func shownFlagError(err error) string {
+	s := err.Error()
+	for _, prefix := range []string{"bad flag syntax: ", "flag provided but not defined: -"} {
+		if arg, ok := strings.CutPrefix(s, prefix); ok {
+			return prefix + shownURL(arg)
+		}
+	}
+	return shownQuotations(s)
 }
 
 // headerFlag collects repeated -H 'Name: value' flags.

@@ -130,3 +130,29 @@ func TestHeaderNameNotTokenNotShown(t *testing.T) {
 		t.Errorf("a malformed -H shows: %q", all)
 	}
 }
+
+// SECURITY.md: "The polite command shows URLs without their user
+// information, query or fragment". A URL given where none is wanted (to
+// serve or demo, with the command forgotten, or as the value of a flag:
+// "get -c URL") was echoed whole in the usage error, the flag package's
+// included.
+func TestStrayArgumentsNotShown(t *testing.T) {
+	const u = "https://alice:hunter2@api.example/?api_key=SECRETKEY"
+	for _, args := range [][]string{
+		{"serve", u},
+		{"demo", u},
+		{u},
+		{"help", u},
+		{"get", "-c", u},
+		{"inspect", "-cost", u, "http://127.0.0.1:1/"},
+		{"serve", "-public=" + u},
+		{"get", "-" + u},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), args, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if code != 2 || strings.Contains(out, "hunter2") || strings.Contains(out, "SECRETKEY") {
+			t.Errorf("polite %q: exit %d, %q; want 2 and the URL shown without its password and query", args, code, strings.SplitN(out, "\n", 2)[0])
+		}
+	}
+}

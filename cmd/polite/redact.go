@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -174,6 +175,38 @@ func quotedElided(ue *url.Error) string {
 		}
 		s = s[i+len(q):]
 	}
+}
+
+// shownQuotations returns s with each quotation in it shown as shownURL
+// shows a URL, and what follows a quotation that does not end elided.
+func shownQuotations(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		q, err := strconv.QuotedPrefix(s[i:])
+		if err != nil {
+			b.WriteString(`"…"`)
+			return b.String()
+		}
+		u, _ := strconv.Unquote(q)
+		b.WriteString(strconv.Quote(shownURL(u)))
+		s = s[i+len(q):]
+	}
+}
+
+// shownArgs returns args quoted as %q quotes them, each shown as shownURL
+// shows a URL: an argument given by mistake may be one, with a credential.
+func shownArgs(args []string) string {
+	shown := make([]string, len(args))
+	for i, a := range args {
+		shown[i] = shownURL(a)
+	}
+	return fmt.Sprintf("%q", shown)
 }
 
 // shownField returns the value of a draft-11 field as the commands quote

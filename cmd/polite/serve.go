@@ -66,7 +66,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q", fs.Args())
+		return usagef("unexpected arguments %s", shownArgs(fs.Args()))
 	}
 	cfg, err := pf.config()
 	if err != nil {
