@@ -20,16 +20,20 @@ func shownURL(raw string) string {
 	// A URL with no authority parsed may still carry a credential:
 	// "user:password@host/x" parses as the scheme "user", opaque.
 	if u, err := url.Parse(raw); err == nil && u.Opaque == "" && u.Host != "" {
-		if j := strings.Index(raw, "//"); u.User == nil && j >= 0 && (strings.IndexByte(raw[j:], '@') >= 0 ||
-			strings.Contains(u.Hostname(), ":") && !strings.HasPrefix(u.Host, "[")) {
-			// A host with a colon past its port, not an IP literal:
-			// the first part of user information whose password holds
-			// a ':' and a '#', '/' or '?' ("http://alice:pw:80#x@host/"
-			// is parsed to its fragment as host "alice:pw", port 80).
-			// An '@' past the authority: user information with a '/',
-			// '?' or '#' in its password parses so too, its first part
-			// read as a host and port ("http://user:1234#secret@host/"),
-			// and the two cannot be told apart.
+		j, auth := authority(raw)
+		if j >= 0 && (strings.LastIndexByte(raw, '@') > j+2+strings.LastIndexByte(auth, '@') ||
+			u.User == nil && strings.Contains(u.Hostname(), ":") && !strings.HasPrefix(u.Host, "[")) {
+			// An '@' past the one that ends the authority's user
+			// information (past the "//" when it has none): user
+			// information with a '/', '?' or '#' in its password parses
+			// so too, its first part read as a host and port
+			// ("http://user:1234#secret@host/"), or its part past an
+			// '@' ("http://user:p@ss/secret@host/", password
+			// "p@ss/secret"), and the two cannot be told apart. A host with a colon past its port, not an IP
+			// literal: the first part of user information whose
+			// password holds a ':' and a '#', '/' or '?'
+			// ("http://alice:pw:80#x@host/" is parsed to its fragment
+			// as host "alice:pw", port 80).
 			return raw[:j+2] + "…"
 		}
 		query := u.RawQuery != "" || u.ForceQuery

@@ -71,6 +71,33 @@ func TestPasswordWithBracketOrPortShapeNotShown(t *testing.T) {
 	}
 }
 
+// SECURITY.md: a URL "in which an @ could end user information as well as
+// belong to what follows it is shown as its scheme alone". A password
+// holding an '@' and then a '/', '?' or '#' parses with its part before
+// the '@' as the password and the rest as host and path, and that rest was
+// shown: the ambiguity was checked only for a URL with no user information.
+func TestPasswordWithAtNotShown(t *testing.T) {
+	for raw, secret := range map[string]string{
+		"http://alice:p@ssw0rd/tail@api.example/x": "ssw0rd/tail",
+		"http://alice:p@ssw0rd#tail@api.example/x": "ssw0rd",
+		"http://alice:p@ssw0rd?tail@api.example/x": "ssw0rd",
+	} {
+		if got := shownURL(raw); strings.Contains(got, secret) {
+			t.Errorf("shownURL(%q) = %q: shows %q of the password", raw, got, secret)
+		}
+	}
+	for raw, want := range map[string]string{
+		"http://alice:pw@api.example/x?k=v": "http://api.example/x?…",
+		"http://alice:pw@api.example/@bob":  "http://…", // cannot be told from the above
+	} {
+		if got := shownURL(raw); got != want {
+			t.Errorf("shownURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+	// Through the commands, password "hunter2@127.0.0.1:1/s3cret".
+	printsNo(t, "http://alice:hunter2@127.0.0.1:1/s3cret@127.0.0.1:1/x", "s3cret")
+}
+
 // printsNo runs polite get, inspect and inspect -json on target, and fails
 // t if any of them prints secret.
 func printsNo(t *testing.T, target, secret string) {
