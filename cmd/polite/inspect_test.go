@@ -366,7 +366,7 @@ func TestInspectJSONError(t *testing.T) {
 		status int // exit status run returns
 	}{
 		{"connection refused", refused, 1},
-		{"invalid URL", "http://[::1", 2},
+		{"invalid URL", "http://127.0.0.1:1/%zz", 2},
 		{"not http", "ftp://127.0.0.1/x", 2},
 	}
 	for _, tt := range tests {

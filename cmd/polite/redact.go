@@ -68,19 +68,25 @@ func shownURL(raw string) string {
 		}
 	}
 	if j, auth := authority(s); j >= 0 {
-		// A port that is no number may be the first part of user
-		// information whose password holds a '#', '/' or '?', the rest
-		// cut off before the '@' (url.Parse drops a fragment first:
-		// "http://user:pass#x@host/" fails as "http://user:pass").
-		// An IP literal's colons are inside its brackets; a ']' past
-		// the last colon of any other authority is part of a password.
-		ipv6 := strings.HasPrefix(auth, "[") && strings.Contains(auth[strings.LastIndexByte(auth, ':'):], "]")
-		if c := strings.LastIndexByte(auth, ':'); c >= 0 && !ipv6 && !digits(auth[c+1:]) {
+		// An authority that does not parse may be the first part of
+		// user information whose password holds a '#', '/' or '?', the
+		// rest cut off before the '@' (url.Parse drops a fragment first:
+		// "http://user:pass#x@host/" fails as "http://user:pass", its
+		// port no number; "https://to{ken#x@host/" as "https://to{ken",
+		// a host with a byte no host has).
+		if _, err := url.Parse("http://" + auth); err != nil {
 			return s[:j+2] + "…"
 		}
 	}
+	fragment := false
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		s, fragment = s[:i], true
+	}
 	if i := strings.IndexByte(s, '?'); i >= 0 {
 		s = s[:i] + "?…"
+	}
+	if fragment {
+		s += "#…"
 	}
 	return s
 }
@@ -97,17 +103,6 @@ func authority(s string) (int, string) {
 		auth = auth[:k]
 	}
 	return j, auth
-}
-
-// digits reports whether s is decimal digits alone (an empty port is a
-// port too).
-func digits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // shownError is an error whose text shows the URL of a *url.Error as

@@ -98,6 +98,27 @@ func TestPasswordWithAtNotShown(t *testing.T) {
 	printsNo(t, "http://alice:hunter2@127.0.0.1:1/s3cret@127.0.0.1:1/x", "s3cret")
 }
 
+// User information of one token (no ':') holding a '#', and before it a
+// byte no host has: url.Parse's error quotes the part before the '#' as
+// the URL ("https://s3cr{et"), with no '@' and no port, and it was shown.
+// A URL that does not parse is shown as its scheme alone when its
+// authority does not parse either, and without its fragment.
+func TestUserTokenWithHashNotShown(t *testing.T) {
+	printsNo(t, "https://s3cr{et#tail@127.0.0.1:1/x", "s3cr{et")
+	printsNo(t, "http://127.0.0.1:1/%zz#SECRETF", "SECRETF")
+	for raw, want := range map[string]string{
+		"https://s3cr{et":              "https://…",
+		"http://[::1":                  "http://…",
+		"http://127.0.0.1:1/%zz#frag":  "http://127.0.0.1:1/%zz#…",
+		"http://127.0.0.1:1/%zz?q#f":   "http://127.0.0.1:1/%zz?…#…",
+		"http://127.0.0.1:1/%zz?q#f@x": "http://…", // the '?' may be a password's
+	} {
+		if got := shownURL(raw); got != want {
+			t.Errorf("shownURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
 // printsNo runs polite get, inspect and inspect -json on target, and fails
 // t if any of them prints secret.
 func printsNo(t *testing.T, target, secret string) {
