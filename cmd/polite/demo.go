@@ -100,7 +100,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var pf policyFlags
 	pf.register(fs, 10, time.Second)
 	tasks := fs.Int("tasks", 60, "requests in the batch")
-	workers := fs.Int("workers", 8, "concurrent workers, for each client")
+	workers := fs.Int("workers", 8, "concurrent workers, for each client, at most one per task")
 	attempts := fs.Int("attempts", 5, "sends per task of the plain client, counting the first")
 	latency := fs.Duration("latency", 10*time.Millisecond, "time the server takes to serve an admitted request")
 	stream := fs.Duration("stream", 0, "time over which the server streams each admitted body as server-sent events (0: sent whole)")
@@ -122,6 +122,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *stream < 0 || *latency < 0 {
 		return usagef("-stream and -latency must not be negative, got %v and %v", *stream, *latency)
 	}
+	// A worker past the tasks would have nothing to do, and each costs
+	// memory; the perfect client's time is the same without it.
+	*workers = min(*workers, *tasks)
 	cfg, err := pf.config()
 	if err != nil {
 		return err

@@ -129,3 +129,24 @@ func TestDemoStopsWhenCancelledDuringIdeal(t *testing.T) {
 		t.Errorf("demo returned %v %v after its context ended; want context.Canceled at once", err, took.Round(time.Millisecond))
 	}
 }
+
+// demo starts at most one worker per task, and says so.
+func TestDemoWorkersBoundedByTasks(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	var err error
+	n := extraGoroutines(func() {
+		err = runDemo(t.Context(), []string{"-json", "-tasks", "2", "-workers", "5000", "-quota", "100", "-latency", "0s"}, &stdout, &stderr)
+	})
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, stderr.String())
+	}
+	if n > 100 {
+		t.Errorf("2 tasks with -workers 5000: %d goroutines more; want about as many workers as tasks", n)
+	}
+	for line := range strings.Lines(stdout.String()) {
+		var r demoResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.Workers != 2 {
+			t.Errorf("demo -json line %q: workers %d (%v), want 2", line, r.Workers, err)
+		}
+	}
+}

@@ -154,7 +154,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // getMain is runGet with the standard input made explicit.
 func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("get", "[flags] [URL...]", getAbout, stderr)
-	workers := fs.Int("c", 4, "concurrent workers")
+	workers := fs.Int("c", 4, "concurrent workers, at most one per URL")
 	dir := fs.String("o", "", "write bodies to files in this directory instead of stdout")
 	logFile := fs.String("log", "", "append the JSON lines to this file instead of stderr")
 	var headers headerFlag
@@ -194,6 +194,9 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if len(urls) == 0 {
 		return usagef("no URLs in the arguments or on stdin")
 	}
+	// A worker past the URLs would have nothing to do, and each costs
+	// memory: -c 1000000 took 2.7 GB to fetch one URL.
+	*workers = min(*workers, len(urls))
 	if *dir != "" {
 		if err := os.MkdirAll(*dir, 0o755); err != nil {
 			return err

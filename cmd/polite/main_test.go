@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent use, for the output of
@@ -155,4 +157,29 @@ func TestStrayArgumentsNotShown(t *testing.T) {
 			t.Errorf("polite %q: exit %d, %q; want 2 and the URL shown without its password and query", args, code, strings.SplitN(out, "\n", 2)[0])
 		}
 	}
+}
+
+// extraGoroutines runs f and returns the most goroutines seen running
+// while it ran, less those running before.
+func extraGoroutines(f func()) int {
+	before := runtime.NumGoroutine()
+	peak := before
+	done, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			peak = max(peak, runtime.NumGoroutine())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-sampled
+	return peak - before - 1 // the sampler
 }
