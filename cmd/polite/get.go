@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"path"
@@ -109,14 +110,21 @@ func trackerOf(r *http.Request) *tracker {
 // on the wire against the tracker of its URL.
 type countSends struct{ base *http.Transport }
 
-// RoundTrip counts r against its tracker and sends it with the base transport.
+// RoundTrip sends r with the base transport, and counts it against its
+// tracker when its header has been written to a connection: the base
+// transport fails some requests without sending them (an invalid header
+// value), and resends one whose connection was found closed.
 func (c countSends) RoundTrip(r *http.Request) (*http.Response, error) {
-	if t := trackerOf(r); t != nil {
+	t := trackerOf(r)
+	if t == nil {
+		return c.base.RoundTrip(r)
+	}
+	trace := &httptrace.ClientTrace{WroteHeaders: func() {
 		t.mu.Lock()
 		t.sends++
 		t.mu.Unlock()
-	}
-	return c.base.RoundTrip(r)
+	}}
+	return c.base.RoundTrip(r.WithContext(httptrace.WithClientTrace(r.Context(), trace)))
 }
 
 // CloseIdleConnections closes the idle connections of the base transport.

@@ -493,3 +493,22 @@ func TestGetWorkersBoundedByURLs(t *testing.T) {
 		t.Errorf("fetching 2 URLs with -c 5000: %d goroutines more; want about as many workers as URLs", n)
 	}
 }
+
+// attempts count the requests sent on the wire (get's help): one the base
+// transport fails without sending it (an invalid header value, here from
+// -user-agent) was counted, as countSends counted before sending.
+func TestGetAttemptsCountOnlySent(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	for _, ua := range []string{"a\nb", "polite-test"} {
+		stderr.Reset()
+		hits.Store(0)
+		getMain(t.Context(), []string{"-user-agent", ua, srv.URL + "/"}, strings.NewReader(""), &stdout, &stderr)
+		recs := getRecords(t, stderr.String())
+		if r, ok := recs[srv.URL+"/"]; !ok || int64(r.Attempts) != hits.Load() {
+			t.Errorf("-user-agent %q: attempts %d, but the server saw %d requests (error %q)", ua, r.Attempts, hits.Load(), r.Error)
+		}
+	}
+}
