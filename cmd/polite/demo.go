@@ -106,7 +106,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	stream := fs.Duration("stream", 0, "time over which the server streams each admitted body as server-sent events (0: sent whole)")
 	jsonOut := fs.Bool("json", false, "print one JSON object per client per line instead of a table")
 	redisHint := fs.Bool("redis", false, "print how to run the comparison with several processes sharing one Redis")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if *redisHint {

@@ -173,7 +173,7 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	maxRate := fs.Float64("max-rate", 0, "most requests per second per origin, whatever the server says (0: no local limit)")
 	userAgent := fs.String("user-agent", defaultUserAgent, "User-Agent of every request, unless -H sets one; with -robots, the product token (leading letters, - and _) of the User-Agent sent picks the robots.txt group")
 	robots := fs.Bool("robots", false, "obey robots.txt (RFC 9309): a disallowed URL fails without being sent, and Crawl-delay paces its origin")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if err := headers.check(); err != nil {

@@ -132,7 +132,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	jsonOut := fs.Bool("json", false, "print one JSON object instead of text")
 	var cost costFlag
 	fs.Var(&cost, "cost", "also say how long a request costing this would wait, as unit=amount pairs (tokens=1200,input-tokens=800)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if err := headers.check(); err != nil {

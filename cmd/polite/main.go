@@ -130,24 +130,27 @@ func newFlagSet(name, synopsis, about string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args with fs. It returns flag.ErrHelp for -h, and
-// errFlagParse for any other parse error, which it has reported on fs's
-// output, with the usage. The report shows what it quotes of the
-// arguments as shownURL shows a URL: the flag package quotes a value
-// whole, and a URL given where a flag wants a value ("get -c URL") may
-// hold a credential.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// parseFlags parses args with fs. For -h it prints the usage on stdout,
+// as help asked for, and returns flag.ErrHelp. It returns errFlagParse for
+// any other parse error, which it has reported on fs's output, with the
+// usage. The report shows what it quotes of the arguments as shownURL
+// shows a URL: the flag package quotes a value whole, and a URL given
+// where a flag wants a value ("get -c URL") may hold a credential.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
-	fs.SetOutput(out)
 	switch {
 	case err == nil:
+		fs.SetOutput(out)
 		return nil
 	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
 		fs.Usage()
+		fs.SetOutput(out)
 		return err
 	}
+	fs.SetOutput(out)
 	fmt.Fprintln(out, shownFlagError(err))
 	fs.Usage()
 	return errFlagParse

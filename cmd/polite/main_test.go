@@ -183,3 +183,21 @@ func extraGoroutines(f func()) int {
 	<-sampled
 	return peak - before - 1 // the sampler
 }
+
+// Help asked for ("polite help get", "polite get -h") goes to stdout, as
+// "polite help" does, and exits 0; it went to stderr. The usage printed
+// for a mistake stays on stderr.
+func TestHelpOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"help", "get"}, {"get", "-h"}, {"serve", "-help"}, {"help", "version"}, {"help"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(t.Context(), args, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "Usage:") || stderr.Len() != 0 {
+			t.Errorf("polite %q: exit %d, stdout %q, stderr %q; want 0 and the usage on stdout alone", args, code, stdout.String(), stderr.String())
+		}
+	}
+	for _, args := range [][]string{{"get", "-bogus"}, {"frobnicate"}, nil} {
+		var stdout, stderr bytes.Buffer
+		if code := run(t.Context(), args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "Usage:") || stdout.Len() != 0 {
+			t.Errorf("polite %q: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr alone", args, code, stdout.String(), stderr.String())
+		}
+	}
+}

@@ -62,7 +62,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hangRequests := fs.Int("hang-requests", 1, "how many requests -hang holds")
 	stream := fs.Duration("stream", 0, "stream admitted bodies as server-sent events over this long")
 	streamEvents := fs.Int("stream-events", 10, "the number of events of a streamed body")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

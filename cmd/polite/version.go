@@ -19,7 +19,7 @@ version and platform, and the VCS revision when the build recorded one.`
 // runVersion implements "polite version".
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("version", "", versionAbout, stderr)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
