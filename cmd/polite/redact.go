@@ -29,11 +29,12 @@ func shownURL(raw string) string {
 			// so too, its first part read as a host and port
 			// ("http://user:1234#secret@host/"), or its part past an
 			// '@' ("http://user:p@ss/secret@host/", password
-			// "p@ss/secret"), and the two cannot be told apart. A host with a colon past its port, not an IP
-			// literal: the first part of user information whose
-			// password holds a ':' and a '#', '/' or '?'
-			// ("http://alice:pw:80#x@host/" is parsed to its fragment
-			// as host "alice:pw", port 80).
+			// "p@ss/secret"), and the two cannot be told apart.
+			//
+			// A host with a colon past its port, not an IP literal: the
+			// first part of user information whose password holds a ':'
+			// and a '#', '/' or '?' ("http://alice:pw:80#x@host/" is
+			// parsed to its fragment as host "alice:pw", port 80).
 			return raw[:j+2] + "…"
 		}
 		query := u.RawQuery != "" || u.ForceQuery
