@@ -757,7 +757,9 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	if out.Refused {
 		costWait, costRefused = s.costs.refusal(l, out.Quotas)
 		foreseen = foreseen || costRefused
-		s.costs.learnRefusal(l, out.Quotas)
+		if !out.Unavailable {
+			s.costs.learnRefusal(l, out.Quotas) // a 503 says nothing of what the request cost
+		}
 	}
 	if !out.Refused {
 		s.retry.accepted()

@@ -112,6 +112,15 @@ type costUnit struct {
 	fixed int64         // the part of since that scale does not apply to: see scaled
 }
 
+// held returns the thousandths beyond a cost declared that the key's
+// quotas hold: the scale and a quarter more. The scale is what the server
+// was seen to count on average; a request counted more than the average
+// is refused when admitted at the edge of the level, and the quarter more
+// is its margin. It costs no throughput while the quota binds: the
+// tokens a request waited for and did not use stay in the quota for the
+// next.
+func (u *costUnit) held() int64 { return u.scale + u.scale/4 }
+
 // maxScale bounds costUnit.scale: the server counts at most four times
 // what a request declares before the key's quotas hold it so.
 const maxScale = 3000
@@ -139,8 +148,8 @@ func (u *costUnit) split(want *Cost) (n, fixed int64) {
 		s = min(want.InputTokens, n)
 	}
 	fixed = n - s
-	if u.scale > 0 {
-		n = min(n+s/1000*u.scale+(s%1000*u.scale+999)/1000, maxQuota) // rounded up
+	if e := u.held(); e > 0 {
+		n = min(n+s/1000*e+(s%1000*e+999)/1000, maxQuota) // rounded up
 	}
 	return n, fixed
 }
@@ -685,22 +694,24 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused bool)
 
 // learn compares what the answer to l, accepted, states of q, pq, with
 // what the key's state foresaw at now, and moves the scale of q's unit
-// toward the ratio of the two; it reports whether it did. The answer to l
-// counts the requests granted up to l that its last observation did not:
-// what q's observation has refilled since, less their reservations, is
-// what the server should state if it counts the costs declared. When it
-// states less, the server counts more than was declared (its tokenizer
-// is not the estimate's, or another client spends the same quota); the
-// reservations of the requests in flight then hold too little, and those
-// sent on them are refused. The ratio of what the server counted, the
-// level foreseen less the level stated, to what was reserved, is one
-// sample; the scale moves a quarter of the way toward it, and stays
-// between none and maxScale. Only an answer after the latest observation,
-// in the same window of a quota restored whole, or of a quota whose refill
-// rate is known, is compared.
+// toward what it shows; it reports whether it did. The answer to l counts
+// the requests granted since the latest observation: what q's observation
+// has refilled to since, less what they reserved, is what the server
+// should state if it counts what was reserved. When it states less, the
+// server counts more than was declared (its tokenizer is not the
+// estimate's, or another client spends the same quota); the reservations
+// of the requests in flight then hold too little, and those sent on them
+// are refused. The ratio of what the server counted (the level foreseen
+// less the level stated) to what was reserved, the unscaled part taken off
+// both and kept between one half and two, times what the scale held, is
+// one sample of the truth; the scale moves a quarter of the way toward it,
+// up or down alike, and stays between none and maxScale. Only an answer
+// after the latest observation, of a limit unchanged, in the same window
+// of a quota restored whole or of a quota whose refill rate is known, is
+// compared (DESIGN.md §10, "A server that counts more").
 func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
 	u := &c.units[q.unit]
-	if !q.live || l.seq <= q.mark || l.seq <= u.mark || pq.Remaining < 0 ||
+	if !q.live || l.seq <= q.mark || l.seq <= u.mark || pq.Remaining < 0 || pq.Limit >= 0 && min(pq.Limit, maxQuota) != q.q ||
 		q.refill && q.rate <= 0 || !q.refill && (q.deadline == 0 || now >= q.deadline) {
 		return false
 	}
@@ -717,12 +728,9 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
 		r = min(r, q.q)
 	}
 	ratio := min(max(float64(level-r-u.fixed)/float64(counted), 0.5), 2)
+	truth := (1 + float64(u.held())/1000) * ratio
 	f := 1 + float64(u.scale)/1000
-	if ratio > 1 {
-		f += (f*ratio - f) / 2
-	} else {
-		f += (f*ratio - f) / 16
-	}
+	f += (truth - f) / 4
 	u.scale = int64(math.Ceil(min(max(f-1, 0), maxScale/1000.0)*1000 - 1e-9)) // rounded up
 	return true
 }
@@ -741,7 +749,7 @@ func (c *costs) learnRefusal(l *Lease, quotas []parse.Quota) {
 		}
 		for j := range c.units {
 			if u := &c.units[j]; u.name == pq.Unit && !learned[j] {
-				learned[j] = u.learnRefused(l, pq, quotas)
+				learned[j] = c.learnRefused(u, l, pq, quotas)
 			}
 		}
 	}
@@ -754,14 +762,22 @@ func (c *costs) learnRefusal(l *Lease, quotas []parse.Quota) {
 // was at least remaining + 1 less the rest, over that share. The scale is
 // raised to that, never lowered, and stays at most maxScale. It reports
 // whether it looked at the refusal.
-func (u *costUnit) learnRefused(l *Lease, pq *parse.Quota, quotas []parse.Quota) bool {
+func (c *costs) learnRefused(u *costUnit, l *Lease, pq *parse.Quota, quotas []parse.Quota) bool {
 	n, fixed := u.split(&l.want)
 	if n <= 0 || pq.Remaining < n || pq.Remaining/2 >= n {
 		return false // no room for it (a level, not its cost, was wrong), or room twice over
 	}
+	derived := anthropicSplit(quotas)
 	for i := range quotas {
-		if q := &quotas[i]; !isCostUnit(q.Unit) && q.Remaining == 0 {
-			return false // a spent quota of requests explains it
+		q := &quotas[i]
+		switch {
+		case q == pq || q.Remaining < 0 || derived && isDerived(q):
+		case !isCostUnit(q.Unit):
+			if q.Remaining == 0 {
+				return false // a spent quota of requests explains it
+			}
+		case q.Remaining < c.needIn(q.Unit, &l.want):
+			return false // another cost quota (of this unit too: a day's) explains it
 		}
 	}
 	s := min(l.want.In(u.name), maxQuota) - fixed
@@ -771,6 +787,17 @@ func (u *costUnit) learnRefused(l *Lease, pq *parse.Quota, quotas []parse.Quota)
 	f := float64(min(pq.Remaining, maxQuota)+1-fixed) / float64(s)
 	u.scale = min(max(u.scale, int64(math.Ceil((f-1)*1000))), maxScale)
 	return true
+}
+
+// needIn returns what want costs in unit as the key's quotas hold it (see
+// costUnit.need), its cost declared if the key tracks no such unit.
+func (c *costs) needIn(unit string, want *Cost) int64 {
+	for i := range c.units {
+		if c.units[i].name == unit {
+			return c.units[i].need(want)
+		}
+	}
+	return min(want.In(unit), maxQuota)
 }
 
 // costUnits reports whether one of quotas is in a cost unit.
@@ -911,12 +938,7 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 		if !isCostUnit(pq.Unit) || pq.Remaining < 0 || derived && isDerived(pq) {
 			continue
 		}
-		need := min(l.want.In(pq.Unit), maxQuota)
-		for j := range c.units {
-			if c.units[j].name == pq.Unit {
-				need = c.units[j].need(&l.want)
-			}
-		}
+		need := c.needIn(pq.Unit, &l.want)
 		if need <= 0 || pq.Remaining >= 2*need {
 			continue // a request of unknown cost is left to the spent quotas' resets
 		}

@@ -523,3 +523,149 @@ func TestRefusalResetsRefillRate(t *testing.T) {
 		}
 	}
 }
+
+// anthropicQuotas is what an Anthropic response states: requests, input and
+// output tokens, each whole again after reset.
+func anthropicQuotas(in, out int64, inFull, outFull time.Duration) []parse.Quota {
+	return []parse.Quota{
+		{Unit: "requests", Limit: 50, Remaining: 40, Reset: time.Second, Dialect: "anthropic"},
+		{Unit: "input-tokens", Limit: 30000, Remaining: in, Reset: inFull, Dialect: "anthropic"},
+		{Unit: "output-tokens", Limit: 8000, Remaining: out, Reset: outFull, Dialect: "anthropic"},
+	}
+}
+
+// TestScaleNotRaisedByAnotherQuotasRefusal: an Anthropic refusal that the
+// spent input-tokens quota explains (the output-tokens quota has room for
+// the request's output bound) does not raise the scale of output-tokens,
+// which the server counts exactly (max_tokens): it did, and a later
+// request whose output bound fit the output quota was held.
+func TestScaleNotRaisedByAnotherQuotasRefusal(t *testing.T) {
+	var s State
+	cfg := Config{}
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var p Lease
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &p); !ok {
+		t.Fatal("probe not granted")
+	}
+	s.Release(now, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: anthropicQuotas(30000, 8000, 0, 0)})
+
+	// a: 2000 input tokens, max_tokens 1024. Another client spent the
+	// input quota: the server refuses a for input tokens; its output
+	// quota has 1500 left, room for a's 1024.
+	now = now.Add(time.Second)
+	var a Lease
+	a.SetCost(Cost{InputTokens: 2000, OutputTokens: 1024})
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
+		t.Fatal("a not granted")
+	}
+	now = now.Add(100 * time.Millisecond)
+	s.Release(now, &cfg, &a, &Outcome{First: true, Bytes: -1, Refused: true,
+		Quotas:  anthropicQuotas(100, 1500, 60*time.Second, 60*time.Second),
+		Refusal: Refusal{Wait: 4 * time.Second, Given: true, Reason: ReasonRetryAfter, Backoff: time.Second, MaxWait: time.Minute}})
+
+	// A minute later an answer states 1100 output tokens left, the input
+	// quota whole. b's output bound, 1024, fits.
+	now = now.Add(time.Minute)
+	var c Lease
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &c); !ok {
+		t.Fatal("c not granted")
+	}
+	s.Release(now, &cfg, &c, &Outcome{First: true, Bytes: -1, Quotas: anthropicQuotas(30000, 1100, 0, 60*time.Second)})
+	var b Lease
+	b.SetCost(Cost{InputTokens: 100, OutputTokens: 1024})
+	if h, ok := s.Acquire(now, &cfg, Ask{}, &b); !ok {
+		t.Errorf("b (1024 output tokens) held (%v until +%v) with 1100 output tokens left: a refusal the input quota explained raised the output quota's scale",
+			h.Reason, h.Until().Sub(now))
+	}
+}
+
+// TestScaleNotRaisedByDayQuota: a key with two token quotas in windows, a
+// minute's and a day's (IETF RateLimit, unit tokens). The day's is spent
+// and refuses a request that the minute's has room for: the server
+// counted nothing more, and the scale of tokens stays (it was raised, and
+// after the day's reset a request that fit the minute's quota was held).
+func TestScaleNotRaisedByDayQuota(t *testing.T) {
+	var s State
+	cfg := Config{}
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	q := func(minute, day int64, dayReset time.Duration) []parse.Quota {
+		return []parse.Quota{
+			{Policy: "minute", Unit: "tokens", Limit: 10000, Remaining: minute, Window: time.Minute, Reset: 30 * time.Second, Dialect: "ietf"},
+			{Policy: "day", Unit: "tokens", Limit: 100000, Remaining: day, Window: 24 * time.Hour, Reset: dayReset, Dialect: "ietf"},
+		}
+	}
+	var p Lease
+	s.Acquire(now, &cfg, Ask{}, &p)
+	s.Release(now, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: q(10000, 3000, time.Hour)})
+	// b (2000) goes and is refused by the day's quota, which another
+	// client spent meanwhile; the minute's has 3000 left.
+	var b Lease
+	b.SetCost(Cost{InputTokens: 2000, OutputTokens: 0})
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &b); !ok {
+		t.Fatal("b not granted")
+	}
+	now = now.Add(100 * time.Millisecond)
+	s.Release(now, &cfg, &b, &Outcome{First: true, Bytes: -1, Refused: true, Quotas: q(3000, 0, time.Hour),
+		Refusal: Refusal{Backoff: time.Second, MaxWait: 2 * time.Hour}})
+
+	// After the day's reset, in a new minute: 8000 left in the minute,
+	// 100000 in the day. c costs 6000 input tokens: it fits.
+	now = now.Add(2 * time.Hour)
+	var r Lease
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &r); !ok {
+		t.Fatal("probe not granted")
+	}
+	s.Release(now, &cfg, &r, &Outcome{First: true, Bytes: -1, Quotas: q(8000, 100000, 22*time.Hour)})
+	var c Lease
+	c.SetCost(Cost{InputTokens: 6000})
+	if h, ok := s.Acquire(now, &cfg, Ask{}, &c); !ok {
+		t.Errorf("c (6000 tokens) held (%v until +%v) with 8000 left in the minute and 100000 in the day: the day quota's refusal raised the scale",
+			h.Reason, h.Until().Sub(now))
+	}
+}
+
+// TestScaleNoisyRemaining: a server that counts exactly what is declared
+// but states its remaining with a noise of ±300 tokens about the truth
+// (replicas, lazily updated counters), alternately, on requests of 1000.
+// The samples scatter by more than half either way; the scale rises with
+// them, but stays within a few tenths, and falls back once the answers
+// are true again. (With the samples above one moving it half way and
+// those below a sixteenth, it climbed to 1.7 times.)
+func TestScaleNoisyRemaining(t *testing.T) {
+	var s State
+	cfg := Config{}
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	q := func(r int64) []parse.Quota {
+		return []parse.Quota{{Unit: "tokens", Limit: 60000, Remaining: r, Reset: time.Duration(60000-r) * time.Millisecond, Dialect: "openai"}}
+	}
+	level := int64(30000) // the server's, refilled 1000 a second
+	var p Lease
+	s.Acquire(now, &cfg, Ask{}, &p)
+	s.Release(now, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: q(level)})
+	send := func(i int, noise int64) {
+		now = now.Add(time.Second)
+		var l Lease
+		l.SetCost(Cost{InputTokens: 800, OutputTokens: 200})
+		if _, ok := s.Acquire(now, &cfg, Ask{}, &l); !ok {
+			t.Fatalf("request %d held", i)
+		}
+		s.Release(now, &cfg, &l, &Outcome{First: true, Bytes: -1, Quotas: q(level + noise)})
+	}
+	for i := range 40 {
+		send(i, int64(300-600*(i%2)))
+	}
+	if sc := s.costs.units[0].scale; sc > 400 {
+		t.Errorf("scale %d after answers scattered ±300 about the truth, want at most 400", sc)
+	}
+	for i := range 20 {
+		send(40+i, 0)
+	}
+	if sc := s.costs.units[0].scale; sc > 20 {
+		t.Errorf("scale %d after 20 true answers, want at most 20", sc)
+	}
+	var big Lease
+	big.SetCost(Cost{InputTokens: 20000, OutputTokens: 500})
+	if h, ok := s.Acquire(now, &cfg, Ask{}, &big); !ok {
+		t.Errorf("a request of 20500 tokens held (%v until +%v) with 30000 left", h.Reason, h.Until().Sub(now))
+	}
+}

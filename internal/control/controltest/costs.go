@@ -104,26 +104,28 @@ func costTables() []Table {
 			acqCost(s, "a", tokens(1000), Want{Grant: true}),
 			// The server counted more than the 1500 it states left: at
 			// least 1501 for a cost of 1000. A cost declared now reserves
-			// half as much again and a little more: 1500 reserves 2252.
+			// half as much again and a little more, and a quarter of that
+			// as a margin: 1500 reserves 2439.
 			rel(1100*ms, "a", refused(bare(s), openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 1500, 45*s)),
 				Want{Plan: &control.Plan{Wait: 5 * s, Pause: 5 * s, Reason: control.ReasonQuota, Retry: true}, PauseUntil: 6100 * ms}),
-			// 2000 left at 6.1 s: 252 lacking, 2.52 s of refill.
-			acqCost(6100*ms, "b", tokens(1500), Want{Hold: control.ReasonQuota, Until: 8620 * ms}),
-			acqCost(8620*ms, "b", tokens(1500), Want{Grant: true, Probe: true}),
+			// 2000 left at 6.1 s: 439 lacking, 4.39 s of refill.
+			acqCost(6100*ms, "b", tokens(1500), Want{Hold: control.ReasonQuota, Until: 10490 * ms}),
+			acqCost(10490*ms, "b", tokens(1500), Want{Grant: true, Probe: true}),
 		)},
 		{Name: "tokens: an answer stating less than foreseen raises what later requests reserve", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(1000), Want{Grant: true}),
 			// 5999 foreseen at 2 s less a's 1000: 4999. The server states
-			// 4499: it counted 1500. A cost declared now reserves a
-			// quarter more (half way to the half more seen).
+			// 4499: it counted 1500. The scale moves a quarter of the way
+			// to the half more seen, an eighth, and a cost declared now
+			// reserves that and a quarter of it as a margin: 15.6% more.
 			rel(2*s, "a", ok(openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 4499, 15010*ms)), Want{}),
-			// 4000 reserves 5000: 501 lacking, 5.01 s of refill.
-			acqCost(2*s, "b", tokens(4000), Want{Hold: control.ReasonQuota, Until: 7010 * ms}),
+			// 4400 reserves 5087: 588 lacking, 5.88 s of refill.
+			acqCost(2*s, "b", tokens(4400), Want{Hold: control.ReasonQuota, Until: 7880 * ms}),
 			// A cost of input and output tokens: the scale is of the
 			// input alone (the output bound is what the server counts).
-			// 4400 tokens, 400 of input, reserve 4500: 1 lacking.
-			acqCost(2*s, "c", control.Cost{Tokens: 4400, InputTokens: 400, OutputTokens: 4000}, Want{Hold: control.ReasonQuota, Until: 2010 * ms}),
-			acqCost(7010*ms, "b", tokens(4000), Want{Grant: true}),
+			// 4480 tokens, 400 of input, reserve 4543: 44 lacking.
+			acqCost(2*s, "c", control.Cost{Tokens: 4480, InputTokens: 400, OutputTokens: 4080}, Want{Hold: control.ReasonQuota, Until: 2440 * ms}),
+			acqCost(7880*ms, "b", tokens(4400), Want{Grant: true}),
 		)},
 		{Name: "tokens: a spent token quota waits for this request, not for the whole quota", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(200), Want{Grant: true}),
