@@ -68,6 +68,17 @@ func tokenScenarios() []tokenScenario {
 			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 8000,
 			Latency: latency, TokenLatency: per,
 		}, 150, 16, 0},
+		// Long runs, where the requests that cost most wait while smaller
+		// ones go: they failed at MaxWait (16 of 400 and 5 of 200) until
+		// one held as long as its quota takes to be whole claims a turn of
+		// the requests that cost.
+		{"openai 40k tokens/min, 100 workers, 400 tasks", ratelimittest.TokenConfig{
+			Requests: 1000, Tokens: 40000, Latency: latency, TokenLatency: per,
+		}, 400, 100, 0},
+		{"anthropic 40k in + 8k out/min, 50 requests/min", ratelimittest.TokenConfig{
+			API: ratelimittest.AnthropicAPI, Requests: 50, InputTokens: 40000, OutputTokens: 8000,
+			Latency: latency, TokenLatency: per,
+		}, 200, 16, 0},
 		// The server's tokenizer counts more than the estimate: the first
 		// requests are reserved too little, and their answers teach the
 		// difference (at most 12 refused, measured up to 4 of 150 in 6

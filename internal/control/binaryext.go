@@ -22,12 +22,16 @@ const (
 	tailLo     = 6  // the learner's lower bound on the window it measures, and its quick rate step
 	tailRate   = 7  // the learner's rate: the grants at its last cut, an acceptance since, a rate step held
 	tailWindow = 8  // the window the learner's last measurement ended with
-	tailTurn   = 9  // held requests' claims on the next starts, oldest first (see turn.go)
+	tailTurn   = 9  // held requests' claims on the next starts, oldest first (see turn.go), the high bit of each reason marking a claim for a cost
 	tailPrev   = 10 // the learner's answers of the cycle before, accepted
 	tailStart  = 11 // the learned quota's latest start, at its instant
 	tailShed   = 12 // a refusal that may be of no rate: its grant, its epoch, the ramp's window before it, the others in flight at its grant; acceptances since the last refusal and the most in flight among them (twice, once); the ramp's window held; a lift, and whether the window was held at the mark; a lift's dropped measurement (see shed.go)
 	tailScale  = 13 // each cost unit's scale, what the requests granted since its latest observation reserved, and the part of it no scale applies to (see costs.learn)
 )
+
+// claimCost marks, in the reason of a claim in the turns' tail, a claim
+// for a cost (claim.cost), whose reason is always ReasonQuota.
+const claimCost = 0x80
 
 // Flags of a policy's phase in its tail.
 const (
@@ -126,7 +130,11 @@ func (e *encoder) tails(s *State) {
 			e.at(c.since)
 			e.uint(uint64(c.n))
 			e.at(c.until)
-			e.b = append(e.b, byte(c.reason))
+			r := byte(c.reason)
+			if c.cost {
+				r |= claimCost
+			}
+			e.b = append(e.b, r)
 		}
 		e.bool(t.held)
 	}
@@ -286,8 +294,10 @@ func (d *decoder) tails(n *State) {
 				t.c = make([]claim, 0, k)
 			}
 			for range k {
-				c := claim{since: d.at(), n: int32(d.bounded(maxClaim)), until: d.at(), reason: Reason(d.byte())}
-				if c.since == 0 || c.n == 0 || c.until < c.since || c.reason >= numReasons ||
+				c := claim{since: d.at(), n: int32(d.bounded(maxClaim)), until: d.at()}
+				r := d.byte()
+				c.reason, c.cost = Reason(r&^claimCost), r&claimCost != 0
+				if c.since == 0 || c.n == 0 || c.until < c.since || c.reason >= numReasons || c.cost && c.reason != ReasonQuota ||
 					len(t.c) > 0 && c.since <= t.c[len(t.c)-1].since {
 					d.fail() // never written, out of order, or claimed past its end
 					return

@@ -198,8 +198,9 @@ type Hold struct {
 	Never bool
 	// Gen is the state's Generation when it said to hold: a change
 	// beyond it may end the wait.
-	Gen uint64
-	own bool // held for what is the request's own (its cost): it claims no turn
+	Gen  uint64
+	own  bool // held for what is the request's own (its cost): it claims no turn
+	cost bool // held for its cost long enough to claim a turn of the requests that cost (see admitCost)
 }
 
 // Until returns when the wait ends at the earliest: no request starts

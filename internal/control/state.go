@@ -367,7 +367,7 @@ func (s *State) acquireTurn(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, b
 	}
 	takes := ask.After.IsZero() || now >= instant(ask.After)
 	if takes && len(s.turns.c) != 0 && (len(s.costs.quotas) == 0 || s.costs.excess(now, &l.want).Unit == "") {
-		if h, held := s.turnHold(now, since); held {
+		if h, held := s.turnHold(now, since, l.Priced()); held {
 			if ask.Turns {
 				s.turnTaken(since, again, &h, false) // in line behind it
 			}
@@ -424,7 +424,7 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 		}
 	}
 	if len(s.costs.quotas) > 0 {
-		if h, held := s.admitCost(now, &l.want); held {
+		if h, held := s.admitCost(now, &l.want, ask); held {
 			return h, false
 		}
 	}
@@ -534,7 +534,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		return s.hold(s.rateNext, ReasonPace, 0)
 	}
 	if len(s.costs.quotas) > 0 {
-		if h, held := s.admitCost(now, &l.want); held {
+		if h, held := s.admitCost(now, &l.want, ask); held {
 			return h, false
 		}
 	}

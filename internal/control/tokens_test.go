@@ -524,6 +524,99 @@ func TestRefusalResetsRefillRate(t *testing.T) {
 	}
 }
 
+// A request held for its cost claims no turn, so that smaller requests go
+// meanwhile; held as long as its quota takes to be whole again (60 s
+// here), it claims one, and a smaller request that first asked after it
+// waits behind it though the quota has room for that one. Before, it never
+// claimed one, and smaller requests took every refill until MaxWait. A
+// request that costs nothing is not held by that claim: it takes nothing
+// the claimant waits for (held so, a GET waited up to a window).
+func TestCostHeldLongClaimsTurn(t *testing.T) {
+	var s State
+	cfg := Config{}
+	var p Lease
+	p.SetCost(Cost{Tokens: 1})
+	s.Acquire(t0, &cfg, Ask{}, &p)
+	// 100 of 60000 left, whole in 60 s: about 1000 a second.
+	s.Release(t0, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 100, time.Minute)})
+
+	big := func(at, since time.Time) (Hold, bool) {
+		var l Lease
+		l.SetCost(Cost{Tokens: 50000})
+		return s.Acquire(at, &cfg, Ask{Turns: true, Since: since}, &l)
+	}
+	// send sends a request costing c, answered at once with no fields.
+	send := func(at time.Time, c Cost) bool {
+		var l Lease
+		l.SetCost(c)
+		if _, ok := s.Acquire(at, &cfg, Ask{Turns: true}, &l); !ok {
+			return false
+		}
+		s.Release(at, &cfg, &l, &Outcome{First: true, Bytes: -1})
+		return true
+	}
+	small := Cost{Tokens: 900} // most of each second's refill
+	if h, ok := big(t0, time.Time{}); ok || h.Reason != ReasonQuota {
+		t.Fatalf("50000 tokens of 100 left: granted %v, held %+v", ok, h)
+	}
+	// For a minute it asks again each second, held for its cost, and a
+	// small request goes each second past it.
+	for i := 1; i < 60; i++ {
+		at := t0.Add(time.Duration(i) * time.Second)
+		if _, ok := big(at, t0); ok {
+			t.Fatalf("50000 granted at +%ds while small requests took the refill", i)
+		}
+		if !send(at, small) {
+			t.Fatalf("+%ds: a request of 900 tokens held behind one held for its cost %ds", i, i)
+		}
+	}
+	// Held a minute, as long as the quota takes to be whole: it claims a
+	// turn, and the next small request waits behind it; one that costs
+	// nothing does not.
+	at := t0.Add(61 * time.Second)
+	if _, ok := big(at, t0); ok {
+		t.Fatal("50000 granted while small requests took the refill")
+	}
+	if send(at, small) {
+		t.Error("a request of 900 tokens went past one held for its cost a minute")
+	}
+	if !send(at, Cost{}) {
+		t.Error("a request that costs nothing was held behind one held for its cost")
+	}
+	// Nor by the claim of the small request held behind it.
+	if !send(at.Add(time.Second), Cost{}) {
+		t.Error("a request that costs nothing was held behind a request held behind one held for its cost")
+	}
+	// The claim travels in the binary form, and holds the same there.
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := back.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(back.turns, s.turns) || len(back.turns.c) != 2 || !back.turns.c[0].cost || !back.turns.c[1].cost {
+		t.Errorf("turns read back as %+v (%v), want %+v, two claims for a cost", back.turns, err, s.turns)
+	}
+	// 50000 refilled by +110 s (the small requests took about 59000): the
+	// claimant goes.
+	if _, ok := big(t0.Add(110*time.Second), t0); !ok {
+		t.Error("the claimant was not granted once its cost had room")
+	}
+	if !send(t0.Add(110*time.Second), Cost{Tokens: 1}) {
+		t.Error("its claim still held a small request once it was granted")
+	}
+}
+
+// TestBinaryCostClaim checks that a claim for a cost is only of
+// ReasonQuota in the binary form.
+func TestBinaryCostClaim(t *testing.T) {
+	s := worst()
+	s.turns = turns{c: []claim{{since: s.born + 1, n: 1, until: s.born + int64(time.Second), reason: ReasonPace, cost: true}}}
+	b, _ := s.MarshalBinary()
+	if err := new(State).UnmarshalBinary(b); err == nil {
+		t.Error("a claim for a cost held for the pace was accepted")
+	}
+}
+
 // anthropicQuotas is what an Anthropic response states: requests, input and
 // output tokens, each whole again after reset.
 func anthropicQuotas(in, out int64, inFull, outFull time.Duration) []parse.Quota {

@@ -31,7 +31,9 @@ import "time"
 //
 // A request that does not take turns claims nothing. Nor does a request
 // held for what is its own (its Ask.After, its cost), so that its wait
-// does not become everyone's, or held until the key changes (an answer, a
+// does not become everyone's (one held for its cost as long as its quota
+// takes to be whole again claims a turn of the requests that cost: see
+// admitCost), or held until the key changes (an answer, a
 // slot in flight): such a hold has no instant at which the others could go
 // without it, and holding them behind it until a change let the requests
 // woken by it all go at once (against a server whose headers overstate
@@ -57,6 +59,7 @@ type claim struct {
 	n      int32  // how many requests it stands for
 	until  int64  // when it lapses: turnGrace after their hold's end
 	reason Reason // why they are held
+	cost   bool   // held for their cost: the claim holds only requests that cost (see admitCost)
 }
 
 // turns are the key's claims, oldest first.
@@ -105,16 +108,25 @@ func (t *turns) lapse(now int64) {
 }
 
 // turnHold holds a request that first asked at since, asking at now,
-// when an older request's claim stands.
-func (s *State) turnHold(now, since int64) (Hold, bool) {
+// when an older request's claim stands; a claim for a cost holds it only
+// if it is priced (costs something in a unit other than requests).
+func (s *State) turnHold(now, since int64, priced bool) (Hold, bool) {
 	t := &s.turns
 	t.lapse(now)
-	if len(t.c) == 0 || since <= t.c[0].since {
-		return Hold{}, false
+	for i := range t.c {
+		c := &t.c[i]
+		if since <= c.since {
+			break
+		}
+		if c.cost && !priced {
+			continue
+		}
+		t.held = true
+		h, _ := s.hold(c.until, c.reason, 0)
+		h.cost = c.cost // its own claim, behind, holds only requests that cost too
+		return h, true
 	}
-	t.held = true
-	h, _ := s.hold(t.c[0].until, t.c[0].reason, 0)
-	return h, true
+	return Hold{}, false
 }
 
 // turnTaken records the answer to a request that first asked at since,
@@ -133,10 +145,11 @@ func (s *State) turnTaken(since int64, again bool, h *Hold, ok bool) {
 		}
 	case h.own || h.Never || h.until == 0:
 	default:
-		c := claim{since: since, n: 1, until: addSat(h.until, turnGrace), reason: h.Reason}
+		c := claim{since: since, n: 1, until: addSat(h.until, turnGrace), reason: h.Reason, cost: h.cost}
 		switch {
 		case found:
 			c.n = t.c[i].n
+			c.cost = c.cost && t.c[i].cost // one of its requests holds all
 			if !again {
 				c.n = min(c.n+1, maxClaim) // one more request that first asked then
 			}
