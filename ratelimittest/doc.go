@@ -126,12 +126,16 @@
 //
 // [LeakyBucket] is nginx's limit_req with nodelay: Quota per Window is the
 // rate, Policy.Burst the burst. As ngx_http_limit_req_module counts, the
-// excess is kept in thousandths of a request and time in whole
-// milliseconds; a request at millisecond m makes it
+// rate is kept in thousandths of a request per second, rounded down, the
+// excess in thousandths of a request and time in whole milliseconds; a
+// request at millisecond m makes it
 // max(0, excess - rate*(m-last)/1000 + 1000), the leak rounded down, and
 // is refused if that exceeds Burst*1000, without changing anything. A fresh
 // or drained bucket therefore admits Burst+1 requests at once, then one
-// every Window/Quota. Served with the [Bare429] dialect, it answers as
+// every Window/Quota. A rate under one request in 1000 seconds (slower than
+// nginx can be told) would round down to none; it is kept exact instead,
+// so that the bucket never leaks faster than Quota per Window.
+// Served with the [Bare429] dialect, it answers as
 // nginx configured with "limit_req_status 429" does: a bare 429, no
 // rate-limit fields, no Retry-After. The honest dialects advertise Quota per
 // Window, the requests that can be sent at once as remaining (at most

@@ -442,7 +442,7 @@ func (l *tokenBucket) windowEnd(time.Time) (time.Duration, bool) { return 0, fal
 // whole milliseconds since origin. A request of cost c at millisecond m
 // would leave the excess
 //
-//	max(0, excess - rate*(m-last)/1000 + 1000) + 1000*(c-1)
+//	max(0, excess - rate*(m-last)/per + 1000) + 1000*(c-1)
 //
 // (the leak rounded down, as nginx does) and is refused if that exceeds
 // burst. Admitting it stores that excess and m as last; a refusal changes
@@ -450,7 +450,8 @@ func (l *tokenBucket) windowEnd(time.Time) (time.Duration, bool) { return 0, fal
 // key leaves 0. nginx only ever charges one request; cost c charges the
 // first unit as nginx does and the others in full.
 type leakyBucket struct {
-	rate   int64 // thousandths of a request per second; 0 refuses everything
+	rate   int64 // with per, the leak: rate/per thousandths of a request a millisecond; 0 refuses everything
+	per    int64 // positive
 	burst  int64 // thousandths of a request
 	window time.Duration
 	origin time.Time
@@ -468,8 +469,17 @@ func newLeakyBucket(p *policy, origin time.Time) *leakyBucket {
 	}
 	if p.quota > 0 {
 		// Quota per Window, in thousandths of a request per second,
-		// rounded down as nginx's rate=Nr/m is; at least one.
-		l.rate = max(mulDiv(p.quota, 1000*int64(time.Second), int64(p.window)), 1)
+		// rounded down as nginx's rate=Nr/m is.
+		l.rate, l.per = mulDiv(p.quota, 1000*int64(time.Second), int64(p.window)), 1000
+		if l.rate == 0 {
+			// Under one request in 1000 s, slower than nginx can be
+			// told (1r/m), the rate rounds down to none: the bucket
+			// would never leak. It is kept exact instead: Quota*1000
+			// thousandths per Window nanoseconds is Quota*1e9/Window
+			// a millisecond. Here Quota*1e12 < Window, so Quota*1e9
+			// cannot overflow, and it is positive.
+			l.rate, l.per = p.quota*1000*int64(time.Millisecond), int64(p.window)
+		}
 	}
 	return l
 }
@@ -484,8 +494,14 @@ func (l *leakyBucket) first(m int64) int64 {
 	if l.fresh {
 		return 0
 	}
-	leak := mulDiv(l.rate, m-l.last, 1000)
+	leak := mulDiv(l.rate, m-l.last, l.per)
 	return max(l.excess-leak+1000, 0)
+}
+
+// leaked reports how many milliseconds the bucket takes to leak need
+// thousandths of a request: rate*d/per >= need  ⇔  d >= ceil(need*per/rate).
+func (l *leakyBucket) leaked(need int64) int64 {
+	return mulDivCeil(need, l.per, l.rate)
 }
 
 // tooBig reports whether a request of the given cost is never admitted.
@@ -500,9 +516,8 @@ func (l *leakyBucket) wait(now time.Time, cost int64) (time.Duration, bool) {
 	if l.first(l.ms(now))+1000*(cost-1) <= l.burst {
 		return 0, true
 	}
-	// rate*(m-last)/1000 >= need  ⇔  m-last >= ceil(1000*need/rate)
 	need := l.excess + 1000*cost - l.burst
-	at := l.last + mulDivCeil(1000, need, l.rate)
+	at := saturatingAdd(l.last, l.leaked(need))
 	return l.origin.Add(time.Duration(saturatingMul(at, int64(time.Millisecond)))).Sub(now), true
 }
 
@@ -544,8 +559,8 @@ func (l *leakyBucket) full(now time.Time) time.Duration {
 	if l.rate == 0 || l.first(l.ms(now)) == 0 {
 		return 0
 	}
-	// rate*(m-last)/1000 >= excess + 1000 leaves a later request 0.
-	at := l.last + mulDivCeil(1000, l.excess+1000, l.rate)
+	// A leak of excess + 1000 leaves a later request 0.
+	at := saturatingAdd(l.last, l.leaked(l.excess+1000))
 	return l.origin.Add(time.Duration(saturatingMul(at, int64(time.Millisecond)))).Sub(now)
 }
 

@@ -249,6 +249,40 @@ func TestLeakyBucketNginx(t *testing.T) {
 	}
 }
 
+// TestLeakyBucketSlowRate checks that a rate under a thousandth of a
+// request a second, which nginx's arithmetic rounds down to none, is kept
+// exact: with no burst, a request is admitted every Window/Quota, not every
+// 1000 s, and the reset says so.
+func TestLeakyBucketSlowRate(t *testing.T) {
+	const year = 365 * 24 * time.Hour
+	for _, p := range []Policy{
+		{Algorithm: LeakyBucket, Quota: 1, Window: time.Hour},
+		{Algorithm: LeakyBucket, Quota: 10, Window: 24 * time.Hour},
+		{Algorithm: LeakyBucket, Quota: 1, Window: 50 * year},
+	} {
+		ps := policies(Config{Policies: []Policy{p}})
+		l := newLimiter(&ps[0], origin)
+		every := p.Window / time.Duration(p.Quota)
+		now := origin
+		for i := range 3 {
+			if d, ok := l.wait(now, 1); d != 0 || !ok {
+				t.Fatalf("%d per %v, request %d at %v: wait = %v, %v; want 0, true", p.Quota, p.Window, i+1, now.Sub(origin), d, ok)
+			}
+			l.take(now, 1)
+			if d, _ := l.wait(now, 1); d != every {
+				t.Fatalf("%d per %v, after request %d: wait = %v, want %v", p.Quota, p.Window, i+1, d, every)
+			}
+			if d, _ := l.reset(now); d != every {
+				t.Fatalf("%d per %v, after request %d: reset = %v, want %v", p.Quota, p.Window, i+1, d, every)
+			}
+			if d, _ := l.wait(now.Add(every-time.Millisecond), 1); d != time.Millisecond {
+				t.Fatalf("%d per %v, a millisecond before request %d: wait = %v, want 1ms", p.Quota, p.Window, i+2, d)
+			}
+			now = now.Add(every)
+		}
+	}
+}
+
 func TestWindowEnd(t *testing.T) {
 	tests := []struct {
 		policy Policy
