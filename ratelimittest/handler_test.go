@@ -463,6 +463,29 @@ func TestLeakyBucketZeroCost(t *testing.T) {
 	})
 }
 
+// A policy of Quota 0 refuses every request that costs anything, but not
+// one that costs nothing (a content-bytes policy, no body), whatever its
+// algorithm. A leaky bucket refused it.
+func TestZeroQuotaAdmitsZeroCost(t *testing.T) {
+	for _, alg := range []ratelimittest.Algorithm{
+		ratelimittest.FixedWindow, ratelimittest.FixedWindowFromFirst, ratelimittest.SlidingLog, ratelimittest.SlidingWindow,
+		ratelimittest.SlidingWindowRounded, ratelimittest.TokenBucket, ratelimittest.LeakyBucket,
+	} {
+		t.Run(string(alg), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := client(ratelimittest.NewHandler(ratelimittest.Config{BodySize: -1, Policies: []ratelimittest.Policy{
+					{Algorithm: alg, Quota: 0, Window: time.Minute, Unit: "content-bytes"},
+				}}))
+				for i := range 3 {
+					if resp, _ := send(t, c, ""); resp.StatusCode != http.StatusOK {
+						t.Fatalf("request %d of no bytes: %d, want 200", i+1, resp.StatusCode)
+					}
+				}
+			})
+		})
+	}
+}
+
 // A refusal's Retry-After is the time until every policy would admit the
 // request; one no policy will ever admit (a Quota of 0, a content-bytes
 // cost above the whole quota) gets none. Before, it was told 1 s (meant

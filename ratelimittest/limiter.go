@@ -451,7 +451,7 @@ func (l *tokenBucket) windowEnd(time.Time) (time.Duration, bool) { return 0, fal
 // first unit as nginx does and the others in full.
 type leakyBucket struct {
 	rate   int64 // with per, the leak: rate/per thousandths of a request a millisecond; 0 refuses everything
-	per    int64 // positive
+	per    int64 // positive, 1000 but for the slowest rates
 	burst  int64 // thousandths of a request
 	window time.Duration
 	origin time.Time
@@ -462,6 +462,7 @@ type leakyBucket struct {
 
 func newLeakyBucket(p *policy, origin time.Time) *leakyBucket {
 	l := &leakyBucket{
+		per:    1000,
 		burst:  saturatingMul(p.burst, 1000),
 		window: p.window,
 		origin: origin,
@@ -504,9 +505,10 @@ func (l *leakyBucket) leaked(need int64) int64 {
 	return mulDivCeil(need, l.per, l.rate)
 }
 
-// tooBig reports whether a request of the given cost is never admitted.
+// tooBig reports whether a request of the given cost is never admitted:
+// it costs more than Burst+1, or anything at all when nothing leaks.
 func (l *leakyBucket) tooBig(cost int64) bool {
-	return l.rate == 0 || cost-1 > l.burst/1000
+	return cost > 0 && (l.rate == 0 || cost-1 > l.burst/1000)
 }
 
 func (l *leakyBucket) wait(now time.Time, cost int64) (time.Duration, bool) {
@@ -515,6 +517,11 @@ func (l *leakyBucket) wait(now time.Time, cost int64) (time.Duration, bool) {
 	}
 	if l.first(l.ms(now))+1000*(cost-1) <= l.burst {
 		return 0, true
+	}
+	if l.rate == 0 {
+		// Overdrawn by a response longer than its cost at admission,
+		// and nothing leaks: even a request of no cost waits forever.
+		return 0, false
 	}
 	need := l.excess + 1000*cost - l.burst
 	at := saturatingAdd(l.last, l.leaked(need))

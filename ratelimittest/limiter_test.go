@@ -283,6 +283,29 @@ func TestLeakyBucketSlowRate(t *testing.T) {
 	}
 }
 
+// TestLeakyBucketZeroQuota checks that a leaky bucket of Quota 0 admits a
+// request of no cost, refuses any other for ever, and once overdrawn (a
+// response longer than its cost at admission) refuses even one of no cost
+// for ever rather than dividing by its rate of zero.
+func TestLeakyBucketZeroQuota(t *testing.T) {
+	ps := policies(Config{Policies: []Policy{{Algorithm: LeakyBucket, Quota: 0, Window: time.Second}}})
+	l := newLimiter(&ps[0], origin)
+	if d, ok := l.wait(origin, 0); d != 0 || !ok {
+		t.Errorf("wait(0) = %v, %v; want 0, true", d, ok)
+	}
+	if _, ok := l.wait(origin, 1); ok {
+		t.Errorf("wait(1) ok, want never")
+	}
+	l.take(origin, 0)
+	l.take(origin, 5)
+	if _, ok := l.wait(origin.Add(time.Hour), 0); ok {
+		t.Errorf("wait(0) overdrawn ok, want never")
+	}
+	if got := l.available(origin); got != 0 {
+		t.Errorf("available = %d, want 0", got)
+	}
+}
+
 func TestWindowEnd(t *testing.T) {
 	tests := []struct {
 		policy Policy
