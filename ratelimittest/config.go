@@ -2,6 +2,7 @@ package ratelimittest
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 )
@@ -183,7 +184,8 @@ type Policy struct {
 
 	// Burst is how many requests a LeakyBucket tolerates in excess of its
 	// rate, as nginx's burst parameter: a fresh or drained bucket admits
-	// Burst+1 at once. It must not be negative; other algorithms ignore it.
+	// Burst+1 at once. It must be between 0 and [MaxBurst]; other
+	// algorithms ignore it.
 	Burst int64
 
 	// Partition, if not nil, gives each request's partition key: each key
@@ -191,6 +193,10 @@ type Policy struct {
 	// requests share one counter. It must be safe for concurrent use.
 	Partition func(*http.Request) string
 }
+
+// MaxBurst is the largest Policy.Burst. A LeakyBucket counts, as nginx
+// does, in thousandths of a request, in an int64: Burst+1 requests must fit.
+const MaxBurst = math.MaxInt64/1000 - 1
 
 // Window is a span of time measured from the creation of a [Handler]
 // (or its last [Handler.Reset]): it holds the offsets d with Start <= d < End.
@@ -416,6 +422,9 @@ func policies(cfg Config) []policy {
 		if q.algorithm == LeakyBucket {
 			if p.Burst < 0 {
 				panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): negative Burst %d", i, q.name, p.Burst))
+			}
+			if p.Burst > MaxBurst {
+				panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): Burst %d above MaxBurst %d", i, q.name, p.Burst, MaxBurst))
 			}
 			q.burst = p.Burst
 		}

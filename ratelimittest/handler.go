@@ -72,8 +72,8 @@ type Stats struct {
 // cfg, so later changes to cfg have no effect.
 //
 // NewHandler panics if cfg is invalid: an unknown Dialect or Algorithm, a
-// negative Quota, or a Window that is not positive for an Algorithm that
-// uses one.
+// negative Quota, a Window that is not positive for an Algorithm that
+// uses one, or a LeakyBucket's Burst outside 0 to [MaxBurst].
 func NewHandler(cfg Config) *Handler {
 	cfg.Policies = slices.Clone(cfg.Policies)
 	switch cfg.Dialect {

@@ -1,6 +1,7 @@
 package ratelimittest_test
 
 import (
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -388,6 +389,7 @@ func TestNewHandlerPanics(t *testing.T) {
 		{"no window", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 1}}}},
 		{"negative quota", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: -1, Window: time.Second}}}},
 		{"negative burst", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1, Window: time.Second, Burst: -1}}}},
+		{"burst above MaxBurst", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1, Window: time.Second, Burst: ratelimittest.MaxBurst + 1}}}},
 		{"leaky bucket without window", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1}}}},
 	}
 	for _, tt := range tests {
@@ -459,6 +461,22 @@ func TestLeakyBucketZeroCost(t *testing.T) {
 			if resp, _ := send(t, c, ""); resp.StatusCode != http.StatusOK {
 				t.Fatalf("request %d of no bytes: %d, Retry-After %q; want 200", i+1, resp.StatusCode, resp.Header.Get("Retry-After"))
 			}
+		}
+	})
+}
+
+// A leaky bucket of the largest Burst advertises what it admits: Burst+1
+// at once, one of them spent, and one more a second after the rest are.
+// Burst*1000 saturated before, and the reset was t=0, "now".
+func TestLeakyBucketMaxBurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := client(ratelimittest.NewHandler(ratelimittest.Config{Policies: []ratelimittest.Policy{
+			{Algorithm: ratelimittest.LeakyBucket, Quota: 1, Window: time.Second, Burst: ratelimittest.MaxBurst},
+		}}))
+		resp, _ := send(t, c, "")
+		want := fmt.Sprintf(`"default";r=%d;t=1`, int64(ratelimittest.MaxBurst))
+		if got := resp.Header.Get("RateLimit"); resp.StatusCode != http.StatusOK || got != want {
+			t.Errorf("%s, RateLimit %q; want 200 OK, %q", resp.Status, got, want)
 		}
 	})
 }

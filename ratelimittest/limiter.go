@@ -463,7 +463,7 @@ type leakyBucket struct {
 func newLeakyBucket(p *policy, origin time.Time) *leakyBucket {
 	l := &leakyBucket{
 		per:    1000,
-		burst:  saturatingMul(p.burst, 1000),
+		burst:  p.burst * 1000, // at most MaxBurst*1000: no overflow
 		window: p.window,
 		origin: origin,
 		fresh:  true,
@@ -496,7 +496,7 @@ func (l *leakyBucket) first(m int64) int64 {
 		return 0
 	}
 	leak := mulDiv(l.rate, m-l.last, l.per)
-	return max(l.excess-leak+1000, 0)
+	return max(saturatingAdd(l.excess-leak, 1000), 0)
 }
 
 // leaked reports how many milliseconds the bucket takes to leak need
@@ -515,7 +515,9 @@ func (l *leakyBucket) wait(now time.Time, cost int64) (time.Duration, bool) {
 	if l.tooBig(cost) {
 		return 0, false
 	}
-	if l.first(l.ms(now))+1000*(cost-1) <= l.burst {
+	// Past tooBig, 1000*cost is at most burst+1000, which fits (see
+	// MaxBurst); an overdrawn excess may not leave room for it.
+	if saturatingAdd(l.first(l.ms(now)), 1000*(cost-1)) <= l.burst {
 		return 0, true
 	}
 	if l.rate == 0 {
@@ -523,7 +525,7 @@ func (l *leakyBucket) wait(now time.Time, cost int64) (time.Duration, bool) {
 		// and nothing leaks: even a request of no cost waits forever.
 		return 0, false
 	}
-	need := l.excess + 1000*cost - l.burst
+	need := saturatingAdd(l.excess-l.burst, 1000*cost)
 	at := saturatingAdd(l.last, l.leaked(need))
 	return l.origin.Add(time.Duration(saturatingMul(at, int64(time.Millisecond)))).Sub(now), true
 }
@@ -533,7 +535,7 @@ func (l *leakyBucket) take(now time.Time, cost int64) {
 		return // it costs nothing: the bucket is as it was
 	}
 	m := l.ms(now)
-	l.excess = l.first(m) + saturatingMul(1000, max(cost-1, 0))
+	l.excess = saturatingAdd(l.first(m), saturatingMul(1000, max(cost-1, 0)))
 	l.last, l.fresh = m, false
 }
 
@@ -567,7 +569,7 @@ func (l *leakyBucket) full(now time.Time) time.Duration {
 		return 0
 	}
 	// A leak of excess + 1000 leaves a later request 0.
-	at := saturatingAdd(l.last, l.leaked(l.excess+1000))
+	at := saturatingAdd(l.last, l.leaked(saturatingAdd(l.excess, 1000)))
 	return l.origin.Add(time.Duration(saturatingMul(at, int64(time.Millisecond)))).Sub(now)
 }
 

@@ -306,6 +306,35 @@ func TestLeakyBucketZeroQuota(t *testing.T) {
 	}
 }
 
+// TestLeakyBucketHugeCounts checks that the counts of a leaky bucket do
+// not wrap around: not at MaxBurst, nor overdrawn by a response of the
+// most bytes an int64 counts, after which the next request waits rather
+// than being admitted at once. (The excess saturates: at MaxBurst, it is
+// then under two requests above the burst.)
+func TestLeakyBucketHugeCounts(t *testing.T) {
+	for _, burst := range []int64{0, MaxBurst} {
+		ps := policies(Config{Policies: []Policy{{Algorithm: LeakyBucket, Quota: 1, Window: time.Second, Burst: burst}}})
+		l := newLimiter(&ps[0], origin)
+		if got := l.available(origin); got != burst+1 {
+			t.Errorf("burst %d: available = %d, want %d", burst, got, burst+1)
+		}
+		if d, _ := l.reset(origin); d != time.Second {
+			t.Errorf("burst %d: reset = %v, want 1s", burst, d)
+		}
+		l.take(origin, math.MaxInt64)
+		now := origin.Add(time.Millisecond)
+		if d, ok := l.wait(now, 1); d <= 0 || !ok {
+			t.Errorf("burst %d, overdrawn: wait = %v, %v; want > 0, true", burst, d, ok)
+		}
+		if d, _ := l.reset(now); d <= 0 {
+			t.Errorf("burst %d, overdrawn: reset = %v, want > 0", burst, d)
+		}
+		if got := l.available(now); got != 0 {
+			t.Errorf("burst %d, overdrawn: available = %d, want 0", burst, got)
+		}
+	}
+}
+
 func TestWindowEnd(t *testing.T) {
 	tests := []struct {
 		policy Policy

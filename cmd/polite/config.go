@@ -59,8 +59,8 @@ func (p *policyFlags) config() (ratelimittest.Config, error) {
 	if p.quota < 1 {
 		return ratelimittest.Config{}, usagef("-quota must be at least 1, got %d", p.quota)
 	}
-	if p.burst < 0 {
-		return ratelimittest.Config{}, usagef("-burst must not be negative, got %d", p.burst)
+	if p.burst < 0 || p.burst > ratelimittest.MaxBurst {
+		return ratelimittest.Config{}, usagef("-burst must be between 0 and %d, got %d", int64(ratelimittest.MaxBurst), p.burst)
 	}
 	if alg != ratelimittest.Concurrency && p.window <= 0 {
 		return ratelimittest.Config{}, usagef("-window must be positive, got %v", p.window)

@@ -78,6 +78,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"serve", "-retry-after-zero", "-no-retry-after"},
 		{"serve", "-retry-after", "2s", "-no-retry-after"},
 		{"demo", "-burst", "-1"},
+		{"serve", "-burst", "9223372036854775"}, // above ratelimittest.MaxBurst
 		{"inspect", "-timeout", "-1s", "http://127.0.0.1:1/"},
 		{"demo", "-latency", "-1s"}, // as serve rejects it
 	} {
