@@ -281,10 +281,13 @@ type Config struct {
 	// Phase starts the aligned windows (of FixedWindow and the
 	// sliding-window counters) and a LeakyBucket's millisecond clock Phase
 	// before the Handler's creation (or last Reset), so that the first
-	// window ends Window-Phase after it. A fraction of a second puts window
-	// ends between whole seconds, as on a real server whose windows start at
-	// its first request: whole-second resets (epoch seconds, HTTP-dates) are
-	// then rounded. If zero or negative, windows start at the creation.
+	// window ends Window-Phase after it; a Phase of a Window or more, however
+	// long, counts as its remainder modulo the Window (modulo a millisecond
+	// for a LeakyBucket's clock), which ends the windows at the same
+	// instants. A fraction of a second puts window ends between whole
+	// seconds, as on a real server whose windows start at its first
+	// request: whole-second resets (epoch seconds, HTTP-dates) are then
+	// rounded. If zero or negative, windows start at the creation.
 	Phase time.Duration
 
 	// ResetRounding is how the resets sent as instants (the epoch seconds of

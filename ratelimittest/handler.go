@@ -27,7 +27,6 @@ type Handler struct {
 
 	mu       sync.Mutex
 	origin   time.Time            // creation or last Reset
-	windows  time.Time            // origin of aligned windows: origin - Phase
 	gen      int                  // incremented by Reset
 	counters []map[string]limiter // per policy, per partition key
 	stats    Stats                // Status allocated
@@ -102,7 +101,6 @@ func (h *Handler) Reset() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.origin = time.Now()
-	h.windows = h.origin.Add(-max(h.cfg.Phase, 0))
 	h.gen++
 	h.counters = make([]map[string]limiter, len(h.policies))
 	for i := range h.counters {
@@ -176,7 +174,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p := &h.policies[i]
 		l := h.counters[i][keys[i]]
 		if l == nil {
-			l = newLimiter(p, h.windows)
+			l = newLimiter(p, h.origin, h.cfg.Phase)
 			h.counters[i][keys[i]] = l
 		}
 		lims[i], costs[i] = l, p.cost(h.size)

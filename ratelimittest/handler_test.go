@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"reflect"
 	"testing"
@@ -479,6 +480,46 @@ func TestLeakyBucketMaxBurst(t *testing.T) {
 			t.Errorf("%s, RateLimit %q; want 200 OK, %q", resp.Status, got, want)
 		}
 	})
+}
+
+// A Phase of any length is its remainder within a window: the Handler
+// answers the same requests as with that remainder, and Ideal says the
+// same. A Phase of math.MaxInt64 saturated the time since the windows'
+// origin, so that time stood still: FixedWindow and LeakyBucket admitted
+// every request, SlidingWindow advertised t=0.
+func TestHugePhase(t *testing.T) {
+	const huge = time.Duration(math.MaxInt64)
+	for _, alg := range []ratelimittest.Algorithm{
+		ratelimittest.FixedWindow, ratelimittest.SlidingWindow, ratelimittest.SlidingWindowRounded, ratelimittest.LeakyBucket,
+	} {
+		t.Run(string(alg), func(t *testing.T) {
+			cfg := func(phase time.Duration) ratelimittest.Config {
+				return ratelimittest.Config{Phase: phase, Policies: []ratelimittest.Policy{{Algorithm: alg, Quota: 2, Window: time.Second}}}
+			}
+			if got, want := ratelimittest.Ideal(cfg(huge), 10, 1), ratelimittest.Ideal(cfg(huge%time.Second), 10, 1); got != want {
+				t.Errorf("Ideal with Phase %v = %v, with %v = %v", huge, got, huge%time.Second, want)
+			}
+			synctest.Test(t, func(t *testing.T) {
+				c, ref := client(ratelimittest.NewHandler(cfg(huge))), client(ratelimittest.NewHandler(cfg(huge%time.Second)))
+				start := time.Now()
+				admitted := 0
+				for i := range 40 {
+					sleepUntil(start, time.Duration(i/4)*300*time.Millisecond)
+					resp, _ := send(t, c, "")
+					want, _ := send(t, ref, "")
+					if resp.StatusCode != want.StatusCode || !equalFields(resp.Header, fields(want.Header)) {
+						t.Fatalf("request %d: %s %v; with Phase %v, %s %v", i+1, resp.Status, fields(resp.Header), huge%time.Second, want.Status, fields(want.Header))
+					}
+					if resp.StatusCode == http.StatusOK {
+						admitted++
+					}
+				}
+				if admitted > 2*4 {
+					t.Errorf("Quota 2 a second admitted %d of 40 requests over 3 s", admitted)
+				}
+			})
+		})
+	}
 }
 
 // A policy of Quota 0 refuses every request that costs anything, but not

@@ -55,7 +55,7 @@ func Ideal(cfg Config, tasks, workers int) time.Duration {
 	lims := make([]limiter, len(ps))
 	costs := make([]int64, len(ps))
 	for i := range ps {
-		lims[i] = newLimiter(&ps[i], origin.Add(-max(cfg.Phase, 0)))
+		lims[i] = newLimiter(&ps[i], origin, cfg.Phase)
 		costs[i] = ps[i].cost(size)
 	}
 

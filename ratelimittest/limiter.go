@@ -43,23 +43,29 @@ type limiter interface {
 	windowEnd(now time.Time) (d time.Duration, ok bool)
 }
 
-// newLimiter returns a fresh limiter for p whose aligned windows start at origin.
-func newLimiter(p *policy, origin time.Time) limiter {
+// newLimiter returns a fresh limiter for p created at start, whose aligned
+// windows (and a leaky bucket's milliseconds) start phase before start, if
+// phase is positive. Only phase modulo the window (modulo a millisecond)
+// tells where their ends fall, so only that is kept: the origin is less
+// than a window before start, and the time since it does not saturate
+// for a phase of centuries.
+func newLimiter(p *policy, start time.Time, phase time.Duration) limiter {
+	phase = max(phase, 0)
 	switch p.algorithm {
 	case SlidingLog:
 		return &slidingLog{quota: p.quota, window: p.window}
 	case SlidingWindow, SlidingWindowRounded:
-		return &slidingWindow{quota: p.quota, window: p.window, origin: origin, round: p.algorithm == SlidingWindowRounded}
+		return &slidingWindow{quota: p.quota, window: p.window, origin: start.Add(-phase % p.window), round: p.algorithm == SlidingWindowRounded}
 	case TokenBucket:
-		return &tokenBucket{quota: p.quota, window: p.window, last: origin, tokens: p.quota}
+		return &tokenBucket{quota: p.quota, window: p.window, last: start, tokens: p.quota}
 	case LeakyBucket:
-		return newLeakyBucket(p, origin)
+		return newLeakyBucket(p, start.Add(-phase%time.Millisecond))
 	case Concurrency:
 		return &concurrency{quota: p.quota}
 	case FixedWindowFromFirst:
 		return &fixedWindow{quota: p.quota, window: p.window, fromFirst: true}
 	}
-	return &fixedWindow{quota: p.quota, window: p.window, origin: origin}
+	return &fixedWindow{quota: p.quota, window: p.window, origin: start.Add(-phase % p.window)}
 }
 
 // fixedWindow counts admissions per aligned window or, fromFirst, per

@@ -180,7 +180,7 @@ func TestLimiters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ps := policies(Config{Policies: []Policy{tt.policy}})
-			l := newLimiter(&ps[0], origin)
+			l := newLimiter(&ps[0], origin, 0)
 			for i, c := range tt.checks {
 				now := origin.Add(c.at)
 				if got := l.available(now); got != c.avail {
@@ -213,7 +213,7 @@ func TestLimiters(t *testing.T) {
 // request is added, and refusals that change nothing.
 func TestLeakyBucketNginx(t *testing.T) {
 	ps := policies(Config{Policies: []Policy{{Algorithm: LeakyBucket, Quota: 10, Window: time.Second, Burst: 5}}})
-	l := newLimiter(&ps[0], origin).(*leakyBucket)
+	l := newLimiter(&ps[0], origin, 0).(*leakyBucket)
 	if l.rate != 10000 || l.burst != 5000 {
 		t.Fatalf("rate, burst = %d, %d; want 10000, 5000", l.rate, l.burst)
 	}
@@ -261,7 +261,7 @@ func TestLeakyBucketSlowRate(t *testing.T) {
 		{Algorithm: LeakyBucket, Quota: 1, Window: 50 * year},
 	} {
 		ps := policies(Config{Policies: []Policy{p}})
-		l := newLimiter(&ps[0], origin)
+		l := newLimiter(&ps[0], origin, 0)
 		every := p.Window / time.Duration(p.Quota)
 		now := origin
 		for i := range 3 {
@@ -289,7 +289,7 @@ func TestLeakyBucketSlowRate(t *testing.T) {
 // for ever rather than dividing by its rate of zero.
 func TestLeakyBucketZeroQuota(t *testing.T) {
 	ps := policies(Config{Policies: []Policy{{Algorithm: LeakyBucket, Quota: 0, Window: time.Second}}})
-	l := newLimiter(&ps[0], origin)
+	l := newLimiter(&ps[0], origin, 0)
 	if d, ok := l.wait(origin, 0); d != 0 || !ok {
 		t.Errorf("wait(0) = %v, %v; want 0, true", d, ok)
 	}
@@ -314,7 +314,7 @@ func TestLeakyBucketZeroQuota(t *testing.T) {
 func TestLeakyBucketHugeCounts(t *testing.T) {
 	for _, burst := range []int64{0, MaxBurst} {
 		ps := policies(Config{Policies: []Policy{{Algorithm: LeakyBucket, Quota: 1, Window: time.Second, Burst: burst}}})
-		l := newLimiter(&ps[0], origin)
+		l := newLimiter(&ps[0], origin, 0)
 		if got := l.available(origin); got != burst+1 {
 			t.Errorf("burst %d: available = %d, want %d", burst, got, burst+1)
 		}
@@ -352,7 +352,7 @@ func TestWindowEnd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ps := policies(Config{Policies: []Policy{tt.policy}})
-		l := newLimiter(&ps[0], origin)
+		l := newLimiter(&ps[0], origin, 0)
 		if got, ok := l.windowEnd(origin.Add(tt.at)); got != tt.want || ok != tt.ok {
 			t.Errorf("%s at %v: windowEnd = %v, %v; want %v, %v", tt.policy.Algorithm, tt.at, got, ok, tt.want, tt.ok)
 		}
@@ -376,7 +376,7 @@ func TestMulDivRound(t *testing.T) {
 
 func TestConcurrencyLimiter(t *testing.T) {
 	ps := policies(Config{Policies: []Policy{{Algorithm: Concurrency, Quota: 2}}})
-	l := newLimiter(&ps[0], origin)
+	l := newLimiter(&ps[0], origin, 0)
 	l.take(origin, 1)
 	if got := l.available(origin); got != 1 {
 		t.Errorf("available with 1 of 2 in flight = %d, want 1", got)
@@ -407,7 +407,7 @@ func TestLimiterConsistency(t *testing.T) {
 			for _, w := range windows {
 				// A leaky bucket admits up to Burst+1 at once.
 				ps := policies(Config{Policies: []Policy{{Algorithm: a, Quota: q, Window: w, Burst: q - 1}}})
-				l := newLimiter(&ps[0], origin)
+				l := newLimiter(&ps[0], origin, 0)
 				now := origin
 				for i := range 300 {
 					cost := 1 + rng.Int64N(q)
