@@ -1,8 +1,11 @@
 package ratelimittest_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"testing"
@@ -389,5 +392,156 @@ func TestUTCDates(t *testing.T) {
 	}
 	if got := refusal.Header.Get("Date"); got != dialectDate {
 		t.Errorf("Date %q, want %q: the Date header keeps GMT", got, dialectDate)
+	}
+}
+
+// ietfRemaining matches the remaining quota and reset of an IETF RateLimit field.
+var ietfRemaining = regexp.MustCompile(`r=(-?\d+)(?:;t=(\d+))?`)
+
+// ietfRemainingReset returns r and t of the RateLimit field of h; t is 0
+// when absent.
+func ietfRemainingReset(t *testing.T, h http.Header) (r, reset int64) {
+	t.Helper()
+	m := ietfRemaining.FindStringSubmatch(h.Get("RateLimit"))
+	if m == nil {
+		t.Fatalf("no RateLimit in %v", h)
+	}
+	r, _ = strconv.ParseInt(m[1], 10, 64)
+	reset, _ = strconv.ParseInt(m[2], 10, 64)
+	return r, reset
+}
+
+// TestHonestFields checks the IETF fields after random traffic: the
+// remaining r can all be spent at once and not one more; one more is still
+// refused a second before the reset t and admitted at t (t is the effective
+// window, rounded up); a refusal's request is still refused a second before
+// its Retry-After and admitted at it.
+func TestHonestFields(t *testing.T) {
+	for pi, p := range []ratelimittest.Policy{
+		{Algorithm: ratelimittest.FixedWindow, Quota: 5, Window: 3 * time.Second},
+		{Algorithm: ratelimittest.FixedWindowFromFirst, Quota: 5, Window: 3 * time.Second},
+		{Algorithm: ratelimittest.SlidingLog, Quota: 5, Window: 3 * time.Second},
+		{Algorithm: ratelimittest.SlidingWindow, Quota: 5, Window: 3 * time.Second},
+		{Algorithm: ratelimittest.SlidingWindowRounded, Quota: 5, Window: 3 * time.Second},
+		{Algorithm: ratelimittest.TokenBucket, Quota: 5, Window: 3 * time.Second},
+		{Algorithm: ratelimittest.LeakyBucket, Quota: 5, Window: 3 * time.Second, Burst: 3},
+		{Algorithm: ratelimittest.LeakyBucket, Quota: 2, Window: time.Second, Burst: 0},
+		{Algorithm: ratelimittest.LeakyBucket, Quota: 2, Window: time.Hour, Burst: 1},
+	} {
+		for seed := range 60 {
+			name := fmt.Sprintf("%s/%d/%d", p.Algorithm, pi, seed)
+			t.Run(name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(uint64(seed), 7))
+					cfg := ratelimittest.Config{Policies: []ratelimittest.Policy{p}}
+					if seed%2 == 1 {
+						cfg.Phase = time.Duration(rng.IntN(3000)) * time.Millisecond
+					}
+					h := ratelimittest.NewHandler(cfg)
+					c := client(h)
+					steps := rng.IntN(12)
+					for range steps {
+						time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+						send(t, c, "")
+					}
+					time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+					resp, _ := send(t, c, "")
+					r, tt := ietfRemainingReset(t, resp.Header)
+					if resp.StatusCode != 200 {
+						ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+						if err != nil {
+							t.Fatalf("refusal without Retry-After: %v", resp.Header)
+						}
+						if ra > 1 {
+							time.Sleep(time.Duration(ra-1) * time.Second)
+							if resp2, _ := send(t, c, ""); resp2.StatusCode == 200 {
+								t.Fatalf("Retry-After %d but admitted after %ds", ra, ra-1)
+							}
+							time.Sleep(time.Second)
+						} else {
+							time.Sleep(time.Duration(ra) * time.Second)
+						}
+						if resp2, _ := send(t, c, ""); resp2.StatusCode != 200 {
+							t.Fatalf("Retry-After %d but refused then (%s)", ra, resp2.Header.Get("RateLimit"))
+						}
+						return
+					}
+					start := time.Now()
+					for i := range r {
+						if resp2, _ := send(t, c, ""); resp2.StatusCode != 200 {
+							t.Fatalf("r=%d but request %d of them refused", r, i+1)
+						}
+					}
+					if resp2, _ := send(t, c, ""); resp2.StatusCode == 200 {
+						t.Fatalf("r=%d but %d admitted", r, r+1)
+					}
+					if tt > 1 {
+						sleepUntil(start, time.Duration(tt-1)*time.Second)
+						if resp2, _ := send(t, c, ""); resp2.StatusCode == 200 {
+							t.Fatalf("t=%d but admitted at %ds", tt, tt-1)
+						}
+					}
+					sleepUntil(start, time.Duration(tt)*time.Second)
+					if resp2, _ := send(t, c, ""); resp2.StatusCode != 200 {
+						t.Fatalf("t=%d but refused at %ds (%s)", tt, tt, resp2.Header.Get("RateLimit"))
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestSlidingWindowAgainstHTTPRate replays random traffic on the
+// sliding-window counters and compares each answer with the formula of the
+// docs computed in float64, as go-chi/httprate does, and the HTTPRate
+// dialect's reset and Retry-After with that middleware's.
+func TestSlidingWindowAgainstHTTPRate(t *testing.T) {
+	for _, alg := range []ratelimittest.Algorithm{ratelimittest.SlidingWindow, ratelimittest.SlidingWindowRounded} {
+		for seed := range 30 {
+			t.Run(fmt.Sprintf("%s/%d", alg, seed), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(uint64(seed), 17))
+					const quota, window = 5, 2 * time.Second
+					h := ratelimittest.NewHandler(ratelimittest.Config{Dialect: ratelimittest.HTTPRate, Policies: []ratelimittest.Policy{{Algorithm: alg, Quota: quota, Window: window}}})
+					c := client(h)
+					start := time.Now()
+					counts := map[int64]int64{}
+					for i := range 300 {
+						time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+						now := time.Since(start)
+						idx := int64(now / window)
+						e := now - time.Duration(idx)*window
+						prev, cur := counts[idx-1], counts[idx]
+						x := float64(prev) * float64(window-e) / float64(window)
+						var weighted int64
+						if alg == ratelimittest.SlidingWindowRounded {
+							weighted = int64(x + 0.5)
+						} else {
+							weighted = int64(x)
+							if float64(weighted) < x {
+								weighted++
+							}
+						}
+						want := weighted+cur+1 <= quota
+						resp, _ := send(t, c, "")
+						got := resp.StatusCode == 200
+						if got != want {
+							t.Fatalf("request %d at %v: admitted %v, want %v (prev %d cur %d)", i, now, got, want, prev, cur)
+						}
+						if got {
+							counts[idx]++
+						}
+						// httprate: reset is the end of the current window, epoch seconds
+						wantReset := start.Add(time.Duration(idx+1) * window).Unix()
+						if g := resp.Header.Get("X-RateLimit-Reset"); g != strconv.FormatInt(wantReset, 10) {
+							t.Fatalf("X-RateLimit-Reset %s, want %d", g, wantReset)
+						}
+						if !got && resp.Header.Get("Retry-After") != "2" {
+							t.Fatalf("Retry-After %q, want 2", resp.Header.Get("Retry-After"))
+						}
+					}
+				})
+			})
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"reflect"
 	"testing"
@@ -588,4 +589,143 @@ func TestConcurrencyResetOneSecond(t *testing.T) {
 			t.Errorf("OpenAI, a Concurrency policy: X-Ratelimit-Reset-Requests %q, want 1s", got)
 		}
 	})
+}
+
+// nginxModel is ngx_http_limit_req_lookup with nodelay, for one key, as
+// nginx's source writes it: rate and burst in thousandths of a request,
+// time in whole milliseconds.
+type nginxModel struct {
+	rate, burst int64 // thousandths
+	exists      bool
+	excess      int64
+	last        int64
+}
+
+// admit reports whether nginx admits a request at millisecond m, and counts it if so.
+func (n *nginxModel) admit(m int64) bool {
+	if !n.exists {
+		n.exists, n.excess, n.last = true, 0, m
+		return true
+	}
+	ms := m - n.last
+	excess := n.excess - n.rate*ms/1000 + 1000
+	if excess < 0 {
+		excess = 0
+	}
+	if excess > n.burst {
+		return false
+	}
+	n.excess = excess
+	if ms != 0 {
+		n.last = m
+	}
+	return true
+}
+
+// TestLeakyBucketAgainstNginx replays random traffic on leaky buckets and
+// compares each answer with nginxModel's, rates nginx rounds down included
+// (1 a minute is 16 thousandths of a request a second).
+func TestLeakyBucketAgainstNginx(t *testing.T) {
+	cases := []struct {
+		quota  int64
+		window time.Duration
+		burst  int64
+		rate   int64
+	}{
+		{2, time.Second, 0, 2000},
+		{2, time.Second, 3, 2000},
+		{30, time.Minute, 5, 500},
+		{1, time.Minute, 2, 16},
+		{10, time.Second, 20, 10000},
+	}
+	for ci, cs := range cases {
+		for seed := range 20 {
+			t.Run(fmt.Sprintf("%d/%d", ci, seed), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(uint64(seed), 11))
+					h := ratelimittest.NewHandler(ratelimittest.Config{Policies: []ratelimittest.Policy{{
+						Algorithm: ratelimittest.LeakyBucket, Quota: cs.quota, Window: cs.window, Burst: cs.burst}}})
+					c := client(h)
+					ref := &nginxModel{rate: cs.rate, burst: cs.burst * 1000}
+					start := time.Now()
+					for i := range 200 {
+						gap := time.Duration(rng.IntN(int(cs.window/time.Duration(cs.quota)/time.Microsecond)*2)) * time.Microsecond
+						if rng.IntN(4) == 0 {
+							gap = 0
+						}
+						time.Sleep(gap)
+						m := int64(time.Since(start) / time.Millisecond)
+						want := ref.admit(m)
+						resp, _ := send(t, c, "")
+						if got := resp.StatusCode == 200; got != want {
+							t.Fatalf("request %d at %v: admitted %v, nginx %v", i, time.Since(start), got, want)
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestAlgorithmsAgainstModels replays random traffic and compares each
+// answer with a model written from the definitions: a SlidingLog admits a
+// request when fewer than Quota were admitted in the last Window, a
+// FixedWindow when fewer than Quota were in the current aligned window, a
+// TokenBucket when it holds a whole token, counted exactly.
+func TestAlgorithmsAgainstModels(t *testing.T) {
+	for _, alg := range []ratelimittest.Algorithm{ratelimittest.SlidingLog, ratelimittest.FixedWindow, ratelimittest.TokenBucket} {
+		for seed := range 30 {
+			t.Run(fmt.Sprintf("%s/%d", alg, seed), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(uint64(seed), 13))
+					const quota, window = 4, 2 * time.Second
+					h := ratelimittest.NewHandler(ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: alg, Quota: quota, Window: window}}})
+					c := client(h)
+					start := time.Now()
+					var adm []time.Duration
+					// The token bucket model counts in exact units of 1/window tokens.
+					tok := int64(quota) * int64(window)
+					last := time.Duration(0)
+					for i := range 300 {
+						time.Sleep(time.Duration(rng.IntN(700)) * time.Millisecond)
+						now := time.Since(start)
+						var want bool
+						switch alg {
+						case ratelimittest.SlidingLog:
+							n := 0
+							for _, a := range adm {
+								if a > now-window {
+									n++
+								}
+							}
+							want = n < quota
+						case ratelimittest.FixedWindow:
+							n := 0
+							for _, a := range adm {
+								if a/window == now/window {
+									n++
+								}
+							}
+							want = n < quota
+						case ratelimittest.TokenBucket:
+							tok = min(tok+int64(now-last)*quota, int64(quota)*int64(window))
+							last = now
+							want = tok >= int64(window)
+						}
+						resp, _ := send(t, c, "")
+						got := resp.StatusCode == 200
+						if got != want {
+							t.Fatalf("request %d at %v: admitted %v, want %v", i, now, got, want)
+						}
+						if got {
+							adm = append(adm, now)
+							if alg == ratelimittest.TokenBucket {
+								tok -= int64(window)
+							}
+						}
+					}
+				})
+			})
+		}
+	}
 }
