@@ -62,8 +62,10 @@ func TestUnavailableRepeatedWithLyingHints(t *testing.T) {
 	// requests are in flight when a refusal comes (see TestScenarios);
 	// the first refused flight of a 503 is not read as a limit's, and
 	// costs more so: 7-8 refused without it (5-9 with 429s), 15-29 with
-	// it (6-12 with 429s).
-	ceiling, times := int(learnRefusals*1.5*tasks), 2
+	// it (6-12 with 429s). Without it, 150 runs alone gave 6-13 with
+	// 503s against 5-10 with 429s, and one run beside the package's other
+	// tests 16 against 5: the bound holds that scatter.
+	ceiling, times := int(learnRefusals*2*tasks), 3
 	if raceEnabled {
 		ceiling, times = int(learnRefusals*4*tasks), 5
 	}
