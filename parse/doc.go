@@ -53,6 +53,18 @@
 //     as "gitlab" with GitLab's RateLimit-Name, RateLimit-Observed or
 //     RateLimit-ResetTime.
 //
+// Some fields of these servers are not read. The limits of one endpoint
+// or one room, beside the server's own, are left out: Linear's
+// X-RateLimit-Endpoint-Requests-* and -Endpoint-Name, HipChat's
+// X-FloodControl-*. A caller keys its budget by origin, and such a quota,
+// read, would hold every request to the origin to the limit of one of its
+// endpoints; a caller that keys by route can read them itself. HighLevel's
+// copy of HubSpot's fields without the X-HubSpot- prefix
+// (X-RateLimit-Max, -Interval-Milliseconds, -Limit-Daily,
+// -Daily-Remaining) is not read either, documented by one source only;
+// its X-RateLimit-Remaining is read as an "x-ratelimit" quota of unknown
+// limit and reset.
+//
 // When two families report the same quota (Kong's RateLimit-* and its
 // period pair, Zendesk's two account headers), Header reports it once,
 // under the earlier family. Quota.Policy holds the IETF identifier, or the
