@@ -38,10 +38,11 @@
 // under load a request costs less than two. A request held back (by a
 // pause, a pace or a concurrency limit) costs one more update each time it
 // wakes to look again, and one when it leaves the line it waited in: under
-// steady pacing, with many workers held, that comes to about 45 updates a
-// request, most of them batched into fewer swaps (13,524 updates in 4,011
-// swaps, 16.6 Redis commands a request, for 300 requests in the paced run
-// of cmd/politedemo: 3 processes of 16 workers).
+// steady pacing, with many workers held, that comes to about 40 updates a
+// request, most of them batched into fewer swaps (11,576 to 12,939 updates
+// in 3,537 to 4,045 swaps, 12.6 to 14.4 Redis commands a request, over five
+// runs of 300 requests in the paced run of cmd/politedemo, `go -C
+// redisstore run ./cmd/politedemo pace`: 3 processes of 16 workers).
 //
 // # Waiting across processes
 //
