@@ -762,3 +762,63 @@ func TestScaleNoisyRemaining(t *testing.T) {
 		t.Errorf("a request of 20500 tokens held (%v until +%v) with 30000 left", h.Reason, h.Until().Sub(now))
 	}
 }
+
+// A claimant held for its cost leaves (its context ended). A priced
+// request Y held behind its claim then asks again and is held for its own
+// cost (it is young): it gives up the place it claimed behind the
+// claimant, and a small request Z that the quota has room for goes. That
+// claim, which lasts until the claimant's far hold, held Z 42 s.
+func TestCostClaimLeftBehindTheClaimant(t *testing.T) {
+	var s State
+	cfg := Config{}
+	var p Lease
+	p.SetCost(Cost{Tokens: 1})
+	s.Acquire(t0, &cfg, Ask{}, &p)
+	s.Release(t0, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: openAIQuotas(499, 100, time.Minute)})
+
+	ask := func(at, since time.Time, c Cost) (Hold, bool) {
+		var l Lease
+		l.SetCost(c)
+		h, ok := s.Acquire(at, &cfg, Ask{Turns: true, Since: since}, &l)
+		if ok {
+			s.Release(at, &cfg, &l, &Outcome{First: true, Bytes: -1})
+		}
+		return h, ok
+	}
+	big := Cost{Tokens: 50000}
+	small := Cost{Tokens: 900}
+	ask(t0, time.Time{}, big)
+	for i := 1; i < 60; i++ {
+		at := t0.Add(time.Duration(i) * time.Second)
+		ask(at, t0, big)
+		if _, ok := ask(at, time.Time{}, small); !ok {
+			t.Fatalf("+%ds: small held", i)
+		}
+	}
+	at := t0.Add(61 * time.Second)
+	if _, ok := ask(at, t0, big); ok {
+		t.Fatal("big granted")
+	}
+	// Y: 10000 tokens, more than is left, first asks now: behind the claim.
+	yAt := at.Add(time.Millisecond)
+	hy, ok := ask(yAt, time.Time{}, Cost{Tokens: 10000})
+	if ok {
+		t.Fatal("Y granted")
+	}
+	if hy.Reason != ReasonQuota {
+		t.Fatalf("Y held for %v, want behind the claim", hy.Reason)
+	}
+	// The claimant's context ends.
+	leaveAt := at.Add(2 * time.Millisecond)
+	s.Leave(t0)
+	// Y wakes (the generation moved) and asks again: held for its own cost.
+	if _, ok = ask(leaveAt, yAt, Cost{Tokens: 10000}); ok {
+		t.Fatal("Y granted")
+	}
+	// Z: 900 tokens, which the quota has room for.
+	zAt := at.Add(3 * time.Millisecond)
+	if h, ok := ask(zAt, time.Time{}, small); !ok {
+		t.Errorf("a request of 900 tokens, which the quota has room for, held until +%v (%v after it asked) once the claimant left: turns %+v",
+			h.Until().Sub(t0), h.Until().Sub(zAt), s.turns.c)
+	}
+}
