@@ -43,7 +43,10 @@
 // request. At most Config.MaxHosts hosts are named (1000 by default, the
 // first seen); events of any other count under server.address "_OTHER",
 // with no port, so that a crawler led to ever more hosts adds no series. K
-// is polite.key, server.address and server.port.
+// is polite.key, server.address and server.port, of the key's first event
+// with a request (a Store's event may have none); for a host too long for
+// polite to keep, whose key holds its digest ("http://~sha256-…"), the
+// digest is its server.address, with no port.
 //
 // A refusal is a 429 or 503 response, or a 403 that polite read as one
 // (with Retry-After or a spent quota, as GitHub refuses): each one is

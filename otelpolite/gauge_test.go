@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -122,4 +123,98 @@ func manualMetrics(t *testing.T) (*Metrics, *sdkmetric.ManualReader) {
 		t.Fatal(err)
 	}
 	return m, reader
+}
+
+// TestGaugeFirstEventWithoutRequest: an event without a request (an
+// EventStoreUp or EventStoreDown found after RoundTrip returned, which
+// polite documents as carrying no Request) that is a key's first leaves
+// its gauge series with server.address and server.port once a later event
+// has a request, and a custom key's budget inspectable. The series lacked
+// them for good, and a custom key's reported nothing.
+func TestGaugeFirstEventWithoutRequest(t *testing.T) {
+	for _, custom := range []bool{false, true} {
+		name := "default key"
+		if custom {
+			name = "custom key"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m, _ := manualMetrics(t)
+				tr := &polite.Transport{
+					Base: &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
+						Policies: []ratelimittest.Policy{{Quota: 5, Window: 10 * time.Second}},
+					})},
+					Budget: &polite.Budget{},
+				}
+				key := "http://api.test"
+				if custom {
+					tr.Key = func(r *http.Request) string { return "tenant-42" }
+				}
+				m.Instrument(tr)
+				client := &http.Client{Transport: tr}
+				get := func() {
+					resp, err := client.Get("http://api.test/x")
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+				}
+				get() // so that the budget holds the key
+				shown := key
+				if custom {
+					st, ok := tr.Budget.Inspect("tenant-42", time.Now())
+					if !ok {
+						t.Fatal("no state")
+					}
+					shown = st.Key
+				}
+				// A fresh Metrics on the same Transport: its first event of the
+				// key is a store event without a request, as polite reports it.
+				m2, reader2 := manualMetrics(t)
+				tr2 := &polite.Transport{Base: tr.Base, Budget: tr.Budget, Key: tr.Key}
+				m2.Instrument(tr2)
+				tr2.OnEvent(polite.Event{Kind: polite.EventStoreUp, Time: time.Now(), Key: shown})
+				client = &http.Client{Transport: tr2}
+				get()
+				got := ints(t, collect(t, reader2)["polite.client.quota.remaining"])
+				ok := false
+				for set := range got {
+					if strings.Contains(set, "server.address=api.test") && strings.Contains(set, "server.port=80") {
+						ok = true
+					}
+				}
+				if !ok {
+					t.Errorf("quota.remaining series = %v; want one with server.address=api.test,server.port=80", got)
+				}
+			})
+		})
+	}
+}
+
+// TestGaugeDigestKeyAsEventsShowIt: for a host longer than polite keeps
+// (digested as "~sha256-…"), the gauge's polite.key is the key as events
+// show it, "http://~sha256-<hex>", and its server.address the digest, not
+// the host of 400 bytes; it reported a hash of the key, and the host.
+func TestGaugeDigestKeyAsEventsShowIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, reader := manualMetrics(t)
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
+			Policies: []ratelimittest.Policy{{Quota: 5, Window: 10 * time.Second}},
+		})}}
+		var shown string
+		tr.OnEvent = func(e polite.Event) { shown = e.Key }
+		m.Instrument(tr)
+		host := strings.Repeat("a", 400) + ".example"
+		resp, err := (&http.Client{Transport: tr}).Get("http://" + host + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for set := range ints(t, collect(t, reader)["polite.client.quota.remaining"]) {
+			if !strings.Contains(set, "polite.key="+shown+",") || strings.Contains(set, "aaaa") || !strings.Contains(set, "server.address=~sha256-") {
+				k, _, _ := strings.Cut(set, ",")
+				t.Errorf("gauge %s; want polite.key=%s, as polite's events show the key", k, shown)
+			}
+		}
+	})
 }

@@ -70,6 +70,7 @@ type keyEntry struct {
 	inspect string // the key to inspect src's budget with; never exported
 	attrs   []attribute.KeyValue
 	seen    atomic.Int64 // unix nanoseconds of the last event
+	partial bool         // made from an event without a request: see seen
 }
 
 func newKeySet(max int) *keySet {
@@ -83,11 +84,14 @@ func newKeySet(max int) *keySet {
 func (s *keySet) seen(e polite.Event, src *source) {
 	id := keyID{src: src, key: e.Key}
 	now := e.Time.UnixNano()
-	if k, ok := s.m.Load(id); ok {
-		k.(*keyEntry).seen.Store(now)
-		return
+	old, ok := s.m.Load(id)
+	if ok {
+		old.(*keyEntry).seen.Store(now)
+		if !old.(*keyEntry).partial || e.Request == nil {
+			return
+		}
 	}
-	k := &keyEntry{inspect: e.Key, attrs: keyAttrs(e)}
+	k := &keyEntry{inspect: e.Key, attrs: keyAttrs(e), partial: e.Request == nil}
 	if src.t.Key != nil && e.Request != nil {
 		// Event.Key may be a fingerprint of the key, by which the budget
 		// cannot be inspected: ask Key again.
@@ -97,6 +101,14 @@ func (s *keySet) seen(e polite.Event, src *source) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if ok {
+		// The first event of the key had no request (a Store's, found
+		// after RoundTrip returned): its entry lacked server.address and
+		// server.port, and a custom key's could not be inspected. This
+		// one has it, and replaces it.
+		s.m.CompareAndSwap(id, old, k)
+		return
+	}
 	if _, loaded := s.m.LoadOrStore(id, k); loaded {
 		return
 	}
@@ -124,6 +136,11 @@ func (s *keySet) seen(e polite.Event, src *source) {
 // for as long as the key is kept.
 func keyAttrs(e polite.Event) []attribute.KeyValue {
 	kv := []attribute.KeyValue{attribute.String("polite.key", displayKey(e))}
+	if _, host, ok := digestOrigin(e.Key); ok {
+		// A host too long to keep (and its port): the key keeps its
+		// digest, which stands for it here too.
+		return append(kv, attribute.String("server.address", host))
+	}
 	if e.Request != nil && e.Request.URL != nil {
 		scheme, hostport := e.Request.URL.Scheme, e.Request.URL.Host
 		if s, h, ok := strings.Cut(e.Key, "://"); ok && sameOrigin(e.Key, scheme, hostport) {
@@ -150,7 +167,7 @@ func displayKey(e polite.Event) string {
 	if e.Request != nil && e.Request.URL != nil && sameOrigin(e.Key, e.Request.URL.Scheme, e.Request.URL.Host) {
 		return e.Key
 	}
-	if fingerprinted(e.Key) || originOnly(e.Key) {
+	if _, _, ok := digestOrigin(e.Key); ok || fingerprinted(e.Key) || originOnly(e.Key) {
 		return e.Key
 	}
 	sum := sha256.Sum256([]byte(e.Key))
@@ -173,6 +190,22 @@ func originOnly(key string) bool {
 		}
 	}
 	return true
+}
+
+// digestOrigin reports whether key is an origin whose host polite keeps as
+// its digest, being too long ("http://~sha256-" and 64 lower-case hex
+// digits), and returns its scheme and digested host.
+func digestOrigin(key string) (scheme, host string, ok bool) {
+	scheme, host, ok = strings.Cut(key, "://")
+	if !ok || scheme != "http" && scheme != "https" || len(host) != len("~sha256-")+64 || host[:len("~sha256-")] != "~sha256-" {
+		return "", "", false
+	}
+	for _, c := range host[len("~sha256-"):] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return "", "", false
+		}
+	}
+	return scheme, host, true
 }
 
 // fingerprinted reports whether key is polite's fingerprint of a custom
