@@ -30,7 +30,7 @@ func TestCostIn(t *testing.T) {
 		{"tokens saturate", Cost{InputTokens: math.MaxInt64, OutputTokens: 1}, "tokens", math.MaxInt64},
 		{"input", Cost{InputTokens: 300, OutputTokens: 200}, "input-tokens", 300},
 		{"output", Cost{InputTokens: 300, OutputTokens: 200}, "output-tokens", 200},
-		{"negative", Cost{Tokens: -5, InputTokens: -1, OutputTokens: 3}, "tokens", 0},
+		{"negative", Cost{Tokens: -5, InputTokens: -1, OutputTokens: 3}, "tokens", 3}, // Tokens zero: the parts
 		{"negative parts", Cost{InputTokens: -1, OutputTokens: 3}, "tokens", 3},
 		{"negative input", Cost{InputTokens: -1}, "input-tokens", 0},
 		{"unit", Cost{Unit: "points", Amount: 50}, "points", 50},

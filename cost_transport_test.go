@@ -730,3 +730,93 @@ func TestUnsentRetryNotCharged(t *testing.T) {
 		}
 	})
 }
+
+// TestCostOverEstimatedBeyondLimit: a server whose tokenizer counts the
+// prompt as 3/4 of the estimate (English prose is over-counted by about a
+// third) admits these requests, estimated at 12,500 tokens against a limit
+// of 10,000. Once the limit was known, polite failed the very request the
+// server had just accepted with a *CostError; a cost the server accepted
+// now waits for the whole quota.
+func TestCostOverEstimatedBeyondLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{Requests: 500, Tokens: 10000,
+			Prompt: func(e int64) int64 { return e * 3 / 4 }})
+		c, _ := politeOver(h)
+		body := ratelimittest.TokenTask{Input: 12000, MaxOutput: 500}.Body(ratelimittest.OpenAIAPI)
+		for i := range 3 {
+			req, _ := http.NewRequest(http.MethodPost, "http://llm.example/v1/chat/completions", strings.NewReader(body))
+			resp, err := c.Do(req)
+			var ce *polite.CostError
+			if errors.As(err, &ce) {
+				t.Fatalf("request %d: %v, though the server accepted the same request (admitted %d, refused %d)", i, err, h.Stats().Admitted, h.Stats().Refused)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("request %d: status %d", i, resp.StatusCode)
+			}
+		}
+	})
+}
+
+// TestCostNegativeTokens: negative amounts count as zero, and a Tokens of
+// zero is InputTokens plus OutputTokens. A negative Tokens was taken as a
+// cost of 0 tokens, and the request went unpaced by the tokens quota: 3 of
+// 10 sequential requests were refused.
+func TestCostNegativeTokens(t *testing.T) {
+	c := polite.Cost{Tokens: -1, InputTokens: 500, OutputTokens: 500}
+	if got := c.In("tokens"); got != 1000 {
+		t.Errorf("Cost%+v.In(\"tokens\") = %d, want 1000 (negative Tokens counts as zero: InputTokens+OutputTokens)", c, got)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{Requests: 500, Tokens: 6000})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Cost: func(r *http.Request) polite.Cost {
+			e := polite.EstimateCost(r)
+			e.Tokens = -1
+			return e
+		}}
+		cl := &http.Client{Transport: tr}
+		for range 10 {
+			body := ratelimittest.TokenTask{Input: 1000, MaxOutput: 1000}.Body(ratelimittest.OpenAIAPI)
+			req, _ := http.NewRequest(http.MethodPost, "http://llm.example/v1/chat/completions", strings.NewReader(body))
+			resp, err := cl.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if n := h.Stats().Refused; n != 0 {
+			t.Errorf("%d of 10 sequential requests refused, want 0", n)
+		}
+	})
+}
+
+// TestCostAnthropicTokensQuotaOfItsOwn: an Anthropic-shaped server that
+// enforces a tokens quota of its own (6,000) beside its input and output
+// quotas (10,000 each): the tokens quota is not their sum, so it is
+// charged as any quota. Taken as derived from them, it was never charged,
+// and 6 of 12 sequential requests were refused.
+func TestCostAnthropicTokensQuotaOfItsOwn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{API: ratelimittest.AnthropicAPI,
+			Requests: 50, Tokens: 6000, InputTokens: 10000, OutputTokens: 10000})
+		c, _ := politeOver(h)
+		for range 12 {
+			body := ratelimittest.TokenTask{Input: 500, MaxOutput: 1000}.Body(ratelimittest.AnthropicAPI)
+			req, _ := http.NewRequest(http.MethodPost, "http://llm.example/v1/messages", strings.NewReader(body))
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if n := h.Stats().Refused; n != 0 {
+			t.Errorf("%d of 12 sequential requests refused by the stated tokens quota, want 0", n)
+		}
+	})
+}

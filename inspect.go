@@ -83,6 +83,12 @@ type PolicyState struct {
 	// the server may have raised it since, and only a request that goes
 	// can tell.
 	Stated time.Time
+	// Accepted is, for a quota of what requests cost, the largest cost in
+	// Unit the server accepted; 0 when none. A cost above Quota and no
+	// larger than Accepted fails no request: it waits for the whole quota,
+	// since the server took one so large (a cost estimated from a body
+	// may run over what the server counts).
+	Accepted int64
 }
 
 // stateJSON is the JSON form of a State.
@@ -141,6 +147,7 @@ type policyJSON struct {
 	Reserved  int64     `json:"reserved,omitempty"`
 	Refill    float64   `json:"refill_per_s,omitempty"`
 	Stated    time.Time `json:"stated_at,omitzero"`
+	Accepted  int64     `json:"accepted,omitempty"`
 }
 
 // MarshalJSON encodes p as in the State documentation: Window in seconds
@@ -157,6 +164,7 @@ func (p PolicyState) MarshalJSON() ([]byte, error) {
 		Reserved:  p.Reserved,
 		Refill:    p.Refill,
 		Stated:    utc(p.Stated),
+		Accepted:  p.Accepted,
 	}
 	if p.Quota >= 0 {
 		out.Quota = &p.Quota
@@ -280,7 +288,7 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 
 func policyState(p control.PolicyView) PolicyState {
 	ps := PolicyState{Name: p.Name, Unit: p.Unit, Quota: p.Quota, Window: p.Window, Remaining: p.Remaining, ResetAt: p.ResetAt, Source: "server",
-		Reserved: p.Reserved, Refill: p.Refill, Stated: p.Stated}
+		Reserved: p.Reserved, Refill: p.Refill, Stated: p.Stated, Accepted: p.Accepted}
 	if p.Learned {
 		ps.Source = "refusals"
 	}

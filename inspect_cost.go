@@ -38,7 +38,10 @@ func (s State) WaitFor(c Cost) (time.Duration, error) {
 			if !p.Stated.IsZero() && s.At.Sub(p.Stated) >= max(p.Window, control.CostLimitFresh) {
 				continue // stale: the Transport sends the request, whose answer states the limit again
 			}
-			return 0, &CostError{Key: s.Key, Unit: p.Unit, Cost: need, Limit: p.Quota}
+			if need > p.Accepted {
+				return 0, &CostError{Key: s.Key, Unit: p.Unit, Cost: need, Limit: p.Quota}
+			}
+			need = p.Quota // the server took one so large: it waits for the whole quota
 		}
 		if p.Remaining < 0 || need <= p.Remaining {
 			continue

@@ -26,7 +26,7 @@ const (
 	tailPrev   = 10 // the learner's answers of the cycle before, accepted
 	tailStart  = 11 // the learned quota's latest start, at its instant
 	tailShed   = 12 // a refusal that may be of no rate: its grant, its epoch, the ramp's window before it, the others in flight at its grant; acceptances since the last refusal and the most in flight among them (twice, once); the ramp's window held; a lift, and whether the window was held at the mark; a lift's dropped measurement (see shed.go)
-	tailScale  = 13 // each cost unit's scale, what the requests granted since its latest observation reserved, and the part of it no scale applies to (see costs.learn)
+	tailScale  = 13 // each cost unit's scale, what the requests granted since its latest observation reserved, the part of it no scale applies to (see costs.learn), and the largest cost the server accepted (see costs.excess)
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -163,13 +163,14 @@ func (e *encoder) tails(s *State) {
 		e.uint(uint64(m.pendQ))
 	}
 	for i := range s.costs.units {
-		if u := &s.costs.units[i]; u.scale != 0 || u.since != 0 {
+		if u := &s.costs.units[i]; u.scale != 0 || u.since != 0 || u.fits != 0 {
 			e.b = append(e.b, tailScale)
 			for i := range s.costs.units {
 				u := &s.costs.units[i]
 				e.uint(uint64(u.scale))
 				e.uint(uint64(u.since))
 				e.uint(uint64(u.fixed))
+				e.uint(uint64(u.fits))
 			}
 			break
 		}
@@ -339,7 +340,8 @@ func (d *decoder) tails(n *State) {
 				u.scale = int64(d.bounded(maxScale))
 				u.since = int64(d.bounded(uint64(maxQuota)))
 				u.fixed = int64(d.bounded(uint64(u.since)))
-				set = set || u.scale != 0 || u.since != 0
+				u.fits = int64(d.bounded(uint64(maxQuota)))
+				set = set || u.scale != 0 || u.since != 0 || u.fits != 0
 			}
 			if !set {
 				d.fail() // never written

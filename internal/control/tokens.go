@@ -25,9 +25,10 @@ func (c *Cost) In(unit string) int64 {
 	case "requests", "concurrent-requests":
 		return 1
 	case "tokens":
-		if c.Tokens != 0 {
-			return max(c.Tokens, 0)
+		if c.Tokens > 0 {
+			return c.Tokens
 		}
+		// Zero, or negative, which counts as zero: the input and output.
 		in, out := max(c.InputTokens, 0), max(c.OutputTokens, 0)
 		if in > math.MaxInt64-out {
 			return math.MaxInt64
@@ -110,6 +111,7 @@ type costUnit struct {
 	scale int64         // thousandths the server counts beyond a cost declared: see need
 	since int64         // what the requests granted since the latest observation reserved
 	fixed int64         // the part of since that scale does not apply to: see scaled
+	fits  int64         // the largest cost declared that the server accepted: see excess
 }
 
 // held returns the thousandths beyond a cost declared that the key's
@@ -370,7 +372,7 @@ func (c *costs) excess(now int64, want *Cost) Excess {
 		if now != 0 && now-q.seen >= max(q.w, costLimitFresh) {
 			continue
 		}
-		if n := want.In(name); q.q >= 0 && n > q.q {
+		if n := want.In(name); q.q >= 0 && n > q.q && n > c.units[q.unit].fits {
 			return Excess{Unit: name, Cost: n, Limit: q.q}
 		}
 	}
@@ -393,10 +395,11 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 	for i := range c.quotas {
 		q := &c.quotas[i]
 		u := &c.units[q.unit]
-		if n := want.In(u.name); n <= 0 || q.q >= 0 && n > q.q {
+		if n := want.In(u.name); n <= 0 || q.q >= 0 && n > q.q && n > u.fits {
 			// Nothing, or beyond a limit heard of too long ago to
 			// fail the request (see excess): it goes, and its answer
-			// tells the limit.
+			// tells the limit. (A cost the server accepted before
+			// beyond the limit waits for the whole quota.)
 			continue
 		}
 		need := u.need(want)
@@ -667,6 +670,9 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused bool)
 		}
 		stated = true
 		seen[q.index(c)] = true
+		if u := &c.units[q.unit]; !refused {
+			u.fits = max(u.fits, min(l.want.In(u.name), maxQuota))
+		}
 		if !refused && !learned[q.unit] {
 			learned[q.unit] = c.learn(q, l, pq, now)
 		}
@@ -821,6 +827,27 @@ func (c *costs) needIn(unit string, want *Cost) int64 {
 	return min(want.In(unit), maxQuota)
 }
 
+// fitsIn returns the largest cost in unit the server accepted (see
+// costUnit.fits); 0 when the key tracks no such unit.
+func (c *costs) fitsIn(unit string) int64 {
+	for i := range c.units {
+		if c.units[i].name == unit {
+			return c.units[i].fits
+		}
+	}
+	return 0
+}
+
+// unfit records that the server refused a cost of n in unit with its
+// whole quota left: a cost so large no longer counts as one it accepts.
+func (c *costs) unfit(unit string, n int64) {
+	for i := range c.units {
+		if u := &c.units[i]; u.name == unit && u.fits >= n {
+			u.fits = n - 1
+		}
+	}
+}
+
 // costUnits reports whether one of quotas is in a cost unit.
 func costUnits(quotas []parse.Quota) bool {
 	for i := range quotas {
@@ -926,14 +953,31 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 
 // anthropicSplit reports whether quotas hold Anthropic's input or output
 // tokens quota, from which its tokens quota is derived: that one is then
-// neither charged nor read (DESIGN.md §10).
+// neither charged nor read (DESIGN.md §10). It is derived when its limit
+// is the sum of theirs (Anthropic's answers state 80000 and 16000, and
+// tokens 96000) or cannot be compared; a tokens quota of another limit is
+// one of its own, enforced beside them, and is charged as any quota.
 func anthropicSplit(quotas []parse.Quota) bool {
+	split := false
+	in, out, tokens := int64(-1), int64(-1), int64(-1)
 	for i := range quotas {
-		if q := &quotas[i]; q.Dialect == "anthropic" && (q.Unit == "input-tokens" || q.Unit == "output-tokens") {
-			return true
+		q := &quotas[i]
+		if q.Dialect != "anthropic" {
+			continue
+		}
+		switch q.Unit {
+		case "input-tokens":
+			split, in = true, q.Limit
+		case "output-tokens":
+			split, out = true, q.Limit
+		case "tokens":
+			tokens = q.Limit
 		}
 	}
-	return false
+	if !split || tokens < 0 || in < 0 || out < 0 {
+		return split
+	}
+	return in <= math.MaxInt64-out && tokens == in+out
 }
 
 // isDerived reports whether q is Anthropic's tokens quota, the sum of its
@@ -971,8 +1015,13 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 			}
 		}
 		if pq.Limit >= 0 && need > pq.Limit {
-			wait = max(wait, 0)
-			continue
+			if n := min(l.want.In(pq.Unit), maxQuota); c.fitsIn(pq.Unit) < n || pq.Remaining >= pq.Limit {
+				// Beyond the whole quota, refused whole: it never fits.
+				c.unfit(pq.Unit, n)
+				wait = max(wait, 0)
+				continue
+			}
+			need = pq.Limit // the server took such a cost before: it waits for the whole quota
 		}
 		var rate float64
 		if refills(pq.Dialect) {
@@ -1021,7 +1070,7 @@ func tokenRefusal(r *Refusal, want *Cost, quotas []parse.Quota, wait int64) {
 // view returns what q says at now, for inspection.
 func (c *costs) view(q *costQuota, now int64) PolicyView {
 	u := &c.units[q.unit]
-	v := PolicyView{Name: q.name, Unit: u.name, Quota: q.q, Window: time.Duration(q.w), Remaining: -1, Reserved: u.reserved(now), Stated: at(q.seen)}
+	v := PolicyView{Name: q.name, Unit: u.name, Quota: q.q, Window: time.Duration(q.w), Remaining: -1, Reserved: u.reserved(now), Stated: at(q.seen), Accepted: u.fits}
 	if q.pk != "" {
 		v.Partition = []byte(q.pk)
 	}

@@ -18,7 +18,7 @@ func worstCosts() *State {
 	s := worst()
 	now := instant(t0)
 	for i := range maxCostUnits {
-		u := costUnit{name: strings.Repeat(string(rune('m'+i)), maxKeyLen), mark: 1 << 60, scale: maxScale, since: maxQuota, fixed: maxQuota}
+		u := costUnit{name: strings.Repeat(string(rune('m'+i)), maxKeyLen), mark: 1 << 60, scale: maxScale, since: maxQuota, fixed: maxQuota, fits: maxQuota}
 		for j := range maxReservations {
 			seq := uint64(1<<60 + 2*j + 1)
 			u.res = append(u.res, reservation{lo: seq, hi: seq + 1, end: now + int64(j+1)*int64(time.Hour), n: maxQuota})
@@ -60,7 +60,7 @@ func TestBinaryBoundedCosts(t *testing.T) {
 // beyond maxScale or a part unscaled beyond the whole is rejected.
 func TestBinaryScaleTail(t *testing.T) {
 	s := worst()
-	s.costs.units = []costUnit{{name: "tokens"}, {name: "input-tokens", scale: 300, since: 1300, fixed: 200}}
+	s.costs.units = []costUnit{{name: "tokens", fits: 12500}, {name: "input-tokens", scale: 300, since: 1300, fixed: 200}}
 	b, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -69,15 +69,16 @@ func TestBinaryScaleTail(t *testing.T) {
 	if err := back.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(back.costs.units, s.costs.units) {
 		t.Fatalf("read back as %+v (%v), want %+v", back.costs.units, err, s.costs.units)
 	}
-	s.costs.units[1].scale, s.costs.units[1].since, s.costs.units[1].fixed = 0, 0, 0
+	s.costs.units[0].fits, s.costs.units[1].scale, s.costs.units[1].since, s.costs.units[1].fixed = 0, 0, 0, 0
 	plain, _ := s.MarshalBinary()
 	if len(plain) >= len(b) || plain[len(plain)-1] == tailScale {
 		t.Errorf("a state of no scale is written with its tail (%d bytes, %d with it)", len(plain), len(b))
 	}
 	for name, tail := range map[string][]byte{
-		"empty":           {tailScale, 0, 0, 0, 0, 0, 0},
-		"scale too large": append([]byte{tailScale, 0, 0, 0}, append(binary.AppendUvarint(nil, maxScale+1), 0, 0)...),
-		"fixed beyond":    {tailScale, 0, 0, 0, 1, 5, 6},
+		"empty":           {tailScale, 0, 0, 0, 0, 0, 0, 0, 0},
+		"scale too large": append([]byte{tailScale, 0, 0, 0, 0}, append(binary.AppendUvarint(nil, maxScale+1), 0, 0, 0)...),
+		"fixed beyond":    {tailScale, 0, 0, 0, 0, 1, 5, 6, 0},
+		"cut":             {tailScale, 0, 0, 0, 0, 1, 5, 4},
 	} {
 		if err := new(State).UnmarshalBinary(append(bytes.Clone(plain), tail...)); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -140,7 +141,7 @@ func TestCostView(t *testing.T) {
 		t.Fatalf("no tokens policy in %+v", v.Policies)
 	}
 	want := PolicyView{Unit: "tokens", Quota: 60000, Remaining: 58999 + 500 - 5000, Reserved: 5000, Refill: 1000,
-		ResetAt: now.Add(1001 * time.Millisecond), Stated: now}
+		ResetAt: now.Add(1001 * time.Millisecond), Stated: now, Accepted: 1000}
 	if !tok.ResetAt.Equal(want.ResetAt) {
 		t.Errorf("View tokens ResetAt = %v, want %v", tok.ResetAt, want.ResetAt)
 	}
@@ -245,8 +246,11 @@ func TestCostIn(t *testing.T) {
 	if got := (&Cost{InputTokens: math.MaxInt64, OutputTokens: 1}).In("tokens"); got != math.MaxInt64 {
 		t.Errorf("saturating sum = %d", got)
 	}
-	if got := (&Cost{Tokens: -5, InputTokens: 2}).In("tokens"); got != 0 {
-		t.Errorf("negative Tokens = %d, want 0", got)
+	// A negative Tokens counts as zero, which is the input and output
+	// tokens. (Taken as a cost of 0 tokens, a request whose Transport.Cost
+	// said -1 went unpaced by the tokens quota: 3 of 10 refused.)
+	if got := (&Cost{Tokens: -5, InputTokens: 2}).In("tokens"); got != 2 {
+		t.Errorf("negative Tokens = %d, want 2, the input tokens", got)
 	}
 }
 

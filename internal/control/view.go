@@ -35,6 +35,7 @@ type PolicyView struct {
 	Reserved  int64     // a cost unit's: what the requests in flight reserve
 	Refill    float64   // a cost unit's: units per second, when replenished continuously
 	Stated    time.Time // a cost unit's: when an answer last stated it
+	Accepted  int64     // a cost unit's: the largest cost the server accepted
 }
 
 // View returns what s says at now. It does not change s.
