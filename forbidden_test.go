@@ -62,14 +62,13 @@ func TestForbiddenSecondaryLimit(t *testing.T) {
 						t.Errorf("statuses %v, want %d OK", statuses, tasks)
 					}
 					// As the scenario table bounds refusals: with room for
-					// the scatter of random backoff, and more under the race
-					// detector, which puts more requests in flight when a
-					// refusal comes (see TestScenarios).
-					ceiling := learnRefusals * 1.5
-					if raceEnabled {
-						// 32 of 200 once, with 100 workers; 180 before.
-						ceiling = learnRefusals * 5
-					}
+					// the scatter of random backoff, and for the order in
+					// which goroutines run at one instant, which the race
+					// detector changes, and so does a machine busy with
+					// other tests: with 100 workers, 3-11 of 200 in 240 runs
+					// alone, 35 once beside the other packages' tests, 32
+					// once under the race detector; 180 before.
+					ceiling := learnRefusals * 5
 					if float64(refused) > ceiling*tasks {
 						t.Errorf("%d refused, want at most %.0f", refused, ceiling*tasks)
 					}
