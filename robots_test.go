@@ -1194,29 +1194,3 @@ func TestRobotsLongErrorStillUnwraps(t *testing.T) {
 		}
 	})
 }
-
-// RFC 9309 §2.2.2's encoding table: the path "/foo/bar?baz=https://foo.bar"
-// is matched as "/foo/bar?baz=https%3A%2F%2Ffoo.bar". A rule written in
-// that form disallows a request whose query carries the URL unencoded,
-// and the rule written unencoded the encoded one. (The '/' kept encoded
-// in the query, neither did: the requests were sent.)
-func TestRobotsQueryEncodedAsTheRFCTable(t *testing.T) {
-	for _, tt := range []struct{ rule, url string }{
-		{"/foo/bar?baz=https%3A%2F%2Ffoo.bar", "http://a.example/foo/bar?baz=https://foo.bar"},
-		{"/foo/bar?baz=https://foo.bar", "http://a.example/foo/bar?baz=https%3A%2F%2Ffoo.bar"},
-	} {
-		t.Run(tt.url, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				tr, sent := robotsServed("User-agent: *\nDisallow: " + tt.rule + "\n")
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, tt.url, nil)
-				resp, err := tr.RoundTrip(req)
-				if resp != nil {
-					resp.Body.Close()
-				}
-				if !errors.Is(err, ErrDisallowed) || len(*sent) != 0 {
-					t.Errorf("Disallow: %s; GET %s: err = %v, sent %q; want disallowed, not sent (RFC 9309 §2.2.2 table)", tt.rule, tt.url, err, *sent)
-				}
-			})
-		})
-	}
-}

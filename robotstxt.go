@@ -438,10 +438,7 @@ func normalisePattern(p string) string {
 //     pattern cannot say whether what follows its '*' is in the path or
 //     in the query, and a rule aimed at the query ("/*=http%3A") must
 //     match it. '/', '?', '*' and '$' stay encoded: they mean something
-//     else as they are; but past the first '?' that is itself, in the
-//     query, where '/' and '?' mean the same encoded or not (RFC 3986
-//     §3.4), they are decoded too: RFC 9309's table matches
-//     "/foo/bar?baz=https://foo.bar" as "/foo/bar?baz=https%3A%2F%2Ffoo.bar";
+//     else as they are;
 //   - '*' and '$' are encoded in a path, where they are the characters
 //     themselves, and a pattern's "%2A" and "%24" match them (RFC 9309
 //     §2.2.3: "/path/foo-%24" matches "/path/foo-$"); in a pattern, '*' is
@@ -465,13 +462,12 @@ func robotsEscape(s string, pattern bool) string {
 	const hex = "0123456789ABCDEF"
 	b := make([]byte, 0, len(s)+8)
 	b = append(b, s[:i]...)
-	query := strings.IndexByte(s[:i], '?') >= 0
 	for ; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
 			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(v) || isSegmentChar(v) || query && (v == '/' || v == '?') {
+			if isUnreserved(v) || isSegmentChar(v) {
 				b = append(b, v)
 			} else {
 				b = append(b, '%', hex[v>>4], hex[v&15])
@@ -480,7 +476,6 @@ func robotsEscape(s string, pattern bool) string {
 		case mustEncode(c) || c == '%' || special(c, pattern, i == len(s)-1):
 			b = append(b, '%', hex[c>>4], hex[c&15])
 		default:
-			query = query || c == '?'
 			b = append(b, c)
 		}
 	}
