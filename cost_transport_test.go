@@ -820,3 +820,158 @@ func TestCostAnthropicTokensQuotaOfItsOwn(t *testing.T) {
 		}
 	})
 }
+
+// tooLargeServer states an OpenAI tokens quota of limit() (always whole) and
+// answers a request whose X-Cost exceeds it with status big; others 200.
+func tooLargeServer(limit func() int64, big int, sent *atomic.Int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent.Add(1)
+		n, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
+		l := limit()
+		h := w.Header()
+		h.Set("x-ratelimit-limit-requests", "1000")
+		h.Set("x-ratelimit-remaining-requests", "999")
+		h.Set("x-ratelimit-reset-requests", "60ms")
+		h.Set("x-ratelimit-limit-tokens", strconv.FormatInt(l, 10))
+		h.Set("x-ratelimit-remaining-tokens", strconv.FormatInt(l, 10))
+		h.Set("x-ratelimit-reset-tokens", "0s")
+		if n > l {
+			w.WriteHeader(big)
+			io.WriteString(w, `{"error":{"message":"request too large"}}`)
+			return
+		}
+		io.WriteString(w, "{}")
+	})
+}
+
+func declaredCostClient(h http.Handler) *http.Client {
+	tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Cost: func(r *http.Request) polite.Cost {
+		n, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
+		return polite.Cost{Tokens: n}
+	}}
+	return &http.Client{Transport: tr}
+}
+
+func sendDeclared(c *http.Client, cost int64) (int, error) {
+	req, _ := http.NewRequest(http.MethodPost, "http://llm.example/v1/chat/completions", nil)
+	req.Header.Set("X-Cost", strconv.FormatInt(cost, 10))
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// A server that answers a request beyond its tokens limit 400 or 413
+// (not 429), stating its quota: such an answer does not show that the
+// cost fits (only a 2xx does). It did, and the same too-large request was
+// sent again every time instead of failing with a CostError.
+func TestCostFitsNotRaisedByRejection(t *testing.T) {
+	for _, status := range []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var sent atomic.Int64
+				c := declaredCostClient(tooLargeServer(func() int64 { return 10000 }, status, &sent))
+				costErrs := 0
+				for range 5 {
+					_, err := sendDeclared(c, 20000)
+					var ce *polite.CostError
+					if errors.As(err, &ce) {
+						costErrs++
+					} else if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if n := sent.Load(); n > 1 {
+					t.Errorf("a 20000-token request against a stated limit of 10000, answered %d: sent %d times of 5 (%d CostErrors), want once", status, n, costErrs)
+				}
+			})
+		})
+	}
+}
+
+// The limit shrinks (20000 to 10000): a cost the server did within the old
+// limit (15000) says nothing of the new one, and each request between the
+// new limit and it fails at once. Counted as accepted for ever, each was
+// sent and refused.
+func TestCostFitsForgottenWithTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent atomic.Int64
+		var limit atomic.Int64
+		limit.Store(20000)
+		c := declaredCostClient(tooLargeServer(limit.Load, http.StatusTooManyRequests, &sent))
+		if st, err := sendDeclared(c, 15000); err != nil || st != 200 {
+			t.Fatalf("first: %d %v", st, err)
+		}
+		limit.Store(10000)
+		if st, err := sendDeclared(c, 1000); err != nil || st != 200 { // states the new limit
+			t.Fatalf("second: %d %v", st, err)
+		}
+		before := sent.Load()
+		costErrs := 0
+		for _, cost := range []int64{14000, 13000, 12000, 11000} {
+			st, err := sendDeclared(c, cost)
+			var ce *polite.CostError
+			switch {
+			case errors.As(err, &ce):
+				costErrs++
+			case err != nil:
+				t.Logf("cost %d: %v", cost, err)
+			default:
+				t.Logf("cost %d: status %d", cost, st)
+			}
+		}
+		if n := sent.Load() - before; n > 0 {
+			t.Errorf("4 requests of 11000-14000 tokens against a stated limit of 10000 (fresh): %d sent and refused, %d CostErrors; want 0 sent", n, costErrs)
+		}
+	})
+}
+
+// A cost above the limit, refused while another client keeps part of the
+// quota spent (so it is never whole at the refusal): it fails at once
+// from then on. Given another chance at every whole quota, one request
+// was sent 8 times, until MaxAttempts.
+func TestCostFitsRefusedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent, big atomic.Int64
+		var limit atomic.Int64
+		limit.Store(20000)
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sent.Add(1)
+			n, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
+			l := limit.Load()
+			hd := w.Header()
+			hd.Set("x-ratelimit-limit-requests", "1000")
+			hd.Set("x-ratelimit-remaining-requests", "999")
+			hd.Set("x-ratelimit-reset-requests", "60ms")
+			hd.Set("x-ratelimit-limit-tokens", strconv.FormatInt(l, 10))
+			hd.Set("x-ratelimit-remaining-tokens", strconv.FormatInt(l-1000, 10)) // another client's 1000
+			hd.Set("x-ratelimit-reset-tokens", "6s")
+			if n > l {
+				big.Add(1)
+				w.WriteHeader(http.StatusTooManyRequests)
+				io.WriteString(w, `{"error":{"type":"tokens","code":"rate_limit_exceeded"}}`)
+				return
+			}
+			io.WriteString(w, "{}")
+		})
+		c := declaredCostClient(h)
+		if st, err := sendDeclared(c, 15000); err != nil || st != 200 {
+			t.Fatalf("first: %d %v", st, err)
+		}
+		limit.Store(10000)
+		if st, err := sendDeclared(c, 1000); err != nil || st != 200 {
+			t.Fatalf("second: %d %v", st, err)
+		}
+		start := time.Now()
+		for i := range 2 {
+			st, err := sendDeclared(c, 14000)
+			t.Logf("14000 #%d: status %d, err %v", i, st, err)
+		}
+		if n := big.Load(); n > 1 {
+			t.Errorf("two requests of 14000 tokens against a stated limit of 10000: sent and refused %d times in %v", n, time.Since(start))
+		}
+	})
+}

@@ -84,10 +84,11 @@ type PolicyState struct {
 	// can tell.
 	Stated time.Time
 	// Accepted is, for a quota of what requests cost, the largest cost in
-	// Unit the server accepted; 0 when none. A cost above Quota and no
-	// larger than Accepted fails no request: it waits for the whole quota,
-	// since the server took one so large (a cost estimated from a body
-	// may run over what the server counts).
+	// Unit above the limit an answer stated that the server did (a 2xx),
+	// since its limit last changed and before a refusal of one so large;
+	// 0 when none. A cost above Quota and no larger than Accepted fails no
+	// request: it waits for the whole quota, since the server took one so
+	// large (a cost estimated from a body may run over what it counts).
 	Accepted int64
 }
 

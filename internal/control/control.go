@@ -221,6 +221,10 @@ type Outcome struct {
 	Skew    time.Duration // the response's Date minus its receive time, when Dated
 	Dated   bool
 	Refused bool // 429 or 503
+	// Served reports a 2xx answer: the server did the request. Only such
+	// an answer shows that a cost it counted fits its quota (see
+	// costUnit.fits).
+	Served bool
 	// Unavailable reports that the refusal is a 503, not a 429: the
 	// service unavailable (an outage, a load balancer shedding load,
 	// maintenance; RFC 9110 §15.6.4), which says nothing of the stated

@@ -648,7 +648,7 @@ func (u *costUnit) count(mark uint64) {
 // answer does not state is charged l's cost if l was granted after the
 // unit's latest observation: the server may have counted it without
 // saying so. It reports whether the answer stated a cost quota.
-func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused bool) bool {
+func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, served bool) bool {
 	if c.isZero() && !costUnits(quotas) {
 		return false // nothing to apply, nothing to charge
 	}
@@ -670,8 +670,15 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused bool)
 		}
 		stated = true
 		seen[q.index(c)] = true
-		if u := &c.units[q.unit]; !refused {
-			u.fits = max(u.fits, min(l.want.In(u.name), maxQuota))
+		if u := &c.units[q.unit]; served && pq.Limit >= 0 {
+			// A cost above the limit the answer states, which the
+			// server did: one so large fits (an estimate over what it
+			// counts). A new limit forgets what fitted the old one.
+			if n := min(l.want.In(u.name), maxQuota); n > pq.Limit {
+				u.fits = max(u.fits, n)
+			} else if min(pq.Limit, maxQuota) != q.q && q.q >= 0 {
+				u.fits = 0
+			}
 		}
 		if !refused && !learned[q.unit] {
 			learned[q.unit] = c.learn(q, l, pq, now)
@@ -827,19 +834,8 @@ func (c *costs) needIn(unit string, want *Cost) int64 {
 	return min(want.In(unit), maxQuota)
 }
 
-// fitsIn returns the largest cost in unit the server accepted (see
-// costUnit.fits); 0 when the key tracks no such unit.
-func (c *costs) fitsIn(unit string) int64 {
-	for i := range c.units {
-		if c.units[i].name == unit {
-			return c.units[i].fits
-		}
-	}
-	return 0
-}
-
-// unfit records that the server refused a cost of n in unit with its
-// whole quota left: a cost so large no longer counts as one it accepts.
+// unfit records that the server refused a cost of n in unit beyond its
+// limit: a cost so large no longer counts as one it accepts.
 func (c *costs) unfit(unit string, n int64) {
 	for i := range c.units {
 		if u := &c.units[i]; u.name == unit && u.fits >= n {
@@ -1015,13 +1011,12 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 			}
 		}
 		if pq.Limit >= 0 && need > pq.Limit {
-			if n := min(l.want.In(pq.Unit), maxQuota); c.fitsIn(pq.Unit) < n || pq.Remaining >= pq.Limit {
-				// Beyond the whole quota, refused whole: it never fits.
-				c.unfit(pq.Unit, n)
-				wait = max(wait, 0)
-				continue
-			}
-			need = pq.Limit // the server took such a cost before: it waits for the whole quota
+			// Beyond the whole quota, and refused: so large a cost no
+			// longer counts as one the server took, even if it took one
+			// before, and fails at once from now on.
+			c.unfit(pq.Unit, min(l.want.In(pq.Unit), maxQuota))
+			wait = max(wait, 0)
+			continue
 		}
 		var rate float64
 		if refills(pq.Dialect) {

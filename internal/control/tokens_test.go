@@ -141,7 +141,7 @@ func TestCostView(t *testing.T) {
 		t.Fatalf("no tokens policy in %+v", v.Policies)
 	}
 	want := PolicyView{Unit: "tokens", Quota: 60000, Remaining: 58999 + 500 - 5000, Reserved: 5000, Refill: 1000,
-		ResetAt: now.Add(1001 * time.Millisecond), Stated: now, Accepted: 1000}
+		ResetAt: now.Add(1001 * time.Millisecond), Stated: now}
 	if !tok.ResetAt.Equal(want.ResetAt) {
 		t.Errorf("View tokens ResetAt = %v, want %v", tok.ResetAt, want.ResetAt)
 	}

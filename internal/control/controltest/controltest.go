@@ -251,7 +251,7 @@ func rel(at time.Duration, name string, out control.Outcome, w Want) Step {
 
 // ok is an accepted response with the quotas qs.
 func ok(qs ...parse.Quota) control.Outcome {
-	return control.Outcome{First: true, Quotas: qs, Bytes: -1}
+	return control.Outcome{First: true, Quotas: qs, Bytes: -1, Served: true}
 }
 
 // refused is a 429 with the quotas qs, and r as the refusal.

@@ -127,7 +127,7 @@ func costTables() []Table {
 			acqCost(2*s, "c", control.Cost{Tokens: 4480, InputTokens: 400, OutputTokens: 4080}, Want{Hold: control.ReasonQuota, Until: 2440 * ms}),
 			acqCost(7880*ms, "b", tokens(4400), Want{Grant: true}),
 		)},
-		{Name: "tokens: a cost the server accepted beyond its limit waits for the whole quota, until refused whole", Steps: []Step{
+		{Name: "tokens: a cost the server accepted beyond its limit waits for the whole quota, until refused", Steps: []Step{
 			// The limit unknown, a request estimated at 8000 goes; the
 			// server counted it less (an estimate of prose runs a third
 			// over), and states a limit of 6000, spent, whole in 60 s.
@@ -137,9 +137,9 @@ func costTables() []Table {
 			// whole quota, 60 s at 100 a second.
 			acqCost(s, "a", tokens(8000), Want{Hold: control.ReasonQuota, Until: 61 * s}),
 			acqCost(61*s, "a", tokens(8000), Want{Grant: true}),
-			// Refused with the whole quota left: so large a cost never
-			// fits, and fails at once. A smaller one, 7000, may: the
-			// server said nothing of it; it waits out the refusal's pause.
+			// Refused: so large a cost no longer counts as one that fits,
+			// and fails at once. A smaller one, 7000, may: the server
+			// said nothing of it; it waits out the refusal's pause.
 			rel(61100*ms, "a", refused(bare(s), openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 6000, 0)), Want{}),
 			acqCost(61100*ms, "b", tokens(8000), Want{Hold: control.ReasonQuota, Excess: "tokens"}),
 			acqCost(61100*ms, "c", tokens(7000), Want{Hold: control.ReasonBackoff}),
