@@ -37,6 +37,10 @@ type tokenScenario struct {
 	// counts prompts otherwise than the estimate, which only its answers
 	// can teach (see DESIGN.md, "A server that counts more").
 	refused int
+
+	// delay is the network's, each way: answers are read that long after
+	// they are written, and requests arrive that long after they are sent.
+	delay time.Duration
 }
 
 // counted returns a TokenConfig.Prompt for a server whose tokenizer counts
@@ -50,55 +54,67 @@ func tokenScenarios() []tokenScenario {
 	return []tokenScenario{
 		{"openai 40k tokens/min, 500 requests/min", ratelimittest.TokenConfig{
 			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per,
-		}, 150, 16, 0},
+		}, 150, 16, 0, 0},
 		{"openai 40k tokens/min, retry-after (Azure)", ratelimittest.TokenConfig{
 			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, RetryAfter: true,
-		}, 150, 16, 0},
+		}, 150, 16, 0, 0},
 		{"openai 40k tokens/min, 100 workers", ratelimittest.TokenConfig{
 			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per,
-		}, 150, 100, 0},
+		}, 150, 100, 0, 0},
 		{"openai 200k tokens/min, short answers", ratelimittest.TokenConfig{
 			Requests: 5000, Tokens: 200000, Latency: 200 * time.Millisecond, TokenLatency: time.Millisecond,
-		}, 300, 16, 0},
+		}, 300, 16, 0, 0},
 		{"anthropic 30k in + 16k out/min, refunds", ratelimittest.TokenConfig{
 			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 16000,
 			Latency: latency, TokenLatency: per, Refund: true,
-		}, 150, 16, 0},
+		}, 150, 16, 0, 0},
 		{"anthropic 30k in + 8k out/min", ratelimittest.TokenConfig{
 			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 8000,
 			Latency: latency, TokenLatency: per,
-		}, 150, 16, 0},
+		}, 150, 16, 0, 0},
 		// Long runs, where the requests that cost most wait while smaller
 		// ones go: they failed at MaxWait (16 of 400 and 5 of 200) until
 		// one held as long as its quota takes to be whole claims a turn of
 		// the requests that cost.
 		{"openai 40k tokens/min, 100 workers, 400 tasks", ratelimittest.TokenConfig{
 			Requests: 1000, Tokens: 40000, Latency: latency, TokenLatency: per,
-		}, 400, 100, 0},
+		}, 400, 100, 0, 0},
 		{"anthropic 40k in + 8k out/min, 50 requests/min", ratelimittest.TokenConfig{
 			API: ratelimittest.AnthropicAPI, Requests: 50, InputTokens: 40000, OutputTokens: 8000,
 			Latency: latency, TokenLatency: per,
-		}, 200, 16, 0},
+		}, 200, 16, 0, 0},
 		// The server's tokenizer counts more than the estimate: the first
 		// requests are reserved too little, and their answers teach the
 		// difference (at most 12 refused, measured up to 4 of 150 in 6
 		// runs of each row).
 		{"openai 40k tokens/min, prompts counted 1.3×", ratelimittest.TokenConfig{
 			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, Prompt: counted(1.3),
-		}, 150, 16, 12},
+		}, 150, 16, 12, 0},
 		{"openai 40k tokens/min, prompts counted 1.3×, 100 workers", ratelimittest.TokenConfig{
 			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, Prompt: counted(1.3),
-		}, 150, 100, 12},
+		}, 150, 100, 12, 0},
 		{"openai 40k tokens/min, prompts counted 1.03×", ratelimittest.TokenConfig{
 			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, Prompt: counted(1.03),
-		}, 150, 16, 12},
+		}, 150, 16, 12, 0},
 		{"anthropic 30k in + 16k out/min, prompts counted 2×", ratelimittest.TokenConfig{
 			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 16000,
 			Latency: latency, TokenLatency: per, Prompt: counted(2),
-		}, 150, 16, 12},
+		}, 150, 16, 12, 0},
 		{"openai 40k tokens/min, prompts counted 0.8×", ratelimittest.TokenConfig{
 			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, Prompt: counted(0.8),
-		}, 150, 16, 0},
+		}, 150, 16, 0, 0},
+		// Over a network, the scale's samples count requests granted
+		// between an answer's writing and its reading in the next one.
+		{"openai 40k tokens/min, 300ms each way", ratelimittest.TokenConfig{
+			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per,
+		}, 150, 100, 0, 300 * time.Millisecond},
+		{"openai 40k tokens/min, prompts counted 1.3×, 300ms each way", ratelimittest.TokenConfig{
+			Requests: 500, Tokens: 40000, Latency: latency, TokenLatency: per, Prompt: counted(1.3),
+		}, 150, 100, 12, 300 * time.Millisecond},
+		{"anthropic 30k in + 16k out/min, prompts counted 2×, 300ms each way", ratelimittest.TokenConfig{
+			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 16000,
+			Latency: latency, TokenLatency: per, Prompt: counted(2),
+		}, 150, 100, 12, 300 * time.Millisecond},
 	}
 }
 
@@ -177,6 +193,15 @@ func TestTokenScenarios(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					h := ratelimittest.NewTokenHandler(sc.cfg)
 					var rt http.RoundTripper = &ratelimittest.Transport{Handler: h}
+					if sc.delay > 0 {
+						inner := rt
+						rt = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+							time.Sleep(sc.delay)
+							resp, err := inner.RoundTrip(r)
+							time.Sleep(sc.delay)
+							return resp, err
+						})
+					}
 					if client == "polite" {
 						rt = &polite.Transport{Base: rt}
 					}
