@@ -25,6 +25,12 @@ func chat(t *testing.T, c *http.Client, ctx context.Context, task ratelimittest.
 		ctx = t.Context()
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://llm.example/v1/chat/completions", strings.NewReader(task.Body(ratelimittest.OpenAIAPI)))
+	return statusOf(c, req)
+}
+
+// statusOf sends req through c and returns its status, its body read and
+// closed.
+func statusOf(c *http.Client, req *http.Request) (int, error) {
 	resp, err := c.Do(req)
 	if err != nil {
 		return 0, err
@@ -855,13 +861,7 @@ func declaredCostClient(h http.Handler) *http.Client {
 func sendDeclared(c *http.Client, cost int64) (int, error) {
 	req, _ := http.NewRequest(http.MethodPost, "http://llm.example/v1/chat/completions", nil)
 	req.Header.Set("X-Cost", strconv.FormatInt(cost, 10))
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	return statusOf(c, req)
 }
 
 // A server that answers a request beyond its tokens limit 400 or 413

@@ -151,7 +151,30 @@ func urlErrText(ue *url.Error) string {
 // quotedElided returns the text of ue's Err with its quotations shown as
 // urlErrText says.
 func quotedElided(ue *url.Error) string {
-	s := ue.Err.Error()
+	return eachQuotation(ue.Err.Error(), func(q string) string {
+		if u, err := strconv.Unquote(q); ue.Op != "parse" && err == nil && strings.Contains(u, "//") {
+			// A URL (a redirect's Location), shown as one; any other
+			// quotation, a part of one (a port that is the first part
+			// of a password), is elided.
+			return strconv.Quote(shownURL(u))
+		}
+		return `"…"`
+	})
+}
+
+// shownQuotations returns s with each quotation in it shown as shownURL
+// shows a URL, and what follows a quotation that does not end elided.
+func shownQuotations(s string) string {
+	return eachQuotation(s, func(q string) string {
+		u, _ := strconv.Unquote(q)
+		return strconv.Quote(shownURL(u))
+	})
+}
+
+// eachQuotation returns s with each Go quotation in it (as
+// strconv.QuotedPrefix reads one) replaced by shown of it; a quotation
+// that does not end is elided with the rest of s, as "…" quoted.
+func eachQuotation(s string, shown func(q string) string) string {
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(s, '"')
@@ -165,36 +188,7 @@ func quotedElided(ue *url.Error) string {
 			b.WriteString(`"…"`)
 			return b.String() // not a quotation that ends: cut the rest
 		}
-		if u, err := strconv.Unquote(q); ue.Op != "parse" && err == nil && strings.Contains(u, "//") {
-			// A URL (a redirect's Location), shown as one; any other
-			// quotation, a part of one (a port that is the first part
-			// of a password), is elided.
-			b.WriteString(strconv.Quote(shownURL(u)))
-		} else {
-			b.WriteString(`"…"`)
-		}
-		s = s[i+len(q):]
-	}
-}
-
-// shownQuotations returns s with each quotation in it shown as shownURL
-// shows a URL, and what follows a quotation that does not end elided.
-func shownQuotations(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '"')
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		q, err := strconv.QuotedPrefix(s[i:])
-		if err != nil {
-			b.WriteString(`"…"`)
-			return b.String()
-		}
-		u, _ := strconv.Unquote(q)
-		b.WriteString(strconv.Quote(shownURL(u)))
+		b.WriteString(shown(q))
 		s = s[i+len(q):]
 	}
 }
