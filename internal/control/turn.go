@@ -143,15 +143,7 @@ func (s *State) turnTaken(since int64, again bool, h *Hold, ok bool) {
 		if again && found {
 			s.unclaim(i)
 		}
-	case h.own:
-		// Held for its own cost: younger requests that fit go past it.
-		// A claim it took while held behind another (which may since
-		// have left, or been granted sooner than its hold said) would
-		// hold them until that hold's end.
-		if again && found {
-			s.unclaim(i)
-		}
-	case h.Never || h.until == 0:
+	case h.own || h.Never || h.until == 0:
 	default:
 		c := claim{since: since, n: 1, until: addSat(h.until, turnGrace), reason: h.Reason, cost: h.cost}
 		switch {
