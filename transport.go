@@ -688,6 +688,14 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		last  = start                  // when the current hold began
 		limit = start.Add(t.maxWait()) // the end of the longest wait honoured
 		spent waits                    // time held, by reason
+
+		// A Store's Wait that returned before its instant with nothing
+		// changed (the hold after it has the generation waited on) broke
+		// its contract; it is not asked again for spuriousPause, so that
+		// such a Store is not asked in a loop that never sleeps.
+		waitedGen   uint64
+		waitedUntil time.Time
+		spurious    bool
 	)
 	defer func() {
 		if timer != nil {
@@ -742,14 +750,25 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 					until = limit
 				}
 			}
-			note, err := b.wait(ctx, key, w.h, until, &timer)
-			if note.kind != "" {
-				t.note(req, b, key, time.Now(), note)
-			}
-			if err != nil {
-				return err
+			if spurious {
+				if pause := time.Now().Add(spuriousPause); pause.Before(until) {
+					until = pause
+				}
+				if err := waitLocal(ctx, until, nil, &timer); err != nil {
+					return err
+				}
+			} else {
+				waitedGen, waitedUntil = w.h.Gen, until
+				note, err := b.wait(ctx, key, w.h, until, &timer)
+				if note.kind != "" {
+					t.note(req, b, key, time.Now(), note)
+				}
+				if err != nil {
+					return err
+				}
 			}
 		}
+		waited := !w.ceiling && !spurious
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -765,12 +784,17 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			}
 			return nil
 		}
+		spurious = waited && !w.ceiling && w.h.Gen == waitedGen && now.Before(waitedUntil)
 		if w.until.IsZero() && !now.Before(limit) {
 			// Held with no end known for MaxWait: its wait is longer.
 			return &WaitError{Key: b.display(key), Delay: now.Sub(start), Reason: w.why, Limit: t.maxWait()}
 		}
 	}
 }
+
+// spuriousPause is how long a request waits on its own, asking the Store
+// nothing, after the Store's Wait returned early with nothing changed.
+const spuriousPause = 250 * time.Millisecond
 
 // causeOf returns context.Cause(ctx) for err if err is ctx's own error, as
 // net/http's Transport returns a context's end: whichever wait the end
