@@ -110,7 +110,7 @@ type costUnit struct {
 	n     int64         // their sum
 	scale int64         // thousandths the server counts beyond a cost declared: see need
 	since int64         // what the requests granted since the latest observation reserved
-	fixed int64         // the part of since that scale does not apply to: see scaled
+	fixed int64         // the part of since that scale does not apply to: see split
 	fits  int64         // the largest cost declared that the server accepted: see excess
 }
 
@@ -129,7 +129,7 @@ const maxScale = 3000
 
 // need returns what want costs in u as the key's quotas hold it: its cost
 // declared, and the share the server was seen to count beyond declared
-// costs of what the scale applies to (see scaled and costs.learn). It is
+// costs of what the scale applies to (see split and costs.learn). It is
 // at most maxQuota.
 func (u *costUnit) need(want *Cost) int64 {
 	n, _ := u.split(want)
@@ -783,7 +783,7 @@ func (c *costs) learnRefusal(l *Lease, quotas []parse.Quota) {
 		}
 		for j := range c.units {
 			if u := &c.units[j]; u.name == pq.Unit && !learned[j] {
-				learned[j] = c.learnRefused(u, l, pq, quotas)
+				learned[j] = c.learnRefused(u, l, pq, quotas, derived)
 			}
 		}
 	}
@@ -795,13 +795,12 @@ func (c *costs) learnRefusal(l *Lease, quotas []parse.Quota) {
 // the remaining it states, so the share of l's cost the scale applies to
 // was at least remaining + 1 less the rest, over that share. The scale is
 // raised to that, never lowered, and stays at most maxScale. It reports
-// whether it looked at the refusal.
-func (c *costs) learnRefused(u *costUnit, l *Lease, pq *parse.Quota, quotas []parse.Quota) bool {
+// whether it looked at the refusal. derived is anthropicSplit(quotas).
+func (c *costs) learnRefused(u *costUnit, l *Lease, pq *parse.Quota, quotas []parse.Quota, derived bool) bool {
 	n, fixed := u.split(&l.want)
 	if n <= 0 || pq.Remaining < n || pq.Remaining/2 >= n {
 		return false // no room for it (a level, not its cost, was wrong), or room twice over
 	}
-	derived := anthropicSplit(quotas)
 	for i := range quotas {
 		q := &quotas[i]
 		switch {
