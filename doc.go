@@ -169,8 +169,8 @@
 // fields: the key, the request's method and URL path (never its query, and
 // no path when Transport.Key is set), the attempt, the status, the wait
 // and its reason, the number of quotas read, an error (its text without
-// the request's query or password, nor its path when Transport.Key is set,
-// should Base's error quote its URL); durations are rounded to the
+// the request's query or user information, nor its path when Transport.Key
+// is set, should Base's error quote its URL, escaped or not); durations are rounded to the
 // microsecond below a millisecond, to the millisecond below 10 seconds,
 // and to a tenth of a second above. [Budget.Inspect] answers "why is this origin waiting,
 // and until when": its policies, what is left, the pause, the learned

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -151,28 +152,46 @@ func (t *Transport) emit(e Event) {
 }
 
 // logError returns err's text as a log shows it: without r's query or
-// password, which Base's error may quote (a URL in its text), nor, when
-// the Transport has a custom Key, r's path; each is replaced by "...".
+// user information (its password, and its user name, which may be a
+// token), which Base's error may quote (a URL in its text), nor, when the
+// Transport has a custom Key, r's path; each is replaced by "...", as it
+// appears in a URL (percent-escaped), decoded, or within a Go-quoted
+// string (%q, as *url.Error writes its URL).
 func logError(err error, r *http.Request, custom bool) string {
 	msg := err.Error()
 	if r == nil || r.URL == nil {
 		return msg
 	}
 	u := r.URL
-	secrets := [3]string{u.RawQuery}
-	if p, ok := u.User.Password(); ok {
-		secrets[1] = p
+	var secrets [5]string
+	secrets[0] = u.RawQuery
+	if u.User != nil {
+		secrets[1] = u.User.String() + "@" // as a URL writes it: "name:escaped-password@"
+		if p, ok := u.User.Password(); ok {
+			secrets[2] = p
+		}
+		if n := u.User.Username(); len(n) >= minLogSecret {
+			secrets[3] = n // short names would replace common text
+		}
 	}
 	if custom && len(u.Path) > 1 {
-		secrets[2] = u.EscapedPath()
+		secrets[4] = u.EscapedPath()
 	}
 	for _, x := range secrets {
-		if x != "" {
-			msg = strings.ReplaceAll(msg, x, "...")
+		if x == "" {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, x, "...")
+		if q := strconv.Quote(x); q[1:len(q)-1] != x {
+			msg = strings.ReplaceAll(msg, q[1:len(q)-1], "...")
 		}
 	}
 	return msg
 }
+
+// minLogSecret is the shortest user name logError replaces on its own,
+// outside its URL's user information.
+const minLogSecret = 6
 
 // maxLogPath bounds the bytes of a URL path a log record shows.
 const maxLogPath = 256

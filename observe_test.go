@@ -354,3 +354,44 @@ func TestGiveUpWaitIsTheServers(t *testing.T) {
 		}
 	})
 }
+
+// The user information and the query are hidden however Base's error
+// quotes the URL: percent-escaped, as URL.String writes a password with
+// an @ or a /, or within a Go-quoted string, as *url.Error writes it.
+func TestLogErrorOmitsEscapedSecrets(t *testing.T) {
+	for _, tc := range []struct {
+		name, format, url string
+		secrets           []string
+	}{
+		{"escaped password", "GET %s: %w", "http://alice:p%40ss%2Fw0rd@api.test/x?token=abc", []string{"p%40ss%2Fw0rd", "p@ss/w0rd", "token=abc"}},
+		{"token as user name", "GET %s: %w", "https://ghp_t0kenvalue@api.test/x", []string{"ghp_t0kenvalue"}},
+		{"quoted query", "GET %q: %w", `http://api.test/x?q="s3cretvalue"`, []string{"s3cretvalue"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var logs bytes.Buffer
+				tr := &polite.Transport{RetryTransient: true, MaxAttempts: 1,
+					Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+					Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+						return nil, fmt.Errorf(tc.format, r.URL.String(), io.ErrUnexpectedEOF)
+					})}
+				req, err := http.NewRequest(http.MethodGet, tc.url, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tr.RoundTrip(req); err == nil {
+					t.Fatal("no error")
+				}
+				s := logs.String()
+				for _, x := range tc.secrets {
+					if strings.Contains(s, x) {
+						t.Errorf("log shows %q: %s", x, s)
+					}
+				}
+				if !strings.Contains(s, "unexpected EOF") || !strings.Contains(s, "api.test") {
+					t.Errorf("log = %s; want the error's text with its host", s)
+				}
+			})
+		})
+	}
+}
