@@ -105,7 +105,8 @@
 // a comma inside an HTTP-date is not a duplicate.
 //
 // A window is reported only when the headers state it: IETF w, a ";w="
-// parameter, HubSpot's interval, the words Daily (one day) and Secondly
+// parameter (whole seconds; a fraction is no window), HubSpot's interval
+// (milliseconds, at least one), the words Daily (one day) and Secondly
 // (one second), Twitter's 24hour, and the period suffixes of Kong
 // (second, minute, hour, day, month of 30 days, year of 365 days).
 // Documentation knowledge, such as GitHub's one-hour window, is never

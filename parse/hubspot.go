@@ -17,7 +17,9 @@ func (p *parser) hubSpot() {
 		q := newQuota("hubspot")
 		q.Limit, q.Remaining = countOf(p.get(sHubSpotMax)), countOf(p.get(sHubSpotRemaining))
 		if v, ok := single(p.get(sHubSpotInterval)); ok {
-			if w, n, st := decimal(v); st == numOK {
+			// Whole milliseconds, as HubSpot sends them (10000): a
+			// window below one would state an unbounded pace.
+			if w, n, st := decimal(v); st == numOK && w > 0 {
 				q.Window = millis(w, n)
 			}
 		}

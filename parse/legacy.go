@@ -158,7 +158,8 @@ func unquote(q string) string {
 }
 
 // member reads one legacy list member: a number and optional parameters,
-// of which w (a window in seconds) and name (a quoted string) are kept.
+// of which w (a window in whole seconds) and name (a quoted string) are
+// kept.
 // An invalid parameter is ignored; an invalid number is not.
 func member(s string) (item, bool) {
 	if n, ok := digitsOnly(s); ok {
@@ -175,8 +176,11 @@ func member(s string) (item, bool) {
 		k, v, _ := strings.Cut(trimOWS(kv), "=")
 		switch v = trimOWS(v); {
 		case windowParam(k):
-			if w, n, st := decimal(v); st == numOK && (w > 0 || n > 0) {
-				x.w = seconds(w, n)
+			// Integer seconds (draft-03 to 06); sub-second precision is
+			// not supported (draft-11 §3.1.3), and a window of a
+			// nanosecond would state an unbounded pace.
+			if w, n, st := decimal(v); st == numOK && w > 0 && n == 0 {
+				x.w = seconds(w, 0)
 			}
 		case k == "name":
 			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {

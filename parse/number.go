@@ -97,6 +97,16 @@ func seconds(whole, nano int64) time.Duration {
 	return time.Duration(whole)*time.Second + time.Duration(nano)
 }
 
+// durationOf is seconds for a duration of Go's syntax, whose bare
+// number of seconds is one too: -1 when it overflows a Duration, as
+// time.ParseDuration rejects "9223372037s", rather than saturated.
+func durationOf(whole, nano int64) time.Duration {
+	if d := seconds(whole, nano); d != math.MaxInt64 {
+		return d
+	}
+	return -1
+}
+
 // deltaSeconds parses a delay in decimal seconds ("64.57"). It returns -1
 // when s is not a valid number.
 func deltaSeconds(s string) time.Duration {
@@ -345,7 +355,8 @@ func daysIn(m time.Month, y int) int {
 // goDuration reads an OpenAI-style reset: a Go duration
 // string such as "6m0s", "1m51.535s" or "12ms", or a bare number of
 // seconds (Azure OpenAI sends "55"). Signs and unknown units such as "1d"
-// are invalid. It returns -1 when s is not valid.
+// are invalid. It returns -1 when s is not valid, or longer than a
+// Duration holds.
 func goDuration(vals []string) time.Duration {
 	if len(vals) == 1 && vals[0] != "" {
 		// A line of bare seconds ends with a digit, and a duration that
@@ -355,7 +366,7 @@ func goDuration(vals []string) time.Duration {
 		// it.
 		if s := vals[0]; isDigit(s[len(s)-1]) {
 			if w, ok := digitsOnly(s); ok {
-				return seconds(w, 0)
+				return durationOf(w, 0)
 			}
 		} else if d, ok := quickDuration(s); ok {
 			return d
@@ -373,7 +384,7 @@ func goDurationGeneral(vals []string) time.Duration {
 		return -1
 	}
 	if w, n, st := decimal(s); st == numOK {
-		return seconds(w, n)
+		return durationOf(w, n)
 	} else if st == numOverflow {
 		return -1
 	}
