@@ -104,7 +104,8 @@ type RobotsError struct {
 	Agent string
 	// Rule is the path pattern that disallows the path, in the form it
 	// is compared in (percent-encoding normalised, RFC 9309 §2.2.2), such
-	// as "/private/" or "/*.pdf$"; empty when Unreachable.
+	// as "/private/" or "/*.pdf$" (its first 256 bytes and "…" when
+	// longer); empty when Unreachable.
 	Rule string
 
 	// Unreachable reports that robots.txt could not be fetched (a 429, a
@@ -240,7 +241,7 @@ func (c *robotsCache) decide(origin, path string, v robotsView) (time.Duration, 
 		return 0, nil
 	}
 	if rule, ok := v.file.match(path); ok && !rule.allow {
-		return interval, &RobotsError{Origin: origin, Agent: v.file.agent, Rule: rule.pattern}
+		return interval, &RobotsError{Origin: origin, Agent: v.file.agent, Rule: shorten(rule.pattern, maxRobotsAgent)}
 	}
 	return interval, nil
 }

@@ -89,7 +89,7 @@ const (
 	maxRobotsKept = 3 * maxRobotsBytes
 
 	// maxRobotsAgent bounds the length of the user-agent line kept to name
-	// the group that applies.
+	// the group that applies, and of the rule a RobotsError quotes.
 	maxRobotsAgent = 256
 
 	// maxCrawlInterval caps the interval a robots.txt can ask between two
@@ -212,10 +212,7 @@ func parseRobots(body []byte, token string) *robotsFile {
 	if mineSeen {
 		g = &mine
 		f.agent, f.interval = mineAgent, secondsInterval(mineInt)
-		if len(f.agent) > maxRobotsAgent {
-			f.agent = strings.ToValidUTF8(f.agent[:maxRobotsAgent], "") + "…"
-		}
-		f.agent = strings.Clone(f.agent)
+		f.agent = strings.Clone(shorten(f.agent, maxRobotsAgent))
 	}
 	// Copies of their exact size: a builder's and append's buffers may be
 	// twice what they hold.
@@ -254,12 +251,22 @@ func asciiEqualFold(b []byte, s string) bool {
 	return true
 }
 
+// shorten returns s, or its first n bytes (no rune cut) and "…" when
+// longer.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
 // parseCrawlDelay reads a Crawl-delay value: seconds, possibly fractional
 // ("10", "0.5", "1e3", "1,5" with a decimal comma, "1,500" with a
-// thousands separator, the longer of its two readings), or a number with a
-// unit, joined or after a space: "10s", "2m", "2 min" (minutes), "1h"
-// (hours); another unit is read as seconds. A value that is not a
-// non-negative number is ignored; a huge one is capped by secondsInterval.
+// thousands separator, the longer of its two readings), a number with a
+// unit, joined or after a space ("10s", "2m", "2 min", "1h", "1 day": see
+// unitSeconds; another unit is read as seconds), or a Go duration
+// ("1m30s"). A value that is not a non-negative number is
+// ignored; a huge one is capped by secondsInterval.
 func parseCrawlDelay(v string) (float64, bool) {
 	word, unit := v, ""
 	if i := strings.IndexAny(v, " \t"); i >= 0 {
@@ -270,6 +277,9 @@ func parseCrawlDelay(v string) (float64, bool) {
 	}
 	s, ok := parseSeconds(word)
 	if !ok {
+		if d, err := time.ParseDuration(word); err == nil && d >= 0 && unit == "" {
+			return d.Seconds(), true // "1m30s"
+		}
 		num := leadingNumber(word)
 		rest := word[len(num):]
 		if r, ok := strings.CutPrefix(rest, ","); ok && num != "" && !strings.Contains(num, ".") {
@@ -304,13 +314,35 @@ func parseCrawlDelay(v string) (float64, bool) {
 			unit = rest
 		}
 	}
-	switch strings.ToLower(unit) {
+	u, _ := unitSeconds(unit) // an unknown one, seconds
+	return s * u, true
+}
+
+// unitSeconds returns the seconds of a unit of time as robots.txt files
+// write it after a number: "s", "sec", "seconds" (and none), "ms", "m",
+// "min", "minutes", "h", "hours", "d", "days", "w", "weeks", "mo",
+// "months" (30 days), "y", "years" (365 days), in any case, a trailing dot
+// left out. It reports whether it knows the unit.
+func unitSeconds(unit string) (float64, bool) {
+	switch strings.ToLower(strings.TrimSuffix(unit, ".")) {
+	case "", "s", "sec", "secs", "second", "seconds":
+		return 1, true
+	case "ms", "msec", "msecs", "millisecond", "milliseconds":
+		return 1e-3, true
 	case "m", "min", "mins", "minute", "minutes":
-		s *= 60
+		return 60, true
 	case "h", "hr", "hrs", "hour", "hours":
-		s *= 3600
+		return 3600, true
+	case "d", "day", "days":
+		return 86400, true
+	case "w", "wk", "wks", "week", "weeks":
+		return 7 * 86400, true
+	case "mo", "mon", "month", "months":
+		return 30 * 86400, true
+	case "y", "yr", "yrs", "year", "years":
+		return 365 * 86400, true
 	}
-	return s, true
+	return 1, false
 }
 
 // leadingDigits returns the decimal digits at the start of s.
@@ -324,8 +356,10 @@ func leadingDigits(s string) string {
 }
 
 // parseRequestRate reads a Request-rate value, n requests per period:
-// "1/5" or "1/5s" (seconds), "1/2m" (minutes), "1/1h" (hours); a time span
-// that may follow ("1/5s 0600-0845") is ignored. It returns the period
+// "1/5" or "1/5s" (seconds), "1/2m" or "1/10min" (minutes), "1/1h"
+// (hours), "1/1d" (a day), units as unitSeconds reads them (another
+// makes the record unreadable); a time span that may follow
+// ("1/5s 0600-0845") is ignored. It returns the period
 // divided by n, in seconds.
 func parseRequestRate(v string) (float64, bool) {
 	if i := strings.IndexAny(v, " \t"); i >= 0 {
@@ -341,21 +375,15 @@ func parseRequestRate(v string) (float64, bool) {
 	}
 	p := v[slash+1:]
 	num := leadingNumber(p)
-	unit := 1.0
-	switch strings.ToLower(p[len(num):]) {
-	case "", "s":
-	case "m":
-		unit = 60
-	case "h":
-		unit = 3600
-	default:
-		return 0, false
-	}
 	s, ok := parseSeconds(num)
 	if !ok {
 		return 0, false
 	}
-	return s * unit / n, true
+	u, ok := unitSeconds(p[len(num):])
+	if !ok {
+		return 0, false
+	}
+	return s * u / n, true
 }
 
 // leadingNumber returns the number at the start of s: digits and dots,

@@ -305,3 +305,51 @@ func TestRobotsBaseGoexit(t *testing.T) {
 		t.Errorf("robots.txt fetched %d times by one request whose Base called runtime.Goexit, want 1", n)
 	}
 }
+
+// "Crawl-delay: 1 day" was read as one second, and Request-rate dropped
+// "1/10min" and "1/1d": a unit of time longer than an hour, or written
+// out, never paces an origin faster than the file asks.
+func TestCrawlDelayUnitsNeverFaster(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want time.Duration
+	}{
+		{"Crawl-delay: 1 day", 24 * time.Hour},
+		{"Crawl-delay: 2d", maxCrawlInterval},
+		{"Crawl-delay: 1m30s", 90 * time.Second},
+		{"Crawl-delay: 500ms", 500 * time.Millisecond},
+		{"Crawl-delay: 10 secs", 10 * time.Second},
+		{"Crawl-delay: 1 week", maxCrawlInterval},
+		{"Request-rate: 1/10min", 10 * time.Minute},
+		{"Request-rate: 2/30sec", 15 * time.Second},
+		{"Request-rate: 1/1d", 24 * time.Hour},
+		{"Request-rate: 1/5y", maxCrawlInterval},
+		{"Request-rate: 1/3fortnights", 0}, // an unknown unit: unreadable
+	} {
+		f := parseRobots([]byte("User-agent: *\n"+tt.line+"\n"), "mybot")
+		if f.interval != tt.want {
+			t.Errorf("%q: interval %v, want %v", tt.line, f.interval, tt.want)
+		}
+	}
+}
+
+// A RobotsError quoted its rule whole: one pattern of 400 KB made every
+// refusal's message, and each log line of it, 400 KB.
+func TestRobotsErrorRuleBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		long := "/" + strings.Repeat("a", 400<<10)
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nDisallow: " + long + "\n"})
+		r := &Robots{UserAgent: "mybot"}
+		_, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "http://a.example"+long+"b"))
+		var re *RobotsError
+		if !errors.As(err, &re) {
+			t.Fatalf("check = %v, want a *RobotsError", err)
+		}
+		if want := long[:maxRobotsAgent] + "…"; re.Rule != want {
+			t.Errorf("Rule is %d bytes, want the first %d and …", len(re.Rule), maxRobotsAgent)
+		}
+		if n := len(err.Error()); n > 1<<10 {
+			t.Errorf("the error's text is %d bytes, want it bounded", n)
+		}
+	})
+}

@@ -123,7 +123,7 @@ func TestParseRobots(t *testing.T) {
 		},
 		{
 			name:  "unreadable pace records are ignored",
-			body:  "User-agent: *\nCrawl-delay: -3\nCrawl-delay: NaN\nCrawl-delay: soon\nRequest-rate: 0/5\nRequest-rate: 1/5y\nRequest-rate: 5\nRequest-rate: -1/5\n",
+			body:  "User-agent: *\nCrawl-delay: -3\nCrawl-delay: NaN\nCrawl-delay: soon\nRequest-rate: 0/5\nRequest-rate: 1/5q\nRequest-rate: 5\nRequest-rate: -1/5\n",
 			token: "mybot",
 		},
 		{
