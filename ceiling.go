@@ -60,9 +60,13 @@ type ceiling struct {
 	floor time.Duration
 	// crawl reports that the floor, not MaxRate, spaced the last start.
 	crawl bool
-	// stated reports that the key's server stated a quota: Restraint no
-	// longer applies to it.
-	stated  bool
+	// stated is when the key's server last stated a quota, or a request
+	// to it last started since (Unix nanoseconds; 0: never). Restraint
+	// does not apply to the key until it has gone unused for idle (the
+	// Budget's IdleTTL) from then, when the budget forgets the quota and
+	// nothing paces the key again (see quoted).
+	stated  int64
+	idle    int64         // the Budget's IdleTTL, as the latest reserve gave it
 	grad    *gradient     // Restraint.Adaptive's limit; nil until needed
 	changed chan struct{} // closed when a slot frees or a turn passes; nil when nobody waits
 	// Requests the pace holds (MaxRate, the floor) start in the order
@@ -105,6 +109,12 @@ func (c *ceilings) shard(k memKey) *ceilingShard {
 	return &c.shards[maphash.String(c.seed, k.host)%ceilingShards]
 }
 
+// quoted reports that a quota the key's server stated still paces it at
+// n: Restraint does not apply.
+func (e *ceiling) quoted(n int64) bool {
+	return e.stated != 0 && n-e.stated <= e.idle
+}
+
 // ceilingHold is a wait the local ceilings ask for: until an instant, or
 // until changed is closed.
 type ceilingHold struct {
@@ -129,7 +139,7 @@ type ceilingHold struct {
 // request the pace holds takes one, and one behind another's ticket waits
 // for its turn; the start granted ends it. A request that stops waiting
 // with a ticket gives it up (see leave).
-func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int, rs *Restraint, floor time.Duration, tk *uint64, until time.Time, lease time.Duration) (reservation, ceilingHold, bool) {
+func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int, rs *Restraint, floor time.Duration, tk *uint64, until time.Time, lease, idle time.Duration) (reservation, ceilingHold, bool) {
 	sh := c.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -146,7 +156,11 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 	if e.inflight.Reap(inst) {
 		e.wake() // slots of leases ended are free
 	}
-	if rs != nil && !e.stated {
+	if idle <= 0 {
+		idle = control.DefaultIdleTTL
+	}
+	e.idle = int64(idle)
+	if rs != nil && !e.quoted(n) {
 		maxConc = rs.limit(e, maxConc)
 	}
 	if maxConc > 0 && e.inflight.N() >= maxConc {
@@ -185,6 +199,9 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 	end := e.inflight.Start(inst, until, lease)
 	r := reservation{prev: e.next, next: addSat(max(e.next, n), int64(interval)), ok: true, start: n, end: end, inflight: e.inflight.N()}
 	e.next = r.next
+	if e.quoted(n) {
+		e.stated = n // used: the budget keeps the quota as long again
+	}
 	return r, ceilingHold{}, true
 }
 
@@ -360,8 +377,10 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 		wake := false
 		switch {
 		case len(out.Quotas) > 0:
-			wake, e.stated = !e.stated, true
-		case e.grad != nil && !e.stated && !out.Failed && !out.Refused && !out.Transient && !r.transient:
+			n := now.UnixNano()
+			wake = !e.quoted(n)
+			e.stated = max(n, 1)
+		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Failed && !out.Refused && !out.Transient && !r.transient:
 			lim := e.grad.limit()
 			e.grad.observe(now, time.Duration(now.UnixNano()-r.start), r.inflight)
 			wake = e.grad.limit() > lim

@@ -92,12 +92,12 @@ func TestCeilingsLiftedFloorStaysLifted(t *testing.T) {
 	c.setFloor(o, 10*time.Second) // request A reads Crawl-delay: 10
 	c.setFloor(o, 0)              // request B reads the refreshed robots.txt: none
 	var tk uint64
-	if _, _, ok := c.reserve(o, now, 0, 0, nil, 10*time.Second, &tk, time.Time{}, 0); !ok { // A reserves, carrying 10s
+	if _, _, ok := c.reserve(o, now, 0, 0, nil, 10*time.Second, &tk, time.Time{}, 0, 0); !ok { // A reserves, carrying 10s
 		t.Fatal("A not granted")
 	}
 	tk = 0
 	c.setFloor(o, 0) // B, as robots() does before each request
-	_, h, ok := c.reserve(o, now.Add(time.Millisecond), 0, 0, nil, 0, &tk, time.Time{}, 0)
+	_, h, ok := c.reserve(o, now.Add(time.Millisecond), 0, 0, nil, 0, &tk, time.Time{}, 0, 0)
 	if !ok {
 		t.Errorf("B held until %v (%s) by a Crawl-delay robots.txt no longer asks for", h.until.Sub(now), h.reason)
 	}

@@ -8,7 +8,9 @@ package polite
 // An origin (a budget key) states a quota when one of its responses
 // carries a rate-limit field the Transport reads (RateLimit,
 // RateLimit-Policy, a legacy or vendor dialect); from then on the quotas it
-// states pace it, and Restraint no longer applies to it. Refusals,
+// states pace it, and Restraint no longer applies to it, until the origin
+// has gone unused (no request started, no quota stated) for the Budget's
+// IdleTTL, when the budget forgets what it stated. Refusals,
 // Retry-After, robots.txt and the other ceilings apply to every origin,
 // with or without Restraint.
 //

@@ -629,7 +629,7 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 				}
 			}
 		}
-		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, floor, &tk.key, ask.Until, b.Lease); !w.granted {
+		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, floor, &tk.key, ask.Until, b.Lease, b.IdleTTL); !w.granted {
 			t.ceil.cancelFloor(fr)
 			w.ceiling, w.until, w.wake, w.changed, w.why = true, ch.until, ch.wake, ch.changed, ch.reason
 			return nil
