@@ -90,8 +90,16 @@
 // Store.Update). A swap that takes a lease and that Redis runs after its
 // Timeout, busy with something else until then, changes nothing: it is
 // sent with the instant its caller gives up, on the server's clock as the
-// last swap of the key measured it (the script returns its clock), which
-// the script compares with that clock. This needs a client created with
+// swaps of the key measured it, which the script compares with that clock.
+// Each swap bounds how far the server's clock is ahead by its clock (the
+// script returns it) less the instant the swap was sent, a bound that
+// includes the time the swap waited behind a busy Redis: the least of the
+// bounds of the key's recent swaps (over the last one to two minutes of
+// its use) is kept, so that a swap slowed by a busy Redis, within its
+// Timeout, does not make the next swaps' limits late by as much. A swap
+// whose reply shows the server's clock further ahead than that (it moved,
+// or this process's did) starts the measure over, as does one refused as
+// late though answered in time. This needs a client created with
 // ContextTimeoutEnabled (otherwise the Store waits for the reply, and the
 // swap goes through), and a swap of the key made before by this process:
 // the first one may still take its lease late, which then ends with

@@ -149,6 +149,48 @@ func TestLateSwaps(t *testing.T) {
 	}
 }
 
+// A swap that Redis runs late changes nothing after a slow swap of the
+// key as well: each swap measures how far Redis's clock is ahead by the
+// time from its sending to its run, which includes the time it waited
+// behind a busy Redis. Before, the last measure was kept, so one swap
+// slowed by 0.8 s (within Timeout) made the next swap's limit 0.8 s late,
+// and that swap, run by Redis half a second after the Store gave up on
+// it, took its lease: the key's one slot was held in every process for
+// the whole Lease. A busy Redis is slow for several calls in a row.
+func TestLateSwapAfterSlowSwap(t *testing.T) {
+	rs := startServer(t)
+	prefix := testPrefix(t)
+	a := New(ownClient(t, rs.addr()), prefix)
+	a.Timeout = time.Second
+	b := New(ownClient(t, rs.addr()), prefix)
+	t.Cleanup(func() { a.Close(); b.Close() })
+	probed(t, a, "k")
+
+	// One slow swap, within Timeout: Redis busy for 0.8 s more.
+	busy := busyRedis(t, rs.addr(), 850*time.Millisecond)
+	if err := a.Update(t.Context(), "k", func(*polite.KeyState) {}); err != nil {
+		t.Fatalf("an Update within its Timeout: %v", err)
+	}
+	if e := <-busy; e != nil {
+		t.Fatal(e)
+	}
+
+	// A swap taking a lease that Redis runs 1.5 s after it was sent, half
+	// a second after the Store gave up on it.
+	busy = busyRedis(t, rs.addr(), 1600*time.Millisecond)
+	_, err := acquire(t, a, "k", new(control.Lease))
+	if e := <-busy; e != nil {
+		t.Fatal(e)
+	}
+	if err == nil {
+		t.Fatal("the Update while Redis is busy for 1.5 s succeeded, want its Timeout (1 s)")
+	}
+	time.Sleep(50 * time.Millisecond) // Redis runs the swap
+	if h := free(t, b, "k"); h != "" {
+		t.Errorf("after an Update that failed (%v), Redis ran its swap late and kept its lease: the next request in another process is %s", err, h)
+	}
+}
+
 // Timeout holds only with ContextTimeoutEnabled: without it the Store
 // waits for Redis's reply, up to the client's ReadTimeout, and a swap
 // Redis runs after Timeout, whose reply the Store does wait for, goes

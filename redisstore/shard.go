@@ -39,10 +39,60 @@ type entry struct {
 	live    bool          // whether the subscription was live then
 	changed chan struct{} // closed when gen changes; nil when nobody waits
 
-	// clock is how far the clock of the server holding the key was ahead
-	// of this process's at the last swap, at most, in microseconds, plus
-	// one; 0 before any.
-	clock int64
+	// clock measures how far the clock of the server holding the key is
+	// ahead of this process's.
+	clock clockMeasure
+}
+
+// clockPeriod is how long the least of a key's measures of the server's
+// clock is taken over: the measures of the current period and of the one
+// before, so each is kept one to two periods of swaps of the key.
+const clockPeriod = time.Minute
+
+// clockMeasure is a key's measure of how far the clock of the server
+// holding the key is ahead of this process's: at most, in microseconds,
+// plus one; 0 before any.
+//
+// A swap measures the server's clock less the instant it was sent: the
+// offset plus the time from the sending to the script's run, which
+// includes any time the swap waited behind other commands of a busy Redis.
+// Each measure bounds the offset from above, and the least is the
+// tightest: the least of the recent ones is kept, so that a slow swap,
+// however slow, does not delay the next swaps' limits (see commit). The
+// least follows a clock that moves: at once when the offset shrinks (a
+// new measure is less), and when it grows, by a swap whose reply shows the
+// server's clock further ahead than the least allows (the clock at the
+// script's run less the instant the reply came bounds the offset from
+// below), by a swap refused as late while answered in time (see commit),
+// or at the latest after two periods.
+type clockMeasure struct {
+	cur, prev int64     // the least measure of the current period, and of the one before; 0: none
+	since     time.Time // when the current period started
+}
+
+// get returns the least of the measures of the current period and the
+// one before; 0 if none.
+func (m *clockMeasure) get() int64 {
+	if m.prev != 0 && (m.cur == 0 || m.prev < m.cur) {
+		return m.prev
+	}
+	return m.cur
+}
+
+// add records a swap's measure, taken at now: hi, the server's clock less
+// when the swap was sent, plus one (the offset is below it), and lo, that
+// clock less when the reply came, minus one (the offset is above it).
+func (m *clockMeasure) add(hi, lo int64, now time.Time) {
+	if least := m.get(); least != 0 && lo >= least {
+		// The offset grew past the least (the server's clock, or this
+		// process's, moved): start over from this measure.
+		*m = clockMeasure{}
+	}
+	if m.cur == 0 || now.Sub(m.since) >= clockPeriod {
+		m.prev, m.cur, m.since = m.cur, hi, now
+		return
+	}
+	m.cur = min(m.cur, hi)
 }
 
 func (sh *shard) init(max int) {
@@ -153,7 +203,7 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 	if !ok {
 		return // a key this process does not use
 	}
-	if e.clock != 0 && ver > time.Now().UnixMicro()+e.clock-1+maxAhead {
+	if c := e.clock.get(); c != 0 && ver > time.Now().UnixMicro()+c-1+maxAhead {
 		return // a version no swap writes: taken, it would deafen waiters
 	}
 	if state != nil && ver > e.ver {
@@ -173,17 +223,28 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 	}
 }
 
-// ahead returns e's measure of the server's clock (see entry.clock).
+// ahead returns e's measure of the server's clock (see clockMeasure).
 func (sh *shard) ahead(e *entry) int64 {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return e.clock
+	return e.clock.get()
 }
 
-// setAhead sets e's measure of the server's clock.
-func (sh *shard) setAhead(e *entry, clock int64) {
+// measured records a swap of e that the script ran at clock, on the
+// server's clock in microseconds, sent at sent and answered at recv, on
+// this process's.
+func (sh *shard) measured(e *entry, clock, sent, recv int64) {
+	now := time.Now()
 	sh.mu.Lock()
-	e.clock = clock
+	e.clock.add(clock-sent+1, clock-recv-1, now)
+	sh.mu.Unlock()
+}
+
+// forgetAhead forgets e's measure of the server's clock: the next swap
+// measures it again.
+func (sh *shard) forgetAhead(e *entry) {
+	sh.mu.Lock()
+	e.clock = clockMeasure{}
 	sh.mu.Unlock()
 }
 

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // A shard keeps at most max entries besides those in use: an entry pinned
@@ -34,5 +35,46 @@ func TestShardBoundedPastPinned(t *testing.T) {
 	}
 	if n := len(sh.m); n > 4 {
 		t.Errorf("all unpinned: %d entries kept with max 4", n)
+	}
+}
+
+// A key's measure of how far the server's clock is ahead is the least of
+// its recent swaps': one that waited behind a busy Redis does not raise it.
+// It follows the offset down at once, up as soon as a reply shows the
+// server's clock past it, and forgets measures two periods old.
+func TestClockMeasureLeast(t *testing.T) {
+	start := time.Now()
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	var m clockMeasure
+	// Server's clock 5 ms ahead, round trips of 0.2 ms.
+	m.add(5200, 4800, at(0))
+	m.add(5300, 4900, at(time.Second))
+	if got := m.get(); got != 5200 {
+		t.Fatalf("after two measures, %d, want the least (5200)", got)
+	}
+	// A swap queued 0.8 s behind a busy Redis: the script ran at once
+	// before its reply.
+	m.add(805000, 4800, at(2*time.Second))
+	if got := m.get(); got != 5200 {
+		t.Errorf("after a slow swap, %d, want 5200 still", got)
+	}
+	// The offset shrinks to 3 ms.
+	m.add(3200, 2800, at(3*time.Second))
+	if got := m.get(); got != 3200 {
+		t.Errorf("after the server's clock went back 2 ms, %d, want 3200", got)
+	}
+	// It grows to 20 ms: the reply shows the server's clock past 3.2 ms.
+	m.add(20200, 19800, at(4*time.Second))
+	if got := m.get(); got != 20200 {
+		t.Errorf("after the server's clock went 17 ms forward, %d, want 20200", got)
+	}
+	// The least of a period is kept through the next, not beyond.
+	m.add(25000, 19800, at(4*time.Second+clockPeriod))
+	if got := m.get(); got != 20200 {
+		t.Errorf("a period on, %d, want 20200", got)
+	}
+	m.add(26000, 19800, at(4*time.Second+2*clockPeriod))
+	if got := m.get(); got != 25000 {
+		t.Errorf("two periods on, %d, want 25000", got)
 	}
 }

@@ -381,6 +381,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			r.by = sent + s.timeout().Microseconds() + ahead - 1 + 1000 // and a millisecond more
 		}
 		res, nver, nstate, clock, err := s.swap(ctx, rkey, r)
+		recv := time.Now().UnixMicro()
 		s.stats.swaps.Add(1)
 		if err != nil {
 			return err
@@ -388,14 +389,19 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		if res == swapLate {
 			// Answered in time after all: this process's clock stepped
 			// back, or the key moved to a server whose clock is ahead,
-			// since the last measure. Measure again.
-			sh.setAhead(e, 0)
+			// since the measure. Measure again.
+			sh.forgetAhead(e)
 			return errLate
 		}
 		if clock > 0 {
-			// The script read its clock after the swap was sent: the
-			// server's clock is at most this far ahead of ours.
-			sh.setAhead(e, clock-sent+1)
+			// The script read its clock after the swap was sent and
+			// before its reply came: the server's clock is at most
+			// clock-sent ahead of ours, and at least clock-recv. The
+			// least of the recent upper bounds is kept: one measured by
+			// a swap that waited behind a busy Redis is late by that
+			// wait, and would make the next swaps' limits late by as
+			// much.
+			sh.measured(e, clock, sent, recv)
 		}
 		switch res {
 		case swapStale:
