@@ -520,8 +520,9 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 }
 
 // unreserve frees the reservations of the request l granted, unless an
-// observation counted it or its lease ended. A unit is never dropped, so
-// what l reserved in it is what its cost says; a unit added after l was
+// observation counted it or its lease ended: the whole reservation when it
+// is l's alone, else, merged with others', what l's cost needs at the
+// current scale. A unit is never dropped; a unit added after l was
 // granted holds no reservation whose grants include l's.
 func (c *costs) unreserve(l *Lease) {
 	if l.want.free() {
@@ -535,6 +536,13 @@ func (c *costs) unreserve(l *Lease) {
 		}
 		for j := range u.res {
 			if r := &u.res[j]; r.lo <= l.seq && l.seq <= r.hi {
+				if r.lo == r.hi {
+					// l's alone: what it reserved, at the scale then.
+					// Counted at the scale now, one reserved before
+					// the scale fell left the rest until the next
+					// answer.
+					n = r.n
+				}
 				n = min(n, r.n)
 				r.n -= n
 				u.n -= n

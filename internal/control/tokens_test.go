@@ -766,3 +766,32 @@ func TestScaleNoisyRemaining(t *testing.T) {
 		t.Errorf("a request of 20500 tokens held (%v until +%v) with 30000 left", h.Reason, h.Until().Sub(now))
 	}
 }
+
+// TestUnreserveAtScaleReserved: a request reserved while the scale was
+// high, and ending unanswered after it fell, frees all it reserved; freed
+// at the scale then, 1250 of its 2250 tokens stayed held until the next
+// answer.
+func TestUnreserveAtScaleReserved(t *testing.T) {
+	var s State
+	cfg := Config{}
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	q := []parse.Quota{{Unit: "tokens", Limit: 60000, Remaining: 60000, Reset: 0, Dialect: "openai"}}
+	var p Lease
+	s.Acquire(now, &cfg, Ask{}, &p)
+	s.Release(now, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: q})
+	u := &s.costs.units[0]
+	u.scale = 1000 // the server was seen to count twice the prompts
+	var a Lease
+	a.SetCost(Cost{InputTokens: 1000})
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
+		t.Fatal("a not granted")
+	}
+	if u.n != 2250 {
+		t.Fatalf("a reserved %d, want 2250 (1000, the scale's 1000 and a quarter more)", u.n)
+	}
+	u.scale = 0 // fallen since, as answers taught
+	s.Release(now.Add(time.Second), &cfg, &a, &Outcome{First: true, Bytes: -1, Failed: true})
+	if u.n != 0 || len(u.res) != 0 {
+		t.Errorf("after a ended unanswered, %d reserved in %d reservations, want none", u.n, len(u.res))
+	}
+}
