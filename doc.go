@@ -151,7 +151,11 @@
 // [ErrDisallowed]) without being sent; its Crawl-delay or Request-rate
 // spaces the origin's requests, whatever its rate-limit fields allow, and
 // the stricter of the two holds. While robots.txt answers 5xx, every path
-// of the origin is disallowed until it is fetched again.
+// of the origin is disallowed until it is fetched again. A request that
+// dials an address and names the site in its Host
+// ("http://192.0.2.10/page" with Host "site.example") obeys the site's
+// robots.txt, fetched from that address with that Host, and its
+// Crawl-delay spaces the site's requests.
 // [Transport.Restraint] holds back requests to origins that state no rate
 // limit: a few in flight at once, and fewer while an origin's latency
 // rises above its own baseline.

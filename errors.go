@@ -169,8 +169,10 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 	}
 	if t.local() {
 		next := t.ceil.nextStart(k.m)
-		if k.custom && t.ceil.floors.Load() {
-			next = max(next, t.ceil.nextStart(originKey(resp.Request.URL.Scheme, resp.Request.URL.Host).m))
+		if t.ceil.floors.Load() {
+			if o := floorOrigin(resp.Request, *k); o != k.m {
+				next = max(next, t.ceil.nextStart(o))
+			}
 		}
 		if n := time.Unix(0, next); next != 0 && n.After(at) {
 			at = n

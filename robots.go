@@ -51,6 +51,20 @@ import (
 // for /robots.txt itself are always allowed, and other schemes than http
 // and https are not concerned.
 //
+// A request whose Host ([http.Request.Host]) names another authority than
+// its URL's host, as a crawler's that dials a fixed address does
+// ("http://192.0.2.10/private" with Host "site.example"), reaches the
+// virtual host it names, whose robots.txt governs it (RFC 9309 §2.2):
+// that robots.txt is fetched from the URL's scheme and address with the
+// request's Host (normalised as an origin's host is), kept apart from the
+// address's own and from other virtual hosts' (each counts as an origin
+// against MaxOrigins), and a redirect of it keeps the Host while its
+// Location names no host. Its Crawl-delay or Request-rate paces the origin
+// the Host names (scheme and Host), whatever address its requests are
+// sent to; the request's budget key is still its URL's origin (see
+// [Transport.Key]). A Host with a byte no host has (userinfo, a path, a
+// query), which net/http does not send, is ignored.
+//
 // A Robots holds the robots.txt of the origins it has seen: Transports
 // sharing a Robots share them. The zero value obeys the "*" groups. A
 // Robots is safe for concurrent use by multiple goroutines. Its fields must
@@ -97,7 +111,11 @@ var ErrDisallowed = errors.New("polite: disallowed by robots.txt")
 // [ErrDisallowed] with [errors.Is]. When robots.txt was unreachable because
 // of a transport error, Unwrap returns that error.
 type RobotsError struct {
-	Origin string // scheme://host[:port] of the request
+	Origin string // scheme://host[:port] of the request's URL
+	// Host is the request's Host when it names another authority than
+	// Origin's host (a virtual host at that address, see Robots): the
+	// robots.txt is that Host's, fetched from Origin. Empty otherwise.
+	Host string
 	// Agent is the user-agent of the group whose rule disallows the
 	// path, as robots.txt writes it (its first 256 bytes and "…" when
 	// longer), or "*"; empty when Unreachable.
@@ -125,8 +143,12 @@ type RobotsError struct {
 // Error says why robots.txt kept the request from being sent, and, when
 // it is unreachable, when to try again.
 func (e *RobotsError) Error() string {
+	of := e.Origin
+	if e.Host != "" {
+		of += " (Host " + e.Host + ")"
+	}
 	if !e.Unreachable {
-		return fmt.Sprintf("polite: robots.txt of %s disallows the path for %q (rule %q)", e.Origin, e.Agent, e.Rule)
+		return fmt.Sprintf("polite: robots.txt of %s disallows the path for %q (rule %q)", of, e.Agent, e.Rule)
 	}
 	why := "no response"
 	switch {
@@ -135,7 +157,7 @@ func (e *RobotsError) Error() string {
 	case e.Err != nil:
 		why = e.Err.Error()
 	}
-	return fmt.Sprintf("polite: robots.txt of %s unreachable (%s): every path disallowed until %s", e.Origin, why, retryStamp(e.Until))
+	return fmt.Sprintf("polite: robots.txt of %s unreachable (%s): every path disallowed until %s", of, why, retryStamp(e.Until))
 }
 
 // Is reports whether target is [ErrDisallowed].
@@ -179,22 +201,23 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 		return 0, nil
 	}
 	path := robotsPath(u)
-	origin := robotsOrigin(u)
+	site := robotsSite{origin: robotsOrigin(u), host: robotsHost(req)}
+	key := site.key()
 	c := r.robotsCache()
 	if path == "/robots.txt" {
 		// Always allowed, and never fetched for itself; but it is a
 		// request to the origin like any other, spaced by the interval
 		// already known.
-		return c.shard(origin).interval(origin), nil
+		return c.shard(key).interval(key), nil
 	}
-	sh := c.shard(origin)
+	sh := c.shard(key)
 	for {
 		if err := ctx.Err(); err != nil {
 			// Nothing to fetch for, and no place in the cache to take
 			// (it could evict an origin fetched already).
 			return 0, err
 		}
-		e, v, wait, fetch := sh.begin(origin, time.Now())
+		e, v, wait, fetch := sh.begin(key, time.Now())
 		switch {
 		case wait != nil:
 			select {
@@ -204,7 +227,7 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 			}
 			continue
 		case fetch:
-			f := c.startFetch(ctx, base, sh, e, origin, req.Header.Get("User-Agent"))
+			f := c.startFetch(ctx, base, sh, e, site, req.Header.Get("User-Agent"))
 			select {
 			case <-ctx.Done():
 				return 0, ctx.Err() // the fetch goes on without it
@@ -221,12 +244,12 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 			}
 			continue
 		}
-		return c.decide(origin, path, v)
+		return c.decide(site, path, v)
 	}
 }
 
-// decide is check's verdict on path from a view of its origin's entry.
-func (c *robotsCache) decide(origin, path string, v robotsView) (time.Duration, error) {
+// decide is check's verdict on path from a view of its site's entry.
+func (c *robotsCache) decide(site robotsSite, path string, v robotsView) (time.Duration, error) {
 	var interval time.Duration
 	if v.file != nil {
 		interval = v.file.interval
@@ -235,13 +258,13 @@ func (c *robotsCache) decide(origin, path string, v robotsView) (time.Duration, 
 		return interval, nil
 	}
 	if v.unreachable {
-		return 0, &RobotsError{Origin: origin, Unreachable: true, Status: v.status, Until: v.until, Err: v.err}
+		return 0, &RobotsError{Origin: site.origin, Host: site.host, Unreachable: true, Status: v.status, Until: v.until, Err: v.err}
 	}
 	if v.file == nil {
 		return 0, nil
 	}
 	if rule, ok := v.file.match(path); ok && !rule.allow {
-		return interval, &RobotsError{Origin: origin, Agent: v.file.agent, Rule: shorten(rule.pattern, maxRobotsAgent)}
+		return interval, &RobotsError{Origin: site.origin, Host: site.host, Agent: v.file.agent, Rule: shorten(rule.pattern, maxRobotsAgent)}
 	}
 	return interval, nil
 }
@@ -331,6 +354,60 @@ func robotsOrigin(u *url.URL) string {
 	// robots.txt is fetched from it. The cache weighs a long one by its
 	// length (see robotsFile.weight).
 	return lowerASCII(u.Scheme) + "://" + normalHost(u.Scheme, u.Host)
+}
+
+// robotsSite is the authority whose robots.txt governs a request: its
+// origin (see robotsOrigin), where robots.txt is fetched from, and the
+// Host the request names another authority by, if any (see robotsHost),
+// which the fetch sends.
+type robotsSite struct {
+	origin string
+	host   string // "" when the URL's host is the authority
+}
+
+// key returns the key of s's robots.txt in the cache: its origin, or,
+// with a Host, the Host, a space and the origin. An origin's key starts
+// with its scheme and "://"; a Host has no '/' (see robotsHost), so the
+// two never meet.
+func (s robotsSite) key() string {
+	if s.host == "" {
+		return s.origin
+	}
+	return s.host + " " + s.origin
+}
+
+// robotsHost returns the Host of req (http.Request.Host) when it names
+// another authority than its URL's host, normalised as an origin's host is
+// (see normalHost): the virtual host reached by a crawler that dials a
+// fixed address ("http://192.0.2.10/private" with Host "site.example"),
+// whose robots.txt governs the request (RFC 9309 §2.2). It returns "" when
+// req sets no Host or its URL's, and for a Host with a byte no host has
+// (userinfo, a path, a query, a space), which net/http does not send (it
+// sends an empty Host then): so none reaches a RobotsError or a key.
+func robotsHost(req *http.Request) string {
+	h := req.Host
+	if h == "" || h == req.URL.Host {
+		return ""
+	}
+	h = normalHost(req.URL.Scheme, h)
+	if !isHostHeader(h) || h == normalHost(req.URL.Scheme, req.URL.Host) {
+		return ""
+	}
+	return h
+}
+
+// isHostHeader reports whether h is not empty and has only bytes a
+// Host field may have, as net/http checks before sending one: letters,
+// digits, and the punctuation of an IP literal, a port, an IPv6 zone or
+// a reg-name (RFC 3986 §3.2.2).
+func isHostHeader(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!$%&'()*+,-.:;=[]_~", c) >= 0) {
+			return false
+		}
+	}
+	return h != ""
 }
 
 // robotsCache holds the robots.txt of many origins, in shards that each
@@ -615,11 +692,12 @@ type robotsFetch struct {
 	exited   bool // Base called runtime.Goexit (t.FailNow in a test's Base)
 }
 
-// startFetch fetches e's robots.txt, for a request whose context is ctx
-// and whose User-Agent is ua, in a goroutine of its own: the values of ctx
-// go with it, its end does not. If Base panics or ends the goroutine, the
-// fetch is abandoned (the next request fetches again), and f says so.
-func (c *robotsCache) startFetch(ctx context.Context, base http.RoundTripper, sh *robotsShard, e *robotsEntry, origin, ua string) *robotsFetch {
+// startFetch fetches e's robots.txt, that of site, for a request whose
+// context is ctx and whose User-Agent is ua, in a goroutine of its own: the
+// values of ctx go with it, its end does not. If Base panics or ends the
+// goroutine, the fetch is abandoned (the next request fetches again), and
+// f says so.
+func (c *robotsCache) startFetch(ctx context.Context, base http.RoundTripper, sh *robotsShard, e *robotsEntry, site robotsSite, ua string) *robotsFetch {
 	f := &robotsFetch{done: make(chan struct{})}
 	ctx = context.WithoutCancel(ctx)
 	go func() {
@@ -636,15 +714,18 @@ func (c *robotsCache) startFetch(ctx context.Context, base http.RoundTripper, sh
 				f.exited = true
 			}
 		}()
-		sh.end(e, c.fetch(ctx, base, origin, ua), time.Now())
+		sh.end(e, c.fetch(ctx, base, site, ua), time.Now())
 		returned = true
 	}()
 	return f
 }
 
-// fetch GETs origin's robots.txt through base (RFC 9309 §2.3), following
-// up to robotsMaxRedirects redirects, and reads what it says.
-func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin, ua string) robotsResult {
+// fetch GETs site's robots.txt through base (RFC 9309 §2.3), from its
+// origin with its Host, if any, following up to robotsMaxRedirects
+// redirects, and reads what it says. A redirect keeps the Host while its
+// Location names no host of its own, as http.Client keeps a Host across
+// a relative Location.
+func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, site robotsSite, ua string) robotsResult {
 	ctx, cancel := context.WithTimeoutCause(ctx, robotsFetchTimeout, errRobotsTimeout)
 	defer cancel()
 	if ua == "" {
@@ -652,7 +733,8 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 	}
 	// The origin's host is unescaped: an IPv6 zone's '%' is escaped
 	// again, as in the URL it came from.
-	next := strings.ReplaceAll(origin, "%", "%25") + "/robots.txt"
+	next := strings.ReplaceAll(site.origin, "%", "%25") + "/robots.txt"
+	host := site.host
 	for hop := 0; ; hop++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, next, nil)
 		if err != nil {
@@ -662,6 +744,9 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 		}
 		if ua != "" {
 			req.Header.Set("User-Agent", ua)
+		}
+		if host != "" {
+			req.Host = host
 		}
 		resp, err := base.RoundTrip(req)
 		if err != nil {
@@ -702,9 +787,12 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, origin,
 			if hop == robotsMaxRedirects {
 				return robotsResult{} // unavailable (§2.3.1.2)
 			}
-			var ok bool
-			if next, ok = redirectTarget(req.URL, resp.Header.Get("Location")); !ok {
+			var named, ok bool
+			if next, named, ok = redirectTarget(req.URL, resp.Header.Get("Location")); !ok {
 				return robotsResult{}
+			}
+			if named {
+				host = "" // the host the Location names is the authority
 			}
 		default: // 4xx, and other answers that say nothing: unavailable
 			discard(ctx, resp.Body)
@@ -743,21 +831,26 @@ func boundedErr(err error) error {
 }
 
 // redirectTarget resolves a redirect's Location against from, and reports
-// whether it may be followed: to the same scheme, or to http or https
-// (RFC 9309 §2.3.1.2 follows redirects across authorities). A redirect from https
-// to http is followed too: refused, it would leave robots.txt unavailable
-// and every path allowed, unread, which a site that serves its robots.txt
-// over http only does not mean.
-func redirectTarget(from *url.URL, loc string) (string, bool) {
+// whether the Location names a host of its own, and whether it may be
+// followed: to the same scheme, or to http or https (RFC 9309 §2.3.1.2
+// follows redirects across authorities). A redirect from https to http is
+// followed too: refused, it would leave robots.txt unavailable and every
+// path allowed, unread, which a site that serves its robots.txt over http
+// only does not mean.
+func redirectTarget(from *url.URL, loc string) (target string, named, ok bool) {
 	if loc == "" {
-		return "", false
+		return "", false, false
 	}
-	to, err := from.Parse(loc)
-	if err != nil || to.Host == "" || to.Scheme != from.Scheme && to.Scheme != "http" && to.Scheme != "https" {
-		return "", false
+	ref, err := url.Parse(loc)
+	if err != nil {
+		return "", false, false
+	}
+	to := from.ResolveReference(ref)
+	if to.Host == "" || to.Scheme != from.Scheme && to.Scheme != "http" && to.Scheme != "https" {
+		return "", false, false
 	}
 	to.Fragment, to.RawFragment = "", ""
-	return to.String(), true
+	return to.String(), ref.Host != "", true
 }
 
 // robots decides req under the robots.txt of its origin (see
@@ -786,11 +879,22 @@ func (t *Transport) robots(req *http.Request, key budgetKey) (time.Duration, err
 	if interval > 0 || t.ceil.floors.Load() {
 		// The floor of the origin, whatever the request's key (see
 		// ceilings.reserveFloor).
-		o := key.m
-		if key.custom {
-			o = originKey(req.URL.Scheme, req.URL.Host).m
-		}
-		t.ceil.setFloor(o, interval)
+		t.ceil.setFloor(floorOrigin(req, key), interval)
 	}
 	return interval, nil
+}
+
+// floorOrigin returns the key of the origin whose floor (a robots.txt
+// Crawl-delay) paces req, under the budget key key: the origin its Host
+// names when that is another than its URL's host (see robotsHost), a
+// virtual host reached at an address, or else its URL's origin, which is
+// key unless key is custom (Transport.Key).
+func floorOrigin(req *http.Request, key budgetKey) memKey {
+	if h := robotsHost(req); h != "" {
+		return originKey(req.URL.Scheme, h).m
+	}
+	if key.custom {
+		return originKey(req.URL.Scheme, req.URL.Host).m
+	}
+	return key.m
 }

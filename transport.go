@@ -83,7 +83,8 @@ type Transport struct {
 	MaxConcurrency int
 
 	// Robots, if not nil, makes requests obey the robots.txt of their
-	// origin (RFC 9309): a path it disallows fails at once with a
+	// origin (RFC 9309), or of the virtual host their Host names at their
+	// URL's address (see Robots): a path it disallows fails at once with a
 	// *RobotsError, without being sent, and its Crawl-delay or
 	// Request-rate becomes a floor on the origin's pace that no header can
 	// raise. Transports may share one. If nil, robots.txt is not read.
@@ -614,9 +615,10 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 			fr floorReservation
 		)
 		floor := g.floor // the key's, unless it paces another origin (0 when no origin has one)
-		if key.custom && t.ceil.floors.Load() {
-			// A Crawl-delay paces the origin, not the key.
-			if o := originKey(req.URL.Scheme, req.URL.Host).m; o != key.m {
+		if t.ceil.floors.Load() && (key.custom || req.Host != "") {
+			// A Crawl-delay paces the origin (the one a Host names),
+			// not the key.
+			if o := floorOrigin(req, key); o != key.m {
 				floor = 0
 				if fr, ch, w.granted = t.ceil.reserveFloor(o, now, g.floor, &tk.origin); !w.granted {
 					// The key's own pace may hold it longer: the hold
@@ -664,7 +666,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			t.ceil.leave(key.m, tk.key)
 		}
 		if tk.origin != 0 {
-			t.ceil.leave(originKey(req.URL.Scheme, req.URL.Host).m, tk.origin)
+			t.ceil.leave(floorOrigin(req, key), tk.origin)
 		}
 	}()
 	if first != nil {
