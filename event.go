@@ -163,8 +163,11 @@ func logError(err error, r *http.Request, custom bool) string {
 		return msg
 	}
 	u := r.URL
-	var secrets [5]string
+	var secrets [7]string
 	secrets[0] = u.RawQuery
+	if q, err := url.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
+		secrets[5] = q // as a Base that logs its decoded values writes it
+	}
 	if u.User != nil {
 		secrets[1] = u.User.String() + "@" // as a URL writes it: "name:escaped-password@"
 		if p, ok := u.User.Password(); ok {
@@ -176,6 +179,9 @@ func logError(err error, r *http.Request, custom bool) string {
 	}
 	if custom && len(u.Path) > 1 {
 		secrets[4] = u.EscapedPath()
+		if u.Path != secrets[4] {
+			secrets[6] = u.Path
+		}
 	}
 	for _, x := range secrets {
 		if x == "" {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -393,5 +394,61 @@ func TestLogErrorOmitsEscapedSecrets(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// logOfFailure runs one request to rawURL through a Transport whose Base
+// fails with an error quoting text(r), and returns the log.
+func logOfFailure(t *testing.T, rawURL string, custom bool, text func(*http.Request) string) string {
+	var logs bytes.Buffer
+	synctest.Test(t, func(t *testing.T) {
+		tr := &polite.Transport{RetryTransient: true, MaxAttempts: 1,
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("GET %s: %w", text(r), io.ErrUnexpectedEOF)
+			})}
+		if custom {
+			tr.Key = func(r *http.Request) string { return r.URL.Path }
+		}
+		req, err := http.NewRequest(http.MethodGet, rawURL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.RoundTrip(req); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	if !strings.Contains(logs.String(), "unexpected EOF") {
+		t.Fatalf("no log of the error: %s", logs.String())
+	}
+	return logs.String()
+}
+
+// A log record's error shows the request's text "without the request's
+// query ..., should Base's error quote its URL, escaped or not" (doc.go,
+// Observing; logError: "as it appears in a URL (percent-escaped),
+// decoded, or within a Go-quoted string"). A query quoted decoded (a
+// base64 token, whose + / = a URL escapes) was shown whole.
+func TestLogErrorHidesDecodedQuery(t *testing.T) {
+	const secret = "sk+Live/T0ken=="
+	raw := "http://api.test/x?api_key=" + url.QueryEscape(secret)
+	s := logOfFailure(t, raw, false, func(r *http.Request) string {
+		q, _ := url.QueryUnescape(r.URL.RawQuery)
+		return r.URL.Path + "?" + q // as a Base that logs r.URL.Query() writes it
+	})
+	if strings.Contains(s, secret) {
+		t.Errorf("log shows the query's secret %q decoded:\n%s", secret, s)
+	}
+}
+
+// With a custom Key, a log record's error hides the request's path,
+// "escaped or not" (doc.go): only the escaped form was replaced, and a
+// path quoted decoded (r.URL.Path) was shown whole.
+func TestLogErrorHidesDecodedPathWithCustomKey(t *testing.T) {
+	const secret = "/bot t\u00f6ken-7731/send"
+	raw := "http://api.test" + (&url.URL{Path: secret}).EscapedPath()
+	s := logOfFailure(t, raw, true, func(r *http.Request) string { return r.URL.Path })
+	if strings.Contains(s, "t\u00f6ken-7731") {
+		t.Errorf("log shows the path (the custom key) decoded:\n%s", s)
 	}
 }
