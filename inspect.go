@@ -56,7 +56,9 @@ type State struct {
 type PolicyState struct {
 	Name string // policy name; "" when the dialect names none
 	// Partition identifies the partition key (pk) without revealing it:
-	// "sha256:" and the first 16 hex digits of its hash; "" when none. The
+	// "sha256:" and the first 16 hex digits of its hash (for a pk longer
+	// than 128 bytes, which a key keeps as its SHA-256 digest, of that
+	// digest's hash); "" when none. The
 	// hash is not keyed (the same in every process): a pk drawn from a
 	// small set, such as an IP address, is found by hashing each one
 	// (SECURITY.md).

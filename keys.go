@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -146,6 +147,9 @@ func normalHost(scheme, hostport string) string {
 	if !isLowerASCII(host) {
 		host = toASCII(host)
 	}
+	if strings.HasPrefix(host, "[") {
+		host = canonicalIP(host)
+	}
 	if port == "" {
 		if len(host) <= len(hostport) && hostport[:len(host)] == host {
 			return hostport[:len(host)] // no allocation
@@ -156,6 +160,30 @@ func normalHost(scheme, hostport string) string {
 		return hostport
 	}
 	return host + ":" + port
+}
+
+// canonicalIP returns a bracketed IPv6 literal in its canonical form
+// (RFC 5952: lower case, no leading zeros, the longest run of zeros
+// shortened), its zone kept as it is: "[2001:0DB8:0:0:0:0:0:1]" and
+// "[2001:db8::1]" are one address, dialed alike. A literal that does not
+// parse is returned as it is.
+func canonicalIP(host string) string {
+	if len(host) < 2 || host[len(host)-1] != ']' {
+		return host
+	}
+	addr, zone, hasZone := strings.Cut(host[1:len(host)-1], "%")
+	a, err := netip.ParseAddr(addr)
+	if err != nil || !a.Is6() || a.Zone() != "" {
+		return host
+	}
+	c := a.String()
+	if c == addr {
+		return host
+	}
+	if hasZone {
+		return "[" + c + "%" + zone + "]"
+	}
+	return "[" + c + "]"
 }
 
 // trimDot returns host without one trailing dot, or ideographic or
@@ -223,7 +251,9 @@ func lowerASCII(s string) string {
 // counts. "İ" (U+0130), the one character beyond ASCII that the simple
 // mapping lower-cases to ASCII but IDNA does not ("i" and a combining dot
 // above, U+0307), is mapped as IDNA maps it: "İbm.example" is not
-// "ibm.example".
+// "ibm.example"; and so is "ẞ" (U+1E9E), which IDNA maps to "ss" where the
+// simple mapping gives "ß": "STRAẞE.example" is dialed as
+// "strasse.example", and keyed so, not as "straße.example", another host.
 func toASCII(host string) string {
 	if strings.HasPrefix(host, "[") {
 		addr, zone, _ := strings.Cut(host, "%")
@@ -232,7 +262,7 @@ func toASCII(host string) string {
 		}
 		return strings.ToLower(host)
 	}
-	host = strings.ToLower(strings.ReplaceAll(host, "\u0130", "i\u0307"))
+	host = strings.ToLower(strings.NewReplacer("\u0130", "i\u0307", "\u1e9e", "ss").Replace(host))
 	if isLowerASCII(host) {
 		return host
 	}

@@ -284,7 +284,7 @@ type Plan struct {
 // Tuning of the mechanism itself; these are not server hints.
 const (
 	maxPolicies     = 8   // policies kept per key; more are ignored
-	maxKeyLen       = 128 // bytes of a policy name or partition key kept
+	maxKeyLen       = 128 // bytes of a policy name or partition key kept (see partition)
 	rampCap         = 4096
 	zeroBackoffBase = int64(time.Second) // r=0 with no t (DESIGN.md §1.7)
 	zeroBackoffMax  = int64(time.Minute)

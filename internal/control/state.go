@@ -1,6 +1,7 @@
 package control
 
 import (
+	"crypto/sha256"
 	"strings"
 	"time"
 
@@ -1076,10 +1077,7 @@ func (s *State) renamed(q *parse.Quota, u unit, now int64) *policy {
 		return nil
 	}
 	limit, w := min(q.Limit, maxQuota), window(q.Window)
-	pk := q.Partition
-	if len(pk) > maxKeyLen {
-		pk = pk[:maxKeyLen]
-	}
+	pk := partition(q.Partition)
 	for i := range s.policies {
 		p := &s.policies[i]
 		if p.unit == u && p.q == limit && p.w == w && p.seen < now && len(p.pk) == len(pk) && (len(pk) == 0 || p.pk == string(pk)) {
@@ -1094,15 +1092,25 @@ func (s *State) renamed(q *parse.Quota, u unit, now int64) *policy {
 	return nil
 }
 
+// partition returns the partition key a state keeps for pk: pk, or, when
+// longer than maxKeyLen, its SHA-256 digest, so that two long keys that
+// differ only past their first bytes stay two partitions (cut, they were
+// one, whose observations overwrote each other's).
+func partition(pk []byte) []byte {
+	if len(pk) <= maxKeyLen {
+		return pk
+	}
+	sum := sha256.Sum256(pk)
+	return sum[:]
+}
+
 // policy returns the key's policy with that identity, adding it if there
 // is room.
 func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
 	}
-	if len(pk) > maxKeyLen {
-		pk = pk[:maxKeyLen]
-	}
+	pk = partition(pk)
 	for i := range s.policies {
 		// The unit and the lengths first: most keys have no partition,
 		// and an empty pk needs no comparison of bytes.

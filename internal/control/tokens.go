@@ -251,9 +251,7 @@ func (c *costs) quota(name string, pk []byte, unit string, now int64) *costQuota
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
 	}
-	if len(pk) > maxKeyLen {
-		pk = pk[:maxKeyLen]
-	}
+	pk = partition(pk)
 	if len(unit) > maxKeyLen {
 		unit = unit[:maxKeyLen]
 	}
@@ -1027,8 +1025,12 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 		}
 		var rate float64
 		if refills(pq.Dialect) {
+			name, pk := pq.Policy, string(partition(pq.Partition))
+			if len(name) > maxKeyLen {
+				name = name[:maxKeyLen]
+			}
 			for j := range c.quotas {
-				if q := &c.quotas[j]; q.name == pq.Policy && q.pk == string(pq.Partition) && c.units[q.unit].name == pq.Unit {
+				if q := &c.quotas[j]; q.name == name && q.pk == pk && c.units[q.unit].name == pq.Unit {
 					rate = q.rate
 				}
 			}

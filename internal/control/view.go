@@ -25,7 +25,7 @@ type View struct {
 // PolicyView is one quota of a View.
 type PolicyView struct {
 	Name      string
-	Partition []byte // the partition key, as the server sent it; "" when none
+	Partition []byte // the partition key, as the server sent it (its SHA-256 digest when longer than 128 bytes); "" when none
 	Unit      string
 	Quota     int64         // -1 when unknown
 	Window    time.Duration // 0 when unknown
