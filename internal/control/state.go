@@ -158,7 +158,11 @@ func (s *State) Begin(now, floor int64) int64 {
 // from a store, which another process wrote (see bound). A store in
 // memory needs none: only this process's controller writes its states.
 func (s *State) Bound(t time.Time, cfg *Config) {
-	now := instant(t)
+	s.boundAt(instant(t), cfg)
+}
+
+// boundAt is Bound at the instant now.
+func (s *State) boundAt(now int64, cfg *Config) {
 	far := addSat(now, cfg.holdSpan())
 	pace := far // MaxRate's next start: one spacing away at most
 	if cfg.MaxRate > 0 {
@@ -175,6 +179,12 @@ func (s *State) Bound(t time.Time, cfg *Config) {
 		s.settle(now, cfg)
 	}
 }
+
+// clockBack is how far the clock must go back between two Acquires for
+// acquireAt to bound the state from the later: requests racing for a key
+// read their clocks in one order and take its lock in another, a little
+// back each time.
+const clockBack = time.Second
 
 // claimEnd returns the latest a turn claim may lapse at now: turnGrace
 // after the longest hold the state's own rules give, far (a pause, a
@@ -317,6 +327,13 @@ func (s *State) AcquireInstant(now int64, cfg *Config, ask *Ask, l *Lease) (Hold
 // which leaves the State as the full path would.
 func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool) (Hold, bool) {
 	s.touch(now)
+	if now < s.used-int64(clockBack) {
+		// The clock went back (an NTP step) since the last Acquire: what
+		// the state holds is bounded from now, as a state read from a
+		// Store is (see Bound). A pause of an hour set before a step back
+		// of two days held the key 49 hours.
+		s.boundAt(now, cfg)
+	}
 	s.used = now
 	if ask.Custom {
 		s.flags |= flagCustom
