@@ -941,7 +941,7 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		p = s.renamed(q, u, now)
 	}
 	if p == nil {
-		p = s.policy(q.Policy, q.Partition, u, now)
+		p = s.policy(q.Policy, q.Partition, u, now, min(q.Limit, maxQuota), window(q.Window))
 	}
 	if p == nil {
 		return false
@@ -1109,6 +1109,36 @@ func (s *State) renamed(q *parse.Quota, u unit, now int64) *policy {
 	return nil
 }
 
+// redundant returns the index of a policy that a new one of q per w, of
+// partition pk and unit u, makes redundant, and that does not make the new
+// one redundant in turn; -1 if none. No more than q in any span of w
+// allows no more than q·⌈w'/w⌉ in a span of w': a policy of q' per w'
+// with q' at least that bounds nothing the new one does not. (One that
+// makes the new one redundant too states the same bound: replaced, each
+// would replace the other on every answer, its start log lost.)
+func (s *State) redundant(pk []byte, u unit, q, w int64) int {
+	if u == unitConcurrent || q <= 0 || w <= 0 {
+		return -1
+	}
+	for i := range s.policies {
+		p := &s.policies[i]
+		if p.unit == u && p.pk == string(pk) && implies(q, w, p.q, p.w) && !implies(p.q, p.w, q, w) {
+			return i
+		}
+	}
+	return -1
+}
+
+// implies reports whether no more than q starts in any span of w means no
+// more than q2 in any span of w2.
+func implies(q, w, q2, w2 int64) bool {
+	if q <= 0 || w <= 0 || q2 <= 0 || w2 <= 0 {
+		return false
+	}
+	n := w2/w + min(w2%w, 1) // spans of w that cover one of w2
+	return n <= q2/q         // q·n <= q2, without overflow
+}
+
 // partition returns the partition key a state keeps for pk: pk, or, when
 // longer than maxKeyLen, its SHA-256 digest, so that two long keys that
 // differ only past their first bytes stay two partitions (cut, they were
@@ -1122,8 +1152,9 @@ func partition(pk []byte) []byte {
 }
 
 // policy returns the key's policy with that identity, adding it if there
-// is room.
-func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
+// is room: q per w is what it states (0: unknown), which may make a policy
+// kept redundant (see redundant).
+func (s *State) policy(name string, pk []byte, u unit, now, q, w int64) *policy {
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
 	}
@@ -1146,6 +1177,13 @@ func (s *State) policy(name string, pk []byte, u unit, now int64) *policy {
 			if p := &s.policies[i]; !p.binds(now) && (old < 0 || p.seen < s.policies[old].seen) {
 				old = i
 			}
+		}
+		if old < 0 {
+			// All bind: one the new policy makes redundant goes, so that
+			// a tight quota listed ninth, after eight loose ones, is
+			// kept (ignored, it let 800 requests start in a second
+			// against 10 per second stated).
+			old = s.redundant(pk, u, q, w)
 		}
 		if old < 0 {
 			return nil
