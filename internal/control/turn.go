@@ -145,7 +145,11 @@ func (s *State) turnTaken(since int64, again bool, h *Hold, ok bool) {
 		}
 	case h.own || h.Never || h.until == 0:
 	default:
-		c := claim{since: since, n: 1, until: addSat(h.until, turnGrace), reason: h.Reason, cost: h.cost}
+		// Never before since: a clock gone back less than a second
+		// (see clockBack) may hold the request until before it first
+		// asked, and a claim that lapses before it begins is one no
+		// state decodes.
+		c := claim{since: since, n: 1, until: max(addSat(h.until, turnGrace), since), reason: h.Reason, cost: h.cost}
 		switch {
 		case found:
 			c.n = t.c[i].n
