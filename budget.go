@@ -147,6 +147,10 @@ type lease struct {
 	floor time.Duration // the interval robots.txt asks between starts to its origin (see ceilings.setFloor)
 	at    time.Time     // when it was granted, with the monotonic clock, unless from says
 	from  reading       // when it was granted, as the Transport's clock read it; its b is nil when at says
+	// unkept reports that the Store failed the release that was to keep
+	// it in flight while its body streams: the Store counts it as the
+	// grant left it, and its end must free it so (see end).
+	unkept bool
 }
 
 // granted returns when the lease was granted; zero when unknown.
@@ -284,12 +288,14 @@ func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Ti
 	case l.local:
 		return b.fallback.release(k.m, now, &b.cfg, l, out), storeNote{}
 	}
-	return b.releaseExt(ctx, k, *l, now, *out)
+	plan, note, ok := b.releaseExt(ctx, k, *l, now, *out)
+	l.unkept = !ok && out.Keep
+	return plan, note
 }
 
 // releaseExt is release on a Store. It takes its own copy of the outcome,
 // which the Store's callback keeps, so that the caller's does not escape.
-func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.Time, out control.Outcome) (control.Plan, storeNote) {
+func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.Time, out control.Outcome) (control.Plan, storeNote, bool) {
 	var (
 		plan control.Plan
 		pu   time.Time
@@ -307,20 +313,23 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 			// fallback still holds the key for the pause it was told.
 			b.fallback.pause(k.m, now, pu, why, &b.cfg, k.custom)
 		}
-		return plan, b.answered()
+		return plan, b.answered(), true
 	}
 	// The Store holds the lease until it expires; the answer still
 	// teaches this process, and the plan comes from what it saw. The
 	// fallback did not grant it, whatever its state's identity: it frees
 	// none of its own requests' slots.
 	note := b.failed(now, err)
-	return b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease.Foreign()}, &out), note
+	return b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease.Foreign()}, &out), note, false
 }
 
 // end ends the request l granted, whose release kept it in flight while
 // its response body streamed. On a Store it is one Update, run even when
 // the request's context has ended, bounded by releaseTimeout; should it
-// fail, the Store's lease expires there.
+// fail, the Store's lease expires there. Should the release have failed,
+// the Store still counts the request as its grant did, and the end frees
+// it so: ended as a kept one, it freed nothing, and with MaxConcurrency 1
+// the key's slot stayed taken in every process for the whole Lease.
 func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) storeNote {
 	switch {
 	case b.mem != nil:
@@ -332,8 +341,14 @@ func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	g := l.Lease
-	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { s.c.End(now, &b.cfg, &g) })
+	g, unkept := l.Lease, l.unkept
+	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
+		if unkept {
+			s.c.EndUnkept(now, &b.cfg, &g)
+			return
+		}
+		s.c.End(now, &b.cfg, &g)
+	})
 	if err == nil {
 		return b.answered()
 	}

@@ -56,3 +56,22 @@ func (s *State) EndInstant(now int64, cfg *Config, l *Lease) {
 	}
 	s.settle(now, cfg)
 }
+
+// EndUnkept is End for a request whose Release with Outcome.Keep was not
+// applied (a Store failed it): its lease is still counted as its grant
+// left it, not kept, and ends now; were it the probe, whose answer the
+// state never had, another request probes. Should the Release have been
+// applied after all (a Store that failed after it committed), the lease
+// kept is ended.
+func (s *State) EndUnkept(t time.Time, cfg *Config, l *Lease) {
+	if l.born == 0 || l.born != s.born {
+		return
+	}
+	now := instant(t)
+	s.ramp.returned(l.seq)
+	reaped := s.leases.reap(now)
+	if s.leases.remove(l.end, true) || s.leases.remove(l.end, false) || reaped {
+		s.gen++ // one fewer in flight: waiters look again
+	}
+	s.settle(now, cfg)
+}
