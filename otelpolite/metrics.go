@@ -333,10 +333,15 @@ func (m *Metrics) host(host string, port int) (string, int) {
 	if old != nil {
 		maps.Copy(next, *old)
 	}
-	host = strings.Clone(host)
-	next[hostKey{host, port}] = host
+	kept := strings.Clone(validText(host))
+	if kept == host {
+		k.host = kept // the key too, a copy
+	} else {
+		k.host = strings.Clone(host) // found by the bytes sent, shown valid
+	}
+	next[k] = kept
 	m.hosts.Store(&next)
-	return host, port
+	return kept, port
 }
 
 func lenOf(m *map[attrKey]*options) int {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/politehttp/polite"
 	"go.opentelemetry.io/otel/attribute"
@@ -46,7 +47,7 @@ func quotas(src *source, key string, now time.Time) []quota {
 		if p.Remaining < 0 || len(out) == maxQuotaSeries {
 			continue
 		}
-		out = append(out, quota{policy: p.Name, partition: p.Partition, unit: p.Unit, source: p.Source, remaining: p.Remaining})
+		out = append(out, quota{policy: validText(p.Name), partition: p.Partition, unit: validText(p.Unit), source: p.Source, remaining: p.Remaining})
 	}
 	return out
 }
@@ -59,6 +60,12 @@ type keySet struct {
 	m   sync.Map // keyID -> *keyEntry
 	mu  sync.Mutex
 	n   int // entries in m; under mu
+	// events counts the events seen, in the order seen: an entry's seen
+	// is the count at its last. Ordered by Event.Time instead, keys seen
+	// at one instant were evicted at random, the newest among them, and
+	// so was a key whose event carried an earlier Time (a refusal's may,
+	// by up to a second).
+	events atomic.Int64
 }
 
 type keyID struct {
@@ -69,7 +76,7 @@ type keyID struct {
 type keyEntry struct {
 	inspect string // the key to inspect src's budget with; never exported
 	attrs   []attribute.KeyValue
-	seen    atomic.Int64 // unix nanoseconds of the last event
+	seen    atomic.Int64 // the keySet's count of events at the key's last one
 	partial bool         // made from an event without a request: see seen
 }
 
@@ -83,7 +90,7 @@ func newKeySet(max int) *keySet {
 // seen notes that e, from src, concerns e.Key.
 func (s *keySet) seen(e polite.Event, src *source) {
 	id := keyID{src: src, key: e.Key}
-	now := e.Time.UnixNano()
+	now := s.events.Add(1)
 	old, ok := s.m.Load(id)
 	if ok {
 		old.(*keyEntry).seen.Store(now)
@@ -147,13 +154,25 @@ func keyAttrs(e polite.Event) []attribute.KeyValue {
 			scheme, hostport = s, h
 		}
 		host, port := hostPort(scheme, hostport)
-		host = strings.Clone(strings.TrimSuffix(strings.ToLower(host), "."))
+		host = strings.Clone(validText(strings.TrimSuffix(strings.ToLower(host), ".")))
 		kv = append(kv, attribute.String("server.address", host))
 		if port > 0 {
 			kv = append(kv, attribute.Int("server.port", port))
 		}
 	}
 	return kv
+}
+
+// validText returns s, or, when it is not valid UTF-8, s with each
+// invalid byte sequence replaced by U+FFFD: a host decoded from a URL
+// ("%ff.test") or a name from a header may hold any bytes, and an
+// attribute that is not UTF-8 fails a Prometheus scrape whole (every
+// metric of the process) and OTLP's encoding.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // displayKey returns e's key as it may be shown: the key itself when it is
@@ -165,7 +184,7 @@ func keyAttrs(e polite.Event) []attribute.KeyValue {
 // SHA-256 hash, since a key may be built from a credential.
 func displayKey(e polite.Event) string {
 	if e.Request != nil && e.Request.URL != nil && sameOrigin(e.Key, e.Request.URL.Scheme, e.Request.URL.Host) {
-		return e.Key
+		return validText(e.Key)
 	}
 	if _, _, ok := digestOrigin(e.Key); ok || fingerprinted(e.Key) || originOnly(e.Key) {
 		return e.Key
