@@ -70,7 +70,10 @@ func (s *State) EndUnkept(t time.Time, cfg *Config, l *Lease) {
 	now := instant(t)
 	s.ramp.returned(l.seq)
 	reaped := s.leases.reap(now)
-	if s.leases.remove(l.end, true) || s.leases.remove(l.end, false) || reaped {
+	// Its own, not kept, first: leases are counted by the instant they
+	// end, and one kept of that instant may be another request's, whose
+	// body still streams (freed here, it left this one counted).
+	if s.leases.remove(l.end, false) || s.leases.remove(l.end, true) || reaped {
 		s.gen++ // one fewer in flight: waiters look again
 	}
 	s.settle(now, cfg)

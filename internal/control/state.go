@@ -180,6 +180,22 @@ func (s *State) boundAt(now int64, cfg *Config) {
 	}
 }
 
+// capHolds ends the key's pause and its live observations' windows by
+// MaxPause from now at the latest.
+func (s *State) capHolds(now int64) {
+	capped := addSat(now, int64(MaxPause))
+	if s.pauseUntil > capped {
+		s.pauseUntil = capped
+		s.gen++
+	}
+	for i := range s.policies {
+		if p := &s.policies[i]; p.deadline > capped {
+			p.deadline = capped
+			s.gen++
+		}
+	}
+}
+
 // clockBack is how far the clock must go back between two Acquires for
 // acquireAt to bound the state from the later: requests racing for a key
 // read their clocks in one order and take its lock in another, a little
@@ -328,11 +344,14 @@ func (s *State) AcquireInstant(now int64, cfg *Config, ask *Ask, l *Lease) (Hold
 func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool) (Hold, bool) {
 	s.touch(now)
 	if now < s.used-int64(clockBack) {
-		// The clock went back (an NTP step) since the last Acquire: what
-		// the state holds is bounded from now, as a state read from a
-		// Store is (see Bound). A pause of an hour set before a step back
-		// of two days held the key 49 hours.
-		s.boundAt(now, cfg)
+		// The clock went back (an NTP step) since the last Acquire: the
+		// pause and the live observations' windows end by MaxPause from
+		// now, as when they were set. A pause of an hour set before a
+		// step back of two days held the key 49 hours. (The leases stay:
+		// their requests are in flight, and end them; bounded as a
+		// Store's state is, they were dropped, and a second request went
+		// beside the one in flight under a MaxConcurrency of 1.)
+		s.capHolds(now)
 	}
 	s.used = now
 	if ask.Custom {
@@ -1113,16 +1132,20 @@ func (s *State) renamed(q *parse.Quota, u unit, now int64) *policy {
 // partition pk and unit u, makes redundant, and that does not make the new
 // one redundant in turn; -1 if none. No more than q in any span of w
 // allows no more than q·⌈w'/w⌉ in a span of w': a policy of q' per w'
-// with q' at least that bounds nothing the new one does not. (One that
-// makes the new one redundant too states the same bound: replaced, each
-// would replace the other on every answer, its start log lost.)
+// with q' at least that bounds nothing the new one does not, unless its
+// live observation has fewer left than that (a quota of 100 a minute with
+// 3 left, dropped for 1 a second, let 20 requests start in 24 s against a
+// quota the server said was spent). (One that makes the new one redundant
+// too states the same bound: replaced, each would replace the other on
+// every answer, its start log lost.)
 func (s *State) redundant(pk []byte, u unit, q, w int64) int {
 	if u == unitConcurrent || q <= 0 || w <= 0 {
 		return -1
 	}
 	for i := range s.policies {
 		p := &s.policies[i]
-		if p.unit == u && p.pk == string(pk) && implies(q, w, p.q, p.w) && !implies(p.q, p.w, q, w) {
+		if p.unit == u && p.pk == string(pk) && implies(q, w, p.q, p.w) && !implies(p.q, p.w, q, w) &&
+			(!p.live || p.minR >= q*(p.w/w+min(p.w%w, 1))) {
 			return i
 		}
 	}
