@@ -63,10 +63,12 @@ type ceiling struct {
 	// stated is when the key's server last stated a quota, or a request
 	// to it last started since (Unix nanoseconds; 0: never). Restraint
 	// does not apply to the key until it has gone unused for idle (the
-	// Budget's IdleTTL) from then, when the budget forgets the quota and
-	// nothing paces the key again (see quoted).
+	// Budget's IdleTTL) from then, or the longest window stated, win, if
+	// longer, when the budget forgets the quota and nothing paces the key
+	// again (see quoted).
 	stated  int64
 	idle    int64         // the Budget's IdleTTL, as the latest reserve gave it
+	win     int64         // the longest window a quota of the key stated, at most a day
 	grad    *gradient     // Restraint.Adaptive's limit; nil until needed
 	changed chan struct{} // closed when a slot frees or a turn passes; nil when nobody waits
 	// Requests the pace holds (MaxRate, the floor) start in the order
@@ -112,7 +114,7 @@ func (c *ceilings) shard(k memKey) *ceilingShard {
 // quoted reports that a quota the key's server stated still paces it at
 // n: Restraint does not apply.
 func (e *ceiling) quoted(n int64) bool {
-	return e.stated != 0 && n-e.stated <= e.idle
+	return e.stated != 0 && n-e.stated <= max(e.idle, e.win)
 }
 
 // ceilingHold is a wait the local ceilings ask for: until an instant, or
@@ -380,6 +382,12 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 			n := now.UnixNano()
 			wake = !e.quoted(n)
 			e.stated = max(n, 1)
+			for i := range out.Quotas {
+				// A budget keeps a key while a start its quota counts
+				// is within the quota's window: as long as that, and
+				// so does Restraint's lifting.
+				e.win = max(e.win, int64(min(out.Quotas[i].Window, 24*time.Hour)))
+			}
 		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Failed && !out.Refused && !out.Transient && !r.transient:
 			lim := e.grad.limit()
 			e.grad.observe(now, time.Duration(now.UnixNano()-r.start), r.inflight)

@@ -153,7 +153,9 @@ func (t *Transport) emit(e Event) {
 
 // logError returns err's text as a log shows it: without r's query or
 // user information (its password, and its user name, which may be a
-// token), which Base's error may quote (a URL in its text), nor, when the
+// token, as the URL writes them before its "@"; a user name alone is
+// left, as it may name the host too: "gitlab" in "gitlab.example"),
+// which Base's error may quote (a URL in its text), nor, when the
 // Transport has a custom Key, r's path; each is replaced by "...", as it
 // appears in a URL (percent-escaped), decoded, or within a Go-quoted
 // string (%q, as *url.Error writes its URL).
@@ -163,24 +165,21 @@ func logError(err error, r *http.Request, custom bool) string {
 		return msg
 	}
 	u := r.URL
-	var secrets [7]string
+	var secrets [6]string
 	secrets[0] = u.RawQuery
 	if q, err := url.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
-		secrets[5] = q // as a Base that logs its decoded values writes it
+		secrets[3] = q // as a Base that logs its decoded values writes it
 	}
 	if u.User != nil {
 		secrets[1] = u.User.String() + "@" // as a URL writes it: "name:escaped-password@"
 		if p, ok := u.User.Password(); ok {
 			secrets[2] = p
 		}
-		if n := u.User.Username(); len(n) >= minLogSecret {
-			secrets[3] = n // short names would replace common text
-		}
 	}
 	if custom && len(u.Path) > 1 {
 		secrets[4] = u.EscapedPath()
 		if u.Path != secrets[4] {
-			secrets[6] = u.Path
+			secrets[5] = u.Path
 		}
 	}
 	for _, x := range secrets {
@@ -194,10 +193,6 @@ func logError(err error, r *http.Request, custom bool) string {
 	}
 	return msg
 }
-
-// minLogSecret is the shortest user name logError replaces on its own,
-// outside its URL's user information.
-const minLogSecret = 6
 
 // maxLogPath bounds the bytes of a URL path a log record shows.
 const maxLogPath = 256

@@ -10,7 +10,8 @@ package polite
 // RateLimit-Policy, a legacy or vendor dialect); from then on the quotas it
 // states pace it, and Restraint no longer applies to it, until the origin
 // has gone unused (no request started, no quota stated) for the Budget's
-// IdleTTL, when the budget forgets what it stated. Refusals,
+// IdleTTL, or the longest window a quota of it stated if longer, when the
+// budget forgets what it stated. Refusals,
 // Retry-After, robots.txt and the other ceilings apply to every origin,
 // with or without Restraint.
 //
