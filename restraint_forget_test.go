@@ -12,16 +12,17 @@ import (
 	"github.com/politehttp/polite/ratelimittest"
 )
 
-// An origin stated a quota once,
-// then stated nothing more; once the budget has forgotten the quota (idle
-// for longer than IdleTTL), nothing paces the origin, and Restraint must
-// hold it again rather than let every worker burst at once.
-func TestRestraintAfterQuotaForgotten(t *testing.T) {
+// restraintAfterIdle runs, in a synctest bubble, one request to an
+// origin whose first answer states policy and limit (RateLimit-Policy and
+// RateLimit) and whose later answers state nothing, then, idle later, 16
+// requests at once under Restraint{}. It returns the most of the 16 in
+// flight at once, and what Inspect said of the origin before they went.
+func restraintAfterIdle(t *testing.T, policy, limit string, idle time.Duration) (peak int, st State, known bool) {
 	synctest.Test(t, func(t *testing.T) {
 		var stated atomic.Bool
 		stated.Store(true)
 		var mu sync.Mutex
-		in, peak := 0, 0
+		in := 0
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			in++
@@ -29,8 +30,8 @@ func TestRestraintAfterQuotaForgotten(t *testing.T) {
 			mu.Unlock()
 			time.Sleep(100 * time.Millisecond)
 			if stated.Load() {
-				w.Header().Set("RateLimit-Policy", `"default";q=1000;w=1`)
-				w.Header().Set("RateLimit", `"default";r=999;t=1`)
+				w.Header().Set("RateLimit-Policy", policy)
+				w.Header().Set("RateLimit", limit)
 			}
 			io.WriteString(w, "ok")
 			mu.Lock()
@@ -39,7 +40,7 @@ func TestRestraintAfterQuotaForgotten(t *testing.T) {
 		})
 		tr := &Transport{Base: &ratelimittest.Transport{Handler: h}, Restraint: &Restraint{}}
 		get := func() {
-			resp, err := tr.RoundTrip(robotsReq(t, t.Context(), "http://silent.example/"))
+			resp, err := tr.RoundTrip(robotsReq(t, t.Context(), "http://origin.example/"))
 			if err != nil {
 				t.Error(err)
 				return
@@ -49,10 +50,8 @@ func TestRestraintAfterQuotaForgotten(t *testing.T) {
 		}
 		get() // the one answer that states a quota
 		stated.Store(false)
-		time.Sleep(time.Hour) // the budget forgets it (IdleTTL 10 min)
-		if st, ok := tr.Inspect("http://silent.example", time.Now()); ok && len(st.Policies) > 0 {
-			t.Fatalf("the budget still knows a quota: %+v", st)
-		}
+		time.Sleep(idle)
+		st, known = tr.Inspect("http://origin.example", time.Now())
 		mu.Lock()
 		peak = 0
 		mu.Unlock()
@@ -61,8 +60,36 @@ func TestRestraintAfterQuotaForgotten(t *testing.T) {
 			wg.Go(get)
 		}
 		wg.Wait()
-		if peak > 4 {
-			t.Errorf("%d requests in flight at once to an origin with no quota known, want at most Restraint's 4", peak)
-		}
 	})
+	return peak, st, known
+}
+
+// An origin stated a quota once, then stated nothing more; once the
+// budget has forgotten the quota (idle for longer than IdleTTL), nothing
+// paces the origin, and Restraint must hold it again rather than let
+// every worker burst at once: lifted for good, it let 8 go at once.
+func TestRestraintAfterQuotaForgotten(t *testing.T) {
+	peak, st, known := restraintAfterIdle(t, `"default";q=1000;w=1`, `"default";r=999;t=1`, time.Hour)
+	if known && len(st.Policies) > 0 {
+		t.Fatalf("the budget still knows a quota: %+v", st)
+	}
+	if peak > 4 {
+		t.Errorf("%d requests in flight at once to an origin with no quota known, want at most Restraint's 4", peak)
+	}
+}
+
+// An origin states 100 per hour once. Twenty minutes later (past
+// IdleTTL's 10 min, within the window) the budget still keeps the quota
+// -- it keeps a state while a start it logged is within its window -- and
+// paces by it. Read as forgotten once unused for IdleTTL, the origin was
+// held under Restraint's 4 again; its lifting lasts as long as the
+// longest window stated too.
+func TestRestraintLiftedWhileBudgetKeepsQuota(t *testing.T) {
+	peak, st, known := restraintAfterIdle(t, `"hour";q=100;w=3600`, `"hour";r=99;t=3600`, 20*time.Minute)
+	if !known || len(st.Policies) == 0 {
+		t.Fatalf("the budget forgot the quota: %+v", st)
+	}
+	if peak <= 4 {
+		t.Errorf("the budget keeps the quota (%d policies) yet at most %d requests were in flight: Restraint's cap applied", len(st.Policies), peak)
+	}
 }
