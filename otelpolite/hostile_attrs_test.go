@@ -104,14 +104,7 @@ func TestMaxKeysKeepsNewest(t *testing.T) {
 				}
 				resp.Body.Close()
 			}
-			var keys []string
-			for set := range ints(t, collect(t, reader)["polite.client.quota.remaining"]) {
-				for _, kv := range strings.Split(set, ",") {
-					if k, ok := strings.CutPrefix(kv, "polite.key="); ok {
-						keys = append(keys, k)
-					}
-				}
-			}
+			keys := gaugeKeys(t, reader)
 			if !slices.Equal(keys, []string{"http://b.test"}) {
 				wrong++
 			}

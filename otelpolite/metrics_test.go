@@ -295,14 +295,7 @@ func TestMetricsMaxKeys(t *testing.T) {
 					}
 					resp.Body.Close()
 				}
-				var keys []string
-				for set := range ints(t, collect(t, reader)["polite.client.quota.remaining"]) {
-					for _, kv := range strings.Split(set, ",") {
-						if k, ok := strings.CutPrefix(kv, "polite.key="); ok {
-							keys = append(keys, k)
-						}
-					}
-				}
+				keys := gaugeKeys(t, reader)
 				slices.Sort(keys)
 				if !slices.Equal(keys, tt.want) {
 					t.Errorf("gauge keys = %v, want %v", keys, tt.want)
@@ -751,4 +744,17 @@ func heapAlloc() uint64 {
 	runtime.GC()
 	runtime.ReadMemStats(&s)
 	return s.HeapAlloc
+}
+
+// gaugeKeys returns the polite.key of each series of the quota gauge.
+func gaugeKeys(t *testing.T, reader *sdkmetric.ManualReader) []string {
+	var keys []string
+	for set := range ints(t, collect(t, reader)["polite.client.quota.remaining"]) {
+		for _, kv := range strings.Split(set, ",") {
+			if k, ok := strings.CutPrefix(kv, "polite.key="); ok {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
 }
