@@ -165,8 +165,9 @@ func normalHost(scheme, hostport string) string {
 // canonicalIP returns a bracketed IPv6 literal in its canonical form
 // (RFC 5952: lower case, no leading zeros, the longest run of zeros
 // shortened), its zone kept as it is: "[2001:0DB8:0:0:0:0:0:1]" and
-// "[2001:db8::1]" are one address, dialed alike. A literal that does not
-// parse is returned as it is.
+// "[2001:db8::1]" are one address, dialed alike; an IPv4-mapped one is
+// its IPv4 address ("[::ffff:192.0.2.1]" is "192.0.2.1"). A literal that
+// does not parse is returned as it is.
 func canonicalIP(host string) string {
 	if len(host) < 2 || host[len(host)-1] != ']' {
 		return host
@@ -175,6 +176,9 @@ func canonicalIP(host string) string {
 	a, err := netip.ParseAddr(addr)
 	if err != nil || !a.Is6() || a.Zone() != "" {
 		return host
+	}
+	if a.Is4In6() && !hasZone {
+		return a.Unmap().String() // "[::ffff:192.0.2.1]" is 192.0.2.1
 	}
 	c := a.String()
 	if c == addr {

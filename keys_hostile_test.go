@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"testing"
 	"time"
@@ -141,5 +142,25 @@ func TestLongPartitionKeysKeptApart(t *testing.T) {
 		if !got[want] {
 			t.Errorf("no policy with Partition %s; policies: %+v", want, st.Policies)
 		}
+	}
+}
+
+// TestIPv4MappedSharesOneBudget: "[::ffff:192.0.2.1]" is the IPv4
+// address 192.0.2.1 (a socket to it reaches the IPv4 host); kept an IPv6
+// key, it gave one server two budgets.
+func TestIPv4MappedSharesOneBudget(t *testing.T) {
+	a, b := "http://192.0.2.1/", "http://[::ffff:192.0.2.1]/"
+	if netip.MustParseAddr("::ffff:192.0.2.1").Unmap() != netip.MustParseAddr("192.0.2.1") {
+		t.Fatal("not one address")
+	}
+	tr := &polite.Transport{Base: roundTripFunc(answerOK)}
+	resp, err := tr.RoundTrip(mustReq(t, a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sa, _ := tr.Inspect(a, time.Now())
+	if sb, ok := tr.Inspect(b, time.Now()); !ok || sb.Key != sa.Key {
+		t.Errorf("Inspect(%s) = key %q (found %v); the request to %s used %q: one address, two budgets", b, sb.Key, ok, a, sa.Key)
 	}
 }

@@ -158,11 +158,14 @@ func (s *State) Begin(now, floor int64) int64 {
 // from a store, which another process wrote (see bound). A store in
 // memory needs none: only this process's controller writes its states.
 func (s *State) Bound(t time.Time, cfg *Config) {
-	s.boundAt(instant(t), cfg)
+	s.boundAt(instant(t), cfg, false)
 }
 
-// boundAt is Bound at the instant now.
-func (s *State) boundAt(now int64, cfg *Config) {
+// boundAt is Bound at the instant now. With flight, the leases and
+// reservations of the requests in flight are kept whatever their ends:
+// the clock of this process went back (see acquireAt), and those
+// requests are still running and will end them.
+func (s *State) boundAt(now int64, cfg *Config, flight bool) {
 	far := addSat(now, cfg.holdSpan())
 	pace := far // MaxRate's next start: one spacing away at most
 	if cfg.MaxRate > 0 {
@@ -173,26 +176,10 @@ func (s *State) boundAt(now int64, cfg *Config) {
 		s.rateNext > pace || s.deadlineBeyond(capped) || s.costs.beyond(now, far) ||
 		s.startsBeyond(far) || s.turns.beyond(s.claimEnd(now, far, pace)) {
 		claims := s.claimEnd(now, far, pace)
-		s.bound(now, far)
+		s.bound(now, far, flight)
 		s.turns.bound(claims)
 		s.rateNext = min(s.rateNext, pace)
 		s.settle(now, cfg)
-	}
-}
-
-// capHolds ends the key's pause and its live observations' windows by
-// MaxPause from now at the latest.
-func (s *State) capHolds(now int64) {
-	capped := addSat(now, int64(MaxPause))
-	if s.pauseUntil > capped {
-		s.pauseUntil = capped
-		s.gen++
-	}
-	for i := range s.policies {
-		if p := &s.policies[i]; p.deadline > capped {
-			p.deadline = capped
-			s.gen++
-		}
 	}
 }
 
@@ -249,7 +236,7 @@ func (s *State) startsBeyond(far int64) bool {
 // (by a process whose clock is that far ahead) are read as made now: their
 // windows would otherwise keep the state (see Expiry) for as long as that
 // clock is ahead.
-func (s *State) bound(now, far int64) {
+func (s *State) bound(now, far int64, flight bool) {
 	s.pauseUntil = min(s.pauseUntil, addSat(now, int64(MaxPause)))
 	if s.startsBeyond(far) {
 		for i := range s.policies {
@@ -262,7 +249,7 @@ func (s *State) bound(now, far int64) {
 	}
 	s.ramp.probeEnd = min(s.ramp.probeEnd, far)
 	s.retry.stopUntil = min(s.retry.stopUntil, far)
-	for len(s.leases.b) > 0 {
+	for !flight && len(s.leases.b) > 0 {
 		b := &s.leases.b[len(s.leases.b)-1]
 		if b.end <= far {
 			break
@@ -271,7 +258,7 @@ func (s *State) bound(now, far int64) {
 		s.leases.kept -= b.k
 		s.leases.b = s.leases.b[:len(s.leases.b)-1]
 	}
-	s.costs.bound(now, far)
+	s.costs.bound(now, far, flight)
 	s.gen++
 }
 
@@ -344,14 +331,15 @@ func (s *State) AcquireInstant(now int64, cfg *Config, ask *Ask, l *Lease) (Hold
 func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool) (Hold, bool) {
 	s.touch(now)
 	if now < s.used-int64(clockBack) {
-		// The clock went back (an NTP step) since the last Acquire: the
-		// pause and the live observations' windows end by MaxPause from
-		// now, as when they were set. A pause of an hour set before a
-		// step back of two days held the key 49 hours. (The leases stay:
-		// their requests are in flight, and end them; bounded as a
-		// Store's state is, they were dropped, and a second request went
-		// beside the one in flight under a MaxConcurrency of 1.)
-		s.capHolds(now)
+		// The clock went back (an NTP step) since the last Acquire: what
+		// the state holds is bounded from now, as a state read from a
+		// Store is (see Bound): a pause of an hour set before a step
+		// back of two days held the key 49 hours, and so did MaxRate's
+		// next start, a start logged, a cost quota's reset. The leases
+		// and reservations stay: their requests are in flight, and end
+		// them (dropped, a second request went beside the one in flight
+		// under a MaxConcurrency of 1).
+		s.boundAt(now, cfg, true)
 	}
 	s.used = now
 	if ask.Custom {

@@ -577,14 +577,18 @@ func (c *costs) beyond(now, far int64) bool {
 // bound brings the instants beyond reports back within bounds: a quota's
 // statement and observation to now at the latest, its reset to MaxPause
 // after its observation (as apply and renew write it); a reservation that
-// ends after far is dropped, as if its request had ended.
-func (c *costs) bound(now, far int64) {
+// ends after far is dropped, as if its request had ended, unless flight
+// (see State.boundAt).
+func (c *costs) bound(now, far int64, flight bool) {
 	for i := range c.quotas {
 		q := &c.quotas[i]
 		q.seen, q.at = min(q.seen, now), min(q.at, now)
 		q.deadline = min(q.deadline, addSat(q.at, int64(MaxPause)))
 	}
 	for i := range c.units {
+		if flight {
+			break // the reservations of requests in flight stay (see State.boundAt)
+		}
 		u := &c.units[i]
 		k := 0
 		for _, r := range u.res {
