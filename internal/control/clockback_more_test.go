@@ -66,28 +66,8 @@ func TestClockBackStartLog(t *testing.T) {
 	s.Release(at, &cfg, &l, &Outcome{First: true, Bytes: -1, Served: true, Quotas: qs})
 
 	back := at.Add(-48 * time.Hour)
-	var st State
-	b, _ := s.MarshalBinary()
-	if err := st.UnmarshalBinary(b); err != nil {
-		t.Fatal(err)
-	}
-	st.Bound(back, &cfg)
-	firstGrant := func(s *State) time.Duration {
-		now := back
-		for now.Sub(back) < 30*time.Minute {
-			var l Lease
-			h, ok := s.Acquire(now, &cfg, Ask{}, &l)
-			if ok {
-				return now.Sub(back)
-			}
-			now = now.Add(time.Second)
-			if u := h.Until(); u.After(now) {
-				now = u
-			}
-		}
-		return -1
-	}
-	mem, store := firstGrant(&s), firstGrant(&st)
+	st := storedBound(t, &s, back, &cfg)
+	mem, store := firstGrant(&s, &cfg, back, Cost{}), firstGrant(st, &cfg, back, Cost{})
 	if mem < 0 {
 		t.Errorf("a quota of 1 a minute held the key more than 30 minutes after a 48h step back (the start logged 48h ahead stays counted until %v); through a Store the next start went after %v",
 			at.Add(time.Minute), store)
@@ -137,33 +117,46 @@ func TestClockBackCostQuota(t *testing.T) {
 	}
 	s.Release(t0, &cfg, &p, &Outcome{First: true, Bytes: -1, Served: true, Quotas: q})
 	back := t0.Add(-48 * time.Hour)
+	st := storedBound(t, &s, back, &cfg)
+	mem, store := firstGrant(&s, &cfg, back, Cost{Tokens: 1000}), firstGrant(st, &cfg, back, Cost{Tokens: 1000})
+	if mem < 0 {
+		t.Errorf("a token quota whole again in 10s held a 1000-token request more than 30 min after a 48h step back (%v); through a Store granted after %v", mem, store)
+	}
+}
+
+// storedBound returns s as a Store gives it back at now: through its
+// binary form, then bounded (State.Bound).
+func storedBound(t *testing.T, s *State, now time.Time, cfg *Config) *State {
+	t.Helper()
 	var st State
 	b, _ := s.MarshalBinary()
 	if err := st.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
-	st.Bound(back, &cfg)
-	firstGrant := func(s *State) time.Duration {
-		now := back
-		for now.Sub(back) < 30*time.Minute {
-			var l Lease
-			l.SetCost(Cost{Tokens: 1000})
-			h, ok := s.Acquire(now, &cfg, Ask{}, &l)
-			if ok {
-				return now.Sub(back)
-			}
-			if h.Never {
-				return -2
-			}
-			now = now.Add(time.Second)
-			if u := h.Until(); u.After(now) && u.Sub(back) < time.Hour {
-				now = u
-			}
+	st.Bound(now, cfg)
+	return &st
+}
+
+// firstGrant returns how long after from s first grants a request of
+// cost c, asking again a second after each hold (or at its end, if
+// sooner than an hour from from); -1 if not within 30 minutes, -2 if
+// never.
+func firstGrant(s *State, cfg *Config, from time.Time, c Cost) time.Duration {
+	now := from
+	for now.Sub(from) < 30*time.Minute {
+		var l Lease
+		l.SetCost(c)
+		h, ok := s.Acquire(now, cfg, Ask{}, &l)
+		if ok {
+			return now.Sub(from)
 		}
-		return -1
+		if h.Never {
+			return -2
+		}
+		now = now.Add(time.Second)
+		if u := h.Until(); u.After(now) && u.Sub(from) < time.Hour {
+			now = u
+		}
 	}
-	mem, store := firstGrant(&s), firstGrant(&st)
-	if mem < 0 {
-		t.Errorf("a token quota whole again in 10s held a 1000-token request more than 30 min after a 48h step back (%v); through a Store granted after %v", mem, store)
-	}
+	return -1
 }
