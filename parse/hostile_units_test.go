@@ -16,8 +16,8 @@ func readBothPaths(h http.Header, now time.Time) (quick, general []Quota) {
 // A legacy ";w=" window (draft-03 to 06, Docker, XIQ, Envoy) is an Integer
 // of seconds: the unnamed RateLimit-Policy reader already rejects
 // "100;w=0.5", and draft-11 §3.1.3 says sub-second precision is not
-// supported. The limit-field reader instead accepts any decimal, down to a
-// window of one nanosecond, which makes the stated pace (q/w) unbounded.
+// supported. The limit-field reader instead accepted any decimal, down to
+// a window of one nanosecond, which made the stated pace (q/w) unbounded.
 func TestLegacyWindowWholeSeconds(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	cases := []struct {
@@ -47,7 +47,7 @@ func TestLegacyWindowWholeSeconds(t *testing.T) {
 }
 
 // HubSpot's Interval-Milliseconds is a whole number of milliseconds
-// (10000); a decimal one yields a window of a nanosecond.
+// (10000); a decimal one yielded a window of a nanosecond.
 func TestHubSpotIntervalBelowMillisecond(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	h := http.Header{
@@ -62,11 +62,11 @@ func TestHubSpotIntervalBelowMillisecond(t *testing.T) {
 	}
 }
 
-// OpenAI-family resets: "a bare number there means seconds (Azure)"
-// (dialects.md §4.4), so "N" and "Ns" must read alike. A bare number of
-// seconds too long for a Duration saturates to 292 years, while the same
-// value with its unit ("9223372037s", which time.ParseDuration rejects as
-// overflowing) and a bare number of 19 digits are unknown.
+// OpenAI-family resets are a Go duration "or bare seconds from Azure"
+// (doc.go), so "N" and "Ns" must read alike. A bare number of seconds too
+// long for a Duration saturated to 292 years, while the same value with
+// its unit ("9223372037s", which time.ParseDuration rejects as
+// overflowing) and a bare number of 19 digits were unknown.
 func TestOpenAIResetOverflow(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	readReset := func(v string) time.Duration {
