@@ -945,6 +945,13 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	}
 	p := s.known(q.Policy, q.Partition, u)
 	if p == nil {
+		p = s.find(q.Policy, q.Partition, u)
+	}
+	if p == nil {
+		// Only a name the key does not have renames a policy: one that
+		// has its own would lose to it what it had left (two per-route
+		// quotas of one size, each answer stating its own, became two of
+		// one name, the other's 2 left forgotten and 6 granted at once).
 		p = s.renamed(q, u, now)
 	}
 	if p == nil {
@@ -985,7 +992,7 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		} else {
 			p.cost = 0.75*p.cost + 0.25*float64(bytes)
 		}
-		p.cost = min(p.cost, float64(maxQuota))
+		p.cost = min(p.cost, float64(maxCost))
 	}
 	if q.Remaining < 0 {
 		return true
@@ -1162,10 +1169,9 @@ func partition(pk []byte) []byte {
 	return sum[:]
 }
 
-// policy returns the key's policy with that identity, adding it if there
-// is room: q per w is what it states (0: unknown), which may make a policy
-// kept redundant (see redundant).
-func (s *State) policy(name string, pk []byte, u unit, now, q, w int64) *policy {
+// find returns the key's policy of that name (cut as a policy keeps it),
+// partition and unit; nil if it has none.
+func (s *State) find(name string, pk []byte, u unit) *policy {
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
 	}
@@ -1178,6 +1184,20 @@ func (s *State) policy(name string, pk []byte, u unit, now, q, w int64) *policy 
 			return p
 		}
 	}
+	return nil
+}
+
+// policy returns the key's policy with that identity, adding it if there
+// is room: q per w is what it states (0: unknown), which may make a policy
+// kept redundant (see redundant).
+func (s *State) policy(name string, pk []byte, u unit, now, q, w int64) *policy {
+	if p := s.find(name, pk, u); p != nil {
+		return p
+	}
+	if len(name) > maxKeyLen {
+		name = name[:maxKeyLen]
+	}
+	pk = partition(pk)
 	if len(s.policies) >= maxPolicies {
 		// Replace the policy heard of least recently among those that
 		// bind nothing now; with none such, the new one is ignored. A
