@@ -47,3 +47,37 @@ func TestMemoryStoreKeepsWaitedKeysBounded(t *testing.T) {
 		}
 	}
 }
+
+// A Wait whose end had passed returned without taking back its count as a
+// waiter: the key was never evicted again, and MaxKeys no longer bounded
+// the store (a hold's end passes between an Acquire and its wait under
+// load).
+func TestWaitPastUntilKeepsKeyEvictable(t *testing.T) {
+	ms := &MemoryStore{MaxKeys: 2}
+	ctx := context.Background()
+	const k = "https://api.test"
+	var gen uint64
+	ms.Update(ctx, k, func(ks *KeyState) {
+		now := time.Now()
+		ks.c.PauseUntil(now, &control.Config{}, now.Add(time.Hour), control.ReasonRetryAfter)
+	})
+	ms.Update(ctx, k, func(ks *KeyState) { gen = ks.Generation() })
+	for range 3 {
+		if err := ms.Wait(ctx, k, gen, time.Now().Add(-time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 50 {
+		ms.Update(ctx, fmt.Sprintf("https://o%d.test", i), func(ks *KeyState) {
+			now := time.Now()
+			ks.c.PauseUntil(now, &control.Config{}, now.Add(time.Hour), control.ReasonRetryAfter)
+		})
+	}
+	sh := ms.shard(splitKey(k))
+	sh.mu.Lock()
+	e := sh.m[splitKey(k)]
+	sh.mu.Unlock()
+	if e != nil {
+		t.Errorf("the oldest key kept after 50 newer with MaxKeys 2, counted as waited on by %d Waits that had already ended", e.waiters)
+	}
+}

@@ -392,6 +392,28 @@ func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time
 	sh := s.shard(k)
 	var fire <-chan time.Time
 	for {
+		// The timer first: a wait whose end has passed returns before it
+		// counts as a waiter (counted and not taken back, the entry was
+		// never evicted again).
+		if fire == nil && !until.IsZero() {
+			d := time.Until(until)
+			if d <= 0 {
+				return nil
+			}
+			var local *time.Timer
+			if timer == nil {
+				timer = &local
+			}
+			if *timer == nil {
+				*timer = time.NewTimer(d)
+			} else {
+				(*timer).Reset(d)
+			}
+			if local != nil {
+				defer local.Stop()
+			}
+			fire = (*timer).C
+		}
 		sh.mu.Lock()
 		e := sh.m[k]
 		var changed chan struct{}
@@ -421,25 +443,6 @@ func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time
 		}
 		sh.mu.Unlock()
 
-		if fire == nil && !until.IsZero() {
-			d := time.Until(until)
-			if d <= 0 {
-				return nil
-			}
-			var local *time.Timer
-			if timer == nil {
-				timer = &local
-			}
-			if *timer == nil {
-				*timer = time.NewTimer(d)
-			} else {
-				(*timer).Reset(d)
-			}
-			if local != nil {
-				defer local.Stop()
-			}
-			fire = (*timer).C
-		}
 		var err error
 		done := true
 		select {
