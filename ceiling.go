@@ -67,6 +67,7 @@ type ceiling struct {
 	// longer, when the budget forgets the quota and nothing paces the key
 	// again (see quoted).
 	stated  int64
+	said    int64         // when a response last stated a quota (Unix nanoseconds; 0: never)
 	idle    int64         // the Budget's IdleTTL, as the latest reserve gave it
 	win     int64         // the longest window a quota of the key stated, at most a day
 	grad    *gradient     // Restraint.Adaptive's limit; nil until needed
@@ -90,6 +91,7 @@ type reservation struct {
 	end        int64 // when its lease ends (see ceiling.inflight)
 	inflight   int   // the key's requests in flight then, itself included
 	transient  bool  // answered by a 502 or 504 read as transient but not retried: no latency sample (see update)
+	quoted     bool  // Restraint did not apply: a quota stated still paced the key (see forgot)
 	floor      floorReservation
 }
 
@@ -115,6 +117,21 @@ func (c *ceilings) shard(k memKey) *ceilingShard {
 // n: Restraint does not apply.
 func (e *ceiling) quoted(n int64) bool {
 	return e.stated != 0 && n-e.stated <= max(e.idle, e.win)
+}
+
+// forgot records that k's budget granted a request at now from a state
+// that knew no quota stated: it forgot the quota (Budget.Forget, eviction
+// past MaxKeys, a Store's expiry) unless a response stated one since
+// (after now). Restraint applies again: kept lifted on the Transport's
+// memory alone, 16 requests were in flight to an origin its budget paced
+// by nothing.
+func (c *ceilings) forgot(k memKey, now time.Time) {
+	sh := c.shard(k)
+	sh.mu.Lock()
+	if e := sh.m[k]; e != nil && e.said < now.UnixNano() {
+		e.stated, e.win = 0, 0
+	}
+	sh.mu.Unlock()
 }
 
 // ceilingHold is a wait the local ceilings ask for: until an instant, or
@@ -162,7 +179,8 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		idle = control.DefaultIdleTTL
 	}
 	e.idle = int64(idle)
-	if rs != nil && !e.quoted(n) {
+	quoted := e.quoted(n)
+	if rs != nil && !quoted {
 		maxConc = rs.limit(e, maxConc)
 	}
 	if maxConc > 0 && e.inflight.N() >= maxConc {
@@ -199,9 +217,9 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		}
 	}
 	end := e.inflight.Start(inst, until, lease)
-	r := reservation{prev: e.next, next: addSat(max(e.next, n), int64(interval)), ok: true, start: n, end: end, inflight: e.inflight.N()}
+	r := reservation{prev: e.next, next: addSat(max(e.next, n), int64(interval)), ok: true, start: n, end: end, inflight: e.inflight.N(), quoted: quoted && rs != nil}
 	e.next = r.next
-	if e.quoted(n) {
+	if quoted {
 		e.stated = n // used: the budget keeps the quota as long again
 	}
 	return r, ceilingHold{}, true
@@ -381,7 +399,7 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 		case len(out.Quotas) > 0:
 			n := now.UnixNano()
 			wake = !e.quoted(n)
-			e.stated = max(n, 1)
+			e.stated, e.said = max(n, 1), max(n, 1)
 			for i := range out.Quotas {
 				// A budget keeps a key while a start its quota counts
 				// is within the quota's window: as long as that, and

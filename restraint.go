@@ -11,7 +11,9 @@ package polite
 // states pace it, and Restraint no longer applies to it, until the origin
 // has gone unused (no request started, no quota stated) for the Budget's
 // IdleTTL, or the longest window a quota of it stated if longer, when the
-// budget forgets what it stated. Refusals,
+// budget forgets what it stated, or until the budget grants a request from
+// a state that no longer knows it (forgotten by [Budget.Forget], evicted
+// past MaxKeys, expired in a Store). Refusals,
 // Retry-After, robots.txt and the other ceilings apply to every origin,
 // with or without Restraint.
 //

@@ -18,12 +18,22 @@ import (
 // requests at once under Restraint{}. It returns the most of the 16 in
 // flight at once, and what Inspect said of the origin before they went.
 func restraintAfterIdle(t *testing.T, policy, limit string, idle time.Duration) (peak int, st State, known bool) {
+	return restraintAfter(t, policy, limit, nil, func(*Transport, func(string)) { time.Sleep(idle) })
+}
+
+// restraintAfter is restraintAfterIdle with the Transport's Budget b (nil:
+// its own) and between run in place of the idle time: get sends a request
+// to the URL it is given.
+func restraintAfter(t *testing.T, policy, limit string, b *Budget, between func(tr *Transport, get func(string))) (peak int, st State, known bool) {
 	synctest.Test(t, func(t *testing.T) {
 		var stated atomic.Bool
 		stated.Store(true)
 		var mu sync.Mutex
 		in := 0
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Host != "origin.example" {
+				return
+			}
 			mu.Lock()
 			in++
 			peak = max(peak, in)
@@ -38,9 +48,9 @@ func restraintAfterIdle(t *testing.T, policy, limit string, idle time.Duration) 
 			in--
 			mu.Unlock()
 		})
-		tr := &Transport{Base: &ratelimittest.Transport{Handler: h}, Restraint: &Restraint{}}
-		get := func() {
-			resp, err := tr.RoundTrip(robotsReq(t, t.Context(), "http://origin.example/"))
+		tr := &Transport{Base: &ratelimittest.Transport{Handler: h}, Restraint: &Restraint{}, Budget: b}
+		get := func(u string) {
+			resp, err := tr.RoundTrip(robotsReq(t, t.Context(), u))
 			if err != nil {
 				t.Error(err)
 				return
@@ -48,16 +58,16 @@ func restraintAfterIdle(t *testing.T, policy, limit string, idle time.Duration) 
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
-		get() // the one answer that states a quota
+		get("http://origin.example/") // the one answer that states a quota
 		stated.Store(false)
-		time.Sleep(idle)
+		between(tr, get)
 		st, known = tr.Inspect("http://origin.example", time.Now())
 		mu.Lock()
 		peak = 0
 		mu.Unlock()
 		var wg sync.WaitGroup
 		for range 16 {
-			wg.Go(get)
+			wg.Go(func() { get("http://origin.example/") })
 		}
 		wg.Wait()
 	})
@@ -91,5 +101,29 @@ func TestRestraintLiftedWhileBudgetKeepsQuota(t *testing.T) {
 	}
 	if peak <= 4 {
 		t.Errorf("the budget keeps the quota (%d policies) yet at most %d requests were in flight: Restraint's cap applied", len(st.Policies), peak)
+	}
+}
+
+// A budget that forgot an origin's quota otherwise than by idle time
+// (Budget.Forget, MaxKeys evicting the key) paced it by nothing, while
+// Restraint stayed lifted on the Transport's memory of the quota: all 16
+// requests went at once.
+func TestRestraintAfterBudgetForgets(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		forget func(tr *Transport, get func(string))
+	}{
+		{"Budget.Forget", func(tr *Transport, get func(string)) { tr.Budget.Forget("http://origin.example") }},
+		{"MaxKeys eviction", func(tr *Transport, get func(string)) { get("http://other.example/") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			peak, st, known := restraintAfter(t, `"default";q=1000;w=1`, `"default";r=999;t=1`, &Budget{MaxKeys: 1}, tt.forget)
+			if known && len(st.Policies) > 0 {
+				t.Fatalf("the budget still knows a quota: %+v", st)
+			}
+			if peak > 4 {
+				t.Errorf("%d requests in flight at once to an origin whose budget knows no quota, want at most Restraint's 4", peak)
+			}
+		})
 	}
 }

@@ -645,6 +645,9 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 	if granted && err == nil {
 		w.granted = true
 		g.ceil = res
+		if res.quoted && !g.Hinted() {
+			t.ceil.forgot(key.m, now)
+		}
 		return nil
 	}
 	if local {

@@ -151,6 +151,9 @@ type Lease struct {
 
 	others int32 // other requests in flight at its grant, bodies still arriving included, up to rampCap (see shed.go)
 	probe  bool
+	// hinted reports that the state granting it knew a quota the server
+	// stated (see Hinted).
+	hinted bool
 	// logged reports that its start was logged for a stated quota's pace
 	// (q per w): an answer from a cache takes it back (Outcome.Cached).
 	logged bool
@@ -165,6 +168,11 @@ type Lease struct {
 // Skew returns the key's estimate, when the request started, of the
 // server's clock minus ours (see parse.HeaderAt), and whether it has one.
 func (l *Lease) Skew() (time.Duration, bool) { return time.Duration(l.skew), l.skewOK }
+
+// Hinted reports whether the state that granted the request knew a quota
+// its server stated: false once the key was forgotten (idle, evicted,
+// Forget) or never heard of one.
+func (l *Lease) Hinted() bool { return l.hinted }
 
 // Probe reports whether the request probes alone.
 func (l *Lease) Probe() bool { return l.probe }
