@@ -686,35 +686,58 @@ var errRobotsTimeout = errors.New("polite: robots.txt fetch timed out")
 
 // robotsFetch is a fetch under way in a goroutine of its own.
 type robotsFetch struct {
-	done     chan struct{} // closed when the fetch ended
+	done     chan struct{} // closed when the fetch ended, or its bound did
+	once     sync.Once     // closes done
 	panicked bool          // Base panicked, with panicVal
 	panicVal any
 	exited   bool // Base called runtime.Goexit (t.FailNow in a test's Base)
+}
+
+// finish ends f once: set, run first, records how. It reports whether this
+// call ended it (false: ended already, and set not run).
+func (f *robotsFetch) finish(set func()) bool {
+	won := false
+	f.once.Do(func() {
+		set()
+		won = true
+		close(f.done)
+	})
+	return won
 }
 
 // startFetch fetches e's robots.txt, that of site, for a request whose
 // context is ctx and whose User-Agent is ua, in a goroutine of its own: the
 // values of ctx go with it, its end does not. If Base panics or ends the
 // goroutine, the fetch is abandoned (the next request fetches again), and
-// f says so.
+// f says so. The fetch ends after robotsFetchTimeout at the latest,
+// unreachable, whatever Base does: one whose RoundTrip ignored its
+// request's context held every request to the origin for good. What it
+// answers later, a panic included, is dropped.
 func (c *robotsCache) startFetch(ctx context.Context, base http.RoundTripper, sh *robotsShard, e *robotsEntry, site robotsSite, ua string) *robotsFetch {
 	f := &robotsFetch{done: make(chan struct{})}
 	ctx = context.WithoutCancel(ctx)
+	bound := time.AfterFunc(robotsFetchTimeout, func() {
+		f.finish(func() { sh.end(e, robotsResult{unreachable: true, err: errRobotsTimeout}, time.Now()) })
+	})
 	go func() {
 		returned := false
-		defer close(f.done)
 		defer func() {
+			bound.Stop()
 			if returned {
 				return
 			}
-			sh.abandon(e)
-			if v := recover(); v != nil {
-				f.panicked, f.panicVal = true, v
-			} else {
-				f.exited = true
-			}
+			v := recover()
+			f.finish(func() {
+				sh.abandon(e)
+				if v != nil {
+					f.panicked, f.panicVal = true, v
+				} else {
+					f.exited = true
+				}
+			})
 		}()
-		sh.end(e, c.fetch(ctx, base, site, ua), time.Now())
+		r := c.fetch(ctx, base, site, ua)
+		f.finish(func() { sh.end(e, r, time.Now()) })
 		returned = true
 	}()
 	return f
