@@ -84,7 +84,11 @@
 // it. A response that arrives whole with its headers (no body, a response
 // to HEAD, a 204 or 304, a Content-Length of at most 4 KiB) ends its
 // request at once. Whatever the body, the response's outcome (the quotas it
-// states, a pause, a refusal) is applied when its headers arrive.
+// states, a pause, a refusal) is applied when its headers arrive, but for
+// a refusal that may be retried whose body is a problem document (RFC
+// 9457): what that says (the policies violated, a stop) is part of the
+// outcome, which is applied once it is read, a second at most after the
+// headers.
 //
 // While its body arrives, a request counts against concurrent-requests and
 // content-bytes policies and the MaxConcurrency ceilings; it no longer
