@@ -698,6 +698,8 @@ type TokenServer struct {
 
 	// Handler serves the requests; use it for Stats and Reset.
 	Handler *TokenHandler
+
+	closing *closing
 }
 
 // NewTokenServer starts and returns a TokenServer for cfg, listening on
@@ -705,12 +707,13 @@ type TokenServer struct {
 // it down. It panics if cfg is invalid, as [NewTokenHandler] does.
 func NewTokenServer(cfg TokenConfig) *TokenServer {
 	h := NewTokenHandler(cfg)
-	return &TokenServer{Server: httptest.NewServer(h), Handler: h}
+	c := newClosing()
+	return &TokenServer{Server: httptest.NewServer(c.wrap(h)), Handler: h, closing: c}
 }
 
 // Close shuts the server down as [Server.Close] does: the requests it is
 // serving end first.
-func (s *TokenServer) Close() { closeServer(s.Server) }
+func (s *TokenServer) Close() { closeServer(s.Server, s.closing) }
 
 // maxChoices bounds the choices of a completion the TokenHandler writes.
 const maxChoices = 1024
