@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/politehttp/polite/ratelimittest"
@@ -111,6 +112,40 @@ func TestGetRobotsOfSentUserAgent(t *testing.T) {
 	if n := h.Stats().Paths["/private"]; n != 0 {
 		t.Errorf("get %q = %v: /private, disallowed for mybot, was requested %d times by an agent calling itself mybot\n%s",
 			args, err, n, stderr.String())
+	}
+}
+
+// SECURITY.md: the polite command "never shows a value given with -H". With
+// -robots, a URL robots.txt disallowed, or whose robots.txt was
+// unreachable, failed with an error that showed the value of -H 'Host: …'
+// (a RobotsError names the Host), while its User-Agent was elided.
+func TestGetRobotsErrorHidesHostHeader(t *testing.T) {
+	var robots atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			robots.Add(1)
+			w.Write([]byte("User-agent: *\nDisallow: /private/\n"))
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	for _, u := range []string{srv.URL + "/private/x", "http://" + closedPort(t) + "/private/x"} {
+		var stdout, stderr bytes.Buffer
+		err := getMain(t.Context(), []string{"-robots", "-H", "Host: hostsecret.example", u}, strings.NewReader(""), &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if err != nil {
+			out += err.Error()
+		}
+		if strings.Contains(strings.ToLower(out), "hostsecret") {
+			t.Errorf("polite get -robots -H 'Host: …' %s printed the -H value:\n%s", u, out)
+		}
+		if !strings.Contains(out, "(Host …)") {
+			t.Errorf("polite get -robots -H 'Host: …' %s: no robots.txt error with the Host elided:\n%s", u, out)
+		}
+	}
+	if robots.Load() == 0 {
+		t.Error("robots.txt was never fetched")
 	}
 }
 

@@ -676,6 +676,28 @@ func TestCommandsShowNoQueryOfUnparsableURL(t *testing.T) {
 	}
 }
 
+// A URL given without a scheme whose query held another URL that does not
+// parse (a placeholder left in, as copied from an API's documentation)
+// was shown with its query: authority took the first "//" of the string,
+// inside the query, for the authority's, found that it did not parse, and
+// shownURL returned everything up to it.
+func TestShownURLSchemelessQueryWithURL(t *testing.T) {
+	const raw = "127.0.0.1:1/cb?api_key=SECRETQ&redirect_uri=http://localhost:{port}/cb"
+	if got, want := shownURL(raw), "127.0.0.1:1/cb?…"; got != want {
+		t.Errorf("shownURL(%q) = %q, want %q", raw, got, want)
+	}
+	for _, args := range [][]string{
+		{"get", raw},
+		{"inspect", raw},
+		{"inspect", "-json", raw},
+		{raw}, // the command forgotten: "unknown command"
+	} {
+		if out, code := commandOutput(t, args...); strings.Contains(out, "SECRETQ") {
+			t.Errorf("polite %q (exit %d) printed the query:\n%s", args, code, out)
+		}
+	}
+}
+
 // SECURITY.md: absurd values "saturate or are ignored; they never wrap
 // around". A server's enormous Retry-After (or w, or t) is read saturated
 // (about 292 years; the JSON says 9223372036.854776 s); inspect's text

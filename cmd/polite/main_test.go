@@ -160,6 +160,15 @@ func TestStrayArgumentsNotShown(t *testing.T) {
 	}
 }
 
+// commandOutput runs polite with args and returns everything it wrote,
+// the text of the error main would print included, and its exit status.
+func commandOutput(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), args, &stdout, &stderr)
+	return stdout.String() + stderr.String(), code
+}
+
 // extraGoroutines runs f and returns the most goroutines seen running
 // while it ran, less those running before.
 func extraGoroutines(f func()) int {

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/politehttp/polite"
 )
 
 // What polite prints never carries a credential (SECURITY.md): a URL's
@@ -50,19 +52,20 @@ func shownURL(raw string) string {
 		return s
 	}
 	// Not a URL: cut what could be user information, then a query, by
-	// hand (a password may hold a '?': the last '@' ends it). A '?'
-	// before the last '@' may begin the query as well as be part of a
-	// password, the '@' in the query ("?email=a@b"): neither can be told
-	// from the other, and all past the scheme is elided.
+	// hand (a password may hold a '?': the last '@' ends it). A '?' or
+	// '#' before the last '@' may begin the query or fragment as well as
+	// be part of a password, the '@' in the query or fragment
+	// ("?email=a@b"): neither can be told from the other, and all past
+	// the scheme is elided.
 	s := raw
-	if q, at := strings.IndexByte(s, '?'), strings.LastIndexByte(s, '@'); q >= 0 && q < at {
-		if j := strings.Index(s, "//"); j >= 0 && j < q {
+	if q, at := strings.IndexAny(s, "?#"), strings.LastIndexByte(s, '@'); q >= 0 && q < at {
+		if j, _ := authority(s); j >= 0 {
 			return s[:j+2] + "…"
 		}
 		return "…"
 	}
 	if i := strings.LastIndexByte(s, '@'); i >= 0 {
-		if j := strings.Index(s, "//"); j >= 0 && j < i {
+		if j, _ := authority(s); j >= 0 && j < i {
 			s = s[:j+2] + s[i+1:]
 		} else {
 			s = s[i+1:]
@@ -92,11 +95,12 @@ func shownURL(raw string) string {
 	return s
 }
 
-// authority returns where the "//" of s is (-1 if it has none) and what
-// follows it up to a '/', '?' or '#'.
+// authority returns where the "//" that begins the authority of s is (-1
+// if it has none: no "//", or one after a '/', '?' or '#', in the path,
+// query or fragment) and what follows it up to a '/', '?' or '#'.
 func authority(s string) (int, string) {
 	j := strings.Index(s, "//")
-	if j < 0 {
+	if j < 0 || strings.ContainsAny(s[:j], "/?#") {
 		return -1, ""
 	}
 	auth := s[j+2:]
@@ -149,9 +153,14 @@ func urlErrText(ue *url.Error) string {
 }
 
 // quotedElided returns the text of ue's Err with its quotations shown as
-// urlErrText says.
+// urlErrText says, and the Host a *polite.RobotsError names elided: it is
+// the value of -H 'Host: …'.
 func quotedElided(ue *url.Error) string {
-	return eachQuotation(ue.Err.Error(), func(q string) string {
+	s := ue.Err.Error()
+	if rerr := (*polite.RobotsError)(nil); errors.As(ue.Err, &rerr) && rerr.Host != "" {
+		s = strings.ReplaceAll(s, "(Host "+rerr.Host+")", "(Host …)")
+	}
+	return eachQuotation(s, func(q string) string {
 		if u, err := strconv.Unquote(q); ue.Op != "parse" && err == nil && strings.Contains(u, "//") {
 			// A URL (a redirect's Location), shown as one; any other
 			// quotation, a part of one (a port that is the first part

@@ -119,6 +119,27 @@ func TestUserTokenWithHashNotShown(t *testing.T) {
 	}
 }
 
+// A URL that did not parse (a bad escape) whose fragment held an '@' (an
+// e-mail address before a token, as in an OAuth callback) was shown with
+// the rest of its fragment: shownURL cut at the last '@' as if it ended
+// user information, and kept what followed. A '#' before the last '@' is
+// taken as a '?' there is: all past the scheme is elided.
+func TestShownURLFragmentAfterAt(t *testing.T) {
+	const raw = "http://127.0.0.1:1/%zz#email=alice@b.example&access_token=SECRETF"
+	if got := shownURL(raw); got != "http://…" {
+		t.Errorf("shownURL(%q) = %q, want %q", raw, got, "http://…")
+	}
+	for _, args := range [][]string{
+		{"get", raw},
+		{"inspect", raw},
+		{"inspect", "-json", raw},
+	} {
+		if out, code := commandOutput(t, args...); strings.Contains(out, "SECRETF") {
+			t.Errorf("polite %s (exit %d) printed the fragment:\n%s", args[0], code, out)
+		}
+	}
+}
+
 // printsNo runs polite get, inspect and inspect -json on target, and fails
 // t if any of them prints secret.
 func printsNo(t *testing.T, target, secret string) {
