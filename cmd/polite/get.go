@@ -45,7 +45,8 @@ fetched again (retry_at says when).
 
 For every URL one JSON line goes to stderr, or appended to the -log file:
 url (its user information and query elided, as "?…": they may hold a
-credential), line (its line number on stdin, when read from there), status, bytes (of the body written), attempts (requests sent on the
+credential; one without a scheme, which may be a word of an -H value left
+unquoted, wholly, as "…"), line (its line number on stdin, when read from there), status, bytes (of the body written), attempts (requests sent on the
 wire for this URL, retries, redirects and the robots.txt fetch it caused included), waited_s (time spent
 waiting for the origin's budget), reason (of the longest wait: pace, quota,
 retry-after, backoff, adaptive, retry-budget, stopped, concurrency, probe,
@@ -176,7 +177,7 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
-	if err := headers.check(); err != nil {
+	if err := headers.check(fs.Args()); err != nil {
 		return err
 	}
 	switch {
@@ -398,7 +399,13 @@ func (g *getter) event(e polite.Event) {
 
 // fetch GETs u and writes its body, and returns the record to log.
 func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
-	rec.URL = shownURL(u)
+	rec.URL = shownArg(u)
+	if !hasScheme(u) {
+		// Shown elided, with no error that quotes it: it may be a
+		// credential (see shownArg).
+		rec.Error = "not an http or https URL"
+		return rec
+	}
 	parsed, err := url.Parse(u)
 	if err != nil {
 		rec.Error = showError(err).Error()

@@ -78,11 +78,12 @@ type inspectError struct {
 }
 
 // assumeHTTP returns target with "http://" before it when it has no scheme
-// ("127.0.0.1:8080", "localhost:8080/x", "api.example"), as curl does, and
-// reports whether it did.
+// ("127.0.0.1:8080", "localhost:8080/x?next=http://y/", "api.example"),
+// as curl does, and reports whether it did: a "://" past a '/', '?' or
+// '#' is not a scheme's.
 func assumeHTTP(target string) (string, bool) {
 	switch {
-	case target == "" || strings.Contains(target, "://"):
+	case target == "" || hasScheme(target):
 		return target, false
 	case strings.HasPrefix(target, "//"):
 		return "http:" + target, true
@@ -135,7 +136,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
-	if err := headers.check(); err != nil {
+	if err := headers.check(fs.Args()); err != nil {
 		return err
 	}
 	if *timeout <= 0 {

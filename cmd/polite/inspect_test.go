@@ -431,6 +431,35 @@ func TestInspectAssumesHTTP(t *testing.T) {
 	}
 }
 
+// inspect's help: "A URL without a scheme, such as 127.0.0.1:8080, is taken
+// as http://." assumeHTTP looked for "://" anywhere in the argument, so a
+// URL without a scheme whose query held a URL (a redirect target, a
+// callback) was not taken as http:// and was refused.
+func TestInspectAssumesHTTPWithURLInQuery(t *testing.T) {
+	srv := ratelimittest.NewServer(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Quota: 100, Window: 60e9}},
+	})
+	defer srv.Close()
+	target := strings.TrimPrefix(srv.URL, "http://") + "/login?next=http://127.0.0.1/home"
+	var stdout, stderr bytes.Buffer
+	err := runInspect(t.Context(), []string{"-json", target}, &stdout, &stderr)
+	if err != nil {
+		t.Errorf("inspect %q = %v, want it taken as http://%s; stderr: %s", target, err, target, stderr.String())
+	}
+	if got := srv.Handler.Stats().Requests; got != 1 {
+		t.Errorf("the server got %d requests, want 1", got)
+	}
+	for in, want := range map[string]string{
+		"api.example/x#http://y": "http://api.example/x#http://y",
+		"api.example?u=ftp://y":  "http://api.example?u=ftp://y",
+		"a/b://c":                "http://a/b://c",
+	} {
+		if got, _ := assumeHTTP(in); got != want {
+			t.Errorf("assumeHTTP(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // inspect and get never print a credential: a URL's query or user
 // information (in the request line, after redirects, in errors, in JSON),
 // nor a partition key, which may be a user's id.

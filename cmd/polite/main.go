@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -184,12 +185,18 @@ func (h *headerFlag) Set(s string) error {
 }
 
 // check returns a usage error, which shows no value, when a header
-// collected is not of the form 'Name: value'.
-func (h headerFlag) check() error {
+// collected is not of the form 'Name: value', or when one has no value
+// and one of args, the command's arguments, has no scheme: a value left
+// unquoted (-H Authorization: Bearer $TOKEN), split by the shell into
+// arguments.
+func (h headerFlag) check(args []string) error {
 	for i, s := range h {
-		name, _, ok := strings.Cut(s, ":")
+		name, value, ok := strings.Cut(s, ":")
 		if name = strings.TrimSpace(name); !ok || !token(name) {
 			return usagef("-H number %d of %d is not of the form 'Name: value' (not shown: it may hold a credential)", i+1, len(h))
+		}
+		if strings.TrimSpace(value) == "" && slices.ContainsFunc(args, func(a string) bool { return !hasScheme(a) }) {
+			return usagef("-H number %d of %d has no value, and an argument is no URL with a scheme: quote the header whole, as -H 'Name: value' (neither shown: they may hold a credential)", i+1, len(h))
 		}
 	}
 	return nil

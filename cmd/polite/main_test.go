@@ -117,6 +117,40 @@ func TestMalformedHeaderFlagNotShown(t *testing.T) {
 	}
 }
 
+// SECURITY.md: an Authorization value never appears in what polite writes.
+// A value left unquoted (polite get -H Authorization: Bearer $TOKEN URL)
+// passed check, "Authorization:" being a well-formed header, and left
+// "Bearer" and the token as arguments: get took them for URLs and logged
+// the token whole in its JSON line (shownURL showed a string that was no
+// URL as it was), and serve's "unexpected arguments" did too. An -H with
+// no value beside an argument without a scheme is a usage error, and an
+// argument without a scheme is shown as "…".
+func TestUnquotedHeaderValueNotShown(t *testing.T) {
+	const token = "sk-live-TOKENSECRET"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	for _, args := range [][]string{
+		{"get", "-H", "Authorization:", "Bearer", token, srv.URL + "/"},
+		{"inspect", "-H", "Authorization:", token},
+		{"serve", "Bearer", token},
+		{"demo", token},
+	} {
+		if out, code := commandOutput(t, args...); code != 2 || strings.Contains(out, token) {
+			t.Errorf("polite %q: exit %d, %q; want 2 and the token not shown", args, code, out)
+		}
+	}
+	// Without -H: a word that is no URL is logged as "…".
+	var stdout, stderr bytes.Buffer
+	getMain(t.Context(), []string{token, srv.URL + "/"}, strings.NewReader(""), &stdout, &stderr)
+	if s := stdout.String() + stderr.String(); strings.Contains(s, token) || !strings.Contains(s, `"url":"…"`) {
+		t.Errorf("polite get %s URL printed:\n%s", token, s)
+	}
+	// An -H with no value beside URLs is still sent.
+	if out, code := commandOutput(t, "get", "-H", "X-Empty:", srv.URL+"/"); code != 0 {
+		t.Errorf("polite get -H 'X-Empty:' URL: exit %d\n%s", code, out)
+	}
+}
+
 // SECURITY.md: polite "never shows a value given with -H (a malformed one
 // included)". check let through a name that is no HTTP token
 // ("X-Token=SECRET"), and net/http's error then quoted it.

@@ -202,14 +202,42 @@ func eachQuotation(s string, shown func(q string) string) string {
 	}
 }
 
-// shownArgs returns args quoted as %q quotes them, each shown as shownURL
-// shows a URL: an argument given by mistake may be one, with a credential.
+// shownArgs returns args quoted as %q quotes them, each shown as shownArg
+// shows it: an argument given by mistake may be a URL with a credential,
+// or a credential.
 func shownArgs(args []string) string {
 	shown := make([]string, len(args))
 	for i, a := range args {
-		shown[i] = shownURL(a)
+		shown[i] = shownArg(a)
 	}
 	return fmt.Sprintf("%q", shown)
+}
+
+// shownArg returns an argument as the commands print it: a URL with a
+// scheme as shownURL shows it, anything else elided, as "…". An argument
+// that is no URL may be a credential, split off by the shell from an -H
+// value left unquoted (-H Authorization: Bearer $TOKEN).
+func shownArg(a string) string {
+	if !hasScheme(a) {
+		return "…"
+	}
+	return shownURL(a)
+}
+
+// hasScheme reports whether s starts with a scheme and "://", as a URL
+// with a host does; a "://" after a '/', '?' or '#' is not one.
+func hasScheme(s string) bool {
+	i := strings.Index(s, "://")
+	if i <= 0 {
+		return false
+	}
+	for k := range i {
+		c := s[k]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || k > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
 }
 
 // shownField returns the value of a draft-11 field as the commands quote
