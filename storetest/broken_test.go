@@ -25,7 +25,7 @@ type remote struct {
 	// (the notification is never published to the others).
 	localWakes bool
 	// ttlMinutesAsSeconds: the TTL set is the minutes to Expiry, taken as
-	// seconds (60 times too short). Not caught: see remoteTTL's test.
+	// seconds (60 times too short).
 	ttlMinutesAsSeconds bool
 	// maxValue, if set: a state whose binary form is longer is silently
 	// not written (the old one stays); Update still returns nil.
@@ -241,6 +241,8 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 			(&remote{maxValue: 1024}).client},
 		{"WaitWokenWithoutGrowth", "returns from Wait on any Update of the key, Generation grown or not",
 			(&remote{wakeAnyUpdate: true}).client},
+		{"TTLMinutesAsSeconds", "keeps a state for the minutes to its Expiry taken as seconds, 60 times too short",
+			(&remote{ttlMinutesAsSeconds: true}).client},
 		{"UpdateNilWhenCanceled", "returns nil from Update without calling fn when its context has ended",
 			func() polite.Store { return &canceledNil{} }},
 	} {

@@ -177,11 +177,19 @@ func testKeeps(t *testing.T, st polite.Store, key string) {
 }
 
 // testKeepsUntilExpiry checks that a state outlives the calls to the
-// store: kept until its Expiry (minutes away), it is there a second after
-// it was written. A store that forgot it sooner (a TTL in the wrong unit)
-// would let the key start its quota again within its window.
+// store: kept until its Expiry (a minute and a half away, by an IdleTTL
+// of that), it is there a second after it was written. A store that forgot
+// it sooner (a TTL in the wrong unit: with an Expiry minutes away, the
+// minutes taken as seconds passed) would let the key start its quota
+// again within its window.
 func testKeepsUntilExpiry(t *testing.T, st polite.Store, key string) {
-	gen := bump(t, st, key, time.Now())
+	var gen uint64
+	update(t, st, key, func(ks *polite.KeyState) {
+		gen = apply(t, ks, func(s *control.State) uint64 {
+			s.Release(time.Now(), &control.Config{IdleTTL: 90 * time.Second}, &control.Lease{}, &control.Outcome{})
+			return s.Generation()
+		})
+	})
 	var exp time.Time
 	update(t, st, key, func(ks *polite.KeyState) { exp = ks.Expiry() })
 	if time.Until(exp) < 2*keptFor {
