@@ -709,14 +709,16 @@ func (f *robotsFetch) finish(set func()) bool {
 // context is ctx and whose User-Agent is ua, in a goroutine of its own: the
 // values of ctx go with it, its end does not. If Base panics or ends the
 // goroutine, the fetch is abandoned (the next request fetches again), and
-// f says so. The fetch ends after robotsFetchTimeout at the latest,
-// unreachable, whatever Base does: one whose RoundTrip ignored its
-// request's context held every request to the origin for good. What it
-// answers later, a panic included, is dropped.
+// f says so. A fetch that has not ended a second after robotsFetchTimeout
+// (when its context ends) ends then, unreachable, whatever Base does: one
+// whose RoundTrip ignored its request's context held every request to the
+// origin for good. What it answers later, a panic included, is dropped.
+// (The second lets a Base that watches the context end the fetch itself,
+// its body closed, first.)
 func (c *robotsCache) startFetch(ctx context.Context, base http.RoundTripper, sh *robotsShard, e *robotsEntry, site robotsSite, ua string) *robotsFetch {
 	f := &robotsFetch{done: make(chan struct{})}
 	ctx = context.WithoutCancel(ctx)
-	bound := time.AfterFunc(robotsFetchTimeout, func() {
+	bound := time.AfterFunc(robotsFetchTimeout+time.Second, func() {
 		f.finish(func() { sh.end(e, robotsResult{unreachable: true, err: errRobotsTimeout}, time.Now()) })
 	})
 	go func() {

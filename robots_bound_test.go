@@ -28,7 +28,7 @@ func TestRobotsFetchBoundedWhateverBase(t *testing.T) {
 			_, err := r.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/page"))
 			done <- err
 		}()
-		time.Sleep(robotsFetchTimeout + time.Second)
+		time.Sleep(robotsFetchTimeout + 2*time.Second)
 		select {
 		case err := <-done:
 			var rerr *RobotsError
@@ -36,7 +36,7 @@ func TestRobotsFetchBoundedWhateverBase(t *testing.T) {
 				t.Errorf("check = %v, want unreachable after %v", err, robotsFetchTimeout)
 			}
 		default:
-			t.Errorf("check still waiting for robots.txt after %v", robotsFetchTimeout+time.Second)
+			t.Errorf("check still waiting for robots.txt after %v", robotsFetchTimeout+2*time.Second)
 		}
 		close(release)
 		synctest.Wait()
