@@ -478,7 +478,19 @@ func (t *Transport) finish(req *http.Request, b *Budget, key budgetKey, g *lease
 }
 
 // finishAt is finish at now, whose instant on the controller's clock is ns.
+// The budget learns the outcome before the local ceilings do: a quota it
+// states lifts Restraint only once the budget knows it, so that a request
+// granted between the two does not find the budget without the quota
+// Restraint was lifted for, and apply it again (see ceilings.forgot).
 func (t *Transport) finishAt(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, ns int64, out *control.Outcome) control.Plan {
+	var plan control.Plan
+	if b.mem != nil {
+		plan = b.mem.releaseAt(&key.m, now, ns, &b.cfg, g, out)
+	} else {
+		var note storeNote
+		plan, note = b.release(req.Context(), *key, g, now, out)
+		t.note(req, b, *key, now, note)
+	}
 	if g.ceil.ok {
 		if out.Keep {
 			t.ceil.learn(key.m, &g.ceil, now, out) // the body ends later: see bodyEnded
@@ -486,11 +498,6 @@ func (t *Transport) finishAt(req *http.Request, b *Budget, key *budgetKey, g *le
 			t.ceil.done(key.m, &g.ceil, now, out)
 		}
 	}
-	if b.mem != nil {
-		return b.mem.releaseAt(&key.m, now, ns, &b.cfg, g, out)
-	}
-	plan, note := b.release(req.Context(), *key, g, now, out)
-	t.note(req, b, *key, now, note)
 	return plan
 }
 
