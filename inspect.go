@@ -54,7 +54,10 @@ type State struct {
 
 // PolicyState is one quota of a [State].
 type PolicyState struct {
-	Name string // policy name; "" when the dialect names none
+	// Name is the policy's name; "" when the dialect names none. One
+	// longer than 128 bytes is kept as its first 111, "~" and 16 hex
+	// digits of its SHA-256 hash, so that two long names stay apart.
+	Name string
 	// Partition identifies the partition key (pk) without revealing it:
 	// "sha256:" and the first 16 hex digits of its hash (for a pk longer
 	// than 128 bytes, which a key keeps as its SHA-256 digest, of that

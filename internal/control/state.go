@@ -2,6 +2,7 @@ package control
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"time"
 
@@ -912,6 +913,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		plan.Retry, plan.Denied = false, ReasonQuota
 	}
 	for _, name := range out.Refusal.Violated {
+		name = policyName(name)
 		for i := range s.policies {
 			if p := &s.policies[i]; p.name == name && p.unit != unitConcurrent {
 				p.live, p.epoch, p.minR, p.deadline, p.stated = true, s.epoch, 0, s.pauseUntil, 0
@@ -1113,11 +1115,7 @@ func (s *State) renamed(q *parse.Quota, u unit, now int64) *policy {
 	for i := range s.policies {
 		p := &s.policies[i]
 		if p.unit == u && p.q == limit && p.w == w && p.seen < now && len(p.pk) == len(pk) && (len(pk) == 0 || p.pk == string(pk)) {
-			name := q.Policy
-			if len(name) > maxKeyLen {
-				name = name[:maxKeyLen]
-			}
-			p.name = strings.Clone(name)
+			p.name = strings.Clone(policyName(q.Policy))
 			return p
 		}
 	}
@@ -1170,12 +1168,24 @@ func partition(pk []byte) []byte {
 	return sum[:]
 }
 
-// find returns the key's policy of that name (cut as a policy keeps it),
+// policyName returns the name a state keeps for a policy or quota named
+// name: name, or, when longer than maxKeyLen, its first bytes and 16 hex
+// digits of its SHA-256 digest, maxKeyLen bytes in all, so that two long
+// names that differ only past their first bytes stay two policies (cut,
+// two per-route quotas of one size were one, and what one had left was
+// lost).
+func policyName(name string) string {
+	if len(name) <= maxKeyLen {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:maxKeyLen-17] + "~" + hex.EncodeToString(sum[:8])
+}
+
+// find returns the key's policy of that name (kept as policyName keeps it),
 // partition and unit; nil if it has none.
 func (s *State) find(name string, pk []byte, u unit) *policy {
-	if len(name) > maxKeyLen {
-		name = name[:maxKeyLen]
-	}
+	name = policyName(name)
 	pk = partition(pk)
 	for i := range s.policies {
 		// The unit and the lengths first: most keys have no partition,
@@ -1195,9 +1205,7 @@ func (s *State) policy(name string, pk []byte, u unit, now, q, w int64) *policy 
 	if p := s.find(name, pk, u); p != nil {
 		return p
 	}
-	if len(name) > maxKeyLen {
-		name = name[:maxKeyLen]
-	}
+	name = policyName(name)
 	pk = partition(pk)
 	if len(s.policies) >= maxPolicies {
 		// Replace the policy heard of least recently among those that

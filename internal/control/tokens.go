@@ -248,9 +248,7 @@ func (c *costs) known(name string, pk []byte, unit string) *costQuota {
 // quota returns the quota with that identity, adding it if there is room;
 // nil if there is none.
 func (c *costs) quota(name string, pk []byte, unit string, now int64) *costQuota {
-	if len(name) > maxKeyLen {
-		name = name[:maxKeyLen]
-	}
+	name = policyName(name)
 	pk = partition(pk)
 	if len(unit) > maxKeyLen {
 		unit = unit[:maxKeyLen]
@@ -1029,10 +1027,7 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 		}
 		var rate float64
 		if refills(pq.Dialect) {
-			name, pk := pq.Policy, string(partition(pq.Partition))
-			if len(name) > maxKeyLen {
-				name = name[:maxKeyLen]
-			}
+			name, pk := policyName(pq.Policy), string(partition(pq.Partition))
 			for j := range c.quotas {
 				if q := &c.quotas[j]; q.name == name && q.pk == pk && c.units[q.unit].name == pq.Unit {
 					rate = q.rate
