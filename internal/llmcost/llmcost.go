@@ -39,9 +39,12 @@
 // block types; inside tool definitions and schemas, object keys count as
 // text too. Each message (an object in "messages", or in an "input" array)
 // adds [MessageTokens], and each request [RequestTokens]. An attachment (a
-// string under "url", "image_url", "data", "file_data" or "file_id": an
-// image or a file, inline or by reference) counts [AttachmentTokens]
-// whatever its size, and each number in a token array one token.
+// string under "url", "image_url", "data", "file_data", "file_id" or
+// "file_url": an image or a file, inline or by reference) counts
+// [AttachmentTokens] whatever its size, and each number in a token array
+// one token. A body of the API's shape names its prompt ("messages",
+// "input", "prompt"); one longer than the bound is the API's even when
+// that key comes past the bound, and is estimated from what was read.
 //
 // Where the body sets no output bound the estimate reserves
 // [DefaultMaxTokens] (16 for legacy completions, the API's own default).

@@ -90,7 +90,7 @@ func memberOf(k []byte) member {
 	switch string(k) {
 	case "role", "type", "media_type", "detail":
 		return mSkip
-	case "url", "image_url", "data", "file_data", "file_id":
+	case "url", "image_url", "data", "file_data", "file_id", "file_url":
 		return mAttachment
 	}
 	return mText
@@ -561,7 +561,11 @@ func (s *scanner) result() (Estimate, bool) {
 	case Completions:
 		want = 1 << fPrompt
 	}
-	if s.seen&want == 0 {
+	if s.seen&want == 0 && done {
+		// A body of another shape. One cut at the bound before its
+		// prompt's key (a long system prompt, or tools, written before
+		// the messages) is the API's still, estimated from what was
+		// read: rejected, the largest requests were paced as free.
 		return Estimate{}, false
 	}
 
