@@ -51,14 +51,15 @@ func (s *State) View(t time.Time) View {
 	if now < s.pauseUntil {
 		v.PauseUntil, v.PauseReason = at(s.pauseUntil), s.pauseReason
 	}
+	awaiting := s.liveAwaiting(now)
 	for i := range s.policies {
-		v.Policies = append(v.Policies, s.policies[i].view(now, v.InFlight, false))
+		v.Policies = append(v.Policies, s.policies[i].view(now, v.InFlight, awaiting, false))
 	}
 	for i := range s.costs.quotas {
 		v.Policies = append(v.Policies, s.costs.view(&s.costs.quotas[i], now))
 	}
 	if s.learn.quota != nil {
-		lv := s.learn.quota.view(now, v.InFlight, true)
+		lv := s.learn.quota.view(now, v.InFlight, awaiting, true)
 		v.Learned = &lv
 	}
 	if s.rateNext > now {
@@ -89,7 +90,22 @@ func (s *State) liveLeases(now int64) int64 {
 	return n
 }
 
-func (p *policy) view(now int64, inflight int, learned bool) PolicyView {
+// liveAwaiting is liveLeases less the requests answered whose bodies
+// still arrive: those an r counts (see acquire).
+func (s *State) liveAwaiting(now int64) int64 {
+	n := s.leases.awaiting()
+	for _, b := range s.leases.b {
+		if b.end <= now {
+			n -= b.n - b.k
+		}
+	}
+	return n
+}
+
+// view returns p at now, inflight requests in flight and awaiting of them
+// not answered yet: r counts these alone (the server counted an answered
+// one in the r it answered), content bytes every one.
+func (p *policy) view(now int64, inflight int, awaiting int64, learned bool) PolicyView {
 	v := PolicyView{Name: p.name, Unit: p.unit.String(), Quota: -1, Remaining: -1, Learned: learned}
 	if p.pk != "" {
 		v.Partition = []byte(p.pk)
@@ -98,11 +114,11 @@ func (p *policy) view(now int64, inflight int, learned bool) PolicyView {
 		v.Quota, v.Window = p.q, time.Duration(p.w)
 	}
 	if p.live && (p.deadline == 0 || now < p.deadline) {
-		need := int64(1)
+		need, counted := int64(1), awaiting
 		if p.unit == unitBytes {
-			need = p.need()
+			need, counted = p.need(), int64(inflight)
 		}
-		v.Remaining = max(0, p.minR-int64(inflight)*need)
+		v.Remaining = max(0, p.minR-counted*need)
 		v.ResetAt = at(p.deadline)
 	}
 	return v
