@@ -449,18 +449,20 @@ func (b *Budget) Forget(key string) {
 	}
 }
 
-// forget clears k, and reports whether b held a state for it.
+// forget clears k, and reports whether b held a state for it, as Inspect
+// judges it: one idle past its expiry is none, so that Forget of a URL
+// goes on to the origin Inspect names for it.
 func (b *Budget) forget(k memKey) bool {
+	now := time.Now()
 	if b.mem != nil {
-		return b.mem.forget(k)
+		return b.mem.forget(k, now)
 	}
-	found := b.fallback.forget(k)
+	found := b.fallback.forget(k, now)
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	now := time.Now()
 	b.ext.Update(ctx, k.String(), func(s *KeyState) {
 		if !s.c.IsZero() {
-			found = true
+			found = found || !forgettable(s, control.Instant(now))
 			s.c.Forget(now, &b.cfg)
 		}
 	})

@@ -687,14 +687,17 @@ func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {
 	return e.ks.c.View(now), true
 }
 
-// forget drops k's state and wakes its waiters.
-func (s *MemoryStore) forget(k memKey) bool {
+// forget drops k's state and wakes its waiters. It reports whether the
+// store held a state for k at now, as view judges it: one it may forget
+// by then (idle past its expiry) is none.
+func (s *MemoryStore) forget(k memKey, now time.Time) bool {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	e := sh.m[k]
+	held := e != nil && !expired(e, control.Instant(now))
 	if e != nil {
 		s.remove(sh, e)
 	}
 	sh.mu.Unlock()
-	return e != nil
+	return held
 }

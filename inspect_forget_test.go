@@ -1,0 +1,106 @@
+package polite_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+)
+
+// A streamed response (its body still arriving) was counted by the server
+// in the r it answered, and the Transport sends the next request at once
+// (DESIGN.md §4); Inspect's Remaining counted it again: 0 left until the
+// reset, where 1 is.
+func TestInspectRemainingAfterStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int32
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			h.Set("RateLimit-Policy", `"api";q=100;w=60`)
+			h.Set("RateLimit", `"api";r=1;t=60`)
+			var body io.ReadCloser = io.NopCloser(strings.NewReader("ok"))
+			cl := int64(2)
+			if n.Add(1) == 1 {
+				body, cl = pr, -1 // streamed: its body is still arriving
+			}
+			return &http.Response{StatusCode: 200, Header: h, Body: body, ContentLength: cl, Request: r}, nil
+		})}
+		c := &http.Client{Transport: tr}
+		resp, err := c.Get("https://api.example/stream")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		st, _ := tr.Inspect("https://api.example", time.Now())
+		var rem int64 = -2
+		var reset time.Time
+		if len(st.Policies) > 0 {
+			rem, reset = st.Policies[0].Remaining, st.Policies[0].ResetAt
+		}
+		// What the Transport does: a second request goes at once.
+		start := time.Now()
+		resp2, err := c.Get("https://api.example/next")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp2.Body)
+		resp2.Body.Close()
+		waited := time.Since(start)
+		if rem != 1 {
+			t.Errorf("Inspect after a streamed answer of r=1: Remaining = %d (ResetAt in %v), want 1: the server counted the stream in r; the next request went after %v", rem, reset.Sub(start), waited)
+		}
+	})
+}
+
+// Forget and Inspect name the same key. A URL-shaped string once a custom
+// key's, whose state went idle past IdleTTL, is no key the budget holds a
+// state for: Inspect showed the origin the URL names, but Forget took the
+// idle entry for the key, dropped it, and left the origin paused.
+func TestForgetNamesWhatInspectNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			status := 200
+			if r.Header.Get("X-Refuse") != "" {
+				h.Set("Retry-After", "1200")
+				status = http.StatusTooManyRequests
+			}
+			return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader("ok")), ContentLength: 2, Request: r}, nil
+		})
+		budget := &polite.Budget{IdleTTL: time.Minute}
+		byOrigin := &polite.Transport{Base: base, Budget: budget, MaxAttempts: 1}
+		byURL := &polite.Transport{Base: base, Budget: budget, Key: func(r *http.Request) string { return r.URL.String() }}
+		const u = "https://api.example/items/1"
+
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		req.Header.Set("X-Refuse", "1")
+		resp, err := byOrigin.RoundTrip(req) // the origin is paused for 20 minutes
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		req, _ = http.NewRequest(http.MethodGet, u, nil)
+		if resp, err = byURL.RoundTrip(req); err != nil { // a custom key, u itself
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		time.Sleep(2 * time.Minute) // u's state is idle past IdleTTL; the origin's pause goes on
+
+		before, ok := budget.Inspect(u, time.Now())
+		if !ok || before.Key != "https://api.example" || before.PauseUntil.IsZero() {
+			t.Fatalf("Inspect(%q) before Forget = %+v, %v; want the paused origin", u, before, ok)
+		}
+		budget.Forget(u)
+		if after, ok := budget.Inspect(u, time.Now()); ok {
+			t.Errorf("Inspect(%q) named %q (paused until %v); after Forget(%q) it still reports it: key %q, paused until %v",
+				u, before.Key, before.PauseUntil.Sub(time.Now()), u, after.Key, after.PauseUntil.Sub(time.Now()))
+		}
+	})
+}
