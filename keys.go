@@ -381,6 +381,16 @@ func punycode(s string) (string, bool) {
 func lookupKey(key string) (origin, raw memKey, isOrigin bool) {
 	raw = splitKey(key)
 	u, err := url.Parse(key)
+	if err != nil {
+		// An origin as State.Key and Event.Key show it: an IPv6 zone
+		// unescaped ("http://[fe80::1%en0]:8080"), which url.Parse
+		// rejects, named a custom key.
+		if i, j := strings.IndexByte(key, '['), strings.IndexByte(key, ']'); i >= 0 && j > i {
+			if z := i + strings.IndexByte(key[i:j], '%'); z > i && !strings.HasPrefix(key[z:], "%25") {
+				u, err = url.Parse(key[:z] + "%25" + key[z+1:])
+			}
+		}
+	}
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return memKey{}, raw, false
 	}
