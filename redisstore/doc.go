@@ -88,7 +88,8 @@
 // Timeout (an update whose swap was sent waits for its outcome, so that a
 // lease it took is never kept in Redis without its request knowing; see
 // Store.Update). A swap that takes a lease and that Redis runs after its
-// Timeout, busy with something else until then, changes nothing: it is
+// Timeout, or after the client's ReadTimeout if sooner, busy with
+// something else until then, changes nothing: it is
 // sent with the instant its caller gives up, on the server's clock as the
 // swaps of the key measured it, which the script compares with that clock.
 // Each swap bounds how far the server's clock is ahead by its clock (the
@@ -105,6 +106,12 @@
 // the first one may still take its lease late, which then ends with
 // Budget.Lease. A release is never refused so: late, it still frees its
 // slot.
+//
+// A client may send a command again when its connection fails after the
+// command was written (go-redis does, up to MaxRetries): a swap whose
+// reply was lost so runs twice. Each write leaves a token of its own in
+// the key, which keeps the last eight: a swap that finds its token there
+// ran already, changes nothing, and its update is done, applied once.
 //
 // # Data no store wrote
 //

@@ -31,6 +31,7 @@ import (
 //	ARGV[12] the largest state read, in bytes
 //	ARGV[13] when the caller gives up, on the server's clock in
 //	         microseconds (at the latest); "0" for no limit
+//	ARGV[14] this swap's token, unique to it (w); "" for none
 //
 // A key no store could have written (another type than a hash, a state
 // above ARGV[12], a version that is not a canonical integer below 2^53 or
@@ -44,6 +45,14 @@ import (
 // would take would be kept in Redis with no request to end it. Only a
 // swap that takes a lease is sent with a limit: a release that comes late
 // still frees its slot.
+//
+// A write adds its token to w, which keeps the last 8, newest first. A
+// swap whose token the key holds ran already: sent again (the client
+// retried it after its reply was lost, as go-redis does after a
+// connection fails), it changes nothing, late or not, and returns {4,
+// current version}, with the current state when another write came since.
+// Run twice, its update was applied twice, and a lease it took was kept
+// with no request to end it.
 //
 // On a version mismatch it returns {0, current version, current state}, so
 // the caller's retry needs no read of its own; while another store has its
@@ -77,8 +86,29 @@ local function clock()
   end
   return now
 end
+local tok = ARGV[14]
+-- again returns the reply to a swap that ran already (its token among the
+-- key's last writes), or nil.
+local function again()
+  if tok == '' or redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then
+    return nil
+  end
+  local w = redis.call('HGET', KEYS[1], 'w') or ''
+  if #w > 1024 or not string.find(' ' .. w .. ' ', ' ' .. tok .. ' ', 1, true) then
+    return nil
+  end
+  local cur = redis.call('HMGET', KEYS[1], 'v', 's')
+  if string.match(w, '^%S+') == tok then
+    return {4, cur[1] or '0'} -- the key's latest write
+  end
+  return {4, cur[1] or '0', cur[2] or ''}
+end
 local by = tonumber(ARGV[13])
 if by > 0 and clock() > by then
+  local a = again()
+  if a then
+    return a -- it ran in time, its reply lost
+  end
   return {3, '0'} -- run after its caller gave up: it changes nothing
 end
 local turn = tonumber(ARGV[11])
@@ -86,7 +116,11 @@ local kind = redis.call('TYPE', KEYS[1])['ok']
 if (kind ~= 'hash' and kind ~= 'none') or redis.call('HSTRLEN', KEYS[1], 's') > tonumber(ARGV[12]) then
   redis.call('DEL', KEYS[1]) -- no store writes another type, nor a state so large
 end
-local cur = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'qt')
+local cur = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'qt', 'w')
+local a = again()
+if a then
+  return a
+end
 local v = cur[1] or '0'
 if cur[1] and (not string.match(v, '^[1-9]%d*$') or tonumber(v) >= 9007199254740992 -- maxVersion
     or tonumber(v) > clock() + 3600000000) then -- maxAhead
@@ -94,7 +128,7 @@ if cur[1] and (not string.match(v, '^[1-9]%d*$') or tonumber(v) >= 9007199254740
   -- numbers lose the ones, or an hour past the clock): the key starts
   -- over.
   redis.call('DEL', KEYS[1])
-  cur = {false, false, false, false}
+  cur = {false, false, false, false, false}
   v = '0'
 end
 local me = ARGV[9]
@@ -157,7 +191,18 @@ nv = string.format('%d', nv)
 if mode == 'd' then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('HSET', KEYS[1], 'v', nv, 's', ARGV[3])
+  local w = cur[5] or ''
+  if #w > 1024 then
+    w = '' -- written by no store
+  end
+  local _, n = string.gsub(w, '%S+', '')
+  if n >= 8 then
+    w = string.match(w, '^(.*) %S+$') or '' -- the oldest goes
+  end
+  if w ~= '' then
+    w = ' ' .. w
+  end
+  redis.call('HSET', KEYS[1], 'v', nv, 's', ARGV[3], 'w', tok .. w)
   if dirty then
     redis.call('HSET', KEYS[1], 'q', q, 'qt', string.format('%d', qt))
   end
@@ -203,6 +248,7 @@ const (
 	swapDone    swapResult = 1
 	swapBlocked swapResult = 2 // another store has its turn
 	swapLate    swapResult = 3 // it ran after the caller gave up
+	swapAgain   swapResult = 4 // it had run already: sent again after its reply was lost
 )
 
 type swapMode string
@@ -222,8 +268,9 @@ type swap struct {
 	id     string
 	gen    uint64
 	notify bool
-	lost   int   // swaps this update lost so far
-	by     int64 // when the caller gives up, on the server's clock in microseconds; 0: no limit
+	lost   int    // swaps this update lost so far
+	by     int64  // when the caller gives up, on the server's clock in microseconds; 0: no limit
+	tok    string // the write's token, unique to it (see swapScript); "" for none
 }
 
 // turn is how long a store that lost twice in a row has the key to itself.
@@ -267,7 +314,7 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 	reply, err := swapScript.Run(ctx, s.rdb, []string{rkey},
 		strconv.FormatInt(r.expect, 10), string(r.mode), r.state, ms,
 		channel, r.id, strconv.FormatUint(r.gen, 10), withState,
-		s.name, r.lost, turn.Microseconds(), maxState, r.by).Slice()
+		s.name, r.lost, turn.Microseconds(), maxState, r.by, r.tok).Slice()
 	if err != nil {
 		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: %w", err)
 	}
@@ -277,7 +324,7 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 	flag, _ := reply[0].(int64)
 	vs, _ := reply[1].(string)
 	ver, err = strconv.ParseInt(vs, 10, 64)
-	if err != nil || flag < 0 || flag > 3 {
+	if err != nil || flag < 0 || flag > 4 {
 		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: unexpected reply %v", reply)
 	}
 	if len(reply) > 2 {

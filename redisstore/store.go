@@ -67,12 +67,16 @@ type Store struct {
 	shards [nShards]shard
 	zero   []byte // a zero KeyState in binary form
 
-	stats struct{ updates, swaps, stale, blocked, notes atomic.Int64 }
+	stats  struct{ updates, swaps, stale, blocked, notes atomic.Int64 }
+	writes atomic.Uint64 // writes sent, for their tokens
 
 	// timed reports that rdb ends a call at its context's deadline
 	// (ContextTimeoutEnabled): a swap that takes a lease is then sent with
 	// the instant it gives up (see swapScript).
 	timed bool
+	// read is how long rdb waits for a reply at most besides a deadline
+	// (its ReadTimeout; 0: none): a call ends at the sooner of the two.
+	read time.Duration
 
 	// the subscription
 	mu         sync.Mutex
@@ -125,7 +129,29 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 	}
 	var b [8]byte
 	crand.Read(b[:])
-	return &Store{rdb: rdb, prefix: prefix, channel: prefix + "changed", name: hex.EncodeToString(b[:]), timed: timed(rdb)}
+	return &Store{rdb: rdb, prefix: prefix, channel: prefix + "changed", name: hex.EncodeToString(b[:]), timed: timed(rdb), read: readTimeout(rdb)}
+}
+
+// readTimeout returns how long rdb waits for a reply at most, besides its
+// context's deadline: its ReadTimeout (go-redis's default of 3 s if zero);
+// 0 when none, or unknown.
+func readTimeout(rdb redis.UniversalClient) time.Duration {
+	var d time.Duration
+	switch c := rdb.(type) {
+	case *redis.Client:
+		d = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		d = c.Options().ReadTimeout
+	default:
+		return 0
+	}
+	switch {
+	case d == 0:
+		return 3 * time.Second
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // timed reports whether rdb ends each call at its context's deadline.
@@ -369,6 +395,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			r.mode = modeCheck
 		default:
 			r.mode, r.state = modeWrite, next
+			r.tok = s.name + "." + strconv.FormatUint(s.writes.Add(1), 36)
 			r.ttl = s.ttl(st.Expiry())
 			// Every process using the key learns the new state, so that
 			// its next update swaps without a failed try first.
@@ -378,7 +405,13 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		if pre != nil && grants(next) != grants(pre) {
 			// It takes a lease: should Redis run it only after this
 			// process gave up, it must change nothing.
-			r.by = sent + s.timeout().Microseconds() + ahead - 1 + 1000 // and a millisecond more
+			// The client gives up at its ReadTimeout if sooner than
+			// Timeout: a swap Redis ran between the two kept its lease.
+			limit := s.timeout()
+			if s.read > 0 {
+				limit = min(limit, s.read)
+			}
+			r.by = sent + limit.Microseconds() + ahead - 1 + 1000 // and a millisecond more
 		}
 		res, nver, nstate, clock, err := s.swap(ctx, rkey, r)
 		recv := time.Now().UnixMicro()
@@ -409,7 +442,13 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		case swapBlocked:
 			s.stats.blocked.Add(1)
 		}
-		if res == swapDone {
+		if res == swapAgain && nstate != nil {
+			// It had run, and another write came since: this update
+			// is done, and the key's state is that write's.
+			sh.store(e, nver, nstate)
+			return nil
+		}
+		if res == swapDone || res == swapAgain {
 			cver := nver
 			if r.mode == modeDelete {
 				cver, next = 0, nil // absent: the next swap expects no key
