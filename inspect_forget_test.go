@@ -135,3 +135,43 @@ func TestInspectZoneOriginByItsKey(t *testing.T) {
 		}
 	})
 }
+
+// The repair of an unescaped IPv6 zone in a key looked up is a host's:
+// "https://api.example/files/[50%]" is no URL (url.Parse and
+// http.NewRequest reject it), so it is a custom key; repaired as a zone,
+// it was taken for the origin, whose state Inspect showed for it and whose
+// pause Forget cleared.
+func TestBracketPercentPathIsNoOrigin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			h.Set("Retry-After", "1200")
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, Body: io.NopCloser(strings.NewReader("no")), ContentLength: 2, Request: r}, nil
+		})
+		budget := &polite.Budget{}
+		tr := &polite.Transport{Base: base, Budget: budget, MaxAttempts: 1}
+		req, _ := http.NewRequest(http.MethodGet, "https://api.example/x", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if st, ok := budget.Inspect("https://api.example", time.Now()); !ok || st.PauseUntil.IsZero() {
+			t.Fatalf("origin not paused: %+v %v", st, ok)
+		}
+		const key = "https://api.example/files/[50%]"
+		if _, err := http.NewRequest(http.MethodGet, key, nil); err == nil {
+			t.Fatalf("%q is a valid request URL", key)
+		}
+		_, okPlain := budget.Inspect("https://api.example/files/50%", time.Now())
+		st, ok := budget.Inspect(key, time.Now())
+		if ok {
+			t.Errorf("Inspect(%q) = key %q (paused %v), want none: it is no URL but a custom key with no state (Inspect(%q) = %v)",
+				key, st.Key, !st.PauseUntil.IsZero(), "https://api.example/files/50%", okPlain)
+		}
+		budget.Forget(key)
+		if st, ok := budget.Inspect("https://api.example", time.Now()); !ok || st.PauseUntil.IsZero() {
+			t.Errorf("Forget(%q), a custom key with no state, cleared the origin https://api.example's pause (Inspect = %v, %v)", key, st.PauseUntil, ok)
+		}
+	})
+}

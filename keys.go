@@ -385,9 +385,13 @@ func lookupKey(key string) (origin, raw memKey, isOrigin bool) {
 		// An origin as State.Key and Event.Key show it: an IPv6 zone
 		// unescaped ("http://[fe80::1%en0]:8080"), which url.Parse
 		// rejects, named a custom key.
-		if i, j := strings.IndexByte(key, '['), strings.IndexByte(key, ']'); i >= 0 && j > i {
-			if z := i + strings.IndexByte(key[i:j], '%'); z > i && !strings.HasPrefix(key[z:], "%25") {
-				u, err = url.Parse(key[:z] + "%25" + key[z+1:])
+		// Only a host's: a '%' in a path's brackets ("/files/[50%]")
+		// makes no origin.
+		if h := strings.Index(key, "://") + 3; h >= 3 && strings.HasPrefix(key[h:], "[") {
+			if j := strings.IndexByte(key[h:], ']'); j > 0 {
+				if z := strings.IndexByte(key[h:h+j], '%'); z > 0 && !strings.HasPrefix(key[h+z:], "%25") {
+					u, err = url.Parse(key[:h+z] + "%25" + key[h+z+1:])
+				}
 			}
 		}
 	}

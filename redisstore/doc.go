@@ -110,8 +110,9 @@
 // A client may send a command again when its connection fails after the
 // command was written (go-redis does, up to MaxRetries): a swap whose
 // reply was lost so runs twice. Each write leaves a token of its own in
-// the key, which keeps the last eight: a swap that finds its token there
-// ran already, changes nothing, and its update is done, applied once.
+// the key, which keeps the last 32: a swap that finds its token there
+// ran already, changes nothing, and its update is done, applied once (sent
+// again after 32 other writes of the key, it is applied again).
 //
 // # Data no store wrote
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -199,8 +200,11 @@ func TestLateSwapPastReadTimeout(t *testing.T) {
 }
 
 // A swap sent again after it ran changes nothing and reports so, with the
-// key's state when another write came since, whose token list still holds
-// it; a swap that never ran is not taken for one that did.
+// key's state: its own, or a later write's, by a Store of this version or
+// of an older one, which writes no token (the state its own, that later
+// write was lost: the Store cached its state at the newer version); after
+// 31 other writes still. A swap that never ran is not taken for one that
+// did.
 func TestSwapSentAgain(t *testing.T) {
 	addr := redisAddr(t)
 	prefix := testPrefix(t)
@@ -220,15 +224,27 @@ func TestSwapSentAgain(t *testing.T) {
 		t.Fatalf("first run: %v, %v", res, err)
 	}
 	res, v, got, _, err := a.swap(ctx, rkey, r)
-	if err != nil || res != swapAgain || v != v1 || got != nil {
-		t.Errorf("sent again: %v at version %d with %d bytes of state, %v; want it reported done at %d with no state", res, v, len(got), err, v1)
+	if err != nil || res != swapAgain || v != v1 || string(got) != string(state) {
+		t.Errorf("sent again: %v at version %d with %d bytes of state, %v; want it reported done at %d with its own state", res, v, len(got), err, v1)
 	}
-	if err := b.Update(ctx, "k", func(ks *polite.KeyState) { bump(t, ks) }); err != nil {
+	// An older Store's write: v and s, no token.
+	bump(t, &st)
+	older, _ := st.MarshalBinary()
+	if err := a.rdb.HSet(ctx, rkey, "v", strconv.FormatInt(v1+1, 10), "s", older).Err(); err != nil {
 		t.Fatal(err)
 	}
 	res, v, got, _, err = a.swap(ctx, rkey, r)
-	if err != nil || res != swapAgain || v <= v1 || len(got) == 0 {
-		t.Errorf("sent again after another write: %v at version %d with %d bytes of state, %v; want it reported done, with the newer state", res, v, len(got), err)
+	if err != nil || res != swapAgain || v != v1+1 || string(got) != string(older) {
+		t.Errorf("sent again after an older Store's write: %v at version %d with %d bytes of state, %v; want it reported done, with that write's state", res, v, len(got), err)
+	}
+	for range 31 {
+		if err := b.Update(ctx, "k", func(ks *polite.KeyState) { bump(t, ks) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, v, got, _, err = a.swap(ctx, rkey, r)
+	if err != nil || res != swapAgain || v <= v1+1 || len(got) == 0 || string(got) == string(state) {
+		t.Errorf("sent again after 31 other writes: %v at version %d with %d bytes of state, %v; want it reported done, with the newer state", res, v, len(got), err)
 	}
 	r.tok = a.name + ".t2"
 	if res, _, _, _, err = a.swap(ctx, rkey, r); err != nil || res != swapStale {

@@ -46,13 +46,15 @@ import (
 // swap that takes a lease is sent with a limit: a release that comes late
 // still frees its slot.
 //
-// A write adds its token to w, which keeps the last 8, newest first. A
+// A write adds its token to w, which keeps the last 32, newest first. A
 // swap whose token the key holds ran already: sent again (the client
 // retried it after its reply was lost, as go-redis does after a
 // connection fails), it changes nothing, late or not, and returns {4,
-// current version}, with the current state when another write came since.
-// Run twice, its update was applied twice, and a lease it took was kept
-// with no request to end it.
+// current version, current state}: the state is the swap's own unless
+// another write came since (by a store of an older version too, which
+// writes no token). Run twice, its update was applied twice, and a lease
+// it took was kept with no request to end it. Sent again after 32 other
+// writes, it is stale, and its update is applied again.
 //
 // On a version mismatch it returns {0, current version, current state}, so
 // the caller's retry needs no read of its own; while another store has its
@@ -94,13 +96,10 @@ local function again()
     return nil
   end
   local w = redis.call('HGET', KEYS[1], 'w') or ''
-  if #w > 1024 or not string.find(' ' .. w .. ' ', ' ' .. tok .. ' ', 1, true) then
+  if #w > 4096 or not string.find(' ' .. w .. ' ', ' ' .. tok .. ' ', 1, true) then
     return nil
   end
   local cur = redis.call('HMGET', KEYS[1], 'v', 's')
-  if string.match(w, '^%S+') == tok then
-    return {4, cur[1] or '0'} -- the key's latest write
-  end
   return {4, cur[1] or '0', cur[2] or ''}
 end
 local by = tonumber(ARGV[13])
@@ -192,11 +191,11 @@ if mode == 'd' then
   redis.call('DEL', KEYS[1])
 else
   local w = cur[5] or ''
-  if #w > 1024 then
+  if #w > 4096 then
     w = '' -- written by no store
   end
   local _, n = string.gsub(w, '%S+', '')
-  if n >= 8 then
+  if n >= 32 then
     w = string.match(w, '^(.*) %S+$') or '' -- the oldest goes
   end
   if w ~= '' then

@@ -442,7 +442,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		case swapBlocked:
 			s.stats.blocked.Add(1)
 		}
-		if res == swapAgain && nstate != nil {
+		if res == swapAgain && !bytes.Equal(nstate, next) {
 			// It had run, and another write came since: this update
 			// is done, and the key's state is that write's.
 			sh.store(e, nver, nstate)

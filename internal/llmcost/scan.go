@@ -46,6 +46,12 @@ const (
 	nFields
 )
 
+// apiFields are the top-level members of the APIs' bodies besides their
+// prompt's key that other JSON bodies (a mail's, a chat message's) do not
+// have: a body cut at the bound before its prompt's key is the API's when
+// one of them came first.
+const apiFields = 1<<fSystem | 1<<fInstructions | 1<<fTools | 1<<fMaxTokens | 1<<fMaxCompletion | 1<<fMaxOutput
+
 // prompt reports whether the text inside f counts.
 func (f field) prompt() bool { return f >= fMessages && f <= fTools }
 
@@ -561,11 +567,12 @@ func (s *scanner) result() (Estimate, bool) {
 	case Completions:
 		want = 1 << fPrompt
 	}
-	if s.seen&want == 0 && done {
+	if s.seen&want == 0 && (done || s.seen&apiFields == 0) {
 		// A body of another shape. One cut at the bound before its
-		// prompt's key (a long system prompt, or tools, written before
-		// the messages) is the API's still, estimated from what was
-		// read: rejected, the largest requests were paced as free.
+		// prompt's key, after a member only the API's bodies have (a
+		// long system prompt, or tools, written before the messages),
+		// is the API's still, estimated from what was read: rejected,
+		// the largest requests were paced as free.
 		return Estimate{}, false
 	}
 
