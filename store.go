@@ -97,8 +97,10 @@ type Store interface {
 // looked up or a new key comes in: no goroutine runs in the background),
 // and at most MaxKeys are kept, the least recently used going first
 // (within its shard, when MaxKeys is 4096 or more; a few more than MaxKeys
-// may be kept for an instant). A key that requests wait on is not evicted:
-// the store keeps more than MaxKeys only by keys waited on, and drops the
+// may be kept for an instant). A key that requests wait on is not evicted,
+// nor one in use: a request in flight, or MaxRate's next start ahead
+// (evicted, its next request started beside the first, or right after
+// it). The store keeps more than MaxKeys only by such keys, and drops the
 // surplus as new keys come in.
 type MemoryStore struct {
 	// MaxKeys is the most keys kept at once. If zero, 65536.
@@ -231,14 +233,18 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		// never a key requests wait on: woken by its eviction, they
 		// would make their key again, evicting another's, whose
 		// waiters would do the same, without end (with 4 keys for 10
-		// origins, 16 workers spun at one instant). A key made when
-		// no key to evict is found is kept beyond MaxKeys; each later
-		// key made removes two while there are more.
+		// origins, 16 workers spun at one instant). Nor one in use (a
+		// request in flight, MaxRate's next start ahead): evicted, it
+		// let a second request go beside the first past the Budget's
+		// MaxConcurrency, and one start right after another past its
+		// MaxRate. A key made when no key to evict is found is kept
+		// beyond MaxKeys; each later key made removes two while there
+		// are more.
 		for range 2 {
 			if s.count.Load() < s.max {
 				break
 			}
-			v := sh.evictable()
+			v := sh.evictable(now)
 			if v == nil {
 				break
 			}
@@ -275,15 +281,16 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 }
 
 // evictable returns the least recently used entry of sh that no request
-// waits on, looking at 8 at most; nil if there is none among them. An
-// entry waited on that it passes goes to the front, as if just used, so
-// that the next look starts past it: a store whose oldest keys are waited
-// on for long (an hour's pause) evicts the others still, and keeps beyond
-// MaxKeys no more keys than it has waited on.
-func (sh *memShard) evictable() *memEntry {
+// waits on and that is not in use at now (see control.State.InUse),
+// looking at 8 at most; nil if there is none among them. An entry it
+// passes goes to the front, as if just used, so that the next look starts
+// past it: a store whose oldest keys are waited on for long (an hour's
+// pause) evicts the others still, and keeps beyond MaxKeys no more keys
+// than it has waited on or in use.
+func (sh *memShard) evictable(now int64) *memEntry {
 	for range 8 {
 		t := sh.tail
-		if t == nil || t.waiters == 0 {
+		if t == nil || t.waiters == 0 && !t.ks.c.InUse(now) {
 			return t
 		}
 		if t == sh.head {
