@@ -67,6 +67,11 @@ type trackedBody struct {
 	mu     sync.Mutex
 	stop   func() bool // stops the context's AfterFunc; nil when none
 	expiry *time.Timer // nil when none
+
+	// dst is the writer WriteTo writes to, while it runs, and dstFailed
+	// reports that a write to it failed (see sink).
+	dst       io.Writer
+	dstFailed bool
 }
 
 // trackBody returns rc wrapped so that end is told exactly once, when rc
@@ -149,15 +154,35 @@ func ended(err error) bodyEnd {
 // io.Copy from it is as fast as from the bare body.
 type trackedWriterTo struct{ *trackedBody }
 
+// WriteTo writes the wrapped body to w through its own WriteTo. The body
+// ends when that returns, but for a write that failed: the writer's
+// failure (a proxy's client gone, a disk full) is not the body's, which
+// may still be read, and stays in flight until it ends otherwise (ended
+// then, a second request went beside it past MaxConcurrency).
 func (b *trackedWriterTo) WriteTo(w io.Writer) (int64, error) {
 	if !b.read.Load() {
 		b.read.Store(true)
 	}
-	n, err := b.rc.(io.WriterTo).WriteTo(w)
-	if err != nil {
-		b.finish(bodyError)
-	} else {
+	b.dst, b.dstFailed = w, false
+	n, err := b.rc.(io.WriterTo).WriteTo((*sink)(b.trackedBody))
+	b.dst = nil
+	switch {
+	case err == nil:
 		b.finish(bodyEOF)
+	case !b.dstFailed:
+		b.finish(bodyError)
+	}
+	return n, err
+}
+
+// sink is a trackedBody as the writer its WriteTo writes through: it
+// writes to dst, and records a write that failed.
+type sink trackedBody
+
+func (s *sink) Write(p []byte) (int, error) {
+	n, err := s.dst.Write(p)
+	if err != nil || n < len(p) {
+		s.dstFailed = true
 	}
 	return n, err
 }
