@@ -176,13 +176,13 @@ func (b *trackedWriterTo) WriteTo(w io.Writer) (int64, error) {
 }
 
 // sink is a trackedBody as the writer its WriteTo writes through: it
-// writes to dst, and records a write that failed.
+// writes to dst, and records whether the last write failed (a WriteTo
+// that writes again after a short write, then fails reading, failed on
+// the body).
 type sink trackedBody
 
 func (s *sink) Write(p []byte) (int, error) {
 	n, err := s.dst.Write(p)
-	if err != nil || n < len(p) {
-		s.dstFailed = true
-	}
+	s.dstFailed = err != nil || n < len(p)
 	return n, err
 }

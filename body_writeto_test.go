@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -91,4 +92,71 @@ func TestWriteToWriterErrorKeepsSlot(t *testing.T) {
 			})
 		})
 	}
+}
+
+// retryingBody's WriteTo writes each chunk fully, writing again after a
+// short write (as loops over Write do), and then fails on its own read: a
+// connection reset, the body's failure.
+type retryingBody struct{ chunks int }
+
+func (b *retryingBody) Read(p []byte) (int, error) { return 0, errors.New("connection reset") }
+func (b *retryingBody) Close() error               { return nil }
+func (b *retryingBody) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for range b.chunks {
+		p := []byte(strings.Repeat("y", 1024))
+		for len(p) > 0 {
+			n, err := w.Write(p)
+			total += int64(n)
+			if err != nil {
+				return total, err
+			}
+			p = p[n:]
+		}
+	}
+	return total, errors.New("connection reset")
+}
+
+// shortWriter writes at most half of what it is given the first time,
+// with no error; all of it afterwards.
+type shortWriter struct{ calls int }
+
+func (w *shortWriter) Write(p []byte) (int, error) {
+	w.calls++
+	if w.calls == 1 {
+		return len(p) / 2, nil
+	}
+	return len(p), nil
+}
+
+// A WriteTo that wrote a short write's rest again, then failed reading:
+// the body's failure ends the request, though a write was short before.
+// (Kept as failed once a write was short, the request stayed in flight
+// until its lease ended.)
+func TestWriteToBodyErrorAfterShortWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := roundTripper(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: &retryingBody{chunks: 4}, ContentLength: -1, Request: r}, nil
+		})
+		tr := &Transport{Base: base, Budget: &Budget{MaxConcurrency: 1, Lease: time.Minute}}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := resp.Body.(io.WriterTo).WriteTo(&shortWriter{}); err == nil || err.Error() != "connection reset" {
+			t.Fatalf("WriteTo: %v", err)
+		}
+		start := time.Now()
+		req2, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.test/", nil)
+		resp2, err := tr.RoundTrip(req2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp2.Body.Close()
+		if d := time.Since(start); d > 0 {
+			t.Errorf("WriteTo failed on the body's own read error (the writer's one short write was written again): the request stayed in flight; the next waited %v, want none", d)
+		}
+		resp.Body.Close()
+	})
 }

@@ -23,8 +23,8 @@ import (
 // Memory is bounded: a key unused for IdleTTL is forgotten (its next
 // request starts fresh, with a probe), and the in-memory store keeps at
 // most MaxKeys keys, the least recently used going first (but not one that
-// requests wait on, nor one with a request in flight or MaxRate's next
-// start ahead: see MemoryStore). No goroutine runs
+// requests wait on, nor one with a request in flight: see MemoryStore).
+// No goroutine runs
 // in the background; expired keys are dropped lazily as new requests
 // arrive.
 type Budget struct {

@@ -2,6 +2,7 @@ package polite
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -64,40 +65,23 @@ func TestBudgetMaxConcurrencySurvivesEviction(t *testing.T) {
 	})
 }
 
-// Budget.MaxRate holds whatever the server says; evicted past MaxKeys
-// after three other origins, a key's second request started at once, not
-// 10 s after its first.
-func TestBudgetMaxRateSurvivesEviction(t *testing.T) {
+// MaxKeys bounds memory with a Budget.MaxRate too: a key whose next start
+// MaxRate had not yet allowed was kept past MaxKeys, and a crawler with a
+// MaxRate of one an hour kept every origin it met (2000 of 2000).
+func TestMaxKeysBoundsWithMaxRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var sent []time.Time
-		base := roundTripper(func(r *http.Request) (*http.Response, error) {
-			if r.URL.Host == "a.test" {
-				mu.Lock()
-				sent = append(sent, time.Now())
-				mu.Unlock()
-			}
-			return okResponse(r)
-		})
-		tr := &Transport{Base: base, Budget: &Budget{MaxKeys: 2, MaxRate: 0.1}}
-		get := func(host string) error {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+		b := &Budget{MaxKeys: 16, MaxRate: 1.0 / 3600}
+		tr := &Transport{Base: roundTripper(okResponse), Budget: b}
+		for i := range 2000 {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("http://o%d.test/", i), nil)
 			resp, err := tr.RoundTrip(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			return err
-		}
-		for _, h := range []string{"a.test", "b.test", "c.test", "d.test", "a.test"} {
-			if err := get(h); err != nil {
+			if err != nil {
 				t.Fatal(err)
 			}
+			resp.Body.Close()
 		}
-		if len(sent) != 2 {
-			t.Fatalf("sent %d to a.test", len(sent))
-		}
-		if gap := sent[1].Sub(sent[0]); gap < 10*time.Second {
-			t.Errorf("Budget.MaxRate 0.1/s: two requests to a.test started %v apart, want 10s (its state evicted past MaxKeys 2)", gap)
+		if n := b.mem.count.Load(); n > 32 {
+			t.Errorf("%d keys kept with MaxKeys 16 after 2000 origins fetched once each, none in flight nor waited on", n)
 		}
 	})
 }

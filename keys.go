@@ -385,9 +385,19 @@ func lookupKey(key string) (origin, raw memKey, isOrigin bool) {
 		// An origin as State.Key and Event.Key show it: an IPv6 zone
 		// unescaped ("http://[fe80::1%en0]:8080"), which url.Parse
 		// rejects, named a custom key.
-		// Only a host's: a '%' in a path's brackets ("/files/[50%]")
-		// makes no origin.
-		if h := strings.Index(key, "://") + 3; h >= 3 && strings.HasPrefix(key[h:], "[") {
+		// Only a host's, after any user information: a '%' in a
+		// path's brackets ("/files/[50%]") makes no origin.
+		h := strings.Index(key, "://") + 3
+		if h >= 3 {
+			end := len(key)
+			if e := strings.IndexAny(key[h:], "/?#"); e >= 0 {
+				end = h + e
+			}
+			if at := strings.LastIndexByte(key[h:end], '@'); at >= 0 {
+				h += at + 1
+			}
+		}
+		if h >= 3 && strings.HasPrefix(key[h:], "[") {
 			if j := strings.IndexByte(key[h:], ']'); j > 0 {
 				if z := strings.IndexByte(key[h:h+j], '%'); z > 0 && !strings.HasPrefix(key[h+z:], "%25") {
 					u, err = url.Parse(key[:h+z] + "%25" + key[h+z+1:])

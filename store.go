@@ -98,10 +98,11 @@ type Store interface {
 // and at most MaxKeys are kept, the least recently used going first
 // (within its shard, when MaxKeys is 4096 or more; a few more than MaxKeys
 // may be kept for an instant). A key that requests wait on is not evicted,
-// nor one in use: a request in flight, or MaxRate's next start ahead
-// (evicted, its next request started beside the first, or right after
-// it). The store keeps more than MaxKeys only by such keys, and drops the
-// surplus as new keys come in.
+// nor one with a request in flight (evicted, its next request went beside
+// the first): the store keeps more than MaxKeys only by such keys, and
+// drops the surplus as new keys come in. An evicted key's next request
+// starts fresh: Budget.MaxRate's spacing since its last start is lost
+// with it (kept, every key used within 1/MaxRate would be).
 type MemoryStore struct {
 	// MaxKeys is the most keys kept at once. If zero, 65536.
 	MaxKeys int
@@ -233,13 +234,11 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		// never a key requests wait on: woken by its eviction, they
 		// would make their key again, evicting another's, whose
 		// waiters would do the same, without end (with 4 keys for 10
-		// origins, 16 workers spun at one instant). Nor one in use (a
-		// request in flight, MaxRate's next start ahead): evicted, it
-		// let a second request go beside the first past the Budget's
-		// MaxConcurrency, and one start right after another past its
-		// MaxRate. A key made when no key to evict is found is kept
-		// beyond MaxKeys; each later key made removes two while there
-		// are more.
+		// origins, 16 workers spun at one instant). Nor one with a
+		// request in flight: evicted, it let a second request go
+		// beside the first past the Budget's MaxConcurrency. A key
+		// made when no key to evict is found is kept beyond MaxKeys;
+		// each later key made removes two while there are more.
 		for range 2 {
 			if s.count.Load() < s.max {
 				break

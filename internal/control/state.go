@@ -78,10 +78,11 @@ func (s *State) Expires() int64 { return s.expiry }
 func (s *State) Forgettable(now int64) bool { return s.keep() <= now }
 
 // InUse reports whether a request granted by the state is in flight at
-// now, or Config.MaxRate's next start is still ahead: a state dropped then
-// (evicted for room) would let the next request start beside the first,
-// past Config.MaxConcurrency, or before MaxRate's spacing.
-func (s *State) InUse(now int64) bool { return s.rateNext > now || s.liveLeases(now) > 0 }
+// now: a state dropped then (evicted for room) would let the next request
+// start beside it, past Config.MaxConcurrency. (Config.MaxRate's next
+// start is not counted: every key used within 1/MaxRate, up to a year,
+// would be kept, and memory bounded no more.)
+func (s *State) InUse(now int64) bool { return s.liveLeases(now) > 0 }
 
 // keep returns the instant before which the state is kept whatever its
 // idleness: the end of a stop of retries, the next start Config.MaxRate

@@ -43,8 +43,10 @@
 // "file_url": an image or a file, inline or by reference) counts
 // [AttachmentTokens] whatever its size, and each number in a token array
 // one token. A body of the API's shape names its prompt ("messages",
-// "input", "prompt"); one longer than the bound is the API's even when
-// that key comes past the bound, and is estimated from what was read.
+// "input", "prompt"); one longer than the bound whose prompt's key comes
+// past it is the API's when its "model" and a member of the APIs' own
+// ("system", "instructions", tools, an output bound) came before, and is
+// estimated from what was read.
 //
 // Where the body sets no output bound the estimate reserves
 // [DefaultMaxTokens] (16 for legacy completions, the API's own default).

@@ -46,12 +46,6 @@ const (
 	nFields
 )
 
-// apiFields are the top-level members of the APIs' bodies besides their
-// prompt's key that other JSON bodies (a mail's, a chat message's) do not
-// have: a body cut at the bound before its prompt's key is the API's when
-// one of them came first.
-const apiFields = 1<<fSystem | 1<<fInstructions | 1<<fTools | 1<<fMaxTokens | 1<<fMaxCompletion | 1<<fMaxOutput
-
 // prompt reports whether the text inside f counts.
 func (f field) prompt() bool { return f >= fMessages && f <= fTools }
 
@@ -141,6 +135,7 @@ type scanner struct {
 	prompts     int64 // texts and token arrays of a top-level prompt: a completion each
 	batch       bool  // the top-level field being read is "prompt" (not "suffix")
 	seen        uint32
+	model, api  bool           // top-level members seen: "model", and one of the APIs' own (see result)
 	ints        [nFields]int64 // values of the integer fields; -1 unknown
 }
 
@@ -417,6 +412,13 @@ func (s *scanner) endKey() {
 		s.top = fieldOf(k)
 		s.seen |= 1 << s.top
 		s.batch = string(k) == "prompt"
+		switch string(k) {
+		case "model":
+			s.model = true
+		case "system", "instructions", "tools", "functions", "tool_choice", "response_format",
+			"max_tokens", "max_completion_tokens", "max_output_tokens":
+			s.api = true
+		}
 	}
 	s.member = memberOf(k)
 	s.st = stColon
@@ -567,12 +569,13 @@ func (s *scanner) result() (Estimate, bool) {
 	case Completions:
 		want = 1 << fPrompt
 	}
-	if s.seen&want == 0 && (done || s.seen&apiFields == 0) {
+	if s.seen&want == 0 && (done || !s.model || !s.api) {
 		// A body of another shape. One cut at the bound before its
-		// prompt's key, after a member only the API's bodies have (a
-		// long system prompt, or tools, written before the messages),
-		// is the API's still, estimated from what was read: rejected,
-		// the largest requests were paced as free.
+		// prompt's key, after its model and a member other JSON bodies
+		// (a mail's, a chat message's, whose "text" is common) seldom
+		// have (a long system prompt, or tools, written before the
+		// messages), is the API's still, estimated from what was read:
+		// rejected, the largest requests were paced as free.
 		return Estimate{}, false
 	}
 
