@@ -100,7 +100,7 @@ func TestForgetNamesWhatInspectNames(t *testing.T) {
 		budget.Forget(u)
 		if after, ok := budget.Inspect(u, time.Now()); ok {
 			t.Errorf("Inspect(%q) named %q (paused until %v); after Forget(%q) it still reports it: key %q, paused until %v",
-				u, before.Key, before.PauseUntil.Sub(time.Now()), u, after.Key, after.PauseUntil.Sub(time.Now()))
+				u, before.Key, time.Until(before.PauseUntil), u, after.Key, time.Until(after.PauseUntil))
 		}
 	})
 }
