@@ -123,7 +123,9 @@
 // malformed (past 4 KiB, or of names other than a store's 16 hex digits
 // one space apart) or whose turn ends in the far future: each makes the key start
 // over, as a state that does not decode does. A notification naming a
-// version more than an hour past the server's clock is ignored, and so
+// version more than an hour past the server's clock (as the key's swaps
+// measured it; with no measure, taken to be at most a day ahead of this
+// process's) is ignored, and so
 // are a state sent with one past 4 KiB (no store sends one) and the
 // version of one that names the generation already known (it would make
 // waiters deaf to the real changes before it); one within the hour that

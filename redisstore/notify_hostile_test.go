@@ -63,3 +63,24 @@ func TestSameGenerationNotificationDeafensNone(t *testing.T) {
 		t.Errorf("Wait(gen %d) returned after %v: two changes by another store did not wake it", gen, d.Round(time.Millisecond))
 	}
 }
+
+// A notification naming a version far past the server's clock is ignored
+// by a Store that has not measured the key's clock by a swap too (it only
+// read the key, to Wait): it took a version of 2^53-1 at its word and woke
+// the key's waiters.
+func TestFarVersionNotificationWithoutMeasure(t *testing.T) {
+	rdb, a, b := twoStores(t)
+	ctx := t.Context()
+	var gen uint64
+	if err := b.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st); gen = st.Generation() }); err != nil {
+		t.Fatal(err)
+	}
+	woke := waitAtMost(a, "k", gen, 1500*time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // a read the key: it waits
+	if err := rdb.Publish(ctx, a.channel, id("k")+" "+strconv.FormatInt(maxVersion-1, 10)+" "+strconv.FormatUint(gen+7, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-woke; d < time.Second {
+		t.Errorf("Wait(gen %d) returned after %v: woken by a notification naming version 2^53-1, which the package doc says is ignored", gen, d.Round(time.Millisecond))
+	}
+}

@@ -194,6 +194,13 @@ func (sh *shard) setGen(e *entry, ver int64, gen uint64) {
 	}
 }
 
+// unmeasuredAhead is how far ahead of this process's clock the server's
+// is taken to be, at most, for a notification of a key whose clock no swap
+// has measured, in microseconds: a day. (Taken at its word, a version of
+// 2^53-1 woke a key's waiters, and deafened them to changes until this
+// process swapped the key.)
+const unmeasuredAhead = int64(24 * time.Hour / time.Microsecond)
+
 // notify applies a notification from another update: the key named id has
 // generation gen at version ver, with state (nil if not sent).
 func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
@@ -203,7 +210,14 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 	if !ok {
 		return // a key this process does not use
 	}
-	if c := e.clock.get(); c != 0 && ver > time.Now().UnixMicro()+c-1+maxAhead {
+	c := e.clock.get()
+	if c == 0 {
+		// No measure of the server's clock (the key only read, or its
+		// measure started over): a server's clock a day ahead of this
+		// process's is none the bound would let through anyway.
+		c = unmeasuredAhead
+	}
+	if ver > time.Now().UnixMicro()+c-1+maxAhead {
 		return // a version no swap writes: taken, it would deafen waiters
 	}
 	if state != nil && ver > e.ver {
