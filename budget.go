@@ -115,10 +115,13 @@ type storeNote struct {
 	err  error
 }
 
-// failed records a failure of the Store at now; the first one after it
-// answered is a transition.
-func (b *Budget) failed(now time.Time, err error) storeNote {
-	if b.down.Swap(now.Add(storeRetry).UnixNano()) == 0 {
+// failed records a failure of the Store, the Store to be tried again
+// storeRetry after it: after the failure, not after the call began (a
+// Store that failed slowly, after a 5 s timeout, was tried again by the
+// next request at once, and every request waited the timeout). The first
+// failure after it answered is a transition.
+func (b *Budget) failed(err error) storeNote {
+	if b.down.Swap(time.Now().Add(storeRetry).UnixNano()) == 0 {
 		return storeNote{kind: EventStoreDown, err: err}
 	}
 	return storeNote{}
@@ -268,13 +271,18 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			h, ok = s.c.Acquire(now, &b.cfg, ask, &l)
 		})
 		if err == nil {
+			if !pu.IsZero() {
+				// Carried: the Store's now, which another process may
+				// clear (Budget.Forget), not to be carried again.
+				b.fallback.mirrored(k.m, pu)
+			}
 			*g = lease{Lease: l, at: now}
 			return hold{Hold: h}, ok, b.answered(), nil
 		}
 		if ctx.Err() != nil {
 			return hold{}, false, storeNote{}, ctx.Err()
 		}
-		note = b.failed(now, err)
+		note = b.failed(err)
 	}
 	h, ok := b.fallback.acquire(nil, k.m, now, &b.cfg, ask, g)
 	g.local = true
@@ -320,7 +328,7 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 	// teaches this process, and the plan comes from what it saw. The
 	// fallback did not grant it, whatever its state's identity: it frees
 	// none of its own requests' slots.
-	note := b.failed(now, err)
+	note := b.failed(err)
 	return b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease.Foreign()}, &out), note, false
 }
 
@@ -353,7 +361,7 @@ func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) 
 	if err == nil {
 		return b.answered()
 	}
-	return b.failed(now, err)
+	return b.failed(err)
 }
 
 // mayRetry reports whether the refusal r of the request g granted may be
@@ -391,7 +399,7 @@ func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, note f
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer cancel()
 		if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { s.c.Leave(since) }); err != nil {
-			note(b.failed(now, err))
+			note(b.failed(err))
 		} else {
 			note(b.answered())
 		}
@@ -421,7 +429,7 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 		// key, which no error shows.
 		return storeNote{}, ctx.Err()
 	}
-	return b.failed(time.Now(), err), nil
+	return b.failed(err), nil
 }
 
 // display returns how k is shown in events, logs, errors and Inspect: an

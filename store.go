@@ -631,6 +631,17 @@ func (s *MemoryStore) leave(k memKey, now time.Time, since time.Time) {
 	sh.mu.Unlock()
 }
 
+// mirrored records that a pause of k's state until until is the Store's
+// too (see memEntry.mirror).
+func (s *MemoryStore) mirrored(k memKey, until time.Time) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	if e := sh.m[k]; e != nil {
+		e.mirror = max(e.mirror, until.UnixNano())
+	}
+	sh.mu.Unlock()
+}
+
 // learned returns the pause k's state is in at now, and what it is for,
 // when it ends later than any pause copied into it from the Store (see
 // memEntry.mirror): one this process learned while the Store failed. The
