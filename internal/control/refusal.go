@@ -98,31 +98,25 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		// attempts still probe, one a pause.
 		p.Retry, p.Denied = false, ReasonRetryBudget
 	case p.Denied != ReasonNone:
-		// Space the retry out until the budget affords it, or as long
-		// as the request may wait, if less: outside an outage the
-		// budget spaces retries, it does not drop them (dropped, half
-		// of a flight of 100 refused together with Retry-After: 1
-		// went back to the caller at a MaxWait of 5 s).
+		// Space the retry out until the budget affords it, or for
+		// MaxWait, if less and within the deadline: outside an outage
+		// the budget spaces retries, it does not drop them (dropped,
+		// half of a flight of 100 refused together with Retry-After: 1
+		// went back to the caller at a MaxWait of 5 s). A deadline that
+		// comes first gives the refusal back, as a retry sent at the
+		// deadline would fail with it.
 		d := rb.next(n)
-		if !fits(max(judged, d)) {
-			d = r.longest(now)
+		if !fits(max(judged, d)) && fits(r.MaxWait) {
+			d = r.MaxWait
 		}
-		if d > p.Wait {
-			p.Wait, p.Reason = d, ReasonRetryBudget
+		if fits(max(judged, d)) {
+			if d > p.Wait {
+				p.Wait, p.Reason = d, ReasonRetryBudget
+			}
+			p.Retry, p.Denied = true, ReasonNone
 		}
-		p.Retry, p.Denied = true, ReasonNone
 	}
 	return p
-}
-
-// longest returns the longest wait from now that fits within MaxWait and
-// the deadline.
-func (r *Refusal) longest(now time.Time) time.Duration {
-	d := r.MaxWait
-	if !r.Deadline.IsZero() {
-		d = min(d, r.Deadline.Sub(now))
-	}
-	return max(d, 0)
 }
 
 // leastWait returns the wait Decide plans for the refusal r of the
