@@ -209,11 +209,19 @@ func TestBlipSpacedRetriesServed(t *testing.T) {
 	})
 }
 
-// One flight of 100 refused in a one-second blip is no outage: with
-// MaxWait 15 s, none goes back as a give-up for the retry budget. With the
-// debt unbounded (2cae834), the tail was spaced past MaxWait and 31 went
-// back at once.
+// One flight of 100 refused in a one-second blip is no outage: none goes
+// back as a give-up for the retry budget, and all are served. With the
+// debt unbounded (2cae834), the tail was spaced past a MaxWait of 15 s and
+// 31 went back at once; with a MaxWait below the budget's longest spacing
+// (about 10.5 s), a retry spaced past it went back too, half the flight
+// at 5 s, until it waited MaxWait instead (c5cbb78).
 func TestBlipNoGiveUpWithoutOutage(t *testing.T) {
+	for _, maxWait := range []time.Duration{15 * time.Second, 8 * time.Second, 5 * time.Second} {
+		t.Run(maxWait.String(), func(t *testing.T) { blipNoGiveUp(t, maxWait) })
+	}
+}
+
+func blipNoGiveUp(t *testing.T, maxWait time.Duration) {
 	synctest.Test(t, func(t *testing.T) {
 		present()
 		srv := &rvServer{latency: 300 * time.Millisecond, answer: func(task string, k int, _ time.Time) (int, http.Header) {
@@ -223,7 +231,7 @@ func TestBlipNoGiveUpWithoutOutage(t *testing.T) {
 			return 200, rvRoomy()
 		}}
 		ev := &events{}
-		tr := &polite.Transport{Base: srv, MaxWait: 15 * time.Second}
+		tr := &polite.Transport{Base: srv, MaxWait: maxWait}
 		if st := run(t, &http.Client{Transport: tr}, "http://api.test/", 3000, 400); st[200] != 3000 {
 			t.Fatalf("warm-up: %v", st)
 		}
@@ -256,8 +264,8 @@ func TestBlipNoGiveUpWithoutOutage(t *testing.T) {
 			}
 		}
 		t.Logf("statuses %v; %d give-ups for the retry budget after one refused flight", statuses, budget)
-		if budget > 0 {
-			t.Errorf("%d refusals of one flight went back to the caller as give-ups for the retry budget, with no outage (MaxWait 15s, the server serving again 1 s later)", budget)
+		if budget > 0 || statuses[200] != 100 {
+			t.Errorf("%d refusals of one flight went back to the caller as give-ups for the retry budget, with no outage (MaxWait %v, the server serving again 1 s later); statuses %v", budget, maxWait, statuses)
 		}
 	})
 }

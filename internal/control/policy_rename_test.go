@@ -14,6 +14,17 @@ import (
 // §3: a policy named afresh is "a name not stated before").
 func TestAnswerStatingOnePolicyKeepsTheOther(t *testing.T) {
 	d := &hostile{t: t}
+	if n := oneOfTwoStated(t, d, "a", "b"); n > 2 {
+		t.Errorf("%d granted at once with a stating 2 left", n)
+	}
+}
+
+// oneOfTwoStated has d's key answer a request stating policies a (2 left)
+// and b (90 left) of one quota and window, then one stating b alone. It
+// checks that the key keeps two policies, and returns how many requests
+// it then grants at once (at most 50).
+func oneOfTwoStated(t *testing.T, d *hostile, a, b string) int {
+	t.Helper()
 	stated := func(name string, r int64) parse.Quota {
 		return parse.Quota{Policy: name, Unit: "requests", Limit: 100, Window: time.Minute, Remaining: r, Reset: 50 * time.Second, Dialect: "ietf"}
 	}
@@ -24,14 +35,10 @@ func TestAnswerStatingOnePolicyKeepsTheOther(t *testing.T) {
 		}
 		d.rel(at+100*time.Millisecond, &l, Outcome{First: true, Bytes: -1, Quotas: qs})
 	}
-	answer(0, stated("a", 2), stated("b", 90))
-	answer(200*time.Millisecond, stated("b", 89))
-	var names []string
-	for i := range d.s.policies {
-		names = append(names, d.s.policies[i].name)
-	}
-	if len(names) != 2 || names[0] == names[1] {
-		t.Errorf("policies after an answer stating b alone: %q, want a and b", names)
+	answer(0, stated(a, 2), stated(b, 90))
+	answer(200*time.Millisecond, stated(b, 89))
+	if p := d.s.policies; len(p) != 2 || p[0].name == p[1].name {
+		t.Errorf("%d policies after an answer stating %q alone, want two of two names", len(p), b)
 	}
 	n := 0
 	for ; n < 50; n++ {
@@ -39,9 +46,7 @@ func TestAnswerStatingOnePolicyKeepsTheOther(t *testing.T) {
 			break
 		}
 	}
-	if n > 2 {
-		t.Errorf("%d granted at once with a stating 2 left", n)
-	}
+	return n
 }
 
 // A content-bytes policy's expected cost was kept up to maxQuota while
