@@ -129,40 +129,30 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 	}
 	var b [8]byte
 	crand.Read(b[:])
-	return &Store{rdb: rdb, prefix: prefix, channel: prefix + "changed", name: hex.EncodeToString(b[:]), timed: timed(rdb), read: readTimeout(rdb)}
+	s := &Store{rdb: rdb, prefix: prefix, channel: prefix + "changed", name: hex.EncodeToString(b[:])}
+	s.timed, s.read = timeouts(rdb)
+	return s
 }
 
-// readTimeout returns how long rdb waits for a reply at most, besides its
-// context's deadline: its ReadTimeout (go-redis's default of 3 s if zero);
-// 0 when none, or unknown.
-func readTimeout(rdb redis.UniversalClient) time.Duration {
-	var d time.Duration
+// timeouts reports whether rdb ends each call at its context's deadline,
+// and how long it waits for a reply at most besides: its ReadTimeout
+// (go-redis's default of 3 s if zero); 0 when none, or unknown.
+func timeouts(rdb redis.UniversalClient) (timed bool, read time.Duration) {
 	switch c := rdb.(type) {
 	case *redis.Client:
-		d = c.Options().ReadTimeout
+		timed, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
 	case *redis.ClusterClient:
-		d = c.Options().ReadTimeout
+		timed, read = c.Options().ContextTimeoutEnabled, c.Options().ReadTimeout
 	default:
-		return 0
+		return false, 0
 	}
 	switch {
-	case d == 0:
-		return 3 * time.Second
-	case d < 0:
-		return 0
+	case read == 0:
+		read = 3 * time.Second
+	case read < 0:
+		read = 0
 	}
-	return d
-}
-
-// timed reports whether rdb ends each call at its context's deadline.
-func timed(rdb redis.UniversalClient) bool {
-	switch c := rdb.(type) {
-	case *redis.Client:
-		return c.Options().ContextTimeoutEnabled
-	case *redis.ClusterClient:
-		return c.Options().ContextTimeoutEnabled
-	}
-	return false
+	return timed, read
 }
 
 func (s *Store) init() {

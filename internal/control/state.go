@@ -965,7 +965,7 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		p = s.renamed(q, u, now)
 	}
 	if p == nil {
-		p = s.policy(q.Policy, q.Partition, u, now, min(q.Limit, maxQuota), window(q.Window))
+		p = s.addPolicy(q.Policy, q.Partition, u, now, min(q.Limit, maxQuota), window(q.Window))
 	}
 	if p == nil {
 		return false
@@ -1205,13 +1205,11 @@ func (s *State) find(name string, pk []byte, u unit) *policy {
 	return nil
 }
 
-// policy returns the key's policy with that identity, adding it if there
-// is room: q per w is what it states (0: unknown), which may make a policy
-// kept redundant (see redundant).
-func (s *State) policy(name string, pk []byte, u unit, now, q, w int64) *policy {
-	if p := s.find(name, pk, u); p != nil {
-		return p
-	}
+// addPolicy adds a policy of that identity, which the key has not (see
+// find), if there is room, and returns it; nil if there is none. q per w
+// is what it states (0: unknown), which may make a policy kept redundant
+// (see redundant).
+func (s *State) addPolicy(name string, pk []byte, u unit, now, q, w int64) *policy {
 	name = policyName(name)
 	pk = partition(pk)
 	if len(s.policies) >= maxPolicies {

@@ -229,7 +229,7 @@ func (c *costs) unitOf(name string) int {
 	if len(c.units) >= maxCostUnits {
 		return -1 // a fifth unit is not tracked
 	}
-	c.units = append(c.units, costUnit{name: strings.Clone(name)}) // a copy: see State.policy
+	c.units = append(c.units, costUnit{name: strings.Clone(name)}) // a copy: see State.addPolicy
 	return len(c.units) - 1
 }
 
