@@ -287,18 +287,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// is written to g.
 		err := ctx.Err()
 		if err == nil {
-			held := from // when this attempt's wait began
-			if held.IsZero() {
-				held = asked.time()
-			}
+			// held is when this attempt's wait began: from, or when it
+			// asked (read only where it waits).
 			if b.mem != nil && !t.local() && from.IsZero() {
 				// The common case, kept lean: the in-memory store, no
 				// local ceiling, no wait begun before (the hold asks
 				// as the request that began it, its place in line).
 				if h, ok := b.mem.acquireAt(key, asked, &b.cfg, &ask, &g); !ok {
-					err = t.hold(req, b, *key, attempt, ask, &g, held, &h)
+					err = t.hold(req, b, *key, attempt, ask, &g, asked.time(), &h)
 				}
 			} else {
+				held := from
+				if held.IsZero() {
+					held = asked.time()
+				}
 				err = t.hold(req, b, *key, attempt, ask, &g, held, nil)
 			}
 			from = time.Time{}
@@ -362,7 +364,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				t.emit(Event{Kind: EventObserve, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(quotas)})
 			}
 		}
-		refused := refusal(resp.StatusCode, resp.Header, quotas, arr.time(), &g)
+		refused := refusal(resp.StatusCode, resp.Header, quotas, &arr, &g)
 		if !refused && b.mem != nil && !g.ceil.ok && endsWithHeaders(req, resp) && !(t.RetryTransient && transientStatus(resp.StatusCode)) {
 			// accepted's first case, inline: the common case, whose
 			// outcome the in-memory store applies at once and keeps
@@ -915,13 +917,14 @@ func ownQuotas(quotas []parse.Quota) []parse.Quota {
 // refusal reports whether a response of status, with header h and quotas,
 // refuses its request for its rate: a 429, a 503, or a 403 that says so
 // (see forbiddenRefusal), as GitHub answers past its limits (DESIGN.md
-// §1.10). Any other 403 is an answer, handed back. now and g estimate the
-// server's clock for a Retry-After date.
-func refusal(status int, h http.Header, quotas []parse.Quota, now time.Time, g *lease) bool {
+// §1.10). Any other 403 is an answer, handed back. The instant arr and g
+// estimate the server's clock for a Retry-After date: read only for a 403.
+func refusal(status int, h http.Header, quotas []parse.Quota, arr *arrival, g *lease) bool {
 	switch status {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		return true
 	case http.StatusForbidden:
+		now := arr.time()
 		return forbiddenRefusal(h, quotas, now, serverNow(g, now))
 	}
 	return false
