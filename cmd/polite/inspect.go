@@ -524,7 +524,9 @@ func badLegacyFields(h http.Header) []string {
 
 // legacyNumber reports whether v is a valid legacy count: digits with an
 // optional fraction, optionally followed by parameters such as ";w=60"
-// (Docker) or further list members (Envoy). A reset may also be a date.
+// (Docker) or further list members (Envoy). A reset may also be a date,
+// read whole (an HTTP-date holds a comma) as parse reads it: an HTTP-date,
+// one in UTC, or RFC 3339 with or without seconds (Jira).
 func legacyNumber(v string, reset bool) bool {
 	first, _, _ := strings.Cut(v, ",")
 	first, _, _ = strings.Cut(first, ";")
@@ -532,14 +534,20 @@ func legacyNumber(v string, reset bool) bool {
 	if isDecimal(first) {
 		return true
 	}
-	if !reset {
-		return false
+	return reset && resetDate(v)
+}
+
+// resetDate reports whether parse reads v, an X-RateLimit-Reset value, as
+// a date: the reset of the quota it reads from v beside a limit and what
+// remains is known.
+func resetDate(v string) bool {
+	h := http.Header{
+		"X-Ratelimit-Limit":     {"1"},
+		"X-Ratelimit-Remaining": {"1"},
+		"X-Ratelimit-Reset":     {v},
 	}
-	if _, ok := parse.HTTPDate(first, time.Now()); ok {
-		return true
-	}
-	_, err := time.Parse(time.RFC3339, first)
-	return err == nil
+	q := parse.Header(h, time.Now())
+	return len(q) == 1 && q[0].Reset >= 0
 }
 
 // isDecimal reports whether s matches ^\d+(\.\d+)?$.
