@@ -36,6 +36,13 @@ type remote struct {
 	// cacheReads: a client reads a key from what it last wrote itself,
 	// if it wrote it (a cache never invalidated by others' writes).
 	cacheReads bool
+	// keyPrefix, if set: a key is kept by its first keyPrefix bytes only
+	// (memcached's 250, a fixed-width column), so that keys sharing
+	// them share one state.
+	keyPrefix int
+	// lateBy: Wait returns this long after its deadline (a blocking pop
+	// whose timeout is whole seconds rounded up, say).
+	lateBy time.Duration
 
 	mu    sync.Mutex
 	vals  map[string][]byte
@@ -57,6 +64,14 @@ func (r *remote) client() polite.Store {
 		r.vals, r.exp, r.wakes = map[string][]byte{}, map[string]time.Time{}, map[string]chan struct{}{}
 	}
 	return &client{r: r, local: map[string]chan struct{}{}, cache: map[string][]byte{}}
+}
+
+// stored returns the key the remote keeps key as.
+func (r *remote) stored(key string) string {
+	if r.keyPrefix > 0 && len(key) > r.keyPrefix {
+		return key[:r.keyPrefix]
+	}
+	return key
 }
 
 // get returns key's state; r.mu held.
@@ -127,6 +142,7 @@ func (c *client) Update(ctx context.Context, key string, fn func(*polite.KeyStat
 		return err
 	}
 	r := c.r
+	key = r.stored(key)
 	if r.inProcessLock {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -150,9 +166,10 @@ func (c *client) Update(ctx context.Context, key string, fn func(*polite.KeyStat
 }
 
 func (c *client) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	key = c.r.stored(key)
 	var fire <-chan time.Time
 	if !until.IsZero() {
-		t := time.NewTimer(time.Until(until))
+		t := time.NewTimer(time.Until(until) + c.r.lateBy)
 		defer t.Stop()
 		fire = t.C
 	}
@@ -243,6 +260,10 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 			(&remote{wakeAnyUpdate: true}).client},
 		{"TTLMinutesAsSeconds", "keeps a state for the minutes to its Expiry taken as seconds, 60 times too short",
 			(&remote{ttlMinutesAsSeconds: true}).client},
+		{"KeysCutShort", "keeps only the first 250 bytes of a key, so that keys sharing them share one state",
+			(&remote{keyPrefix: 250}).client},
+		{"WaitsPastDeadline", "returns from Wait two seconds after its deadline, starting every paced request two seconds late",
+			(&remote{lateBy: 2 * time.Second}).client},
 		{"UpdateNilWhenCanceled", "returns nil from Update without calling fn when its context has ended",
 			func() polite.Store { return &canceledNil{} }},
 	} {
