@@ -153,8 +153,9 @@ func (t *Transport) emit(e Event) {
 
 // logError returns err's text as a log shows it: without r's query or
 // user information (its password, and its user name, which may be a
-// token, as the URL writes them before its "@"; a user name alone is
-// left, as it may name the host too: "gitlab" in "gitlab.example"),
+// token, as the URL writes them before its "@" or before a password
+// masked; a user name alone is left, as it may name the host too:
+// "gitlab" in "gitlab.example"),
 // which Base's error may quote (a URL in its text), nor, when the
 // Transport has a custom Key, r's path; each is replaced by "...", as it
 // appears in a URL (percent-escaped), decoded, or within a Go-quoted
@@ -183,13 +184,30 @@ func logError(err error, r *http.Request, custom bool) string {
 		}
 	}
 	for _, x := range secrets {
-		if x == "" {
-			continue
+		msg = hide(msg, x, "...")
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			// The user name before a password masked, as
+			// url.URL.Redacted ("name:xxxxx@") and *url.Error
+			// ("name:***@") write it.
+			name := u.User.Username()
+			msg = hide(msg, url.User(name).String()+":", "...:")
+			msg = hide(msg, name+":", "...:")
 		}
-		msg = strings.ReplaceAll(msg, x, "...")
-		if q := strconv.Quote(x); q[1:len(q)-1] != x {
-			msg = strings.ReplaceAll(msg, q[1:len(q)-1], "...")
-		}
+	}
+	return msg
+}
+
+// hide returns msg with x, as it is and within a Go-quoted string,
+// replaced by with; msg as it is when x is "" or only ":".
+func hide(msg, x, with string) string {
+	if x == "" || x == ":" {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, x, with)
+	if q := strconv.Quote(x); q[1:len(q)-1] != x {
+		msg = strings.ReplaceAll(msg, q[1:len(q)-1], with)
 	}
 	return msg
 }
