@@ -378,7 +378,7 @@ func (d *decoder) policy(p *policy) {
 	}
 	p.seen = d.at()
 	p.q = int64(d.bounded(uint64(maxQuota)))
-	p.w = int64(d.bounded(uint64(maxSpan)))
+	p.w = int64(d.bounded(uint64(MaxPause))) // window caps every window written
 	p.live = d.bool()
 	p.epoch = d.uint()
 	p.mark = d.uint()

@@ -23,7 +23,7 @@ func worst() *State {
 	s.gen, s.seq, s.epoch = 1<<60, 1<<60, 1<<60
 	for i := range maxPolicies {
 		p := policy{name: strings.Repeat(string(rune('a'+i)), maxKeyLen), pk: strings.Repeat("k", maxKeyLen), unit: unitRequests,
-			seen: now, q: exactLog, w: int64(maxSpan), live: true, epoch: 1 << 60, mark: 1 << 60, minR: maxQuota, deadline: now + int64(maxSpan), cost: float64(maxCost),
+			seen: now, q: exactLog, w: int64(MaxPause), live: true, epoch: 1 << 60, mark: 1 << 60, minR: maxQuota, deadline: now + int64(maxSpan), cost: float64(maxCost),
 			span: int64(maxSpan), opened: now + int64(maxSpan), first: firstVoid,
 			lead: int64(resetGrain), stated: now + int64(maxSpan) + int64(resetGrain), skips: true, tested: true}
 		p.log.ring = make([]start, maxLogLen) // as a decoded state may hold

@@ -1189,7 +1189,7 @@ func (d *decoder) costs(c *costs) {
 			q.refill, q.live = flags&1 != 0, flags&2 != 0
 			q.seen = d.at()
 			q.q = int64(d.bounded(uint64(maxQuota)+1)) - 1
-			q.w = int64(d.bounded(uint64(maxSpan)))
+			q.w = int64(d.bounded(uint64(MaxPause))) // window caps every window written
 			q.rate = d.float(maxRate)
 			q.r = int64(d.bounded(uint64(maxQuota)))
 			q.at = d.at()

@@ -29,7 +29,7 @@ func worstCosts() *State {
 	for i := range maxCostQuotas {
 		s.costs.quotas = append(s.costs.quotas, costQuota{
 			name: strings.Repeat(string(rune('a'+i)), maxKeyLen), pk: strings.Repeat("k", maxKeyLen), unit: uint8(i % maxCostUnits),
-			refill: i%2 == 0, seen: now, q: maxQuota, w: int64(maxSpan), rate: maxRate, live: true, r: maxQuota, at: now,
+			refill: i%2 == 0, seen: now, q: maxQuota, w: int64(MaxPause), rate: maxRate, live: true, r: maxQuota, at: now,
 			deadline: now + int64(maxSpan), mark: 1 << 60,
 		})
 	}
@@ -793,5 +793,33 @@ func TestUnreserveAtScaleReserved(t *testing.T) {
 	s.Release(now.Add(time.Second), &cfg, &a, &Outcome{First: true, Bytes: -1, Failed: true})
 	if u.n != 0 || len(u.res) != 0 {
 		t.Errorf("after a ended unanswered, %d reserved in %d reservations, want none", u.n, len(u.res))
+	}
+}
+
+// A window longer than MaxPause, which no controller writes (window caps
+// every window it keeps), was read back from a Store: a quota of one
+// request in 400 days written there by a hostile or broken process held
+// the key 400 days in every process sharing it, and kept the stored state
+// alive as long. Such a state is rejected now, as every value out of
+// bounds is; one of MaxPause reads back.
+func TestBinaryRejectsWindowBeyondMaxPause(t *testing.T) {
+	for name, set := range map[string]func(s *State, w int64){
+		"stated quota":  func(s *State, w int64) { s.policies[0].w = w },
+		"learned quota": func(s *State, w int64) { s.learn.quota.w = w },
+		"cost quota":    func(s *State, w int64) { s.costs.quotas[0].w = w },
+	} {
+		for _, w := range []int64{int64(MaxPause), int64(MaxPause) + 1, int64(maxSpan)} {
+			s := worstCosts()
+			set(s, w)
+			b, err := s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back State
+			err = back.UnmarshalBinary(b)
+			if want := w <= int64(MaxPause); (err == nil) != want {
+				t.Errorf("%s of window %v: UnmarshalBinary = %v, want an error %v", name, time.Duration(w), err, !want)
+			}
+		}
 	}
 }
