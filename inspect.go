@@ -220,7 +220,11 @@ func (s State) acceptsAt(now time.Time) time.Time {
 // fingerprint, never verbatim.
 //
 // With a Store, Inspect reads the stored state (an Update that changes
-// nothing); while the Store fails, it reports what this process saw.
+// nothing) as the key's next request would find it: bounded as that
+// request bounds a state another process wrote (a pause of at most 24
+// hours), and paused by what this process learned while the Store failed,
+// which that request carries over; while the Store fails, it reports
+// what this process saw.
 func (b *Budget) Inspect(key string, now time.Time) (State, bool) {
 	b.init()
 	origin, raw, isOrigin := lookupKey(key)
@@ -251,13 +255,21 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 	case b.mem != nil:
 		v, ok = b.mem.view(k, now)
 	default:
+		// What the key's next request finds: the stored state bounded
+		// as it bounds it (another process may have written it), with
+		// a pause this process learned while the Store failed, which
+		// that request carries over to the Store.
+		pu, why := b.fallback.learned(k, now)
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 		err := b.ext.Update(ctx, k.String(), func(s *KeyState) {
 			// Judged at now, as MemoryStore judges it: a state a
 			// Store would have forgotten by then is none.
-			ok = !s.c.IsZero() && !forgettable(s, control.Instant(now))
-			if ok {
-				v = s.c.View(now)
+			c := &s.c
+			if c.IsZero() || forgettable(s, control.Instant(now)) {
+				c = new(control.State)
+			}
+			if ok = !c.IsZero() || !pu.IsZero(); ok {
+				v = c.BoundView(now, &b.cfg, pu, why)
 			}
 		})
 		cancel()

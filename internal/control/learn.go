@@ -279,7 +279,15 @@ func (l *learner) keep() int64 {
 // wait returns how long a start at now must wait for the learned quota.
 func (l *learner) wait(now int64) int64 {
 	q := l.quota
-	d := q.log.waitKeeping(now, q.q, q.w, l.keep())
+	q.log.trim(now, max(l.keep(), q.w))
+	return l.next(now)
+}
+
+// next is wait without trimming the learned quota's log: for a View,
+// which changes nothing.
+func (l *learner) next(now int64) int64 {
+	q := l.quota
+	d := q.log.waitKept(now, q.q, q.w)
 	if (l.smooth == smoothTrial || l.smooth == smoothOn) && q.log.len() > 0 {
 		// One start every w/q after the latest. Read at its slot's end
 		// (a quota above exactLog), every start waited for its slot to

@@ -261,6 +261,12 @@ func (l *startLog) open(now, q, w int64) bool {
 // w: the starts older than w are kept, not counted.
 func (l *startLog) waitKeeping(now, q, w, keep int64) int64 {
 	l.trim(now, max(keep, w))
+	return l.waitKept(now, q, w)
+}
+
+// waitKept is waitKeeping without trimming the log first, which changes
+// nothing it returns: for a View, which changes nothing.
+func (l *startLog) waitKept(now, q, w int64) int64 {
 	total, i := l.total, 0
 	for ; i < l.n && l.get(i).at+w <= now; i++ {
 		total -= l.get(i).n

@@ -14,8 +14,8 @@ type View struct {
 	DistrustUntil time.Time
 	RetriesLeft   int
 	// NextStart is the earliest a request may start by the q per w of
-	// the key's stated quotas of requests; zero when none holds one back
-	// at the instant.
+	// the key's quotas of requests, stated or learned from refusals; zero
+	// when none holds one back at the instant.
 	NextStart time.Time
 	// RateNext is the next start Config.MaxRate allows, as the last grant
 	// under a MaxRate set it; zero when past.
@@ -73,10 +73,31 @@ func (s *State) View(t time.Time) View {
 			}
 		}
 	}
+	if s.learn.active(s.policies, now) {
+		if d := s.learn.next(now); d > 0 {
+			next = max(next, addSat(now, d))
+		}
+	}
 	if next > 0 {
 		v.NextStart = at(next)
 	}
 	return v
+}
+
+// BoundView is View of s as Bound leaves it at t, with a pause until pu
+// for why added as PauseUntil adds it (pu zero: none), without changing
+// s: what the next Acquire through a Store finds (see Bound), for
+// inspection.
+func (s *State) BoundView(t time.Time, cfg *Config, pu time.Time, why Reason) View {
+	var c State // a copy that shares no memory with s
+	if b, err := s.MarshalBinary(); err != nil || c.UnmarshalBinary(b) != nil {
+		return s.View(t) // never: s reads back as it was written
+	}
+	c.Bound(t, cfg)
+	if !pu.IsZero() {
+		c.PauseUntil(t, cfg, pu, why)
+	}
+	return c.View(t)
 }
 
 // liveLeases returns the requests in flight at now.
