@@ -72,8 +72,9 @@ type Limit struct {
 // String identifier with a non-negative Integer q (required), a non-empty String qu,
 // a positive Integer w and a Byte Sequence pk. Unknown parameters are
 // comments and are skipped. When an identifier repeats, the most
-// restrictive item is kept, the one with the lowest q/w, and of equal q/w
-// the lowest q (DESIGN.md §1.6).
+// restrictive item is kept, whatever their order: one with a window before
+// one without, the lowest q/w, and of equal q/w the lowest q (DESIGN.md
+// §1.6).
 // Of a field with more than 32 distinct identifiers, the policies of the
 // first 32 are returned (see the package documentation).
 //
@@ -360,26 +361,33 @@ func nameBit(name string) uint64 {
 }
 
 // stricter reports whether policy a is more restrictive than b
-// (DESIGN.md §1.6): the lower q/w when both state a window, and of equal
-// q/w the lower q (10 per second allows no burst of 600 where 600 per
-// minute does); else the lower q, and of equal q the one that states a
-// window. Of two equal, the first is kept, whatever the order otherwise.
+// (DESIGN.md §1.6), in an order that does not depend on the order of the
+// items: one that states a window before one that does not (the only one
+// of the two that paces); of two with windows the lower q/w, then the
+// lower q (10 per second allows no burst of 600 where 600 per minute
+// does), then the longer window (q=0: nothing for longer); of two without
+// the lower q. Of two equal (differing only in unit or partition key),
+// the first is kept.
 func stricter(a, b Policy) bool {
-	if a.Window > 0 && b.Window > 0 && a.Quota >= 0 && b.Quota >= 0 {
-		// a.Quota/a.Window < b.Quota/b.Window without dividing, in
-		// exact 128-bit products: float64 ones round beyond 2^53, and
-		// a 15-digit q by a window in nanoseconds passes that.
-		ah, al := bits.Mul64(uint64(a.Quota), uint64(b.Window))
-		bh, bl := bits.Mul64(uint64(b.Quota), uint64(a.Window))
-		if ah != bh || al != bl {
-			return ah < bh || ah == bh && al < bl
-		}
+	aw, bw := a.Window > 0 && a.Quota >= 0, b.Window > 0 && b.Quota >= 0
+	switch {
+	case aw != bw:
+		return aw
+	case !aw:
 		return a.Quota < b.Quota
 	}
-	if a.Quota != b.Quota {
+	// a.Quota/a.Window < b.Quota/b.Window without dividing, in exact
+	// 128-bit products: float64 ones round beyond 2^53, and a 15-digit q
+	// by a window in nanoseconds passes that.
+	ah, al := bits.Mul64(uint64(a.Quota), uint64(b.Window))
+	bh, bl := bits.Mul64(uint64(b.Quota), uint64(a.Window))
+	switch {
+	case ah != bh || al != bl:
+		return ah < bh || ah == bh && al < bl
+	case a.Quota != b.Quota:
 		return a.Quota < b.Quota
 	}
-	return a.Window > 0 && b.Window <= 0
+	return a.Window > b.Window
 }
 
 // appendLimits is Limits appending to dst; on error it returns dst
