@@ -259,7 +259,7 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 		// as it bounds it (another process may have written it), with
 		// a pause this process learned while the Store failed, which
 		// that request carries over to the Store.
-		pu, why := b.fallback.learned(k, now)
+		pu, why := b.fallback.learnedAt(k, now)
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 		err := b.ext.Update(ctx, k.String(), func(s *KeyState) {
 			// Judged at now, as MemoryStore judges it: a state a

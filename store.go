@@ -650,12 +650,32 @@ func (s *MemoryStore) learned(k memKey, now time.Time) (time.Time, control.Reaso
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e := s.entry(sh, k, now.UnixNano(), false); e != nil {
+	return unmirrored(s.entry(sh, k, now.UnixNano(), false), now)
+}
+
+// unmirrored returns the pause e's state is in at now, and what it is for,
+// when it ends later than any pause copied into it from the Store; the
+// zero time when none, or e is nil.
+func unmirrored(e *memEntry, now time.Time) (time.Time, control.Reason) {
+	if e != nil {
 		if pu, why := e.ks.c.Paused(now); pu.UnixNano() > e.mirror {
 			return pu, why
 		}
 	}
 	return time.Time{}, control.ReasonNone
+}
+
+// learnedAt is learned for inspection: it removes no entry expired at now
+// (an instant Inspect may ask ahead of the clock).
+func (s *MemoryStore) learnedAt(k memKey, now time.Time) (time.Time, control.Reason) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.m[k]
+	if e != nil && expired(e, control.Instant(now)) {
+		e = nil
+	}
+	return unmirrored(e, now)
 }
 
 // mayRetry is control.State.MayRetry on k's state; control.MayRetry when

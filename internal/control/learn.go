@@ -206,7 +206,9 @@ func (l *learner) active(policies []policy, now int64) bool {
 
 // statesFresh reports whether a quota of policies that paces requests,
 // live or with its window, was stated within its window, or a minute when
-// longer: whether the key's server states its quotas now.
+// longer: whether the key's server states its quotas now. An observation
+// past its effective window is not live, as Acquire marks it (a View,
+// which changes nothing, reads it before that).
 func statesFresh(policies []policy, now int64) bool { return stated(policies, now, true) }
 
 // statedLately reports whether the server stated a quota of policies that
@@ -219,7 +221,8 @@ func statedLately(policies []policy, now int64) bool { return stated(policies, n
 func stated(policies []policy, now int64, paces bool) bool {
 	for i := range policies {
 		p := &policies[i]
-		if p.unit != unitConcurrent && (!paces || p.live || (p.q > 0 && p.w > 0)) && now-p.seen < max(p.w, statedFresh) {
+		live := p.live && (p.deadline == 0 || now < p.deadline)
+		if p.unit != unitConcurrent && (!paces || live || (p.q > 0 && p.w > 0)) && now-p.seen < max(p.w, statedFresh) {
 			return true
 		}
 	}
