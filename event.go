@@ -166,7 +166,7 @@ func logError(err error, r *http.Request, custom bool) string {
 		return msg
 	}
 	u := r.URL
-	var secrets [6]string
+	var secrets [7]string
 	secrets[0] = u.RawQuery
 	if q, err := url.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
 		secrets[3] = q // as a Base that logs its decoded values writes it
@@ -175,6 +175,9 @@ func logError(err error, r *http.Request, custom bool) string {
 		secrets[1] = u.User.String() + "@" // as a URL writes it: "name:escaped-password@"
 		if p, ok := u.User.Password(); ok {
 			secrets[2] = p
+			if _, e, _ := strings.Cut(secrets[1], ":"); len(e) > 1 && e[:len(e)-1] != p {
+				secrets[6] = e[:len(e)-1] // escaped, as the URL writes it
+			}
 		}
 	}
 	if custom && len(u.Path) > 1 {
@@ -183,33 +186,76 @@ func logError(err error, r *http.Request, custom bool) string {
 			secrets[5] = u.Path
 		}
 	}
-	for _, x := range secrets {
-		msg = hide(msg, x, "...")
-	}
 	if u.User != nil {
+		// The user information as the URL writes it, first: the rest
+		// below would cut it (its password within it, escaped or not).
+		msg = hide(msg, secrets[1])
 		if _, ok := u.User.Password(); ok {
 			// The user name before a password masked, as
 			// url.URL.Redacted ("name:xxxxx@") and *url.Error
-			// ("name:***@") write it.
+			// ("name:***@") write it, before the password itself is
+			// hidden, which the name may hold.
 			name := u.User.Username()
-			msg = hide(msg, url.User(name).String()+":", "...:")
-			msg = hide(msg, name+":", "...:")
+			msg = hideUser(msg, url.User(name).String())
+			msg = hideUser(msg, name)
+			if q := strconv.Quote(name); q[1:len(q)-1] != name {
+				msg = hideUser(msg, q[1:len(q)-1])
+			}
 		}
+	}
+	for _, x := range secrets {
+		msg = hide(msg, x)
 	}
 	return msg
 }
 
 // hide returns msg with x, as it is and within a Go-quoted string,
-// replaced by with; msg as it is when x is "" or only ":".
-func hide(msg, x, with string) string {
-	if x == "" || x == ":" {
+// replaced by "..."; msg as it is when x is "".
+func hide(msg, x string) string {
+	if x == "" {
 		return msg
 	}
-	msg = strings.ReplaceAll(msg, x, with)
+	msg = strings.ReplaceAll(msg, x, "...")
 	if q := strconv.Quote(x); q[1:len(q)-1] != x {
-		msg = strings.ReplaceAll(msg, q[1:len(q)-1], with)
+		msg = strings.ReplaceAll(msg, q[1:len(q)-1], "...")
 	}
 	return msg
+}
+
+// maxMask bounds the bytes of a masked password hideUser looks across.
+const maxMask = 64
+
+// hideUser returns msg with name replaced by "..." where it is user
+// information: followed by ":", a masked password (no "/", "@", space or
+// quote) of at most maxMask bytes, and "@". Elsewhere (a host of the same
+// name) it is left.
+func hideUser(msg, name string) string {
+	if name == "" {
+		return msg
+	}
+	var b strings.Builder
+	rest := msg
+	for {
+		i := strings.Index(rest, name+":")
+		if i < 0 {
+			break
+		}
+		after := rest[i+len(name)+1:]
+		j := strings.IndexAny(after[:min(len(after), maxMask+1)], "/@ \"'")
+		b.WriteString(rest[:i])
+		if j >= 0 && after[j] == '@' {
+			b.WriteString("...")
+		} else {
+			b.WriteString(name)
+		}
+		b.WriteString(":")
+		rest = after
+	}
+	if b.Len() == 0 {
+		return msg
+	}
+	b.WriteString(rest)
+	return b.String()
 }
 
 // maxLogPath bounds the bytes of a URL path a log record shows.
