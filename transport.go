@@ -351,10 +351,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Quotas the paths below that may keep it get a copy of on the
 		// heap (see ownQuotas): out itself would move qbuf to the heap.
 		quotas := readQuotas(qbuf[:], resp.Header, arr.wall, &g, t.reader(key, &g), &out)
-		if len(quotas) == 0 && g.Logged() {
-			// An answer from a cache gives back its start (see
-			// control.Outcome.Cached); looked for only where a stated
-			// quota logged it, so that other keys pay nothing.
+		if len(quotas) == 0 && (g.Logged() || g.Charges()) {
+			// An answer from a cache gives back its start, and
+			// charges no cost (see control.Outcome.Cached); looked
+			// for only where a stated quota logged the start or the
+			// request has a cost, so that other keys pay nothing.
 			out.Cached = parse.FromCache(resp.Header)
 		} else if len(quotas) > 0 {
 			if spent(quotas) {

@@ -183,6 +183,12 @@ func (l *Lease) Probe() bool { return l.probe }
 // one.
 func (l *Lease) Logged() bool { return l.logged }
 
+// Charges reports whether the request has a cost, which an answer that
+// states none of a unit's quotas charges to them: an answer from a cache
+// charges nothing (see Outcome.Cached), and only then need the Transport
+// look for one, as for Logged.
+func (l *Lease) Charges() bool { return !l.want.free() }
+
 // Expiry returns when the lease stops counting as in flight.
 func (l *Lease) Expiry() time.Time { return at(l.end) }
 
@@ -241,7 +247,8 @@ type Outcome struct {
 	// Cached reports that the answer, accepted, came from a cache (an Age
 	// above 0; DESIGN.md §1.5): the origin did not see the request, so
 	// its start is taken back from the starts the stated quotas' paces
-	// logged (see Lease.Logged). Its fields are not in Quotas.
+	// logged (see Lease.Logged), and its cost is charged to no quota (see
+	// Lease.Charges). Its fields are not in Quotas.
 	Cached  bool
 	Refusal Refusal // when Refused
 	Rand    uint64  // a uniformly random value: the source of every jitter

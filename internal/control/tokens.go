@@ -655,7 +655,8 @@ func (u *costUnit) count(mark uint64) {
 // they reached the server before l, and are counted in it. A quota the
 // answer does not state is charged l's cost if l was granted after the
 // unit's latest observation: the server may have counted it without
-// saying so. It reports whether the answer stated a cost quota.
+// saying so; a refusal says the server did not serve l, and charges
+// nothing. It reports whether the answer stated a cost quota.
 func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, served bool) bool {
 	if c.isZero() && !costUnits(quotas) {
 		return false // nothing to apply, nothing to charge
@@ -696,7 +697,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, serv
 		}
 	}
 	for i := range c.quotas {
-		if l.want.free() {
+		if l.want.free() || refused {
 			break
 		}
 		q := &c.quotas[i]
