@@ -22,6 +22,11 @@ import (
 // Groq and most OpenAI-compatible servers state one quota of "tokens";
 // Anthropic states "input-tokens" and "output-tokens" apart.
 //
+// A key whose server was seen to count more than the costs declared (its
+// tokenizer is not the estimate's) holds each request to its cost and that
+// share beyond it, a quarter more, within the quota (DESIGN.md §10, "A
+// server that counts more").
+//
 // Declare a request's cost with [WithCost], or compute it for every request
 // with Transport.Cost; without either, the Transport estimates the cost of
 // the request bodies of the main LLM APIs with [EstimateCost].

@@ -95,6 +95,8 @@ type PolicyState struct {
 	// request: it waits for the whole quota, since the server took one so
 	// large (a cost estimated from a body may run over what it counts).
 	Accepted int64
+
+	scale int64 // what WaitFor adds to a cost in Unit (see control.Need)
 }
 
 // stateJSON is the JSON form of a State.
@@ -306,7 +308,7 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 
 func policyState(p control.PolicyView) PolicyState {
 	ps := PolicyState{Name: p.Name, Unit: p.Unit, Quota: p.Quota, Window: p.Window, Remaining: p.Remaining, ResetAt: p.ResetAt, Source: "server",
-		Reserved: p.Reserved, Refill: p.Refill, Stated: p.Stated, Accepted: p.Accepted}
+		Reserved: p.Reserved, Refill: p.Refill, Stated: p.Stated, Accepted: p.Accepted, scale: p.Scale}
 	if p.Learned {
 		ps.Source = "refusals"
 	}

@@ -12,7 +12,9 @@ import (
 // other units c names; see [Cost]), were nothing else to change: for each
 // such quota whose Remaining is less than c costs in its unit, the time
 // its Refill takes to make up the difference, or, for a quota restored
-// whole, until its ResetAt. It leaves out what requests in flight ending
+// whole, until its ResetAt. c costs what the Transport holds it to: its
+// cost declared and the share beyond it the server was seen to count (see
+// [Cost]), within the quota. It leaves out what requests in flight ending
 // may free (their reservations, and the fresh observations their answers
 // bring) and the pacing of quotas of requests, so the Transport's own wait
 // may differ. A quota whose refill rate and reset are unknown adds
@@ -42,6 +44,11 @@ func (s State) WaitFor(c Cost) (time.Duration, error) {
 				return 0, &CostError{Key: s.Key, Unit: p.Unit, Cost: need, Limit: p.Quota}
 			}
 			need = p.Quota // the server took one so large: it waits for the whole quota
+		} else if n := control.Need(p.Unit, p.scale, control.Cost(c)); n > need {
+			need = n // the share the server counts beyond the cost declared
+			if p.Quota >= 0 {
+				need = min(need, p.Quota)
+			}
 		}
 		if p.Remaining < 0 || need <= p.Remaining {
 			continue

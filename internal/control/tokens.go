@@ -1074,7 +1074,7 @@ func tokenRefusal(r *Refusal, want *Cost, quotas []parse.Quota, wait int64) {
 // view returns what q says at now, for inspection.
 func (c *costs) view(q *costQuota, now int64) PolicyView {
 	u := &c.units[q.unit]
-	v := PolicyView{Name: q.name, Unit: u.name, Quota: q.q, Window: time.Duration(q.w), Remaining: -1, Reserved: u.reserved(now), Stated: at(q.seen), Accepted: u.fits}
+	v := PolicyView{Name: q.name, Unit: u.name, Quota: q.q, Window: time.Duration(q.w), Remaining: -1, Reserved: u.reserved(now), Stated: at(q.seen), Accepted: u.fits, Scale: u.scale}
 	if q.pk != "" {
 		v.Partition = []byte(q.pk)
 	}

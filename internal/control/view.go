@@ -36,6 +36,16 @@ type PolicyView struct {
 	Refill    float64   // a cost unit's: units per second, when replenished continuously
 	Stated    time.Time // a cost unit's: when an answer last stated it
 	Accepted  int64     // a cost unit's: the largest cost the server accepted
+	Scale     int64     // a cost unit's: the thousandths the server was seen to count beyond declared costs (see Need)
+}
+
+// Need returns what c costs in unit as a key holds it whose unit was seen
+// to count scale thousandths beyond declared costs (PolicyView.Scale): its
+// cost declared, and that share and a quarter more of the part the scale
+// applies to. It is at most the largest quota a key keeps.
+func Need(unit string, scale int64, c Cost) int64 {
+	u := costUnit{name: unit, scale: min(max(scale, 0), maxScale)}
+	return u.need(&c)
 }
 
 // View returns what s says at now. It does not change s.
