@@ -517,9 +517,12 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 
 // unreserve frees the reservations of the request l granted, unless an
 // observation counted it or its lease ended: the whole reservation when it
-// is l's alone, else, merged with others', what l's cost needs at the
-// current scale. A unit is never dropped; a unit added after l was
-// granted holds no reservation whose grants include l's.
+// is l's alone, else, merged with others', l's cost declared, which it
+// reserved at any scale: what it needs at the current scale, after the
+// scale rose, would free another's (the rest of its own, reserved at a
+// higher scale, is freed by the next answer). A unit is never dropped; a
+// unit added after l was granted holds no reservation whose grants
+// include l's.
 func (c *costs) unreserve(l *Lease) {
 	if l.want.free() {
 		return
@@ -538,6 +541,8 @@ func (c *costs) unreserve(l *Lease) {
 					// the scale fell left the rest until the next
 					// answer.
 					n = r.n
+				} else {
+					n = min(l.want.In(u.name), maxQuota)
 				}
 				n = min(n, r.n)
 				r.n -= n
