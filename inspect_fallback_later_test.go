@@ -2,7 +2,6 @@ package polite_test
 
 import (
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -19,13 +18,7 @@ import (
 // went at once instead of waiting out the Retry-After.
 func TestInspectLaterKeepsFallbackPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var n atomic.Int32
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if n.Add(1) == 1 {
-				w.Header().Set("Retry-After", "60")
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
-		})
+		h := refusedOnce("60")
 		st := newBytesStore()
 		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}, MaxAttempts: 1}
 		c := &http.Client{Transport: tr}

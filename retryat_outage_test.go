@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -21,13 +20,7 @@ import (
 // no pause, and the next request was held for the whole Retry-After.
 func TestRetryAtAfterOutageSeesCarriedPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var n atomic.Int32
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if n.Add(1) == 1 {
-				w.Header().Set("Retry-After", "60")
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
-		})
+		h := refusedOnce("60")
 		st := newBytesStore()
 		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}, MaxAttempts: 1}
 		c := &http.Client{Transport: tr}

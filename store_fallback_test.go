@@ -65,6 +65,18 @@ func TestSlowFailingStoreTriedASecondLater(t *testing.T) {
 	})
 }
 
+// refusedOnce returns a handler that refuses its first request with a 429
+// and Retry-After retryAfter, and answers every other with a bare 200.
+func refusedOnce(retryAfter string) http.Handler {
+	var n atomic.Int32
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Retry-After", retryAfter)
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	})
+}
+
 // A pause process A learned while the shared Store was down is carried into
 // the Store at A's next request (DESIGN.md §3), once: carried again at
 // every request after, it came back after process B's Forget cleared the
@@ -72,13 +84,7 @@ func TestSlowFailingStoreTriedASecondLater(t *testing.T) {
 // Retry-After instead of starting fresh.
 func TestCarriedPauseCarriedOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var n atomic.Int32
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if n.Add(1) == 1 {
-				w.Header().Set("Retry-After", "60")
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
-		})
+		h := refusedOnce("60")
 		st := newBytesStore()
 		base := &ratelimittest.Transport{Handler: h}
 		a := &polite.Transport{Base: base, Budget: &polite.Budget{Store: st}, MaxAttempts: 1}
