@@ -351,11 +351,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Quotas the paths below that may keep it get a copy of on the
 		// heap (see ownQuotas): out itself would move qbuf to the heap.
 		quotas := readQuotas(qbuf[:], resp.Header, arr.wall, &g, t.reader(key, &g), &out)
-		if len(quotas) == 0 && (g.Logged() || g.Charges()) {
-			// An answer from a cache gives back its start, and
-			// charges no cost (see control.Outcome.Cached); looked
-			// for only where a stated quota logged the start or the
-			// request has a cost, so that other keys pay nothing.
+		if len(quotas) == 0 && g.Logged() {
+			// An answer from a cache gives back its start (see
+			// control.Outcome.Cached); looked for only where a stated
+			// quota logged it, so that other keys pay nothing.
 			out.Cached = parse.FromCache(resp.Header)
 		} else if len(quotas) > 0 {
 			if spent(quotas) {
@@ -404,6 +403,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A refusal: gather what the decision needs, and execute its plan
 		// (see control.Decide).
 		out.Refused, out.Unavailable = true, resp.StatusCode == http.StatusServiceUnavailable
+		out.Rejected = resp.StatusCode == http.StatusTooManyRequests
 		if out.Rand == 0 {
 			out.Rand = rand.Uint64()
 		}

@@ -183,12 +183,6 @@ func (l *Lease) Probe() bool { return l.probe }
 // one.
 func (l *Lease) Logged() bool { return l.logged }
 
-// Charges reports whether the request has a cost, which an answer that
-// states none of a unit's quotas charges to them: an answer from a cache
-// charges nothing (see Outcome.Cached), and only then need the Transport
-// look for one, as for Logged.
-func (l *Lease) Charges() bool { return !l.want.free() }
-
 // Expiry returns when the lease stops counting as in flight.
 func (l *Lease) Expiry() time.Time { return at(l.end) }
 
@@ -244,11 +238,16 @@ type Outcome struct {
 	// maintenance; RFC 9110 §15.6.4), which says nothing of the stated
 	// quotas: it pauses the key, and does not make it distrust them.
 	Unavailable bool
+	// Rejected reports that the refusal is a 429 (Too Many Requests): the
+	// server turned the request away for its rate (RFC 6585 §4), and its
+	// cost is charged to no cost quota. A 503 or a 403 may come after the
+	// server counted it (DESIGN.md §1.10), and is charged as an answer
+	// stating nothing is.
+	Rejected bool
 	// Cached reports that the answer, accepted, came from a cache (an Age
 	// above 0; DESIGN.md §1.5): the origin did not see the request, so
 	// its start is taken back from the starts the stated quotas' paces
-	// logged (see Lease.Logged), and its cost is charged to no quota (see
-	// Lease.Charges). Its fields are not in Quotas.
+	// logged (see Lease.Logged). Its fields are not in Quotas.
 	Cached  bool
 	Refusal Refusal // when Refused
 	Rand    uint64  // a uniformly random value: the source of every jitter

@@ -517,12 +517,9 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 
 // unreserve frees the reservations of the request l granted, unless an
 // observation counted it or its lease ended: the whole reservation when it
-// is l's alone, else, merged with others', l's cost declared, which it
-// reserved at any scale: what it needs at the current scale, after the
-// scale rose, would free another's (the rest of its own, reserved at a
-// higher scale, is freed by the next answer). A unit is never dropped; a
-// unit added after l was granted holds no reservation whose grants
-// include l's.
+// is l's alone, else, merged with others', what l's cost needs at the
+// current scale. A unit is never dropped; a unit added after l was
+// granted holds no reservation whose grants include l's.
 func (c *costs) unreserve(l *Lease) {
 	if l.want.free() {
 		return
@@ -541,8 +538,6 @@ func (c *costs) unreserve(l *Lease) {
 					// the scale fell left the rest until the next
 					// answer.
 					n = r.n
-				} else {
-					n = min(l.want.In(u.name), maxQuota)
 				}
 				n = min(n, r.n)
 				r.n -= n
@@ -660,9 +655,9 @@ func (u *costUnit) count(mark uint64) {
 // they reached the server before l, and are counted in it. A quota the
 // answer does not state is charged l's cost if l was granted after the
 // unit's latest observation: the server may have counted it without
-// saying so; a refusal says the server did not serve l, and charges
-// nothing. It reports whether the answer stated a cost quota.
-func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, served bool) bool {
+// saying so; not if rejected (a 429: the server did not serve l). It
+// reports whether the answer stated a cost quota.
+func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, rejected, served bool) bool {
 	if c.isZero() && !costUnits(quotas) {
 		return false // nothing to apply, nothing to charge
 	}
@@ -697,12 +692,12 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, serv
 		if !refused && !learned[q.unit] {
 			learned[q.unit] = c.learn(q, l, pq, now)
 		}
-		if c.apply(q, l, pq, now, refused) {
+		if c.apply(q, l, pq, now, refused, rejected) {
 			marked[q.unit] = true
 		}
 	}
 	for i := range c.quotas {
-		if l.want.free() || refused {
+		if l.want.free() || rejected {
 			break
 		}
 		q := &c.quotas[i]
@@ -877,9 +872,10 @@ func (q *costQuota) index(c *costs) int {
 	return 0
 }
 
-// apply records one observation of q, from a refusal if refused; it
-// reports whether it took it as q's latest.
-func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refused bool) bool {
+// apply records one observation of q, from a refusal if refused, one of
+// a request the server did not serve if rejected (a 429); it reports
+// whether it took it as q's latest.
+func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refused, rejected bool) bool {
 	q.seen = now
 	q.refill = refills(pq.Dialect)
 	if pq.Limit >= 0 {
@@ -942,8 +938,11 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 			// after l that answered with nothing (see observe), and l's
 			// own cost, whose reservation is gone, is in neither. Both
 			// that level less l's cost and r are above the truth; the
-			// lower is kept. (r alone would drop the charges.)
-			cur = max(0, cur-u.need(&l.want))
+			// lower is kept. (r alone would drop the charges.) A request
+			// rejected (a 429) cost nothing.
+			if !rejected {
+				cur = max(0, cur-u.need(&l.want))
+			}
 			if r >= cur {
 				q.r, q.at = cur, now
 				return false
