@@ -328,7 +328,12 @@ func drop(batch []*op) []*op {
 // commit swaps a batch of updates of one key into Redis. After a swap
 // that kept nothing (lost to another process's), the updates whose
 // context has ended leave the batch, *batch left with the others; when
-// the first's has, commit returns errLeaderGone.
+// the first's has, commit returns errLeaderGone. A batch in which some
+// updates take a lease and some do not is split: the first's kind is
+// swapped, the others queued again at the head, so that an update that
+// takes none (a release) never goes in a swap with a limit, which Redis
+// would refuse whole if it ran it late (see "When Redis fails" in the
+// package doc).
 func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) error {
 	sh := s.shard(kid)
 	ver, cur := sh.cached(e)
@@ -369,8 +374,17 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		if s.timed && ahead != 0 {
 			pre, _ = st.MarshalBinary()
 		}
-		for _, o := range batch {
-			o.fn(&st)
+		if pre != nil && len(batch) > 1 {
+			if mine, others := split(batch, pre, &st); len(others) > 0 {
+				sh.requeue(e, others)
+				*bp = mine
+				ver, cur = sh.cached(e)
+				continue
+			}
+		} else {
+			for _, o := range batch {
+				o.fn(&st)
+			}
 		}
 		next, err := st.MarshalBinary()
 		if err != nil {
@@ -462,6 +476,30 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		}
 		ver, cur = sh.cached(e)
 	}
+}
+
+// split applies the updates of batch in turn to st, whose binary form was
+// pre, and returns those of the first's kind (taking a lease, or not) and
+// the others. When there are others, st is left as it was not to be kept.
+func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op) {
+	g := grants(pre)
+	var first bool
+	for i, o := range batch {
+		o.fn(st)
+		b, _ := st.MarshalBinary()
+		n := grants(b)
+		took := n != g
+		g = n
+		if i == 0 {
+			first = took
+		}
+		if took == first {
+			mine = append(mine, o)
+		} else {
+			others = append(others, o)
+		}
+	}
+	return mine, others
 }
 
 // ttl returns the time to live of a state expiring at expiry.
