@@ -329,11 +329,11 @@ func drop(batch []*op) []*op {
 // that kept nothing (lost to another process's), the updates whose
 // context has ended leave the batch, *batch left with the others; when
 // the first's has, commit returns errLeaderGone. A batch in which some
-// updates take a lease and some do not is split: the first's kind is
-// swapped, the others queued again at the head, so that an update that
-// takes none (a release) never goes in a swap with a limit, which Redis
-// would refuse whole if it ran it late (see "When Redis fails" in the
-// package doc).
+// updates take a lease and others free one is split (see split): the run
+// at its head is swapped, the rest queued again at the head, in order, so
+// that a release never goes in a swap with a limit, which Redis would
+// refuse whole if it ran it late (see "When Redis fails" in the package
+// doc).
 func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) error {
 	sh := s.shard(kid)
 	ver, cur := sh.cached(e)
@@ -342,6 +342,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 	epoch, live := s.epoch.Load(), s.subscribed.Load()
 	rkey := s.redisKey(kid)
 	deadline := time.Now().Add(contentionLimit * s.timeout())
+	splits := 0 // the attempts that split the batch rather than lost a swap
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			// The last swap kept nothing: an update whose context
@@ -350,7 +351,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 				return errLeaderGone
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("redisstore: %d tries: %w", attempt, ErrContention)
+				return fmt.Errorf("redisstore: %d tries: %w", attempt-splits, ErrContention)
 			}
 		}
 		batch := *bp
@@ -379,6 +380,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 				sh.requeue(e, others)
 				*bp = mine
 				ver, cur = sh.cached(e)
+				splits++
 				continue
 			}
 		} else {
@@ -391,7 +393,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			return fmt.Errorf("redisstore: encoding state: %w", err)
 		}
 		gen := st.Generation()
-		r := swap{expect: ver, id: kid, gen: gen, notify: gen > before, lost: attempt}
+		r := swap{expect: ver, id: kid, gen: gen, notify: gen > before, lost: attempt - splits}
 		switch {
 		case bytes.Equal(next, s.zero):
 			r.mode = modeDelete
@@ -479,27 +481,41 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 }
 
 // split applies the updates of batch in turn to st, whose binary form was
-// pre, and returns those of the first's kind (taking a lease, or not) and
-// the others. When there are others, st is left as it was not to be kept.
+// pre, and returns the longest run at its head in which no update frees a
+// lease while another takes one, and the rest, in order: those that take
+// one go with a limit, which must not refuse a release (updates that do
+// neither go with either). When there is a rest, st is left as it was not
+// to be kept.
 func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op) {
-	g := grants(pre)
-	var first bool
+	var c control.State
+	if c.UnmarshalBinary(pre) != nil {
+		return batch, nil
+	}
+	g, n := c.Grants(), c.Leases()
+	kind := 0 // 1: an update took a lease; -1: one freed one
 	for i, o := range batch {
 		o.fn(st)
 		b, _ := st.MarshalBinary()
-		n := grants(b)
-		took := n != g
-		g = n
-		if i == 0 {
-			first = took
+		if c.UnmarshalBinary(b) != nil {
+			return batch, nil
 		}
-		if took == first {
-			mine = append(mine, o)
-		} else {
-			others = append(others, o)
+		k := 0
+		switch {
+		case c.Grants() != g:
+			k = 1
+		case c.Leases() < n:
+			k = -1
+		}
+		g, n = c.Grants(), c.Leases()
+		switch {
+		case k == 0:
+		case kind == 0:
+			kind = k
+		case k != kind:
+			return batch[:i:i], batch[i:]
 		}
 	}
-	return mine, others
+	return batch, nil
 }
 
 // ttl returns the time to live of a state expiring at expiry.

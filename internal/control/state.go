@@ -58,6 +58,10 @@ const (
 // Grants returns how many leases the state granted since it was made.
 func (s *State) Grants() uint64 { return s.seq }
 
+// Leases returns how many leases s holds: requests in flight, or whose
+// leases have not been reaped since they expired.
+func (s *State) Leases() int64 { return s.leases.n }
+
 // Generation counts the changes waiters wait for: a release, or leases
 // expiring. It only grows.
 func (s *State) Generation() uint64 { return s.gen }
