@@ -257,15 +257,10 @@ func (l *startLog) open(now, q, w int64) bool {
 	return l.n == 1 && l.total < q && l.ring[l.head].at+w > now
 }
 
-// waitKeeping is wait for a log whose starts are kept for keep, at least
-// w: the starts older than w are kept, not counted.
-func (l *startLog) waitKeeping(now, q, w, keep int64) int64 {
-	l.trim(now, max(keep, w))
-	return l.waitKept(now, q, w)
-}
-
-// waitKept is waitKeeping without trimming the log first, which changes
-// nothing it returns: for a View, which changes nothing.
+// waitKept is wait for a log whose starts are kept longer than w: the
+// starts older than w are kept, not counted. It trims nothing (trimming
+// first, as the learned quota's wait does, changes nothing it returns),
+// so that a View, which changes nothing, reads it too.
 func (l *startLog) waitKept(now, q, w int64) int64 {
 	total, i := l.total, 0
 	for ; i < l.n && l.get(i).at+w <= now; i++ {
