@@ -18,21 +18,7 @@ import (
 // went at once instead of waiting out the Retry-After.
 func TestInspectLaterKeepsFallbackPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := refusedOnce("60")
-		st := newBytesStore()
-		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}, MaxAttempts: 1}
-		c := &http.Client{Transport: tr}
-
-		st.failing.Store(true)
-		resp, err := c.Get("http://api.test/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusTooManyRequests {
-			t.Fatalf("first answer %d, want the 429", resp.StatusCode)
-		}
-		st.failing.Store(false)
+		tr, c, _ := refusedInOutage(t)
 		time.Sleep(2 * time.Second) // the Store answers again
 
 		now := time.Now()
@@ -55,4 +41,25 @@ func TestInspectLaterKeepsFallbackPause(t *testing.T) {
 			t.Errorf("the request after the 429 waited %v, want the Retry-After pause (~58s): Inspect at a later instant forgot it", waited)
 		}
 	})
+}
+
+// refusedInOutage returns a Transport over a Store that fails while its
+// first request is refused with a 429 and Retry-After: 60, and answers
+// again once it returns, with a client over it and the 429.
+func refusedInOutage(t *testing.T) (*polite.Transport, *http.Client, *http.Response) {
+	t.Helper()
+	st := newBytesStore()
+	tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: refusedOnce("60")}, Budget: &polite.Budget{Store: st}, MaxAttempts: 1}
+	c := &http.Client{Transport: tr}
+	st.failing.Store(true)
+	defer st.failing.Store(false)
+	resp, err := c.Get("http://api.test/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("first answer %d, want the 429", resp.StatusCode)
+	}
+	return tr, c, resp
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/politehttp/polite"
-	"github.com/politehttp/polite/ratelimittest"
 )
 
 // A refusal answered while the Store was down pauses the key in the
@@ -20,22 +19,8 @@ import (
 // no pause, and the next request was held for the whole Retry-After.
 func TestRetryAtAfterOutageSeesCarriedPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := refusedOnce("60")
-		st := newBytesStore()
-		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}, MaxAttempts: 1}
-		c := &http.Client{Transport: tr}
-
-		st.failing.Store(true)
-		resp, err := c.Get("http://api.test/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusTooManyRequests {
-			t.Fatalf("first answer %d, want the 429", resp.StatusCode)
-		}
+		tr, c, resp := refusedInOutage(t)
 		refused := time.Now()
-		st.failing.Store(false)
 		time.Sleep(2 * time.Second) // the Store answers again; the Budget tries it again after 1s
 
 		at, _ := tr.RetryAt(resp)

@@ -46,7 +46,7 @@ func TestInspectDateResetIsValid(t *testing.T) {
 	if bad := badLegacyFields(h); len(bad) > 0 {
 		t.Errorf("badLegacyFields = %q; want none for an HTTP-date reset", bad)
 	}
-	// Jira Cloud's minute-precision ISO reset (dialects.md row 29),
+	// Jira Cloud's minute-precision ISO reset (2024-03-26T16:01Z),
 	// which parse reads too.
 	h.Set("X-RateLimit-Reset", now.Add(2*time.Minute).UTC().Format("2006-01-02T15:04Z"))
 	if q := parse.Header(h, now); len(q) != 1 || q[0].Reset < 0 {
