@@ -7,9 +7,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/politehttp/polite"
-	"github.com/politehttp/polite/ratelimittest"
 )
 
 // A 429 that states no token quota (a gateway's, or Azure OpenAI's, with
@@ -49,16 +46,13 @@ func TestBareRefusalChargesCost(t *testing.T) {
 			w.Header().Set("x-ratelimit-remaining-tokens", strconv.FormatInt(rem, 10))
 			w.Header().Set("x-ratelimit-reset-tokens", reset.String())
 		})
-		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+		c := declaredCostClient(h)
 		send := func(tokens int64) int {
-			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), polite.Cost{Tokens: tokens}), http.MethodPost, "http://llm.example/v1/x", nil)
-			req.Header.Set("X-Cost", strconv.FormatInt(tokens, 10))
-			resp, err := tr.RoundTrip(req)
+			code, err := sendDeclared(c, tokens)
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
-			return resp.StatusCode
+			return code
 		}
 		send(100) // 5900 left, refilling at 100/s
 		mu.Lock()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/politehttp/polite"
-	"github.com/politehttp/polite/ratelimittest"
 )
 
 // Only a 429 says the server did not serve a request; a 503 (or a 403
@@ -50,16 +49,14 @@ func TestUnavailableCountedNotCharged(t *testing.T) {
 			w.Header().Set("RateLimit-Policy", `"tpm";q=10000;qu="tokens";w=60`)
 			w.Header().Set("RateLimit", `"tpm";r=`+strconv.FormatInt(left, 10)+`;t=`+strconv.FormatInt(reset, 10))
 		})
-		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+		c := declaredCostClient(h)
+		tr := c.Transport.(*polite.Transport)
 		send := func(tokens int64) int {
-			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), polite.Cost{Tokens: tokens}), http.MethodPost, "http://llm.example/v1/x", nil)
-			req.Header.Set("X-Cost", strconv.FormatInt(tokens, 10))
-			resp, err := tr.RoundTrip(req)
+			code, err := sendDeclared(c, tokens)
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
-			return resp.StatusCode
+			return code
 		}
 		send(100) // 9900 left
 		mu.Lock()
