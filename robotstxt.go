@@ -583,6 +583,49 @@ func (f *robotsFile) match(path string) (robotsRule, bool) {
 	return best, found
 }
 
+// matchQuerySlashes is match of path, a path in the form of robotsEscape,
+// whose query's slashes may be spelled either way: '/' and "%2F" mean the
+// same there to servers (a query is not split in segments), url.Values
+// encodes them and links keep them, and RFC 9309 §2.2.2's table matches a
+// rule "/foo/bar?baz=https://foo.bar" to "/foo/bar?baz=https%3A%2F%2Ffoo.bar".
+// A pattern cannot say where its query begins when a '*' spans the '?'
+// ("/*=http://"), so the query is not put in one spelling; rather path is
+// matched as it is and with every slash of its query spelled '/', then
+// "%2F", and the longest rule matching any of them decides, an Allow
+// winning a tie, as in match. In a path, "%2F" and '/' stay apart.
+func (f *robotsFile) matchQuerySlashes(path string) (robotsRule, bool) {
+	best, found := f.match(path)
+	i := strings.IndexByte(path, '?')
+	if i < 0 {
+		return best, found
+	}
+	q := path[i:]
+	raw := strings.Contains(q, "/")
+	encoded := strings.Contains(q, "%2F")
+	if !raw && !encoded {
+		return best, found
+	}
+	try := func(alt string) {
+		if r, ok := f.match(alt); ok && (!found || longer(r, best)) {
+			best, found = r, true
+		}
+	}
+	if encoded {
+		try(path[:i] + strings.ReplaceAll(q, "%2F", "/"))
+	}
+	if raw {
+		try(path[:i] + strings.ReplaceAll(q, "/", "%2F"))
+	}
+	return best, found
+}
+
+// longer reports whether the rule a is the more specific of a and b: the
+// longer pattern in octets, an Allow when they are as long.
+func longer(a, b robotsRule) bool {
+	n, m := octets(a.pattern), octets(b.pattern)
+	return n > m || n == m && a.allow && !b.allow
+}
+
 // octets returns the length of a pattern in the form of robotsEscape
 // counting each encoded octet once, as it is written decoded: which of
 // two rules is the more specific does not hang on how either is encoded

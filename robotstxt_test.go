@@ -268,13 +268,30 @@ func TestRobotsMatch(t *testing.T) {
 		{"Disallow: /100%", "/100%25", false, "/100%25"}, // a bare '%' is the encoded one
 		{"Disallow: /%0%61", "/%0a", true, ""},           // a decoded 'a' does not complete "%0" into an escape
 		{"Disallow: /%0%61", "/%250a", false, "/%250a"},
+		// A query's slashes match either spelling: the table's row
+		// "/foo/bar?baz=https://foo.bar", a query built by url.Values
+		// (which encodes them), and a '*' spanning the '?'. (Put in the
+		// one form, "%2F" and '/' stayed apart in the query as in a
+		// path, and each of these was sent.)
+		{"Disallow: /foo/bar?baz=https://foo.bar", "/foo/bar?baz=https%3A%2F%2Ffoo.bar", false, "/foo/bar?baz=https://foo.bar"},
+		{"Disallow: /foo/bar?baz=https%3A%2F%2Ffoo.bar", "/foo/bar?baz=https://foo.bar", false, "/foo/bar?baz=https:%2F%2Ffoo.bar"},
+		{"Disallow: /go?to=http://", "/go?to=http%3A%2F%2Fevil.example%2F", false, "/go?to=http://"},
+		{"Disallow: /*=http://", "/go?to=http%3a%2f%2fevil.example", false, "/*=http://"},
+		{"Disallow: /*=http%3A%2F%2F", "/go?to=http://evil.example", false, "/*=http:%2F%2F"},
+		{"Disallow: /q?a=x/y%2Fz", "/q?a=x/y%2Fz", false, "/q?a=x/y%2Fz"},
+		// The longest rule of any spelling decides, an Allow winning a tie.
+		{"Allow: /go?to=http://ok\nDisallow: /go", "/go?to=http%3A%2F%2Fok", true, "/go?to=http://ok"},
+		{"Allow: /go?to=http%3A%2F%2Fok\nDisallow: /go?to=http://", "/go?to=http://ok", true, "/go?to=http:%2F%2Fok"},
+		{"Allow: /go?to=a/b\nDisallow: /go?to=a%2Fb", "/go?to=a/b", true, "/go?to=a/b"},
+		// In the path they stay apart, and so before the '?'.
+		{"Disallow: /a%2Fb", "/a/b?c=d/e", true, ""},
 		// Nothing matches: allowed.
 		{"Disallow: /private", "/public", true, ""},
 		{"", "/anything", true, ""},
 	}
 	for _, tt := range tests {
 		f := parseRobots([]byte("User-agent: *\n"+tt.rules+"\n"), "mybot")
-		r, ok := f.match(robotsEscape(tt.path, false))
+		r, ok := f.matchQuerySlashes(robotsEscape(tt.path, false))
 		allow := !ok || r.allow
 		if allow != tt.allow || (ok && r.pattern != tt.rule) || (!ok && tt.rule != "") {
 			t.Errorf("%q: match(%q) = %+v, %v (allowed %v); want allowed %v by %q", tt.rules, tt.path, r, ok, allow, tt.allow, tt.rule)
