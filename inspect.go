@@ -67,7 +67,7 @@ type PolicyState struct {
 	// (SECURITY.md).
 	Partition string
 	Unit      string        // "requests", "content-bytes", "concurrent-requests", or a unit of what requests cost, such as "tokens"
-	Quota     int64         // q (or a dialect's limit), or the learned quota; -1 when unknown
+	Quota     int64         // q (or a dialect's limit; one beyond 2^52 is read as 2^52), or the learned quota; -1 when unknown
 	Window    time.Duration // w, or the learned window; 0 when unknown, as for dialects that state a limit without its window
 	Remaining int64         // starts (or bytes, or tokens) the live observation still allows, less what is reserved; -1 when none is live
 	ResetAt   time.Time     // end of the live observation's effective window, or when a quota refilled continuously is whole again; zero when unknown

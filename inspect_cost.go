@@ -32,16 +32,19 @@ func (s State) WaitFor(c Cost) (time.Duration, error) {
 		if !costUnit(p.Unit) {
 			continue
 		}
-		need := c.In(p.Unit)
-		if need <= 0 {
+		declared := c.In(p.Unit)
+		if declared <= 0 {
 			continue
 		}
+		// A cost beyond what a key keeps is read as that, as a quota
+		// stated larger is (see PolicyState.Quota).
+		need := min(declared, control.MaxQuota)
 		if p.Quota >= 0 && need > p.Quota {
 			if !p.Stated.IsZero() && s.At.Sub(p.Stated) >= max(p.Window, control.CostLimitFresh) {
 				continue // stale: the Transport sends the request, whose answer states the limit again
 			}
 			if need > p.Accepted {
-				return 0, &CostError{Key: s.Key, Unit: p.Unit, Cost: need, Limit: p.Quota}
+				return 0, &CostError{Key: s.Key, Unit: p.Unit, Cost: declared, Limit: p.Quota}
 			}
 			need = p.Quota // the server took one so large: it waits for the whole quota
 		} else if n := control.Need(p.Unit, p.scale, control.Cost(c)); n > need {

@@ -352,6 +352,10 @@ func (q *costQuota) full() int64 {
 // costs.excess).
 const CostLimitFresh = time.Minute
 
+// MaxQuota is the largest limit, level or cost a key keeps, in its unit:
+// one stated or declared larger is read as this.
+const MaxQuota = maxQuota
+
 // excess reports a cost beyond a whole quota of the key: a request that
 // can never start. A limit last heard of at least costLimitFresh ago, or
 // its window when longer, is not held against a request at now: the
@@ -368,7 +372,9 @@ func (c *costs) excess(now int64, want *Cost) Excess {
 		if now != 0 && now-q.seen >= max(q.w, costLimitFresh) {
 			continue
 		}
-		if n := want.In(name); q.q >= 0 && n > q.q && n > c.units[q.unit].fits {
+		// A cost beyond maxQuota is read as it, as a limit beyond it
+		// is: a quota stated larger holds it.
+		if n := want.In(name); q.q >= 0 && min(n, maxQuota) > q.q && n > c.units[q.unit].fits {
 			return Excess{Unit: name, Cost: n, Limit: q.q}
 		}
 	}
@@ -391,7 +397,7 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 	for i := range c.quotas {
 		q := &c.quotas[i]
 		u := &c.units[q.unit]
-		if n := want.In(u.name); n <= 0 || q.q >= 0 && n > q.q && n > u.fits {
+		if n := min(want.In(u.name), maxQuota); n <= 0 || q.q >= 0 && n > q.q && n > u.fits {
 			// Nothing, or beyond a limit heard of too long ago to
 			// fail the request (see excess): it goes, and its answer
 			// tells the limit. (A cost the server accepted before
@@ -683,10 +689,11 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 			// A cost above the limit the answer states, which the
 			// server did: one so large fits (an estimate over what it
 			// counts). A new limit forgets what fitted the old one.
+			if min(pq.Limit, maxQuota) != q.q && q.q >= 0 {
+				u.fits = 0
+			}
 			if n := min(l.want.In(u.name), maxQuota); n > pq.Limit {
 				u.fits = max(u.fits, n)
-			} else if min(pq.Limit, maxQuota) != q.q && q.q >= 0 {
-				u.fits = 0
 			}
 		}
 		if !refused && !learned[q.unit] {
