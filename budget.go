@@ -48,7 +48,12 @@ type Budget struct {
 	// flight, do not count against MaxConcurrency there; see DESIGN.md
 	// §3), an EventStoreDown is reported once, and
 	// the Budget tries Store again a second later; EventStoreUp reports
-	// that it answered.
+	// that it answered. The Update that ends a request (its answer, or
+	// the end of a body that streamed) runs in the caller's goroutine
+	// with the request's context detached, bounded by 10 seconds: a Store
+	// that stops answering holds RoundTrip, or a streamed body's last
+	// Read or Close, up to that long past the request's context, rather
+	// than leave its slot taken in every process until its Lease ends.
 	Store Store
 
 	// MaxRate is the most requests per second started under one key by
