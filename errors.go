@@ -130,6 +130,11 @@ func (e *WaitError) Is(target error) bool {
 	return target == ErrWaitTooLong || (e.Deadline && target == context.DeadlineExceeded)
 }
 
+// Timeout reports whether the wait would have outlasted the context
+// deadline (Deadline), as net/http's own timeouts report theirs: so the
+// *url.Error an http.Client returns says Timeout too.
+func (e *WaitError) Timeout() bool { return e.Deadline }
+
 // RetryAt reports when the budget key of resp, a refusal (a 429, a 503, or
 // a 403 that t read as one: see "Refusals" in the package documentation)
 // that t returned, accepts a request again, as t knows it now: the end of the
