@@ -44,9 +44,11 @@
 // first seen); events of any other count under server.address "_OTHER",
 // with no port, so that a crawler led to ever more hosts adds no series. K
 // is polite.key, server.address and server.port, of the key's first event
-// with a request (a Store's event may have none); for a host too long for
-// polite to keep, whose key holds its digest ("http://~sha256-…"), the
-// digest is its server.address, with no port.
+// with a request (a Store's event may have none). A host too long for
+// polite to keep (beyond a DNS name and a port), whose key holds its
+// digest ("http://~sha256-…"), is named by that digest in S and K alike,
+// with no port; under a custom key, by "~sha256-" and the SHA-256 of the
+// host in lower case: a hostile link's host of a megabyte is never kept.
 //
 // A refusal is a 429 or 503 response, or a 403 that polite read as one
 // (with Retry-After or a spent quota, as GitHub refuses): each one is

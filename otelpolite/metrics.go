@@ -254,7 +254,11 @@ const maxAttrSets = 4096
 func (m *Metrics) attrs(e polite.Event, which attrBits) *options {
 	k := attrKey{which: which}
 	if e.Request != nil && e.Request.URL != nil {
-		k.host, k.port = m.host(hostPort(e.Request.URL.Scheme, e.Request.URL.Host))
+		host, port := hostPort(e.Request.URL.Scheme, e.Request.URL.Host)
+		if long, ok := longHost(e, host); ok {
+			host, port = long, 0
+		}
+		k.host, k.port = m.host(host, port)
 		k.method = m.method(e.Request.Method)
 	}
 	if which&attrKind != 0 {

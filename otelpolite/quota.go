@@ -154,6 +154,9 @@ func keyAttrs(e polite.Event) []attribute.KeyValue {
 			scheme, hostport = s, h
 		}
 		host, port := hostPort(scheme, hostport)
+		if long, ok := longHost(e, host); ok {
+			return append(kv, attribute.String("server.address", long))
+		}
 		host = strings.Clone(validText(strings.TrimSuffix(strings.ToLower(host), ".")))
 		kv = append(kv, attribute.String("server.address", host))
 		if port > 0 {
@@ -209,6 +212,27 @@ func originOnly(key string) bool {
 		}
 	}
 	return true
+}
+
+// maxHostLen is the longest host[:port] polite keeps in a key as it is:
+// a DNS name (253 bytes, RFC 1035 §2.3.4) and a port.
+const maxHostLen = 253 + len(":65535")
+
+// longHost returns the name that stands for host, the host of e's
+// request, when it is too long to name (a link's or a redirect's, up to
+// net/http's megabyte of header), and reports whether it is: the digest
+// polite keeps in e's key when the key is the request's origin
+// ("~sha256-…", as the quota gauge names it too), else "~sha256-" and the
+// hex SHA-256 of the host in lower case.
+func longHost(e polite.Event, host string) (string, bool) {
+	if _, h, ok := digestOrigin(e.Key); ok {
+		return h, true
+	}
+	if len(host) <= maxHostLen {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(strings.ToLower(host)))
+	return "~sha256-" + hex.EncodeToString(sum[:]), true
 }
 
 // digestOrigin reports whether key is an origin whose host polite keeps as
