@@ -703,6 +703,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 			marked[q.unit] = true
 		}
 	}
+	var charged [maxCostUnits]bool
 	for i := range c.quotas {
 		if l.want.free() || rejected {
 			break
@@ -713,6 +714,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 			continue
 		}
 		if n := u.need(&l.want); n > 0 {
+			charged[q.unit] = true
 			switch {
 			case !q.refill && q.deadline != 0 && now >= q.deadline && q.q >= 0:
 				q.renew(now)
@@ -734,9 +736,21 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		}
 	}
 	for i := range c.units {
-		if marked[i] {
-			c.units[i].count(l.seq)
-			c.units[i].since, c.units[i].fixed = 0, 0
+		u := &c.units[i]
+		switch {
+		case marked[i]:
+			u.count(l.seq)
+			u.since, u.fixed = 0, 0
+		case charged[i] || rejected && l.seq > u.mark && !l.want.free():
+			// What l reserved leaves what the next answer stating
+			// the unit is compared with (see learn): charged, it
+			// comes off the level already, and a 429 the server did
+			// not count. Kept, the sample read the server's count as
+			// short of what was reserved, and the scale never rose
+			// while some answers stated nothing.
+			n, fixed := u.split(&l.want)
+			u.since, u.fixed = max(u.since-n, 0), max(u.fixed-fixed, 0)
+			u.fixed = min(u.fixed, u.since)
 		}
 	}
 	return stated
