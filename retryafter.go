@@ -3,6 +3,7 @@ package polite
 import (
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,17 +85,42 @@ func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 
 // raValues returns the field lines of h named canon, which must be in
 // canonical form; a name differing only in case, as a hand-built header
-// map may hold, is found too.
+// map may hold, is found too. The lines of several such spellings are
+// joined in name order, as package parse joins every field's, so that
+// the answer does not hang on the map's order.
 func raValues(h http.Header, canon string) []string {
 	if v, ok := h[canon]; ok {
 		return v
 	}
-	for k, v := range h {
+	var (
+		name  string
+		lines []string
+		n     int // spellings found
+	)
+	for k := range h {
 		if len(k) == len(canon) && strings.EqualFold(k, canon) {
-			return v
+			if n++; n == 1 || k < name {
+				name = k
+			}
 		}
 	}
-	return nil
+	switch n {
+	case 0:
+		return nil
+	case 1:
+		return h[name]
+	}
+	names := make([]string, 0, n)
+	for k := range h {
+		if len(k) == len(canon) && strings.EqualFold(k, canon) {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		lines = append(lines, h[k]...)
+	}
+	return lines
 }
 
 // raSingle returns the only field line of vals, trimmed of optional white
