@@ -355,11 +355,22 @@ func (p *parser) add(q Quota) {
 	if q.Limit < 0 && q.Remaining < 0 {
 		return
 	}
+	// Of several it may describe, the one that agrees on the most of what
+	// both know, then the first name: not the first listed, so that which
+	// learns q's window or reset does not hang on the members' order.
+	var best *Quota
+	score := -1
 	for i := range p.n {
 		if o := p.quota(i); o.Dialect != q.Dialect && same(o, &q) {
-			union(o, &q)
-			return
+			n := agreed(o, &q)
+			if n > score || n == score && o.Policy < best.Policy {
+				best, score = o, n
+			}
 		}
+	}
+	if best != nil {
+		union(best, &q)
+		return
 	}
 	if p.n == maxQuotas {
 		return
@@ -389,6 +400,19 @@ func same(a, b *Quota) bool {
 	return a.Unit == b.Unit && a.Limit == b.Limit && a.Remaining == b.Remaining &&
 		(a.Window == 0 || b.Window == 0 || a.Window == b.Window) &&
 		(a.Reset < 0 || b.Reset < 0 || a.Reset == b.Reset)
+}
+
+// agreed counts the fields of window and reset that a and b both know,
+// and equal.
+func agreed(a, b *Quota) int {
+	n := 0
+	if a.Window != 0 && a.Window == b.Window {
+		n++
+	}
+	if a.Reset >= 0 && a.Reset == b.Reset {
+		n++
+	}
+	return n
 }
 
 // union copies into a the fields that only b knows.
