@@ -99,7 +99,7 @@ func containsItem(items []item, x item) bool {
 func limitList(vals []string, buf []item) (cur item, items []item, ok bool) {
 	i := 0
 	for _, line := range vals {
-		for line != "" {
+		for line = skipEmpty(line, ','); line != ""; line = skipEmpty(line, ',') {
 			var m string
 			m, line = nextMember(line)
 			if trimOWS(m) == "" {
@@ -119,6 +119,17 @@ func limitList(vals []string, buf []item) (cur item, items []item, ok bool) {
 		}
 	}
 	return cur, buf, i > 0
+}
+
+// skipEmpty returns s without the empty members at its start: every sep,
+// SP and HTAB before its first other byte. A field of ten megabytes of
+// separators is passed over in one tight loop, not member by member.
+func skipEmpty(s string, sep byte) string {
+	i := 0
+	for i < len(s) && (s[i] == sep || s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return s[i:]
 }
 
 // nextMember splits s at the first comma outside a quoted string.
@@ -170,7 +181,7 @@ func member(s string) (item, bool) {
 	if x.n < 0 {
 		return item{}, false
 	}
-	for params != "" {
+	for params = skipEmpty(params, ';'); params != ""; params = skipEmpty(params, ';') {
 		var kv string
 		kv, params = cutOutside(params, ';') // a name may hold one
 		k, v, _ := strings.Cut(trimOWS(kv), "=")

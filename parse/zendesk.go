@@ -15,7 +15,7 @@ func (p *parser) zendesk() {
 	}
 	q := newQuota("zendesk")
 	q.Policy = "tickets-index"
-	for v != "" {
+	for v = skipEmpty(v, ';'); v != ""; v = skipEmpty(v, ';') {
 		var kv string
 		kv, v, _ = strings.Cut(v, ";")
 		k, val, _ := strings.Cut(trimOWS(kv), "=")
