@@ -151,7 +151,8 @@ func (t *Transport) emit(e Event) {
 	t.Logger.LogAttrs(ctx, level, "polite: "+string(e.Kind), attrs...)
 }
 
-// logError returns err's text as a log shows it: without r's query or
+// logError returns err's text as a log shows it: without the values of
+// r's credential fields (see credentialFields), nor r's query or
 // user information (its password, and its user name, which may be a
 // token, as the URL writes them before its "@" or before a password
 // masked; a user name alone is left, as it may name the host too:
@@ -206,7 +207,33 @@ func logError(err error, r *http.Request, custom bool) string {
 	for _, x := range secrets {
 		msg = hide(msg, x)
 	}
+	for _, name := range credentialFields {
+		for _, v := range r.Header[name] {
+			msg = hideCredential(msg, v)
+			if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+				msg = hideCredential(msg, strings.TrimSpace(cred)) // the token after its scheme ("Bearer")
+			}
+		}
+	}
 	return msg
+}
+
+// credentialFields are the request header fields whose values logError
+// hides, should Base's error quote them: the credentials a request
+// carries.
+var credentialFields = [...]string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token"}
+
+// minCredential is the shortest credential logError hides: a shorter one
+// would blank its letters wherever they are in the message.
+const minCredential = 6
+
+// hideCredential is hide of a credential v, when it is long enough to be
+// one.
+func hideCredential(msg, v string) string {
+	if len(v) < minCredential {
+		return msg
+	}
+	return hide(msg, v)
 }
 
 // hide returns msg with x, as it is and within a Go-quoted string,
