@@ -27,6 +27,7 @@ const (
 	tailStart  = 11 // the learned quota's latest start, at its instant
 	tailShed   = 12 // a refusal that may be of no rate: its grant, its epoch, the ramp's window before it, the others in flight at its grant; acceptances since the last refusal and the most in flight among them (twice, once); the ramp's window held; a lift, and whether the window was held at the mark; a lift's dropped measurement (see shed.go)
 	tailScale  = 13 // each cost unit's scale, what the requests granted since its latest observation reserved, the part of it no scale applies to (see costs.learn), and the largest cost the server accepted (see costs.excess)
+	tailFrom   = 14 // each cost unit's latest grant when what was reserved since started over (costUnit.from)
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -171,6 +172,15 @@ func (e *encoder) tails(s *State) {
 				e.uint(uint64(u.since))
 				e.uint(uint64(u.fixed))
 				e.uint(uint64(u.fits))
+			}
+			break
+		}
+	}
+	for i := range s.costs.units {
+		if s.costs.units[i].from != 0 {
+			e.b = append(e.b, tailFrom)
+			for i := range s.costs.units {
+				e.uint(s.costs.units[i].from)
 			}
 			break
 		}
@@ -342,6 +352,16 @@ func (d *decoder) tails(n *State) {
 				u.fixed = int64(d.bounded(uint64(u.since)))
 				u.fits = int64(d.bounded(uint64(maxQuota)))
 				set = set || u.scale != 0 || u.since != 0 || u.fits != 0
+			}
+			if !set {
+				d.fail() // never written
+			}
+		case tailFrom:
+			set := false
+			for i := range n.costs.units {
+				u := &n.costs.units[i]
+				u.from = d.bounded(n.seq)
+				set = set || u.from != 0
 			}
 			if !set {
 				d.fail() // never written

@@ -112,6 +112,7 @@ type costUnit struct {
 	since int64         // what the requests granted since the latest observation reserved
 	fixed int64         // the part of since that scale does not apply to: see split
 	fits  int64         // the largest cost declared that the server accepted: see excess
+	from  uint64        // the latest grant when since last started over: one after it is counted in since
 }
 
 // held returns the thousandths beyond a cost declared that the key's
@@ -663,7 +664,7 @@ func (u *costUnit) count(mark uint64) {
 // unit's latest observation: the server may have counted it without
 // saying so; not if rejected (a 429: the server did not serve l). It
 // reports whether the answer stated a cost quota.
-func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, rejected, served bool) bool {
+func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, rejected, served bool, top uint64) bool {
 	if c.isZero() && !costUnits(quotas) {
 		return false // nothing to apply, nothing to charge
 	}
@@ -740,14 +741,17 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		switch {
 		case marked[i]:
 			u.count(l.seq)
-			u.since, u.fixed = 0, 0
-		case charged[i] || rejected && l.seq > u.mark && !l.want.free():
+			u.since, u.fixed, u.from = 0, 0, top
+		case (charged[i] || rejected && l.seq > u.mark && !l.want.free()) && l.seq > u.from:
 			// What l reserved leaves what the next answer stating
 			// the unit is compared with (see learn): charged, it
 			// comes off the level already, and a 429 the server did
 			// not count. Kept, the sample read the server's count as
 			// short of what was reserved, and the scale never rose
-			// while some answers stated nothing.
+			// while some answers stated nothing. Only a request
+			// granted since since started over is in it: taken off
+			// again, another's share went, and a server counting
+			// what was declared read as counting twice as much.
 			n, fixed := u.split(&l.want)
 			u.since, u.fixed = max(u.since-n, 0), max(u.fixed-fixed, 0)
 			u.fixed = min(u.fixed, u.since)

@@ -18,7 +18,7 @@ func worstCosts() *State {
 	s := worst()
 	now := instant(t0)
 	for i := range maxCostUnits {
-		u := costUnit{name: strings.Repeat(string(rune('m'+i)), maxKeyLen), mark: 1 << 60, scale: maxScale, since: maxQuota, fixed: maxQuota, fits: maxQuota}
+		u := costUnit{name: strings.Repeat(string(rune('m'+i)), maxKeyLen), mark: 1 << 60, scale: maxScale, since: maxQuota, fixed: maxQuota, fits: maxQuota, from: 1 << 60}
 		for j := range maxReservations {
 			seq := uint64(1<<60 + 2*j + 1)
 			u.res = append(u.res, reservation{lo: seq, hi: seq + 1, end: now + int64(j+1)*int64(time.Hour), n: maxQuota})
@@ -820,6 +820,38 @@ func TestBinaryRejectsWindowBeyondMaxPause(t *testing.T) {
 			if want := w <= int64(MaxPause); (err == nil) != want {
 				t.Errorf("%s of window %v: UnmarshalBinary = %v, want an error %v", name, time.Duration(w), err, !want)
 			}
+		}
+	}
+}
+
+// TestBinaryFromTail checks that each cost unit's latest grant when what
+// was reserved since started over is written and read back, that a form
+// without it reads it as zero, and that an empty tail or a grant beyond
+// the state's is rejected.
+func TestBinaryFromTail(t *testing.T) {
+	s := worst()
+	s.costs.units = []costUnit{{name: "tokens", from: 3}, {name: "input-tokens"}}
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := back.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(back.costs.units, s.costs.units) {
+		t.Fatalf("read back as %+v (%v), want %+v", back.costs.units, err, s.costs.units)
+	}
+	s.costs.units[0].from = 0
+	plain, _ := s.MarshalBinary()
+	if len(plain) >= len(b) || plain[len(plain)-1] == tailFrom {
+		t.Errorf("a state of no such grant is written with its tail (%d bytes, %d with it)", len(plain), len(b))
+	}
+	beyond := binary.AppendUvarint([]byte{tailFrom}, s.seq+1)
+	for name, tail := range map[string][]byte{
+		"empty":  {tailFrom, 0, 0},
+		"beyond": append(beyond, 0),
+		"cut":    {tailFrom, 1},
+	} {
+		if err := new(State).UnmarshalBinary(append(bytes.Clone(plain), tail...)); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }
