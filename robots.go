@@ -284,7 +284,7 @@ func (c *robotsCache) decide(site robotsSite, path string, v robotsView) (time.D
 	if v.file == nil {
 		return 0, nil
 	}
-	if rule, ok := v.file.matchQuerySlashes(path); ok && !rule.allow {
+	if rule, ok := v.file.matchQuery(path); ok && !rule.allow {
 		return interval, &RobotsError{Origin: site.origin, Host: site.host, Agent: v.file.agent, Rule: shorten(rule.pattern, maxRobotsAgent)}
 	}
 	return interval, nil

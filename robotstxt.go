@@ -434,6 +434,9 @@ func normalisePattern(p string) string {
 		p = "/" + p
 	}
 	p = robotsEscape(p, true)
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		p = p[:i+1] + queryDecoded(p[i+1:]) // see matchQuery
+	}
 	if strings.Contains(p, "**") {
 		var b strings.Builder
 		b.Grow(len(p))
@@ -583,40 +586,57 @@ func (f *robotsFile) match(path string) (robotsRule, bool) {
 	return best, found
 }
 
-// matchQuerySlashes is match of path, a path in the form of robotsEscape,
-// whose query's slashes may be spelled either way: '/' and "%2F" mean the
-// same there to servers (a query is not split in segments), url.Values
-// encodes them and links keep them, and RFC 9309 §2.2.2's table matches a
-// rule "/foo/bar?baz=https://foo.bar" to "/foo/bar?baz=https%3A%2F%2Ffoo.bar".
-// A pattern cannot say where its query begins when a '*' spans the '?'
-// ("/*=http://"), so the query is not put in one spelling; rather path is
-// matched as it is and with every slash of its query spelled '/', then
-// "%2F", and the longest rule matching any of them decides, an Allow
-// winning a tie, as in match. In a path, "%2F" and '/' stay apart.
-func (f *robotsFile) matchQuerySlashes(path string) (robotsRule, bool) {
+// matchQuery is match of path, a path in the form of robotsEscape, whose
+// query may spell '/' and '?' either way: in a query they are the same to
+// servers as "%2F" and "%3F" (a query is not split in segments, nor ends
+// at a second '?'), url.Values encodes them and links keep them, and RFC
+// 9309 §2.2.2's table matches a rule "/foo/bar?baz=https://foo.bar" to
+// "/foo/bar?baz=https%3A%2F%2Ffoo.bar". A pattern's query (after its
+// first '?') is kept with them decoded (see normalisePattern); a pattern
+// whose '*' spans the '?' ("/*=http%3A%2F%2F") does not say where its
+// query begins, and keeps them as written. So path is matched as it is,
+// with every one of them in its query decoded, then encoded, and the
+// longest rule that matches any of them decides, an Allow winning a tie,
+// as in match. In a path, "%2F" and '/' stay apart.
+func (f *robotsFile) matchQuery(path string) (robotsRule, bool) {
 	best, found := f.match(path)
 	i := strings.IndexByte(path, '?')
 	if i < 0 {
 		return best, found
 	}
-	q := path[i:]
-	raw := strings.Contains(q, "/")
-	encoded := strings.Contains(q, "%2F")
-	if !raw && !encoded {
+	q := path[i+1:]
+	if !strings.ContainsAny(q, "/?") && !strings.Contains(q, "%2F") && !strings.Contains(q, "%3F") {
 		return best, found
 	}
 	try := func(alt string) {
+		if alt == path {
+			return
+		}
 		if r, ok := f.match(alt); ok && (!found || longer(r, best)) {
 			best, found = r, true
 		}
 	}
-	if encoded {
-		try(path[:i] + strings.ReplaceAll(q, "%2F", "/"))
-	}
-	if raw {
-		try(path[:i] + strings.ReplaceAll(q, "/", "%2F"))
-	}
+	try(path[:i+1] + queryDecoded(q))
+	try(path[:i+1] + queryEncoded(q))
 	return best, found
+}
+
+// queryDecoded returns q, a query in the form of robotsEscape, with every
+// "%2F" and "%3F" decoded.
+func queryDecoded(q string) string {
+	if !strings.Contains(q, "%2F") && !strings.Contains(q, "%3F") {
+		return q
+	}
+	return strings.NewReplacer("%2F", "/", "%3F", "?").Replace(q)
+}
+
+// queryEncoded returns q, a query in the form of robotsEscape, with every
+// '/' and '?' encoded.
+func queryEncoded(q string) string {
+	if !strings.ContainsAny(q, "/?") {
+		return q
+	}
+	return strings.NewReplacer("/", "%2F", "?", "%3F").Replace(q)
 }
 
 // longer reports whether the rule a is the more specific of a and b: the
