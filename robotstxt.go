@@ -627,7 +627,17 @@ func queryDecoded(q string) string {
 	if !strings.Contains(q, "%2F") && !strings.Contains(q, "%3F") {
 		return q
 	}
-	return strings.NewReplacer("%2F", "/", "%3F", "?").Replace(q)
+	b := make([]byte, 0, len(q))
+	for i := 0; i < len(q); i++ {
+		if q[i] == '%' && i+2 < len(q) && q[i+1] == '2' && q[i+2] == 'F' {
+			b, i = append(b, '/'), i+2
+		} else if q[i] == '%' && i+2 < len(q) && q[i+1] == '3' && q[i+2] == 'F' {
+			b, i = append(b, '?'), i+2
+		} else {
+			b = append(b, q[i])
+		}
+	}
+	return string(b)
 }
 
 // queryEncoded returns q, a query in the form of robotsEscape, with every
@@ -636,7 +646,18 @@ func queryEncoded(q string) string {
 	if !strings.ContainsAny(q, "/?") {
 		return q
 	}
-	return strings.NewReplacer("/", "%2F", "?", "%3F").Replace(q)
+	b := make([]byte, 0, len(q)+16)
+	for i := 0; i < len(q); i++ {
+		switch q[i] {
+		case '/':
+			b = append(b, "%2F"...)
+		case '?':
+			b = append(b, "%3F"...)
+		default:
+			b = append(b, q[i])
+		}
+	}
+	return string(b)
 }
 
 // longer reports whether the rule a is the more specific of a and b: the
