@@ -43,6 +43,14 @@ type remote struct {
 	// lateBy: Wait returns this long after its deadline (a blocking pop
 	// whose timeout is whole seconds rounded up, say).
 	lateBy time.Duration
+	// keepFirstTTL: a key's expiry is set when it is created only, and
+	// kept by every later write (SET ... XX KEEPTTL).
+	keepFirstTTL bool
+	// waitOwnGen: Wait compares gen with the Generation its own client
+	// last wrote or was woken with, never with the stored one (a
+	// subscription made for each Wait): a change another process made
+	// before the Wait is not seen.
+	waitOwnGen bool
 
 	mu    sync.Mutex
 	vals  map[string][]byte
@@ -52,6 +60,7 @@ type remote struct {
 
 type client struct {
 	r     *remote
+	seen  map[string]uint64        // waitOwnGen; guarded by r.mu
 	mu    sync.Mutex               // inProcessLock
 	local map[string]chan struct{} // localWakes; guarded by r.mu
 	cache map[string][]byte        // cacheReads; guarded by r.mu
@@ -63,7 +72,7 @@ func (r *remote) client() polite.Store {
 	if r.vals == nil {
 		r.vals, r.exp, r.wakes = map[string][]byte{}, map[string]time.Time{}, map[string]chan struct{}{}
 	}
-	return &client{r: r, local: map[string]chan struct{}{}, cache: map[string][]byte{}}
+	return &client{r: r, local: map[string]chan struct{}{}, cache: map[string][]byte{}, seen: map[string]uint64{}}
 }
 
 // stored returns the key the remote keeps key as.
@@ -121,13 +130,17 @@ func (c *client) set(key string, old uint64, ks *polite.KeyState) {
 		delete(r.vals, key)
 		delete(r.exp, key)
 	} else {
+		_, had := r.vals[key]
 		r.vals[key] = b
 		e := ks.Expiry()
 		if r.ttlMinutesAsSeconds {
 			e = time.Now().Add(time.Duration(int(time.Until(e).Minutes())) * time.Second)
 		}
-		r.exp[key] = e
+		if !had || !r.keepFirstTTL {
+			r.exp[key] = e
+		}
 	}
+	c.seen[key] = ks.Generation()
 	if ks.Generation() > old || r.wakeAnyUpdate {
 		reg := c.registry()
 		if ch := reg[key]; ch != nil {
@@ -176,7 +189,11 @@ func (c *client) Wait(ctx context.Context, key string, gen uint64, until time.Ti
 	for {
 		c.r.mu.Lock()
 		ks := c.r.get(key)
-		if ks.Generation() > gen {
+		cur := ks.Generation()
+		if c.r.waitOwnGen {
+			cur = c.seen[key]
+		}
+		if cur > gen {
 			c.r.mu.Unlock()
 			return nil
 		}
@@ -195,6 +212,12 @@ func (c *client) Wait(ctx context.Context, key string, gen uint64, until time.Ti
 		case <-ch:
 			if c.r.wakeAnyUpdate {
 				return nil
+			}
+			if c.r.waitOwnGen {
+				c.r.mu.Lock()
+				ks := c.r.get(key)
+				c.seen[key] = ks.Generation() // as the notification says
+				c.r.mu.Unlock()
 			}
 		}
 	}
@@ -264,6 +287,10 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 			(&remote{keyPrefix: 250}).client},
 		{"WaitsPastDeadline", "returns from Wait two seconds after its deadline, starting every paced request two seconds late",
 			(&remote{lateBy: 2 * time.Second}).client},
+		{"KeepsFirstTTL", "keeps a key's first time to live through later writes, forgetting a pause written after a short idle expiry",
+			(&remote{keepFirstTTL: true}).client},
+		{"WaitComparesOwnGeneration", "compares Wait's generation with the one its own process last saw, missing a change another process made before the Wait",
+			(&remote{waitOwnGen: true}).client},
 		{"UpdateNilWhenCanceled", "returns nil from Update without calling fn when its context has ended",
 			func() polite.Store { return &canceledNil{} }},
 	} {

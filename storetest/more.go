@@ -107,7 +107,10 @@ func testUpdateEndedContext(t *testing.T, st polite.Store, key string) {
 //     Update is atomic across processes, not only within one;
 //   - an Update through one handle is what the other's next Update reads;
 //   - an Update through one handle that makes Generation grow wakes the
-//     waiters of the other.
+//     waiters of the other;
+//   - a Wait through one handle for a change past the Generation its own
+//     Update returned returns at once when the other handle made it grow
+//     meanwhile: the wake is not lost between the Update and the Wait.
 func TestSharedStore(t *testing.T, newPair func(t *testing.T) (polite.Store, polite.Store)) {
 	run := fmt.Sprintf("storetest/shared/%d/", time.Now().UnixNano())
 	tests := []struct {
@@ -117,6 +120,7 @@ func TestSharedStore(t *testing.T, newPair func(t *testing.T) (polite.Store, pol
 		{"UpdatesAcross", testUpdatesAcross},
 		{"ReadsAcross", testReadsAcross},
 		{"WakesAcross", testWakesAcross},
+		{"WakeNotLostAcross", testWakeNotLostAcross},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,5 +184,16 @@ func testWakesAcross(t *testing.T, a, b polite.Store, key string) {
 	bump(t, b, key, time.Now())
 	if err := <-done; err != nil || time.Since(start) > wakeWithin {
 		t.Errorf("Wait through one handle = %v after %v, want nil within %v of an Update through the other", err, time.Since(start), wakeWithin)
+	}
+}
+
+func testWakeNotLostAcross(t *testing.T, a, b polite.Store, key string) {
+	gen := bump(t, a, key, time.Now())
+	bump(t, b, key, time.Now())
+	ctx, cancel := context.WithTimeout(context.Background(), 4*wakeWithin)
+	defer cancel()
+	start := time.Now()
+	if err := a.Wait(ctx, key, gen, start.Add(wakeWithin+time.Second)); err != nil || time.Since(start) > wakeWithin {
+		t.Errorf("Wait through one handle past the Generation its Update returned, grown since through the other = %v after %v, want nil at once", err, time.Since(start))
 	}
 }

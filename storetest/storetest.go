@@ -39,7 +39,8 @@ const (
 // It checks that:
 //   - a key never written reads as the zero KeyState;
 //   - Update keeps what its function leaves, and states round-trip
-//     through their binary form, one of several KiB too;
+//     through their binary form, one of several KiB too; a state is kept
+//     until its Expiry, the one of its latest write, not of its first;
 //   - Update with its context ended returns an error, or keeps what its
 //     function left;
 //   - concurrent Updates from many goroutines, on one key and on several,
@@ -68,6 +69,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) polite.Store) {
 		{"Keeps", testKeeps},
 		{"KeepsLargeState", testKeepsLargeState},
 		{"KeepsUntilExpiry", testKeepsUntilExpiry},
+		{"KeepsUntilLaterExpiry", testKeepsUntilLaterExpiry},
 		{"KeysApart", testKeysApart},
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"WakesWaiters", testWakesWaiters},
@@ -203,6 +205,33 @@ func testKeepsUntilExpiry(t *testing.T, st polite.Store, key string) {
 	update(t, st, key, func(ks *polite.KeyState) { got = ks.Generation() })
 	if got != gen {
 		t.Errorf("after %v, the state has Generation %d, want %d: forgotten before its Expiry (%v)", keptFor, got, gen, exp)
+	}
+}
+
+// testKeepsUntilLaterExpiry checks that a state written first with an
+// Expiry a second away, then with one 90 s away, is kept past the first:
+// a store that keeps a key's first time to live (SET ... KEEPTTL) forgot
+// a pause, or a quota's window, written after a short idle expiry.
+func testKeepsUntilLaterExpiry(t *testing.T, st polite.Store, key string) {
+	for _, ttl := range []time.Duration{time.Second, 90 * time.Second} {
+		update(t, st, key, func(ks *polite.KeyState) {
+			apply(t, ks, func(s *control.State) bool {
+				s.Release(time.Now(), &control.Config{IdleTTL: ttl}, &control.Lease{}, &control.Outcome{})
+				return true
+			})
+		})
+	}
+	var gen uint64
+	var exp time.Time
+	update(t, st, key, func(ks *polite.KeyState) { gen, exp = ks.Generation(), ks.Expiry() })
+	if time.Until(exp) < 2*keptFor {
+		t.Fatalf("Expiry %v, want at least %v away", exp, 2*keptFor)
+	}
+	time.Sleep(keptFor)
+	var got uint64
+	update(t, st, key, func(ks *polite.KeyState) { got = ks.Generation() })
+	if got != gen {
+		t.Errorf("after %v, the state has Generation %d, want %d: forgotten at the Expiry of its first write, not of its latest (%v)", keptFor, got, gen, exp)
 	}
 }
 
