@@ -47,6 +47,7 @@ type ceilingShard struct {
 // ceiling is one key's local state.
 type ceiling struct {
 	next int64 // when the next start may go (Unix nanoseconds)
+	seen int64 // the latest instant a start was asked for (Unix nanoseconds), to tell the clock stepping back
 	// inflight counts the key's requests in flight, each until it ends
 	// or its lease (Budget.Lease, or its context's deadline) does: a
 	// request whose Base never returns holds its slot no longer than it
@@ -206,6 +207,7 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 	if e.crawl {
 		why = ReasonCrawlDelay
 	}
+	e.stepBack(n)
 	if h, held := e.line(n, tk, why); held {
 		return reservation{}, h, false
 	}
@@ -277,6 +279,7 @@ func (c *ceilings) reserveFloor(o memKey, now time.Time, floor time.Duration, tk
 		return floorReservation{}, ceilingHold{}, true
 	}
 	n := now.UnixNano()
+	e.stepBack(n)
 	if h, held := e.line(n, tk, ReasonCrawlDelay); held {
 		return floorReservation{}, h, false
 	}
@@ -441,6 +444,22 @@ func (e *ceiling) wake() {
 // order requests the pace held were first held, or says how long to hold
 // (why: what for): until e.next, or while it is another's turn (see
 // reserve). The start taken ends the ticket.
+// stepBack moves the next start back with the wall clock when n, the
+// instant of a reserve, is more than a second before the latest one: a
+// start reserved before the clock stepped back (an NTP correction) held
+// the key for the whole step (48 hours after a step of two days), where
+// control.State bounds its own. What was left of the spacing is kept.
+func (e *ceiling) stepBack(n int64) {
+	if e.seen != 0 && n < e.seen-int64(time.Second) {
+		if e.next > n {
+			e.next = max(n, e.next-(e.seen-n))
+		}
+		e.seen = n
+		return
+	}
+	e.seen = max(e.seen, n)
+}
+
 func (e *ceiling) line(n int64, tk *uint64, why Reason) (ceilingHold, bool) {
 	mine := *tk != 0 && *tk-1 == e.head // tickets are held plus one: 0 is none
 	if n < e.next || e.head != e.tail && !mine {
