@@ -29,8 +29,7 @@ import (
 // is being fetched wait for it, each until its own context ends. The fetch
 // does not end with the request that started it, but goes on for the
 // others (within its 30 seconds). It is used for 24 hours (RFC 9309 §2.4),
-// then fetched again; while the request's budget key is paused (a
-// Retry-After, a spent quota), not before the pause ends. At most 512 KiB of it are read (§2.5), and up to
+// then fetched again. At most 512 KiB of it are read (§2.5), and up to
 // five redirects are followed (§2.3.1.2), to the same scheme, or to http
 // or https (from https to http too: refused, it would leave every path
 // allowed). What it answers decides:
