@@ -14,8 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/politehttp/polite/internal/control"
 )
 
 // Robots makes requests obey the robots.txt of their origin (RFC 9309), as
@@ -197,22 +195,21 @@ const (
 //
 // check never waits for the budget: the robots.txt request is sent
 // outside it, so that pacing cannot hold the fetch the pacing waits for.
+// (The Transport's checkHeld waits for a pause alone.)
 func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, error) {
-	return r.checkHeld(ctx, base, req, nil, budgetKey{})
+	return r.checkHeld(ctx, base, req, nil)
 }
 
-// A robotsHold says whether the origin of a request may not be sent one
-// now (see Transport.robotsPaused).
+// A robotsHold holds the fetch of the robots.txt a request needs until
+// its origin may be sent a request (see Transport.robotsHold).
 type robotsHold interface {
-	robotsPaused(req *http.Request, key budgetKey) bool
+	robotsHold(ctx context.Context, req *http.Request) error
 }
 
-// checkHeld is check, except that when robots.txt has expired and hold
-// says req's budget key key is paused, req is decided by the file as it
-// was (or the verdict it had, unreachable), not fetched again: the fetch
-// is a request to the origin like any other, which the pause forbids. A
-// file never fetched is fetched whatever hold says.
-func (r *Robots) checkHeld(ctx context.Context, base http.RoundTripper, req *http.Request, hold robotsHold, bk budgetKey) (time.Duration, error) {
+// checkHeld is check, whose fetch of robots.txt, when req needs one, waits
+// first for hold, if not nil: an error of hold's is check's, and the next
+// request fetches.
+func (r *Robots) checkHeld(ctx context.Context, base http.RoundTripper, req *http.Request, hold robotsHold) (time.Duration, error) {
 	u := req.URL
 	if u == nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return 0, nil
@@ -244,8 +241,11 @@ func (r *Robots) checkHeld(ctx context.Context, base http.RoundTripper, req *htt
 			}
 			continue
 		case fetch:
-			if hold != nil && sh.fetched(e) && hold.robotsPaused(req, bk) {
-				return c.decide(site, path, sh.stale(e))
+			if hold != nil {
+				if err := hold.robotsHold(ctx, req); err != nil {
+					sh.abandon(e)
+					return 0, err
+				}
 			}
 			f := c.startFetch(ctx, base, sh, e, site, req.Header.Get("User-Agent"))
 			select {
@@ -623,24 +623,6 @@ func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 	s.wake(e)
 }
 
-// fetched reports whether e was fetched before: it holds a file, or the
-// verdict of a fetch.
-func (s *robotsShard) fetched(e *robotsEntry) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !e.expires.IsZero()
-}
-
-// stale gives up the fetch of e, which was fetched before, waking the
-// requests waiting for it, and returns the view of what it holds: they
-// are decided by it too, as they look again.
-func (s *robotsShard) stale(e *robotsEntry) robotsView {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.wake(e)
-	return robotsView{file: e.file, unreachable: e.unreachable, until: e.expires, status: e.status, err: e.err}
-}
-
 // abandon records that e's fetch was given up (Base panicked or ended its
 // goroutine): the next request fetches again.
 func (s *robotsShard) abandon(e *robotsEntry) {
@@ -931,7 +913,7 @@ func (t *Transport) robots(req *http.Request, key budgetKey) (time.Duration, err
 			req.Body.Close()
 		}
 	}()
-	interval, err := t.Robots.checkHeld(req.Context(), t.base(), req, t, key)
+	interval, err := t.Robots.checkHeld(req.Context(), t.base(), req, t)
 	checked = true
 	if err != nil {
 		if req.Body != nil {
@@ -947,24 +929,38 @@ func (t *Transport) robots(req *http.Request, key budgetKey) (time.Duration, err
 	return interval, nil
 }
 
-// robotsPaused reports whether req's budget key, key, is paused now (a
-// Retry-After, a spent quota until its reset), as this process knows it:
-// its in-memory state, or, with a Store, the pause its fallback keeps
-// from the Store's answers, never a call to the Store (one that stops
-// answering would hold the request). See Robots.checkHeld.
-func (t *Transport) robotsPaused(req *http.Request, key budgetKey) bool {
+// robotsHold holds the fetch of req's robots.txt while req's budget key is
+// paused (a Retry-After, a spent quota until its reset): the fetch is a
+// request to the origin like any other, and one sent inside the pause
+// went sooner than the server asked, once its robots.txt had expired. It
+// waits for the pause alone, never for a start or a slot, so that pacing
+// never holds the fetch the pacing waits for. A pause beyond MaxWait or
+// the context's deadline fails as the request's own wait would, with a
+// *WaitError.
+func (t *Transport) robotsHold(ctx context.Context, req *http.Request) error {
 	b := t.budgetOf()
+	var kb budgetKey
+	k := t.key(req, b, &kb)
 	now := time.Now()
-	var (
-		v  control.View
-		ok bool
-	)
-	if b.mem != nil {
-		v, ok = b.mem.view(key.m, now)
-	} else {
-		v, ok = b.fallback.view(key.m, now)
+	st, ok := b.inspect(k.m, now, k.custom)
+	if !ok || !st.PauseUntil.After(now) {
+		return nil
 	}
-	return ok && v.PauseUntil.After(now)
+	until := st.PauseUntil
+	if deadline, dated := ctx.Deadline(); dated && until.After(deadline) {
+		return &WaitError{Key: b.display(*k), Delay: until.Sub(now), Until: until, Reason: st.PauseReason, Deadline: true, Limit: max(0, deadline.Sub(now))}
+	}
+	if until.Sub(now) > t.maxWait() {
+		return &WaitError{Key: b.display(*k), Delay: until.Sub(now), Until: until, Reason: st.PauseReason, Limit: t.maxWait()}
+	}
+	timer := time.NewTimer(until.Sub(now))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }
 
 // floorOrigin returns the key of the origin whose floor (a robots.txt

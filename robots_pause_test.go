@@ -17,7 +17,7 @@ import (
 // robots.txt was fetched again after its 24 hours in the path of the next
 // request, before that request waited for its budget: with the origin
 // paused by a 429's Retry-After: 300, GET /robots.txt went out 20 s into
-// the pause. The expired file decides while the origin is paused.
+// the pause. The fetch now waits for the pause.
 func TestRobotsRefetchWaitsForPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		type hit struct {
@@ -67,9 +67,9 @@ func TestRobotsRefetchWaitsForPause(t *testing.T) {
 	})
 }
 
-// A pause longer than MaxWait fails the request with its own wait's
-// *WaitError, and robots.txt is not fetched inside it; the next request
-// after the pause fetches it.
+// A pause longer than MaxWait fails the request with a *WaitError, as its
+// own wait would, and robots.txt is not fetched inside it; the next
+// request after the pause fetches it.
 func TestRobotsRefetchPauseBeyondMaxWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var robots, pages atomic.Int64
