@@ -195,21 +195,7 @@ const (
 //
 // check never waits for the budget: the robots.txt request is sent
 // outside it, so that pacing cannot hold the fetch the pacing waits for.
-// (The Transport's checkHeld waits for a pause alone.)
 func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, error) {
-	return r.checkHeld(ctx, base, req, nil)
-}
-
-// A robotsHold holds the fetch of the robots.txt a request needs until
-// its origin may be sent a request (see Transport.robotsHold).
-type robotsHold interface {
-	robotsHold(ctx context.Context, req *http.Request) error
-}
-
-// checkHeld is check, whose fetch of robots.txt, when req needs one, waits
-// first for hold, if not nil: an error of hold's is check's, and the next
-// request fetches.
-func (r *Robots) checkHeld(ctx context.Context, base http.RoundTripper, req *http.Request, hold robotsHold) (time.Duration, error) {
 	u := req.URL
 	if u == nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return 0, nil
@@ -241,12 +227,6 @@ func (r *Robots) checkHeld(ctx context.Context, base http.RoundTripper, req *htt
 			}
 			continue
 		case fetch:
-			if hold != nil {
-				if err := hold.robotsHold(ctx, req); err != nil {
-					sh.abandon(e)
-					return 0, err
-				}
-			}
 			f := c.startFetch(ctx, base, sh, e, site, req.Header.Get("User-Agent"))
 			select {
 			case <-ctx.Done():
@@ -913,7 +893,7 @@ func (t *Transport) robots(req *http.Request, key budgetKey) (time.Duration, err
 			req.Body.Close()
 		}
 	}()
-	interval, err := t.Robots.checkHeld(req.Context(), t.base(), req, t)
+	interval, err := t.Robots.check(req.Context(), t.base(), req)
 	checked = true
 	if err != nil {
 		if req.Body != nil {
@@ -927,40 +907,6 @@ func (t *Transport) robots(req *http.Request, key budgetKey) (time.Duration, err
 		t.ceil.setFloor(floorOrigin(req, key), interval)
 	}
 	return interval, nil
-}
-
-// robotsHold holds the fetch of req's robots.txt while req's budget key is
-// paused (a Retry-After, a spent quota until its reset): the fetch is a
-// request to the origin like any other, and one sent inside the pause
-// went sooner than the server asked, once its robots.txt had expired. It
-// waits for the pause alone, never for a start or a slot, so that pacing
-// never holds the fetch the pacing waits for. A pause beyond MaxWait or
-// the context's deadline fails as the request's own wait would, with a
-// *WaitError.
-func (t *Transport) robotsHold(ctx context.Context, req *http.Request) error {
-	b := t.budgetOf()
-	var kb budgetKey
-	k := t.key(req, b, &kb)
-	now := time.Now()
-	st, ok := b.inspect(k.m, now, k.custom)
-	if !ok || !st.PauseUntil.After(now) {
-		return nil
-	}
-	until := st.PauseUntil
-	if deadline, dated := ctx.Deadline(); dated && until.After(deadline) {
-		return &WaitError{Key: b.display(*k), Delay: until.Sub(now), Until: until, Reason: st.PauseReason, Deadline: true, Limit: max(0, deadline.Sub(now))}
-	}
-	if until.Sub(now) > t.maxWait() {
-		return &WaitError{Key: b.display(*k), Delay: until.Sub(now), Until: until, Reason: st.PauseReason, Limit: t.maxWait()}
-	}
-	timer := time.NewTimer(until.Sub(now))
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }
 
 // floorOrigin returns the key of the origin whose floor (a robots.txt
