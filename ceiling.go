@@ -440,17 +440,19 @@ func (e *ceiling) wake() {
 	}
 }
 
-// line takes a start at n for the request whose ticket is *tk, in the
-// order requests the pace held were first held, or says how long to hold
-// (why: what for): until e.next, or while it is another's turn (see
-// reserve). The start taken ends the ticket.
+// clockStep is how far before the latest the instant of a reserve must be
+// for stepBack to take it for the wall clock stepping back. An instant
+// read before the lock, or a retry's taken at its failure (a second of
+// draining before), is not so old.
+const clockStep = time.Minute
+
 // stepBack moves the next start back with the wall clock when n, the
-// instant of a reserve, is more than a second before the latest one: a
+// instant of a reserve, is more than clockStep before the latest one: a
 // start reserved before the clock stepped back (an NTP correction) held
 // the key for the whole step (48 hours after a step of two days), where
 // control.State bounds its own. What was left of the spacing is kept.
 func (e *ceiling) stepBack(n int64) {
-	if e.seen != 0 && n < e.seen-int64(time.Second) {
+	if e.seen != 0 && n < e.seen-int64(clockStep) {
 		if e.next > n {
 			e.next = max(n, e.next-(e.seen-n))
 		}
@@ -460,6 +462,10 @@ func (e *ceiling) stepBack(n int64) {
 	e.seen = max(e.seen, n)
 }
 
+// line takes a start at n for the request whose ticket is *tk, in the
+// order requests the pace held were first held, or says how long to hold
+// (why: what for): until e.next, or while it is another's turn (see
+// reserve). The start taken ends the ticket.
 func (e *ceiling) line(n int64, tk *uint64, why Reason) (ceilingHold, bool) {
 	mine := *tk != 0 && *tk-1 == e.head // tickets are held plus one: 0 is none
 	if n < e.next || e.head != e.tail && !mine {
