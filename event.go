@@ -2,6 +2,7 @@ package polite
 
 import (
 	"context"
+	"encoding/base64"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -207,15 +208,52 @@ func logError(err error, r *http.Request, custom bool) string {
 	for _, x := range secrets {
 		msg = hide(msg, x)
 	}
-	for _, name := range credentialFields {
-		for _, v := range r.Header[name] {
+	for k, vs := range r.Header {
+		if !credentialField(k) {
+			continue
+		}
+		for _, v := range vs {
 			msg = hideCredential(msg, v)
-			if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
-				msg = hideCredential(msg, strings.TrimSpace(cred)) // the token after its scheme ("Bearer")
+			if strings.EqualFold(k, "Cookie") {
+				// Each cookie, and its value, as one may be quoted
+				// alone.
+				for c := range strings.SplitSeq(v, ";") {
+					c = strings.TrimSpace(c)
+					msg = hideCredential(msg, c)
+					if _, val, ok := strings.Cut(c, "="); ok {
+						msg = hideCredential(msg, val)
+					}
+				}
+				continue
+			}
+			scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
+			if !ok {
+				continue
+			}
+			cred = strings.TrimSpace(cred)
+			msg = hideCredential(msg, cred) // the token after its scheme ("Bearer")
+			if strings.EqualFold(scheme, "Basic") {
+				if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
+					msg = hideCredential(msg, string(b)) // user:password, decoded
+					if _, pw, ok := strings.Cut(string(b), ":"); ok {
+						msg = hideCredential(msg, pw)
+					}
+				}
 			}
 		}
 	}
 	return msg
+}
+
+// credentialField reports whether the request header field k, in any
+// spelling, is one of credentialFields.
+func credentialField(k string) bool {
+	for _, name := range credentialFields {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // credentialFields are the request header fields whose values logError

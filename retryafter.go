@@ -85,13 +85,11 @@ func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 
 // raValues returns the field lines of h named canon, which must be in
 // canonical form; a name differing only in case, as a hand-built header
-// map may hold, is found too. The lines of several such spellings are
-// joined in name order, as package parse joins every field's, so that
-// the answer does not hang on the map's order.
+// map may hold, is found too. The lines of several spellings, the
+// canonical one among them, are joined in name order, as package parse
+// joins every field's, so that the answer does not hang on the map's
+// order.
 func raValues(h http.Header, canon string) []string {
-	if v, ok := h[canon]; ok {
-		return v
-	}
 	var (
 		name  string
 		lines []string
