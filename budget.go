@@ -268,18 +268,30 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		// not: the Store's state is the truth, and another process may
 		// have cleared it since (Budget.Forget).
 		pu, why := b.fallback.learned(k.m, now)
+		var (
+			sp   time.Time // the Store's pause, when it holds the request
+			swhy control.Reason
+		)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
 			s.c.Bound(now, &b.cfg) // another process may have written it
 			if !pu.IsZero() {
 				s.c.PauseUntil(now, &b.cfg, pu, why)
 			}
-			h, ok = s.c.Acquire(now, &b.cfg, ask, &l)
+			if h, ok = s.c.Acquire(now, &b.cfg, ask, &l); !ok {
+				sp, swhy = s.c.Paused(now)
+			}
 		})
 		if err == nil {
 			if !pu.IsZero() {
 				// Carried: the Store's now, which another process may
 				// clear (Budget.Forget), not to be carried again.
 				b.fallback.mirrored(k.m, pu)
+			}
+			if sp.After(now) {
+				// A pause another process learned, kept in this one
+				// too, as a release keeps its own: should the Store
+				// fail, the fallback still holds the key for it.
+				b.fallback.pause(k.m, now, sp, swhy, &b.cfg, k.custom)
 			}
 			*g = lease{Lease: l, at: now}
 			return hold{Hold: h}, ok, b.answered(), nil
