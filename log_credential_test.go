@@ -25,22 +25,64 @@ func TestLogErrorHidesCredentialFields(t *testing.T) {
 		{"X-Api-Key", "k3y-abcdef-123", "x-api-key=k3y-abcdef-123"},
 		{"Cookie", "session=s3cr3t-cookie", "Cookie: session=s3cr3t-cookie"},
 	} {
-		var logs bytes.Buffer
-		synctest.Test(t, func(t *testing.T) {
-			tr := &polite.Transport{RetryTransient: true, MaxAttempts: 1,
-				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-				Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					return nil, fmt.Errorf("sending %s: %w", tc.quoted, io.ErrUnexpectedEOF)
-				})}
-			req, _ := http.NewRequest(http.MethodGet, "https://api.example/v1/things", nil)
-			req.Header.Set(tc.field, tc.value)
-			if _, err := tr.RoundTrip(req); err == nil {
-				t.Fatal("no error")
-			}
-		})
+		logs := loggedWithHeader(t, http.Header{tc.field: {tc.value}}, tc.quoted)
 		secret := tc.value[strings.LastIndexByte(tc.value, ' ')+1:]
-		if !strings.Contains(logs.String(), "EOF") || strings.Contains(logs.String(), secret) {
-			t.Errorf("%s: %s: the log shows %q, or no error:\n%s", tc.field, tc.quoted, secret, logs.String())
+		if !strings.Contains(logs, "EOF") || strings.Contains(logs, secret) {
+			t.Errorf("%s: %s: the log shows %q, or no error:\n%s", tc.field, tc.quoted, secret, logs)
 		}
+	}
+}
+
+// loggedWithHeader returns what the log shows of a Base error quoting quoted,
+// for a request with header h.
+func loggedWithHeader(t *testing.T, h http.Header, quoted string) string {
+	var logs bytes.Buffer
+	synctest.Test(t, func(t *testing.T) {
+		tr := &polite.Transport{RetryTransient: true, MaxAttempts: 1,
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("sending %s: %w", quoted, io.ErrUnexpectedEOF)
+			})}
+		req, _ := http.NewRequest(http.MethodGet, "https://api.example/v1/things", nil)
+		for k, v := range h {
+			req.Header[k] = v
+		}
+		if _, err := tr.RoundTrip(req); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	return logs.String()
+}
+
+// Credential fields were looked up by their canonical name only: a
+// hand-built header holding "authorization" (net/http sends it as it is)
+// had its token logged whole.
+func TestLogHidesCredentialFieldAnySpelling(t *testing.T) {
+	const secret = "sk-live-0123456789"
+	logs := loggedWithHeader(t, http.Header{"authorization": {"Bearer " + secret}}, "Authorization: Bearer "+secret)
+	if !strings.Contains(logs, "EOF") || strings.Contains(logs, secret) {
+		t.Errorf("the log shows %q, sent under the field name \"authorization\":\n%s", secret, logs)
+	}
+}
+
+// A Cookie holds several cookies; the "token after its scheme" was cut at
+// the first space, which for a Cookie is the second cookie, so the first
+// cookie's pair, quoted alone, was logged whole.
+func TestLogHidesOneCookieOfSeveral(t *testing.T) {
+	const secret = "session=s3cr3t-cookie-value"
+	logs := loggedWithHeader(t, http.Header{"Cookie": {secret + "; theme=dark"}}, "cookie "+secret+" rejected")
+	if !strings.Contains(logs, "EOF") || strings.Contains(logs, "s3cr3t-cookie-value") {
+		t.Errorf("the log shows the session cookie:\n%s", logs)
+	}
+}
+
+// A Basic credential was hidden as base64 only: a Base that quoted the
+// credentials it decoded (user:password) had the password logged.
+func TestLogHidesDecodedBasicCredentials(t *testing.T) {
+	req, _ := http.NewRequest(http.MethodGet, "https://api.example/", nil)
+	req.SetBasicAuth("crawler", "hunter2-secret")
+	logs := loggedWithHeader(t, req.Header, `proxy refused credentials "crawler:hunter2-secret"`)
+	if !strings.Contains(logs, "EOF") || strings.Contains(logs, "hunter2-secret") {
+		t.Errorf("the log shows the Basic password, decoded:\n%s", logs)
 	}
 }
