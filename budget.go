@@ -277,6 +277,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			if !pu.IsZero() {
 				s.c.PauseUntil(now, &b.cfg, pu, why)
 			}
+			sp, swhy = time.Time{}, control.ReasonNone // the Store may run fn again
 			if h, ok = s.c.Acquire(now, &b.cfg, ask, &l); !ok {
 				sp, swhy = s.c.Paused(now)
 			}

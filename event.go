@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -208,20 +209,21 @@ func logError(err error, r *http.Request, custom bool) string {
 	for _, x := range secrets {
 		msg = hide(msg, x)
 	}
+	var creds []string // every spelling of every credential, hidden longest first
 	for k, vs := range r.Header {
 		if !credentialField(k) {
 			continue
 		}
 		for _, v := range vs {
-			msg = hideCredential(msg, v)
+			creds = append(creds, v)
 			if strings.EqualFold(k, "Cookie") {
 				// Each cookie, and its value, as one may be quoted
 				// alone.
 				for c := range strings.SplitSeq(v, ";") {
 					c = strings.TrimSpace(c)
-					msg = hideCredential(msg, c)
+					creds = append(creds, c)
 					if _, val, ok := strings.Cut(c, "="); ok {
-						msg = hideCredential(msg, val)
+						creds = append(creds, val)
 					}
 				}
 				continue
@@ -231,16 +233,27 @@ func logError(err error, r *http.Request, custom bool) string {
 				continue
 			}
 			cred = strings.TrimSpace(cred)
-			msg = hideCredential(msg, cred) // the token after its scheme ("Bearer")
+			creds = append(creds, cred) // the token after its scheme ("Bearer")
 			if strings.EqualFold(scheme, "Basic") {
-				if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
-					msg = hideCredential(msg, string(b)) // user:password, decoded
-					if _, pw, ok := strings.Cut(string(b), ":"); ok {
-						msg = hideCredential(msg, pw)
+				b, err := base64.StdEncoding.DecodeString(cred)
+				if err != nil {
+					b, err = base64.RawStdEncoding.DecodeString(cred)
+				}
+				if err == nil {
+					user, pw, _ := strings.Cut(string(b), ":")
+					creds = append(creds, string(b), pw) // user:password, decoded
+					if pw == "" {
+						creds = append(creds, user) // an API key as the user (Stripe's "sk_...:")
 					}
 				}
 			}
 		}
+	}
+	// Longest first: one that is a prefix of another, hidden first, would
+	// leave the other's tail shown.
+	slices.SortFunc(creds, func(a, b string) int { return len(b) - len(a) })
+	for _, c := range creds {
+		msg = hideCredential(msg, c)
 	}
 	return msg
 }

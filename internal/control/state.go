@@ -300,6 +300,10 @@ func (s *State) PauseUntil(t time.Time, cfg *Config, until time.Time, why Reason
 		return
 	}
 	s.touch(now)
+	// Used at now, as an Acquire uses it: the next Acquire tells a clock
+	// stepped back since (see acquireAt), as for a state a pause alone
+	// made (a process's fallback keeping the Store's).
+	s.used = max(s.used, now)
 	s.pause(now, u, why)
 	s.gen++
 	s.settle(now, cfg)
