@@ -91,14 +91,13 @@ func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 // order.
 func raValues(h http.Header, canon string) []string {
 	var (
-		name  string
-		lines []string
+		first string
 		n     int // spellings found
 	)
 	for k := range h {
 		if len(k) == len(canon) && strings.EqualFold(k, canon) {
-			if n++; n == 1 || k < name {
-				name = k
+			if n++; n == 1 {
+				first = k
 			}
 		}
 	}
@@ -106,7 +105,7 @@ func raValues(h http.Header, canon string) []string {
 	case 0:
 		return nil
 	case 1:
-		return h[name]
+		return h[first]
 	}
 	names := make([]string, 0, n)
 	for k := range h {
@@ -115,6 +114,7 @@ func raValues(h http.Header, canon string) []string {
 		}
 	}
 	slices.Sort(names)
+	var lines []string
 	for _, k := range names {
 		lines = append(lines, h[k]...)
 	}

@@ -375,7 +375,7 @@ func (c *costs) excess(now int64, want *Cost) Excess {
 		}
 		// A cost beyond maxQuota is read as it, as a limit beyond it
 		// is: a quota stated larger holds it.
-		if n := want.In(name); q.q >= 0 && min(n, maxQuota) > q.q && min(n, maxQuota) > c.units[q.unit].fits {
+		if n := want.In(name); q.q >= 0 && min(n, maxQuota) > max(q.q, c.units[q.unit].fits) {
 			return Excess{Unit: name, Cost: n, Limit: q.q}
 		}
 	}
