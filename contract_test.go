@@ -289,9 +289,10 @@ func TestWaitErrorAttempt(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 				return refuse("1")
 			case "/a":
+				time.Sleep(500 * time.Millisecond)
 				return refuse("3600")
 			}
-			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Ratelimit-Policy": {`"p";q=1000;w=60`}, "Ratelimit": {`"p";r=990;t=30`}}, Body: http.NoBody, Request: r}, nil
 		})}
 		do := func(path string) error {
 			resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test"+path, nil))
@@ -308,7 +309,9 @@ func TestWaitErrorAttempt(t *testing.T) {
 		var wg sync.WaitGroup
 		var errB error
 		wg.Go(func() { errB = do("/b") })
-		synctest.Wait() // B is in flight; A, sent after it, is refused for an hour
+		// B is in flight; A, sent beside it (the stated quota lets both
+		// go), is refused for an hour while B's retry waits its second.
+		synctest.Wait()
 		wg.Go(func() { do("/a") })
 		wg.Wait()
 		var we *polite.WaitError

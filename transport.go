@@ -270,6 +270,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// After a transient failure, the instant it came: the next attempt's
 	// wait, and MaxWait, count from it (zero: from when the attempt asks).
 	var from time.Time
+	var first reading // when the first attempt asked
 	for attempt := 1; ; attempt++ {
 		var g lease
 		if priced {
@@ -279,6 +280,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		asked := start
 		if attempt > 1 || stale {
 			asked = t.clock.read()
+		}
+		if attempt == 1 {
+			first = asked
+		} else if ask.First.IsZero() {
+			// A retry keeps the place in line its first attempt took
+			// (see control.Ask.First).
+			ask.First = first.time()
 		}
 		// Wait until the budget grants the request (and the local
 		// ceilings let it go) as ask asks (not before ask.After, a
@@ -688,8 +696,12 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		return err
 	}
 	// Held: every try from now on asks as the request that first asked
-	// at start, its place in line (see control's turn.go).
+	// at start, its place in line (see control's turn.go), or, for a
+	// retry, at its first attempt's.
 	ask.Since = start
+	if !ask.First.IsZero() {
+		ask.Since = ask.First
+	}
 	defer func() {
 		if err != nil {
 			// The turn it claimed passes on.

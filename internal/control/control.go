@@ -120,6 +120,23 @@ type Ask struct {
 	// Since is when the request first asked, for one that takes turns and
 	// asks again after a hold. Zero: it asks for the first time, now.
 	Since time.Time
+	// First is when a retry's first attempt first asked, for one that
+	// takes turns: its place in line, which a retry keeps (held, it
+	// claims a turn by First and asks again with Since set to it). Zero:
+	// a first attempt, whose place is when it asks.
+	First time.Time
+}
+
+// place returns the instant a request that takes turns holds its place
+// in line by, asking at now, and whether it asks again after a hold.
+func (a *Ask) place(now int64) (since int64, again bool) {
+	switch {
+	case !a.Since.IsZero():
+		return instant(a.Since), true
+	case !a.First.IsZero():
+		return min(instant(a.First), now), false
+	}
+	return now, false
 }
 
 // Lease is a started request, handed back to Release. A Lease whose state

@@ -379,10 +379,7 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 			if !ok && ask.Turns {
 				// No claims stand: its own, by when it first asked, as
 				// acquireTurn takes it.
-				since, again := now, !ask.Since.IsZero()
-				if again {
-					since = instant(ask.Since)
-				}
+				since, again := ask.place(now)
 				s.turnTaken(since, again, &h, false)
 			}
 			s.settle(now, cfg)
@@ -402,10 +399,7 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 // oldest claim standing is held; a request held claims a turn, and gives
 // it up when granted.
 func (s *State) acquireTurn(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool) {
-	since, again := now, !ask.Since.IsZero()
-	if again {
-		since = instant(ask.Since)
-	}
+	since, again := ask.place(now)
 	takes := ask.After.IsZero() || now >= instant(ask.After)
 	if takes && len(s.turns.c) != 0 && (len(s.costs.quotas) == 0 || s.costs.excess(now, &l.want).Unit == "") {
 		if h, held := s.turnHold(now, since, l.Priced()); held {
@@ -416,8 +410,18 @@ func (s *State) acquireTurn(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, b
 		}
 	}
 	h, ok := s.acquire(now, cfg, ask, l)
-	if takes && ask.Turns {
+	switch {
+	case !ask.Turns:
+	case takes:
 		s.turnTaken(since, again, &h, ok)
+	case !ask.First.IsZero() && ask.AfterReason == ReasonQuota && l.Priced():
+		// A retry waiting for the tokens its refusal said it lacks
+		// holds its place meanwhile, for the requests that cost:
+		// those younger would take the tokens it waits for, and its
+		// next attempt be refused again (see turn.go).
+		c := h
+		c.until, c.Reason, c.own, c.cost = max(h.until, instant(ask.After)), ReasonQuota, false, true
+		s.turnTaken(since, again, &c, false)
 	}
 	return h, ok
 }

@@ -473,6 +473,8 @@ func (s *State) Excess(t time.Time, want *Cost) Excess { return s.costs.excess(i
 // asked after it wait behind it until its cost has room, so that smaller
 // ones overtaking it again and again cannot hold it until MaxWait (with
 // 100 workers on 40,000 tokens a minute, 15 of 400 tasks failed so). A
+// retry (Ask.First) claims so at once: overtaken, it was refused again at
+// each attempt until MaxAttempts failed it. A
 // request that costs nothing (a GET beside the completions) is not held
 // by such a claim: it takes nothing the claimant waits for.
 func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
@@ -485,7 +487,7 @@ func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
 		wake = s.leases.first()
 	}
 	h, _ := s.hold(until, ReasonQuota, wake)
-	h.own = ask.Since.IsZero() || whole <= 0 || now-instant(ask.Since) < whole
+	h.own = ask.First.IsZero() && (ask.Since.IsZero() || whole <= 0 || now-instant(ask.Since) < whole)
 	h.cost = !h.own
 	return h, true
 }

@@ -13,7 +13,8 @@ import "time"
 // 200 waited four windows of a fixed window 20/4s while most waited one.
 // So a request that takes turns (Ask.Turns) and is held to an instant
 // claims a turn, by the instant it first asked the key (then, asking
-// again, it says when: Ask.Since); a request younger than the oldest claim
+// again, it says when: Ask.Since; a retry's first attempt's, Ask.First);
+// a request younger than the oldest claim
 // standing is held, for that claim's reason, until the claim ends, and
 // takes its own place behind it. The key keeps the maxTurns oldest claims, one for
 // the requests that first asked at one instant (they race among
@@ -32,8 +33,9 @@ import "time"
 // A request that does not take turns claims nothing. Nor does a request
 // held for what is its own (its Ask.After, its cost), so that its wait
 // does not become everyone's (one held for its cost as long as its quota
-// takes to be whole again claims a turn of the requests that cost: see
-// admitCost), or held until the key changes (an answer, a
+// takes to be whole again, or a retry held for its cost or for the
+// tokens its refusal said it lacked, claims a turn of the requests that
+// cost: see admitCost and acquireTurn), or held until the key changes (an answer, a
 // slot in flight): such a hold has no instant at which the others could go
 // without it, and holding them behind it until a change let the requests
 // woken by it all go at once (against a server whose headers overstate
