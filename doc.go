@@ -178,7 +178,11 @@
 // no path when Transport.Key is set), the attempt, the status, the wait
 // and its reason, the number of quotas read, an error (its text without
 // the request's query or user information, nor its path when Transport.Key
-// is set, should Base's error quote its URL, escaped or not); durations are rounded to the
+// is set, should Base's error quote its URL, escaped or not, nor the
+// values of its fields that may carry a credential, named for one
+// (Authorization, Cookie, or a name holding "key", "token", "secret",
+// "session", "password", "signature"), nor the custom key; an event's Err
+// hides them as well); durations are rounded to the
 // microsecond below a millisecond, to the millisecond below 10 seconds,
 // and to a tenth of a second above. [Budget.Inspect] answers "why is this origin waiting,
 // and until when": its policies, what is left, the pause, the learned

@@ -79,7 +79,10 @@ type Event struct {
 	// EventWaitError, Base's error for the EventRetry or EventGiveUp of
 	// a transient connection failure, and GetBody's error for the
 	// EventGiveUp of a retry that could not rewind its body (Status 0:
-	// the attempt was not sent).
+	// the attempt was not sent). Base's and GetBody's errors are wrapped:
+	// their text hides what a log record hides of the request (its
+	// credentials, query and custom key, should the error quote them),
+	// and errors.Is and errors.As find the error itself.
 	Err error
 }
 
@@ -148,13 +151,43 @@ func (t *Transport) emit(e Event) {
 		}
 		attrs = append(attrs, slog.String("limit", limit), slog.String("until", retryStamp(we.Until)))
 	} else if e.Err != nil {
-		attrs = append(attrs, slog.String("error", logError(e.Err, e.Request, t.Key != nil)))
+		attrs = append(attrs, slog.String("error", logError(e.Err, e.Request, t.Key != nil, "")))
 	}
 	t.Logger.LogAttrs(ctx, level, "polite: "+string(e.Kind), attrs...)
 }
 
+// baseError is Base's or GetBody's error as an Event carries it: its text
+// is as a log shows it (see logError), so that a handler that prints it
+// prints none of the request's credentials; errors.Is and errors.As find
+// the error itself.
+type baseError struct {
+	err error
+	msg string
+}
+
+func (e *baseError) Error() string { return e.msg }
+func (e *baseError) Unwrap() error { return e.err }
+
+// GoString is Error for %#v, which would otherwise print the error whole.
+func (e *baseError) GoString() string { return "&polite.baseError{" + strconv.Quote(e.msg) + "}" }
+
+// eventError returns err, Base's or GetBody's error for req under key, as
+// an Event carries it (see baseError); nil for nil.
+func eventError(err error, req *http.Request, key budgetKey) error {
+	if err == nil {
+		return nil
+	}
+	custom := ""
+	if key.custom {
+		custom = key.m.String()
+	}
+	return &baseError{err: err, msg: logError(err, req, key.custom, custom)}
+}
+
 // logError returns err's text as a log shows it: without the values of
-// r's credential fields (see credentialFields), nor r's query or
+// r's credential fields (see credentialField), nor key, the request's
+// custom budget key when not "" (it may be a credential, from any field),
+// nor r's query or
 // user information (its password, and its user name, which may be a
 // token, as the URL writes them before its "@" or before a password
 // masked; a user name alone is left, as it may name the host too:
@@ -163,8 +196,12 @@ func (t *Transport) emit(e Event) {
 // Transport has a custom Key, r's path; each is replaced by "...", as it
 // appears in a URL (percent-escaped), decoded, or within a Go-quoted
 // string (%q, as *url.Error writes its URL).
-func logError(err error, r *http.Request, custom bool) string {
+func logError(err error, r *http.Request, custom bool, key string) string {
 	msg := err.Error()
+	if len(key) >= minCredential {
+		// First: the rest below, a path within it, would cut it.
+		msg = hide(msg, key)
+	}
 	if r == nil || r.URL == nil {
 		return msg
 	}
@@ -258,21 +295,26 @@ func logError(err error, r *http.Request, custom bool) string {
 	return msg
 }
 
-// credentialField reports whether the request header field k, in any
-// spelling, is one of credentialFields.
+// credentialField reports whether the request header field k may carry
+// a credential, whose value logError hides should Base's error quote it:
+// a name that holds, in any case, one of credentialWords (Authorization,
+// Cookie, X-Api-Key, X-Auth-Token, Shopify's X-Shopify-Access-Token,
+// GitLab's Private-Token, Google's X-Goog-Api-Key, AWS's
+// X-Amz-Security-Token). A field so named that holds none (an
+// Idempotency-Key) is hidden too: a log loses little by it.
 func credentialField(k string) bool {
-	for _, name := range credentialFields {
-		if strings.EqualFold(k, name) {
+	k = strings.ToLower(k)
+	for _, w := range credentialWords {
+		if strings.Contains(k, w) {
 			return true
 		}
 	}
 	return false
 }
 
-// credentialFields are the request header fields whose values logError
-// hides, should Base's error quote them: the credentials a request
-// carries.
-var credentialFields = [...]string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Auth-Token"}
+// credentialWords are the words, in lower case, whose presence in a
+// request header field's name makes it one that may carry a credential.
+var credentialWords = [...]string{"auth", "cookie", "key", "token", "secret", "session", "password", "passwd", "credential", "signature"}
 
 // minCredential is the shortest credential logError hides: a shorter one
 // would blank its letters wherever they are in the message.

@@ -20,7 +20,7 @@ func TestLogErrorKeepsHostNamedAsUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &url.Error{Op: "Get", URL: req.URL.String(), Err: errors.New("dial tcp: lookup gitlab.example: no such host")}
-	got := logError(e, req, false)
+	got := logError(e, req, false, "")
 	if strings.Contains(got, "s3cr3t-tok") {
 		t.Fatalf("token leaked: %s", got)
 	}

@@ -129,9 +129,12 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	out.Keep = keep
 	plan := t.finish(req, b, key, g, now, out)
 
-	e := Event{Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: plan.Wait, Reason: ReasonTransient, Err: err}
+	e := Event{Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: plan.Wait, Reason: ReasonTransient}
 	if resp != nil {
 		e.Status = resp.StatusCode
+	}
+	if err != nil && t.observed() {
+		e.Err = eventError(err, req, key)
 	}
 	if !plan.Retry {
 		if plan.Denied != control.ReasonNone {

@@ -330,7 +330,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				if t.observed() {
 					// The attempt waited, and is not sent: its events
 					// end as the caller's call does.
-					t.emit(Event{Kind: EventGiveUp, Time: now, Key: b.display(*key), Request: req, Attempt: attempt, Err: err})
+					t.emit(Event{Kind: EventGiveUp, Time: now, Key: b.display(*key), Request: req, Attempt: attempt, Err: eventError(err, req, *key)})
 				}
 				return nil, err
 			}
