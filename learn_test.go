@@ -551,11 +551,17 @@ func TestLateRefusalOfAFlightKeepsTheFloor(t *testing.T) {
 			w.WriteHeader(http.StatusTooManyRequests)
 		})
 		c, tr := politeOver(h)
-		retries := map[string]time.Duration{} // the retry's wait, by request
+		// When each retry's wait ends, by request and attempt refused
+		// (a retry keeps its place, and may be refused again).
+		retries := map[string]map[int]time.Duration{}
 		tr.OnEvent = func(e polite.Event) {
 			if e.Kind == polite.EventRetry {
 				mu.Lock()
-				retries[e.Request.URL.Query().Get("id")] = e.Time.Sub(start) + e.Wait
+				id := e.Request.URL.Query().Get("id")
+				if retries[id] == nil {
+					retries[id] = map[int]time.Duration{}
+				}
+				retries[id][e.Attempt] = e.Time.Sub(start) + e.Wait
 				mu.Unlock()
 			}
 		}
@@ -585,9 +591,11 @@ func TestLateRefusalOfAFlightKeepsTheFloor(t *testing.T) {
 				}
 			}
 		}
-		for id, due := range retries {
-			if s := sent[id]; len(s) < 2 || s[1] < due {
-				t.Errorf("request %s sent at %v, want its retry no earlier than its stated wait ends (%v)", id, s, due)
+		for id, dues := range retries {
+			for attempt, due := range dues {
+				if s := sent[id]; len(s) <= attempt || s[attempt] < due {
+					t.Errorf("request %s sent at %v, want its attempt %d no earlier than its stated wait ends (%v)", id, s, attempt+1, due)
+				}
 			}
 		}
 	})

@@ -284,9 +284,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt == 1 {
 			first = asked
 		} else if ask.First.IsZero() {
-			// A retry keeps the place in line its first attempt took
-			// (see control.Ask.First).
-			ask.First = first.time()
+			ask.First = retryPlace(first, asked)
 		}
 		// Wait until the budget grants the request (and the local
 		// ceilings let it go) as ask asks (not before ask.After, a
@@ -478,6 +476,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 		discardUntil(ctx, resp.Body, time.Now().Add(drainLeft))
 	}
+}
+
+// retryPlace returns the place in line a retry keeps (control.Ask.First):
+// first, when its first attempt asked, or, should the clock have stepped
+// back since, asked, when the retry first asks (a place after now would
+// hold it behind the requests that asked after it).
+func retryPlace(first, asked reading) time.Time {
+	if first.instant() > asked.instant() {
+		return asked.time()
+	}
+	return first.time()
 }
 
 // finish ends the request g granted: it frees its local slot, and applies
@@ -697,13 +706,15 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	}
 	// Held: every try from now on asks as the request that first asked
 	// at start, its place in line (see control's turn.go), or, for a
-	// retry, at its first attempt's.
+	// retry, at its first attempt's; counted in that place's claim if
+	// the hold says so.
 	ask.Since = start
 	if !ask.First.IsZero() {
 		ask.Since = ask.First
 	}
+	ask.Claimed = !w.ceiling && w.h.Claimed()
 	defer func() {
-		if err != nil {
+		if err != nil && ask.Claimed {
 			// The turn it claimed passes on.
 			// Its note comes after RoundTrip returned, when req is
 			// the caller's again: the event carries no request.
@@ -804,6 +815,9 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		last = now
 		if err := t.try(req, b, key, now, ask, g, w, &tk); err != nil {
 			return err
+		}
+		if !w.granted && !w.ceiling {
+			ask.Claimed = w.h.Claimed()
 		}
 		if w.granted {
 			if t.observed() {

@@ -118,25 +118,32 @@ type Ask struct {
 	// of its first ask (see turn.go). Without it, it claims nothing.
 	Turns bool
 	// Since is when the request first asked, for one that takes turns and
-	// asks again after a hold. Zero: it asks for the first time, now.
+	// asks again after a hold: its place in line. Zero: it asks for the
+	// first time, now (or at First).
 	Since time.Time
 	// First is when a retry's first attempt first asked, for one that
-	// takes turns: its place in line, which a retry keeps (held, it
-	// claims a turn by First and asks again with Since set to it). Zero:
-	// a first attempt, whose place is when it asks.
+	// takes turns: its place in line, which a retry keeps (it asks again
+	// with Since set to it). Zero: a first attempt, whose place is when
+	// it asks. It is never after the instant the retry first asks at.
 	First time.Time
+	// Claimed reports that the request is counted in the claim of its
+	// place, Since: the last Hold it got said so (Hold.Claimed). A
+	// request that never claimed, or whose claim ended, is not, and its
+	// grant or Leave must not count it off another request's claim of the
+	// same instant.
+	Claimed bool
 }
 
 // place returns the instant a request that takes turns holds its place
-// in line by, asking at now, and whether it asks again after a hold.
-func (a *Ask) place(now int64) (since int64, again bool) {
+// in line by, asking at now.
+func (a *Ask) place(now int64) int64 {
 	switch {
 	case !a.Since.IsZero():
-		return instant(a.Since), true
+		return instant(a.Since)
 	case !a.First.IsZero():
-		return min(instant(a.First), now), false
+		return instant(a.First)
 	}
-	return now, false
+	return now
 }
 
 // Lease is a started request, handed back to Release. A Lease whose state
@@ -223,10 +230,16 @@ type Hold struct {
 	Never bool
 	// Gen is the state's Generation when it said to hold: a change
 	// beyond it may end the wait.
-	Gen  uint64
-	own  bool // held for what is the request's own (its cost): it claims no turn
-	cost bool // held for its cost long enough to claim a turn of the requests that cost (see admitCost)
+	Gen     uint64
+	own     bool // held for what is the request's own (its cost): it claims no turn
+	cost    bool // held for its cost long enough to claim a turn of the requests that cost (see admitCost)
+	claimed bool // the request is counted in the claim of its place (see Claimed)
 }
+
+// Claimed reports that the request held is counted in the claim of its
+// place in line: it asks again with Ask.Claimed set, and, should it stop
+// waiting, leaves (State.Leave).
+func (h Hold) Claimed() bool { return h.claimed }
 
 // Until returns when the wait ends at the earliest: no request starts
 // before. Zero when only a change to the key (Gen) ends it.

@@ -41,19 +41,19 @@ func TestRetryHoldsItsPlace(t *testing.T) {
 			l.SetCost(Cost{Tokens: 800})
 			ask := Ask{Turns: true, First: first, After: after, AfterReason: plan.Reason}
 			if again {
-				ask.Since = first
+				ask.Since, ask.Claimed = first, true // its first ask claimed (see below)
 			}
 			return s.Acquire(now, cfg, ask, l)
 		}
-		if h, ok := retry(at(10*time.Millisecond), false, new(Lease)); ok || !h.Until().Equal(after) {
-			t.Fatalf("the retry: granted %v, held until %v; want held until %v", ok, h.Until(), after)
+		if h, ok := retry(at(10*time.Millisecond), false, new(Lease)); ok || !h.Until().Equal(after) || !h.Claimed() {
+			t.Fatalf("the retry: granted %v, held until %v, claimed %v; want held until %v, claimed", ok, h.Until(), h.Claimed(), after)
 		}
 		return s, cfg, retry, after
 	}
 	other := func(s *State, cfg *Config, now time.Time, c Cost, since time.Time) (Hold, bool) {
 		var l Lease
 		l.SetCost(c)
-		return s.Acquire(now, cfg, Ask{Turns: true, Since: since}, &l)
+		return s.Acquire(now, cfg, Ask{Turns: true, Since: since, Claimed: !since.IsZero()}, &l) // held to an instant first: claimed
 	}
 	asked := at(20 * time.Millisecond) // after the retry's first attempt
 
@@ -71,7 +71,7 @@ func TestRetryHoldsItsPlace(t *testing.T) {
 		if _, ok := retry(after, true, &l); !ok {
 			t.Fatal("the retry was not granted when its wait ended")
 		}
-		if len(s.turns.c) != 1 || s.turns.c[0].since != instant(asked) {
+		if len(s.turns.c) != 1 || s.turns.c[0].since != instant(asked) || s.turns.c[0].n != 1 {
 			t.Errorf("claims %+v; want the retry's ended, the 40 tokens' left", s.turns.c)
 		}
 		s.Release(after.Add(500*time.Millisecond), cfg, &l, &Outcome{Bytes: -1, Quotas: openAIQuotas(498, 700, 59*time.Second)})

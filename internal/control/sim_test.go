@@ -33,6 +33,7 @@ type simWorker struct {
 	why      Reason
 	attempt  int
 	since    time.Duration
+	claimed  bool // its last hold counted it in its place's claim (Ask.Claimed)
 	gen      uint64
 	held     bool
 	refAt    time.Duration // the refusal this retry follows; 0: none
@@ -119,10 +120,11 @@ func (m *sim) run(workers int, end time.Duration) {
 			ask.After, ask.AfterReason = ht0.Add(w.after), w.why
 		}
 		if w.since != 0 {
-			ask.Since = ht0.Add(w.since)
+			ask.Since, ask.Claimed = ht0.Add(w.since), w.claimed
 		}
 		var l Lease
 		h, ok := m.s.Acquire(ht0.Add(next), &m.cfg, ask, &l)
+		w.claimed = h.Claimed()
 		if !ok {
 			if w.since == 0 {
 				w.since = next

@@ -379,8 +379,7 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 			if !ok && ask.Turns {
 				// No claims stand: its own, by when it first asked, as
 				// acquireTurn takes it.
-				since, again := ask.place(now)
-				s.turnTaken(since, again, &h, false)
+				s.turnTaken(ask.place(now), ask.Claimed, &h, false)
 			}
 			s.settle(now, cfg)
 			return h, ok
@@ -399,7 +398,7 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 // oldest claim standing is held; a request held claims a turn, and gives
 // it up when granted.
 func (s *State) acquireTurn(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool) {
-	since, again := ask.place(now)
+	since, again := ask.place(now), ask.Claimed
 	takes := ask.After.IsZero() || now >= instant(ask.After)
 	if takes && len(s.turns.c) != 0 && (len(s.costs.quotas) == 0 || s.costs.excess(now, &l.want).Unit == "") {
 		if h, held := s.turnHold(now, since, l.Priced()); held {
@@ -418,10 +417,15 @@ func (s *State) acquireTurn(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, b
 		// A retry waiting for the tokens its refusal said it lacks
 		// holds its place meanwhile, for the requests that cost:
 		// those younger would take the tokens it waits for, and its
-		// next attempt be refused again (see turn.go).
+		// next attempt be refused again (see turn.go). The claim lasts
+		// no longer than a pause may.
 		c := h
-		c.until, c.Reason, c.own, c.cost = max(h.until, instant(ask.After)), ReasonQuota, false, true
+		c.until = min(max(h.until, instant(ask.After)), addSat(now, int64(MaxPause)))
+		c.Reason, c.own, c.cost = ReasonQuota, false, true
 		s.turnTaken(since, again, &c, false)
+		h.claimed = c.claimed
+	default:
+		h.claimed = again && s.turns.has(since)
 	}
 	return h, ok
 }

@@ -131,8 +131,20 @@ func (s *State) turnHold(now, since int64, priced bool) (Hold, bool) {
 	return Hold{}, false
 }
 
+// has reports whether a claim of the requests that first asked at since
+// stands.
+func (t *turns) has(since int64) bool {
+	for _, c := range t.c {
+		if c.since == since {
+			return true
+		}
+	}
+	return false
+}
+
 // turnTaken records the answer to a request that first asked at since,
-// asking again if again (held before): granted (ok), or held by h.
+// counted in that instant's claim if again (it claimed before): granted
+// (ok), or held by h, whose claimed it sets.
 func (s *State) turnTaken(since int64, again bool, h *Hold, ok bool) {
 	t := &s.turns
 	i := 0
@@ -146,7 +158,9 @@ func (s *State) turnTaken(since int64, again bool, h *Hold, ok bool) {
 			s.unclaim(i)
 		}
 	case h.own || h.Never || h.until == 0:
+		h.claimed = again && found
 	default:
+		h.claimed = found || i < maxTurns
 		// Never before since: a clock gone back less than a second
 		// (see clockBack) may hold the request until before it first
 		// asked, and a claim that lapses before it begins is one no

@@ -22,7 +22,7 @@ func TestLeave(t *testing.T) {
 		var l Lease
 		a := Ask{Turns: true}
 		if again {
-			a.Since = t0.Add(since)
+			a.Since, a.Claimed = t0.Add(since), true // its first ask claimed
 		}
 		return s.Acquire(t0.Add(at), &cfg, a, &l)
 	}

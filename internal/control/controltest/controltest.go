@@ -36,7 +36,7 @@ type Step struct {
 	Deadline         time.Duration  // Acquire: the request's context deadline, from At; 0: none
 	After            time.Duration  // Acquire: not before this instant, since the start (Ask.After); 0: none
 	AfterReason      control.Reason // Acquire: what After is for (Ask.AfterReason)
-	Turn             bool           // Acquire: the request takes turns (Ask.Turns; on its later steps until it is granted, Ask.Since is the instant of its first)
+	Turn             bool           // Acquire: the request takes turns (Ask.Turns; on its later steps until it is granted, Ask.Since is the instant of its first, and Ask.Claimed what its last Hold said)
 	Out              control.Outcome
 	Forget           bool
 
@@ -91,6 +91,7 @@ type Result struct {
 func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) Result) []Result {
 	leases := map[string]control.Lease{}
 	asked := map[string]time.Time{} // when each request that takes turns first asked
+	claimed := map[string]bool{}    // whether its last hold counted it in its place's claim
 	out := make([]Result, 0, len(tab.Steps))
 	for _, st := range tab.Steps {
 		now := t0.Add(st.At)
@@ -112,7 +113,7 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 			if st.Turn {
 				ask.Turns = true
 				if first, again := asked[st.Acquire]; again {
-					ask.Since = first
+					ask.Since, ask.Claimed = first, claimed[st.Acquire]
 				} else {
 					asked[st.Acquire] = now
 				}
@@ -143,6 +144,9 @@ func Replay(tab Table, t0 time.Time, do func(step func(*control.State) Result) R
 			}
 		}
 		r := do(run)
+		if st.Acquire != "" {
+			claimed[st.Acquire] = r.Hold.Claimed()
+		}
 		if st.Acquire != "" && r.Granted {
 			leases[st.Acquire] = r.Lease
 			delete(asked, st.Acquire)
