@@ -198,12 +198,13 @@ func eventError(err error, req *http.Request, key budgetKey) error {
 // string (%q, as *url.Error writes its URL).
 func logError(err error, r *http.Request, custom bool, key string) string {
 	msg := err.Error()
+	var hidden []string // every spelling of every secret, hidden longest first
 	if len(key) >= minCredential {
-		// First: the rest below, a path within it, would cut it.
-		msg = hide(msg, key)
+		// As it is, and escaped as a URL's query or path writes it.
+		hidden = append(hidden, key, url.QueryEscape(key), url.PathEscape(key))
 	}
 	if r == nil || r.URL == nil {
-		return msg
+		return hideAll(msg, hidden)
 	}
 	u := r.URL
 	var secrets [7]string
@@ -244,15 +245,17 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 		}
 	}
 	for _, x := range secrets {
-		msg = hide(msg, x)
+		if x != "" {
+			hidden = append(hidden, x)
+		}
 	}
-	var creds []string // every spelling of every credential, hidden longest first
+	var creds []string // every spelling of every credential
 	for k, vs := range r.Header {
 		if !credentialField(k) {
 			continue
 		}
 		for _, v := range vs {
-			creds = append(creds, v)
+			creds = append(creds, v, strings.TrimSpace(v)) // as given, and as net/http sends it
 			if strings.EqualFold(k, "Cookie") {
 				// Each cookie, and its value, as one may be quoted
 				// alone.
@@ -286,11 +289,21 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 			}
 		}
 	}
-	// Longest first: one that is a prefix of another, hidden first, would
-	// leave the other's tail shown.
-	slices.SortFunc(creds, func(a, b string) int { return len(b) - len(a) })
 	for _, c := range creds {
-		msg = hideCredential(msg, c)
+		if len(c) >= minCredential {
+			hidden = append(hidden, c)
+		}
+	}
+	return hideAll(msg, hidden)
+}
+
+// hideAll returns msg with each of xs hidden (see hide), the longest
+// first: one within another (a custom key within the query, a path or a
+// token), hidden first, would leave the rest of the other shown.
+func hideAll(msg string, xs []string) string {
+	slices.SortFunc(xs, func(a, b string) int { return len(b) - len(a) })
+	for _, x := range xs {
+		msg = hide(msg, x)
 	}
 	return msg
 }
@@ -316,18 +329,10 @@ func credentialField(k string) bool {
 // request header field's name makes it one that may carry a credential.
 var credentialWords = [...]string{"auth", "cookie", "key", "token", "secret", "session", "password", "passwd", "credential", "signature"}
 
-// minCredential is the shortest credential logError hides: a shorter one
-// would blank its letters wherever they are in the message.
+// minCredential is the shortest credential (or custom key) logError
+// hides: a shorter one would blank its letters wherever they are in the
+// message.
 const minCredential = 6
-
-// hideCredential is hide of a credential v, when it is long enough to be
-// one.
-func hideCredential(msg, v string) string {
-	if len(v) < minCredential {
-		return msg
-	}
-	return hide(msg, v)
-}
 
 // hide returns msg with x, as it is and within a Go-quoted string,
 // replaced by "..."; msg as it is when x is "".
