@@ -3,6 +3,7 @@ package polite
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -197,11 +198,12 @@ func eventError(err error, req *http.Request, key budgetKey) error {
 // appears in a URL (percent-escaped), decoded, or within a Go-quoted
 // string (%q, as *url.Error writes its URL).
 func logError(err error, r *http.Request, custom bool, key string) string {
-	msg := err.Error()
-	var hidden []string // every spelling of every secret, hidden longest first
+	msg := fmt.Sprint(err) // as fmt prints it: an Error method that panics (on a typed nil) does not
+	var hidden []string    // every spelling of every secret, hidden longest first
 	if len(key) >= minCredential {
-		// As it is, and escaped as a URL's query or path writes it.
-		hidden = append(hidden, key, url.QueryEscape(key), url.PathEscape(key))
+		// As it is, and escaped as a URL's query, a path segment or a
+		// path writes it.
+		hidden = append(hidden, key, url.QueryEscape(key), url.PathEscape(key), (&url.URL{Path: key}).EscapedPath())
 	}
 	if r == nil || r.URL == nil {
 		return hideAll(msg, hidden)
@@ -263,7 +265,9 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 					c = strings.TrimSpace(c)
 					creds = append(creds, c)
 					if _, val, ok := strings.Cut(c, "="); ok {
-						creds = append(creds, val)
+						// Quoted, as sent, and bare, as
+						// Request.Cookie reads it.
+						creds = append(creds, val, strings.Trim(val, `"`))
 					}
 				}
 				continue
@@ -297,15 +301,50 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 	return hideAll(msg, hidden)
 }
 
-// hideAll returns msg with each of xs hidden (see hide), the longest
-// first: one within another (a custom key within the query, a path or a
-// token), hidden first, would leave the rest of the other shown.
+// hideAll returns msg with every occurrence of each of xs, as it is and
+// within a Go-quoted string, replaced by "...", those that touch or
+// overlap by one "...": each is found in msg as it came, so that one
+// hidden cannot cut another (a custom key within the query, a path or a
+// token, or overlapping a path as a key of origin and first segment
+// does), which would leave the rest of the other shown.
 func hideAll(msg string, xs []string) string {
-	slices.SortFunc(xs, func(a, b string) int { return len(b) - len(a) })
-	for _, x := range xs {
-		msg = hide(msg, x)
+	var spans [][2]int // [start, end) of each occurrence
+	find := func(x string) {
+		for i := 0; x != "" && i <= len(msg)-len(x); {
+			j := strings.Index(msg[i:], x)
+			if j < 0 {
+				break
+			}
+			spans = append(spans, [2]int{i + j, i + j + len(x)})
+			i += j + len(x)
+		}
 	}
-	return msg
+	for _, x := range xs {
+		find(x)
+		if x == "" {
+			continue
+		}
+		if q := strconv.Quote(x); q[1:len(q)-1] != x {
+			find(q[1 : len(q)-1])
+		}
+	}
+	if len(spans) == 0 {
+		return msg
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var b strings.Builder
+	at := 0 // msg[:at] is written
+	for k := 0; k < len(spans); {
+		start, end := spans[k][0], spans[k][1]
+		for k++; k < len(spans) && spans[k][0] <= end; k++ {
+			end = max(end, spans[k][1])
+		}
+		b.WriteString(msg[at:start])
+		b.WriteString("...")
+		at = end
+	}
+	b.WriteString(msg[at:])
+	return b.String()
 }
 
 // credentialField reports whether the request header field k may carry

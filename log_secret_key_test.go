@@ -15,7 +15,7 @@ import (
 )
 
 // loggedWithKey returns the log records and the texts of the events' Err
-// for one request to rawURL (with header h) through a Transport whose
+// (with %v, %+v and %#v) for one request to rawURL (with header h) through a Transport whose
 // custom Key is key, and whose Base fails with an error quoting quote(r).
 func loggedWithKey(t *testing.T, rawURL string, h http.Header, key func(*http.Request) string, quote func(*http.Request) string) (logs string, errs []string) {
 	var buf bytes.Buffer
@@ -25,7 +25,7 @@ func loggedWithKey(t *testing.T, rawURL string, h http.Header, key func(*http.Re
 			Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			OnEvent: func(e polite.Event) {
 				if e.Err != nil {
-					errs = append(errs, e.Err.Error())
+					errs = append(errs, fmt.Sprintf("%v | %+v | %#v", e.Err, e.Err, e.Err))
 				}
 			},
 			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
