@@ -152,18 +152,26 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 		return err
 	}
 	fs.SetOutput(out)
-	fmt.Fprintln(out, shownFlagError(err))
+	fmt.Fprintln(out, shownFlagError(err, fs))
 	fs.Usage()
 	return errFlagParse
 }
 
-// shownFlagError returns the text of err, an error of the flag package,
-// each quotation in it, and the argument it names unquoted, shown as
-// shownURL shows a URL.
-func shownFlagError(err error) string {
+// shownFlagError returns the text of err, an error of the flag package
+// parsing fs, each quotation in it, and the argument it names unquoted,
+// shown as shownURL shows a URL; the argument named is shown as
+// "…" when an -H parsed before it has no value: it is then likely a word
+// of that value left unquoted and split by the shell, one that begins with
+// a '-' (a base64url key) read as a flag.
+func shownFlagError(err error, fs *flag.FlagSet) string {
 	s := err.Error()
 	for _, prefix := range []string{"bad flag syntax: ", "flag provided but not defined: -"} {
 		if arg, ok := strings.CutPrefix(s, prefix); ok {
+			if f := fs.Lookup("H"); f != nil {
+				if h, ok := f.Value.(*headerFlag); ok && h.split() {
+					return prefix + "…"
+				}
+			}
 			return prefix + shownURL(arg)
 		}
 	}
@@ -200,6 +208,18 @@ func (h headerFlag) check(args []string) error {
 		}
 	}
 	return nil
+}
+
+// split reports whether a header collected has no value: a value left
+// unquoted (-H X-Api-Key: $KEY), split by the shell into the arguments
+// that follow.
+func (h headerFlag) split() bool {
+	for _, s := range h {
+		if _, value, _ := strings.Cut(s, ":"); strings.TrimSpace(value) == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // token reports whether s is a field name: a token of RFC 9110 §5.6.2. A

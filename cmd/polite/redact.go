@@ -96,11 +96,13 @@ func shownURL(raw string) string {
 }
 
 // authority returns where the "//" that begins the authority of s is (-1
-// if it has none: no "//", or one after a '/', '?' or '#', in the path,
-// query or fragment) and what follows it up to a '/', '?' or '#'.
+// if it has none: no "//", or one after anything but a scheme and its ':'
+// (RFC 3986 §3.1), such as one in the path, query or fragment, or in the
+// password of user information with no scheme, "alice:pa//ss@host") and
+// what follows it up to a '/', '?' or '#'.
 func authority(s string) (int, string) {
 	j := strings.Index(s, "//")
-	if j < 0 || strings.ContainsAny(s[:j], "/?#") {
+	if j < 0 || j > 0 && !scheme(s[:j]) {
 		return -1, ""
 	}
 	auth := s[j+2:]
@@ -108,6 +110,21 @@ func authority(s string) (int, string) {
 		auth = auth[:k]
 	}
 	return j, auth
+}
+
+// scheme reports whether s is a scheme and its ':' (RFC 3986 §3.1:
+// ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":").
+func scheme(s string) bool {
+	if len(s) < 2 || s[len(s)-1] != ':' {
+		return false
+	}
+	for i := range len(s) - 1 {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
 }
 
 // shownError is an error whose text shows the URL of a *url.Error as
@@ -228,16 +245,7 @@ func shownArg(a string) string {
 // with a host does; a "://" after a '/', '?' or '#' is not one.
 func hasScheme(s string) bool {
 	i := strings.Index(s, "://")
-	if i <= 0 {
-		return false
-	}
-	for k := range i {
-		c := s[k]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || k > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return false
-		}
-	}
-	return true
+	return i > 0 && scheme(s[:i+1])
 }
 
 // shownField returns the value of a draft-11 field as the commands quote
