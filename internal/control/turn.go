@@ -169,7 +169,11 @@ func (s *State) turnTaken(since int64, again bool, h *Hold, ok bool) {
 		switch {
 		case found:
 			c.n = t.c[i].n
-			c.cost = c.cost && t.c[i].cost // one of its requests holds all
+			// The hold asked for last decides, as for the claim's end and
+			// reason: a request held for its cost after a pause ended
+			// left its claim holding every request until its cost had
+			// room (a GET 10 s). Another request of the instant held by
+			// the pause, or a pace, still holds the others by itself.
 			if !again {
 				c.n = min(c.n+1, maxClaim) // one more request that first asked then
 			}
