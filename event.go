@@ -310,14 +310,7 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 func hideAll(msg string, xs []string) string {
 	var spans [][2]int // [start, end) of each occurrence
 	find := func(x string) {
-		for i := 0; x != "" && i <= len(msg)-len(x); {
-			j := strings.Index(msg[i:], x)
-			if j < 0 {
-				break
-			}
-			spans = append(spans, [2]int{i + j, i + j + len(x)})
-			i += j + len(x)
-		}
+		occurrences(msg, x, func(i int) { spans = append(spans, [2]int{i, i + len(x)}) })
 	}
 	for _, x := range xs {
 		find(x)
@@ -372,6 +365,52 @@ var credentialWords = [...]string{"auth", "cookie", "key", "token", "secret", "s
 // hides: a shorter one would blank its letters wherever they are in the
 // message.
 const minCredential = 6
+
+// occurrences calls f with the start of each occurrence of x in s,
+// overlapping ones included (a path ending in '/' that the text repeats
+// overlaps itself), in time linear in len(s) and len(x): a search from
+// each match's next byte would take len(x) steps a byte of a text that
+// repeats x's first byte. x without a border (no proper prefix that is
+// also its suffix) cannot overlap itself, and is found by strings.Index;
+// x with one, by Knuth, Morris and Pratt's algorithm.
+func occurrences(s, x string, f func(int)) {
+	if x == "" || len(x) > len(s) {
+		return
+	}
+	border := make([]int, len(x)) // border[i]: the longest proper border of x[:i+1]
+	for i, k := 1, 0; i < len(x); i++ {
+		for k > 0 && x[i] != x[k] {
+			k = border[k-1]
+		}
+		if x[i] == x[k] {
+			k++
+		}
+		border[i] = k
+	}
+	if border[len(x)-1] == 0 {
+		for i := 0; i <= len(s)-len(x); {
+			j := strings.Index(s[i:], x)
+			if j < 0 {
+				return
+			}
+			f(i + j)
+			i += j + len(x)
+		}
+		return
+	}
+	for i, k := 0, 0; i < len(s); i++ {
+		for k > 0 && s[i] != x[k] {
+			k = border[k-1]
+		}
+		if s[i] == x[k] {
+			k++
+		}
+		if k == len(x) {
+			f(i + 1 - len(x))
+			k = border[k-1]
+		}
+	}
+}
 
 // hide returns msg with x, as it is and within a Go-quoted string,
 // replaced by "..."; msg as it is when x is "".
