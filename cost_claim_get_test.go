@@ -26,34 +26,13 @@ func TestRetryCostClaimLetsGETGo(t *testing.T) {
 	waited := make([]time.Duration, 0, runs)
 	for range runs {
 		synctest.Test(t, func(t *testing.T) {
-			const limit, perSec = 60000, 1000.0
-			var (
-				mu     sync.Mutex
-				tokens = 1000.0
-				last   = time.Now()
-			)
+			b := newTokenBucket(60000, 1000, 1000)
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if d, _ := strconv.Atoi(r.Header.Get("X-Delay-Ms")); d > 0 {
 					time.Sleep(time.Duration(d) * time.Millisecond)
 				}
 				counted, _ := strconv.ParseFloat(r.Header.Get("X-Counted"), 64)
-				mu.Lock()
-				now := time.Now()
-				tokens = min(limit, tokens+now.Sub(last).Seconds()*perSec)
-				last = now
-				ok := tokens >= counted
-				if ok {
-					tokens -= counted
-				}
-				rem := int(tokens)
-				mu.Unlock()
-				hd := w.Header()
-				hd.Set("x-ratelimit-limit-tokens", strconv.Itoa(limit))
-				hd.Set("x-ratelimit-remaining-tokens", strconv.Itoa(rem))
-				hd.Set("x-ratelimit-reset-tokens", (time.Duration(float64(limit-rem) / perSec * 1e9)).Round(time.Millisecond).String())
-				if !ok {
-					w.WriteHeader(http.StatusTooManyRequests)
-				}
+				b.answer(w, counted, false)
 			})
 			c := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}}
 			send := func(declared, counted int64, delay int) int {
@@ -105,11 +84,9 @@ func TestRetryCostClaimLetsGETGo(t *testing.T) {
 // the pause's claim lapsed (turnGrace).
 func TestRetryCostClaimLetsGETGoAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const limit, perSec = 60000, 100.0
+		b := newTokenBucket(60000, 100, 1000)
 		var (
 			mu      sync.Mutex
-			tokens  = 1000.0
-			last    = time.Now()
 			refused = map[string]bool{}
 		)
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,33 +98,13 @@ func TestRetryCostClaimLetsGETGoAlone(t *testing.T) {
 			if d, _ := time.ParseDuration(r.Header.Get("X-Delay")); d > 0 && (refuse || name == "") {
 				time.Sleep(d) // a refused attempt's, or a request's that is never refused
 			}
-			counted, _ := strconv.ParseFloat(r.Header.Get("X-Counted"), 64)
-			mu.Lock()
-			now := time.Now()
-			tokens = min(limit, tokens+now.Sub(last).Seconds()*perSec)
-			last = now
 			if refuse {
-				mu.Unlock()
 				w.Header().Set("Retry-After", "1")
 				w.WriteHeader(http.StatusTooManyRequests)
 				return
 			}
-			if r.Header.Get("X-Drain") != "" {
-				counted = tokens
-			}
-			ok := tokens >= counted
-			if ok {
-				tokens -= counted
-			}
-			rem := int(tokens)
-			mu.Unlock()
-			hd := w.Header()
-			hd.Set("x-ratelimit-limit-tokens", strconv.Itoa(limit))
-			hd.Set("x-ratelimit-remaining-tokens", strconv.Itoa(rem))
-			hd.Set("x-ratelimit-reset-tokens", (time.Duration(float64(limit-rem) / perSec * 1e9)).Round(time.Millisecond).String())
-			if !ok {
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
+			counted, _ := strconv.ParseFloat(r.Header.Get("X-Counted"), 64)
+			b.answer(w, counted, r.Header.Get("X-Drain") != "")
 		})
 		c := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}}
 		send := func(declared int64, hdr ...string) int {

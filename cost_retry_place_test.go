@@ -21,31 +21,10 @@ import (
 // asked after it wait until it goes.
 func TestRetryKeepsItsPlaceForTokens(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const limit, perSec = 1000, 20.0 // 1,200 tokens a minute
-		var (
-			mu     sync.Mutex
-			tokens = float64(limit)
-			last   = time.Now()
-		)
+		b := newTokenBucket(1000, 20, 1000) // 1,200 tokens a minute
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			counted, _ := strconv.ParseFloat(r.Header.Get("X-Counted"), 64)
-			mu.Lock()
-			now := time.Now()
-			tokens = min(limit, tokens+now.Sub(last).Seconds()*perSec)
-			last = now
-			ok := tokens >= counted
-			if ok {
-				tokens -= counted
-			}
-			rem := int(tokens)
-			mu.Unlock()
-			hd := w.Header()
-			hd.Set("x-ratelimit-limit-tokens", strconv.Itoa(limit))
-			hd.Set("x-ratelimit-remaining-tokens", strconv.Itoa(rem))
-			hd.Set("x-ratelimit-reset-tokens", (time.Duration(float64(limit-rem) / perSec * 1e9)).Round(time.Millisecond).String())
-			if !ok {
-				w.WriteHeader(http.StatusTooManyRequests)
-			}
+			b.answer(w, counted, false)
 		})
 		c := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 2}}
 		send := func(declared, counted int64) int {
@@ -73,4 +52,48 @@ func TestRetryKeepsItsPlaceForTokens(t *testing.T) {
 			t.Errorf("the large request: %d; want 200", code)
 		}
 	})
+}
+
+// tokenBucket is a server's token quota, refilled continuously and
+// stated in OpenAI's fields.
+type tokenBucket struct {
+	mu     sync.Mutex
+	limit  int     // tokens
+	perSec float64 // tokens a second
+	tokens float64 // left at last
+	last   time.Time
+}
+
+func newTokenBucket(limit int, perSec, tokens float64) *tokenBucket {
+	return &tokenBucket{limit: limit, perSec: perSec, tokens: tokens, last: time.Now()}
+}
+
+// refill brings b to now.
+func (b *tokenBucket) refill() {
+	now := time.Now()
+	b.tokens = min(float64(b.limit), b.tokens+now.Sub(b.last).Seconds()*b.perSec)
+	b.last = now
+}
+
+// answer takes counted tokens, or all b has if drain, and writes the
+// fields that state what is left: a 429 when b has not that many.
+func (b *tokenBucket) answer(w http.ResponseWriter, counted float64, drain bool) {
+	b.mu.Lock()
+	b.refill()
+	if drain {
+		counted = b.tokens
+	}
+	ok := b.tokens >= counted
+	if ok {
+		b.tokens -= counted
+	}
+	rem := int(b.tokens)
+	b.mu.Unlock()
+	hd := w.Header()
+	hd.Set("x-ratelimit-limit-tokens", strconv.Itoa(b.limit))
+	hd.Set("x-ratelimit-remaining-tokens", strconv.Itoa(rem))
+	hd.Set("x-ratelimit-reset-tokens", (time.Duration(float64(b.limit-rem) / b.perSec * 1e9)).Round(time.Millisecond).String())
+	if !ok {
+		w.WriteHeader(http.StatusTooManyRequests)
+	}
 }
