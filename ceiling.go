@@ -34,8 +34,10 @@ const storeReaders = 64
 const (
 	ceilingShards = 16
 	// ceilingSweep is the size of a shard beyond which each new key
-	// looks for idle entries to drop.
+	// looks for idle entries to drop; ceilingHard the size beyond which
+	// it drops one whose stated quota still lifts Restraint too.
 	ceilingSweep = 1024
+	ceilingHard  = 4 * ceilingSweep
 )
 
 type ceilingShard struct {
@@ -414,10 +416,14 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 			e.grad.observe(now, time.Duration(now.UnixNano()-r.start), r.inflight)
 			wake = e.grad.limit() > lim
 		}
-		switch {
-		case end:
+		if end {
 			e.done(r.end)
-		case wake:
+		}
+		if wake {
+			// Restraint lifted, or the adaptive limit raised: a change
+			// its waiters wait for, whether or not the end freed a slot
+			// (a request whose lease ended before its answer frees
+			// none, and the lift its answer brought woke no one).
 			e.wake()
 		}
 	}
@@ -538,13 +544,17 @@ func (e *ceiling) drop(tk uint64) {
 }
 
 // sweep drops a few entries that hold nothing: no request in flight,
-// nobody waiting, no start reserved ahead. A floor comes back with the
-// next reservation, which carries it (see reserve); what Restraint learned
-// of a key is learned again.
+// nobody waiting, no start reserved ahead, and no stated quota that still
+// lifts Restraint (see quoted), unless the shard holds ceilingHard
+// entries. A floor comes back with the next reservation, which carries it
+// (see reserve); what Restraint learned of a key is learned again. Dropped
+// while its quota lifted it, an origin that stated its quota once was
+// held to Restraint's limit again within two seconds, once thousands of
+// other origins were seen.
 func (sh *ceilingShard) sweep(now int64) {
-	seen := 0
+	seen, hard := 0, len(sh.m) >= ceilingHard
 	for k, e := range sh.m {
-		if e.inflight.N() == 0 && e.changed == nil && e.next <= now && e.head == e.tail {
+		if e.inflight.N() == 0 && e.changed == nil && e.next <= now && e.head == e.tail && (hard || !e.quoted(now)) {
 			delete(sh.m, k)
 		}
 		if seen++; seen >= 4 {

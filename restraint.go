@@ -19,7 +19,8 @@ package polite
 //
 // Each Transport keeps Restraint for its own requests, like
 // [Transport.MaxConcurrency]; what it learns of an origin is forgotten
-// once the origin has been idle for a while and many others were seen. A
+// once the origin has been idle for a while and many others were seen (a
+// quota's lift as above, unless more than 65,536 origins are kept). A
 // Restraint is only read: Transports may share one. Its fields must not be
 // changed after first use.
 type Restraint struct {
