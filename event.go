@@ -232,7 +232,7 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 	if u.User != nil {
 		// The user information as the URL writes it, first: the rest
 		// below would cut it (its password within it, escaped or not).
-		msg = hide(msg, secrets[1])
+		msg = hideAll(msg, secrets[1:2])
 		if _, ok := u.User.Password(); ok {
 			// The user name before a password masked, as
 			// url.URL.Redacted ("name:xxxxx@") and *url.Error
@@ -410,19 +410,6 @@ func occurrences(s, x string, f func(int)) {
 			k = border[k-1]
 		}
 	}
-}
-
-// hide returns msg with x, as it is and within a Go-quoted string,
-// replaced by "..."; msg as it is when x is "".
-func hide(msg, x string) string {
-	if x == "" {
-		return msg
-	}
-	msg = strings.ReplaceAll(msg, x, "...")
-	if q := strconv.Quote(x); q[1:len(q)-1] != x {
-		msg = strings.ReplaceAll(msg, q[1:len(q)-1], "...")
-	}
-	return msg
 }
 
 // maxMask bounds the bytes of a masked password hideUser looks across.
