@@ -21,9 +21,9 @@ type ramp struct {
 
 // Tuning of the ramp.
 const (
-	// rampFast is the round trip from which a key that states nothing
-	// ramps up as fast as one that states its quotas (tripling each round
-	// trip); below it, in proportion to its round trip: in wall time, cwnd
+	// rampFast is the round trip from which the ramp triples each round
+	// trip; below it, it grows in proportion to its round trip (a key
+	// that states its quotas doubling at least): in wall time, cwnd
 	// grows alike whatever the round trip (by e every rampFast/2). The
 	// ramp is there to make the first refusal of a silent server cheap:
 	// the requests in flight when it comes are refused with it. On a slow
@@ -126,15 +126,25 @@ func (r *ramp) opened(hinted, others bool) {
 	}
 }
 
-// grow widens cwnd after an answer: tripling each round trip for a key
-// that states its quotas; for one that never did, since only a refusal
-// will tell where its limit is, as fast once its round trip is rampFast or
-// longer, and below it by two requests per answer times its round trip
-// over rampFast (a tenth of a request per answer at 10ms, a thousandth at
-// least), so that it grows as fast in wall time whatever its round trip. (At least one more
-// each round trip, as before, made a key answering in 5ms or less send
-// six or more at once into the first refusal of a limit of 20: all
-// refused.)
+// grow widens cwnd after an answer. Only a refusal tells where a limit
+// is, and the requests in flight when it comes are refused with it, so
+// the ramp grows as fast in wall time whatever the key's round trip: by
+// two requests per answer times its round trip over rampFast (a tenth of
+// a request per answer at 10ms, a thousandth at least), tripling each
+// round trip from rampFast. (At least one more each round trip made a key
+// answering in 5ms or less send six or more at once into the first
+// refusal of a limit of 20: all refused.)
+//
+// A key that states its quotas grows by one per answer at least,
+// doubling each round trip: its answers say what is left, and bound what
+// is sent, but a server may state more than it lets through (a quota or
+// what is left overstated, a proxy's count), and then the ramp is the
+// only bound. Doubling sends no more into the first refusal than the key
+// had sent before it, as TCP's slow start (RFC 5681 §3.1): against a
+// server stating 5000 times its quota of 20 a second, tripling sent its
+// fourth flight (36, 1, 4 and 12 before it) into the 3 requests left,
+// and 27 to 33 of it were refused whenever the refusals took a round
+// trip to come back; doubling sends 16 into 7.
 //
 // A window cut to what a limit in flight holds (capped) grows by a
 // request per cwnd answers instead, a request a round trip, and not at
@@ -158,11 +168,12 @@ func (r *ramp) grow(hinted, held bool) {
 		}
 		return
 	}
-	step := int64(2000) // thousandths: two per answer, tripling each round trip
-	if !hinted {
-		// Rounded up, so that an answer counts a thousandth at least: a
-		// key answering within 100µs would otherwise never grow.
-		step = (2000*min(r.rtt, rampFast) + rampFast - 1) / rampFast
+	// Thousandths of a request, rounded up, so that an answer counts a
+	// thousandth at least: a key answering within 100µs would otherwise
+	// never grow.
+	step := (2000*min(r.rtt, rampFast) + rampFast - 1) / rampFast
+	if hinted {
+		step = max(step, 1000) // one per answer at least: doubling each round trip
 	}
 	acc := int64(r.acc) + step
 	r.acc = int32(acc % 1000)

@@ -444,8 +444,8 @@ func TestMergedReservationRoundTrip(t *testing.T) {
 	release := func(l *Lease) {
 		s.Release(now, cfg, l, &Outcome{First: true, Bytes: -1, Quotas: quotas})
 	}
-	// Ramp up: the probe, then rounds of 4, 12, 36, ...
-	for range 4 {
+	// Ramp up: the probe, then rounds of 4, 8, 16, ...
+	for range 6 {
 		var ls []*Lease
 		for {
 			l, ok := acquire()

@@ -306,6 +306,23 @@ func tables() []Table {
 			acq(2*s, "h", Want{Grant: true}),
 			acq(2*s, "i", Want{Hold: control.ReasonConcurrency, InFlight: 6}),
 		}},
+		// Answering in 5ms, it grows by one per answer, doubling each
+		// round trip: its answers may overstate what the server lets
+		// through, and then the ramp is the only bound. Tripling sent 6
+		// after the first answer here.
+		{Name: "a key that states its quotas and answers fast ramps doubling", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(5*ms, "p", ok(rl(100, 60*s, 90, 60*s)), Want{}),
+			acq(5*ms, "a", Want{Grant: true}),
+			acq(5*ms, "b", Want{Grant: true}),
+			acq(5*ms, "c", Want{Grant: true}),
+			acq(5*ms, "d", Want{Grant: true, InFlight: 4}),
+			acq(5*ms, "e", Want{Hold: control.ReasonConcurrency}),
+			rel(10*ms, "a", ok(rl(100, 60*s, 89, 60*s)), Want{}),
+			acq(10*ms, "f", Want{Grant: true}),
+			acq(10*ms, "g", Want{Grant: true, InFlight: 5}),
+			acq(10*ms, "h", Want{Hold: control.ReasonConcurrency}),
+		}},
 		{Name: "spent quota pauses the key, then a probe", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(1*s, "p", ok(rl(0, 0, 0, 30*s)), Want{PauseUntil: 31 * s, PauseReason: control.ReasonQuota, Probing: 1}),

@@ -95,24 +95,26 @@ func robustTables() []Table {
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(100, 60*s, 90, 60*s)), Want{}),
 			acq(0, "a", Want{Grant: true}),
+			acq(0, "a2", Want{Grant: true}),
 			acq(0, "b", Want{Grant: true}),
 			acq(0, "c", Want{Grant: true}),
-			acq(0, "d", Want{Grant: true}),
 			rel(0, "a", ok(rl(100, 60*s, 89, 60*s)), Want{}),
+			acq(0, "d", Want{Grant: true}),
 			acq(0, "e", Want{Grant: true}),
+			rel(0, "a2", ok(rl(100, 60*s, 88, 60*s)), Want{}),
 			acq(0, "f", Want{Grant: true}),
 			acq(0, "g", Want{Grant: true, InFlight: 6}),
 			rel(0, "b", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
 			rel(0, "c", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
 			rel(0, "d", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
 			// The budget is spent: these retries spend tokens not back
-			// yet; g's waits until one is back, 1.2s, instead of being
+			// yet; g's waits until one is back, 1.1s, instead of being
 			// dropped. The key's pause stays the server's.
 			rel(0, "e", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
 			rel(0, "f", refused(retryAfter(s)), Want{Plan: plan(s, s, control.ReasonRetryAfter)}),
-			rel(0, "g", refused(retryAfter(s)), Want{Plan: plan(1200*ms, s, control.ReasonRetryBudget), PauseUntil: s}),
-			{At: s, Acquire: "g2", After: 1200 * ms, Want: Want{Hold: control.ReasonRetryBudget, Until: 1200 * ms}},
-			{At: 1200 * ms, Acquire: "g3", After: 1200 * ms, Want: Want{Grant: true, Probe: true}},
+			rel(0, "g", refused(retryAfter(s)), Want{Plan: plan(1100*ms, s, control.ReasonRetryBudget), PauseUntil: s}),
+			{At: s, Acquire: "g2", After: 1100 * ms, Want: Want{Hold: control.ReasonRetryBudget, Until: 1100 * ms}},
+			{At: 1100 * ms, Acquire: "g3", After: 1100 * ms, Want: Want{Grant: true, Probe: true}},
 		}},
 		outageTable(),
 		{Name: "slow origin ramps as fast as a hinted key", Steps: []Step{
@@ -168,8 +170,8 @@ func outageTable() Table {
 		acq(0, "p", Want{Grant: true, Probe: true}),
 		rel(0, "p", hint(999), Want{}),
 	}
-	// Answers widen the ramp, two each.
-	for i := range 21 {
+	// Answers widen the ramp, one each.
+	for i := range 41 {
 		name := fmt.Sprintf("o%d", i)
 		steps = append(steps, acq(0, name, Want{Grant: true}), rel(0, name, hint(998-int64(i)), Want{}))
 	}
