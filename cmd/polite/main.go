@@ -268,8 +268,9 @@ func (h headerFlag) value(name string) (string, bool) {
 // checkRedirect is the CheckRedirect of a client whose requests carry the
 // headers h. On a redirect to another host it drops them, User-Agent
 // aside, as net/http drops Authorization and Cookie: one may be a
-// credential (X-Api-Key, api-key) meant for the first host alone. As
-// net/http's default, it stops after 10 redirects.
+// credential (X-Api-Key, api-key) meant for the first host alone. It
+// drops the Referer net/http sets too, which holds the last URL's query
+// (an api_key=...). As net/http's default, it stops after 10 redirects.
 func (h headerFlag) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
@@ -277,6 +278,7 @@ func (h headerFlag) checkRedirect(req *http.Request, via []*http.Request) error 
 	if strings.EqualFold(req.URL.Hostname(), via[0].URL.Hostname()) {
 		return nil
 	}
+	req.Header.Del("Referer")
 	for _, s := range h {
 		name, _, _ := strings.Cut(s, ":")
 		if name = strings.TrimSpace(name); !strings.EqualFold(name, "User-Agent") {
