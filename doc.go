@@ -60,9 +60,9 @@
 // probes; the others follow as its answer and the next ones come back: 4
 // after the probe, then tripling each round trip for a key whose round
 // trips take 200 ms or more; for a key that answers faster, more slowly,
-// so that it grows as fast in wall time whatever its round trip, but
-// doubling each round trip at least for a key that states its quotas
-// (DESIGN.md §2, §6). A probe that has not answered
+// so that it grows as fast in wall time whatever its round trip, but by
+// one request per answer at least (doubling each round trip) for a key
+// that states its quotas (DESIGN.md §2, §6). A probe that has not answered
 // after 3 seconds (or four of the origin's round trips, if longer; doubled
 // for each probe in a row that timed out) lets another request probe.
 // Resets stated as instants (epoch seconds, HTTP-dates, also ending in

@@ -23,7 +23,7 @@ type ramp struct {
 const (
 	// rampFast is the round trip from which the ramp triples each round
 	// trip; below it, it grows in proportion to its round trip (a key
-	// that states its quotas doubling at least): in wall time, cwnd
+	// that states its quotas by one per answer at least): in wall time, cwnd
 	// grows alike whatever the round trip (by e every rampFast/2). The
 	// ramp is there to make the first refusal of a silent server cheap:
 	// the requests in flight when it comes are refused with it. On a slow
@@ -135,16 +135,18 @@ func (r *ramp) opened(hinted, others bool) {
 // answering in 5ms or less send six or more at once into the first
 // refusal of a limit of 20: all refused.)
 //
-// A key that states its quotas grows by one per answer at least,
-// doubling each round trip: its answers say what is left, and bound what
-// is sent, but a server may state more than it lets through (a quota or
+// A key that states its quotas grows by one per answer at least:
+// doubling each round trip below 100ms, tripling from rampFast as a key
+// that states nothing. Its answers say what is left, and bound what is
+// sent, but a server may state more than it lets through (a quota or
 // what is left overstated, a proxy's count), and then the ramp is the
-// only bound. Doubling sends no more into the first refusal than the key
-// had sent before it, as TCP's slow start (RFC 5681 §3.1): against a
-// server stating 5000 times its quota of 20 a second, tripling sent its
-// fourth flight (36, 1, 4 and 12 before it) into the 3 requests left,
-// and 27 to 33 of it were refused whenever the refusals took a round
-// trip to come back; doubling sends 16 into 7.
+// only bound. Doubling, the flight sent into the first refusal is no
+// more than three requests over all the key sent before it (1, 4, 8, 16
+// after 1, 5, 13), as TCP's slow start bounds its own: against a server
+// stating 5000 times its quota of 20 a second, tripling sent up to 36
+// (after 1, 4 and 12) into the 3 requests left, and 33 to 35 of 200 were
+// refused with 100 workers whenever the refusals took a round trip to
+// come back; doubling sends 16 into 7.
 //
 // A window cut to what a limit in flight holds (capped) grows by a
 // request per cwnd answers instead, a request a round trip, and not at
