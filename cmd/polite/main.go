@@ -193,7 +193,8 @@ func (h *headerFlag) Set(s string) error {
 }
 
 // check returns a usage error, which shows no value, when a header
-// collected is not of the form 'Name: value', or when one has no value
+// collected is not of the form 'Name: value', or is one net/http does not
+// send (see framing), or when one has no value
 // and one of args, the command's arguments, has no scheme: a value left
 // unquoted (-H Authorization: Bearer $TOKEN), split by the shell into
 // arguments.
@@ -203,11 +204,21 @@ func (h headerFlag) check(args []string) error {
 		if name = strings.TrimSpace(name); !ok || !token(name) {
 			return usagef("-H number %d of %d is not of the form 'Name: value' (not shown: it may hold a credential)", i+1, len(h))
 		}
+		if framing(name) {
+			return usagef("-H %s is not sent: net/http sets it from the request itself (the value not shown)", http.CanonicalHeaderKey(name))
+		}
 		if strings.TrimSpace(value) == "" && slices.ContainsFunc(args, func(a string) bool { return !hasScheme(a) }) {
 			return usagef("-H number %d of %d has no value, and an argument is no URL with a scheme: quote the header whole, as -H 'Name: value' (neither shown: they may hold a credential)", i+1, len(h))
 		}
 	}
 	return nil
+}
+
+// framing reports whether name is a field net/http writes from the
+// request itself and drops from its header map: Content-Length,
+// Transfer-Encoding and Trailer.
+func framing(name string) bool {
+	return strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Transfer-Encoding") || strings.EqualFold(name, "Trailer")
 }
 
 // split reports whether a header collected has no value: a value left
