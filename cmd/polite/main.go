@@ -193,8 +193,8 @@ func (h *headerFlag) Set(s string) error {
 }
 
 // check returns a usage error, which shows no value, when a header
-// collected is not of the form 'Name: value', or is one net/http does not
-// send (see framing), or when one has no value
+// collected is not of the form 'Name: value', or is one with a value that
+// net/http does not send (see framing), or when one has no value
 // and one of args, the command's arguments, has no scheme: a value left
 // unquoted (-H Authorization: Bearer $TOKEN), split by the shell into
 // arguments.
@@ -204,7 +204,7 @@ func (h headerFlag) check(args []string) error {
 		if name = strings.TrimSpace(name); !ok || !token(name) {
 			return usagef("-H number %d of %d is not of the form 'Name: value' (not shown: it may hold a credential)", i+1, len(h))
 		}
-		if framing(name) {
+		if framing(name) && strings.TrimSpace(value) != "" {
 			return usagef("-H %s is not sent: net/http sets it from the request itself (the value not shown)", http.CanonicalHeaderKey(name))
 		}
 		if strings.TrimSpace(value) == "" && slices.ContainsFunc(args, func(a string) bool { return !hasScheme(a) }) {
@@ -215,10 +215,13 @@ func (h headerFlag) check(args []string) error {
 }
 
 // framing reports whether name is a field net/http writes from the
-// request itself and drops from its header map: Content-Length,
-// Transfer-Encoding and Trailer.
+// request itself, never as a header map gives it: Content-Length and
+// Transfer-Encoding (HTTP/1.1 drops both from the map; HTTP/2 drops the
+// first and fails a request on a Transfer-Encoding other than chunked).
+// Given with no value, as curl's -H 'Name:' asks that a field not be
+// sent, it is not sent, and that is no error.
 func framing(name string) bool {
-	return strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Transfer-Encoding") || strings.EqualFold(name, "Trailer")
+	return strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Transfer-Encoding")
 }
 
 // split reports whether a header collected has no value: a value left
@@ -277,19 +280,30 @@ func (h headerFlag) value(name string) (string, bool) {
 }
 
 // checkRedirect is the CheckRedirect of a client whose requests carry the
-// headers h. On a redirect to another host it drops them, User-Agent
-// aside, as net/http drops Authorization and Cookie: one may be a
+// headers h. Once a redirect has left the first host, it drops them,
+// User-Agent aside, as net/http drops Authorization and Cookie (and does
+// not restore them when a later redirect comes back): one may be a
 // credential (X-Api-Key, api-key) meant for the first host alone. It
-// drops the Referer net/http sets too, which holds the last URL's query
-// (an api_key=...). As net/http's default, it stops after 10 redirects.
+// sends no Referer, as curl sends none unless asked: the one net/http
+// sets holds the last URL's query (an api_key=...), which another port
+// of the same host may not be meant to see either; an -H Referer is kept
+// as the other headers are. As net/http's default, it stops after 10
+// redirects.
 func (h headerFlag) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}
-	if strings.EqualFold(req.URL.Hostname(), via[0].URL.Hostname()) {
+	if !h.has("Referer") {
+		req.Header.Del("Referer")
+	}
+	first := via[0].URL.Hostname()
+	left := !strings.EqualFold(req.URL.Hostname(), first)
+	for _, v := range via[1:] {
+		left = left || !strings.EqualFold(v.URL.Hostname(), first)
+	}
+	if !left {
 		return nil
 	}
-	req.Header.Del("Referer")
 	for _, s := range h {
 		name, _, _ := strings.Cut(s, ":")
 		if name = strings.TrimSpace(name); !strings.EqualFold(name, "User-Agent") {

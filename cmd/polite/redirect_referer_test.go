@@ -47,3 +47,77 @@ func TestRefererDroppedOnRedirectToOtherHost(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// The first fix dropped the Referer only on a redirect to another host
+// name: another server on another port of the same host received the
+// query.
+func TestRefererDroppedOnRedirectToOtherPort(t *testing.T) {
+	const secret = "sk-port-secret"
+	var mu sync.Mutex
+	var referers []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		referers = append(referers, r.Header.Get("Referer"))
+	}))
+	defer other.Close()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/landing", http.StatusFound)
+	}))
+	defer api.Close()
+	for _, cmd := range []string{"inspect", "get"} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), []string{cmd, api.URL + "/v1?api_key=" + secret}, &stdout, &stderr)
+		mu.Lock()
+		if len(referers) == 0 {
+			t.Errorf("polite %s (exit %d): the redirect was not followed; stderr: %s", cmd, code, stderr.String())
+		}
+		for _, ref := range referers {
+			if strings.Contains(ref, secret) {
+				t.Errorf("polite %s: the server on another port received Referer %q", cmd, ref)
+			}
+		}
+		referers = nil
+		mu.Unlock()
+	}
+}
+
+// On a chain from the first host to another and back, the headers given
+// with -H came back on the request the other host chose; net/http does
+// not restore Authorization so, and neither does polite now.
+func TestHeadersNotRestoredAfterOtherHost(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	var bURL string
+	a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/start" {
+			http.Redirect(w, r, bURL+"/bounce", http.StatusFound)
+			return
+		}
+		mu.Lock()
+		keys = append(keys, r.URL.Path+" key="+r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+	}))
+	defer a.Close()
+	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, a.URL+"/chosen-by-b", http.StatusFound)
+	}))
+	defer b.Close()
+	// Another host for net/http's rules: localhost, not 127.0.0.1.
+	bURL = strings.Replace(b.URL, "127.0.0.1", "localhost", 1)
+	for _, cmd := range []string{"inspect", "get"} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), []string{cmd, "-H", "X-Api-Key: sk-aba", a.URL + "/start"}, &stdout, &stderr)
+		mu.Lock()
+		if len(keys) == 0 {
+			t.Errorf("polite %s (exit %d): the chain was not followed; stderr: %s", cmd, code, stderr.String())
+		}
+		for _, k := range keys {
+			if strings.HasSuffix(k, "sk-aba") {
+				t.Errorf("polite %s: after a hop to another host, the first host received %s", cmd, k)
+			}
+		}
+		keys = nil
+		mu.Unlock()
+	}
+}
