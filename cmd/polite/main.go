@@ -293,8 +293,8 @@ func (h headerFlag) checkRedirect(req *http.Request, via []*http.Request) error 
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}
-	if !h.has("Referer") {
-		req.Header.Del("Referer")
+	if v, _ := h.value("Referer"); v == "" {
+		req.Header.Del("Referer") // net/http's, or one -H 'Referer:' asked not to send
 	}
 	first := via[0].URL.Hostname()
 	left := !strings.EqualFold(req.URL.Hostname(), first)

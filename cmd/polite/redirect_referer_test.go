@@ -121,3 +121,34 @@ func TestHeadersNotRestoredAfterOtherHost(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// An -H 'Referer:' with no value, curl's way of asking that none be sent,
+// was taken for a Referer given: net/http's, with the query, went on a
+// redirect.
+func TestEmptyRefererFlagSendsNone(t *testing.T) {
+	const secret = "sk-empty-referer"
+	var mu sync.Mutex
+	var referers []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1" {
+			http.Redirect(w, r, "/landing", http.StatusFound)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		referers = append(referers, r.Header.Get("Referer"))
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"inspect", "-H", "Referer:", srv.URL + "/v1?api_key=" + secret}, &stdout, &stderr)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(referers) == 0 {
+		t.Fatalf("exit %d: the redirect was not followed; stderr: %s", code, stderr.String())
+	}
+	for _, ref := range referers {
+		if ref != "" {
+			t.Errorf("the redirect carried Referer %q", ref)
+		}
+	}
+}
