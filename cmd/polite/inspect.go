@@ -296,7 +296,8 @@ const (
 	rulePartialLenient = "draft-11 fields that only lenient readers accept: strict clients must ignore them"
 	rulePartialBare    = "a 429 without a valid Retry-After or readable rate-limit fields: clients must guess how long to wait"
 	ruleFailMalformed  = "rate-limit fields are present but none is valid: clients must ignore them"
-	ruleFailNothing    = "no rate-limit fields and no Retry-After on a refusal"
+	ruleFailNothing    = "no rate-limit fields: clients cannot tell how fast they may go, and learn it only from refusals"
+	ruleFailRefusal    = "a %d with neither rate-limit fields nor a valid Retry-After: clients must guess how long to wait"
 )
 
 // examine explains a response with status and header h received at now;
@@ -422,6 +423,8 @@ func examine(status int, h http.Header, problem []byte, now time.Time) inspectRe
 		rep.Verdict, rep.Rule = "partial", rulePartialBare
 	case malformed:
 		rep.Verdict, rep.Rule = "fail", ruleFailMalformed
+	case refusal:
+		rep.Verdict, rep.Rule = "fail", fmt.Sprintf(ruleFailRefusal, status)
 	default:
 		rep.Verdict, rep.Rule = "fail", ruleFailNothing
 	}
