@@ -97,8 +97,10 @@ type Transport struct {
 	// and by its refusals.
 	Restraint *Restraint
 
-	// OnEvent, if not nil, is called with every wait, retry, give-up and
-	// observation, synchronously, from the goroutine of the request. The
+	// OnEvent, if not nil, is called with every event of the kinds
+	// EventKind lists (a wait, a retry, a give-up, an observation, a stop,
+	// a wait that failed, a Store down or back, a request abandoned),
+	// synchronously, from the goroutine of the request. The
 	// exceptions come from the goroutine that ended a response's body (its
 	// Read or Close, or one of the Transport's own when the request's
 	// context ended or its lease expired) or from a goroutine of their
