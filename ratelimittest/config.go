@@ -270,7 +270,8 @@ type Config struct {
 
 	// Maintenance is a span during which every request gets 503 with a
 	// Retry-After HTTP-date of the span's end (rounded up to a whole
-	// second), without being counted by the policies. If zero, there is none.
+	// second) and no rate-limit field, without being counted by the
+	// policies. If zero, there is none.
 	Maintenance Window
 
 	// Problem makes refusals carry an RFC 9457 application/problem+json body
@@ -349,8 +350,9 @@ const (
 	// RoundUp rounds up to the next whole second (a ceiling), as
 	// express-rate-limit's legacy X-RateLimit-Reset does: the instant sent
 	// is never before the true one, but with a Date truncated to a whole
-	// second, the reset minus Date can exceed the true delay by up to a
-	// second (3s for a 2s window).
+	// second, the reset minus Date can exceed the true delay by up to two
+	// seconds, one from each rounding (3s for a 2s window, or for a delay
+	// of 1.02s).
 	RoundUp Rounding = iota
 
 	// RoundDown rounds down to a whole second (a floor), as ulule/limiter

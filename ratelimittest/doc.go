@@ -100,7 +100,8 @@
 // truncated to one. Config.ResetRounding chooses how the true instant is
 // rounded: [RoundUp] (the default; express-rate-limit's legacy
 // X-RateLimit-Reset) never states an instant early, but reset minus Date
-// can exceed the true delay by up to a second (3 s for a 2 s window);
+// can exceed the true delay by up to two seconds, a second from each
+// rounding (3 s for a 2 s window, or for a delay of 1.02 s);
 // [RoundDown] (ulule/limiter, sethvargo/go-limiter) can state an instant up
 // to a second early, so that on a refusal late in a window the reset
 // equals the Date: "now". ulule/limiter sends no Retry-After on its

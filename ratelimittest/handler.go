@@ -90,6 +90,17 @@ func NewHandler(cfg Config) *Handler {
 	return h
 }
 
+// limiter returns the counter of policy i for key, made on first use.
+// h.mu must be held.
+func (h *Handler) limiter(i int, key string) limiter {
+	l := h.counters[i][key]
+	if l == nil {
+		l = newLimiter(&h.policies[i], h.origin, h.cfg.Phase)
+		h.counters[i][key] = l
+	}
+	return l
+}
+
 // Reset makes h forget every request, as if it had just been created:
 // counters, Stats, the requests Config.Hang holds, and the origin of
 // aligned windows and of Config.Maintenance start again now. Requests in
@@ -124,8 +135,10 @@ func (h *Handler) Stats() Stats {
 // requests, 503 during Config.Maintenance; a refusal with
 // Config.RefuseStatus when a policy refuses; otherwise, after
 // Config.Latency, whatever Config.Next writes. Every response carries a
-// Date header and the rate-limit fields of the dialect as they stand when
-// the response is written.
+// Date header and, but for those 503s (of Config.Maintenance, and of a
+// request Config.Hang held across a Reset), the rate-limit fields of the
+// dialect as they stand when the response is written: after a Reset, the
+// new counts, in which a request admitted before it is not counted.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	keys := make([]string, len(h.policies))
 	for i, p := range h.policies {
@@ -172,11 +185,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var violated []string
 	for i := range h.policies {
 		p := &h.policies[i]
-		l := h.counters[i][keys[i]]
-		if l == nil {
-			l = newLimiter(p, h.origin, h.cfg.Phase)
-			h.counters[i][keys[i]] = l
-		}
+		l := h.limiter(i, keys[i])
 		lims[i], costs[i] = l, p.cost(h.size)
 		d, ok := l.wait(now, costs[i])
 		if !ok {
@@ -244,7 +253,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.mu.Lock()
 		now = time.Now()
-		states = h.states(now, lims, keys)
+		cur := lims
+		if h.gen != gen {
+			// Answered after a Reset: the fields state the new counts
+			// (the discarded ones made a client wait for nothing).
+			cur = make([]limiter, len(h.policies))
+			for i := range cur {
+				cur[i] = h.limiter(i, keys[i])
+			}
+		}
+		states = h.states(now, cur, keys)
 		h.mu.Unlock()
 	}
 	h.common(w.Header(), now)

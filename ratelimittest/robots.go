@@ -159,7 +159,7 @@ func (h *RobotsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if cfg.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.FormatInt(int64((cfg.RetryAfter+time.Second-1)/time.Second), 10))
+		w.Header().Set("Retry-After", strconv.FormatInt(ceilSeconds(cfg.RetryAfter), 10))
 	}
 	status := cfg.Status
 	if status == 0 {

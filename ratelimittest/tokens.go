@@ -480,7 +480,7 @@ func (h *TokenHandler) tokenStates(now time.Time) []tokenState {
 		if q.enforced {
 			s.remaining, s.full = h.buckets[i].available(now), h.buckets[i].full(now)
 			if q.unit == unitInputTokens || q.unit == unitOutputTokens {
-				sum.remaining += s.remaining
+				sum.remaining = saturatingAdd(sum.remaining, s.remaining)
 				sum.full = max(sum.full, s.full)
 			}
 		} else {
