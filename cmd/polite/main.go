@@ -205,7 +205,7 @@ func (h headerFlag) check(args []string) error {
 			return usagef("-H number %d of %d is not of the form 'Name: value' (not shown: it may hold a credential)", i+1, len(h))
 		}
 		if framing(name) && strings.TrimSpace(value) != "" {
-			return usagef("-H %s is not sent: net/http sets it from the request itself (the value not shown)", http.CanonicalHeaderKey(name))
+			return usagef("-H %s is not sent as given: net/http writes it from the request itself (the value not shown)", http.CanonicalHeaderKey(name))
 		}
 		if strings.TrimSpace(value) == "" && slices.ContainsFunc(args, func(a string) bool { return !hasScheme(a) }) {
 			return usagef("-H number %d of %d has no value, and an argument is no URL with a scheme: quote the header whole, as -H 'Name: value' (neither shown: they may hold a credential)", i+1, len(h))
@@ -215,13 +215,14 @@ func (h headerFlag) check(args []string) error {
 }
 
 // framing reports whether name is a field net/http writes from the
-// request itself, never as a header map gives it: Content-Length and
-// Transfer-Encoding (HTTP/1.1 drops both from the map; HTTP/2 drops the
-// first and fails a request on a Transfer-Encoding other than chunked).
-// Given with no value, as curl's -H 'Name:' asks that a field not be
-// sent, it is not sent, and that is no error.
+// request itself, not as a header map gives it: Content-Length,
+// Transfer-Encoding and Trailer (HTTP/1.1 drops all three from the map;
+// HTTP/2 drops the first, fails a request on a Transfer-Encoding other
+// than chunked, and sends a Trailer, which declares trailers a request of
+// this command never has). Given with no value, as curl's -H 'Name:' asks
+// that a field not be sent, it is not sent, and that is no error.
 func framing(name string) bool {
-	return strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Transfer-Encoding")
+	return strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Transfer-Encoding") || strings.EqualFold(name, "Trailer")
 }
 
 // split reports whether a header collected has no value: a value left
@@ -283,18 +284,23 @@ func (h headerFlag) value(name string) (string, bool) {
 // headers h. Once a redirect has left the first host, it drops them,
 // User-Agent aside, as net/http drops Authorization and Cookie (and does
 // not restore them when a later redirect comes back): one may be a
-// credential (X-Api-Key, api-key) meant for the first host alone. It
-// sends no Referer, as curl sends none unless asked: the one net/http
-// sets holds the last URL's query (an api_key=...), which another port
-// of the same host may not be meant to see either; an -H Referer is kept
-// as the other headers are. As net/http's default, it stops after 10
+// credential (X-Api-Key, api-key) meant for the first host alone. The
+// only Referer it sends is one -H gives, kept as the other headers are,
+// as curl sends none unless asked: the one net/http sets holds the last
+// URL's query (an api_key=...), which another port of the same host may
+// not be meant to see either. As net/http's default, it stops after 10
 // redirects.
 func (h headerFlag) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}
-	if v, _ := h.value("Referer"); v == "" {
-		req.Header.Del("Referer") // net/http's, or one -H 'Referer:' asked not to send
+	// net/http's Referer, or the first -H Referer when it has a value:
+	// the -H Referer values are what goes (-H 'Referer:' asked for none).
+	req.Header.Del("Referer")
+	for _, s := range h {
+		if n, v, _ := strings.Cut(s, ":"); strings.EqualFold(strings.TrimSpace(n), "Referer") && strings.TrimSpace(v) != "" {
+			req.Header.Add("Referer", strings.TrimSpace(v))
+		}
 	}
 	first := via[0].URL.Hostname()
 	left := !strings.EqualFold(req.URL.Hostname(), first)

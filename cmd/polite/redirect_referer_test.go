@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,5 +151,42 @@ func TestEmptyRefererFlagSendsNone(t *testing.T) {
 		if ref != "" {
 			t.Errorf("the redirect carried Referer %q", ref)
 		}
+	}
+}
+
+// Whether a Referer was given read only the first -H Referer: with
+// -H 'Referer:' before one with a value, the Referer sent on the first
+// request was dropped on a redirect to the same host.
+func TestGivenRefererKeptOnSameHostRedirect(t *testing.T) {
+	const want = "https://app.example/"
+	var mu sync.Mutex
+	var refs [][]string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1" {
+			http.Redirect(w, r, "/landing", http.StatusFound)
+			return
+		}
+		mu.Lock()
+		refs = append(refs, r.Header.Values("Referer"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	for _, flags := range [][]string{
+		{"-H", "Referer: " + want, "-H", "Referer:"},
+		{"-H", "Referer:", "-H", "Referer: " + want},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), append(append([]string{"inspect"}, flags...), srv.URL+"/v1"), &stdout, &stderr)
+		mu.Lock()
+		if len(refs) == 0 {
+			t.Errorf("%q (exit %d): the redirect was not followed; stderr: %s", flags, code, stderr.String())
+		}
+		for _, v := range refs {
+			if !slices.Contains(v, want) {
+				t.Errorf("%q: the redirect to the same host carried Referer %q, want %q among them", flags, v, want)
+			}
+		}
+		refs = nil
+		mu.Unlock()
 	}
 }
