@@ -10,76 +10,70 @@ import (
 	"testing"
 )
 
-// A redirect to another host did not carry the first URL in a Referer:
-// net/http sets one, query included, so a key given in the query
-// (?api_key=...) reached the other host, as the headers -H gives no
-// longer did.
-func TestRefererDroppedOnRedirectToOtherHost(t *testing.T) {
-	const secret = "sk-referer-secret"
+// referersAfterRedirect runs polite cmd with args on the URL path of a
+// server that redirects it to to(the server's URL, another server's URL)
+// + "/landing", and returns the Referer values each request to /landing
+// carried.
+func referersAfterRedirect(t *testing.T, to func(self, other string) string, cmd, path string, args ...string) [][]string {
+	t.Helper()
 	var mu sync.Mutex
-	var referers []string
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		referers = append(referers, r.Header.Get("Referer"))
-	}))
+	var refs [][]string
+	landing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/landing" {
+			mu.Lock()
+			refs = append(refs, r.Header.Values("Referer"))
+			mu.Unlock()
+		}
+	})
+	other := httptest.NewServer(landing)
 	defer other.Close()
-	// Another host for net/http's rules: localhost, not 127.0.0.1.
-	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, otherURL+"/landing", http.StatusFound)
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/landing" {
+			landing(w, r)
+			return
+		}
+		http.Redirect(w, r, to(srv.URL, other.URL)+"/landing", http.StatusFound)
 	}))
-	defer api.Close()
-	for _, cmd := range []string{"inspect", "get"} {
-		mu.Lock()
-		referers = nil
-		mu.Unlock()
-		var stdout, stderr bytes.Buffer
-		code := run(t.Context(), []string{cmd, api.URL + "/v1?api_key=" + secret}, &stdout, &stderr)
-		mu.Lock()
-		if len(referers) == 0 {
-			t.Errorf("polite %s (exit %d): the redirect was not followed; stderr: %s", cmd, code, stderr.String())
-		}
-		for _, ref := range referers {
-			if ref != "" {
-				t.Errorf("polite %s (exit %d): the other host %s received Referer %q", cmd, code, otherURL, ref)
-			}
-		}
-		mu.Unlock()
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), append(append([]string{cmd}, args...), srv.URL+path), &stdout, &stderr)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(refs) == 0 {
+		t.Fatalf("polite %s %q (exit %d): the redirect was not followed; stderr: %s", cmd, args, code, stderr.String())
 	}
+	return refs
 }
 
-// The first fix dropped the Referer only on a redirect to another host
-// name: another server on another port of the same host received the
-// query.
-func TestRefererDroppedOnRedirectToOtherPort(t *testing.T) {
-	const secret = "sk-port-secret"
-	var mu sync.Mutex
-	var referers []string
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		referers = append(referers, r.Header.Get("Referer"))
-	}))
-	defer other.Close()
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, other.URL+"/landing", http.StatusFound)
-	}))
-	defer api.Close()
-	for _, cmd := range []string{"inspect", "get"} {
-		var stdout, stderr bytes.Buffer
-		code := run(t.Context(), []string{cmd, api.URL + "/v1?api_key=" + secret}, &stdout, &stderr)
-		mu.Lock()
-		if len(referers) == 0 {
-			t.Errorf("polite %s (exit %d): the redirect was not followed; stderr: %s", cmd, code, stderr.String())
-		}
-		for _, ref := range referers {
-			if strings.Contains(ref, secret) {
-				t.Errorf("polite %s: the server on another port received Referer %q", cmd, ref)
+// The redirect targets of the tests below.
+var (
+	sameHost  = func(self, _ string) string { return self }
+	otherPort = func(_, other string) string { return other }
+	otherHost = func(_, other string) string {
+		// Another host for net/http's rules: localhost, not 127.0.0.1.
+		return strings.Replace(other, "127.0.0.1", "localhost", 1)
+	}
+)
+
+// A redirect to another host carried the URL it came from as its
+// Referer, query included, so a key given in the query (?api_key=...)
+// reached the other host, as the headers -H gives no longer did; and the
+// first fix dropped it only for another host name, so that another server
+// on another port of the same host received it.
+func TestRefererDroppedOnRedirectToOtherHost(t *testing.T) {
+	const secret = "sk-referer-secret"
+	for _, to := range []struct {
+		name string
+		f    func(self, other string) string
+	}{{"another host", otherHost}, {"another port", otherPort}} {
+		for _, cmd := range []string{"inspect", "get"} {
+			for _, v := range referersAfterRedirect(t, to.f, cmd, "/v1?api_key="+secret) {
+				if len(v) > 0 {
+					t.Errorf("polite %s, redirect to %s: Referer %q", cmd, to.name, v)
+				}
 			}
 		}
-		referers = nil
-		mu.Unlock()
 	}
 }
 
@@ -125,68 +119,23 @@ func TestHeadersNotRestoredAfterOtherHost(t *testing.T) {
 
 // An -H 'Referer:' with no value, curl's way of asking that none be sent,
 // was taken for a Referer given: net/http's, with the query, went on a
-// redirect.
-func TestEmptyRefererFlagSendsNone(t *testing.T) {
-	const secret = "sk-empty-referer"
-	var mu sync.Mutex
-	var referers []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1" {
-			http.Redirect(w, r, "/landing", http.StatusFound)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		referers = append(referers, r.Header.Get("Referer"))
-	}))
-	defer srv.Close()
-	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"inspect", "-H", "Referer:", srv.URL + "/v1?api_key=" + secret}, &stdout, &stderr)
-	mu.Lock()
-	defer mu.Unlock()
-	if len(referers) == 0 {
-		t.Fatalf("exit %d: the redirect was not followed; stderr: %s", code, stderr.String())
-	}
-	for _, ref := range referers {
-		if ref != "" {
-			t.Errorf("the redirect carried Referer %q", ref)
-		}
-	}
-}
-
-// Whether a Referer was given read only the first -H Referer: with
-// -H 'Referer:' before one with a value, the Referer sent on the first
-// request was dropped on a redirect to the same host.
-func TestGivenRefererKeptOnSameHostRedirect(t *testing.T) {
+// redirect. And whether one was given read only the first -H Referer:
+// with -H 'Referer:' before one with a value, net/http's went on a
+// redirect to the same host in place of the one given.
+func TestRefererOnRedirectIsTheOneGiven(t *testing.T) {
 	const want = "https://app.example/"
-	var mu sync.Mutex
-	var refs [][]string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1" {
-			http.Redirect(w, r, "/landing", http.StatusFound)
-			return
-		}
-		mu.Lock()
-		refs = append(refs, r.Header.Values("Referer"))
-		mu.Unlock()
-	}))
-	defer srv.Close()
-	for _, flags := range [][]string{
-		{"-H", "Referer: " + want, "-H", "Referer:"},
-		{"-H", "Referer:", "-H", "Referer: " + want},
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-H", "Referer:"}, nil},
+		{[]string{"-H", "Referer: " + want, "-H", "Referer:"}, []string{want}},
+		{[]string{"-H", "Referer:", "-H", "Referer: " + want}, []string{want}},
 	} {
-		var stdout, stderr bytes.Buffer
-		code := run(t.Context(), append(append([]string{"inspect"}, flags...), srv.URL+"/v1"), &stdout, &stderr)
-		mu.Lock()
-		if len(refs) == 0 {
-			t.Errorf("%q (exit %d): the redirect was not followed; stderr: %s", flags, code, stderr.String())
-		}
-		for _, v := range refs {
-			if !slices.Contains(v, want) {
-				t.Errorf("%q: the redirect to the same host carried Referer %q, want %q among them", flags, v, want)
+		for _, v := range referersAfterRedirect(t, sameHost, "inspect", "/v1?api_key=sk-empty-referer", tt.args...) {
+			if !slices.Equal(v, tt.want) {
+				t.Errorf("%q: the redirect carried Referer %q, want %q", tt.args, v, tt.want)
 			}
 		}
-		refs = nil
-		mu.Unlock()
 	}
 }
