@@ -147,7 +147,7 @@ func scenarios() []scenario {
 			Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindow, Quota: 20, Window: time.Second}},
 			Inflate:  5000, Latency: latency,
 		}, slowRefuse: true, tasks: 200, minEff: learnFloor, maxRefused: 2 * learnRefusals,
-			known: "refusals answer after the latency: the ramp, doubling, sends 16 into the 7 requests left of the first window, and the 7 acceptances, answered at the instant of the 9 refusals, let up to 8 more go before those are read: 12 to 19 refused (6 to 10%) in the worst of 12 runs over 40 sets (33 to 35 in every run while the ramp tripled)"},
+			known: "refusals answer after the latency: the ramp, doubling, sends 16 into the 7 requests left of the first window, and the 7 acceptances, answered at the instant of the 9 refusals, let up to 8 more go before those are read: 12 to 19 refused (6 to 10%) in the worst of 12 runs over 40 sets (33 to 37 in every run while the ramp tripled)"},
 		scenario{name: "flips honest/silent every 10s", cfg: ratelimittest.Config{Policies: fixed, Latency: latency}, flip: 10 * time.Second, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 	)
 	out = append(out, wildScenarios()...)

@@ -144,7 +144,7 @@ func (r *ramp) opened(hinted, others bool) {
 // more than three requests over all the key sent before it (1, 4, 8, 16
 // after 1, 5, 13), as TCP's slow start bounds its own: against a server
 // stating 5000 times its quota of 20 a second, tripling sent up to 36
-// (after 1, 4 and 12) into the 3 requests left, and 33 to 35 of 200 were
+// (after 1, 4 and 12) into the 3 requests left, and 33 to 37 of 200 were
 // refused with 100 workers whenever the refusals took a round trip to
 // come back; doubling sends 16 into 7.
 //
