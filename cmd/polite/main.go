@@ -272,12 +272,22 @@ func (h headerFlag) apply(dst http.Header, host *string) {
 
 // value returns the value of the first -H named name, ignoring case.
 func (h headerFlag) value(name string) (string, bool) {
-	for _, s := range h {
-		if n, v, _ := strings.Cut(s, ":"); strings.EqualFold(strings.TrimSpace(n), name) {
-			return strings.TrimSpace(v), true
-		}
+	if vs := h.values(name); len(vs) > 0 {
+		return vs[0], true
 	}
 	return "", false
+}
+
+// values returns the values of every -H named name, ignoring case, in
+// their order, empty ones included.
+func (h headerFlag) values(name string) []string {
+	var vs []string
+	for _, s := range h {
+		if n, v, _ := strings.Cut(s, ":"); strings.EqualFold(strings.TrimSpace(n), name) {
+			vs = append(vs, strings.TrimSpace(v))
+		}
+	}
+	return vs
 }
 
 // checkRedirect is the CheckRedirect of a client whose requests carry the
@@ -294,12 +304,13 @@ func (h headerFlag) checkRedirect(req *http.Request, via []*http.Request) error 
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}
-	// net/http's Referer, or the first -H Referer when it has a value:
-	// the -H Referer values are what goes (-H 'Referer:' asked for none).
+	// net/http set its own Referer, or kept the first -H Referer only
+	// when it had a value: the -H Referer values with a value are what
+	// goes (-H 'Referer:' asked for none).
 	req.Header.Del("Referer")
-	for _, s := range h {
-		if n, v, _ := strings.Cut(s, ":"); strings.EqualFold(strings.TrimSpace(n), "Referer") && strings.TrimSpace(v) != "" {
-			req.Header.Add("Referer", strings.TrimSpace(v))
+	for _, v := range h.values("Referer") {
+		if v != "" {
+			req.Header.Add("Referer", v)
 		}
 	}
 	first := via[0].URL.Hostname()
