@@ -368,19 +368,42 @@ func (c *ceilings) cancel(k memKey, r reservation) {
 	sh.mu.Unlock()
 }
 
-// done ends the request r started under k, at now, with outcome out (see
-// learn).
-func (c *ceilings) done(k memKey, r *reservation, now time.Time, out *control.Outcome) {
-	c.update(k, r, now, out, true)
+// done ends the request r started under k, at now, with outcome out,
+// the request costing cost (see learn).
+func (c *ceilings) done(k memKey, r *reservation, now time.Time, out *control.Outcome, cost control.Cost) {
+	c.update(k, r, now, out, cost, true)
 }
 
 // learn learns from the outcome out of the request r started under k,
-// which stays in flight (its body streams; end ends it): a quota it states
-// lifts Restraint from k; the latency of a response served (from r's start
-// to its headers, or to now when its body came with them) feeds
+// which stays in flight (its body streams; end ends it) and costs cost: a
+// quota it states that paces the request lifts Restraint from k (see
+// paces); the latency of a response served (from r's start to its
+// headers, or to now when its body came with them) feeds
 // Restraint.Adaptive's limit.
-func (c *ceilings) learn(k memKey, r *reservation, now time.Time, out *control.Outcome) {
-	c.update(k, r, now, out, false)
+func (c *ceilings) learn(k memKey, r *reservation, now time.Time, out *control.Outcome, cost control.Cost) {
+	c.update(k, r, now, out, cost, false)
+}
+
+// paces reports whether a quota of qs paces a request costing cost, so
+// that a key stating it is paced by what it states: a quota of requests,
+// of requests in flight or of content bytes (which every request counts
+// against), or one in a unit the request costs something in. A quota in
+// another unit ("widgets"; "tokens" for a request that declares none)
+// bounds nothing the request sends until it is spent: lifting Restraint
+// for it left the key paced by nothing, and a stray header could do so
+// on a whole site.
+func paces(qs []parse.Quota, cost control.Cost) bool {
+	for i := range qs {
+		switch u := qs[i].Unit; u {
+		case "", "request", "requests", "concurrent-requests", "content-bytes":
+			return true
+		default:
+			if cost.In(u) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // end ends the request r started under k, whose outcome learn took.
@@ -393,7 +416,7 @@ func (c *ceilings) end(k memKey, r *reservation) {
 	sh.mu.Unlock()
 }
 
-func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.Outcome, end bool) {
+func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.Outcome, cost control.Cost, end bool) {
 	sh := c.shard(k)
 	sh.mu.Lock()
 	if e := sh.m[k]; e != nil {
@@ -401,7 +424,7 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 		// its limit rises, as they do when a slot frees.
 		wake := false
 		switch {
-		case len(out.Quotas) > 0:
+		case paces(out.Quotas, cost):
 			n := now.UnixNano()
 			wake = !e.quoted(n)
 			e.stated, e.said = max(n, 1), max(n, 1)

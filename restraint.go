@@ -7,8 +7,13 @@ package polite
 //
 // An origin (a budget key) states a quota when one of its responses
 // carries a rate-limit field the Transport reads (RateLimit,
-// RateLimit-Policy, a legacy or vendor dialect); from then on the quotas it
-// states pace it, and Restraint no longer applies to it, until the origin
+// RateLimit-Policy, a legacy or vendor dialect) of a quota that paces the
+// request answered: one of requests, of requests in flight or of content
+// bytes, or one in a unit the request costs something in (see [Cost]). A
+// quota of "widgets", or of "tokens" to a request that declares none,
+// bounds nothing the request sends, and leaves Restraint as it was. From
+// then on the quotas it states pace it, and Restraint no longer applies to
+// it, until the origin
 // has gone unused (no request started, no quota stated) for the Budget's
 // IdleTTL, or the longest window a quota of it stated if longer, when the
 // budget forgets what it stated, or until the budget grants a request from

@@ -515,9 +515,9 @@ func (t *Transport) finishAt(req *http.Request, b *Budget, key *budgetKey, g *le
 	}
 	if g.ceil.ok {
 		if out.Keep {
-			t.ceil.learn(key.m, &g.ceil, now, out) // the body ends later: see bodyEnded
+			t.ceil.learn(key.m, &g.ceil, now, out, g.Cost()) // the body ends later: see bodyEnded
 		} else {
-			t.ceil.done(key.m, &g.ceil, now, out)
+			t.ceil.done(key.m, &g.ceil, now, out, g.Cost())
 		}
 	}
 	return plan
