@@ -688,10 +688,11 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		}
 		stated = true
 		seen[q.index(c)] = true
-		if u := &c.units[q.unit]; served && pq.Limit >= 0 {
+		if u := &c.units[q.unit]; served && pq.Limit >= 0 && !q.outdated(l, pq) {
 			// A cost above the limit the answer states, which the
 			// server did: one so large fits (an estimate over what it
-			// counts). A new limit forgets what fitted the old one.
+			// counts). A new limit forgets what fitted the old one;
+			// an outdated one (see outdated) says nothing of either.
 			if min(pq.Limit, maxQuota) != q.q && q.q >= 0 {
 				u.fits = 0
 			}
@@ -905,14 +906,15 @@ func (q *costQuota) index(c *costs) int {
 func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refused, rejected bool) bool {
 	q.seen = now
 	q.refill = refills(pq.Dialect)
-	if pq.Limit >= 0 {
+	outdated := q.outdated(l, pq)
+	if pq.Limit >= 0 && !outdated {
 		limit := min(pq.Limit, maxQuota)
 		if limit != q.q {
 			q.rate = 0 // a new limit: a new refill rate
 		}
 		q.q = limit
 	}
-	if pq.Window > 0 {
+	if pq.Window > 0 && (q.w <= 0 || !q.older(l)) {
 		q.w = window(pq.Window)
 	}
 	if pq.Remaining < 0 {
@@ -926,7 +928,7 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 		switch {
 		case q.q > 0 && q.w > 0:
 			q.rate = float64(q.q) / float64(q.w)
-		case q.q > r+1 && pq.Reset > 0:
+		case q.q > r+1 && pq.Reset > 0 && !outdated:
 			// Remaining is a whole number of tokens, the fraction of the
 			// next one left out, and the reset is rounded up and measured
 			// from an instant that is never late: the limit less the
@@ -948,7 +950,7 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 			}
 		}
 	}
-	if q.live && l.seq < q.mark {
+	if q.older(l) {
 		// An answer to a request sent before the one of the current
 		// observation may have been written before it, and overtaken on
 		// the way: only a lower level is news. (Within one effective
@@ -984,6 +986,20 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 		q.deadline = addSat(now, min(int64(pq.Reset), int64(MaxPause)))
 	}
 	return true
+}
+
+// older reports whether an answer to l is older than q's latest
+// observation: l was granted before the request it observed.
+func (q *costQuota) older(l *Lease) bool { return q.live && l.seq < q.mark }
+
+// outdated reports whether pq, the answer to l, is older than q's latest
+// observation and states another limit: written before it and overtaken
+// on the way, it restates a limit the server has changed since, and the
+// key keeps the latest (with its window and refill rate). Taken, a quota
+// lowered from 10000 to 5000 read 10000 again, and a request the quota
+// can never cover was sent rather than failed.
+func (q *costQuota) outdated(l *Lease, pq *parse.Quota) bool {
+	return q.older(l) && q.q >= 0 && pq.Limit >= 0 && min(pq.Limit, maxQuota) != q.q
 }
 
 // anthropicSplit reports whether quotas hold Anthropic's input or output

@@ -1,0 +1,83 @@
+package control
+
+import (
+	"testing"
+	"time"
+
+	"github.com/politehttp/polite/parse"
+)
+
+// tokensQuota is an OpenAI answer stating its tokens quota alone.
+func tokensQuota(limit, remaining int64, reset time.Duration) []parse.Quota {
+	return []parse.Quota{{Unit: "tokens", Limit: limit, Remaining: remaining, Reset: reset, Dialect: "openai"}}
+}
+
+// An answer to a request granted before the one of the latest observation
+// restated the limit the server had before: a quota lowered from 10000 to
+// 5000 a minute read 10000 again, with its refill rate, so a request of
+// 6000 was no longer beyond it and one of 4000 went 8 s after 3000 were
+// left (refilling at 83 a second); raised, the old limit failed requests
+// the new one takes. The key keeps the latest limit.
+func TestOlderAnswerKeepsLatestLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		from, to  int64 // the limit before and after the change
+		left      int64 // what the latest answer states is left
+		excess    int64 // a cost beyond the latest limit; 0: none
+		fits      int64 // a cost within it
+		held      int64 // a cost the latest level cannot cover 8 s on; 0: none
+		wantQuota int64
+	}{
+		{name: "lowered", from: 10000, to: 5000, left: 3000, excess: 6000, fits: 4000, held: 4000, wantQuota: 5000},
+		{name: "raised", from: 5000, to: 10000, left: 8000, fits: 6000, wantQuota: 10000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s State
+			cfg := Config{}
+			var p Lease
+			p.SetCost(Cost{Tokens: 100})
+			if _, ok := s.Acquire(t0, &cfg, Ask{}, &p); !ok {
+				t.Fatal("first request held")
+			}
+			s.Release(t0, &cfg, &p, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(tc.from, tc.from-100, 600*time.Millisecond)})
+
+			now := t0.Add(time.Second)
+			var a, b Lease
+			a.SetCost(Cost{Tokens: 1000})
+			b.SetCost(Cost{Tokens: 1000})
+			if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
+				t.Fatal("a held")
+			}
+			if _, ok := s.Acquire(now, &cfg, Ask{}, &b); !ok {
+				t.Fatal("b held")
+			}
+			// b's answer first, with the new limit; a's, written before
+			// and overtaken on the way, with the old one.
+			now = now.Add(time.Second)
+			s.Release(now, &cfg, &b, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(tc.to, tc.left, time.Duration(tc.to-tc.left-1)*time.Minute/time.Duration(tc.to))})
+			now = now.Add(10 * time.Millisecond)
+			s.Release(now, &cfg, &a, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(tc.from, tc.from-2000, 12*time.Second)})
+
+			for _, v := range s.View(now).Policies {
+				if v.Unit == "tokens" && v.Quota != tc.wantQuota {
+					t.Errorf("quota %d after the older answer, want the latest, %d", v.Quota, tc.wantQuota)
+				}
+			}
+			if tc.excess > 0 {
+				if ex := s.Excess(now, &Cost{Tokens: tc.excess}); ex.Unit == "" {
+					t.Errorf("a cost of %d is not beyond the latest limit, %d", tc.excess, tc.to)
+				}
+			}
+			if ex := s.Excess(now, &Cost{Tokens: tc.fits}); ex.Unit != "" {
+				t.Errorf("a cost of %d is beyond the limit, though the latest is %d", tc.fits, tc.to)
+			}
+			if tc.held > 0 {
+				var c Lease
+				c.SetCost(Cost{Tokens: tc.held})
+				if _, ok := s.Acquire(now.Add(8*time.Second), &cfg, Ask{}, &c); ok {
+					t.Errorf("a request of %d went 8 s after %d were left of %d a minute", tc.held, tc.left, tc.to)
+				}
+			}
+		})
+	}
+}
