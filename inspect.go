@@ -97,6 +97,7 @@ type PolicyState struct {
 	Accepted int64
 
 	scale int64 // what WaitFor adds to a cost in Unit (see control.Need)
+	short int64 // what Reserved holds beyond the level, with Remaining 0: WaitFor waits for it too, as the Transport does
 }
 
 // stateJSON is the JSON form of a State.
@@ -308,7 +309,7 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 
 func policyState(p control.PolicyView) PolicyState {
 	ps := PolicyState{Name: p.Name, Unit: p.Unit, Quota: p.Quota, Window: p.Window, Remaining: p.Remaining, ResetAt: p.ResetAt, Source: "server",
-		Reserved: p.Reserved, Refill: p.Refill, Stated: p.Stated, Accepted: p.Accepted, scale: p.Scale}
+		Reserved: p.Reserved, Refill: p.Refill, Stated: p.Stated, Accepted: p.Accepted, scale: p.Scale, short: p.Short}
 	if p.Learned {
 		ps.Source = "refusals"
 	}

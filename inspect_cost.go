@@ -11,8 +11,10 @@ import (
 // the key's pause and for its quotas of what requests cost (tokens and
 // other units c names; see [Cost]), were nothing else to change: for each
 // such quota whose Remaining is less than c costs in its unit, the time
-// its Refill takes to make up the difference, or, for a quota restored
-// whole, until its ResetAt. c costs what the Transport holds it to: its
+// its Refill takes to make up the difference (and what the requests in
+// flight reserve beyond the quota's level, when Remaining is 0 for it:
+// the Transport waits for that too), or, for a quota restored whole,
+// until its ResetAt. c costs what the Transport holds it to: its
 // cost declared and the share beyond it the server was seen to count (see
 // [Cost]), within the quota. It leaves out what requests in flight ending
 // may free (their reservations, and the fresh observations their answers
@@ -22,7 +24,9 @@ import (
 //
 // When c costs more than a whole quota stated recently enough to hold (see
 // [PolicyState.Stated]), a request could never start: WaitFor returns a
-// [*CostError], as the Transport would.
+// [*CostError], as the Transport would, unless the server took a cost so
+// large before ([PolicyState.Accepted]): such a request waits for the
+// whole quota, however long ago it was stated.
 func (s State) WaitFor(c Cost) (time.Duration, error) {
 	wait := time.Duration(0)
 	if s.PauseUntil.After(s.At) {
@@ -40,25 +44,26 @@ func (s State) WaitFor(c Cost) (time.Duration, error) {
 		// stated larger is (see PolicyState.Quota).
 		need := min(declared, control.MaxQuota)
 		if p.Quota >= 0 && need > p.Quota {
-			if !p.Stated.IsZero() && s.At.Sub(p.Stated) >= max(p.Window, control.CostLimitFresh) {
+			switch {
+			case need <= p.Accepted:
+				need = p.Quota // the server took one so large: it waits for the whole quota, however old the limit
+			case !p.Stated.IsZero() && s.At.Sub(p.Stated) >= max(p.Window, control.CostLimitFresh):
 				continue // stale: the Transport sends the request, whose answer states the limit again
-			}
-			if need > p.Accepted {
+			default:
 				return 0, &CostError{Key: s.Key, Unit: p.Unit, Cost: declared, Limit: p.Quota}
 			}
-			need = p.Quota // the server took one so large: it waits for the whole quota
 		} else if n := control.Need(p.Unit, p.scale, control.Cost(c)); n > need {
 			need = n // the share the server counts beyond the cost declared
 			if p.Quota >= 0 {
 				need = min(need, p.Quota)
 			}
 		}
-		if p.Remaining < 0 || need <= p.Remaining {
+		if p.Remaining < 0 || need <= p.Remaining-p.short {
 			continue
 		}
 		switch {
 		case p.Refill > 0:
-			d := math.Ceil(float64(need-p.Remaining) / p.Refill * float64(time.Second))
+			d := math.Ceil(float64(need-(p.Remaining-p.short)) / p.Refill * float64(time.Second))
 			wait = max(wait, time.Duration(min(d, float64(maxReport))))
 		case p.ResetAt.After(s.At):
 			wait = max(wait, p.ResetAt.Sub(s.At))

@@ -1127,6 +1127,7 @@ func (c *costs) view(q *costQuota, now int64) PolicyView {
 	}
 	if level, ok := q.level(now); ok && level != math.MaxInt64 && (q.refill || q.deadline == 0 || now < q.deadline) {
 		v.Remaining = max(0, level-v.Reserved)
+		v.Short = max(0, v.Reserved-level)
 		v.ResetAt = at(q.full())
 		if q.refill {
 			v.Refill = q.rate * 1e9

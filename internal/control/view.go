@@ -37,6 +37,7 @@ type PolicyView struct {
 	Stated    time.Time // a cost unit's: when an answer last stated it
 	Accepted  int64     // a cost unit's: the largest cost the server accepted
 	Scale     int64     // a cost unit's: the thousandths the server was seen to count beyond declared costs (see Need)
+	Short     int64     // a cost unit's: what Reserved holds beyond the level, when Remaining is 0 for it (admission counts it)
 }
 
 // Need returns what c costs in unit as a key holds it whose unit was seen
