@@ -157,6 +157,22 @@ func (u *costUnit) split(want *Cost) (n, fixed int64) {
 	return n, fixed
 }
 
+// after returns what the requests granted after seq and still in flight
+// reserve: the whole of a reservation granted after it, and of one merged
+// across it, the share of its grants after seq.
+func (u *costUnit) after(seq uint64) int64 {
+	var n int64
+	for _, r := range u.res {
+		switch {
+		case r.lo > seq:
+			n += r.n
+		case r.hi > seq:
+			n += int64(float64(r.n) * float64(r.hi-seq) / float64(r.hi-r.lo+1))
+		}
+	}
+	return min(n, maxQuota)
+}
+
 // reservation is what the requests granted lo to hi (by Lease.seq)
 // reserve, until end at the latest.
 type reservation struct {
@@ -701,7 +717,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 			}
 		}
 		if !refused && !learned[q.unit] {
-			learned[q.unit] = c.learn(q, l, pq, now)
+			learned[q.unit] = c.learn(q, l, pq, now, top)
 		}
 		if c.apply(q, l, pq, now, refused, rejected) {
 			marked[q.unit] = true
@@ -776,11 +792,24 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 // less the level stated) to what was reserved, the unscaled part taken off
 // both and kept between one half and two, times what the scale held, is
 // one sample of the truth; the scale moves a quarter of the way toward it,
-// up or down alike, and stays between none and maxScale. Only an answer
-// after the latest observation, of a limit unchanged, in the same window
-// of a quota restored whole or of a quota whose refill rate is known, is
-// compared (DESIGN.md §10, "A server that counts more").
-func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
+// and stays between none and maxScale. Only an answer after the latest
+// observation, of a limit unchanged, in the same window of a quota
+// restored whole or of a quota whose refill rate is known, is compared
+// (DESIGN.md §10, "A server that counts more").
+//
+// What was reserved counts the requests granted after l too, when there
+// are any (top, the latest grant, is after l). A server may state what is
+// left as of a request's arrival, before it counted those, or as of its
+// answer, after it counted some: the sample is then a bound below the
+// truth, and the same sample with the reservations of the requests
+// granted after l and still in flight left out (see after) a bound above
+// it. The scale moves toward the nearer bound when it is outside the
+// two, and not at all within. (Taken as the truth, a server counting
+// twice what was declared, asked by batches of 4 at once, read as
+// counting less after each batch: the first answer of a batch compared
+// one request's count with four reservations, and the scale fell from
+// 1000 to 0 in six batches.)
+func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64, top uint64) bool {
 	u := &c.units[q.unit]
 	if !q.live || l.seq <= q.mark || l.seq <= u.mark || pq.Remaining < 0 || pq.Limit >= 0 && min(pq.Limit, maxQuota) != q.q ||
 		q.refill && q.rate <= 0 || !q.refill && (q.deadline == 0 || now >= q.deadline) {
@@ -798,9 +827,23 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64) bool {
 	if q.q >= 0 {
 		r = min(r, q.q)
 	}
-	ratio := min(max(float64(level-r-u.fixed)/float64(counted), 0.5), 2)
-	truth := (1 + float64(u.held())/1000) * ratio
+	held := 1 + float64(u.held())/1000
+	truth := held * min(max(float64(level-r-u.fixed)/float64(counted), 0.5), 2)
 	f := 1 + float64(u.scale)/1000
+	if top > l.seq && truth < f {
+		// A bound below: the bound above, if it is below the scale too.
+		after := u.after(l.seq)
+		fixed := int64(float64(u.fixed) * (float64(min(after, u.since)) / float64(u.since))) // the unscaled share of after, as of since
+		c := counted - (after - fixed)
+		if after <= 0 || c <= 0 {
+			return true
+		}
+		upper := held * min(max(float64(level-r-(u.fixed-fixed))/float64(c), 0.5), 2)
+		if upper >= f {
+			return true // the scale is within the bounds
+		}
+		truth = upper
+	}
 	f += (truth - f) / 4
 	u.scale = int64(math.Ceil(min(max(f-1, 0), maxScale/1000.0)*1000 - 1e-9)) // rounded up
 	return true
