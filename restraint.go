@@ -10,8 +10,11 @@ package polite
 // RateLimit-Policy, a legacy or vendor dialect) of a quota that paces the
 // request answered: one of requests, of requests in flight or of content
 // bytes, or one in a unit the request costs something in (see [Cost]). A
-// quota of "widgets", or of "tokens" to a request that declares none,
-// bounds nothing the request sends, and leaves Restraint as it was. From
+// quota of "widgets", of "tokens" to a request that declares none, or of
+// "points" (GitHub's GraphQL API, Linear's complexity) or "api-units"
+// (RapidAPI) to a request whose Cost names no such unit, bounds nothing
+// the request sends, and leaves Restraint as it was; once a request that
+// costs something in it is answered, the key is lifted for all. From
 // then on the quotas it states pace it, and Restraint no longer applies to
 // it, until the origin
 // has gone unused (no request started, no quota stated) for the Budget's
