@@ -294,7 +294,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 				// fail, the fallback still holds the key for it.
 				b.fallback.pause(k.m, now, sp, swhy, &b.cfg, k.custom)
 			}
-			*g = lease{Lease: l, at: now}
+			*g = lease{Lease: l, at: now, floor: g.floor} // the Crawl-delay the request carries stays for its next try
 			return hold{Hold: h}, ok, b.answered(), nil
 		}
 		if ctx.Err() != nil {
