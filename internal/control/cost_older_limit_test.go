@@ -81,3 +81,89 @@ func TestOlderAnswerKeepsLatestLimit(t *testing.T) {
 		})
 	}
 }
+
+// A request granted after a had answered with nothing (charged to the
+// level, which moved the quota's mark past a); a's answer, the first to
+// state the quota since, stated a lowered limit, and was read as
+// overtaken: the key kept 10000, and a request of 6000 was not failed.
+// Only an answer that stated the unit makes another older.
+func TestLimitAfterBareAnswerTaken(t *testing.T) {
+	var s State
+	cfg := Config{}
+	var p Lease
+	p.SetCost(Cost{Tokens: 100})
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &p); !ok {
+		t.Fatal("first request held")
+	}
+	s.Release(t0, &cfg, &p, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(10000, 9900, 600*time.Millisecond)})
+
+	now := t0.Add(time.Second)
+	var a, b Lease
+	a.SetCost(Cost{Tokens: 1000})
+	b.SetCost(Cost{Tokens: 1000})
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
+		t.Fatal("a held")
+	}
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &b); !ok {
+		t.Fatal("b held")
+	}
+	now = now.Add(time.Second)
+	// b: a bare answer (a proxy's, or a cached one's headers stripped).
+	s.Release(now, &cfg, &b, &Outcome{First: true, Served: true, Bytes: -1})
+	now = now.Add(10 * time.Millisecond)
+	// a: the limit lowered to 5000.
+	s.Release(now, &cfg, &a, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(5000, 3000, 24*time.Second)})
+
+	for _, v := range s.View(now).Policies {
+		if v.Unit == "tokens" && v.Quota != 5000 {
+			t.Errorf("quota %d, want 5000: the answer to a is the only one to state the limit since the first", v.Quota)
+		}
+	}
+	if ex := s.Excess(now, &Cost{Tokens: 6000}); ex.Unit == "" {
+		t.Errorf("a cost of 6000 is not beyond the limit of 5000 the latest statement gives")
+	}
+}
+
+// The limit raised from 5000 to 10000: b's answer stated 8000 of 10000
+// left; a's, overtaken on the way, 3000 of the old 5000. Its limit was
+// left, but its remaining, a level under the old limit, replaced the
+// latest (only a lower level is news, which holds within one limit), and
+// a request of 6000 that 8000 covered was held 18 s.
+func TestOutdatedAnswerLevelLeft(t *testing.T) {
+	var s State
+	cfg := Config{}
+	var p Lease
+	p.SetCost(Cost{Tokens: 100})
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &p); !ok {
+		t.Fatal("first request held")
+	}
+	s.Release(t0, &cfg, &p, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(5000, 4900, 1200*time.Millisecond)})
+
+	now := t0.Add(time.Second)
+	var a, b Lease
+	a.SetCost(Cost{Tokens: 1000})
+	b.SetCost(Cost{Tokens: 1000})
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
+		t.Fatal("a held")
+	}
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &b); !ok {
+		t.Fatal("b held")
+	}
+	now = now.Add(time.Second)
+	s.Release(now, &cfg, &b, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(10000, 8000, 12*time.Second)})
+	now = now.Add(10 * time.Millisecond)
+	s.Release(now, &cfg, &a, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(5000, 3000, 24*time.Second)})
+	for _, v := range s.View(now).Policies {
+		if v.Unit == "tokens" {
+			t.Logf("quota %d remaining %d refill %.1f/s", v.Quota, v.Remaining, v.Refill)
+			if v.Remaining < 7000 {
+				t.Errorf("remaining %d after the outdated answer (3000 of the old 5000), want about 8000, the latest", v.Remaining)
+			}
+		}
+	}
+	var c Lease
+	c.SetCost(Cost{Tokens: 6000})
+	if h, ok := s.Acquire(now, &cfg, Ask{}, &c); !ok {
+		t.Errorf("a request of 6000 held %v until +%v with 8000 of 10000 left", h.Reason, h.Until().Sub(now))
+	}
+}

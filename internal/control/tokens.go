@@ -704,7 +704,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		}
 		stated = true
 		seen[q.index(c)] = true
-		if u := &c.units[q.unit]; served && pq.Limit >= 0 && !q.outdated(l, pq) {
+		if u := &c.units[q.unit]; served && pq.Limit >= 0 && !c.outdated(q, l, pq) {
 			// A cost above the limit the answer states, which the
 			// server did: one so large fits (an estimate over what it
 			// counts). A new limit forgets what fitted the old one;
@@ -949,7 +949,7 @@ func (q *costQuota) index(c *costs) int {
 func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refused, rejected bool) bool {
 	q.seen = now
 	q.refill = refills(pq.Dialect)
-	outdated := q.outdated(l, pq)
+	outdated := c.outdated(q, l, pq)
 	if pq.Limit >= 0 && !outdated {
 		limit := min(pq.Limit, maxQuota)
 		if limit != q.q {
@@ -957,10 +957,13 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 		}
 		q.q = limit
 	}
-	if pq.Window > 0 && (q.w <= 0 || !q.older(l)) {
+	if pq.Window > 0 && (q.w <= 0 || l.seq >= c.units[q.unit].mark) {
 		q.w = window(pq.Window)
 	}
-	if pq.Remaining < 0 {
+	if pq.Remaining < 0 || outdated {
+		// An outdated answer's remaining is of the limit before too: 3000
+		// of 5000, read after 8000 of the 10000 it was raised to, held a
+		// request of 6000 18 s.
 		return false
 	}
 	r := min(pq.Remaining, maxQuota)
@@ -971,7 +974,7 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 		switch {
 		case q.q > 0 && q.w > 0:
 			q.rate = float64(q.q) / float64(q.w)
-		case q.q > r+1 && pq.Reset > 0 && !outdated:
+		case q.q > r+1 && pq.Reset > 0:
 			// Remaining is a whole number of tokens, the fraction of the
 			// next one left out, and the reset is rounded up and measured
 			// from an instant that is never late: the limit less the
@@ -1035,14 +1038,16 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 // observation: l was granted before the request it observed.
 func (q *costQuota) older(l *Lease) bool { return q.live && l.seq < q.mark }
 
-// outdated reports whether pq, the answer to l, is older than q's latest
-// observation and states another limit: written before it and overtaken
-// on the way, it restates a limit the server has changed since, and the
-// key keeps the latest (with its window and refill rate). Taken, a quota
-// lowered from 10000 to 5000 read 10000 again, and a request the quota
-// can never cover was sent rather than failed.
-func (q *costQuota) outdated(l *Lease, pq *parse.Quota) bool {
-	return q.older(l) && q.q >= 0 && pq.Limit >= 0 && min(pq.Limit, maxQuota) != q.q
+// outdated reports whether pq, the answer to l, states another limit than
+// q's and is older than the latest answer that stated q's unit (l was
+// granted before that answer's request; a charge of an answer that stated
+// nothing does not count, as it states no limit): written before it and
+// overtaken on the way, it restates a limit the server has changed since,
+// and the key keeps the latest (with its window, refill rate and level).
+// Taken, a quota lowered from 10000 to 5000 read 10000 again, and a
+// request the quota can never cover was sent rather than failed.
+func (c *costs) outdated(q *costQuota, l *Lease, pq *parse.Quota) bool {
+	return q.live && l.seq < c.units[q.unit].mark && q.q >= 0 && pq.Limit >= 0 && min(pq.Limit, maxQuota) != q.q
 }
 
 // anthropicSplit reports whether quotas hold Anthropic's input or output
