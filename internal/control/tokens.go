@@ -957,13 +957,10 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 		}
 		q.q = limit
 	}
-	if pq.Window > 0 && (q.w <= 0 || l.seq >= c.units[q.unit].mark) {
+	if pq.Window > 0 && (q.w <= 0 || !outdated) {
 		q.w = window(pq.Window)
 	}
-	if pq.Remaining < 0 || outdated {
-		// An outdated answer's remaining is of the limit before too: 3000
-		// of 5000, read after 8000 of the 10000 it was raised to, held a
-		// request of 6000 18 s.
+	if pq.Remaining < 0 {
 		return false
 	}
 	r := min(pq.Remaining, maxQuota)
@@ -1039,15 +1036,17 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 func (q *costQuota) older(l *Lease) bool { return q.live && l.seq < q.mark }
 
 // outdated reports whether pq, the answer to l, states another limit than
-// q's and is older than the latest answer that stated q's unit (l was
-// granted before that answer's request; a charge of an answer that stated
-// nothing does not count, as it states no limit): written before it and
-// overtaken on the way, it restates a limit the server has changed since,
-// and the key keeps the latest (with its window, refill rate and level).
+// q's and is older than q's latest observation and than the latest answer
+// that stated q's unit (l was granted before the requests of both): written
+// before them and overtaken on the way, it restates a limit the server
+// has changed since, and the key keeps the latest, with its window and
+// refill rate; its level is taken only if lower, as any older answer's.
 // Taken, a quota lowered from 10000 to 5000 read 10000 again, and a
-// request the quota can never cover was sent rather than failed.
+// request the quota can never cover was sent rather than failed. (Older
+// than q's observation alone, the charge of an answer that stated nothing
+// made an answer outdated; older than the unit's alone, another quota's.)
 func (c *costs) outdated(q *costQuota, l *Lease, pq *parse.Quota) bool {
-	return q.live && l.seq < c.units[q.unit].mark && q.q >= 0 && pq.Limit >= 0 && min(pq.Limit, maxQuota) != q.q
+	return q.live && l.seq < q.mark && l.seq < c.units[q.unit].mark && q.q >= 0 && pq.Limit >= 0 && min(pq.Limit, maxQuota) != q.q
 }
 
 // anthropicSplit reports whether quotas hold Anthropic's input or output
