@@ -12,6 +12,31 @@ func tokensQuota(limit, remaining int64, reset time.Duration) []parse.Quota {
 	return []parse.Quota{{Unit: "tokens", Limit: limit, Remaining: remaining, Reset: reset, Dialect: "openai"}}
 }
 
+// twoInFlight returns a state whose first request (100 tokens) was
+// answered at t0 with first, and two requests granted a second later, a
+// (1000 tokens) and then b (costing bCost), in flight.
+func twoInFlight(t *testing.T, first []parse.Quota, bCost Cost) (s *State, cfg *Config, a, b *Lease, now time.Time) {
+	t.Helper()
+	s, cfg = new(State), new(Config)
+	var p Lease
+	p.SetCost(Cost{Tokens: 100})
+	if _, ok := s.Acquire(t0, cfg, Ask{}, &p); !ok {
+		t.Fatal("first request held")
+	}
+	s.Release(t0, cfg, &p, &Outcome{First: true, Served: true, Bytes: -1, Quotas: first})
+	now = t0.Add(time.Second)
+	a, b = new(Lease), new(Lease)
+	a.SetCost(Cost{Tokens: 1000})
+	b.SetCost(bCost)
+	if _, ok := s.Acquire(now, cfg, Ask{}, a); !ok {
+		t.Fatal("a held")
+	}
+	if _, ok := s.Acquire(now, cfg, Ask{}, b); !ok {
+		t.Fatal("b held")
+	}
+	return s, cfg, a, b, now
+}
+
 // An answer to a request granted before the one of the latest observation
 // restated the limit the server had before: a quota lowered from 10000 to
 // 5000 a minute read 10000 again, with its refill rate, so a request of
@@ -32,31 +57,13 @@ func TestOlderAnswerKeepsLatestLimit(t *testing.T) {
 		{name: "raised", from: 5000, to: 10000, left: 8000, fits: 6000, wantQuota: 10000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var s State
-			cfg := Config{}
-			var p Lease
-			p.SetCost(Cost{Tokens: 100})
-			if _, ok := s.Acquire(t0, &cfg, Ask{}, &p); !ok {
-				t.Fatal("first request held")
-			}
-			s.Release(t0, &cfg, &p, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(tc.from, tc.from-100, 600*time.Millisecond)})
-
-			now := t0.Add(time.Second)
-			var a, b Lease
-			a.SetCost(Cost{Tokens: 1000})
-			b.SetCost(Cost{Tokens: 1000})
-			if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
-				t.Fatal("a held")
-			}
-			if _, ok := s.Acquire(now, &cfg, Ask{}, &b); !ok {
-				t.Fatal("b held")
-			}
+			s, cfg, a, b, now := twoInFlight(t, tokensQuota(tc.from, tc.from-100, 600*time.Millisecond), Cost{Tokens: 1000})
 			// b's answer first, with the new limit; a's, written before
 			// and overtaken on the way, with the old one.
 			now = now.Add(time.Second)
-			s.Release(now, &cfg, &b, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(tc.to, tc.left, time.Duration(tc.to-tc.left-1)*time.Minute/time.Duration(tc.to))})
+			s.Release(now, cfg, b, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(tc.to, tc.left, time.Duration(tc.to-tc.left-1)*time.Minute/time.Duration(tc.to))})
 			now = now.Add(10 * time.Millisecond)
-			s.Release(now, &cfg, &a, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(tc.from, tc.from-2000, 12*time.Second)})
+			s.Release(now, cfg, a, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(tc.from, tc.from-2000, 12*time.Second)})
 
 			for _, v := range s.View(now).Policies {
 				if v.Unit == "tokens" && v.Quota != tc.wantQuota {
@@ -74,7 +81,7 @@ func TestOlderAnswerKeepsLatestLimit(t *testing.T) {
 			if tc.held > 0 {
 				var c Lease
 				c.SetCost(Cost{Tokens: tc.held})
-				if _, ok := s.Acquire(now.Add(8*time.Second), &cfg, Ask{}, &c); ok {
+				if _, ok := s.Acquire(now.Add(8*time.Second), cfg, Ask{}, &c); ok {
 					t.Errorf("a request of %d went 8 s after %d were left of %d a minute", tc.held, tc.left, tc.to)
 				}
 			}
@@ -88,31 +95,13 @@ func TestOlderAnswerKeepsLatestLimit(t *testing.T) {
 // overtaken: the key kept 10000, and a request of 6000 was not failed.
 // Only an answer that stated the unit makes another older.
 func TestLimitAfterBareAnswerTaken(t *testing.T) {
-	var s State
-	cfg := Config{}
-	var p Lease
-	p.SetCost(Cost{Tokens: 100})
-	if _, ok := s.Acquire(t0, &cfg, Ask{}, &p); !ok {
-		t.Fatal("first request held")
-	}
-	s.Release(t0, &cfg, &p, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(10000, 9900, 600*time.Millisecond)})
-
-	now := t0.Add(time.Second)
-	var a, b Lease
-	a.SetCost(Cost{Tokens: 1000})
-	b.SetCost(Cost{Tokens: 1000})
-	if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
-		t.Fatal("a held")
-	}
-	if _, ok := s.Acquire(now, &cfg, Ask{}, &b); !ok {
-		t.Fatal("b held")
-	}
+	s, cfg, a, b, now := twoInFlight(t, tokensQuota(10000, 9900, 600*time.Millisecond), Cost{Tokens: 1000})
 	now = now.Add(time.Second)
 	// b: a bare answer (a proxy's, or a cached one's headers stripped).
-	s.Release(now, &cfg, &b, &Outcome{First: true, Served: true, Bytes: -1})
+	s.Release(now, cfg, b, &Outcome{First: true, Served: true, Bytes: -1})
 	now = now.Add(10 * time.Millisecond)
 	// a: the limit lowered to 5000.
-	s.Release(now, &cfg, &a, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(5000, 3000, 24*time.Second)})
+	s.Release(now, cfg, a, &Outcome{First: true, Served: true, Bytes: -1, Quotas: tokensQuota(5000, 3000, 24*time.Second)})
 
 	for _, v := range s.View(now).Policies {
 		if v.Unit == "tokens" && v.Quota != 5000 {
@@ -144,33 +133,16 @@ func TestOtherQuotaOfUnitNotOutdated(t *testing.T) {
 		{"b free", Cost{}, 50000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var s State
-			cfg := Config{}
-			var p Lease
-			p.SetCost(Cost{Tokens: 100})
-			if _, ok := s.Acquire(t0, &cfg, Ask{}, &p); !ok {
-				t.Fatal("first request held")
-			}
-			s.Release(t0, &cfg, &p, &Outcome{First: true, Served: true, Bytes: -1, Quotas: []parse.Quota{
+			s, cfg, a, b, now := twoInFlight(t, []parse.Quota{
 				quota("minute", 10000, 9900, time.Minute, 50*time.Second),
 				quota("day", 100000, 99900, 24*time.Hour, 20*time.Hour),
-			}})
-			now := t0.Add(time.Second)
-			var a, b Lease
-			a.SetCost(Cost{Tokens: 1000})
-			b.SetCost(tc.bCost)
-			if _, ok := s.Acquire(now, &cfg, Ask{}, &a); !ok {
-				t.Fatal("a held")
-			}
-			if _, ok := s.Acquire(now, &cfg, Ask{}, &b); !ok {
-				t.Fatal("b held")
-			}
+			}, tc.bCost)
 			now = now.Add(time.Second)
-			s.Release(now, &cfg, &b, &Outcome{First: true, Served: true, Bytes: -1, Quotas: []parse.Quota{
+			s.Release(now, cfg, b, &Outcome{First: true, Served: true, Bytes: -1, Quotas: []parse.Quota{
 				quota("minute", 10000, 8000, time.Minute, 48*time.Second),
 			}})
 			now = now.Add(10 * time.Millisecond)
-			s.Release(now, &cfg, &a, &Outcome{First: true, Served: true, Bytes: -1, Quotas: []parse.Quota{
+			s.Release(now, cfg, a, &Outcome{First: true, Served: true, Bytes: -1, Quotas: []parse.Quota{
 				quota("day", 50000, 40000, 24*time.Hour, 20*time.Hour),
 			}})
 			for _, v := range s.View(now).Policies {
