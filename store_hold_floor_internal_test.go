@@ -12,16 +12,7 @@ import (
 // no floor, and a local entry made anew for it (its old one swept while
 // it waited) paced the origin by nothing.
 func TestStoreHoldKeepsFloor(t *testing.T) {
-	st := &failableStore{}
-	b := &Budget{Store: st}
-	b.init()
-	k := originKey("http", "api.test")
-	t0 := time.Now()
-	if err := st.Update(t.Context(), k.m.String(), func(s *KeyState) {
-		s.c.PauseUntil(t0, &b.cfg, t0.Add(30*time.Second), control.ReasonRetryAfter)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	b, _, k, t0 := pausedInStore(t)
 	g := lease{floor: 10 * time.Second}
 	if _, ok, _, _ := b.acquire(t.Context(), k, t0.Add(time.Second), control.Ask{}, &g); ok {
 		t.Fatal("granted inside the Store's pause")

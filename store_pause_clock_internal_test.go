@@ -34,16 +34,7 @@ func (s *failableStore) Wait(ctx context.Context, key string, gen uint64, until 
 // 30s, beyond MaxPause, which the Store's path (Bound) keeps to. A pause
 // uses the state at its instant now.
 func TestCopiedPauseAfterClockStepBack(t *testing.T) {
-	st := &failableStore{}
-	b := &Budget{Store: st}
-	b.init()
-	k := originKey("http", "api.test")
-	t0 := time.Now()
-	if err := st.Update(t.Context(), k.m.String(), func(s *KeyState) {
-		s.c.PauseUntil(t0, &b.cfg, t0.Add(30*time.Second), control.ReasonRetryAfter)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	b, st, k, t0 := pausedInStore(t)
 	var g lease
 	if _, ok, _, _ := b.acquire(t.Context(), k, t0.Add(time.Second), control.Ask{}, &g); ok {
 		t.Fatal("granted inside the Store's pause")
@@ -55,4 +46,21 @@ func TestCopiedPauseAfterClockStepBack(t *testing.T) {
 	if !ok && h.Until().Sub(back) > control.MaxPause {
 		t.Errorf("Store failing, clock stepped back 48h: the fallback holds the key %v (until %v), beyond MaxPause %v", h.Until().Sub(back), h.Until(), control.MaxPause)
 	}
+}
+
+// pausedInStore returns a Budget over a failableStore, and an origin's key
+// the Store pauses for 30 s from t0, now.
+func pausedInStore(t *testing.T) (b *Budget, st *failableStore, k budgetKey, t0 time.Time) {
+	t.Helper()
+	st = &failableStore{}
+	b = &Budget{Store: st}
+	b.init()
+	k = originKey("http", "api.test")
+	t0 = time.Now()
+	if err := st.Update(t.Context(), k.m.String(), func(s *KeyState) {
+		s.c.PauseUntil(t0, &b.cfg, t0.Add(30*time.Second), control.ReasonRetryAfter)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return b, st, k, t0
 }
