@@ -29,7 +29,7 @@ type State struct {
 	// itself.
 	Key         string
 	At          time.Time // the instant the State describes
-	InFlight    int       // requests sent and not yet answered (or whose lease has not expired)
+	InFlight    int       // requests sent and not yet answered, or whose body still streams (until their lease expires)
 	PauseUntil  time.Time // no request starts before this; zero or past when not paused
 	PauseReason Reason    // why, while paused
 	Probing     bool      // the next request goes alone, and the others wait for its answer
