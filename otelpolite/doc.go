@@ -47,8 +47,11 @@
 // with a request (a Store's event may have none). A host too long for
 // polite to keep (beyond a DNS name and a port), whose key holds its
 // digest ("http://~sha256-…"), is named by that digest in S and K alike,
-// with no port; under a custom key, by "~sha256-" and the SHA-256 of the
-// host in lower case: a hostile link's host of a megabyte is never kept.
+// with no port; under a custom key, and on the requests counter, by the
+// digest polite would keep for the origin ("~sha256-" and the SHA-256 of
+// the host in lower case, without a trailing dot, with its port unless the
+// scheme's own), the same but for a Unicode host, which polite converts
+// to ASCII first: a hostile link's host of a megabyte is never kept.
 //
 // A refusal is a 429 or 503 response, or a 403 that polite read as one
 // (with Retry-After or a spent quota, as GitHub refuses): each one is

@@ -255,7 +255,7 @@ func (m *Metrics) attrs(e polite.Event, which attrBits) *options {
 	k := attrKey{which: which}
 	if e.Request != nil && e.Request.URL != nil {
 		host, port := hostPort(e.Request.URL.Scheme, e.Request.URL.Host)
-		if long, ok := longHost(e, host); ok {
+		if long, ok := longHost(e, e.Request.URL.Scheme, host, port); ok {
 			host, port = long, 0
 		}
 		k.host, k.port = m.host(host, port)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,7 +155,7 @@ func keyAttrs(e polite.Event) []attribute.KeyValue {
 			scheme, hostport = s, h
 		}
 		host, port := hostPort(scheme, hostport)
-		if long, ok := longHost(e, host); ok {
+		if long, ok := longHost(e, scheme, host, port); ok {
 			return append(kv, attribute.String("server.address", long))
 		}
 		host = strings.Clone(validText(strings.TrimSuffix(strings.ToLower(host), ".")))
@@ -218,21 +219,39 @@ func originOnly(key string) bool {
 // a DNS name (253 bytes, RFC 1035 §2.3.4) and a port.
 const maxHostLen = 253 + len(":65535")
 
-// longHost returns the name that stands for host, the host of e's
-// request, when it is too long to name (a link's or a redirect's, up to
-// net/http's megabyte of header), and reports whether it is: the digest
-// polite keeps in e's key when the key is the request's origin
-// ("~sha256-…", as the quota gauge names it too), else "~sha256-" and the
-// hex SHA-256 of the host in lower case.
-func longHost(e polite.Event, host string) (string, bool) {
+// longHost returns the name that stands for host and port, those of e's
+// request (scheme its scheme), when it is too long to name (a link's or a
+// redirect's, up to net/http's megabyte of header), and reports whether it
+// is: the digest polite keeps in e's key when the key is the request's
+// origin ("~sha256-…", as the quota gauge names it too), else the digest
+// polite keeps for such an origin: "~sha256-" and the hex SHA-256 of its
+// host in lower case, without a trailing dot, and ":" and its port unless
+// the scheme's own, when that is longer than polite keeps. (Hashed alone,
+// with a port or a trailing dot, the host was named otherwise by the
+// requests counter than by the events and the gauge.) A host polite
+// converts to ASCII (IDNA) is hashed as the request spells it.
+func longHost(e polite.Event, scheme, host string, port int) (string, bool) {
 	if _, h, ok := digestOrigin(e.Key); ok {
 		return h, true
 	}
-	if len(host) <= maxHostLen {
+	if len(host) <= maxHostLen-len(":65535") {
+		return "", false // with any port, no longer than polite keeps
+	}
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if !defaultPort(scheme, port) {
+		h += ":" + strconv.Itoa(port)
+	}
+	if len(h) <= maxHostLen {
 		return "", false
 	}
-	sum := sha256.Sum256([]byte(strings.ToLower(host)))
+	sum := sha256.Sum256([]byte(h))
 	return "~sha256-" + hex.EncodeToString(sum[:]), true
+}
+
+// defaultPort reports whether port is scheme's own (or none), which an
+// origin's key leaves out.
+func defaultPort(scheme string, port int) bool {
+	return port == 0 || port == 80 && strings.EqualFold(scheme, "http") || port == 443 && strings.EqualFold(scheme, "https")
 }
 
 // digestOrigin reports whether key is an origin whose host polite keeps as
