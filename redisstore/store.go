@@ -373,7 +373,18 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		var pre []byte // the state before, when a swap taking a lease may get a limit
 		ahead := sh.ahead(e)
 		if s.timed && ahead != 0 {
-			pre, _ = st.MarshalBinary()
+			if b, err := st.MarshalBinary(); err == nil {
+				// A zero state (the key past its expiry, or new to
+				// Redis) marshals to nothing: it is still the state
+				// before, and a swap taking a lease from it gets its
+				// limit too. (Left nil, the first request to a key
+				// idle past its Expiry kept its lease when Redis ran
+				// its swap late: every process held for Lease.)
+				if b == nil {
+					b = []byte{}
+				}
+				pre = b
+			}
 		}
 		if pre != nil && len(batch) > 1 {
 			if mine, others := split(batch, pre, &st); len(others) > 0 {
