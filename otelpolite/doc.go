@@ -51,7 +51,10 @@
 // digest polite would keep for the origin ("~sha256-" and the SHA-256 of
 // the host in lower case, without a trailing dot, with its port unless the
 // scheme's own), the same but for a Unicode host, which polite converts
-// to ASCII first: a hostile link's host of a megabyte is never kept.
+// to ASCII first, and for authorities polite splits or normalises
+// otherwise (a port of 0, above 65535 or of more than five digits, an IPv6
+// literal with a zone, a second colon): a hostile link's host of a
+// megabyte is never kept.
 //
 // A refusal is a 429 or 503 response, or a 403 that polite read as one
 // (with Retry-After or a spent quota, as GitHub refuses): each one is
