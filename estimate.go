@@ -49,9 +49,10 @@ const estimateLimit = llmcost.Limit
 // it closes what GetBody returns. It reads while the request's context
 // lasts: the context's end closes the body, and the request costs the zero
 // Cost (a body whose Close does not interrupt its Read, such as
-// io.NopCloser over a pipe, is read until its Read returns). A request
-// without GetBody, or whose body is not a JSON object of the API's shape,
-// costs the zero Cost. The estimate takes time linear in the bytes read,
+// io.NopCloser over a pipe, is read until its Read returns; one whose Read
+// returns no byte and no error 100 times in a row costs the zero Cost). A
+// request without GetBody, or whose body is not a JSON object of the API's
+// shape, costs the zero Cost. The estimate takes time linear in the bytes read,
 // whatever they are.
 //
 // # Accuracy

@@ -58,8 +58,9 @@ const (
 	//	anthropic-ratelimit-tokens-limit: 38000
 	//	anthropic-ratelimit-tokens-remaining: 36488
 	//	anthropic-ratelimit-tokens-reset: 2025-08-21T12:41:04Z
-	// A refusal carries the same fields, retry-after in seconds and an
-	// error body of type "rate_limit_error".
+	// A refusal carries the same fields, retry-after in seconds (none for a
+	// request that can never fit) and an error body of type
+	// "rate_limit_error".
 	AnthropicAPI API = "anthropic"
 )
 
@@ -130,8 +131,9 @@ type TokenConfig struct {
 
 	// RetryAfter, if true, adds retry-after (seconds, rounded up) and
 	// retry-after-ms to OpenAIAPI refusals, as Azure OpenAI sends them;
-	// OpenAI itself often sends neither. AnthropicAPI refusals always carry
-	// retry-after.
+	// OpenAI itself often sends neither. AnthropicAPI refusals carry
+	// retry-after, unless the request can never fit (it costs more than a
+	// whole quota), as Handler sends none when no policy ever will.
 	RetryAfter bool
 }
 

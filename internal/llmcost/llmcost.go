@@ -190,8 +190,9 @@ func (e Estimate) Total() int64 { return addSat(e.Input, e.Output) }
 // Read estimates the body read from r, at most limit bytes of it (Limit if
 // limit is not positive), for a request to path. It reports false when path
 // is not a recognised endpoint, when the body is not a JSON object of the
-// endpoint's shape, or when reading fails. It reads r only; closing it is
-// the caller's duty.
+// endpoint's shape, or when reading fails (an error, or 100 reads in a
+// row that return nothing). It reads r only; closing it is the caller's
+// duty.
 //
 // Read never asks r for a byte past the bound: a body that reaches it
 // unfinished is taken as cut there ([Estimate].Truncated), whether or not
@@ -213,8 +214,20 @@ func Read(r io.Reader, path string, limit int64) (Estimate, bool) {
 	s := newScanner(k, limit)
 	buf := buffers.Get().(*[4 << 10]byte)
 	defer buffers.Put(buf)
+	empty := 0 // reads in a row that returned nothing and no error
 	for s.left > 0 && !s.failed {
 		n, err := r.Read(buf[:min(int64(len(buf)), s.left)])
+		if n == 0 && err == nil {
+			// A reader that makes no progress is read no longer, as
+			// bufio gives up on one (io.ErrNoProgress): read for ever, a
+			// body closed at its context's end and answering (0, nil)
+			// held RoundTrip for good.
+			if empty++; empty >= maxEmptyReads {
+				return Estimate{}, false
+			}
+			continue
+		}
+		empty = 0
 		s.Write(buf[:n])
 		if err == io.EOF {
 			return s.result()
@@ -227,6 +240,10 @@ func Read(r io.Reader, path string, limit int64) (Estimate, bool) {
 	s.more = !s.failed
 	return s.result()
 }
+
+// maxEmptyReads is how many reads in a row may return no byte and no
+// error before Read fails, as bufio's readers allow.
+const maxEmptyReads = 100
 
 // buffers holds Read's buffers.
 var buffers = sync.Pool{New: func() any { return new([4 << 10]byte) }}
