@@ -394,13 +394,8 @@ func (c *ceilings) learn(k memKey, r *reservation, now time.Time, out *control.O
 // on a whole site.
 func paces(qs []parse.Quota, cost control.Cost) bool {
 	for i := range qs {
-		switch u := qs[i].Unit; u {
-		case "", "request", "requests", "concurrent-requests", "content-bytes":
+		if u := qs[i].Unit; !costUnit(u) || cost.In(u) > 0 {
 			return true
-		default:
-			if cost.In(u) > 0 {
-				return true
-			}
 		}
 	}
 	return false

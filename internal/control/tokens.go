@@ -1046,7 +1046,7 @@ func (q *costQuota) older(l *Lease) bool { return q.live && l.seq < q.mark }
 // than q's observation alone, the charge of an answer that stated nothing
 // made an answer outdated; older than the unit's alone, another quota's.)
 func (c *costs) outdated(q *costQuota, l *Lease, pq *parse.Quota) bool {
-	return q.live && l.seq < q.mark && l.seq < c.units[q.unit].mark && q.q >= 0 && pq.Limit >= 0 && min(pq.Limit, maxQuota) != q.q
+	return q.older(l) && l.seq < c.units[q.unit].mark && q.q >= 0 && pq.Limit >= 0 && min(pq.Limit, maxQuota) != q.q
 }
 
 // anthropicSplit reports whether quotas hold Anthropic's input or output
