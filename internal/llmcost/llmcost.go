@@ -34,7 +34,8 @@
 // tokens than prose), half a token for each character of two UTF-8 bytes
 // (Latin accents, Greek, Cyrillic, Hebrew, Arabic) and a whole token for
 // each character of three or four (Chinese, Japanese, Korean, emoji),
-// rounded up; \u escapes count as the character they stand for. Text is
+// rounded up; \u escapes count as the character they stand for (a lone
+// half of a surrogate pair as U+FFFD, as a JSON decoder reads it). Text is
 // the string values inside the prompt fields, except message roles and
 // block types; inside tool definitions and schemas, object keys count as
 // text too. Each message (an object in "messages", or in an "input" array)
@@ -50,6 +51,9 @@
 //
 // Where the body sets no output bound the estimate reserves
 // [DefaultMaxTokens] (16 for legacy completions, the API's own default).
+// A member given twice counts as its last value, as the server's decoder
+// reads it; an output bound or "n" that is not a whole number (null, 1e3)
+// counts as not set.
 //
 // # Accuracy
 //

@@ -112,6 +112,7 @@ type scanner struct {
 	count  bool  // its text counts
 	esc    uint8 // 0; 1 after '\'; 2 to 5 before the 1st to 4th hex digit of \u
 	hex    rune
+	hi     bool // the last thing read was the escape of a high surrogate
 	keyBuf [24]byte
 	keyLen int  // may exceed len(keyBuf): then no known key
 	keyEsc bool // the key has a character past ASCII, escaped: no known key
@@ -320,6 +321,11 @@ func (s *scanner) value(c byte) {
 		s.fail() // the body must be an object
 		return
 	}
+	if s.depth == 1 && s.top >= fMaxTokens {
+		// A member given twice is read as its last value, as decoders
+		// do; one that is no whole number (null, say) sets no bound.
+		s.ints[s.top] = -1
+	}
 	tokens := s.top == fInput || s.top == fPrompt
 	if tokens && (inArray && s.depth == 2 || s.depth == 1 && c == '"') {
 		s.inputs++
@@ -329,7 +335,7 @@ func (s *scanner) value(c byte) {
 	}
 	switch {
 	case c == '"':
-		s.st, s.key, s.esc = stString, false, 0
+		s.st, s.key, s.esc, s.hi = stString, false, 0, false
 		switch {
 		case s.depth == 0 || !s.top.prompt():
 			s.count = false
@@ -397,7 +403,7 @@ func (s *scanner) endNumber() {
 }
 
 func (s *scanner) startKey() {
-	s.st, s.key, s.esc = stString, true, 0
+	s.st, s.key, s.esc, s.hi = stString, true, 0, false
 	s.keyLen, s.keyEsc = 0, false
 	s.count = s.depth >= 2 && s.top == fTools
 }
@@ -427,6 +433,7 @@ func (s *scanner) endKey() {
 // run reads a plain run of string bytes (no quote, backslash or control
 // byte) that weighs u.
 func run[T string | []byte](s *scanner, p T, u int64) {
+	s.hi = false
 	if s.key {
 		if s.keyLen < len(s.keyBuf) {
 			copy(s.keyBuf[s.keyLen:], p)
@@ -502,7 +509,7 @@ func (s *scanner) stringByte(c byte) {
 	case 1:
 		switch c {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			s.esc = 0
+			s.esc, s.hi = 0, false
 			s.text(escapeWeight(c))
 			s.keyByte(unescape(c))
 		case 'u':
@@ -531,15 +538,18 @@ func (s *scanner) stringByte(c byte) {
 		if s.hex >= 0x80 {
 			s.keyEsc = s.keyEsc || s.key // every known key is ASCII
 		}
+		hi := s.hi
+		s.hi = s.hex >= 0xD800 && s.hex <= 0xDBFF
 		switch r := s.hex; {
 		case r < 0x80:
 			s.text(weight(byte(r)))
 			s.keyByte(byte(r))
 		case r < 0x800:
 			s.text(2)
-		case r >= 0xDC00 && r <= 0xDFFF:
+		case r >= 0xDC00 && r <= 0xDFFF && hi:
 			// The second half of a surrogate pair: the first counted.
 		default:
+			// A lone half of a pair is read as U+FFFD, a 3-byte character.
 			s.text(4)
 		}
 	}
