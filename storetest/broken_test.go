@@ -51,6 +51,10 @@ type remote struct {
 	// subscription made for each Wait): a change another process made
 	// before the Wait is not seen.
 	waitOwnGen bool
+	// subscribeLate: Wait reads the Generation and subscribes to wakes in
+	// two steps, a round trip of a millisecond apart (GET, then
+	// SUBSCRIBE): a wake between them is lost.
+	subscribeLate bool
 
 	mu    sync.Mutex
 	vals  map[string][]byte
@@ -197,6 +201,11 @@ func (c *client) Wait(ctx context.Context, key string, gen uint64, until time.Ti
 			c.r.mu.Unlock()
 			return nil
 		}
+		if c.r.subscribeLate {
+			c.r.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			c.r.mu.Lock()
+		}
 		reg := c.registry()
 		ch := reg[key]
 		if ch == nil {
@@ -291,6 +300,8 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 			(&remote{keepFirstTTL: true}).client},
 		{"WaitComparesOwnGeneration", "compares Wait's generation with the one its own process last saw, missing a change another process made before the Wait",
 			(&remote{waitOwnGen: true}).client},
+		{"SubscribesAfterReading", "reads the Generation and subscribes to wakes in two steps, losing a wake that comes between them",
+			(&remote{subscribeLate: true}).client},
 		{"UpdateNilWhenCanceled", "returns nil from Update without calling fn when its context has ended",
 			func() polite.Store { return &canceledNil{} }},
 	} {

@@ -110,7 +110,8 @@ func testUpdateEndedContext(t *testing.T, st polite.Store, key string) {
 //     waiters of the other;
 //   - a Wait through one handle for a change past the Generation its own
 //     Update returned returns at once when the other handle made it grow
-//     meanwhile: the wake is not lost between the Update and the Wait.
+//     meanwhile: the wake is not lost between the Update and the Wait,
+//     nor as the Wait starts.
 func TestSharedStore(t *testing.T, newPair func(t *testing.T) (polite.Store, polite.Store)) {
 	run := fmt.Sprintf("storetest/shared/%d/", time.Now().UnixNano())
 	tests := []struct {
@@ -121,6 +122,7 @@ func TestSharedStore(t *testing.T, newPair func(t *testing.T) (polite.Store, pol
 		{"ReadsAcross", testReadsAcross},
 		{"WakesAcross", testWakesAcross},
 		{"WakeNotLostAcross", testWakeNotLostAcross},
+		{"WakeAsWaitStartsAcross", testWakeAsWaitStartsAcross},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,4 +198,44 @@ func testWakeNotLostAcross(t *testing.T, a, b polite.Store, key string) {
 	if err := a.Wait(ctx, key, gen, start.Add(wakeWithin+time.Second)); err != nil || time.Since(start) > wakeWithin {
 		t.Errorf("Wait through one handle past the Generation its Update returned, grown since through the other = %v after %v, want nil at once", err, time.Since(start))
 	}
+}
+
+// wakeAsWaitStarts checks that an Update through updater that makes
+// Generation grow as a Wait through waiter starts, between its reading the
+// Generation and its subscribing to wakes, wakes it: a store that does the
+// two in separate steps (a read, then a subscription, each a round trip)
+// loses such a wake, and its waiter waits for its deadline. The Updates
+// come 0 to 3 ms after each Wait is called, to cover the steps of a store
+// in another process.
+func wakeAsWaitStarts(t *testing.T, waiter, updater polite.Store, key string) {
+	const rounds = 40
+	for i := range rounds {
+		gen := bump(t, updater, key, time.Now())
+		ctx, cancel := context.WithTimeout(context.Background(), 4*wakeWithin)
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- waiter.Wait(ctx, key, gen, start.Add(wakeWithin)) }()
+		time.Sleep(time.Duration(i%16) * 200 * time.Microsecond)
+		bump(t, updater, key, time.Now())
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Wait = %v after Generation grew as it started, want nil", err)
+			}
+		case <-time.After(wakeWithin / 2):
+			t.Errorf("Wait not woken within %v by an Update %v after it was called: the wake was lost", wakeWithin/2, time.Duration(i%16)*200*time.Microsecond)
+		}
+		cancel()
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+func testWakeAsWaitStarts(t *testing.T, st polite.Store, key string) {
+	wakeAsWaitStarts(t, st, st, key)
+}
+
+func testWakeAsWaitStartsAcross(t *testing.T, a, b polite.Store, key string) {
+	wakeAsWaitStarts(t, a, b, key)
 }

@@ -47,7 +47,7 @@ const (
 //     lose no update;
 //   - an Update that makes Generation grow wakes the key's waiters, those
 //     of a key that had no state too, and a wake between the Update and
-//     the call to Wait is not lost;
+//     the call to Wait, or as Wait starts, is not lost;
 //   - Wait returns at its deadline (not before, nor a second after), at
 //     once for a deadline already past, and with ctx.Err() when its
 //     context ends; Updates that leave Generation as it was do not end it;
@@ -75,6 +75,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) polite.Store) {
 		{"WakesWaiters", testWakesWaiters},
 		{"WakesWaitersOfNewKey", testWakesWaitersOfNewKey},
 		{"WakeNotLost", testWakeNotLost},
+		{"WakeAsWaitStarts", testWakeAsWaitStarts},
 		{"WaitUntil", testWaitUntil},
 		{"WaitContext", testWaitContext},
 		{"WaitNoGrowth", testWaitNoGrowth},
