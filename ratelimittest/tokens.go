@@ -512,9 +512,13 @@ func (h *TokenHandler) writeFields(hdr http.Header, now time.Time, states []toke
 	}
 }
 
-// ceilMillis rounds d up to a whole millisecond.
+// ceilMillis rounds d up to a whole millisecond, or down within a
+// millisecond of the largest Duration.
 func ceilMillis(d time.Duration) time.Duration {
 	if r := d % time.Millisecond; r != 0 {
+		if d > math.MaxInt64-time.Millisecond {
+			return d - r // the largest whole millisecond: no wrap below 0
+		}
 		d += time.Millisecond - r
 	}
 	return d
