@@ -184,7 +184,8 @@ func member(s string) (item, bool) {
 	for params = skipEmpty(params, ';'); params != ""; params = skipEmpty(params, ';') {
 		var kv string
 		kv, params = cutOutside(params, ';') // a name may hold one
-		k, v, _ := strings.Cut(trimOWS(kv), "=")
+		k, v, _ := strings.Cut(kv, "=")
+		k = trimOWS(k)
 		switch v = trimOWS(v); {
 		case windowParam(k):
 			// Integer seconds (draft-03 to 06); sub-second precision is
