@@ -90,7 +90,7 @@
 // seconds, below 1e12 epoch seconds, below 1e15 epoch milliseconds,
 // below 1e18 epoch microseconds, and larger values are invalid. Resets may
 // also be RFC 3339 / ISO 8601 dates (with fractional seconds, or without
-// seconds) or HTTP-dates (also ending in "UTC" where RFC 9110 §5.6.7
+// seconds; the date and time apart by "T" or a space) or HTTP-dates (also ending in "UTC" where RFC 9110 §5.6.7
 // requires "GMT", as Go's time.RFC1123 writes them), and the OpenAI family sends Go durations
 // ("1m51.535s", or bare seconds from Azure). Dialects whose reset is a
 // delta by definition (IETF t, Discord's Reset-After, Zendesk's resets)

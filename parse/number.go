@@ -265,10 +265,11 @@ func utcDate(s string, now time.Time) (time.Time, bool) {
 // YYYY-MM-DDTHH:MM[:SS[.frac]](Z|±HH:MM|±HHMM). Seconds may be missing
 // (Jira sends "2024-03-26T16:01Z") and the fraction may have any number of
 // digits (Mastodon sends microseconds); digits past the ninth are dropped.
-// "T" and "Z" may be lower case, as RFC 3339 §5.6 allows.
+// "T" and "Z" may be lower case, and "T" a space (Python's str of a
+// datetime), as RFC 3339 §5.6 allows.
 func iso8601(s string) (time.Time, bool) {
 	if len(s) < len("2006-01-02T15:04Z") || s[4] != '-' || s[7] != '-' ||
-		(s[10] != 'T' && s[10] != 't') || s[13] != ':' {
+		(s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' {
 		return time.Time{}, false
 	}
 	year, ok1 := digits(s[0:4])
