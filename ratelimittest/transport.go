@@ -23,9 +23,13 @@ import (
 //
 // A response sent when Handler returns reads like one from the network:
 // HTTP/1.1, header keys in canonical form, ContentLength and Content-Length
-// set, the whole body ready. A flushed response is streamed: unless Handler
+// set (but for 204 and 304), the whole body ready. Either way a Handler
+// that sets no Content-Type has one sniffed from the body written before
+// the header is sent, and Write fails with [http.ErrBodyNotAllowed] where
+// the status allows no body, as with net/http's server. A flushed response is streamed: unless Handler
 // set Content-Length, its ContentLength is -1 and its TransferEncoding
-// "chunked"; its body yields what Handler writes as Handler writes it, and
+// "chunked" (an answer to HEAD is not chunked, and one whose status allows
+// no body, 204 or 304, has ContentLength 0); its body yields what Handler writes as Handler writes it, and
 // ends when Handler returns. Reading it fails with the context's error once
 // the request's context ends, and closing it before its end ends the
 // context of the request Handler serves, as a client that closes its
@@ -97,11 +101,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	header := make(http.Header, len(w.sentHeader))
 	for k, vs := range w.sentHeader {
+		if len(vs) == 0 {
+			continue // a field with no line is not sent
+		}
 		k = http.CanonicalHeaderKey(k)
 		header[k] = append(header[k], vs...)
 	}
+	text := http.StatusText(w.code)
+	if text == "" {
+		text = "status code " + strconv.Itoa(w.code) // as net/http's server writes it
+	}
 	resp := &http.Response{
-		Status:     fmt.Sprintf("%03d %s", w.code, http.StatusText(w.code)),
+		Status:     fmt.Sprintf("%03d %s", w.code, text),
 		StatusCode: w.code,
 		Proto:      "HTTP/1.1",
 		ProtoMajor: 1,
@@ -112,7 +123,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if w.body == nil {
 		body := w.buf.Bytes()
 		resp.ContentLength = int64(len(body))
-		if header.Get("Content-Length") == "" {
+		if header.Get("Content-Length") == "" && bodyAllowed(w.code) {
 			header.Set("Content-Length", strconv.Itoa(len(body)))
 		}
 		if w.head {
@@ -122,9 +133,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	resp.ContentLength = -1
-	if n, err := strconv.ParseInt(header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+	if !bodyAllowed(w.code) {
+		resp.ContentLength = 0
+	} else if n, err := strconv.ParseInt(header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
 		resp.ContentLength = n
-	} else {
+	} else if !w.head {
 		resp.TransferEncoding = []string{"chunked"}
 	}
 	w.body.stop = context.AfterFunc(ctx, func() { w.body.abort(ctx.Err()) })
@@ -169,14 +182,15 @@ func (w *responseWriter) WriteHeader(code int) {
 	w.sentHeader = w.header.Clone()
 }
 
-// Write adds b to the body. Before the header is written, it writes 200
-// and, without a Content-Type, one sniffed from b, as net/http's server does.
+// Write adds b to the body. Before the header is written, it writes 200,
+// as net/http's server does; where the status allows no body (204, 304),
+// it fails with [http.ErrBodyNotAllowed].
 func (w *responseWriter) Write(b []byte) (int, error) {
 	if !w.wroteHeader {
-		if _, ok := w.header["Content-Type"]; !ok && w.header.Get("Transfer-Encoding") == "" {
-			w.header.Set("Content-Type", http.DetectContentType(b))
-		}
 		w.WriteHeader(http.StatusOK)
+	}
+	if !bodyAllowed(w.code) {
+		return 0, http.ErrBodyNotAllowed
 	}
 	if w.body != nil {
 		if w.head {
@@ -196,6 +210,7 @@ func (w *responseWriter) Flush() {
 	if w.body != nil {
 		return
 	}
+	w.sniff()
 	w.body = &pipe{wake: make(chan struct{}, 1), cancel: w.cancel}
 	if !w.head {
 		w.body.buf = bytes.Clone(w.buf.Bytes())
@@ -219,7 +234,27 @@ func (w *responseWriter) finish() {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
+	w.sniff()
 	close(w.sent)
+}
+
+// sniff sets the Content-Type of the header sent, when Handler set none,
+// from the body written before the header is sent, as net/http's server
+// does: not for an empty body, nor one with a Content-Encoding or a
+// Transfer-Encoding.
+func (w *responseWriter) sniff() {
+	h := w.sentHeader
+	if _, ok := h["Content-Type"]; ok || w.buf.Len() == 0 || h.Get("Content-Encoding") != "" ||
+		h.Get("Transfer-Encoding") != "" || !bodyAllowed(w.code) {
+		return
+	}
+	h.Set("Content-Type", http.DetectContentType(w.buf.Bytes()))
+}
+
+// bodyAllowed reports whether a response of status code may have a body
+// (RFC 9110 §6.4.1).
+func bodyAllowed(code int) bool {
+	return code >= 200 && code != http.StatusNoContent && code != http.StatusNotModified
 }
 
 // errClientGone is what a Handler's write returns once its client has
