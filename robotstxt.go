@@ -358,12 +358,16 @@ func leadingDigits(s string) string {
 // parseRequestRate reads a Request-rate value, n requests per period:
 // "1/5" or "1/5s" (seconds), "1/2m" or "1/10min" (minutes), "1/1h"
 // (hours), "1/1d" (a day), units as unitSeconds reads them (another
-// makes the record unreadable); a time span that may follow
-// ("1/5s 0600-0845") is ignored. It returns the period
+// makes the record unreadable), written after a space too ("1/10 min");
+// a time span that may follow ("1/5s 0600-0845") is ignored. It returns the period
 // divided by n, in seconds.
 func parseRequestRate(v string) (float64, bool) {
+	var next string // the word after the rate: a unit, or a time span
 	if i := strings.IndexAny(v, " \t"); i >= 0 {
-		v = v[:i]
+		v, next = v[:i], strings.TrimLeft(v[i:], " \t")
+		if j := strings.IndexAny(next, " \t"); j >= 0 {
+			next = next[:j]
+		}
 	}
 	slash := strings.IndexByte(v, '/')
 	if slash < 0 {
@@ -379,7 +383,11 @@ func parseRequestRate(v string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	u, ok := unitSeconds(p[len(num):])
+	unit := p[len(num):]
+	if _, ok := unitSeconds(next); ok && unit == "" {
+		unit = next // "1/10 min", as Crawl-delay's "10 min"
+	}
+	u, ok := unitSeconds(unit)
 	if !ok {
 		return 0, false
 	}
