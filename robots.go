@@ -90,7 +90,8 @@ type Robots struct {
 	// every origin kept is being fetched);
 	// beyond it, the least recently used are forgotten (and fetched again
 	// when next needed), by the shard of the cache a new origin falls in
-	// first. An origin whose robots.txt rules and name take more than
+	// first. An origin whose robots.txt rules and name (and the error of
+	// its last fetch, if it failed) take more than
 	// 4 KiB counts as one origin more for each 4 KiB (rules kept take at
 	// most three times the 512 KiB read): so the cache holds at most
 	// about 5 KiB an origin counted, 80 MiB at the default, whatever the
@@ -559,7 +560,7 @@ func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robots
 	s.dropExpired(key, now)
 	e = s.m[key]
 	if e == nil {
-		w := (*robotsFile)(nil).weight(key)
+		w := (*robotsFile)(nil).weight(key, nil)
 		s.cache.makeRoom(s, w)
 		e = &robotsEntry{key: key, weight: w}
 		s.m[key] = e
@@ -583,15 +584,10 @@ func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robots
 func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	w := r.file.weight(e.key, nil)
 	if !r.unreachable {
 		e.file, e.unreachable, e.fails, e.status, e.err = r.file, false, 0, 0, nil
 		e.expires = now.Add(robotsMaxAge)
-		if w := r.file.weight(e.key); w != e.weight {
-			s.cache.count.Add(w - e.weight)
-			e.weight = w
-			// Made while e is still being fetched, which keeps it.
-			s.cache.makeRoom(s, 0)
-		}
 	} else {
 		e.unreachable, e.status, e.err = true, r.status, boundedErr(r.err)
 		wait := robotsRetryMin << min(e.fails, 10)
@@ -599,6 +595,13 @@ func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 		wait = max(wait, min(r.retryAfter, robotsRetryAfterMax))
 		e.fails++
 		e.expires = now.Add(wait)
+		w = e.file.weight(e.key, e.err)
+	}
+	if w != e.weight {
+		s.cache.count.Add(w - e.weight)
+		e.weight = w
+		// Made while e is still being fetched, which keeps it.
+		s.cache.makeRoom(s, 0)
 	}
 	s.wake(e)
 }
@@ -670,10 +673,14 @@ const robotsWeightBytes = 4 << 10
 
 // weight returns what the origin key, whose robots.txt is f (nil: none
 // read), counts against MaxOrigins: one, and one more for each
-// robotsWeightBytes of its rules and of its key (a host a link chose may
-// be long too).
-func (f *robotsFile) weight(key string) int64 {
+// robotsWeightBytes of its rules, of its key (a host a link chose may be
+// long too) and of the error it keeps, err (nil: none; a hostile server's
+// may be maxRobotsErr long).
+func (f *robotsFile) weight(key string, err error) int64 {
 	n := len(key)
+	if err != nil {
+		n += len(err.Error())
+	}
 	if f != nil {
 		n += len(f.patterns) + 4*len(f.ends) + len(f.agent)
 	}
