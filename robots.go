@@ -197,9 +197,17 @@ const (
 // check never waits for the budget: the robots.txt request is sent
 // outside it, so that pacing cannot hold the fetch the pacing waits for.
 func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, error) {
+	interval, _, err := r.checkUntil(ctx, base, req)
+	return interval, err
+}
+
+// checkUntil is check, and reports until when its verdict holds: the
+// instant the robots.txt it read expires (zero: for ever, as for
+// robots.txt itself or a URL robots.txt does not apply to).
+func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, time.Time, error) {
 	u := req.URL
 	if u == nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return 0, nil
+		return 0, time.Time{}, nil
 	}
 	path := robotsPath(u)
 	site := robotsSite{origin: robotsOrigin(u), host: robotsHost(req)}
@@ -209,21 +217,21 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 		// Always allowed, and never fetched for itself; but it is a
 		// request to the origin like any other, spaced by the interval
 		// already known.
-		return c.shard(key).interval(key), nil
+		return c.shard(key).interval(key), time.Time{}, nil
 	}
 	sh := c.shard(key)
 	for {
 		if err := ctx.Err(); err != nil {
 			// Nothing to fetch for, and no place in the cache to take
 			// (it could evict an origin fetched already).
-			return 0, err
+			return 0, time.Time{}, err
 		}
 		e, v, wait, fetch := sh.begin(key, time.Now())
 		switch {
 		case wait != nil:
 			select {
 			case <-ctx.Done():
-				return 0, ctx.Err()
+				return 0, time.Time{}, ctx.Err()
 			case <-wait:
 			}
 			continue
@@ -231,7 +239,7 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 			f := c.startFetch(ctx, base, sh, e, site, req.Header.Get("User-Agent"))
 			select {
 			case <-ctx.Done():
-				return 0, ctx.Err() // the fetch goes on without it
+				return 0, time.Time{}, ctx.Err() // the fetch goes on without it
 			case <-f.done:
 			}
 			switch {
@@ -245,7 +253,8 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 			}
 			continue
 		}
-		return c.decide(site, path, v)
+		interval, err := c.decide(site, path, v)
+		return interval, v.until, err
 	}
 }
 
@@ -886,34 +895,36 @@ func redirectTarget(from *url.URL, loc string) (target string, named, ok bool) {
 }
 
 // robots decides req under the robots.txt of its origin (see
-// Transport.Robots), before its first wait for the budget key key: it
-// returns a *RobotsError if req must not be sent, or the context's error,
-// and then closes req's body. The interval robots.txt asks for becomes
-// key's floor, and is returned: req brings it back to an entry of the
+// Transport.Robots), before its first wait for the budget key key, and
+// again before an attempt whose wait outlasted the verdict: it returns a
+// *RobotsError if req must not be sent, or the context's error, and then
+// closes req's body unless it was sent already (sent). The interval
+// robots.txt asks for becomes key's floor, and is returned, with until
+// when the verdict holds: req brings the floor back to an entry of the
 // local ceilings dropped while it waited (see ceilings.reserve).
-func (t *Transport) robots(req *http.Request, key budgetKey) (time.Duration, error) {
+func (t *Transport) robots(req *http.Request, key budgetKey, sent bool) (time.Duration, time.Time, error) {
 	checked := false
 	defer func() {
-		if !checked && req.Body != nil {
+		if !checked && !sent && req.Body != nil {
 			// Base panicked fetching robots.txt: the panic goes on,
 			// req's body closed, as send closes it.
 			req.Body.Close()
 		}
 	}()
-	interval, err := t.Robots.check(req.Context(), t.base(), req)
+	interval, until, err := t.Robots.checkUntil(req.Context(), t.base(), req)
 	checked = true
 	if err != nil {
-		if req.Body != nil {
+		if !sent && req.Body != nil {
 			req.Body.Close()
 		}
-		return 0, err
+		return 0, until, err
 	}
 	if interval > 0 || t.ceil.floors.Load() {
 		// The floor of the origin, whatever the request's key (see
 		// ceilings.reserveFloor).
 		t.ceil.setFloor(floorOrigin(req, key), interval)
 	}
-	return interval, nil
+	return interval, until, nil
 }
 
 // floorOrigin returns the key of the origin whose floor (a robots.txt

@@ -87,7 +87,11 @@ type Transport struct {
 	// URL's address (see Robots): a path it disallows fails at once with a
 	// *RobotsError, without being sent, and its Crawl-delay or
 	// Request-rate becomes a floor on the origin's pace that no header can
-	// raise. Transports may share one. If nil, robots.txt is not read.
+	// raise. A request is decided before its first wait, and decided
+	// again before it goes when the robots.txt it was decided by expired
+	// while it waited (a retry's wait, or pacing's): a retry is never
+	// sent by a file no longer in force. Transports may share one. If
+	// nil, robots.txt is not read.
 	Robots *Robots
 
 	// Restraint, if not nil, holds back requests to origins that state no
@@ -241,10 +245,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
 	start := t.clock.read()
-	var floor time.Duration // what robots.txt asks between starts to the origin
+	var floor time.Duration   // what robots.txt asks between starts to the origin
+	var robotsUntil time.Time // until when robots.txt's verdict holds (zero: for ever)
 	if t.Robots != nil {
 		var err error
-		if floor, err = t.robots(req, *key); err != nil {
+		if floor, robotsUntil, err = t.robots(req, *key, false); err != nil {
 			return nil, causeOf(ctx, err) // req.Body is closed
 		}
 	}
@@ -321,6 +326,23 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				t.waitFailed(req, we, attempt, start.time())
 			}
 			return nil, causeOf(ctx, err)
+		}
+		if !robotsUntil.IsZero() {
+			if now := time.Now(); !now.Before(robotsUntil) {
+				// The robots.txt req was decided by expired while it
+				// waited (a retry's wait, or pacing's): the grant is
+				// taken back, unsent, and req decided again by the file
+				// in force, fetched with no grant held, then asks anew.
+				t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true, Unsent: true})
+				if floor, robotsUntil, err = t.robots(req, *key, attempt > 1); err != nil {
+					if attempt > 1 && t.observed() {
+						t.emit(Event{Kind: EventGiveUp, Time: time.Now(), Key: b.display(*key), Request: req, Attempt: attempt, Err: eventError(err, req, *key)})
+					}
+					return nil, causeOf(ctx, err)
+				}
+				attempt-- // the same attempt
+				continue
+			}
 		}
 		send := req
 		if attempt > 1 {

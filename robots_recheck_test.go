@@ -1,0 +1,170 @@
+package polite
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// recheckArrival is a request that reached the origin, and when.
+type recheckArrival struct {
+	at   time.Duration
+	path string
+}
+
+// recheckSite serves a.example: its first robots.txt is first, every later
+// one answers later (a status and a body); /page is refused with 503 and
+// Retry-After: 120, and every other path answers 200. It records every
+// request that reaches it.
+func recheckSite(start time.Time, first string, laterStatus int, laterBody string) (http.RoundTripper, func() []recheckArrival) {
+	var (
+		mu       sync.Mutex
+		arrivals []recheckArrival
+		fetches  int
+	)
+	base := robotsRT(func(req *http.Request) (*http.Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		arrivals = append(arrivals, recheckArrival{time.Since(start), req.URL.Path})
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}
+		switch req.URL.Path {
+		case "/robots.txt":
+			fetches++
+			body := first
+			if fetches > 1 {
+				resp.StatusCode, body = laterStatus, laterBody
+			}
+			resp.Body = io.NopCloser(strings.NewReader(body))
+		case "/page":
+			resp.StatusCode = http.StatusServiceUnavailable
+			resp.Header.Set("Retry-After", "120")
+		}
+		return resp, nil
+	})
+	return base, func() []recheckArrival {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]recheckArrival(nil), arrivals...)
+	}
+}
+
+// sentAfter lists the requests for path (any but robots.txt if empty) that
+// reached the origin after at and before until (zero: ever).
+func sentAfter(arrivals []recheckArrival, path string, at time.Duration, until time.Duration) []string {
+	var sent []string
+	for _, a := range arrivals {
+		if a.at > at && (until == 0 || a.at < until) && a.path != "/robots.txt" && (path == "" || a.path == path) {
+			sent = append(sent, a.path+" at "+a.at.String())
+		}
+	}
+	return sent
+}
+
+// robots.txt was decided once a RoundTrip, before its first attempt: the
+// retries of a request refused 5 minutes before its robots.txt expired
+// (503, Retry-After: 120) went on by the verdict of the expired file,
+// while the file fetched again 30 s after it expired answered 5xx (every
+// path disallowed until fetched again) or disallowed the retried path:
+// /page was sent at 24h1m and after, while every new request to the
+// origin failed with a RobotsError.
+func TestRobotsRecheckedForRetry(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status int
+		body   string
+	}{
+		{"unreachable", http.StatusServiceUnavailable, ""},
+		{"disallowed", http.StatusOK, "User-agent: *\nDisallow: /page\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				base, arrivals := recheckSite(start, "User-agent: *\nAllow: /\n", c.status, c.body)
+				tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot"}}
+				get := func(path string) error {
+					req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example"+path, nil)
+					resp, err := tr.RoundTrip(req)
+					if err == nil {
+						resp.Body.Close()
+					}
+					return err
+				}
+				if err := get("/first"); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(robotsMaxAge - 5*time.Minute)
+				done := make(chan error, 1)
+				go func() { done <- get("/page") }() // refused, retried
+				time.Sleep(5*time.Minute + 30*time.Second)
+				refetched := time.Since(start)
+				err := get("/other")
+				pageErr := <-done
+				var re *RobotsError
+				switch c.status {
+				case http.StatusOK:
+					if err != nil {
+						t.Fatalf("the request at %v: %v, want it allowed", refetched, err)
+					}
+				default:
+					if !errors.As(err, &re) || !re.Unreachable {
+						t.Fatalf("the request at %v: %v, want robots.txt unreachable", refetched, err)
+					}
+				}
+				if sent := sentAfter(arrivals(), "/page", refetched, 0); len(sent) > 0 {
+					t.Errorf("robots.txt fetched again at %v (%d), yet /page was sent %v", refetched, c.status, sent)
+				}
+				if !errors.As(pageErr, &re) {
+					t.Errorf("the retried request: %v, want a *RobotsError", pageErr)
+				}
+			})
+		})
+	}
+}
+
+// A request held by pacing past the expiry of the robots.txt it was
+// decided by is decided again before it goes: Crawl-delay of 10 minutes,
+// two requests at 23h55m, the second held until 24h5m; the file fetched
+// again at 24h disallows its path.
+func TestRobotsRecheckedAfterLongWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		base, arrivals := recheckSite(start, "User-agent: *\nCrawl-delay: 600\n", http.StatusOK, "User-agent: *\nCrawl-delay: 600\nDisallow: /held\n")
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot"}, MaxWait: time.Hour}
+		get := func(path string) error {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example"+path, nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		if err := get("/first"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(robotsMaxAge - 5*time.Minute)
+		if err := get("/now"); err != nil {
+			t.Fatal(err)
+		}
+		err := get("/held")
+		var re *RobotsError
+		if !errors.As(err, &re) || re.Unreachable {
+			t.Errorf("the held request, at %v: %v, want disallowed by the file fetched again", time.Since(start), err)
+		}
+		if sent := sentAfter(arrivals(), "/held", 0, 0); len(sent) > 0 {
+			t.Errorf("/held was sent %v though the file in force then disallows it", sent)
+		}
+		// A request allowed still goes, paced by the floor.
+		at := time.Now()
+		if err := get("/allowed"); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(at); d > 10*time.Minute {
+			t.Errorf("a request allowed waited %v", d)
+		}
+	})
+}
