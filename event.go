@@ -223,10 +223,15 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 			}
 		}
 	}
-	if custom && len(u.Path) > 1 {
-		secrets[4] = u.EscapedPath()
-		if u.Path != secrets[4] {
-			secrets[5] = u.Path
+	if custom {
+		// The path as sent (an Opaque's too), and decoded.
+		if p := sentPath(u); len(p) > 1 {
+			secrets[4] = p
+			if d, err := url.PathUnescape(p); err == nil && d != p {
+				secrets[5] = d
+			} else if u.Opaque == "" && u.Path != p {
+				secrets[5] = u.Path
+			}
 		}
 	}
 	if u.User != nil {
@@ -451,10 +456,11 @@ func hideUser(msg, name string) string {
 // maxLogPath bounds the bytes of a URL path a log record shows.
 const maxLogPath = 256
 
-// logPath returns u's path as a log shows it: escaped, without the query
-// or the user information, "/" when empty, cut at maxLogPath bytes.
+// logPath returns u's path as a log shows it: escaped, as sent (an
+// Opaque's too), without the query or the user information, "/" when
+// empty, cut at maxLogPath bytes.
 func logPath(u *url.URL) string {
-	p := u.EscapedPath()
+	p := sentPath(u)
 	if p == "" {
 		p = "/"
 	}

@@ -286,6 +286,28 @@ func (r *Robots) robotsCache() *robotsCache {
 	return r.cache
 }
 
+// sentPath returns the path of u as net/http sends it, escaped: its
+// EscapedPath, or an Opaque, whose path only when it is an absolute URL,
+// "//host/path" or "http://host/path" (see [url.URL.RequestURI]). It may
+// be empty.
+func sentPath(u *url.URL) string {
+	o := u.Opaque
+	if o == "" {
+		return u.EscapedPath()
+	}
+	rest, ok := strings.CutPrefix(o, "//")
+	if i := strings.Index(o, "://"); !ok && i > 0 && !strings.ContainsRune(o[:i], '/') {
+		rest, ok = o[i+len("://"):], true
+	}
+	if !ok {
+		return o
+	}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		return rest[i:]
+	}
+	return ""
+}
+
 // robotsPath returns the path and query of u in the form robots.txt
 // patterns are compared in (see robotsEscape), its dot segments removed as
 // the server resolves them (RFC 3986 §5.2.4: "/a/../b" is "/b"). An Opaque
@@ -293,20 +315,7 @@ func (r *Robots) robotsCache() *robotsCache {
 // net/http sends as it is (see [url.URL.RequestURI]), has its path matched,
 // not its authority.
 func robotsPath(u *url.URL) string {
-	p := u.EscapedPath()
-	if o := u.Opaque; o != "" {
-		p = o
-		rest, ok := strings.CutPrefix(o, "//")
-		if i := strings.Index(o, "://"); !ok && i > 0 && !strings.ContainsRune(o[:i], '/') {
-			rest, ok = o[i+len("://"):], true
-		}
-		if ok {
-			p = ""
-			if i := strings.IndexByte(rest, '/'); i >= 0 {
-				p = rest[i:]
-			}
-		}
-	}
+	p := sentPath(u)
 	if p == "" {
 		p = "/"
 	}
