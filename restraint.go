@@ -46,8 +46,9 @@ type Restraint struct {
 	//
 	// The limit starts at 4 (or MaxConcurrency, if lower), and the
 	// origin's baseline is the mean latency of its first 64 responses,
-	// measured again every 5 minutes under a light load: for at most 16
-	// round trips, the limit is halved, and at most 4. Once per round
+	// measured again every 5 minutes under a light load: for at most 17
+	// round trips (one for the queue to drain, then at most 16 measured),
+	// the limit is halved, and at most 4. Once per round
 	// trip, if the smoothed latency is more than 1.5 times the baseline,
 	// the limit comes down a quarter of the way towards one and a half
 	// times what the origin serves without queueing; if it is under 1.25
