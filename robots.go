@@ -203,7 +203,8 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 
 // checkUntil is check, and reports until when its verdict holds: the
 // instant the robots.txt it read expires (zero: for ever, as for
-// robots.txt itself or a URL robots.txt does not apply to).
+// robots.txt itself, a URL robots.txt does not apply to, or
+// CrawlDelayOnly, which disallows nothing).
 func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, time.Time, error) {
 	u := req.URL
 	if u == nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -254,6 +255,12 @@ func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *ht
 			continue
 		}
 		interval, err := c.decide(site, path, v)
+		if c.delayOnly {
+			// No verdict to outlast: the interval of a file fetched
+			// again reaches the origin's floor through the requests
+			// that fetch it.
+			return interval, time.Time{}, err
+		}
 		return interval, v.until, err
 	}
 }

@@ -168,3 +168,45 @@ func TestRobotsRecheckedAfterLongWait(t *testing.T) {
 		}
 	})
 }
+
+// A request decided again asks anew in its place in line: held by a
+// Crawl-delay of 10 minutes, the one whose wait outlasted the robots.txt
+// it was decided by still goes before the one that asked after it.
+func TestRobotsRecheckKeepsPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		const file = "User-agent: *\nCrawl-delay: 600\n"
+		base, arrivals := recheckSite(start, file, http.StatusOK, file)
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot"}, MaxWait: time.Hour}
+		get := func(path string) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example"+path, nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Errorf("%s: %v", path, err)
+				return
+			}
+			resp.Body.Close()
+		}
+		get("/first")
+		time.Sleep(robotsMaxAge - 15*time.Minute)
+		get("/now") // at 23h45m
+		var wg sync.WaitGroup
+		wg.Go(func() { get("/b") }) // held until 23h55m
+		synctest.Wait()
+		time.Sleep(time.Second)
+		wg.Go(func() { get("/c") }) // held until 24h5m, past the file's end
+		synctest.Wait()
+		time.Sleep(time.Second)
+		wg.Go(func() { get("/d") }) // asked last
+		wg.Wait()
+		var order []string
+		for _, a := range arrivals() {
+			if a.path != "/robots.txt" {
+				order = append(order, a.path)
+			}
+		}
+		if got, want := strings.Join(order, " "), "/first /now /b /c /d"; got != want {
+			t.Errorf("sent in the order %s, want %s", got, want)
+		}
+	})
+}

@@ -278,6 +278,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// wait, and MaxWait, count from it (zero: from when the attempt asks).
 	var from time.Time
 	var first reading // when the first attempt asked
+	var reasked bool  // the first attempt asked anew (see robotsUntil)
 	for attempt := 1; ; attempt++ {
 		var g lease
 		if priced {
@@ -288,7 +289,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt > 1 || stale {
 			asked = t.clock.read()
 		}
-		if attempt == 1 {
+		if attempt == 1 && !reasked {
 			first = asked
 		} else if ask.First.IsZero() {
 			ask.First = retryPlace(first, asked)
@@ -340,7 +341,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 					}
 					return nil, causeOf(ctx, err)
 				}
-				attempt-- // the same attempt
+				// The same attempt, which keeps its place in line.
+				attempt--
+				reasked = attempt == 0
 				continue
 			}
 		}
