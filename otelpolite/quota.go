@@ -102,8 +102,10 @@ func (s *keySet) seen(e polite.Event, src *source) {
 	k := &keyEntry{inspect: e.Key, attrs: keyAttrs(e), partial: e.Request == nil}
 	if src.t.Key != nil && e.Request != nil {
 		// Event.Key may be a fingerprint of the key, by which the budget
-		// cannot be inspected: ask Key again.
-		k.inspect = src.t.Key(e.Request)
+		// cannot be inspected: ask Key again. A copy: Key may cut it from
+		// the request's URL, which it would keep whole for as long as the
+		// key is kept.
+		k.inspect = strings.Clone(src.t.Key(e.Request))
 	}
 	k.seen.Store(now)
 
