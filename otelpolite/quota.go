@@ -99,7 +99,7 @@ func (s *keySet) seen(e polite.Event, src *source) {
 			return
 		}
 	}
-	k := &keyEntry{inspect: e.Key, attrs: keyAttrs(e), partial: e.Request == nil}
+	k := &keyEntry{inspect: e.Key, attrs: keyAttrs(e, src.t.Key != nil), partial: e.Request == nil}
 	if src.t.Key != nil && e.Request != nil {
 		// Event.Key may be a fingerprint of the key, by which the budget
 		// cannot be inspected: ask Key again. A copy: Key may cut it from
@@ -139,12 +139,14 @@ func (s *keySet) seen(e polite.Event, src *source) {
 
 // keyAttrs returns the attributes that identify e's key on the gauge:
 // polite.key, and server.address and server.port of e's request. When the
-// key is the request's origin, they are read from the key, in the one form
-// polite gives it: Transports whose first requests spelled the host
-// differently ("API.test.", "api.test") report one series. Either way the
-// host is a copy: cut from the request's URL, it would keep the URL whole
-// for as long as the key is kept.
-func keyAttrs(e polite.Event) []attribute.KeyValue {
+// key is the request's origin (always, unless custom: the Transport has a
+// Key of its own), they are read from the key, in the one form polite
+// gives it: Transports whose first requests spelled the host differently
+// ("API.test.", "api.test", "[2001:db8:0::1]", "[2001:db8::1]", a Unicode
+// host and its ASCII form) report one series. Either way the host is a
+// copy: cut from the request's URL, it would keep the URL whole for as
+// long as the key is kept.
+func keyAttrs(e polite.Event, custom bool) []attribute.KeyValue {
 	kv := []attribute.KeyValue{attribute.String("polite.key", displayKey(e))}
 	if _, host, ok := digestOrigin(e.Key); ok {
 		// A host too long to keep (and its port): the key keeps its
@@ -153,7 +155,7 @@ func keyAttrs(e polite.Event) []attribute.KeyValue {
 	}
 	if e.Request != nil && e.Request.URL != nil {
 		scheme, hostport := e.Request.URL.Scheme, e.Request.URL.Host
-		if s, h, ok := strings.Cut(e.Key, "://"); ok && sameOrigin(e.Key, scheme, hostport) {
+		if s, h, ok := strings.Cut(e.Key, "://"); ok && (!custom || sameOrigin(e.Key, scheme, hostport)) {
 			scheme, hostport = s, h
 		}
 		host, port := hostPort(scheme, hostport)
