@@ -967,7 +967,10 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 	if q.q >= 0 {
 		r = min(r, q.q)
 	}
-	if q.refill {
+	if q.refill && !outdated {
+		// (An outdated answer's remaining and reset are of the old
+		// limit: read against the new one, they made a rate that was
+		// neither's, kept as the highest seen.)
 		switch {
 		case q.q > 0 && q.w > 0:
 			q.rate = float64(q.q) / float64(q.w)
