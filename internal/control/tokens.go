@@ -704,15 +704,17 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		}
 		stated = true
 		seen[q.index(c)] = true
-		if u := &c.units[q.unit]; served && pq.Limit >= 0 && !c.outdated(q, l, pq) {
+		if u := &c.units[q.unit]; pq.Limit >= 0 && !c.outdated(q, l, pq) {
 			// A cost above the limit the answer states, which the
 			// server did: one so large fits (an estimate over what it
-			// counts). A new limit forgets what fitted the old one;
-			// an outdated one (see outdated) says nothing of either.
+			// counts). A new limit forgets what fitted the old one,
+			// stated by a refusal too (taken then, the limit was not
+			// new to the acceptance after it); an outdated one (see
+			// outdated) says nothing of either.
 			if min(pq.Limit, maxQuota) != q.q && q.q >= 0 {
 				u.fits = 0
 			}
-			if n := min(l.want.In(u.name), maxQuota); n > pq.Limit {
+			if n := min(l.want.In(u.name), maxQuota); served && n > pq.Limit {
 				u.fits = max(u.fits, n)
 			}
 		}
