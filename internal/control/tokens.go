@@ -822,7 +822,21 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64, top ui
 		return false
 	}
 	counted := u.since - u.fixed // what the scale applies to, scaled
-	if counted <= 0 {
+	// l itself, when it was granted before since started over (in flight
+	// when the observation was read), and the requests granted between
+	// the observation's and since's start still in flight: the server
+	// may have counted them after its observation, and they are not in
+	// since. (Left out, a server counting exactly what was declared,
+	// asked by requests of mixed costs two at a time, read as counting
+	// what l cost over what the next reserved, and the scale only rose:
+	// to 3.5 times, and requests the quota had room for waited.)
+	var own, ownFixed int64
+	if l.seq <= u.from {
+		own, ownFixed = u.split(&l.want)
+	}
+	maybe := u.after(u.mark) - u.after(u.from)
+	all := counted + own - ownFixed + max(maybe, 0)
+	if all <= 0 {
 		return false
 	}
 	r := min(pq.Remaining, maxQuota)
@@ -830,17 +844,28 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64, top ui
 		r = min(r, q.q)
 	}
 	held := 1 + float64(u.held())/1000
-	truth := held * min(max(float64(level-r-u.fixed)/float64(counted), 0.5), 2)
+	sample := func(d, c int64) float64 { return held * min(max(float64(d)/float64(c), 0.5), 2) }
 	f := 1 + float64(u.scale)/1000
-	if top > l.seq && truth < f {
-		// A bound below: the bound above, if it is below the scale too.
-		after := u.after(l.seq)
-		fixed := int64(float64(u.fixed) * (float64(min(after, u.since)) / float64(u.since))) // the unscaled share of after, as of since
-		c := counted - (after - fixed)
-		if after <= 0 || c <= 0 {
+	// A bound below: every request that may be counted counted.
+	truth := sample(level-r-u.fixed-ownFixed, all)
+	if truth < f {
+		// A bound above: only those that must be, the requests of
+		// since granted up to l. There is none when l was granted
+		// before since started over: the server may have counted l in
+		// its observation already.
+		if l.seq <= u.from || counted <= 0 {
 			return true
 		}
-		upper := held * min(max(float64(level-r-(u.fixed-fixed))/float64(c), 0.5), 2)
+		c, fixed := counted, int64(0)
+		if top > l.seq {
+			after := u.after(l.seq)
+			fixed = int64(float64(u.fixed) * (float64(min(after, u.since)) / float64(u.since))) // the unscaled share of after, as of since
+			c = counted - (after - fixed)
+			if after <= 0 || c <= 0 {
+				return true
+			}
+		}
+		upper := sample(level-r-(u.fixed-fixed), c)
 		if upper >= f {
 			return true // the scale is within the bounds
 		}
