@@ -806,7 +806,10 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 // truth, and the same sample with the reservations of the requests
 // granted after l and still in flight left out (see after) a bound above
 // it. The scale moves toward the nearer bound when it is outside the
-// two, and not at all within. (Taken as the truth, a server counting
+// two, and not at all within. The requests in flight when the latest
+// observation was read, l among them, may be counted in it or after it:
+// the bound below counts them, and an answer to one of them has no bound
+// above. (Taken as the truth, a server counting
 // twice what was declared, asked by batches of 4 at once, read as
 // counting less after each batch: the first answer of a batch compared
 // one request's count with four reservations, and the scale fell from
