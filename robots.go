@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/politehttp/polite/internal/control"
 )
 
 // Robots makes requests obey the robots.txt of their origin (RFC 9309), as
@@ -941,6 +943,34 @@ func (t *Transport) robots(req *http.Request, key budgetKey, sent bool) (time.Du
 		t.ceil.setFloor(floorOrigin(req, key), interval)
 	}
 	return interval, until, nil
+}
+
+// recheck decides req again under the robots.txt of its origin (see
+// robots), for an attempt granted g whose wait outlasted the verdict it
+// was decided by. The grant is held meanwhile: the fetch of a file
+// expired is a request to the origin too, and a grant given back and
+// asked anew would wait again behind the start the local ceilings keep
+// for it (asked again at each expiry, a request paced slower than an
+// unreachable robots.txt is fetched again was never sent). When req must
+// not be sent, or Base panics fetching, g ends unsent, and a refusal is
+// reported as the attempt's end.
+func (t *Transport) recheck(req *http.Request, b *Budget, key *budgetKey, g *lease, attempt int) (floor time.Duration, until time.Time, err error) {
+	done := false
+	defer func() {
+		if !done {
+			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true, Unsent: true})
+		}
+	}()
+	floor, until, err = t.robots(req, *key, attempt > 1)
+	done = true
+	if err == nil {
+		return floor, until, nil
+	}
+	t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true, Unsent: true})
+	if t.observed() {
+		t.emit(Event{Kind: EventGiveUp, Time: time.Now(), Key: b.display(*key), Request: req, Attempt: attempt, Err: eventError(err, req, *key)})
+	}
+	return floor, until, err
 }
 
 // floorOrigin returns the key of the origin whose floor (a robots.txt

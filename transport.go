@@ -278,7 +278,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// wait, and MaxWait, count from it (zero: from when the attempt asks).
 	var from time.Time
 	var first reading // when the first attempt asked
-	var reasked bool  // the first attempt asked anew (see robotsUntil)
 	for attempt := 1; ; attempt++ {
 		var g lease
 		if priced {
@@ -289,7 +288,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if attempt > 1 || stale {
 			asked = t.clock.read()
 		}
-		if attempt == 1 && !reasked {
+		if attempt == 1 {
 			first = asked
 		} else if ask.First.IsZero() {
 			ask.First = retryPlace(first, asked)
@@ -328,23 +327,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, causeOf(ctx, err)
 		}
-		if !robotsUntil.IsZero() {
-			if now := time.Now(); !now.Before(robotsUntil) {
-				// The robots.txt req was decided by expired while it
-				// waited (a retry's wait, or pacing's): the grant is
-				// taken back, unsent, and req decided again by the file
-				// in force, fetched with no grant held, then asks anew.
-				t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true, Unsent: true})
-				if floor, robotsUntil, err = t.robots(req, *key, attempt > 1); err != nil {
-					if attempt > 1 && t.observed() {
-						t.emit(Event{Kind: EventGiveUp, Time: time.Now(), Key: b.display(*key), Request: req, Attempt: attempt, Err: eventError(err, req, *key)})
-					}
-					return nil, causeOf(ctx, err)
-				}
-				// The same attempt, which keeps its place in line.
-				attempt--
-				reasked = attempt == 0
-				continue
+		if !robotsUntil.IsZero() && !time.Now().Before(robotsUntil) {
+			// The robots.txt req was decided by expired while it waited
+			// (a retry's wait, or pacing's): req is decided again by the
+			// file in force, its grant held (given back and asked anew,
+			// it would wait again behind the start the local ceilings
+			// keep for it).
+			if floor, robotsUntil, err = t.recheck(req, b, key, &g, attempt); err != nil {
+				return nil, causeOf(ctx, err)
 			}
 		}
 		send := req
