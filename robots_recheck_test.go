@@ -134,7 +134,15 @@ func TestRobotsRecheckedAfterLongWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		base, arrivals := recheckSite(start, "User-agent: *\nCrawl-delay: 600\n", http.StatusOK, "User-agent: *\nCrawl-delay: 600\nDisallow: /held\n")
-		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot"}, MaxWait: time.Hour}
+		var mu sync.Mutex
+		var gaveUp []Event
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot"}, MaxWait: time.Hour, OnEvent: func(e Event) {
+			if e.Kind == EventGiveUp {
+				mu.Lock()
+				gaveUp = append(gaveUp, e)
+				mu.Unlock()
+			}
+		}}
 		get := func(path string) error {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example"+path, nil)
 			resp, err := tr.RoundTrip(req)
@@ -155,6 +163,11 @@ func TestRobotsRecheckedAfterLongWait(t *testing.T) {
 		if !errors.As(err, &re) || re.Unreachable {
 			t.Errorf("the held request, at %v: %v, want disallowed by the file fetched again", time.Since(start), err)
 		}
+		mu.Lock()
+		if len(gaveUp) != 1 || !errors.As(gaveUp[0].Err, &re) || gaveUp[0].Status != 0 || gaveUp[0].Attempt != 1 {
+			t.Errorf("give-up events %+v, want one of attempt 1 with the *RobotsError and Status 0", gaveUp)
+		}
+		mu.Unlock()
 		if sent := sentAfter(arrivals(), "/held", 0, 0); len(sent) > 0 {
 			t.Errorf("/held was sent %v though the file in force then disallows it", sent)
 		}
@@ -166,6 +179,9 @@ func TestRobotsRecheckedAfterLongWait(t *testing.T) {
 		if d := time.Since(at); d > 10*time.Minute {
 			t.Errorf("a request allowed waited %v", d)
 		}
+		// (The grant of the request refused ends unsent: the budget takes
+		// its start back, the Crawl-delay floor keeps it, so the next
+		// waits up to one interval.)
 	})
 }
 
