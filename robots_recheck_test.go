@@ -86,14 +86,7 @@ func TestRobotsRecheckedForRetry(t *testing.T) {
 				start := time.Now()
 				base, arrivals := recheckSite(start, "User-agent: *\nAllow: /\n", c.status, c.body)
 				tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot"}}
-				get := func(path string) error {
-					req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example"+path, nil)
-					resp, err := tr.RoundTrip(req)
-					if err == nil {
-						resp.Body.Close()
-					}
-					return err
-				}
+				get := func(path string) error { return recheckGet(t.Context(), tr, "http://a.example"+path) }
 				if err := get("/first"); err != nil {
 					t.Fatal(err)
 				}
@@ -143,14 +136,7 @@ func TestRobotsRecheckedAfterLongWait(t *testing.T) {
 				mu.Unlock()
 			}
 		}}
-		get := func(path string) error {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example"+path, nil)
-			resp, err := tr.RoundTrip(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			return err
-		}
+		get := func(path string) error { return recheckGet(t.Context(), tr, "http://a.example"+path) }
 		if err := get("/first"); err != nil {
 			t.Fatal(err)
 		}
