@@ -32,38 +32,53 @@ func TestGaugeKeysKeepNoURL(t *testing.T) {
 
 // Two Transports with budgets of their own hold the same key, reached by
 // two spellings of one origin. The doc promises one series, at the least
-// left among them; server.address, the request's spelling, made two.
+// left among them; server.address, the request's spelling, made two. Read
+// from the key only when otelpolite recognised the spelling (case, a
+// trailing dot, the default port), an IPv6 literal written out and
+// shortened, an IPv4-mapped address and its IPv4 form, and a Unicode host
+// and its ASCII form still made two, one with the wrong budget's quota.
 func TestGaugeSameKeyTwoSpellings(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		m, reader := manualMetrics(t)
-		mk := func(q int64) *polite.Transport {
-			h := ratelimittest.NewHandler(ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: q, Window: time.Minute}}})
-			tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
-			m.Instrument(tr)
-			return tr
-		}
-		a, b := mk(5), mk(10)
-		var keys []string
-		for i, u := range []string{"http://api.test/", "http://API.test./"} {
-			tr := []*polite.Transport{a, b}[i]
-			resp, err := (&http.Client{Transport: tr}).Get(u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			st, _ := tr.Inspect(u, time.Now())
-			keys = append(keys, st.Key)
-		}
-		t.Logf("budget keys: %v", keys)
-		got := ints(t, collect(t, reader)["polite.client.quota.remaining"])
-		least := int64(-1)
-		for _, v := range got {
-			least = v
-		}
-		if len(got) != 1 || least != 4 {
-			t.Errorf("quota.remaining = %v; want one series for key %s, of 4 (the least left)", got, keys[0])
-		}
-	})
+	for _, tt := range []struct{ name, a, b string }{
+		{"case and dot", "http://api.test/", "http://API.test./"},
+		{"ipv6 zeros", "http://[2001:db8:0:0:0:0:0:1]/", "http://[2001:db8::1]/"},
+		{"ipv4-mapped", "http://[::ffff:192.0.2.1]/", "http://192.0.2.1/"},
+		{"idna", "http://bücher.test/", "http://xn--bcher-kva.test/"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m, reader := manualMetrics(t)
+				mk := func(q int64) *polite.Transport {
+					h := ratelimittest.NewHandler(ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: q, Window: time.Minute}}})
+					tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}
+					m.Instrument(tr)
+					return tr
+				}
+				a, b := mk(5), mk(10)
+				var keys []string
+				for i, u := range []string{tt.a, tt.b} {
+					tr := []*polite.Transport{a, b}[i]
+					resp, err := (&http.Client{Transport: tr}).Get(u)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					st, _ := tr.Inspect(u, time.Now())
+					keys = append(keys, st.Key)
+				}
+				if keys[0] != keys[1] {
+					t.Fatalf("polite keys %q and %q apart; the test needs one key", keys[0], keys[1])
+				}
+				got := ints(t, collect(t, reader)["polite.client.quota.remaining"])
+				least := int64(-1)
+				for _, v := range got {
+					least = v
+				}
+				if len(got) != 1 || least != 4 {
+					t.Errorf("quota.remaining = %v; want one series for key %s, of 4 (the least left)", got, keys[0])
+				}
+			})
+		})
+	}
 }
 
 // slowStore is a Store that, once slow is set, answers no Update until the
