@@ -806,10 +806,10 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 // truth, and the same sample with the reservations of the requests
 // granted after l and still in flight left out (see after) a bound above
 // it. The scale moves toward the nearer bound when it is outside the
-// two, and not at all within. The requests in flight when the latest
-// observation was read, l among them, may be counted in it or after it:
-// the bound below counts them, and an answer to one of them has no bound
-// above. (Taken as the truth, a server counting
+// two, and not at all within. An answer to a request in flight when the
+// latest observation was read is compared with its own reservation and
+// those of the requests granted between the observation's and it: one
+// sample, neither bound. (Taken as the truth, a server counting
 // twice what was declared, asked by batches of 4 at once, read as
 // counting less after each batch: the first answer of a batch compared
 // one request's count with four reservations, and the scale fell from
@@ -825,23 +825,6 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64, top ui
 		return false
 	}
 	counted := u.since - u.fixed // what the scale applies to, scaled
-	// l itself, when it was granted before since started over (in flight
-	// when the observation was read), and the requests granted between
-	// the observation's and since's start still in flight: the server
-	// may have counted them after its observation, and they are not in
-	// since. (Left out, a server counting exactly what was declared,
-	// asked by requests of mixed costs two at a time, read as counting
-	// what l cost over what the next reserved, and the scale only rose:
-	// to 3.5 times, and requests the quota had room for waited.)
-	var own, ownFixed int64
-	if l.seq <= u.from {
-		own, ownFixed = u.split(&l.want)
-	}
-	maybe := u.after(u.mark) - u.after(u.from)
-	all := counted + own - ownFixed + max(maybe, 0)
-	if all <= 0 {
-		return false
-	}
 	r := min(pq.Remaining, maxQuota)
 	if q.q >= 0 {
 		r = min(r, q.q)
@@ -849,30 +832,47 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64, top ui
 	held := 1 + float64(u.held())/1000
 	sample := func(d, c int64) float64 { return held * min(max(float64(d)/float64(c), 0.5), 2) }
 	f := 1 + float64(u.scale)/1000
-	// A bound below: every request that may be counted counted.
-	truth := sample(level-r-u.fixed-ownFixed, all)
-	if truth < f {
-		// A bound above: only those that must be, the requests of
-		// since granted up to l. There is none when l was granted
-		// before since started over: the server may have counted l in
-		// its observation already.
-		if l.seq <= u.from || counted <= 0 {
-			return true
+	var truth float64
+	if l.seq <= u.from {
+		// l was in flight when the observation was read (requests sent
+		// one after another as answers come): since holds none of what
+		// the server counted for it. What it counted since is l and the
+		// requests granted between the observation's and l, had they
+		// not been counted in the observation: one sample of the truth,
+		// neither bound, noisy when costs differ, taken up or down
+		// alike. Compared with since, it read a server counting exactly
+		// what was declared, asked by requests of mixed costs two at a
+		// time, as counting what l cost over what the next reserved,
+		// and, taken only when above the scale, raised it to 3.5 times.
+		// Nothing counted since: l was counted in the observation (a
+		// server stating what is left as of its answer, asked by a
+		// batch), and says nothing.
+		own, ownFixed := u.split(&l.want)
+		before := max(u.after(u.mark)-u.after(l.seq), 0) // granted between the observation's and l, in flight
+		d, c := level-r-ownFixed, own-ownFixed+before
+		if d <= 0 || c <= 0 {
+			return false
 		}
-		c, fixed := counted, int64(0)
-		if top > l.seq {
+		truth = sample(d, c)
+	} else {
+		if counted <= 0 {
+			return false
+		}
+		truth = sample(level-r-u.fixed, counted)
+		if top > l.seq && truth < f {
+			// A bound below: the bound above, if it is below the scale too.
 			after := u.after(l.seq)
-			fixed = int64(float64(u.fixed) * (float64(min(after, u.since)) / float64(u.since))) // the unscaled share of after, as of since
-			c = counted - (after - fixed)
+			fixed := int64(float64(u.fixed) * (float64(min(after, u.since)) / float64(u.since))) // the unscaled share of after, as of since
+			c := counted - (after - fixed)
 			if after <= 0 || c <= 0 {
 				return true
 			}
+			upper := sample(level-r-(u.fixed-fixed), c)
+			if upper >= f {
+				return true // the scale is within the bounds
+			}
+			truth = upper
 		}
-		upper := sample(level-r-(u.fixed-fixed), c)
-		if upper >= f {
-			return true // the scale is within the bounds
-		}
-		truth = upper
 	}
 	f += (truth - f) / 4
 	u.scale = int64(math.Ceil(min(max(f-1, 0), maxScale/1000.0)*1000 - 1e-9)) // rounded up
