@@ -964,10 +964,18 @@ func (t *Transport) recheck(req *http.Request, b *Budget, key *budgetKey, g *lea
 	floor, until, err = t.robots(req, *key, attempt > 1)
 	done = true
 	if err == nil {
+		if g.ceil.ok {
+			// The request starts now: Restraint's latency is the
+			// origin's, not that of the fetch held before it.
+			g.ceil.start = time.Now().UnixNano()
+		}
 		return floor, until, nil
 	}
 	t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true, Unsent: true})
-	if t.observed() {
+	var re *RobotsError
+	if t.observed() && errors.As(err, &re) && req.Context().Err() == nil {
+		// (A context that ended during the fetch gives up no refusal, as
+		// no wait it ends does.)
 		t.emit(Event{Kind: EventGiveUp, Time: time.Now(), Key: b.display(*key), Request: req, Attempt: attempt, Err: eventError(err, req, *key)})
 	}
 	return floor, until, err
