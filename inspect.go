@@ -90,7 +90,8 @@ type PolicyState struct {
 	Stated time.Time
 	// Accepted is, for a quota of what requests cost, the largest cost in
 	// Unit above the limit an answer stated that the server did (a 2xx),
-	// since its limit last changed and before a refusal of one so large;
+	// since a limit of the unit last changed to one below it, and before a
+	// refusal of one so large;
 	// 0 when none. A cost above Quota and no larger than Accepted fails no
 	// request: it waits for the whole quota, since the server took one so
 	// large (a cost estimated from a body may run over what it counts).

@@ -707,11 +707,12 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		if u := &c.units[q.unit]; pq.Limit >= 0 && !c.outdated(q, l, pq) {
 			// A cost above the limit the answer states, which the
 			// server did: one so large fits (an estimate over what it
-			// counts). A new limit forgets what fitted the old one,
-			// stated by a refusal too (taken then, the limit was not
-			// new to the acceptance after it); an outdated one (see
-			// outdated) says nothing of either.
-			if min(pq.Limit, maxQuota) != q.q && q.q >= 0 {
+			// counts). A new limit below it forgets what fitted the
+			// old one, stated by a refusal too (taken then, the limit
+			// was not new to the acceptance after it); one above it,
+			// or a day's quota beside a minute's (fits is the unit's),
+			// leaves it; an outdated one (see outdated) says nothing.
+			if limit := min(pq.Limit, maxQuota); limit != q.q && q.q >= 0 && limit < u.fits {
 				u.fits = 0
 			}
 			if n := min(l.want.In(u.name), maxQuota); served && n > pq.Limit {
