@@ -38,7 +38,10 @@
 //	polite.client.quota.remaining  gauge      {unit}      K, polite.quota.policy, polite.quota.unit, polite.quota.source, polite.quota.partition (when partitioned)
 //
 // S is server.address, server.port (the scheme's default when the URL has
-// none) and http.request.method (the standard methods, or
+// none), both of the host as polite keys it (lower case, no trailing dot,
+// an internationalised host in its ASCII form, an IPv6 literal in its
+// canonical form and an IPv4-mapped one as its IPv4 address, a port
+// without leading zeros), and http.request.method (the standard methods, or
 // Config.KnownMethods, any other as "_OTHER"), all from the request; they are absent when an event has no
 // request. At most Config.MaxHosts hosts are named (1000 by default, the
 // first seen); events of any other count under server.address "_OTHER",
@@ -49,12 +52,8 @@
 // digest ("http://~sha256-…"), is named by that digest in S and K alike,
 // with no port; under a custom key, and on the requests counter, by the
 // digest polite would keep for the origin ("~sha256-" and the SHA-256 of
-// the host in lower case, without a trailing dot, with its port unless the
-// scheme's own), the same but for a Unicode host, which polite converts
-// to ASCII first, and for authorities polite splits or normalises
-// otherwise (a port of 0, above 65535 or of more than five digits, an IPv6
-// literal with a zone, a second colon): a hostile link's host of a
-// megabyte is never kept.
+// its host and port as polite keys them, the port left out when the
+// scheme's own): a hostile link's host of a megabyte is never kept.
 //
 // A refusal is a 429 or 503 response, or a 403 that polite read as one
 // (with Retry-After or a spent quota, as GitHub refuses): each one is

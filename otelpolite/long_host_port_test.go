@@ -36,6 +36,13 @@ func TestLongHostNamedAlikeWithPort(t *testing.T) {
 		{"long host, port 8080", strings.Repeat("a", 400) + ".example:8080"},
 		{"long host, trailing dot", strings.Repeat("a", 400) + ".example."},
 		{"256-byte host, port 8080", strings.Repeat("a", 248) + ".example:8080"},
+		{"long Unicode host", strings.Repeat("ü", 130) + ".example"},
+		{"upper-case long host", strings.Repeat("A", 400) + ".EXAMPLE"},
+		// Hashed as the request spelled them, these were named otherwise
+		// by the requests counter than by the events and the gauge.
+		{"long host, port of leading zeros", strings.Repeat("a", 400) + ".example:0008080"},
+		{"long host, port 0", strings.Repeat("a", 400) + ".example:0"},
+		{"long host, port past 65535", strings.Repeat("a", 400) + ".example:99999"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/origin"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -255,7 +256,7 @@ func (m *Metrics) attrs(e polite.Event, which attrBits) *options {
 	k := attrKey{which: which}
 	if e.Request != nil && e.Request.URL != nil {
 		host, port := hostPort(e.Request.URL.Scheme, e.Request.URL.Host)
-		if long, ok := longHost(e, e.Request.URL.Scheme, host, port); ok {
+		if long, ok := longHost(e, e.Request.URL.Scheme, e.Request.URL.Host); ok {
 			host, port = long, 0
 		}
 		k.host, k.port = m.host(host, port)
@@ -379,8 +380,12 @@ func (k attrKey) set() attribute.Set {
 }
 
 // hostPort returns the host of an authority (without brackets for IPv6) and
-// its port, or the default port of scheme when it has none or an invalid one.
+// its port, or the default port of scheme when it has none or an invalid one,
+// normalised as polite keys an origin (see origin.Normal): one origin
+// spelled otherwise ("API.test.", "[2001:db8:0::1]", "[::ffff:192.0.2.1]",
+// a Unicode host, ":08080") has one name on every instrument, the key's.
 func hostPort(scheme, authority string) (string, int) {
+	authority = origin.Normal(scheme, authority)
 	host, port := authority, ""
 	if i := strings.LastIndexByte(authority, ':'); i >= 0 && strings.LastIndexByte(authority, ']') < i {
 		if strings.HasPrefix(authority, "[") || strings.IndexByte(authority, ':') == i {

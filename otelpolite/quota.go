@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/origin"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -159,7 +159,7 @@ func keyAttrs(e polite.Event, custom bool) []attribute.KeyValue {
 			scheme, hostport = s, h
 		}
 		host, port := hostPort(scheme, hostport)
-		if long, ok := longHost(e, scheme, host, port); ok {
+		if long, ok := longHost(e, scheme, hostport); ok {
 			return append(kv, attribute.String("server.address", long))
 		}
 		host = strings.Clone(validText(strings.TrimSuffix(strings.ToLower(host), ".")))
@@ -223,33 +223,40 @@ func originOnly(key string) bool {
 // a DNS name (253 bytes, RFC 1035 §2.3.4) and a port.
 const maxHostLen = 253 + len(":65535")
 
-// longHost returns the name that stands for host and port, those of e's
+// longHost returns the name that stands for authority, that of e's
 // request (scheme its scheme), when it is too long to name (a link's or a
 // redirect's, up to net/http's megabyte of header), and reports whether it
 // is: the digest polite keeps in e's key when the key is the request's
 // origin ("~sha256-…", as the quota gauge names it too), else the digest
 // polite keeps for such an origin: "~sha256-" and the hex SHA-256 of its
-// host in lower case, without a trailing dot, and ":" and its port unless
-// the scheme's own, when that is longer than polite keeps. (Hashed alone,
-// with a port or a trailing dot, the host was named otherwise by the
-// requests counter than by the events and the gauge.) A host polite
-// converts to ASCII (IDNA) is hashed as the request spells it.
-func longHost(e polite.Event, scheme, host string, port int) (string, bool) {
+// host[:port] as polite normalises it (see origin.Normal), when that is
+// longer than polite keeps. (Hashed as spelled, a Unicode host, a port of
+// leading zeros or an IPv6 literal written out was named otherwise by the
+// requests counter than by the events and the gauge.)
+func longHost(e polite.Event, scheme, authority string) (string, bool) {
 	if _, h, ok := digestOrigin(e.Key); ok {
 		return h, true
 	}
-	if len(host) <= maxHostLen-len(":65535") {
-		return "", false // with any port, no longer than polite keeps
+	if len(authority) <= maxHostLen && isASCII(authority) {
+		return "", false // normalised, no longer than polite keeps
 	}
-	h := strings.TrimSuffix(strings.ToLower(host), ".")
-	if !defaultPort(scheme, port) {
-		h += ":" + strconv.Itoa(port)
-	}
+	h := origin.Normal(scheme, authority)
 	if len(h) <= maxHostLen {
 		return "", false
 	}
 	sum := sha256.Sum256([]byte(h))
 	return "~sha256-" + hex.EncodeToString(sum[:]), true
+}
+
+// isASCII reports whether s has no byte beyond ASCII: normalised, it is no
+// longer.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // defaultPort reports whether port is scheme's own (or none), which an
@@ -291,10 +298,10 @@ func fingerprinted(key string) bool {
 // sameOrigin reports whether key spells the origin scheme://host, allowing
 // for case, a trailing dot on the host and a default port given or not.
 func sameOrigin(key, scheme, host string) bool {
-	return key != "" && origin(key) == origin(scheme+"://"+host)
+	return key != "" && plainOrigin(key) == plainOrigin(scheme+"://"+host)
 }
 
-func origin(s string) string {
+func plainOrigin(s string) string {
 	s = strings.ToLower(s)
 	scheme, host, ok := strings.Cut(s, "://")
 	if !ok {
