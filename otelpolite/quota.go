@@ -259,12 +259,6 @@ func isASCII(s string) bool {
 	return true
 }
 
-// defaultPort reports whether port is scheme's own (or none), which an
-// origin's key leaves out.
-func defaultPort(scheme string, port int) bool {
-	return port == 0 || port == 80 && strings.EqualFold(scheme, "http") || port == 443 && strings.EqualFold(scheme, "https")
-}
-
 // digestOrigin reports whether key is an origin whose host polite keeps as
 // its digest, being too long ("http://~sha256-" and 64 lower-case hex
 // digits), and returns its scheme and digested host.
