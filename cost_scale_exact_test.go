@@ -23,8 +23,10 @@ import (
 // request of 80% of what Inspect said was left waited 59m50s, by WaitFor
 // as by the Transport, which failed it with a *WaitError. The requests
 // reach the server in another order than granted, and the scale learned
-// from their answers is not quite 0 (0.003 to 0.33 in 20 runs): a request
-// of 60% of what is left goes at once.
+// from their answers is not quite 0 (0 to 0.43 in 20 runs, to 0.89 under
+// the race detector): a request of 40% of what is left goes at once. (The
+// learned scale is checked at fixed instants by
+// TestScaleNotRaisedByPipelinedMixedCosts in internal/control.)
 func TestScaleNotRaisedByExactServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
@@ -80,7 +82,7 @@ func TestScaleNotRaisedByExactServer(t *testing.T) {
 		if rem <= 0 {
 			t.Fatalf("Inspect shows no tokens left (%d)", rem)
 		}
-		cost := rem * 6 / 10
+		cost := rem * 4 / 10
 		if d, err := st.WaitFor(polite.Cost{Tokens: cost}); d != 0 || err != nil {
 			t.Errorf("WaitFor(%d tokens) with %d left = %v, %v; want 0", cost, rem, d, err)
 		}

@@ -855,6 +855,14 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64, top ui
 			return false
 		}
 		truth = sample(d, c)
+		// Noisy, by as much up as down in ratio (requests reach the
+		// server in another order than granted, and costs differ): a
+		// quarter of the way in ratio, not in difference, which carried
+		// the scale of a server counting exactly what was declared
+		// upward (a sample of 2 moved it twice as far as one of 0.5).
+		f *= math.Pow(truth/f, 0.25)
+		u.scale = int64(math.Ceil(min(max(f-1, 0), maxScale/1000.0)*1000 - 1e-9)) // rounded up
+		return true
 	} else {
 		if counted <= 0 {
 			return false
