@@ -86,6 +86,8 @@ type Metrics struct {
 	// maxHosts; copied on write, as sets is.
 	hosts    atomic.Pointer[map[hostKey]string]
 	hostsMu  sync.Mutex
+	spells   atomic.Pointer[map[spellKey]hostKey] // see named
+	spellsMu sync.Mutex
 	maxHosts int
 
 	known map[string]bool // Config.KnownMethods; nil: the default list
@@ -255,10 +257,7 @@ const maxAttrSets = 4096
 func (m *Metrics) attrs(e polite.Event, which attrBits) *options {
 	k := attrKey{which: which}
 	if e.Request != nil && e.Request.URL != nil {
-		host, port := hostPort(e.Request.URL.Scheme, e.Request.URL.Host)
-		if long, ok := longHost(e, e.Request.URL.Scheme, e.Request.URL.Host); ok {
-			host, port = long, 0
-		}
+		host, port := m.named(e)
 		k.host, k.port = m.host(host, port)
 		k.method = m.method(e.Request.Method)
 	}
@@ -299,6 +298,67 @@ func (m *Metrics) attrs(e polite.Event, which attrBits) *options {
 type hostKey struct {
 	host string
 	port int
+}
+
+// spellKey is an authority as a request spells it, and the class of its
+// scheme (0, or 80 for http and 443 for https: their default ports).
+type spellKey struct {
+	authority string
+	scheme    int
+}
+
+// maxSpellings bounds the cache of authorities named; past it, an
+// authority is named anew at each event.
+const maxSpellings = 4096
+
+// named returns the host and port that name the authority of e's request,
+// as polite keys it (see hostPort and longHost), from a cache of the
+// authorities seen: normalised at each event, an authority in upper case
+// or beyond ASCII cost allocations every time. An authority longer than
+// polite keeps is named anew each time: kept, a hostile link's would hold
+// a megabyte.
+func (m *Metrics) named(e polite.Event) (string, int) {
+	u := e.Request.URL
+	k := spellKey{authority: u.Host}
+	switch {
+	case strings.EqualFold(u.Scheme, "http"):
+		k.scheme = 80
+	case strings.EqualFold(u.Scheme, "https"):
+		k.scheme = 443
+	}
+	if sp := m.spells.Load(); sp != nil {
+		if n, ok := (*sp)[k]; ok {
+			return n.host, n.port
+		}
+	}
+	host, port := hostPort(u.Scheme, u.Host)
+	if long, ok := longHost(e, u.Scheme, u.Host); ok {
+		return long, 0
+	}
+	if len(u.Host) > maxHostLen {
+		return host, port
+	}
+	m.spellsMu.Lock()
+	defer m.spellsMu.Unlock()
+	old := m.spells.Load()
+	if old != nil && len(*old) >= maxSpellings {
+		return host, port
+	}
+	next := make(map[spellKey]hostKey, 1+lenOfSpells(old))
+	if old != nil {
+		maps.Copy(next, *old)
+	}
+	n := hostKey{host: strings.Clone(host), port: port}
+	next[spellKey{authority: strings.Clone(u.Host), scheme: k.scheme}] = n
+	m.spells.Store(&next)
+	return n.host, n.port
+}
+
+func lenOfSpells(m *map[spellKey]hostKey) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
 }
 
 // host returns host and port as events name them: as they are for one of
