@@ -23,8 +23,8 @@ import (
 // request of 80% of what Inspect said was left waited 59m50s, by WaitFor
 // as by the Transport, which failed it with a *WaitError. The requests
 // reach the server in another order than granted, and the scale learned
-// from their answers is not quite 0 (0 to 0.43 in 20 runs, to 0.89 under
-// the race detector): a request of 40% of what is left goes at once. (The
+// from their answers is not quite 0 (0 to 0.45 in 20 runs, and under the
+// race detector): a request of 40% of what is left goes at once. (The
 // learned scale is checked at fixed instants by
 // TestScaleNotRaisedByPipelinedMixedCosts in internal/control.)
 func TestScaleNotRaisedByExactServer(t *testing.T) {

@@ -808,9 +808,9 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 // granted after l and still in flight left out (see after) a bound above
 // it. The scale moves toward the nearer bound when it is outside the
 // two, and not at all within. An answer to a request in flight when the
-// latest observation was read is compared with its own reservation and
-// those of the requests granted between the observation's and it: one
-// sample, neither bound. (Taken as the truth, a server counting
+// latest observation was read is read both ways, against its own
+// reservation (and those granted between) and against since: the scale
+// moves only outside both. (Taken as the truth, a server counting
 // twice what was declared, asked by batches of 4 at once, read as
 // counting less after each batch: the first answer of a batch compared
 // one request's count with four reservations, and the scale fell from
@@ -837,32 +837,41 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64, top ui
 	if l.seq <= u.from {
 		// l was in flight when the observation was read (requests sent
 		// one after another as answers come): since holds none of what
-		// the server counted for it. What it counted since is l and the
-		// requests granted between the observation's and l, had they
-		// not been counted in the observation: one sample of the truth,
-		// neither bound, noisy when costs differ, taken up or down
-		// alike. Compared with since, it read a server counting exactly
+		// the server counted for it. A server stating what is left as
+		// of a request's arrival counted l since (and the requests
+		// granted between the observation's and l, still in flight);
+		// one stating it as of its answer counted the requests granted
+		// since the observation was read instead, since. Either is the
+		// truth, and the sample lies between the two: the scale moves
+		// toward the nearer only when it is outside both. (Compared
+		// with since alone, a server of the first kind counting exactly
 		// what was declared, asked by requests of mixed costs two at a
-		// time, as counting what l cost over what the next reserved,
-		// and, taken only when above the scale, raised it to 3.5 times.
-		// Nothing counted since: l was counted in the observation (a
-		// server stating what is left as of its answer, asked by a
-		// batch), and says nothing.
+		// time, read as counting what l cost over what the next
+		// reserved, and the scale rose to 3.5 times; with l alone, one
+		// of the second kind read as counting what the next cost over
+		// what l reserved, and noise by as much up as down carried it
+		// up against the floor of 0.) Nothing counted since: l was
+		// counted in the observation (a server of the second kind,
+		// asked by a batch), and says nothing.
 		own, ownFixed := u.split(&l.want)
 		before := max(u.after(u.mark)-u.after(l.seq), 0) // granted between the observation's and l, in flight
-		d, c := level-r-ownFixed, own-ownFixed+before
-		if d <= 0 || c <= 0 {
+		d, arrived := level-r-ownFixed, own-ownFixed+before
+		if d <= 0 || arrived <= 0 {
 			return false
 		}
-		truth = sample(d, c)
-		// Noisy, by as much up as down in ratio (requests reach the
-		// server in another order than granted, and costs differ): a
-		// quarter of the way in ratio, not in difference, which carried
-		// the scale of a server counting exactly what was declared
-		// upward (a sample of 2 moved it twice as far as one of 0.5).
-		f *= math.Pow(truth/f, 0.25)
-		u.scale = int64(math.Ceil(min(max(f-1, 0), maxScale/1000.0)*1000 - 1e-9)) // rounded up
-		return true
+		lo, hi := sample(d, arrived), sample(d, arrived)
+		if counted > 0 {
+			answered := sample(level-r-u.fixed, counted)
+			lo, hi = min(lo, answered), max(hi, answered)
+		}
+		switch {
+		case f < lo:
+			truth = lo
+		case f > hi:
+			truth = hi
+		default:
+			return true // the scale is within the bounds
+		}
 	} else {
 		if counted <= 0 {
 			return false
