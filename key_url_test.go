@@ -11,7 +11,7 @@ import (
 )
 
 // The key a Budget keeps for an origin was cut from the request's URL
-// (url.Parse slices Host and Scheme out of the raw URL, and normalHost
+// (url.Parse slices Host and Scheme out of the raw URL, and origin.Normal
 // returns it without allocating), so every kept key kept the whole URL it
 // first came with: a path or query of a megabyte, from a link or a
 // redirect's Location a server chose, for as long as the origin's state,

@@ -104,7 +104,7 @@ func originHash(scheme, host string) uint64 {
 // its digest (see digestLong), so that what a key keeps is bounded whatever a
 // server redirects to.
 func originKey(scheme, host string) budgetKey {
-	return budgetKey{m: memKey{scheme: digestLong(lowerASCII(scheme), maxSchemeLen), host: digestLong(normalHost(scheme, host), maxHostLen)}}
+	return budgetKey{m: memKey{scheme: digestLong(origin.LowerASCII(scheme), maxSchemeLen), host: digestLong(origin.Normal(scheme, host), maxHostLen)}}
 }
 
 const (
@@ -127,15 +127,6 @@ func digestLong(s string, max int) string {
 	sum := sha256.Sum256([]byte(s))
 	return "~sha256-" + hex.EncodeToString(sum[:])
 }
-
-// normalHost normalises the host[:port] of an origin (see origin.Normal).
-func normalHost(scheme, hostport string) string { return origin.Normal(scheme, hostport) }
-
-// lowerASCII returns s lower-cased, as it is when it is already.
-func lowerASCII(s string) string { return origin.LowerASCII(s) }
-
-// punycode encodes s by RFC 3492 (see origin.Punycode).
-func punycode(s string) (string, bool) { return origin.Punycode(s) }
 
 // lookupKey returns the budget key a caller names: a URL or an origin
 // ("https://API.example:443/path" names "https://api.example"), normalised

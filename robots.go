@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/internal/origin"
 )
 
 // Robots makes requests obey the robots.txt of their origin (RFC 9309), as
@@ -381,7 +382,7 @@ func robotsOrigin(u *url.URL) string {
 	// Normalised as a budget key is, but never digested (see digestLong):
 	// robots.txt is fetched from it. The cache weighs a long one by its
 	// length (see robotsFile.weight).
-	return lowerASCII(u.Scheme) + "://" + normalHost(u.Scheme, u.Host)
+	return origin.LowerASCII(u.Scheme) + "://" + origin.Normal(u.Scheme, u.Host)
 }
 
 // robotsSite is the authority whose robots.txt governs a request: its
@@ -406,7 +407,7 @@ func (s robotsSite) key() string {
 
 // robotsHost returns the Host of req (http.Request.Host) when it names
 // another authority than its URL's host, normalised as an origin's host is
-// (see normalHost): the virtual host reached by a crawler that dials a
+// (see origin.Normal): the virtual host reached by a crawler that dials a
 // fixed address ("http://192.0.2.10/private" with Host "site.example"),
 // whose robots.txt governs the request (RFC 9309 §2.2). It returns "" when
 // req sets no Host or its URL's, and for a Host with a byte no host has
@@ -417,8 +418,8 @@ func robotsHost(req *http.Request) string {
 	if h == "" || h == req.URL.Host {
 		return ""
 	}
-	h = normalHost(req.URL.Scheme, h)
-	if !isHostHeader(h) || h == normalHost(req.URL.Scheme, req.URL.Host) {
+	h = origin.Normal(req.URL.Scheme, h)
+	if !isHostHeader(h) || h == origin.Normal(req.URL.Scheme, req.URL.Host) {
 		return ""
 	}
 	return h

@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/politehttp/polite/internal/origin"
 	"github.com/politehttp/polite/ratelimittest"
 )
 
@@ -125,7 +126,7 @@ func TestRobotsVirtualHostsApart(t *testing.T) {
 				}
 				var rerr *RobotsError
 				if err != nil && errors.As(err, &rerr) {
-					want := normalHost("http", tt.host)
+					want := origin.Normal("http", tt.host)
 					if want == "192.0.2.10" {
 						want = ""
 					}

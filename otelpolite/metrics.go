@@ -331,10 +331,10 @@ func (m *Metrics) named(e polite.Event) (string, int) {
 			return n.host, n.port
 		}
 	}
-	host, port := hostPort(u.Scheme, u.Host)
 	if long, ok := longHost(e, u.Scheme, u.Host); ok {
 		return long, 0
 	}
+	host, port := hostPort(u.Scheme, u.Host)
 	if len(u.Host) > maxHostLen {
 		return host, port
 	}

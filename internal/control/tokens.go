@@ -859,7 +859,8 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64, top ui
 		if d <= 0 || arrived <= 0 {
 			return false
 		}
-		lo, hi := sample(d, arrived), sample(d, arrived)
+		lo := sample(d, arrived)
+		hi := lo
 		if counted > 0 {
 			answered := sample(level-r-u.fixed, counted)
 			lo, hi = min(lo, answered), max(hi, answered)
