@@ -379,26 +379,52 @@ func testWaitUntil(t *testing.T, st polite.Store, key string) {
 	gen := bump(t, st, key, time.Now())
 	ctx, cancel := context.WithTimeout(context.Background(), 4*wakeWithin)
 	defer cancel()
-	until := time.Now().Add(150 * time.Millisecond)
-	if err := st.Wait(ctx, key, gen, until); err != nil {
-		t.Fatalf("Wait until %v = %v, want nil", until, err)
-	}
-	if now := time.Now(); now.Before(until.Add(-early)) {
-		t.Errorf("Wait returned %v before its deadline, with no change", until.Sub(now))
-	} else if now.After(until.Add(late)) {
-		t.Errorf("Wait returned %v after its deadline, want within %v", now.Sub(until), late)
-	}
+	onTime(t, "Wait", func() time.Time {
+		until := time.Now().Add(150 * time.Millisecond)
+		if err := st.Wait(ctx, key, gen, until); err != nil {
+			t.Fatalf("Wait until %v = %v, want nil", until, err)
+		}
+		return until
+	})
 	start := time.Now()
 	if err := st.Wait(ctx, key, gen, start.Add(-time.Second)); err != nil || time.Since(start) > wakeWithin/2 {
 		t.Errorf("Wait with a deadline past = %v after %v, want nil at once", err, time.Since(start))
 	}
 	// A key never written: the deadline still holds.
-	until = time.Now().Add(50 * time.Millisecond)
-	err := st.Wait(ctx, key+"/never", 0, until)
-	if now := time.Now(); err != nil || now.Before(until.Add(-early)) || now.After(until.Add(late)) {
-		t.Errorf("Wait on a key never written = %v, %v from its deadline; want nil at the deadline", err, now.Sub(until))
+	onTime(t, "Wait on a key never written", func() time.Time {
+		until := time.Now().Add(50 * time.Millisecond)
+		if err := st.Wait(ctx, key+"/never", 0, until); err != nil {
+			t.Fatalf("Wait on a key never written until %v = %v, want nil", until, err)
+		}
+		return until
+	})
+}
+
+// onTime runs wait, which waits until the instant it returns, and reports
+// it returning early, or late in each of lateTries runs: a machine under
+// load may wake a waiter seconds late once (a wait of 50ms returned 3.17s
+// late in a loaded run of the suite), a store that is late every time.
+func onTime(t *testing.T, what string, wait func() time.Time) {
+	t.Helper()
+	for try := 1; ; try++ {
+		until := wait()
+		now := time.Now()
+		if now.Before(until.Add(-early)) {
+			t.Errorf("%s returned %v before its deadline, with no change", what, until.Sub(now))
+			return
+		}
+		if !now.After(until.Add(late)) {
+			return
+		}
+		if try == lateTries {
+			t.Errorf("%s returned %v after its deadline, want within %v (late in each of %d tries)", what, now.Sub(until), late, lateTries)
+			return
+		}
 	}
 }
+
+// lateTries is how many times in a row a wait must return late to fail.
+const lateTries = 3
 
 func testWaitContext(t *testing.T, st polite.Store, key string) {
 	gen := bump(t, st, key, time.Now())
