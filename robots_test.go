@@ -291,12 +291,17 @@ func TestRobotsRedirects(t *testing.T) {
 		})
 	}
 
-	// From https to http: not followed.
+	// From https to http: followed, and its rules apply (see
+	// TestRobotsRedirectToHTTPFollowed). This used to pass only because the
+	// handler redirected the http robots.txt again, for ever.
 	synctest.Test(t, func(t *testing.T) {
 		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Redirects: 1, RedirectTo: "http://a.example/robots.txt", Body: "User-agent: *\nDisallow: /\n"})
 		r := &Robots{}
-		if _, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "https://a.example/page")); err != nil {
-			t.Errorf("https to http: check = %v, want unavailable (allowed)", err)
+		if _, err := r.check(t.Context(), robotsBase(h), robotsReq(t, t.Context(), "https://a.example/page")); !errors.Is(err, ErrDisallowed) {
+			t.Errorf("https to http: check = %v, want the path disallowed", err)
+		}
+		if got := h.Stats().Fetches; got != 2 {
+			t.Errorf("https to http: %d fetches, want 2", got)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,7 +46,11 @@ type RobotsConfig struct {
 	Redirects int
 
 	// RedirectTo, if not empty, is the Location of the last redirect, an
-	// absolute URL such as another origin's /robots.txt.
+	// absolute URL such as another origin's /robots.txt. A request for
+	// RedirectTo itself that reaches this handler (another origin it
+	// serves, or its own robots.txt by another scheme) gets the answer, so
+	// that the redirects end there; one whose first request is RedirectTo
+	// gets no redirect.
 	RedirectTo string
 
 	// Next serves every path but /robots.txt. If nil, each gets 200 with
@@ -149,7 +154,8 @@ func (h *RobotsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 		}
 	}
-	if hop, _ := strconv.Atoi(r.URL.Query().Get("hop")); cfg.Redirects < 0 || hop < cfg.Redirects {
+	hop, _ := strconv.Atoi(r.URL.Query().Get("hop"))
+	if cfg.Redirects < 0 || hop < cfg.Redirects && !(cfg.RedirectTo != "" && requests(r, cfg.RedirectTo)) {
 		loc := fmt.Sprintf("/robots.txt?hop=%d", hop+1)
 		if cfg.RedirectTo != "" && hop+1 == cfg.Redirects {
 			loc = cfg.RedirectTo
@@ -171,6 +177,24 @@ func (h *RobotsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writePad(w, cfg.Pad)
 	}
 	io.WriteString(w, cfg.Body)
+}
+
+// requests reports whether r asks for the URL loc: its scheme and host, if
+// loc has them, its path and its query.
+func requests(r *http.Request, loc string) bool {
+	u, err := url.Parse(loc)
+	if err != nil || u.Path != r.URL.Path || u.RawQuery != r.URL.RawQuery {
+		return false
+	}
+	scheme := r.URL.Scheme // set by a Transport, not by a server
+	if scheme == "" {
+		scheme = "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+	}
+	return (u.Scheme == "" || strings.EqualFold(u.Scheme, scheme)) &&
+		(u.Host == "" || strings.EqualFold(u.Host, r.Host))
 }
 
 // writePad writes n bytes of comment lines to w.

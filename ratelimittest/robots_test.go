@@ -127,3 +127,38 @@ func TestRobotsHandlerDelay(t *testing.T) {
 		}
 	})
 }
+
+// The last redirect, to RedirectTo, ends the redirects when RedirectTo is
+// served by the same handler: another origin it serves, or its own
+// robots.txt by another scheme. Before, the request for RedirectTo began
+// the redirects again, for ever: a client that follows redirects gave up
+// after 10, and a robots.txt that Disallow'ed nothing was never read.
+func TestRobotsHandlerRedirectToSameHandlerEnds(t *testing.T) {
+	for _, tt := range []struct {
+		name, first, to string
+		fetches         int
+	}{
+		{"another origin served", "http://a.example/robots.txt", "https://b.example/robots.txt", 3},
+		{"the same origin by http", "https://a.example/robots.txt", "http://a.example/robots.txt", 3},
+		{"the first URL itself: no redirect", "http://a.example/robots.txt", "http://a.example/robots.txt", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Redirects: 2, RedirectTo: tt.to, Body: "x"})
+				c := &http.Client{Transport: &ratelimittest.Transport{Handler: h}}
+				resp, err := c.Get(tt.first)
+				if err != nil {
+					t.Fatalf("GET %s: %v (after %d fetches)", tt.first, err, h.Stats().Fetches)
+				}
+				defer resp.Body.Close()
+				body, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != 200 || string(body) != "x" || resp.Request.URL.String() != tt.to {
+					t.Errorf("GET %s: %d %q from %s, want 200 x from %s", tt.first, resp.StatusCode, body, resp.Request.URL, tt.to)
+				}
+				if got := h.Stats().Fetches; got != tt.fetches {
+					t.Errorf("%d fetches, want %d", got, tt.fetches)
+				}
+			})
+		})
+	}
+}
