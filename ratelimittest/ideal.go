@@ -41,7 +41,7 @@ func Ideal(cfg Config, tasks, workers int) time.Duration {
 	size := contentSize(cfg)
 	latency := max(cfg.Latency, 0)
 	if streaming(cfg) {
-		latency += cfg.Stream
+		latency = time.Duration(saturatingAdd(int64(latency), int64(cfg.Stream)))
 	}
 	hangs := 0
 	if cfg.Hang != 0 {
