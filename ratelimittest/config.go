@@ -465,11 +465,15 @@ func streamEvents(cfg Config) int {
 
 // contentSize is what an admitted request costs a "content-bytes" policy
 // at admission: the size of the body of the default Next, streamed or not,
-// or BodySize with a custom Next.
+// or BodySize with a custom Next. It saturates at the largest int.
 func contentSize(cfg Config) int {
 	n := bodySize(cfg)
 	if streaming(cfg) {
-		return streamEvents(cfg) * (n + streamFraming)
+		events := streamEvents(cfg)
+		if n > math.MaxInt-streamFraming || events > math.MaxInt/(n+streamFraming) {
+			return math.MaxInt
+		}
+		return events * (n + streamFraming)
 	}
 	return n
 }

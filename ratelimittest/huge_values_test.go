@@ -2,7 +2,9 @@ package ratelimittest_test
 
 import (
 	"math"
+	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/politehttp/polite/ratelimittest"
@@ -18,4 +20,32 @@ func TestIdealLatencyPlusStreamSaturates(t *testing.T) {
 			t.Errorf("Ideal with Latency %d and Stream 1s = %v, want the largest Duration", latency, got)
 		}
 	}
+}
+
+// A streamed body costs a content-bytes policy StreamEvents times its
+// event, framing included. With a huge StreamEvents the product wrapped
+// around to a negative cost: the Handler admitted the request and stated
+// more remaining than the quota, and Ideal said 3s for requests no quota
+// can admit.
+func TestStreamedContentBytesSaturate(t *testing.T) {
+	cfg := ratelimittest.Config{
+		Policies:     []ratelimittest.Policy{{Quota: 100, Window: time.Second, Unit: "content-bytes"}},
+		Stream:       time.Second,
+		StreamEvents: math.MaxInt / 5,
+	}
+	if got := ratelimittest.Ideal(cfg, 3, 1); got != math.MaxInt64 {
+		t.Errorf("Ideal = %v, want the largest Duration", got)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(cfg)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example/", nil)
+		resp, err := (&ratelimittest.Transport{Handler: h}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close() // ends a stream
+		if got := resp.Header.Get("RateLimit"); resp.StatusCode != http.StatusTooManyRequests || got != `"default";r=100;t=1` {
+			t.Errorf("GET: %d, RateLimit %q; want 429 with all 100 bytes remaining", resp.StatusCode, got)
+		}
+	})
 }
