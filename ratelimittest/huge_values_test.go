@@ -1,6 +1,7 @@
 package ratelimittest_test
 
 import (
+	"encoding/json"
 	"math"
 	"net/http"
 	"testing"
@@ -46,6 +47,45 @@ func TestStreamedContentBytesSaturate(t *testing.T) {
 		resp.Body.Close() // ends a stream
 		if got := resp.Header.Get("RateLimit"); resp.StatusCode != http.StatusTooManyRequests || got != `"default";r=100;t=1` {
 			t.Errorf("GET: %d, RateLimit %q; want 429 with all 100 bytes remaining", resp.StatusCode, got)
+		}
+	})
+}
+
+// The usage of an OpenAI response states total_tokens, the prompt plus
+// the output. A client's max_tokens of the largest int64, all produced,
+// or a Prompt counting the largest int64, made the sum wrap around:
+// total_tokens came out negative (-9223372036854775801 for a prompt of 8
+// tokens), below both of its parts.
+func TestTokenUsageTotalSaturates(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		all := func(bound int64) int64 { return bound }
+		for _, tt := range []struct {
+			name, path, body string
+			cfg              ratelimittest.TokenConfig
+		}{
+			{"chat, max_tokens all produced", chatPath,
+				`{"model":"m","max_tokens":9223372036854775807,"messages":[{"role":"user","content":"hi"}]}`,
+				ratelimittest.TokenConfig{Output: all}},
+			{"responses, max_output_tokens all produced", "/v1/responses",
+				`{"model":"m","max_output_tokens":9223372036854775807,"input":"hi"}`,
+				ratelimittest.TokenConfig{Output: all}},
+			{"chat, Prompt the largest int64", chatPath,
+				`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`,
+				ratelimittest.TokenConfig{Prompt: func(int64) int64 { return math.MaxInt64 }}},
+		} {
+			h := ratelimittest.NewTokenHandler(tt.cfg)
+			resp, body := post(t, client(h), tt.path, tt.body)
+			var v struct {
+				Usage struct {
+					TotalTokens int64 `json:"total_tokens"`
+				} `json:"usage"`
+			}
+			if err := json.Unmarshal([]byte(body), &v); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("%s: %d %v", tt.name, resp.StatusCode, err)
+			}
+			if got := v.Usage.TotalTokens; got != math.MaxInt64 {
+				t.Errorf("%s: total_tokens %d, want %d", tt.name, got, int64(math.MaxInt64))
+			}
 		}
 	})
 }

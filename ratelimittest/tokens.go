@@ -649,7 +649,7 @@ func (h *TokenHandler) responseBody(k llmcost.Kind, e llmcost.Estimate, out, id 
 				"content": []any{map[string]any{"type": "output_text", "text": text(out), "annotations": []any{}}},
 			}},
 			"usage": map[string]any{
-				"input_tokens": e.Input, "output_tokens": out, "total_tokens": e.Input + out,
+				"input_tokens": e.Input, "output_tokens": out, "total_tokens": saturatingAdd(e.Input, out),
 				"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
 			},
 		}
@@ -685,7 +685,7 @@ func (h *TokenHandler) responseBody(k llmcost.Kind, e llmcost.Estimate, out, id 
 		}
 		v = map[string]any{
 			"id": fmt.Sprintf("%s-%d", prefix, id), "object": object, "created": now.Unix(), "model": model, "choices": choices,
-			"usage": map[string]any{"prompt_tokens": e.Input, "completion_tokens": out, "total_tokens": e.Input + out},
+			"usage": map[string]any{"prompt_tokens": e.Input, "completion_tokens": out, "total_tokens": saturatingAdd(e.Input, out)},
 		}
 	}
 	body, _ := json.Marshal(v)
