@@ -89,3 +89,32 @@ func TestTokenUsageTotalSaturates(t *testing.T) {
 		}
 	})
 }
+
+// TokenTask.Body multiplied the prompt's tokens by the bytes of a token,
+// which wrapped around for a huge Input: Input 1<<61+7 panicked
+// (strings.Builder.Grow: negative count), and the largest int64 gave a
+// body of an empty prompt, charged 7 tokens. A TokenHandler reads a
+// body's first MiB only: the body of a huge Input is charged that MiB.
+func TestTokenTaskBodyOfHugeInput(t *testing.T) {
+	for _, in := range []int64{1<<61 + 7, math.MaxInt64} {
+		for _, api := range []ratelimittest.API{ratelimittest.OpenAIAPI, ratelimittest.AnthropicAPI} {
+			func() {
+				defer func() {
+					if err := recover(); err != nil {
+						t.Errorf("Body of Input %d for %s panicked: %v", in, api, err)
+					}
+				}()
+				path := chatPath
+				if api == ratelimittest.AnthropicAPI {
+					path = messagesPath
+				}
+				body := ratelimittest.TokenTask{Input: in, MaxOutput: 1}.Body(api)
+				task, ok := ratelimittest.EstimateTask(path, body)
+				if !ok || task.Input < 262000 || len(body) > 1<<20+100 {
+					t.Errorf("Body of Input %d for %s: %d bytes, charged %d tokens (%v); want a MiB, charged 262000 or more",
+						in, api, len(body), task.Input, ok)
+				}
+			}()
+		}
+	}
+}
