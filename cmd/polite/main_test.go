@@ -75,6 +75,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"serve", "-drip", "-1s"},
 		{"serve", "-hang-requests", "0"},
 		{"serve", "-stream-events", "0"},
+		{"serve", "-drip-bytes", "0"},
+		{"serve", "-drip-bytes", "67108865"}, // above 64 MiB
 		{"serve", "-retry-after-zero", "-no-retry-after"},
 		{"serve", "-retry-after", "2s", "-no-retry-after"},
 		{"demo", "-burst", "-1"},

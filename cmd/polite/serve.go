@@ -30,10 +30,10 @@ span, -problem explains refusals with an RFC 9457 problem document.
 sends none (the fields alone say when), -round-down
 rounds the resets sent as instants down to the second, -utc-dates ends
 HTTP-dates in UTC, -phase starts the windows before the server, -drip
-sends refusal bodies a byte at a time, -hang holds the first -hang-requests
-requests before serving them, -stream streams admitted bodies as
-server-sent events. A request held (-hang, -latency, -drip, -stream) ends
-at once, unanswered or cut, when serve stops.`
+sends refusal bodies (-drip-bytes long) a byte at a time, -hang holds the
+first -hang-requests requests before serving them, -stream streams
+admitted bodies as server-sent events. A request held (-hang, -latency,
+-drip, -stream) ends at once, unanswered or cut, when serve stops.`
 
 // runServe implements "polite serve".
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -58,6 +58,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	utcDates := fs.Bool("utc-dates", false, "fault: end the HTTP-dates of the rate-limit fields and Retry-After in UTC, not GMT")
 	phase := fs.Duration("phase", 0, "start the windows this long before the server, so that they end between whole seconds")
 	drip := fs.Duration("drip", 0, "fault: send refusal bodies one byte every this long")
+	dripBytes := fs.Int("drip-bytes", 65536, "the length of a refusal body -drip sends, padded with newlines, at most 64 MiB")
 	hang := fs.Duration("hang", 0, "fault: hold each of the first -hang-requests requests this long before serving it; negative (-1s): until the client gives up")
 	hangRequests := fs.Int("hang-requests", 1, "how many requests -hang holds")
 	stream := fs.Duration("stream", 0, "stream admitted bodies as server-sent events over this long")
@@ -87,8 +88,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if n := btoi(*retryAfter > 0) + btoi(*retryAfterZero) + btoi(*noRetryAfter); n > 1 {
 		return usagef("-retry-after, -retry-after-zero and -no-retry-after exclude each other")
 	}
-	if *hangRequests < 1 || *streamEvents < 1 {
-		return usagef("-hang-requests and -stream-events must be at least 1")
+	if *hangRequests < 1 || *streamEvents < 1 || *dripBytes < 1 {
+		return usagef("-hang-requests, -stream-events and -drip-bytes must be at least 1")
+	}
+	if *dripBytes > maxBodySize {
+		// Each dripping body is made whole for each refusal, as a body
+		// of -body-size is.
+		return usagef("-drip-bytes %d is more than %d (64 MiB)", *dripBytes, maxBodySize)
 	}
 	if *mEnd < *mStart {
 		return usagef("-maintenance-end %v is before -maintenance-start %v", *mEnd, *mStart)
@@ -111,7 +117,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg.UTCDates = *utcDates
 	cfg.Phase = *phase
-	cfg.Drip = *drip
+	cfg.Drip, cfg.DripBytes = *drip, *dripBytes
 	cfg.Hang, cfg.HangRequests = *hang, *hangRequests
 	cfg.Stream, cfg.StreamEvents = *stream, *streamEvents
 	if !*public {

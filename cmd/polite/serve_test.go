@@ -214,3 +214,34 @@ func TestServeStopsAtOnceWithHeldRequest(t *testing.T) {
 		<-done
 	}
 }
+
+// -drip-bytes sets the length of the refusal bodies -drip sends,
+// ratelimittest's Config.DripBytes. No flag gave it before: every dripping
+// body was 65536 bytes, a client that read it whole held for 65536 drips.
+func TestServeDripBytes(t *testing.T) {
+	base, _, stop := startServe(t, "-addr", "127.0.0.1:0", "-quota", "1", "-window", "1m",
+		"-drip", "1ns", "-drip-bytes", "300")
+	defer stop()
+	var lens []int
+	for range 2 {
+		resp, err := http.Get(base + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lens = append(lens, len(b))
+		if resp.StatusCode == http.StatusTooManyRequests && (len(b) != 300 || !strings.HasSuffix(string(b), "\n\n")) {
+			t.Errorf("refusal body: %d bytes ending %q, want 300, padded with newlines", len(b), b[max(0, len(b)-10):])
+		}
+	}
+	if lens[1] != 300 {
+		t.Errorf("body lengths %v, want the second, a refusal, of 300 bytes", lens)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("runServe after cancel = %v, want nil", err)
+	}
+}
