@@ -83,7 +83,10 @@ type Budget struct {
 	ext      Store        // the store, when it is another kind
 	fallback *MemoryStore // for keys while ext fails
 	secret   [16]byte     // keys fingerprints
-	down     atomic.Int64 // while ext fails: when to try it again (Unix nanoseconds); 0: it answers
+	// down is, while ext fails, when to try it again (Unix nanoseconds):
+	// positive once a request found it failing (EventStoreDown was
+	// emitted), negative while only Inspect did; 0 while it answers.
+	down atomic.Int64
 }
 
 // maxPolicies is the most policies a key keeps, and the most a problem
@@ -126,24 +129,60 @@ type storeNote struct {
 // next request at once, and every request waited the timeout). The first
 // failure after it answered is a transition.
 func (b *Budget) failed(err error) storeNote {
-	if b.down.Swap(time.Now().Add(storeRetry).UnixNano()) == 0 {
+	if b.down.Swap(time.Now().Add(storeRetry).UnixNano()) <= 0 {
 		return storeNote{kind: EventStoreDown, err: err}
 	}
 	return storeNote{}
 }
 
 // answered records that the Store answered; the first answer after a
-// failure is a transition.
+// failure a request found is a transition.
 func (b *Budget) answered() storeNote {
-	if b.down.Load() != 0 && b.down.Swap(0) != 0 {
+	if b.down.Load() != 0 && b.down.Swap(0) > 0 {
 		return storeNote{kind: EventStoreUp}
 	}
 	return storeNote{}
 }
 
+// inspected records what Inspect's call of the Store found, err its
+// error, as failed and answered do for a request's, but emitting nothing:
+// a failure is a transition for the first request that finds the Store
+// failing, and an answer ends only a failure no request found. (Not
+// recorded, every Inspect waited for a Store that does not answer, to its
+// timeout: a metrics scrape reading its keys one by one took ten seconds
+// a key.)
+func (b *Budget) inspected(err error) {
+	for {
+		old := b.down.Load()
+		next := int64(0)
+		switch {
+		case err == nil && old >= 0:
+			return // answering, or a failure a request found: it records the answer
+		case err != nil:
+			next = -time.Now().Add(storeRetry).UnixNano()
+			if old > 0 {
+				next = -next
+			}
+		}
+		if b.down.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// retryAt returns when a failing Store is to be tried again (Unix
+// nanoseconds); 0 while it answers.
+func (b *Budget) retryAt() int64 {
+	d := b.down.Load()
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
 // useExt reports whether the next call for a key goes to the Store.
 func (b *Budget) useExt(now time.Time) bool {
-	d := b.down.Load()
+	d := b.retryAt()
 	return d == 0 || now.UnixNano() >= d
 }
 
@@ -436,7 +475,7 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 			return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, until, timer, true)
 		}
 		// Look again when the Store may answer again.
-		return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, time.Unix(0, b.down.Load()), timer, true)
+		return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, time.Unix(0, b.retryAt()), timer, true)
 	}
 	err := b.ext.Wait(ctx, k.m.String(), h.Gen, until)
 	switch {

@@ -228,7 +228,10 @@ func (s State) acceptsAt(now time.Time) time.Time {
 // request bounds a state another process wrote (a pause of at most 24
 // hours), and paused by what this process learned while the Store failed,
 // which that request carries over; while the Store fails, it reports
-// what this process saw.
+// what this process saw, and for a second after a call of the Store
+// failed (a request's or an Inspect's) it does not ask the Store again,
+// as a request would not: a dead Store costs one timeout a second, not
+// one each call.
 func (b *Budget) Inspect(key string, now time.Time) (State, bool) {
 	b.init()
 	origin, raw, isOrigin := lookupKey(key)
@@ -258,6 +261,10 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 	switch {
 	case b.mem != nil:
 		v, ok = b.mem.view(k, now)
+	case !b.useExt(time.Now()):
+		// The Store failed a moment ago: what this process saw, as
+		// the key's next request would find it.
+		v, ok = b.fallback.view(k, now)
 	default:
 		// What the key's next request finds: the stored state bounded
 		// as it bounds it (another process may have written it), with
@@ -277,6 +284,7 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 			}
 		})
 		cancel()
+		b.inspected(err)
 		if err != nil {
 			v, ok = b.fallback.view(k, now)
 		}
