@@ -32,11 +32,15 @@ type quota struct {
 }
 
 // quotas returns the quotas of key in src's budget at now that have a live
-// remaining count, at most maxQuotaSeries of them. It is the one place that
+// remaining count, at most maxQuotaSeries of them, when the state Inspect
+// finds for key is the one events showed as shown (Event.Key). It is the one place that
 // reads polite's inspection API.
-func quotas(src *source, key string, now time.Time) []quota {
+func quotas(src *source, key, shown string, now time.Time) []quota {
 	st, ok := src.t.Inspect(key, now)
-	if !ok {
+	if !ok || st.Key != shown {
+		// Another key's state: a custom key shaped like a URL that the
+		// budget forgot is, for Inspect, the origin it names, whose
+		// quota was reported under the custom key's fingerprint.
 		return nil
 	}
 	ps := st.Policies
@@ -316,14 +320,14 @@ func plainOrigin(s string) string {
 // another would make a collection take that many times over.
 func (m *Metrics) observe(ctx context.Context, o metric.Observer) error {
 	type item struct {
-		src *source
-		key string
-		kv  []attribute.KeyValue
+		src        *source
+		key, shown string
+		kv         []attribute.KeyValue
 	}
 	var items []item
 	m.keys.m.Range(func(id, k any) bool {
 		e := k.(*keyEntry)
-		items = append(items, item{id.(keyID).src, e.inspect, e.attrs})
+		items = append(items, item{id.(keyID).src, e.inspect, id.(keyID).key, e.attrs})
 		return true
 	})
 
@@ -343,7 +347,7 @@ func (m *Metrics) observe(ctx context.Context, o metric.Observer) error {
 		if err = ctx.Err(); err != nil {
 			break // what was read is still reported
 		}
-		for _, q := range quotas(it.src, it.key, now) {
+		for _, q := range quotas(it.src, it.key, it.shown, now) {
 			kv := append(it.kv[:len(it.kv):len(it.kv)],
 				attribute.String("polite.quota.policy", q.policy),
 				attribute.String("polite.quota.unit", q.unit),
