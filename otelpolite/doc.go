@@ -89,8 +89,8 @@
 // custom key may be built from a credential, and a credential never goes
 // into a metric. The partition key
 // is reported hashed, as [polite.Budget.Inspect] does. At most
-// Config.MaxKeys keys are reported (1000 by default), the one seen least
-// recently in an event being dropped when a new one comes.
+// Config.MaxKeys keys are reported (1000 by default); when a new one comes
+// to a full set, the eighth seen least recently in an event is dropped.
 //
 // # Events
 //

@@ -27,8 +27,9 @@ type Config struct {
 	// nothing until one is set with otel.SetMeterProvider.
 	MeterProvider metric.MeterProvider
 
-	// MaxKeys is the most budget keys the quota gauge reports, the keys
-	// seen least recently in an event being dropped first. Each key
+	// MaxKeys is the most budget keys the quota gauge reports; a new key
+	// that finds MaxKeys held drops the eighth of them seen least
+	// recently in an event (one scan makes room for many). Each key
 	// reports one series per quota its server stated (polite keeps at
 	// most 8 of requests and 8 of what requests cost, such as tokens, per
 	// key) and one for a quota learned from refusals, so the gauge has at
