@@ -66,7 +66,7 @@
 // after 3 seconds (or four of the origin's round trips, if longer; doubled
 // for each probe in a row that timed out) lets another request probe.
 // Resets stated as instants (epoch seconds, HTTP-dates, also ending in
-// "UTC") are measured from the server's clock, estimated from its Dates to
+// "UTC" or a numeric zone such as "+0100") are measured from the server's clock, estimated from its Dates to
 // well under a second; an origin caught stating its resets early (rounded
 // down to the second) has them read a second later. A policy recognised as
 // a sliding-window counter (a probe sent after its reset is refused while

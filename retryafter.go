@@ -20,7 +20,9 @@ import (
 // (which cancels clock skew between client and server) and from now when
 // it is not; a date in the past asks for no delay. A date ending in "UTC"
 // instead of "GMT", as Go code formatting with time.RFC1123 writes it, is
-// read too. A number too large for
+// read too, and an IMF-fixdate ending in a numeric zone ("+0000",
+// "-0000", "+0100") as RFC 5322 and Go's time.RFC1123Z write it, its
+// offset applied. A number too large for
 // an int64 saturates at the longest Duration: the server asked for a wait
 // beyond any cap.
 //
@@ -64,9 +66,13 @@ func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 	}
 	t, ok := parse.HTTPDate(v, now)
 	if !ok {
-		if t, ok = utcDate(v, now); !ok {
-			return 0, false
-		}
+		t, ok = utcDate(v, now)
+	}
+	if !ok {
+		t, ok = offsetDate(v, now)
+	}
+	if !ok {
+		return 0, false
 	}
 	base := now
 	if d, ok := raSingle(raValues(h, "Date")); ok {
@@ -180,4 +186,33 @@ func utcDate(s string, now time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return parse.HTTPDate(s[:len(s)-len(utc)]+" GMT", now)
+}
+
+// offsetDate parses an IMF-fixdate whose zone is a numeric offset instead
+// of "GMT", as RFC 5322 writes dates ("+0000", "-0000", "+0100": Go's
+// time.RFC1123Z, PHP's date('r'), Python's email.utils.formatdate), and
+// applies the offset, as package parse reads such a reset.
+func offsetDate(s string, now time.Time) (time.Time, bool) {
+	const n = len("Sun, 06 Nov 1994 08:49:37 +0000")
+	if len(s) != n || s[n-6] != ' ' || s[n-5] != '+' && s[n-5] != '-' {
+		return time.Time{}, false
+	}
+	for _, c := range []byte(s[n-4:]) {
+		if c < '0' || c > '9' {
+			return time.Time{}, false
+		}
+	}
+	oh, om := int(s[n-4]-'0')*10+int(s[n-3]-'0'), int(s[n-2]-'0')*10+int(s[n-1]-'0')
+	if oh > 23 || om > 59 {
+		return time.Time{}, false
+	}
+	t, ok := parse.HTTPDate(s[:n-6]+" GMT", now)
+	if !ok {
+		return time.Time{}, false
+	}
+	offset := time.Duration(oh*60+om) * time.Minute
+	if s[n-5] == '-' {
+		offset = -offset
+	}
+	return t.Add(-offset), true
 }

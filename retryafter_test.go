@@ -38,6 +38,15 @@ func retryAfterTests() []retryAfterTest {
 		{"invalid Date: measured from now", http.Header{"Date": {"yesterday"}, "Retry-After": {"Mon, 05 Aug 2019 09:37:00 GMT"}}, server.Add(4 * time.Minute), 6 * time.Minute, true},
 		{"UTC instead of GMT, from Date", http.Header{"Date": {date}, "Retry-After": {"Mon, 05 Aug 2019 09:27:05 UTC"}}, now, 5 * time.Second, true},
 		{"lower-case utc is invalid", http.Header{"Retry-After": {"Mon, 05 Aug 2019 09:27:05 utc"}}, now, 0, false},
+		// A numeric zone, as RFC 5322 writes dates, was invalid; its
+		// offset is applied.
+		{"+0000 instead of GMT, from Date", http.Header{"Date": {date}, "Retry-After": {"Mon, 05 Aug 2019 09:27:05 +0000"}}, now, 5 * time.Second, true},
+		{"-0000 instead of GMT, from Date", http.Header{"Date": {date}, "Retry-After": {"Mon, 05 Aug 2019 09:27:05 -0000"}}, now, 5 * time.Second, true},
+		{"+0200 applied", http.Header{"Date": {date}, "Retry-After": {"Mon, 05 Aug 2019 11:27:05 +0200"}}, now, 5 * time.Second, true},
+		{"-0730 applied", http.Header{"Date": {date}, "Retry-After": {"Mon, 05 Aug 2019 01:57:05 -0730"}}, now, 5 * time.Second, true},
+		{"offset of 24 hours is invalid", http.Header{"Retry-After": {"Mon, 05 Aug 2019 09:27:05 +2400"}}, now, 0, false},
+		{"offset without a sign is invalid", http.Header{"Retry-After": {"Mon, 05 Aug 2019 09:27:05 0000"}}, now, 0, false},
+		{"RFC 850 with an offset is invalid", http.Header{"Retry-After": {"Monday, 05-Aug-19 09:27:05 +0000"}}, now, 0, false},
 		{"lower-case date is invalid", http.Header{"Retry-After": {"mon, 05 aug 2019 09:27:05 gmt"}}, now, 0, false},
 		{"retry-after-ms wins", http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}}, now, 1500 * time.Millisecond, true},
 		{"retry-after-ms fraction", http.Header{"Retry-After-Ms": {"0.5"}}, now, 500 * time.Microsecond, true},

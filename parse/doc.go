@@ -91,7 +91,9 @@
 // below 1e18 epoch microseconds, and larger values are invalid. Resets may
 // also be RFC 3339 / ISO 8601 dates (with fractional seconds, or without
 // seconds; the date and time apart by "T" or a space) or HTTP-dates (also ending in "UTC" where RFC 9110 §5.6.7
-// requires "GMT", as Go's time.RFC1123 writes them), and the OpenAI family sends Go durations
+// requires "GMT", as Go's time.RFC1123 writes them, or in a numeric zone,
+// "+0000" or "+0100", as RFC 5322 and Go's time.RFC1123Z write an
+// IMF-fixdate, the offset applied), and the OpenAI family sends Go durations
 // ("1m51.535s", or bare seconds from Azure). Dialects whose reset is a
 // delta by definition (IETF t, Discord's Reset-After, Zendesk's resets)
 // are read as deltas; Kong's period fields carry no reset. The

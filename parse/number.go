@@ -246,7 +246,10 @@ func date(s string, now time.Time) (time.Time, bool) {
 	if t, ok := HTTPDate(s, now); ok {
 		return t, true
 	}
-	return utcDate(s, now)
+	if t, ok := utcDate(s, now); ok {
+		return t, true
+	}
+	return offsetDate(s, now)
 }
 
 // utcDate parses an HTTP-date whose zone is "UTC" instead of "GMT", as Go
@@ -259,6 +262,32 @@ func utcDate(s string, now time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return HTTPDate(s[:len(s)-len(utc)]+" GMT", now)
+}
+
+// offsetDate parses an IMF-fixdate whose zone is a numeric offset instead
+// of "GMT", as RFC 5322 writes dates ("+0000", "-0000", "+0100": Go's
+// time.RFC1123Z, PHP's date('r'), Python's email.utils.formatdate). The
+// offset is applied: "03:00:00 +0100" is 02:00:00 GMT. RFC 9110 §5.6.7
+// allows only "GMT", and HTTPDate rejects it.
+func offsetDate(s string, now time.Time) (time.Time, bool) {
+	const n = len("Sun, 06 Nov 1994 08:49:37 +0000")
+	if len(s) != n || s[n-6] != ' ' || s[n-5] != '+' && s[n-5] != '-' {
+		return time.Time{}, false
+	}
+	oh, ok1 := digits(s[n-4 : n-2])
+	om, ok2 := digits(s[n-2:])
+	if !ok1 || !ok2 || oh > 23 || om > 59 {
+		return time.Time{}, false
+	}
+	t, ok := HTTPDate(s[:n-6]+" GMT", now)
+	if !ok {
+		return time.Time{}, false
+	}
+	offset := time.Duration(oh*60+om) * time.Minute
+	if s[n-5] == '-' {
+		offset = -offset
+	}
+	return t.Add(-offset), true
 }
 
 // iso8601 parses the RFC 3339 profile of ISO 8601 seen in reset fields,

@@ -529,7 +529,7 @@ func badLegacyFields(h http.Header) []string {
 // optional fraction, optionally followed by parameters such as ";w=60"
 // (Docker) or further list members (Envoy). A reset may also be a date,
 // read whole (an HTTP-date holds a comma) as parse reads it: an HTTP-date,
-// one in UTC, or RFC 3339 with or without seconds (Jira).
+// one in UTC or a numeric zone, or RFC 3339 with or without seconds (Jira).
 func legacyNumber(v string, reset bool) bool {
 	first, _, _ := strings.Cut(v, ",")
 	first, _, _ = strings.Cut(first, ";")
