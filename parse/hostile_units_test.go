@@ -62,26 +62,30 @@ func TestHubSpotIntervalBelowMillisecond(t *testing.T) {
 	}
 }
 
-// OpenAI-family resets are a Go duration "or bare seconds from Azure"
-// (doc.go), so "N" and "Ns" must read alike. A bare number of seconds too
-// long for a Duration saturated to 292 years, while the same value with
-// its unit ("9223372037s", which time.ParseDuration rejects as
-// overflowing) and a bare number of 19 digits were unknown.
+// OpenAI-family resets are a Go duration or a bare number (doc.go). A
+// bare number of seconds too long for a Duration saturated to 292 years,
+// while the same value with its unit ("9223372037s", which
+// time.ParseDuration rejects as overflowing) and a bare number of 19
+// digits were unknown. A bare number follows the magnitude rule now, as
+// X-RateLimit-Reset's: from 1e9 it is an instant, read as that field
+// reads it; with its unit it is still a duration, unknown when too long.
 func TestOpenAIResetOverflow(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	readReset := func(v string) time.Duration {
-		h := http.Header{"X-Ratelimit-Limit-Requests": {"10"}, "X-Ratelimit-Reset-Requests": {v}}
+	readReset := func(limit, reset, v string) time.Duration {
+		h := http.Header{limit: {"10"}, reset: {v}}
 		q, g := readBothPaths(h, now)
-		if len(q) != 1 || len(g) != 1 {
-			t.Fatalf("%q: %v / %v", v, q, g)
+		if len(q) != 1 || len(g) != 1 || q[0].Reset != g[0].Reset {
+			t.Fatalf("%s %q: %v / %v", reset, v, q, g)
 		}
 		return q[0].Reset
 	}
-	withUnit := readReset("9223372037s")
-	for _, v := range []string{"9223372037", "999999999999999999"} {
-		if got := readReset(v); got != withUnit {
-			t.Errorf("reset %q = %v, but %q = %v; a bare number is seconds and should read as with its unit",
-				v, got, "9223372037s", withUnit)
+	if got := readReset("X-Ratelimit-Limit-Requests", "X-Ratelimit-Reset-Requests", "9223372037s"); got != -1 {
+		t.Errorf(`reset "9223372037s" = %v, want -1 (unknown), as time.ParseDuration rejects it`, got)
+	}
+	for _, v := range []string{"9223372037", "999999999999999999", "9999999999999999999"} {
+		got := readReset("X-Ratelimit-Limit-Requests", "X-Ratelimit-Reset-Requests", v)
+		if want := readReset("X-Ratelimit-Limit", "X-Ratelimit-Reset", v); got != want {
+			t.Errorf("reset %q = %v, but X-RateLimit-Reset %q = %v; a bare number follows the magnitude rule in both", v, got, v, want)
 		}
 	}
 }

@@ -97,16 +97,6 @@ func seconds(whole, nano int64) time.Duration {
 	return time.Duration(whole)*time.Second + time.Duration(nano)
 }
 
-// durationOf is seconds for a duration of Go's syntax, whose bare
-// number of seconds is one too: -1 when it overflows a Duration, as
-// time.ParseDuration rejects "9223372037s", rather than saturated.
-func durationOf(whole, nano int64) time.Duration {
-	if d := seconds(whole, nano); d != math.MaxInt64 {
-		return d
-	}
-	return -1
-}
-
 // deltaSeconds parses a delay in decimal seconds ("64.57"). It returns -1
 // when s is not a valid number.
 func deltaSeconds(s string) time.Duration {
@@ -382,39 +372,41 @@ func daysIn(m time.Month, y int) int {
 	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
-// goDuration reads an OpenAI-style reset: a Go duration
-// string such as "6m0s", "1m51.535s" or "12ms", or a bare number of
-// seconds (Azure OpenAI sends "55"). Signs and unknown units such as "1d"
-// are invalid. It returns -1 when s is not valid, or longer than a
-// Duration holds.
-func goDuration(vals []string) time.Duration {
+// goDuration reads an OpenAI-style reset: a Go duration string such as
+// "6m0s", "1m51.535s" or "12ms", or a bare number, read by the magnitude
+// rule as a legacy *-Reset is: delta seconds below 1e9 (Azure OpenAI
+// sends "55"), else an epoch instant (some OpenAI-compatible servers send
+// epoch seconds), measured from base, which is called only then. Signs
+// and unknown units such as "1d" are invalid. It returns -1 when s is not
+// valid, or longer than a Duration holds.
+func goDuration(vals []string, base func() time.Time) time.Duration {
 	if len(vals) == 1 && vals[0] != "" {
-		// A line of bare seconds ends with a digit, and a duration that
+		// A bare number ends with a digit, and a duration that
 		// quickDuration reads with a unit: each is tried only where it may
 		// read the line. What quickDuration reads has no sign, no white
 		// space and no comma: the checks of goDurationGeneral would pass
 		// it.
 		if s := vals[0]; isDigit(s[len(s)-1]) {
 			if w, ok := digitsOnly(s); ok {
-				return durationOf(w, 0)
+				return bareReset(w, 0, base)
 			}
 		} else if d, ok := quickDuration(s); ok {
 			return d
 		}
 	}
-	return goDurationGeneral(vals)
+	return goDurationGeneral(vals, base)
 }
 
 // goDurationGeneral is goDuration without its quick paths for one line of
 // digits or of a duration as sent (quickDuration still reads a trimmed
 // value; FuzzQuickDuration checks it against time.ParseDuration).
-func goDurationGeneral(vals []string) time.Duration {
+func goDurationGeneral(vals []string, base func() time.Time) time.Duration {
 	s, ok := single(vals)
 	if !ok {
 		return -1
 	}
 	if w, n, st := decimal(s); st == numOK {
-		return durationOf(w, n)
+		return bareReset(w, n, base)
 	} else if st == numOverflow {
 		return -1
 	}
@@ -430,4 +422,13 @@ func goDurationGeneral(vals []string) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// bareReset is magnitude for a bare number of goDuration, calling base
+// only for an instant.
+func bareReset(w, n int64, base func() time.Time) time.Duration {
+	if w < epochSeconds {
+		return seconds(w, n)
+	}
+	return magnitude(w, n, base())
 }

@@ -4,8 +4,9 @@ package parse
 // x-ratelimit-{limit,remaining,reset}-{requests,tokens}, sent by OpenAI,
 // Groq, Azure OpenAI and other OpenAI-compatible APIs. Resets are Go
 // duration strings ("6m0s", "1m51.535s", "12ms") until the bucket is
-// fully refilled; Azure sends bare seconds. The window is never stated:
-// Groq uses the same names for per-day request buckets.
+// fully refilled; a bare number follows the magnitude rule: Azure sends
+// bare seconds, some compatible servers epoch seconds. The window is
+// never stated: Groq uses the same names for per-day request buckets.
 // Source: https://platform.openai.com/docs/guides/rate-limits#rate-limits-in-headers
 
 var openAIUnits = [...]string{"requests", "tokens"}
@@ -23,7 +24,7 @@ func (p *parser) openAI() {
 		if r == nil && unit == "tokens" {
 			r = p.get(azureResetTokens)
 		}
-		q.Reset = goDuration(r)
+		q.Reset = goDuration(r, p.origin)
 		p.add(q)
 	}
 }

@@ -126,11 +126,20 @@ func FuzzQuickCount(f *testing.F) {
 				t.Fatalf("deltaSeconds(%q) = %v, want %v", s, got, want)
 			}
 		}
-		if got, want := goDuration(vals), goDurationGeneral(vals); got != want {
-			t.Fatalf("goDuration(%q) = %v; without quick paths: %v", vals, got, want)
+		at := func() time.Time { return base }
+		d := goDuration(vals, at)
+		if want := goDurationGeneral(vals, at); d != want {
+			t.Fatalf("goDuration(%q) = %v; without quick paths: %v", vals, d, want)
 		}
-		if got, want := reset(vals, base, base), resetGeneral(vals, base, base); got != want {
-			t.Fatalf("reset(%q) = %v; without quick path: %v", vals, got, want)
+		r := reset(vals, base, base)
+		if want := resetGeneral(vals, base, base); r != want {
+			t.Fatalf("reset(%q) = %v; without quick path: %v", vals, r, want)
+		}
+		// A bare number reads by the magnitude rule in both.
+		if s, ok := single(vals); ok && d != r {
+			if _, _, st := decimal(s); st != numInvalid {
+				t.Fatalf("goDuration(%q) = %v; reset: %v", vals, d, r)
+			}
 		}
 	})
 }

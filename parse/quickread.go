@@ -100,7 +100,7 @@ func (q *quickFields) read(dst []Quota, now, date time.Time, r *Reader) (quotas 
 	case qX:
 		quotas, ok = q.xRateLimit(dst, now, date)
 	default:
-		quotas, ok = q.openAI(dst), true
+		quotas, ok = q.openAI(dst, now, date), true
 	}
 	if !ok {
 		return nil, time.Time{}, false
@@ -277,10 +277,12 @@ func (q *quickFields) origin(now, date time.Time) time.Time {
 }
 
 // openAI is parser.openAI, appending the quotas to dst: it reads both
-// units before building the quotas kept, in dst grown at once.
-func (q *quickFields) openAI(dst []Quota) []Quota {
-	l0, r0, t0, ok0 := q.openAIUnit(sOpenAI, nil)
-	l1, r1, t1, ok1 := q.openAIUnit(sOpenAI+3, q.get(azureResetTokens))
+// units before building the quotas kept, in dst grown at once. An epoch
+// reset is measured from q.origin(now, date).
+func (q *quickFields) openAI(dst []Quota, now, date time.Time) []Quota {
+	base := func() time.Time { return q.origin(now, date) }
+	l0, r0, t0, ok0 := q.openAIUnit(sOpenAI, nil, base)
+	l1, r1, t1, ok1 := q.openAIUnit(sOpenAI+3, q.get(azureResetTokens), base)
 	n := 0
 	if ok0 {
 		n++
@@ -304,9 +306,10 @@ func (q *quickFields) openAI(dst []Quota) []Quota {
 
 // openAIUnit reads the limit, remaining and reset fields of the unit
 // whose limit is slot s, the reset from the lines azure when its own is
-// absent; ok is false when the unit has no quota to report (neither a
-// limit nor a remaining field, or both invalid, as parser.add drops).
-func (q *quickFields) openAIUnit(s slot, azure []string) (limit, remaining int64, reset time.Duration, ok bool) {
+// absent, an epoch measured from base(); ok is false when the unit has no
+// quota to report (neither a limit nor a remaining field, or both
+// invalid, as parser.add drops).
+func (q *quickFields) openAIUnit(s slot, azure []string, base func() time.Time) (limit, remaining int64, reset time.Duration, ok bool) {
 	if !(q.has(s) || q.has(s+1)) {
 		return -1, -1, -1, false
 	}
@@ -315,5 +318,5 @@ func (q *quickFields) openAIUnit(s slot, azure []string) (limit, remaining int64
 	if r == nil {
 		r = azure
 	}
-	return limit, remaining, goDuration(r), limit >= 0 || remaining >= 0
+	return limit, remaining, goDuration(r, base), limit >= 0 || remaining >= 0
 }

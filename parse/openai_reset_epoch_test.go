@@ -1,0 +1,62 @@
+package parse
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// A bare number in an OpenAI-style reset was read as seconds whatever its
+// size: the epoch 1796346090 some OpenAI-compatible servers send, 90 s
+// after the Date below, was a reset 56 years away, and the same instant
+// in milliseconds unknown. A bare number follows the magnitude rule, as
+// X-RateLimit-Reset's does: below 1e9 it is still seconds (Azure's "55").
+func TestOpenAIResetBareEpoch(t *testing.T) {
+	now := time.Date(2026, 12, 4, 1, 0, 0, 0, time.UTC) // 1796346000
+	for _, tt := range []struct {
+		reset string
+		want  time.Duration
+	}{
+		{"1796346090", 90 * time.Second},
+		{"1796346090.5", 90*time.Second + 500*time.Millisecond},
+		{"1796346090000", 90 * time.Second},
+		{"1796346090000000", 90 * time.Second},
+		{"1796345990", 0}, // past
+		{"55", 55 * time.Second},
+		{"1.5", 1500 * time.Millisecond},
+		{"999999999", 999999999 * time.Second},
+		{"1000000000000000000", -1},
+		{"1m51.535s", 111535 * time.Millisecond},
+	} {
+		for _, unit := range []string{"Requests", "Tokens"} {
+			h := http.Header{
+				"Date":                          {"Fri, 04 Dec 2026 01:00:00 GMT"},
+				"X-Ratelimit-Limit-" + unit:     {"100"},
+				"X-Ratelimit-Remaining-" + unit: {"5"},
+				"X-Ratelimit-Reset-" + unit:     {tt.reset},
+			}
+			quick, general := readBothPaths(h, now)
+			var r Reader
+			read, _ := r.Read(h, now, time.Time{})
+			for i, got := range [][]Quota{Header(h, now), read, quick, general} {
+				if len(got) != 1 || got[0].Reset != tt.want {
+					t.Errorf("X-RateLimit-Reset-%s %q, by %s: %v, want one quota resetting in %v",
+						unit, tt.reset, [...]string{"Header", "a Reader", "the fast path", "the general path"}[i], got, tt.want)
+					break
+				}
+			}
+		}
+		// As X-RateLimit-Reset reads the same number.
+		if _, _, st := decimal(tt.reset); st == numOK {
+			h := http.Header{
+				"Date":                  {"Fri, 04 Dec 2026 01:00:00 GMT"},
+				"X-Ratelimit-Limit":     {"100"},
+				"X-Ratelimit-Remaining": {"5"},
+				"X-Ratelimit-Reset":     {tt.reset},
+			}
+			if got := Header(h, now); len(got) != 1 || got[0].Reset != tt.want {
+				t.Errorf("X-RateLimit-Reset %q: %v, want one quota resetting in %v, as the OpenAI reset", tt.reset, got, tt.want)
+			}
+		}
+	}
+}
