@@ -71,8 +71,10 @@
 // down to the second) has them read a second later. A policy recognised as
 // a sliding-window counter (a probe sent after its reset is refused while
 // the previous window weighs) is paced smoothly, q-1 requests evenly over
-// w. Responses from a cache (an Age
-// greater than 0) and fields in trailers never change a budget. A pause is
+// w. The rate-limit fields of a response from a cache (an Age greater than
+// 0), and fields in trailers, never change a budget; a refusal a cache
+// served pauses for what is left of the delay its Retry-After asks, which
+// counts from when the response was made, its Age ago. A pause is
 // never stored for more than 24 hours, whatever a response says: past that,
 // the origin probes again.
 //

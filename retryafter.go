@@ -46,23 +46,31 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // too short costs a refusal, which the refusal floor and its doubling
 // space out.
 func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
+	d, _, ok := retryAfterOf(h, now, estimate)
+	return d, ok
+}
+
+// retryAfterOf is retryAfter, and reports whether the wait is a delay
+// (delay-seconds, retry-after-ms) rather than an HTTP-date: a delay counts
+// from when the response was made, which a cache's Age puts in the past.
+func retryAfterOf(h http.Header, now, estimate time.Time) (wait time.Duration, delay, ok bool) {
 	if v, ok := raSingle(raValues(h, "Retry-After-Ms")); ok {
 		if w, n, st := raDecimal(v); st != raInvalid {
 			if st == raOverflow || w > (math.MaxInt64-n/1e3)/int64(time.Millisecond) {
-				return math.MaxInt64, true
+				return math.MaxInt64, true, true
 			}
-			return time.Duration(w)*time.Millisecond + time.Duration(n/1e3), true
+			return time.Duration(w)*time.Millisecond + time.Duration(n/1e3), true, true
 		}
 	}
 	v, ok := raSingle(raValues(h, "Retry-After"))
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
 	if w, n, st := raDecimal(v); st != raInvalid {
 		if st == raOverflow || w > (math.MaxInt64-n)/int64(time.Second) {
-			return math.MaxInt64, true
+			return math.MaxInt64, true, true
 		}
-		return time.Duration(w)*time.Second + time.Duration(n), true
+		return time.Duration(w)*time.Second + time.Duration(n), true, true
 	}
 	t, ok := parse.HTTPDate(v, now)
 	if !ok {
@@ -72,7 +80,7 @@ func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 		t, ok = offsetDate(v, now)
 	}
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
 	base := now
 	if d, ok := raSingle(raValues(h, "Date")); ok {
@@ -86,7 +94,7 @@ func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 			d = e
 		}
 	}
-	return max(d, 0), true
+	return max(d, 0), false, true
 }
 
 // raValues returns the field lines of h named canon, which must be in
@@ -215,4 +223,22 @@ func offsetDate(s string, now time.Time) (time.Time, bool) {
 		offset = -offset
 	}
 	return t.Add(-offset), true
+}
+
+// cachedFor returns how long a cache has held the response with header h:
+// its Age (RFC 9111 §5.1), whole seconds; 0 when it has none, or one not
+// a single non-negative integer.
+func cachedFor(h http.Header) time.Duration {
+	v, ok := raSingle(raValues(h, "Age"))
+	if !ok {
+		return 0
+	}
+	w, n, st := raDecimal(v)
+	switch {
+	case st == raInvalid || n != 0 || strings.ContainsRune(v, '.'):
+		return 0
+	case st == raOverflow || w > math.MaxInt64/int64(time.Second):
+		return math.MaxInt64
+	}
+	return time.Duration(w) * time.Second
 }

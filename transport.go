@@ -1036,13 +1036,19 @@ func since(now, t time.Time) time.Duration {
 }
 
 // serverWait returns the wait a refusal asks for: Retry-After, which takes
-// precedence (draft-11 §7), else the effective window of a spent quota, in
+// precedence (draft-11 §7), a delay less the Age of a response a cache
+// served, else the effective window of a spent quota, in
 // any unit (a token quota spent refuses requests too). A Retry-After date
 // is measured from the response's Date, else from estimate, the server's
 // clock as the key estimates it, and from now, the shorter wait kept, or
 // the estimate's when the date is past by now (see retryAfter).
 func serverWait(h http.Header, quotas []parse.Quota, now, estimate time.Time) (time.Duration, Reason, bool) {
-	if d, ok := retryAfter(h, now, estimate); ok {
+	if d, delay, ok := retryAfterOf(h, now, estimate); ok {
+		if delay {
+			// Asked when the response was made: a refusal a cache
+			// served (an Age) asks for what is left of it.
+			d = max(d-cachedFor(h), 0)
+		}
 		return d, ReasonRetryAfter, true
 	}
 	wait, found := time.Duration(0), false
