@@ -25,10 +25,9 @@
 // Before a request is sent, its budget must allow it:
 //
 //   - no more than q requests start in any span of w, for every policy a
-//     RateLimit-Policy field stated (unit requests), and no more than q·t/w in
-//     a span of t while a RateLimit field says r units are available within
-//     t: a large r with a short t never raises the pace above q/w
-//     (draft-11 §8.5);
+//     RateLimit-Policy field stated (unit requests): a large r with a short
+//     t never lets more than q start within w (draft-11 §8.5), though the
+//     r left may all start at once, before the window's end;
 //   - no more than r requests start within t of a RateLimit observation (or a
 //     dialect's remaining and reset), counting the requests in flight whose
 //     answer has not arrived, which the server may not have counted yet;
