@@ -50,15 +50,16 @@ type Cost struct {
 
 	// Unit names one more unit the request costs, such as "points" for a
 	// GraphQL query's complexity, and Amount is its cost in that unit.
-	// Unit is ignored if it is empty, "requests", "concurrent-requests" or
-	// a token unit.
+	// Unit is ignored if it is empty, "requests", "concurrent-requests",
+	// "content-bytes" (a quota the Transport paces by the content of the
+	// responses, which no request declares) or a token unit.
 	Unit   string
 	Amount int64
 }
 
 // In reports what c costs against a quota counting unit: 1 for "requests"
-// and "concurrent-requests", the field or entry of c for any other unit,
-// and 0 for a unit c does not name.
+// and "concurrent-requests", 0 for "content-bytes" (see Unit), the field
+// or entry of c for any other unit, and 0 for a unit c does not name.
 func (c Cost) In(unit string) int64 {
 	cc := control.Cost(c)
 	return cc.In(unit)
@@ -90,7 +91,7 @@ func (c Cost) String() string {
 // named reports whether unit is one that Unit cannot name.
 func named(unit string) bool {
 	switch unit {
-	case "requests", "concurrent-requests", "tokens", "input-tokens", "output-tokens":
+	case "requests", "concurrent-requests", "content-bytes", "tokens", "input-tokens", "output-tokens":
 		return true
 	}
 	return false

@@ -18,8 +18,9 @@ type Cost struct {
 }
 
 // In reports what c costs against a quota counting unit: 1 for "requests"
-// and "concurrent-requests", the field of c for a token unit, Amount for
-// Unit, and 0 for any other unit. Negative amounts count as zero.
+// and "concurrent-requests", the field of c for a token unit, 0 for
+// "content-bytes", Amount for Unit, and 0 for any other unit. Negative
+// amounts count as zero.
 func (c *Cost) In(unit string) int64 {
 	switch unit {
 	case "requests", "concurrent-requests":
@@ -38,6 +39,8 @@ func (c *Cost) In(unit string) int64 {
 		return max(c.InputTokens, 0)
 	case "output-tokens":
 		return max(c.OutputTokens, 0)
+	case "content-bytes":
+		return 0 // paced by the responses' content (see Outcome.Bytes), never charged
 	}
 	if unit == c.Unit && unit != "" {
 		return max(c.Amount, 0)
