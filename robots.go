@@ -122,7 +122,10 @@ type RobotsError struct {
 	Host string
 	// Agent is the user-agent of the group whose rule disallows the
 	// path, as robots.txt writes it (its first 256 bytes and "…" when
-	// longer), or "*"; empty when Unreachable.
+	// longer), or "*"; empty when Unreachable. The groups naming the
+	// crawler are one group (RFC 9309 §2.2.1), named as the first of them
+	// names it: "User-agent: mybot" and, further on, "User-agent: MyBot"
+	// both give "mybot".
 	Agent string
 	// Rule is the path pattern that disallows the path, in the form it
 	// is compared in (percent-encoding normalised, RFC 9309 §2.2.2), such
