@@ -34,15 +34,18 @@ type quota struct {
 }
 
 // quotas returns the quotas of key in src's budget at now that have a live
-// remaining count, at most maxQuotaSeries of them, when the state Inspect
-// finds for key is the one events showed as shown (Event.Key). It is the one place that
+// remaining count, at most maxQuotaSeries of them, unless events showed
+// key as a custom key's fingerprint, shown (Event.Key), and the state
+// Inspect finds for it is shown otherwise: another key's. It is the one place that
 // reads polite's inspection API.
 func quotas(src *source, key, shown string, now time.Time) []quota {
 	st, ok := src.t.Inspect(key, now)
-	if !ok || st.Key != shown {
+	if !ok || fingerprinted(shown) && st.Key != shown {
 		// Another key's state: a custom key shaped like a URL that the
 		// budget forgot is, for Inspect, the origin it names, whose
-		// quota was reported under the custom key's fingerprint.
+		// quota was reported under the custom key's fingerprint. (An
+		// origin's state that a custom key naming the origin shares is
+		// shown by a fingerprint, and is still the origin's.)
 		return nil
 	}
 	ps := st.Policies
