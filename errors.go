@@ -169,7 +169,7 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 	var kb budgetKey
 	k := t.key(resp.Request, b, &kb)
 	at := now
-	if st, ok := b.inspect(k.m, now, k.custom); ok {
+	if st, ok := b.inspect(k.m, now, k.custom, false); ok {
 		at = st.acceptsAt(now)
 	}
 	if t.local() {

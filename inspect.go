@@ -237,23 +237,24 @@ func (b *Budget) Inspect(key string, now time.Time) (State, bool) {
 	origin, raw, isOrigin := lookupKey(key)
 	if isOrigin {
 		if raw != origin {
-			if st, ok := b.inspect(raw, now, true); ok {
+			if st, ok := b.inspect(raw, now, true, true); ok {
 				return st, true // a custom key, verbatim
 			}
 		}
-		return b.inspect(origin, now, false)
+		return b.inspect(origin, now, false, false)
 	}
 	// A key that is not an origin in its normal form is no key of a
 	// request but a custom one, shown by its fingerprint whether or not
 	// its state says so: a state created without the request's mark (in
 	// the fallback while a Store fails, or after its entry was dropped
 	// while a request was in flight) lacks it.
-	return b.inspect(raw, now, true)
+	return b.inspect(raw, now, true, false)
 }
 
 // inspect is Inspect for the state of k, a custom key when custom or when
-// its state says so.
-func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
+// its state says so. guess reports that k may be no request's key (a URL
+// read as a custom key before its origin is).
+func (b *Budget) inspect(k memKey, now time.Time, custom, guess bool) (State, bool) {
 	var (
 		v  control.View
 		ok bool
@@ -283,8 +284,14 @@ func (b *Budget) inspect(k memKey, now time.Time, custom bool) (State, bool) {
 				v = c.BoundView(now, &b.cfg, pu, why)
 			}
 		})
+		if err == nil || !guess || ctx.Err() != nil {
+			// An answer, or a failure; but for a key no request
+			// may use, only a Store that did not answer in time:
+			// an error it answers with may be the key's (one too
+			// long for it), and says nothing of its health.
+			b.inspected(err)
+		}
 		cancel()
-		b.inspected(err)
 		if err != nil {
 			v, ok = b.fallback.view(k, now)
 		}

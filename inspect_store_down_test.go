@@ -108,3 +108,21 @@ func TestInspectFailureNoRequestSawEmitsNothing(t *testing.T) {
 		}
 	})
 }
+
+// A Store that fails slowly (after 5 s, within Inspect's 10 s) is recorded
+// as failing by Inspect too: the Inspects after it, within a second, read
+// what this process saw without asking it.
+func TestInspectHeedsSlowFailingStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &slowFailStore{bytesStore: newBytesStore(), delay: 5 * time.Second}
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: http.NotFoundHandler()}, Budget: &polite.Budget{Store: st}}
+		st.down.Store(true)
+		start := time.Now()
+		for _, u := range []string{"http://a.test", "http://b.test", "http://c.test"} {
+			tr.Inspect(u, time.Now())
+		}
+		if d, n := time.Since(start), st.calls.Load(); d > 5*time.Second || n != 1 {
+			t.Errorf("3 Inspects of a Store failing after 5 s took %v and asked it %d times, want 5s and once", d, n)
+		}
+	})
+}
