@@ -376,10 +376,12 @@ func testWakeNotLost(t *testing.T, st polite.Store, key string) {
 }
 
 func testWaitUntil(t *testing.T, st polite.Store, key string) {
-	gen := bump(t, st, key, time.Now())
 	ctx, cancel := context.WithTimeout(context.Background(), 4*wakeWithin)
 	defer cancel()
+	var gen uint64
 	onTime(t, "Wait", func() time.Time {
+		// An Update before each try, as a Budget waits after one.
+		gen = bump(t, st, key, time.Now())
 		until := time.Now().Add(150 * time.Millisecond)
 		if err := st.Wait(ctx, key, gen, until); err != nil {
 			t.Fatalf("Wait until %v = %v, want nil", until, err)
@@ -404,6 +406,7 @@ func testWaitUntil(t *testing.T, st polite.Store, key string) {
 // it returning early, or late in each of lateTries runs: a machine under
 // load may wake a waiter seconds late once (a wait of 50ms returned 3.17s
 // late in a loaded run of the suite), a store that is late every time.
+// Each run is to wait as the first did, after the same calls.
 func onTime(t *testing.T, what string, wait func() time.Time) {
 	t.Helper()
 	for try := 1; ; try++ {
