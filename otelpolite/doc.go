@@ -90,7 +90,8 @@
 // into a metric. The partition key
 // is reported hashed, as [polite.Budget.Inspect] does. At most
 // Config.MaxKeys keys are reported (1000 by default); when a new one comes
-// to a full set, the eighth seen least recently in an event is dropped.
+// to a full set, those seen least recently in an event are dropped, down
+// to seven eighths of it.
 //
 // # Events
 //

@@ -28,8 +28,9 @@ type Config struct {
 	MeterProvider metric.MeterProvider
 
 	// MaxKeys is the most budget keys the quota gauge reports; a new key
-	// that finds MaxKeys held drops the eighth of them seen least
-	// recently in an event (one scan makes room for many). Each key
+	// that finds MaxKeys held drops those seen least recently in an
+	// event, down to seven eighths of MaxKeys (MaxKeys less one, below
+	// 8), so that one scan makes room for many. Each key
 	// reports one series per quota its server stated (polite keeps at
 	// most 8 of requests and 8 of what requests cost, such as tokens, per
 	// key) and one for a quota learned from refusals, so the gauge has at
