@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/politehttp/polite/parse"
+
+	"github.com/politehttp/polite/internal/zone"
 )
 
 // RetryAfter reports the delay a response asks for before the next request.
@@ -74,10 +76,7 @@ func retryAfterOf(h http.Header, now, estimate time.Time) (wait time.Duration, d
 	}
 	t, ok := parse.HTTPDate(v, now)
 	if !ok {
-		t, ok = utcDate(v, now)
-	}
-	if !ok {
-		t, ok = offsetDate(v, now)
+		t, ok = zonedDate(v, now)
 	}
 	if !ok {
 		return 0, false, false
@@ -186,41 +185,18 @@ func raDecimal(s string) (whole, nano int64, status int) {
 	return whole, nano, status
 }
 
-// utcDate parses an HTTP-date whose zone is "UTC" instead of "GMT", which
-// RFC 9110 §5.6.7 does not allow and some Go rate limiters send.
-func utcDate(s string, now time.Time) (time.Time, bool) {
-	const utc = " UTC"
-	if !strings.HasSuffix(s, utc) || len(s) > 64 {
-		return time.Time{}, false
-	}
-	return parse.HTTPDate(s[:len(s)-len(utc)]+" GMT", now)
-}
-
-// offsetDate parses an IMF-fixdate whose zone is a numeric offset instead
-// of "GMT", as RFC 5322 writes dates ("+0000", "-0000", "+0100": Go's
-// time.RFC1123Z, PHP's date('r'), Python's email.utils.formatdate), and
-// applies the offset, as package parse reads such a reset.
-func offsetDate(s string, now time.Time) (time.Time, bool) {
-	const n = len("Sun, 06 Nov 1994 08:49:37 +0000")
-	if len(s) != n || s[n-6] != ' ' || s[n-5] != '+' && s[n-5] != '-' {
-		return time.Time{}, false
-	}
-	for _, c := range []byte(s[n-4:]) {
-		if c < '0' || c > '9' {
-			return time.Time{}, false
-		}
-	}
-	oh, om := int(s[n-4]-'0')*10+int(s[n-3]-'0'), int(s[n-2]-'0')*10+int(s[n-1]-'0')
-	if oh > 23 || om > 59 {
-		return time.Time{}, false
-	}
-	t, ok := parse.HTTPDate(s[:n-6]+" GMT", now)
+// zonedDate parses an HTTP-date in a zone RFC 9110 §5.6.7 does not allow
+// and parse.HTTPDate rejects, but servers send: "UTC", or a numeric
+// offset, which is applied, as package parse reads such a reset (see
+// zone.GMT).
+func zonedDate(s string, now time.Time) (time.Time, bool) {
+	gmt, offset, ok := zone.GMT(s)
 	if !ok {
 		return time.Time{}, false
 	}
-	offset := time.Duration(oh*60+om) * time.Minute
-	if s[n-5] == '-' {
-		offset = -offset
+	t, ok := parse.HTTPDate(gmt, now)
+	if !ok {
+		return time.Time{}, false
 	}
 	return t.Add(-offset), true
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/politehttp/polite/internal/zone"
 )
 
 // This file implements the number, duration and reset rules of the
@@ -236,46 +238,21 @@ func date(s string, now time.Time) (time.Time, bool) {
 	if t, ok := HTTPDate(s, now); ok {
 		return t, true
 	}
-	if t, ok := utcDate(s, now); ok {
-		return t, true
-	}
-	return offsetDate(s, now)
+	return zonedDate(s, now)
 }
 
-// utcDate parses an HTTP-date whose zone is "UTC" instead of "GMT", as Go
-// code formatting with time.RFC1123 in UTC writes it (some Go rate
-// limiters send such resets and Retry-After values); RFC 9110 §5.6.7
-// allows only "GMT", and HTTPDate rejects it.
-func utcDate(s string, now time.Time) (time.Time, bool) {
-	const utc = " UTC"
-	if !strings.HasSuffix(s, utc) || len(s) > 64 {
-		return time.Time{}, false
-	}
-	return HTTPDate(s[:len(s)-len(utc)]+" GMT", now)
-}
-
-// offsetDate parses an IMF-fixdate whose zone is a numeric offset instead
-// of "GMT", as RFC 5322 writes dates ("+0000", "-0000", "+0100": Go's
-// time.RFC1123Z, PHP's date('r'), Python's email.utils.formatdate). The
-// offset is applied: "03:00:00 +0100" is 02:00:00 GMT. RFC 9110 §5.6.7
-// allows only "GMT", and HTTPDate rejects it.
-func offsetDate(s string, now time.Time) (time.Time, bool) {
-	const n = len("Sun, 06 Nov 1994 08:49:37 +0000")
-	if len(s) != n || s[n-6] != ' ' || s[n-5] != '+' && s[n-5] != '-' {
-		return time.Time{}, false
-	}
-	oh, ok1 := digits(s[n-4 : n-2])
-	om, ok2 := digits(s[n-2:])
-	if !ok1 || !ok2 || oh > 23 || om > 59 {
-		return time.Time{}, false
-	}
-	t, ok := HTTPDate(s[:n-6]+" GMT", now)
+// zonedDate parses an HTTP-date in a zone RFC 9110 §5.6.7 does not allow
+// and HTTPDate rejects, but servers send: "UTC" (some Go rate limiters
+// send such resets and Retry-After values), or a numeric offset, which is
+// applied (see zone.GMT).
+func zonedDate(s string, now time.Time) (time.Time, bool) {
+	gmt, offset, ok := zone.GMT(s)
 	if !ok {
 		return time.Time{}, false
 	}
-	offset := time.Duration(oh*60+om) * time.Minute
-	if s[n-5] == '-' {
-		offset = -offset
+	t, ok := HTTPDate(gmt, now)
+	if !ok {
+		return time.Time{}, false
 	}
 	return t.Add(-offset), true
 }
