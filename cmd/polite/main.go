@@ -101,7 +101,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "polite: unknown command %q\n", shownURL(name)) // a URL, the command forgotten
+	if strings.HasPrefix(name, "-") {
+		// A flag before the command, as curl's -H or a global flag goes:
+		// its value, kept in the same argument (-H='Authorization: …'),
+		// may be a credential.
+		fmt.Fprintf(stderr, "polite: unknown command %q: flags go after the command, as in polite get -H 'Name: value' URL\n", shownFlag(name))
+	} else {
+		fmt.Fprintf(stderr, "polite: unknown command %q\n", shownURL(name)) // a URL, the command forgotten
+	}
 	printUsage(stderr)
 	return 2
 }
@@ -158,8 +165,9 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 }
 
 // shownFlagError returns the text of err, an error of the flag package
-// parsing fs, each quotation in it, and the argument it names unquoted,
-// shown as shownURL shows a URL; the argument named is shown as
+// parsing fs, each quotation in it shown as shownURL shows a URL, and the
+// argument it names unquoted as shownURL shows a URL with a scheme, or
+// else as shownFlag shows a flag; the argument named is shown as
 // "…" when an -H parsed before it has no value: it is then likely a word
 // of that value left unquoted and split by the shell, one that begins with
 // a '-' (a base64url key) read as a flag.
@@ -172,10 +180,37 @@ func shownFlagError(err error, fs *flag.FlagSet) string {
 					return prefix + "…"
 				}
 			}
-			return prefix + shownURL(arg)
+			if hasScheme(arg) {
+				return prefix + shownURL(arg)
+			}
+			return prefix + shownFlag(arg)
 		}
 	}
 	return shownQuotations(s)
+}
+
+// shownFlag returns arg, a flag as given, with or without its dashes, as
+// polite prints it: its dashes and its name, which ends at an '=' as the
+// flag package reads it, without the value after it. A name that runs
+// into anything but a letter, a digit, '-' or '_' is curl's value
+// given in the same argument as a one-letter flag (-H'Authorization: …'),
+// shown as the dashes and that letter, then "…". The value may be a
+// credential.
+func shownFlag(arg string) string {
+	name := strings.TrimLeft(arg, "-")
+	dashes := arg[:len(arg)-len(name)]
+	i := strings.IndexFunc(name, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_')
+	})
+	switch {
+	case i < 0:
+		return arg
+	case i > 0 && name[i] == '=':
+		return dashes + name[:i]
+	case i > 0:
+		return dashes + name[:1] + "…"
+	}
+	return dashes + "…"
 }
 
 // headerFlag collects repeated -H 'Name: value' flags.
