@@ -167,7 +167,7 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	dir := fs.String("o", "", "write bodies to files in this directory instead of stdout")
 	logFile := fs.String("log", "", "append the JSON lines to this file instead of stderr")
 	var headers headerFlag
-	fs.Var(&headers, "H", "request header 'Name: value' (repeatable); dropped, User-Agent aside, on a redirect to another host")
+	fs.Var(&headers, "H", "request header 'Name: value' (repeatable); dropped, User-Agent aside, on a redirect to another origin (scheme, host or port)")
 	timeout := fs.Duration("timeout", 0, "time limit per URL, waits included (0: none)")
 	maxWait := fs.Duration("max-wait", 0, "longest wait for an origin honoured; a URL needing a longer one fails with retry_at (0: 10m)")
 	maxAttempts := fs.Int("max-attempts", 0, "sends per request at most, counting the first (0: 8)")

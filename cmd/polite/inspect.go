@@ -128,7 +128,7 @@ func newQuotaJSON(q parse.Quota) quotaJSON {
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", "[flags] URL", inspectAbout, stderr)
 	var headers headerFlag
-	fs.Var(&headers, "H", "request header 'Name: value' (repeatable); dropped, User-Agent aside, on a redirect to another host")
+	fs.Var(&headers, "H", "request header 'Name: value' (repeatable); dropped, User-Agent aside, on a redirect to another origin (scheme, host or port)")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit for the request")
 	jsonOut := fs.Bool("json", false, "print one JSON object instead of text")
 	var cost costFlag

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -326,15 +327,16 @@ func (h headerFlag) values(name string) []string {
 }
 
 // checkRedirect is the CheckRedirect of a client whose requests carry the
-// headers h. Once a redirect has left the first host, it drops them,
-// User-Agent aside, as net/http drops Authorization and Cookie (and does
-// not restore them when a later redirect comes back): one may be a
-// credential (X-Api-Key, api-key) meant for the first host alone. The
-// only Referer it sends is one -H gives, kept as the other headers are,
-// as curl sends none unless asked: the one net/http sets holds the last
-// URL's query (an api_key=...), which another port of the same host may
-// not be meant to see either. As net/http's default, it stops after 10
-// redirects.
+// headers h. Once a redirect has left the first origin (its scheme, host
+// and port: another port is another server, and http:// sends them in
+// the clear), it drops them, User-Agent aside, as net/http drops
+// Authorization and Cookie (and does not restore them when a later
+// redirect comes back): one may be a credential (X-Api-Key, api-key) meant
+// for the first origin alone. The only Referer it sends is one -H gives,
+// kept as the other headers are, as curl sends none unless asked: the one
+// net/http sets holds the last URL's query (an api_key=...), which another
+// port of the same host may not be meant to see either. As net/http's
+// default, it stops after 10 redirects.
 func (h headerFlag) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
@@ -348,10 +350,10 @@ func (h headerFlag) checkRedirect(req *http.Request, via []*http.Request) error 
 			req.Header.Add("Referer", v)
 		}
 	}
-	first := via[0].URL.Hostname()
-	left := !strings.EqualFold(req.URL.Hostname(), first)
+	first := via[0].URL
+	left := !sameOrigin(req.URL, first)
 	for _, v := range via[1:] {
-		left = left || !strings.EqualFold(v.URL.Hostname(), first)
+		left = left || !sameOrigin(v.URL, first)
 	}
 	if !left {
 		return nil
@@ -363,6 +365,21 @@ func (h headerFlag) checkRedirect(req *http.Request, via []*http.Request) error 
 		}
 	}
 	return nil
+}
+
+// sameOrigin reports whether a and b have one origin (RFC 6454 §4): the
+// same scheme, host and port, a port left out being the scheme's default.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // has reports whether h holds a header named name, ignoring case.
