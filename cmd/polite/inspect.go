@@ -30,7 +30,9 @@ dialect it uses, Retry-After, whether it came from a cache, and findings in
 plain words about what clients will make of it. It ends with a verdict:
 
   pass     a RateLimit-Policy or RateLimit field that parses as draft-11,
-           or a 429 or 503 with a valid Retry-After
+           or a 429, 503 or 403 with a valid Retry-After (a 403 with one
+           is a refusal, as GitHub sends past its limits, and polite
+           reads it so)
   partial  only legacy or vendor fields (X-RateLimit-*, earlier drafts)
            or draft-11 fields only lenient readers accept, or a 429 with
            neither Retry-After nor readable fields
@@ -396,7 +398,10 @@ func examine(status int, h http.Header, problem []byte, now time.Time) inspectRe
 		malformed = true
 		note("Retry-After %q is not valid (delay-seconds or an HTTP-date, RFC 9110 §10.2.3; a single field line): clients ignore it", strings.Join(v, ", "))
 	}
-	refusal := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+	// A 403 with a Retry-After refuses for rate, as GitHub's past its
+	// secondary limits: polite's Transport reads it as a refusal.
+	refusal := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
+		status == http.StatusForbidden && raOK
 	if refusal && !raOK {
 		s := fmt.Sprintf("a %d without a valid Retry-After: clients must guess when to try again (RFC 9110 §10.2.3, RFC 6585 §4)", status)
 		if spentReset(quotas) {
