@@ -184,12 +184,13 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	now := time.Now()
 	var problem []byte
+	var problemErr error
 	if isProblem(resp.Header) {
-		problem, _ = io.ReadAll(io.LimitReader(resp.Body, problemLimit))
+		problem, problemErr = io.ReadAll(io.LimitReader(resp.Body, problemLimit))
 	}
 	resp.Body.Close()
 
-	rep := examine(resp.StatusCode, resp.Header, problem, now)
+	rep := examine(resp.StatusCode, resp.Header, problem, problemErr, now)
 	rep.URL = shownURL(target)
 	if cost.set {
 		c := examineCost(req, resp.StatusCode, resp.Header, now, cost.cost)
@@ -303,9 +304,10 @@ const (
 )
 
 // examine explains a response with status and header h received at now;
-// problem is the start of its body when it is an RFC 9457 problem document.
+// problem is the start of its body when it is an RFC 9457 problem document,
+// and problemErr the error that cut its reading short, if any (-timeout).
 // It leaves URL empty.
-func examine(status int, h http.Header, problem []byte, now time.Time) inspectReport {
+func examine(status int, h http.Header, problem []byte, problemErr error, now time.Time) inspectReport {
 	rep := inspectReport{Status: status, Quotas: []quotaJSON{}, Findings: []string{}}
 	note := func(format string, args ...any) {
 		rep.Findings = append(rep.Findings, fmt.Sprintf(format, args...))
@@ -411,8 +413,8 @@ func examine(status int, h http.Header, problem []byte, now time.Time) inspectRe
 	}
 
 	checkCORS(h, note)
-	if len(problem) > 0 {
-		checkProblem(problem, pols, perr == nil && len(pv) > 0, note)
+	if len(problem) > 0 || problemErr != nil {
+		checkProblem(problem, problemErr, pols, perr == nil && len(pv) > 0, note)
 	}
 
 	switch {
@@ -655,14 +657,20 @@ func isProblem(h http.Header) bool {
 }
 
 // checkProblem notes what an RFC 9457 problem document says about the
-// refusal, and violated policies that RateLimit-Policy does not list.
-func checkProblem(body []byte, pols []parse.Policy, havePolicies bool, note func(string, ...any)) {
+// refusal, and violated policies that RateLimit-Policy does not list. A
+// body that is no JSON is invalid only when its reading was not cut short
+// by readErr: the rest of it may never have come in time.
+func checkProblem(body []byte, readErr error, pols []parse.Policy, havePolicies bool, note func(string, ...any)) {
 	var p struct {
 		Type     string   `json:"type"`
 		Title    string   `json:"title"`
 		Violated []string `json:"violated-policies"`
 	}
 	if err := json.Unmarshal(body, &p); err != nil {
+		if readErr != nil {
+			note("the problem document (application/problem+json) was cut short after %d bytes, before it could be read: %v", len(body), readErr)
+			return
+		}
 		note("the body claims to be a problem document (application/problem+json) but is not valid JSON within its first %d bytes", problemLimit)
 		return
 	}

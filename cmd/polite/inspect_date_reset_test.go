@@ -26,7 +26,7 @@ func TestInspectDateResetIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	rep := examine(resp.StatusCode, resp.Header, nil, time.Now())
+	rep := examine(resp.StatusCode, resp.Header, nil, nil, time.Now())
 	if len(rep.Quotas) != 1 || rep.Quotas[0].ResetS == nil {
 		t.Fatalf("quotas = %+v; want one with its reset read", rep.Quotas)
 	}
