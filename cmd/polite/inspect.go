@@ -35,7 +35,8 @@ plain words about what clients will make of it. It ends with a verdict:
            reads it so)
   partial  only legacy or vendor fields (X-RateLimit-*, earlier drafts)
            or draft-11 fields only lenient readers accept, or a 429 with
-           neither Retry-After nor readable fields
+           neither Retry-After nor readable fields, or a refusal whose wait
+           only the non-standard retry-after-ms gives
   fail     no rate-limit fields at all, or only malformed ones
 
 With -cost (as in -cost tokens=1200, or input-tokens=800,output-tokens=400),
@@ -297,6 +298,7 @@ const (
 	rulePassRetryAfter = "a %d with a valid Retry-After: clients know how long to wait"
 	rulePartialLegacy  = "only legacy or vendor rate-limit fields (%s): clients that read draft-11 alone see nothing"
 	rulePartialLenient = "draft-11 fields that only lenient readers accept: strict clients must ignore them"
+	rulePartialRetryMs = "a %d with only the non-standard retry-after-ms: clients that read Retry-After alone must guess how long to wait"
 	rulePartialBare    = "a 429 without a valid Retry-After or readable rate-limit fields: clients must guess how long to wait"
 	ruleFailMalformed  = "rate-limit fields are present but none is valid: clients must ignore them"
 	ruleFailNothing    = "no rate-limit fields: clients cannot tell how fast they may go, and learn it only from refusals"
@@ -388,17 +390,30 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 		}
 	}
 
-	// Retry-After.
+	// Retry-After, and OpenAI's retry-after-ms, which polite reads
+	// first; stdOK reports whether Retry-After, which clients following
+	// RFC 9110 read alone, is valid without it.
 	ra, raOK := polite.RetryAfter(h, now)
+	std := http.Header{}
+	for name, v := range h {
+		if !strings.EqualFold(name, "Retry-After-Ms") {
+			std[name] = v
+		}
+	}
+	_, stdOK := polite.RetryAfter(std, now)
 	if raOK {
 		s := ra.Seconds()
 		rep.RetryAfterS = &s
 		if ra > 10*time.Minute {
 			note("Retry-After asks for %v, longer than most clients wait (polite's default MaxWait is 10m): they give up at once", ra)
 		}
-	} else if v := h.Values("Retry-After"); len(v) > 0 {
+	}
+	if v := h.Values("Retry-After"); !stdOK && len(v) > 0 {
 		malformed = true
 		note("Retry-After %q is not valid (delay-seconds or an HTTP-date, RFC 9110 §10.2.3; a single field line): clients ignore it", strings.Join(v, ", "))
+	}
+	if raOK && !stdOK {
+		note("only the non-standard retry-after-ms says how long to wait, with no valid Retry-After: clients that read Retry-After alone (RFC 9110 §10.2.3) see nothing; polite and OpenAI's SDKs read it")
 	}
 	// A 403 with a Retry-After refuses for rate, as GitHub's past its
 	// secondary limits: polite's Transport reads it as a refusal.
@@ -420,8 +435,10 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 	switch {
 	case ietfOK:
 		rep.Verdict, rep.Rule = "pass", rulePassIETF
-	case refusal && raOK:
+	case refusal && stdOK:
 		rep.Verdict, rep.Rule = "pass", fmt.Sprintf(rulePassRetryAfter, status)
+	case refusal && raOK:
+		rep.Verdict, rep.Rule = "partial", fmt.Sprintf(rulePartialRetryMs, status)
 	case len(legacy) > 0:
 		rep.Verdict, rep.Rule = "partial", fmt.Sprintf(rulePartialLegacy, strings.Join(legacyNames, ", "))
 	case len(quotas) > 0:
