@@ -26,6 +26,11 @@ var (
 	}
 )
 
+// maxSFInteger is the largest Structured Fields Integer (RFC 9651
+// §3.3.1: 15 digits). A quota above it makes q= and r= values that no
+// draft-11 reader accepts, and the whole field is ignored.
+const maxSFInteger = 999_999_999_999_999
+
 // policyFlags are the flags that describe the one policy of a test server.
 type policyFlags struct {
 	algorithm string
@@ -40,7 +45,7 @@ type policyFlags struct {
 func (p *policyFlags) register(fs *flag.FlagSet, quota int64, window time.Duration) {
 	fs.StringVar(&p.algorithm, "algorithm", string(ratelimittest.FixedWindow), "counting rule of the server's policy: "+joinNames(algorithms))
 	fs.StringVar(&p.dialect, "dialect", string(ratelimittest.IETF), "rate-limit header fields the server sends: "+joinNames(dialects))
-	fs.Int64Var(&p.quota, "quota", quota, "requests the server admits per window (for concurrency: at once)")
+	fs.Int64Var(&p.quota, "quota", quota, "requests the server admits per window (for concurrency: at once), at most 999999999999999 (15 digits, as a Structured Fields Integer)")
 	fs.DurationVar(&p.window, "window", window, "window of the quota (ignored by concurrency)")
 	fs.Int64Var(&p.burst, "burst", 0, "requests a leaky-bucket tolerates beyond its rate, served at once (ignored by the others)")
 }
@@ -56,8 +61,8 @@ func (p *policyFlags) config() (ratelimittest.Config, error) {
 	if !slices.Contains(dialects, d) {
 		return ratelimittest.Config{}, usagef("unknown -dialect %q; want one of %s", p.dialect, joinNames(dialects))
 	}
-	if p.quota < 1 {
-		return ratelimittest.Config{}, usagef("-quota must be at least 1, got %d", p.quota)
+	if p.quota < 1 || p.quota > maxSFInteger {
+		return ratelimittest.Config{}, usagef("-quota must be between 1 and %d, got %d", int64(maxSFInteger), p.quota)
 	}
 	if p.burst < 0 || p.burst > ratelimittest.MaxBurst {
 		return ratelimittest.Config{}, usagef("-burst must be between 0 and %d, got %d", int64(ratelimittest.MaxBurst), p.burst)

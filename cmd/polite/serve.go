@@ -47,7 +47,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	refuse := fs.Int("refuse-status", http.StatusTooManyRequests, "status code of refusals")
 	malformed := fs.Bool("malformed", false, "fault: send malformed rate-limit fields")
 	retryAfter := fs.Duration("retry-after", 0, "fault: send this Retry-After on every refusal instead of the honest one")
-	inflate := fs.Int64("inflate", 0, "fault: advertise a quota this many times the one enforced")
+	inflate := fs.Int64("inflate", 0, "fault: advertise a quota this many times the one enforced; that quota at most 999999999999999, as -quota")
 	age := fs.Duration("age", 0, "fault: add this Age to every response, as if from a cache")
 	mStart := fs.Duration("maintenance-start", 0, "fault: start of a maintenance span (503), from server start")
 	mEnd := fs.Duration("maintenance-end", 0, "fault: end of the maintenance span, from server start")
@@ -79,6 +79,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *inflate < 0 || *latency < 0 || *bodySize < 0 || *retryAfter < 0 || *age < 0 ||
 		*phase < 0 || *drip < 0 || *stream < 0 {
 		return usagef("-inflate, -latency, -body-size, -retry-after, -age, -phase, -drip and -stream must not be negative")
+	}
+	if *inflate > 1 && pf.quota > maxSFInteger / *inflate {
+		// The quota advertised, and what remains of it, must fit a
+		// Structured Fields Integer, as -quota does.
+		return usagef("-quota %d times -inflate %d is more than %d (15 digits, as a Structured Fields Integer)", pf.quota, *inflate, int64(maxSFInteger))
 	}
 	if *bodySize > maxBodySize {
 		// Each body is made whole for each request: a size past memory
