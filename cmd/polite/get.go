@@ -456,6 +456,9 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 			werr *polite.WaitError
 			rerr *polite.RobotsError
 		)
+		if errors.As(err, &werr) {
+			rec.Error = waitAdvice.Replace(rec.Error)
+		}
 		switch {
 		case errors.As(err, &werr) && !werr.Until.IsZero(): // zero: no end known
 			rec.RetryAt = formatRetryAt(werr.Until)
@@ -488,6 +491,16 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 	}
 	return rec
 }
+
+// waitAdvice names, in the text of a *polite.WaitError, the flags of get
+// that set what the text names for a program using polite: MaxWait is
+// -max-wait, and the context's deadline -timeout's.
+var waitAdvice = strings.NewReplacer(
+	"exceeds MaxWait (", "exceeds -max-wait (",
+	"raise Transport.MaxWait", "raise -max-wait",
+	"before the request's context deadline", "before -timeout ends",
+	"extend the context's deadline,", "raise -timeout,",
+)
 
 // formatRetryAt formats t in RFC 3339, in UTC, rounded up to the second:
 // trying again at the instant written is never too early.
