@@ -94,20 +94,26 @@
 // swaps of the key measured it, which the script compares with that clock.
 // Each swap bounds how far the server's clock is ahead by its clock (the
 // script returns it) less the instant the swap was sent, a bound that
-// includes the time the swap waited behind a busy Redis: the least of the
-// bounds of the key's recent swaps (over the last one to two minutes of
-// its use) is kept, so that a swap slowed by a busy Redis, within its
-// Timeout, does not make the next swaps' limits late by as much. A swap
-// whose reply shows the server's clock further ahead than that (it moved,
-// or this process's did) starts the measure over, as does one refused as
-// late though answered in time. This needs a client created with
-// ContextTimeoutEnabled (otherwise the Store waits for the reply, and the
-// swap goes through), and a swap of the key made before by this process:
-// the first one may still take its lease late, which then ends with
-// Budget.Lease. So may a swap Redis runs within a millisecond after its
-// caller gave up (the limit's margin), or in time but whose reply comes
-// back late (a slow network on the way back): its caller is told the
-// update failed while Redis keeps its lease, until Budget.Lease. A
+// includes the time the swap waited behind a busy Redis, and so does each
+// read of the key (a Wait's, when this process does not hold the key):
+// the least of the bounds of the key's recent swaps and reads (over the
+// last one to two minutes of its use) is kept, so that a swap slowed by a
+// busy Redis, within its Timeout, does not make the next swaps' limits
+// late by as much. A swap whose reply shows the server's clock further
+// ahead than that (it moved, or this process's did) starts the measure
+// over, as does one refused as late though answered in time. This needs
+// a client created with ContextTimeoutEnabled (otherwise the Store waits
+// for the reply, and the swap goes through), and a swap or read of the key
+// made before by this process. A key that fell out of the Store (more
+// than MaxKeys others used since) is measured again by its next read, or
+// by its next swap, which expects no key and, Redis holding one, takes no
+// lease. The first swap of a key Redis does not hold (new, or lost) that
+// this process has not measured since it last held it may still take its
+// lease late, which then ends with Budget.Lease. So may a swap Redis runs
+// within a millisecond after its caller gave up (the limit's margin), or
+// in time but whose reply comes back late (a slow network on the way
+// back): its caller is told the update failed while Redis keeps its
+// lease, until Budget.Lease. A
 // release is never refused so: late, it still frees its slot, and it is
 // never swapped with an update that takes a lease (such a batch is split).
 //

@@ -56,11 +56,13 @@ import (
 // it took was kept with no request to end it. Sent again after 32 other
 // writes, it is stale, and its update is applied again.
 //
-// On a version mismatch it returns {0, current version, current state}, so
-// the caller's retry needs no read of its own; while another store has its
-// turn, {2, current version, current state}. Otherwise it returns {1,
-// version now, "", the server's clock in microseconds}. A written version is the server's clock in microseconds,
-// or the old version plus one when that is not above it: versions grow
+// On a version mismatch it returns {0, current version, current state,
+// the server's clock in microseconds}, so the caller's retry needs no read
+// of its own (and, the clock measured, gets its limit: see commit); while
+// another store has its turn, {2, current version, current state, the
+// clock}. Otherwise it returns {1, version now, "", the clock}. A written
+// version is the server's clock in microseconds, or the old version plus
+// one when that is not above it: versions grow
 // across the lives of a key (re-created after it expired or was deleted)
 // and across a Redis that went back to older data (a restart from a
 // snapshot, a failover to a replica that was behind), whose versions
@@ -166,9 +168,9 @@ if v ~= ARGV[1] or (head and head ~= me) then
     end
   end
   if head and head ~= me then
-    return {2, v, cur[2] or ''}
+    return {2, v, cur[2] or '', string.format('%d', clock())}
   end
-  return {0, v, cur[2] or ''}
+  return {0, v, cur[2] or '', string.format('%d', clock())}
 end
 if head == me then
   q = string.sub(q, #me + 2)
@@ -219,24 +221,28 @@ return {1, nv, '', string.format('%d', clock())}
 
 // readScript reads the version and state of KEYS[1], the state only when
 // it is no larger than ARGV[1] bytes (a larger one is replaced by the next
-// swap, unread). A key no store wrote (another type, a version more than
-// maxAhead past the server's clock) reads as absent.
+// swap, unread), after the server's clock in microseconds: {clock[,
+// version[, state]]}. A key no store wrote (another type, a version more
+// than maxAhead past the server's clock) reads as absent. The clock
+// measures the server's, as a swap's does (see Store.refresh).
 var readScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local clock = string.format('%d', now)
 if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then
-  return {}
+  return {clock}
 end
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v then
-  return {}
+  return {clock}
 end
-local t = redis.call('TIME')
-if (tonumber(v) or 0) > tonumber(t[1]) * 1000000 + tonumber(t[2]) + 3600000000 then -- maxAhead
-  return {} -- a version no store writes: the next swap replaces it
+if (tonumber(v) or 0) > now + 3600000000 then -- maxAhead
+  return {clock} -- a version no store writes: the next swap replaces it
 end
 if redis.call('HSTRLEN', KEYS[1], 's') > tonumber(ARGV[1]) then
-  return {v}
+  return {clock, v}
 end
-return {v, redis.call('HGET', KEYS[1], 's')}
+return {clock, v, redis.call('HGET', KEYS[1], 's')}
 `)
 
 // swapResult is what became of a swap.

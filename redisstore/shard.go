@@ -40,7 +40,9 @@ type entry struct {
 	changed chan struct{} // closed when gen changes; nil when nobody waits
 
 	// clock measures how far the clock of the server holding the key is
-	// ahead of this process's.
+	// ahead of this process's. It goes with the entry: a read of the key
+	// (see Store.refresh), or a swap, which expects no key and fails when
+	// Redis holds one, measures it again.
 	clock clockMeasure
 }
 
@@ -53,8 +55,8 @@ const clockPeriod = time.Minute
 // holding the key is ahead of this process's: at most, in microseconds,
 // plus one; 0 before any.
 //
-// A swap measures the server's clock less the instant it was sent: the
-// offset plus the time from the sending to the script's run, which
+// A swap, or a read, measures the server's clock less the instant it was
+// sent: the offset plus the time from the sending to the script's run, which
 // includes any time the swap waited behind other commands of a busy Redis.
 // Each measure bounds the offset from above, and the least is the
 // tightest: the least of the recent ones is kept, so that a slow swap,

@@ -630,21 +630,26 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 }
 
 // refresh reads the key named kid from Redis, after the subscription went
-// live at epoch, and records its generation.
+// live at epoch, and records its generation. The read measures the
+// server's clock as a swap does: an entry made again by a Wait (the key
+// fell out, more than MaxKeys others used since) gets its measure back,
+// and the next swap that takes a lease its limit.
 func (s *Store) refresh(ctx context.Context, kid string, e *entry, epoch uint64) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
+	sent := time.Now().UnixMicro()
 	vals, err := readScript.Run(ctx, s.rdb, []string{s.redisKey(kid)}, maxState).Slice()
+	recv := time.Now().UnixMicro()
 	if err != nil && err != redis.Nil {
 		return fmt.Errorf("redisstore: read: %w", err)
 	}
-	vals = append(vals, nil, nil) // a key absent: neither
+	vals = append(vals, nil, nil, nil) // a key absent: neither version nor state
 	var ver int64
 	var gen uint64
 	var state []byte
-	if v, ok := vals[0].(string); ok {
+	if v, ok := vals[1].(string); ok {
 		ver, _ = strconv.ParseInt(v, 10, 64)
-		if b, ok := vals[1].(string); ok {
+		if b, ok := vals[2].(string); ok {
 			state = []byte(b)
 			var st polite.KeyState
 			if st.UnmarshalBinary(state) == nil {
@@ -652,7 +657,13 @@ func (s *Store) refresh(ctx context.Context, kid string, e *entry, epoch uint64)
 			}
 		}
 	}
-	s.shard(kid).refreshed(e, ver, gen, state, epoch)
+	sh := s.shard(kid)
+	if c, ok := vals[0].(string); ok {
+		if clock, err := strconv.ParseInt(c, 10, 64); err == nil && clock > 0 {
+			sh.measured(e, clock, sent, recv)
+		}
+	}
+	sh.refreshed(e, ver, gen, state, epoch)
 	return nil
 }
 
