@@ -113,9 +113,10 @@
 // within a millisecond after its caller gave up (the limit's margin), or
 // in time but whose reply comes back late (a slow network on the way
 // back): its caller is told the update failed while Redis keeps its
-// lease, until Budget.Lease. A
-// release is never refused so: late, it still frees its slot, and it is
-// never swapped with an update that takes a lease (such a batch is split).
+// lease, until Budget.Lease. A release is never refused so: late, it
+// still frees its slot (or, for a response whose body streams, applies
+// what its headers said), and it is never swapped with an update that
+// takes a lease (such a batch is split).
 //
 // A client may send a command again when its connection fails after the
 // command was written (go-redis does, up to MaxRetries): a swap whose

@@ -329,8 +329,9 @@ func drop(batch []*op) []*op {
 // that kept nothing (lost to another process's), the updates whose
 // context has ended leave the batch, *batch left with the others; when
 // the first's has, commit returns errLeaderGone. A batch in which some
-// updates take a lease and others free one is split (see split): the run
-// at its head is swapped, the rest queued again at the head, in order, so
+// updates take a lease and others release one (free it, or keep it in
+// flight with its answer) is split (see split): the run at its head is
+// swapped, the rest queued again at the head, in order, so
 // that a release never goes in a swap with a limit, which Redis would
 // refuse whole if it ran it late (see "When Redis fails" in the package
 // doc).
@@ -492,18 +493,21 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 }
 
 // split applies the updates of batch in turn to st, whose binary form was
-// pre, and returns the longest run at its head in which no update frees a
-// lease while another takes one, and the rest, in order: those that take
-// one go with a limit, which must not refuse a release (updates that do
-// neither go with either). When there is a rest, st is left as it was not
-// to be kept.
+// pre, and returns the longest run at its head in which no update
+// releases a lease while another takes one, and the rest, in order: those
+// that take one go with a limit, which must not refuse a release (updates
+// that do neither go with either). A release is one that frees a lease,
+// or ends the wait for its answer: a Release with Outcome.Keep keeps its
+// request in flight while the body arrives (Leases as it was), but brings
+// what the server said in its headers. When there is a rest, st is left
+// as it was not to be kept.
 func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op) {
 	var c control.State
 	if c.UnmarshalBinary(pre) != nil {
 		return batch, nil
 	}
-	g, n := c.Grants(), c.Leases()
-	kind := 0 // 1: an update took a lease; -1: one freed one
+	g, n, w := c.Grants(), c.Leases(), c.Awaiting()
+	kind := 0 // 1: an update took a lease; -1: one released one
 	for i, o := range batch {
 		o.fn(st)
 		b, _ := st.MarshalBinary()
@@ -514,10 +518,10 @@ func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op) {
 		switch {
 		case c.Grants() != g:
 			k = 1
-		case c.Leases() < n:
+		case c.Leases() < n, c.Awaiting() < w:
 			k = -1
 		}
-		g, n = c.Grants(), c.Leases()
+		g, n, w = c.Grants(), c.Leases(), c.Awaiting()
 		switch {
 		case k == 0:
 		case kind == 0:

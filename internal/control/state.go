@@ -62,6 +62,12 @@ func (s *State) Grants() uint64 { return s.seq }
 // leases have not been reaped since they expired.
 func (s *State) Leases() int64 { return s.leases.n }
 
+// Awaiting returns how many of the leases s holds await their answer:
+// Leases but those a Release with Outcome.Keep keeps in flight while
+// their body arrives. Such a Release leaves Leases as it was and lowers
+// Awaiting.
+func (s *State) Awaiting() int64 { return s.leases.awaiting() }
+
 // Generation counts the changes waiters wait for: a release, or leases
 // expiring. It only grows.
 func (s *State) Generation() uint64 { return s.gen }
