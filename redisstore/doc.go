@@ -50,7 +50,12 @@
 // swap that makes the key's generation grow publishes it on the prefix's
 // channel (in the same round trip), and every Store listens there on one
 // connection, so a waiter in another process wakes within a millisecond
-// or two on a local network. Nothing polls while Redis answers.
+// or two on a local network. Nothing polls while Redis answers. A key
+// that starts over (past its expiry, or lost in Redis: flushed, evicted,
+// a restart with no data) wakes its waiters when it is made again, even
+// at the generation they wait on: a state carries the identity of its
+// incarnation, which a notification's state shows (one past 4 KiB, sent
+// without it, shows it to the next swap or read of the key).
 //
 // # Leases
 //
@@ -138,10 +143,11 @@
 // measured it; with no measure, taken to be at most a day ahead of this
 // process's) is ignored, and so
 // are a state sent with one past 4 KiB (no store sends one) and the
-// version of one that names the generation already known (it would make
-// waiters deaf to the real changes before it); one within the hour that
-// changes the generation wakes waiters, and is undone by the next swap
-// or read of the key, which sets what Redis holds. A Redis whose clock steps back by more than an hour
+// version of one that names the generation already known, of a state of
+// the same identity (it would make waiters deaf to the real changes
+// before it); one within the hour that changes the generation, or names
+// it for a state of another identity, wakes waiters, and is undone by the
+// next swap or read of the key, which sets what Redis holds. A Redis whose clock steps back by more than an hour
 // loses its states so, as after a restart with no data.
 //
 // # Redis Cluster

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/control"
 )
 
 // shard holds, for some of the keys this process uses, the last state seen
@@ -35,6 +36,8 @@ type entry struct {
 	known   bool          // an update of this process saw the key
 	gen     uint64        // generation of the newest state seen
 	genVer  int64         // version of that state
+	born    int64         // its identity (control.Identity); 0: unknown
+	over    bool          // the key started over at gen since this process's last swap of it
 	epoch   uint64        // the store's epoch when the last update was sent
 	live    bool          // whether the subscription was live then
 	changed chan struct{} // closed when gen changes; nil when nobody waits
@@ -177,23 +180,43 @@ func (sh *shard) store(e *entry, ver int64, state []byte) {
 // broken process can publish anything): taken for newer, it would make
 // waiters deaf to every later change, or, its generation not the key's,
 // wake them at once again and again. The key is read again, to know.
+//
+// A swap that finds the key as it was when it last started over keeps it
+// so for this process's waiters: the generations they wait on now come
+// from such swaps, not from the state before (see watch).
 func (sh *shard) done(e *entry, cver int64, state []byte, ver int64, gen uint64, epoch uint64, live bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e.ver, e.state = cver, state
 	sure := ver >= e.genVer
-	sh.setGen(e, ver, gen)
+	if !sh.setGen(e, ver, gen, control.Identity(state)) {
+		e.over = false
+	}
 	e.known, e.epoch, e.live = sure, epoch, live
 }
 
-// setGen records generation gen at version ver, waking waiters if it changed.
-func (sh *shard) setGen(e *entry, ver int64, gen uint64) {
+// setGen records generation gen at version ver, of a state of identity
+// born (0: unknown), waking waiters if it changed. A state of another
+// identity than the one known at the same generation is the key started
+// over (forgotten, flushed, evicted, lost in a restart of Redis, and made
+// again from zero): its generation counts from zero again, and may be the
+// one waiters wait on, at the state before. It wakes them too, and setGen
+// reports it.
+func (sh *shard) setGen(e *entry, ver int64, gen uint64, born int64) (over bool) {
 	changed := gen != e.gen
+	over = !changed && born != 0 && e.born != 0 && born != e.born
 	e.gen, e.genVer = gen, ver
-	if changed && e.changed != nil {
+	if changed || born != 0 {
+		e.born = born
+	}
+	if over {
+		e.over = true
+	}
+	if (changed || over) && e.changed != nil {
 		close(e.changed)
 		e.changed = nil
 	}
+	return over
 }
 
 // unmeasuredAhead is how far ahead of this process's clock the server's
@@ -229,13 +252,16 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 			e.newVer = nil
 		}
 	}
-	if ver > e.genVer && gen != e.gen {
-		// Only a change of generation is taken: one that names the
-		// generation already known changes nothing for waiters, and a
-		// version it named past every store's (a hostile publisher's, up
-		// to maxAhead) would make them deaf to every change notified
-		// before that version, until this process swaps or reads the key.
-		sh.setGen(e, ver, gen)
+	born := control.Identity(state)
+	if ver > e.genVer && (gen != e.gen || born != 0 && e.born != 0 && born != e.born) {
+		// Only a change of generation is taken, or a state of another
+		// identity at the same generation (the key started over: see
+		// setGen): one that names the generation already known changes
+		// nothing for waiters, and a version it named past every
+		// store's (a hostile publisher's, up to maxAhead) would make
+		// them deaf to every change notified before that version, until
+		// this process swaps or reads the key.
+		sh.setGen(e, ver, gen, born)
 	}
 }
 
@@ -273,16 +299,38 @@ const (
 	unsure                    // a notification may have been missed: read the key
 )
 
+// waiter is what a Wait saw of its key: the identity of the state at the
+// generation it waits on (see setGen).
+type waiter struct {
+	looked bool  // it looked at the generation once
+	born   int64 // the identity then (0: unknown)
+}
+
 // watch returns a channel closed when e's generation changes, and whether
 // the caller must wait on it. It is unsure when no update or read of this
-// process saw the key since the subscription last (re)started.
-func (sh *shard) watch(e *entry, gen uint64, epoch uint64, live bool) (<-chan struct{}, watchState) {
+// process saw the key since the subscription last (re)started. A key
+// started over at the generation waited on (a state of another identity
+// than the one w saw, or one that no swap of this process found since
+// before w looked: its generation may be of the state before) wakes the
+// waiter as a change of generation does.
+func (sh *shard) watch(e *entry, gen uint64, w *waiter, epoch uint64, live bool) (<-chan struct{}, watchState) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if !e.known || (live && (!e.live || e.epoch != epoch)) {
 		return nil, unsure
 	}
 	if e.gen != gen {
+		return nil, woken
+	}
+	switch {
+	case !w.looked:
+		if e.over {
+			return nil, woken
+		}
+		w.looked, w.born = true, e.born
+	case w.born == 0:
+		w.born = e.born
+	case e.born != 0 && e.born != w.born:
 		return nil, woken
 	}
 	if e.changed == nil {
@@ -305,11 +353,12 @@ func (sh *shard) refreshed(e *entry, ver int64, gen uint64, state []byte, epoch 
 		e.ver, e.state = ver, state
 	}
 	sure := true
+	born := control.Identity(state)
 	switch {
 	case ver >= e.genVer:
-		sh.setGen(e, ver, gen)
+		sh.setGen(e, ver, gen, born)
 	case ver > 0:
-		sh.setGen(e, ver, gen)
+		sh.setGen(e, ver, gen, born)
 		sure = false
 	}
 	e.known, e.live, e.epoch = sure, true, epoch

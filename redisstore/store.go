@@ -543,10 +543,13 @@ func (s *Store) ttl(expiry time.Time) time.Duration {
 }
 
 // Wait blocks until key's generation is no longer gen (it grew, or the key
-// expired and started over), until until (zero: no deadline), or ctx ends;
-// nil in the first two cases, ctx.Err() in the last. Waking costs no Redis call: every Store listens on its prefix's
-// channel, where updates publish new generations. A wake published
-// between the Update that returned gen and the call to Wait is not lost.
+// expired and started over), or the key started over at gen itself (a
+// state of another identity: see "Waiting across processes" in the
+// package doc), until until (zero: no deadline), or ctx ends; nil but in
+// the last case, ctx.Err() then. Waking costs no Redis call: every Store
+// listens on its prefix's channel, where updates publish new generations.
+// A wake published between the Update that returned gen and the call to
+// Wait is not lost.
 //
 // Wait reads the key from Redis (one round trip) only when this process
 // has not seen it since its subscription (re)started. While the Store is
@@ -577,10 +580,11 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 			retry.Stop()
 		}
 	}()
+	var wt waiter
 	for {
 		epochCh := s.epochChan()
 		epoch, live := s.epoch.Load(), s.subscribed.Load()
-		changed, w := sh.watch(e, gen, epoch, live)
+		changed, w := sh.watch(e, gen, &wt, epoch, live)
 		switch w {
 		case woken:
 			return nil

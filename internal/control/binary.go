@@ -171,6 +171,27 @@ func (e *encoder) policy(p *policy) {
 	}
 }
 
+// Identity returns the identity of the State whose binary form is data
+// (see Begin): the instant its key was first used in this incarnation. It
+// is 0 for the zero State, for one not used yet, and for data that is not
+// a binary form; it reads no further than the identity. Two forms of one
+// key at one Generation but of two identities are two incarnations: the
+// key was forgotten and started over in between.
+func Identity(data []byte) int64 {
+	if len(data) == 0 || len(data) > maxBinary || data[0] != binaryVersion && data[0] != binaryVersionCosts {
+		return 0
+	}
+	_, k := binary.Uvarint(data[1:])
+	if k <= 0 {
+		return 0
+	}
+	born, n := binary.Varint(data[1+k:])
+	if n <= 0 || born < 0 || born > maxStored {
+		return 0
+	}
+	return born
+}
+
 // UnmarshalBinary sets s to the State data describes. The empty form is
 // the zero State. On error s is left unchanged.
 func (s *State) UnmarshalBinary(data []byte) error {

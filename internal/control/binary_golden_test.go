@@ -201,3 +201,31 @@ func TestBinaryTails(t *testing.T) {
 		}
 	}
 }
+
+// TestIdentity checks that Identity reads a form's identity, that of the
+// state it was written from, and 0 from the zero State's form and from
+// data that is no form.
+func TestIdentity(t *testing.T) {
+	var s State
+	cfg := &Config{MaxConcurrency: 1, Lease: time.Minute}
+	now := time.Unix(1_800_000_000, 0)
+	s.Acquire(now, cfg, Ask{}, new(Lease))
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Identity(b), s.born; got != want || want == 0 {
+		t.Errorf("Identity = %d, want %d", got, want)
+	}
+	next := s
+	next.Forget(now.Add(time.Second), cfg)
+	nb, _ := next.MarshalBinary()
+	if Identity(nb) == Identity(b) || Identity(nb) == 0 {
+		t.Errorf("a state forgotten and started over has identity %d, the one before %d", Identity(nb), Identity(b))
+	}
+	for _, d := range [][]byte{nil, {}, {9, 1, 2}, {binaryVersion}, {binaryVersion, 1}, {binaryVersion, 1, 1}} {
+		if got := Identity(d); got != 0 {
+			t.Errorf("Identity(%x) = %d, want 0", d, got)
+		}
+	}
+}
