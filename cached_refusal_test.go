@@ -16,7 +16,7 @@ import (
 // left of it. An Age past the delay leaves the floor of a refusal.
 func TestCachedRefusalPausesForWhatIsLeft(t *testing.T) {
 	for _, tt := range []struct {
-		age        string
+		age         string
 		least, most time.Duration
 	}{
 		{"", 60 * time.Second, 75 * time.Second},
