@@ -73,7 +73,8 @@
 // w. The rate-limit fields of a response from a cache (an Age greater than
 // 0), and fields in trailers, never change a budget; a refusal a cache
 // served pauses for what is left of the delay its Retry-After asks, which
-// counts from when the response was made, its Age ago. A pause is
+// counts from when the response was made: its Age ago, as far as its Date
+// bears that out. A pause is
 // never stored for more than 24 hours, whatever a response says: past that,
 // the origin probes again.
 //

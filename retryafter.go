@@ -201,6 +201,29 @@ func zonedDate(s string, now time.Time) (time.Time, bool) {
 	return t.Add(-offset), true
 }
 
+// servedFor returns how long a cache held the response with header h
+// before it came, as far as its Age (RFC 9111 §5.1) and its Date agree:
+// the Age, at most the time since the Date by estimate, the server's clock
+// as the key estimates it; 0 without either, or with no estimate. (A
+// cache, or a server's own fault, may stamp an Age on a refusal made
+// just now: its Date, now by the server's clock, says so, and the whole
+// delay it asks is waited for.)
+func servedFor(h http.Header, estimate time.Time) time.Duration {
+	age := cachedFor(h)
+	if age <= 0 || estimate.IsZero() {
+		return 0
+	}
+	v, ok := raSingle(raValues(h, "Date"))
+	if !ok {
+		return 0
+	}
+	date, ok := parse.HTTPDate(v, estimate)
+	if !ok {
+		return 0
+	}
+	return min(age, max(estimate.Sub(date), 0))
+}
+
 // cachedFor returns how long a cache has held the response with header h:
 // its Age (RFC 9111 §5.1), whole seconds; 0 when it has none, or one not
 // a single non-negative integer.

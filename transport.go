@@ -1036,8 +1036,8 @@ func since(now, t time.Time) time.Duration {
 }
 
 // serverWait returns the wait a refusal asks for: Retry-After, which takes
-// precedence (draft-11 §7), a delay less the Age of a response a cache
-// served, else the effective window of a spent quota, in
+// precedence (draft-11 §7), a delay less the time a cache held the
+// response (see servedFor), else the effective window of a spent quota, in
 // any unit (a token quota spent refuses requests too). A Retry-After date
 // is measured from the response's Date, else from estimate, the server's
 // clock as the key estimates it, and from now, the shorter wait kept, or
@@ -1047,7 +1047,7 @@ func serverWait(h http.Header, quotas []parse.Quota, now, estimate time.Time) (t
 		if delay {
 			// Asked when the response was made: a refusal a cache
 			// served (an Age) asks for what is left of it.
-			d = max(d-cachedFor(h), 0)
+			d = max(d-servedFor(h, estimate), 0)
 		}
 		return d, ReasonRetryAfter, true
 	}
