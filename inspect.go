@@ -272,6 +272,7 @@ func (b *Budget) inspect(k memKey, now time.Time, custom, guess bool) (State, bo
 		// a pause this process learned while the Store failed, which
 		// that request carries over to the Store.
 		pu, why := b.fallback.learnedAt(k, now)
+		asked := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 		err := b.ext.Update(ctx, k.String(), func(s *KeyState) {
 			// Judged at now, as MemoryStore judges it: a state a
@@ -284,11 +285,12 @@ func (b *Budget) inspect(k memKey, now time.Time, custom, guess bool) (State, bo
 				v = c.BoundView(now, &b.cfg, pu, why)
 			}
 		})
-		if err == nil || !guess || ctx.Err() != nil {
+		if err == nil || !guess || time.Since(asked) >= storeRetry {
 			// An answer, or a failure; but for a key no request
-			// may use, only a Store that did not answer in time:
-			// an error it answers with may be the key's (one too
-			// long for it), and says nothing of its health.
+			// may use, only a Store slow to fail: an error it
+			// answers with at once may be the key's (one too long
+			// for it), and says nothing of its health, nor costs
+			// the next call anything.
 			b.inspected(err)
 		}
 		cancel()
