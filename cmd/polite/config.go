@@ -47,7 +47,7 @@ func (p *policyFlags) register(fs *flag.FlagSet, quota int64, window time.Durati
 	fs.StringVar(&p.dialect, "dialect", string(ratelimittest.IETF), "rate-limit header fields the server sends: "+joinNames(dialects))
 	fs.Int64Var(&p.quota, "quota", quota, "requests the server admits per window (for concurrency: at once), at most 999999999999999 (15 digits, as a Structured Fields Integer)")
 	fs.DurationVar(&p.window, "window", window, "window of the quota (ignored by concurrency)")
-	fs.Int64Var(&p.burst, "burst", 0, "requests a leaky-bucket tolerates beyond its rate, served at once (ignored by the others)")
+	fs.Int64Var(&p.burst, "burst", 0, "requests a leaky-bucket tolerates beyond its rate, served at once (ignored by the others); below 999999999999999, and with -inflate, the burst plus one plus -quota times (-inflate less one) at most that")
 }
 
 // config returns the ratelimittest.Config the flags describe, or a usage
@@ -66,6 +66,11 @@ func (p *policyFlags) config() (ratelimittest.Config, error) {
 	}
 	if p.burst < 0 || p.burst > ratelimittest.MaxBurst {
 		return ratelimittest.Config{}, usagef("-burst must be between 0 and %d, got %d", int64(ratelimittest.MaxBurst), p.burst)
+	}
+	if alg == ratelimittest.LeakyBucket && p.burst >= maxSFInteger {
+		// A leaky bucket's r counts the burst and one more, which must
+		// fit a Structured Fields Integer, as -quota does.
+		return ratelimittest.Config{}, usagef("-burst of a leaky bucket must be below %d (its r counts the burst and one more), got %d", int64(maxSFInteger), p.burst)
 	}
 	if alg != ratelimittest.Concurrency && p.window <= 0 {
 		return ratelimittest.Config{}, usagef("-window must be positive, got %v", p.window)

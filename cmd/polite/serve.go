@@ -85,6 +85,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// Structured Fields Integer, as -quota does.
 		return usagef("-quota %d times -inflate %d is more than %d (15 digits, as a Structured Fields Integer)", pf.quota, *inflate, int64(maxSFInteger))
 	}
+	if *inflate > 1 && ratelimittest.Algorithm(pf.algorithm) == ratelimittest.LeakyBucket && pf.burst+1 > maxSFInteger-pf.quota*(*inflate-1) {
+		// What remains is advertised with Quota*(Inflate-1) added, and a
+		// leaky bucket's remaining counts its burst and one more.
+		return usagef("-burst %d plus one, plus -quota %d times (-inflate %d less one), is more than %d (15 digits, as a Structured Fields Integer)", pf.burst, pf.quota, *inflate, int64(maxSFInteger))
+	}
 	if *bodySize > maxBodySize {
 		// Each body is made whole for each request: a size past memory
 		// killed the server at its first answer.
