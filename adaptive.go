@@ -103,7 +103,28 @@ func (g *gradient) limit() int {
 // flight when it was sent, itself included. Refusals (429, 503) and
 // transport errors must not be observed: they measure no service.
 func (g *gradient) observe(now time.Time, rtt time.Duration, inflight int) {
+	g.sample(now, rtt, inflight, false)
+}
+
+// bound records, as observe does, a bound below the latency rather than
+// one: a request that timed out after rtt (the origin did not answer in
+// time), or an error the origin answered with (a 500: it may answer those
+// at once, whatever its load). It may raise the smoothed latency, never
+// lower it, and no baseline is measured from it. (Left out, a client
+// whose requests time out before the origin answers saw nothing of its
+// latency rising, and held its limit while the origin queued ever more of
+// them; and the quick 500s of a deploy, measured as the baseline, held
+// the limit at 1 against an origin then serving in 50 ms.)
+func (g *gradient) bound(now time.Time, rtt time.Duration, inflight int) {
+	g.sample(now, rtt, inflight, true)
+}
+
+// sample is observe, or bound when atLeast.
+func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, atLeast bool) {
 	rtt = min(max(rtt, time.Nanosecond), gradMaxRTT)
+	if atLeast && rtt <= g.srtt || atLeast && g.srtt == 0 {
+		return
+	}
 	if g.srtt == 0 {
 		g.srtt = rtt
 		// The first measurement: from the start, as long as it takes.
@@ -113,7 +134,7 @@ func (g *gradient) observe(now time.Time, rtt time.Duration, inflight int) {
 	}
 
 	if !g.mEnd.IsZero() {
-		if !now.Add(-rtt).Before(g.mFrom) {
+		if !atLeast && !now.Add(-rtt).Before(g.mFrom) {
 			g.mSum += rtt
 			g.mN++
 		}

@@ -94,6 +94,7 @@ type reservation struct {
 	end        int64 // when its lease ends (see ceiling.inflight)
 	inflight   int   // the key's requests in flight then, itself included
 	transient  bool  // answered by a 502 or 504 read as transient but not retried: no latency sample (see update)
+	atLeast    bool  // its latency is a bound below: a 5xx answer, or a timeout before any (see gradient.observe)
 	quoted     bool  // Restraint did not apply: a quota stated still paced the key (see forgot)
 	floor      floorReservation
 }
@@ -429,9 +430,13 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 				// so does Restraint's lifting.
 				e.win = max(e.win, int64(min(out.Quotas[i].Window, 24*time.Hour)))
 			}
-		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Failed && !out.Refused && !out.Transient && !r.transient:
+		case e.grad != nil && !e.quoted(now.UnixNano()) && (!out.Failed || r.atLeast) && !out.Refused && !out.Transient && !r.transient:
 			lim := e.grad.limit()
-			e.grad.observe(now, time.Duration(now.UnixNano()-r.start), r.inflight)
+			if rtt := time.Duration(now.UnixNano() - r.start); r.atLeast {
+				e.grad.bound(now, rtt, r.inflight)
+			} else {
+				e.grad.observe(now, rtt, r.inflight)
+			}
 			wake = e.grad.limit() > lim
 		}
 		if end {
