@@ -37,8 +37,9 @@ const estimateLimit = llmcost.Limit
 // letter or space, half a token for each ASCII digit or punctuation mark
 // and for each 2-byte UTF-8 character, a whole token for each character of
 // 3 or 4 bytes (Chinese, Japanese, Korean, emoji). Each message adds 4
-// tokens and each request but an embeddings request 3; an image or a file counts 1,600 tokens
-// whatever its size. Where a request sets no output bound the estimate
+// tokens and each request but an embeddings request 3; an image or a file
+// counts 1,600 tokens whatever its size, but an Anthropic document of plain
+// text counts as its text. Where a request sets no output bound the estimate
 // reserves 4096 tokens: the output limit of most models until 2024; a
 // recent model's true maximum (16,384 to 128,000) would stall a small
 // quota, and nothing would let a burst overdraw it. The result's Tokens is

@@ -43,7 +43,9 @@
 // string under "url", "image_url", "data", "file_data", "file_id" or
 // "file_url": an image or a file, inline or by reference) counts
 // [AttachmentTokens] whatever its size, and each number in a token array
-// one token. A body of the API's shape names its prompt ("messages",
+// one token. The "data" of an object whose "type" is "text" (the source of
+// an Anthropic document of plain text, which holds the text itself) is
+// text, whether the type comes before or after it. A body of the API's shape names its prompt ("messages",
 // "input", "prompt"); one longer than the bound whose prompt's key comes
 // past it is the API's when its "model" and a member of the APIs' own
 // ("system", "instructions", tools, an output bound) came before, and is

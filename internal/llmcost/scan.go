@@ -82,16 +82,22 @@ type member uint8
 
 const (
 	mText       member = iota // text: counted
-	mSkip                     // a role or a block type: not counted
+	mSkip                     // a role or a media type: not counted
+	mType                     // a block's or a source's type: not counted, kept
 	mAttachment               // an image or a file: AttachmentTokens
+	mData                     // data: the text of a source of type "text", else an attachment
 )
 
 func memberOf(k []byte) member {
 	switch string(k) {
-	case "role", "type", "media_type", "detail":
+	case "role", "media_type", "detail":
 		return mSkip
-	case "url", "image_url", "data", "file_data", "file_id", "file_url":
+	case "type":
+		return mType
+	case "url", "image_url", "file_data", "file_id", "file_url":
 		return mAttachment
+	case "data":
+		return mData
 	}
 	return mText
 }
@@ -109,6 +115,8 @@ type scanner struct {
 
 	// The string in progress.
 	key    bool  // it is a key
+	typ    bool  // it is the value of a "type"
+	keep   bool  // it is either: its bytes go to keyBuf
 	count  bool  // its text counts
 	esc    uint8 // 0; 1 after '\'; 2 to 5 before the 1st to 4th hex digit of \u
 	hex    rune
@@ -116,6 +124,19 @@ type scanner struct {
 	keyBuf [24]byte
 	keyLen int  // may exceed len(keyBuf): then no known key
 	keyEsc bool // the key has a character past ASCII, escaped: no known key
+
+	// An Anthropic document whose source is plain text holds the text
+	// itself under "data" ({"type":"text","media_type":"text/plain",
+	// "data":"..."}); any other source's data is an image or a file. The
+	// source's "type" may come after its "data", so the strings under
+	// "data" of an object are counted both ways, as text (pendUnits) and
+	// as attachments (pendData), and settled at the object's end.
+	texts     [maxDepth / 64]uint64 // bit d-1: the object at depth d has "type":"text"
+	pendDepth int                   // depth of the object whose data is pending, or 0
+	pendUnits int64                 // quarter tokens of its data, as text
+	pendData  int64                 // strings under its "data"
+	inData    bool                  // the string in progress is one: its text counts from mark
+	mark      int64                 // units when it began
 
 	lit string // the literal in progress: the bytes still expected
 
@@ -176,6 +197,9 @@ func (s *scanner) fail() { s.failed = true }
 
 func (s *scanner) isObject(d int) bool { return s.objs[(d-1)/64]&(1<<((d-1)%64)) != 0 }
 
+// isText reports whether the object at depth d has "type":"text".
+func (s *scanner) isText(d int) bool { return s.texts[(d-1)/64]&(1<<((d-1)%64)) != 0 }
+
 func (s *scanner) push(object bool) {
 	if s.depth == maxDepth {
 		s.fail()
@@ -183,6 +207,7 @@ func (s *scanner) push(object bool) {
 	}
 	s.depth++
 	bit := uint64(1) << ((s.depth - 1) % 64)
+	s.texts[(s.depth-1)/64] &^= bit
 	if object {
 		s.objs[(s.depth-1)/64] |= bit
 		s.st = stKeyOrEnd
@@ -196,6 +221,9 @@ func (s *scanner) pop(object bool) {
 	if s.depth == 0 || s.isObject(s.depth) != object {
 		s.fail()
 		return
+	}
+	if s.depth == s.pendDepth {
+		s.settle(s.isText(s.depth))
 	}
 	s.depth--
 	s.ended()
@@ -336,16 +364,21 @@ func (s *scanner) value(c byte) {
 	switch {
 	case c == '"':
 		s.st, s.key, s.esc, s.hi = stString, false, 0, false
+		s.typ = m == mType
+		s.keep = s.typ
+		s.keyLen, s.keyEsc = 0, false
 		switch {
 		case s.depth == 0 || !s.top.prompt():
 			s.count = false
 		case s.top == fTools:
 			s.count = true
-		case m == mSkip:
+		case m == mSkip || m == mType:
 			s.count = false
 		case m == mAttachment:
 			s.count = false
 			s.attachments++
+		case m == mData:
+			s.startData()
 		default:
 			s.count = true
 		}
@@ -404,6 +437,7 @@ func (s *scanner) endNumber() {
 
 func (s *scanner) startKey() {
 	s.st, s.key, s.esc, s.hi = stString, true, 0, false
+	s.typ, s.keep = false, true
 	s.keyLen, s.keyEsc = 0, false
 	s.count = s.depth >= 2 && s.top == fTools
 }
@@ -430,11 +464,58 @@ func (s *scanner) endKey() {
 	s.st = stColon
 }
 
+// startData starts a string under "data" inside the prompt: counted as
+// text until its object's end settles it. One in an object nested in
+// another whose data is pending is what its type said before it, text or
+// else an attachment.
+func (s *scanner) startData() {
+	switch {
+	case s.pendDepth != 0 && s.pendDepth != s.depth && s.isText(s.depth):
+		s.count = true
+	case s.pendDepth != 0 && s.pendDepth != s.depth:
+		s.count = false
+		s.attachments++
+	default:
+		s.count = true
+		s.pendDepth = s.depth
+		s.pendData++
+		s.inData, s.mark = true, s.units
+	}
+}
+
+// endValue ends a string value that is a "type" or a "data".
+func (s *scanner) endValue() {
+	if s.typ {
+		text := !s.keyEsc && s.keyLen == 4 && string(s.keyBuf[:4]) == "text"
+		bit := uint64(1) << ((s.depth - 1) % 64)
+		if text {
+			s.texts[(s.depth-1)/64] |= bit
+		} else {
+			s.texts[(s.depth-1)/64] &^= bit
+		}
+	}
+	if s.inData {
+		s.pendUnits += s.units - s.mark
+		s.units = s.mark
+	}
+	s.typ, s.keep, s.inData = false, false, false
+}
+
+// settle counts the pending data as text or as attachments.
+func (s *scanner) settle(text bool) {
+	if text {
+		s.units += s.pendUnits
+	} else {
+		s.attachments += s.pendData
+	}
+	s.pendDepth, s.pendUnits, s.pendData = 0, 0, 0
+}
+
 // run reads a plain run of string bytes (no quote, backslash or control
 // byte) that weighs u.
 func run[T string | []byte](s *scanner, p T, u int64) {
 	s.hi = false
-	if s.key {
+	if s.keep {
 		if s.keyLen < len(s.keyBuf) {
 			copy(s.keyBuf[s.keyLen:], p)
 		}
@@ -445,10 +526,11 @@ func run[T string | []byte](s *scanner, p T, u int64) {
 	}
 }
 
-// keyByte appends c, an escaped byte, to the key in progress, if any: a
-// decoder reads "max\u005ftokens" as max_tokens, and so does the server.
+// keyByte appends c, an escaped byte, to the key (or type) in progress,
+// if any: a decoder reads "max\u005ftokens" as max_tokens, and so does the
+// server.
 func (s *scanner) keyByte(c byte) {
-	if !s.key {
+	if !s.keep {
 		return
 	}
 	if s.keyLen < len(s.keyBuf) {
@@ -496,9 +578,13 @@ func (s *scanner) stringByte(c byte) {
 	case 0:
 		switch {
 		case c == '"':
-			if s.key {
+			switch {
+			case s.key:
 				s.endKey()
-			} else {
+			case s.typ || s.inData:
+				s.endValue()
+				s.ended()
+			default:
 				s.ended()
 			}
 		case c == '\\':
@@ -536,7 +622,7 @@ func (s *scanner) stringByte(c byte) {
 		}
 		s.esc = 0
 		if s.hex >= 0x80 {
-			s.keyEsc = s.keyEsc || s.key // every known key is ASCII
+			s.keyEsc = s.keyEsc || s.keep // every known key is ASCII
 		}
 		hi := s.hi
 		s.hi = s.hex >= 0xD800 && s.hex <= 0xDBFF
@@ -587,6 +673,15 @@ func (s *scanner) result() (Estimate, bool) {
 		// messages), is the API's still, estimated from what was read:
 		// rejected, the largest requests were paced as free.
 		return Estimate{}, false
+	}
+
+	if s.inData {
+		// Cut inside a data string: what was read of it.
+		s.endValue()
+	}
+	if s.pendDepth != 0 {
+		// Cut before its object's end: text only if its type said so.
+		s.settle(s.isText(s.pendDepth))
 	}
 
 	e := Estimate{Kind: s.kind, Truncated: !done, Choices: 1}
