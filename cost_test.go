@@ -158,13 +158,13 @@ func TestEstimateCost(t *testing.T) {
 		t.Errorf("EstimateCost opened %d bodies; want one, read whole and closed", len(opened))
 	}
 
-	// The bound holds.
+	// The bound holds: what follows it is skimmed, not counted.
 	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("abcd", 10000) + `"}]}`
 	probe := &bodyProbe{r: strings.NewReader(big)}
 	req.GetBody = func() (io.ReadCloser, error) { return probe, nil }
 	got, ok := estimateCost(req, 1000)
-	if !ok || probe.read > 1001 || !probe.closed {
-		t.Errorf("estimateCost(%d-byte body, limit 1000) = %v, %v, read %d bytes (closed: %v); want an estimate from at most 1001 bytes",
+	if !ok || probe.read != len(big) || !probe.closed {
+		t.Errorf("estimateCost(%d-byte body, limit 1000) = %v, %v, read %d bytes (closed: %v); want an estimate from 1000 bytes, the rest skimmed",
 			len(big), got, ok, probe.read, probe.closed)
 	}
 	if want := int64((1000-38+3)/4 + llmcost.MessageTokens + llmcost.RequestTokens); got.InputTokens != want {

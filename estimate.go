@@ -7,8 +7,9 @@ import (
 	"github.com/politehttp/polite/internal/llmcost"
 )
 
-// estimateLimit is how many bytes of a request body EstimateCost reads at
-// most: 1 MiB.
+// estimateLimit is how many bytes of a request body EstimateCost counts at
+// most: 1 MiB. It skims on to llmcost.SkimLimit, 64 MiB, for the output
+// bound.
 const estimateLimit = llmcost.Limit
 
 // EstimateCost estimates what req will cost in tokens, if it is a request to
@@ -46,15 +47,19 @@ const estimateLimit = llmcost.Limit
 // InputTokens plus OutputTokens.
 //
 // EstimateCost reads the body only through req.GetBody, never req.Body
-// itself, and at most its first 1 MiB (the text of about 260,000 tokens);
-// it closes what GetBody returns. It reads while the request's context
-// lasts: the context's end closes the body, and the request costs the zero
-// Cost (a body whose Close does not interrupt its Read, such as
-// io.NopCloser over a pipe, is read until its Read returns; one whose Read
-// returns no byte and no error 100 times in a row costs the zero Cost). A
-// request without GetBody, or whose body is not a JSON object of the API's
-// shape, costs the zero Cost. The estimate takes time linear in the bytes read,
-// whatever they are.
+// itself, and counts at most its first 1 MiB (the text of about 260,000
+// tokens). What follows is skimmed, up to 64 MiB in all (above the largest
+// bodies OpenAI and Anthropic accept), for the top-level output bound, "n"
+// and "best_of" alone: the OpenAI SDKs write them after the messages, which
+// one image sent as a data URL pushes past the first MiB. It closes what
+// GetBody returns. It reads while the request's context lasts: the
+// context's end closes the body, and the request costs the zero Cost (a
+// body whose Close does not interrupt its Read, such as io.NopCloser over a
+// pipe, is read until its Read returns; one whose Read returns no byte and
+// no error 100 times in a row costs the zero Cost, or past the first MiB
+// what was read before). A request without GetBody, or whose body is not a
+// JSON object of the API's shape, costs the zero Cost. The estimate takes
+// time linear in the bytes read, whatever they are.
 //
 // # Accuracy
 //

@@ -14,10 +14,13 @@ import (
 	"github.com/politehttp/polite"
 )
 
+// skimLimit is how many bytes of a body EstimateCost reads at most: 64 MiB.
+const skimLimit = 64 << 20
+
 // countingReader is a plain io.Reader (no WriterTo) that counts the bytes
 // it hands out.
 type countingReader struct {
-	r *strings.Reader
+	r io.Reader
 	n *int64
 }
 
@@ -28,21 +31,44 @@ func (c countingReader) Read(p []byte) (int, error) {
 }
 func (c countingReader) Close() error { return nil }
 
-// EstimateCost reads at most the first 1 MiB of the body through GetBody:
-// it read a byte more, to see whether more followed.
+// longBody returns a chat request of more than 64 MiB: its first MiB of
+// text, counted, and an image past it, skimmed.
+func longBody() io.Reader {
+	return io.MultiReader(
+		strings.NewReader(`{"model":"x","messages":[{"role":"user","content":[{"type":"text","text":"`+strings.Repeat("a", 1<<20)+
+			`"},{"type":"image_url","image_url":{"url":"data:image/png;base64,`),
+		io.LimitReader(repeatReader('Q'), skimLimit),
+		strings.NewReader(`"}}]}],"max_tokens":10}`))
+}
+
+// repeatReader is an endless run of one byte.
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
+}
+
+// EstimateCost reads at most the first 64 MiB of the body through
+// GetBody: it read a byte more past its bound, to see whether more
+// followed.
 func TestEstimateCostReadsAtMostLimit(t *testing.T) {
-	body := `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 2<<20) + `"}]}`
+	if testing.Short() {
+		t.Skip("reads 64 MiB")
+	}
 	var read int64
-	req, _ := http.NewRequest(http.MethodPost, "http://llm.test/v1/chat/completions", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, "http://llm.test/v1/chat/completions", strings.NewReader("{}"))
 	req.GetBody = func() (io.ReadCloser, error) {
-		return countingReader{strings.NewReader(body), &read}, nil
+		return countingReader{longBody(), &read}, nil
 	}
 	c := polite.EstimateCost(req)
 	if c.Tokens == 0 {
 		t.Fatalf("no estimate")
 	}
-	if read > 1<<20 {
-		t.Errorf("EstimateCost read %d bytes of the body through GetBody, more than the 1 MiB (%d) promised", read, 1<<20)
+	if read > skimLimit {
+		t.Errorf("EstimateCost read %d bytes of the body through GetBody, more than the 64 MiB (%d) promised", read, skimLimit)
 	}
 }
 
@@ -56,14 +82,18 @@ func (noClose) Close() error { return nil }
 // io.WriterTo, which was handed the scanner and copied 32 KiB at a time
 // past the bound.
 func TestEstimateCostReadsAtMostLimitFromFile(t *testing.T) {
-	body := `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 2<<20) + `"}]}`
+	if testing.Short() {
+		t.Skip("writes and reads 64 MiB")
+	}
 	f, err := os.CreateTemp(t.TempDir(), "body")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	f.WriteString(body)
-	req, _ := http.NewRequest(http.MethodPost, "http://llm.test/v1/chat/completions", strings.NewReader(body))
+	if _, err := io.Copy(f, longBody()); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://llm.test/v1/chat/completions", strings.NewReader("{}"))
 	req.GetBody = func() (io.ReadCloser, error) {
 		f.Seek(0, io.SeekStart)
 		return noClose{f}, nil
@@ -72,8 +102,8 @@ func TestEstimateCostReadsAtMostLimitFromFile(t *testing.T) {
 		t.Fatalf("no estimate")
 	}
 	off, _ := f.Seek(0, io.SeekCurrent)
-	if off > 1<<20 {
-		t.Errorf("EstimateCost read %d bytes of the body through GetBody, more than the 1 MiB (%d) promised", off, 1<<20)
+	if off > skimLimit {
+		t.Errorf("EstimateCost read %d bytes of the body through GetBody, more than the 64 MiB (%d) promised", off, skimLimit)
 	}
 }
 

@@ -37,7 +37,7 @@ const taskOverhead = llmcost.MessageTokens + llmcost.RequestTokens
 // Anthropic message (/v1/messages) with one user message of plain text and
 // max_tokens set to t.MaxOutput. A body's prompt is at least 7 tokens (the
 // overhead of a message and a request); a smaller t.Input gives 7. A
-// TokenHandler reads no more than the first MiB of a body, so that a
+// TokenHandler counts no more than the first MiB of a body, so that a
 // t.Input above about 262,000 tokens is charged as that MiB: Body writes
 // a MiB of text for any such t.Input.
 func (t TokenTask) Body(api API) string {

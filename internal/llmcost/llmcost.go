@@ -1,6 +1,6 @@
 // Package llmcost estimates what a request to a large language model API
-// will cost in tokens, from a bounded prefix of its JSON body, without a
-// tokenizer. The root package paces by the estimate and ratelimittest's
+// will cost in tokens, from a bounded prefix of its JSON body (and the
+// output bound skimmed from further on), without a tokenizer. The root package paces by the estimate and ratelimittest's
 // token servers charge it, so that both count alike.
 //
 // # Endpoints
@@ -79,11 +79,25 @@ import (
 	"sync"
 )
 
-// Limit is how many bytes of a body are read at most by default: 1 MiB,
+// Limit is how many bytes of a body are counted at most by default: 1 MiB,
 // the text of about 260,000 tokens, more than the context window of most
 // models. A longer body is estimated from its first Limit bytes; what
-// follows (usually attachments) is not counted.
+// follows (usually attachments) is not counted, but skimmed for its
+// output bound (see [SkimLimit]).
 const Limit = 1 << 20
+
+// SkimLimit is how many bytes of a body are read at most in all: 64 MiB,
+// above the largest requests OpenAI (50 MB of images) and Anthropic (32
+// MB) accept. Past the bound of what is counted, the body is skimmed
+// (string contents are searched for their end, not read a byte at a
+// time) for its top-level output bound, "n" and "best_of" alone: the
+// OpenAI SDKs write them after the messages, which one data-URL image
+// pushes past the first MiB, and the estimate took the default bound
+// and one choice. What it finds there counts, as a member given twice
+// counts its last value; the prompt is still what came before the bound,
+// and a syntax error or a failed read past it leaves the estimate as it
+// was there.
+const SkimLimit = 64 << 20
 
 // The constants of the estimate.
 const (
@@ -186,25 +200,28 @@ type Estimate struct {
 	// elements of an "input" array; 1 for a string).
 	Inputs int
 
-	// Truncated reports whether the body was longer than the bytes read.
+	// Truncated reports whether the body was longer than the bytes
+	// counted (it may have been skimmed further).
 	Truncated bool
 }
 
 // Total reports Input plus Output, saturated.
 func (e Estimate) Total() int64 { return addSat(e.Input, e.Output) }
 
-// Read estimates the body read from r, at most limit bytes of it (Limit if
-// limit is not positive), for a request to path. It reports false when path
-// is not a recognised endpoint, when the body is not a JSON object of the
-// endpoint's shape, or when reading fails (an error, or 100 reads in a
-// row that return nothing). It reads r only; closing it is the caller's
-// duty.
+// Read estimates the body read from r, counting at most limit bytes of it
+// (Limit if limit is not positive) and skimming the rest up to
+// [SkimLimit] bytes in all, for a request to path. It reports false when
+// path is not a recognised endpoint, when the body is not a JSON object of
+// the endpoint's shape, or when reading fails before the bound (an error,
+// or 100 reads in a row that return nothing). It reads r only; closing it
+// is the caller's duty.
 //
-// Read never asks r for a byte past the bound: a body that reaches it
-// unfinished is taken as cut there ([Estimate].Truncated), whether or not
-// more would follow. It reads through r's Read method alone, so that an
-// [io.WriterTo] such as an [os.File], which would copy on past the bound a
-// buffer at a time, cannot be made to.
+// Read never asks r for a byte past the larger of limit and SkimLimit: a
+// body that reaches it unfinished is taken as cut there, whether or not
+// more would follow, and one longer than limit is [Estimate].Truncated.
+// It reads through r's Read method alone, so that an [io.WriterTo] such
+// as an [os.File], which would copy on past the bound a buffer at a time,
+// cannot be made to.
 //
 // Read takes time linear in the bytes read, whatever they are. It
 // allocates nothing of its own: its 4 KiB buffer is reused from one call
@@ -221,29 +238,33 @@ func Read(r io.Reader, path string, limit int64) (Estimate, bool) {
 	buf := buffers.Get().(*[4 << 10]byte)
 	defer buffers.Put(buf)
 	empty := 0 // reads in a row that returned nothing and no error
-	for s.left > 0 && !s.failed {
-		n, err := r.Read(buf[:min(int64(len(buf)), s.left)])
+	for s.wants() > 0 {
+		n, err := r.Read(buf[:min(int64(len(buf)), s.wants())])
 		if n == 0 && err == nil {
 			// A reader that makes no progress is read no longer, as
 			// bufio gives up on one (io.ErrNoProgress): read for ever, a
 			// body closed at its context's end and answering (0, nil)
 			// held RoundTrip for good.
 			if empty++; empty >= maxEmptyReads {
-				return Estimate{}, false
+				err = io.ErrNoProgress
+			} else {
+				continue
 			}
-			continue
 		}
 		empty = 0
 		s.Write(buf[:n])
 		if err == io.EOF {
 			return s.result()
 		}
+		if err != nil && s.skimming {
+			return s.result() // past the bound: cut there
+		}
 		if err != nil {
 			return Estimate{}, false
 		}
 	}
 	// The bound was reached: what is left unread is taken as more.
-	s.more = !s.failed
+	s.more = s.more || !s.failed
 	return s.result()
 }
 
@@ -266,7 +287,7 @@ func String(body, path string, limit int64) (Estimate, bool) {
 	}
 	s := newScanner(k, limit)
 	s.WriteString(body)
-	s.more = s.more || s.left == 0 && !s.failed // as Read takes it
+	s.more = s.more || s.wants() == 0 && !s.failed // as Read takes it
 	return s.result()
 }
 

@@ -1,6 +1,10 @@
 package llmcost
 
-import "math"
+import (
+	"bytes"
+	"math"
+	"strings"
+)
 
 // This file holds the scanner: a JSON tokenizer that reads a body once,
 // byte by byte, in constant memory, and tallies what the estimate needs as
@@ -109,6 +113,13 @@ type scanner struct {
 	more   bool  // bytes were offered past the bound
 	failed bool  // a syntax error, or too deep
 
+	// Past the bound the body is skimmed, up to skim bytes more: nothing
+	// is counted, and only the top-level members that bound the output
+	// (max_tokens, max_completion_tokens, max_output_tokens, n, best_of)
+	// are read, with the types that settle a pending "data".
+	skimming bool
+	skim     int64 // bytes still to skim
+
 	st    state
 	depth int                   // open containers
 	objs  [maxDepth / 64]uint64 // bit d-1: the container at depth d is an object
@@ -162,7 +173,7 @@ type scanner struct {
 }
 
 func newScanner(k Kind, limit int64) *scanner {
-	s := &scanner{kind: k, left: limit}
+	s := &scanner{kind: k, left: limit, skim: max(SkimLimit-limit, 0)}
 	for i := range s.ints {
 		s.ints[i] = -1
 	}
@@ -178,19 +189,52 @@ func (s *scanner) Write(p []byte) (int, error) { return write(s, p) }
 func (s *scanner) WriteString(p string) (int, error) { return write(s, p) }
 
 func write[T string | []byte](s *scanner, p T) (int, error) {
-	if s.failed {
-		return 0, errStop
+	n := 0
+	if s.left > 0 && !s.failed {
+		n = int(min(int64(len(p)), s.left))
+		feed(s, p[:n])
+		s.left -= int64(n)
 	}
-	n := len(p)
-	if int64(n) > s.left {
-		n, s.more = int(s.left), true
+	if n < len(p) && !s.failed {
+		if !s.skimming {
+			s.more = true
+			s.startSkim()
+		}
+		m := int(min(int64(len(p)-n), s.skim))
+		feed(s, p[n:n+m])
+		s.skim -= int64(m)
+		n += m
 	}
-	feed(s, p[:n])
-	s.left -= int64(n)
 	if s.failed || n < len(p) {
 		return n, errStop
 	}
 	return n, nil
+}
+
+// wants reports how many more bytes the scanner would read: 0 once it
+// failed or reached the end of what it skims.
+func (s *scanner) wants() int64 {
+	switch {
+	case s.failed:
+		return 0
+	case s.left > 0:
+		return s.left
+	}
+	return s.skim
+}
+
+// startSkim starts skimming, at the first byte past the bound: a body
+// complete before it has nothing more to say.
+func (s *scanner) startSkim() {
+	if s.st == stDone {
+		s.skim = 0
+		return
+	}
+	s.skimming = true
+	s.count = false // the string in progress counts no more
+	if s.top < fMaxTokens {
+		s.top = fOther // neither does the prompt in progress
+	}
 }
 
 func (s *scanner) fail() { s.failed = true }
@@ -242,10 +286,38 @@ func space(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r'
 
 // feed scans p, the next bytes of the body.
 func feed[T string | []byte](s *scanner, p T) {
+	quote := -1 // in a skimmed string: the index of the next quote, or len(p)
 	for i := 0; i < len(p) && !s.failed; i++ {
 		c := p[i]
 		switch s.st {
 		case stString:
+			if s.skimming && !s.keep {
+				// Skimmed: only its end matters, the first quote not
+				// escaped. Each byte is searched once, so that a run
+				// of escapes costs no more than a run of text.
+				if s.esc != 0 {
+					s.esc = 0 // the escaped byte (a \u's digits are neither)
+					continue
+				}
+				if quote < i {
+					quote = indexByte(p[i:], '"')
+					if quote < 0 {
+						quote = len(p)
+					} else {
+						quote += i
+					}
+				}
+				if j := indexByte(p[i:quote], '\\'); j >= 0 {
+					i += j
+					s.esc = 1
+					continue
+				}
+				if i = quote; i == len(p) {
+					return
+				}
+				s.stringByte('"')
+				continue
+			}
 			if s.esc == 0 {
 				// The plain run up to a quote, a backslash or a control byte.
 				j, u := i, int64(0)
@@ -317,6 +389,17 @@ func feed[T string | []byte](s *scanner, p T) {
 	}
 }
 
+// indexByte is strings.IndexByte or bytes.IndexByte.
+func indexByte[T string | []byte](p T, c byte) int {
+	switch p := any(p).(type) {
+	case string:
+		return strings.IndexByte(p, c)
+	case []byte:
+		return bytes.IndexByte(p, c)
+	}
+	return -1
+}
+
 // after reads c after a value.
 func (s *scanner) after(c byte) {
 	switch {
@@ -349,9 +432,11 @@ func (s *scanner) value(c byte) {
 		s.fail() // the body must be an object
 		return
 	}
-	if s.depth == 1 && s.top >= fMaxTokens {
+	if s.depth == 1 && s.top >= fMaxTokens && strings.IndexByte(`"{[tfn`, c) >= 0 {
 		// A member given twice is read as its last value, as decoders
-		// do; one that is no whole number (null, say) sets no bound.
+		// do; one that is no whole number (null, say) sets no bound. A
+		// number sets it at its end (see endNumber), so that one cut
+		// short leaves the value before it.
 		s.ints[s.top] = -1
 	}
 	tokens := s.top == fInput || s.top == fPrompt
@@ -429,8 +514,12 @@ func (s *scanner) numberByte(c byte) bool {
 }
 
 func (s *scanner) endNumber() {
-	if s.numTo != fOther && s.numInt {
+	switch {
+	case s.numTo == fOther:
+	case s.numInt:
 		s.ints[s.numTo] = s.num
+	default:
+		s.ints[s.numTo] = -1 // a fraction, an exponent, a negative
 	}
 	s.ended()
 }
@@ -448,7 +537,12 @@ func (s *scanner) endKey() {
 	if !s.keyEsc && s.keyLen <= len(s.keyBuf) {
 		k = s.keyBuf[:s.keyLen]
 	}
-	if s.depth == 1 {
+	if s.depth == 1 && s.skimming {
+		// Past the bound, only the output bound and n are read.
+		if s.top = fieldOf(k); s.top < fMaxTokens {
+			s.top = fOther
+		}
+	} else if s.depth == 1 {
 		s.top = fieldOf(k)
 		s.seen |= 1 << s.top
 		s.batch = string(k) == "prompt"
@@ -650,8 +744,10 @@ func (s *scanner) text(u int64) {
 
 // result reports the estimate of what was scanned.
 func (s *scanner) result() (Estimate, bool) {
-	done := s.st == stDone
-	if s.failed || !done && !s.more {
+	// A body skimmed past the bound is estimated from what came before
+	// it, whatever follows.
+	done := s.st == stDone && !s.skimming
+	if !s.skimming && (s.failed || !done && !s.more) {
 		return Estimate{}, false
 	}
 	var want uint32
