@@ -1,8 +1,12 @@
 package polite
 
 import (
+	"compress/gzip"
+	"compress/zlib"
 	"context"
+	"io"
 	"net/http"
+	"strings"
 
 	"github.com/politehttp/polite/internal/llmcost"
 )
@@ -57,9 +61,13 @@ const estimateLimit = llmcost.Limit
 // body whose Close does not interrupt its Read, such as io.NopCloser over a
 // pipe, is read until its Read returns; one whose Read returns no byte and
 // no error 100 times in a row costs the zero Cost, or past the first MiB
-// what was read before). A request without GetBody, or whose body is not a
-// JSON object of the API's shape, costs the zero Cost. The estimate takes
-// time linear in the bytes read, whatever they are.
+// what was read before). A body sent with Content-Encoding gzip (or
+// x-gzip) or deflate (zlib, as RFC 9110 defines it) is read decoded, the
+// bounds above counting decoded bytes, and no more than 64 MiB of it
+// compressed. A request without GetBody, whose body has another content
+// coding (br, zstd, several), or whose body is not a JSON object of the
+// API's shape, costs the zero Cost. The estimate takes time linear in the
+// bytes read, whatever they are.
 //
 // # Accuracy
 //
@@ -88,6 +96,10 @@ func estimateCost(req *http.Request, limit int64) (Cost, bool) {
 	if llmcost.KindOf(req.URL.Path) == llmcost.None {
 		return Cost{}, false // not worth a GetBody
 	}
+	coding, ok := contentCoding(req.Header)
+	if !ok {
+		return Cost{}, false
+	}
 	ctx := req.Context()
 	if ctx.Err() != nil {
 		return Cost{}, false
@@ -104,7 +116,11 @@ func estimateCost(req *http.Request, limit int64) (Cost, bool) {
 		stop := context.AfterFunc(ctx, c.cut)
 		defer stop()
 	}
-	e, ok := llmcost.Read(body, req.URL.Path, limit)
+	r, err := decoder(body, coding)
+	if err != nil {
+		return Cost{}, false
+	}
+	e, ok := llmcost.Read(r, req.URL.Path, limit)
 	if ctx.Err() != nil {
 		return Cost{}, false
 	}
@@ -112,4 +128,40 @@ func estimateCost(req *http.Request, limit int64) (Cost, bool) {
 		return Cost{}, false
 	}
 	return Cost{Tokens: e.Total(), InputTokens: e.Input, OutputTokens: e.Output}, true
+}
+
+// contentCoding reports the content coding of a request body from its
+// Content-Encoding: "" for none, "gzip" or "deflate"; false for any other,
+// and for more than one.
+func contentCoding(h http.Header) (string, bool) {
+	v := h["Content-Encoding"]
+	switch {
+	case len(v) == 0:
+		return "", true
+	case len(v) > 1:
+		return "", false
+	}
+	switch c := strings.ToLower(strings.TrimSpace(v[0])); c {
+	case "", "identity":
+		return "", true
+	case "gzip", "x-gzip": // RFC 9110 §8.4.1.3: x-gzip is gzip
+		return "gzip", true
+	case "deflate": // RFC 9110 §8.4.1.2: a zlib stream, not raw deflate
+		return "deflate", true
+	}
+	return "", false
+}
+
+// decoder returns a reader of body decoded from coding. The compressed
+// body is read no further than llmcost.SkimLimit, as the decoded one is,
+// so that neither a bomb nor a run of empty blocks costs more than a plain
+// body of that length.
+func decoder(body io.Reader, coding string) (io.Reader, error) {
+	switch coding {
+	case "gzip":
+		return gzip.NewReader(io.LimitReader(body, llmcost.SkimLimit))
+	case "deflate":
+		return zlib.NewReader(io.LimitReader(body, llmcost.SkimLimit))
+	}
+	return body, nil
 }
