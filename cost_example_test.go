@@ -42,6 +42,32 @@ func ExampleEstimateCost_margin() {
 	// tokens=535 input-tokens=23 output-tokens=512
 }
 
+// A PDF counts as one file, 1,600 tokens, whatever its pages. A caller
+// that knows them adds them, here 20 pages at 3,000 tokens, the most
+// Anthropic documents for a page of text and its image, and declares the
+// cost of the request with WithCost.
+func ExampleEstimateCost_pdf() {
+	const pages = 20
+	body := `{"model":"claude-sonnet-4-5","max_tokens":1000,"messages":[{"role":"user","content":[` +
+		`{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjQK"}},` +
+		`{"type":"text","text":"Summarise."}]}]}`
+	req, err := http.NewRequest(http.MethodPost, "https://api.anthropic.com/v1/messages", strings.NewReader(body))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := polite.EstimateCost(req)
+	fmt.Println(c)
+	c.InputTokens += pages*3000 - 1600
+	c.Tokens = c.InputTokens + c.OutputTokens
+	req = req.WithContext(polite.WithCost(req.Context(), c))
+	_ = req // sent through a polite Transport, it is paced by c
+	fmt.Println(c)
+	// Output:
+	// tokens=2610 input-tokens=1610 output-tokens=1000
+	// tokens=61010 input-tokens=60010 output-tokens=1000
+}
+
 // A caller that knows better than the estimate declares the cost of one
 // request in its context: here a prompt counted by the vendor's tokenizer.
 func ExampleWithCost() {

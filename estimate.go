@@ -42,13 +42,16 @@ const estimateLimit = llmcost.Limit
 // letter or space, half a token for each ASCII digit or punctuation mark
 // and for each 2-byte UTF-8 character, a whole token for each character of
 // 3 or 4 bytes (Chinese, Japanese, Korean, emoji). Each message adds 4
-// tokens and each request but an embeddings request 3; an image or a file
-// counts 1,600 tokens whatever its size, but an Anthropic document of plain
-// text counts as its text. Where a request sets no output bound the estimate
-// reserves 4096 tokens: the output limit of most models until 2024; a
-// recent model's true maximum (16,384 to 128,000) would stall a small
-// quota, and nothing would let a burst overdraw it. The result's Tokens is
-// InputTokens plus OutputTokens.
+// tokens and each request but an embeddings request 3. An image or a file
+// counts 1,600 tokens whatever its size: what a large image costs
+// Anthropic, while some of OpenAI's models count more (3,779 tokens for
+// gpt-4.1-nano), and a PDF counts 1,500 to 3,000 tokens a page, which its
+// bytes do not tell; a caller who knows its pages declares them (see the
+// example). An Anthropic document of plain text counts as its text. Where
+// a request sets no output bound the estimate reserves 4096 tokens: the
+// output limit of most models until 2024; a recent model's true maximum
+// (16,384 to 128,000) would stall a small quota, and nothing would let a
+// burst overdraw it. The result's Tokens is InputTokens plus OutputTokens.
 //
 // EstimateCost reads the body only through req.GetBody, never req.Body
 // itself, and counts at most its first 1 MiB (the text of about 260,000

@@ -114,9 +114,25 @@ const (
 	RequestTokens = 3
 
 	// AttachmentTokens is what an image or a file counts, whatever its
-	// size: about the most an image costs (a 1.15-megapixel image is
-	// about 1,600 tokens to Anthropic; an OpenAI high-detail tile set
-	// 765 to 1,105). A PDF of many pages costs more.
+	// size: what a large image costs Anthropic (width times height over
+	// 750, the image scaled to about 1.15 megapixels: about 1,600), and
+	// more than OpenAI's tiled models count one in high detail (85 and
+	// 170 a 512-pixel tile: 765 to 1,105 for gpt-4o and gpt-4.1). Some
+	// models count more: OpenAI's patch-based ones up to 1,536 patches
+	// times a multiplier (2,488 for gpt-4.1-mini, 3,779 for
+	// gpt-4.1-nano), and gpt-4o-mini 2,833 and 5,667 a tile. A PDF counts
+	// the text of each page and an image of it, to Anthropic and OpenAI
+	// alike: 1,500 to 3,000 tokens a page, Anthropic says.
+	//
+	// None of this follows the bytes: an image's cost follows its pixels
+	// and the model, and a page of a PDF is a few KB of text or a MB of
+	// scan. A rate by the byte that covered a 20-page PDF of text (61
+	// KB, 30,000 tokens) would count a scanned one of 10 MB at 5 million
+	// tokens, above any quota, and a cost above a quota's limit fails at
+	// once, unsent (DESIGN.md §10, "A request that never fits"), while an
+	// under-count costs refusals, from which a key learns that the server
+	// counts more, up to four times ("A server that counts more"). A
+	// caller who knows a PDF's pages declares its cost.
 	AttachmentTokens = 1600
 
 	// DefaultMaxTokens is the output reserved when a request states no
