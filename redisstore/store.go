@@ -497,16 +497,18 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 // releases a lease while another takes one, and the rest, in order: those
 // that take one go with a limit, which must not refuse a release (updates
 // that do neither go with either). A release is one that frees a lease,
-// or ends the wait for its answer: a Release with Outcome.Keep keeps its
-// request in flight while the body arrives (Leases as it was), but brings
-// what the server said in its headers. When there is a rest, st is left
+// or ends the wait for its answer, or changes the state (a new
+// Generation) without taking a lease: a Release with Outcome.Keep keeps
+// its request in flight while the body arrives (Leases as it was), and
+// one whose lease had ended frees none, but each brings what the server
+// said in its headers. When there is a rest, st is left
 // as it was not to be kept.
 func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op) {
 	var c control.State
 	if c.UnmarshalBinary(pre) != nil {
 		return batch, nil
 	}
-	g, n, w := c.Grants(), c.Leases(), c.Awaiting()
+	g, n, w, gen := c.Grants(), c.Leases(), c.Awaiting(), c.Generation()
 	kind := 0 // 1: an update took a lease; -1: one released one
 	for i, o := range batch {
 		o.fn(st)
@@ -518,10 +520,14 @@ func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op) {
 		switch {
 		case c.Grants() != g:
 			k = 1
-		case c.Leases() < n, c.Awaiting() < w:
+		case c.Leases() < n, c.Awaiting() < w, c.Generation() != gen:
+			// A release, or an update that changed the state
+			// without taking a lease: one whose lease had ended, or
+			// was another incarnation's, frees none, and still
+			// brings what the server said.
 			k = -1
 		}
-		g, n, w = c.Grants(), c.Leases(), c.Awaiting()
+		g, n, w, gen = c.Grants(), c.Leases(), c.Awaiting(), c.Generation()
 		switch {
 		case k == 0:
 		case kind == 0:
