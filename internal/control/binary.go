@@ -173,8 +173,9 @@ func (e *encoder) policy(p *policy) {
 
 // Identity returns the identity of the State whose binary form is data
 // (see Begin): the instant its key was first used in this incarnation. It
-// is 0 for the zero State, for one not used yet, and for data that is not
-// a binary form; it reads no further than the identity. Two forms of one
+// is 0 for the zero State, for one not used yet, and for data whose header
+// is not a binary form's; it reads no further than the identity, so data
+// cut after it, which UnmarshalBinary rejects, still shows it. Two forms of one
 // key at one Generation but of two identities are two incarnations: the
 // key was forgotten and started over in between.
 func Identity(data []byte) int64 {
