@@ -103,26 +103,47 @@ func (g *gradient) limit() int {
 // flight when it was sent, itself included. Refusals (429, 503) and
 // transport errors must not be observed: they measure no service.
 func (g *gradient) observe(now time.Time, rtt time.Duration, inflight int) {
-	g.sample(now, rtt, inflight, false)
+	g.sample(now, rtt, inflight, sampleAnswer)
 }
 
-// bound records, as observe does, a bound below the latency rather than
-// one: a request that timed out after rtt (the origin did not answer in
-// time), or an error the origin answered with (a 500: it may answer those
-// at once, whatever its load). It may raise the smoothed latency, never
-// lower it, and no baseline is measured from it. (Left out, a client
-// whose requests time out before the origin answers saw nothing of its
-// latency rising, and held its limit while the origin queued ever more of
-// them; and the quick 500s of a deploy, measured as the baseline, held
-// the limit at 1 against an origin then serving in 50 ms.)
-func (g *gradient) bound(now time.Time, rtt time.Duration, inflight int) {
-	g.sample(now, rtt, inflight, true)
+// observeError records, as observe does, an error the origin answered
+// with (a 500), which counts only when slower than the smoothed latency:
+// an origin may answer its errors at once, whatever its load. (Taken
+// always, the quick 500s of a deploy, measured as the baseline, held the
+// limit at 1 against an origin then serving in 50 ms.)
+func (g *gradient) observeError(now time.Time, rtt time.Duration, inflight int) {
+	g.sample(now, rtt, inflight, sampleError)
 }
 
-// sample is observe, or bound when atLeast.
-func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, atLeast bool) {
+// observeTimeout records a request that timed out rtt after it was sent:
+// the origin did not answer in time, and its latency is at least rtt. It
+// counts only when slower than the smoothed latency, and as twice it at
+// most, in the smoothed latency alone: one request of an endpoint that
+// hangs, among quick ones, moves the latency little, while every request
+// timing out doubles it in about 6 samples. (Left out, a client whose
+// requests time out before the origin answers saw nothing of its latency
+// rising, and held its limit while the origin queued ever more of them.
+// Taken whole, one request in 20 hanging until a 2 s timeout read as
+// queueing, and halved what an origin serving the rest in 50 ms was
+// sent.)
+func (g *gradient) observeTimeout(now time.Time, rtt time.Duration, inflight int) {
+	g.sample(now, rtt, inflight, sampleTimeout)
+}
+
+// The kinds of samples a gradient takes.
+const (
+	sampleAnswer  = iota // a latency
+	sampleError          // a latency, counted only when above the smoothed latency
+	sampleTimeout        // a bound below one, likewise, and never in the baseline
+)
+
+// sample is observe, observeError or observeTimeout, as kind says.
+func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind int) {
 	rtt = min(max(rtt, time.Nanosecond), gradMaxRTT)
-	if atLeast && rtt <= g.srtt || atLeast && g.srtt == 0 {
+	if kind == sampleTimeout {
+		rtt = min(rtt, 2*g.srtt)
+	}
+	if kind != sampleAnswer && rtt <= g.srtt || kind != sampleAnswer && g.srtt == 0 {
 		return
 	}
 	if g.srtt == 0 {
@@ -134,7 +155,7 @@ func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, atLeas
 	}
 
 	if !g.mEnd.IsZero() {
-		if !atLeast && !now.Add(-rtt).Before(g.mFrom) {
+		if kind != sampleTimeout && !now.Add(-rtt).Before(g.mFrom) {
 			g.mSum += rtt
 			g.mN++
 		}

@@ -94,7 +94,7 @@ type reservation struct {
 	end        int64 // when its lease ends (see ceiling.inflight)
 	inflight   int   // the key's requests in flight then, itself included
 	transient  bool  // answered by a 502 or 504 read as transient but not retried: no latency sample (see update)
-	atLeast    bool  // its latency is a bound below: a 5xx answer, or a timeout before any (see gradient.observe)
+	answer     int   // how its end samples the latency: sampleAnswer, sampleError (a 5xx), sampleTimeout (see gradient.observeTimeout)
 	quoted     bool  // Restraint did not apply: a quota stated still paced the key (see forgot)
 	floor      floorReservation
 }
@@ -430,13 +430,12 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 				// so does Restraint's lifting.
 				e.win = max(e.win, int64(min(out.Quotas[i].Window, 24*time.Hour)))
 			}
-		case e.grad != nil && !e.quoted(now.UnixNano()) && (!out.Failed || r.atLeast) && !out.Refused && !out.Transient && !r.transient:
+		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Refused &&
+			(!out.Failed && !out.Transient && !r.transient || out.Failed && r.answer == sampleTimeout):
+			// An answer, or a request that timed out (retried as
+			// transient or not: see gradient.observeTimeout).
 			lim := e.grad.limit()
-			if rtt := time.Duration(now.UnixNano() - r.start); r.atLeast {
-				e.grad.bound(now, rtt, r.inflight)
-			} else {
-				e.grad.observe(now, rtt, r.inflight)
-			}
+			e.grad.sample(now, time.Duration(now.UnixNano()-r.start), r.inflight, r.answer)
 			wake = e.grad.limit() > lim
 		}
 		if end {

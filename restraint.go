@@ -43,10 +43,11 @@ type Restraint struct {
 	// The latency of a request is the time from its start until its
 	// response arrives; refusals and transport errors are not counted,
 	// nor, with Transport.RetryTransient, the 502s and 504s it reads as
-	// transient. A 5xx answer, and a request that timed out (its
-	// context's deadline, http.Client.Timeout's too, or a timeout of
-	// Base's) after as long as it waited, count only as bounds below: they
-	// may raise the latency, never lower it nor make the baseline.
+	// transient. A 5xx answer counts only when slower than the smoothed
+	// latency (an origin may answer its errors at once); so does a
+	// request that timed out (its context's deadline, http.Client.Timeout's
+	// too, or a timeout of Base's, with RetryTransient too), as twice the
+	// smoothed latency at most, and never in the baseline.
 	//
 	// The limit starts at 4 (or MaxConcurrency, if lower), and the
 	// origin's baseline is the mean latency of its first 64 responses,

@@ -353,7 +353,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := t.send(send, b, key, &g)
 		var arr arrival
 		g.arrive(&arr)
-		g.ceil.atLeast = err != nil && timedOut(ctx, err) || err == nil && resp.StatusCode >= 500
+		switch g.ceil.answer = sampleAnswer; {
+		case err != nil && timedOut(ctx, err):
+			g.ceil.answer = sampleTimeout
+		case err == nil && resp.StatusCode >= 500:
+			g.ceil.answer = sampleError
+		}
 		if err != nil {
 			now := arr.time()
 			if t.RetryTransient && transientErr(ctx, err) {

@@ -43,7 +43,9 @@ func TestBatchedExpiredReleaseLate(t *testing.T) {
 	}
 	time.Sleep(210 * time.Millisecond)
 	if err := a.Update(t.Context(), k, func(ks *polite.KeyState) {
-		edit(t, ks, func(s *control.State) { s.Release(time.Now(), shortLeaseCfg, &p, &control.Outcome{First: true, Bytes: -1}) })
+		edit(t, ks, func(s *control.State) {
+			s.Release(time.Now(), shortLeaseCfg, &p, &control.Outcome{First: true, Bytes: -1})
+		})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,9 @@ func TestBatchedExpiredReleaseLate(t *testing.T) {
 	var g2 bool
 	go func() { // another request starts
 		acqErr <- a.Update(t.Context(), k, func(ks *polite.KeyState) {
-			edit(t, ks, func(s *control.State) { _, g2 = s.Acquire(time.Now(), shortLeaseCfg, control.Ask{}, new(control.Lease)) })
+			edit(t, ks, func(s *control.State) {
+				_, g2 = s.Acquire(time.Now(), shortLeaseCfg, control.Ask{}, new(control.Lease))
+			})
 		})
 	}()
 	time.Sleep(10 * time.Millisecond)
@@ -87,7 +91,9 @@ func TestBatchedExpiredReleaseLate(t *testing.T) {
 	var ok bool
 	var h control.Hold
 	if err := b.Update(t.Context(), k, func(ks *polite.KeyState) {
-		edit(t, ks, func(s *control.State) { h, ok = s.Acquire(time.Now(), shortLeaseCfg, control.Ask{}, new(control.Lease)) })
+		edit(t, ks, func(s *control.State) {
+			h, ok = s.Acquire(time.Now(), shortLeaseCfg, control.Ask{}, new(control.Lease))
+		})
 	}); err != nil {
 		t.Fatal(err)
 	}
