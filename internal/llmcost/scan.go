@@ -226,7 +226,12 @@ func (s *scanner) wants() int64 {
 // startSkim starts skimming, at the first byte past the bound: a body
 // complete before it has nothing more to say.
 func (s *scanner) startSkim() {
-	if s.st == stDone {
+	if s.st == stDone || s.kind == Embeddings || s.seen&s.promptKeys() == 0 && (!s.model || !s.api) {
+		// Complete, or nothing past the bound can change the estimate:
+		// an embedding has no output bound, and a body not of the API's
+		// shape by the bound is none of its requests. (Skimmed, each
+		// read up to 63 MiB more for nothing: an embedding batch, a
+		// mail of 8 MiB POSTed to a path ending in /messages.)
 		s.skim = 0
 		return
 	}
@@ -238,6 +243,22 @@ func (s *scanner) startSkim() {
 }
 
 func (s *scanner) fail() { s.failed = true }
+
+// promptKeys returns the members that hold the prompt of s's kind of
+// request, one of which a body of its shape has.
+func (s *scanner) promptKeys() uint32 {
+	switch s.kind {
+	case Chat, Messages:
+		return 1 << fMessages
+	case Responses:
+		return 1<<fInput | 1<<fInstructions | 1<<fPrompt
+	case Embeddings:
+		return 1 << fInput
+	case Completions:
+		return 1 << fPrompt
+	}
+	return 0
+}
 
 func (s *scanner) isObject(d int) bool { return s.objs[(d-1)/64]&(1<<((d-1)%64)) != 0 }
 
@@ -750,18 +771,7 @@ func (s *scanner) result() (Estimate, bool) {
 	if !s.skimming && (s.failed || !done && !s.more) {
 		return Estimate{}, false
 	}
-	var want uint32
-	switch s.kind {
-	case Chat, Messages:
-		want = 1 << fMessages
-	case Responses:
-		want = 1<<fInput | 1<<fInstructions | 1<<fPrompt
-	case Embeddings:
-		want = 1 << fInput
-	case Completions:
-		want = 1 << fPrompt
-	}
-	if s.seen&want == 0 && (done || !s.model || !s.api) {
+	if s.seen&s.promptKeys() == 0 && (done || !s.model || !s.api) {
 		// A body of another shape. One cut at the bound before its
 		// prompt's key, after its model and a member other JSON bodies
 		// (a mail's, a chat message's, whose "text" is common) seldom
