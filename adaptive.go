@@ -115,35 +115,16 @@ func (g *gradient) observeError(now time.Time, rtt time.Duration, inflight int) 
 	g.sample(now, rtt, inflight, sampleError)
 }
 
-// observeTimeout records a request that timed out rtt after it was sent:
-// the origin did not answer in time, and its latency is at least rtt. It
-// counts only when slower than the smoothed latency, and as twice it at
-// most, in the smoothed latency alone: one request of an endpoint that
-// hangs, among quick ones, moves the latency little, while every request
-// timing out doubles it in about 6 samples. (Left out, a client whose
-// requests time out before the origin answers saw nothing of its latency
-// rising, and held its limit while the origin queued ever more of them.
-// Taken whole, one request in 20 hanging until a 2 s timeout read as
-// queueing, and halved what an origin serving the rest in 50 ms was
-// sent.)
-func (g *gradient) observeTimeout(now time.Time, rtt time.Duration, inflight int) {
-	g.sample(now, rtt, inflight, sampleTimeout)
-}
-
 // The kinds of samples a gradient takes.
 const (
-	sampleAnswer  = iota // a latency
-	sampleError          // a latency, counted only when above the smoothed latency
-	sampleTimeout        // a bound below one, likewise, and never in the baseline
+	sampleAnswer = iota // a latency
+	sampleError         // a latency, counted only when above the smoothed latency
 )
 
-// sample is observe, observeError or observeTimeout, as kind says.
+// sample is observe, or observeError, as kind says.
 func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind int) {
 	rtt = min(max(rtt, time.Nanosecond), gradMaxRTT)
-	if kind == sampleTimeout {
-		rtt = min(rtt, 2*g.srtt)
-	}
-	if kind != sampleAnswer && rtt <= g.srtt || kind != sampleAnswer && g.srtt == 0 {
+	if kind == sampleError && (rtt <= g.srtt || g.srtt == 0) {
 		return
 	}
 	if g.srtt == 0 {
@@ -155,7 +136,7 @@ func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind i
 	}
 
 	if !g.mEnd.IsZero() {
-		if kind != sampleTimeout && !now.Add(-rtt).Before(g.mFrom) {
+		if !now.Add(-rtt).Before(g.mFrom) {
 			g.mSum += rtt
 			g.mN++
 		}

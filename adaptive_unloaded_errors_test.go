@@ -10,15 +10,12 @@ import (
 	"time"
 )
 
-// When a 5xx answer and a request that timed out first counted as bounds
-// below the latency, they entered the smoothed latency but never the
-// baseline. An origin that never queues (every latency independent of its
-// load) but has one endpoint that is slow to fail, or one that hangs past
-// the client's Timeout, then read as queueing for ever: srtt averaged the
-// slow failures in, the baseline (re-measured every 5 minutes from
-// successes only) left them out, and the ratio stayed above 1.5 whatever
-// the limit, held at 1 of 16. A slow error is a sample like any now, and
-// a timeout counts as twice the smoothed latency at most.
+// An origin that never queues (every latency independent of its load)
+// but has one endpoint that is slow to fail, or one that hangs past the
+// client's Timeout, is not read as queueing: a slow error is a sample like
+// any, in the baseline too, and a request that timed out is none. (Taken
+// into the smoothed latency but kept out of the baseline, re-measured
+// every 5 minutes from successes only, they held the limit at 1 of 16.)
 func TestAdaptiveUnloadedOriginWithSlowErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

@@ -44,10 +44,8 @@ type Restraint struct {
 	// response arrives; refusals and transport errors are not counted,
 	// nor, with Transport.RetryTransient, the 502s and 504s it reads as
 	// transient. A 5xx answer counts only when slower than the smoothed
-	// latency (an origin may answer its errors at once); so does a
-	// request that timed out (its context's deadline, http.Client.Timeout's
-	// too, or a timeout of Base's, with RetryTransient too), as twice the
-	// smoothed latency at most, and never in the baseline.
+	// latency: an origin may answer its errors at once, whatever its
+	// load. A request that timed out is an error, and is not counted.
 	//
 	// The limit starts at 4 (or MaxConcurrency, if lower), and the
 	// origin's baseline is the mean latency of its first 64 responses,

@@ -353,10 +353,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := t.send(send, b, key, &g)
 		var arr arrival
 		g.arrive(&arr)
-		switch g.ceil.answer = sampleAnswer; {
-		case err != nil && timedOut(ctx, err):
-			g.ceil.answer = sampleTimeout
-		case err == nil && resp.StatusCode >= 500:
+		g.ceil.answer = sampleAnswer
+		if err == nil && resp.StatusCode >= 500 {
 			g.ceil.answer = sampleError
 		}
 		if err != nil {
@@ -1183,16 +1181,4 @@ func (t *Transport) CloseIdleConnections() {
 	if c, ok := t.base().(closeIdler); ok {
 		c.CloseIdleConnections()
 	}
-}
-
-// timedOut reports whether err, a failed request's, says the origin did not
-// answer in time: its context's deadline passed (http.Client.Timeout's
-// too), or Base timed out (a net.Error whose Timeout is true, such as
-// http.Transport's ResponseHeaderTimeout).
-func timedOut(ctx context.Context, err error) bool {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return true
-	}
-	var te interface{ Timeout() bool }
-	return errors.As(err, &te) && te.Timeout()
 }
