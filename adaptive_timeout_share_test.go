@@ -122,7 +122,7 @@ func TestAdaptiveTimeoutShareLeavesLimit(t *testing.T) {
 				rate := float64(served.Load()) / (10 * 60)
 				t.Logf("minutes 2-12: limit %.1f on average, %.1f answers of 50ms a second", mean, rate)
 				if mean < 8 {
-					t.Errorf("minutes 2-12: the limit was %.1f on average (MaxConcurrency 16, which it kept before 55d7f4c), %.1f answers a second, with one request in %d timing out and every answer in 50ms whatever the load: a share of timeouts reads as queueing", mean, rate, tc.every)
+					t.Errorf("minutes 2-12: the limit was %.1f on average (MaxConcurrency 16, which it keeps when timeouts are not counted), %.1f answers a second, with one request in %d timing out and every answer in 50ms whatever the load: a share of timeouts reads as queueing", mean, rate, tc.every)
 				}
 			})
 		})

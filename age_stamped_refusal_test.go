@@ -35,7 +35,7 @@ func TestAgeStampedRefusalStillPausesForItsRetryAfter(t *testing.T) {
 			})
 			t.Logf("%d refused in %v", refused, took)
 			if refused > 5 || took > 3*time.Minute+10*time.Second {
-				t.Errorf("fresh %ds with Age: 60 stamped on them: %d refused in %v for %d tasks at 10 a minute; want at most 5 (about one a window), in about 3m, as before e748a5e", status, refused, took, tasks)
+				t.Errorf("fresh %ds with Age: 60 stamped on them: %d refused in %v for %d tasks at 10 a minute; want at most 5 (about one a window), in about 3m, as when an Age is not taken off", status, refused, took, tasks)
 			}
 		})
 	}
