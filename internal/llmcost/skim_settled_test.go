@@ -1,22 +1,9 @@
 package llmcost
 
 import (
-	"io"
 	"strings"
 	"testing"
 )
-
-// settledCounter counts the bytes read through it.
-type settledCounter struct {
-	r io.Reader
-	n int64
-}
-
-func (c *settledCounter) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // When Read first skimmed past the first MiB, it skimmed bodies whose
 // estimate the skim cannot change: one not of the API's shape at the
@@ -32,7 +19,7 @@ func TestSkimOnlyWhenItCanMatter(t *testing.T) {
 		{"embeddings, no output bound", "/v1/embeddings",
 			`{"model":"text-embedding-3-small","input":["` + pad + `"]}`},
 	} {
-		r := &settledCounter{r: strings.NewReader(c.body)}
+		r := &countingReader{r: strings.NewReader(c.body)}
 		e, ok := Read(r, c.path, 0)
 		if r.n > Limit+4<<10 {
 			t.Errorf("%s: Read = %+v, %v after reading %d bytes, want at most the first MiB (%d) read: past it nothing can change", c.name, e, ok, r.n, Limit)
