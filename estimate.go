@@ -172,13 +172,10 @@ func decoder(body io.Reader, coding string) (io.Reader, error) {
 		r   io.Reader
 		err error
 	)
-	switch coding {
-	case "gzip":
+	if coding == "gzip" {
 		r, err = gzip.NewReader(in)
-	case "deflate":
+	} else { // "deflate": contentCoding gives no other
 		r, err = zlib.NewReader(in)
-	default:
-		return body, nil
 	}
 	if err != nil {
 		return nil, err

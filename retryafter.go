@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/politehttp/polite/parse"
-
 	"github.com/politehttp/polite/internal/zone"
+	"github.com/politehttp/polite/parse"
 )
 
 // RetryAfter reports the delay a response asks for before the next request.
