@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"bytes"
 	"compress/gzip"
 	"compress/zlib"
 	"context"
@@ -68,7 +69,8 @@ const estimateLimit = llmcost.Limit
 // what was read before). A body sent with Content-Encoding gzip (or
 // x-gzip) or deflate (zlib, as RFC 9110 defines it) is read decoded, the
 // bounds above counting decoded bytes, and no more than 64 MiB of it
-// compressed. A request without GetBody, whose body has another content
+// compressed; one whose first bytes are not of that coding is read as
+// sent, as a server that ignores the label reads it. A request without GetBody, whose body has another content
 // coding (br, zstd, several), or whose body is not a JSON object of the
 // API's shape, costs the zero Cost. The estimate takes time linear in the
 // bytes read, whatever they are.
@@ -166,12 +168,21 @@ func decoder(body io.Reader, coding string) (io.Reader, error) {
 	if coding == "" {
 		return body, nil
 	}
+	// A body labelled with a coding it does not have is read as sent: a
+	// server that ignores the label (many do, for request bodies) charges
+	// for it so, and one that honours it refuses it and charges nothing.
+	// Reading it costs no more than over-counting what was never sent.
+	var lead [2]byte
+	n, err := io.ReadFull(body, lead[:])
+	switch {
+	case err != nil && err != io.ErrUnexpectedEOF && err != io.EOF:
+		return nil, err
+	case n < len(lead) || !coded(coding, lead):
+		return io.MultiReader(bytes.NewReader(lead[:n]), body), nil
+	}
 	b := new(balance)
-	in := &balanceIn{r: io.LimitReader(body, llmcost.SkimLimit), b: b}
-	var (
-		r   io.Reader
-		err error
-	)
+	in := &balanceIn{r: io.LimitReader(io.MultiReader(bytes.NewReader(lead[:]), body), llmcost.SkimLimit), b: b}
+	var r io.Reader
 	if coding == "gzip" {
 		r, err = gzip.NewReader(in)
 	} else { // "deflate": contentCoding gives no other
@@ -181,6 +192,17 @@ func decoder(body io.Reader, coding string) (io.Reader, error) {
 		return nil, err
 	}
 	return &balanceOut{r: r, b: b}, nil
+}
+
+// coded reports whether a body that begins with lead is of coding: the
+// magic number of a gzip member (RFC 1952 §2.3.1), or a zlib header
+// (RFC 1950 §2.2: method 8, and a check that makes the first two bytes a
+// multiple of 31).
+func coded(coding string, lead [2]byte) bool {
+	if coding == "gzip" {
+		return lead == [2]byte{0x1f, 0x8b}
+	}
+	return lead[0]&0x0f == 8 && (uint(lead[0])<<8|uint(lead[1]))%31 == 0
 }
 
 // balance counts the bytes a decoder read and those it gave.

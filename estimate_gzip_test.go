@@ -2,6 +2,7 @@ package polite_test
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
 	"io"
@@ -24,6 +25,7 @@ func TestEstimateCostGzipBody(t *testing.T) {
 	want := polite.EstimateCost(plain)
 	gz := func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) }
 	zl := func(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) }
+	fl := func(w io.Writer) io.WriteCloser { zw, _ := flate.NewWriter(w, flate.DefaultCompression); return zw }
 	for _, c := range []struct {
 		coding string
 		writer func(io.Writer) io.WriteCloser
@@ -36,7 +38,9 @@ func TestEstimateCostGzipBody(t *testing.T) {
 		{"identity", nil, want},         // not compressed
 		{"br", nil, polite.Cost{}},      // no decoder in the standard library
 		{"gzip, br", gz, polite.Cost{}}, // more than one coding
-		{"gzip", nil, polite.Cost{}},    // not gzip after all
+		{"gzip", nil, want},             // not gzip after all: read as sent
+		{"deflate", nil, want},          // nor zlib
+		{"deflate", fl, polite.Cost{}},  // raw deflate, not zlib: compressed bytes, not JSON
 	} {
 		var buf bytes.Buffer
 		if c.writer != nil {
