@@ -72,6 +72,18 @@ func tokenScenarios() []tokenScenario {
 			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 8000,
 			Latency: latency, TokenLatency: per,
 		}, 150, 16, 0, 0},
+		// Anthropic states the tokens left to the nearest thousand: read
+		// as exact, a stated 5000 let a request of 4900 go into 4600 (32
+		// and 45 refused), and a stated 0, read as none left, made a
+		// refill rate above the true one.
+		{"anthropic 30k in + 8k out/min, tokens left rounded to 1000", ratelimittest.TokenConfig{
+			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 30000, OutputTokens: 8000,
+			Latency: latency, TokenLatency: per, RoundRemaining: 1000,
+		}, 150, 16, 0, 0},
+		{"anthropic 40k in + 8k out/min, tokens left rounded to 1000, 100 workers", ratelimittest.TokenConfig{
+			API: ratelimittest.AnthropicAPI, Requests: 500, InputTokens: 40000, OutputTokens: 8000,
+			Latency: latency, TokenLatency: per, RoundRemaining: 1000,
+		}, 200, 100, 0, 0},
 		// Long runs, where the requests that cost most wait while smaller
 		// ones go: they failed at MaxWait (16 of 400 and 5 of 200) until
 		// one held as long as its quota takes to be whole claims a turn of

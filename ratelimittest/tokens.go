@@ -135,6 +135,12 @@ type TokenConfig struct {
 	// retry-after, unless the request can never fit (it costs more than a
 	// whole quota), as Handler sends none when no policy ever will.
 	RetryAfter bool
+
+	// RoundRemaining, if positive, states the tokens remaining of every
+	// quota of tokens rounded to the nearest multiple of it, halves up, as
+	// Anthropic states them to the nearest 1000. The requests remaining are
+	// stated exactly. If zero, every count is stated exactly.
+	RoundRemaining int64
 }
 
 // TokenStats counts what a [TokenHandler] has seen since it was created or
@@ -497,6 +503,9 @@ func (h *TokenHandler) tokenStates(now time.Time) []tokenState {
 func (h *TokenHandler) writeFields(hdr http.Header, now time.Time, states []tokenState) {
 	hdr.Set("Date", httpDate(now))
 	for _, s := range states {
+		if n := h.cfg.RoundRemaining; n > 0 && s.unit != unitRequests {
+			s.remaining = roundNearest(s.remaining, n)
+		}
 		limit, remaining := strconv.FormatInt(s.limit, 10), strconv.FormatInt(s.remaining, 10)
 		if h.cfg.API == AnthropicAPI {
 			reset := time.Unix(ceilUnix(now.Add(s.full)), 0) // now, rounded up, when whole
@@ -510,6 +519,16 @@ func (h *TokenHandler) writeFields(hdr http.Header, now time.Time, states []toke
 		hdr.Set("x-ratelimit-remaining-"+s.unit, remaining)
 		hdr.Set("x-ratelimit-reset-"+s.unit, ceilMillis(s.full).String())
 	}
+}
+
+// roundNearest rounds v, at least 0, to the nearest multiple of n, halves
+// up, saturating.
+func roundNearest(v, n int64) int64 {
+	r := v % n
+	if r < n-r {
+		return v - r
+	}
+	return saturatingAdd(v-r, n)
 }
 
 // ceilMillis rounds d up to a whole millisecond, or down within a

@@ -235,6 +235,18 @@ func wholeAt(q *parse.Quota) *parse.Quota {
 // is whole again, replenished continuously.
 func refills(dialect string) bool { return dialect == "openai" || dialect == "anthropic" }
 
+// rounding returns how far q's remaining may be from the count the server
+// holds: Anthropic rounds its counts of tokens to the nearest thousand
+// (https://docs.anthropic.com/en/api/rate-limits#response-headers), and
+// a multiple of 1000 of them stands for any count up to 500 either side
+// (0, for up to 499). Any other count was not so rounded.
+func rounding(q *parse.Quota) int64 {
+	if q.Dialect == "anthropic" && q.Unit != "requests" && q.Remaining >= 0 && q.Remaining%1000 == 0 {
+		return 500
+	}
+	return 0
+}
+
 // unitOf returns the index of unit, adding it if there is room; -1 if
 // there is none.
 func (c *costs) unitOf(name string) int {
@@ -930,7 +942,8 @@ func (c *costs) learnRefusal(l *Lease, quotas []parse.Quota) {
 // whether it looked at the refusal. derived is anthropicSplit(quotas).
 func (c *costs) learnRefused(u *costUnit, l *Lease, pq *parse.Quota, quotas []parse.Quota, derived bool) bool {
 	n, fixed := u.split(&l.want)
-	if n <= 0 || pq.Remaining < n || pq.Remaining/2 >= n {
+	least := max(0, pq.Remaining-rounding(pq)) // the room stated, at the least
+	if n <= 0 || least < n || least/2 >= n {
 		return false // no room for it (a level, not its cost, was wrong), or room twice over
 	}
 	for i := range quotas {
@@ -941,7 +954,7 @@ func (c *costs) learnRefused(u *costUnit, l *Lease, pq *parse.Quota, quotas []pa
 			if q.Remaining == 0 {
 				return false // a spent quota of requests explains it
 			}
-		case q.Remaining < c.needIn(q.Unit, &l.want):
+		case max(0, q.Remaining-rounding(q)) < c.needIn(q.Unit, &l.want):
 			return false // another cost quota (of this unit too: a day's) explains it
 		}
 	}
@@ -949,7 +962,7 @@ func (c *costs) learnRefused(u *costUnit, l *Lease, pq *parse.Quota, quotas []pa
 	if s <= 0 {
 		return false
 	}
-	f := float64(min(pq.Remaining, maxQuota)+1-fixed) / float64(s)
+	f := float64(min(least, maxQuota)+1-fixed) / float64(s)
 	u.scale = min(max(u.scale, int64(math.Ceil((f-1)*1000))), maxScale)
 	return true
 }
@@ -1015,9 +1028,14 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 	if pq.Remaining < 0 {
 		return false
 	}
+	// A rounded remaining is read as the least count it stands for, and
+	// its refill as from the most (see rounding): each errs on the side
+	// of fewer tokens.
 	r := min(pq.Remaining, maxQuota)
+	most := r + rounding(pq)
+	r = max(0, r-rounding(pq))
 	if q.q >= 0 {
-		r = min(r, q.q)
+		r, most = min(r, q.q), min(most, q.q)
 	}
 	if q.refill && !outdated {
 		// (An outdated answer's remaining and reset are of the old
@@ -1026,7 +1044,7 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 		switch {
 		case q.q > 0 && q.w > 0:
 			q.rate = float64(q.q) / float64(q.w)
-		case q.q > r+1 && pq.Reset > 0:
+		case q.q > most+1 && pq.Reset > 0:
 			// Remaining is a whole number of tokens, the fraction of the
 			// next one left out, and the reset is rounded up and measured
 			// from an instant that is never late: the limit less the
@@ -1040,7 +1058,7 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 			// as long as its limit stayed): its estimate replaces it.
 			// Within a factor of two, the two differ by the rounding of
 			// their resets, and the highest is still the closest.
-			est := float64(q.q-r-1) / float64(window(pq.Reset))
+			est := float64(q.q-most-1) / float64(window(pq.Reset))
 			if refused && est < q.rate/2 {
 				q.rate = est
 			} else {
