@@ -44,3 +44,31 @@ func TestRoundedRemaining(t *testing.T) {
 		}
 	}
 }
+
+// A refusal stating a rounded count waits for the tokens the request
+// lacks from the least it stands for: 1000 stated is 500 at the least, and
+// a request of 1200 lacks 700, about 1.5 s at 475 a second. From the
+// count as stated it lacked 200, waited 0.4 s, and was refused again.
+func TestRoundedRemainingRefusalWait(t *testing.T) {
+	var s State
+	cfg := Config{}
+	in := func(r int64, reset time.Duration) []parse.Quota {
+		return []parse.Quota{{Unit: "input-tokens", Limit: 30000, Remaining: r, Reset: reset, Dialect: "anthropic"}}
+	}
+	var p Lease
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &p); !ok {
+		t.Fatal("probe not granted")
+	}
+	s.Release(t0, &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: in(20000, 20*time.Second)}) // 475 a second, from 20500
+	var l Lease
+	l.SetCost(Cost{InputTokens: 1200})
+	now := t0.Add(time.Second)
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &l); !ok {
+		t.Fatal("request not granted")
+	}
+	plan := s.Release(now, &cfg, &l, &Outcome{First: true, Bytes: -1, Refused: true, Quotas: in(1000, 60*time.Second),
+		Refusal: Refusal{Retryable: true, MaxWait: time.Hour}})
+	if plan.Wait < 1400*time.Millisecond || plan.Wait > 1600*time.Millisecond {
+		t.Errorf("refused with 1000 stated left: waits %v, want about 1.5s for the 700 tokens lacking from the 500 at the least", plan.Wait)
+	}
+}

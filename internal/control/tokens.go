@@ -1175,11 +1175,12 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 			continue
 		}
 		need := c.needIn(pq.Unit, &l.want)
-		if need <= 0 || pq.Remaining >= 2*need {
+		left := max(0, pq.Remaining-rounding(pq)) // at the least
+		if need <= 0 || left >= 2*need {
 			continue // a request of unknown cost is left to the spent quotas' resets
 		}
 		explained = true
-		if pq.Remaining >= need {
+		if left >= need {
 			need = 2 * need
 			if pq.Limit >= 0 {
 				need = min(need, pq.Limit)
@@ -1204,7 +1205,7 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 		}
 		switch {
 		case rate > 0:
-			d := math.Ceil(float64(need-pq.Remaining) / rate)
+			d := math.Ceil(float64(need-left) / rate)
 			wait = max(wait, int64(min(d, float64(MaxPause))))
 		case pq.Reset >= 0:
 			wait = max(wait, int64(min(pq.Reset, MaxPause)))
