@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/origin"
 )
 
 const getAbout = `
@@ -353,10 +354,12 @@ func (g *getter) record(rec getRecord) {
 	}
 }
 
-// origin returns the scheme and host of u, the unit get stops sending to
-// when it reports abnormal usage.
-func origin(u *url.URL) string {
-	return u.Scheme + "://" + u.Host
+// stopKey returns the origin of u, the unit get stops sending to when it
+// reports abnormal usage, normalised as polite keys it: its scheme, and its
+// host in lower case without the scheme's default port.
+func stopKey(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	return scheme + "://" + origin.Normal(scheme, u.Host)
 }
 
 // event receives the Transport's events: waits are charged to their URL,
@@ -367,7 +370,7 @@ func (g *getter) event(e polite.Event) {
 	case polite.EventStop:
 		if e.Request != nil {
 			g.stopMu.Lock()
-			g.stopped[origin(e.Request.URL)] = true
+			g.stopped[stopKey(e.Request.URL)] = true
 			g.stopMu.Unlock()
 		}
 	case polite.EventWait:
@@ -417,10 +420,10 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 	}
 
 	g.stopMu.Lock()
-	stopped := g.stopped[origin(parsed)]
+	stopped := g.stopped[stopKey(parsed)]
 	g.stopMu.Unlock()
 	if stopped {
-		rec.Error = "not sent: " + origin(parsed) + " reported abnormal usage (RFC 9457 abnormal-usage-detected)"
+		rec.Error = "not sent: " + stopKey(parsed) + " reported abnormal usage (RFC 9457 abnormal-usage-detected)"
 		return rec
 	}
 

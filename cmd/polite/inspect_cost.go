@@ -43,6 +43,8 @@ func (c *costFlag) Set(s string) error {
 			cost.OutputTokens = n
 		case "requests", "concurrent-requests":
 			return fmt.Errorf("%q: every request costs one request", f)
+		case "content-bytes":
+			return fmt.Errorf("%q: a response's content is charged as it arrives, and no request declares it", f)
 		default:
 			if cost.Unit != "" && cost.Unit != unit {
 				return fmt.Errorf("%q: at most one unit besides tokens", f)
