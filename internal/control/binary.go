@@ -18,8 +18,10 @@ import (
 //	budget (tokens as float64 bits); in version 2, then the cost quotas
 //	(see appendCosts); then the tails that are set (see tailLearn, tailSmooth, tailCut).
 //
-// A State with no cost quota and no reservation is written as version 1,
-// as before they existed; both versions are read.
+// A State with no cost quota and no reservation in a unit one counts is
+// written as version 1, as before they existed (what requests reserve in
+// units no answer has stated is a tail: see tailEarly); both versions are
+// read.
 // The zero State is the empty form. Decoding checks every count and value
 // against the bounds the controller keeps (8 policies, names of 128 bytes,
 // 194 entries of start log, 34 lease slots, instants within 1970-2120), so

@@ -3,6 +3,7 @@ package control
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // The end of the binary form, after the retry budget: the refusals in a
@@ -28,6 +29,7 @@ const (
 	tailShed   = 12 // a refusal that may be of no rate: its grant, its epoch, the ramp's window before it, the others in flight at its grant; acceptances since the last refusal and the most in flight among them (twice, once); the ramp's window held; a lift, and whether the window was held at the mark; a lift's dropped measurement (see shed.go)
 	tailScale  = 13 // each cost unit's scale, what the requests granted since its latest observation reserved, the part of it no scale applies to (see costs.learn), and the largest cost the server accepted (see costs.excess)
 	tailFrom   = 14 // each cost unit's latest grant when what was reserved since started over (costUnit.from)
+	tailEarly  = 15 // the units no answer has stated yet that requests in flight reserve in (costs.early): count, then each: name, reservations
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -183,6 +185,14 @@ func (e *encoder) tails(s *State) {
 				e.uint(s.costs.units[i].from)
 			}
 			break
+		}
+	}
+	if len(s.costs.early) > 0 {
+		e.b = append(e.b, tailEarly)
+		e.uint(uint64(len(s.costs.early)))
+		for i := range s.costs.early {
+			e.str(s.costs.early[i].name)
+			e.reservations(&s.costs.early[i])
 		}
 	}
 }
@@ -365,6 +375,25 @@ func (d *decoder) tails(n *State) {
 			}
 			if !set {
 				d.fail() // never written
+			}
+		case tailEarly:
+			c := &n.costs
+			k := d.bounded(maxCostUnits)
+			if k == 0 || len(c.units) >= maxCostUnits {
+				d.fail() // never written
+				return
+			}
+			c.early = make([]costUnit, k)
+			for i := range c.early {
+				u := &c.early[i]
+				u.name = d.str()
+				d.reservations(u)
+				if !isCostUnit(u.name) || len(u.res) == 0 ||
+					slices.ContainsFunc(c.units, func(v costUnit) bool { return v.name == u.name }) ||
+					slices.ContainsFunc(c.early[:i], func(v costUnit) bool { return v.name == u.name }) {
+					d.fail() // never written: a unit known, twice, or with nothing reserved
+					return
+				}
 			}
 		default:
 			d.fail()

@@ -36,7 +36,7 @@ func InstantOf(ns int64) int64 {
 // policy, cost quota or reservation, learned quota, pause, probe to wait
 // for, or ceiling of cfg.
 func (s *State) quiet(now int64, cfg *Config) bool {
-	return len(s.policies) == 0 && s.ramp.open && s.costs.isZero() && s.learn.quota == nil &&
+	return len(s.policies) == 0 && s.ramp.open && s.costs.isZero() && len(s.costs.early) == 0 && s.learn.quota == nil &&
 		now >= s.pauseUntil && !(cfg.MaxRate > 0) && cfg.MaxConcurrency <= 0
 }
 
@@ -86,7 +86,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	s.touch(now)
 	s.gen++ // one fewer in flight: waiters look again
 	s.leases.reap(now)
-	if len(s.costs.units) > 0 {
+	if len(s.costs.units) > 0 || len(s.costs.early) > 0 {
 		s.costs.reap(now)
 	}
 	keep := out.Keep && s.leases.has(l.end)
@@ -94,7 +94,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.leases.remove(l.end, false)
 	}
 	s.ramp.returned(l.seq)
-	if len(s.costs.units) > 0 {
+	if l.Priced() {
 		s.costs.unreserve(l)
 	}
 	if out.Cached && l.logged {

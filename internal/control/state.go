@@ -133,7 +133,7 @@ func (s *State) IsZero() bool {
 	return s.gen == 0 && s.expiry == 0 && s.used == 0 && s.flags == 0 && s.seq == 0 &&
 		s.epoch == 0 && s.pauseUntil == 0 && s.pauseReason == 0 && s.zeroStreak == 0 && s.skew == 0 && s.skewLo == 0 && s.skewHi == 0 &&
 		s.rateNext == 0 && s.ramp == (ramp{}) && len(s.leases.b) == 0 && s.leases.n == 0 &&
-		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{}) && s.costs.isZero() &&
+		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{}) && s.costs.isZero() && len(s.costs.early) == 0 &&
 		s.shed == (shed{})
 }
 
@@ -376,6 +376,9 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	}
 	if fast && s.quiet(now, cfg) && ask.After.IsZero() && s.ramp.admits(s.leases.awaiting()) {
 		s.grantQuiet(now, cfg, ask, l)
+		if l.Priced() {
+			s.costs.reserve(&l.want, l.end, l) // in early: the key knows no unit
+		}
 		s.settle(now, cfg)
 		return Hold{}, true
 	}
@@ -391,7 +394,7 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 			return h, ok
 		}
 	}
-	if len(s.costs.units) > 0 {
+	if len(s.costs.units) > 0 || len(s.costs.early) > 0 {
 		s.costs.reap(now)
 	}
 	h, ok := s.acquireTurn(now, cfg, ask, l)
@@ -462,7 +465,7 @@ func (s *State) paced(now int64, cfg *Config) *policy {
 // test, no learned quota and its ramp open (no probe): as grantQuiet does,
 // its costs reserved and its start logged for p's pace.
 func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *policy) (Hold, bool) {
-	if len(s.costs.units) > 0 {
+	if len(s.costs.units) > 0 || len(s.costs.early) > 0 {
 		s.costs.reap(now)
 	}
 	if len(s.costs.quotas) > 0 {
@@ -484,7 +487,7 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 		}
 	}
 	s.grantQuiet(now, cfg, ask, l)
-	if len(s.costs.units) > 0 {
+	if l.Priced() {
 		s.costs.reserve(&l.want, l.end, l)
 	}
 	if paces {
@@ -601,7 +604,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		s.rateNext = addSat(max(s.rateNext, now), cfg.paceSpan())
 	}
 	end := s.stamp(now, cfg, ask, l, cost, tested)
-	if len(s.costs.units) > 0 {
+	if l.Priced() {
 		s.costs.reserve(&l.want, end, l)
 	}
 	if s.learn.renews(now) {
@@ -699,7 +702,7 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.leases.reap(now)
-	if len(s.costs.units) > 0 {
+	if len(s.costs.units) > 0 || len(s.costs.early) > 0 {
 		s.costs.reap(now)
 	}
 	keep := s.keeps(lp, out)
@@ -743,7 +746,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			s.leases.remove(l.end, false)
 		}
 		s.ramp.returned(l.seq)
-		if len(s.costs.units) > 0 {
+		if l.Priced() {
 			s.costs.unreserve(l)
 		}
 		if l.logged && (out.Unsent || out.Cached && !out.Refused && !out.Failed) {

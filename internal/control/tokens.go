@@ -3,6 +3,7 @@ package control
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,9 +95,15 @@ type Excess struct {
 // requests are in flight; they end with their lease when a request never
 // ends. An observation of a unit's quota drops those of the requests
 // granted before the one it answers: they are counted in it.
+//
+// A request granted before any answer stated a unit its cost names
+// reserves in it all the same, in early: the answer that first states the
+// unit may have been written before the request arrived, and the unit
+// takes those reservations as its own (see unitOf).
 type costs struct {
 	units  []costUnit  // at most maxCostUnits; kept for the state's life
 	quotas []costQuota // at most maxCostQuotas
+	early  []costUnit  // units no answer has stated yet, with reservations only; at most maxCostUnits, none once units is full
 }
 
 const (
@@ -248,7 +255,8 @@ func rounding(q *parse.Quota) int64 {
 }
 
 // unitOf returns the index of unit, adding it if there is room; -1 if
-// there is none.
+// there is none. A unit added takes what early holds of it: the
+// reservations of the requests granted before, still in flight.
 func (c *costs) unitOf(name string) int {
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
@@ -261,7 +269,18 @@ func (c *costs) unitOf(name string) int {
 	if len(c.units) >= maxCostUnits {
 		return -1 // a fifth unit is not tracked
 	}
-	c.units = append(c.units, costUnit{name: strings.Clone(name)}) // a copy: see State.addPolicy
+	u := costUnit{name: strings.Clone(name)} // a copy: see State.addPolicy
+	for i := range c.early {
+		if c.early[i].name == name {
+			u.res, u.n = c.early[i].res, c.early[i].n
+			c.early = slices.Delete(c.early, i, i+1)
+			break
+		}
+	}
+	c.units = append(c.units, u)
+	if len(c.units) == maxCostUnits {
+		c.early = nil // units that can no longer be tracked
+	}
 	return len(c.units) - 1
 }
 
@@ -524,7 +543,8 @@ func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
 }
 
 // reserve records the costs of a request granted with a lease ending at
-// end, l.
+// end, l: in the units of the key's quotas, and in early for the units
+// its cost names that no answer has stated yet.
 func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 	if want.free() {
 		return
@@ -536,59 +556,110 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 			continue
 		}
 		u.since, u.fixed = min(u.since+n, maxQuota), min(u.fixed+fixed, maxQuota)
-		u.n += n
-		if len(u.res) >= maxReservations {
-			// Merged, the two oldest are dropped only once both are
-			// counted, and last as long as the longer.
-			// Each is at most maxQuota, so the sum cannot overflow; what
-			// the cap drops is dropped from u.n too, which is their sum.
-			a, b := u.res[0], u.res[1]
-			m := a.n + b.n
-			if m > maxQuota {
-				u.n -= m - maxQuota
-				m = maxQuota
-			}
-			u.res[1] = reservation{lo: a.lo, hi: b.hi, end: max(a.end, b.end), n: m}
-			u.res = append(u.res[:0], u.res[1:]...)
-		}
-		u.res = append(u.res, reservation{lo: l.seq, hi: l.seq, end: end, n: n})
+		u.add(reservation{lo: l.seq, hi: l.seq, end: end, n: n})
 	}
+	if len(c.units) < maxCostUnits {
+		c.reserveEarly(want, end, l)
+	}
+}
+
+// reserveEarly reserves want, granted with l until end, in early: in each
+// unit it costs something in (see Cost.In) that no quota of the key
+// counts yet, at most maxCostUnits of them.
+func (c *costs) reserveEarly(want *Cost, end int64, l *Lease) {
+	names := [...]string{"tokens", "input-tokens", "output-tokens", want.Unit}
+	for k, name := range names {
+		if k == len(names)-1 && (!isCostUnit(name) || len(name) > maxKeyLen || slices.Contains(names[:k], name)) {
+			continue // a unit of requests, one whose cost In reads from a field, or a name no unit keeps (see unitOf)
+		}
+		n := min(want.In(name), maxQuota)
+		if n <= 0 || slices.ContainsFunc(c.units, func(u costUnit) bool { return u.name == name }) {
+			continue // nothing, or reserved in the unit
+		}
+		i := slices.IndexFunc(c.early, func(u costUnit) bool { return u.name == name })
+		if i < 0 {
+			if len(c.early) >= maxCostUnits {
+				continue
+			}
+			if k == len(names)-1 {
+				name = strings.Clone(name) // the caller's
+			}
+			i = len(c.early)
+			c.early = append(c.early, costUnit{name: name})
+		}
+		c.early[i].add(reservation{lo: l.seq, hi: l.seq, end: end, n: n})
+	}
+}
+
+// add reserves r, granted after every reservation of u.
+func (u *costUnit) add(r reservation) {
+	u.n += r.n
+	if len(u.res) >= maxReservations {
+		// Merged, the two oldest are dropped only once both are
+		// counted, and last as long as the longer.
+		// Each is at most maxQuota, so the sum cannot overflow; what
+		// the cap drops is dropped from u.n too, which is their sum.
+		a, b := u.res[0], u.res[1]
+		m := a.n + b.n
+		if m > maxQuota {
+			u.n -= m - maxQuota
+			m = maxQuota
+		}
+		u.res[1] = reservation{lo: a.lo, hi: b.hi, end: max(a.end, b.end), n: m}
+		u.res = append(u.res[:0], u.res[1:]...)
+	}
+	u.res = append(u.res, r)
 }
 
 // unreserve frees the reservations of the request l granted, unless an
 // observation counted it or its lease ended: the whole reservation when it
 // is l's alone, else, merged with others', what l's cost needs at the
-// current scale. A unit is never dropped; a unit added after l was
-// granted holds no reservation whose grants include l's.
+// current scale. A unit is never dropped, but one of early left with no
+// reservation is.
 func (c *costs) unreserve(l *Lease) {
 	if l.want.free() {
 		return
 	}
 	for i := range c.units {
-		u := &c.units[i]
-		n := u.need(&l.want)
-		if n <= 0 || l.seq <= u.mark {
-			continue // nothing reserved, or dropped when an observation counted it
+		c.units[i].unreserve(l)
+	}
+	if len(c.early) > 0 {
+		for i := range c.early {
+			c.early[i].unreserve(l)
 		}
-		for j := range u.res {
-			if r := &u.res[j]; r.lo <= l.seq && l.seq <= r.hi {
-				if r.lo == r.hi {
-					// l's alone: what it reserved, at the scale then.
-					// Counted at the scale now, one reserved before
-					// the scale fell left the rest until the next
-					// answer.
-					n = r.n
-				}
-				n = min(n, r.n)
-				r.n -= n
-				u.n -= n
-				if r.n <= 0 {
-					u.res = append(u.res[:j], u.res[j+1:]...)
-				}
-				break
+		c.prune()
+	}
+}
+
+// unreserve frees in u what l reserved: see costs.unreserve.
+func (u *costUnit) unreserve(l *Lease) {
+	n := u.need(&l.want)
+	if n <= 0 || l.seq <= u.mark {
+		return // nothing reserved, or dropped when an observation counted it
+	}
+	for j := range u.res {
+		if r := &u.res[j]; r.lo <= l.seq && l.seq <= r.hi {
+			if r.lo == r.hi {
+				// l's alone: what it reserved, at the scale then.
+				// Counted at the scale now, one reserved before
+				// the scale fell left the rest until the next
+				// answer.
+				n = r.n
 			}
+			n = min(n, r.n)
+			r.n -= n
+			u.n -= n
+			if r.n <= 0 {
+				u.res = append(u.res[:j], u.res[j+1:]...)
+			}
+			return
 		}
 	}
+}
+
+// prune drops the units of early that hold no reservation.
+func (c *costs) prune() {
+	c.early = slices.DeleteFunc(c.early, func(u costUnit) bool { return len(u.res) == 0 })
 }
 
 // beyond reports whether c holds an instant a controller here would not
@@ -602,10 +673,12 @@ func (c *costs) beyond(now, far int64) bool {
 			return true
 		}
 	}
-	for i := range c.units {
-		for _, r := range c.units[i].res {
-			if r.end > far {
-				return true
+	for _, units := range [...][]costUnit{c.units, c.early} {
+		for i := range units {
+			for _, r := range units[i].res {
+				if r.end > far {
+					return true
+				}
 			}
 		}
 	}
@@ -623,22 +696,25 @@ func (c *costs) bound(now, far int64, flight bool) {
 		q.seen, q.at = min(q.seen, now), min(q.at, now)
 		q.deadline = min(q.deadline, addSat(q.at, int64(MaxPause)))
 	}
-	for i := range c.units {
-		if flight {
-			break // the reservations of requests in flight stay (see State.boundAt)
-		}
-		u := &c.units[i]
-		k := 0
-		for _, r := range u.res {
-			if r.end > far {
-				u.n -= r.n
-				continue
-			}
-			u.res[k] = r
-			k++
-		}
-		u.res = u.res[:k]
+	if flight {
+		return // the reservations of requests in flight stay (see State.boundAt)
 	}
+	for _, units := range [...][]costUnit{c.units, c.early} {
+		for i := range units {
+			u := &units[i]
+			k := 0
+			for _, r := range u.res {
+				if r.end > far {
+					u.n -= r.n
+					continue
+				}
+				u.res[k] = r
+				k++
+			}
+			u.res = u.res[:k]
+		}
+	}
+	c.prune()
 }
 
 // reserved returns what the requests in flight at now reserve.
@@ -655,18 +731,28 @@ func (u *costUnit) reserved(now int64) int64 {
 // reap drops the reservations whose lease has ended by now.
 func (c *costs) reap(now int64) {
 	for i := range c.units {
-		u := &c.units[i]
-		k := 0
-		for _, r := range u.res {
-			if r.end <= now {
-				u.n -= r.n
-				continue
-			}
-			u.res[k] = r
-			k++
-		}
-		u.res = u.res[:k]
+		c.units[i].reap(now)
 	}
+	if len(c.early) > 0 {
+		for i := range c.early {
+			c.early[i].reap(now)
+		}
+		c.prune()
+	}
+}
+
+// reap drops the reservations of u whose lease has ended by now.
+func (u *costUnit) reap(now int64) {
+	k := 0
+	for _, r := range u.res {
+		if r.end <= now {
+			u.n -= r.n
+			continue
+		}
+		u.res[k] = r
+		k++
+	}
+	u.res = u.res[:k]
 }
 
 // count drops the reservations of the requests granted up to mark: an
@@ -1270,15 +1356,7 @@ func (e *encoder) costs(c *costs) {
 		u := &c.units[i]
 		e.str(u.name)
 		e.uint(u.mark)
-		e.uint(uint64(len(u.res)))
-		prev := u.mark
-		for _, r := range u.res {
-			e.uint(r.lo - prev) // ascending, after the mark
-			e.uint(r.hi - r.lo)
-			e.at(r.end)
-			e.uint(uint64(r.n))
-			prev = r.hi
-		}
+		e.reservations(u)
 	}
 	e.uint(uint64(len(c.quotas)))
 	for i := range c.quotas {
@@ -1305,6 +1383,43 @@ func (e *encoder) costs(c *costs) {
 	}
 }
 
+// reservations writes the reservations of u: count, then each: its first
+// grant after the previous one's last (or u's mark), its grants less one,
+// end and amount.
+func (e *encoder) reservations(u *costUnit) {
+	e.uint(uint64(len(u.res)))
+	prev := u.mark
+	for _, r := range u.res {
+		e.uint(r.lo - prev) // ascending, after the mark
+		e.uint(r.hi - r.lo)
+		e.at(r.end)
+		e.uint(uint64(r.n))
+		prev = r.hi
+	}
+}
+
+// reservations reads what encoder.reservations wrote of u, whose mark is
+// read.
+func (d *decoder) reservations(u *costUnit) {
+	m := d.bounded(maxReservations)
+	if m == 0 {
+		return
+	}
+	u.res = make([]reservation, 0, m)
+	prev := u.mark
+	for range m {
+		lo := prev + d.uint()
+		r := reservation{lo: lo, hi: lo + d.uint(), end: d.at(), n: int64(d.bounded(uint64(maxQuota)))}
+		if d.err || r.lo <= prev || r.hi < r.lo || r.n < 1 || r.end == 0 {
+			d.fail()
+			return
+		}
+		u.res = append(u.res, r)
+		u.n += r.n
+		prev = r.hi
+	}
+}
+
 // maxRate bounds a refill rate, per nanosecond: a whole quota of the
 // largest size in a nanosecond.
 const maxRate = float64(maxQuota)
@@ -1324,21 +1439,7 @@ func (d *decoder) costs(c *costs) {
 					d.fail()
 				}
 			}
-			if m := d.bounded(maxReservations); m > 0 {
-				u.res = make([]reservation, 0, m)
-				prev := u.mark
-				for range m {
-					lo := prev + d.uint()
-					r := reservation{lo: lo, hi: lo + d.uint(), end: d.at(), n: int64(d.bounded(uint64(maxQuota)))}
-					if d.err || r.lo <= prev || r.hi < r.lo || r.n < 1 || r.end == 0 {
-						d.fail()
-						return
-					}
-					u.res = append(u.res, r)
-					u.n += r.n
-					prev = r.hi
-				}
-			}
+			d.reservations(u)
 		}
 	}
 	if k := d.bounded(maxCostQuotas); k > 0 {
