@@ -377,7 +377,7 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	if fast && s.quiet(now, cfg) && ask.After.IsZero() && s.ramp.admits(s.leases.awaiting()) {
 		s.grantQuiet(now, cfg, ask, l)
 		if l.Priced() {
-			s.costs.reserve(&l.want, l.end, l) // in early: the key knows no unit
+			s.costs.reserve(&l.want, l.end, l)
 		}
 		s.settle(now, cfg)
 		return Hold{}, true

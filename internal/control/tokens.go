@@ -543,8 +543,11 @@ func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
 }
 
 // reserve records the costs of a request granted with a lease ending at
-// end, l: in the units of the key's quotas, and in early for the units
-// its cost names that no answer has stated yet.
+// end, l: in the units of the key's quotas, and, while the key knows none,
+// in early for the units its cost names. A key that knows a unit of cost
+// keeps nothing aside: the units its server never states (OpenAI's input
+// and output tokens beside its tokens) would hold a reservation of every
+// request in flight, written in a Store's state, for nothing.
 func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 	if want.free() {
 		return
@@ -558,7 +561,7 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 		u.since, u.fixed = min(u.since+n, maxQuota), min(u.fixed+fixed, maxQuota)
 		u.add(reservation{lo: l.seq, hi: l.seq, end: end, n: n})
 	}
-	if len(c.units) < maxCostUnits {
+	if len(c.units) == 0 {
 		c.reserveEarly(want, end, l)
 	}
 }
