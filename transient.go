@@ -87,28 +87,11 @@ func transientErr(ctx context.Context, err error) bool {
 	return false
 }
 
-// unreached reports whether err, from Base, says the request reached no
-// server: the connection to send it on was never made (a dial refused or
-// timed out, a name that did not resolve). Such a request is
-// control.Outcome.Unsent: no quota counted it, and none of its cost is
-// charged. Any other failure may have reached the server, and is charged
-// as sent, the safe side.
-func unreached(err error) bool {
-	var ope *net.OpError
-	return errors.As(err, &ope) && ope.Op == "dial"
-}
-
-// replayable reports whether req's body can be sent again: it has none,
-// or GetBody.
-func replayable(req *http.Request) bool {
-	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-}
-
 // resendable reports whether req may be sent again after a transient
 // failure: its body can be replayed (none, or GetBody), and its method is
 // idempotent (RFC 9110 §9.2.2) or it carries an idempotency key.
 func resendable(req *http.Request) bool {
-	if !replayable(req) {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		return false
 	}
 	switch req.Method {
@@ -136,9 +119,7 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	if resp != nil {
 		r.Wait, r.Given = retryAfter(resp.Header, now, serverNow(g, now))
 	}
-	// A request that reached no server goes again whatever its method:
-	// it was not performed, once or at all.
-	r.Retryable = attempt < attempts && (resendable(req) || out.Unsent && replayable(req))
+	r.Retryable = attempt < attempts && resendable(req)
 	r.MaxWait = t.maxWait()
 	r.Deadline, _ = req.Context().Deadline()
 	// A 502 or 504 whose body is still arriving keeps its request in

@@ -123,10 +123,8 @@ type Transport struct {
 	// connection reset, refused or timed out, and 502 and 504 responses.
 	// Only requests that may be sent twice are resent (GET, HEAD, OPTIONS,
 	// TRACE, PUT, DELETE, or any method with an Idempotency-Key or
-	// X-Idempotency-Key header) whose body can be replayed, and any
-	// request whose body can be replayed that reached no server (its
-	// connection was refused or timed out, or its host did not resolve),
-	// never once the request's context has ended, through the same backoff, retry budget
+	// X-Idempotency-Key header) whose body can be replayed, never once the
+	// request's context has ended, through the same backoff, retry budget
 	// and MaxAttempts as refusals; Retry-After on a 502 or 504 is a floor.
 	// The wait is the request's own: the origin does not pause. If false,
 	// Base's errors, 502 and 504 go back to the caller at once.
@@ -361,17 +359,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if err != nil {
 			now := arr.time()
-			// A request that reached no server is charged nothing,
-			// and its start is taken back (see unreached).
-			out := control.Outcome{Failed: true, Unsent: unreached(err)}
 			if t.RetryTransient && transientErr(ctx, err) {
-				if !t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &out, err, &ask) {
+				if !t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err, &ask) {
 					return nil, err
 				}
 				from = now // the wait and MaxWait count from the failure
 				continue
 			}
-			t.finish(req, b, *key, &g, now, &out)
+			t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true})
 			return nil, err
 		}
 
