@@ -930,7 +930,10 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64, top ui
 		return false
 	}
 	counted := u.since - u.fixed // what the scale applies to, scaled
-	r := min(pq.Remaining, maxQuota)
+	// The remaining as apply reads it (see rounding): the level foreseen
+	// is of such readings, and compared with the count as stated, a
+	// rounded one, every sample was 500 tokens short.
+	r := max(0, min(pq.Remaining, maxQuota)-rounding(pq))
 	if q.q >= 0 {
 		r = min(r, q.q)
 	}
