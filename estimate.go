@@ -172,6 +172,9 @@ func decoder(body io.Reader, coding string) (io.Reader, error) {
 	// server that ignores the label (many do, for request bodies) charges
 	// for it so, and one that honours it refuses it and charges nothing.
 	// Reading it costs no more than over-counting what was never sent.
+	// The decoders, and ReadFull, read a body that returns no byte and no
+	// error for ever; llmcost's own bound sees only what they give.
+	body = &progress{r: body}
 	var lead [2]byte
 	n, err := io.ReadFull(body, lead[:])
 	switch {
@@ -203,6 +206,25 @@ func coded(coding string, lead [2]byte) bool {
 		return lead == [2]byte{0x1f, 0x8b}
 	}
 	return lead[0]&0x0f == 8 && (uint(lead[0])<<8|uint(lead[1]))%31 == 0
+}
+
+// progress reads r, and ends it with io.ErrNoProgress once
+// llmcost.MaxEmptyReads reads in a row return no byte and no error.
+type progress struct {
+	r     io.Reader
+	empty int
+}
+
+func (p *progress) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 || err != nil || len(b) == 0 {
+		p.empty = 0
+		return n, err
+	}
+	if p.empty++; p.empty >= llmcost.MaxEmptyReads {
+		return 0, io.ErrNoProgress
+	}
+	return 0, nil
 }
 
 // balance counts the bytes a decoder read and those it gave.

@@ -18,8 +18,8 @@ func TestReadStopsOnEmptyReads(t *testing.T) {
 	if e, ok := Read(r, "/v1/chat/completions", 0); ok {
 		t.Errorf("Read of a reader making no progress = %+v, true; want false", e)
 	}
-	if r.reads > maxEmptyReads {
-		t.Errorf("%d reads, want at most %d", r.reads, maxEmptyReads)
+	if r.reads > MaxEmptyReads {
+		t.Errorf("%d reads, want at most %d", r.reads, MaxEmptyReads)
 	}
 	// A few empty reads among others are no failure.
 	e, ok := Read(&gappy{r: strings.NewReader(`{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}],"max_tokens":10}`)}, "/v1/chat/completions", 0)

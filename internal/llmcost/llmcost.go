@@ -261,7 +261,7 @@ func Read(r io.Reader, path string, limit int64) (Estimate, bool) {
 			// bufio gives up on one (io.ErrNoProgress): read for ever, a
 			// body closed at its context's end and answering (0, nil)
 			// held RoundTrip for good.
-			if empty++; empty >= maxEmptyReads {
+			if empty++; empty >= MaxEmptyReads {
 				err = io.ErrNoProgress
 			} else {
 				continue
@@ -284,9 +284,9 @@ func Read(r io.Reader, path string, limit int64) (Estimate, bool) {
 	return s.result()
 }
 
-// maxEmptyReads is how many reads in a row may return no byte and no
+// MaxEmptyReads is how many reads in a row may return no byte and no
 // error before Read fails, as bufio's readers allow.
-const maxEmptyReads = 100
+const MaxEmptyReads = 100
 
 // buffers holds Read's buffers.
 var buffers = sync.Pool{New: func() any { return new([4 << 10]byte) }}
