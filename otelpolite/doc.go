@@ -68,7 +68,11 @@
 // refusal: it counts in retries or give_ups alone. So does a retry that
 // cannot be sent since its body cannot be rewound (GetBody fails): its
 // refusal counted in retries, the request then counts in give_ups, with no
-// status.
+// status. The fetch of a robots.txt ([polite.Transport.Robots]) counts in
+// requests alone: polite emits no event for it, so a refusal of it (a 429,
+// after which the origin's paths are disallowed for a while) is not in
+// refusals, nor is the request that its [*polite.RobotsError] kept from
+// being sent in local_refusals.
 // polite.client.wait.duration records each wait a request made for its
 // budget before being sent, retries' waits included, under the reason it
 // waited longest for; its buckets run from 5 ms to 10 minutes.
