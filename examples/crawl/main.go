@@ -93,7 +93,8 @@ type result struct {
 // crawl visits start and every page it links to on the same host, up to
 // 10 links away from start, through tr, with colly's own robots.txt
 // handling and delays off. A redirect to a page already visited, or to
-// another host, is followed no further, and is no failure. colly hands tr
+// another host, is followed no further, and is no failure, but from the
+// start page. colly hands tr
 // at most parallel requests at once and queues the others itself: handed
 // every link at once, polite would hold them all, and behind a Crawl-delay
 // the later ones would wait past MaxWait and fail (100 pages at 10 s).
@@ -150,9 +151,10 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 		}
 		// colly follows no redirect to a page it visited (fetched, or
 		// to be), nor to another host: the page was fetched, or is not
-		// of the crawl.
+		// of the crawl. The start page's is a failure: nothing was
+		// crawled.
 		var av *colly.AlreadyVisitedError
-		if errors.As(err, &av) || errors.Is(err, colly.ErrForbiddenDomain) {
+		if r.Request.Depth > 1 && (errors.As(err, &av) || errors.Is(err, colly.ErrForbiddenDomain)) {
 			return
 		}
 		res.Errors = append(res.Errors, fmt.Errorf("%s: %w", r.Request.URL, err))

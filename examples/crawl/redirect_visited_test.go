@@ -46,3 +46,24 @@ func TestRedirectToVisitedPageIsNoError(t *testing.T) {
 		}
 	})
 }
+
+// The start page redirecting to another host (example.com to
+// www.example.com) is a failure: nothing is crawled, and the command
+// exits 1 saying why.
+func TestStartRedirectedElsewhereIsAnError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		away := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://www.site.example/", http.StatusMovedPermanently)
+		})
+		robots := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nAllow: /\n", Next: away})
+		tr := newTransport("examplebot/1.0", 4)
+		tr.Base = &ratelimittest.Transport{Handler: robots}
+		res, err := crawl(t.Context(), "http://site.example/", "examplebot/1.0", tr, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Visited) != 0 || len(res.Errors) != 1 {
+			t.Errorf("visited %v, errors %v; want nothing visited and the start page's redirect as the error", res.Visited, res.Errors)
+		}
+	})
+}
