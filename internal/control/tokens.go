@@ -103,7 +103,7 @@ type Excess struct {
 type costs struct {
 	units  []costUnit  // at most maxCostUnits; kept for the state's life
 	quotas []costQuota // at most maxCostQuotas
-	early  []costUnit  // units no answer has stated yet, with reservations only; at most maxCostUnits, none once units is full
+	early  []costUnit  // units no answer has stated yet, with reservations only, added while units is empty; at most maxCostUnits
 }
 
 const (
@@ -567,8 +567,8 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 }
 
 // reserveEarly reserves want, granted with l until end, in early: in each
-// unit it costs something in (see Cost.In) that no quota of the key
-// counts yet, at most maxCostUnits of them.
+// unit it costs something in (see Cost.In), at most maxCostUnits of them.
+// The key knows no unit (see reserve).
 func (c *costs) reserveEarly(want *Cost, end int64, l *Lease) {
 	names := [...]string{"tokens", "input-tokens", "output-tokens", want.Unit}
 	for k, name := range names {
@@ -576,8 +576,8 @@ func (c *costs) reserveEarly(want *Cost, end int64, l *Lease) {
 			continue // a unit of requests, one whose cost In reads from a field, or a name no unit keeps (see unitOf)
 		}
 		n := min(want.In(name), maxQuota)
-		if n <= 0 || slices.ContainsFunc(c.units, func(u costUnit) bool { return u.name == name }) {
-			continue // nothing, or reserved in the unit
+		if n <= 0 {
+			continue
 		}
 		i := slices.IndexFunc(c.early, func(u costUnit) bool { return u.name == name })
 		if i < 0 {
