@@ -203,7 +203,7 @@ const (
 // check never waits for the budget: the robots.txt request is sent
 // outside it, so that pacing cannot hold the fetch the pacing waits for.
 func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, error) {
-	interval, _, err := r.checkUntil(ctx, base, req, false)
+	interval, _, err := r.checkUntil(ctx, base, req)
 	return interval, err
 }
 
@@ -211,16 +211,7 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 // instant the robots.txt it read expires (zero: for ever, as for
 // robots.txt itself, a URL robots.txt does not apply to, or
 // CrawlDelayOnly, which disallows nothing).
-//
-// lazy: the caller waits for req's start after the check, and decides req
-// again when the verdict's instant has passed by then (see
-// Transport.recheck). A file expired that asks an interval between
-// requests is then not fetched: its interval is returned, with its
-// expiry, already past, and no verdict, so that the fetch again is sent
-// in req's paced start, the interval after the origin's last request, as
-// every other request to the origin is. Fetched at once, it went as soon
-// as a request came after the expiry, whatever the interval.
-func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *http.Request, lazy bool) (time.Duration, time.Time, error) {
+func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, time.Time, error) {
 	u := req.URL
 	if u == nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return 0, time.Time{}, nil
@@ -242,10 +233,8 @@ func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *ht
 			// (it could evict an origin fetched already).
 			return 0, time.Time{}, err
 		}
-		e, v, wait, fetch := sh.begin(key, time.Now(), lazy)
+		e, v, wait, fetch := sh.begin(key, time.Now())
 		switch {
-		case v.stale:
-			return v.file.interval, v.until, nil
 		case wait != nil:
 			select {
 			case <-ctx.Done():
@@ -557,7 +546,6 @@ type robotsView struct {
 	until       time.Time
 	status      int
 	err         error
-	stale       bool // file has expired, not fetched again: a lazy check's interval only
 }
 
 // robotsResult is what one fetch found.
@@ -597,7 +585,7 @@ func (s *robotsShard) interval(key string) time.Duration {
 // of it. If another request is fetching it, it returns the channel to wait
 // on. Otherwise the caller must fetch it (fetch is true), and call end or
 // abandon with e when done; until then, others wait.
-func (s *robotsShard) begin(key string, now time.Time, lazy bool) (e *robotsEntry, v robotsView, wait <-chan struct{}, fetch bool) {
+func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robotsView, wait <-chan struct{}, fetch bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dropExpired(key, now)
@@ -615,9 +603,6 @@ func (s *robotsShard) begin(key string, now time.Time, lazy bool) (e *robotsEntr
 	switch {
 	case e.fetching != nil:
 		return e, v, e.fetching, false
-	case lazy && e.file != nil && !e.unreachable && e.file.interval > 0 && !now.Before(e.expires):
-		// Fetched again in the request's paced start (see checkUntil).
-		return e, robotsView{file: e.file, until: e.expires, stale: true}, nil, false
 	case e.expires.IsZero() || !now.Before(e.expires):
 		e.fetching = make(chan struct{})
 		return e, v, nil, true
@@ -938,9 +923,8 @@ func redirectTarget(from *url.URL, loc string) (target string, named, ok bool) {
 // closes req's body unless it was sent already (sent). The interval
 // robots.txt asks for becomes key's floor, and is returned, with until
 // when the verdict holds: req brings the floor back to an entry of the
-// local ceilings dropped while it waited (see ceilings.reserve). lazy is
-// checkUntil's: true before the first wait, which a recheck follows.
-func (t *Transport) robots(req *http.Request, key budgetKey, sent, lazy bool) (time.Duration, time.Time, error) {
+// local ceilings dropped while it waited (see ceilings.reserve).
+func (t *Transport) robots(req *http.Request, key budgetKey, sent bool) (time.Duration, time.Time, error) {
 	checked := false
 	defer func() {
 		if !checked && !sent && req.Body != nil {
@@ -949,7 +933,7 @@ func (t *Transport) robots(req *http.Request, key budgetKey, sent, lazy bool) (t
 			req.Body.Close()
 		}
 	}()
-	interval, until, err := t.Robots.checkUntil(req.Context(), t.base(), req, lazy)
+	interval, until, err := t.Robots.checkUntil(req.Context(), t.base(), req)
 	checked = true
 	if err != nil {
 		if !sent && req.Body != nil {
@@ -981,7 +965,7 @@ func (t *Transport) recheck(req *http.Request, b *Budget, key *budgetKey, g *lea
 			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true, Unsent: true})
 		}
 	}()
-	floor, until, err = t.robots(req, *key, attempt > 1, false)
+	floor, until, err = t.robots(req, *key, attempt > 1)
 	done = true
 	if err == nil {
 		if g.ceil.ok {

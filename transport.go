@@ -249,7 +249,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var robotsUntil time.Time // until when robots.txt's verdict holds (zero: for ever)
 	if t.Robots != nil {
 		var err error
-		if floor, robotsUntil, err = t.robots(req, *key, false, true); err != nil {
+		if floor, robotsUntil, err = t.robots(req, *key, false); err != nil {
 			return nil, causeOf(ctx, err) // req.Body is closed
 		}
 	}
