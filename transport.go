@@ -980,28 +980,11 @@ func refusal(status int, h http.Header, quotas []parse.Quota, arr *arrival, g *l
 }
 
 // forbiddenAnswer reports whether a 403 with header h, received at now
-// outside a request's path (a robots.txt fetch), refuses for rate, its
-// quotas read as the Transport reads them: none from a cache.
+// outside a request's path (RetryAt, a robots.txt fetch), refuses for
+// rate, its quotas read as the Transport reads them: none from a cache.
 func forbiddenAnswer(h http.Header, now time.Time) bool {
 	var rd parse.Reader
 	quotas, _ := rd.ReadFresh(h, now, time.Time{})
-	return forbiddenRefusal(h, quotas, now, time.Time{})
-}
-
-// forbiddenLater is forbiddenAnswer for a 403 read at now, some time after
-// it came (RetryAt): a quota it states spent, with a reset that has come
-// since, still made it a refusal. Without a Date, an epoch reset is read
-// against now, and the reset passed would make the same 403 no refusal
-// once its key accepts again. Only a reset already come when the 403 was
-// sent, which no refusal states, reads otherwise than at its arrival.
-func forbiddenLater(h http.Header, now time.Time) bool {
-	var rd parse.Reader
-	quotas, _ := rd.ReadFresh(h, now, time.Time{})
-	for i := range quotas {
-		if quotas[i].Remaining == 0 && quotas[i].Reset >= 0 {
-			return true
-		}
-	}
 	return forbiddenRefusal(h, quotas, now, time.Time{})
 }
 
