@@ -185,10 +185,6 @@ type Lease struct {
 	// window reports that the cycle had requests accepted: a refusal now
 	// is the end of a window, not an outage.
 	window bool
-	// denied reports that the key denied every retry at its grant: its
-	// server had reported abnormal usage, or it was in an outage (see
-	// retryBudget). MayRetry, which knows no state, goes by it.
-	denied bool
 
 	want Cost // the request's cost (see SetCost)
 }

@@ -177,26 +177,19 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 // request l at now, on a state whose short waits in a row are not known:
 // whether r may be retried at all, and the least wait Decide can choose
 // (the server's, or the refusal floor) fits within MaxWait and the
-// deadline, unless the key denied every retry when it granted l (its
-// server had reported abnormal usage, or it was in an outage: see
-// retryBudget). When it does not, the refusal goes back to the caller
-// whatever else is known, and its body need not be read. [State.MayRetry]
-// knows the streak, and whether the key denies retries now.
+// deadline. When it does not, the refusal goes back to the caller whatever
+// else is known, and its body need not be read. [State.MayRetry] knows
+// the streak.
 func MayRetry(now time.Time, r *Refusal, l *Lease) bool {
 	d, _ := leastWait(instant(now), r, l, 0)
-	return !l.denied && r.Retryable && r.fits(now, d)
+	return r.Retryable && r.fits(now, d)
 }
 
 // MayRetry is the package's MayRetry on this state, whose short waits in
 // a row double the floor: it reports false for a refusal whose doubled
-// floor does not fit, and while the state denies every retry (Decide
-// would give the refusal back).
+// floor does not fit.
 func (s *State) MayRetry(now time.Time, r *Refusal, l *Lease) bool {
-	n := instant(now)
-	if s.retry.denies(n) {
-		return false
-	}
-	d, _ := leastWait(n, r, l, s.retry.streak)
+	d, _ := leastWait(instant(now), r, l, s.retry.streak)
 	return r.Retryable && r.fits(now, d)
 }
 

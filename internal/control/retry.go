@@ -101,10 +101,6 @@ func (r retryBudget) next(now int64) time.Duration {
 // and no acceptance between them.
 func (r retryBudget) outage() bool { return r.run >= outageRun }
 
-// denies reports whether Decide denies every retry at now, whatever the
-// refusal: the server reported abnormal usage, or the key is in an outage.
-func (r *retryBudget) denies(now int64) bool { return now < r.stopUntil || r.outage() }
-
 // take spends one retry. The tokens may go below zero: a retry spaced out
 // spends a token that has not come back yet. The budget owes at most
 // retryTokenCap: a retry past that waits as the last one owed does, and
