@@ -271,7 +271,8 @@ func (b *Budget) inspect(k memKey, now time.Time, custom, guess bool) (State, bo
 		// as it bounds it (another process may have written it), with
 		// a pause this process learned while the Store failed, which
 		// that request carries over to the Store.
-		pu, why := b.fallback.learnedAt(k, now)
+		pu, why, fallbackCustom := b.fallback.learnedAt(k, now)
+		custom = custom || fallbackCustom // shown so, whatever the Store holds
 		asked := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 		err := b.ext.Update(ctx, k.String(), func(s *KeyState) {

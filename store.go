@@ -666,8 +666,10 @@ func unmirrored(e *memEntry, now time.Time) (time.Time, control.Reason) {
 }
 
 // learnedAt is learned for inspection: it removes no entry expired at now
-// (an instant Inspect may ask ahead of the clock).
-func (s *MemoryStore) learnedAt(k memKey, now time.Time) (time.Time, control.Reason) {
+// (an instant Inspect may ask ahead of the clock). custom reports that k's
+// entry is a custom key's: the state of the Store, which the entry's
+// request has not written yet, may not say so.
+func (s *MemoryStore) learnedAt(k memKey, now time.Time) (_ time.Time, _ control.Reason, custom bool) {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -675,7 +677,8 @@ func (s *MemoryStore) learnedAt(k memKey, now time.Time) (time.Time, control.Rea
 	if e != nil && expired(e, control.Instant(now)) {
 		e = nil
 	}
-	return unmirrored(e, now)
+	pu, why := unmirrored(e, now)
+	return pu, why, e != nil && e.ks.c.Custom()
 }
 
 // mayRetry is control.State.MayRetry on k's state; control.MayRetry when
