@@ -31,7 +31,10 @@ func TestTextSourceData(t *testing.T) {
 		{"no type", `{"data":"` + text + `"}`, asFile},
 		{"type of a nested object", `{"data":"` + text + `","cache_control":{"type":"text"},"type":"base64"}`, asFile},
 		{"nested text", `{"data":"abcd","x":{"type":"text","data":"` + text + `"},"type":"base64"}`, asText + AttachmentTokens},
-		{"nested, type after", `{"data":"` + text + `","x":{"data":"abcd","type":"text"},"type":"text"}`, asText + AttachmentTokens},
+		// x is no attachment's object, and its type is not known at its
+		// data: text, as the data of an object with no type (an
+		// attachment before, as any data whose type was not yet "text").
+		{"nested, type after", `{"data":"` + text + `","x":{"data":"abcd","type":"text"},"type":"text"}`, asText + 1},
 		{"url", `{"type":"text","url":"https://example.com/a.txt"}`, asFile},
 	} {
 		body := head + c.source + tail
