@@ -307,14 +307,10 @@ type Refusal struct {
 	// Retryable reports that the request has attempts left and may be
 	// sent again (its body can be replayed, its method allows it).
 	Retryable bool
-	// Left is how many more times the request may be sent after this
-	// attempt (MaxAttempts less the attempts made); zero: not known, or
-	// none.
-	Left     int
-	MaxWait  time.Duration // the longest wait the Transport honours
-	Deadline time.Time     // the request's context deadline; zero: none
-	Stop     bool          // the server reported abnormal usage
-	Violated []string      // the policies a quota-exceeded problem named
+	MaxWait   time.Duration // the longest wait the Transport honours
+	Deadline  time.Time     // the request's context deadline; zero: none
+	Stop      bool          // the server reported abnormal usage
+	Violated  []string      // the policies a quota-exceeded problem named
 }
 
 // Plan is the refusal decision: what the Transport does next.

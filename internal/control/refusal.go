@@ -16,10 +16,6 @@ import (
 // up to BackoffMax, as a refusal that gives no wait does.
 const RefusalFloor = time.Second
 
-// measureSpare is how many of a request's last retries wait the key's
-// floor rather than the learner's measurement (see Decide).
-const measureSpare = 1
-
 // Decide is the refusal decision, in one place: given what the Transport
 // knows of a refused response and of its request (r), the request's lease
 // (l), the key's retry budget (rb) and a random value for jitter, it
@@ -83,21 +79,6 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		// those flights gave: the key's floor above doubles only with
 		// the refusals that gave none, or a short one.
 		p.Pause = max(p.Pause, floorWait(0, rb.run-outageRun))
-	}
-	if l.measuring != 0 && p.Reason == ReasonBackoff && r.Left > 0 && r.Left <= measureSpare {
-		// The learner measures a window with the retries of the
-		// requests it refuses, each shortened to half the time since
-		// the cycle began, so that a request's attempts span about 15s:
-		// a lone caller's request was given up at its eighth within a
-		// window of a minute, which the key's floor alone, doubling,
-		// spans. A request's last retries wait that floor, as if
-		// nothing were measured, when it fits; the key's pause stays
-		// the measurement's, so that other requests go on probing.
-		lw := *l
-		lw.measuring = 0
-		if f, _ := leastWait(n, r, &lw, rb.streak); f > p.Wait && r.fits(now, f) {
-			p.Wait, judged = f, f
-		}
 	}
 	fits := func(d time.Duration) bool { return r.fits(now, d) }
 	want := r.Retryable && fits(judged)
