@@ -52,7 +52,15 @@ func (s *Store) run(ctx context.Context) {
 // or ctx ends. A quiet connection is pinged every RetryInterval; one that
 // does not answer the ping within another is given up.
 func (s *Store) listen(ctx context.Context) {
-	ps := s.rdb.Subscribe(ctx, s.channel)
+	// The subscription's connection is made here, and again by a receive
+	// after it failed: each bounded, so that a Redis that accepts the
+	// connection and never answers holds neither longer than a round of
+	// RetryInterval (where the client honours context deadlines), and
+	// Close does not wait on it for ever.
+	interval := s.retryInterval()
+	sctx, cancel := context.WithTimeout(ctx, interval)
+	ps := s.rdb.Subscribe(sctx, s.channel)
+	cancel()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -68,15 +76,16 @@ func (s *Store) listen(ctx context.Context) {
 		_ = ps.Close()
 	}()
 
-	interval := s.retryInterval()
 	pinged := false
 	for {
-		msg, err := ps.ReceiveTimeout(ctx, interval)
+		rctx, cancel := context.WithTimeout(ctx, 2*interval)
+		msg, err := ps.ReceiveTimeout(rctx, interval)
+		cancel()
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
-			if isTimeout(err) && !pinged && ps.Ping(ctx) == nil {
+			if isTimeout(err) && !pinged && s.ping(ctx, ps, interval) == nil {
 				pinged = true
 				continue
 			}
@@ -94,6 +103,13 @@ func (s *Store) listen(ctx context.Context) {
 			s.receive(m.Payload)
 		}
 	}
+}
+
+// ping pings the subscription's connection, for interval at most.
+func (s *Store) ping(ctx context.Context, ps *redis.PubSub, interval time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, interval)
+	defer cancel()
+	return ps.Ping(ctx)
 }
 
 func isTimeout(err error) bool {

@@ -713,9 +713,12 @@ func (s *Store) setSubscribed(live bool) {
 	s.wakeAll()
 }
 
-// Close stops the Store's subscription and waits for it to end. Waits
-// after Close do not wake on other processes' changes; updates still work.
-// Close does not close the Redis client. It returns nil.
+// Close stops the Store's subscription and waits for it to end, for twice
+// RetryInterval at most: a Redis that accepted the subscription's
+// connection and never answers holds it until the client's timeouts end
+// it (for ever with ReadTimeout -1), and the Store's goroutine ends then.
+// Waits after Close do not wake on other processes' changes; updates
+// still work. Close does not close the Redis client. It returns nil.
 func (s *Store) Close() error {
 	s.init()
 	s.mu.Lock()
@@ -728,7 +731,12 @@ func (s *Store) Close() error {
 		if ps != nil {
 			_ = ps.Close() // ends a receive in progress
 		}
-		<-done
+		t := time.NewTimer(2 * s.retryInterval())
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
 	}
 	return nil
 }
