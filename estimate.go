@@ -64,8 +64,10 @@ const estimateLimit = llmcost.Limit
 // itself, and counts at most its first 1 MiB (the text of about 260,000
 // tokens). What follows is skimmed, up to 64 MiB in all (above the largest
 // bodies OpenAI and Anthropic accept), for the top-level output bound, "n"
-// and "best_of" alone: the OpenAI SDKs write them after the messages, which
-// one image sent as a data URL pushes past the first MiB. It closes what
+// and "best_of" (the OpenAI SDKs write them after the messages, which
+// one image sent as a data URL pushes past the first MiB) and for the
+// prompt's attachments, which count as before the bound; its text does
+// not count. It closes what
 // GetBody returns. It reads while the request's context lasts: the
 // context's end closes the body, and the request costs the zero Cost (a
 // body whose Close does not interrupt its Read, such as io.NopCloser over a

@@ -81,9 +81,10 @@ import (
 
 // Limit is how many bytes of a body are counted at most by default: 1 MiB,
 // the text of about 260,000 tokens, more than the context window of most
-// models. A longer body is estimated from its first Limit bytes; what
-// follows (usually attachments) is not counted, but skimmed for its
-// output bound (see [SkimLimit]).
+// models. A longer body is estimated from the text of its first Limit
+// bytes; what follows (usually attachments) is skimmed for its output
+// bound and its attachments, which count, AttachmentTokens each (see
+// [SkimLimit]); its text does not.
 const Limit = 1 << 20
 
 // SkimLimit is how many bytes of a body are read at most in all: 64 MiB,
@@ -94,9 +95,10 @@ const Limit = 1 << 20
 // OpenAI SDKs write them after the messages, which one data-URL image
 // pushes past the first MiB, and the estimate took the default bound
 // and one choice. What it finds there counts, as a member given twice
-// counts its last value; the prompt is still what came before the bound,
-// and a syntax error or a failed read past it leaves the estimate as it
-// was there.
+// counts its last value. The prompt's attachments past the bound count
+// too (ten images of 600 KB in one request were estimated as the two that
+// began in the first MiB), its text does not; a syntax error or a failed
+// read past it leaves the estimate as it was there.
 const SkimLimit = 64 << 20
 
 // The constants of the estimate.

@@ -254,9 +254,6 @@ func (s *scanner) startSkim() {
 	}
 	s.skimming = true
 	s.count = false // the string in progress counts no more
-	if s.top < fMaxTokens {
-		s.top = fOther // neither does the prompt in progress
-	}
 }
 
 func (s *scanner) fail() { s.failed = true }
@@ -488,7 +485,7 @@ func (s *scanner) value(c byte) {
 		// short leaves the value before it.
 		s.ints[s.top] = -1
 	}
-	tokens := s.top == fInput || s.top == fPrompt
+	tokens := (s.top == fInput || s.top == fPrompt) && !s.skimming
 	if tokens && (inArray && s.depth == 2 || s.depth == 1 && c == '"') {
 		s.inputs++
 		if s.batch && (c == '"' || c == '[') {
@@ -504,6 +501,14 @@ func (s *scanner) value(c byte) {
 		switch {
 		case s.depth == 0 || !s.top.prompt():
 			s.count = false
+		case s.skimming:
+			// Past the bound only attachments count (see Limit).
+			s.count = false
+			if m == mAttachment || m == mURL && s.isHolder(s.depth) {
+				s.attachments++
+			} else if m == mData {
+				s.startData()
+			}
 		case s.top == fTools:
 			s.count = true
 		case m == mSkip || m == mType:
@@ -517,7 +522,7 @@ func (s *scanner) value(c byte) {
 			s.count = true
 		}
 	case c == '{' || c == '[':
-		if c == '{' && inArray && s.depth == 2 && (s.top == fMessages || s.top == fInput) {
+		if c == '{' && inArray && s.depth == 2 && (s.top == fMessages || s.top == fInput) && !s.skimming {
 			s.items++
 		}
 		s.push(c == '{')
@@ -580,7 +585,7 @@ func (s *scanner) startKey() {
 	s.st, s.key, s.esc, s.hi = stString, true, 0, false
 	s.typ, s.keep = false, true
 	s.keyLen, s.keyEsc = 0, false
-	s.count = s.depth >= 2 && s.top == fTools
+	s.count = s.depth >= 2 && s.top == fTools && !s.skimming
 }
 
 // endKey handles a complete key.
@@ -590,10 +595,9 @@ func (s *scanner) endKey() {
 		k = s.keyBuf[:s.keyLen]
 	}
 	if s.depth == 1 && s.skimming {
-		// Past the bound, only the output bound and n are read.
-		if s.top = fieldOf(k); s.top < fMaxTokens {
-			s.top = fOther
-		}
+		// Past the bound, only the output bound, n and the prompt's
+		// attachments are read.
+		s.top = fieldOf(k)
 	} else if s.depth == 1 {
 		s.top = fieldOf(k)
 		s.seen |= 1 << s.top
@@ -613,7 +617,8 @@ func (s *scanner) endKey() {
 // startData starts a string under "data" inside the prompt: counted as
 // text until its object's end settles it. One in an object nested in
 // another whose data is pending is what its object said before it (see
-// dataText), text or else an attachment.
+// dataText), text or else an attachment. Past the bound, its text does
+// not count.
 func (s *scanner) startData() {
 	switch {
 	case s.pendDepth != 0 && s.pendDepth != s.depth && s.dataText(s.depth):
@@ -626,6 +631,9 @@ func (s *scanner) startData() {
 		s.pendDepth = s.depth
 		s.pendData++
 		s.inData, s.mark = true, s.units
+	}
+	if s.skimming {
+		s.count = false // past the bound, an attachment or nothing
 	}
 }
 

@@ -44,16 +44,18 @@ func TestSkimOutputBound(t *testing.T) {
 	}
 }
 
-// Past the bound nothing more is counted: the prompt is what came before
-// it, as without skimming.
-func TestSkimCountsNothing(t *testing.T) {
+// Past the bound no text is counted: the prompt is what came before it,
+// as without skimming, and the attachments after it (an image here), which
+// counted nothing before: ten images of 600 KB in one request were
+// estimated as two.
+func TestSkimCountsAttachmentsOnly(t *testing.T) {
 	const limit = 1000
 	body := `{"model":"x","messages":[{"role":"user","content":"` + strings.Repeat("abcd", 1000) + `"},{"role":"user","content":[` +
 		`{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"` + strings.Repeat("abcd", 1000) + `"}]}],"tools":[{"name":"abcd"}],"max_tokens":7}`
 	e, ok := String(body, "/v1/chat/completions", limit)
 	cut, _ := String(body[:limit]+`"}]}`, "/v1/chat/completions", 0)
-	if !ok || e.Input != cut.Input || e.Output != 7 {
-		t.Errorf("%+v, %v; want the Input of the first %d bytes, %d, and Output 7", e, ok, limit, cut.Input)
+	if want := cut.Input + AttachmentTokens; !ok || e.Input != want || e.Output != 7 {
+		t.Errorf("%+v, %v; want the Input of the first %d bytes and an image, %d, and Output 7", e, ok, limit, want)
 	}
 }
 
@@ -146,6 +148,37 @@ func BenchmarkReadSkim(b *testing.B) {
 		r.Reset(body)
 		if e, ok := Read(r, "/v1/chat/completions", 0); !ok || e.Output != 128000 {
 			b.Fatal("not estimated")
+		}
+	}
+}
+
+// Images past the bound count 1,600 tokens each, in each API's shape and
+// with the members in any order; the text around them does not.
+func TestSkimAttachmentShapes(t *testing.T) {
+	const limit = 1000
+	pad := strings.Repeat("abcd", 300) // past the bound before the images
+	for _, c := range []struct{ name, path, head, img, tail string }{
+		{"chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"` + pad + `"},`,
+			`{"type":"image_url","image_url":{"url":"data:image/png;base64,QUJD"}}`, `]}],"max_tokens":5}`},
+		{"chat, type last", "/v1/chat/completions", `{"messages":[{"content":[{"text":"` + pad + `","type":"text"},`,
+			`{"image_url":{"url":"https://a.test/i.png"},"type":"image_url"}`, `],"role":"user"}],"model":"m"}`},
+		{"responses", "/v1/responses", `{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"` + pad + `"},`,
+			`{"type":"input_image","image_url":"data:image/png;base64,QUJD"}`, `]}]}`},
+		{"messages", "/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"` + pad + `"},`,
+			`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"QUJD"}}`, `]}]}`},
+		{"messages, type last", "/v1/messages", `{"max_tokens":5,"messages":[{"content":[{"text":"` + pad + `","type":"text"},`,
+			`{"source":{"data":"QUJD","media_type":"image/png","type":"base64"},"type":"image"}`, `],"role":"user"}],"model":"m"}`},
+	} {
+		one, _ := String(c.head+c.img+c.tail, c.path, limit)
+		imgs := strings.TrimSuffix(strings.Repeat(c.img+",", 10), ",")
+		ten, ok := String(c.head+imgs+c.tail, c.path, limit)
+		if !ok || ten.Input-one.Input != 9*AttachmentTokens {
+			t.Errorf("%s: ten images past the bound: Input %d, one: %d; want %d more", c.name, ten.Input, one.Input, 9*AttachmentTokens)
+		}
+		// A text past the bound counts nothing.
+		more, _ := String(c.head+c.img+`,{"type":"text","text":"`+pad+`"}`+c.tail, c.path, limit)
+		if more.Input != one.Input {
+			t.Errorf("%s: a text past the bound: Input %d, want %d", c.name, more.Input, one.Input)
 		}
 	}
 }
