@@ -49,11 +49,12 @@ const estimateLimit = llmcost.Limit
 // Anthropic, while some of OpenAI's models count more (3,779 tokens for
 // gpt-4.1-nano), and a PDF counts 1,500 to 3,000 tokens a page, which its
 // bytes do not tell; a caller who knows its pages declares them (see the
-// example). An attachment is a "url" in an attachment's object (OpenAI's
-// image_url, Anthropic's source, a file or input_audio), an "image_url",
-// "file_id", "file_url" or "file_data" anywhere in the prompt, or the
-// "data" of such an object or of a typed one; a "url" or "data" elsewhere
-// (a tool's input, a citation) counts as text. An Anthropic document of
+// example). An attachment is a "url" in an attachment's object (the
+// value of an image_url, video_url, audio_url, input_audio, source, file
+// or inline_data), a string under one of the first four, or under
+// "file_id", "file_url" or "file_data", anywhere in the prompt, or the
+// "data" of an attachment's object or of a typed one; a "url" or "data"
+// elsewhere (a tool's input, a citation) counts as text. An Anthropic document of
 // plain text counts as its text. Where
 // a request sets no output bound the estimate reserves 4096 tokens: the
 // output limit of most models until 2024; a recent model's true maximum

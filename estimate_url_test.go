@@ -69,6 +69,9 @@ func TestEstimateAttachmentsStillCount(t *testing.T) {
 		{"anthropic base64 image", "/v1/messages", `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + img + `"}}]}]}`},
 		{"anthropic source, type last", "/v1/messages", `{"max_tokens":10,"messages":[{"content":[{"source":{"data":"` + img + `","media_type":"image/png","type":"base64"},"type":"image"}],"role":"user"}],"model":"m"}`},
 		{"anthropic url image", "/v1/messages", `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://a.test/i.png"}}]}]}`},
+		{"vllm video_url", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":[{"type":"video_url","video_url":{"url":"https://a.test/v.mp4"}}]}]}`},
+		{"vllm audio_url", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":[{"type":"audio_url","audio_url":{"url":"data:audio/wav;base64,` + img + `"}}]}]}`},
+		{"input_audio as a string", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":[{"type":"input_audio","input_audio":"` + img + `"}]}]}`},
 		{"anthropic file document", "/v1/messages", `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`},
 	} {
 		if c := estimateOf(tc.path, tc.body); c.InputTokens < 1600 {

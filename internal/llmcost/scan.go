@@ -90,7 +90,7 @@ const (
 	mType                     // a block's or a source's type: not counted, kept
 	mAttachment               // an image or a file: AttachmentTokens
 	mData                     // data: the text of a source of type "text", else an attachment
-	mURL                      // url: an attachment in an attachment's object (see attachmentKey), else text
+	mURL                      // url: an attachment in an attachment's object, else text
 	mHolder                   // an attachment's object: its url or untyped data is the attachment
 )
 
@@ -100,26 +100,26 @@ func memberOf(k []byte) member {
 		return mSkip
 	case "type":
 		return mType
-	case "image_url", "file_data", "file_id", "file_url":
-		return mAttachment
+	case "image_url", "video_url", "audio_url", "input_audio", "file_data", "file_id", "file_url":
+		return mAttachment // a string; an object is an attachment's
 	case "data":
 		return mData
 	case "url":
 		return mURL
-	case "source", "file", "input_audio", "inline_data":
+	case "source", "file", "inline_data":
 		return mHolder
 	}
 	return mText
 }
 
 // An attachment's object is the value of an "image_url" (OpenAI's
-// {"image_url":{"url":...}}), a "source" (Anthropic's images and
-// documents), a "file", an "input_audio" or an "inline_data": a "url" in
-// it is the attachment, and so is a "data" of an object with no "type".
-// Anywhere else a "url" is text (a tool's input, a citation, an
-// annotation), and so is the "data" of an object with no type: counted as
-// 1,600 tokens each, 20 fetches of an agent's tool were estimated at
-// 32,591 tokens for a body of 5.5 KB.
+// {"image_url":{"url":...}}), a "video_url" or an "audio_url" (vLLM's), an
+// "input_audio", a "source" (Anthropic's images and documents), a "file"
+// or an "inline_data": a "url" in it is the attachment, and so is a "data"
+// of an object with no "type". Anywhere else a "url" is text (a tool's
+// input, a citation, an annotation), and so is the "data" of an object
+// with no type: counted as 1,600 tokens each, 20 fetches of an agent's
+// tool were estimated at 32,591 tokens for a body of 5.5 KB.
 
 // scanner reads one body. Its zero value is not ready: use newScanner.
 type scanner struct {
