@@ -501,6 +501,8 @@ func (s *scanner) value(c byte) {
 		switch {
 		case s.depth == 0 || !s.top.prompt():
 			s.count = false
+		case s.top == fTools:
+			s.count = !s.skimming // text, never an attachment
 		case s.skimming:
 			// Past the bound only attachments count (see Limit).
 			s.count = false
@@ -509,8 +511,6 @@ func (s *scanner) value(c byte) {
 			} else if m == mData {
 				s.startData()
 			}
-		case s.top == fTools:
-			s.count = true
 		case m == mSkip || m == mType:
 			s.count = false
 		case m == mAttachment, m == mURL && s.isHolder(s.depth):
