@@ -55,8 +55,9 @@ func (s *Store) listen(ctx context.Context) {
 	// The subscription's connection is made here, and again by a receive
 	// after it failed: each bounded, so that a Redis that accepts the
 	// connection and never answers holds neither longer than a round of
-	// RetryInterval (where the client honours context deadlines), and
-	// Close does not wait on it for ever.
+	// RetryInterval where the client honours context deadlines (and sets
+	// any: not with ReadTimeout -1), else its ReadTimeout. Close waits for
+	// neither longer than twice RetryInterval.
 	interval := s.retryInterval()
 	sctx, cancel := context.WithTimeout(ctx, interval)
 	ps := s.rdb.Subscribe(sctx, s.channel)

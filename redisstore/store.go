@@ -729,7 +729,9 @@ func (s *Store) Close() error {
 	if stop != nil {
 		stop()
 		if ps != nil {
-			_ = ps.Close() // ends a receive in progress
+			// Ends a receive in progress; it waits for a reconnection
+			// the client makes meanwhile, as long as its handshake.
+			go ps.Close()
 		}
 		t := time.NewTimer(2 * s.retryInterval())
 		defer t.Stop()
