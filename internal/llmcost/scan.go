@@ -157,14 +157,12 @@ type scanner struct {
 	// source's "type" may come after its "data", so the strings under
 	// "data" of an object are counted both ways, as text (pendUnits) and
 	// as attachments (pendData), and settled at the object's end.
-	texts     [maxDepth / 64]uint64 // bit d-1: the object at depth d has "type":"text"
-	typed     [maxDepth / 64]uint64 // bit d-1: the object at depth d has a "type"
-	holders   [maxDepth / 64]uint64 // bit d-1: the object at depth d is an attachment's (see mHolder)
-	pendDepth int                   // depth of the object whose data is pending, or 0
-	pendUnits int64                 // quarter tokens of its data, as text
-	pendData  int64                 // strings under its "data"
-	inData    bool                  // the string in progress is one: its text counts from mark
-	mark      int64                 // units when it began
+	marks     [maxDepth]uint8 // at d-1: what the object at depth d says of its data (markText...)
+	pendDepth int             // depth of the object whose data is pending, or 0
+	pendUnits int64           // quarter tokens of its data, as text
+	pendData  int64           // strings under its "data"
+	inData    bool            // the string in progress is one: its text counts from mark
+	mark      int64           // units when it began
 
 	lit string // the literal in progress: the bytes still expected
 
@@ -188,6 +186,13 @@ type scanner struct {
 	model, api  bool           // top-level members seen: "model", and one of the APIs' own (see result)
 	ints        [nFields]int64 // values of the integer fields; -1 unknown
 }
+
+// What an object says of the data in it (scanner.marks).
+const (
+	markText   uint8 = 1 << iota // "type":"text"
+	markTyped                    // a "type", whatever it says
+	markHolder                   // it is an attachment's object (see mHolder)
+)
 
 func newScanner(k Kind, limit int64) *scanner {
 	s := &scanner{kind: k, left: limit, skim: max(SkimLimit-limit, 0)}
@@ -277,15 +282,16 @@ func (s *scanner) promptKeys() uint32 {
 func (s *scanner) isObject(d int) bool { return s.objs[(d-1)/64]&(1<<((d-1)%64)) != 0 }
 
 // isText reports whether the object at depth d has "type":"text".
-func (s *scanner) isText(d int) bool { return s.texts[(d-1)/64]&(1<<((d-1)%64)) != 0 }
+func (s *scanner) isText(d int) bool { return s.marks[d-1]&markText != 0 }
 
 // isHolder reports whether the object at depth d is an attachment's.
-func (s *scanner) isHolder(d int) bool { return s.holders[(d-1)/64]&(1<<((d-1)%64)) != 0 }
+func (s *scanner) isHolder(d int) bool { return s.marks[d-1]&markHolder != 0 }
 
 // dataText reports whether the data of the object at depth d is text: its
 // type says "text", or it has no type and is no attachment's object.
 func (s *scanner) dataText(d int) bool {
-	return s.isText(d) || s.typed[(d-1)/64]&(1<<((d-1)%64)) == 0 && !s.isHolder(d)
+	m := s.marks[d-1]
+	return m&markText != 0 || m&(markTyped|markHolder) == 0
 }
 
 func (s *scanner) push(object bool) {
@@ -295,9 +301,7 @@ func (s *scanner) push(object bool) {
 	}
 	s.depth++
 	bit := uint64(1) << ((s.depth - 1) % 64)
-	s.texts[(s.depth-1)/64] &^= bit
-	s.typed[(s.depth-1)/64] &^= bit
-	s.holders[(s.depth-1)/64] &^= bit
+	s.marks[s.depth-1] = 0
 	if object {
 		s.objs[(s.depth-1)/64] |= bit
 		s.st = stKeyOrEnd
@@ -527,7 +531,7 @@ func (s *scanner) value(c byte) {
 		}
 		s.push(c == '{')
 		if c == '{' && (m == mHolder || m == mAttachment) && s.top.prompt() {
-			s.holders[(s.depth-1)/64] |= uint64(1) << ((s.depth - 1) % 64)
+			s.marks[s.depth-1] |= markHolder
 		}
 	case c == '-' || c >= '0' && c <= '9':
 		s.st = stNumber
@@ -641,13 +645,11 @@ func (s *scanner) startData() {
 func (s *scanner) endValue() {
 	if s.typ {
 		text := !s.keyEsc && s.keyLen == 4 && string(s.keyBuf[:4]) == "text"
-		bit := uint64(1) << ((s.depth - 1) % 64)
-		s.typed[(s.depth-1)/64] |= bit
+		m := s.marks[s.depth-1]&^markText | markTyped
 		if text {
-			s.texts[(s.depth-1)/64] |= bit
-		} else {
-			s.texts[(s.depth-1)/64] &^= bit
+			m |= markText
 		}
+		s.marks[s.depth-1] = m
 	}
 	if s.inData {
 		s.pendUnits += s.units - s.mark
