@@ -52,11 +52,11 @@ const estimateLimit = llmcost.Limit
 // example). An attachment is a "url" in an attachment's object (the
 // value of an image_url, video_url, audio_url, input_audio, source, file
 // or inline_data), a string under one of the first four, or under
-// "file_id", "file_url" or "file_data", anywhere in the prompt, or the
-// "data" of an attachment's object or of a typed one; a "url" or "data"
-// elsewhere (a tool's input, a citation) counts as text. An Anthropic document of
-// plain text counts as its text. Where
-// a request sets no output bound the estimate reserves 4096 tokens: the
+// "file_id", "file_url" or "file_data", anywhere in the prompt but tool
+// definitions, or the "data" of an attachment's object or of a typed one;
+// a "url" or "data" elsewhere (a tool's input, a citation) counts as
+// text. An Anthropic document of plain text counts as its text. Where a
+// request sets no output bound the estimate reserves 4096 tokens: the
 // output limit of most models until 2024; a recent model's true maximum
 // (16,384 to 128,000) would stall a small quota, and nothing would let a
 // burst overdraw it. The result's Tokens is InputTokens plus OutputTokens.

@@ -54,7 +54,7 @@ func (s *Store) run(ctx context.Context) {
 func (s *Store) listen(ctx context.Context) {
 	// The subscription's connection is made here, and again by a receive
 	// after it failed: each bounded, so that a Redis that accepts the
-	// connection and never answers holds neither longer than a round of
+	// connection and never answers holds neither longer than twice
 	// RetryInterval where the client honours context deadlines (and sets
 	// any: not with ReadTimeout -1), else its ReadTimeout. Close waits for
 	// neither longer than twice RetryInterval.

@@ -1,6 +1,7 @@
 // Package llmcost estimates what a request to a large language model API
 // will cost in tokens, from a bounded prefix of its JSON body (and the
-// output bound skimmed from further on), without a tokenizer. The root package paces by the estimate and ratelimittest's
+// output bound and the attachments skimmed from further on), without a
+// tokenizer. The root package paces by the estimate and ratelimittest's
 // token servers charge it, so that both count alike.
 //
 // # Endpoints
@@ -39,13 +40,18 @@
 // the string values inside the prompt fields, except message roles and
 // block types; inside tool definitions and schemas, object keys count as
 // text too. Each message (an object in "messages", or in an "input" array)
-// adds [MessageTokens], and each request [RequestTokens]. An attachment (a
-// string under "url", "image_url", "data", "file_data", "file_id" or
-// "file_url": an image or a file, inline or by reference) counts
-// [AttachmentTokens] whatever its size, and each number in a token array
-// one token. The "data" of an object whose "type" is "text" (the source of
-// an Anthropic document of plain text, which holds the text itself) is
-// text, whether the type comes before or after it. A body of the API's shape names its prompt ("messages",
+// adds [MessageTokens], and each request [RequestTokens]. An attachment (an
+// image or a file, inline or by reference) counts [AttachmentTokens]
+// whatever its size: a string under "image_url", "video_url", "audio_url",
+// "input_audio", "file_data", "file_id" or "file_url"; a "url" in an
+// attachment's object (the value of one of the first four, or of
+// "source", "file" or "inline_data"); the "data" of an attachment's
+// object or of a typed one. Each number in a token array counts one
+// token. The "data" of an object whose "type" is "text" (the source of an
+// Anthropic document of plain text, which holds the text itself) is text,
+// whether the type comes before or after it, and so are a "url" or a
+// "data" elsewhere (a tool's input, a citation). Inside tool definitions
+// nothing is an attachment. A body of the API's shape names its prompt ("messages",
 // "input", "prompt"); one longer than the bound whose prompt's key comes
 // past it is the API's when its "model" and a member of the APIs' own
 // ("system", "instructions", tools, an output bound) came before, and is

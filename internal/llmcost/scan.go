@@ -89,7 +89,7 @@ const (
 	mSkip                     // a role or a media type: not counted
 	mType                     // a block's or a source's type: not counted, kept
 	mAttachment               // an image or a file: AttachmentTokens
-	mData                     // data: the text of a source of type "text", else an attachment
+	mData                     // data: an attachment in a typed object or an attachment's, unless its type is "text"; else text
 	mURL                      // url: an attachment in an attachment's object, else text
 	mHolder                   // an attachment's object: its url or untyped data is the attachment
 )
@@ -128,10 +128,11 @@ type scanner struct {
 	more   bool  // bytes were offered past the bound
 	failed bool  // a syntax error, or too deep
 
-	// Past the bound the body is skimmed, up to skim bytes more: nothing
-	// is counted, and only the top-level members that bound the output
+	// Past the bound the body is skimmed, up to skim bytes more: no text
+	// is counted; the top-level members that bound the output
 	// (max_tokens, max_completion_tokens, max_output_tokens, n, best_of)
-	// are read, with the types that settle a pending "data".
+	// are read, and the prompt's attachments, with the types that settle
+	// a pending "data".
 	skimming bool
 	skim     int64 // bytes still to skim
 
