@@ -282,9 +282,6 @@ func (s *scanner) promptKeys() uint32 {
 
 func (s *scanner) isObject(d int) bool { return s.objs[(d-1)/64]&(1<<((d-1)%64)) != 0 }
 
-// isText reports whether the object at depth d has "type":"text".
-func (s *scanner) isText(d int) bool { return s.marks[d-1]&markText != 0 }
-
 // isHolder reports whether the object at depth d is an attachment's.
 func (s *scanner) isHolder(d int) bool { return s.marks[d-1]&markHolder != 0 }
 
