@@ -39,7 +39,9 @@
 // half of a surrogate pair as U+FFFD, as a JSON decoder reads it). Text is
 // the string values inside the prompt fields, except message roles and
 // block types; inside tool definitions and schemas, object keys count as
-// text too. Each message (an object in "messages", or in an "input" array)
+// text too, and inside a tool call's input in a message (Anthropic's
+// tool_use "input") keys and numbers, a number half a token a byte. Each
+// message (an object in "messages", or in an "input" array)
 // adds [MessageTokens], and each request [RequestTokens]. An attachment (an
 // image or a file, inline or by reference) counts [AttachmentTokens]
 // whatever its size: a string under "image_url", "video_url", "audio_url",
