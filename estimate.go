@@ -40,8 +40,8 @@ const estimateLimit = llmcost.Limit
 //     bounded by "max_tokens".
 //
 // Tool definitions and structured-output schemas count as prompt too, and
-// so does a tool call's input in a message (Anthropic's tool_use), keys
-// and numbers included.
+// so does a tool call's input in a message (Anthropic's tool_use), keys,
+// numbers and literals included, every string as text.
 // Prompt text counts about 4 bytes a token: a quarter token for each ASCII
 // letter or space, half a token for each ASCII digit or punctuation mark
 // and for each 2-byte UTF-8 character, a whole token for each character of

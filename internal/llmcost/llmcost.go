@@ -40,7 +40,8 @@
 // the string values inside the prompt fields, except message roles and
 // block types; inside tool definitions and schemas, object keys count as
 // text too, and inside a tool call's input in a message (Anthropic's
-// tool_use "input") keys and numbers, a number half a token a byte. Each
+// tool_use "input") keys, numbers (half a token a byte) and literals, and
+// every string whatever its key. Each
 // message (an object in "messages", or in an "input" array)
 // adds [MessageTokens], and each request [RequestTokens]. An attachment (an
 // image or a file, inline or by reference) counts [AttachmentTokens]

@@ -199,9 +199,10 @@ const (
 	markHolder                   // it is an attachment's object (see mHolder)
 	// markJSON: the container is a tool call's input in a message
 	// (Anthropic's tool_use {"input":{...}}), or inside one: JSON the
-	// server tokenizes whole, whose keys and numbers count as text, as a
-	// tool definition's keys do. Counted as its strings alone, a plot's
-	// 20,000 numbers (180 KB) were 25 tokens.
+	// server tokenizes whole, whose keys, numbers and literals count as
+	// text, as a tool definition's keys do, and whose strings are text
+	// whatever their key ("type", "data", "url"...). Counted as its
+	// strings alone, a plot's 20,000 numbers (180 KB) were 25 tokens.
 	markJSON
 )
 
@@ -269,7 +270,8 @@ func (s *scanner) startSkim() {
 		return
 	}
 	s.skimming = true
-	s.count = false // the string in progress counts no more
+	s.count = false  // the string in progress counts no more
+	s.numTxt = false // nor does a number
 }
 
 func (s *scanner) fail() { s.failed = true }
@@ -513,7 +515,7 @@ func (s *scanner) value(c byte) {
 		switch {
 		case s.depth == 0 || !s.top.prompt():
 			s.count = false
-		case s.top == fTools:
+		case s.top == fTools, s.marks[s.depth-1]&markJSON != 0:
 			s.count = !s.skimming // text, never an attachment
 		case s.skimming:
 			// Past the bound only attachments count (see Limit).
@@ -562,12 +564,23 @@ func (s *scanner) value(c byte) {
 		s.numberByte(c)
 	case c == 't':
 		s.st, s.lit = stLiteral, "rue"
+		s.literal()
 	case c == 'f':
 		s.st, s.lit = stLiteral, "alse"
+		s.literal()
 	case c == 'n':
 		s.st, s.lit = stLiteral, "ull"
+		s.literal()
 	default:
 		s.fail()
+	}
+}
+
+// literal counts the literal that starts as text in a tool call's input
+// (see markJSON): a quarter token a letter.
+func (s *scanner) literal() {
+	if s.depth > 0 && s.marks[s.depth-1]&markJSON != 0 && !s.skimming {
+		s.units += int64(len(s.lit)) + 1
 	}
 }
 

@@ -1,0 +1,62 @@
+package llmcost
+
+import (
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// A number in a tool_use input that begins before the bound and runs past
+// it counts no more once skimmed, as a string in progress does: past the
+// bound no text counts, so how far the number runs past it does not
+// change the estimate. The first form of counting a tool call's numbers
+// counted it on, 2 units a byte, for as far as it ran.
+func TestToolInputNumberPastBound(t *testing.T) {
+	pre := `{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"x":`
+	body := func(past int) string {
+		digits := Limit - len(pre) + past // the number starts before the bound
+		return pre + strings.Repeat("1", digits) + `}}]}]}`
+	}
+	short, okS := String(body(10), "/v1/messages", 0)
+	long, okL := String(body(1<<20), "/v1/messages", 0)
+	if !okS || !okL || !short.Truncated || !long.Truncated {
+		t.Fatalf("ok %v %v, truncated %v %v", okS, okL, short.Truncated, long.Truncated)
+	}
+	if long.Input != short.Input {
+		t.Errorf("a number running 1 MiB past the bound: Input = %d, want %d (as when it ends 10 bytes past it)", long.Input, short.Input)
+	}
+	// Byte at a time, the same.
+	r, _ := Read(iotest.OneByteReader(strings.NewReader(body(1<<20))), "/v1/messages", 0)
+	if r.Input != short.Input {
+		t.Errorf("Read byte at a time: Input = %d, want %d", r.Input, short.Input)
+	}
+}
+
+// A tool_use input is tokenized whole, its literals (true, false, null)
+// too: 20,001 of them (100 KB) were estimated as an empty input.
+func TestToolInputLiterals(t *testing.T) {
+	empty := `{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"m":[]}}]}]}`
+	body := `{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"m":[` +
+		strings.Repeat("true,null,", 10_000) + `false]}}]}]}`
+	e0, _ := String(empty, "/v1/messages", 0)
+	e, ok := String(body, "/v1/messages", 0)
+	// Each literal is at least one token.
+	if !ok || e.Input < e0.Input+20_000 {
+		t.Errorf("a tool_use input of 20,001 literals (%d bytes): Input = %d (empty input: %d), want >= %d", len(body), e.Input, e0.Input, e0.Input+20_000)
+	}
+}
+
+// Inside a tool_use input, which the server tokenizes whole, no attachment
+// or role rule applies: a "data" string in an object whose "type" was not
+// "text" counted as one attachment (1,600 tokens) whatever its length,
+// and the values of "type", "role", "media_type" and "detail" counted
+// nothing. Every string counts as text there now.
+func TestToolInputStringsAreText(t *testing.T) {
+	csv := strings.Repeat("2024-01-01,alpha,beta,gamma,delta\n", 6000) // 204 KB
+	body := `{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"load",` +
+		`"input":{"type":"csv","data":"` + strings.ReplaceAll(csv, "\n", `\n`) + `"}}]}]}`
+	e, ok := String(body, "/v1/messages", 0)
+	if !ok || e.Input < int64(len(csv))/BytesPerToken {
+		t.Errorf("a tool_use input with %d bytes of CSV under \"data\": Input = %d, want >= %d", len(csv), e.Input, len(csv)/BytesPerToken)
+	}
+}
