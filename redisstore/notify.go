@@ -86,7 +86,7 @@ func (s *Store) listen(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			if isTimeout(err) && !pinged && s.ping(ctx, ps, interval) == nil {
+			if isTimeout(err) && !pinged && ping(ctx, ps, interval) == nil {
 				pinged = true
 				continue
 			}
@@ -107,7 +107,7 @@ func (s *Store) listen(ctx context.Context) {
 }
 
 // ping pings the subscription's connection, for interval at most.
-func (s *Store) ping(ctx context.Context, ps *redis.PubSub, interval time.Duration) error {
+func ping(ctx context.Context, ps *redis.PubSub, interval time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, interval)
 	defer cancel()
 	return ps.Ping(ctx)

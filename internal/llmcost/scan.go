@@ -161,7 +161,7 @@ type scanner struct {
 	// source's "type" may come after its "data", so the strings under
 	// "data" of an object are counted both ways, as text (pendUnits) and
 	// as attachments (pendData), and settled at the object's end.
-	marks     [maxDepth]uint8 // at d-1: what the object at depth d says of its data (markText...)
+	marks     [maxDepth]uint8 // at d-1: what the container at depth d says of its data (markText...)
 	pendDepth int             // depth of the object whose data is pending, or 0
 	pendUnits int64           // quarter tokens of its data, as text
 	pendData  int64           // strings under its "data"
@@ -293,6 +293,10 @@ func (s *scanner) promptKeys() uint32 {
 }
 
 func (s *scanner) isObject(d int) bool { return s.objs[(d-1)/64]&(1<<((d-1)%64)) != 0 }
+
+// inJSON reports whether the container in progress is a tool call's
+// input, or inside one (see markJSON).
+func (s *scanner) inJSON() bool { return s.depth > 0 && s.marks[s.depth-1]&markJSON != 0 }
 
 // isHolder reports whether the object at depth d is an attachment's.
 func (s *scanner) isHolder(d int) bool { return s.marks[d-1]&markHolder != 0 }
@@ -515,7 +519,7 @@ func (s *scanner) value(c byte) {
 		switch {
 		case s.depth == 0 || !s.top.prompt():
 			s.count = false
-		case s.top == fTools, s.marks[s.depth-1]&markJSON != 0:
+		case s.top == fTools, s.inJSON():
 			s.count = !s.skimming // text, never an attachment
 		case s.skimming:
 			// Past the bound only attachments count (see Limit).
@@ -539,7 +543,7 @@ func (s *scanner) value(c byte) {
 		if c == '{' && inArray && s.depth == 2 && (s.top == fMessages || s.top == fInput) && !s.skimming {
 			s.items++
 		}
-		json := s.depth > 0 && s.marks[s.depth-1]&markJSON != 0 ||
+		json := s.inJSON() ||
 			m == mInput && !inArray && s.depth >= 2 && s.top == fMessages
 		s.push(c == '{')
 		if s.failed {
@@ -554,7 +558,7 @@ func (s *scanner) value(c byte) {
 	case c == '-' || c >= '0' && c <= '9':
 		s.st = stNumber
 		s.num, s.numInt, s.numTo = 0, c != '-', fOther
-		s.numTxt = s.depth > 0 && s.marks[s.depth-1]&markJSON != 0 && !s.skimming
+		s.numTxt = s.inJSON() && !s.skimming
 		if s.depth == 1 && s.top >= fMaxTokens {
 			s.numTo = s.top
 		}
@@ -579,7 +583,7 @@ func (s *scanner) value(c byte) {
 // literal counts the literal that starts as text in a tool call's input
 // (see markJSON): a quarter token a letter.
 func (s *scanner) literal() {
-	if s.depth > 0 && s.marks[s.depth-1]&markJSON != 0 && !s.skimming {
+	if s.inJSON() && !s.skimming {
 		s.units += int64(len(s.lit)) + 1
 	}
 }
@@ -622,7 +626,7 @@ func (s *scanner) startKey() {
 	s.st, s.key, s.esc, s.hi = stString, true, 0, false
 	s.typ, s.keep = false, true
 	s.keyLen, s.keyEsc = 0, false
-	s.count = (s.depth >= 2 && s.top == fTools || s.marks[s.depth-1]&markJSON != 0) && !s.skimming
+	s.count = (s.depth >= 2 && s.top == fTools || s.inJSON()) && !s.skimming
 }
 
 // endKey handles a complete key.
