@@ -100,7 +100,10 @@ type Store interface {
 // may be kept for an instant). A key that requests wait on is not evicted,
 // nor one with a request in flight (evicted, its next request went beside
 // the first): the store keeps more than MaxKeys only by such keys, and
-// drops the surplus as new keys come in. An evicted key's next request
+// drops the surplus as new keys come in. A paused key (a Retry-After of
+// an hour whose refusal went back to the caller) goes after the idle keys
+// among the 8 least recently used looked at, so that what the server
+// asked is not forgotten while other keys may go. An evicted key's next request
 // starts fresh: Budget.MaxRate's spacing since its last start is lost
 // with it (kept, every key used within 1/MaxRate would be).
 type MemoryStore struct {
@@ -280,27 +283,40 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 }
 
 // evictable returns the least recently used entry of sh that no request
-// waits on and that is not in use at now (see control.State.InUse),
-// looking at 8 at most; nil if there is none among them. An entry it
-// passes goes to the front, as if just used, so that the next look starts
-// past it: a store whose oldest keys are waited on for long (an hour's
-// pause) evicts the others still, and keeps beyond MaxKeys no more keys
-// than it has waited on or in use.
+// waits on, that is not in use at now (see control.State.InUse) and that
+// is not paused, looking at 8 at most; or, when all of those it looked at
+// that may go are paused, the least recently used of them; nil if none
+// may go. An entry it passes goes to the front, as if just used, so that
+// the next look starts past it: a store whose oldest keys are waited on
+// for long (an hour's pause) evicts the others still, and keeps beyond
+// MaxKeys no more keys than it has waited on or in use. A paused key holds
+// what the server asked (a Retry-After of an hour, its refusal returned to
+// the caller) and goes after the idle ones: evicted first as the least
+// recently used, its next request went at once.
 func (sh *memShard) evictable(now int64) *memEntry {
+	var paused *memEntry
 	for range 8 {
 		t := sh.tail
-		if t == nil || t.waiters == 0 && !t.ks.c.InUse(now) {
-			return t
+		if t == nil {
+			break
+		}
+		if t.waiters == 0 && !t.ks.c.InUse(now) {
+			if !t.ks.c.PausedAt(now) {
+				return t
+			}
+			if paused == nil {
+				paused = t
+			}
 		}
 		if t == sh.head {
-			return nil
+			break
 		}
 		sh.unlink(t)
 		t.next = sh.head
 		sh.head.prev = t
 		sh.head = t
 	}
-	return nil
+	return paused
 }
 
 // expired reports whether e's state may be forgotten at now.

@@ -296,6 +296,10 @@ func (s *State) Paused(t time.Time) (time.Time, Reason) {
 	return time.Time{}, ReasonNone
 }
 
+// PausedAt reports whether a pause is in force at now (nanoseconds since
+// 1970): Paused, for a store deciding which key to evict.
+func (s *State) PausedAt(now int64) bool { return now < s.pauseUntil }
+
 // PauseUntil pauses the key at now until until (capped at MaxPause from
 // now) for why, as a refusal would, when that is later than the pause in
 // force: a pause another copy of the key's state learned (a process's
