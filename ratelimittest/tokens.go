@@ -138,8 +138,9 @@ type TokenConfig struct {
 
 	// RoundRemaining, if positive, states the tokens remaining of every
 	// quota of tokens rounded to the nearest multiple of it, halves up, as
-	// Anthropic states them to the nearest 1000. The requests remaining are
-	// stated exactly. If zero, every count is stated exactly.
+	// Anthropic states them to the nearest 1000, and never above the
+	// quota's limit. The requests remaining are stated exactly. If zero,
+	// every count is stated exactly.
 	RoundRemaining int64
 }
 
@@ -504,7 +505,7 @@ func (h *TokenHandler) writeFields(hdr http.Header, now time.Time, states []toke
 	hdr.Set("Date", httpDate(now))
 	for _, s := range states {
 		if n := h.cfg.RoundRemaining; n > 0 && s.unit != unitRequests {
-			s.remaining = roundNearest(s.remaining, n)
+			s.remaining = min(roundNearest(s.remaining, n), s.limit)
 		}
 		limit, remaining := strconv.FormatInt(s.limit, 10), strconv.FormatInt(s.remaining, 10)
 		if h.cfg.API == AnthropicAPI {

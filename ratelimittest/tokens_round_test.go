@@ -29,3 +29,23 @@ func TestTokenHandlerRoundRemaining(t *testing.T) {
 		}
 	})
 }
+
+// A count rounded up never states more left than the limit: of 1,080
+// input tokens, 1,079 left, rounded to the nearest 100, were stated as
+// 1,100 left.
+func TestTokenHandlerRoundRemainingAtMostLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(ratelimittest.TokenConfig{
+			API: ratelimittest.AnthropicAPI, Requests: 50, InputTokens: 1080, OutputTokens: 480, RoundRemaining: 100,
+		})
+		body := ratelimittest.TokenTask{Input: 1, MaxOutput: 1}.Body(ratelimittest.AnthropicAPI)
+		resp, _ := post(t, client(h), messagesPath, body)
+		for _, unit := range []string{"input-tokens", "output-tokens", "tokens"} {
+			limit := resp.Header.Get("anthropic-ratelimit-" + unit + "-limit")
+			got := resp.Header.Get("anthropic-ratelimit-" + unit + "-remaining")
+			if len(got) > len(limit) || len(got) == len(limit) && got > limit {
+				t.Errorf("%s: %s remaining of a limit of %s", unit, got, limit)
+			}
+		}
+	})
+}
