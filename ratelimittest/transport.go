@@ -347,12 +347,13 @@ func (p *pipe) Read(b []byte) (int, error) {
 	}
 }
 
-// Close ends the body: later reads fail, and if Handler is still writing,
-// the context of its request ends.
+// Close ends the body: a read waiting returns, later reads fail, and if
+// Handler is still writing, the context of its request ends.
 func (p *pipe) Close() error {
 	p.stop()
 	p.mu.Lock()
 	p.gone, p.buf, p.err = true, nil, errReadAfterClose
+	p.signal()
 	p.mu.Unlock()
 	p.cancel()
 	return nil

@@ -294,3 +294,34 @@ func TestTransportSniffs(t *testing.T) {
 		}
 	})
 }
+
+// A Read waiting on a streamed body returns once the body is closed, as
+// net/http's does, even while the handler goes on ignoring its context.
+// The Read waited for the handler's next write or its end: for ever.
+func TestTransportStreamCloseWakesRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		resp := roundTrip(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.NewResponseController(w).Flush()
+			<-release // deaf to its context
+		}), http.MethodGet)
+		var readErr error
+		read := make(chan struct{})
+		go func() {
+			defer close(read)
+			_, readErr = resp.Body.Read(make([]byte, 8))
+		}()
+		synctest.Wait()
+		resp.Body.Close()
+		synctest.Wait()
+		select {
+		case <-read:
+			if readErr == nil {
+				t.Errorf("Read after Close: no error")
+			}
+		default:
+			t.Errorf("Read still waiting after the body was closed")
+		}
+	})
+}
