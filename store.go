@@ -100,10 +100,11 @@ type Store interface {
 // may be kept for an instant). A key that requests wait on is not evicted,
 // nor one with a request in flight (evicted, its next request went beside
 // the first): the store keeps more than MaxKeys only by such keys, and
-// drops the surplus as new keys come in. A paused key (a Retry-After of
-// an hour whose refusal went back to the caller) goes after the idle keys
-// among the 8 least recently used looked at, so that what the server
-// asked is not forgotten while other keys may go. An evicted key's next request
+// drops the surplus as new keys come in. Of the 8 least recently used
+// keys that may go, the one whose state holds its next start back least
+// long (a pause, Budget.MaxRate's spacing) goes first, so that a key
+// paused for an hour (a Retry-After whose refusal went back to the caller)
+// is not forgotten while a key that holds nothing back may go. An evicted key's next request
 // starts fresh: Budget.MaxRate's spacing since its last start is lost
 // with it (kept, every key used within 1/MaxRate would be).
 type MemoryStore struct {
@@ -282,41 +283,47 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 	return e
 }
 
-// evictable returns the least recently used entry of sh that no request
-// waits on, that is not in use at now (see control.State.InUse) and that
-// is not paused, looking at 8 at most; or, when all of those it looked at
-// that may go are paused, the least recently used of them; nil if none
-// may go. An entry it passes goes to the front, as if just used, so that
-// the next look starts past it: a store whose oldest keys are waited on
-// for long (an hour's pause) evicts the others still, and keeps beyond
-// MaxKeys no more keys than it has waited on or in use. A paused key holds
-// what the server asked (a Retry-After of an hour, its refusal returned to
-// the caller) and goes after the idle ones: evicted first as the least
-// recently used, its next request went at once.
+// evictable returns the entry of sh to evict at now, looking at the 8
+// least recently used at most: of those that no request waits on and that
+// are not in use at now (see control.State.InUse), the one whose state
+// holds a next start back least long (control.State.HeldUntil: its pause,
+// or Budget.MaxRate's spacing), the least recently used of equals; nil if
+// none may go. An entry waited on or in use that it passes goes to the
+// front, as if just used, so that the next look starts past it: a store
+// whose oldest keys are waited on for long (an hour's pause) evicts the
+// others still, and keeps beyond MaxKeys no more keys than it has waited
+// on or in use. The others keep their places. Evicted as the least
+// recently used whatever it held, a key paused for an hour by a
+// Retry-After (its refusal returned to the caller) was forgotten and its
+// next request went at once.
 func (sh *memShard) evictable(now int64) *memEntry {
-	var paused *memEntry
+	var (
+		best *memEntry
+		held int64
+	)
+	t := sh.tail
 	for range 8 {
-		t := sh.tail
 		if t == nil {
 			break
 		}
+		prev := t.prev
 		if t.waiters == 0 && !t.ks.c.InUse(now) {
-			if !t.ks.c.PausedAt(now) {
-				return t
+			h := max(t.ks.c.HeldUntil(), now)
+			if best == nil || h < held {
+				best, held = t, h
 			}
-			if paused == nil {
-				paused = t
+			if h == now {
+				break // holds nothing back: none can beat it
 			}
+		} else if t != sh.head {
+			sh.unlink(t)
+			t.next = sh.head
+			sh.head.prev = t
+			sh.head = t
 		}
-		if t == sh.head {
-			break
-		}
-		sh.unlink(t)
-		t.next = sh.head
-		sh.head.prev = t
-		sh.head = t
+		t = prev
 	}
-	return paused
+	return best
 }
 
 // expired reports whether e's state may be forgotten at now.

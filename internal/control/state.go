@@ -296,9 +296,11 @@ func (s *State) Paused(t time.Time) (time.Time, Reason) {
 	return time.Time{}, ReasonNone
 }
 
-// PausedAt reports whether a pause is in force at now (nanoseconds since
-// 1970): Paused, for a store deciding which key to evict.
-func (s *State) PausedAt(now int64) bool { return now < s.pauseUntil }
+// HeldUntil returns the instant (nanoseconds since 1970) before which the
+// state holds a next start back: the end of its pause or of
+// Config.MaxRate's spacing, whichever is later; for a store deciding which
+// key to evict, the one whose eviction forgets least.
+func (s *State) HeldUntil() int64 { return max(s.pauseUntil, s.rateNext) }
 
 // PauseUntil pauses the key at now until until (capped at MaxPause from
 // now) for why, as a refusal would, when that is later than the pause in
