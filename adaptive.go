@@ -11,7 +11,7 @@ import "time"
 //
 // It is a pure state machine: observe takes the instant explicitly, and
 // nothing in it locks, allocates or reads a clock. Its state is a fixed
-// size (about 150 bytes).
+// size (about 170 bytes).
 //
 // How it decides:
 //
@@ -37,10 +37,18 @@ import "time"
 //     client's own load, it would drift up with it. If the origin is
 //     slower for good, or busy with others, the next measurement makes
 //     that its baseline.
-//   - At most once per smoothed round trip, the ratio g = srtt/baseline
-//     decides: above 1.5, the origin queues what it is sent; the limit
-//     moves a quarter of the way (by one at least) to what the origin
-//     serves without queueing plus half as much, inflight·1.5/g. Below
+//   - At most once per smoothed round trip, the ratio g of the latency to
+//     the baseline decides; the latency is srtt, or the mean of the
+//     samples since the last decision when lower. Judged by srtt alone,
+//     at the instant a sample brings, the decisions could fall in step
+//     with a cycle of the origin's answers: one request at a time, every
+//     fourth an error answered after 400ms, was judged each time just
+//     after the error, at 1.35 times a baseline the mean of the cycle is
+//     1.19 times, and the limit held at 1 until the next measurement (see
+//     TestGradientPeriodicErrorsNoLock). Above 1.5, the origin queues
+//     what it is sent; the limit moves a quarter of the way (by one at
+//     least) to what the origin serves without queueing plus half as
+//     much, inflight·1.5/g. Below
 //     1.25, and if the origin was sent at least half the limit (a client
 //     that sends little learns nothing about more), the limit goes up by
 //     one. In between, it holds.
@@ -69,6 +77,11 @@ type gradient struct {
 	mSum        time.Duration
 	mN          int
 	mDrain      bool
+
+	// The samples since the last decision, which the next one judges by
+	// their mean.
+	dSum time.Duration
+	dN   int
 }
 
 const (
@@ -81,6 +94,7 @@ const (
 	gradMeasureMin = 8                // fewer measure nothing
 	gradDrainRTTs  = 16               // round trips a drain lasts at most
 	gradMaxRTT     = 10 * time.Minute // longer latencies are read as this
+	gradMeanN      = 1 << 16          // samples a decision's mean counts at most
 )
 
 // newGradient returns a gradient starting at limit initial, never above
@@ -134,6 +148,10 @@ func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind i
 	} else {
 		g.srtt += (rtt - g.srtt) / gradFast
 	}
+	if g.dN < gradMeanN {
+		g.dSum += rtt
+		g.dN++
+	}
 
 	if !g.mEnd.IsZero() {
 		if !now.Add(-rtt).Before(g.mFrom) {
@@ -150,13 +168,19 @@ func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind i
 			g.base = g.mSum / time.Duration(g.mN)
 		}
 		g.mFrom, g.mEnd, g.mSum, g.mN, g.mDrain = time.Time{}, time.Time{}, 0, 0, false
+		g.dSum, g.dN = 0, 0 // the measurement's samples judge no decision
 		g.last, g.next = now, now
 	}
 	if g.base == 0 || now.Before(g.next) {
 		return
 	}
 	g.next = now.Add(g.srtt)
-	ratio := float64(g.srtt) / float64(g.base)
+	lat := g.srtt
+	if g.dN > 0 {
+		lat = min(lat, g.dSum/time.Duration(g.dN))
+	}
+	g.dSum, g.dN = 0, 0
+	ratio := float64(lat) / float64(g.base)
 	if now.Sub(g.last) >= gradProbeEvery {
 		g.mDrain = true
 		g.mFrom = now.Add(g.srtt) // after the queue built so far drains
