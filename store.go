@@ -102,7 +102,7 @@ type Store interface {
 // the first): the store keeps more than MaxKeys only by such keys, and
 // drops the surplus as new keys come in. Of the 8 least recently used
 // keys that may go, the one whose state holds its next start back least
-// long (a pause, Budget.MaxRate's spacing) goes first, so that a key
+// long (a pause, Budget.MaxRate's spacing, a quota's pacing) goes first, so that a key
 // paused for an hour (a Retry-After whose refusal went back to the caller)
 // is not forgotten while a key that holds nothing back may go. An evicted key's next request
 // starts fresh: Budget.MaxRate's spacing since its last start is lost
@@ -287,15 +287,15 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 // least recently used at most: of those that no request waits on and that
 // are not in use at now (see control.State.InUse), the one whose state
 // holds a next start back least long (control.State.HeldUntil: its pause,
-// or Budget.MaxRate's spacing), the least recently used of equals; nil if
-// none may go. An entry waited on or in use that it passes goes to the
-// front, as if just used, so that the next look starts past it: a store
-// whose oldest keys are waited on for long (an hour's pause) evicts the
-// others still, and keeps beyond MaxKeys no more keys than it has waited
-// on or in use. The others keep their places. Evicted as the least
-// recently used whatever it held, a key paused for an hour by a
-// Retry-After (its refusal returned to the caller) was forgotten and its
-// next request went at once.
+// Budget.MaxRate's spacing, its quotas' pacing), the least recently used
+// of equals; nil if none may go. An entry waited on or in use that it
+// passes goes to the front, as if just used, so that the next look starts
+// past it: a store whose oldest keys are waited on for long (an hour's
+// pause) evicts the others still, and keeps beyond MaxKeys no more keys
+// than it has waited on or in use. The others keep their places. Evicted
+// as the least recently used whatever it held, a key paused for an hour
+// by a Retry-After (its refusal returned to the caller) was forgotten and
+// its next request went at once.
 func (sh *memShard) evictable(now int64) *memEntry {
 	var (
 		best *memEntry
@@ -308,7 +308,7 @@ func (sh *memShard) evictable(now int64) *memEntry {
 		}
 		prev := t.prev
 		if t.waiters == 0 && !t.ks.c.InUse(now) {
-			h := max(t.ks.c.HeldUntil(), now)
+			h := max(t.ks.c.HeldUntil(now), now)
 			if best == nil || h < held {
 				best, held = t, h
 			}

@@ -297,10 +297,28 @@ func (s *State) Paused(t time.Time) (time.Time, Reason) {
 }
 
 // HeldUntil returns the instant (nanoseconds since 1970) before which the
-// state holds a next start back: the end of its pause or of
-// Config.MaxRate's spacing, whichever is later; for a store deciding which
-// key to evict, the one whose eviction forgets least.
-func (s *State) HeldUntil() int64 { return max(s.pauseUntil, s.rateNext) }
+// state holds a request's start back at now, whatever it costs: the end
+// of its pause, of a stop of its retries, of Config.MaxRate's spacing, or
+// of the pacing of its quotas of requests, stated or learned, whichever
+// is latest (as View's PauseUntil, RateNext and NextStart); now or before
+// when nothing does. It is for a store deciding which key to evict: the
+// one whose eviction forgets least. It does not change s.
+func (s *State) HeldUntil(now int64) int64 {
+	h := max(s.pauseUntil, s.rateNext, s.retry.stopUntil)
+	for i := range s.policies {
+		if p := &s.policies[i]; p.paces() {
+			if d := p.paceDelay(now, false); d > 0 {
+				h = max(h, addSat(now, d))
+			}
+		}
+	}
+	if s.learn.active(s.policies, now) {
+		if d := s.learn.next(now); d > 0 {
+			h = max(h, addSat(now, d))
+		}
+	}
+	return h
+}
 
 // PauseUntil pauses the key at now until until (capped at MaxPause from
 // now) for why, as a refusal would, when that is later than the pause in
