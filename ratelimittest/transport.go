@@ -306,10 +306,11 @@ func (p *pipe) closeWrite() {
 	p.signal()
 }
 
-// abort ends reading with err, unless the body has been read to its end.
+// abort ends reading with err, unless the body has been read to its end
+// or was closed (or aborted) already: its reads fail as they did.
 func (p *pipe) abort(err error) {
 	p.mu.Lock()
-	if p.err == io.EOF && len(p.buf) == 0 {
+	if p.gone || p.err == io.EOF && len(p.buf) == 0 {
 		p.mu.Unlock()
 		return
 	}
