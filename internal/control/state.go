@@ -304,20 +304,7 @@ func (s *State) Paused(t time.Time) (time.Time, Reason) {
 // when nothing does. It is for a store deciding which key to evict: the
 // one whose eviction forgets least. It does not change s.
 func (s *State) HeldUntil(now int64) int64 {
-	h := max(s.pauseUntil, s.rateNext, s.retry.stopUntil)
-	for i := range s.policies {
-		if p := &s.policies[i]; p.paces() {
-			if d := p.paceDelay(now, false); d > 0 {
-				h = max(h, addSat(now, d))
-			}
-		}
-	}
-	if s.learn.active(s.policies, now) {
-		if d := s.learn.next(now); d > 0 {
-			h = max(h, addSat(now, d))
-		}
-	}
-	return h
+	return max(s.pauseUntil, s.rateNext, s.retry.stopUntil, s.paceNext(now))
 }
 
 // PauseUntil pauses the key at now until until (capped at MaxPause from

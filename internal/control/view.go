@@ -76,6 +76,16 @@ func (s *State) View(t time.Time) View {
 	if s.rateNext > now {
 		v.RateNext = at(s.rateNext)
 	}
+	if next := s.paceNext(now); next > 0 {
+		v.NextStart = at(next)
+	}
+	return v
+}
+
+// paceNext returns the earliest a request may start after now by the q
+// per w of the key's quotas of requests, stated or learned; 0 when none
+// holds one back at now. It does not change s.
+func (s *State) paceNext(now int64) int64 {
 	next := int64(0)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
@@ -89,10 +99,7 @@ func (s *State) View(t time.Time) View {
 			next = max(next, addSat(now, d))
 		}
 	}
-	if next > 0 {
-		v.NextStart = at(next)
-	}
-	return v
+	return next
 }
 
 // BoundView is View of s as Bound leaves it at t, with a pause until pu
