@@ -48,10 +48,9 @@ import "time"
 //     TestGradientPeriodicErrorsNoLock). Above 1.5, the origin queues
 //     what it is sent; the limit moves a quarter of the way (by one at
 //     least) to what the origin serves without queueing plus half as
-//     much, inflight·1.5/g. Below
-//     1.25, and if the origin was sent at least half the limit (a client
-//     that sends little learns nothing about more), the limit goes up by
-//     one. In between, it holds.
+//     much, inflight·1.5/g. Below 1.25, and if the origin was sent at
+//     least half the limit (a client that sends little learns nothing
+//     about more), the limit goes up by one. In between, it holds.
 //
 // Against a server with 8 workers of 50ms each (160 requests a second)
 // and 64 clients that always have more to send, the limit settles between

@@ -102,11 +102,12 @@ type Store interface {
 // the first): the store keeps more than MaxKeys only by such keys, and
 // drops the surplus as new keys come in. Of the 8 least recently used
 // keys that may go, the one whose state holds its next start back least
-// long (a pause, Budget.MaxRate's spacing, a quota's pacing) goes first, so that a key
-// paused for an hour (a Retry-After whose refusal went back to the caller)
-// is not forgotten while a key that holds nothing back may go. An evicted key's next request
-// starts fresh: Budget.MaxRate's spacing since its last start is lost
-// with it (kept, every key used within 1/MaxRate would be).
+// long (a pause, Budget.MaxRate's spacing, a quota's pacing) goes first,
+// so that a key paused for an hour (a Retry-After whose refusal went back
+// to the caller) is not forgotten while a key that holds nothing back may
+// go. An evicted key's next request starts fresh: Budget.MaxRate's
+// spacing since its last start is lost with it (kept, every key used
+// within 1/MaxRate would be).
 type MemoryStore struct {
 	// MaxKeys is the most keys kept at once. If zero, 65536.
 	MaxKeys int
