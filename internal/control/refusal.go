@@ -23,9 +23,10 @@ const RefusalFloor = time.Second
 // applies the plan to the state.
 //
 // The wait is the server's when it gave one (Retry-After, else the reset of
-// a spent quota), and a floor: jitter only lengthens the pause, is added
-// after the wait was judged, never carries it past MaxWait, and takes at
-// most half of the time the deadline leaves after the wait. A wait
+// a spent quota), and a floor: jitter of the server's wait only lengthens
+// the pause, is added after the wait was judged, never carries it past
+// MaxWait, and takes at most half of the time the deadline leaves after
+// the wait. A wait
 // below RefusalFloor is raised to it, and doubled for each refusal in a
 // row before it that gave one too. Without one, it is the request's next
 // backoff interval or the floor doubled for each refusal in a row before
@@ -33,7 +34,9 @@ const RefusalFloor = time.Second
 // do not each start again at a second), shortened at the end of a window (the first probe is
 // not put off by the request's earlier refusals) and while the learner
 // measures the key (a probe after half the time it has refused so far, so
-// that the window is known to within half of itself).
+// that the window is known to within half of itself). The floor and its
+// doublings, where they are the wait and outside those two cases, are
+// spread at random (see spread), and so is an outage's pause.
 //
 // The request is retried when it may be sent again, the wait fits within
 // MaxWait and its context deadline, and the server did not report abnormal
@@ -60,12 +63,12 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 	judged := p.Wait // the wait the retry is judged by, before its jitter
 	if f, raised := leastWait(n, r, l, rb.streak); raised {
 		p.Wait, p.Reason, judged = f, ReasonBackoff, f
-		if r.Given && !l.window && l.measuring == 0 {
-			// A short wait raised to the floor is lengthened by up to
-			// a quarter, as a backoff is randomised, so that clients
-			// refused together spread out.
-			hi, _ := bits.Mul64(j.next(), uint64(f/4)+1)
-			p.Wait = time.Duration(min(addSat(int64(f), int64(hi)), limit(f)))
+		if (r.Given || f > r.Backoff) && !l.window && l.measuring == 0 {
+			// A short wait raised to the floor, and the floor doubled
+			// past the request's own backoff (which is randomised
+			// already), are spread (see spread), so that clients
+			// refused together do not come back together.
+			p.Wait = time.Duration(min(int64(spread(&j, f)), limit(f)))
 		}
 	}
 	p.Pause = p.Wait
@@ -78,7 +81,10 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		// since the outage began, up to BackoffMax, whatever waits
 		// those flights gave: the key's floor above doubles only with
 		// the refusals that gave none, or a short one.
-		p.Pause = max(p.Pause, floorWait(0, rb.run-outageRun))
+		// Spread as the floor is above: clients refused together by an
+		// outage would otherwise probe it together for as long as it
+		// lasts.
+		p.Pause = max(p.Pause, spread(&j, floorWait(0, rb.run-outageRun)))
 	}
 	fits := func(d time.Duration) bool { return r.fits(now, d) }
 	want := r.Retryable && fits(judged)
@@ -193,6 +199,21 @@ func floorWait(d time.Duration, streak int32) time.Duration {
 		k--
 	}
 	return min(RefusalFloor<<min(k, 16), BackoffMax)
+}
+
+// spread returns the wait d, the refusal floor or a doubling of it (not
+// the server's wait), moved at random by up to a quarter of itself: the
+// floor lengthened (1 to 1.25 s), since no wait is shorter, a doubling
+// shortened (6 to 8 s for 8 s), so that a server back from an outage is
+// found no later than the doubling alone finds it. Clients refused
+// together thus come back apart. A random value of zero leaves d as it is.
+func spread(j *rng, d time.Duration) time.Duration {
+	d = max(d, 0)
+	r, _ := bits.Mul64(j.next(), uint64(d/4)+1)
+	if d-d/4 < RefusalFloor {
+		return time.Duration(addSat(int64(d), int64(r)))
+	}
+	return d - time.Duration(r)
 }
 
 // shortWait reports whether a refusal gave no wait, or one below the

@@ -52,6 +52,33 @@ func robustTables() []Table {
 			rel(2103*s, "o1", refused(bare(s)), Want{Plan: &control.Plan{Wait: time.Minute, Pause: time.Minute, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 2163 * s}),
 			acq(2162*s, "x", Want{Hold: control.ReasonBackoff, Until: 2163 * s}),
 		)},
+		// The floor and its doublings, which are not the server's waits,
+		// are drawn at random over a quarter of themselves, so that
+		// clients refused together come back apart: the floor is
+		// lengthened (no wait is shorter), a doubling shortened (no
+		// server back from an outage is found later than the doubling
+		// finds it). Rand is half its range: an eighth of each. Before,
+		// past the request's own backoff, every doubling was exact, and
+		// clients refused together by an outage probed it together for
+		// as long as it lasted.
+		{Name: "the floor and its doublings are spread", Steps: []Step{
+			acq(0, "a", Want{Grant: true, Probe: true}),
+			rel(0, "a", halfRand(refused(bare(500*ms))), Want{Plan: plan(1125*ms, 1125*ms, control.ReasonBackoff), PauseUntil: 1125 * ms, PauseReason: control.ReasonBackoff}),
+			acq(1125*ms, "b", Want{Grant: true, Probe: true}),
+			rel(1125*ms, "b", halfRand(refused(bare(500*ms))), Want{Plan: plan(1750*ms, 1750*ms, control.ReasonBackoff), PauseUntil: 2875 * ms}),
+			acq(2875*ms, "c", Want{Grant: true, Probe: true}),
+			rel(2875*ms, "c", halfRand(refused(retryAfter(0))), Want{Plan: plan(3500*ms, 3500*ms, control.ReasonBackoff), PauseUntil: 6375 * ms}),
+			acq(6*s, "x", Want{Hold: control.ReasonBackoff, Until: 6375 * ms}),
+			// The request's own backoff, when longer, is its wait as it
+			// is: randomised already.
+			acq(6375*ms, "d", Want{Grant: true, Probe: true}),
+			rel(6375*ms, "d", halfRand(refused(bare(20*s))), Want{Plan: plan(20*s, 20*s, control.ReasonBackoff), PauseUntil: 26375 * ms}),
+		}},
+		{Name: "an outage's pause is spread", Steps: append(refusedInRow(40),
+			acq(2103*s, "o1", Want{Grant: true, Probe: true}),
+			rel(2103*s, "o1", halfRand(refused(bare(s))), Want{Plan: &control.Plan{Wait: 52500 * ms, Pause: 52500 * ms, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 2155500 * ms}),
+			acq(2155*s, "x", Want{Hold: control.ReasonBackoff, Until: 2155500 * ms}),
+		)},
 		{Name: "refusal floor", Steps: []Step{
 			// Retry-After: 0 is no invitation to resend at once: the
 			// floor, a second (jitter 0 from Rand 0).
@@ -207,6 +234,13 @@ func outageTable() Table {
 
 // refusedInRow is n lone requests, each sent as the pause of the last ends,
 // each refused with no wait (a backoff of a second).
+// halfRand is o with the random value of its pause's jitter at half its
+// range.
+func halfRand(o control.Outcome) control.Outcome {
+	o.Rand = 1 << 63
+	return o
+}
+
 func refusedInRow(n int) []Step {
 	var steps []Step
 	at := time.Duration(0)
