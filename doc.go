@@ -220,10 +220,13 @@
 //
 // The attempt counts the origin's refusals in a row as well as the
 // request's own: a request sent anew to an origin that refused the last
-// five in a row with no wait waits 32s at least (with no jitter: the
-// learner's probes, below, measure by it), not a second, so that
-// callers that each send a fresh request do not probe a refusing origin
-// every second (the refusals of requests in flight together count once).
+// five in a row with no wait waits about 32s (24s to 32s: the origin's
+// doubling is spread at random, a doubling below the minute shortened by
+// up to a quarter, the minute lengthened by up to a quarter, so that
+// clients refused together come back apart; never below the request's own
+// backoff), not a second, so that callers that each
+// send a fresh request do not probe a refusing origin every second (the
+// refusals of requests in flight together count once).
 //
 // While the learner (see Learning) measures an origin's window, the waits
 // after a refusal that gave none are shorter: half the time the origin has

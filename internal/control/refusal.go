@@ -61,14 +61,13 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		return int64(l)
 	}
 	judged := p.Wait // the wait the retry is judged by, before its jitter
-	if f, raised := leastWait(n, r, l, rb.streak); raised {
+	if f, raised, own := leastWait(n, r, l, rb.streak); raised {
 		p.Wait, p.Reason, judged = f, ReasonBackoff, f
-		if (r.Given || f > r.Backoff) && !l.window && l.measuring == 0 {
-			// A short wait raised to the floor, and the floor doubled
-			// past the request's own backoff (which is randomised
-			// already), are spread (see spread), so that clients
-			// refused together do not come back together.
-			p.Wait = time.Duration(min(int64(spread(&j, f)), limit(f)))
+		if own {
+			// The floor, or the floor doubled, is spread (see spread),
+			// so that clients refused together do not come back
+			// together; never below the request's own backoff.
+			p.Wait = time.Duration(min(int64(max(spread(rnd, f), r.Backoff)), limit(f)))
 		}
 	}
 	p.Pause = p.Wait
@@ -84,7 +83,7 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		// Spread as the floor is above: clients refused together by an
 		// outage would otherwise probe it together for as long as it
 		// lasts.
-		p.Pause = max(p.Pause, spread(&j, floorWait(0, rb.run-outageRun)))
+		p.Pause = max(p.Pause, spread(rnd, floorWait(0, rb.run-outageRun)))
 	}
 	fits := func(d time.Duration) bool { return r.fits(now, d) }
 	want := r.Retryable && fits(judged)
@@ -128,36 +127,45 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 // leastWait returns the wait Decide plans for the refusal r of the
 // request l at now, before its jitter, with streak short waits in a row
 // before it, when it is not the server's own: raised reports that it is
-// the backoff, or a wait below RefusalFloor raised to the floor.
-func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, raised bool) {
+// the backoff, or a wait below RefusalFloor raised to the floor; own, that
+// it is the floor or the floor doubled for the streak, which Decide
+// spreads: not the request's own backoff (randomised already), nor a wait
+// shortened at the end of a window or by the learner's measurement, whose
+// instants are what they are for.
+func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, raised, own bool) {
 	switch {
 	case !r.Given:
 		// The request's own backoff, and the key's: refusals in a row
 		// that gave no wait (or one below the floor) double it, whatever
 		// request they refused, so that fresh requests, each at its
 		// first backoff, do not probe a refusing key every second.
-		d = max(r.Backoff, floorWait(0, streak))
+		f := floorWait(0, streak)
+		d = max(r.Backoff, f)
 		if l.window {
 			d = min(d, BackoffInitial)
 		}
 		if l.measuring != 0 {
 			d = min(d, time.Duration(now-l.measuring)/2)
 		}
-		return max(d, RefusalFloor), true
+		d = max(d, RefusalFloor)
+		// The floor itself is not spread here: the request's own
+		// backoff, drawn around it, lengthens it half the time.
+		return d, true, d == f && f > max(r.Backoff, RefusalFloor) && !l.window
 	case r.Wait < RefusalFloor:
 		w := max(r.Wait, 0)
 		f := floorWait(w, streak)
+		d = f
 		if l.window {
-			f = min(f, BackoffInitial)
+			d = min(d, BackoffInitial)
 		}
 		if l.measuring != 0 {
 			// The learner measures the window: as for a refusal that
 			// gives no wait, but never below the floor.
-			f = min(f, max(RefusalFloor, time.Duration(now-l.measuring)/2))
+			d = min(d, max(RefusalFloor, time.Duration(now-l.measuring)/2))
 		}
-		return f, f > w
+		return d, d > w, d == f && d > w && !l.window
 	}
-	return r.Wait, false
+	return r.Wait, false, false
 }
 
 // MayRetry reports whether Decide could plan to retry the refusal r of the
@@ -168,7 +176,7 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 // else is known, and its body need not be read. [State.MayRetry] knows
 // the streak.
 func MayRetry(now time.Time, r *Refusal, l *Lease) bool {
-	d, _ := leastWait(instant(now), r, l, 0)
+	d, _, _ := leastWait(instant(now), r, l, 0)
 	return r.Retryable && r.fits(now, d)
 }
 
@@ -176,7 +184,7 @@ func MayRetry(now time.Time, r *Refusal, l *Lease) bool {
 // a row double the floor: it reports false for a refusal whose doubled
 // floor does not fit.
 func (s *State) MayRetry(now time.Time, r *Refusal, l *Lease) bool {
-	d, _ := leastWait(instant(now), r, l, s.retry.streak)
+	d, _, _ := leastWait(instant(now), r, l, s.retry.streak)
 	return r.Retryable && r.fits(now, d)
 }
 
@@ -201,16 +209,22 @@ func floorWait(d time.Duration, streak int32) time.Duration {
 	return min(RefusalFloor<<min(k, 16), BackoffMax)
 }
 
-// spread returns the wait d, the refusal floor or a doubling of it (not
-// the server's wait), moved at random by up to a quarter of itself: the
-// floor lengthened (1 to 1.25 s), since no wait is shorter, a doubling
-// shortened (6 to 8 s for 8 s), so that a server back from an outage is
-// found no later than the doubling alone finds it. Clients refused
-// together thus come back apart. A random value of zero leaves d as it is.
-func spread(j *rng, d time.Duration) time.Duration {
+// spread returns the wait d, the refusal floor or a doubling of it up to
+// BackoffMax (not the server's wait), moved at random by up to a quarter
+// of itself, so that clients refused together come back apart: the floor
+// (which leastWait spreads for a short wait the server gave only)
+// lengthened (1 to 1.25 s), since no wait is shorter, and the doubling's
+// cap lengthened (1 to 1.25 min), so that a long outage is probed no more
+// often than the cap says; a doubling below the cap shortened (6 to 8 s
+// for 8 s), so that a server back from an outage is found no later than
+// the doubling alone finds it. rnd is the decision's random value, whose
+// share of its range is the share of the quarter taken: zero leaves d as
+// it is (whatever else the decision draws), and the two waits a decision
+// may spread, the request's and an outage's pause, move alike.
+func spread(rnd uint64, d time.Duration) time.Duration {
 	d = max(d, 0)
-	r, _ := bits.Mul64(j.next(), uint64(d/4)+1)
-	if d-d/4 < RefusalFloor {
+	r, _ := bits.Mul64(rnd, uint64(d/4)+1)
+	if d-d/4 < RefusalFloor || d >= BackoffMax {
 		return time.Duration(addSat(int64(d), int64(r)))
 	}
 	return d - time.Duration(r)

@@ -54,30 +54,45 @@ func robustTables() []Table {
 		)},
 		// The floor and its doublings, which are not the server's waits,
 		// are drawn at random over a quarter of themselves, so that
-		// clients refused together come back apart: the floor is
-		// lengthened (no wait is shorter), a doubling shortened (no
-		// server back from an outage is found later than the doubling
-		// finds it). Rand is half its range: an eighth of each. Before,
-		// past the request's own backoff, every doubling was exact, and
-		// clients refused together by an outage probed it together for
-		// as long as it lasted.
+		// clients refused together come back apart: the floor (for a
+		// short wait the server gave) and the cap, a minute, are
+		// lengthened (no wait is shorter than the floor, and a long
+		// outage is probed no more often than the cap says), a doubling below the cap shortened (no server back from
+		// an outage is found later than the doubling finds it). Rand is
+		// half its range: an eighth of each. Before, past the request's
+		// own backoff, every doubling was exact, and clients refused
+		// together by an outage probed it together for as long as it
+		// lasted.
 		{Name: "the floor and its doublings are spread", Steps: []Step{
+			// A refusal that gives no wait: the floor, or the request's
+			// own backoff drawn around it, random already.
 			acq(0, "a", Want{Grant: true, Probe: true}),
-			rel(0, "a", halfRand(refused(bare(500*ms))), Want{Plan: plan(1125*ms, 1125*ms, control.ReasonBackoff), PauseUntil: 1125 * ms, PauseReason: control.ReasonBackoff}),
-			acq(1125*ms, "b", Want{Grant: true, Probe: true}),
-			rel(1125*ms, "b", halfRand(refused(bare(500*ms))), Want{Plan: plan(1750*ms, 1750*ms, control.ReasonBackoff), PauseUntil: 2875 * ms}),
-			acq(2875*ms, "c", Want{Grant: true, Probe: true}),
-			rel(2875*ms, "c", halfRand(refused(retryAfter(0))), Want{Plan: plan(3500*ms, 3500*ms, control.ReasonBackoff), PauseUntil: 6375 * ms}),
-			acq(6*s, "x", Want{Hold: control.ReasonBackoff, Until: 6375 * ms}),
+			rel(0, "a", halfRand(refused(bare(500*ms))), Want{Plan: plan(s, s, control.ReasonBackoff), PauseUntil: s, PauseReason: control.ReasonBackoff}),
+			acq(s, "b", Want{Grant: true, Probe: true}),
+			rel(s, "b", halfRand(refused(bare(500*ms))), Want{Plan: plan(1750*ms, 1750*ms, control.ReasonBackoff), PauseUntil: 2750 * ms}),
+			acq(2750*ms, "c", Want{Grant: true, Probe: true}),
+			rel(2750*ms, "c", halfRand(refused(retryAfter(0))), Want{Plan: plan(3500*ms, 3500*ms, control.ReasonBackoff), PauseUntil: 6250 * ms}),
+			acq(6*s, "x", Want{Hold: control.ReasonBackoff, Until: 6250 * ms}),
 			// The request's own backoff, when longer, is its wait as it
 			// is: randomised already.
-			acq(6375*ms, "d", Want{Grant: true, Probe: true}),
-			rel(6375*ms, "d", halfRand(refused(bare(20*s))), Want{Plan: plan(20*s, 20*s, control.ReasonBackoff), PauseUntil: 26375 * ms}),
+			acq(6250*ms, "d", Want{Grant: true, Probe: true}),
+			rel(6250*ms, "d", halfRand(refused(bare(20*s))), Want{Plan: plan(20*s, 20*s, control.ReasonBackoff), PauseUntil: 26250 * ms}),
+			// After an acceptance, a short wait the server gave is
+			// raised to the floor, lengthened.
+			acq(26250*ms, "e", Want{Grant: true, Probe: true}),
+			rel(26250*ms, "e", ok(), Want{}),
+			acq(26250*ms, "f", Want{Grant: true}),
+			rel(26250*ms, "f", halfRand(refused(retryAfter(0))), Want{Plan: plan(1125*ms, 1125*ms, control.ReasonBackoff), PauseUntil: 27375 * ms}),
 		}},
-		{Name: "an outage's pause is spread", Steps: append(refusedInRow(40),
-			acq(2103*s, "o1", Want{Grant: true, Probe: true}),
-			rel(2103*s, "o1", halfRand(refused(bare(s))), Want{Plan: &control.Plan{Wait: 52500 * ms, Pause: 52500 * ms, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 2155500 * ms}),
-			acq(2155*s, "x", Want{Hold: control.ReasonBackoff, Until: 2155500 * ms}),
+		// An outage's pause is spread as the floor's doublings are: the
+		// cap, a minute, lengthened. Here the key's floor is doubled
+		// once (the flights of the outage gave a wait of a second), and
+		// the outage's pause, doubled for 6 flights since it began,
+		// binds.
+		{Name: "an outage's pause is spread", Steps: outageOfShortWaits(45,
+			acq(46*s, "o", Want{Grant: true, Probe: true}),
+			rel(46*s, "o", halfRand(refused(bare(s))), Want{Plan: &control.Plan{Wait: 1750 * ms, Pause: 67500 * ms, Reason: control.ReasonBackoff, Denied: control.ReasonRetryBudget}, PauseUntil: 113500 * ms}),
+			acq(113*s, "x", Want{Hold: control.ReasonBackoff, Until: 113500 * ms}),
 		)},
 		{Name: "refusal floor", Steps: []Step{
 			// Retry-After: 0 is no invitation to resend at once: the
@@ -232,8 +247,6 @@ func outageTable() Table {
 	return Table{Name: "outage drops retries", Steps: steps}
 }
 
-// refusedInRow is n lone requests, each sent as the pause of the last ends,
-// each refused with no wait (a backoff of a second).
 // halfRand is o with the random value of its pause's jitter at half its
 // range.
 func halfRand(o control.Outcome) control.Outcome {
@@ -241,6 +254,20 @@ func halfRand(o control.Outcome) control.Outcome {
 	return o
 }
 
+// outageOfShortWaits is a lone request refused with no wait, then n lone
+// requests each refused with Retry-After: 1 a second after the last, then
+// more.
+func outageOfShortWaits(n int, more ...Step) []Step {
+	steps := []Step{acq(0, "b", Want{Grant: true, Probe: true}), rel(0, "b", refused(bare(s)), Want{})}
+	for i := range n {
+		at, name := time.Duration(i+1)*s, fmt.Sprintf("f%d", i)
+		steps = append(steps, acq(at, name, Want{Grant: true, Probe: true}), rel(at, name, refused(retryAfter(s)), Want{}))
+	}
+	return append(steps, more...)
+}
+
+// refusedInRow is n lone requests, each sent as the pause of the last ends,
+// each refused with no wait (a backoff of a second).
 func refusedInRow(n int) []Step {
 	var steps []Step
 	at := time.Duration(0)
