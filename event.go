@@ -205,9 +205,7 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 	msg := fmt.Sprint(err) // as fmt prints it: an Error method that panics (on a typed nil) does not
 	var hidden []string    // every spelling of every secret, hidden longest first
 	if len(key) >= minCredential {
-		// As it is, and escaped as a URL's query, a path segment or a
-		// path writes it.
-		hidden = append(hidden, key, url.QueryEscape(key), url.PathEscape(key), (&url.URL{Path: key}).EscapedPath())
+		hidden = append(hidden, keySpellings(key)...)
 	}
 	if r == nil || r.URL == nil {
 		return hideAll(msg, hidden)
@@ -316,7 +314,17 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 // hidden cannot cut another (a custom key within the query, a path or a
 // token, or overlapping a path as a key of origin and first segment
 // does), which would leave the rest of the other shown.
-func hideAll(msg string, xs []string) string {
+func hideAll(msg string, xs []string) string { return replaceAll(msg, xs, "...") }
+
+// keySpellings returns the ways a text may spell key: as it is, and
+// escaped as a URL's query, a path segment or a path writes it (a Store
+// reached over HTTP, a Base's URL). replaceAll adds each Go-quoted.
+func keySpellings(key string) []string {
+	return []string{key, url.QueryEscape(key), url.PathEscape(key), (&url.URL{Path: key}).EscapedPath()}
+}
+
+// replaceAll is hideAll with repl in place of "...".
+func replaceAll(msg string, xs []string, repl string) string {
 	var spans [][2]int // [start, end) of each occurrence
 	find := func(x string) {
 		occurrences(msg, x, func(i int) { spans = append(spans, [2]int{i, i + len(x)}) })
@@ -342,7 +350,7 @@ func hideAll(msg string, xs []string) string {
 			end = max(end, spans[k][1])
 		}
 		b.WriteString(msg[at:start])
-		b.WriteString("...")
+		b.WriteString(repl)
 		at = end
 	}
 	b.WriteString(msg[at:])

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -554,9 +553,10 @@ func (t *Transport) note(req *http.Request, b *Budget, key budgetKey, now time.T
 	t.emit(e)
 }
 
-// storeError is a Store's error as events show it: with the key, should
-// its text hold it, as it is or quoted (%q escapes a key's quotes and
-// bytes that do not print), replaced by how the key is shown.
+// storeError is a Store's error as events show it: with a custom key of
+// minCredential bytes or more, should its text hold it, as it is, escaped
+// as a URL writes it, or quoted (%q escapes a key's quotes and bytes that
+// do not print), replaced by how the key is shown.
 type storeError struct {
 	err        error
 	key, shown string
@@ -564,11 +564,12 @@ type storeError struct {
 
 func (e *storeError) Error() string {
 	s := e.err.Error()
-	if e.key != "" && e.key != e.shown {
-		s = strings.ReplaceAll(s, e.key, e.shown)
-		if q := strconv.Quote(e.key); q[1:len(q)-1] != e.key {
-			s = strings.ReplaceAll(s, q[1:len(q)-1], e.shown)
-		}
+	if e.key != e.shown && len(e.key) >= minCredential {
+		// Every spelling, as Base's errors hide a custom key (see
+		// logError): a Store reached over HTTP writes the key escaped
+		// in a URL. A shorter key is left, as there: replaced, its
+		// letters would be wherever they are in the message.
+		s = replaceAll(s, keySpellings(e.key), e.shown)
 	}
 	return "polite: store: " + s
 }
