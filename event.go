@@ -5,9 +5,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -323,35 +323,64 @@ func keySpellings(key string) []string {
 	return []string{key, url.QueryEscape(key), url.PathEscape(key), (&url.URL{Path: key}).EscapedPath()}
 }
 
-// replaceAll is hideAll with repl in place of "...".
+// replaceAll is hideAll with repl in place of "...", in time linear in
+// len(msg) for each of xs (spellings alike are looked for once), and
+// memory of 4 bytes a byte of msg once one is found: the end of the
+// longest occurrence that starts at each byte, swept once.
 func replaceAll(msg string, xs []string, repl string) string {
-	var spans [][2]int // [start, end) of each occurrence
-	find := func(x string) {
-		occurrences(msg, x, func(i int) { spans = append(spans, [2]int{i, i + len(x)}) })
+	if len(msg) > math.MaxInt32 {
+		return repl // no error is so long; hidden whole, rather than shown
+	}
+	var cover []int32 // cover[i]: the end of the longest occurrence starting at i; 0: none
+	mark := func(x string) {
+		occurrences(msg, x, func(i int) {
+			if cover == nil {
+				cover = make([]int32, len(msg))
+			}
+			cover[i] = max(cover[i], int32(i+len(x)))
+		})
+	}
+	looked := make(map[string]bool, 2*len(xs)) // each spelling once: the escapes of a key often agree
+	look := func(x string) {
+		if x != "" && !looked[x] {
+			looked[x] = true
+			mark(x)
+		}
 	}
 	for _, x := range xs {
-		find(x)
+		look(x)
 		if x == "" {
 			continue
 		}
 		if q := strconv.Quote(x); q[1:len(q)-1] != x {
-			find(q[1 : len(q)-1])
+			look(q[1 : len(q)-1])
 		}
 	}
-	if len(spans) == 0 {
+	if cover == nil {
 		return msg
 	}
-	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
 	var b strings.Builder
-	at := 0 // msg[:at] is written
-	for k := 0; k < len(spans); {
-		start, end := spans[k][0], spans[k][1]
-		for k++; k < len(spans) && spans[k][0] <= end; k++ {
-			end = max(end, spans[k][1])
-		}
+	at := 0             // msg[:at] is written
+	start, end := -1, 0 // the span being merged, [start, end); start < 0: none
+	flush := func() {
 		b.WriteString(msg[at:start])
 		b.WriteString(repl)
 		at = end
+	}
+	for i, c := range cover {
+		switch {
+		case c == 0:
+		case start >= 0 && i <= end: // touches or overlaps the span: one "..."
+			end = max(end, int(c))
+		default:
+			if start >= 0 {
+				flush()
+			}
+			start, end = i, int(c)
+		}
+	}
+	if start >= 0 {
+		flush()
 	}
 	b.WriteString(msg[at:])
 	return b.String()

@@ -66,8 +66,14 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		if own {
 			// The floor, or the floor doubled, is spread (see spread),
 			// so that clients refused together do not come back
-			// together; never below the request's own backoff.
-			p.Wait = time.Duration(min(int64(max(spread(rnd, f), r.Backoff)), limit(f)))
+			// together; a refusal that gave no wait never below the
+			// request's own backoff (a refusal a tokens quota explains
+			// has a wait, whatever backoff the Transport set).
+			w := spread(rnd, f)
+			if !r.Given {
+				w = max(w, r.Backoff)
+			}
+			p.Wait = time.Duration(min(int64(w), limit(f)))
 		}
 	}
 	p.Pause = p.Wait
@@ -150,7 +156,7 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 		d = max(d, RefusalFloor)
 		// The floor itself is not spread here: the request's own
 		// backoff, drawn around it, lengthens it half the time.
-		return d, true, d == f && f > max(r.Backoff, RefusalFloor) && !l.window
+		return d, true, d == f && f > max(r.Backoff, RefusalFloor) && !l.window && shortens(f, l)
 	case r.Wait < RefusalFloor:
 		w := max(r.Wait, 0)
 		f := floorWait(w, streak)
@@ -163,9 +169,16 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 			// gives no wait, but never below the floor.
 			d = min(d, max(RefusalFloor, time.Duration(now-l.measuring)/2))
 		}
-		return d, d > w, d == f && d > w && !l.window
+		return d, d > w, d == f && d > w && !l.window && shortens(f, l)
 	}
 	return r.Wait, false, false
+}
+
+// shortens reports whether spread may move the wait f of the request l:
+// always, but while the learner measures a window, whose probe goes after
+// half the time refused so far at most; then only when spread shortens f.
+func shortens(f time.Duration, l *Lease) bool {
+	return l.measuring == 0 || f-f/4 >= RefusalFloor && f < BackoffMax
 }
 
 // MayRetry reports whether Decide could plan to retry the refusal r of the

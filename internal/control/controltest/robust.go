@@ -77,12 +77,19 @@ func robustTables() []Table {
 			// is: randomised already.
 			acq(6250*ms, "d", Want{Grant: true, Probe: true}),
 			rel(6250*ms, "d", halfRand(refused(bare(20*s))), Want{Plan: plan(20*s, 20*s, control.ReasonBackoff), PauseUntil: 26250 * ms}),
-			// After an acceptance, a short wait the server gave is
-			// raised to the floor, lengthened.
+			// While the learner measures the window (since the first
+			// refusal), a short wait the server gave is raised to the
+			// floor, not lengthened: the measurement's probes go after
+			// half the time refused so far at most.
 			acq(26250*ms, "e", Want{Grant: true, Probe: true}),
 			rel(26250*ms, "e", ok(), Want{}),
 			acq(26250*ms, "f", Want{Grant: true}),
-			rel(26250*ms, "f", halfRand(refused(retryAfter(0))), Want{Plan: plan(1125*ms, 1125*ms, control.ReasonBackoff), PauseUntil: 27375 * ms}),
+			rel(26250*ms, "f", halfRand(refused(retryAfter(0))), Want{Plan: plan(s, s, control.ReasonBackoff), PauseUntil: 27250 * ms}),
+		}},
+		{Name: "a short wait the server gave is raised to the floor, spread", Steps: []Step{
+			acq(0, "a", Want{Grant: true, Probe: true}),
+			rel(0, "a", halfRand(refused(retryAfter(0))), Want{Plan: plan(1125*ms, 1125*ms, control.ReasonBackoff), PauseUntil: 1125 * ms, PauseReason: control.ReasonBackoff}),
+			acq(s, "x", Want{Hold: control.ReasonBackoff, Until: 1125 * ms}),
 		}},
 		// An outage's pause is spread as the floor's doublings are: the
 		// cap, a minute, lengthened. Here the key's floor is doubled
