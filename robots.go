@@ -287,7 +287,7 @@ func (c *robotsCache) decide(site robotsSite, path string, v robotsView) (time.D
 		return 0, nil
 	}
 	if rule, ok := v.file.matchQuery(path); ok && !rule.allow {
-		return interval, &RobotsError{Origin: site.origin, Host: site.host, Agent: v.file.agent, Rule: shorten(rule.pattern, maxRobotsAgent)}
+		return interval, &RobotsError{Origin: site.origin, Host: site.host, Agent: v.file.agent, Rule: strings.Clone(shorten(rule.pattern, maxRobotsAgent))}
 	}
 	return interval, nil
 }
