@@ -12,7 +12,8 @@ import (
 // This file reads robots.txt (RFC 9309) for one product token: the rules of
 // the group that applies to it, and the pace it asks for. It is a small
 // parser of our own rather than a dependency: it keeps only what one
-// crawler needs, matches in linear time, and reads the non-standard
+// crawler needs, matches each pattern in time linear in it and the path
+// (no backtracking), and reads the non-standard
 // Crawl-delay and Request-rate records.
 
 // robotsFile is what one robots.txt says to one product token.
