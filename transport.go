@@ -306,14 +306,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				// local ceiling, no wait begun before (the hold asks
 				// as the request that began it, its place in line).
 				if h, ok := b.mem.acquireAt(key, asked, &b.cfg, &ask, &g); !ok {
-					err = t.hold(req, b, *key, attempt, ask, &g, asked.time(), &h)
+					at := asked.time()
+					err = t.hold(req, b, *key, attempt, ask, &g, at, at, &h)
 				}
 			} else {
 				held := from
 				if held.IsZero() {
 					held = asked.time()
 				}
-				err = t.hold(req, b, *key, attempt, ask, &g, held, nil)
+				err = t.hold(req, b, *key, attempt, ask, &g, held, asked.time(), nil)
 			}
 			from = time.Time{}
 		}
@@ -706,9 +707,16 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 	return err
 }
 
-// hold tries to start req at start, unless first says how the in-memory
-// store held it then, and waits out each hold until req is granted.
-func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start time.Time, first *control.Hold) (err error) {
+// hold tries to start req at now, unless first says how the in-memory
+// store held it then, and waits out each hold until req is granted. Its
+// wait, and MaxWait, count from start, which may be earlier: a retry
+// after a transient failure counts from the failure. The budget and the
+// local ceilings are asked at now, never at start: asked at an instant
+// past (the failure's, a drain of its body later), the budget took it for
+// the present, and Budget.MaxRate's next start was cut back to one spacing
+// after it, so that another request started less than a spacing after
+// the last.
+func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start, now time.Time, first *control.Hold) (err error) {
 	ctx := req.Context()
 	w := new(try)
 	var tk tickets // its places in the lines of the local pace
@@ -723,7 +731,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	}()
 	if first != nil {
 		w.held(hold{Hold: *first})
-	} else if err := t.try(req, b, key, start, ask, g, w, &tk); err != nil || w.granted {
+	} else if err := t.try(req, b, key, now, ask, g, w, &tk); err != nil || w.granted {
 		return err
 	}
 	// Held: every try from now on asks as the request that first asked

@@ -1,0 +1,160 @@
+package polite_test
+
+import (
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+)
+
+// A Budget over a Store, MaxRate 2 (a start every 500 ms), RetryTransient.
+// The first request is answered by a 502 whose body trickles, so that
+// draining it before the retry takes drainTime (1 s; the body's Close
+// interrupts its Read, as net/http's does). The retry's first ask went to
+// the Store at the instant of the failure, a second in the past, and the
+// Budget's Bound took that instant for "now": MaxRate's next start was cut
+// back to one spacing after the failure, and the next request to ask
+// started at once, 100 ms after the one before (at 1.0 s and 1.1 s). The
+// retry asks at the present now; its wait and MaxWait still count from
+// the failure.
+func TestTransientRetryKeepsBudgetMaxRateWithStore(t *testing.T) {
+	for round := range 8 {
+		synctest.Test(t, func(t *testing.T) {
+			var (
+				mu     sync.Mutex
+				starts []time.Time
+				n      int
+			)
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				mu.Lock()
+				n++
+				i := n
+				starts = append(starts, time.Now())
+				mu.Unlock()
+				if i == 1 {
+					time.Sleep(100 * time.Millisecond)
+					// A 502 whose body has not arrived: a drain reads it
+					// until it is cut, a second later.
+					return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, ContentLength: -1,
+						Body: polite.NewStuckBody(), Request: r}, nil
+				}
+				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			})
+			tr := &polite.Transport{
+				Base:           base,
+				Budget:         &polite.Budget{Store: newBytesStore(), MaxRate: 2},
+				RetryTransient: true,
+			}
+			t0 := time.Now()
+			var wg sync.WaitGroup
+			for range 3 {
+				wg.Go(func() {
+					for range 3 {
+						resp, err := tr.RoundTrip(newGet(t))
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						resp.Body.Close()
+					}
+				})
+			}
+			wg.Wait()
+			for i := 1; i < len(starts); i++ {
+				if d := starts[i].Sub(starts[i-1]); d < 500*time.Millisecond {
+					var s []string
+					for _, st := range starts {
+						s = append(s, st.Sub(t0).String())
+					}
+					t.Fatalf("round %d: starts %v and %v only %v apart, want at least 1/Budget.MaxRate = 500ms (all starts: %v)",
+						round, starts[i-1].Sub(t0), starts[i].Sub(t0), d, s)
+				}
+			}
+		})
+	}
+}
+
+// blockingBody yields its one byte after delay, whatever Close does: a
+// body behind an io.NopCloser, whose drain lasts until its Read returns.
+type blockingBody struct {
+	delay time.Duration
+	done  bool
+}
+
+func (b *blockingBody) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	time.Sleep(b.delay)
+	b.done = true
+	p[0] = 'x'
+	return 1, nil
+}
+
+func (b *blockingBody) Close() error { return nil }
+
+// The same on the in-memory store: once the drain of the 502 lasted more
+// than a second (a body whose Close does not interrupt its Read), the
+// retry's ask at the failure's instant was taken for the clock stepping
+// back, and the state cut MaxRate's next start to one spacing after that
+// instant: starts at 1.5 s and 1.6 s.
+func TestTransientRetryKeepsBudgetMaxRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu     sync.Mutex
+			starts []time.Time
+			n      int
+		)
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			n++
+			i := n
+			starts = append(starts, time.Now())
+			mu.Unlock()
+			if i == 1 {
+				time.Sleep(100 * time.Millisecond)
+				return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, ContentLength: -1,
+					Body: &blockingBody{delay: 1500 * time.Millisecond}, Request: r}, nil
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		tr := &polite.Transport{Base: base, Budget: &polite.Budget{MaxRate: 2}, RetryTransient: true}
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				for range 3 {
+					resp, err := tr.RoundTrip(newGet(t))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		for i := 1; i < len(starts); i++ {
+			if d := starts[i].Sub(starts[i-1]); d < 500*time.Millisecond {
+				var s []string
+				for _, st := range starts {
+					s = append(s, st.Sub(t0).String())
+				}
+				t.Fatalf("starts %v and %v only %v apart, want at least 1/Budget.MaxRate = 500ms (all starts: %v)",
+					starts[i-1].Sub(t0), starts[i].Sub(t0), d, s)
+			}
+		}
+	})
+}
+
+func newGet(t *testing.T) *http.Request {
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
