@@ -729,10 +729,24 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			t.ceil.leave(floorOrigin(req, key), tk.origin)
 		}
 	}()
+	// A retry after a transient failure asks at now, past start: the
+	// time between, the drain of the failure's body and the retry's own
+	// wait, is held for what that wait was for.
+	var before waits
+	held := start // when the first hold began
+	if now.After(start) {
+		before.add(reasonOf(ask.AfterReason), now.Sub(start))
+		held = now
+	}
 	if first != nil {
 		w.held(hold{Hold: *first})
-	} else if err := t.try(req, b, key, now, ask, g, w, &tk); err != nil || w.granted {
+	} else if err := t.try(req, b, key, now, ask, g, w, &tk); err != nil {
 		return err
+	} else if w.granted {
+		if before.n > 0 && t.observed() {
+			t.emit(Event{Kind: EventWait, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: before.main()})
+		}
+		return nil
 	}
 	// Held: every try from now on asks as the request that first asked
 	// at start, its place in line (see control's turn.go), or, for a
@@ -753,9 +767,9 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	}()
 	var (
 		timer *time.Timer
-		last  = start                  // when the current hold began
+		last  = held                   // when the current hold began
 		limit = start.Add(t.maxWait()) // the end of the longest wait honoured
-		spent waits                    // time held, by reason
+		spent = before                 // time held, by reason
 
 		// A Store's Wait that returned before its instant with nothing
 		// changed (the hold after it has the generation waited on) broke
