@@ -45,8 +45,9 @@ type WaitError struct {
 	// key itself.
 	Key string
 	// Delay is how long the request would have had to wait: in all,
-	// since it first asked, against MaxWait; from when it failed, against
-	// the time left before its deadline.
+	// since it first asked (a retry of a transient failure, since the
+	// failure), against MaxWait; from when it failed, against the time
+	// left before its deadline.
 	Delay time.Duration
 	// Until is when the wait would have ended; zero when no end was known
 	// (a concurrency slot held by a request still in flight), the wait

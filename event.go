@@ -60,7 +60,8 @@ const (
 // Event reports one thing a Transport did or learned, to [Transport.OnEvent]
 // and [Transport.Logger]. It never carries a partition key, and never a
 // key from a custom Transport.Key, which may hold a credential, other than
-// as its fingerprint.
+// as its fingerprint. Logged with log/slog (slog.Any("event", e)), it is
+// what the Transport's Logger records of it (see [Event.LogValue]).
 type Event struct {
 	Kind EventKind // what happened
 	// Time is when it happened, by the Transport's clock: for an event
@@ -121,14 +122,22 @@ func (t *Transport) emit(e Event) {
 		return
 	}
 	var buf [9]slog.Attr
-	attrs := append(buf[:0], slog.String("key", e.Key))
+	attrs := e.attrs(buf[:0], t.Key != nil)
+	t.Logger.LogAttrs(ctx, level, "polite: "+string(e.Kind), attrs...)
+}
+
+// attrs appends to attrs what a log record of e carries (see emit); custom
+// says the Transport has a custom Key, which may be built from the
+// request's path: the path is then left out.
+func (e *Event) attrs(attrs []slog.Attr, custom bool) []slog.Attr {
+	attrs = append(attrs, slog.String("key", e.Key))
 	if r := e.Request; r != nil && e.Kind != EventStoreDown && e.Kind != EventStoreUp {
 		method := r.Method
 		if method == "" {
 			method = http.MethodGet
 		}
 		attrs = append(attrs, slog.String("method", method))
-		if t.Key == nil && r.URL != nil {
+		if !custom && r.URL != nil {
 			attrs = append(attrs, slog.String("path", logPath(r.URL)))
 		}
 		attrs = append(attrs, slog.Int("attempt", e.Attempt))
@@ -156,9 +165,39 @@ func (t *Transport) emit(e Event) {
 		}
 		attrs = append(attrs, slog.String("limit", limit), slog.String("until", retryStamp(we.Until)))
 	} else if e.Err != nil {
-		attrs = append(attrs, slog.String("error", logError(e.Err, e.Request, t.Key != nil, "")))
+		attrs = append(attrs, slog.String("error", logError(e.Err, e.Request, custom, "")))
 	}
-	t.Logger.LogAttrs(ctx, level, "polite: "+string(e.Kind), attrs...)
+	return attrs
+}
+
+// LogValue makes e, logged by a handler of the caller's (slog.Any("event",
+// e)), a group of what the Transport's Logger records of it: its kind and
+// time, then the attributes emit documents. It shows nothing more: never
+// the request's query, credentials or a custom key, and no path when the
+// key is a custom key's fingerprint, which may be built from it. (As a
+// struct, an Event logs its Request whole to a text handler, and fails
+// to encode to a JSON one.)
+func (e Event) LogValue() slog.Value {
+	var buf [11]slog.Attr
+	attrs := append(buf[:0], slog.String("kind", string(e.Kind)))
+	if !e.Time.IsZero() {
+		attrs = append(attrs, slog.Time("time", e.Time))
+	}
+	return slog.GroupValue(e.attrs(attrs, isFingerprint(e.Key))...)
+}
+
+// isFingerprint reports whether key is as fingerprint writes a custom key:
+// "key-" and 8 hex digits.
+func isFingerprint(key string) bool {
+	if len(key) != len("key-")+8 || key[:4] != "key-" {
+		return false
+	}
+	for _, c := range []byte(key[4:]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // baseError is Base's or GetBody's error as an Event carries it: its text
