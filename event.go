@@ -171,8 +171,8 @@ func (e *Event) attrs(attrs []slog.Attr, custom bool) []slog.Attr {
 }
 
 // LogValue makes e, logged by a handler of the caller's (slog.Any("event",
-// e)), a group of what the Transport's Logger records of it: its kind and
-// time, then the attributes emit documents. It shows nothing more: never
+// e)), a group of what the Transport's Logger records of it: its kind,
+// its time (when set), then the attributes emit documents. It shows nothing more: never
 // the request's query, credentials or a custom key, and no path when the
 // key is a custom key's fingerprint, which may be built from it. (As a
 // struct, an Event logs its Request whole to a text handler, and fails
