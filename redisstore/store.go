@@ -107,7 +107,9 @@ const (
 
 // ErrContention is returned (wrapped) by [Store.Update] when other
 // processes' updates of the same key won the compare-and-swap for four
-// times Timeout and this one gave up.
+// times Timeout and this one gave up: it gives up before a swap once four
+// Timeouts have passed, so that with the swap in flight then (a Timeout at
+// most) an update so refused takes up to five.
 var ErrContention = errors.New("redisstore: too much contention on one key")
 
 // errLate is the error of a swap Redis ran after its Timeout, as this
@@ -231,8 +233,8 @@ func (s *Store) shard(id string) *shard {
 //
 // An error (wrapping the Redis client's) means the state may not have been
 // kept; each Redis call is bounded by Timeout, and an update that keeps
-// losing swaps to other processes gives up after four Timeouts with
-// [ErrContention]. If ctx ends while the update waits for its batch,
+// losing swaps to other processes gives up after four Timeouts (five at
+// most, with the swap then in flight) with [ErrContention]. If ctx ends while the update waits for its batch,
 // Update returns ctx.Err(). Once its batch is being swapped, it waits for
 // the swap in flight (a Timeout at most), so that what fn did, a lease
 // taken say, is never kept without its caller knowing; if that swap kept
