@@ -169,9 +169,10 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 // parsing fs, each quotation in it shown as shownURL shows a URL, and the
 // argument it names unquoted as shownURL shows a URL with a scheme, or
 // else as shownFlag shows a flag; the argument named is shown as
-// "…" when an -H parsed before it has no value: it is then likely a word
-// of that value left unquoted and split by the shell, one that begins with
-// a '-' (a base64url key) read as a flag.
+// "…" when an -H parsed before it has no value, or an Authorization its
+// scheme alone: it is then likely a word of that value left unquoted and
+// split by the shell, one that begins with a '-' (a base64url key) read as
+// a flag.
 func shownFlagError(err error, fs *flag.FlagSet) string {
 	s := err.Error()
 	for _, prefix := range []string{"bad flag syntax: ", "flag provided but not defined: -"} {
@@ -261,12 +262,19 @@ func framing(name string) bool {
 	return strings.EqualFold(name, "Content-Length") || strings.EqualFold(name, "Transfer-Encoding") || strings.EqualFold(name, "Trailer")
 }
 
-// split reports whether a header collected has no value: a value left
-// unquoted (-H X-Api-Key: $KEY), split by the shell into the arguments
-// that follow.
+// split reports whether a header collected has no value, or an
+// Authorization (or Proxy-Authorization) holds its scheme alone: a value
+// left unquoted (-H X-Api-Key: $KEY, -H Authorization:Bearer $TOKEN),
+// split by the shell into the arguments that follow.
 func (h headerFlag) split() bool {
 	for _, s := range h {
-		if _, value, _ := strings.Cut(s, ":"); strings.TrimSpace(value) == "" {
+		name, value, _ := strings.Cut(s, ":")
+		value = strings.TrimSpace(value)
+		if value == "" {
+			return true
+		}
+		name = strings.TrimSpace(name)
+		if (strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Proxy-Authorization")) && !strings.ContainsAny(value, " \t") {
 			return true
 		}
 	}

@@ -57,3 +57,20 @@ func TestUnquotedHeaderWordAsFlagNotShown(t *testing.T) {
 		}
 	}
 }
+
+// The same with the scheme of an Authorization joined to its name
+// (polite get -H Authorization:Bearer $TOKEN URL): the -H has a value, the
+// scheme alone, and the token that followed it was printed whole.
+func TestUnquotedAuthorizationTokenAsFlagNotShown(t *testing.T) {
+	const token = "-tokSECRET123"
+	for _, h := range []string{"Authorization:Bearer", "authorization: Basic", "Proxy-Authorization:Bearer"} {
+		args := []string{"get", "-H", h, token, "http://127.0.0.1:1/"}
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), args, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if code != 2 || strings.Contains(out, "SECRET123") {
+			t.Errorf("polite %q: exit %d, want 2 and the token not shown; first line: %q",
+				args, code, strings.SplitN(out, "\n", 2)[0])
+		}
+	}
+}
