@@ -1,7 +1,6 @@
 package polite_test
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"sync"
@@ -37,17 +36,7 @@ func TestOutageProbesOfClientsSpread(t *testing.T) {
 				}
 				return &http.Response{StatusCode: 429, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
 			}), MaxAttempts: 1}
-			for time.Since(start) < 30*time.Minute {
-				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
-				resp, err := tr.RoundTrip(req)
-				if err == nil {
-					resp.Body.Close()
-				} else {
-					time.Sleep(time.Second) // an error at once: the caller thinks before its next
-				}
-				cancel()
-			}
+			callUntil(t, tr, start.Add(30*time.Minute), 5*time.Minute)
 		}
 		var wg sync.WaitGroup
 		for range clients {

@@ -216,17 +216,7 @@ func TestOutageWithoutWaitBacksOff(t *testing.T) {
 					sent = append(sent, time.Since(start))
 					return &http.Response{StatusCode: 429, Header: tt.h.Clone(), Body: http.NoBody, Request: req}, nil
 				})}
-				for time.Since(start) < 30*time.Minute {
-					ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
-					resp, err := tr.RoundTrip(req)
-					if err == nil {
-						resp.Body.Close()
-					} else {
-						time.Sleep(time.Second) // an error at once: the caller thinks before its next
-					}
-					cancel()
-				}
+				callUntil(t, tr, start.Add(30*time.Minute), 2*time.Minute)
 				late := 0
 				for _, d := range sent {
 					if d >= 20*time.Minute {
@@ -300,5 +290,21 @@ func TestRefusalsWithoutWaitDoubleAcrossRequests(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// callUntil is a caller looping on tr until end: one GET after another,
+// each with a context of timeout, a second apart after an error.
+func callUntil(t *testing.T, tr *polite.Transport, end time.Time, timeout time.Duration) {
+	for time.Now().Before(end) {
+		ctx, cancel := context.WithTimeout(t.Context(), timeout)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		} else {
+			time.Sleep(time.Second) // an error at once: the caller thinks before its next
+		}
+		cancel()
 	}
 }

@@ -12,14 +12,6 @@ import (
 	"github.com/politehttp/polite"
 )
 
-func heapInUse() uint64 {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
 // A *RobotsError's Rule was a substring of all the rules its origin's
 // robots.txt left in the cache (decide: shorten(rule.pattern, ...) returns
 // the pattern itself when short). So an error the caller kept, as a
@@ -54,11 +46,11 @@ func TestRobotsErrorRuleHoldsNoRules(t *testing.T) {
 	check(-1)
 	const origins = 40
 	kept := make([]error, 0, origins)
-	before := heapInUse()
+	before := heap()
 	for i := range origins {
 		kept = append(kept, check(i))
 	}
-	after := heapInUse()
+	after := heap()
 	runtime.KeepAlive(tr)
 	runtime.KeepAlive(kept)
 	per := (int64(after) - int64(before)) / origins

@@ -22,7 +22,7 @@ import (
 // retry asks at the present now; its wait and MaxWait still count from
 // the failure.
 func TestTransientRetryKeepsBudgetMaxRateWithStore(t *testing.T) {
-	for round := range 8 {
+	for range 8 {
 		synctest.Test(t, func(t *testing.T) {
 			var (
 				mu     sync.Mutex
@@ -50,30 +50,8 @@ func TestTransientRetryKeepsBudgetMaxRateWithStore(t *testing.T) {
 				RetryTransient: true,
 			}
 			t0 := time.Now()
-			var wg sync.WaitGroup
-			for range 3 {
-				wg.Go(func() {
-					for range 3 {
-						resp, err := tr.RoundTrip(newGet(t))
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						resp.Body.Close()
-					}
-				})
-			}
-			wg.Wait()
-			for i := 1; i < len(starts); i++ {
-				if d := starts[i].Sub(starts[i-1]); d < 500*time.Millisecond {
-					var s []string
-					for _, st := range starts {
-						s = append(s, st.Sub(t0).String())
-					}
-					t.Fatalf("round %d: starts %v and %v only %v apart, want at least 1/Budget.MaxRate = 500ms (all starts: %v)",
-						round, starts[i-1].Sub(t0), starts[i].Sub(t0), d, s)
-				}
-			}
+			sendSpaced(t, tr)
+			checkSpaced(t, starts, t0)
 		})
 	}
 }
@@ -124,30 +102,8 @@ func TestTransientRetryKeepsBudgetMaxRate(t *testing.T) {
 		})
 		tr := &polite.Transport{Base: base, Budget: &polite.Budget{MaxRate: 2}, RetryTransient: true}
 		t0 := time.Now()
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Go(func() {
-				for range 3 {
-					resp, err := tr.RoundTrip(newGet(t))
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					resp.Body.Close()
-				}
-			})
-		}
-		wg.Wait()
-		for i := 1; i < len(starts); i++ {
-			if d := starts[i].Sub(starts[i-1]); d < 500*time.Millisecond {
-				var s []string
-				for _, st := range starts {
-					s = append(s, st.Sub(t0).String())
-				}
-				t.Fatalf("starts %v and %v only %v apart, want at least 1/Budget.MaxRate = 500ms (all starts: %v)",
-					starts[i-1].Sub(t0), starts[i].Sub(t0), d, s)
-			}
-		}
+		sendSpaced(t, tr)
+		checkSpaced(t, starts, t0)
 	})
 }
 
@@ -157,4 +113,38 @@ func newGet(t *testing.T) *http.Request {
 		t.Fatal(err)
 	}
 	return req
+}
+
+// sendSpaced sends 9 GETs through tr from 3 workers.
+func sendSpaced(t *testing.T, tr *polite.Transport) {
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			for range 3 {
+				resp, err := tr.RoundTrip(newGet(t))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// checkSpaced fails t unless the starts (from t0) are 1/Budget.MaxRate,
+// 500ms, apart at least.
+func checkSpaced(t *testing.T, starts []time.Time, t0 time.Time) {
+	t.Helper()
+	for i := 1; i < len(starts); i++ {
+		if d := starts[i].Sub(starts[i-1]); d < 500*time.Millisecond {
+			var s []string
+			for _, st := range starts {
+				s = append(s, st.Sub(t0).String())
+			}
+			t.Fatalf("starts %v and %v only %v apart, want at least 1/Budget.MaxRate = 500ms (all starts: %v)",
+				starts[i-1].Sub(t0), starts[i].Sub(t0), d, s)
+		}
+	}
 }
