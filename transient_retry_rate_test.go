@@ -3,6 +3,7 @@ package polite_test
 import (
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -24,26 +25,9 @@ import (
 func TestTransientRetryKeepsBudgetMaxRateWithStore(t *testing.T) {
 	for range 8 {
 		synctest.Test(t, func(t *testing.T) {
-			var (
-				mu     sync.Mutex
-				starts []time.Time
-				n      int
-			)
-			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				mu.Lock()
-				n++
-				i := n
-				starts = append(starts, time.Now())
-				mu.Unlock()
-				if i == 1 {
-					time.Sleep(100 * time.Millisecond)
-					// A 502 whose body has not arrived: a drain reads it
-					// until it is cut, a second later.
-					return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, ContentLength: -1,
-						Body: polite.NewStuckBody(), Request: r}, nil
-				}
-				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-			})
+			// A 502 whose body has not arrived: a drain reads it until it
+			// is cut, a second later.
+			base, starts := failFirst(polite.NewStuckBody())
 			tr := &polite.Transport{
 				Base:           base,
 				Budget:         &polite.Budget{Store: newBytesStore(), MaxRate: 2},
@@ -51,7 +35,7 @@ func TestTransientRetryKeepsBudgetMaxRateWithStore(t *testing.T) {
 			}
 			t0 := time.Now()
 			sendSpaced(t, tr)
-			checkSpaced(t, starts, t0)
+			checkSpaced(t, starts(), t0)
 		})
 	}
 }
@@ -82,28 +66,11 @@ func (b *blockingBody) Close() error { return nil }
 // instant: starts at 1.5 s and 1.6 s.
 func TestTransientRetryKeepsBudgetMaxRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var (
-			mu     sync.Mutex
-			starts []time.Time
-			n      int
-		)
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			mu.Lock()
-			n++
-			i := n
-			starts = append(starts, time.Now())
-			mu.Unlock()
-			if i == 1 {
-				time.Sleep(100 * time.Millisecond)
-				return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, ContentLength: -1,
-					Body: &blockingBody{delay: 1500 * time.Millisecond}, Request: r}, nil
-			}
-			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-		})
+		base, starts := failFirst(&blockingBody{delay: 1500 * time.Millisecond})
 		tr := &polite.Transport{Base: base, Budget: &polite.Budget{MaxRate: 2}, RetryTransient: true}
 		t0 := time.Now()
 		sendSpaced(t, tr)
-		checkSpaced(t, starts, t0)
+		checkSpaced(t, starts(), t0)
 	})
 }
 
@@ -146,5 +113,31 @@ func checkSpaced(t *testing.T, starts []time.Time, t0 time.Time) {
 			t.Fatalf("starts %v and %v only %v apart, want at least 1/Budget.MaxRate = 500ms (all starts: %v)",
 				starts[i-1].Sub(t0), starts[i].Sub(t0), d, s)
 		}
+	}
+}
+
+// failFirst returns a Base whose first answer, 100ms after it was sent, is
+// a 502 with body, and every later one a 200, and the instants it was
+// sent requests at.
+func failFirst(body io.ReadCloser) (roundTripFunc, func() []time.Time) {
+	var (
+		mu     sync.Mutex
+		starts []time.Time
+	)
+	base := func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		first := len(starts) == 1
+		mu.Unlock()
+		if first {
+			time.Sleep(100 * time.Millisecond)
+			return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, ContentLength: -1, Body: body, Request: r}, nil
+		}
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	}
+	return base, func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(starts)
 	}
 }

@@ -178,8 +178,12 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 // always, but while the learner measures a window, whose probe goes after
 // half the time refused so far at most; then only when spread shortens f.
 func shortens(f time.Duration, l *Lease) bool {
-	return l.measuring == 0 || f-f/4 >= RefusalFloor && f < BackoffMax
+	return l.measuring == 0 || !lengthens(f)
 }
+
+// lengthens reports whether spread lengthens the wait d rather than
+// shortening it: the floor, and the doubling's cap.
+func lengthens(d time.Duration) bool { return d-d/4 < RefusalFloor || d >= BackoffMax }
 
 // MayRetry reports whether Decide could plan to retry the refusal r of the
 // request l at now, on a state whose short waits in a row are not known:
@@ -237,7 +241,7 @@ func floorWait(d time.Duration, streak int32) time.Duration {
 func spread(rnd uint64, d time.Duration) time.Duration {
 	d = max(d, 0)
 	r, _ := bits.Mul64(rnd, uint64(d/4)+1)
-	if d-d/4 < RefusalFloor || d >= BackoffMax {
+	if lengthens(d) {
 		return time.Duration(addSat(int64(d), int64(r)))
 	}
 	return d - time.Duration(r)
