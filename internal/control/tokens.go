@@ -1279,12 +1279,20 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 			}
 		}
 		if pq.Limit >= 0 && need > pq.Limit {
-			// Beyond the whole quota, and refused: so large a cost no
-			// longer counts as one the server took, even if it took one
-			// before, and fails at once from now on.
-			c.unfit(pq.Unit, min(l.want.In(pq.Unit), maxQuota))
-			wait = max(wait, 0)
-			continue
+			if raw := min(l.want.In(pq.Unit), maxQuota); raw > pq.Limit {
+				// Beyond the whole quota, as declared and as the
+				// server counts it, and refused: so large a cost no
+				// longer counts as one the server took, even if it
+				// took one before, and fails at once from now on.
+				c.unfit(pq.Unit, raw)
+				wait = max(wait, 0)
+				continue
+			}
+			// A cost within the limit as declared, which only the
+			// scale puts beyond it: as in admission, a scale never
+			// makes a request that fits one that never does. It was
+			// refused for what was left, and waits for that.
+			need = pq.Limit
 		}
 		var rate float64
 		if refills(pq.Dialect) {
