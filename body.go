@@ -50,6 +50,23 @@ func endsWithHeaders(req *http.Request, resp *http.Response) bool {
 	return resp.Body == http.NoBody
 }
 
+// contentBytes returns the content bytes of resp, the answer to req, as a
+// server counts them for a content-bytes quota: none for an answer that
+// has no content, whatever its Content-Length says (the length a GET
+// would have had, for a HEAD: RFC 9110 §8.6, and net/http reports it as
+// ContentLength), else its ContentLength, -1 when unknown.
+func contentBytes(req *http.Request, resp *http.Response) int64 {
+	switch {
+	case resp.ContentLength == 0,
+		req.Method == http.MethodHead,
+		resp.StatusCode < 200,
+		resp.StatusCode == http.StatusNoContent,
+		resp.StatusCode == http.StatusNotModified:
+		return 0
+	}
+	return resp.ContentLength
+}
+
 // bodyEnder is told once how a tracked body ended.
 type bodyEnder interface {
 	bodyEnded(how bodyEnd)

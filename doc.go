@@ -36,7 +36,8 @@
 //   - a concurrent-requests policy bounds the requests in flight; a
 //     content-bytes policy is paced by the content bytes of the responses,
 //     estimated from the recent ones (the unit the server counts: see package
-//     [github.com/politehttp/polite/ratelimittest]);
+//     [github.com/politehttp/polite/ratelimittest]; none for an answer to
+//     HEAD, a 1xx, 204 or 304, whatever its Content-Length says);
 //   - a quota in another unit (tokens, input-tokens, output-tokens, points)
 //     must have room for what the request will cost in it (its [Cost]),
 //     after what the requests in flight sent after its latest observation

@@ -371,7 +371,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 
 		var out control.Outcome
-		out.Bytes, out.First = resp.ContentLength, attempt == 1
+		out.Bytes, out.First = contentBytes(req, resp), attempt == 1
 		out.Served = resp.StatusCode >= 200 && resp.StatusCode < 300
 		// Fields in trailers are never read (DESIGN.md §1.9). The quotas
 		// are read into qbuf, on the stack, and stay out of out, whose
