@@ -339,7 +339,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		send := req
 		if attempt > 1 {
-			if send, err = rewind(req); err != nil {
+			if send, err = t.rewound(req, b, key, &g); err != nil {
 				now := time.Now()
 				t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true, Unsent: true})
 				if t.observed() {
@@ -1114,6 +1114,23 @@ func retryable(req *http.Request, status int) bool {
 		return true
 	}
 	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
+}
+
+// rewound is rewind for a retry whose grant g is held. Should GetBody
+// panic (or call runtime.Goexit), the grant is released as the panic goes
+// on, as send releases it when Base panics: the key's slot was otherwise
+// held until its lease expired (Budget.Lease), and every other request
+// to the key waited for it.
+func (t *Transport) rewound(req *http.Request, b *Budget, key *budgetKey, g *lease) (send *http.Request, err error) {
+	returned := false
+	defer func() {
+		if !returned {
+			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true, Unsent: true})
+		}
+	}()
+	send, err = rewind(req)
+	returned = true
+	return send, err
 }
 
 // rewind returns the request to send for a retry: req itself when it has no
