@@ -109,7 +109,9 @@ type Transport struct {
 	// context ended or its lease expired) or from a goroutine of their
 	// own: an EventAbandoned, and an EventStoreDown or EventStoreUp found
 	// as a body ended or by a request that stopped waiting. It must be
-	// quick and safe for concurrent use.
+	// quick and safe for concurrent use, and must not panic: some events
+	// (an observation, a wait) come while the request holds its grant,
+	// which a panic leaves held until its lease expires (Budget.Lease).
 	OnEvent func(Event)
 
 	// Logger, if not nil, receives the same events: retries and a Store's
