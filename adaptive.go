@@ -132,6 +132,7 @@ func (g *gradient) observeError(now time.Time, rtt time.Duration, inflight int) 
 const (
 	sampleAnswer = iota // a latency
 	sampleError         // a latency, counted only when above the smoothed latency
+	sampleNone          // no latency of the origin's: an answer from a cache
 )
 
 // sample is observe, or observeError, as kind says.

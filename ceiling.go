@@ -94,7 +94,7 @@ type reservation struct {
 	end        int64 // when its lease ends (see ceiling.inflight)
 	inflight   int   // the key's requests in flight then, itself included
 	transient  bool  // answered by a 502 or 504 read as transient but not retried: no latency sample (see update)
-	answer     int   // how its answer samples the latency: sampleAnswer, or sampleError for a 5xx (see gradient.observeError)
+	answer     int   // how its answer samples the latency: sampleAnswer, sampleError for a 5xx (see gradient.observeError), sampleNone for a cache's
 	quoted     bool  // Restraint did not apply: a quota stated still paced the key (see forgot)
 	floor      floorReservation
 }
@@ -430,7 +430,7 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 				// so does Restraint's lifting.
 				e.win = max(e.win, int64(min(out.Quotas[i].Window, 24*time.Hour)))
 			}
-		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Failed && !out.Refused && !out.Transient && !r.transient:
+		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Failed && !out.Refused && !out.Transient && !r.transient && r.answer != sampleNone:
 			lim := e.grad.limit()
 			e.grad.sample(now, time.Duration(now.UnixNano()-r.start), r.inflight, r.answer)
 			wake = e.grad.limit() > lim
