@@ -471,7 +471,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// back unread.
 			var p problem
 			began := time.Now()
-			resp.Body, p = readProblem(ctx, resp, began.Add(drainTime))
+			resp.Body, p = t.readProblem(ctx, resp, began.Add(drainTime), req, b, key, &g)
 			drainLeft -= time.Since(began)
 			r.Violated = p.violated
 			r.Stop = p.kind == problemAbnormal
@@ -1125,6 +1125,25 @@ func retryable(req *http.Request, status int) bool {
 		return true
 	}
 	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
+}
+
+// readProblem is readProblem for a refusal whose grant g is held.
+// Should resp's body panic as it is read (or call runtime.Goexit), the
+// grant is released and the body closed as the panic goes on, as send
+// does when Base panics.
+func (t *Transport) readProblem(ctx context.Context, resp *http.Response, until time.Time, req *http.Request, b *Budget, key *budgetKey, g *lease) (body io.ReadCloser, p problem) {
+	returned := false
+	defer func() {
+		if !returned {
+			if resp.Body != nil {
+				resp.Body.Close()
+			}
+			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true})
+		}
+	}()
+	body, p = readProblem(ctx, resp, until)
+	returned = true
+	return body, p
 }
 
 // rewound is rewind for a retry whose grant g is held. Should GetBody
