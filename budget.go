@@ -504,7 +504,8 @@ func (b *Budget) display(k budgetKey) string {
 // a custom key. A custom key shaped like a URL ("https://api.example/a"
 // returned by Transport.Key) is itself when b holds a state for it, and
 // only then the origin it names. Its next request starts fresh, with a
-// probe; requests waiting on it look again at once. With a Store, Forget
+// probe; requests waiting on it look again at once. Requests in flight
+// on it still count against MaxConcurrency until they end. With a Store, Forget
 // clears the stored state too, on a best-effort basis: an error of the
 // Store is ignored.
 func (b *Budget) Forget(key string) {
@@ -521,9 +522,9 @@ func (b *Budget) Forget(key string) {
 func (b *Budget) forget(k memKey) bool {
 	now := time.Now()
 	if b.mem != nil {
-		return b.mem.forget(k, now)
+		return b.mem.forget(k, now, &b.cfg)
 	}
-	found := b.fallback.forget(k, now)
+	found := b.fallback.forget(k, now, &b.cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	b.ext.Update(ctx, k.String(), func(s *KeyState) {

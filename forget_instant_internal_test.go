@@ -11,11 +11,13 @@ import (
 )
 
 // A key forgotten and used again at the same instant (a frozen clock, as
-// in a synctest bubble, or a coarse one): the end of a stream granted
-// before Forget is not one of the new state's. A state was known by the
-// instant of its first use alone, so the old stream's end freed the slot
-// of the new state's stream, and a third request went with that one still
-// in flight, over Budget.MaxConcurrency 1.
+// in a synctest bubble, or a coarse one), a stream granted before Forget
+// still in flight. A state was known by the instant of its first use
+// alone, so the old stream's end freed the slot of the new state's
+// stream, and a third request went with that one still in flight, over
+// Budget.MaxConcurrency 1; then Forget dropped the old stream's lease,
+// and the next request went beside it. The old stream counts until it
+// ends, and its end frees its own slot alone.
 func TestForgetAtSameInstantKeepsOldEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &Budget{MaxConcurrency: 1}
@@ -31,17 +33,29 @@ func TestForgetAtSameInstantKeepsOldEnds(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Forget("http://a.test")
-		cur, err := get(t.Context())
-		if err != nil {
+		var cur *http.Response
+		done := make(chan error)
+		go func() {
+			var err error
+			cur, err = get(t.Context())
+			done <- err
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("a request went beside the forgotten state's stream: over MaxConcurrency 1")
+		default:
+		}
+		old.Body.Close() // the forgotten state's stream ends
+		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
 		defer cur.Body.Close()
-		old.Body.Close() // the forgotten state's stream ends
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
 		if third, err := get(ctx); err == nil {
 			third.Body.Close()
-			t.Errorf("a third request went while the new state's stream was in flight: over MaxConcurrency 1")
+			t.Errorf("a third request went while the second stream was in flight: over MaxConcurrency 1")
 		}
 	})
 }

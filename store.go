@@ -751,15 +751,22 @@ func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {
 	return e.ks.c.View(now), true
 }
 
-// forget drops k's state and wakes its waiters. It reports whether the
-// store held a state for k at now, as view judges it: one it may forget
-// by then (idle past its expiry) is none.
-func (s *MemoryStore) forget(k memKey, now time.Time) bool {
+// forget drops k's state, or clears it where a request it granted is in
+// flight (see control.State.Forget), and wakes its waiters. It reports
+// whether the store held a state for k at now, as view judges it: one it
+// may forget by then (idle past its expiry) is none.
+func (s *MemoryStore) forget(k memKey, now time.Time, cfg *control.Config) bool {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	e := sh.m[k]
 	held := e != nil && !expired(e, control.Instant(now))
-	if e != nil {
+	switch {
+	case e != nil && e.ks.c.InUse(control.Instant(now)):
+		// Its requests in flight still count (see control.State.Forget).
+		e.ks.c.Forget(now, cfg)
+		e.mirror = 0
+		e.wake()
+	case e != nil:
 		s.remove(sh, e)
 	}
 	sh.mu.Unlock()

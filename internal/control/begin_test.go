@@ -7,11 +7,13 @@ import (
 
 // A state forgotten and used again at the same instant (a clock frozen, as
 // in a synctest bubble, or coarse), as a Store's state is forgotten in
-// place: the end of a lease granted before is not one of the new
-// incarnation's. A state was known by its first use alone, and the old
-// lease's end freed the new one's slot: a third request went with the
-// second still in flight, over MaxConcurrency 1.
-func TestForgetAtSameInstantIsNewIncarnation(t *testing.T) {
+// place, with a lease granted before still in flight. A state was known by
+// its first use alone, and the old lease's end freed the new one's slot:
+// a third request went with the second still in flight, over
+// MaxConcurrency 1. Then Forget dropped the old lease: the second went
+// beside it. The old lease counts now until it ends, and its end frees its
+// own slot.
+func TestForgetAtSameInstantCountsOldLease(t *testing.T) {
 	cfg := Config{MaxConcurrency: 1}
 	var s State
 	now := t0
@@ -22,13 +24,42 @@ func TestForgetAtSameInstantIsNewIncarnation(t *testing.T) {
 	}
 	s.Release(now, &cfg, &old, &stream)
 	s.Forget(now, &cfg)
+	if _, ok := s.Acquire(now, &cfg, Ask{}, &cur); ok {
+		t.Fatal("the forgotten key's first request granted beside the old stream: over MaxConcurrency 1")
+	}
+	s.End(now, &cfg, &old)
 	if _, ok := s.Acquire(now, &cfg, Ask{}, &cur); !ok {
-		t.Fatal("the forgotten key's first request held")
+		t.Fatal("the forgotten key's first request held once the old stream ended")
 	}
 	s.Release(now, &cfg, &cur, &stream)
-	s.End(now, &cfg, &old)
 	if _, ok := s.Acquire(now, &cfg, Ask{}, &third); ok {
-		t.Errorf("a third request granted while the new incarnation's first is in flight: over MaxConcurrency 1")
+		t.Errorf("a third request granted while the second is in flight: over MaxConcurrency 1")
+	}
+}
+
+// A state forgotten with nothing in flight is a new incarnation, whose
+// identity is past the last one's whatever the clock: a lease of the old
+// one ends nothing of it.
+func TestForgetIdleIsNewIncarnation(t *testing.T) {
+	cfg := Config{MaxConcurrency: 1}
+	var s State
+	var old, cur, third Lease
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &old); !ok {
+		t.Fatal("first request held")
+	}
+	s.Release(t0, &cfg, &old, &Outcome{First: true, Bytes: -1})
+	born := s.born
+	s.Forget(t0, &cfg)
+	if s.born <= born {
+		t.Fatalf("forgotten with nothing in flight: identity %d, the one before %d", s.born, born)
+	}
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &cur); !ok {
+		t.Fatal("the forgotten key's first request held")
+	}
+	s.Release(t0, &cfg, &cur, &Outcome{First: true, Bytes: -1, Keep: true})
+	s.End(t0, &cfg, &old)
+	if _, ok := s.Acquire(t0, &cfg, Ask{}, &third); ok {
+		t.Errorf("the old incarnation's lease freed the new one's slot: over MaxConcurrency 1")
 	}
 }
 

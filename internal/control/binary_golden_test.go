@@ -218,10 +218,16 @@ func TestIdentity(t *testing.T) {
 		t.Errorf("Identity = %d, want %d", got, want)
 	}
 	next := s
-	next.Forget(now.Add(time.Second), cfg)
+	next.Forget(now.Add(2*time.Minute), cfg) // its lease over
 	nb, _ := next.MarshalBinary()
 	if Identity(nb) == Identity(b) || Identity(nb) == 0 {
 		t.Errorf("a state forgotten and started over has identity %d, the one before %d", Identity(nb), Identity(b))
+	}
+	held := s
+	held.Forget(now.Add(time.Second), cfg) // its request still in flight
+	hb, _ := held.MarshalBinary()
+	if Identity(hb) != Identity(b) {
+		t.Errorf("a state forgotten with a request in flight has identity %d, the one before %d: the request's end would free nothing", Identity(hb), Identity(b))
 	}
 	for _, d := range [][]byte{nil, {}, {9, 1, 2}, {binaryVersion}, {binaryVersion, 1}, {binaryVersion, 1, 1}} {
 		if got := Identity(d); got != 0 {

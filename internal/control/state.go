@@ -138,17 +138,28 @@ func (s *State) IsZero() bool {
 }
 
 // Forget clears the state at now, keeping only its generation (one more,
-// so that its waiters wake and find a fresh key) and an expiry, so that a
-// store keeps the generation growing for a while.
+// so that its waiters wake and find a fresh key), an expiry, so that a
+// store keeps the generation growing for a while, and the leases of the
+// requests still in flight: they count against Config.MaxConcurrency
+// until they end, as they would have (dropped, the next request went
+// beside them). With leases kept, the state stays the same incarnation,
+// its grants counted on and a new epoch begun, so that their ends free
+// their slots and their answers are read as from before a pause;
+// otherwise it is a new one.
 func (s *State) Forget(t time.Time, cfg *Config) {
+	now := instant(t)
 	// A key that was custom stays marked so: shown by its fingerprint,
 	// never verbatim, while its forgotten state is kept.
-	old := s.born
+	old, seq, epoch, ls := s.born, s.seq, s.epoch, s.leases
+	ls.reap(now)
 	*s = State{gen: s.gen + 1, flags: s.flags & flagCustom}
-	if old != 0 {
-		s.Begin(instant(t), old) // not the last one's, whatever the clock did since
+	switch {
+	case ls.n > 0:
+		s.born, s.seq, s.epoch, s.leases = old, seq, epoch+1, ls
+	case old != 0:
+		s.Begin(now, old) // not the last one's, whatever the clock did since
 	}
-	s.settle(instant(t), cfg)
+	s.settle(now, cfg)
 }
 
 // touch records the first use.

@@ -509,6 +509,17 @@ func tables() []Table {
 			{At: s, Forget: true, Want: Want{PauseUntil: -1}},
 			acq(s, "a", Want{Grant: true, Probe: true}),
 		}},
+		{Name: "forget keeps the requests in flight", Config: control.Config{MaxConcurrency: 1}, Steps: []Step{
+			// Dropped with the rest, a request in flight let the next
+			// go beside it, over MaxConcurrency.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(rl(100, 60*s, 90, 30*s)), Want{}),
+			acq(0, "a", Want{Grant: true, InFlight: 1}),
+			{At: s, Forget: true, Want: Want{PauseUntil: -1, InFlight: 1}},
+			acq(s, "b", Want{Hold: control.ReasonConcurrency}),
+			rel(2*s, "a", ok(), Want{InFlight: -1}),
+			acq(2*s, "b", Want{Grant: true, Probe: true}),
+		}},
 		{Name: "pause capped at a day", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(0, 0, 0, 400*24*time.Hour)), Want{PauseUntil: control.MaxPause}),
