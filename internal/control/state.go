@@ -150,12 +150,15 @@ func (s *State) Forget(t time.Time, cfg *Config) {
 	now := instant(t)
 	// A key that was custom stays marked so: shown by its fingerprint,
 	// never verbatim, while its forgotten state is kept.
-	old, seq, epoch, ls := s.born, s.seq, s.epoch, s.leases
+	old, seq, epoch, cycle, ls := s.born, s.seq, s.epoch, s.learn.cycle, s.leases
 	ls.reap(now)
 	*s = State{gen: s.gen + 1, flags: s.flags & flagCustom}
 	switch {
 	case ls.n > 0:
-		s.born, s.seq, s.epoch, s.leases = old, seq, epoch+1, ls
+		// The counters the leases carry go on past theirs: a grant's
+		// place, a pause's epoch, the learner's cycle (a request of an
+		// earlier cycle, answered, is no acceptance of a later one's).
+		s.born, s.seq, s.epoch, s.learn.cycle, s.leases = old, seq, epoch+1, cycle, ls
 	case old != 0:
 		s.Begin(now, old) // not the last one's, whatever the clock did since
 	}
@@ -750,9 +753,9 @@ func (s *State) unstart(l *Lease, now int64) {
 		// such requests (see release): none is given back for a while.
 		return
 	}
-	s.flags |= flagGaveBack
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
+			s.flags |= flagGaveBack
 			p.log.unlog(l.start)
 		}
 	}

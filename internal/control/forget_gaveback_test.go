@@ -1,0 +1,57 @@
+package control
+
+import (
+	"testing"
+	"time"
+
+	"github.com/politehttp/polite/parse"
+)
+
+// A request whose start a stated quota logged, in flight when its key is
+// forgotten, answered from a cache: its start is given back (unstart) to a
+// state that no longer has the quota that logged it, and nothing is given
+// back. The state was marked as having given a start back all the same
+// (flagGaveBack), and its first refusal that nothing foresaw read as the
+// server counting the starts given back: the stated quotas were
+// distrusted for a minute (learner.distrustUntil), though the fresh
+// state never gave one back.
+func TestForgetOldCachedAnswerGivesNothingBack(t *testing.T) {
+	cfg := Config{}
+	var s State
+	ms := time.Millisecond
+	qs := []parse.Quota{{Policy: "m", Unit: "requests", Limit: 100, Remaining: 99, Window: time.Minute, Reset: time.Minute, Dialect: "ietf"}}
+
+	var p, a Lease
+	if _, g := s.Acquire(t0, &cfg, Ask{}, &p); !g {
+		t.Fatal("setup: first request held")
+	}
+	s.Release(t0.Add(ms), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: qs})
+	if _, g := s.Acquire(t0.Add(10*ms), &cfg, Ask{}, &a); !g {
+		t.Fatal("setup: second request held")
+	}
+	if !a.logged {
+		t.Fatal("setup: the stated quota logged no start of the second request")
+	}
+
+	s.Forget(t0.Add(20*ms), &cfg)
+	s.Release(t0.Add(30*ms), &cfg, &a, &Outcome{First: true, Bytes: -1, Cached: true})
+	if s.flags&flagGaveBack != 0 {
+		t.Errorf("an answer from a cache to a request from before the Forget marked the fresh state as having given a start back, with no quota to give it back to")
+	}
+
+	// The fresh state: a probe accepted, then a bare refusal.
+	var n1, n2 Lease
+	if _, g := s.Acquire(t0.Add(40*ms), &cfg, Ask{}, &n1); !g {
+		t.Fatal("setup: the forgotten key's first request held")
+	}
+	s.Release(t0.Add(41*ms), &cfg, &n1, &Outcome{First: true, Bytes: -1})
+	if _, g := s.Acquire(t0.Add(50*ms), &cfg, Ask{}, &n2); !g {
+		t.Fatal("setup: the forgotten key's second request held")
+	}
+	s.Release(t0.Add(60*ms), &cfg, &n2, &Outcome{First: true, Bytes: -1, Refused: true, Rejected: true,
+		Refusal: Refusal{Backoff: time.Second}})
+	if s.learn.distrustUntil != 0 {
+		t.Errorf("the fresh state's first bare refusal distrusts its quotas until +%v: read as the server counting a start the fresh state never gave back",
+			time.Duration(s.learn.distrustUntil-instant(t0)))
+	}
+}
