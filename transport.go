@@ -471,7 +471,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// back unread.
 			var p problem
 			began := time.Now()
-			resp.Body, p = t.readProblem(ctx, resp, began.Add(drainTime), req, b, key, &g)
+			resp.Body, p = t.readProblem(ctx, resp, began.Add(drainTime), req, b, key, &g, &out)
 			drainLeft -= time.Since(began)
 			r.Violated = p.violated
 			r.Stop = p.kind == problemAbnormal
@@ -607,10 +607,12 @@ func (t *Transport) send(req *http.Request, b *Budget, key *budgetKey, g *lease)
 	returned := false
 	defer func() {
 		if !returned {
+			// The grant first: a body whose Close panics too must not
+			// keep it held.
+			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true})
 			if req.Body != nil {
 				req.Body.Close()
 			}
-			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true})
 		}
 	}()
 	resp, err = t.base().RoundTrip(req)
@@ -1127,18 +1129,18 @@ func retryable(req *http.Request, status int) bool {
 	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
 }
 
-// readProblem is readProblem for a refusal whose grant g is held.
-// Should resp's body panic as it is read (or call runtime.Goexit), the
-// grant is released and the body closed as the panic goes on, as send
-// does when Base panics.
-func (t *Transport) readProblem(ctx context.Context, resp *http.Response, until time.Time, req *http.Request, b *Budget, key *budgetKey, g *lease) (body io.ReadCloser, p problem) {
+// readProblem is readProblem for a refusal whose grant g is held, out
+// its outcome as far as it is known. Should resp's body panic as it is
+// read (or call runtime.Goexit), the grant is released with the refusal,
+// not retried, as the panic goes on: its headers arrived, and the pause
+// they ask for stands (released as a failure, with no answer, the key was
+// not paused at all). bounded closes the body.
+func (t *Transport) readProblem(ctx context.Context, resp *http.Response, until time.Time, req *http.Request, b *Budget, key *budgetKey, g *lease, out *control.Outcome) (body io.ReadCloser, p problem) {
 	returned := false
 	defer func() {
 		if !returned {
-			if resp.Body != nil {
-				resp.Body.Close()
-			}
-			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true})
+			out.Refusal.Retryable = false
+			t.finish(req, b, *key, g, time.Now(), out)
 		}
 	}()
 	body, p = readProblem(ctx, resp, until)
@@ -1208,7 +1210,8 @@ func (c *cutter) cut() {
 
 // bounded calls read, which reads body, and closes body if read has not
 // returned by until or once ctx ends, which interrupts it. It reports
-// whether body was so closed.
+// whether body was so closed. Should read panic, body is closed as the
+// panic goes on.
 func bounded(ctx context.Context, body io.Closer, until time.Time, read func()) (cut bool) {
 	c := &cutter{body: body}
 	d := time.Until(until)
@@ -1218,9 +1221,19 @@ func bounded(ctx context.Context, body io.Closer, until time.Time, read func()) 
 	}
 	timer := time.AfterFunc(d, c.cut)
 	stop := context.AfterFunc(ctx, c.cut)
+	returned := false
+	defer func() {
+		timer.Stop()
+		stop()
+		if !returned {
+			// read panicked (or called runtime.Goexit): body is
+			// closed as the panic goes on, once, and no cut fires
+			// later from a goroutine of its own.
+			c.cut()
+		}
+	}()
 	read()
-	timer.Stop()
-	stop()
+	returned = true
 	// Whichever fired first closed body; marked closed now, it is left to
 	// the caller, and a cut that fires late does nothing.
 	return !c.closed.CompareAndSwap(false, true)
