@@ -135,6 +135,26 @@ const (
 	sampleNone          // no latency of the origin's: an answer from a cache
 )
 
+// measured ends the measurement running, at now.
+func (g *gradient) measured(now time.Time) {
+	if g.mN >= gradMeasureMin || g.last.IsZero() && g.mN > 0 {
+		g.base = g.mSum / time.Duration(g.mN)
+	}
+	g.mFrom, g.mEnd, g.mSum, g.mN, g.mDrain = time.Time{}, time.Time{}, 0, 0, false
+	g.dSum, g.dN = 0, 0 // the measurement's samples judge no decision
+	g.last, g.next = now, now
+}
+
+// expire ends, at now, a measurement whose end has passed, with no
+// sample: an answer that samples nothing (a cache's) still ends it, or
+// once every answer came from a cache, a drain kept the limit halved for
+// as long as they did.
+func (g *gradient) expire(now time.Time) {
+	if !g.mEnd.IsZero() && !now.Before(g.mEnd) {
+		g.measured(now)
+	}
+}
+
 // sample is observe, or observeError, as kind says.
 func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind int) {
 	rtt = min(max(rtt, time.Nanosecond), gradMaxRTT)
@@ -164,12 +184,7 @@ func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind i
 		if g.mN < gradMeasureN && now.Before(g.mEnd) {
 			return
 		}
-		if g.mN >= gradMeasureMin || g.last.IsZero() && g.mN > 0 {
-			g.base = g.mSum / time.Duration(g.mN)
-		}
-		g.mFrom, g.mEnd, g.mSum, g.mN, g.mDrain = time.Time{}, time.Time{}, 0, 0, false
-		g.dSum, g.dN = 0, 0 // the measurement's samples judge no decision
-		g.last, g.next = now, now
+		g.measured(now)
 	}
 	if g.base == 0 || now.Before(g.next) {
 		return

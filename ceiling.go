@@ -430,7 +430,13 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 				// so does Restraint's lifting.
 				e.win = max(e.win, int64(min(out.Quotas[i].Window, 24*time.Hour)))
 			}
-		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Failed && !out.Refused && !out.Transient && !r.transient && r.answer != sampleNone:
+		case e.grad != nil && r.answer == sampleNone:
+			// A cache's answer samples nothing, but ends a measurement
+			// past its end.
+			lim := e.grad.limit()
+			e.grad.expire(now)
+			wake = e.grad.limit() > lim
+		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Failed && !out.Refused && !out.Transient && !r.transient:
 			lim := e.grad.limit()
 			e.grad.sample(now, time.Duration(now.UnixNano()-r.start), r.inflight, r.answer)
 			wake = e.grad.limit() > lim

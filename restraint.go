@@ -43,8 +43,8 @@ type Restraint struct {
 	// The latency of a request is the time from its start until its
 	// response arrives; refusals and transport errors are not counted,
 	// nor, with Transport.RetryTransient, the 502s and 504s it reads as
-	// transient, nor an answer from a cache (an Age above 0), which says
-	// nothing of the origin's. A 5xx answer counts only when slower than the smoothed
+	// transient, nor an answer from a cache (an Age above 0; an error
+	// too), which says nothing of the origin's. A 5xx answer counts only when slower than the smoothed
 	// latency: an origin may answer its errors at once, whatever its
 	// load. A request that timed out is an error, and is not counted.
 	//

@@ -358,14 +358,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		g.ceil.answer = sampleAnswer
 		if err == nil {
 			switch {
+			case g.ceil.ok && !g.ceil.quoted && t.Restraint != nil && t.Restraint.Adaptive && parse.FromCache(resp.Header):
+				// A cache's answer (an Age above 0), an error too,
+				// says nothing of the origin's latency: quick hits
+				// taken for its baseline made each answer of the
+				// origin itself look queued there.
+				g.ceil.answer = sampleNone
 			case resp.StatusCode >= 500:
 				g.ceil.answer = sampleError
-			case g.ceil.ok && !g.ceil.quoted && t.Restraint != nil && t.Restraint.Adaptive && parse.FromCache(resp.Header):
-				// A cache's answer (an Age above 0) says nothing of
-				// the origin's latency: quick hits taken for its
-				// baseline made each answer of the origin itself
-				// look queued there.
-				g.ceil.answer = sampleNone
 			}
 		}
 		if err != nil {
