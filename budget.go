@@ -82,7 +82,7 @@ type Budget struct {
 	mem      *MemoryStore // the store, when it keeps states in memory: no serialisation
 	ext      Store        // the store, when it is another kind
 	fallback *MemoryStore // for keys while ext fails
-	secret   [16]byte     // keys fingerprints
+	secret   *[16]byte    // keys fingerprints; behind a pointer, which fmt prints as an address
 	// down is, while ext fails, when to try it again (Unix nanoseconds):
 	// positive once a request found it failing (EventStoreDown was
 	// emitted), negative while only Inspect did; 0 while it answers.
@@ -113,6 +113,7 @@ func (b *Budget) init() {
 			b.ext = s
 			b.fallback = &MemoryStore{MaxKeys: b.MaxKeys}
 		}
+		b.secret = new([16]byte)
 		rand.Read(b.secret[:])
 	})
 }

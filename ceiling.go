@@ -19,11 +19,15 @@ type ceilings struct {
 	once   sync.Once
 	seed   maphash.Seed
 	floors atomic.Bool // some key has a floor: every request looks here
-	shards [ceilingShards]ceilingShard
+	// shards and readers are set up at the first use, behind pointers
+	// that fmt prints as addresses: they hold the keys (a custom key may
+	// hold a credential) and what their servers sent, which a Transport
+	// printed by value, in a struct of the caller's, showed whole.
+	shards *[ceilingShards]ceilingShard
 	// readers read the responses of keys whose state a Store other than
 	// a MemoryStore keeps, a key's by its hash (see reader): a fixed few,
 	// whatever the number of keys.
-	readers [storeReaders]parse.Reader
+	readers *[storeReaders]parse.Reader
 }
 
 // storeReaders is the number of ceilings.readers. Each remembers at most
@@ -110,6 +114,7 @@ type floorReservation struct {
 func (c *ceilings) shard(k memKey) *ceilingShard {
 	c.once.Do(func() {
 		c.seed = maphash.MakeSeed()
+		c.shards, c.readers = new([ceilingShards]ceilingShard), new([storeReaders]parse.Reader)
 		for i := range c.shards {
 			c.shards[i].m = make(map[memKey]*ceiling)
 		}

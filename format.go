@@ -7,7 +7,10 @@ import "fmt"
 // from a custom Transport.Key may hold a credential, which polite shows
 // only as its fingerprint; a Budget holds the secret of its fingerprints,
 // and a Transport the field values its servers sent lately. Each prints
-// its settings instead, for every verb, as KeyState does.
+// its settings instead, for every verb, as KeyState does. A value of one
+// (in a struct of the caller's) has no Format method, and fmt prints its
+// fields: what they hold sits behind pointers, which fmt prints as
+// addresses.
 
 // Format writes t as its settings, for every verb (%v, %+v, %#v, ...): t
 // keeps the keys it paced, and a key from a custom Key may hold a

@@ -113,7 +113,7 @@ type MemoryStore struct {
 	MaxKeys int
 
 	once   sync.Once
-	shards []memShard
+	shards *[]memShard // behind a pointer, which fmt prints as an address: it holds the keys
 	seed   maphash.Seed
 	max    int64
 	count  atomic.Int64
@@ -197,20 +197,22 @@ func (s *MemoryStore) init() {
 		if s.max >= shardedFrom {
 			n = memShards
 		}
-		s.shards = make([]memShard, n)
-		for i := range s.shards {
-			s.shards[i].m = make(map[memKey]*memEntry)
+		shards := make([]memShard, n)
+		for i := range shards {
+			shards[i].m = make(map[memKey]*memEntry)
 		}
+		s.shards = &shards
 		s.seed = maphash.MakeSeed()
 	})
 }
 
 func (s *MemoryStore) shard(k memKey) *memShard {
 	s.init()
-	if len(s.shards) == 1 {
-		return &s.shards[0]
+	shards := *s.shards
+	if len(shards) == 1 {
+		return &shards[0]
 	}
-	return &s.shards[maphash.String(s.seed, k.host)&(memShards-1)]
+	return &shards[maphash.String(s.seed, k.host)&(memShards-1)]
 }
 
 // entry returns k's entry, creating it when create is set; nil if there
