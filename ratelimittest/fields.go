@@ -51,15 +51,20 @@ func writeFields(h http.Header, cfg *Config, now time.Time, states []state) {
 	}
 	epoch := strconv.FormatInt(resetAt, 10)
 	date := fieldDate(time.Unix(resetAt, 0), cfg.UTCDates)
-	policy := limit
+	// The Structured Fields of Draft06 and Draft07 hold Integers of at
+	// most 15 digits (RFC 9651 §3.3.1): a larger one is stated as the
+	// largest, as a parser fails on it, dropping the field.
+	sfLimit, sfRemaining, sfReset := sfInt(s.quota), sfInt(s.remaining), sfInt(ceilSeconds(s.reset))
+	policy := sfLimit
 	if s.window > 0 {
-		policy += ";w=" + strconv.FormatInt(windowSeconds(s.window), 10)
+		policy += ";w=" + sfInt(windowSeconds(s.window))
 	}
 	used := strconv.FormatInt(max(s.quota-s.remaining, 0), 10)
 	full := s.full.String()
 	if malformed {
 		// Each value breaks the number or date grammar of its field.
 		limit, remaining, reset, epoch, date, used, full = "-"+limit, "NaN", "1e3", "1e3", "1e3", "-"+used, "1d"
+		sfLimit, sfRemaining, sfReset = limit, remaining, reset
 		policy = limit + ";w=0"
 	}
 	switch d {
@@ -69,7 +74,7 @@ func writeFields(h http.Header, cfg *Config, now time.Time, states []state) {
 		h.Set("RateLimit-Reset", reset)
 		h.Set("RateLimit-Policy", policy)
 	case Draft07:
-		h.Set("RateLimit", "limit="+limit+", remaining="+remaining+", reset="+reset)
+		h.Set("RateLimit", "limit="+sfLimit+", remaining="+sfRemaining+", reset="+sfReset)
 		h.Set("RateLimit-Policy", policy)
 	case XRateLimitEpoch, HTTPRate:
 		h.Set("X-RateLimit-Limit", limit)
@@ -106,27 +111,27 @@ func writeIETF(h http.Header, states []state, malformed bool) {
 			current.WriteString(", ")
 		}
 		name := sfString(s.name)
-		r := strconv.FormatInt(s.remaining, 10)
+		r := sfInt(s.remaining)
 		if malformed {
 			name, r = s.name, "-1"
 		}
 		policy.WriteString(name)
 		policy.WriteString(";q=")
-		policy.WriteString(strconv.FormatInt(s.quota, 10))
+		policy.WriteString(sfInt(s.quota))
 		if s.unit != unitRequests {
 			policy.WriteString(";qu=")
 			policy.WriteString(sfString(s.unit))
 		}
 		if s.window > 0 {
 			policy.WriteString(";w=")
-			policy.WriteString(strconv.FormatInt(windowSeconds(s.window), 10))
+			policy.WriteString(sfInt(windowSeconds(s.window)))
 		}
 		current.WriteString(name)
 		current.WriteString(";r=")
 		current.WriteString(r)
 		if s.hasReset {
 			current.WriteString(";t=")
-			current.WriteString(strconv.FormatInt(ceilSeconds(s.reset), 10))
+			current.WriteString(sfInt(ceilSeconds(s.reset)))
 		}
 		if s.keyed {
 			pk := ";pk=:" + base64.StdEncoding.EncodeToString([]byte(s.key)) + ":"
@@ -151,6 +156,17 @@ func describe(states []state) int {
 		}
 	}
 	return best
+}
+
+// maxSFInteger is the largest Structured Fields Integer: 15 digits (RFC
+// 9651 §3.3.1).
+const maxSFInteger = 999_999_999_999_999
+
+// sfInt formats n as a Structured Fields Integer, within its 15 digits: a
+// larger n is the largest (a smaller, the least), which a parser reads,
+// where it fails on more digits and drops the field.
+func sfInt(n int64) string {
+	return strconv.FormatInt(min(max(n, -maxSFInteger), maxSFInteger), 10)
 }
 
 // sfString formats s as a Structured Fields String (RFC 9651 §3.3.3).
