@@ -398,18 +398,24 @@ func (h *Handler) drip(w http.ResponseWriter, r *http.Request, body []byte) {
 	if n <= 0 {
 		n = defaultDripBytes
 	}
-	for len(body) < n {
-		body = append(body, '\n')
-	}
+	// The padding is written as it goes, never built: a DripBytes meant
+	// to hold a client for good costs no memory in proportion to it (it
+	// was appended first, and math.MaxInt sent no header at all).
+	n = max(n, len(body))
 	w.Header().Del("Content-Length")
 	w.WriteHeader(h.cfg.RefuseStatus)
 	rc := http.NewResponseController(w)
 	rc.Flush()
-	for i := range body {
+	one := []byte{'\n'}
+	for i := 0; i < n; i++ {
 		if !sleep(r.Context(), h.cfg.Drip) {
 			return
 		}
-		if _, err := w.Write(body[i : i+1]); err != nil {
+		one[0] = '\n'
+		if i < len(body) {
+			one[0] = body[i]
+		}
+		if _, err := w.Write(one); err != nil {
 			return
 		}
 		rc.Flush()
