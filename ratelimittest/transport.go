@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // Transport is an [http.RoundTripper] that serves requests with Handler in
@@ -90,6 +93,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		defer w.finish()
 		defer cancel()
 		defer closeBody(req)
+		defer func() {
+			// A panic ends the response, as net/http's server ends
+			// the connection: the client gets an error, and the
+			// process lives on (a panic in this goroutine would end
+			// it). http.ErrAbortHandler is the way a Handler aborts
+			// a response; another value is logged with its stack.
+			if v := recover(); v != nil {
+				if v != http.ErrAbortHandler {
+					log.Printf("ratelimittest: panic serving %s: %v\n%s", in.URL.Redacted(), v, debug.Stack())
+				}
+				w.aborted = true
+			}
+		}()
 		t.Handler.ServeHTTP(w, in)
 	}()
 	<-w.sent
@@ -97,6 +113,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		cancel()
 		<-done
 		return nil, err
+	}
+	if w.aborted {
+		<-done
+		return nil, errAborted
 	}
 
 	header := make(http.Header, len(w.sentHeader))
@@ -145,6 +165,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// errAborted is what RoundTrip returns when Handler panicked (with
+// http.ErrAbortHandler, say) before sending the header, as a client gets
+// an error when a server ends the connection.
+var errAborted = errors.New("ratelimittest: Handler aborted the response")
+
 // closeBody closes req's body, if it has one.
 func closeBody(req *http.Request) {
 	if req.Body != nil {
@@ -168,18 +193,28 @@ type responseWriter struct {
 	sentHeader http.Header  // header as of WriteHeader
 	buf        bytes.Buffer // body written before the header was sent
 	body       *pipe        // streamed body; nil if the response is whole
+	aborted    bool         // Handler panicked: set before finish
 }
 
 func (w *responseWriter) Header() http.Header { return w.header }
 
 // WriteHeader records the status and a snapshot of the header, as
-// net/http's server does. Informational statuses are ignored.
+// net/http's server does, with a Date when Handler set none.
+// Informational statuses are ignored.
 func (w *responseWriter) WriteHeader(code int) {
 	if w.wroteHeader || code < 200 {
 		return
 	}
 	w.code, w.wroteHeader = code, true
 	w.sentHeader = w.header.Clone()
+	if _, ok := w.sentHeader["Date"]; !ok {
+		// As net/http's server adds one (RFC 9110 §6.6.1), unless
+		// Handler set the key, if only to nil.
+		if w.sentHeader == nil {
+			w.sentHeader = make(http.Header)
+		}
+		w.sentHeader.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	}
 }
 
 // Write adds b to the body. Before the header is written, it writes 200,
@@ -224,11 +259,18 @@ func (w *responseWriter) Flush() {
 func (w *responseWriter) finish() {
 	if w.body != nil {
 		// A stream cut short because the client's context ended ends with
-		// the context's error, as it would on a connection.
+		// the context's error, as it would on a connection, and one
+		// Handler aborted with io.ErrUnexpectedEOF.
 		if err := w.ctx.Err(); err != nil {
 			w.body.abort(err)
+		} else if w.aborted {
+			w.body.abort(io.ErrUnexpectedEOF)
 		}
 		w.body.closeWrite()
+		return
+	}
+	if w.aborted {
+		close(w.sent) // no header: RoundTrip fails
 		return
 	}
 	if !w.wroteHeader {
