@@ -38,6 +38,12 @@ import (
 // context of the request Handler serves, as a client that closes its
 // connection does; Handler's writes then fail.
 //
+// Either way a response whose Handler set no Date gets one, and a panic
+// of Handler ends the response as net/http's server ends the connection:
+// RoundTrip fails, or the streamed body ends with io.ErrUnexpectedEOF
+// (http.ErrAbortHandler is the way to abort; another value is logged
+// with its stack).
+//
 // Either way, Request is set to the caller's request, which is never
 // modified, and RoundTrip closes the request body when Handler returns (at
 // once if it does not call Handler). Trailers are not passed on. If the request's context is done
