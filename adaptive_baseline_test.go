@@ -3,7 +3,6 @@ package polite
 import (
 	"context"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -69,22 +68,10 @@ func TestRestraintHighBaselineRecovers(t *testing.T) {
 		tr := &Transport{Base: base, Restraint: &Restraint{MaxConcurrency: clients, Adaptive: true}}
 		ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 		defer cancel()
-		var wg sync.WaitGroup
-		for range clients {
-			wg.Go(func() {
-				for ctx.Err() == nil {
-					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://q.example/", nil)
-					resp, err := tr.RoundTrip(req)
-					if err != nil {
-						return
-					}
-					resp.Body.Close()
-				}
-			})
-		}
+		wait := getUntil(ctx, tr, clients, "http://q.example/")
 		time.Sleep(7 * time.Minute)
 		measure.Store(true)
-		wg.Wait()
+		wait()
 		if p := peak.Load(); p > 20 {
 			t.Errorf("minute 7-8: %d requests in flight at the origin (8 workers of 50ms, queueing beyond), want the limit down to about 10-15: the baseline re-measured under full load took the queue as the origin's own latency", p)
 		}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -80,23 +79,11 @@ func TestAdaptiveSkipsTransientGiveUps(t *testing.T) {
 		base.bad.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				for ctx.Err() == nil {
-					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://a.test/", nil)
-					resp, err := tr.RoundTrip(req)
-					if err != nil {
-						return
-					}
-					resp.Body.Close()
-				}
-			})
-		}
+		wait := polite.GetUntil(ctx, tr, 8, "http://a.test/")
 		time.Sleep(10 * time.Second)
 		base.peak.Store(base.inflight.Load())
 		before := base.served.Load()
-		wg.Wait()
+		wait()
 		// Latency never rose above the origin's own: the limit should
 		// stay at 4 (about 40 answers a second).
 		if p, n := base.peak.Load(), base.served.Load()-before; p < 4 || n < 300 {

@@ -46,3 +46,9 @@ func (b *StuckBody) Closed() bool {
 		return false
 	}
 }
+
+// GetUntil is getUntil, for the external tests.
+var GetUntil = getUntil
+
+// PeakCounter is peakCounter, for the external tests.
+type PeakCounter = peakCounter
