@@ -262,8 +262,8 @@ type Config struct {
 	// enforced: every policy advertises Quota*Inflate and the remaining
 	// quota as if that larger quota were in force, that is
 	// remaining + Quota*(Inflate-1). In the Structured Fields of IETF,
-	// Draft06 (RateLimit-Policy) and Draft07, a number over 15 digits is
-	// stated as 999999999999999, the largest RFC 9651 allows.
+	// Draft06 and Draft07, a number over 15 digits is stated as
+	// 999999999999999, the largest RFC 9651 allows.
 	Inflate int64
 
 	// Age, if positive, adds "Age: <seconds>" (rounded up) to every

@@ -51,8 +51,8 @@ func writeFields(h http.Header, cfg *Config, now time.Time, states []state) {
 	}
 	epoch := strconv.FormatInt(resetAt, 10)
 	date := fieldDate(time.Unix(resetAt, 0), cfg.UTCDates)
-	// The Structured Fields of Draft06 and Draft07 hold Integers of at
-	// most 15 digits (RFC 9651 §3.3.1): a larger one is stated as the
+	// The fields of Draft06 and Draft07 are Structured Fields, whose
+	// Integers have at most 15 digits (RFC 9651 §3.3.1): a larger one is stated as the
 	// largest, as a parser fails on it, dropping the field.
 	sfLimit, sfRemaining, sfReset := sfInt(s.quota), sfInt(s.remaining), sfInt(ceilSeconds(s.reset))
 	policy := sfLimit
@@ -69,9 +69,9 @@ func writeFields(h http.Header, cfg *Config, now time.Time, states []state) {
 	}
 	switch d {
 	case Draft06:
-		h.Set("RateLimit-Limit", limit)
-		h.Set("RateLimit-Remaining", remaining)
-		h.Set("RateLimit-Reset", reset)
+		h.Set("RateLimit-Limit", sfLimit)
+		h.Set("RateLimit-Remaining", sfRemaining)
+		h.Set("RateLimit-Reset", sfReset)
 		h.Set("RateLimit-Policy", policy)
 	case Draft07:
 		h.Set("RateLimit", "limit="+sfLimit+", remaining="+sfRemaining+", reset="+sfReset)

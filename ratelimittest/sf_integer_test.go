@@ -33,7 +33,7 @@ func TestStructuredFieldIntegersAtMost15Digits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				resp, _ := send(t, client(ratelimittest.NewHandler(tt.cfg)), "")
-				// Draft06's RateLimit-Limit and the like are not structured.
+				// The fields that hold a policy; Draft06 caps the rest alike.
 				for _, name := range []string{"RateLimit", "RateLimit-Policy"} {
 					v := resp.Header.Get(name)
 					if v == "" {

@@ -41,8 +41,9 @@ import (
 // Either way a response whose Handler set no Date gets one, and a panic
 // of Handler ends the response as net/http's server ends the connection:
 // RoundTrip fails, or the streamed body ends with io.ErrUnexpectedEOF
-// (http.ErrAbortHandler is the way to abort; another value is logged
-// with its stack).
+// after what was flushed (http.ErrAbortHandler is the way to abort;
+// another value is logged with the request's method and path, and its
+// stack).
 //
 // Either way, Request is set to the caller's request, which is never
 // modified, and RoundTrip closes the request body when Handler returns (at
@@ -107,7 +108,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// a response; another value is logged with its stack.
 			if v := recover(); v != nil {
 				if v != http.ErrAbortHandler {
-					log.Printf("ratelimittest: panic serving %s: %v\n%s", in.URL.Redacted(), v, debug.Stack())
+					// The path alone: a query may hold a secret.
+					log.Printf("ratelimittest: panic serving %s %s: %v\n%s", in.Method, in.URL.Path, v, debug.Stack())
 				}
 				w.aborted = true
 			}
@@ -120,7 +122,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		<-done
 		return nil, err
 	}
-	if w.aborted {
+	if w.body == nil && w.aborted {
+		// Set before sent was closed, as body is: a response whose
+		// header was flushed is read from its body alone.
 		<-done
 		return nil, errAborted
 	}
@@ -270,7 +274,7 @@ func (w *responseWriter) finish() {
 		if err := w.ctx.Err(); err != nil {
 			w.body.abort(err)
 		} else if w.aborted {
-			w.body.abort(io.ErrUnexpectedEOF)
+			w.body.fail(io.ErrUnexpectedEOF) // after what was written
 		}
 		w.body.closeWrite()
 		return
@@ -342,6 +346,17 @@ func (p *pipe) write(b []byte) (int, error) {
 	p.buf = append(p.buf, b...)
 	p.signal()
 	return len(b), nil
+}
+
+// fail ends the body with err after what was written, unless it has
+// ended.
+func (p *pipe) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = err
+	}
+	p.signal()
 }
 
 // closeWrite marks the end of the body.
