@@ -55,3 +55,64 @@ func TestForgetOldCachedAnswerGivesNothingBack(t *testing.T) {
 			time.Duration(s.learn.distrustUntil-instant(t0)))
 	}
 }
+
+// A request whose start a stated quota logged, in flight when its key is
+// forgotten; the fresh state hears the quota again (its log counts the
+// requests in flight at that instant, later than the old start), then the
+// old request is answered from a cache. unstart found no start of the
+// fresh log at or before the old one's (startLog.unlog took nothing
+// back), yet marked the state as having given a start back: the fresh
+// state's first refusal that nothing foresaw then distrusted its quotas
+// for a minute, as if the server had counted a start given back.
+func TestForgetRestatedQuotaOldCachedAnswerGivesNothingBack(t *testing.T) {
+	cfg := Config{}
+	var s State
+	ms := time.Millisecond
+	qs := []parse.Quota{{Policy: "m", Unit: "requests", Limit: 100, Remaining: 99, Window: time.Minute, Reset: time.Minute, Dialect: "ietf"}}
+	// The fresh state's server states its policy alone (RateLimit-Policy
+	// without RateLimit): nothing live says requests are left.
+	pol := []parse.Quota{{Policy: "m", Unit: "requests", Limit: 100, Remaining: -1, Reset: -1, Window: time.Minute, Dialect: "ietf"}}
+
+	var p, a Lease
+	if _, g := s.Acquire(t0, &cfg, Ask{}, &p); !g {
+		t.Fatal("setup: first request held")
+	}
+	s.Release(t0.Add(ms), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: qs})
+	if _, g := s.Acquire(t0.Add(10*ms), &cfg, Ask{}, &a); !g {
+		t.Fatal("setup: second request held")
+	}
+	if !a.logged {
+		t.Fatal("setup: the stated quota logged no start of the second request")
+	}
+
+	s.Forget(t0.Add(20*ms), &cfg)
+
+	// The fresh state hears the quota again.
+	var n1 Lease
+	if _, g := s.Acquire(t0.Add(30*ms), &cfg, Ask{}, &n1); !g {
+		t.Fatal("setup: the forgotten key's first request held")
+	}
+	s.Release(t0.Add(31*ms), &cfg, &n1, &Outcome{First: true, Bytes: -1, Quotas: pol})
+	if len(s.policies) != 1 || !s.policies[0].paces() {
+		t.Fatalf("setup: the fresh state has no quota that paces: %+v", s.policies)
+	}
+	before := s.policies[0].log.total
+
+	// The old request, answered from a cache.
+	s.Release(t0.Add(40*ms), &cfg, &a, &Outcome{First: true, Bytes: -1, Cached: true})
+	took := before - s.policies[0].log.total
+	if took == 0 && s.flags&flagGaveBack != 0 {
+		t.Errorf("no start was taken back (log total %d before and after), yet the state is marked as having given one back", before)
+	}
+
+	var n2 Lease
+	if _, g := s.Acquire(t0.Add(50*ms), &cfg, Ask{}, &n2); !g {
+		t.Fatal("setup: the forgotten key's second request held")
+	}
+	s.Release(t0.Add(60*ms), &cfg, &n2, &Outcome{First: true, Bytes: -1, Refused: true, Rejected: true,
+		Refusal: Refusal{Backoff: time.Second}})
+	if took == 0 && s.learn.distrustUntil != 0 {
+		t.Errorf("the fresh state's first bare refusal distrusts its quotas until +%v, though no start was given back",
+			time.Duration(s.learn.distrustUntil-instant(t0)))
+	}
+}

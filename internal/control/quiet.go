@@ -98,7 +98,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.costs.unreserve(l)
 	}
 	if out.Cached && l.logged {
-		s.unstart(l, now)
+		s.unstart(l, now, true)
 	}
 	if out.First {
 		s.retry.deposit(now)

@@ -146,8 +146,8 @@ func (l *startLog) add(now, q, w, n int64) {
 // one; kept by slot, at's entry is at its slot's end, and an earlier
 // entry gives up a start instead: the log then reads the start at as
 // made later than the one taken back, which is safe. With no entry that
-// early, nothing is taken back.
-func (l *startLog) unlog(at int64) {
+// early, nothing is taken back. It reports whether a start was.
+func (l *startLog) unlog(at int64) bool {
 	for i := l.n - 1; i >= 0; i-- {
 		e := l.get(i)
 		if e.at > at {
@@ -156,15 +156,16 @@ func (l *startLog) unlog(at int64) {
 		e.n--
 		l.total--
 		if e.n > 0 {
-			return
+			return true
 		}
 		// Drop the empty entry: the later ones move back one place.
 		for j := i; j < l.n-1; j++ {
 			*l.get(j) = *l.get(j + 1)
 		}
 		l.n--
-		return
+		return true
 	}
+	return false
 }
 
 // tally adds one start at now, as add(now, q, w, 1) would, where the log

@@ -743,20 +743,23 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 }
 
 // unstart takes back the start of l, which the origin did not see (its
-// answer came from a cache, or it was never sent: see Outcome.Cached and
-// Outcome.Unsent), from the logs of the stated quotas' paces. A server
-// that counts it anyway shows so in its next fresh answer, as it shows
-// any request of another client.
-func (s *State) unstart(l *Lease, now int64) {
-	if now < s.learn.distrustUntil {
+// answer came from a cache, if cached, or it was never sent: see
+// Outcome.Cached and Outcome.Unsent), from the logs of the stated quotas'
+// paces. A server that counts a cached answer anyway shows so in its next
+// fresh answer, as it shows any request of another client; the state is
+// marked as having given one back (flagGaveBack) only when a log took it:
+// a request never sent is no evidence of what the server counts, and a
+// start no log holds (forgotten since, or past its window) was not given
+// back.
+func (s *State) unstart(l *Lease, now int64, cached bool) {
+	if cached && now < s.learn.distrustUntil {
 		// A refusal after starts given back showed the server counts
 		// such requests (see release): none is given back for a while.
 		return
 	}
 	for i := range s.policies {
-		if p := &s.policies[i]; p.paces() {
+		if p := &s.policies[i]; p.paces() && p.log.unlog(l.start) && cached {
 			s.flags |= flagGaveBack
-			p.log.unlog(l.start)
 		}
 	}
 }
@@ -775,7 +778,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			s.costs.unreserve(l)
 		}
 		if l.logged && (out.Unsent || out.Cached && !out.Refused && !out.Failed) {
-			s.unstart(l, now)
+			s.unstart(l, now, !out.Unsent)
 		}
 	} else {
 		// A lease of an earlier incarnation: read its answer as the
