@@ -200,3 +200,33 @@ func TestBasePanicBodyClosePanicsReleasesSlot(t *testing.T) {
 		}
 	})
 }
+
+// A 502 whose body is still arriving (no Content-Length) keeps its request
+// in flight while it is drained before the retry (Outcome.Keep); the
+// drain's read panicking, bounded closed the body and the panic went on,
+// but the request was never ended (Transport.end): the key's only slot
+// stayed held until Budget.Lease expired, as a refusal's body that
+// panicked held it.
+func TestTransientDrainPanicReleasesSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent atomic.Int32
+		body := &countingPanicBody{}
+		tr := &polite.Transport{MaxConcurrency: 1, MaxWait: time.Hour, RetryTransient: true,
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if sent.Add(1) == 1 {
+					return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, ContentLength: -1, Body: body, Request: r}, nil
+				}
+				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			})}
+		roundTripRecovered(t, tr, nil)
+		if sent.Load() != 1 {
+			t.Fatalf("%d sends, want 1", sent.Load())
+		}
+		if n := body.closes.Load(); n != 1 {
+			t.Fatalf("setup: the 502's body was closed %d times, want 1 (bounded's guard)", n)
+		}
+		if d := nextGet(t, tr); d > 10*time.Second {
+			t.Errorf("the request after a 502 whose drained body panicked waited %v for the slot it held; want the slot released", d)
+		}
+	})
+}

@@ -157,11 +157,20 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	if plan.Wait > 0 {
 		ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
 	}
-	if resp != nil {
+	switch {
+	case keep:
+		t.drainKept(req, b, key, g, resp.Body)
+	case resp != nil:
 		discard(req.Context(), resp.Body)
-		if keep {
-			t.end(req, b, key, g, g.now())
-		}
 	}
 	return true
+}
+
+// drainKept discards body, the answer to req, which keeps req in flight
+// until it is drained, and ends req then. Should its Read panic (or call
+// runtime.Goexit), req is ended as the panic goes on: the key's slot was
+// otherwise held until its lease expired (Budget.Lease).
+func (t *Transport) drainKept(req *http.Request, b *Budget, key budgetKey, g *lease, body io.ReadCloser) {
+	defer func() { t.end(req, b, key, g, g.now()) }()
+	discard(req.Context(), body)
 }
