@@ -308,10 +308,7 @@ func sentPath(u *url.URL) string {
 	if o == "" {
 		return u.EscapedPath()
 	}
-	rest, ok := strings.CutPrefix(o, "//")
-	if i := strings.Index(o, "://"); !ok && i > 0 && !strings.ContainsRune(o[:i], '/') {
-		rest, ok = o[i+len("://"):], true
-	}
+	rest, ok := opaqueRest(o)
 	if !ok {
 		return o
 	}
@@ -321,12 +318,41 @@ func sentPath(u *url.URL) string {
 	return ""
 }
 
+// opaqueRest returns what follows the "//" of o, an Opaque that is an
+// absolute URL ("//host/path" or "http://host/path"): its authority and
+// path; ok is false for another Opaque.
+func opaqueRest(o string) (rest string, ok bool) {
+	rest, ok = strings.CutPrefix(o, "//")
+	if i := strings.Index(o, "://"); !ok && i > 0 && !strings.ContainsRune(o[:i], '/') {
+		rest, ok = o[i+len("://"):], true
+	}
+	return rest, ok
+}
+
+// opaqueAuthority returns the host (and port) of u's Opaque when it is an
+// absolute URL, which net/http sends as the request-target: a server
+// then takes the request's host from it and ignores the Host field (RFC
+// 9112 §3.2.2). Userinfo is dropped. ok is false for another Opaque.
+func opaqueAuthority(u *url.URL) (host string, ok bool) {
+	rest, ok := opaqueRest(u.Opaque)
+	if !ok {
+		return "", false
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return rest, true
+}
+
 // robotsPath returns the path and query of u in the form robots.txt
 // patterns are compared in (see robotsEscape), its dot segments removed as
 // the server resolves them (RFC 3986 §5.2.4: "/a/../b" is "/b"). An Opaque
 // that is an absolute URL, "//host/path" or "http://host/path", which
-// net/http sends as it is (see [url.URL.RequestURI]), has its path matched,
-// not its authority.
+// net/http sends as it is (see [url.URL.RequestURI]), has its path matched;
+// its authority names the site, as a Host does (see robotsHost).
 func robotsPath(u *url.URL) string {
 	p := sentPath(u)
 	if p == "" {
@@ -416,8 +442,15 @@ func (s robotsSite) key() string {
 // req sets no Host or its URL's, and for a Host with a byte no host has
 // (userinfo, a path, a query, a space), which net/http does not send (it
 // sends an empty Host then): so none reaches a RobotsError or a key.
+// An Opaque that is an absolute URL names the site in place of Host,
+// which the server then ignores (see opaqueAuthority): one decided by the
+// robots.txt of the address it was sent to reached paths the site's own
+// disallows.
 func robotsHost(req *http.Request) string {
 	h := req.Host
+	if a, ok := opaqueAuthority(req.URL); ok {
+		h = a
+	}
 	if h == "" || h == req.URL.Host {
 		return ""
 	}
