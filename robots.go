@@ -448,7 +448,8 @@ func (s robotsSite) key() string {
 // disallows.
 func robotsHost(req *http.Request) string {
 	h := req.Host
-	if a, ok := opaqueAuthority(req.URL); ok {
+	if a, ok := opaqueAuthority(req.URL); ok && a != "" {
+		// (One with no host leaves the Host field to the server.)
 		h = a
 	}
 	if h == "" || h == req.URL.Host {
