@@ -11,7 +11,14 @@
 //	metrics.Instrument(t)
 //	client := &http.Client{Transport: t}
 //
-// With a nil MeterProvider the global one is used. To export to Prometheus,
+// Make one Metrics per MeterProvider, and Instrument every Transport with
+// it: each Metrics registers the quota gauge's callback, and two on one
+// provider report the same series each, the last observed hiding the
+// other (so that a key two Transports share reports the quota of one, not
+// the least left of both). [Metrics.Close] unregisters the callback of one
+// no longer used. A Transport the program drops is not kept alive by the
+// Metrics that instruments it. With a nil MeterProvider the global one is
+// used. To export to Prometheus,
 // make the provider with the reader of go.opentelemetry.io/otel/exporters/prometheus
 // and serve promhttp.Handler() (see the package example).
 //
@@ -72,14 +79,17 @@
 // requests alone: polite emits no event for it, so a refusal of it (a 429,
 // after which the origin's paths are disallowed for a while) is not in
 // refusals, nor is the request that its [*polite.RobotsError] kept from
-// being sent in local_refusals.
+// being sent at its first decision in local_refusals; one that robots.txt
+// refuses after its wait (the file expired meanwhile) is a give-up of
+// polite's, and counts in give_ups, with no status.
 // polite.client.wait.duration records each wait a request made for its
 // budget before being sent, retries' waits included, under the reason it
 // waited longest for; its buckets run from 5 ms to 10 minutes.
 //
 // polite.client.quota.remaining reports, at each collection, the quota left
 // under each budget key recently seen (when Transports with budgets of
-// their own hold the same key, the least left among them), for every
+// their own, instrumented by one Metrics, hold the same key, the least
+// left among them), for every
 // quota with a live count
 // (the server's stated quotas, polite.quota.source "server", and one learned
 // from refusals, "refusals"), in the unit named by polite.quota.unit

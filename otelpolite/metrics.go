@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/politehttp/polite"
 	"github.com/politehttp/polite/internal/origin"
@@ -139,9 +140,9 @@ func New(c Config) (*Metrics, error) {
 	m.refusals = counter("polite.client.refusals", "{response}",
 		"Responses that refused a request (429, 503, or a 403 with Retry-After or a spent quota).")
 	m.retries = counter("polite.client.retries", "{retry}",
-		"Refused requests that polite will send again.")
+		"Refused requests, and transient failures, that polite will send again.")
 	m.giveUps = counter("polite.client.give_ups", "{response}",
-		"Refusals returned to the caller without a further attempt.")
+		"Refusals, transient failures and requests polite returned to the caller without a further attempt.")
 	m.stops = counter("polite.client.stops", "{response}",
 		"Responses reporting abnormal usage, after which the origin is not retried for a while.")
 	m.localRefusals = counter("polite.client.local_refusals", "{request}",
@@ -186,7 +187,7 @@ func (m *Metrics) Close() error {
 // first use (a Transport's fields must not change afterwards).
 func (m *Metrics) Instrument(t *polite.Transport) {
 	next := t.OnEvent
-	src := &source{t: t}
+	src := &source{t: weak.Make(t)}
 	t.OnEvent = func(e polite.Event) {
 		m.record(e, src)
 		if next != nil {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"weak"
 
 	"github.com/politehttp/polite"
 	"github.com/politehttp/polite/internal/origin"
@@ -19,9 +20,12 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// source is an instrumented Transport, whose budget the gauge reads.
+// source is an instrumented Transport, whose budget the gauge reads. It
+// holds it weakly: the gauge's keys and the MeterProvider's callback kept
+// every Transport a program dropped alive, its budget with it, and read
+// it at every collection.
 type source struct {
-	t *polite.Transport
+	t weak.Pointer[polite.Transport]
 }
 
 // quota is one quota of a budget key, as the gauge reports it.
@@ -39,7 +43,11 @@ type quota struct {
 // Inspect finds for it is shown otherwise: another key's. It is the one place that
 // reads polite's inspection API.
 func quotas(src *source, key, shown string, now time.Time) []quota {
-	st, ok := src.t.Inspect(key, now)
+	t := src.t.Value()
+	if t == nil {
+		return nil // dropped: see keySet.sweep
+	}
+	st, ok := t.Inspect(key, now)
 	if !ok || fingerprinted(shown) && st.Key != shown {
 		// Another key's state: a custom key shaped like a URL that the
 		// budget forgot is, for Inspect, the origin it names, whose
@@ -110,13 +118,17 @@ func (s *keySet) seen(e polite.Event, src *source) {
 			return
 		}
 	}
-	k := &keyEntry{inspect: e.Key, attrs: keyAttrs(e, src.t.Key != nil), partial: e.Request == nil}
-	if src.t.Key != nil && e.Request != nil {
+	t := src.t.Value()
+	if t == nil {
+		return // an event of a Transport dropped since (a body it left ended)
+	}
+	k := &keyEntry{inspect: e.Key, attrs: keyAttrs(e, t.Key != nil), partial: e.Request == nil}
+	if t.Key != nil && e.Request != nil {
 		// Event.Key may be a fingerprint of the key, by which the budget
 		// cannot be inspected: ask Key again. A copy: Key may cut it from
 		// the request's URL, which it would keep whole for as long as the
 		// key is kept.
-		k.inspect = strings.Clone(src.t.Key(e.Request))
+		k.inspect = strings.Clone(t.Key(e.Request))
 	}
 	k.seen.Store(now)
 
@@ -165,6 +177,20 @@ func (s *keySet) evict() {
 		s.m.Delete(h.id)
 	}
 	s.n -= drop
+}
+
+// forget drops the entries ids, of Transports the program dropped.
+func (s *keySet) forget(ids []keyID) {
+	if len(ids) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := s.m.LoadAndDelete(id); ok {
+			s.n--
+		}
+	}
 }
 
 // keyAttrs returns the attributes that identify e's key on the gauge:
@@ -351,11 +377,17 @@ func (m *Metrics) observe(ctx context.Context, o metric.Observer) error {
 		kv         []attribute.KeyValue
 	}
 	var items []item
+	var dropped []keyID
 	m.keys.m.Range(func(id, k any) bool {
 		e := k.(*keyEntry)
+		if id.(keyID).src.t.Value() == nil {
+			dropped = append(dropped, id.(keyID))
+			return true
+		}
 		items = append(items, item{id.(keyID).src, e.inspect, id.(keyID).key, e.attrs})
 		return true
 	})
+	m.keys.forget(dropped)
 
 	// Budgets of several Transports may hold the same key (the same
 	// origin): their series would carry the same attributes, and the
