@@ -299,10 +299,11 @@ func (r *Robots) robotsCache() *robotsCache {
 	return r.cache
 }
 
-// sentPath returns the path of u as net/http sends it, escaped: its
-// EscapedPath, or an Opaque, whose path only when it is an absolute URL,
-// "//host/path" or "http://host/path" (see [url.URL.RequestURI]). It may
-// be empty.
+// sentPath returns the path of u as net/http sends it and a server
+// resolves it, escaped: its EscapedPath, or an Opaque, whose path when it
+// is a URL ("//host/path", "http://host/path", or "http:/path", which a
+// server reads as the path "/path"; see [url.URL.RequestURI]). It may be
+// empty.
 func sentPath(u *url.URL) string {
 	o := u.Opaque
 	if o == "" {
@@ -310,6 +311,14 @@ func sentPath(u *url.URL) string {
 	}
 	rest, ok := opaqueRest(o)
 	if !ok {
+		if i := opaqueScheme(o); i > 0 {
+			// A scheme and no authority: the server reads what
+			// follows as the path, when it starts with '/'.
+			if p := o[i+1:]; strings.HasPrefix(p, "/") {
+				return p
+			}
+			return ""
+		}
 		return o
 	}
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
@@ -318,21 +327,44 @@ func sentPath(u *url.URL) string {
 	return ""
 }
 
-// opaqueRest returns what follows the "//" of o, an Opaque that is an
-// absolute URL ("//host/path" or "http://host/path"): its authority and
-// path; ok is false for another Opaque.
-func opaqueRest(o string) (rest string, ok bool) {
-	rest, ok = strings.CutPrefix(o, "//")
-	if i := strings.Index(o, "://"); !ok && i > 0 && !strings.ContainsRune(o[:i], '/') {
-		rest, ok = o[i+len("://"):], true
+// opaqueScheme returns where the scheme o starts with ends, at its ':'
+// (RFC 3986 §3.1: a letter, then letters, digits, '+', '-' or '.'), or 0
+// when o starts with none.
+func opaqueScheme(o string) int {
+	for i := 0; i < len(o); i++ {
+		switch c := o[i]; {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return i
+		default:
+			return 0
+		}
 	}
-	return rest, ok
+	return 0
+}
+
+// opaqueRest returns what follows the "//" of o, an Opaque that is an
+// absolute URL ("//host/path", or a scheme then "://host/path"): its
+// authority and path; ok is false for another Opaque.
+func opaqueRest(o string) (rest string, ok bool) {
+	if rest, ok := strings.CutPrefix(o, "//"); ok {
+		return rest, true
+	}
+	if i := opaqueScheme(o); i > 0 {
+		return strings.CutPrefix(o[i+1:], "//")
+	}
+	return "", false
 }
 
 // opaqueAuthority returns the host (and port) of u's Opaque when it is an
 // absolute URL, which net/http sends as the request-target: a server
 // then takes the request's host from it and ignores the Host field (RFC
-// 9112 §3.2.2). Userinfo is dropped. ok is false for another Opaque.
+// 9112 §3.2.2). It is read as a server reads it: userinfo dropped,
+// percent-encoding decoded ("%C3%A9.example" is "é.example", which
+// url.URL.String writes so). ok is false for another Opaque; the host is
+// empty for an authority that names none, or that does not parse (which
+// a server refuses).
 func opaqueAuthority(u *url.URL) (host string, ok bool) {
 	rest, ok := opaqueRest(u.Opaque)
 	if !ok {
@@ -341,10 +373,11 @@ func opaqueAuthority(u *url.URL) (host string, ok bool) {
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		rest = rest[:i]
 	}
-	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
-		rest = rest[i+1:]
+	a, err := url.Parse("//" + rest)
+	if err != nil {
+		return "", true
 	}
-	return rest, true
+	return a.Host, true
 }
 
 // robotsPath returns the path and query of u in the form robots.txt
