@@ -618,8 +618,13 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 					}
 					if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
 						// The read ended with the context's deadline,
-						// a moment before the context says so.
-						return context.DeadlineExceeded
+						// a moment before the context says so: wait
+						// for it to, and return its error, as Wait
+						// does (a DeadlineExceeded of its own, with
+						// ctx.Err() still nil, was read by the Budget
+						// as Redis failing).
+						<-ctx.Done()
+						return ctx.Err()
 					}
 					return nil // Redis fails: the caller looks again
 				}
