@@ -3,6 +3,7 @@ package polite
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -486,8 +487,20 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 		// ctx.Err() itself, as Store asks: a driver's error may name the
 		// key, which no error shows.
 		return storeNote{}, ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded) && deadlinePassed(ctx):
+		// A Store whose wait ended at ctx's deadline a moment before
+		// ctx says so: ctx's end, not the Store failing (which would
+		// report EventStoreDown and pace on memory for a second).
+		<-ctx.Done()
+		return storeNote{}, ctx.Err()
 	}
 	return b.failed(err), nil
+}
+
+// deadlinePassed reports whether ctx has a deadline, and it has passed.
+func deadlinePassed(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // display returns how k is shown in events, logs, errors and Inspect: an
