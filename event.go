@@ -250,8 +250,13 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 		return hideAll(msg, hidden)
 	}
 	u := r.URL
-	var secrets [7]string
+	var secrets [9]string
 	secrets[0] = u.RawQuery
+	if _, q, ok := strings.Cut(u.Opaque, "?"); ok {
+		// A query written in an Opaque, which net/http sends as it
+		// is, and a server reads as the query.
+		secrets[7] = q
+	}
 	if q, err := url.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
 		secrets[3] = q // as a Base that logs its decoded values writes it
 	}
@@ -265,7 +270,12 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 		}
 	}
 	if custom {
-		// The path as sent (an Opaque's too), and decoded.
+		// The path as sent (an Opaque's too), and decoded; an Opaque
+		// whole, whatever of it is the path (net/http sends it as it
+		// is, and a Base's error may quote it).
+		if len(u.Opaque) > 1 {
+			secrets[8] = u.Opaque
+		}
 		if p := sentPath(u); len(p) > 1 {
 			secrets[4] = p
 			if d, err := url.PathUnescape(p); err == nil && d != p {
@@ -541,6 +551,9 @@ const maxLogPath = 256
 // empty, cut at maxLogPath bytes.
 func logPath(u *url.URL) string {
 	p := sentPath(u)
+	if u.Opaque != "" {
+		p, _, _ = strings.Cut(p, "?") // a query written in it
+	}
 	if p == "" {
 		p = "/"
 	}
