@@ -341,6 +341,11 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		if ctx.Err() != nil {
 			return hold{}, false, storeNote{}, ctx.Err()
 		}
+		if errors.Is(err, context.DeadlineExceeded) && deadlinePassed(ctx) {
+			// Ended at ctx's deadline, a moment before ctx says so:
+			// ctx's end, not the Store failing (see wait).
+			return hold{}, false, storeNote{}, deadlineErr(ctx)
+		}
 		note = b.failed(err)
 	}
 	h, ok := b.fallback.acquire(nil, k.m, now, &b.cfg, ask, g)
@@ -491,8 +496,7 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 		// A Store whose wait ended at ctx's deadline a moment before
 		// ctx says so: ctx's end, not the Store failing (which would
 		// report EventStoreDown and pace on memory for a second).
-		<-ctx.Done()
-		return storeNote{}, ctx.Err()
+		return storeNote{}, deadlineErr(ctx)
 	}
 	return b.failed(err), nil
 }
@@ -501,6 +505,25 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 func deadlinePassed(ctx context.Context) bool {
 	d, ok := ctx.Deadline()
 	return ok && !time.Now().Before(d)
+}
+
+// deadlineWait bounds how long deadlineErr waits for a context to say
+// that its deadline, passed, ended it.
+const deadlineWait = 10 * time.Millisecond
+
+// deadlineErr returns ctx's error once ctx says it ended, its deadline
+// passed, or context.DeadlineExceeded after deadlineWait: a context whose
+// Done closes late, or never (one that reports a deadline over
+// context.Background), does not hold the request.
+func deadlineErr(ctx context.Context) error {
+	t := time.NewTimer(deadlineWait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return context.DeadlineExceeded
+	}
 }
 
 // display returns how k is shown in events, logs, errors and Inspect: an

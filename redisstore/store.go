@@ -619,12 +619,11 @@ func (s *Store) Wait(ctx context.Context, key string, gen uint64, until time.Tim
 					if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
 						// The read ended with the context's deadline,
 						// a moment before the context says so: wait
-						// for it to, and return its error, as Wait
-						// does (a DeadlineExceeded of its own, with
-						// ctx.Err() still nil, was read by the Budget
-						// as Redis failing).
-						<-ctx.Done()
-						return ctx.Err()
+						// for it to, briefly, and return its error,
+						// as Wait does (a DeadlineExceeded of its own,
+						// with ctx.Err() still nil, was read by the
+						// Budget as Redis failing).
+						return deadlineErr(ctx)
 					}
 					return nil // Redis fails: the caller looks again
 				}
@@ -778,4 +777,19 @@ func grants(b []byte) uint64 {
 		return 0
 	}
 	return c.Grants()
+}
+
+// deadlineErr returns ctx's error once ctx says it ended, its deadline
+// passed, or context.DeadlineExceeded after 10 ms: a context whose Done
+// closes late, or never (one that reports a deadline over
+// context.Background), does not hold the caller.
+func deadlineErr(ctx context.Context) error {
+	t := time.NewTimer(10 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return context.DeadlineExceeded
+	}
 }
