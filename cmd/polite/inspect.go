@@ -416,9 +416,11 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 		note("only the non-standard retry-after-ms says how long to wait, with no valid Retry-After: clients that read Retry-After alone (RFC 9110 §10.2.3) see nothing; polite and OpenAI's SDKs read it")
 	}
 	// A 403 with a Retry-After refuses for rate, as GitHub's past its
-	// secondary limits: polite's Transport reads it as a refusal.
+	// secondary limits, and so does one that states a quota spent with
+	// its reset to come, as GitHub's past its primary limit: polite's
+	// Transport reads either as a refusal (a quota from a cache, none).
 	refusal := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
-		status == http.StatusForbidden && raOK
+		status == http.StatusForbidden && (raOK || !parse.FromCache(h) && spentToCome(quotas))
 	if refusal && !raOK {
 		s := fmt.Sprintf("a %d without a valid Retry-After: clients must guess when to try again (RFC 9110 §10.2.3, RFC 6585 §4)", status)
 		if spentReset(quotas) {
@@ -453,6 +455,17 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 		rep.Verdict, rep.Rule = "fail", ruleFailNothing
 	}
 	return rep
+}
+
+// spentToCome reports whether one of quotas is spent with its reset still
+// to come.
+func spentToCome(quotas []parse.Quota) bool {
+	for _, q := range quotas {
+		if q.Remaining == 0 && q.Reset > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // explainFieldError says in plain words why parse.Policies or parse.Limits
