@@ -49,9 +49,10 @@ url (its user information and query elided, as "?…": they may hold a
 credential; one without a scheme, which may be a word of an -H value left
 unquoted, wholly, as "…"), line (its line number on stdin, when read from there), status, bytes (of the body written), attempts (requests sent on the
 wire for this URL, retries, redirects and the robots.txt fetch it caused included), waited_s (time spent
-waiting for the origin's budget), reason (of the longest wait: pace, quota,
-retry-after, backoff, adaptive, retry-budget, stopped, concurrency, probe,
-crawl-delay, transient: polite.Reason's values), error (when there was no
+waiting for the origin's budget, a wait an interrupt or -timeout cut short
+included), reason (of the longest wait granted: pace, quota, retry-after,
+backoff, adaptive, retry-budget, stopped, concurrency, probe, crawl-delay,
+transient: polite.Reason's values; none for a wait cut short), error (when there was no
 response, or the body could not be written), file (with -o) and retry_at
 (when the URL failed because its origin refused it, or asked for a longer
 wait than -max-wait or -timeout allow: when to try again, in UTC, rounded up
@@ -452,9 +453,20 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 	}
 	req.Header.Set("User-Agent", g.userAgent)
 	g.headers.apply(req.Header, &req.Host)
+	start := time.Now()
 	resp, err := g.client.Do(req)
 	if err != nil {
 		rec.Error = showError(err).Error()
+		if ctx.Err() != nil {
+			// Ended (an interrupt, -timeout) with nothing sent: it
+			// spent its time waiting, which no event reports, the
+			// wait granted never.
+			t.mu.Lock()
+			if t.sends == 0 {
+				t.waited = max(t.waited, time.Since(start))
+			}
+			t.mu.Unlock()
+		}
 		var (
 			werr *polite.WaitError
 			rerr *polite.RobotsError
