@@ -250,12 +250,16 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 		return hideAll(msg, hidden)
 	}
 	u := r.URL
-	var secrets [9]string
+	var secrets [10]string
 	secrets[0] = u.RawQuery
 	if _, q, ok := strings.Cut(u.Opaque, "?"); ok {
 		// A query written in an Opaque, which net/http sends as it
-		// is, and a server reads as the query.
+		// is, and a server reads as the query; decoded too, as
+		// RawQuery's.
 		secrets[7] = q
+		if d, err := url.QueryUnescape(q); err == nil && d != q {
+			secrets[9] = d
+		}
 	}
 	if q, err := url.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
 		secrets[3] = q // as a Base that logs its decoded values writes it

@@ -33,3 +33,32 @@ func TestLogErrorHidesOpaqueQuery(t *testing.T) {
 		t.Errorf("logError = %q: shows the query sent in the Opaque", msg)
 	}
 }
+
+// An Opaque that is an absolute URL with no path and a query that holds a
+// '/' ("//a.test?next=/s3cr3t"): net/http sends it as "http://a.test?next=/s3cr3t",
+// path "" and query "next=/s3cr3t". logPath showed "/s3cr3t", the
+// Opaque's text from its first '/', which was in the query.
+func TestLogPathOpaqueAuthorityQueryWithSlash(t *testing.T) {
+	for _, opaque := range []string{"//a.test?next=/s3cr3t", "http://a.test?next=/s3cr3t"} {
+		u := &url.URL{Scheme: "http", Host: "a.test", Opaque: opaque}
+		if got := logPath(u); strings.Contains(got, "s3cr3t") {
+			t.Errorf("logPath(Opaque %q) = %q: shows the query", opaque, got)
+		}
+	}
+}
+
+// A query in RawQuery is hidden decoded too ("as a Base that logs its
+// decoded values writes it"); a query in an Opaque was hidden only as
+// written, its decoded spelling shown.
+func TestLogErrorHidesOpaqueQueryDecoded(t *testing.T) {
+	req, _ := http.NewRequest(http.MethodGet, "http://a.test/", nil)
+	// As RawQuery: the decoded query is hidden.
+	req.URL = &url.URL{Scheme: "http", Host: "a.test", Path: "/p", RawQuery: "token=s3cr3t%2Bkey"}
+	if msg := logError(errors.New("bad query token=s3cr3t+key"), req, false, ""); strings.Contains(msg, "s3cr3t") {
+		t.Fatalf("RawQuery baseline: logError = %q", msg)
+	}
+	req.URL = &url.URL{Scheme: "http", Host: "a.test", Opaque: "/p?token=s3cr3t%2Bkey"}
+	if msg := logError(errors.New("bad query token=s3cr3t+key"), req, false, ""); strings.Contains(msg, "s3cr3t") {
+		t.Errorf("logError = %q: shows the Opaque's query decoded", msg)
+	}
+}

@@ -321,7 +321,9 @@ func sentPath(u *url.URL) string {
 		}
 		return o
 	}
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
+	// The authority ends at the first of "/?#" (RFC 3986 §3.2): the
+	// path, if any, starts there, and a query there follows no path.
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 && rest[i] != '#' {
 		return rest[i:]
 	}
 	return ""
@@ -388,8 +390,8 @@ func opaqueAuthority(u *url.URL) (host string, ok bool) {
 // its authority names the site, as a Host does (see robotsHost).
 func robotsPath(u *url.URL) string {
 	p := sentPath(u)
-	if p == "" {
-		p = "/"
+	if p == "" || p[0] == '?' {
+		p = "/" + p // an empty path, as a server reads it
 	}
 	if u.RawQuery != "" || u.ForceQuery {
 		p += "?" + u.RawQuery
