@@ -96,6 +96,11 @@ type tracker struct {
 	longest time.Duration
 	reason  polite.Reason
 	retryAt time.Time // when the origin will take a request a give-up sent back
+	// The Base's calls for the URL: how many are in flight, and when
+	// the last returned. Time out of them, before the context ended,
+	// was polite's (its waits; see fetch).
+	inBase   int
+	baseDone time.Time
 }
 
 type trackerKey struct{}
@@ -127,6 +132,15 @@ func (c countSends) RoundTrip(r *http.Request) (*http.Response, error) {
 		t.sends++
 		t.mu.Unlock()
 	}}
+	t.mu.Lock()
+	t.inBase++
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.inBase--
+		t.baseDone = time.Now()
+		t.mu.Unlock()
+	}()
 	return c.base.RoundTrip(r.WithContext(httptrace.WithClientTrace(r.Context(), trace)))
 }
 
@@ -458,12 +472,14 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 	if err != nil {
 		rec.Error = showError(err).Error()
 		if ctx.Err() != nil {
-			// Ended (an interrupt, -timeout) with nothing sent: it
-			// spent its time waiting, which no event reports, the
-			// wait granted never.
+			// Ended (an interrupt, -timeout) while polite held it:
+			// out of the Base since its last call (or the start),
+			// it spent that time waiting, which no event reports,
+			// the wait granted never. (A wait granted is followed
+			// by a call of the Base: none is counted twice.)
 			t.mu.Lock()
-			if t.sends == 0 {
-				t.waited = max(t.waited, time.Since(start))
+			if t.inBase == 0 {
+				t.waited += time.Since(later(start, t.baseDone))
 			}
 			t.mu.Unlock()
 		}
@@ -717,4 +733,12 @@ func (p *getProgress) line(now time.Time) string {
 		s += fmt.Sprintf("  paused %s (%s)", seconds(longest), why)
 	}
 	return s
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -44,5 +48,77 @@ func TestGetWaitCutByStopIsLogged(t *testing.T) {
 	}
 	if b.WaitedS < 0.2 {
 		t.Errorf("/b, stopped after about 0.3 s waiting for its origin's quota: waited_s %v; want at least 0.2", b.WaitedS)
+	}
+}
+
+// get's help: waited_s includes "a wait an interrupt or -timeout cut
+// short". A URL whose first request was sent and redirected, and whose
+// redirected request then waits for the origin's quota (the redirect
+// spent it, reset a minute away) until get is interrupted, spent that time
+// waiting for the budget; fetch charged a cut wait only when nothing had
+// been sent, and the redirect's send had: waited_s 0.
+func TestGetWaitCutAfterRedirectIsLogged(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/r" {
+			w.Header().Set("X-RateLimit-Limit", "1")
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
+			http.Redirect(w, r, "/x", http.StatusFound)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	var stdout, stderr syncBuffer
+	errc := make(chan error, 1)
+	go func() { errc <- getMain(ctx, []string{"-c", "1", srv.URL + "/r"}, nil, &stdout, &stderr) }()
+	time.Sleep(400 * time.Millisecond) // /x waits for the quota's reset
+	cancel()
+	select {
+	case <-errc:
+	case <-time.After(5 * time.Second):
+		t.Fatal("get still running 5s after its context ended")
+	}
+	rec, ok := getRecords(t, stderr.String())[srv.URL+"/r"]
+	if !ok {
+		t.Fatalf("no record; log:\n%s", stderr.String())
+	}
+	if rec.Attempts != 1 {
+		t.Fatalf("attempts %d, want 1 (the redirect); log:\n%s", rec.Attempts, stderr.String())
+	}
+	if rec.WaitedS < 0.2 {
+		t.Errorf("redirected, then held ~0.4 s for the quota until interrupted: waited_s %v; want at least 0.2 (help: a wait an interrupt cut short included); error %q", rec.WaitedS, rec.Error)
+	}
+}
+
+// A request granted at once, whose TLS handshake hangs (a listener that
+// accepts and never answers) until -timeout ends it, waited for no budget:
+// nothing was written yet, and fetch charged all the time since the
+// request began to waited_s, as if the origin's budget had held it.
+func TestGetConnectTimeNotChargedAsWait(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent, until the test ends
+		}
+	}()
+	var stdout, stderr syncBuffer
+	u := "https://" + ln.Addr().String() + "/x"
+	getMain(t.Context(), []string{"-timeout", "300ms", u}, nil, &stdout, &stderr)
+	rec, ok := getRecords(t, stderr.String())[u]
+	if !ok {
+		t.Fatalf("no record; log:\n%s", stderr.String())
+	}
+	if rec.WaitedS > 0.1 {
+		t.Errorf("granted at once, then stuck in the TLS handshake until -timeout: waited_s %v, reason %q, error %q; want ~0: no budget held it", rec.WaitedS, rec.Reason, rec.Error)
 	}
 }
