@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -42,50 +41,76 @@ func (c lateContext) Deadline() (time.Time, bool) { return c.deadline, true }
 // Store do not count against MaxConcurrency.
 func TestStoreWaitAtDeadlineIsNoStoreFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		release := make(chan struct{})
-		var sent atomic.Int32
-		var mu sync.Mutex
-		var kinds []polite.EventKind
-		tr := &polite.Transport{
-			Budget: &polite.Budget{Store: earlyDeadlineStore{newBytesStore()}, MaxConcurrency: 1},
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if sent.Add(1) == 1 {
-					<-release // the key's only slot, held
-				}
-				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-			}),
-			OnEvent: func(e polite.Event) {
-				mu.Lock()
-				kinds = append(kinds, e.Kind)
-				mu.Unlock()
-			},
-		}
-		go func() {
-			req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
-			if resp, err := tr.RoundTrip(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
-		synctest.Wait() // the first request holds the key's only slot
+		h := newHeldKey(earlyDeadlineStore{newBytesStore()})
 		d := time.Now().Add(time.Second)
 		ctx, cancel := context.WithDeadline(context.Background(), d.Add(time.Millisecond))
 		defer cancel()
-		req, _ := http.NewRequestWithContext(lateContext{ctx, d}, http.MethodGet, "http://api.test/", nil)
-		_, err := tr.RoundTrip(req)
-		close(release)
-		synctest.Wait()
-		if !errors.Is(err, context.DeadlineExceeded) || sent.Load() != 1 {
-			t.Errorf("RoundTrip = %v after %d sends, want the context's deadline after 1: the second went beside the first, over MaxConcurrency 1", err, sent.Load())
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, k := range kinds {
-			if k == polite.EventStoreDown {
-				t.Errorf("events %v: a wait that ended at the request's deadline was taken for the Store failing", kinds)
-				break
-			}
-		}
+		h.check(t, h.get(ctx, d), "a wait")
 	})
+}
+
+// heldKey is a Transport over a Store, with Budget.MaxConcurrency 1,
+// whose first request to api.test holds the key's only slot until the
+// check of a second.
+type heldKey struct {
+	tr      *polite.Transport
+	sent    atomic.Int32
+	downs   atomic.Int32 // EventStoreDown reported
+	release chan struct{}
+}
+
+// newHeldKey returns a heldKey over store, its first request in flight.
+func newHeldKey(store polite.Store) *heldKey {
+	h := &heldKey{release: make(chan struct{})}
+	h.tr = &polite.Transport{
+		Budget: &polite.Budget{Store: store, MaxConcurrency: 1},
+		Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if h.sent.Add(1) == 1 {
+				<-h.release // the key's only slot, held
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		}),
+		OnEvent: func(e polite.Event) {
+			if e.Kind == polite.EventStoreDown {
+				h.downs.Add(1)
+			}
+		},
+	}
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+		if resp, err := h.tr.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	synctest.Wait()
+	return h
+}
+
+// get sends a GET of api.test through h with ctx, which reports the
+// deadline d.
+func (h *heldKey) get(ctx context.Context, d time.Time) error {
+	req, _ := http.NewRequestWithContext(lateContext{ctx, d}, http.MethodGet, "http://api.test/", nil)
+	resp, err := h.tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
+// check ends the first request, and checks that the second, which ended
+// with err, was ended by its deadline, not sent beside the first, and that
+// what of the Store's ended at the deadline (what) was not taken for the
+// Store failing.
+func (h *heldKey) check(t *testing.T, err error, what string) {
+	t.Helper()
+	close(h.release)
+	synctest.Wait()
+	if !errors.Is(err, context.DeadlineExceeded) || h.sent.Load() != 1 {
+		t.Errorf("RoundTrip = %v after %d sends, want the context's deadline after 1: the second went beside the first, over MaxConcurrency 1", err, h.sent.Load())
+	}
+	if n := h.downs.Load(); n != 0 {
+		t.Errorf("%d EventStoreDown: %s that ended at the request's deadline was taken for the Store failing", n, what)
+	}
 }
 
 // earlyUpdateStore is a bytesStore whose Update, slow, ends at its
@@ -115,53 +140,12 @@ func (s earlyUpdateStore) Update(ctx context.Context, key string, fn func(*polit
 // holds with MaxConcurrency 1.
 func TestStoreUpdateAtDeadlineIsNoStoreFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		release := make(chan struct{})
 		var d time.Time // the second request's deadline
-		var sent atomic.Int32
-		var mu sync.Mutex
-		var kinds []polite.EventKind
-		tr := &polite.Transport{
-			Budget: &polite.Budget{Store: earlyUpdateStore{newBytesStore(), &d}, MaxConcurrency: 1},
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if sent.Add(1) == 1 {
-					<-release // the key's only slot, held
-				}
-				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-			}),
-			OnEvent: func(e polite.Event) {
-				mu.Lock()
-				kinds = append(kinds, e.Kind)
-				mu.Unlock()
-			},
-		}
-		go func() {
-			req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
-			if resp, err := tr.RoundTrip(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
-		synctest.Wait() // the first request holds the key's only slot
+		h := newHeldKey(earlyUpdateStore{newBytesStore(), &d})
 		d = time.Now().Add(time.Second)
 		ctx, cancel := context.WithDeadline(context.Background(), d.Add(time.Millisecond))
 		defer cancel()
-		req, _ := http.NewRequestWithContext(lateContext{ctx, d}, http.MethodGet, "http://api.test/", nil)
-		resp, err := tr.RoundTrip(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		close(release)
-		synctest.Wait()
-		if !errors.Is(err, context.DeadlineExceeded) || sent.Load() != 1 {
-			t.Errorf("RoundTrip = %v after %d sends, want the context's deadline after 1: the second went beside the first, over MaxConcurrency 1", err, sent.Load())
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, k := range kinds {
-			if k == polite.EventStoreDown {
-				t.Errorf("events %v: an Update that ended at the request's deadline was taken for the Store failing", kinds)
-				break
-			}
-		}
+		h.check(t, h.get(ctx, d), "an Update")
 	})
 }
 
@@ -173,24 +157,7 @@ func TestStoreUpdateAtDeadlineIsNoStoreFailure(t *testing.T) {
 // its deadline: the dial takes ctx.Deadline().)
 func TestStoreWaitAtDeadlineDoesNotHangOnDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		release := make(chan struct{})
-		var sent atomic.Int32
-		tr := &polite.Transport{
-			Budget: &polite.Budget{Store: earlyDeadlineStore{newBytesStore()}, MaxConcurrency: 1},
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				if sent.Add(1) == 1 {
-					<-release
-				}
-				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-			}),
-		}
-		go func() {
-			req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
-			if resp, err := tr.RoundTrip(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
-		synctest.Wait()
+		h := newHeldKey(earlyDeadlineStore{newBytesStore()})
 		d := time.Now().Add(time.Second)
 		ctx, cancel := context.WithDeadline(context.Background(), d.Add(time.Hour))
 		defer cancel()
@@ -198,10 +165,7 @@ func TestStoreWaitAtDeadlineDoesNotHangOnDone(t *testing.T) {
 		returned := make(chan struct{})
 		go func() {
 			defer close(returned)
-			req, _ := http.NewRequestWithContext(lateContext{ctx, d}, http.MethodGet, "http://api.test/", nil)
-			if resp, err := tr.RoundTrip(req); err == nil {
-				resp.Body.Close()
-			}
+			h.get(ctx, d)
 			done.Store(true)
 		}()
 		time.Sleep(time.Until(d) + time.Second)
@@ -210,7 +174,7 @@ func TestStoreWaitAtDeadlineDoesNotHangOnDone(t *testing.T) {
 			t.Errorf("RoundTrip still blocked a second past the deadline its context reports (Budget.wait on <-ctx.Done())")
 		}
 		cancel()
-		close(release)
+		close(h.release)
 		<-returned
 	})
 }
