@@ -9,6 +9,64 @@ import (
 	"testing"
 )
 
+// opaqueSite is a loopback server whose robots.txt disallows /private to
+// the sites site accepts (every path allowed to the others), with a
+// Transport that obeys it, recording the host and request-target of
+// everything else it serves.
+type opaqueSite struct {
+	srv    *httptest.Server
+	tr     *Transport
+	mu     sync.Mutex
+	served []string
+}
+
+func newOpaqueSite(t *testing.T, site func(host string) bool) *opaqueSite {
+	o := &opaqueSite{}
+	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			if site(r.Host) {
+				w.Write([]byte("User-agent: *\nDisallow: /private\n"))
+				return
+			}
+			http.NotFound(w, r)
+			return
+		}
+		o.mu.Lock()
+		o.served = append(o.served, r.Host+" "+r.RequestURI)
+		o.mu.Unlock()
+	}))
+	t.Cleanup(o.srv.Close)
+	base := &http.Transport{}
+	t.Cleanup(base.CloseIdleConnections)
+	o.tr = &Transport{Base: base, Robots: &Robots{}}
+	return o
+}
+
+// get sends a GET to the server's address, with opaque as its URL's Opaque
+// ("/private" when empty) and host as its Host (none when empty).
+func (o *opaqueSite) get(t *testing.T, opaque, host string) error {
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, o.srv.URL+"/private", nil)
+	if opaque != "" {
+		req.URL = &url.URL{Scheme: "http", Host: req.URL.Host, Opaque: opaque}
+	}
+	req.Host = host
+	resp, err := o.tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
+// check checks that err, of a request of opaque, is ErrDisallowed.
+func (o *opaqueSite) check(t *testing.T, err error, opaque string) {
+	t.Helper()
+	if !errors.Is(err, ErrDisallowed) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		t.Errorf("Opaque %q: RoundTrip = %v, want ErrDisallowed by the site's Disallow: /private; the server served %q", opaque, err, o.served)
+	}
+}
+
 // A request whose URL.Opaque is an absolute URL naming another authority
 // than its URL's host ("//site.example/private" on http://127.0.0.1:port)
 // is sent by net/http in absolute-form, "GET http://site.example/private",
@@ -21,48 +79,11 @@ import (
 // Host names it, which is refused. It was decided by the robots.txt the
 // bare address serves, and a path site.example disallows was served.
 func TestOpaqueAuthorityObeysItsRobots(t *testing.T) {
-	var mu sync.Mutex
-	var served []string // host and path of what the server served, robots.txt aside
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			if r.Host == "site.example" {
-				w.Write([]byte("User-agent: *\nDisallow: /private\n"))
-				return
-			}
-			http.NotFound(w, r) // the address itself: every path allowed
-			return
-		}
-		mu.Lock()
-		served = append(served, r.Host+r.URL.Path)
-		mu.Unlock()
-	}))
-	defer srv.Close()
-	base := &http.Transport{}
-	defer base.CloseIdleConnections()
-	tr := &Transport{Base: base, Robots: &Robots{}}
-	addr, _ := url.Parse(srv.URL)
-
+	o := newOpaqueSite(t, func(h string) bool { return h == "site.example" })
 	// The same site reached by its Host: refused, as documented.
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/private", nil)
-	req.Host = "site.example"
-	if resp, err := tr.RoundTrip(req); err == nil {
-		resp.Body.Close()
-		t.Fatalf("Host site.example: RoundTrip sent /private; want ErrDisallowed")
-	}
-
+	o.check(t, o.get(t, "", "site.example"), "")
 	// Reached by the authority of an absolute-form request-target.
-	req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/", nil)
-	req.URL = &url.URL{Scheme: "http", Host: addr.Host, Opaque: "//site.example/private"}
-	resp, err := tr.RoundTrip(req)
-	if err == nil {
-		resp.Body.Close()
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !errors.Is(err, ErrDisallowed) {
-		t.Errorf("request-target %q (sent to %s): RoundTrip = %v, want ErrDisallowed by site.example's Disallow: /private; the server served %q",
-			req.URL.RequestURI(), addr.Host, err, served)
-	}
+	o.check(t, o.get(t, "//site.example/private", ""), "//site.example/private")
 }
 
 // An Opaque absolute URL whose authority is empty ("///private", sent by
@@ -75,64 +96,10 @@ func TestOpaqueAuthorityObeysItsRobots(t *testing.T) {
 func TestOpaqueEmptyAuthorityKeepsHost(t *testing.T) {
 	for _, opaque := range []string{"///private", "http:///private", "//user@/private"} {
 		t.Run(opaque, func(t *testing.T) {
-			var mu sync.Mutex
-			var served []string
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path == "/robots.txt" {
-					if r.Host == "site.example" {
-						w.Write([]byte("User-agent: *\nDisallow: /private\n"))
-						return
-					}
-					http.NotFound(w, r)
-					return
-				}
-				mu.Lock()
-				served = append(served, r.Host+" "+r.RequestURI)
-				mu.Unlock()
-			}))
-			defer srv.Close()
-			base := &http.Transport{}
-			defer base.CloseIdleConnections()
-			tr := &Transport{Base: base, Robots: &Robots{}}
-			addr, _ := url.Parse(srv.URL)
-
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/", nil)
-			req.URL = &url.URL{Scheme: "http", Host: addr.Host, Opaque: opaque}
-			req.Host = "site.example"
-			resp, err := tr.RoundTrip(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if !errors.Is(err, ErrDisallowed) {
-				t.Errorf("Opaque %q, Host site.example: RoundTrip = %v, want ErrDisallowed by site.example's Disallow: /private; the server served %q",
-					opaque, err, served)
-			}
+			o := newOpaqueSite(t, func(h string) bool { return h == "site.example" })
+			o.check(t, o.get(t, opaque, "site.example"), opaque)
 		})
 	}
-}
-
-// opaqueRobotsServer serves robots.txt disallowing /private to the site
-// site(host) accepts, and records host and path of everything else it serves.
-func opaqueRobotsServer(t *testing.T, site func(host string) bool) (*httptest.Server, func() []string) {
-	var mu sync.Mutex
-	var served []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			if site(r.Host) {
-				w.Write([]byte("User-agent: *\nDisallow: /private\n"))
-				return
-			}
-			http.NotFound(w, r)
-			return
-		}
-		mu.Lock()
-		served = append(served, r.Host+" "+r.URL.Path)
-		mu.Unlock()
-	}))
-	t.Cleanup(srv.Close)
-	return srv, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), served...) }
 }
 
 // An Opaque absolute URL whose authority is percent-encoded, as
@@ -142,31 +109,12 @@ func opaqueRobotsServer(t *testing.T, site func(host string) bool) (*httptest.Se
 // robots.txt was fetched with Host "%c3%a9.example", the escaped text,
 // which names no site; the path é.example disallows was served.
 func TestOpaqueEscapedAuthorityObeysItsRobots(t *testing.T) {
-	srv, served := opaqueRobotsServer(t, func(h string) bool { return h == "é.example" || h == "xn--9ca.example" })
-	base := &http.Transport{}
-	defer base.CloseIdleConnections()
-	tr := &Transport{Base: base, Robots: &Robots{}}
-	addr, _ := url.Parse(srv.URL)
-
+	o := newOpaqueSite(t, func(h string) bool { return h == "é.example" || h == "xn--9ca.example" })
 	// The same site by its Host: refused, as documented.
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/private", nil)
-	req.Host = "é.example"
-	if resp, err := tr.RoundTrip(req); err == nil {
-		resp.Body.Close()
-		t.Fatalf("Host é.example: RoundTrip sent /private; want ErrDisallowed")
-	}
-
+	o.check(t, o.get(t, "", "é.example"), "")
 	site := &url.URL{Scheme: "http", Host: "é.example", Path: "/private"}
 	for _, opaque := range []string{site.String(), "//%C3%A9.example/private"} {
-		req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/", nil)
-		req.URL = &url.URL{Scheme: "http", Host: addr.Host, Opaque: opaque}
-		resp, err := tr.RoundTrip(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		if !errors.Is(err, ErrDisallowed) {
-			t.Errorf("Opaque %q: RoundTrip = %v, want ErrDisallowed by é.example's robots.txt; the server served %q", opaque, err, served())
-		}
+		o.check(t, o.get(t, opaque, ""), opaque)
 	}
 }
 
@@ -176,20 +124,8 @@ func TestOpaqueEscapedAuthorityObeysItsRobots(t *testing.T) {
 // "http:/private", which no rule starting with '/' matches, and the path
 // the site disallows was served.
 func TestOpaqueSchemePathObeysRobots(t *testing.T) {
-	srv, served := opaqueRobotsServer(t, func(string) bool { return true })
-	base := &http.Transport{}
-	defer base.CloseIdleConnections()
-	tr := &Transport{Base: base, Robots: &Robots{}}
-	addr, _ := url.Parse(srv.URL)
+	o := newOpaqueSite(t, func(string) bool { return true })
 	for _, opaque := range []string{"http:/private", "HTTP:/private/x"} {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/", nil)
-		req.URL = &url.URL{Scheme: "http", Host: addr.Host, Opaque: opaque}
-		resp, err := tr.RoundTrip(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		if !errors.Is(err, ErrDisallowed) {
-			t.Errorf("Opaque %q: RoundTrip = %v, want ErrDisallowed by Disallow: /private; the server served %q", opaque, err, served())
-		}
+		o.check(t, o.get(t, opaque, ""), opaque)
 	}
 }
