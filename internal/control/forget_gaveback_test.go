@@ -19,22 +19,9 @@ func TestForgetOldCachedAnswerGivesNothingBack(t *testing.T) {
 	cfg := Config{}
 	var s State
 	ms := time.Millisecond
-	qs := []parse.Quota{{Policy: "m", Unit: "requests", Limit: 100, Remaining: 99, Window: time.Minute, Reset: time.Minute, Dialect: "ietf"}}
 
-	var p, a Lease
-	if _, g := s.Acquire(t0, &cfg, Ask{}, &p); !g {
-		t.Fatal("setup: first request held")
-	}
-	s.Release(t0.Add(ms), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: qs})
-	if _, g := s.Acquire(t0.Add(10*ms), &cfg, Ask{}, &a); !g {
-		t.Fatal("setup: second request held")
-	}
-	if !a.logged {
-		t.Fatal("setup: the stated quota logged no start of the second request")
-	}
-
-	s.Forget(t0.Add(20*ms), &cfg)
-	s.Release(t0.Add(30*ms), &cfg, &a, &Outcome{First: true, Bytes: -1, Cached: true})
+	a := forgetLogged(t, &s, &cfg)
+	s.Release(t0.Add(30*ms), &cfg, a, &Outcome{First: true, Bytes: -1, Cached: true})
 	if s.flags&flagGaveBack != 0 {
 		t.Errorf("an answer from a cache to a request from before the Forget marked the fresh state as having given a start back, with no quota to give it back to")
 	}
@@ -68,24 +55,11 @@ func TestForgetRestatedQuotaOldCachedAnswerGivesNothingBack(t *testing.T) {
 	cfg := Config{}
 	var s State
 	ms := time.Millisecond
-	qs := []parse.Quota{{Policy: "m", Unit: "requests", Limit: 100, Remaining: 99, Window: time.Minute, Reset: time.Minute, Dialect: "ietf"}}
 	// The fresh state's server states its policy alone (RateLimit-Policy
 	// without RateLimit): nothing live says requests are left.
 	pol := []parse.Quota{{Policy: "m", Unit: "requests", Limit: 100, Remaining: -1, Reset: -1, Window: time.Minute, Dialect: "ietf"}}
 
-	var p, a Lease
-	if _, g := s.Acquire(t0, &cfg, Ask{}, &p); !g {
-		t.Fatal("setup: first request held")
-	}
-	s.Release(t0.Add(ms), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: qs})
-	if _, g := s.Acquire(t0.Add(10*ms), &cfg, Ask{}, &a); !g {
-		t.Fatal("setup: second request held")
-	}
-	if !a.logged {
-		t.Fatal("setup: the stated quota logged no start of the second request")
-	}
-
-	s.Forget(t0.Add(20*ms), &cfg)
+	a := forgetLogged(t, &s, &cfg)
 
 	// The fresh state hears the quota again.
 	var n1 Lease
@@ -99,7 +73,7 @@ func TestForgetRestatedQuotaOldCachedAnswerGivesNothingBack(t *testing.T) {
 	before := s.policies[0].log.total
 
 	// The old request, answered from a cache.
-	s.Release(t0.Add(40*ms), &cfg, &a, &Outcome{First: true, Bytes: -1, Cached: true})
+	s.Release(t0.Add(40*ms), &cfg, a, &Outcome{First: true, Bytes: -1, Cached: true})
 	took := before - s.policies[0].log.total
 	if took == 0 && s.flags&flagGaveBack != 0 {
 		t.Errorf("no start was taken back (log total %d before and after), yet the state is marked as having given one back", before)
@@ -115,4 +89,26 @@ func TestForgetRestatedQuotaOldCachedAnswerGivesNothingBack(t *testing.T) {
 		t.Errorf("the fresh state's first bare refusal distrusts its quotas until +%v, though no start was given back",
 			time.Duration(s.learn.distrustUntil-instant(t0)))
 	}
+}
+
+// forgetLogged grants s two requests under a stated quota of 100 a minute,
+// answers the first at t0+1ms, and forgets s at t0+20ms with the second,
+// whose start the quota logged, still in flight; it returns the second.
+func forgetLogged(t *testing.T, s *State, cfg *Config) *Lease {
+	t.Helper()
+	ms := time.Millisecond
+	qs := []parse.Quota{{Policy: "m", Unit: "requests", Limit: 100, Remaining: 99, Window: time.Minute, Reset: time.Minute, Dialect: "ietf"}}
+	var p, a Lease
+	if _, g := s.Acquire(t0, cfg, Ask{}, &p); !g {
+		t.Fatal("setup: first request held")
+	}
+	s.Release(t0.Add(ms), cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: qs})
+	if _, g := s.Acquire(t0.Add(10*ms), cfg, Ask{}, &a); !g {
+		t.Fatal("setup: second request held")
+	}
+	if !a.logged {
+		t.Fatal("setup: the stated quota logged no start of the second request")
+	}
+	s.Forget(t0.Add(20*ms), cfg)
+	return &a
 }
