@@ -313,9 +313,14 @@ func sentPath(u *url.URL) string {
 	if !ok {
 		if i := opaqueScheme(o); i > 0 {
 			// A scheme and no authority: the server reads what
-			// follows as the path, when it starts with '/'.
-			if p := o[i+1:]; strings.HasPrefix(p, "/") {
+			// follows as the path, when it starts with '/'; else
+			// no path, and the query after a '?' ("http:?x=1").
+			p := o[i+1:]
+			if strings.HasPrefix(p, "/") {
 				return p
+			}
+			if q := strings.IndexByte(p, '?'); q >= 0 {
+				return p[q:]
 			}
 			return ""
 		}

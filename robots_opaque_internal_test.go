@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// opaqueSite is a loopback server whose robots.txt disallows /private to
-// the sites site accepts (every path allowed to the others), with a
+// opaqueSite is a loopback server whose robots.txt disallows /private
+// and /?x to the sites site accepts (every path allowed to the others), with a
 // Transport that obeys it, recording the host and request-target of
 // everything else it serves.
 type opaqueSite struct {
@@ -25,7 +25,7 @@ func newOpaqueSite(t *testing.T, site func(host string) bool) *opaqueSite {
 	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			if site(r.Host) {
-				w.Write([]byte("User-agent: *\nDisallow: /private\n"))
+				w.Write([]byte("User-agent: *\nDisallow: /private\nDisallow: /?x\n"))
 				return
 			}
 			http.NotFound(w, r)
@@ -128,4 +128,26 @@ func TestOpaqueSchemePathObeysRobots(t *testing.T) {
 	for _, opaque := range []string{"http:/private", "HTTP:/private/x"} {
 		o.check(t, o.get(t, opaque, ""), opaque)
 	}
+}
+
+// An Opaque "http:?x=1" (a scheme, no authority, no path, a query) is sent
+// by net/http as the request-target "http:?x=1", which Go's server reads
+// as the empty path with the query "x=1": "/?x=1" as robots.txt matches
+// it. sentPath gave "" for it (what follows the scheme does not start with
+// '/'), and robotsPath "/": the query was dropped, and a rule
+// "Disallow: /?x" did not refuse it.
+func TestOpaqueSchemeQueryObeysRobots(t *testing.T) {
+	for opaque, want := range map[string]string{
+		"http:?x=1":           "/?x=1",
+		"http:p?x=1":          "/?x=1",
+		"//a.test?x=/private": "/?x=/private",
+		"http://a.test?x=1":   "/?x=1",
+	} {
+		u := &url.URL{Scheme: "http", Host: "a.test", Opaque: opaque}
+		if got := robotsPath(u); got != want {
+			t.Errorf("robotsPath(Opaque %q) = %q, want %q", opaque, got, want)
+		}
+	}
+	o := newOpaqueSite(t, func(string) bool { return true })
+	o.check(t, o.get(t, "http:?x=1", ""), "http:?x=1")
 }
