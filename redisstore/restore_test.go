@@ -124,18 +124,7 @@ func TestRestoredSnapshotWakes(t *testing.T) {
 // read ends at until, as the wait does. It was bounded by Timeout only:
 // with Redis slow to answer, Wait returned Timeout late.
 func TestWaitReadBoundedByUntil(t *testing.T) {
-	rs := startServer(t)
-	prefix := testPrefix(t)
-	admin := ownClient(t, rs.addr())
-	a := New(ownClient(t, rs.addr()), prefix)
-	// Timeout left at its default, 250ms.
-	t.Cleanup(func() { a.Close() })
-	waitSubscribed(t, a)
-	// Redis stalls (a long command, a fork on a big instance, a paused client...).
-	if err := admin.Do(t.Context(), "CLIENT", "PAUSE", "3000", "ALL").Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Do(context.Background(), "CLIENT", "UNPAUSE") })
+	a := pausedStore(t) // Timeout left at its default, 250ms
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	start := time.Now()
