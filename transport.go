@@ -505,6 +505,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// has no pause, so that its retry was sent at once: with 4 keys
 		// for 50 origins, 8 attempts a task within 15 ms.
 		ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
+		if plan.Short {
+			ask.Grow = min(ask.Grow+1, 255)
+		}
 
 		discardUntil(ctx, resp.Body, time.Now().Add(drainLeft))
 	}

@@ -132,6 +132,15 @@ type Ask struct {
 	// grant or Leave must not count it off another request's claim of the
 	// same instant.
 	Claimed bool
+	// Grow is how many of the request's refusals said the server counted
+	// it as more than the room a cost quota stated (Plan.Short): it starts
+	// only once each cost quota has room for its cost doubled so many
+	// times (at most maxGrow), or the whole quota. Its reservation is its
+	// cost: only the room it waits for grows. (A retry admitted at the
+	// room for its estimate was refused again and again while the scale
+	// (see costUnit) was learned short: each refusal raised it only to
+	// the bound it proved, and MaxAttempts failed the request.)
+	Grow uint8
 }
 
 // place returns the instant a request that takes turns holds its place
@@ -323,11 +332,16 @@ type Plan struct {
 	// Denied is why a retry the request could take was refused by the
 	// key (ReasonRetryBudget or ReasonStopped); ReasonNone otherwise.
 	Denied Reason
+	// Short reports that a cost quota stated room for the request's cost
+	// as estimated, and it was refused: the server counted it as more.
+	// Its retry asks for more room (see Ask.Grow).
+	Short bool
 }
 
 // Tuning of the mechanism itself; these are not server hints.
 const (
 	maxPolicies     = 8   // policies kept per key; more are ignored
+	maxGrow         = 2   // Ask.Grow's doublings: four times a cost, as maxScale
 	maxKeyLen       = 128 // bytes of a policy name or partition key kept (see partition)
 	rampCap         = 4096
 	zeroBackoffBase = int64(time.Second) // r=0 with no t (DESIGN.md §1.7)

@@ -840,9 +840,9 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	}
 	// A cost quota with less left than the request costs foresaw the
 	// refusal too, and says how long this request must wait.
-	costWait, costRefused := int64(0), false
+	costWait, costRefused, costShort := int64(0), false, false
 	if out.Refused {
-		costWait, costRefused = s.costs.refusal(l, out.Quotas)
+		costWait, costRefused, costShort = s.costs.refusal(l, out.Quotas)
 		foreseen = foreseen || costRefused
 		if !out.Unavailable {
 			s.costs.learnRefusal(l, out.Quotas) // a 503 says nothing of what the request cost
@@ -905,6 +905,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		ref = &adj
 	}
 	plan := Decide(t, ref, l, s.retry, r.next())
+	plan.Short = costShort
 	if plan.Stop {
 		s.retry.stopUntil = addSat(now, int64(stopRetrying))
 	}

@@ -441,7 +441,7 @@ func (c *costs) excess(now int64, want *Cost) Excess {
 // whole is the longest time a quota that holds the request takes to be
 // whole again, from empty: its limit over its refill rate, or its window;
 // 0 when none says.
-func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitInflight, held bool, whole int64) {
+func (c *costs) admit(now int64, want *Cost, grow uint8, inflight int64) (until int64, waitInflight, held bool, whole int64) {
 	if want.free() {
 		return 0, false, false, 0
 	}
@@ -455,7 +455,7 @@ func (c *costs) admit(now int64, want *Cost, inflight int64) (until int64, waitI
 			// beyond the limit waits for the whole quota.)
 			continue
 		}
-		need := u.need(want)
+		need := u.need(want) << min(grow, maxGrow) // need ≤ maxQuota: no overflow
 		if q.q >= 0 {
 			need = min(need, q.q) // a scale never makes a request that fits one that never does
 		}
@@ -528,7 +528,7 @@ func (s *State) Excess(t time.Time, want *Cost) Excess { return s.costs.excess(i
 // request that costs nothing (a GET beside the completions) is not held
 // by such a claim: it takes nothing the claimant waits for.
 func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
-	until, inflight, held, whole := s.costs.admit(now, want, s.leases.n)
+	until, inflight, held, whole := s.costs.admit(now, want, ask.Grow, s.leases.n)
 	if !held {
 		return Hold{}, false
 	}
@@ -1255,10 +1255,10 @@ func isDerived(q *parse.Quota) bool { return q.Dialect == "anthropic" && q.Unit 
 // explains it says when it has room (no rate known, no reset stated). A
 // quota with room for the cost but not for twice it explains the refusal
 // too: the server counted more than the estimate, and the request waits as
-// if it cost twice as much. A cost beyond a whole quota explains it, with
-// no wait: the request can never start. Anthropic's derived tokens quota
-// is not read.
-func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained bool) {
+// if it cost twice as much; short reports such a quota. A cost beyond a
+// whole quota explains it, with no wait: the request can never start.
+// Anthropic's derived tokens quota is not read.
+func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained, short bool) {
 	wait = -1
 	derived := anthropicSplit(quotas)
 	for i := range quotas {
@@ -1273,6 +1273,7 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 		}
 		explained = true
 		if left >= need {
+			short = true
 			need = 2 * need
 			if pq.Limit >= 0 {
 				need = min(need, pq.Limit)
@@ -1311,7 +1312,7 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained b
 			wait = max(wait, int64(min(pq.Reset, MaxPause)))
 		}
 	}
-	return wait, explained
+	return wait, explained, short
 }
 
 // tokenRefusal adjusts what the Transport knows of a refusal by what the

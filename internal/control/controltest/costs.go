@@ -96,9 +96,10 @@ func costTables() []Table {
 		{Name: "tokens: a refusal with room for the estimate: the server counted more", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(1000), Want{Grant: true}),
 			// 1500 left, more than the 1000 estimated: the server counted
-			// more. Not a lie; the retry waits as if a cost 2000.
+			// more. Not a lie; the retry waits as if a cost 2000, and
+			// asks for more room (Short).
 			rel(1100*ms, "a", refused(bare(s), openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 1500, 45*s)),
-				Want{Plan: &control.Plan{Wait: 5 * s, Pause: 5 * s, Reason: control.ReasonQuota, Retry: true}, PauseUntil: 6100 * ms}),
+				Want{Plan: &control.Plan{Wait: 5 * s, Pause: 5 * s, Reason: control.ReasonQuota, Retry: true, Short: true}, PauseUntil: 6100 * ms}),
 		)},
 		{Name: "tokens: a refusal with room for the cost raises what later requests reserve", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(1000), Want{Grant: true}),
@@ -107,7 +108,7 @@ func costTables() []Table {
 			// half as much again and a little more, and a quarter of that
 			// as a margin: 1500 reserves 2439.
 			rel(1100*ms, "a", refused(bare(s), openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 1500, 45*s)),
-				Want{Plan: &control.Plan{Wait: 5 * s, Pause: 5 * s, Reason: control.ReasonQuota, Retry: true}, PauseUntil: 6100 * ms}),
+				Want{Plan: &control.Plan{Wait: 5 * s, Pause: 5 * s, Reason: control.ReasonQuota, Retry: true, Short: true}, PauseUntil: 6100 * ms}),
 			// 2000 left at 6.1 s: 439 lacking, 4.39 s of refill.
 			acqCost(6100*ms, "b", tokens(1500), Want{Hold: control.ReasonQuota, Until: 10490 * ms}),
 			acqCost(10490*ms, "b", tokens(1500), Want{Grant: true, Probe: true}),
