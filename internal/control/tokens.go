@@ -1029,9 +1029,11 @@ func (c *costs) learnRefusal(l *Lease, quotas []parse.Quota) {
 // cost the quota stated room for, less than twice over, when no quota of
 // requests explains the refusal instead: the server counted more than
 // the remaining it states, so the share of l's cost the scale applies to
-// was at least remaining + 1 less the rest, over that share. The scale is
-// raised to that, never lowered, and stays at most maxScale. It reports
-// whether it looked at the refusal. derived is anthropicSplit(quotas).
+// was at least remaining + 1 less the rest, over that share. That is a
+// bound below the truth: the scale is raised past it by as much as it fell
+// short of it, never lowered, and stays at most maxScale (DESIGN.md §10,
+// "A server that counts more"). It reports whether it looked at the
+// refusal. derived is anthropicSplit(quotas).
 func (c *costs) learnRefused(u *costUnit, l *Lease, pq *parse.Quota, quotas []parse.Quota, derived bool) bool {
 	n, fixed := u.split(&l.want)
 	least := max(0, pq.Remaining-rounding(pq)) // the room stated, at the least
@@ -1055,7 +1057,9 @@ func (c *costs) learnRefused(u *costUnit, l *Lease, pq *parse.Quota, quotas []pa
 		return false
 	}
 	f := float64(min(least, maxQuota)+1-fixed) / float64(s)
-	u.scale = min(max(u.scale, int64(math.Ceil((f-1)*1000))), maxScale)
+	if b := int64(math.Ceil((f - 1) * 1000)); b > u.scale {
+		u.scale = min(b+(b-u.scale), maxScale)
+	}
 	return true
 }
 

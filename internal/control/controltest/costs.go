@@ -104,14 +104,16 @@ func costTables() []Table {
 		{Name: "tokens: a refusal with room for the cost raises what later requests reserve", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(1000), Want{Grant: true}),
 			// The server counted more than the 1500 it states left: at
-			// least 1501 for a cost of 1000. A cost declared now reserves
-			// half as much again and a little more, and a quarter of that
-			// as a margin: 1500 reserves 2439.
+			// least 1501 for a cost of 1000, half as much again and a
+			// little more (a scale of 501), which the scale of none fell
+			// short of by 501: the scale is raised past the bound by as
+			// much, to 1002, and a cost declared now reserves that and a
+			// quarter of it as a margin: 1500 reserves 3378.
 			rel(1100*ms, "a", refused(bare(s), openAI("requests", 1000, 998, 120*ms), openAI("tokens", 6000, 1500, 45*s)),
 				Want{Plan: &control.Plan{Wait: 5 * s, Pause: 5 * s, Reason: control.ReasonQuota, Retry: true, Short: true}, PauseUntil: 6100 * ms}),
-			// 2000 left at 6.1 s: 439 lacking, 4.39 s of refill.
-			acqCost(6100*ms, "b", tokens(1500), Want{Hold: control.ReasonQuota, Until: 10490 * ms}),
-			acqCost(10490*ms, "b", tokens(1500), Want{Grant: true, Probe: true}),
+			// 2000 left at 6.1 s: 1378 lacking, 13.78 s of refill.
+			acqCost(6100*ms, "b", tokens(1500), Want{Hold: control.ReasonQuota, Until: 19880 * ms}),
+			acqCost(19880*ms, "b", tokens(1500), Want{Grant: true, Probe: true}),
 		)},
 		{Name: "tokens: an answer stating less than foreseen raises what later requests reserve", Steps: append(probe[:2:2],
 			acqCost(s, "a", tokens(1000), Want{Grant: true}),
