@@ -332,9 +332,10 @@ type Plan struct {
 	// Denied is why a retry the request could take was refused by the
 	// key (ReasonRetryBudget or ReasonStopped); ReasonNone otherwise.
 	Denied Reason
-	// Short reports that a cost quota stated room for the request's cost
-	// as estimated, and it was refused: the server counted it as more.
-	// Its retry asks for more room (see Ask.Grow).
+	// Short reports that the refusal (a 429) showed the server counted
+	// the request as more than a cost quota's stated room, which it had
+	// for the request's cost as estimated, and nothing else explains it
+	// (see costs.learnRefused): its retry asks for more room (Ask.Grow).
 	Short bool
 }
 

@@ -842,10 +842,10 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// refusal too, and says how long this request must wait.
 	costWait, costRefused, costShort := int64(0), false, false
 	if out.Refused {
-		costWait, costRefused, costShort = s.costs.refusal(l, out.Quotas)
+		costWait, costRefused = s.costs.refusal(l, out.Quotas)
 		foreseen = foreseen || costRefused
 		if !out.Unavailable {
-			s.costs.learnRefusal(l, out.Quotas) // a 503 says nothing of what the request cost
+			costShort = s.costs.learnRefusal(l, out.Quotas) // a 503 says nothing of what the request cost
 		}
 	}
 	if !out.Refused {

@@ -1006,10 +1006,11 @@ func (c *costs) learn(q *costQuota, l *Lease, pq *parse.Quota, now int64, top ui
 }
 
 // learnRefusal raises the scale of each unit by the first of quotas in it
-// that explains the refusal of l as one of cost (see learnRefused). It
-// runs after refusal: the request refused waits as its cost, not yet
-// raised, says.
-func (c *costs) learnRefusal(l *Lease, quotas []parse.Quota) {
+// that explains the refusal of l as one of cost (see learnRefused), and
+// reports whether one did: the server counted l as more than a quota's
+// room. It runs after refusal: the request refused waits as its cost, not
+// yet raised, says.
+func (c *costs) learnRefusal(l *Lease, quotas []parse.Quota) (short bool) {
 	var learned [maxCostUnits]bool
 	derived := anthropicSplit(quotas)
 	for i := range quotas {
@@ -1020,9 +1021,11 @@ func (c *costs) learnRefusal(l *Lease, quotas []parse.Quota) {
 		for j := range c.units {
 			if u := &c.units[j]; u.name == pq.Unit && !learned[j] {
 				learned[j] = c.learnRefused(u, l, pq, quotas, derived)
+				short = short || learned[j]
 			}
 		}
 	}
+	return short
 }
 
 // learnRefused raises u's scale on a refusal, pq, of a request l whose
@@ -1259,10 +1262,10 @@ func isDerived(q *parse.Quota) bool { return q.Dialect == "anthropic" && q.Unit 
 // explains it says when it has room (no rate known, no reset stated). A
 // quota with room for the cost but not for twice it explains the refusal
 // too: the server counted more than the estimate, and the request waits as
-// if it cost twice as much; short reports such a quota. A cost beyond a
-// whole quota explains it, with no wait: the request can never start.
-// Anthropic's derived tokens quota is not read.
-func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained, short bool) {
+// if it cost twice as much. A cost beyond a whole quota explains it, with
+// no wait: the request can never start. Anthropic's derived tokens quota
+// is not read.
+func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained bool) {
 	wait = -1
 	derived := anthropicSplit(quotas)
 	for i := range quotas {
@@ -1277,7 +1280,6 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained, 
 		}
 		explained = true
 		if left >= need {
-			short = true
 			need = 2 * need
 			if pq.Limit >= 0 {
 				need = min(need, pq.Limit)
@@ -1316,7 +1318,7 @@ func (c *costs) refusal(l *Lease, quotas []parse.Quota) (wait int64, explained, 
 			wait = max(wait, int64(min(pq.Reset, MaxPause)))
 		}
 	}
-	return wait, explained, short
+	return wait, explained
 }
 
 // tokenRefusal adjusts what the Transport knows of a refusal by what the
