@@ -505,8 +505,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// has no pause, so that its retry was sent at once: with 4 keys
 		// for 50 origins, 8 attempts a task within 15 ms.
 		ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
-		if plan.Short {
-			ask.Grow = min(ask.Grow+1, 255)
+		if plan.Short && ask.Grow < math.MaxUint8 {
+			ask.Grow++
 		}
 
 		discardUntil(ctx, resp.Body, time.Now().Add(drainLeft))
@@ -800,6 +800,12 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			timer.Stop()
 		}
 	}()
+	// granted reports the wait of a request granted at now.
+	granted := func(now time.Time) {
+		if t.observed() {
+			t.emit(Event{Kind: EventWait, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: spent.main()})
+		}
+	}
 	// A request held by a local ceiling has not asked the budget yet: one
 	// that no wait can make room for fails at once, as the budget would
 	// have it (see CostError), not once the ceiling lets it go.
@@ -820,6 +826,25 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			// When both would be passed, the error names the sooner.
 			deadline, dated := ctx.Deadline()
 			over := w.until.Sub(start) > t.maxWait()
+			if (over || dated && w.until.After(deadline)) && ask.Grow > 0 {
+				// The room a retry the server counted as more asks
+				// for (control.Ask.Grow) is more than it may wait
+				// for: it asks for the room for its cost alone, as
+				// its plan, judged to fit, did, rather than fail.
+				ask.Grow = 0
+				now := time.Now()
+				if err := t.try(req, b, key, now, ask, g, w, &tk); err != nil {
+					return err
+				}
+				if w.granted {
+					granted(now)
+					return nil
+				}
+				if !w.ceiling {
+					ask.Claimed = w.h.Claimed()
+				}
+				continue
+			}
 			if dated && w.until.After(deadline) && (!over || deadline.Before(limit)) {
 				return &WaitError{Key: b.display(key), Delay: w.until.Sub(last), Until: w.until, Reason: w.why, Deadline: true, Limit: max(0, deadline.Sub(last))}
 			}
@@ -880,12 +905,14 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			ask.Claimed = w.h.Claimed()
 		}
 		if w.granted {
-			if t.observed() {
-				t.emit(Event{Kind: EventWait, Time: now, Key: b.display(key), Request: req, Attempt: attempt, Wait: now.Sub(start), Reason: spent.main()})
-			}
+			granted(now)
 			return nil
 		}
 		spurious = waited && !w.ceiling && w.h.Gen == waitedGen && now.Before(waitedUntil)
+		if w.until.IsZero() && !now.Before(limit) && ask.Grow > 0 {
+			ask.Grow = 0 // as above: once more, for its cost alone
+			continue
+		}
 		if w.until.IsZero() && !now.Before(limit) {
 			// Held with no end known for MaxWait: its wait is longer.
 			return &WaitError{Key: b.display(key), Delay: now.Sub(start), Reason: w.why, Limit: t.maxWait()}
