@@ -26,14 +26,20 @@ import (
 //
 // A response sent when Handler returns reads like one from the network:
 // HTTP/1.1, header keys in canonical form, ContentLength and Content-Length
-// set (but for 204 and 304), the whole body ready. Either way a Handler
+// as Handler set Content-Length, or else the length of the body written
+// (but for 204 and 304, and an answer to HEAD with no body written, whose
+// length is unknown), the whole body ready. A body shorter than the
+// Content-Length Handler set ends with io.ErrUnexpectedEOF, as when a
+// server closes the connection, and a Write past it fails with
+// [http.ErrContentLength]. Either way a Handler
 // that sets no Content-Type has one sniffed from the body written before
 // the header is sent, and Write fails with [http.ErrBodyNotAllowed] where
 // the status allows no body, as with net/http's server. A flushed response is streamed: unless Handler
 // set Content-Length, its ContentLength is -1 and its TransferEncoding
 // "chunked" (an answer to HEAD is not chunked, and one whose status allows
-// no body, 204 or 304, has ContentLength 0); its body yields what Handler writes as Handler writes it, and
-// ends when Handler returns. Reading it fails with the context's error once
+// no body, 204 or 304, has ContentLength 0); its body yields what Handler writes as Handler flushes it
+// (or once 4 KiB wait, as in a server's connection buffer), and ends when
+// Handler returns. Reading it fails with the context's error once
 // the request's context ends, and closing it before its end ends the
 // context of the request Handler serves, as a client that closes its
 // connection does; Handler's writes then fail.
@@ -45,8 +51,10 @@ import (
 // another value is logged with the request's method and path, and its
 // stack).
 //
-// Either way, Request is set to the caller's request, which is never
-// modified, and RoundTrip closes the request body when Handler returns (at
+// The request Handler serves has the ContentLength a server sees: -1, and
+// TransferEncoding "chunked", for a body whose length the caller left
+// unknown (0), and 0 for none. Either way, Request is set to the caller's
+// request, which is never modified, and RoundTrip closes the request body when Handler returns (at
 // once if it does not call Handler). Trailers are not passed on. If the request's context is done
 // before or while the header is sent, RoundTrip returns the context's error
 // and no response, once Handler has returned.
@@ -86,6 +94,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	in.Body = http.NoBody
 	if req.Body != nil && req.Body != http.NoBody {
 		in.Body = io.NopCloser(req.Body) // closed when Handler is done
+		if in.ContentLength <= 0 {
+			// A client's 0 with a body is a length unknown, sent
+			// chunked; a server's 0 is no body.
+			in.ContentLength, in.TransferEncoding = -1, []string{"chunked"}
+		}
+	} else {
+		in.ContentLength, in.TransferEncoding = 0, nil
 	}
 	w := &responseWriter{
 		ctx:    ctx,
@@ -153,13 +168,27 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if w.body == nil {
 		body := w.buf.Bytes()
 		resp.ContentLength = int64(len(body))
-		if header.Get("Content-Length") == "" && bodyAllowed(w.code) {
+		switch {
+		case !bodyAllowed(w.code):
+		case w.declared >= 0:
+			// As Handler declared it: an answer to HEAD has the length
+			// a GET's body would have, and a body cut short of it ends
+			// with io.ErrUnexpectedEOF, as when a server closes the
+			// connection.
+			resp.ContentLength = w.declared
+		case w.head && len(body) == 0:
+			resp.ContentLength = -1 // no length known: none is sent
+		default:
 			header.Set("Content-Length", strconv.Itoa(len(body)))
 		}
 		if w.head {
 			body = nil
 		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
+		var r io.Reader = bytes.NewReader(body)
+		if !w.head && bodyAllowed(w.code) && int64(len(body)) < resp.ContentLength {
+			r = io.MultiReader(r, errReader{io.ErrUnexpectedEOF})
+		}
+		resp.Body = io.NopCloser(r)
 		return resp, nil
 	}
 	resp.ContentLength = -1
@@ -174,6 +203,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = w.body
 	return resp, nil
 }
+
+// errReader is a reader that fails with err.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // errAborted is what RoundTrip returns when Handler panicked (with
 // http.ErrAbortHandler, say) before sending the header, as a client gets
@@ -201,10 +235,22 @@ type responseWriter struct {
 	// Set before sent is closed.
 	code       int
 	sentHeader http.Header  // header as of WriteHeader
+	declared   int64        // the Content-Length of sentHeader; -1 when none
+	written    int64        // bytes Handler wrote, those refused past declared too
 	buf        bytes.Buffer // body written before the header was sent
 	body       *pipe        // streamed body; nil if the response is whole
 	aborted    bool         // Handler panicked: set before finish
+
+	// pending is what Handler wrote to a streamed body since its last
+	// flush, as a server's connection buffers it: passed on when Handler
+	// flushes or returns, or once streamBuffer bytes wait, and dropped
+	// when Handler panics.
+	pending []byte
 }
+
+// streamBuffer is how many bytes written to a streamed body wait for a
+// flush at most, as in the buffer of net/http's server's connection.
+const streamBuffer = 4 << 10
 
 func (w *responseWriter) Header() http.Header { return w.header }
 
@@ -217,6 +263,10 @@ func (w *responseWriter) WriteHeader(code int) {
 	}
 	w.code, w.wroteHeader = code, true
 	w.sentHeader = w.header.Clone()
+	w.declared = -1
+	if n, err := strconv.ParseInt(w.sentHeader.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+		w.declared = n
+	}
 	if _, ok := w.sentHeader["Date"]; !ok {
 		// As net/http's server adds one (RFC 9110 §6.6.1), unless
 		// Handler set the key, if only to nil.
@@ -229,7 +279,8 @@ func (w *responseWriter) WriteHeader(code int) {
 
 // Write adds b to the body. Before the header is written, it writes 200,
 // as net/http's server does; where the status allows no body (204, 304),
-// it fails with [http.ErrBodyNotAllowed].
+// it fails with [http.ErrBodyNotAllowed], and past the Content-Length
+// Handler set, with [http.ErrContentLength], writing none of b.
 func (w *responseWriter) Write(b []byte) (int, error) {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
@@ -237,13 +288,34 @@ func (w *responseWriter) Write(b []byte) (int, error) {
 	if !bodyAllowed(w.code) {
 		return 0, http.ErrBodyNotAllowed
 	}
+	w.written += int64(len(b))
+	if w.declared >= 0 && w.written > w.declared {
+		return 0, http.ErrContentLength
+	}
 	if w.body != nil {
 		if w.head {
 			return len(b), nil
 		}
-		return w.body.write(b)
+		if w.body.closed() {
+			return 0, errClientGone
+		}
+		w.pending = append(w.pending, b...)
+		if len(w.pending) >= streamBuffer {
+			return len(b), w.push()
+		}
+		return len(b), nil
 	}
 	return w.buf.Write(b)
+}
+
+// push passes on what waits in pending to the streamed body.
+func (w *responseWriter) push() error {
+	if len(w.pending) == 0 {
+		return nil
+	}
+	_, err := w.body.write(w.pending)
+	w.pending = w.pending[:0]
+	return err
 }
 
 // Flush sends the header, if it is not sent yet, and streams the body from
@@ -253,6 +325,7 @@ func (w *responseWriter) Flush() {
 		w.WriteHeader(http.StatusOK)
 	}
 	if w.body != nil {
+		w.push()
 		return
 	}
 	w.sniff()
@@ -271,10 +344,15 @@ func (w *responseWriter) finish() {
 		// A stream cut short because the client's context ended ends with
 		// the context's error, as it would on a connection, and one
 		// Handler aborted with io.ErrUnexpectedEOF.
+		// What Handler wrote since it last flushed is sent as it returns,
+		// or dropped with the connection when it panicked. A body cut
+		// short of the Content-Length Handler set ends so too.
 		if err := w.ctx.Err(); err != nil {
 			w.body.abort(err)
 		} else if w.aborted {
-			w.body.fail(io.ErrUnexpectedEOF) // after what was written
+			w.body.fail(io.ErrUnexpectedEOF) // after what was flushed
+		} else if w.push(); !w.head && w.declared >= 0 && w.written < w.declared {
+			w.body.fail(io.ErrUnexpectedEOF)
 		}
 		w.body.closeWrite()
 		return
@@ -335,6 +413,14 @@ func (p *pipe) signal() {
 	case p.wake <- struct{}{}:
 	default:
 	}
+}
+
+// closed reports whether the client closed the body or its context
+// ended: a write fails.
+func (p *pipe) closed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gone
 }
 
 func (p *pipe) write(b []byte) (int, error) {
