@@ -190,7 +190,11 @@ type Policy struct {
 
 	// Partition, if not nil, gives each request's partition key: each key
 	// has its own counters, and the IETF dialect sends it as pk. If nil, all
-	// requests share one counter. It must be safe for concurrent use.
+	// requests share one counter. It must be safe for concurrent use. A
+	// key's counters are kept until [Handler.Reset], idle or not (about
+	// 130 bytes a key): a key drawn from what clients send (an API key
+	// header) grows the Handler with every distinct value, as
+	// Stats.Arrivals grows with every request.
 	Partition func(*http.Request) string
 }
 
