@@ -135,7 +135,9 @@ type Ask struct {
 	// Grow is how many of the request's refusals said the server counted
 	// it as more than the room a cost quota stated (Plan.Short): it starts
 	// only once each cost quota has room for its cost doubled so many
-	// times (at most maxGrow), or the whole quota. Its reservation is its
+	// times (at most maxGrow), or for as much as the quota can hold beside
+	// the requests in flight, if less (never less than its cost). Its
+	// reservation is its
 	// cost: only the room it waits for grows. (A retry admitted at the
 	// room for its estimate was refused again and again while the scale
 	// (see costUnit) was learned short: each refusal raised it only to

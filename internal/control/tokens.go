@@ -455,9 +455,20 @@ func (c *costs) admit(now int64, want *Cost, grow uint8, inflight int64) (until 
 			// beyond the limit waits for the whole quota.)
 			continue
 		}
-		need := u.need(want) << min(grow, maxGrow) // need ≤ maxQuota: no overflow
+		need := u.need(want)
 		if q.q >= 0 {
 			need = min(need, q.q) // a scale never makes a request that fits one that never does
+		}
+		if grow > 0 {
+			// More room, but never more than the quota can have beside
+			// the requests in flight (its level stops at its limit):
+			// capped at the limit alone, a retry asking for it waited
+			// for every request in flight to end.
+			room := need << min(grow, maxGrow) // need ≤ maxQuota: no overflow
+			if q.q >= 0 {
+				room = min(room, q.q-u.n)
+			}
+			need = max(need, room)
 		}
 		level, ok := q.level(now)
 		if !ok || level == math.MaxInt64 {
