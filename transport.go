@@ -837,7 +837,9 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 					return err
 				}
 				if w.granted {
-					granted(now)
+					if spent.n > 0 {
+						granted(now) // a request that never waited reports no wait
+					}
 					return nil
 				}
 				if !w.ceiling {
