@@ -46,7 +46,7 @@ func (p *policyFlags) register(fs *flag.FlagSet, quota int64, window time.Durati
 	fs.StringVar(&p.algorithm, "algorithm", string(ratelimittest.FixedWindow), "counting rule of the server's policy: "+joinNames(algorithms))
 	fs.StringVar(&p.dialect, "dialect", string(ratelimittest.IETF), "rate-limit header fields the server sends: "+joinNames(dialects))
 	fs.Int64Var(&p.quota, "quota", quota, "requests the server admits per window (for concurrency: at once), at most 999999999999999 (15 digits, as a Structured Fields Integer)")
-	fs.DurationVar(&p.window, "window", window, "window of the quota (ignored by concurrency)")
+	fs.DurationVar(&p.window, "window", window, "window of the quota, whole seconds (ignored by concurrency)")
 	fs.Int64Var(&p.burst, "burst", 0, "requests a leaky-bucket tolerates beyond its rate, served at once (ignored by the others); below 999999999999999, and with -inflate, the burst plus one plus -quota times (-inflate less one) at most that")
 }
 
@@ -74,6 +74,13 @@ func (p *policyFlags) config() (ratelimittest.Config, error) {
 	}
 	if alg != ratelimittest.Concurrency && p.window <= 0 {
 		return ratelimittest.Config{}, usagef("-window must be positive, got %v", p.window)
+	}
+	if alg != ratelimittest.Concurrency && p.window%time.Second != 0 {
+		// Draft-11's w, and the resets of most dialects, are whole
+		// seconds: the server would state a window it does not enforce
+		// (-window 1500ms -quota 3 enforced 2 a second and stated
+		// q=3;w=2), and a client that obeys it would look slow.
+		return ratelimittest.Config{}, usagef("-window must be whole seconds, as the fields state it, got %v", p.window)
 	}
 	return ratelimittest.Config{
 		Policies: []ratelimittest.Policy{{Algorithm: alg, Quota: p.quota, Window: p.window, Burst: p.burst}},
