@@ -230,8 +230,21 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 }
 
 // printReport writes rep as text.
+// printable returns s as it is when every rune of it is printable, and
+// quoted otherwise: a status line's reason phrase is the server's text,
+// and net/http lets control bytes through there (a terminal's escape
+// sequences retitle the window, clear the screen, write the clipboard).
+func printable(s string) string {
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
 func printReport(w io.Writer, rep inspectReport, status, final string) {
-	fmt.Fprintf(w, "GET %s%s\nstatus: %s\n\n", rep.URL, final, status)
+	fmt.Fprintf(w, "GET %s%s\nstatus: %s\n\n", rep.URL, final, printable(status))
 	if len(rep.Quotas) == 0 {
 		fmt.Fprint(w, "quotas: none\n")
 	} else {
