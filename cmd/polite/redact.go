@@ -171,13 +171,16 @@ func urlErrText(ue *url.Error) string {
 
 // quotedElided returns the text of ue's Err with its quotations shown as
 // urlErrText says, and the Host a *polite.RobotsError names elided: it is
-// the value of -H 'Host: …'.
+// the value of -H 'Host: …'. The rule such an error names is shown: it is
+// the server's robots.txt's, and says which of its lines refused the URL.
 func quotedElided(ue *url.Error) string {
 	s := ue.Err.Error()
-	if rerr := (*polite.RobotsError)(nil); errors.As(ue.Err, &rerr) && rerr.Host != "" {
+	rerr := (*polite.RobotsError)(nil)
+	robots := errors.As(ue.Err, &rerr)
+	if robots && rerr.Host != "" {
 		s = strings.ReplaceAll(s, "(Host "+rerr.Host+")", "(Host …)")
 	}
-	return eachQuotation(s, func(q string) string {
+	s = eachQuotation(s, func(q string) string {
 		if u, err := strconv.Unquote(q); ue.Op != "parse" && err == nil && strings.Contains(u, "//") {
 			// A URL (a redirect's Location), shown as one; any other
 			// quotation, a part of one (a port that is the first part
@@ -186,6 +189,10 @@ func quotedElided(ue *url.Error) string {
 		}
 		return `"…"`
 	})
+	if elided := `(rule "…")`; robots && !rerr.Unreachable && strings.HasSuffix(s, elided) {
+		s = strings.TrimSuffix(s, elided) + "(rule " + strconv.Quote(rerr.Rule) + ")"
+	}
+	return s
 }
 
 // shownQuotations returns s with each quotation in it shown as shownURL
