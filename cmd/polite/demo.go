@@ -260,10 +260,10 @@ feed:
 	wg.Wait()
 	wall := time.Since(start)
 	stop()
+	live.finish(status()) // interrupted too: the error goes on a line of its own
 	if err := ctx.Err(); err != nil {
 		return demoResult{}, err
 	}
-	live.finish(status())
 
 	st := srv.Handler.Stats()
 	return demoResult{
