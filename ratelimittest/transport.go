@@ -38,7 +38,7 @@ import (
 // set Content-Length, its ContentLength is -1 and its TransferEncoding
 // "chunked" (an answer to HEAD is not chunked, and one whose status allows
 // no body, 204 or 304, has ContentLength 0); its body yields what Handler writes as Handler flushes it
-// (or once 4 KiB wait, as in a server's connection buffer), and ends when
+// (or once 2 KiB wait, as in a server's response buffer), and ends when
 // Handler returns. Reading it fails with the context's error once
 // the request's context ends, and closing it before its end ends the
 // context of the request Handler serves, as a client that closes its
@@ -51,9 +51,12 @@ import (
 // another value is logged with the request's method and path, and its
 // stack).
 //
-// The request Handler serves has the ContentLength a server sees: -1, and
-// TransferEncoding "chunked", for a body whose length the caller left
-// unknown (0), and 0 for none. Either way, Request is set to the caller's
+// The request Handler serves has the ContentLength, TransferEncoding and
+// Content-Length field a server sees: -1 and "chunked" for a body whose
+// length the caller left unknown (0), but for a method that usually has
+// none (GET, HEAD, DELETE, OPTIONS), whose body is probed for a first byte
+// and sent as none when it has none, as net/http's client does; 0 for no
+// body, with a Content-Length of 0 for POST, PUT and PATCH. Either way, Request is set to the caller's
 // request, which is never modified, and RoundTrip closes the request body when Handler returns (at
 // once if it does not call Handler). Trailers are not passed on. If the request's context is done
 // before or while the header is sent, RoundTrip returns the context's error
@@ -92,15 +95,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	in.GetBody = nil
 	in.Body = http.NoBody
-	if req.Body != nil && req.Body != http.NoBody {
+	var first []byte
+	in.ContentLength, in.TransferEncoding, first = serverLength(req)
+	if in.ContentLength != 0 {
 		in.Body = io.NopCloser(req.Body) // closed when Handler is done
-		if in.ContentLength <= 0 {
-			// A client's 0 with a body is a length unknown, sent
-			// chunked; a server's 0 is no body.
-			in.ContentLength, in.TransferEncoding = -1, []string{"chunked"}
+		if len(first) != 0 {
+			in.Body = io.NopCloser(io.MultiReader(bytes.NewReader(first), req.Body))
 		}
-	} else {
-		in.ContentLength, in.TransferEncoding = 0, nil
+	}
+	in.Header.Del("Content-Length")
+	if in.ContentLength > 0 || in.ContentLength == 0 && expectsBody(req.Method) {
+		in.Header.Set("Content-Length", strconv.FormatInt(in.ContentLength, 10))
 	}
 	w := &responseWriter{
 		ctx:    ctx,
@@ -204,6 +209,44 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// serverLength returns the ContentLength and TransferEncoding a server
+// sees of req, as net/http's client sends it: a body whose length is
+// unknown (ContentLength 0) is sent chunked, -1, but for a method that
+// usually has no body (GET, HEAD, DELETE, OPTIONS), whose body the client
+// probes for a first byte, returned as first, and sends none when it has
+// none. A request with no body has none, 0.
+func serverLength(req *http.Request) (n int64, te []string, first []byte) {
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+		return 0, nil, nil
+	case req.ContentLength > 0:
+		return req.ContentLength, nil, nil
+	case lacksBody(req.Method):
+		b := make([]byte, 1)
+		if k, _ := io.ReadFull(req.Body, b); k == 0 {
+			return 0, nil, nil
+		}
+		first = b
+	}
+	return -1, []string{"chunked"}, first
+}
+
+// lacksBody reports whether a request of method usually has no body, as
+// net/http's client reads it.
+func lacksBody(method string) bool {
+	switch method {
+	case "GET", "HEAD", "DELETE", "OPTIONS", "PROPFIND", "SEARCH":
+		return true
+	}
+	return false
+}
+
+// expectsBody reports whether a request of method with no body is sent
+// with Content-Length: 0, as net/http's client sends it.
+func expectsBody(method string) bool {
+	return method == "POST" || method == "PUT" || method == "PATCH"
+}
+
 // errReader is a reader that fails with err.
 type errReader struct{ err error }
 
@@ -237,20 +280,22 @@ type responseWriter struct {
 	sentHeader http.Header  // header as of WriteHeader
 	declared   int64        // the Content-Length of sentHeader; -1 when none
 	written    int64        // bytes Handler wrote, those refused past declared too
+	kept       int64        // bytes of the body kept: written but those refused
 	buf        bytes.Buffer // body written before the header was sent
 	body       *pipe        // streamed body; nil if the response is whole
 	aborted    bool         // Handler panicked: set before finish
 
 	// pending is what Handler wrote to a streamed body since its last
-	// flush, as a server's connection buffers it: passed on when Handler
+	// flush, as a server's response buffers it: passed on when Handler
 	// flushes or returns, or once streamBuffer bytes wait, and dropped
 	// when Handler panics.
 	pending []byte
 }
 
 // streamBuffer is how many bytes written to a streamed body wait for a
-// flush at most, as in the buffer of net/http's server's connection.
-const streamBuffer = 4 << 10
+// flush at most, as in the response buffer of net/http's server (what
+// has left it is in the connection's buffer, which a panic still sends).
+const streamBuffer = 2 << 10
 
 func (w *responseWriter) Header() http.Header { return w.header }
 
@@ -292,6 +337,7 @@ func (w *responseWriter) Write(b []byte) (int, error) {
 	if w.declared >= 0 && w.written > w.declared {
 		return 0, http.ErrContentLength
 	}
+	w.kept += int64(len(b))
 	if w.body != nil {
 		if w.head {
 			return len(b), nil
@@ -351,7 +397,7 @@ func (w *responseWriter) finish() {
 			w.body.abort(err)
 		} else if w.aborted {
 			w.body.fail(io.ErrUnexpectedEOF) // after what was flushed
-		} else if w.push(); !w.head && w.declared >= 0 && w.written < w.declared {
+		} else if w.push(); !w.head && bodyAllowed(w.code) && w.declared >= 0 && w.kept < w.declared {
 			w.body.fail(io.ErrUnexpectedEOF)
 		}
 		w.body.closeWrite()
