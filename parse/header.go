@@ -269,12 +269,13 @@ func (p *parser) get(s slot) []string {
 // origin returns the instant absolute resets are measured from: the
 // response's Date when it is a valid HTTP-date, which cancels clock skew
 // between client and server, else the caller's clock. A Date repeated over
-// several lines counts by its first.
+// several lines counts by its first, and so does one repeated on one line
+// (see dateLine).
 func (p *parser) origin() time.Time {
 	if !p.dated {
 		p.dated, p.base = true, p.now
 		if d := p.get(sDate); len(d) > 0 {
-			if t, ok := HTTPDate(trimOWS(d[0]), p.now); ok {
+			if t, ok := HTTPDate(dateLine(d[0]), p.now); ok {
 				p.base = t
 			}
 		}

@@ -147,3 +147,16 @@ func oneOf(s string, set []string) bool {
 	}
 	return false
 }
+
+// dateLine returns the Date of a field line, s, trimmed: its first when it
+// holds the same date twice, comma-joined ("D, D"), as a proxy that joins
+// repeated fields writes it (Node's http module does, for Date), which
+// reads as two lines do, by the first. An HTTP-date holds a comma itself,
+// so only two equal halves are read so.
+func dateLine(s string) string {
+	s = trimOWS(s)
+	if n := (len(s) - 2) / 2; len(s) > 2 && len(s)%2 == 0 && s[n:n+2] == ", " && s[:n] == s[n+2:] {
+		return s[:n]
+	}
+	return s
+}

@@ -269,7 +269,7 @@ func (q *quickFields) origin(now, date time.Time) time.Time {
 		return date
 	}
 	if d := q.get(sDate); len(d) > 0 {
-		if t, ok := HTTPDate(trimOWS(d[0]), now); ok {
+		if t, ok := HTTPDate(dateLine(d[0]), now); ok {
 			return t
 		}
 	}

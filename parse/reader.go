@@ -135,12 +135,13 @@ func secondAfter(a, b time.Time) bool {
 
 // date returns the instant of the Date field with lines vals; the zero
 // time when it is absent or invalid. A Date repeated over several lines
-// counts by its first, as in [parser.origin].
+// counts by its first, as in [parser.origin], and so does one repeated on
+// one line (see dateLine).
 func (r *Reader) date(vals []string, now time.Time) time.Time {
 	if len(vals) == 0 {
 		return time.Time{}
 	}
-	s := trimOWS(vals[0])
+	s := dateLine(vals[0])
 	m := r.served.Load()
 	if m != nil && m.is(s) {
 		return m.t
