@@ -81,7 +81,7 @@ func retryAfterOf(h http.Header, now, estimate time.Time) (wait time.Duration, d
 		return 0, false, false
 	}
 	base := now
-	if d, ok := raSingle(raValues(h, "Date")); ok {
+	if d, ok := raDate(h); ok {
 		if b, ok := parse.HTTPDate(d, now); ok {
 			base, estimate = b, time.Time{}
 		}
@@ -131,6 +131,22 @@ func raValues(h http.Header, canon string) []string {
 		lines = append(lines, h[k]...)
 	}
 	return lines
+}
+
+// raDate returns the Date of h, as package parse reads it: by its first
+// line, and its first date when that line holds the same one twice,
+// comma-joined ("D, D"), so that Retry-After and the resets of the same
+// response are read by the same clock.
+func raDate(h http.Header) (string, bool) {
+	vals := raValues(h, "Date")
+	if len(vals) == 0 {
+		return "", false
+	}
+	s := strings.Trim(vals[0], " \t")
+	if n := (len(s) - 2) / 2; len(s) > 2 && len(s)%2 == 0 && s[n:n+2] == ", " && s[:n] == s[n+2:] {
+		s = s[:n]
+	}
+	return s, s != ""
 }
 
 // raSingle returns the only field line of vals, trimmed of optional white
@@ -212,7 +228,7 @@ func servedFor(h http.Header, estimate time.Time) time.Duration {
 	if age <= 0 || estimate.IsZero() {
 		return 0
 	}
-	v, ok := raSingle(raValues(h, "Date"))
+	v, ok := raDate(h)
 	if !ok {
 		return 0
 	}
