@@ -50,7 +50,7 @@
 // canonical form and an IPv4-mapped one as its IPv4 address, a port
 // without leading zeros), and http.request.method (the standard methods, or
 // Config.KnownMethods, any other as "_OTHER"), all from the request; they are absent when an event has no
-// request. At most Config.MaxHosts hosts are named (1000 by default, the
+// request. At most Config.MaxHosts hosts are named (100 by default, the
 // first seen); events of any other count under server.address "_OTHER",
 // with no port, so that a crawler led to ever more hosts adds no series. K
 // is polite.key, server.address and server.port, of the key's first event
@@ -103,7 +103,7 @@
 // custom key may be built from a credential, and a credential never goes
 // into a metric. The partition key
 // is reported hashed, as [polite.Budget.Inspect] does. At most
-// Config.MaxKeys keys are reported (1000 by default); when a new one comes
+// Config.MaxKeys keys are reported (100 by default); when a new one comes
 // to a full set, those seen least recently in an event are dropped, down
 // to seven eighths of it.
 //

@@ -35,8 +35,12 @@ type Config struct {
 	// reports one series per quota its server stated (polite keeps at
 	// most 8 of requests and 8 of what requests cost, such as tokens, per
 	// key) and one for a quota learned from refusals, so the gauge has at
-	// most 17·MaxKeys series. If zero, 1000. If negative, the gauge
-	// reports nothing.
+	// most 17·MaxKeys series. If zero, 100: 1700 series, within the 2000
+	// an instrument the OpenTelemetry SDK keeps by default (beyond which
+	// it merges every new series into one otel.metric.overflow series, of
+	// no key); raise it with the SDK's limit (WithCardinalityLimit). A
+	// key is counted once per Transport that reports it. If negative,
+	// the gauge reports nothing.
 	MaxKeys int
 
 	// MaxHosts is the most hosts (server.address with its server.port)
@@ -44,8 +48,11 @@ type Config struct {
 	// Events of any other host are counted under server.address "_OTHER",
 	// with no port, so that a crawler sent to ever more hosts (which a
 	// hostile page can arrange) does not add series without bound. If
-	// zero, 1000. If negative, no host is named: every event counts under
-	// "_OTHER".
+	// zero, 100, so that the series of a named host (one per kind of
+	// event, method, reason and status) stay within the 2000 an
+	// instrument the OpenTelemetry SDK keeps by default, "_OTHER" and the
+	// events of the Store included; raise it with the SDK's limit. If
+	// negative, no host is named: every event counts under "_OTHER".
 	MaxHosts int
 
 	// KnownMethods are the request methods http.request.method names as
@@ -61,8 +68,8 @@ type Config struct {
 const otherHost = "_OTHER"
 
 const (
-	defaultMaxKeys = 1000
-	maxQuotaSeries = 17 // per key: polite keeps at most 8 stated quotas of requests, 8 of costs and 1 learned
+	defaultMaxKeys = 100 // and MaxHosts: see Config
+	maxQuotaSeries = 17  // per key: polite keeps at most 8 stated quotas of requests, 8 of costs and 1 learned
 )
 
 // Metrics records what polite Transports do as OpenTelemetry metrics. Create

@@ -159,7 +159,7 @@ func (s *keySet) seen(e polite.Event, src *source) {
 // under s.mu: one scan of every key held makes room for max/8 new keys.
 // (Dropping one key a scan, each event of a new key scanned them all
 // under the lock once the set was full, as a crawler visiting more
-// origins than MaxKeys keeps it: 0.1 ms an event at the default 1000
+// origins than MaxKeys keeps it: 0.1 ms an event at 1000
 // keys, 1.7 ms at 10000, every request of the process waiting behind it.)
 func (s *keySet) evict() {
 	type held struct {
