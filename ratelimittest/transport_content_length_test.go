@@ -4,12 +4,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"testing"
-
-	"github.com/politehttp/polite/ratelimittest"
 )
 
 // Transport's doc: "A response sent when Handler returns reads like one
@@ -56,19 +53,7 @@ func TestTransportDeclaredContentLength(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srv := httptest.NewServer(c.h)
-			defer srv.Close()
-			req, _ := http.NewRequest(c.method, srv.URL+"/", nil)
-			resp, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := shape(t, resp)
-			req, _ = http.NewRequest(c.method, "http://api.test/", nil)
-			resp, err = (&ratelimittest.Transport{Handler: c.h}).RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, want := bothWays(t, c.method, c.h)
 			if cl := resp.Header.Get("Content-Length"); cl != "" && cl != strconv.FormatInt(resp.ContentLength, 10) {
 				t.Errorf("through Transport: Content-Length %q but ContentLength %d", cl, resp.ContentLength)
 			}

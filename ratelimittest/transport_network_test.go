@@ -21,6 +21,27 @@ func shape(t *testing.T, resp *http.Response) string {
 		resp.Status, ct, hasCT, resp.Header.Get("Content-Length"), resp.ContentLength, resp.TransferEncoding, body, err)
 }
 
+// bothWays returns the response of h to a request of method through a
+// Transport, and the shape of its response over the network (a loopback
+// server and http.Transport).
+func bothWays(t *testing.T, method string, h http.Handler) (*http.Response, string) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, _ := http.NewRequest(method, srv.URL+"/", nil)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := shape(t, resp)
+	req, _ = http.NewRequest(method, "http://api.test/", nil)
+	resp, err = (&ratelimittest.Transport{Handler: h}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, want
+}
+
 // Transport's responses read as the same handler's do over the network
 // (a loopback server and http.Transport): the server's sniffing of a
 // Content-Type, its refusal of a body where the status allows none, a
@@ -97,19 +118,7 @@ func TestTransportReadsAsNetwork(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srv := httptest.NewServer(c.h)
-			defer srv.Close()
-			req, _ := http.NewRequest(c.method, srv.URL+"/", nil)
-			resp, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := shape(t, resp)
-			req, _ = http.NewRequest(c.method, "http://api.test/", nil)
-			resp, err = (&ratelimittest.Transport{Handler: c.h}).RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, want := bothWays(t, c.method, c.h)
 			if got := shape(t, resp); !reflect.DeepEqual(got, want) {
 				t.Errorf("through Transport:\n%s\nover the network:\n%s", got, want)
 			}
