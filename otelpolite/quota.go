@@ -40,38 +40,34 @@ type quota struct {
 // quotas returns the quotas of key in src's budget at now that have a live
 // remaining count, at most maxQuotaSeries of them, unless events showed
 // key as a custom key's fingerprint, shown (Event.Key), and the state
-// Inspect finds for it is shown otherwise: another key's. gone reports
-// that the budget holds no state for key (forgotten, idle): the gauge has
-// nothing to read of it until its next event. It is the one place that
+// Inspect finds for it is shown otherwise: another key's. It is the one place that
 // reads polite's inspection API.
-func quotas(src *source, key, shown string, now time.Time) (out []quota, gone bool) {
+func quotas(src *source, key, shown string, now time.Time) []quota {
 	t := src.t.Value()
 	if t == nil {
-		return nil, false // dropped: see keySet.sweep
+		return nil // dropped: see keySet.sweep
 	}
 	st, ok := t.Inspect(key, now)
-	if !ok {
-		return nil, true
-	}
-	if fingerprinted(shown) && st.Key != shown {
+	if !ok || fingerprinted(shown) && st.Key != shown {
 		// Another key's state: a custom key shaped like a URL that the
 		// budget forgot is, for Inspect, the origin it names, whose
 		// quota was reported under the custom key's fingerprint. (An
 		// origin's state that a custom key naming the origin shares is
 		// shown by a fingerprint, and is still the origin's.)
-		return nil, false
+		return nil
 	}
 	ps := st.Policies
 	if st.Learned != nil {
 		ps = append(ps[:len(ps):len(ps)], *st.Learned)
 	}
+	var out []quota
 	for _, p := range ps {
 		if p.Remaining < 0 || len(out) == maxQuotaSeries {
 			continue
 		}
 		out = append(out, quota{policy: validText(p.Name), partition: p.Partition, unit: validText(p.Unit), source: p.Source, remaining: p.Remaining})
 	}
-	return out, false
+	return out
 }
 
 // keySet holds the budget keys seen in events, at most max of them; when
@@ -192,29 +188,6 @@ func (s *keySet) forget(ids []keyID) {
 	defer s.mu.Unlock()
 	for _, id := range ids {
 		if _, ok := s.m.LoadAndDelete(id); ok {
-			s.n--
-		}
-	}
-}
-
-// idle is a key the budget forgot, as a collection read it: its entry, and
-// the entry's count of events then.
-type idle struct {
-	id   keyID
-	e    *keyEntry
-	seen int64
-}
-
-// forgetIdle drops the keys of ids whose entries had no event since the
-// collection read them: one that had came back, and is kept.
-func (s *keySet) forgetIdle(ids []idle) {
-	if len(ids) == 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, d := range ids {
-		if d.e.seen.Load() == d.seen && s.m.CompareAndDelete(d.id, d.e) {
 			s.n--
 		}
 	}
@@ -402,8 +375,6 @@ func (m *Metrics) observe(ctx context.Context, o metric.Observer) error {
 		src        *source
 		key, shown string
 		kv         []attribute.KeyValue
-		e          *keyEntry
-		seen       int64 // e.seen when read
 	}
 	var items []item
 	var dropped []keyID
@@ -413,7 +384,7 @@ func (m *Metrics) observe(ctx context.Context, o metric.Observer) error {
 			dropped = append(dropped, id.(keyID))
 			return true
 		}
-		items = append(items, item{id.(keyID).src, e.inspect, id.(keyID).key, e.attrs, e, e.seen.Load()})
+		items = append(items, item{id.(keyID).src, e.inspect, id.(keyID).key, e.attrs})
 		return true
 	})
 	m.keys.forget(dropped)
@@ -430,19 +401,11 @@ func (m *Metrics) observe(ctx context.Context, o metric.Observer) error {
 	index := make(map[attribute.Distinct]int)
 	now := time.Now()
 	var err error
-	var gone []idle
 	for _, it := range items {
 		if err = ctx.Err(); err != nil {
 			break // what was read is still reported
 		}
-		qs, forgot := quotas(it.src, it.key, it.shown, now)
-		if forgot && it.e.seen.Load() == it.seen {
-			// The budget forgot the key, and no event has come since:
-			// it is not asked for again (a Store's round trip at each
-			// collection) until its next event brings it back.
-			gone = append(gone, idle{keyID{it.src, it.shown}, it.e, it.seen})
-		}
-		for _, q := range qs {
+		for _, q := range quotas(it.src, it.key, it.shown, now) {
 			kv := append(it.kv[:len(it.kv):len(it.kv)],
 				attribute.String("polite.quota.policy", q.policy),
 				attribute.String("polite.quota.unit", q.unit),
@@ -459,7 +422,6 @@ func (m *Metrics) observe(ctx context.Context, o metric.Observer) error {
 			out = append(out, series{set, q.remaining})
 		}
 	}
-	m.keys.forgetIdle(gone)
 	for _, s := range out {
 		o.ObserveInt64(m.remaining, s.remaining, metric.WithAttributeSet(s.set))
 	}
