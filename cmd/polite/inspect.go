@@ -17,6 +17,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/politehttp/polite"
 	"github.com/politehttp/polite/parse"
@@ -236,7 +237,9 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 // sequences retitle the window, clear the screen, write the clipboard).
 func printable(s string) string {
 	for _, r := range s {
-		if !strconv.IsPrint(r) {
+		if !strconv.IsPrint(r) || r == utf8.RuneError {
+			// A byte that is no UTF-8 (0x9b, CSI in 8 bits) reads as
+			// U+FFFD, which prints, and reached the terminal raw.
 			return strconv.Quote(s)
 		}
 	}
