@@ -53,10 +53,9 @@ import (
 //
 // The request Handler serves has the ContentLength, TransferEncoding and
 // Content-Length field a server sees: -1 and "chunked" for a body whose
-// length the caller left unknown (0), but for a method that usually has
-// none (GET, HEAD, DELETE, OPTIONS), whose body is probed for a first byte
-// and sent as none when it has none, as net/http's client does; 0 for no
-// body, with a Content-Length of 0 for POST, PUT and PATCH. Either way, Request is set to the caller's
+// length the caller left unknown (0), even an empty one of a GET, which
+// net/http's client, probing it, sends as none; 0 for no body, with a
+// Content-Length of 0 for POST, PUT and PATCH. Either way, Request is set to the caller's
 // request, which is never modified, and RoundTrip closes the request body when Handler returns (at
 // once if it does not call Handler). Trailers are not passed on. If the request's context is done
 // before or while the header is sent, RoundTrip returns the context's error
@@ -95,13 +94,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	in.GetBody = nil
 	in.Body = http.NoBody
-	var first []byte
-	in.ContentLength, in.TransferEncoding, first = serverLength(req)
+	in.ContentLength, in.TransferEncoding = serverLength(req)
 	if in.ContentLength != 0 {
 		in.Body = io.NopCloser(req.Body) // closed when Handler is done
-		if len(first) != 0 {
-			in.Body = io.NopCloser(io.MultiReader(bytes.NewReader(first), req.Body))
-		}
 	}
 	in.Header.Del("Content-Length")
 	if in.ContentLength > 0 || in.ContentLength == 0 && expectsBody(req.Method) {
@@ -211,34 +206,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // serverLength returns the ContentLength and TransferEncoding a server
 // sees of req, as net/http's client sends it: a body whose length is
-// unknown (ContentLength 0) is sent chunked, -1, but for a method that
-// usually has no body (GET, HEAD, DELETE, OPTIONS), whose body the client
-// probes for a first byte, returned as first, and sends none when it has
-// none. A request with no body has none, 0.
-func serverLength(req *http.Request) (n int64, te []string, first []byte) {
+// unknown (ContentLength 0) is sent chunked, -1; a request with no body
+// has none, 0. (net/http's client probes the body of a GET, HEAD, DELETE
+// or OPTIONS for a first byte, for 200 ms, and sends an empty one as
+// none; that is not done here: a read with no bound could hold RoundTrip
+// past its context, and one with a timer would make a Handler see a body
+// or none by the scheduler.)
+func serverLength(req *http.Request) (int64, []string) {
 	switch {
 	case req.Body == nil || req.Body == http.NoBody:
-		return 0, nil, nil
+		return 0, nil
 	case req.ContentLength > 0:
-		return req.ContentLength, nil, nil
-	case lacksBody(req.Method):
-		b := make([]byte, 1)
-		if k, _ := io.ReadFull(req.Body, b); k == 0 {
-			return 0, nil, nil
-		}
-		first = b
+		return req.ContentLength, nil
 	}
-	return -1, []string{"chunked"}, first
-}
-
-// lacksBody reports whether a request of method usually has no body, as
-// net/http's client reads it.
-func lacksBody(method string) bool {
-	switch method {
-	case "GET", "HEAD", "DELETE", "OPTIONS", "PROPFIND", "SEARCH":
-		return true
-	}
-	return false
+	return -1, []string{"chunked"}
 }
 
 // expectsBody reports whether a request of method with no body is sent
