@@ -40,6 +40,7 @@ func TestTransportProbeHeedsContext(t *testing.T) {
 	body := &stuckBody{started: make(chan struct{}, 1), release: make(chan struct{})}
 	defer close(body.release)
 	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", body)
 	tr := &ratelimittest.Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}
 	done := make(chan error, 1)
