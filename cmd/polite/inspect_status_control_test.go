@@ -8,13 +8,11 @@ import (
 	"testing"
 )
 
-// inspect printed the status line's reason phrase as the server sent it.
-// net/http rejects control bytes in header fields but not in the reason
-// phrase, so a hostile server's "429 \x1b]0;…\x07\x1b[2J" reaches the
-// terminal: it retitles the window, clears the screen, or (OSC 52) writes
-// the clipboard. Every other server-controlled text in the report is
-// quoted with %q or parsed; the status was not.
-func TestInspectStatusControlBytesNotPrinted(t *testing.T) {
+// inspectStatus runs inspect against a loopback server that answers every
+// request with a 429 whose reason phrase is reason, and returns what it
+// printed.
+func inspectStatus(t *testing.T, reason string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +33,7 @@ func TestInspectStatusControlBytesNotPrinted(t *testing.T) {
 						break
 					}
 				}
-				c.Write([]byte("HTTP/1.1 429 Slow down\x1b]0;owned\x07\x1b[2J\r\nRetry-After: 5\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+				c.Write([]byte("HTTP/1.1 429 " + reason + "\r\nRetry-After: 5\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
 			}()
 		}
 	}()
@@ -43,7 +41,31 @@ func TestInspectStatusControlBytesNotPrinted(t *testing.T) {
 	if err := runInspect(t.Context(), []string{"http://" + ln.Addr().String() + "/"}, &stdout, &stderr); err != nil {
 		t.Fatalf("inspect: %v; stderr:\n%s", err, stderr.String())
 	}
-	if out := stdout.String(); strings.ContainsAny(out, "\x1b\x07") {
+	return stdout.String()
+}
+
+// inspect printed the status line's reason phrase as the server sent it.
+// net/http rejects control bytes in header fields but not in the reason
+// phrase, so a hostile server's "429 \x1b]0;…\x07\x1b[2J" reaches the
+// terminal: it retitles the window, clears the screen, or (OSC 52) writes
+// the clipboard. Every other server-controlled text in the report is
+// quoted with %q or parsed; the status was not.
+func TestInspectStatusControlBytesNotPrinted(t *testing.T) {
+	if out := inspectStatus(t, "Slow down\x1b]0;owned\x07\x1b[2J"); strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("inspect printed the server's control bytes to the terminal:\n%q", out)
+	}
+}
+
+// printable quoted a status line only when one of its runes was not
+// printable, ranging over the string: a byte that is no UTF-8 (such as
+// 0x9b, the 8-bit form of CSI, or 0x9d, OSC) decodes as U+FFFD, which
+// strconv.IsPrint accepts, so the raw byte was printed as the server sent
+// it. A terminal in an 8-bit (Latin-1) locale, or one honouring 8-bit C1
+// controls, reads "\x9b2J" as ESC [ 2 J: the escape the fix keeps out.
+// strconv.Quote itself would have escaped the byte (\x9b).
+func TestInspectStatusInvalidUTF8Quoted(t *testing.T) {
+	out := inspectStatus(t, "Slow down\x9b2J\x9d0;owned\x9c")
+	if strings.IndexByte(out, 0x9b) >= 0 || strings.IndexByte(out, 0x9d) >= 0 {
+		t.Errorf("inspect printed the server's raw C1 bytes (not UTF-8) to the terminal:\n%q", out)
 	}
 }
