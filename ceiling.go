@@ -575,20 +575,38 @@ func (e *ceiling) drop(tk uint64) {
 
 // sweep drops a few entries that hold nothing: no request in flight,
 // nobody waiting, no start reserved ahead, and no stated quota that still
-// lifts Restraint (see quoted), unless the shard holds ceilingHard
-// entries. A floor comes back with the next reservation, which carries it
-// (see reserve); what Restraint learned of a key is learned again. Dropped
-// while its quota lifted it, an origin that stated its quota once was
-// held to Restraint's limit again within two seconds, once thousands of
-// other origins were seen.
+// lifts Restraint (see quoted). A floor comes back with the next
+// reservation, which carries it (see reserve); what Restraint learned of
+// a key is learned again. Dropped while its quota lifted it, an origin
+// that stated its quota once was held to Restraint's limit again within
+// two seconds, once thousands of other origins were seen.
+//
+// Once the shard holds ceilingHard entries, a quota that lifts
+// Restraint no longer keeps an entry, and if none of those it looked at
+// could go so, it drops the one whose next start is the soonest, though
+// ahead: a start reserved up to a day ahead (a Crawl-delay, a tiny
+// MaxRate) otherwise kept an entry a day for every origin seen, one per
+// origin of a crawl through a server's subdomains each asking a day. That
+// origin's next request may start early, once.
 func (sh *ceilingShard) sweep(now int64) {
-	seen, hard := 0, len(sh.m) >= ceilingHard
+	seen, hard, dropped := 0, len(sh.m) >= ceilingHard, false
+	var soonest *ceiling
+	var soonestKey memKey
 	for k, e := range sh.m {
-		if e.inflight.N() == 0 && e.changed == nil && e.next <= now && e.head == e.tail && (hard || !e.quoted(now)) {
-			delete(sh.m, k)
+		if e.inflight.N() == 0 && e.changed == nil && e.head == e.tail {
+			switch {
+			case e.next <= now && (hard || !e.quoted(now)):
+				delete(sh.m, k)
+				dropped = true
+			case hard && (soonest == nil || e.next < soonest.next):
+				soonest, soonestKey = e, k
+			}
 		}
 		if seen++; seen >= 4 {
-			return
+			break
 		}
+	}
+	if !dropped && soonest != nil {
+		delete(sh.m, soonestKey)
 	}
 }
