@@ -134,7 +134,10 @@ if cur[1] and (not string.match(v, '^[1-9]%d*$') or tonumber(v) >= 9007199254740
 end
 local me = ARGV[9]
 local q = cur[3] or ''
-local qt = tonumber(cur[4] or '0') or 0
+-- A turn end is whole nanoseconds, as stores write it: anything else
+-- ("nan", which tonumber takes and every comparison fails, held the
+-- head's turn for ever) reads as lapsed.
+local qt = cur[4] and string.match(cur[4], '^%-?%d+$') and tonumber(cur[4]) or 0
 local dirty = false
 if #q > 4096 or qt > clock() + turn or (q ~= '' and string.gsub(q .. ' ', string.rep('[0-9a-f]', 16) .. ' ', '') ~= '') then
   -- A queue longer than stores contend, a turn beyond one, or names not
