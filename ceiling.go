@@ -583,30 +583,34 @@ func (e *ceiling) drop(tk uint64) {
 //
 // Once the shard holds ceilingHard entries, a quota that lifts
 // Restraint no longer keeps an entry, and if none of those it looked at
-// could go so, it drops the one whose next start is the soonest, though
+// could go so, it drops the one whose next start is the latest, though
 // ahead: a start reserved up to a day ahead (a Crawl-delay, a tiny
 // MaxRate) otherwise kept an entry a day for every origin seen, one per
 // origin of a crawl through a server's subdomains each asking a day. That
-// origin's next request may start early, once.
+// origin's next request may start early, once. The latest, not the
+// soonest: dropping the soonest dropped an origin asking an hour each
+// time a sweep looked at it, among a flood asking a day, and its requests
+// went minutes apart; the latest is a flood's own, and to drop another's
+// a server must ask less than it.
 func (sh *ceilingShard) sweep(now int64) {
 	seen, hard, dropped := 0, len(sh.m) >= ceilingHard, false
-	var soonest *ceiling
-	var soonestKey memKey
+	var latest *ceiling
+	var latestKey memKey
 	for k, e := range sh.m {
 		if e.inflight.N() == 0 && e.changed == nil && e.head == e.tail {
 			switch {
 			case e.next <= now && (hard || !e.quoted(now)):
 				delete(sh.m, k)
 				dropped = true
-			case hard && (soonest == nil || e.next < soonest.next):
-				soonest, soonestKey = e, k
+			case hard && (latest == nil || e.next > latest.next):
+				latest, latestKey = e, k
 			}
 		}
 		if seen++; seen >= 4 {
 			break
 		}
 	}
-	if !dropped && soonest != nil {
-		delete(sh.m, soonestKey)
+	if !dropped && latest != nil {
+		delete(sh.m, latestKey)
 	}
 }
