@@ -3,6 +3,8 @@ package polite
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -10,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -689,6 +692,7 @@ func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robots
 func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.wake(e) // even if what ends it panics: its waiters fetch again
 	w := r.file.weight(e.key, nil)
 	if !r.unreachable {
 		e.file, e.unreachable, e.fails, e.status, e.err = r.file, false, 0, 0, nil
@@ -708,7 +712,6 @@ func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 		// Made while e is still being fetched, which keeps it.
 		s.cache.makeRoom(s, 0)
 	}
-	s.wake(e)
 }
 
 // abandon records that e's fetch was given up (Base panicked or ended its
@@ -780,11 +783,13 @@ const robotsWeightBytes = 4 << 10
 // read), counts against MaxOrigins: one, and one more for each
 // robotsWeightBytes of its rules, of its key (a host a link chose may be
 // long too) and of the error it keeps, err (nil: none; a hostile server's
-// may be maxRobotsErr long).
+// may be maxRobotsErr long, and hold the certificates of its handshake:
+// see errHeld).
 func (f *robotsFile) weight(key string, err error) int64 {
 	n := len(key)
 	if err != nil {
-		n += len(err.Error())
+		msg, _ := errText(err)
+		n += len(msg) + errHeld(err)
 	}
 	if f != nil {
 		n += len(f.patterns) + 4*len(f.ends) + len(f.agent)
@@ -810,9 +815,9 @@ type robotsFetch struct {
 func (f *robotsFetch) finish(set func()) bool {
 	won := false
 	f.once.Do(func() {
+		defer close(f.done) // even if set panics: the Once is spent
 		set()
 		won = true
-		close(f.done)
 	})
 	return won
 }
@@ -955,16 +960,105 @@ const maxRobotsErr = 8 << 10
 // maxRobotsErr, an error of its first 1 KiB: net/http quotes a
 // status line it cannot read whole in its error, up to its header limit,
 // and an unreachable origin's entry keeps its error until the next fetch
-// (a megabyte an origin, from a hostile server). Such an error unwraps to
-// nothing.
+// (a megabyte an origin, from a hostile server). An error whose Error
+// method panics (a nil *T returned as an error) is replaced by one of
+// its message as fmt prints it: kept, it panicked in the fetch's end,
+// which then never woke the requests waiting for it, and in every
+// RobotsError's Error. Such errors unwrap to nothing.
 func boundedErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	if msg := err.Error(); len(msg) > maxRobotsErr {
+	msg, ok := errText(err)
+	switch {
+	case !ok:
+		return errors.New(msg)
+	case len(msg) > maxRobotsErr:
 		return errors.New(strings.ToValidUTF8(msg[:1<<10], "") + "…")
 	}
 	return err
+}
+
+// errText returns err's message, and false, with the message as fmt
+// prints it, when its Error method panics.
+func errText(err error) (msg string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			msg, ok = fmt.Sprint(err), false
+		}
+	}()
+	return err.Error(), true
+}
+
+// certWeight is what one certificate an error holds counts as, for each
+// byte of its DER: a certificate parsed off a handshake keeps its DER and
+// parsed copies of much of it (a certificate of 200 KB held about 600 KB
+// on a loopback handshake).
+const certWeight = 3
+
+// errHeld returns the bytes err holds beyond its message, as far as the
+// errors net/http and crypto/tls return show it: the certificates of a
+// handshake that failed to verify, which a hostile server makes as large
+// as a handshake allows (256 KiB), a distinct one for each of its host
+// names. It looks at 64 errors of err's tree at most, and at each of the
+// first 16 certificates once; a method of an error that panics (a nil *T) ends the
+// count.
+func errHeld(err error) (n int) {
+	defer func() { _ = recover() }()
+	var seen []*x509.Certificate
+	add := func(c *x509.Certificate) {
+		switch {
+		case c == nil || slices.Contains(seen, c):
+			return
+		case len(seen) < 16: // more are counted as many times as held
+			seen = append(seen, c)
+		}
+		n += certWeight * len(c.Raw)
+	}
+	stack := []error{err}
+	for visited := 0; len(stack) > 0 && visited < 64; visited++ {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch e := e.(type) {
+		case *tls.CertificateVerificationError:
+			if e != nil {
+				for _, c := range e.UnverifiedCertificates {
+					add(c)
+				}
+			}
+		case x509.UnknownAuthorityError:
+			add(e.Cert)
+		case *x509.UnknownAuthorityError:
+			if e != nil {
+				add(e.Cert)
+			}
+		case x509.HostnameError:
+			add(e.Certificate)
+		case *x509.HostnameError:
+			if e != nil {
+				add(e.Certificate)
+			}
+		case x509.CertificateInvalidError:
+			add(e.Cert)
+		case *x509.CertificateInvalidError:
+			if e != nil {
+				add(e.Cert)
+			}
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			if w := u.Unwrap(); w != nil {
+				stack = append(stack, w)
+			}
+		case interface{ Unwrap() []error }:
+			for _, w := range u.Unwrap() {
+				if w != nil && visited+len(stack) < 64 {
+					stack = append(stack, w)
+				}
+			}
+		}
+	}
+	return n
 }
 
 // redirectTarget resolves a redirect's Location against from, and reports
