@@ -818,15 +818,27 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			}
 			w.h.Never = false // the quota changed meanwhile: look again
 		}
-		if !w.until.IsZero() {
+		// A request a local ceiling holds has not asked the budget: a
+		// pause or spent quota the budget knows holds it at least as
+		// long, and one past MaxWait or the deadline fails at once, as
+		// it would once the ceiling let the request go (a slot a stream
+		// held kept it until its deadline, which ended it with the
+		// context's bare error).
+		until, why := w.until, w.why
+		if w.ceiling {
+			if at, r := b.heldAt(key, time.Now()); at.After(until) {
+				until, why = at, r
+			}
+		}
+		if !until.IsZero() {
 			// MaxWait bounds the wait from when the request first
 			// asked, not this hold's: a request held again and again
 			// (by others that took the start it woke for) waits no
 			// longer than MaxWait in all. The deadline is an instant.
 			// When both would be passed, the error names the sooner.
 			deadline, dated := ctx.Deadline()
-			over := w.until.Sub(start) > t.maxWait()
-			if (over || dated && w.until.After(deadline)) && ask.Grow > 0 {
+			over := until.Sub(start) > t.maxWait()
+			if (over || dated && until.After(deadline)) && ask.Grow > 0 {
 				// The room a retry the server counted as more asks
 				// for (control.Ask.Grow) is more than it may wait
 				// for: it asks for the room for its cost alone, as
@@ -847,11 +859,11 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 				}
 				continue
 			}
-			if dated && w.until.After(deadline) && (!over || deadline.Before(limit)) {
-				return &WaitError{Key: b.display(key), Delay: w.until.Sub(last), Until: w.until, Reason: w.why, Deadline: true, Limit: max(0, deadline.Sub(last))}
+			if dated && until.After(deadline) && (!over || deadline.Before(limit)) {
+				return &WaitError{Key: b.display(key), Delay: until.Sub(last), Until: until, Reason: why, Deadline: true, Limit: max(0, deadline.Sub(last))}
 			}
 			if over {
-				return &WaitError{Key: b.display(key), Delay: w.until.Sub(start), Until: w.until, Reason: w.why, Limit: t.maxWait()}
+				return &WaitError{Key: b.display(key), Delay: until.Sub(start), Until: until, Reason: why, Limit: t.maxWait()}
 			}
 		}
 		// A hold with no end known (a slot another request holds, a
