@@ -812,12 +812,27 @@ type robotsFetch struct {
 
 // finish ends f once: set, run first, records how. It reports whether this
 // call ended it (false: ended already, and set not run).
+//
+// If set panics or ends the goroutine, f records it as Base's own, and
+// ends: the Once is spent, and the requests waiting see a fetch abandoned,
+// not one that ended with nothing recorded (which they fetched again at
+// once, for ever).
 func (f *robotsFetch) finish(set func()) bool {
 	won := false
 	f.once.Do(func() {
-		defer close(f.done) // even if set panics: the Once is spent
+		ended := false
+		defer func() {
+			if !ended {
+				if v := recover(); v != nil {
+					f.panicked, f.panicVal = true, v
+				} else {
+					f.exited = true
+				}
+			}
+			close(f.done)
+		}()
 		set()
-		won = true
+		ended, won = true, true
 	})
 	return won
 }
@@ -961,8 +976,8 @@ const maxRobotsErr = 8 << 10
 // status line it cannot read whole in its error, up to its header limit,
 // and an unreachable origin's entry keeps its error until the next fetch
 // (a megabyte an origin, from a hostile server). An error whose Error
-// method panics (a nil *T returned as an error) is replaced by one of
-// its message as fmt prints it: kept, it panicked in the fetch's end,
+// method panics (a nil *T returned as an error) is replaced by one
+// naming its type: kept, it panicked in the fetch's end,
 // which then never woke the requests waiting for it, and in every
 // RobotsError's Error. Such errors unwrap to nothing.
 func boundedErr(err error) error {
@@ -979,12 +994,13 @@ func boundedErr(err error) error {
 	return err
 }
 
-// errText returns err's message, and false, with the message as fmt
-// prints it, when its Error method panics.
+// errText returns err's message, and false, with its type only, when its
+// Error method panics (fmt, printing it, panics too when the panic's value
+// is err itself).
 func errText(err error) (msg string, ok bool) {
 	defer func() {
 		if recover() != nil {
-			msg, ok = fmt.Sprint(err), false
+			msg, ok = fmt.Sprintf("an error of type %T whose Error method panicked", err), false
 		}
 	}()
 	return err.Error(), true

@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net/http"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -129,4 +130,41 @@ func TestRobotsKeptErrorWeighsCertificates(t *testing.T) {
 	if per > 16<<10 {
 		t.Errorf("the robots.txt cache keeps %d bytes an origin counted (%d counted, MaxOrigins %d), want about 5 KiB whatever the servers send", per, counted, origins)
 	}
+}
+
+// selfPanicErr's Error panics with itself: fmt cannot render it either
+// (a nested panic in fmt's catchPanic re-panics), so errText's recover
+// panics in turn.
+type selfPanicErr struct{ n int }
+
+func (e *selfPanicErr) Error() string { panic(e) }
+
+// A Base whose error's Error panicked with the error itself (which fmt
+// cannot print either) made the fetch's end panic: finish closed done and
+// end woke the entry in their defers, but the goroutine's recover then
+// found the Once spent, so no panic and no abandon was recorded. The
+// waiting request saw done closed, nothing recorded and the entry not
+// fetched, and fetched again: one robots.txt request after another, with
+// no wait, until its context ended.
+func TestRobotsSelfPanickingErrorFetchesOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		var fetches atomic.Int64
+		base := robotsRT(func(*http.Request) (*http.Response, error) {
+			if fetches.Add(1) >= 50 {
+				cancel() // stop the loop
+				return nil, errors.New("stop")
+			}
+			return nil, &selfPanicErr{}
+		})
+		r := &Robots{UserAgent: "mybot"}
+		func() {
+			defer func() { _ = recover() }() // a panic going on in the request is fine
+			r.check(ctx, base, robotsReq(t, ctx, "http://a.example/page"))
+		}()
+		if n := fetches.Load(); n > 2 {
+			t.Errorf("one check sent %d robots.txt requests back to back (no wait, no backoff); want at most 2", n)
+		}
+	})
 }
