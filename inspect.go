@@ -214,27 +214,15 @@ func (s State) acceptsAt(now time.Time) time.Time {
 }
 
 // heldAt returns when b accepts a request under key again at the earliest,
-// as its MemoryStore knows at now (see State.acceptsAt), and why; zero when
-// nothing holds it, or when a Store keeps b's state: asking it would cost a
-// round trip for each hold of a local ceiling.
+// as its MemoryStore knows at now (what State.acceptsAt reads), and why;
+// zero when nothing holds it, or when a Store keeps b's state: asking it
+// would cost a round trip for each hold of a local ceiling.
 func (b *Budget) heldAt(key budgetKey, now time.Time) (time.Time, Reason) {
 	if b.mem == nil {
 		return time.Time{}, ""
 	}
-	st, ok := b.inspect(key.m, now, key.custom, false)
-	if !ok {
-		return time.Time{}, ""
-	}
-	at := st.acceptsAt(now)
-	switch {
-	case !at.After(now):
-		return time.Time{}, ""
-	case at.Equal(st.PauseUntil):
-		return at, st.PauseReason
-	case at.Equal(st.nextStart):
-		return at, ReasonPace
-	}
-	return at, ReasonQuota
+	at, why := b.mem.acceptsAt(key.m, now, b.MaxRate > 0)
+	return at, reasonOf(why)
 }
 
 // Inspect reports what b knows of key at now. The key is a URL or an

@@ -133,9 +133,9 @@ func TestRobotsKeptErrorWeighsCertificates(t *testing.T) {
 }
 
 // selfPanicErr's Error panics with itself: fmt cannot render it either
-// (a nested panic in fmt's catchPanic re-panics), so errText's recover
-// panics in turn.
-type selfPanicErr struct{ n int }
+// (a nested panic in fmt's catchPanic re-panics), so printing it in the
+// recover of an Error that panicked panicked in turn.
+type selfPanicErr struct{ _ byte }
 
 func (e *selfPanicErr) Error() string { panic(e) }
 

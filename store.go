@@ -753,6 +753,21 @@ func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {
 	return e.ks.c.View(now), true
 }
 
+// acceptsAt returns when k's state accepts a request again at the
+// earliest at now, and why (see control.State.AcceptsAt; rate: with
+// Config.MaxRate's spacing); the zero time when none holds one back, or
+// when there is no state, as view judges it.
+func (s *MemoryStore) acceptsAt(k memKey, now time.Time, rate bool) (time.Time, control.Reason) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.m[k]
+	if e == nil || expired(e, control.Instant(now)) {
+		return time.Time{}, control.ReasonNone
+	}
+	return e.ks.c.AcceptsAt(now, rate)
+}
+
 // forget drops k's state, or clears it where a request it granted is in
 // flight (see control.State.Forget), and wakes its waiters. It reports
 // whether the store held a state for k at now, as view judges it: one it

@@ -86,6 +86,12 @@ func (s *State) View(t time.Time) View {
 // per w of the key's quotas of requests, stated or learned; 0 when none
 // holds one back at now. It does not change s.
 func (s *State) paceNext(now int64) int64 {
+	return max(s.statedNext(now), s.learnedNext(now))
+}
+
+// statedNext is paceNext of the quotas stated; 0 when none holds a
+// request back at now.
+func (s *State) statedNext(now int64) int64 {
 	next := int64(0)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
@@ -94,12 +100,18 @@ func (s *State) paceNext(now int64) int64 {
 			}
 		}
 	}
+	return next
+}
+
+// learnedNext is paceNext of the quota learned; 0 when it holds no
+// request back at now.
+func (s *State) learnedNext(now int64) int64 {
 	if s.learn.active(s.policies, now) {
 		if d := s.learn.next(now); d > 0 {
-			next = max(next, addSat(now, d))
+			return addSat(now, d)
 		}
 	}
-	return next
+	return 0
 }
 
 // BoundView is View of s as Bound leaves it at t, with a pause until pu
@@ -152,13 +164,57 @@ func (p *policy) view(now int64, inflight int, awaiting int64, learned bool) Pol
 	if p.q > 0 {
 		v.Quota, v.Window = p.q, time.Duration(p.w)
 	}
-	if p.live && (p.deadline == 0 || now < p.deadline) {
-		need, counted := int64(1), awaiting
-		if p.unit == unitBytes {
-			need, counted = p.need(), int64(inflight)
-		}
-		v.Remaining = max(0, p.minR-counted*need)
-		v.ResetAt = at(p.deadline)
+	if r, ok := p.left(now, inflight, awaiting); ok {
+		v.Remaining, v.ResetAt = r, at(p.deadline)
 	}
 	return v
+}
+
+// left returns what p's live observation leaves at now, counting the
+// requests awaiting their answer (of requests) or in flight (of content
+// bytes), as View shows it; false when p has none.
+func (p *policy) left(now int64, inflight int, awaiting int64) (int64, bool) {
+	if !p.live || p.deadline != 0 && now >= p.deadline {
+		return 0, false
+	}
+	need, counted := int64(1), awaiting
+	if p.unit == unitBytes {
+		need, counted = p.need(), int64(inflight)
+	}
+	return max(0, p.minR-counted*need), true
+}
+
+// AcceptsAt returns when the state accepts a request again at the
+// earliest, as View shows it at t, and why: the end of its pause, of the
+// window of a spent quota of requests or content bytes, of the pacing of
+// its quotas of requests, stated (ReasonPace) or learned
+// (ReasonAdaptive), or, with rate, of Config.MaxRate's spacing; the zero
+// time when nothing holds a request back at t. It does not change s, and
+// allocates nothing.
+func (s *State) AcceptsAt(t time.Time, rate bool) (time.Time, Reason) {
+	now := instant(t)
+	until, why, held := now, ReasonNone, false
+	later := func(u int64, r Reason) {
+		if u > until {
+			until, why, held = u, r, true
+		}
+	}
+	if now < s.pauseUntil {
+		later(s.pauseUntil, s.pauseReason)
+	}
+	inflight, awaiting := int(s.liveLeases(now)), s.liveAwaiting(now)
+	for i := range s.policies {
+		if r, ok := s.policies[i].left(now, inflight, awaiting); ok && r == 0 {
+			later(s.policies[i].deadline, ReasonQuota)
+		}
+	}
+	later(s.statedNext(now), ReasonPace)
+	later(s.learnedNext(now), ReasonAdaptive)
+	if rate {
+		later(s.rateNext, ReasonPace)
+	}
+	if !held {
+		return time.Time{}, ReasonNone
+	}
+	return at(until), why
 }
