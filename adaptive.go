@@ -150,9 +150,22 @@ func (g *gradient) measured(now time.Time) {
 // once every answer came from a cache, a drain kept the limit halved for
 // as long as they did.
 func (g *gradient) expire(now time.Time) {
-	if !g.mEnd.IsZero() && !now.Before(g.mEnd) {
+	switch {
+	case g.mEnd.IsZero() || now.Before(g.mEnd):
+	case g.last.IsZero() && g.mN < gradMeasureMin:
+		g.restart()
+	default:
 		g.measured(now)
 	}
+}
+
+// restart starts the first measurement afresh at the next sample: one
+// ended by its time with fewer than gradMeasureMin samples made a
+// baseline of them (a crawler that fetched one page, quickly answered,
+// and came back 11 minutes later had a baseline of two answers, half
+// the origin's latency, and a limit of 1 for 5 minutes).
+func (g *gradient) restart() {
+	g.srtt, g.mFrom, g.mEnd, g.mSum, g.mN, g.dSum, g.dN = 0, time.Time{}, time.Time{}, 0, 0, 0, 0
 }
 
 // sample is observe, or observeError, as kind says.
@@ -160,6 +173,9 @@ func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind i
 	rtt = min(max(rtt, time.Nanosecond), gradMaxRTT)
 	if kind == sampleError && (rtt <= g.srtt || g.srtt == 0) {
 		return
+	}
+	if g.last.IsZero() && !g.mEnd.IsZero() && !now.Before(g.mEnd) && g.mN < gradMeasureMin {
+		g.restart()
 	}
 	if g.srtt == 0 {
 		g.srtt = rtt

@@ -190,7 +190,7 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 	e.idle = int64(idle)
 	quoted := e.quoted(n)
 	if rs != nil && !quoted {
-		maxConc = rs.limit(e, maxConc)
+		maxConc = rs.limit(e, maxConc, now)
 	}
 	if maxConc > 0 && e.inflight.N() >= maxConc {
 		if e.changed == nil {
@@ -204,10 +204,14 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 			e.tail++
 			*tk = e.tail
 		}
-		// Until a slot frees: a request ends, or the earliest lease.
+		// Until a slot frees: a request ends, or the earliest lease,
+		// or the adaptive limit's drain ends, which doubles it.
 		h := ceilingHold{changed: e.changed, reason: ReasonConcurrency}
 		if next := e.inflight.Next(); next != 0 {
 			h.wake = time.Unix(0, next)
+		}
+		if g := e.grad; g != nil && g.mDrain && (h.wake.IsZero() || g.mEnd.Before(h.wake)) {
+			h.wake = g.mEnd
 		}
 		return reservation{}, h, false
 	}

@@ -1,5 +1,7 @@
 package polite
 
+import "time"
+
 // Restraint holds back a Transport's requests to origins that state no
 // rate limit, as a considerate crawler does: such an origin has at most
 // MaxConcurrency of them in flight at once and, with Adaptive, fewer while
@@ -49,10 +51,12 @@ type Restraint struct {
 	// load. A request that timed out is an error, and is not counted.
 	//
 	// The limit starts at 4 (or MaxConcurrency, if lower), and the
-	// origin's baseline is the mean latency of its first 64 responses,
-	// measured again every 5 minutes under a light load: for at most 17
-	// round trips (one for the queue to drain, then at most 16 measured),
-	// the limit is halved, and at most 4. Once per round
+	// origin's baseline is the mean latency of its first 64 responses
+	// (of fewer, 8 at least, if 10 minutes pass first; with fewer still,
+	// the measurement starts again), measured again every 5 minutes under
+	// a light load: for at most 17 round trips (one for the queue to
+	// drain, then at most 16 measured), the limit is halved, and at most
+	// 4, even when no answer comes to end the drain. Once per round
 	// trip, if the smoothed latency is more than 1.5 times the baseline,
 	// the limit comes down a quarter of the way towards one and a half
 	// times what the origin serves without queueing; if it is under 1.25
@@ -70,10 +74,13 @@ const (
 	restraintInitial = 4
 )
 
-// limit returns the most requests in flight e's key may have under r,
-// and under maxConc (0: none) too. With Adaptive, it creates e's
-// gradient on first use.
-func (r *Restraint) limit(e *ceiling, maxConc int) int {
+// limit returns the most requests in flight e's key may have under r at
+// now, and under maxConc (0: none) too. With Adaptive, it creates e's
+// gradient on first use, and ends a measurement whose end has passed:
+// ended only by the next sample, a drain whose slots went to streams
+// (answered, their bodies read for minutes) kept the limit halved for as
+// long as they lasted, with nothing to sample.
+func (r *Restraint) limit(e *ceiling, maxConc int, now time.Time) int {
 	lim := r.MaxConcurrency
 	if lim <= 0 {
 		lim = defaultRestraint
@@ -83,6 +90,7 @@ func (r *Restraint) limit(e *ceiling, maxConc int) int {
 			g := newGradient(min(lim, restraintInitial), lim)
 			e.grad = &g
 		}
+		e.grad.expire(now)
 		lim = e.grad.limit()
 	}
 	if maxConc > 0 {
