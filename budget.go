@@ -47,9 +47,9 @@ type Budget struct {
 	// request goes on with a private in-memory state for its key (pacing
 	// by what this process sees: requests the Store granted, still in
 	// flight, do not count against MaxConcurrency there; see DESIGN.md
-	// §3), an EventStoreDown is reported once, and
-	// the Budget tries Store again a second later; EventStoreUp reports
-	// that it answered. The Update that ends a request (its answer, or
+	// §3; a pause, and MaxRate's spacing, carry over both ways), an
+	// EventStoreDown is reported once, and the Budget tries Store again a
+	// second later; EventStoreUp reports that it answered. The Update that ends a request (its answer, or
 	// the end of a body that streamed) runs in the caller's goroutine
 	// with the request's context detached, bounded by 10 seconds: a Store
 	// that stops answering holds RoundTrip, or a streamed body's last
@@ -182,10 +182,14 @@ func (b *Budget) retryAt() int64 {
 	return d
 }
 
-// useExt reports whether the next call for a key goes to the Store.
+// useExt reports whether the next call for a key goes to the Store: it
+// answers, or its retry is due, or more than storeRetry away (the clock
+// stepped back since the failure: waited for, the Store was not asked
+// again for as long as the step).
 func (b *Budget) useExt(now time.Time) bool {
 	d := b.retryAt()
-	return d == 0 || now.UnixNano() >= d
+	n := now.UnixNano()
+	return d == 0 || n >= d || d-n > int64(storeRetry)
 }
 
 // lease is a granted request.
@@ -309,6 +313,13 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		// not: the Store's state is the truth, and another process may
 		// have cleared it since (Budget.Forget).
 		pu, why := b.fallback.learned(k.m, now)
+		// So does the spacing of Budget.MaxRate, both ways: a request
+		// the fallback granted a moment ago, and one the Store granted,
+		// are a 1/MaxRate apart whichever state grants the next.
+		var fr, sr time.Time
+		if b.MaxRate > 0 {
+			fr = b.fallback.spaced(k.m, now)
+		}
 		var (
 			sp   time.Time // the Store's pause, when it holds the request
 			swhy control.Reason
@@ -318,10 +329,12 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			if !pu.IsZero() {
 				s.c.PauseUntil(now, &b.cfg, pu, why)
 			}
+			s.c.SpaceUntil(now, &b.cfg, fr)
 			sp, swhy = time.Time{}, control.ReasonNone // the Store may run fn again
 			if h, ok = s.c.Acquire(now, &b.cfg, ask, &l); !ok {
 				sp, swhy = s.c.Paused(now)
 			}
+			sr = s.c.Spaced(now)
 		})
 		if err == nil {
 			if !pu.IsZero() {
@@ -334,6 +347,9 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 				// too, as a release keeps its own: should the Store
 				// fail, the fallback still holds the key for it.
 				b.fallback.pause(k.m, now, sp, swhy, &b.cfg, k.custom)
+			}
+			if !sr.IsZero() {
+				b.fallback.space(k.m, now, sr, &b.cfg, k.custom)
 			}
 			*g = lease{Lease: l, at: now, floor: g.floor} // the Crawl-delay the request carries stays for its next try
 			return hold{Hold: h}, ok, b.answered(), nil
@@ -359,11 +375,41 @@ func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Ti
 	case b.mem != nil:
 		return b.mem.release(k.m, now, &b.cfg, l, out), storeNote{}
 	case l.local:
-		return b.fallback.release(k.m, now, &b.cfg, l, out), storeNote{}
+		plan := b.fallback.release(k.m, now, &b.cfg, l, out)
+		var note storeNote
+		if b.useExt(now) {
+			// The Store answers again: a pause the answer taught goes
+			// to it now, not at the key's next request, which may never
+			// come (a refusal handed back, unretried), while other
+			// processes go on sending.
+			note = b.carry(ctx, k, now)
+		}
+		return plan, note
 	}
 	plan, note, ok := b.releaseExt(ctx, k, *l, now, *out)
 	l.unkept = !ok && out.Keep
 	return plan, note
+}
+
+// carry writes to the Store a pause this process learned while the
+// Store failed and did not carry over yet (see acquireExt), bounded by
+// releaseTimeout, and reports the Store's health as a release does.
+func (b *Budget) carry(ctx context.Context, k budgetKey, now time.Time) storeNote {
+	pu, why := b.fallback.learned(k.m, now)
+	if pu.IsZero() {
+		return storeNote{}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
+		s.c.Bound(now, &b.cfg) // another process may have written it
+		s.c.PauseUntil(now, &b.cfg, pu, why)
+	})
+	if err != nil {
+		return b.failed(err)
+	}
+	b.fallback.mirrored(k.m, pu)
+	return b.answered()
 }
 
 // releaseExt is release on a Store. It takes its own copy of the outcome,

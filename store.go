@@ -739,6 +739,33 @@ func (s *MemoryStore) pause(k memKey, now, until time.Time, why control.Reason, 
 	sh.mu.Unlock()
 }
 
+// space holds k's next start back until until by Config.MaxRate (see
+// control.State.SpaceUntil), creating its state if need be: the spacing
+// the Store's state kept, which the fallback keeps too, should the Store
+// fail.
+func (s *MemoryStore) space(k memKey, now, until time.Time, cfg *control.Config, custom bool) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	e := s.entry(sh, k, now.UnixNano(), true)
+	if custom {
+		e.ks.c.MarkCustom() // shown as a custom key, never verbatim
+	}
+	e.ks.c.SpaceUntil(now, cfg, until)
+	sh.mu.Unlock()
+}
+
+// spaced returns when Config.MaxRate lets k's next start go, by k's
+// state, if after now; the zero time otherwise.
+func (s *MemoryStore) spaced(k memKey, now time.Time) time.Time {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := s.entry(sh, k, now.UnixNano(), false); e != nil {
+		return e.ks.c.Spaced(now)
+	}
+	return time.Time{}
+}
+
 // view returns what k's state says at now, without changing it; false when
 // there is none, or when it may be forgotten by then. The state is kept
 // either way: now may be any instant, and the state may be live before it.

@@ -321,6 +321,27 @@ func (s *State) HeldUntil(now int64) int64 {
 	return max(s.pauseUntil, s.rateNext, s.retry.stopUntil, s.paceNext(now))
 }
 
+// Spaced returns when Config.MaxRate lets the key's next request start,
+// if after t; the zero time otherwise.
+func (s *State) Spaced(t time.Time) time.Time {
+	if instant(t) < s.rateNext {
+		return at(s.rateNext)
+	}
+	return time.Time{}
+}
+
+// SpaceUntil holds the key's next start back until until by
+// Config.MaxRate, when that is later than what holds it, and no later
+// than one spacing of Config.MaxRate from t: the spacing another copy
+// of the key's state kept (a process's fallback while its Store was
+// down, or the Store's) carries over. It does nothing without a MaxRate.
+func (s *State) SpaceUntil(t time.Time, cfg *Config, until time.Time) {
+	if cfg.MaxRate <= 0 || until.IsZero() {
+		return
+	}
+	s.rateNext = max(s.rateNext, min(instant(until), addSat(instant(t), cfg.paceSpan())))
+}
+
 // PauseUntil pauses the key at now until until (capped at MaxPause from
 // now) for why, as a refusal would, when that is later than the pause in
 // force: a pause another copy of the key's state learned (a process's

@@ -1,0 +1,198 @@
+package polite
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite/internal/control"
+)
+
+// downStore is a Store other than a MemoryStore (so that the Budget has a
+// fallback), counting its Updates, which can be made to fail.
+type downStore struct {
+	m       MemoryStore
+	failing atomic.Bool
+	updates atomic.Int64
+}
+
+var errFlakyDown = errors.New("store down")
+
+func (s *downStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
+	if s.failing.Load() {
+		return errFlakyDown
+	}
+	s.updates.Add(1)
+	return s.m.Update(ctx, key, fn)
+}
+
+func (s *downStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	if s.failing.Load() {
+		return errFlakyDown
+	}
+	return s.m.Wait(ctx, key, gen, until)
+}
+
+// startLog is a Base that answers 200 at once and records when each
+// request started.
+type startLog struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (f *startLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	f.at = append(f.at, time.Now())
+	f.mu.Unlock()
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+}
+
+func (f *startLog) closest() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	least := time.Duration(1 << 62)
+	for i := 1; i < len(f.at); i++ {
+		least = min(least, f.at[i].Sub(f.at[i-1]))
+	}
+	return least
+}
+
+// storeRT adapts a function to http.RoundTripper.
+type storeRT func(*http.Request) (*http.Response, error)
+
+func (f storeRT) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func storeGet(t *testing.T, tr http.RoundTripper) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("GET: %v", err)
+	}
+	resp.Body.Close()
+}
+
+// Budget.MaxRate "is the most requests per second started under one key
+// by all the Budget's Transports together ... whatever the server says".
+// The spacing it kept lived in the Store's state only: when the Store
+// failed, the fallback started the key afresh, and a second request went
+// at once after one the Store granted a moment before, from the same
+// process, the same Transport. (A pause survived the switch; MaxRate's
+// next start did not.)
+func TestBudgetMaxRateAcrossStoreFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		base := &startLog{}
+		tr := &Transport{Base: base, Budget: &Budget{Store: st, MaxRate: 1}}
+		storeGet(t, tr) // granted by the Store: its next start is a second later
+		time.Sleep(100 * time.Millisecond)
+		st.failing.Store(true)
+		storeGet(t, tr) // the Store fails: the fallback
+		if d := base.closest(); d < time.Second {
+			t.Errorf("Budget.MaxRate 1: two starts %v apart across the Store's failure, want 1s at least", d)
+		}
+	})
+}
+
+// The other way: the fallback's spacing was not carried into the Store
+// when it answered again (as a pause learned meanwhile was).
+func TestBudgetMaxRateAcrossStoreRecovery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		base := &startLog{}
+		tr := &Transport{Base: base, Budget: &Budget{Store: st, MaxRate: 0.2}} // one start per 5 s
+		storeGet(t, tr)                                                        // through the Store
+		time.Sleep(10 * time.Second)
+		st.failing.Store(true)
+		storeGet(t, tr) // the fallback; the Store is tried again a second later
+		st.failing.Store(false)
+		time.Sleep(1100 * time.Millisecond)
+		storeGet(t, tr) // the Store again
+		if d := base.closest(); d < 5*time.Second {
+			t.Errorf("Budget.MaxRate 0.2: two starts %v apart across the Store's recovery, want 5s at least", d)
+		}
+	})
+}
+
+// A request the fallback granted while the Store failed, answered once
+// the Store answered again: its refusal's pause was kept in this
+// process's fallback only, though the Store was there to share it. With a
+// Retry-After longer than MaxWait the refusal went back to the caller with
+// no retry (whose first ask would have carried the pause over), and every
+// other process sharing the Store went on sending to the origin for the
+// hour the server asked all of them to leave it alone.
+func TestFallbackRefusalAfterRecoveryShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		answer := make(chan struct{})
+		refusing := storeRT(func(r *http.Request) (*http.Response, error) {
+			<-answer
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+		})
+		other := &startLog{}
+		a := &Transport{Base: refusing, Budget: &Budget{Store: st}} // one process
+		b := &Transport{Base: other, Budget: &Budget{Store: st}}    // another, sharing the Store
+		storeGet(t, b)
+		st.failing.Store(true)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			storeGet(t, a) // granted by a's fallback; in flight
+		}()
+		synctest.Wait()
+		st.failing.Store(false) // the Store answers again
+		time.Sleep(2 * time.Second)
+		close(answer) // a's request is refused: Retry-After: 3600
+		<-done
+		var ks KeyState
+		st.Update(t.Context(), "http://api.test", func(s *KeyState) { ks = *s })
+		stored, _ := ks.c.Paused(time.Now())
+		time.Sleep(time.Second)
+		before := len(other.at)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		if resp, err := b.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+		if len(other.at) > before {
+			t.Errorf("another process sent to the origin 1s into the Retry-After: 3600 a refusal taught once the Store answered again (the Store's pause: %v)", stored)
+		}
+	})
+}
+
+// "the Budget tries Store again a second later": a second by the wall
+// clock, recorded as an instant (Budget.down) and compared with the
+// Transport's clock reading of each request. When the wall clock stepped
+// back after a failure (an NTP correction of two days, as the tests of
+// the ceilings take), the Store was not asked again for the whole step:
+// every request for two days paced on this process's fallback alone, and
+// no EventStoreUp came, though the Store answered again a second later.
+func TestStoreRetriedAfterClockStepBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		b := &Budget{Store: st}
+		b.init()
+		k := originKey("http", "api.test")
+		t0 := time.Now()
+		st.failing.Store(true)
+		var g lease
+		if _, ok, note, _ := b.acquire(t.Context(), k, t0, control.Ask{}, &g); !ok || note.kind != EventStoreDown {
+			t.Fatalf("first request with the Store failing: granted %v, note %q; want granted by the fallback, EventStoreDown", ok, note.kind)
+		}
+		b.release(t.Context(), k, &g, t0, &control.Outcome{First: true})
+		st.failing.Store(false)
+
+		time.Sleep(5 * time.Second) // the Store answers again
+		back := t0.Add(-48*time.Hour + 5*time.Second)
+		n := st.updates.Load()
+		g = lease{}
+		_, _, note, _ := b.acquire(t.Context(), k, back, control.Ask{}, &g)
+		if st.updates.Load() == n {
+			t.Errorf("5s after the Store failed, the wall clock stepped back 48h: the Store was not asked again (note %q); the Budget waits for %v of its clock", note.kind, time.Unix(0, b.retryAt()).Sub(back))
+		}
+	})
+}
