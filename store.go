@@ -178,6 +178,12 @@ type memEntry struct {
 	// nanoseconds since 1970: a pause no later is the Store's own, not
 	// one learned while it failed (see learned).
 	mirror int64
+	// spaced, in a Budget's fallback only, is the latest next start of
+	// Config.MaxRate copied from the Store (see space), in nanoseconds
+	// since 1970: a next start no later is the Store's own, which another
+	// process may have cleared since (Budget.Forget), not one the
+	// fallback set granting a request (see MemoryStore.spaced).
+	spaced int64
 	// memo is the memo of a Transport whose key was found to be this
 	// entry's key: a key from it is, with no comparison of strings.
 	memo *keyMemo
@@ -740,28 +746,42 @@ func (s *MemoryStore) pause(k memKey, now, until time.Time, why control.Reason, 
 }
 
 // space holds k's next start back until until by Config.MaxRate (see
-// control.State.SpaceUntil), creating its state if need be: the spacing
-// the Store's state kept, which the fallback keeps too, should the Store
-// fail.
+// control.State.SpaceUntil): the spacing the Store's state kept, which
+// the fallback keeps too, should the Store fail. It makes k's state only
+// when the store has room for it: one key's spacing, a second at most,
+// does not evict another's state, which may hold a pause.
 func (s *MemoryStore) space(k memKey, now, until time.Time, cfg *control.Config, custom bool) {
 	sh := s.shard(k)
 	sh.mu.Lock()
-	e := s.entry(sh, k, now.UnixNano(), true)
+	defer sh.mu.Unlock()
+	n := now.UnixNano()
+	e := s.entry(sh, k, n, false)
+	if e == nil {
+		if s.count.Load() >= s.max {
+			return
+		}
+		e = s.entry(sh, k, n, true)
+	}
 	if custom {
 		e.ks.c.MarkCustom() // shown as a custom key, never verbatim
 	}
 	e.ks.c.SpaceUntil(now, cfg, until)
-	sh.mu.Unlock()
+	if at := e.ks.c.Spaced(now); !at.IsZero() {
+		e.spaced = max(e.spaced, at.UnixNano())
+	}
 }
 
-// spaced returns when Config.MaxRate lets k's next start go, by k's
-// state, if after now; the zero time otherwise.
+// spaced returns when Config.MaxRate lets k's next start go, by what k's
+// state set granting a request, if after now and after any next start
+// copied from the Store (see space); the zero time otherwise.
 func (s *MemoryStore) spaced(k memKey, now time.Time) time.Time {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e := s.entry(sh, k, now.UnixNano(), false); e != nil {
-		return e.ks.c.Spaced(now)
+		if at := e.ks.c.Spaced(now); at.UnixNano() > e.spaced {
+			return at
+		}
 	}
 	return time.Time{}
 }

@@ -196,3 +196,95 @@ func TestStoreRetriedAfterClockStepBack(t *testing.T) {
 		}
 	})
 }
+
+// Budget.MaxRate's next start, copied from the Store into the fallback at
+// a grant (MemoryStore.space), landed first on an entry no Acquire used
+// (its State.used 0): the fallback's clock-back bound (acquireAt) never
+// ran on it, as it did not for a copied pause before PauseUntil set used
+// (TestCopiedPauseAfterClockStepBack). After a wall-clock step back of
+// 48 h with the Store failing, the fallback held the key 48 h.
+func TestCopiedSpacingAfterClockStepBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		b := &Budget{Store: st, MaxRate: 1}
+		b.init()
+		k := originKey("http", "api.test")
+		t0 := time.Now()
+		var g lease
+		if _, ok, _, _ := b.acquire(t.Context(), k, t0, control.Ask{}, &g); !ok || g.local {
+			t.Fatalf("first request: granted %v, local %v; want granted by the Store", ok, g.local)
+		}
+		b.release(t.Context(), k, &g, t0, &control.Outcome{First: true})
+		st.failing.Store(true)
+		back := t0.Add(-48 * time.Hour)
+		g = lease{}
+		h, ok, _, _ := b.acquire(t.Context(), k, back, control.Ask{}, &g)
+		if !ok && h.Until().Sub(back) > time.Second {
+			t.Errorf("MaxRate 1, Store failing, clock stepped back 48h: the fallback holds the key %v (until %v), want at most one spacing (1s)", h.Until().Sub(back), h.Until())
+		}
+	})
+}
+
+// Budget.Forget in another process sharing the Store clears the key's
+// state there, MaxRate's next start with it; but the copy this process's
+// fallback took at its last grant was first written back into the Store
+// at its next request (unlike a pause's, the copy was not told from what
+// the fallback set itself), and the forgotten spacing held the key again.
+func TestForgetElsewhereClearsSpacing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		a := &Budget{Store: st, MaxRate: 0.01} // one start per 100 s
+		o := &Budget{Store: st, MaxRate: 0.01} // another process
+		a.init()
+		k := originKey("http", "api.test")
+		t0 := time.Now()
+		var g lease
+		if _, ok, _, _ := a.acquire(t.Context(), k, t0, control.Ask{}, &g); !ok {
+			t.Fatal("first request held")
+		}
+		a.release(t.Context(), k, &g, t0, &control.Outcome{First: true})
+		time.Sleep(time.Second)
+		o.Forget("http://api.test") // clears the Store's state
+		now := time.Now()
+		g = lease{}
+		h, ok, _, _ := a.acquire(t.Context(), k, now, control.Ask{}, &g)
+		if !ok {
+			t.Errorf("after Budget.Forget (another process, shared Store) the key's next request is held until %v (%v, %v), want it to start fresh", h.Until(), h.Until().Sub(now), h.Reason)
+		}
+	})
+}
+
+// With the Store answering, every grant under MaxRate first made a
+// fallback entry for its spacing: with the fallback full (MaxKeys) of
+// pauses copied from the Store, a request on another key evicted one, and
+// when the Store failed, the key it paused was free in this process.
+func TestSpacingKeepsCopiedPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		b := &Budget{Store: st, MaxRate: 1, MaxKeys: 1}
+		b.init()
+		p := originKey("http", "paused.test")
+		x := originKey("http", "other.test")
+		t0 := time.Now()
+		if err := st.Update(t.Context(), p.m.String(), func(s *KeyState) {
+			s.c.PauseUntil(t0, &b.cfg, t0.Add(time.Hour), control.ReasonRetryAfter)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var g lease
+		if _, ok, _, _ := b.acquire(t.Context(), p, t0, control.Ask{}, &g); ok {
+			t.Fatal("granted inside the Store's pause")
+		} // the Store's pause is copied into the fallback
+		g = lease{}
+		if _, ok, _, _ := b.acquire(t.Context(), x, t0, control.Ask{}, &g); !ok {
+			t.Fatal("other key held")
+		}
+		b.release(t.Context(), x, &g, t0, &control.Outcome{First: true})
+		st.failing.Store(true)
+		now := t0.Add(time.Minute)
+		g = lease{}
+		if _, ok, _, _ := b.acquire(t.Context(), p, now, control.Ask{}, &g); ok {
+			t.Errorf("Store failing 1 min into a 1 h pause it told this process: the fallback granted the paused key (its copy evicted by another key's MaxRate spacing)")
+		}
+	})
+}

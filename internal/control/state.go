@@ -339,7 +339,13 @@ func (s *State) SpaceUntil(t time.Time, cfg *Config, until time.Time) {
 	if cfg.MaxRate <= 0 || until.IsZero() {
 		return
 	}
-	s.rateNext = max(s.rateNext, min(instant(until), addSat(instant(t), cfg.paceSpan())))
+	now := instant(t)
+	s.touch(now)
+	// Used at now, as PauseUntil has it: the next Acquire tells a clock
+	// stepped back since (see acquireAt), which otherwise held a state
+	// the spacing alone made for as long as the step.
+	s.used = max(s.used, now)
+	s.rateNext = max(s.rateNext, min(instant(until), addSat(now, cfg.paceSpan())))
 }
 
 // PauseUntil pauses the key at now until until (capped at MaxPause from
