@@ -210,7 +210,11 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		if next := e.inflight.Next(); next != 0 {
 			h.wake = time.Unix(0, next)
 		}
-		if g := e.grad; g != nil && g.mDrain && (h.wake.IsZero() || g.mEnd.Before(h.wake)) {
+		// (Only while Restraint applies, which ended a drain past its
+		// end: a key stating a quota keeps its gradient as it was, and
+		// a drain's end long past woke its requests at once, again and
+		// again, while MaxConcurrency held them.)
+		if g := e.grad; rs != nil && !quoted && g != nil && g.mDrain && g.mEnd.After(now) && (h.wake.IsZero() || g.mEnd.Before(h.wake)) {
 			h.wake = g.mEnd
 		}
 		return reservation{}, h, false

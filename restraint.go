@@ -90,7 +90,11 @@ func (r *Restraint) limit(e *ceiling, maxConc int, now time.Time) int {
 			g := newGradient(min(lim, restraintInitial), lim)
 			e.grad = &g
 		}
+		drain := e.grad.mDrain
 		e.grad.expire(now)
+		if drain && !e.grad.mDrain {
+			e.wake() // the limit doubled: requests held before the drain look again
+		}
 		lim = e.grad.limit()
 	}
 	if maxConc > 0 {
