@@ -176,43 +176,65 @@ func TestRestraintLiftWakesHeld(t *testing.T) {
 // paced by MaxRate stayed bounded.
 func TestFloorEntriesSwept(t *testing.T) {
 	const origins = 24_000 // beyond the bound below, 17,408
-	count := func(tr *Transport) int {
-		n := 0
+	base := crawlDelayBase("1")
+	paced := crawlOrigins(t, &Transport{Base: base, MaxRate: 1}, origins, 2*time.Second) // every earlier origin is idle
+	floored := crawlOrigins(t, &Transport{Base: base, Robots: &Robots{}}, origins, 2*time.Second)
+	limit := ceilingShards * (ceilingSweep + 64)
+	t.Logf("entries kept after %d idle origins: MaxRate %d, Crawl-delay %d", origins, paced, floored)
+	if paced > limit || floored > limit {
+		t.Errorf("the local ceilings keep %d (MaxRate) and %d (Crawl-delay) entries for %d idle origins; want at most about %d", paced, floored, origins, limit)
+	}
+}
+
+// A Transport's local ceilings kept an entry for each origin whose next
+// start was ahead, however many: the floor of a robots.txt Crawl-delay
+// (capped at 24 hours) put it a day ahead, and sweep dropped no such
+// entry, not even past ceilingHard. A crawl led through many origins
+// (a server's subdomains) each asking "Crawl-delay: 86400" kept one entry
+// per origin for a day, while the Budget (MaxKeys) and the robots cache
+// (MaxOrigins) stayed bounded.
+func TestFloorEntriesBoundedWhateverTheCrawlDelay(t *testing.T) {
+	const origins = 100_000
+	// Every bound the caller can set is small: only the ceilings grow.
+	tr := &Transport{Base: crawlDelayBase("86400"), Robots: &Robots{MaxOrigins: 64}, Budget: &Budget{MaxKeys: 64}}
+	n := crawlOrigins(t, tr, origins, 100*time.Millisecond) // the crawl lasts under 3 hours of the day each entry is kept
+	if limit := ceilingShards * (ceilingHard + 64); n > limit {
+		t.Errorf("the local ceilings keep %d entries after %d origins each asking Crawl-delay: 86400; want at most about %d (ceilingShards*ceilingHard), whatever the servers send", n, origins, limit)
+	}
+}
+
+// crawlDelayBase answers every request 200, and robots.txt with a
+// Crawl-delay of delay seconds.
+func crawlDelayBase(delay string) http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/robots.txt" {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("User-agent: *\nCrawl-delay: " + delay + "\n")), ContentLength: -1, Request: r}, nil
+		}
+		return okResponse(r)
+	})
+}
+
+// crawlOrigins sends one request to each of origins origins through tr,
+// gap apart, in a synctest bubble, and returns the entries its local
+// ceilings keep then.
+func crawlOrigins(t *testing.T, tr *Transport, origins int, gap time.Duration) int {
+	var n int
+	synctest.Test(t, func(t *testing.T) {
+		for i := range origins {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("http://o%d.test/", i), nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			time.Sleep(gap)
+		}
 		for i := range tr.ceil.shards {
 			sh := &tr.ceil.shards[i]
 			sh.mu.Lock()
 			n += len(sh.m)
 			sh.mu.Unlock()
 		}
-		return n
-	}
-	crawl := func(tr *Transport) int {
-		var n int
-		synctest.Test(t, func(t *testing.T) {
-			for i := range origins {
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("http://o%d.test/", i), nil)
-				resp, err := tr.RoundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				time.Sleep(2 * time.Second) // every earlier origin is idle
-			}
-			n = count(tr)
-		})
-		return n
-	}
-	base := roundTripper(func(r *http.Request) (*http.Response, error) {
-		if r.URL.Path == "/robots.txt" {
-			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("User-agent: *\nCrawl-delay: 1\n")), ContentLength: -1, Request: r}, nil
-		}
-		return okResponse(r)
 	})
-	paced := crawl(&Transport{Base: base, MaxRate: 1})
-	floored := crawl(&Transport{Base: base, Robots: &Robots{}})
-	limit := ceilingShards * (ceilingSweep + 64)
-	t.Logf("entries kept after %d idle origins: MaxRate %d, Crawl-delay %d", origins, paced, floored)
-	if paced > limit || floored > limit {
-		t.Errorf("the local ceilings keep %d (MaxRate) and %d (Crawl-delay) entries for %d idle origins; want at most about %d", paced, floored, origins, limit)
-	}
+	return n
 }
