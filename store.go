@@ -221,6 +221,16 @@ func (s *MemoryStore) shard(k memKey) *memShard {
 	return &shards[maphash.String(s.seed, k.host)&(memShards-1)]
 }
 
+// prune removes up to two entries at the tail of sh, the least recently
+// used, expired at now. sh must be locked.
+func (s *MemoryStore) prune(sh *memShard, now int64) {
+	for range 2 {
+		if t := sh.tail; t != nil && expired(t, now) {
+			s.remove(sh, t)
+		}
+	}
+}
+
 // entry returns k's entry, creating it when create is set; nil if there
 // is none. A state past its Expiry is forgotten first. A new entry makes
 // room: a few idle states at the back of the shard's list are forgotten,
@@ -238,11 +248,7 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 		if !create {
 			return nil
 		}
-		for range 2 {
-			if t := sh.tail; t != nil && expired(t, now) {
-				s.remove(sh, t)
-			}
-		}
+		s.prune(sh, now)
 		// At most MaxKeys, the least recently used going first, but
 		// never a key requests wait on: woken by its eviction, they
 		// would make their key again, evicting another's, whose
@@ -757,7 +763,7 @@ func (s *MemoryStore) space(k memKey, now, until time.Time, cfg *control.Config,
 	n := now.UnixNano()
 	e := s.entry(sh, k, n, false)
 	if e == nil {
-		if s.count.Load() >= s.max {
+		if s.prune(sh, n); s.count.Load() >= s.max {
 			return
 		}
 		e = s.entry(sh, k, n, true)
@@ -772,18 +778,27 @@ func (s *MemoryStore) space(k memKey, now, until time.Time, cfg *control.Config,
 }
 
 // spaced returns when Config.MaxRate lets k's next start go, by what k's
-// state set granting a request, if after now and after any next start
-// copied from the Store (see space); the zero time otherwise.
+// state set granting a request, if after now; the zero time otherwise,
+// or when that is the next start copied from the Store (see space). A
+// next start below the copy's is the state's own: only the bound of a
+// clock stepped back lowers it, which the copy, an instant of the old
+// clock, is then stale for.
 func (s *MemoryStore) spaced(k memKey, now time.Time) time.Time {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e := s.entry(sh, k, now.UnixNano(), false); e != nil {
-		if at := e.ks.c.Spaced(now); at.UnixNano() > e.spaced {
-			return at
-		}
+	e := s.entry(sh, k, now.UnixNano(), false)
+	if e == nil {
+		return time.Time{}
 	}
-	return time.Time{}
+	at := e.ks.c.Spaced(now)
+	switch n := at.UnixNano(); {
+	case at.IsZero() || n == e.spaced:
+		return time.Time{}
+	case n < e.spaced:
+		e.spaced = 0
+	}
+	return at
 }
 
 // view returns what k's state says at now, without changing it; false when
@@ -828,7 +843,7 @@ func (s *MemoryStore) forget(k memKey, now time.Time, cfg *control.Config) bool 
 	case e != nil && e.ks.c.InUse(control.Instant(now)):
 		// Its requests in flight still count (see control.State.Forget).
 		e.ks.c.Forget(now, cfg)
-		e.mirror = 0
+		e.mirror, e.spaced = 0, 0
 		e.wake()
 	case e != nil:
 		s.remove(sh, e)

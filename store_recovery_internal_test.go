@@ -288,3 +288,88 @@ func TestSpacingKeepsCopiedPause(t *testing.T) {
 		}
 	})
 }
+
+// The fallback "full" (count >= MaxKeys) only of an entry that is
+// forgettable (its MaxRate spacing copied from the Store has passed, and
+// nothing else holds it): MemoryStore.space checked the count before any
+// pruning, so it copied no spacing for a new key, though entry(create)
+// would have dropped the expired entry first. While the Store answers,
+// nothing else prunes the fallback: once MaxKeys keys were seen, no new
+// key's spacing was copied, and when the Store failed the fallback
+// granted a request right after the Store's grant.
+func TestSpacingCopiedWhenFallbackFullOfExpired(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		b := &Budget{Store: st, MaxRate: 0.01, MaxKeys: 1} // one start per 100 s
+		b.init()
+		a := originKey("http", "a.test")
+		x := originKey("http", "x.test")
+		var g lease
+		t0 := time.Now()
+		if _, ok, _, _ := b.acquire(t.Context(), a, t0, control.Ask{}, &g); !ok || g.local {
+			t.Fatalf("a: granted %v, local %v; want granted by the Store", ok, g.local)
+		}
+		b.release(t.Context(), a, &g, t0, &control.Outcome{First: true})
+
+		time.Sleep(200 * time.Second) // a's spacing (and its fallback copy) is over
+		t1 := time.Now()
+		g = lease{}
+		if _, ok, _, _ := b.acquire(t.Context(), x, t1, control.Ask{}, &g); !ok || g.local {
+			t.Fatalf("x: granted %v, local %v; want granted by the Store", ok, g.local)
+		}
+		b.release(t.Context(), x, &g, t1, &control.Outcome{First: true})
+
+		st.failing.Store(true)
+		time.Sleep(time.Second)
+		now := time.Now()
+		g = lease{}
+		if _, ok, _, _ := b.acquire(t.Context(), x, now, control.Ask{}, &g); ok {
+			t.Errorf("MaxRate 0.01, Store failing 1s after it granted x: the fallback granted x again (local %v); want it held until %v (the Store's spacing, not copied: the fallback counted a's expired entry as full)", g.local, t1.Add(100*time.Second).Sub(now))
+		}
+	})
+}
+
+// memEntry.spaced, the mark of the latest next start copied from the
+// Store, was an absolute instant that nothing lowered: not the fallback's
+// clock-back bound (acquireAt bounds rateNext to now+1/MaxRate), nor a
+// local Forget of an entry in use (which reset mirror, not spaced). After
+// a wall-clock step back, every next start the fallback itself set
+// granting a request was below the mark for as long as the step, and was
+// never carried to the Store: a Store whose state no longer spaced the key
+// (another process's Budget.Forget) granted at once, 0.5 s after the
+// fallback's grant under MaxRate 1.
+func TestFallbackSpacingAfterClockStepBackCarried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		b := &Budget{Store: st, MaxRate: 1}
+		o := &Budget{Store: st, MaxRate: 1} // another process
+		b.init()
+		k := originKey("http", "api.test")
+		t0 := time.Now()
+		var g lease
+		if _, ok, _, _ := b.acquire(t.Context(), k, t0, control.Ask{}, &g); !ok || g.local {
+			t.Fatalf("first request: granted %v, local %v; want granted by the Store", ok, g.local)
+		}
+		b.release(t.Context(), k, &g, t0, &control.Outcome{First: true})
+		st.failing.Store(true)
+		back := t0.Add(-48 * time.Hour)
+		g = lease{}
+		h, ok, _, _ := b.acquire(t.Context(), k, back, control.Ask{}, &g)
+		if ok || h.Until().Sub(back) > time.Second {
+			t.Fatalf("setup: clock stepped back, Store failing: granted %v, held %v; want held one spacing", ok, h.Until().Sub(back))
+		}
+		at := back.Add(time.Second)
+		g = lease{}
+		if _, ok, _, _ := b.acquire(t.Context(), k, at, control.Ask{}, &g); !ok || !g.local {
+			t.Fatalf("setup: at the spacing's end: granted %v, local %v; want granted by the fallback", ok, g.local)
+		}
+		b.release(t.Context(), k, &g, at, &control.Outcome{First: true})
+		st.failing.Store(false)
+		o.Forget("http://api.test") // clears the Store's state
+		now := at.Add(500 * time.Millisecond)
+		g = lease{}
+		if _, ok, _, _ := b.acquire(t.Context(), k, now, control.Ask{}, &g); ok {
+			t.Errorf("MaxRate 1: the Store granted %v after the fallback's grant (local %v); want held until %v: the fallback's own next start was not carried (below the mark copied before the clock step)", now.Sub(at), g.local, at.Add(time.Second).Sub(now))
+		}
+	})
+}
