@@ -525,6 +525,11 @@ func (s *MemoryStore) acquire(sh *memShard, k memKey, now time.Time, cfg *contro
 	if e.ks.c.Generation() > gen {
 		e.wake()
 	}
+	if ok {
+		// A next start of the state's own from here (a Budget's
+		// fallback granting while its Store fails): see spaced.
+		e.spaced = 0
+	}
 	sh.mu.Unlock()
 	if ok {
 		g.e, g.at = e, now
@@ -779,26 +784,19 @@ func (s *MemoryStore) space(k memKey, now, until time.Time, cfg *control.Config,
 
 // spaced returns when Config.MaxRate lets k's next start go, by what k's
 // state set granting a request, if after now; the zero time otherwise,
-// or when that is the next start copied from the Store (see space). A
-// next start below the copy's is the state's own: only the bound of a
-// clock stepped back lowers it, which the copy, an instant of the old
-// clock, is then stale for.
+// or when the next start is the one copied from the Store (see space),
+// or what the bound of a clock stepped back left of it: a grant of the
+// state's own clears the copy's mark (see acquire).
 func (s *MemoryStore) spaced(k memKey, now time.Time) time.Time {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := s.entry(sh, k, now.UnixNano(), false)
-	if e == nil {
-		return time.Time{}
+	if e := s.entry(sh, k, now.UnixNano(), false); e != nil {
+		if at := e.ks.c.Spaced(now); at.UnixNano() > e.spaced {
+			return at
+		}
 	}
-	at := e.ks.c.Spaced(now)
-	switch n := at.UnixNano(); {
-	case at.IsZero() || n == e.spaced:
-		return time.Time{}
-	case n < e.spaced:
-		e.spaced = 0
-	}
-	return at
+	return time.Time{}
 }
 
 // view returns what k's state says at now, without changing it; false when

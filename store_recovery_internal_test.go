@@ -373,3 +373,41 @@ func TestFallbackSpacingAfterClockStepBackCarried(t *testing.T) {
 		}
 	})
 }
+
+// The Store's MaxRate spacing is copied into the fallback (its mark an
+// instant of the clock before a step back). The clock steps back 48 h and
+// the Store fails: the fallback holds the key, and its clock-back bound
+// lowers the copy to one spacing from the new now; the fallback grants
+// nothing of its own. The Store answers again and another process forgets
+// the key. The bounded copy, below the mark, was first read as the
+// fallback's own spacing and carried back into the Store: the forgotten
+// spacing held the key again.
+func TestClockBoundedSpacingCopyNotCarried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		b := &Budget{Store: st, MaxRate: 1}
+		o := &Budget{Store: st, MaxRate: 1} // another process
+		b.init()
+		k := originKey("http", "api.test")
+		t0 := time.Now()
+		var g lease
+		if _, ok, _, _ := b.acquire(t.Context(), k, t0, control.Ask{}, &g); !ok || g.local {
+			t.Fatalf("first request: granted %v, local %v; want granted by the Store", ok, g.local)
+		}
+		b.release(t.Context(), k, &g, t0, &control.Outcome{First: true})
+		st.failing.Store(true)
+		back := t0.Add(-48 * time.Hour)
+		g = lease{}
+		if _, ok, _, _ := b.acquire(t.Context(), k, back, control.Ask{}, &g); ok {
+			t.Fatalf("setup: clock stepped back, Store failing: the fallback granted (local %v); want it held one spacing", g.local)
+		}
+		st.failing.Store(false)
+		o.Forget("http://api.test") // clears the Store's state
+		now := back.Add(500 * time.Millisecond)
+		g = lease{}
+		h, ok, _, _ := b.acquire(t.Context(), k, now, control.Ask{}, &g)
+		if !ok {
+			t.Errorf("after Budget.Forget in another process (shared Store), the fallback having granted nothing itself: held %v (%v) by the Store's own spacing copied back from the fallback; want granted fresh", h.Until().Sub(now), h.Reason)
+		}
+	})
+}
