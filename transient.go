@@ -87,17 +87,6 @@ func transientErr(ctx context.Context, err error) bool {
 	return false
 }
 
-// unsent reports whether err, from Base, shows that the request never
-// reached the server: its host was not found, or its connection not
-// made (a *net.OpError of Op "dial": refused, unreachable, timed out).
-func unsent(err error) bool {
-	var (
-		dne *net.DNSError
-		ope *net.OpError
-	)
-	return errors.As(err, &dne) || errors.As(err, &ope) && ope.Op == "dial"
-}
-
 // resendable reports whether req may be sent again after a transient
 // failure: its body can be replayed (none, or GetBody), and its method is
 // idempotent (RFC 9110 §9.2.2) or it carries an idempotency key.

@@ -370,18 +370,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if err != nil {
 			now := arr.time()
-			// A request that never reached the server costs nothing
-			// there: charged its cost, three dials refused took 12,000
-			// tokens of a quota the server had never been asked for.
-			out := control.Outcome{Failed: true, Unsent: unsent(err)}
 			if t.RetryTransient && transientErr(ctx, err) {
-				if !t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &out, err, &ask) {
+				if !t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err, &ask) {
 					return nil, err
 				}
 				from = now // the wait and MaxWait count from the failure
 				continue
 			}
-			t.finish(req, b, *key, &g, now, &out)
+			t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true})
 			return nil, err
 		}
 

@@ -263,7 +263,7 @@ func (h Hold) Wake() time.Time { return at(h.wake) }
 // Outcome is what a finished request teaches the key.
 type Outcome struct {
 	Failed  bool          // no response (transport error, or the request ended)
-	Unsent  bool          // with Failed: the request never reached the server (a retry that could not rewind its body, a host not found, a dial refused): nothing is charged for it, and its start is taken back
+	Unsent  bool          // with Failed: the request was never sent (a retry that could not rewind its body): nothing is charged for it, and its start is taken back
 	First   bool          // the request's first attempt
 	Quotas  []parse.Quota // the response's quotas; nil for a response from a cache
 	Bytes   int64         // the response's content length; -1 when unknown
