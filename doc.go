@@ -234,7 +234,8 @@
 // refused so far, so that the window is known to within half of itself.
 //
 // Whatever a refusal says, the refused request is not sent again within a
-// second, nor, when the refusal pauses the origin, any other request to it:
+// second, nor, when the refusal pauses the origin, any other request to it
+// (but for a positive wait below a second, honoured once, below):
 // Retry-After: 0, or a reset already past, waits a second, doubled
 // with each such refusal in a row (up to a minute), as a refusal that gives
 // no wait does, each spread at random by up to a quarter (the second and

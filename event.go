@@ -51,9 +51,10 @@ const (
 	EventStoreDown EventKind = "store-down"
 	// EventStoreUp: the Budget's Store answers again after EventStoreDown.
 	EventStoreUp EventKind = "store-up"
-	// EventWaitError: a request was not sent, because the wait it needed
-	// was too long; Err is the *WaitError the caller gets, Wait its Delay
-	// and Reason its Reason.
+	// EventWaitError: an attempt was not sent, because the wait it needed
+	// was too long (a retry's, when Attempt is above 1: an earlier attempt
+	// was sent); Err is the *WaitError the caller gets, Wait its Delay and
+	// Reason its Reason.
 	EventWaitError EventKind = "wait-error"
 )
 

@@ -91,7 +91,7 @@ type result struct {
 }
 
 // crawl visits start and every page it links to on the same host, up to
-// 10 links away from start, through tr, with colly's own robots.txt
+// 9 links away from start (colly's depth 10: start is depth 1), through tr, with colly's own robots.txt
 // handling and delays off. A redirect to a page already visited, or to
 // another host, is followed no further, and is no failure, but from the
 // start page. colly hands tr
