@@ -392,23 +392,36 @@ func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Ti
 }
 
 // carry writes to the Store a pause this process learned while the
-// Store failed and did not carry over yet (see acquireExt), bounded by
+// Store failed and did not carry over yet, and Budget.MaxRate's next
+// start its fallback set granting (see acquireExt), bounded by
 // releaseTimeout, and reports the Store's health as a release does.
 func (b *Budget) carry(ctx context.Context, k budgetKey, now time.Time) storeNote {
 	pu, why := b.fallback.learned(k.m, now)
-	if pu.IsZero() {
+	var fr time.Time
+	if b.MaxRate > 0 {
+		fr = b.fallback.spaced(k.m, now)
+	}
+	if pu.IsZero() && fr.IsZero() {
 		return storeNote{}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
 		s.c.Bound(now, &b.cfg) // another process may have written it
-		s.c.PauseUntil(now, &b.cfg, pu, why)
+		if !pu.IsZero() {
+			s.c.PauseUntil(now, &b.cfg, pu, why)
+		}
+		s.c.SpaceUntil(now, &b.cfg, fr)
 	})
 	if err != nil {
 		return b.failed(err)
 	}
-	b.fallback.mirrored(k.m, pu)
+	if !pu.IsZero() {
+		b.fallback.mirrored(k.m, pu)
+	}
+	if !fr.IsZero() {
+		b.fallback.space(k.m, now, fr, &b.cfg, k.custom) // carried: marked as the Store's
+	}
 	return b.answered()
 }
 

@@ -411,3 +411,39 @@ func TestClockBoundedSpacingCopyNotCarried(t *testing.T) {
 		}
 	})
 }
+
+// A request the fallback granted while the Store failed sets MaxRate's
+// next start in this process's fallback only. Its release, once the Store
+// answered again, carried a pause it learned to the Store, but not that
+// spacing, which reached the Store only with this process's next request
+// for the key, which may never come: another process sharing the Store,
+// asking after the recovery, started at once, closer than 1/MaxRate to the
+// fallback's start.
+func TestFallbackSpacingCarriedAtRecoveryRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		a := &Budget{Store: st, MaxRate: 0.2} // one start per 5 s
+		o := &Budget{Store: st, MaxRate: 0.2} // another process
+		a.init()
+		o.init()
+		k := originKey("http", "api.test")
+		st.failing.Store(true)
+		t0 := time.Now()
+		var g lease
+		if _, ok, _, _ := a.acquire(t.Context(), k, t0, control.Ask{}, &g); !ok || !g.local {
+			t.Fatalf("setup: Store failing: granted %v, local %v; want granted by the fallback", ok, g.local)
+		}
+		st.failing.Store(false)
+		time.Sleep(2 * time.Second) // the Store answers again; a's retry is due
+		n := st.updates.Load()
+		a.release(t.Context(), k, &g, time.Now(), &control.Outcome{First: true})
+		carried := st.updates.Load() - n
+		time.Sleep(500 * time.Millisecond)
+		now := time.Now()
+		var h lease
+		if _, ok, _, _ := o.acquire(t.Context(), k, now, control.Ask{}, &h); ok {
+			t.Errorf("MaxRate 0.2 (5s), shared Store answering again: another process started %v after the fallback's start (its release after the recovery made %d Store updates); want it held %v more",
+				now.Sub(t0), carried, t0.Add(5*time.Second).Sub(now))
+		}
+	})
+}
