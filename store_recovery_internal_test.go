@@ -210,11 +210,8 @@ func TestCopiedSpacingAfterClockStepBack(t *testing.T) {
 		b.init()
 		k := originKey("http", "api.test")
 		t0 := time.Now()
+		grantRelease(t, b, k, t0, false)
 		var g lease
-		if _, ok, _, _ := b.acquire(t.Context(), k, t0, control.Ask{}, &g); !ok || g.local {
-			t.Fatalf("first request: granted %v, local %v; want granted by the Store", ok, g.local)
-		}
-		b.release(t.Context(), k, &g, t0, &control.Outcome{First: true})
 		st.failing.Store(true)
 		back := t0.Add(-48 * time.Hour)
 		g = lease{}
@@ -340,30 +337,14 @@ func TestSpacingCopiedWhenFallbackFullOfExpired(t *testing.T) {
 // fallback's grant under MaxRate 1.
 func TestFallbackSpacingAfterClockStepBackCarried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := &downStore{}
-		b := &Budget{Store: st, MaxRate: 1}
-		o := &Budget{Store: st, MaxRate: 1} // another process
-		b.init()
-		k := originKey("http", "api.test")
-		t0 := time.Now()
+		st, b, o, k, back := steppedBackAfterStoreGrant(t)
 		var g lease
-		if _, ok, _, _ := b.acquire(t.Context(), k, t0, control.Ask{}, &g); !ok || g.local {
-			t.Fatalf("first request: granted %v, local %v; want granted by the Store", ok, g.local)
-		}
-		b.release(t.Context(), k, &g, t0, &control.Outcome{First: true})
-		st.failing.Store(true)
-		back := t0.Add(-48 * time.Hour)
-		g = lease{}
 		h, ok, _, _ := b.acquire(t.Context(), k, back, control.Ask{}, &g)
 		if ok || h.Until().Sub(back) > time.Second {
 			t.Fatalf("setup: clock stepped back, Store failing: granted %v, held %v; want held one spacing", ok, h.Until().Sub(back))
 		}
 		at := back.Add(time.Second)
-		g = lease{}
-		if _, ok, _, _ := b.acquire(t.Context(), k, at, control.Ask{}, &g); !ok || !g.local {
-			t.Fatalf("setup: at the spacing's end: granted %v, local %v; want granted by the fallback", ok, g.local)
-		}
-		b.release(t.Context(), k, &g, at, &control.Outcome{First: true})
+		grantRelease(t, b, k, at, true)
 		st.failing.Store(false)
 		o.Forget("http://api.test") // clears the Store's state
 		now := at.Add(500 * time.Millisecond)
@@ -384,20 +365,8 @@ func TestFallbackSpacingAfterClockStepBackCarried(t *testing.T) {
 // spacing held the key again.
 func TestClockBoundedSpacingCopyNotCarried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := &downStore{}
-		b := &Budget{Store: st, MaxRate: 1}
-		o := &Budget{Store: st, MaxRate: 1} // another process
-		b.init()
-		k := originKey("http", "api.test")
-		t0 := time.Now()
+		st, b, o, k, back := steppedBackAfterStoreGrant(t)
 		var g lease
-		if _, ok, _, _ := b.acquire(t.Context(), k, t0, control.Ask{}, &g); !ok || g.local {
-			t.Fatalf("first request: granted %v, local %v; want granted by the Store", ok, g.local)
-		}
-		b.release(t.Context(), k, &g, t0, &control.Outcome{First: true})
-		st.failing.Store(true)
-		back := t0.Add(-48 * time.Hour)
-		g = lease{}
 		if _, ok, _, _ := b.acquire(t.Context(), k, back, control.Ask{}, &g); ok {
 			t.Fatalf("setup: clock stepped back, Store failing: the fallback granted (local %v); want it held one spacing", g.local)
 		}
@@ -446,4 +415,30 @@ func TestFallbackSpacingCarriedAtRecoveryRelease(t *testing.T) {
 				now.Sub(t0), carried, t0.Add(5*time.Second).Sub(now))
 		}
 	})
+}
+
+// grantRelease has b grant k a request at at, by its fallback if local,
+// else by its Store, and release it answered.
+func grantRelease(t *testing.T, b *Budget, k budgetKey, at time.Time, local bool) {
+	t.Helper()
+	var g lease
+	if _, ok, _, _ := b.acquire(t.Context(), k, at, control.Ask{}, &g); !ok || g.local != local {
+		t.Fatalf("request at %v: granted %v, by the fallback %v; want granted, by the fallback %v", at, ok, g.local, local)
+	}
+	b.release(t.Context(), k, &g, at, &control.Outcome{First: true})
+}
+
+// steppedBackAfterStoreGrant makes two Budgets sharing a Store, under a
+// MaxRate of 1: b, whose Store granted a request now, and o, another
+// process's. The Store fails then, and the clock steps back 48 h, to back.
+func steppedBackAfterStoreGrant(t *testing.T) (st *downStore, b, o *Budget, k budgetKey, back time.Time) {
+	st = &downStore{}
+	b = &Budget{Store: st, MaxRate: 1}
+	o = &Budget{Store: st, MaxRate: 1}
+	b.init()
+	k = originKey("http", "api.test")
+	t0 := time.Now()
+	grantRelease(t, b, k, t0, false)
+	st.failing.Store(true)
+	return st, b, o, k, t0.Add(-48 * time.Hour)
 }
