@@ -989,10 +989,24 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		}
 	}
 	if plan.Retry && !ref.fits(t, max(plan.Wait, time.Duration(s.pauseUntil-now))) {
-		// The key was paused already, by another answer, past what
-		// the request may wait: it would fail waiting, its refusal
-		// drained. The refusal goes back to the caller instead.
-		plan.Retry = false
+		if ref.fits(t, max(plan.Wait, time.Duration(s.pauseUntil-jitterMax-now))) {
+			// Only the jitter of a pause (a spent quota's, of this
+			// answer) passes what the request may wait: the pause
+			// ends at that limit, which the plan's wait, the
+			// server's, fits within. (Not ended so, a reset of
+			// exactly MaxWait gave its refusal back, unretried.)
+			lim := addSat(now, int64(ref.MaxWait))
+			if !ref.Deadline.IsZero() {
+				lim = min(lim, instant(ref.Deadline))
+			}
+			s.pauseUntil = lim
+		} else {
+			// The key was paused already, by another answer, past
+			// what the request may wait: it would fail waiting, its
+			// refusal drained. The refusal goes back to the caller
+			// instead.
+			plan.Retry = false
+		}
 	}
 	if plan.Retry && !l.want.free() && s.costs.excess(now, &l.want).Unit != "" {
 		// The refusal stated a whole quota below the request's cost: no

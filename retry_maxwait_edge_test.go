@@ -1,0 +1,114 @@
+package polite_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+)
+
+// As TestBlipNoGiveUpWithoutOutage, for RetryTransient: a flight of 100
+// GETs answered 502 once (a one-second gateway blip) is no outage, and the
+// budget spaces the retries, not drops them, at a MaxWait below its
+// longest spacing: 45 of 100 were given back at a MaxWait of 8 s, 51 at
+// 5 s.
+func TestTransientBlipNoGiveUpWithoutOutage(t *testing.T) {
+	for _, maxWait := range []time.Duration{8 * time.Second, 5 * time.Second} {
+		t.Run(maxWait.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				present()
+				srv := &rvServer{latency: 300 * time.Millisecond, answer: func(task string, k int, _ time.Time) (int, http.Header) {
+					if strings.HasPrefix(task, "flight") && k == 0 {
+						return http.StatusBadGateway, nil
+					}
+					return 200, rvRoomy()
+				}}
+				ev := &events{}
+				tr := &polite.Transport{Base: srv, MaxWait: maxWait, RetryTransient: true}
+				if st := run(t, &http.Client{Transport: tr}, "http://api.test/", 3000, 400); st[200] != 3000 {
+					t.Fatalf("warm-up: %v", st)
+				}
+				tr.OnEvent = ev.on
+				var (
+					mu       sync.Mutex
+					statuses = map[int]int{}
+					wg       sync.WaitGroup
+				)
+				for i := range 100 {
+					wg.Go(func() {
+						req, _ := http.NewRequest("GET", "http://api.test/", nil)
+						req.Header.Set("X-Task", "flight"+strconv.Itoa(i))
+						resp, err := tr.RoundTrip(req)
+						if err != nil {
+							t.Logf("flight%d: %v", i, err)
+							return
+						}
+						resp.Body.Close()
+						mu.Lock()
+						statuses[resp.StatusCode]++
+						mu.Unlock()
+					})
+				}
+				wg.Wait()
+				budget := 0
+				for _, e := range ev.of(polite.EventGiveUp) {
+					if e.Reason == polite.ReasonRetryBudget {
+						budget++
+					}
+				}
+				if budget > 0 {
+					t.Errorf("MaxWait %v: %d transient 502s of one flight went back to the caller as give-ups for the retry budget, no outage, server healthy 0.3 s later; statuses %v", maxWait, budget, statuses)
+				}
+			})
+		})
+	}
+}
+
+// A 429 whose spent quota says the window resets in exactly MaxWait
+// (1 min) asks for a wait that is not longer than MaxWait, and is retried
+// when the window resets, as the same wait given by Retry-After is. The
+// 10 ms of jitter added to the quota's pause made the release judge the
+// retry past MaxWait, and the refusal went back to the caller.
+func TestQuotaResetAtMaxWaitRetried(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		h    http.Header
+	}{
+		{"Retry-After (control)", http.Header{"Retry-After": {"60"}}},
+		{"RateLimit r=0 t=60", http.Header{"Ratelimit-Policy": {`"d";q=10;w=60`}, "Ratelimit": {`"d";r=0;t=60`}}},
+		{"X-RateLimit reset 60", http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"60"}}},
+		{"Retry-After and RateLimit", http.Header{"Retry-After": {"60"}, "Ratelimit-Policy": {`"d";q=10;w=60`}, "Ratelimit": {`"d";r=0;t=60`}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				present()
+				sends := 0
+				ev := &events{}
+				tr := &polite.Transport{MaxWait: time.Minute, OnEvent: ev.on, Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+					if sends++; sends == 1 {
+						return &http.Response{StatusCode: 429, Header: tt.h.Clone(), Body: http.NoBody, Request: req}, nil
+					}
+					return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+				})}
+				req, _ := http.NewRequest("GET", "http://api.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 200 || sends != 2 {
+					var gave []string
+					for _, e := range ev.of(polite.EventGiveUp) {
+						gave = append(gave, e.Wait.String()+" "+string(e.Reason))
+					}
+					t.Errorf("status %d after %d sends (give-ups: %v); want the refusal asking for exactly MaxWait (1m) retried once the window resets", resp.StatusCode, sends, gave)
+				}
+			})
+		})
+	}
+}
