@@ -91,7 +91,9 @@
 // a custom Next, each admitted request is charged BodySize bytes at
 // admission, and any bytes Next writes beyond that are charged when it
 // returns; fewer are not refunded. A streamed body (Config.Stream) is
-// charged whole, its event framing included, at admission.
+// charged whole, its event framing included, at admission. An answer to
+// HEAD has no content (RFC 9110 §9.3.2): it is charged none, whatever
+// Next writes.
 //
 // # Whole-second resets
 //

@@ -177,6 +177,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusServiceUnavailable)
 		return
 	}
+	// An answer to HEAD has no content (RFC 9110 §9.3.2): a content-bytes
+	// policy counts none for it, whatever Next writes (a server drops it).
+	size, head := h.size, r.Method == http.MethodHead
+	if head {
+		size = 0
+	}
 	lims := make([]limiter, len(h.policies))
 	costs := make([]int64, len(h.policies))
 	admit := true
@@ -186,7 +192,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for i := range h.policies {
 		p := &h.policies[i]
 		l := h.limiter(i, keys[i])
-		lims[i], costs[i] = l, p.cost(h.size)
+		lims[i], costs[i] = l, p.cost(size)
 		d, ok := l.wait(now, costs[i])
 		if !ok {
 			// Full of requests in flight: when one ends is unknown.
@@ -230,6 +236,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		now := time.Now()
+		if head {
+			cw.n = 0 // written, and dropped
+		}
 		for i, l := range lims {
 			l.release(costs[i])
 			// A custom Next may write more than it was charged at admission.

@@ -356,6 +356,7 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if status != 0 {
 		h.mu.Lock()
+		now = time.Now() // the body was read since: the fields as they stand now
 		h.stats.Status[status]++
 		states := h.tokenStates(now)
 		h.mu.Unlock()
