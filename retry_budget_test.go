@@ -217,21 +217,26 @@ func TestBlipSpacedRetriesServed(t *testing.T) {
 // at 5 s, until it waited MaxWait instead (c5cbb78).
 func TestBlipNoGiveUpWithoutOutage(t *testing.T) {
 	for _, maxWait := range []time.Duration{15 * time.Second, 8 * time.Second, 5 * time.Second} {
-		t.Run(maxWait.String(), func(t *testing.T) { blipNoGiveUp(t, maxWait) })
+		t.Run(maxWait.String(), func(t *testing.T) {
+			blipNoGiveUp(t, &polite.Transport{MaxWait: maxWait}, 429, http.Header{"Retry-After": {"1"}}, true)
+		})
 	}
 }
 
-func blipNoGiveUp(t *testing.T, maxWait time.Duration) {
+// blipNoGiveUp warms tr up, then sends a flight of 100 GETs through it, each
+// answered status with header once, and fails t if one of them goes back as
+// a give-up for the retry budget, or, with all, if any is not served.
+func blipNoGiveUp(t *testing.T, tr *polite.Transport, status int, header http.Header, all bool) {
+	maxWait := tr.MaxWait
 	synctest.Test(t, func(t *testing.T) {
 		present()
-		srv := &rvServer{latency: 300 * time.Millisecond, answer: func(task string, k int, _ time.Time) (int, http.Header) {
+		tr.Base = &rvServer{latency: 300 * time.Millisecond, answer: func(task string, k int, _ time.Time) (int, http.Header) {
 			if strings.HasPrefix(task, "flight") && k == 0 {
-				return 429, http.Header{"Retry-After": {"1"}}
+				return status, header
 			}
 			return 200, rvRoomy()
 		}}
 		ev := &events{}
-		tr := &polite.Transport{Base: srv, MaxWait: maxWait}
 		if st := run(t, &http.Client{Transport: tr}, "http://api.test/", 3000, 400); st[200] != 3000 {
 			t.Fatalf("warm-up: %v", st)
 		}
@@ -247,7 +252,11 @@ func blipNoGiveUp(t *testing.T, maxWait time.Duration) {
 				req.Header.Set("X-Task", "flight"+strconv.Itoa(i))
 				resp, err := tr.RoundTrip(req)
 				if err != nil {
-					t.Errorf("flight%d: %v", i, err)
+					if all {
+						t.Errorf("flight%d: %v", i, err)
+					} else {
+						t.Logf("flight%d: %v", i, err)
+					}
 					return
 				}
 				resp.Body.Close()
@@ -263,9 +272,9 @@ func blipNoGiveUp(t *testing.T, maxWait time.Duration) {
 				budget++
 			}
 		}
-		t.Logf("statuses %v; %d give-ups for the retry budget after one refused flight", statuses, budget)
-		if budget > 0 || statuses[200] != 100 {
-			t.Errorf("%d refusals of one flight went back to the caller as give-ups for the retry budget, with no outage (MaxWait %v, the server serving again 1 s later); statuses %v", budget, maxWait, statuses)
+		t.Logf("statuses %v; %d give-ups for the retry budget after one failed flight", statuses, budget)
+		if budget > 0 || all && statuses[200] != 100 {
+			t.Errorf("%d failures (%d) of one flight went back to the caller as give-ups for the retry budget, with no outage (MaxWait %v, the server serving again at once); statuses %v", budget, status, maxWait, statuses)
 		}
 	})
 }

@@ -2,8 +2,6 @@ package polite_test
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -20,51 +18,7 @@ import (
 func TestTransientBlipNoGiveUpWithoutOutage(t *testing.T) {
 	for _, maxWait := range []time.Duration{8 * time.Second, 5 * time.Second} {
 		t.Run(maxWait.String(), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				present()
-				srv := &rvServer{latency: 300 * time.Millisecond, answer: func(task string, k int, _ time.Time) (int, http.Header) {
-					if strings.HasPrefix(task, "flight") && k == 0 {
-						return http.StatusBadGateway, nil
-					}
-					return 200, rvRoomy()
-				}}
-				ev := &events{}
-				tr := &polite.Transport{Base: srv, MaxWait: maxWait, RetryTransient: true}
-				if st := run(t, &http.Client{Transport: tr}, "http://api.test/", 3000, 400); st[200] != 3000 {
-					t.Fatalf("warm-up: %v", st)
-				}
-				tr.OnEvent = ev.on
-				var (
-					mu       sync.Mutex
-					statuses = map[int]int{}
-					wg       sync.WaitGroup
-				)
-				for i := range 100 {
-					wg.Go(func() {
-						req, _ := http.NewRequest("GET", "http://api.test/", nil)
-						req.Header.Set("X-Task", "flight"+strconv.Itoa(i))
-						resp, err := tr.RoundTrip(req)
-						if err != nil {
-							t.Logf("flight%d: %v", i, err)
-							return
-						}
-						resp.Body.Close()
-						mu.Lock()
-						statuses[resp.StatusCode]++
-						mu.Unlock()
-					})
-				}
-				wg.Wait()
-				budget := 0
-				for _, e := range ev.of(polite.EventGiveUp) {
-					if e.Reason == polite.ReasonRetryBudget {
-						budget++
-					}
-				}
-				if budget > 0 {
-					t.Errorf("MaxWait %v: %d transient 502s of one flight went back to the caller as give-ups for the retry budget, no outage, server healthy 0.3 s later; statuses %v", maxWait, budget, statuses)
-				}
-			})
+			blipNoGiveUp(t, &polite.Transport{MaxWait: maxWait, RetryTransient: true}, http.StatusBadGateway, nil, false)
 		})
 	}
 }
