@@ -23,50 +23,6 @@ func TestTransientBlipNoGiveUpWithoutOutage(t *testing.T) {
 	}
 }
 
-// A 429 whose spent quota says the window resets in exactly MaxWait
-// (1 min) asks for a wait that is not longer than MaxWait, and is retried
-// when the window resets, as the same wait given by Retry-After is. The
-// 10 ms of jitter added to the quota's pause made the release judge the
-// retry past MaxWait, and the refusal went back to the caller.
-func TestQuotaResetAtMaxWaitRetried(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		h    http.Header
-	}{
-		{"Retry-After (control)", http.Header{"Retry-After": {"60"}}},
-		{"RateLimit r=0 t=60", http.Header{"Ratelimit-Policy": {`"d";q=10;w=60`}, "Ratelimit": {`"d";r=0;t=60`}}},
-		{"X-RateLimit reset 60", http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"60"}}},
-		{"Retry-After and RateLimit", http.Header{"Retry-After": {"60"}, "Ratelimit-Policy": {`"d";q=10;w=60`}, "Ratelimit": {`"d";r=0;t=60`}}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				present()
-				sends := 0
-				ev := &events{}
-				tr := &polite.Transport{MaxWait: time.Minute, OnEvent: ev.on, Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
-					if sends++; sends == 1 {
-						return &http.Response{StatusCode: 429, Header: tt.h.Clone(), Body: http.NoBody, Request: req}, nil
-					}
-					return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
-				})}
-				req, _ := http.NewRequest("GET", "http://api.test/", nil)
-				resp, err := tr.RoundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				if resp.StatusCode != 200 || sends != 2 {
-					var gave []string
-					for _, e := range ev.of(polite.EventGiveUp) {
-						gave = append(gave, e.Wait.String()+" "+string(e.Reason))
-					}
-					t.Errorf("status %d after %d sends (give-ups: %v); want the refusal asking for exactly MaxWait (1m) retried once the window resets", resp.StatusCode, sends, gave)
-				}
-			})
-		})
-	}
-}
-
 // Request A is refused at 10 ms with Retry-After: 61, past MaxWait (1 min):
 // the key pauses until 61.010 s exactly. Request B, in flight with A, is
 // refused at 1.005 s (bare, or Retry-After: 60): the key's pause, 60.005 s
@@ -75,7 +31,8 @@ func TestQuotaResetAtMaxWaitRetried(t *testing.T) {
 // MaxWait) set the pause to B's limit, 61.005 s: 5 ms before the wait the
 // server gave A ended. A fresh request C, waiting on the pause, was sent
 // then (and B's kept retry, which lost the probe to C, failed with a
-// WaitError instead of returning its 429).
+// WaitError instead of returning its 429). That fix was taken back: its
+// refusal goes back to the caller.
 func TestOtherAnswersPauseNotCutForRetry(t *testing.T) {
 	for _, bHeader := range []http.Header{{}, {"Retry-After": {"60"}}} {
 		t.Run("B "+bHeader.Get("Retry-After"), func(t *testing.T) {

@@ -842,7 +842,6 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	r := rng(out.Rand)
 	inflight := s.leases.n
 	s.earlyResets(out)
-	prevPause := s.pauseUntil // before this answer's quotas pause the key
 
 	// Before reading a refusal: did the budget think quota was left?
 	hinted := false
@@ -990,26 +989,10 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		}
 	}
 	if plan.Retry && !ref.fits(t, max(plan.Wait, time.Duration(s.pauseUntil-now))) {
-		if ref.fits(t, max(plan.Wait, time.Duration(s.pauseUntil-jitterMax-now), time.Duration(prevPause-now))) {
-			// Only the jitter of the pause this answer's spent quota
-			// set passes what the request may wait (the pause in
-			// force before it fits): the pause ends at that limit,
-			// which the plan's wait, the server's, fits within. (Not
-			// ended so, a reset of exactly MaxWait gave its refusal
-			// back, unretried.) A pause another answer set, a
-			// server's wait among them, is never shortened.
-			lim := addSat(now, int64(ref.MaxWait))
-			if !ref.Deadline.IsZero() {
-				lim = min(lim, instant(ref.Deadline))
-			}
-			s.pauseUntil = max(lim, prevPause)
-		} else {
-			// The key was paused already, by another answer, past
-			// what the request may wait: it would fail waiting, its
-			// refusal drained. The refusal goes back to the caller
-			// instead.
-			plan.Retry = false
-		}
+		// The key was paused already, by another answer, past what
+		// the request may wait: it would fail waiting, its refusal
+		// drained. The refusal goes back to the caller instead.
+		plan.Retry = false
 	}
 	if plan.Retry && !l.want.free() && s.costs.excess(now, &l.want).Unit != "" {
 		// The refusal stated a whole quota below the request's cost: no
