@@ -135,9 +135,11 @@ const (
 	sampleNone          // no latency of the origin's: an answer from a cache
 )
 
-// measured ends the measurement running, at now.
+// measured ends the measurement running, at now. (A first one ends with
+// gradMeasureMin samples at least: with fewer, it starts again; see
+// lapsed.)
 func (g *gradient) measured(now time.Time) {
-	if g.mN >= gradMeasureMin || g.last.IsZero() && g.mN > 0 {
+	if g.mN >= gradMeasureMin {
 		g.base = g.mSum / time.Duration(g.mN)
 	}
 	g.mFrom, g.mEnd, g.mSum, g.mN, g.mDrain = time.Time{}, time.Time{}, 0, 0, false
@@ -151,12 +153,17 @@ func (g *gradient) measured(now time.Time) {
 // as long as they did.
 func (g *gradient) expire(now time.Time) {
 	switch {
-	case g.mEnd.IsZero() || now.Before(g.mEnd):
-	case g.last.IsZero() && g.mN < gradMeasureMin:
+	case g.lapsed(now):
 		g.restart()
-	default:
+	case !g.mEnd.IsZero() && !now.Before(g.mEnd):
 		g.measured(now)
 	}
+}
+
+// lapsed reports whether the first measurement reached its end at now
+// with fewer than gradMeasureMin samples: it starts again (see restart).
+func (g *gradient) lapsed(now time.Time) bool {
+	return g.last.IsZero() && !g.mEnd.IsZero() && !now.Before(g.mEnd) && g.mN < gradMeasureMin
 }
 
 // restart starts the first measurement afresh at the next sample: one
@@ -174,7 +181,7 @@ func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind i
 	if kind == sampleError && (rtt <= g.srtt || g.srtt == 0) {
 		return
 	}
-	if g.last.IsZero() && !g.mEnd.IsZero() && !now.Before(g.mEnd) && g.mN < gradMeasureMin {
+	if g.lapsed(now) {
 		g.restart()
 	}
 	if g.srtt == 0 {

@@ -312,24 +312,17 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		// over to the Store's state; one it copied from the Store does
 		// not: the Store's state is the truth, and another process may
 		// have cleared it since (Budget.Forget).
-		pu, why := b.fallback.learned(k.m, now)
 		// So does the spacing of Budget.MaxRate, both ways: a request
 		// the fallback granted a moment ago, and one the Store granted,
 		// are a 1/MaxRate apart whichever state grants the next.
-		var fr, sr time.Time
-		if b.MaxRate > 0 {
-			fr = b.fallback.spaced(k.m, now)
-		}
+		c := b.toCarry(k, now)
 		var (
 			sp   time.Time // the Store's pause, when it holds the request
 			swhy control.Reason
+			sr   time.Time // the Store's next start by MaxRate
 		)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
-			s.c.Bound(now, &b.cfg) // another process may have written it
-			if !pu.IsZero() {
-				s.c.PauseUntil(now, &b.cfg, pu, why)
-			}
-			s.c.SpaceUntil(now, &b.cfg, fr)
+			c.apply(s, now, &b.cfg)
 			sp, swhy = time.Time{}, control.ReasonNone // the Store may run fn again
 			if h, ok = s.c.Acquire(now, &b.cfg, ask, &l); !ok {
 				sp, swhy = s.c.Paused(now)
@@ -337,10 +330,10 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			sr = s.c.Spaced(now)
 		})
 		if err == nil {
-			if !pu.IsZero() {
+			if !c.pu.IsZero() {
 				// Carried: the Store's now, which another process may
 				// clear (Budget.Forget), not to be carried again.
-				b.fallback.mirrored(k.m, pu)
+				b.fallback.mirrored(k.m, c.pu)
 			}
 			if sp.After(now) {
 				// A pause another process learned, kept in this one
@@ -396,33 +389,52 @@ func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Ti
 // start its fallback set granting (see acquireExt), bounded by
 // releaseTimeout, and reports the Store's health as a release does.
 func (b *Budget) carry(ctx context.Context, k budgetKey, now time.Time) storeNote {
-	pu, why := b.fallback.learned(k.m, now)
-	var fr time.Time
-	if b.MaxRate > 0 {
-		fr = b.fallback.spaced(k.m, now)
-	}
-	if pu.IsZero() && fr.IsZero() {
+	c := b.toCarry(k, now)
+	if c.pu.IsZero() && c.fr.IsZero() {
 		return storeNote{}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
-		s.c.Bound(now, &b.cfg) // another process may have written it
-		if !pu.IsZero() {
-			s.c.PauseUntil(now, &b.cfg, pu, why)
-		}
-		s.c.SpaceUntil(now, &b.cfg, fr)
-	})
-	if err != nil {
+	if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { c.apply(s, now, &b.cfg) }); err != nil {
 		return b.failed(err)
 	}
-	if !pu.IsZero() {
-		b.fallback.mirrored(k.m, pu)
+	if !c.pu.IsZero() {
+		b.fallback.mirrored(k.m, c.pu)
 	}
-	if !fr.IsZero() {
-		b.fallback.space(k.m, now, fr, &b.cfg, k.custom) // carried: marked as the Store's
+	if !c.fr.IsZero() {
+		b.fallback.space(k.m, now, c.fr, &b.cfg, k.custom) // carried: marked as the Store's
 	}
 	return b.answered()
+}
+
+// carried is what the fallback holds of a key that its Store does not:
+// a pause learned while the Store failed (zero: none), and Budget.MaxRate's
+// next start the fallback set granting (zero: none).
+type carried struct {
+	pu  time.Time
+	why control.Reason
+	fr  time.Time
+}
+
+// toCarry returns what k's fallback state holds at now that the Store's
+// does not.
+func (b *Budget) toCarry(k budgetKey, now time.Time) carried {
+	var c carried
+	c.pu, c.why = b.fallback.learned(k.m, now)
+	if b.MaxRate > 0 {
+		c.fr = b.fallback.spaced(k.m, now)
+	}
+	return c
+}
+
+// apply bounds s, the Store's state, as of now (another process may have
+// written it), and carries c into it.
+func (c *carried) apply(s *KeyState, now time.Time, cfg *control.Config) {
+	s.c.Bound(now, cfg)
+	if !c.pu.IsZero() {
+		s.c.PauseUntil(now, cfg, c.pu, c.why)
+	}
+	s.c.SpaceUntil(now, cfg, c.fr)
 }
 
 // releaseExt is release on a Store. It takes its own copy of the outcome,
