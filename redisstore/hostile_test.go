@@ -537,3 +537,46 @@ func TestHostileNaNTurnStartsOver(t *testing.T) {
 			err, time.Since(start).Round(time.Millisecond), a.Stats().Swaps-before)
 	}
 }
+
+// A swap sent again after its reply was lost finds its token among the
+// key's last writes and answers with the key's version and state. A
+// version no store writes there was read as the reply's, and the error
+// that rejected it printed the whole reply, the state's bytes with it (up
+// to 64 KiB in one error). Such a key now starts over, as it does without
+// the token, and no error carries a reply's state.
+func TestResentSwapHostileVersion(t *testing.T) {
+	addr := redisAddr(t)
+	prefix := testPrefix(t)
+	rdb := newClient(t, addr)
+	a := newStore(t, rdb, prefix)
+	ctx := t.Context()
+	if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
+		t.Fatal(err)
+	}
+	rkey := a.redisKey(id("k"))
+	w, err := rdb.HGet(ctx, rkey, "w").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, _ := strings.Cut(w, " ")
+	secret := strings.Repeat("state-bytes ", 1000)
+	if err := rdb.HSet(ctx, rkey, "v", "0x1f", "s", secret).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var st polite.KeyState
+	bump(t, &st)
+	state, err := st.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, ver, got, _, err := a.swap(ctx, rkey, swap{expect: 0, mode: modeWrite, state: state, ttl: time.Minute, id: a.name, tok: tok})
+	if err != nil {
+		if strings.Contains(err.Error(), "state-bytes") {
+			t.Fatalf("error carries the key's state (%d bytes): %.80s…", len(err.Error()), err)
+		}
+		t.Fatalf("swap resent over a hostile version: %v", err)
+	}
+	if res != swapDone || ver < 1 || len(got) > 0 {
+		t.Errorf("swap resent over a hostile version: result %v, version %d, %d bytes of state; want it done over a key started over", res, ver, len(got))
+	}
+}

@@ -102,6 +102,9 @@ local function again()
     return nil
   end
   local cur = redis.call('HMGET', KEYS[1], 'v', 's')
+  if cur[1] and not string.match(cur[1], '^[1-9]%d*$') then
+    return nil -- a version no store writes: the key starts over below
+  end
   return {4, cur[1] or '0', cur[2] or ''}
 end
 local by = tonumber(ARGV[13])
@@ -333,7 +336,9 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 	vs, _ := reply[1].(string)
 	ver, err = strconv.ParseInt(vs, 10, 64)
 	if err != nil || flag < 0 || flag > 4 {
-		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: unexpected reply %v", reply)
+		// Neither the version nor the state is printed whole: a hostile
+		// writer chose them, and the state may be 64 KiB.
+		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: unexpected reply (flag %d, version %.24q)", flag, vs)
 	}
 	if len(reply) > 2 {
 		if s, _ := reply[2].(string); s != "" {
