@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -54,7 +55,11 @@ func withTurns(s *State) *State {
 // TestBinaryBounded checks that the largest State fits the bound that
 // UnmarshalBinary accepts, and reads back.
 func TestBinaryBounded(t *testing.T) {
-	b, err := withTurns(worst()).MarshalBinary()
+	s := withTurns(worst())
+	for i := range maxFormer {
+		s.former.add(math.MaxUint64 - uint64(i)) // the longest varints
+	}
+	b, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +67,8 @@ func TestBinaryBounded(t *testing.T) {
 	if len(b) > maxBinary {
 		t.Fatalf("worst-case state is %d bytes, want at most %d", len(b), maxBinary)
 	}
-	var s State
-	if err := s.UnmarshalBinary(b); err != nil {
+	var back State
+	if err := back.UnmarshalBinary(b); err != nil {
 		t.Fatalf("UnmarshalBinary(worst) = %v", err)
 	}
 }
@@ -79,6 +84,10 @@ func FuzzUnmarshalBinary(f *testing.F) {
 	}
 	seed(worst())
 	seed(withTurns(worst()))
+	renamed := worst()
+	renamed.former.add(nameHash("a", nil, unitRequests))
+	renamed.former.add(nameHash("b", nil, unitRequests))
+	seed(renamed)
 	var s State
 	cfg := Config{MaxRate: 5, MaxConcurrency: 3}
 	var l Lease

@@ -1,6 +1,8 @@
 package control
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -69,4 +71,118 @@ func TestContentBytesCostRoundTrip(t *testing.T) {
 	if err := back.UnmarshalBinary(b); err != nil {
 		t.Fatalf("UnmarshalBinary(MarshalBinary()) after a 4 GiB response: %v", err)
 	}
+}
+
+// Two per-route policies of one quota and window, "a" and "b", each
+// answer stating its own only: the first answer stating "b" renames "a"
+// (b was not stated before), but an answer stating "a" again renamed "b"
+// back, and the next stating "b" renamed "a" again, each answer losing
+// what the other policy had left: after a at 1 left then b at 88 left, 7
+// were granted at once (the ramp's bound; up to 88 without it). A name a
+// policy was renamed from is a name stated before (DESIGN.md §3).
+func TestNameStatedBeforeDoesNotRenameAgain(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		name := "one process"
+		if shared {
+			name = "through the binary form" // as a Store keeps it
+		}
+		t.Run(name, func(t *testing.T) {
+			d := &hostile{t: t}
+			stated := func(name string, r int64) parse.Quota {
+				return parse.Quota{Policy: name, Unit: "requests", Limit: 100, Window: time.Minute, Remaining: r, Reset: 50 * time.Second, Dialect: "ietf"}
+			}
+			answer := func(at time.Duration, q parse.Quota) {
+				l, h, ok := d.acq(at, Ask{}, Cost{})
+				if !ok {
+					t.Fatalf("request at %v held: %+v", at, h)
+				}
+				d.rel(at+100*time.Millisecond, &l, Outcome{First: true, Bytes: -1, Served: true, Quotas: []parse.Quota{q}})
+				if shared {
+					b, err := d.s.MarshalBinary()
+					if err != nil {
+						t.Fatal(err)
+					}
+					d.s = State{}
+					if err := d.s.UnmarshalBinary(b); err != nil {
+						t.Fatalf("UnmarshalBinary = %v", err)
+					}
+				}
+			}
+			answer(0, stated("a", 2))
+			answer(200*time.Millisecond, stated("b", 89)) // b not stated before: renames a
+			answer(400*time.Millisecond, stated("a", 1))  // a was stated before
+			answer(600*time.Millisecond, stated("b", 88)) // b was stated before
+			names := []string{}
+			for _, p := range d.s.policies {
+				names = append(names, p.name)
+			}
+			n := 0
+			for ; n < 50; n++ {
+				if _, _, ok := d.acq(800*time.Millisecond, Ask{}, Cost{}); !ok {
+					break
+				}
+			}
+			if n > 1 {
+				t.Errorf("policies %q after a, b, a, b stated in turn; %d granted at once, want at most 1 (a said 1 left)", names, n)
+			}
+		})
+	}
+}
+
+// A server that puts its window's number in its policy's name renames it
+// on every answer, and the names policies were renamed from are kept to
+// maxFormer, the oldest overwritten first, in the binary form as in
+// memory; a form that repeats one, or states none, is rejected.
+func TestFormerNamesBounded(t *testing.T) {
+	d := &hostile{t: t}
+	for i := range 3 * maxFormer {
+		l, h, ok := d.acq(time.Duration(i)*time.Second, Ask{}, Cost{})
+		if !ok {
+			t.Fatalf("request %d held: %+v", i, h)
+		}
+		q := parse.Quota{Policy: fmt.Sprintf("w%d", i), Unit: "requests", Limit: 100, Window: time.Minute, Remaining: 99 - int64(i), Reset: time.Minute - time.Duration(i)*time.Second, Dialect: "ietf"}
+		d.rel(time.Duration(i)*time.Second+time.Millisecond, &l, Outcome{First: true, Bytes: -1, Served: true, Quotas: []parse.Quota{q}})
+		if len(d.s.policies) != 1 {
+			t.Fatalf("%d policies after %q, want it renamed", len(d.s.policies), q.Policy)
+		}
+	}
+	f := d.s.former
+	if f.len() != maxFormer {
+		t.Errorf("%d names kept, want %d", f.len(), maxFormer)
+	}
+	for i := range 3 * maxFormer {
+		kept := i >= 2*maxFormer-1 && i < 3*maxFormer-1 // the last maxFormer renamed from
+		if got := f.has(nameHash(fmt.Sprintf("w%d", i), nil, unitRequests)); got != kept {
+			t.Errorf("name w%d kept %v, want %v", i, got, kept)
+		}
+	}
+	b, err := d.s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatalf("UnmarshalBinary = %v", err)
+	}
+	if got, want := oldestFirst(back.former), oldestFirst(f); !slices.Equal(got, want) {
+		t.Errorf("read back as %v, want %v", got, want)
+	}
+	// The tail is the form's last: a count of 2 with one hash twice, and
+	// a count of 0, are rejected.
+	plain, _ := worst().MarshalBinary()
+	for _, tail := range [][]byte{{tailFormer, 2, 5, 5}, {tailFormer, 0}} {
+		var s State
+		if err := s.UnmarshalBinary(append(slices.Clip(plain), tail...)); err == nil {
+			t.Errorf("a tail %v read back as %v", tail, s.former)
+		}
+	}
+}
+
+// oldestFirst returns the hashes f keeps, the oldest first.
+func oldestFirst(f former) []uint64 {
+	out := make([]uint64, f.len())
+	for i := range out {
+		out[i] = f.oldest(i)
+	}
+	return out
 }
