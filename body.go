@@ -152,11 +152,13 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close closes the wrapped body; it may be called more than once.
+// Close closes the wrapped body; it may be called more than once. The
+// body ends even when the wrapped Close panics: a streamed answer kept its
+// budget's lease and its MaxConcurrency slot until the lease expired, 10
+// minutes by default.
 func (b *trackedBody) Close() error {
-	err := b.rc.Close()
-	b.finish(bodyClosed)
-	return err
+	defer b.finish(bodyClosed)
+	return b.rc.Close()
 }
 
 // ended tells the end of a body from the error of its last read.

@@ -239,8 +239,9 @@
 // Retry-After: 0, or a reset already past, waits a second, doubled
 // with each such refusal in a row (up to a minute), as a refusal that gives
 // no wait does, each spread at random by up to a quarter (the second and
-// the minute lengthened, a doubling between shortened); a positive wait below a second, which only a field of finer
-// grain states (retry-after-ms), is honoured once, then doubles likewise.
+// the minute lengthened, a doubling between shortened); a positive wait below a second
+// (retry-after-ms, a decimal Retry-After such as 0.3, a reset of 120ms) is
+// honoured once, then doubles likewise.
 // A refusal of a step of growth the learner took (see Learning) does not
 // pause the origin: the step is undone, and the pace that held goes on.
 // Nor does a bare 429 (no wait, no quota) from an origin that states

@@ -230,3 +230,69 @@ func TestTransientDrainPanicReleasesSlot(t *testing.T) {
 		}
 	})
 }
+
+// A streamed answer stays in flight until its body ends. A caller that
+// closed it and recovered the panic of Base's Close found the key's only
+// slot held until Budget.Lease expired: Close ended the body after the
+// wrapped Close returned, and its panic skipped the end.
+func TestStreamClosePanicReleasesSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent atomic.Int32
+		body := &countingPanicBody{closePanics: true}
+		tr := &polite.Transport{MaxConcurrency: 1, MaxWait: time.Hour, Base: firstThenOK(&sent, func(r *http.Request) *http.Response {
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, ContentLength: -1, Body: body, Request: r}
+		})}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer func() { recover() }()
+			resp.Body.Close()
+		}()
+		if n := body.closes.Load(); n != 1 {
+			t.Fatalf("setup: the stream's body was closed %d times, want 1", n)
+		}
+		if d := nextGet(t, tr); d > 5*time.Second {
+			t.Errorf("the request after a stream whose Close panicked waited %v for the slot; want it released", d)
+		}
+	})
+}
+
+// RoundTrip closes the request's body when caller code it runs panics, as
+// when Base does (TestBodiesClosedOnce). A Transport.Key or Transport.Cost
+// that panicked, or a GetBody that panicked while the default estimate
+// read an LLM request through it, left the body open: its writer (a pipe,
+// say) waited for a reader that was gone.
+func TestHookPanicClosesRequestBody(t *testing.T) {
+	for _, tt := range []struct {
+		name, path string
+		set        func(*polite.Transport, *http.Request)
+	}{
+		{"Key", "/items", func(tr *polite.Transport, _ *http.Request) {
+			tr.Key = func(*http.Request) string { panic("Key broken") }
+		}},
+		{"Cost", "/items", func(tr *polite.Transport, _ *http.Request) {
+			tr.Cost = func(*http.Request) polite.Cost { panic("Cost broken") }
+		}},
+		{"GetBody in the default estimate", "/v1/chat/completions", func(_ *polite.Transport, req *http.Request) {
+			req.GetBody = func() (io.ReadCloser, error) { panic("GetBody broken") }
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var sent atomic.Int32
+			tr := &polite.Transport{Base: firstThenOK(&sent, func(r *http.Request) *http.Response {
+				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}
+			})}
+			body := &closeCounter{Reader: strings.NewReader(`{"model":"m","messages":[]}`)}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test"+tt.path, nil)
+			req.Body, req.ContentLength = body, 27
+			tt.set(tr, req)
+			roundTripRecovered(t, tr, req)
+			if sent.Load() != 0 || body.closed != 1 {
+				t.Errorf("after the %s panicked: %d sent, the request's body closed %d times; want 0 sent, closed once", tt.name, sent.Load(), body.closed)
+			}
+		})
+	}
+}

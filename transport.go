@@ -209,6 +209,42 @@ func (t *Transport) key(req *http.Request, b *Budget, buf *budgetKey) *budgetKey
 	return t.originOf(req, b, buf)
 }
 
+// customKey is key for RoundTrip with Transport.Key set: if Key panics,
+// req's body is closed as the panic goes on (see bodyGuard).
+func (t *Transport) customKey(req *http.Request, b *Budget, buf *budgetKey) *budgetKey {
+	g := bodyGuard{req: req}
+	defer g.close()
+	k := t.key(req, b, buf)
+	g.done = true
+	return k
+}
+
+// estimate returns req's cost as Transport.Cost, or else the default
+// estimate, says: if either panics (Cost, or a GetBody the estimate
+// calls), req's body is closed as the panic goes on (see bodyGuard).
+func (t *Transport) estimate(req *http.Request) control.Cost {
+	g := bodyGuard{req: req}
+	defer g.close()
+	c := estimatedCost(req, t.Cost)
+	g.done = true
+	return control.Cost(c)
+}
+
+// bodyGuard closes a request's body unless done: deferred around caller
+// code RoundTrip runs before its first attempt (Key, Cost, a GetBody the
+// default estimate calls), it closes the body as a panic of that code goes
+// on, as when Base panics sending the request (see send).
+type bodyGuard struct {
+	req  *http.Request
+	done bool
+}
+
+func (g *bodyGuard) close() {
+	if !g.done && g.req.Body != nil {
+		g.req.Body.Close()
+	}
+}
+
 // local reports whether the Transport has local ceilings to keep: its
 // MaxRate and MaxConcurrency, Restraint, or a per-key floor.
 func (t *Transport) local() bool {
@@ -241,7 +277,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.Key == nil {
 		key = t.originOf(req, b, &kb) // key, inline
 	} else {
-		key = t.key(req, b, &kb)
+		key = t.customKey(req, b, &kb)
 	}
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
@@ -260,7 +296,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c, ok := costFrom(ctx); ok {
 		cost = control.Cost(c)
 	} else if t.Cost != nil || body {
-		cost = control.Cost(estimatedCost(req, t.Cost))
+		cost = t.estimate(req)
 	} else {
 		priced = false
 	}
