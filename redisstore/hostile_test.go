@@ -539,44 +539,74 @@ func TestHostileNaNTurnStartsOver(t *testing.T) {
 }
 
 // A swap sent again after its reply was lost finds its token among the
-// key's last writes and answers with the key's version and state. A
-// version no store writes there was read as the reply's, and the error
-// that rejected it printed the whole reply, the state's bytes with it (up
-// to 64 KiB in one error). Such a key now starts over, as it does without
-// the token, and no error carries a reply's state.
-func TestResentSwapHostileVersion(t *testing.T) {
+// key's last writes and answers with the key's version and state, before
+// the checks that start over a key no store wrote. A version not
+// canonical was read as the reply's, and the error that rejected it
+// printed the whole reply, the state's bytes with it (up to 64 KiB in one
+// error); a version past 2^53 or hours ahead was taken for the key's, and
+// one past an int64 failed the update; sent late (by: 1, the caller gone),
+// a state past maxState came back whole. Such a key now starts over, as
+// it does without the token, or the late swap changes nothing, and no
+// error carries a reply's state.
+func TestResentSwapHostileKey(t *testing.T) {
 	addr := redisAddr(t)
-	prefix := testPrefix(t)
-	rdb := newClient(t, addr)
-	a := newStore(t, rdb, prefix)
-	ctx := t.Context()
-	if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
-		t.Fatal(err)
-	}
-	rkey := a.redisKey(id("k"))
-	w, err := rdb.HGet(ctx, rkey, "w").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, _, _ := strings.Cut(w, " ")
 	secret := strings.Repeat("state-bytes ", 1000)
-	if err := rdb.HSet(ctx, rkey, "v", "0x1f", "s", secret).Err(); err != nil {
-		t.Fatal(err)
-	}
-	var st polite.KeyState
-	bump(t, &st)
-	state, err := st.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, ver, got, _, err := a.swap(ctx, rkey, swap{expect: 0, mode: modeWrite, state: state, ttl: time.Minute, id: a.name, tok: tok})
-	if err != nil {
-		if strings.Contains(err.Error(), "state-bytes") {
-			t.Fatalf("error carries the key's state (%d bytes): %.80s…", len(err.Error()), err)
-		}
-		t.Fatalf("swap resent over a hostile version: %v", err)
-	}
-	if res != swapDone || ver < 1 || len(got) > 0 {
-		t.Errorf("swap resent over a hostile version: result %v, version %d, %d bytes of state; want it done over a key started over", res, ver, len(got))
+	for _, tt := range []struct {
+		name    string
+		v, s    func() string
+		late    bool
+		wantRes swapResult
+	}{
+		{"version not canonical", func() string { return "0x1f" }, func() string { return secret }, false, swapDone},
+		{"version past 2^53", func() string { return "9007199254740993" }, nil, false, swapDone},
+		{"version two hours ahead", func() string { return strconv.FormatInt(time.Now().Add(2*time.Hour).UnixMicro(), 10) }, nil, false, swapDone},
+		{"version past int64", func() string { return "99999999999999999999" }, nil, false, swapDone},
+		{"state past maxState, late", nil, func() string { return strings.Repeat("x", maxState+1) }, true, swapLate},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			prefix := testPrefix(t)
+			rdb := newClient(t, addr)
+			a := newStore(t, rdb, prefix)
+			ctx := t.Context()
+			if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
+				t.Fatal(err)
+			}
+			rkey := a.redisKey(id("k"))
+			w, err := rdb.HGet(ctx, rkey, "w").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok, _, _ := strings.Cut(w, " ")
+			if tt.v != nil {
+				if err := rdb.HSet(ctx, rkey, "v", tt.v()).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.s != nil {
+				if err := rdb.HSet(ctx, rkey, "s", tt.s()).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var st polite.KeyState
+			bump(t, &st)
+			state, err := st.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := swap{expect: 0, mode: modeWrite, state: state, ttl: time.Minute, id: a.name, tok: tok}
+			if tt.late {
+				r.by = 1
+			}
+			res, ver, got, _, err := a.swap(ctx, rkey, r)
+			if err != nil {
+				if strings.Contains(err.Error(), "state-bytes") {
+					t.Fatalf("error carries the key's state (%d bytes): %.80s…", len(err.Error()), err)
+				}
+				t.Fatalf("swap resent over a key no store wrote: %v", err)
+			}
+			if res != tt.wantRes || ver < 0 || ver >= maxVersion || ver > time.Now().Add(time.Hour).UnixMicro() || len(got) > 0 {
+				t.Errorf("swap resent over a key no store wrote: result %v, version %d, %d bytes of state; want result %v over a key started over", res, ver, len(got), tt.wantRes)
+			}
+		})
 	}
 }

@@ -91,8 +91,17 @@ local function clock()
   return now
 end
 local tok = ARGV[14]
+-- foreign reports whether v is a version no store writes: not canonical,
+-- at or past 2^53, where Lua's numbers lose the ones, or an hour past the
+-- clock.
+local function foreign(v)
+  return not string.match(v, '^[1-9]%d*$') or tonumber(v) >= 9007199254740992 -- maxVersion
+    or tonumber(v) > clock() + 3600000000 -- maxAhead
+end
 -- again returns the reply to a swap that ran already (its token among the
--- key's last writes), or nil.
+-- key's last writes), or nil. A key no store wrote (a version foreign, a
+-- state past ARGV[12] bytes) gives none: the key starts over below, or
+-- the late swap changes nothing.
 local function again()
   if tok == '' or redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' then
     return nil
@@ -102,8 +111,8 @@ local function again()
     return nil
   end
   local cur = redis.call('HMGET', KEYS[1], 'v', 's')
-  if cur[1] and not string.match(cur[1], '^[1-9]%d*$') then
-    return nil -- a version no store writes: the key starts over below
+  if (cur[1] and foreign(cur[1])) or redis.call('HSTRLEN', KEYS[1], 's') > tonumber(ARGV[12]) then
+    return nil
   end
   return {4, cur[1] or '0', cur[2] or ''}
 end
@@ -126,11 +135,8 @@ if a then
   return a
 end
 local v = cur[1] or '0'
-if cur[1] and (not string.match(v, '^[1-9]%d*$') or tonumber(v) >= 9007199254740992 -- maxVersion
-    or tonumber(v) > clock() + 3600000000) then -- maxAhead
-  -- A version no store writes (not canonical, past 2^53, where Lua's
-  -- numbers lose the ones, or an hour past the clock): the key starts
-  -- over.
+if cur[1] and foreign(v) then
+  -- A version no store writes: the key starts over.
   redis.call('DEL', KEYS[1])
   cur = {false, false, false, false, false}
   v = '0'
