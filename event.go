@@ -216,6 +216,10 @@ func (e *baseError) Unwrap() error { return e.err }
 // GoString is Error for %#v, which would otherwise print the error whole.
 func (e *baseError) GoString() string { return "&polite.baseError{" + strconv.Quote(e.msg) + "}" }
 
+// Format writes e as its text for every verb, and as GoString for %#v
+// (see formatError).
+func (e *baseError) Format(f fmt.State, verb rune) { formatError(f, verb, e.msg, e.GoString) }
+
 // eventError returns err, Base's or GetBody's error for req under key, as
 // an Event carries it (see baseError); nil for nil.
 func eventError(err error, req *http.Request, key budgetKey) error {

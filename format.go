@@ -65,3 +65,16 @@ func budgetName(b *Budget) string {
 	}
 	return "*polite.Budget"
 }
+
+// formatError writes an error whose text hides what its fields hold (a
+// custom key, Base's error whole: see storeError, baseError), for every
+// verb: as its GoString for %#v, as its text otherwise, with the verb's
+// flags and width. Without it, a verb no string takes (%d, %t) made fmt
+// print the error's fields.
+func formatError(f fmt.State, verb rune, text string, gostring func() string) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, gostring())
+		return
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), text)
+}

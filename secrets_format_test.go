@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -31,7 +32,10 @@ func (quotingStore) Wait(ctx context.Context, key string, gen uint64, until time
 
 // A Store's error that quotes a custom key shows the key's fingerprint in
 // its place (DESIGN.md §5; SECURITY.md), whatever the verb it is printed
-// with. %#v printed the error's fields, the key whole among them.
+// with. %#v printed the error's fields, the key whole among them, and so
+// did a verb no string takes (%d, %t).
+var everyVerb = []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d", "%t", "%o", "%b", "%e", "%-30.8s"}
+
 func TestStoreErrorHidesKeyInEveryVerb(t *testing.T) {
 	const secret = "sk-live-R3VIEW-0001"
 	synctest.Test(t, func(t *testing.T) {
@@ -62,13 +66,47 @@ func TestStoreErrorHidesKeyInEveryVerb(t *testing.T) {
 			t.Fatal("no event with an error (want an EventStoreDown)")
 		}
 		for _, e := range errs {
-			for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
-				if s := fmt.Sprintf(verb, e); strings.Contains(s, secret) {
+			for _, verb := range everyVerb {
+				if s := fmt.Sprintf(verb, e); strings.Contains(s, secret) || strings.Contains(s, fmt.Sprintf("%x", secret)) {
 					t.Errorf("fmt %s of Event.Err shows the custom key: %s", verb, s)
 				}
 			}
 		}
 	})
+}
+
+// Base's error as an Event carries it hides the request's credentials
+// whatever the verb it is printed with: %d and %t printed its fields,
+// Base's error whole among them, the Authorization token with it.
+func TestEventBaseErrorHidesTokenInEveryVerb(t *testing.T) {
+	const secret = "sk-live-0123456789"
+	var errs []error
+	synctest.Test(t, func(t *testing.T) {
+		tr := &polite.Transport{RetryTransient: true, MaxAttempts: 2,
+			OnEvent: func(e polite.Event) {
+				if e.Err != nil {
+					errs = append(errs, e.Err)
+				}
+			},
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("sending Authorization: %s: %w", r.Header.Get("Authorization"), io.ErrUnexpectedEOF)
+			})}
+		req, _ := http.NewRequest(http.MethodGet, "https://api.example/v1/things", nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		if _, err := tr.RoundTrip(req); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	if len(errs) == 0 {
+		t.Fatal("no event carried Base's error")
+	}
+	for _, err := range errs {
+		for _, verb := range everyVerb {
+			if s := fmt.Sprintf(verb, err); strings.Contains(s, secret) || strings.Contains(s, fmt.Sprintf("%x", secret)) {
+				t.Errorf("fmt %s of Event.Err (%T) shows the token: %s", verb, err, s)
+			}
+		}
+	}
 }
 
 // A partition key appears only as a hash in what polite writes (SECURITY.md),

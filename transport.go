@@ -3,6 +3,7 @@ package polite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -629,6 +630,10 @@ func (e *storeError) Unwrap() error { return e.err }
 
 // GoString is Error for %#v, which would otherwise print the key whole.
 func (e *storeError) GoString() string { return "&polite.storeError{" + strconv.Quote(e.Error()) + "}" }
+
+// Format writes e as its text for every verb, and as GoString for %#v
+// (see formatError).
+func (e *storeError) Format(f fmt.State, verb rune) { formatError(f, verb, e.Error(), e.GoString) }
 
 // errNilResponse reports a Base that broke the RoundTripper contract.
 var errNilResponse = errors.New("polite: Base returned a nil response and a nil error")

@@ -246,6 +246,33 @@ func printable(s string) string {
 	return s
 }
 
+// escaped returns s with each rune that does not print escaped as Go
+// writes it in a string (\x9b for a byte that is no UTF-8, \u009b for a
+// C1 control): a finding quotes what the server sent (an Age, an
+// Access-Control-Allow-Origin), and net/http lets bytes from 0x80 through,
+// CSI and OSC among them, which reached the terminal raw.
+func escaped(s string) string {
+	if printable(s) == s {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				fmt.Fprintf(&b, `\x%02x`, s[i])
+				continue
+			}
+		}
+		if !strconv.IsPrint(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 func printReport(w io.Writer, rep inspectReport, status, final string) {
 	fmt.Fprintf(w, "GET %s%s\nstatus: %s\n\n", rep.URL, final, printable(status))
 	if len(rep.Quotas) == 0 {
@@ -328,7 +355,7 @@ const (
 func examine(status int, h http.Header, problem []byte, problemErr error, now time.Time) inspectReport {
 	rep := inspectReport{Status: status, Quotas: []quotaJSON{}, Findings: []string{}}
 	note := func(format string, args ...any) {
-		rep.Findings = append(rep.Findings, fmt.Sprintf(format, args...))
+		rep.Findings = append(rep.Findings, escaped(fmt.Sprintf(format, args...)))
 	}
 
 	quotas := parse.Header(h, now)

@@ -13,6 +13,14 @@ import (
 // printed.
 func inspectStatus(t *testing.T, reason string) string {
 	t.Helper()
+	return inspectRaw(t, "429 "+reason, "Retry-After: 5\r\n")
+}
+
+// inspectRaw runs inspect against a loopback server that answers every
+// request with the status line's code and reason, and the header lines
+// given (each ending in CRLF), and returns what it printed.
+func inspectRaw(t *testing.T, status, lines string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +41,7 @@ func inspectStatus(t *testing.T, reason string) string {
 						break
 					}
 				}
-				c.Write([]byte("HTTP/1.1 429 " + reason + "\r\nRetry-After: 5\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+				c.Write([]byte("HTTP/1.1 " + status + "\r\n" + lines + "Content-Length: 0\r\nConnection: close\r\n\r\n"))
 			}()
 		}
 	}()
@@ -49,7 +57,7 @@ func inspectStatus(t *testing.T, reason string) string {
 // phrase, so a hostile server's "429 \x1b]0;…\x07\x1b[2J" reaches the
 // terminal: it retitles the window, clears the screen, or (OSC 52) writes
 // the clipboard. Every other server-controlled text in the report is
-// quoted with %q or parsed; the status was not.
+// quoted with %q, parsed, or escaped (the findings); the status was not.
 func TestInspectStatusControlBytesNotPrinted(t *testing.T) {
 	if out := inspectStatus(t, "Slow down\x1b]0;owned\x07\x1b[2J"); strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("inspect printed the server's control bytes to the terminal:\n%q", out)
@@ -67,5 +75,25 @@ func TestInspectStatusInvalidUTF8Quoted(t *testing.T) {
 	out := inspectStatus(t, "Slow down\x9b2J\x9d0;owned\x9c")
 	if strings.IndexByte(out, 0x9b) >= 0 || strings.IndexByte(out, 0x9d) >= 0 {
 		t.Errorf("inspect printed the server's raw C1 bytes (not UTF-8) to the terminal:\n%q", out)
+	}
+}
+
+// The findings quote what the server sent (an Age, an
+// Access-Control-Allow-Origin), and net/http lets bytes from 0x80
+// through: a C1 control, raw (0x9b) or in UTF-8 (U+009B), reached the
+// terminal as the status line's did.
+func TestInspectFindingsC1BytesNotPrinted(t *testing.T) {
+	const policy = "RateLimit-Policy: \"p\";q=10;w=60\r\n"
+	for _, c := range []struct{ name, lines string }{
+		{"cors", "Access-Control-Allow-Origin: \x9b2J\x9d0;owned\x9c\r\n"},
+		{"age", "Age: 5, \x9b2J\x9d0;owned\x9c\r\n"},
+		{"cors, C1 in UTF-8", "Access-Control-Allow-Origin: \u009b2J\u009d0;owned\u009c\r\n"},
+	} {
+		out := inspectRaw(t, "200 OK", c.lines+policy)
+		if strings.IndexByte(out, 0x9b) >= 0 || strings.IndexByte(out, 0x9d) >= 0 {
+			t.Errorf("%s: inspect printed the server's C1 bytes to the terminal:\n%q", c.name, out)
+		} else if !strings.Contains(out, "2J") {
+			t.Errorf("%s: no finding quotes the field:\n%s", c.name, out)
+		}
 	}
 }
