@@ -30,7 +30,6 @@ const (
 	tailScale  = 13 // each cost unit's scale, what the requests granted since its latest observation reserved, the part of it no scale applies to (see costs.learn), and the largest cost the server accepted (see costs.excess)
 	tailFrom   = 14 // each cost unit's latest grant when what was reserved since started over (costUnit.from)
 	tailEarly  = 15 // the units no answer has stated yet that requests in flight reserve in (costs.early): count, then each: name, reservations
-	tailFormer = 16 // the names policies were renamed from (see renamed): count, then each hash, oldest first
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -194,13 +193,6 @@ func (e *encoder) tails(s *State) {
 		for i := range s.costs.early {
 			e.str(s.costs.early[i].name)
 			e.reservations(&s.costs.early[i])
-		}
-	}
-	if f := &s.former; f.h[0] != 0 {
-		e.b = append(e.b, tailFormer)
-		e.uint(uint64(f.len()))
-		for i := range f.len() {
-			e.uint(f.oldest(i))
 		}
 	}
 }
@@ -403,22 +395,6 @@ func (d *decoder) tails(n *State) {
 					return
 				}
 			}
-		case tailFormer:
-			f := &n.former
-			k := int(d.bounded(maxFormer))
-			if k == 0 {
-				d.fail() // never written
-				return
-			}
-			for i := range k {
-				h := d.uint()
-				if h == 0 || f.has(h) {
-					d.fail() // never written: none, or twice
-					return
-				}
-				f.h[i] = h
-			}
-			f.next = uint8(k % maxFormer)
 		default:
 			d.fail()
 		}

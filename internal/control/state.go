@@ -40,10 +40,9 @@ type State struct {
 	policies []policy
 	learn    learner
 	retry    retryBudget
-	costs    costs  // quotas in units other than requests, and reservations
-	turns    turns  // held requests' claims on the next starts (see turn.go)
-	shed     shed   // a refusal that may be of no rate (see shed.go)
-	former   former // names policies were renamed from (see renamed)
+	costs    costs // quotas in units other than requests, and reservations
+	turns    turns // held requests' claims on the next starts (see turn.go)
+	shed     shed  // a refusal that may be of no rate (see shed.go)
 }
 
 // Flags of a State.
@@ -1195,88 +1194,20 @@ func (s *State) known(name string, pk []byte, u unit) *policy {
 // sliding-window counter stating a new name on every answer was read as a
 // new quota each time, with no start logged and no pace of its own, and
 // refused 42 of 200 requests at 20 per 4s.
-//
-// A name a policy was renamed from is stated before too, and renames
-// nothing: two per-route quotas of one size, each answer stating its own,
-// renamed the one policy back and forth, each answer losing what the
-// other had left (1 left stated, then 88 granted at once).
 func (s *State) renamed(q *parse.Quota, u unit, now int64) *policy {
 	if q.Limit <= 0 || q.Window <= 0 || u == unitConcurrent {
 		return nil
 	}
 	limit, w := min(q.Limit, maxQuota), window(q.Window)
 	pk := partition(q.Partition)
-	name := policyName(q.Policy)
-	if s.former.has(nameHash(name, pk, u)) {
-		return nil
-	}
 	for i := range s.policies {
 		p := &s.policies[i]
 		if p.unit == u && p.q == limit && p.w == w && p.seen < now && len(p.pk) == len(pk) && (len(pk) == 0 || p.pk == string(pk)) {
-			s.former.add(nameHash(p.name, pk, u))
-			p.name = strings.Clone(name)
+			p.name = strings.Clone(policyName(q.Policy))
 			return p
 		}
 	}
 	return nil
-}
-
-// maxFormer is how many names policies were renamed from a State keeps.
-const maxFormer = 8
-
-// former keeps the names policies were renamed from, as nameHash gives
-// them, the oldest overwritten first: no more than maxFormer, whatever
-// the server names.
-type former struct {
-	h    [maxFormer]uint64 // 0: none
-	next uint8             // the slot the next name takes
-}
-
-func (f *former) has(h uint64) bool {
-	for _, v := range f.h {
-		if v == h {
-			return true
-		}
-	}
-	return false
-}
-
-// len returns how many names f keeps.
-func (f *former) len() int {
-	if f.h[f.next] != 0 {
-		return maxFormer // full: the next slot holds the oldest
-	}
-	return int(f.next)
-}
-
-// oldest returns the i-th name f keeps, the oldest first (i < f.len()).
-func (f *former) oldest(i int) uint64 {
-	return f.h[(int(f.next)+maxFormer-f.len()+i)%maxFormer]
-}
-
-func (f *former) add(h uint64) {
-	if f.has(h) {
-		return
-	}
-	f.h[f.next] = h
-	f.next = (f.next + 1) % maxFormer
-}
-
-// nameHash returns the FNV-1a hash of a policy's name, partition and unit,
-// never 0: a hash kept in the binary form, read by every process sharing
-// the key.
-func nameHash(name string, pk []byte, u unit) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(name); i++ {
-		h = (h ^ uint64(name[i])) * prime
-	}
-	h = (h ^ 0xff) * prime // between the name and the partition
-	for _, c := range pk {
-		h = (h ^ uint64(c)) * prime
-	}
-	h = (h ^ uint64(u)) * prime
-	return max(h, 1)
 }
 
 // redundant returns the index of a policy that a new one of q per w, of
