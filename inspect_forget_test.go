@@ -109,31 +109,38 @@ func TestForgetNamesWhatInspectNames(t *testing.T) {
 // address, "http://[fe80::1%25en0]/") has the key "http://[fe80::1%en0]",
 // as events and Inspect show it. Inspect of that key, as State.Key and
 // Event.Key name it, found the state but took it for a custom key's, and
-// showed a fingerprint instead of the origin.
+// showed a fingerprint instead of the origin; then so did a zone of 25 (an
+// interface's number), shown "[fe80::1%25]", which url.Parse reads as an
+// escaped '%' and no zone.
 func TestInspectZoneOriginByItsKey(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var evKey string
-		tr := &polite.Transport{
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				h := http.Header{}
-				h.Set("RateLimit-Policy", `"api";q=100;w=60`)
-				h.Set("RateLimit", `"api";r=50;t=60`)
-				return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader("ok")), ContentLength: 2, Request: r}, nil
-			}),
-			OnEvent: func(e polite.Event) { evKey = e.Key },
-		}
-		resp, err := (&http.Client{Transport: tr}).Get("http://[fe80::1%25en0]:8080/x")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		byURL, ok1 := tr.Inspect("http://[fe80::1%25en0]:8080/x", time.Now())
-		byKey, ok2 := tr.Inspect(byURL.Key, time.Now())
-		if !ok1 || !ok2 || byKey.Key != byURL.Key {
-			t.Errorf("Event.Key %q; Inspect(URL).Key = %q (%v); Inspect(%q).Key = %q (%v), want the origin %q",
-				evKey, byURL.Key, ok1, byURL.Key, byKey.Key, ok2, byURL.Key)
-		}
-	})
+	for _, zone := range []string{"en0", "25"} {
+		t.Run(zone, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var evKey string
+				tr := &polite.Transport{
+					Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+						h := http.Header{}
+						h.Set("RateLimit-Policy", `"api";q=100;w=60`)
+						h.Set("RateLimit", `"api";r=50;t=60`)
+						return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader("ok")), ContentLength: 2, Request: r}, nil
+					}),
+					OnEvent: func(e polite.Event) { evKey = e.Key },
+				}
+				u := "http://[fe80::1%25" + zone + "]:8080/x"
+				resp, err := (&http.Client{Transport: tr}).Get(u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				byURL, ok1 := tr.Inspect(u, time.Now())
+				byKey, ok2 := tr.Inspect(evKey, time.Now())
+				if !ok1 || !ok2 || byKey.Key != evKey || byURL.Key != evKey {
+					t.Errorf("Event.Key %q; Inspect(%q).Key = %q (%v); Inspect(Event.Key).Key = %q (%v), want the origin %q",
+						evKey, u, byURL.Key, ok1, byKey.Key, ok2, evKey)
+				}
+			})
+		})
+	}
 }
 
 // The repair of an unescaped IPv6 zone in a key looked up is a host's:

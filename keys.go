@@ -134,34 +134,48 @@ func digestLong(s string, max int) string {
 func lookupKey(key string) (origin, raw memKey, isOrigin bool) {
 	raw = splitKey(key)
 	u, err := url.Parse(key)
-	if err != nil {
-		// An origin as State.Key and Event.Key show it: an IPv6 zone
+	if z := zoneAt(key); err != nil && z >= 0 {
+		// An origin as State.Key and Event.Key show it, its IPv6 zone
 		// unescaped ("http://[fe80::1%en0]:8080"), which url.Parse
-		// rejects, named a custom key.
-		// Only a host's, after any user information: a '%' in a
-		// path's brackets ("/files/[50%]") makes no origin.
-		h := strings.Index(key, "://") + 3
-		if h >= 3 {
-			end := len(key)
-			if e := strings.IndexAny(key[h:], "/?#"); e >= 0 {
-				end = h + e
-			}
-			if at := strings.LastIndexByte(key[h:end], '@'); at >= 0 {
-				h += at + 1
-			}
-		}
-		if h >= 3 && strings.HasPrefix(key[h:], "[") {
-			if j := strings.IndexByte(key[h:], ']'); j > 0 {
-				if z := strings.IndexByte(key[h:h+j], '%'); z > 0 && !strings.HasPrefix(key[h+z:], "%25") {
-					u, err = url.Parse(key[:h+z] + "%25" + key[h+z+1:])
-				}
-			}
-		}
+		// rejects, named a custom key; so did a zone of 25, an
+		// interface's number ("[fe80::1%25]", an escaped '%' and no
+		// zone to url.Parse). (A zone of 250 is shown as url.Parse
+		// reads zone 0: that key names zone 0.)
+		u, err = url.Parse(key[:z] + "%25" + key[z+1:])
 	}
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return memKey{}, raw, false
 	}
 	return originKey(u.Scheme, u.Host).m, raw, true
+}
+
+// zoneAt returns the index in key of the '%' that starts the zone of a
+// bracketed host ("http://user@[fe80::1%en0]:8080/"), after any user
+// information; -1 if none. A '%' in a path's brackets ("/files/[50%]")
+// starts none.
+func zoneAt(key string) int {
+	h := strings.Index(key, "://") + 3
+	if h < 3 {
+		return -1
+	}
+	end := len(key)
+	if e := strings.IndexAny(key[h:], "/?#"); e >= 0 {
+		end = h + e
+	}
+	if at := strings.LastIndexByte(key[h:end], '@'); at >= 0 {
+		h += at + 1
+	}
+	if !strings.HasPrefix(key[h:], "[") {
+		return -1
+	}
+	j := strings.IndexByte(key[h:], ']')
+	if j <= 0 {
+		return -1
+	}
+	if z := strings.IndexByte(key[h:h+j], '%'); z > 0 {
+		return h + z
+	}
+	return -1
 }
 
 // fingerprint returns a short stable name for a custom key: "key-" and 8
