@@ -233,7 +233,9 @@ func (b *Budget) heldAt(key budgetKey, now time.Time) (time.Time, Reason) {
 // only then the origin it names. It reports false when b holds no state for key,
 // either because no request used it or because it was forgotten when
 // idle. Partition keys are reported hashed, and custom keys as their
-// fingerprint, never verbatim.
+// fingerprint, never verbatim. An IPv6 zone is shown unescaped, as in
+// "http://[fe80::1%en0]:8080", and read back so; a zone shown beginning
+// "25" and longer than it ("%250") reads as a URL writes it (zone 0).
 //
 // With a Store, Inspect reads the stored state (an Update that changes
 // nothing) as the key's next request would find it: bounded as that
