@@ -126,15 +126,8 @@ func TestHostileFieldsStartOver(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			addr := redisAddr(t)
-			prefix := testPrefix(t)
-			rdb := newClient(t, addr)
-			a := newStore(t, rdb, prefix)
+			rdb, a, rkey := bumpedKey(t)
 			ctx := t.Context()
-			if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
-				t.Fatal(err)
-			}
-			rkey := a.redisKey(id("k"))
 			v, _ := rdb.HGet(ctx, rkey, "v").Result()
 			if err := rdb.HSet(ctx, rkey, c.field(v)...).Err(); err != nil {
 				t.Fatal(err)
@@ -516,15 +509,8 @@ func TestUpdateEndsWithContextUnderContention(t *testing.T) {
 // as the key stayed. Store names are readable by anyone sharing the
 // Redis (each write's token, "name.n", is in the key's w field).
 func TestHostileNaNTurnStartsOver(t *testing.T) {
-	addr := redisAddr(t)
-	prefix := testPrefix(t)
-	rdb := newClient(t, addr)
-	a := newStore(t, rdb, prefix)
+	rdb, a, rkey := bumpedKey(t)
 	ctx := t.Context()
-	if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
-		t.Fatal(err)
-	}
-	rkey := a.redisKey(id("k"))
 	// Store names are readable by anyone sharing the Redis: each write's
 	// token ("name.n") is in the key's w field.
 	if err := rdb.HSet(ctx, rkey, "q", "0123456789abcdef "+a.name, "qt", "nan").Err(); err != nil {
@@ -549,7 +535,6 @@ func TestHostileNaNTurnStartsOver(t *testing.T) {
 // it does without the token, or the late swap changes nothing, and no
 // error carries a reply's state.
 func TestResentSwapHostileKey(t *testing.T) {
-	addr := redisAddr(t)
 	secret := strings.Repeat("state-bytes ", 1000)
 	for _, tt := range []struct {
 		name    string
@@ -564,14 +549,8 @@ func TestResentSwapHostileKey(t *testing.T) {
 		{"state past maxState, late", nil, func() string { return strings.Repeat("x", maxState+1) }, true, swapLate},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			prefix := testPrefix(t)
-			rdb := newClient(t, addr)
-			a := newStore(t, rdb, prefix)
+			rdb, a, rkey := bumpedKey(t)
 			ctx := t.Context()
-			if err := a.Update(ctx, "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
-				t.Fatal(err)
-			}
-			rkey := a.redisKey(id("k"))
 			w, err := rdb.HGet(ctx, rkey, "w").Result()
 			if err != nil {
 				t.Fatal(err)
@@ -609,4 +588,17 @@ func TestResentSwapHostileKey(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bumpedKey returns a Store of a prefix of its own that wrote its key "k"
+// once, its client, and the key's name in Redis, for a test to plant what
+// no store writes in it.
+func bumpedKey(t *testing.T) (*redis.Client, *Store, string) {
+	t.Helper()
+	rdb := newClient(t, redisAddr(t))
+	a := newStore(t, rdb, testPrefix(t))
+	if err := a.Update(t.Context(), "k", func(st *polite.KeyState) { bump(t, st) }); err != nil {
+		t.Fatal(err)
+	}
+	return rdb, a, a.redisKey(id("k"))
 }
