@@ -518,7 +518,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 		rec.Bytes, err = g.writeBody(resp.Body)
 	}
 	if err != nil {
-		rec.Error = err.Error()
+		rec.Error = showError(err).Error()
 	}
 	return rec
 }

@@ -110,7 +110,7 @@ type quotaJSON struct {
 
 // newQuotaJSON converts q, mapping its unknown markers to nil.
 func newQuotaJSON(q parse.Quota) quotaJSON {
-	j := quotaJSON{Policy: q.Policy, Partition: shownPartition(q.Partition), Unit: q.Unit, Dialect: q.Dialect}
+	j := quotaJSON{Policy: escaped(q.Policy), Partition: shownPartition(q.Partition), Unit: q.Unit, Dialect: q.Dialect}
 	if q.Limit >= 0 {
 		j.Limit = &q.Limit
 	}
@@ -162,6 +162,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if uerr := (*url.Error)(nil); errors.As(err, &uerr) {
 				msg = urlErrText(uerr) // the URL is a field of its own
 			}
+			msg = escaped(msg)
 			enc := json.NewEncoder(stdout)
 			enc.SetEscapeHTML(false)
 			enc.Encode(inspectError{URL: shownURL(target), Error: msg})
@@ -244,33 +245,6 @@ func printable(s string) string {
 		}
 	}
 	return s
-}
-
-// escaped returns s with each rune that does not print escaped as Go
-// writes it in a string (\x9b for a byte that is no UTF-8, \u009b for a
-// C1 control): a finding quotes what the server sent (an Age, an
-// Access-Control-Allow-Origin), and net/http lets bytes from 0x80 through,
-// CSI and OSC among them, which reached the terminal raw.
-func escaped(s string) string {
-	if printable(s) == s {
-		return s
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
-				fmt.Fprintf(&b, `\x%02x`, s[i])
-				continue
-			}
-		}
-		if !strconv.IsPrint(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func printReport(w io.Writer, rep inspectReport, status, final string) {

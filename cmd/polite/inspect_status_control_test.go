@@ -13,19 +13,31 @@ import (
 // printed.
 func inspectStatus(t *testing.T, reason string) string {
 	t.Helper()
-	return inspectRaw(t, "429 "+reason, "Retry-After: 5\r\n")
+	return inspectRaw(t, nil, "429 "+reason, "Retry-After: 5\r\n")
 }
 
-// inspectRaw runs inspect against a loopback server that answers every
-// request with the status line's code and reason, and the header lines
-// given (each ending in CRLF), and returns what it printed.
-func inspectRaw(t *testing.T, status, lines string) string {
+// inspectRaw runs inspect with args against rawServer's URL, and returns
+// what it printed.
+func inspectRaw(t *testing.T, args []string, status, lines string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := runInspect(t.Context(), append(args, rawServer(t, status, lines)), &stdout, &stderr); err != nil {
+		t.Fatalf("inspect: %v; stderr:\n%s", err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// rawServer answers every request on loopback with the status line's
+// code and reason and the header lines given (each ending in CRLF), and
+// no body, as a server may that net/http's would not let write them; it
+// returns its URL.
+func rawServer(t *testing.T, status, lines string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -45,11 +57,7 @@ func inspectRaw(t *testing.T, status, lines string) string {
 			}()
 		}
 	}()
-	var stdout, stderr bytes.Buffer
-	if err := runInspect(t.Context(), []string{"http://" + ln.Addr().String() + "/"}, &stdout, &stderr); err != nil {
-		t.Fatalf("inspect: %v; stderr:\n%s", err, stderr.String())
-	}
-	return stdout.String()
+	return "http://" + ln.Addr().String() + "/"
 }
 
 // inspect printed the status line's reason phrase as the server sent it.
@@ -89,11 +97,50 @@ func TestInspectFindingsC1BytesNotPrinted(t *testing.T) {
 		{"age", "Age: 5, \x9b2J\x9d0;owned\x9c\r\n"},
 		{"cors, C1 in UTF-8", "Access-Control-Allow-Origin: \u009b2J\u009d0;owned\u009c\r\n"},
 	} {
-		out := inspectRaw(t, "200 OK", c.lines+policy)
+		out := inspectRaw(t, nil, "200 OK", c.lines+policy)
 		if strings.IndexByte(out, 0x9b) >= 0 || strings.IndexByte(out, 0x9d) >= 0 {
 			t.Errorf("%s: inspect printed the server's C1 bytes to the terminal:\n%q", c.name, out)
 		} else if !strings.Contains(out, "2J") {
 			t.Errorf("%s: no finding quotes the field:\n%s", c.name, out)
+		}
+	}
+}
+
+// inspect -json wrote a policy's name as the server sent it (GitHub's
+// X-RateLimit-Resource, Discord's X-RateLimit-Bucket): encoding/json
+// escapes no C1 control (U+009B, CSI) nor a bidi override (U+202E).
+func TestInspectJSONPolicyControlRunesNotPrinted(t *testing.T) {
+	for _, bad := range []string{"\u009b2J\u009d0;owned\u009c", "res\u202ecruoser"} {
+		lines := "X-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: 59\r\nX-RateLimit-Reset: 1999999999\r\nX-RateLimit-Resource: " + bad + "\r\n"
+		for _, args := range [][]string{{"-json"}, nil} {
+			if out := inspectRaw(t, args, "200 OK", lines); strings.ContainsAny(out, "\u009b\u009d\u202e") {
+				t.Errorf("inspect %q printed the server's control runes:\n%q", args, out)
+			}
+		}
+	}
+}
+
+// A redirect to a host holding a C1 control or a bidi override fails the
+// request with net's error, which names the host unquoted ("lookup
+// \u009b2J.invalid: no such host"): inspect's error (printed on stderr),
+// inspect -json's error object and get's log line carried it raw.
+func TestRedirectHostControlRunesNotPrinted(t *testing.T) {
+	const bad = "\u009b\u202e"
+	for _, loc := range []string{"http://\u009b2J.invalid/", "http://a\u202eb.invalid/"} {
+		target := rawServer(t, "302 Found", "Location: "+loc+"\r\n")
+		var stdout, stderr bytes.Buffer
+		if err := runInspect(t.Context(), []string{target}, &stdout, &stderr); err == nil || strings.ContainsAny(err.Error(), bad) {
+			t.Errorf("inspect, redirect to %q: error %v; want one, the rune escaped", loc, err)
+		}
+		stdout.Reset()
+		runInspect(t.Context(), []string{"-json", target}, &stdout, &stderr)
+		if strings.ContainsAny(stdout.String(), bad) {
+			t.Errorf("inspect -json, redirect to %q: printed the rune: %q", loc, stdout.String())
+		}
+		stderr.Reset()
+		getMain(t.Context(), []string{target}, strings.NewReader(""), &stdout, &stderr)
+		if strings.ContainsAny(stderr.String(), bad) {
+			t.Errorf("get, redirect to %q: its log line holds the rune: %q", loc, stderr.String())
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/politehttp/polite"
 )
@@ -140,12 +141,47 @@ func (e *shownError) Unwrap() error { return e.err }
 // showError returns err, its URL shown as shownURL does when it is a
 // *url.Error (which net/http's Client returns, with the whole URL but its
 // password in its text).
+//
+// Its text is escaped (see escaped): an error may name a host a redirect's
+// Location gave ("lookup \u009b2J.invalid: no such host").
 func showError(err error) error {
 	var ue *url.Error
 	if !errors.As(err, &ue) {
+		if s := err.Error(); escaped(s) != s {
+			return &shownError{text: escaped(s), err: err}
+		}
 		return err
 	}
-	return &shownError{text: ue.Op + " " + strconv.Quote(shownURL(ue.URL)) + ": " + urlErrText(ue), err: err}
+	return &shownError{text: escaped(ue.Op + " " + strconv.Quote(shownURL(ue.URL)) + ": " + urlErrText(ue)), err: err}
+}
+
+// escaped returns s with each rune that does not print escaped as Go
+// writes it in a string (\x9b for a byte that is no UTF-8, \u009b for a
+// C1 control, \u202e for a bidi override): what the server sent reaches
+// the output (an Age, an Access-Control-Allow-Origin or a policy's name
+// in inspect's report, a redirect's host in an error), and net/http lets
+// bytes from 0x80 through, CSI and OSC among them, which reached the
+// terminal raw. JSON escapes none of them either.
+func escaped(s string) string {
+	if printable(s) == s {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				fmt.Fprintf(&b, `\x%02x`, s[i])
+				continue
+			}
+		}
+		if !strconv.IsPrint(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // urlErrText returns the text of ue's Err, each quotation in it of a URL
