@@ -10,13 +10,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -347,7 +350,11 @@ func readURLs(r io.Reader) ([]input, error) {
 	n := 0
 	for sc.Scan() {
 		n++
-		line := strings.TrimSpace(sc.Text())
+		line := sc.Text()
+		if n == 1 {
+			line = strings.TrimPrefix(line, "\ufeff") // a byte order mark, as Notepad writes
+		}
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -429,7 +436,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 		rec.Error = showError(err).Error()
 		return rec
 	}
-	if parsed.Scheme != "http" && parsed.Scheme != "https" || parsed.Host == "" {
+	if parsed.Scheme != "http" && parsed.Scheme != "https" || parsed.Hostname() == "" {
 		rec.Error = "not an http or https URL"
 		return rec
 	}
@@ -581,7 +588,7 @@ func (g *getter) writeBody(body io.Reader) (int64, error) {
 // temporary file so that a failed download leaves nothing behind. It
 // returns the file's path and size.
 func saveBody(dir string, u *url.URL, body io.Reader) (string, int64, error) {
-	f, err := os.CreateTemp(dir, ".polite-get-*")
+	f, err := createTemp(dir)
 	if err != nil {
 		return "", 0, err
 	}
@@ -741,4 +748,18 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// createTemp creates a new file in dir for saveBody to rename, as
+// os.CreateTemp does but with mode 0666 before the umask, as a file
+// created otherwise has: os.CreateTemp's 0600 made every file saved
+// readable by its owner alone.
+func createTemp(dir string) (*os.File, error) {
+	for {
+		name := filepath.Join(dir, ".polite-get-"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
 }

@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -510,5 +512,94 @@ func TestGetAttemptsCountOnlySent(t *testing.T) {
 		if r, ok := recs[srv.URL+"/"]; !ok || int64(r.Attempts) != hits.Load() {
 			t.Errorf("-user-agent %q: attempts %d, but the server saw %d requests (error %q)", ua, r.Attempts, hits.Load(), r.Error)
 		}
+	}
+}
+
+// A URL list saved with a UTF-8 byte order mark (Notepad, PowerShell's
+// Out-File) fetches its first URL like the others: get read the mark as
+// part of the first line's URL and failed it as "not an http or https URL".
+func TestGetListByteOrderMark(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	stdin := strings.NewReader("\ufeff" + srv.URL + "/a\r\n" + srv.URL + "/b\r\n")
+	var stdout, stderr bytes.Buffer
+	err := getMain(t.Context(), nil, stdin, &stdout, &stderr)
+	if err != nil {
+		t.Errorf("get of a BOM-prefixed list = %v, want nil; log:\n%s", err, stderr.String())
+	}
+	if got := stdout.String(); got != "okok" {
+		t.Errorf("bodies = %q, want %q", got, "okok")
+	}
+}
+
+// A URL whose host is empty but for a port ("http://:PORT/", as
+// "http://$HOST:8080/" reads with HOST unset) is no "http or https URL
+// with a host", as inspect's error and get's check say; both sent it, to
+// the local machine, and reported on whatever listened there. (curl
+// rejects it: "No host part in the URL".)
+func TestNoHostNotSent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits atomic.Int64
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("local"))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	u := "http://:" + port + "/x"
+
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"inspect", u}, &stdout, &stderr)
+	if code != 2 {
+		t.Errorf("inspect %s: exit %d, want 2 (no host); stdout:\n%s", u, code, stdout.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	getMain(t.Context(), []string{u}, strings.NewReader(""), &stdout, &stderr)
+	if rec := getRecords(t, stderr.String())[u]; rec.Error == "" {
+		t.Errorf("get %s: status %d, no error; want it refused as no http URL with a host", u, rec.Status)
+	}
+	if n := hits.Load(); n > 0 {
+		t.Errorf("%d requests for a URL with no host reached the local machine", n)
+	}
+}
+
+// get -o created its directory 0755 (less the umask), but every body file
+// 0600 whatever the umask, the os.CreateTemp file renamed: other users (a
+// web server serving the mirror, a group sharing it) could not read what
+// was downloaded, unlike a file curl -o, wget or os.Create writes.
+func TestGetFileModeFollowsUmask(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix permissions")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("body"))
+	}))
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	if err := runGet(t.Context(), []string{"-o", dir, srv.URL + "/a.txt"}, &stdout, &stderr); err != nil {
+		t.Fatalf("get: %v\n%s", err, stderr.String())
+	}
+	rec := getRecords(t, stderr.String())[srv.URL+"/a.txt"]
+	fi, err := os.Stat(rec.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a plain os.Create in the same directory gets under this umask.
+	ref, err := os.Create(filepath.Join(dir, "reference"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref.Close()
+	want, _ := os.Stat(ref.Name())
+	if fi.Mode().Perm() != want.Mode().Perm() {
+		t.Errorf("%s has mode %v, want %v as a file created under this umask", rec.File, fi.Mode().Perm(), want.Mode().Perm())
 	}
 }

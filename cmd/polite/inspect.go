@@ -176,7 +176,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fail(usagef("%v", showError(err)))
 	}
-	if req.URL.Scheme != "http" && req.URL.Scheme != "https" || req.URL.Host == "" {
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" || req.URL.Hostname() == "" {
 		return fail(usagef("URL %q: want an http or https URL with a host", shownURL(target)))
 	}
 	headers.apply(req.Header, &req.Host)

@@ -17,8 +17,9 @@ import (
 const serveAbout = `
 Serve runs a rate-limited HTTP server (package ratelimittest) with one
 policy, and prints each request's decision on stdout: time, method, path,
-status, and the rate-limit fields of the response. Every path is served
-alike. It listens on a loopback address unless -public is given, and stops
+status, and the rate-limit fields of the response ("- (client gone)" for
+one admitted whose client left before its answer); a line is printed when
+its response ends. Every path is served alike. It listens on a loopback address unless -public is given, and stops
 on SIGINT or SIGTERM.
 
 The faults make the server misbehave on purpose, to see how clients cope:
@@ -204,9 +205,6 @@ type logHandler struct {
 func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw := &statusWriter{ResponseWriter: w}
 	l.next.ServeHTTP(rw, r)
-	if rw.status == 0 {
-		return // no response: the client went away during the latency
-	}
 	var b strings.Builder
 	// The path as sent; the query, which may hold a key, elided as the
 	// other commands elide it (SECURITY.md).
@@ -214,7 +212,17 @@ func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.RawQuery != "" || r.URL.ForceQuery {
 		target += "?…"
 	}
-	fmt.Fprintf(&b, "%s %s %s %d", time.Now().Format("15:04:05.000"), r.Method, target, rw.status)
+	fmt.Fprintf(&b, "%s %s %s ", time.Now().Format("15:04:05.000"), r.Method, target)
+	if rw.status == 0 {
+		// No response: the client went away during the latency, after
+		// the request was admitted and counted.
+		b.WriteString("- (client gone)\n")
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		io.WriteString(l.w, b.String())
+		return
+	}
+	fmt.Fprintf(&b, "%d", rw.status)
 	for _, name := range rateLimitFieldNames(rw.header, true) {
 		for _, v := range rw.header[name] {
 			fmt.Fprintf(&b, "  %s: %s", displayName(name), v)

@@ -245,3 +245,32 @@ func TestServeDripBytes(t *testing.T) {
 		t.Errorf("runServe after cancel = %v, want nil", err)
 	}
 }
+
+// serve "prints each request's decision": a request admitted (and counted
+// against the quota) whose client gave up during -latency was never
+// printed, so that the log showed one admitted request, then a 429, for a
+// quota of 2.
+func TestServeLogsClientGone(t *testing.T) {
+	base, out, stop := startServe(t, "-addr", "127.0.0.1:0", "-quota", "2", "-window", "1m", "-latency", "500ms")
+	defer stop()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/gave-up", nil)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	cancel()
+	for _, p := range []string{"/second", "/third"} {
+		resp, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		t.Logf("GET %s: %s", p, resp.Status)
+	}
+	stop() // waits for the first request's handler, ended with its client
+	log := out.String()
+	if !strings.Contains(log, "/gave-up") {
+		t.Errorf("serve log has no line for the admitted request whose client left, yet it spent the quota:\n%s", log)
+	}
+}
