@@ -350,11 +350,9 @@ func readURLs(r io.Reader) ([]input, error) {
 	n := 0
 	for sc.Scan() {
 		n++
-		line := sc.Text()
-		if n == 1 {
-			line = strings.TrimPrefix(line, "\ufeff") // a byte order mark, as Notepad writes
-		}
-		line = strings.TrimSpace(line)
+		// A byte order mark, as Notepad writes, starts the first line,
+		// and every file's first line of a list that joins them.
+		line := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -369,6 +367,7 @@ func readURLs(r io.Reader) ([]input, error) {
 // record writes rec to the log as one JSON line.
 func (g *getter) record(rec getRecord) {
 	b, _ := json.Marshal(rec)
+	b = jsonSafe(b)
 	g.logMu.Lock()
 	defer g.logMu.Unlock()
 	if _, err := g.log.Write(append(b, '\n')); err != nil && g.logErr == nil {

@@ -515,15 +515,16 @@ func TestGetAttemptsCountOnlySent(t *testing.T) {
 	}
 }
 
-// A URL list saved with a UTF-8 byte order mark (Notepad, PowerShell's
-// Out-File) fetches its first URL like the others: get read the mark as
-// part of the first line's URL and failed it as "not an http or https URL".
+// A URL list saved with a UTF-8 byte order mark (as Notepad saves it)
+// fetches its first URL like the others, and so does a list of such files
+// joined (cat a.txt b.txt): get read the mark as part of the URL and
+// failed it as "not an http or https URL".
 func TestGetListByteOrderMark(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
-	stdin := strings.NewReader("\ufeff" + srv.URL + "/a\r\n" + srv.URL + "/b\r\n")
+	stdin := strings.NewReader("\ufeff" + srv.URL + "/a\r\n\ufeff" + srv.URL + "/b\r\n")
 	var stdout, stderr bytes.Buffer
 	err := getMain(t.Context(), nil, stdin, &stdout, &stderr)
 	if err != nil {

@@ -110,7 +110,7 @@ type quotaJSON struct {
 
 // newQuotaJSON converts q, mapping its unknown markers to nil.
 func newQuotaJSON(q parse.Quota) quotaJSON {
-	j := quotaJSON{Policy: escaped(q.Policy), Partition: shownPartition(q.Partition), Unit: q.Unit, Dialect: q.Dialect}
+	j := quotaJSON{Policy: q.Policy, Partition: shownPartition(q.Partition), Unit: q.Unit, Dialect: q.Dialect}
 	if q.Limit >= 0 {
 		j.Limit = &q.Limit
 	}
@@ -162,10 +162,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if uerr := (*url.Error)(nil); errors.As(err, &uerr) {
 				msg = urlErrText(uerr) // the URL is a field of its own
 			}
-			msg = escaped(msg)
-			enc := json.NewEncoder(stdout)
-			enc.SetEscapeHTML(false)
-			enc.Encode(inspectError{URL: shownURL(target), Error: msg})
+			writeJSON(stdout, inspectError{URL: shownURL(target), Error: msg})
 		}
 		return showError(err)
 	}
@@ -200,9 +197,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		rep.Cost = &c
 	}
 	if *jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(rep)
+		return writeJSON(stdout, rep)
 	}
 	final := ""
 	if u := resp.Request.URL.String(); u != req.URL.String() {

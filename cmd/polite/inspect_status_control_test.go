@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -108,14 +110,23 @@ func TestInspectFindingsC1BytesNotPrinted(t *testing.T) {
 
 // inspect -json wrote a policy's name as the server sent it (GitHub's
 // X-RateLimit-Resource, Discord's X-RateLimit-Bucket): encoding/json
-// escapes no C1 control (U+009B, CSI) nor a bidi override (U+202E).
+// escapes no C1 control (U+009B, CSI) nor a bidi override (U+202E). It
+// writes them as JSON escapes, which read back as the server's name; the
+// text report quotes the name once (escaped first, it was quoted again,
+// and read as a name with a backslash in it).
 func TestInspectJSONPolicyControlRunesNotPrinted(t *testing.T) {
-	for _, bad := range []string{"\u009b2J\u009d0;owned\u009c", "res\u202ecruoser"} {
-		lines := "X-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: 59\r\nX-RateLimit-Reset: 1999999999\r\nX-RateLimit-Resource: " + bad + "\r\n"
-		for _, args := range [][]string{{"-json"}, nil} {
-			if out := inspectRaw(t, args, "200 OK", lines); strings.ContainsAny(out, "\u009b\u009d\u202e") {
-				t.Errorf("inspect %q printed the server's control runes:\n%q", args, out)
-			}
+	for _, name := range []string{"\u009b2J\u009d0;owned\u009c", "res\u202ecruoser"} {
+		lines := "X-RateLimit-Limit: 60\r\nX-RateLimit-Remaining: 59\r\nX-RateLimit-Reset: 1999999999\r\nX-RateLimit-Resource: " + name + "\r\n"
+		out := inspectRaw(t, []string{"-json"}, "200 OK", lines)
+		var rep inspectReport
+		if strings.ContainsAny(out, "\u009b\u009d\u202e") {
+			t.Errorf("inspect -json printed the server's control runes:\n%q", out)
+		} else if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Quotas) != 1 || rep.Quotas[0].Policy != name {
+			t.Errorf("inspect -json: %v, quotas %+v; want the policy %q:\n%s", err, rep.Quotas, name, out)
+		}
+		text := inspectRaw(t, nil, "200 OK", lines)
+		if strings.ContainsAny(text, "\u009b\u009d\u202e") || !strings.Contains(text, strconv.Quote(name)) {
+			t.Errorf("inspect: want the policy shown as %s:\n%s", strconv.Quote(name), text)
 		}
 	}
 }
@@ -142,5 +153,23 @@ func TestRedirectHostControlRunesNotPrinted(t *testing.T) {
 		if strings.ContainsAny(stderr.String(), bad) {
 			t.Errorf("get, redirect to %q: its log line holds the rune: %q", loc, stderr.String())
 		}
+	}
+}
+
+// A URL whose user information holds a '/' reads its first part as the
+// host ("http://s3cr\u009bt/more@127.0.0.1:1/"), which the error names as
+// the resolver got it, raw or in Punycode, where the URL it holds
+// percent-encodes it: the elision of the authority missed it, and the
+// errors of inspect and get showed it.
+func TestErrorHidesNonASCIIUserinfo(t *testing.T) {
+	target := "http://s3cr\u009bt/more@127.0.0.1:1/"
+	var stdout, stderr bytes.Buffer
+	if err := runInspect(t.Context(), []string{target}, &stdout, &stderr); err == nil || strings.Contains(err.Error(), "s3cr") {
+		t.Errorf("inspect: error %v; want one, without the user information", err)
+	}
+	runInspect(t.Context(), []string{"-json", target}, &stdout, &stderr)
+	getMain(t.Context(), []string{"-max-attempts", "1", target}, strings.NewReader(""), &stdout, &stderr)
+	if out := stdout.String() + stderr.String(); strings.Contains(out, "s3cr") {
+		t.Errorf("inspect -json and get show the user information:\n%s", out)
 	}
 }

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/politehttp/polite"
@@ -158,10 +163,10 @@ func showError(err error) error {
 // escaped returns s with each rune that does not print escaped as Go
 // writes it in a string (\x9b for a byte that is no UTF-8, \u009b for a
 // C1 control, \u202e for a bidi override): what the server sent reaches
-// the output (an Age, an Access-Control-Allow-Origin or a policy's name
-// in inspect's report, a redirect's host in an error), and net/http lets
-// bytes from 0x80 through, CSI and OSC among them, which reached the
-// terminal raw. JSON escapes none of them either.
+// the output (an Age, an Access-Control-Allow-Origin in inspect's
+// findings, a redirect's host in an error), and net/http lets bytes from
+// 0x80 through, CSI and OSC among them, which reached the terminal raw.
+// (The JSON outputs escape them as JSON does: see jsonSafe.)
 func escaped(s string) string {
 	if printable(s) == s {
 		return s
@@ -200,6 +205,13 @@ func urlErrText(ue *url.Error) string {
 			if len(part) > 1 {
 				s = strings.ReplaceAll(s, part, "…")
 			}
+		}
+		// The URL percent-encodes what is not ASCII, and the error names
+		// the host looked up as the resolver got it: raw, or in
+		// Punycode ("lookup xn--hunter2-cxa").
+		var dns *net.DNSError
+		if errors.As(ue.Err, &dns) && len(dns.Name) > 1 {
+			s = strings.ReplaceAll(s, dns.Name, "…")
 		}
 	}
 	return s
@@ -362,4 +374,40 @@ func shownPartition(pk []byte) string {
 	}
 	sum := sha256.Sum256(pk)
 	return "sha256:" + hex.EncodeToString(sum[:8])
+}
+
+// writeJSON writes v to w as one line of JSON (HTML left as it is), each
+// rune in it that does not print written as a JSON escape (see jsonSafe).
+func writeJSON(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonSafe(b.Bytes()))
+	return err
+}
+
+// jsonSafe returns b, JSON text, with each rune that does not print (a C1
+// control, a bidi override, DEL) written as a JSON escape ("\u202e"):
+// encoding/json escapes the controls below 0x20 alone, and let the others
+// reach a terminal raw. A JSON escape reads back as the same string, so
+// that a policy's name, say, is the server's still.
+func jsonSafe(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == '\n' || r >= ' ' && r != utf8.RuneError && strconv.IsPrint(r):
+			out = append(out, b[i:i+size]...)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		default: // a byte that is no UTF-8 too, which encoding/json never writes
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += size
+	}
+	return out
 }

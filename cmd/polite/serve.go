@@ -17,9 +17,9 @@ import (
 const serveAbout = `
 Serve runs a rate-limited HTTP server (package ratelimittest) with one
 policy, and prints each request's decision on stdout: time, method, path,
-status, and the rate-limit fields of the response ("- (client gone)" for
-one admitted whose client left before its answer); a line is printed when
-its response ends. Every path is served alike. It listens on a loopback address unless -public is given, and stops
+status, and the rate-limit fields of the response ("- (no answer)" for a
+request whose client left, or that serve stopped, before its answer); a
+line is printed when its response ends. Every path is served alike. It listens on a loopback address unless -public is given, and stops
 on SIGINT or SIGTERM.
 
 The faults make the server misbehave on purpose, to see how clients cope:
@@ -214,9 +214,10 @@ func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	fmt.Fprintf(&b, "%s %s %s ", time.Now().Format("15:04:05.000"), r.Method, target)
 	if rw.status == 0 {
-		// No response: the client went away during the latency, after
-		// the request was admitted and counted.
-		b.WriteString("- (client gone)\n")
+		// No answer: the client went away (during the latency, after
+		// the request was admitted and counted, or during a hang), or
+		// serve stopped first.
+		b.WriteString("- (no answer)\n")
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		io.WriteString(l.w, b.String())

@@ -249,8 +249,8 @@ func TestServeDripBytes(t *testing.T) {
 // serve "prints each request's decision": a request admitted (and counted
 // against the quota) whose client gave up during -latency was never
 // printed, so that the log showed one admitted request, then a 429, for a
-// quota of 2.
-func TestServeLogsClientGone(t *testing.T) {
+// quota of 2. It is printed with a dash for its status.
+func TestServeLogsRequestNotAnswered(t *testing.T) {
 	base, out, stop := startServe(t, "-addr", "127.0.0.1:0", "-quota", "2", "-window", "1m", "-latency", "500ms")
 	defer stop()
 
@@ -270,7 +270,7 @@ func TestServeLogsClientGone(t *testing.T) {
 	}
 	stop() // waits for the first request's handler, ended with its client
 	log := out.String()
-	if !strings.Contains(log, "/gave-up") {
+	if !strings.Contains(log, "/gave-up - (no answer)") {
 		t.Errorf("serve log has no line for the admitted request whose client left, yet it spent the quota:\n%s", log)
 	}
 }
