@@ -30,8 +30,9 @@ type Config struct {
 
 	// MaxKeys is the most budget keys the quota gauge reports; a new key
 	// that finds MaxKeys held drops those seen least recently in an
-	// event, down to seven eighths of MaxKeys (MaxKeys less one, below
-	// 8), so that one scan makes room for many. Each key
+	// event, so that seven eighths of MaxKeys are held with it (below 8,
+	// MaxKeys: the one seen least recently goes), and one scan makes room
+	// for many. Each key
 	// reports one series per quota its server stated (polite keeps at
 	// most 8 of requests and 8 of what requests cost, such as tokens, per
 	// key) and one for a quota learned from refusals, so the gauge has at
@@ -48,11 +49,13 @@ type Config struct {
 	// Events of any other host are counted under server.address "_OTHER",
 	// with no port, so that a crawler sent to ever more hosts (which a
 	// hostile page can arrange) does not add series without bound. If
-	// zero, 100, so that the series of a named host (one per kind of
-	// event, method, reason and status) stay within the 2000 an
-	// instrument the OpenTelemetry SDK keeps by default, "_OTHER" and the
-	// events of the Store included; raise it with the SDK's limit. If
-	// negative, no host is named: every event counts under "_OTHER".
+	// zero, 100. A named host has a series per kind of event, method,
+	// reason and status it saw: up to 19 each, 100 hosts stay within the
+	// 2000 series an instrument the OpenTelemetry SDK keeps by default,
+	// "_OTHER" and the events of the Store included; hosts that see more
+	// (four methods each waiting for six reasons) need the SDK's limit
+	// raised, or fewer hosts named. If negative, no host is named: every
+	// event counts under "_OTHER".
 	MaxHosts int
 
 	// KnownMethods are the request methods http.request.method names as
@@ -100,7 +103,7 @@ type Metrics struct {
 	spellsMu sync.Mutex
 	maxHosts int
 
-	known map[string]bool // Config.KnownMethods; nil: the default list
+	known map[string]string // Config.KnownMethods, each to its own copy; nil: the default list
 
 	// sets caches the measurement options of events, so that recording
 	// one allocates nothing once its attributes were seen. It is copied on
@@ -128,9 +131,9 @@ func New(c Config) (*Metrics, error) {
 	meter := mp.Meter(ScopeName)
 	m := &Metrics{keys: newKeySet(c.MaxKeys), maxHosts: c.MaxHosts}
 	if c.KnownMethods != nil {
-		m.known = make(map[string]bool, len(c.KnownMethods))
+		m.known = make(map[string]string, len(c.KnownMethods))
 		for _, k := range c.KnownMethods {
-			m.known[k] = true
+			m.known[k] = strings.Clone(k)
 		}
 	}
 	if m.maxHosts == 0 {
@@ -502,23 +505,30 @@ func (m *Metrics) method(r string) string {
 		r = http.MethodGet // as net/http reads it
 	}
 	if m.known != nil {
-		if m.known[r] {
-			return r
+		if k, ok := m.known[r]; ok {
+			return k
 		}
 		return "_OTHER"
 	}
 	return method(r)
 }
 
+// defaultMethods are the methods http.request.method names by default.
+var defaultMethods = [...]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace, "QUERY"}
+
 // method returns the value of http.request.method for m by the default
-// list of known methods.
+// list of known methods. It is never m itself, which a server's request
+// cuts from its request line, query and all: kept in an attribute set, m
+// kept the whole line (of up to a megabyte) for the life of the Metrics.
 func method(m string) string {
-	switch m {
-	case "":
+	if m == "" {
 		return http.MethodGet
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace, "QUERY":
-		return m
+	}
+	for _, k := range defaultMethods {
+		if m == k {
+			return k
+		}
 	}
 	return "_OTHER"
 }

@@ -758,3 +758,24 @@ func gaugeKeys(t *testing.T, reader *sdkmetric.ManualReader) []string {
 	}
 	return keys
 }
+
+// A request a server read has its Method cut from its request line, which
+// holds the whole URI, query and all: a polite Transport behind a reverse
+// proxy sends such requests. The method kept as it was, in the cached
+// attribute sets and the SDK's series, kept the whole line, with the
+// default list of methods and with Config.KnownMethods.
+func TestMethodKeepsNoRequestLine(t *testing.T) {
+	for _, known := range [][]string{nil, {"GET"}} {
+		reader := sdkmetric.NewManualReader()
+		m, err := New(Config{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), KnownMethods: known})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keptPerURL(t, "method", func(i int, req *http.Request) {
+			line := "GET " + req.URL.Path + " HTTP/1.1" // a fresh string of 256 KiB
+			req.Method, _, _ = strings.Cut(line, " ")
+			m.OnEvent(polite.Event{Kind: polite.EventRetry, Request: req, Status: 429, Reason: polite.ReasonRetryAfter, Wait: time.Second})
+		})
+		runtime.KeepAlive(m)
+	}
+}
