@@ -432,7 +432,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 	}
 	parsed, err := url.Parse(u)
 	if err != nil {
-		rec.Error = showError(err).Error()
+		rec.Error = shownText(err) // the log's JSON escapes what does not print
 		return rec
 	}
 	if parsed.Scheme != "http" && parsed.Scheme != "https" || parsed.Hostname() == "" {
@@ -468,7 +468,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		rec.Error = showError(err).Error()
+		rec.Error = shownText(err) // the log's JSON escapes what does not print
 		return rec
 	}
 	req.Header.Set("User-Agent", g.userAgent)
@@ -476,7 +476,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 	start := time.Now()
 	resp, err := g.client.Do(req)
 	if err != nil {
-		rec.Error = showError(err).Error()
+		rec.Error = shownText(err) // the log's JSON escapes what does not print
 		if ctx.Err() != nil {
 			// Ended (an interrupt, -timeout) while polite held it:
 			// out of the Base since its last call (or the start),
@@ -524,7 +524,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 		rec.Bytes, err = g.writeBody(resp.Body)
 	}
 	if err != nil {
-		rec.Error = showError(err).Error()
+		rec.Error = shownText(err) // the log's JSON escapes what does not print
 	}
 	return rec
 }

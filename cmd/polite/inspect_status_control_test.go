@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,4 +173,59 @@ func TestErrorHidesNonASCIIUserinfo(t *testing.T) {
 	if out := stdout.String() + stderr.String(); strings.Contains(out, "s3cr") {
 		t.Errorf("inspect -json and get show the user information:\n%s", out)
 	}
+}
+
+// The name looked up is elided where the error names it ("lookup NAME")
+// only: replaced everywhere, a name that is a word of the rest of the
+// message, or two letters of one, elided those too. The URLs are ones
+// whose authority shownURL elides ("http://u@host:80/x@y/": the password
+// may be "host:80/x"); the errors are built, no lookup is made.
+func TestErrorElidesLookupNameOnly(t *testing.T) {
+	for _, c := range []struct{ url, name, want string }{
+		{"http://u@host:80/x@y/", "host", "dial tcp: lookup …: no such host"},
+		{"http://u@tc:80/x@y/", "tc", "dial tcp: lookup …: no such host"},
+		{"http://u@such:80/x@y/", "such", "dial tcp: lookup …: no such host"},
+	} {
+		if shownURL(c.url) != "http://…" {
+			t.Fatalf("shownURL(%q) = %q; the test wants it elided", c.url, shownURL(c.url))
+		}
+		ue := &url.Error{Op: "Get", URL: c.url, Err: &net.OpError{Op: "dial", Net: "tcp",
+			Err: &net.DNSError{Err: "no such host", Name: c.name, IsNotFound: true}}}
+		if got := urlErrText(ue); got != c.want {
+			t.Errorf("name %q: urlErrText = %q; want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// The JSON outputs write a rune that does not print as a JSON escape,
+// which reads back as the server's text: get's log line was escaped as Go
+// text first, then as JSON, and read back as a backslash, 'u', "009b",
+// not what inspect -json gives for the same failure.
+func TestGetLogErrorReadsBackAsServerText(t *testing.T) {
+	const host = "\u009b2J.invalid" // a C1 control: Go's resolver refuses it, no query sent
+	target := rawServer(t, "302 Found", "Location: http://"+host+"/\r\n")
+
+	var stdout, stderr bytes.Buffer
+	runInspect(t.Context(), []string{"-json", target}, &stdout, &stderr)
+	var ie inspectError
+	if err := json.Unmarshal(stdout.Bytes(), &ie); err != nil || !strings.Contains(ie.Error, host) {
+		t.Fatalf("inspect -json: %v, error %q; want the host %q read back", err, ie.Error, host)
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	getMain(t.Context(), []string{"-max-attempts", "1", target}, strings.NewReader(""), &stdout, &stderr)
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		var rec getRecord
+		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.URL == "" {
+			continue
+		}
+		if !strings.Contains(rec.Error, host) {
+			t.Errorf("get's log line reads back as error %q; want the server's host %q in it, as inspect -json's %q has",
+				rec.Error, host, ie.Error)
+		}
+		return
+	}
+	t.Fatalf("get printed no log line:\n%s", stderr.String())
 }

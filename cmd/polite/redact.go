@@ -143,21 +143,27 @@ type shownError struct {
 func (e *shownError) Error() string { return e.text }
 func (e *shownError) Unwrap() error { return e.err }
 
-// showError returns err, its URL shown as shownURL does when it is a
-// *url.Error (which net/http's Client returns, with the whole URL but its
-// password in its text).
-//
-// Its text is escaped (see escaped): an error may name a host a redirect's
-// Location gave ("lookup \u009b2J.invalid: no such host").
+// showError returns err, its text as shownText gives it, escaped (see
+// escaped): an error may name a host a redirect's Location gave ("lookup
+// \u009b2J.invalid: no such host"). It is for text; JSON escapes what
+// does not print itself (see jsonSafe).
 func showError(err error) error {
-	var ue *url.Error
-	if !errors.As(err, &ue) {
-		if s := err.Error(); escaped(s) != s {
-			return &shownError{text: escaped(s), err: err}
-		}
+	s := escaped(shownText(err))
+	if s == err.Error() {
 		return err
 	}
-	return &shownError{text: escaped(ue.Op + " " + strconv.Quote(shownURL(ue.URL)) + ": " + urlErrText(ue)), err: err}
+	return &shownError{text: s, err: err}
+}
+
+// shownText returns err's text, its URL shown as shownURL does when it is a
+// *url.Error (which net/http's Client returns, with the whole URL but its
+// password in its text).
+func shownText(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err.Error()
+	}
+	return ue.Op + " " + strconv.Quote(shownURL(ue.URL)) + ": " + urlErrText(ue)
 }
 
 // escaped returns s with each rune that does not print escaped as Go
@@ -210,8 +216,8 @@ func urlErrText(ue *url.Error) string {
 		// the host looked up as the resolver got it: raw, or in
 		// Punycode ("lookup xn--hunter2-cxa").
 		var dns *net.DNSError
-		if errors.As(ue.Err, &dns) && len(dns.Name) > 1 {
-			s = strings.ReplaceAll(s, dns.Name, "…")
+		if errors.As(ue.Err, &dns) && dns.Name != "" {
+			s = strings.ReplaceAll(s, "lookup "+dns.Name, "lookup …")
 		}
 	}
 	return s

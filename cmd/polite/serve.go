@@ -216,12 +216,13 @@ func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rw.status == 0 {
 		// No answer: the client went away (during the latency, after
 		// the request was admitted and counted, or during a hang), or
-		// serve stopped first.
+		// serve stopped first. The connection is cut, so that net/http
+		// does not answer an empty 200 for the handler.
 		b.WriteString("- (no answer)\n")
 		l.mu.Lock()
-		defer l.mu.Unlock()
 		io.WriteString(l.w, b.String())
-		return
+		l.mu.Unlock()
+		panic(http.ErrAbortHandler)
 	}
 	fmt.Fprintf(&b, "%d", rw.status)
 	for _, name := range rateLimitFieldNames(rw.header, true) {

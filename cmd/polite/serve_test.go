@@ -274,3 +274,36 @@ func TestServeLogsRequestNotAnswered(t *testing.T) {
 		t.Errorf("serve log has no line for the admitted request whose client left, yet it spent the quota:\n%s", log)
 	}
 }
+
+// A request held (-latency) when serve stops ends unanswered, as its help
+// says, and as its log line says ("- (no answer)"): the handler returned
+// without writing, and net/http answered for it with an implicit "200 OK"
+// and an empty body, a success with no rate-limit fields.
+func TestServeStopLeavesHeldUnanswered(t *testing.T) {
+	base, out, stop := startServe(t, "-addr", "127.0.0.1:0", "-quota", "2", "-window", "1m", "-latency", "5s")
+	defer stop()
+	type result struct {
+		status string
+		body   string
+		err    error
+		rl     string
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := http.Get(base + "/held")
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- result{status: resp.Status, body: string(b), rl: resp.Header.Get("RateLimit")}
+	}()
+	time.Sleep(300 * time.Millisecond) // the request is held in -latency
+	stop()
+	r := <-done
+	log := out.String()
+	if strings.Contains(log, "/held - (no answer)") && r.err == nil {
+		t.Errorf("serve logged %q, but the client got an answer: %s, body %q, RateLimit %q", "/held - (no answer)", r.status, r.body, r.rl)
+	}
+}
