@@ -975,3 +975,145 @@ func TestCostFitsRefusedOnce(t *testing.T) {
 		}
 	})
 }
+
+// An answer that stated a cost quota's limit (RateLimit-Policy) but not
+// what was left (its RateLimit member missing: the server states only some
+// of its policies, or a proxy kept one field of two) counted the request
+// nowhere: the quota was marked as stated, so the request was not charged
+// to it as one whose answer states nothing is (DESIGN.md §10, "A charge
+// past the reset"), and its reservation was freed at its answer. After two
+// requests of 4,000 into the 9,900 left, a third was sent into 1,900.
+func TestLimitOnlyAnswerCharged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		left, end := int64(10000), time.Now().Add(time.Minute)
+		refused, n := 0, 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			cost, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
+			mu.Lock()
+			n++
+			first := n == 1
+			for !time.Now().Before(end) {
+				left, end = 10000, end.Add(time.Minute)
+			}
+			reset := int64((time.Until(end) + time.Second - 1) / time.Second)
+			ok := cost <= left
+			if ok {
+				left -= cost
+			} else {
+				refused++
+			}
+			now := left
+			mu.Unlock()
+			w.Header().Set("RateLimit-Policy", `"tpm";q=10000;qu="tokens";w=60`)
+			if first || !ok {
+				w.Header().Set("RateLimit", `"tpm";r=`+strconv.FormatInt(now, 10)+`;t=`+strconv.FormatInt(reset, 10))
+			}
+			if !ok {
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1}
+		send := func(tokens int64) int {
+			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), polite.Cost{Tokens: tokens}), http.MethodPost, "http://llm.example/v1", nil)
+			req.Header.Set("X-Cost", strconv.FormatInt(tokens, 10))
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		send(100)  // 9900 left, stated
+		send(4000) // 5900 left, the limit stated, not the remaining
+		send(4000) // 1900 left, likewise
+		st, _ := tr.Inspect("http://llm.example", time.Now())
+		for _, p := range st.Policies {
+			if p.Unit == "tokens" && p.Remaining != 1900 {
+				t.Errorf("before the fourth request: Remaining %d, want 1900 (9900 stated, 8000 sent since)", p.Remaining)
+			}
+		}
+		start := time.Now()
+		code := send(4000)
+		if code != http.StatusOK || refused != 0 {
+			t.Errorf("fourth request of 4000: status %d after %v, %d refused; the key had been told 9900 left and sent 8000 since, and should have waited for the next window", code, time.Since(start), refused)
+		}
+	})
+}
+
+// Two quotas of tokens, a minute's and a day's, and answers that state
+// only the minute's after the first. An answer charged the day's quota the
+// cost of its own request, but marked the unit counted up to its request:
+// the reservations of the requests granted before it, still in flight,
+// were dropped as counted, though the day's quota counted none of them.
+// When the later request's answer came first (B before A), A's tokens
+// were in neither the day's level nor a reservation, and its own answer,
+// granted before the unit's mark, was not charged either: the day's quota,
+// stated at 9,900, had 1,900 left after A and B, and C (4,000) was sent
+// into it.
+func TestOtherQuotaOfUnitChargedInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		minute, day := int64(100000), int64(10000)
+		refused, n := 0, 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			cost, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
+			mu.Lock()
+			n++
+			first := n == 1
+			ok := cost <= minute && cost <= day
+			if ok {
+				minute -= cost
+				day -= cost
+			} else {
+				refused++
+			}
+			m, d := minute, day
+			mu.Unlock()
+			if first || !ok {
+				w.Header().Set("RateLimit-Policy", `"min";q=100000;qu="tokens";w=60, "day";q=10000;qu="tokens";w=86400`)
+				w.Header().Set("RateLimit", `"min";r=`+strconv.FormatInt(m, 10)+`;t=60, "day";r=`+strconv.FormatInt(d, 10)+`;t=86400`)
+			} else {
+				w.Header().Set("RateLimit-Policy", `"min";q=100000;qu="tokens";w=60`)
+				w.Header().Set("RateLimit", `"min";r=`+strconv.FormatInt(m, 10)+`;t=60`)
+			}
+			if !ok {
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			if r.URL.Path == "/a" {
+				time.Sleep(time.Second) // answered after B
+			}
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1}
+		send := func(path string, tokens int64) (int, error) {
+			req, _ := http.NewRequestWithContext(polite.WithCost(t.Context(), polite.Cost{Tokens: tokens}), http.MethodPost, "http://llm.example"+path, nil)
+			req.Header.Set("X-Cost", strconv.FormatInt(tokens, 10))
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				return 0, err
+			}
+			resp.Body.Close()
+			return resp.StatusCode, nil
+		}
+		send("/p", 100) // the day's: 9900 left, stated
+		done := make(chan int)
+		go func() { code, _ := send("/a", 4000); done <- code }()
+		synctest.Wait()  // A is at the server: 5900 left of the day's
+		send("/b", 4000) // 1900 left; its answer comes before A's
+		<-done
+		if st, _ := tr.Inspect("http://llm.example", time.Now()); true {
+			for _, p := range st.Policies {
+				if p.Name == "day" && p.Remaining > 1900 {
+					t.Errorf("the day's quota after A and B: Remaining %d, want at most 1900 (9900 stated, 8000 sent since)", p.Remaining)
+				}
+			}
+		}
+		// C must not be sent before the day's reset: it waits (past
+		// MaxWait here, a *WaitError), as it does when A answers first.
+		code, err := send("/c", 4000)
+		if refused != 0 || !errors.Is(err, polite.ErrWaitTooLong) {
+			t.Errorf("C (4000): status %d, error %v, %d refused by the server; the day's quota had 1900 tokens left, and C should have waited for its reset (a *WaitError past MaxWait)", code, err, refused)
+		}
+	})
+}

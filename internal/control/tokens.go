@@ -789,6 +789,22 @@ func (u *costUnit) count(mark uint64) {
 	u.res = u.res[:k]
 }
 
+// charge takes n off q's level at now: a cost the level does not count.
+func (q *costQuota) charge(n, now int64) {
+	switch {
+	case !q.refill && q.deadline != 0 && now >= q.deadline && q.q >= 0:
+		q.renew(now)
+	case q.refill && now > q.at:
+		// Charged to what has refilled since the observation, not to
+		// the observation: cut at 0, the charge would vanish in the
+		// refill added on top.
+		if lv, ok := q.level(now); ok {
+			q.r, q.at = lv, now
+		}
+	}
+	q.r = max(0, q.r-min(n, maxQuota))
+}
+
 // observe applies what the answer to the request l granted says of the
 // key's cost quotas, at now. When the answer states one of a unit's
 // quotas, the reservations of the requests granted up to l are dropped:
@@ -818,7 +834,13 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 			continue
 		}
 		stated = true
-		seen[q.index(c)] = true
+		if pq.Remaining >= 0 {
+			// A quota stated with its limit alone (a RateLimit-Policy
+			// without its RateLimit) says nothing of what is left: it is
+			// charged l's cost as one unstated is. Marked seen, l's
+			// tokens were counted nowhere.
+			seen[q.index(c)] = true
+		}
 		if u := &c.units[q.unit]; pq.Limit >= 0 && !c.outdated(q, l, pq) {
 			// A cost above the limit the answer states, which the
 			// server did: one so large fits (an estimate over what it
@@ -853,19 +875,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		}
 		if n := u.need(&l.want); n > 0 {
 			charged[q.unit] = true
-			switch {
-			case !q.refill && q.deadline != 0 && now >= q.deadline && q.q >= 0:
-				q.renew(now)
-			case q.refill && now > q.at:
-				// Charged to what has refilled since the
-				// observation, not to the observation: cut at 0,
-				// the charge would vanish in the refill added
-				// on top.
-				if lv, ok := q.level(now); ok {
-					q.r, q.at = lv, now
-				}
-			}
-			q.r = max(0, q.r-min(n, maxQuota))
+			q.charge(n, now)
 			// The level is now that of a later request, l, though the
 			// requests granted between the observation and l are not
 			// counted in it: an answer to one of them is read against it
@@ -877,7 +887,25 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		u := &c.units[i]
 		switch {
 		case marked[i]:
+			// The requests granted before l and still in flight are
+			// counted in the quota of the unit the answer states, and
+			// their reservations go; one of the unit it does not state
+			// (a day's beside a minute's, another partition's) is
+			// charged them, as it is l's: their answers, granted before
+			// the mark, are charged nothing (an answer to one of them
+			// coming after l's was, and was counted nowhere).
+			n := u.n
 			u.count(l.seq)
+			if n -= u.n; n > 0 && !rejected {
+				for j := range c.quotas {
+					if q := &c.quotas[j]; int(q.unit) == i && !seen[j] && q.live {
+						// Its mark stays: an answer to one of them
+						// stating q counts it, and is taken whole
+						// unless l was charged too (above).
+						q.charge(n, now)
+					}
+				}
+			}
 			u.since, u.fixed, u.from = 0, 0, top
 		case (charged[i] || rejected && l.seq > u.mark && !l.want.free()) && l.seq > u.from:
 			// What l reserved leaves what the next answer stating
