@@ -887,25 +887,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		u := &c.units[i]
 		switch {
 		case marked[i]:
-			// The requests granted before l and still in flight are
-			// counted in the quota of the unit the answer states, and
-			// their reservations go; one of the unit it does not state
-			// (a day's beside a minute's, another partition's) is
-			// charged them, as it is l's: their answers, granted before
-			// the mark, are charged nothing (an answer to one of them
-			// coming after l's was, and was counted nowhere).
-			n := u.n
 			u.count(l.seq)
-			if n -= u.n; n > 0 && !rejected {
-				for j := range c.quotas {
-					if q := &c.quotas[j]; int(q.unit) == i && !seen[j] && q.live {
-						// Its mark stays: an answer to one of them
-						// stating q counts it, and is taken whole
-						// unless l was charged too (above).
-						q.charge(n, now)
-					}
-				}
-			}
 			u.since, u.fixed, u.from = 0, 0, top
 		case (charged[i] || rejected && l.seq > u.mark && !l.want.free()) && l.seq > u.from:
 			// What l reserved leaves what the next answer stating
