@@ -519,27 +519,9 @@ func TestMergedReservationsStored(t *testing.T) {
 // latest, dropped B's charge, and C was sent into 1900 tokens and refused.
 func TestUnstatedChargeSurvivesOlderAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var (
-			mu      sync.Mutex
-			left    = int64(10000)
-			refused int
-			end     = time.Now().Add(time.Minute) // a fixed window of a minute
-		)
+		tw := newTokenWindow()
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			cost, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
-			mu.Lock()
-			for !time.Now().Before(end) {
-				left, end = 10000, end.Add(time.Minute)
-			}
-			reset := int64((time.Until(end) + time.Second - 1) / time.Second)
-			ok := cost <= left
-			if ok {
-				left -= cost
-			} else {
-				refused++
-			}
-			now := left
-			mu.Unlock()
+			ok, now, reset := tw.take(r)
 			if r.URL.Path == "/b" {
 				return // charged, but no fields: a proxy stripped them, say
 			}
@@ -571,8 +553,8 @@ func TestUnstatedChargeSurvivesOlderAnswer(t *testing.T) {
 		send("/b", 4000) // 1900 left
 		<-done
 		start := time.Now()
-		if code := send("/c", 4000); code != http.StatusOK || refused != 0 {
-			t.Errorf("C: status %d after %v, %d refused; the server had 1900 tokens left, and C should have waited for the next window", code, time.Since(start), refused)
+		if code := send("/c", 4000); code != http.StatusOK || tw.refused != 0 {
+			t.Errorf("C: status %d after %v, %d refused; the server had 1900 tokens left, and C should have waited for the next window", code, time.Since(start), tw.refused)
 		}
 	})
 }
@@ -985,26 +967,11 @@ func TestCostFitsRefusedOnce(t *testing.T) {
 // requests of 4,000 into the 9,900 left, a third was sent into 1,900.
 func TestLimitOnlyAnswerCharged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		left, end := int64(10000), time.Now().Add(time.Minute)
-		refused, n := 0, 0
+		tw := newTokenWindow()
+		var n atomic.Int32
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			cost, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
-			mu.Lock()
-			n++
-			first := n == 1
-			for !time.Now().Before(end) {
-				left, end = 10000, end.Add(time.Minute)
-			}
-			reset := int64((time.Until(end) + time.Second - 1) / time.Second)
-			ok := cost <= left
-			if ok {
-				left -= cost
-			} else {
-				refused++
-			}
-			now := left
-			mu.Unlock()
+			first := n.Add(1) == 1
+			ok, now, reset := tw.take(r)
 			w.Header().Set("RateLimit-Policy", `"tpm";q=10000;qu="tokens";w=60`)
 			if first || !ok {
 				w.Header().Set("RateLimit", `"tpm";r=`+strconv.FormatInt(now, 10)+`;t=`+strconv.FormatInt(reset, 10))
@@ -1035,8 +1002,39 @@ func TestLimitOnlyAnswerCharged(t *testing.T) {
 		}
 		start := time.Now()
 		code := send(4000)
-		if code != http.StatusOK || refused != 0 {
-			t.Errorf("fourth request of 4000: status %d after %v, %d refused; the key had been told 9900 left and sent 8000 since, and should have waited for the next window", code, time.Since(start), refused)
+		if code != http.StatusOK || tw.refused != 0 {
+			t.Errorf("fourth request of 4000: status %d after %v, %d refused; the key had been told 9900 left and sent 8000 since, and should have waited for the next window", code, time.Since(start), tw.refused)
 		}
 	})
+}
+
+// tokenWindow is a server's fixed window of 10,000 tokens a minute, from
+// its creation, that refuses a request costing more than is left.
+type tokenWindow struct {
+	mu      sync.Mutex
+	left    int64
+	end     time.Time
+	refused int // read once the requests are over
+}
+
+func newTokenWindow() *tokenWindow {
+	return &tokenWindow{left: 10000, end: time.Now().Add(time.Minute)}
+}
+
+// take counts r's cost, its X-Cost header, if it fits, and returns whether
+// it did, the tokens left, and the seconds to the window's end, rounded
+// up.
+func (tw *tokenWindow) take(r *http.Request) (ok bool, left, reset int64) {
+	cost, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	for !time.Now().Before(tw.end) {
+		tw.left, tw.end = 10000, tw.end.Add(time.Minute)
+	}
+	if ok = cost <= tw.left; ok {
+		tw.left -= cost
+	} else {
+		tw.refused++
+	}
+	return ok, tw.left, int64((time.Until(tw.end) + time.Second - 1) / time.Second)
 }
