@@ -19,7 +19,9 @@ import (
 // share a [Store] pace together too.
 //
 // The zero value is ready to use. A Budget is safe for concurrent use by
-// multiple goroutines. Its fields must not be changed after first use.
+// multiple goroutines. Its fields must not be changed after first use, nor
+// the Budget copied: a copy shares the original's state and secret, and
+// keeps the settings the original had at its first use.
 //
 // Memory is bounded: a key unused for IdleTTL is forgotten (its next
 // request starts fresh, with a probe), and the in-memory store keeps at
@@ -29,8 +31,8 @@ import (
 // in the background; expired keys are dropped lazily as new requests
 // arrive.
 type Budget struct {
-	// MaxKeys is the most budget keys kept at once in memory. If zero,
-	// 65536. It sizes the in-memory store used when Store is nil, and the
+	// MaxKeys is the most budget keys kept at once in memory. If zero or
+	// negative, 65536. It sizes the in-memory store used when Store is nil, and the
 	// one used for a key while Store fails.
 	MaxKeys int
 
@@ -39,7 +41,7 @@ type Budget struct {
 	// whichever is later; never while a lease is out, nor before a stop
 	// of retries ends, nor before the last start a stated quota counts
 	// leaves its window (a key of 3 requests an hour is kept an hour). If
-	// zero, 10 minutes.
+	// zero or negative, 10 minutes.
 	IdleTTL time.Duration
 
 	// Store keeps the state of every key. If nil, a [MemoryStore] of
@@ -59,13 +61,13 @@ type Budget struct {
 
 	// MaxRate is the most requests per second started under one key by
 	// all the Budget's Transports together (and, with a shared Store, by
-	// every process), whatever the server says. If zero, there is no such
-	// ceiling. Transport.MaxRate bounds one Transport's own requests.
+	// every process), whatever the server says. If zero or negative, there
+	// is no such ceiling. Transport.MaxRate bounds one Transport's own requests.
 	MaxRate float64
 
 	// MaxConcurrency is the most requests in flight under one key, by all
-	// the Budget's Transports together, whatever the server says. If zero,
-	// there is no such ceiling. Transport.MaxConcurrency bounds one
+	// the Budget's Transports together, whatever the server says. If zero
+	// or negative, there is no such ceiling. Transport.MaxConcurrency bounds one
 	// Transport's own requests.
 	MaxConcurrency int
 
@@ -75,7 +77,7 @@ type Budget struct {
 	// since it started, whichever comes first, so that a process that dies
 	// mid-request, or a body never closed, does not hold its slot forever.
 	// A lease ends up to Lease/16 after its deadline (leases are kept by
-	// expiry slot). If zero, 10 minutes.
+	// expiry slot). If zero or negative, 10 minutes.
 	Lease time.Duration
 
 	once     sync.Once

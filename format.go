@@ -14,8 +14,9 @@ import "fmt"
 
 // Format writes t as its settings, for every verb (%v, %+v, %#v, ...): t
 // keeps the keys it paced, and a key from a custom Key may hold a
-// credential (see Transport.Key). Base and Budget's Store are shown by
-// their type alone.
+// credential (see Transport.Key). Base and Budget are shown by their type
+// alone, Key and Cost by whether they are set, and OnEvent and Logger not
+// at all.
 func (t *Transport) Format(f fmt.State, verb rune) {
 	if t == nil {
 		fmt.Fprint(f, "(*polite.Transport)(nil)")

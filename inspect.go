@@ -14,8 +14,11 @@ import (
 // wait, and until when. It is a snapshot; it does not change afterwards.
 //
 // It marshals to JSON with snake_case names, durations in seconds (a
-// number, in a name ending in "_s"), instants in RFC 3339 in UTC, and
-// unset values (a zero time, an unknown quota, "") left out:
+// number, in a name ending in "_s"; "refill_per_s" is a rate, units a
+// second), instants in RFC 3339 in UTC, and unset values (a zero time, an
+// unknown quota, "") left out. A policy of a cost unit adds "reserved",
+// "refill_per_s", "stated_at" and "accepted" (PolicyState's Reserved,
+// Refill, Stated and Accepted):
 //
 //	{"key":"https://api.example","at":"2026-01-02T15:04:00Z","in_flight":1,"pause_until":"2026-01-02T15:04:05.5Z",
 //	 "pause_reason":"retry-after","probing":true,"policies":[{"name":"default",

@@ -74,7 +74,7 @@ import (
 // A Robots holds the robots.txt of the origins it has seen: Transports
 // sharing a Robots share them. The zero value obeys the "*" groups. A
 // Robots is safe for concurrent use by multiple goroutines. Its fields must
-// not be changed after first use.
+// not be changed after first use, nor the Robots copied.
 type Robots struct {
 	// UserAgent is the product token matched, ignoring case, against the
 	// user-agent lines of robots.txt (RFC 9309 §2.2.1), such as "mybot".

@@ -90,7 +90,8 @@ type Store interface {
 // and no allocation on a request's path.
 //
 // The zero value is ready to use. A MemoryStore is safe for concurrent use
-// by multiple goroutines. Its fields must not be changed after first use.
+// by multiple goroutines. Its fields must not be changed after first use,
+// nor the MemoryStore copied.
 //
 // Keys are spread over shards with a lock each, so that different keys
 // seldom contend. A state is forgotten after its Expiry (lazily, when it is
@@ -109,7 +110,7 @@ type Store interface {
 // spacing since its last start is lost with it (kept, every key used
 // within 1/MaxRate would be).
 type MemoryStore struct {
-	// MaxKeys is the most keys kept at once. If zero, 65536.
+	// MaxKeys is the most keys kept at once. If zero or negative, 65536.
 	MaxKeys int
 
 	once   sync.Once

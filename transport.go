@@ -36,7 +36,8 @@ import (
 // The zero value is ready to use. Transports should be reused instead of
 // created as needed, since they hold the pacing state of every origin. A
 // Transport is safe for concurrent use by multiple goroutines. Its fields
-// must not be changed after first use.
+// must not be changed after first use, nor the Transport copied: a copy
+// shares the original's pacing state.
 type Transport struct {
 	// Base is the RoundTripper that sends requests. If nil,
 	// http.DefaultTransport is used.
@@ -60,7 +61,7 @@ type Transport struct {
 	// counted from when it first asked (a request held again, when others
 	// took the start it woke for, waits no longer in all), fails with a
 	// *WaitError as soon as that is known, without being sent (again, for
-	// a retry: see WaitError.Attempt). If zero, 10
+	// a retry: see WaitError.Attempt). If zero or negative, 10
 	// minutes (the draft's own example of an excessive window, draft-11
 	// §8.5.1).
 	MaxWait time.Duration
@@ -71,14 +72,15 @@ type Transport struct {
 
 	// MaxRate is the most requests per second this Transport starts under
 	// one budget key, whatever the server says and whatever other
-	// Transports sharing its Budget do. If zero, there is no local rate
-	// ceiling; the server's quotas and Budget.MaxRate still apply.
+	// Transports sharing its Budget do. If zero or negative, there is no
+	// local rate ceiling; the server's quotas and Budget.MaxRate still apply.
 	// Requests it holds start in the order it first held them.
 	MaxRate float64
 
 	// MaxConcurrency is the most requests this Transport has in flight
 	// under one budget key, whatever the server says and whatever other
-	// Transports sharing its Budget do. If zero, there is no local ceiling;
+	// Transports sharing its Budget do. If zero or negative, there is no
+	// local ceiling;
 	// Budget.MaxConcurrency still applies.
 	MaxConcurrency int
 
