@@ -167,7 +167,7 @@ func magnitude(w, n int64, base time.Time) time.Duration {
 	switch {
 	case w >= tooLarge:
 		return -1
-	case w < epochSeconds:
+	case w < epochSeconds && !nearUnix(w, base):
 		return seconds(w, n)
 	case w < epochMillis:
 		return sinceUnix(w, n, base)
@@ -176,6 +176,17 @@ func magnitude(w, n int64, base time.Time) time.Duration {
 	default:
 		return sinceUnix(w/1e6, w%1e6*1e3+n/1e6, base)
 	}
+}
+
+// nearUnix reports whether sec, seconds after the Unix epoch, is within a
+// year of base: an instant, whatever its magnitude. A clock before 2001
+// (a testing/synctest bubble's starts in 2000) sends epoch resets below
+// 1e9, which the magnitude rule alone read as 30 years; no delta is near
+// base otherwise.
+func nearUnix(sec int64, base time.Time) bool {
+	const year = 366 * 24 * 3600
+	d := sec - base.Unix()
+	return -year < d && d < year
 }
 
 // sinceUnix is since for the instant sec seconds and nsec nanoseconds

@@ -60,3 +60,34 @@ func TestOpenAIResetBareEpoch(t *testing.T) {
 		}
 	}
 }
+
+// A clock before 2001 (a testing/synctest bubble's starts in 2000) sends
+// epoch resets below 1e9, which the magnitude rule read as delta seconds:
+// 946684860, a minute after the Date below, was a reset of 30 years. A
+// bare number within a year of the instant resets are measured from is an
+// instant; a delta below 1e9 is read as before.
+func TestEpochResetBefore2001(t *testing.T) {
+	now := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) // 946684800
+	for _, tt := range []struct {
+		reset string
+		want  time.Duration
+	}{
+		{"946684860", time.Minute},
+		{"946684800", 0},
+		{"60", time.Minute},
+		{"915000000", 915000000 * time.Second}, // more than a year before: a delta
+	} {
+		h := http.Header{
+			"Date":                  {"Sat, 01 Jan 2000 00:00:00 GMT"},
+			"X-Ratelimit-Limit":     {"10"},
+			"X-Ratelimit-Remaining": {"5"},
+			"X-Ratelimit-Reset":     {tt.reset},
+		}
+		quick, general := readBothPaths(h, now)
+		for _, qs := range [][]Quota{quick, general, Header(h, now)} {
+			if len(qs) != 1 || qs[0].Reset != tt.want {
+				t.Errorf("X-RateLimit-Reset %s with the Date of 2000: %+v; want a reset of %v", tt.reset, qs, tt.want)
+			}
+		}
+	}
+}

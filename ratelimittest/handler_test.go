@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/politehttp/polite/parse"
 	"github.com/politehttp/polite/ratelimittest"
 )
 
@@ -728,5 +729,33 @@ func TestAlgorithmsAgainstModels(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// A Handler created in a testing/synctest bubble, whose clock starts in
+// 2000, sends epoch resets below 1e9, which parse read as delta seconds
+// (30 years) before it took a bare number within a year of the Date as an
+// instant.
+func TestEpochResetReadBackInBubble(t *testing.T) {
+	for _, d := range []ratelimittest.Dialect{ratelimittest.XRateLimitEpoch, ratelimittest.GitHub, ratelimittest.HTTPRate} {
+		t.Run(string(d), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := ratelimittest.NewHandler(ratelimittest.Config{
+					Dialect:  d,
+					Policies: []ratelimittest.Policy{{Quota: 10, Window: time.Minute}},
+				})
+				c := &http.Client{Transport: &ratelimittest.Transport{Handler: h}}
+				time.Sleep(25 * time.Second) // 35 s before the window's end
+				resp, _ := send(t, c, "")
+				qs := parse.Header(resp.Header, time.Now())
+				if len(qs) != 1 {
+					t.Fatalf("parse.Header read %d quotas from %v; want 1", len(qs), resp.Header)
+				}
+				if want := 35 * time.Second; qs[0].Reset != want {
+					t.Errorf("X-RateLimit-Reset %s with Date %s: parse.Header reads a reset of %v; want %v",
+						resp.Header.Get("X-RateLimit-Reset"), resp.Header.Get("Date"), qs[0].Reset, want)
+				}
+			})
+		})
 	}
 }
