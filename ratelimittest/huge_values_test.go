@@ -118,3 +118,39 @@ func TestTokenTaskBodyOfHugeInput(t *testing.T) {
 		}
 	}
 }
+
+// A content-bytes policy with a quota near the largest int64, charged
+// BodySize 1<<62 bytes a request (a custom Next, so nothing that large is
+// written): the quota holds one such request a window. The fixed window's
+// used+cost wrapped past math.MaxInt64 to a negative sum, so that the
+// second request was admitted too, and every one after it, while the
+// fields stated 0 bytes remaining; Ideal, which runs the same limiters,
+// said two requests took no time.
+func TestHugeQuotaCostFixedWindow(t *testing.T) {
+	const quota = 1<<63 - 1
+	for _, alg := range []ratelimittest.Algorithm{ratelimittest.FixedWindow, ratelimittest.FixedWindowFromFirst} {
+		t.Run(string(alg), func(t *testing.T) {
+			cfg := ratelimittest.Config{
+				Policies: []ratelimittest.Policy{{Algorithm: alg, Quota: quota, Window: time.Minute, Unit: "content-bytes"}},
+				BodySize: 1 << 62,
+				Next:     http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}),
+			}
+			if got := ratelimittest.Ideal(cfg, 2, 1); got < time.Minute {
+				t.Errorf("Ideal(2 requests) = %v; want a window at least: the quota holds one request", got)
+			}
+			synctest.Test(t, func(t *testing.T) {
+				c := client(ratelimittest.NewHandler(cfg))
+				var codes []int
+				var fields []string
+				for range 3 {
+					resp, _ := send(t, c, "")
+					codes = append(codes, resp.StatusCode)
+					fields = append(fields, resp.Header.Get("RateLimit"))
+				}
+				if codes[1] != http.StatusTooManyRequests || codes[2] != http.StatusTooManyRequests {
+					t.Errorf("statuses %v, RateLimit %q; want 200 then 429s: %d bytes hold one request of %d", codes, fields, int64(quota), int64(1<<62))
+				}
+			})
+		})
+	}
+}

@@ -110,7 +110,7 @@ func (l *fixedWindow) wait(now time.Time, cost int64) (time.Duration, bool) {
 		return 0, false
 	}
 	l.advance(now)
-	if l.used+cost <= l.quota {
+	if cost <= l.quota-l.used { // used+cost wrapped past MaxInt64 for huge costs
 		return 0, true
 	}
 	return l.left(now), true

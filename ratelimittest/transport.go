@@ -76,6 +76,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, errors.New("ratelimittest: Transport.Handler is nil")
 	}
+	if req.URL == nil || req.Header == nil {
+		closeBody(req)
+		return nil, errors.New("ratelimittest: nil Request.URL or Request.Header") // as net/http's Transport refuses them
+	}
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		closeBody(req)

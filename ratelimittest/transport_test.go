@@ -325,3 +325,43 @@ func TestTransportStreamCloseWakesRead(t *testing.T) {
 		}
 	})
 }
+
+// closeCounter records whether the request body was closed.
+type closeCounter struct {
+	io.Reader
+	closed bool
+}
+
+func (c *closeCounter) Close() error { c.closed = true; return nil }
+
+// A request built by hand with no Header map (net/http's Transport
+// answers it with the error "http: nil Request.Header" and closes the
+// body): Transport.RoundTrip set Content-Length on the clone's nil map for
+// a POST, PUT or PATCH, or any request with a body, and panicked
+// "assignment to entry in nil map" in the caller's goroutine, the body
+// left open. It returns an error, the body closed.
+func TestTransportNilHeader(t *testing.T) {
+	u, _ := url.Parse("http://api.example/items")
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		t.Run(method, func(t *testing.T) {
+			body := &closeCounter{Reader: strings.NewReader("hello")}
+			req := &http.Request{Method: method, URL: u, Body: body, ContentLength: 5}
+			var resp *http.Response
+			var err error
+			func() {
+				defer func() {
+					if v := recover(); v != nil {
+						t.Errorf("RoundTrip panicked: %v", v)
+					}
+				}()
+				resp, err = (&ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{})}).RoundTrip(req)
+			}()
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if !body.closed {
+				t.Errorf("RoundTrip returned (%v, %v) and left the request body open", resp, err)
+			}
+		})
+	}
+}
