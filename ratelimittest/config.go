@@ -159,7 +159,11 @@ const (
 
 // Policy is one limit a [Handler] enforces.
 type Policy struct {
-	// Name is the IETF policy name. If empty, it is "default".
+	// Name is the IETF policy name. If empty, it is "default". Give each
+	// policy of a Config a name of its own (within one Partition): the
+	// fields state them all, and a client reads a repeated name as one
+	// policy (package parse keeps one item of each name per field, so two
+	// unnamed policies read back as one quota that is neither).
 	Name string
 
 	// Algorithm is the counting rule. If empty, it is FixedWindow.
