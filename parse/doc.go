@@ -87,9 +87,10 @@
 // with 8 remaining.
 //
 // The magnitude rule reads a bare *-Reset number: below 1e9 it is delta
-// seconds (but within a year of the instant absolute resets are measured
-// from, the server's Date or now, where it is epoch seconds: a clock
-// before 2001, as a testing/synctest bubble's, sends such epochs), below
+// seconds (but a year or more and within a year of the instant absolute
+// resets are measured from, the server's Date or now, it is epoch
+// seconds: a clock before 2001, as a testing/synctest bubble's, sends
+// such epochs), below
 // 1e12 epoch seconds, below 1e15 epoch milliseconds, below 1e18 epoch
 // microseconds, and larger values are invalid. Resets may
 // also be RFC 3339 / ISO 8601 dates (with fractional seconds, or without

@@ -178,15 +178,17 @@ func magnitude(w, n int64, base time.Time) time.Duration {
 	}
 }
 
-// nearUnix reports whether sec, seconds after the Unix epoch, is within a
-// year of base: an instant, whatever its magnitude. A clock before 2001
-// (a testing/synctest bubble's starts in 2000) sends epoch resets below
-// 1e9, which the magnitude rule alone read as 30 years; no delta is near
-// base otherwise.
+// nearUnix reports whether sec, seconds after the Unix epoch, is an
+// instant whatever its magnitude: a year or more (no delta a server
+// means), and within a year of base. A clock before 2001 (a
+// testing/synctest bubble's starts in 2000) sends epoch resets below 1e9,
+// which the magnitude rule alone read as 30 years. (A device whose clock
+// was never set, its Date in 1970, keeps its deltas: a reset of "60" is
+// not an instant of 1970.)
 func nearUnix(sec int64, base time.Time) bool {
 	const year = 366 * 24 * 3600
 	d := sec - base.Unix()
-	return -year < d && d < year
+	return sec >= year && -year < d && d < year
 }
 
 // sinceUnix is since for the instant sec seconds and nsec nanoseconds

@@ -91,3 +91,21 @@ func TestEpochResetBefore2001(t *testing.T) {
 		}
 	}
 }
+
+// A device whose clock was never set sends a Date of 1970 and deltas: a
+// reset of 60 stays 60 s, not an instant of 1970 already past.
+func TestDeltaResetWithDateOf1970(t *testing.T) {
+	now := time.Unix(86400, 0).UTC() // a day of uptime
+	h := http.Header{
+		"Date":                  {now.Format(http.TimeFormat)},
+		"X-Ratelimit-Limit":     {"10"},
+		"X-Ratelimit-Remaining": {"5"},
+		"X-Ratelimit-Reset":     {"60"},
+	}
+	quick, general := readBothPaths(h, now)
+	for _, qs := range [][]Quota{quick, general, Header(h, now)} {
+		if len(qs) != 1 || qs[0].Reset != time.Minute {
+			t.Errorf("X-RateLimit-Reset 60 with the Date of a clock never set: %+v; want a reset of 1m0s", qs)
+		}
+	}
+}
