@@ -186,10 +186,12 @@ func magnitude(w, n int64, base time.Time) time.Duration {
 // was never set, its Date in 1970, keeps its deltas: a reset of "60" is
 // not an instant of 1970.)
 func nearUnix(sec int64, base time.Time) bool {
-	const year = 366 * 24 * 3600
 	d := sec - base.Unix()
-	return sec >= year && -year < d && d < year
+	return sec >= nearYear && -nearYear < d && d < nearYear
 }
+
+// nearYear is the year of nearUnix, in seconds.
+const nearYear = 366 * 24 * 3600
 
 // sinceUnix is since for the instant sec seconds and nsec nanoseconds
 // (below a second) after the Unix epoch, without building it when it is
@@ -417,8 +419,8 @@ func goDurationGeneral(vals []string, base func() time.Time) time.Duration {
 // bareReset is magnitude for a bare number of goDuration, calling base
 // only for an instant.
 func bareReset(w, n int64, base func() time.Time) time.Duration {
-	if w < epochSeconds {
-		return seconds(w, n)
+	if w < nearYear {
+		return seconds(w, n) // no instant, whatever base (see nearUnix)
 	}
 	return magnitude(w, n, base())
 }

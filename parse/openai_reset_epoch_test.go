@@ -77,16 +77,21 @@ func TestEpochResetBefore2001(t *testing.T) {
 		{"60", time.Minute},
 		{"915000000", 915000000 * time.Second}, // more than a year before: a delta
 	} {
-		h := http.Header{
-			"Date":                  {"Sat, 01 Jan 2000 00:00:00 GMT"},
-			"X-Ratelimit-Limit":     {"10"},
-			"X-Ratelimit-Remaining": {"5"},
-			"X-Ratelimit-Reset":     {tt.reset},
-		}
-		quick, general := readBothPaths(h, now)
-		for _, qs := range [][]Quota{quick, general, Header(h, now)} {
-			if len(qs) != 1 || qs[0].Reset != tt.want {
-				t.Errorf("X-RateLimit-Reset %s with the Date of 2000: %+v; want a reset of %v", tt.reset, qs, tt.want)
+		for _, name := range []string{"X-Ratelimit-Reset", "X-Ratelimit-Reset-Requests"} { // the OpenAI family's too
+			h := http.Header{
+				"Date":                  {"Sat, 01 Jan 2000 00:00:00 GMT"},
+				"X-Ratelimit-Limit":     {"10"},
+				"X-Ratelimit-Remaining": {"5"},
+				name:                    {tt.reset},
+			}
+			if name != "X-Ratelimit-Reset" {
+				h = http.Header{"Date": h["Date"], "X-Ratelimit-Limit-Requests": {"10"}, "X-Ratelimit-Remaining-Requests": {"5"}, name: {tt.reset}}
+			}
+			quick, general := readBothPaths(h, now)
+			for _, qs := range [][]Quota{quick, general, Header(h, now)} {
+				if len(qs) != 1 || qs[0].Reset != tt.want {
+					t.Errorf("%s %s with the Date of 2000: %+v; want a reset of %v", name, tt.reset, qs, tt.want)
+				}
 			}
 		}
 	}
