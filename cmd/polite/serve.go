@@ -19,8 +19,9 @@ Serve runs a rate-limited HTTP server (package ratelimittest) with one
 policy, and prints each request's decision on stdout: time, method, path,
 status, and the rate-limit fields of the response ("- (no answer)" for a
 request whose client left, or that serve stopped, before its answer); a
-line is printed when its response ends. Every path is served alike. It listens on a loopback address unless -public is given, and stops
-on SIGINT or SIGTERM.
+line is printed when its response ends. Every path is served alike. It
+listens on a loopback address unless -public is given, and stops on
+SIGINT or SIGTERM.
 
 The faults make the server misbehave on purpose, to see how clients cope:
 -malformed sends syntactically broken fields, -retry-after replaces every
