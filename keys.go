@@ -134,13 +134,14 @@ func digestLong(s string, max int) string {
 func lookupKey(key string) (origin, raw memKey, isOrigin bool) {
 	raw = splitKey(key)
 	u, err := url.Parse(key)
-	if z := zoneAt(key); err != nil && z >= 0 {
+	if z := zoneAt(key); z >= 0 && (err != nil || strings.HasSuffix(u.Hostname(), "%")) {
 		// An origin as State.Key and Event.Key show it, its IPv6 zone
 		// unescaped ("http://[fe80::1%en0]:8080"), which url.Parse
 		// rejects, named a custom key; so did a zone of 25, an
 		// interface's number ("[fe80::1%25]", an escaped '%' and no
-		// zone to url.Parse). (A zone of 250 is shown as url.Parse
-		// reads zone 0: that key names zone 0.)
+		// zone to url.Parse, which go1.25 reads as an empty zone). (A
+		// zone of 250 is shown as url.Parse reads zone 0: that key
+		// names zone 0.)
 		u, err = url.Parse(key[:z] + "%25" + key[z+1:])
 	}
 	if err != nil || u.Scheme == "" || u.Host == "" {
