@@ -360,3 +360,10 @@ func policyState(p control.PolicyView) PolicyState {
 func (t *Transport) Inspect(key string, now time.Time) (State, bool) {
 	return t.budgetOf().Inspect(key, now)
 }
+
+// Forget is [Budget.Forget] on the Transport's budget: the way to clear a
+// key of a Transport whose Budget is nil. It leaves MaxRate and
+// MaxConcurrency, which are the Transport's own, as they are.
+func (t *Transport) Forget(key string) {
+	t.budgetOf().Forget(key)
+}

@@ -182,3 +182,44 @@ func TestBracketPercentPathIsNoOrigin(t *testing.T) {
 		}
 	})
 }
+
+// A Transport whose Budget is nil forgets a key through Transport.Forget:
+// after a refusal with a long Retry-After, the next request goes at once
+// instead of waiting out the pause, and Inspect shows nothing for it.
+func TestTransportForget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var refuse atomic.Bool
+		refuse.Store(true)
+		tr := &polite.Transport{MaxAttempts: 1, Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			status := 200
+			if refuse.Swap(false) {
+				h.Set("Retry-After", "1200")
+				status = http.StatusTooManyRequests
+			}
+			return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader("ok")), ContentLength: 2, Request: r}, nil
+		})}
+		c := &http.Client{Transport: tr}
+		resp, err := c.Get("https://api.example/a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if _, ok := tr.Inspect("https://api.example", time.Now()); !ok {
+			t.Fatal("Inspect after a refusal: no state")
+		}
+		tr.Forget("https://API.example:443/b")
+		if st, ok := tr.Inspect("https://api.example", time.Now()); ok {
+			t.Fatalf("Inspect after Forget: %+v, want none", st)
+		}
+		start := time.Now()
+		resp, err = c.Get("https://api.example/a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("request after Forget waited %v, want none", waited)
+		}
+	})
+}
