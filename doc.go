@@ -283,8 +283,9 @@
 // refusals, with Retry-After as a floor. The wait is the request's own: a
 // gateway's failure says nothing of the origin's rate limit, so the origin
 // does not pause. Which errors are transient is decided by their types and
-// values, never their text: certificate and TLS failures, malformed
-// responses, a "no such host" and a *url.Error never are.
+// values, never their text: certificate and TLS failures (but a handshake
+// that timed out, a timeout as any other), malformed responses, a "no such
+// host" and a *url.Error never are.
 //
 // A program that keeps another retrying client (go-retryablehttp, resty)
 // puts polite inside it as its transport, and lets one loop retry each

@@ -464,6 +464,51 @@ func TestProblemDetails(t *testing.T) {
 	}
 }
 
+// An abnormal-usage-detected problem document (RFC 9457; draft-11 §5)
+// stops the retries, whatever valid spelling its Content-Type takes.
+// RFC 9110 §5.6.6 writes parameters = *( OWS ";" OWS [ parameter ] ): an
+// empty parameter (";;") is valid, and so is the media type it
+// qualifies. mime.ParseMediaType reported ErrInvalidMediaParameter for it,
+// with the media type read, and the document was taken for no problem
+// document: the refusal was retried 7 times, with no EventStop.
+func TestProblemMediaTypeWithEmptyParameter(t *testing.T) {
+	const doc = `{"type":"` + problemAbnormal + `","title":"stop"}`
+	for _, ct := range []string{
+		"application/problem+json; charset=utf-8", // read before too
+		"application/problem+json;;charset=utf-8",
+		"application/problem+json; ; charset=utf-8",
+	} {
+		t.Run(ct, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var sends atomic.Int32
+				var stops atomic.Int32
+				tr := &polite.Transport{
+					OnEvent: func(e polite.Event) {
+						if e.Kind == polite.EventStop {
+							stops.Add(1)
+						}
+					},
+					Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+						sends.Add(1)
+						h := http.Header{"Retry-After": {"1"}, "Content-Type": {ct}}
+						return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h,
+							Body: io.NopCloser(strings.NewReader(doc)), ContentLength: int64(len(doc)), Request: r}, nil
+					}),
+				}
+				req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatalf("RoundTrip: %v", err)
+				}
+				resp.Body.Close()
+				if n := sends.Load(); n != 1 || stops.Load() != 1 {
+					t.Errorf("sent %d times, %d EventStop; want 1 send and an EventStop for abnormal usage (Content-Type %q)", n, stops.Load(), ct)
+				}
+			})
+		})
+	}
+}
+
 func TestRetryAfterZeroIsNoHotLoop(t *testing.T) {
 	// 100 concurrent requests, each with a minute to live, to an origin
 	// that refuses everything with Retry-After: 0. Taken literally, that

@@ -49,8 +49,10 @@ func (closed) Close() error { return nil }
 // harder.
 func readProblem(ctx context.Context, resp *http.Response, until time.Time) (io.ReadCloser, problem) {
 	body := resp.Body
+	// A parameter mime cannot read (an empty one, "a;;charset=utf-8",
+	// which RFC 9110 §5.6.6 allows) still leaves the media type read.
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if err != nil || mt != "application/problem+json" || body == nil || body == http.NoBody {
+	if err != nil && err != mime.ErrInvalidMediaParameter || mt != "application/problem+json" || body == nil || body == http.NoBody {
 		return body, problem{}
 	}
 	// A prefix that trickles in is cut at until: the body is closed, and
