@@ -266,57 +266,81 @@ func shorten(s string, n int) string {
 // thousands separator, the longer of its two readings), a number with a
 // unit, joined or after a space ("10s", "2m", "2 min", "1h", "1 day": see
 // unitSeconds; another unit is read as seconds), or a Go duration
-// ("1m30s"). A value that is not a non-negative number is
-// ignored; a huge one is capped by secondsInterval.
+// ("1m30s"). Parts that follow, each a number with a unit it knows ("1m
+// 30s", "1 min 30 s"), add to it. A value that is not a non-negative
+// number is ignored; a huge one is capped by secondsInterval.
 func parseCrawlDelay(v string) (float64, bool) {
-	word, unit := v, ""
+	total, _, rest, ok := crawlDelayPart(v)
+	if !ok {
+		return 0, false
+	}
+	for {
+		rest = strings.TrimLeft(rest, " \t")
+		if rest == "" || (rest[0] < '0' || rest[0] > '9') && rest[0] != '.' {
+			return total, true
+		}
+		s, unit, r, ok := crawlDelayPart(rest)
+		if !ok || !unit {
+			return total, true
+		}
+		total, rest = total+s, r
+	}
+}
+
+// crawlDelayPart reads the number at the start of v and its unit, as
+// parseCrawlDelay describes, and returns its seconds, whether it named a
+// unit unitSeconds knows, and what follows it.
+func crawlDelayPart(v string) (s float64, unit bool, rest string, ok bool) {
+	word, name, after := v, "", ""
 	if i := strings.IndexAny(v, " \t"); i >= 0 {
-		word, unit = v[:i], strings.TrimLeft(v[i:], " \t")
-		if j := strings.IndexAny(unit, " \t"); j >= 0 {
-			unit = unit[:j]
+		word, name = v[:i], strings.TrimLeft(v[i:], " \t")
+		if j := strings.IndexAny(name, " \t"); j >= 0 {
+			name, after = name[:j], name[j:]
 		}
 	}
-	s, ok := parseSeconds(word)
+	s, ok = parseSeconds(word)
 	if !ok {
-		if d, err := time.ParseDuration(word); err == nil && d >= 0 && unit == "" {
-			return d.Seconds(), true // "1m30s"
+		if d, err := time.ParseDuration(word); err == nil && d >= 0 {
+			return d.Seconds(), true, v[len(word):], true // "1m30s"
 		}
 		num := leadingNumber(word)
-		rest := word[len(num):]
-		if r, ok := strings.CutPrefix(rest, ","); ok && num != "" && !strings.Contains(num, ".") {
+		glued := word[len(num):]
+		if r, ok := strings.CutPrefix(glued, ","); ok && num != "" && !strings.Contains(num, ".") {
 			// "1,5": a decimal comma, read as a point, not as 1;
 			// "1,500" and "1,500,000", which may separate thousands,
 			// are read so, the longer wait ("1,000.5" too).
 			if d := leadingDigits(r); len(d) != 3 {
-				num, rest = num+"."+d, r[len(d):]
+				num, glued = num+"."+d, r[len(d):]
 			} else {
 				// Appended, not concatenated: a line of a hundred
 				// thousand groups would cost a copy of the number each.
 				b := []byte(num)
 				for {
-					b, rest = append(b, d...), r[len(d):]
-					if r, ok = strings.CutPrefix(rest, ","); !ok {
+					b, glued = append(b, d...), r[len(d):]
+					if r, ok = strings.CutPrefix(glued, ","); !ok {
 						break
 					}
 					if d = leadingDigits(r); len(d) != 3 {
 						break
 					}
 				}
-				if frac := leadingNumber(rest); strings.HasPrefix(frac, ".") {
-					b, rest = append(b, frac...), rest[len(frac):]
+				if frac := leadingNumber(glued); strings.HasPrefix(frac, ".") {
+					b, glued = append(b, frac...), glued[len(frac):]
 				}
 				num = string(b)
 			}
 		}
 		if s, ok = parseSeconds(strings.TrimSuffix(num, ".")); !ok {
-			return 0, false
+			return 0, false, "", false
 		}
-		if rest != "" {
-			unit = rest
+		if glued != "" {
+			// The unit is joined to the number: the word after it is
+			// not its unit.
+			name, after = glued, v[len(word):]
 		}
 	}
-	u, _ := unitSeconds(unit) // an unknown one, seconds
-	return s * u, true
+	u, known := unitSeconds(name) // an unknown one, seconds
+	return s * u, known && name != "", after, true
 }
 
 // unitSeconds returns the seconds of a unit of time as robots.txt files

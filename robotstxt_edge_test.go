@@ -353,3 +353,36 @@ func TestRobotsErrorRuleBounded(t *testing.T) {
 		}
 	})
 }
+
+// A Crawl-delay written in parts apart ("1m 30s", "1 min 30 s") was read
+// as its first part alone, 60 seconds where it asks for 90: the origin
+// paced faster than the file asks. Each part that follows with a unit
+// adds to it.
+func TestCrawlDelayInParts(t *testing.T) {
+	for _, line := range []string{
+		"Crawl-delay: 1m 30s",
+		"Crawl-delay: 1 min 30 s",
+		"Crawl-delay: 1 minute 30 seconds",
+	} {
+		f := parseRobots([]byte("User-agent: *\n"+line+"\n"), "mybot")
+		if f.interval != 90*time.Second {
+			t.Errorf("%q: interval %v, want 1m30s", line, f.interval)
+		}
+	}
+	for _, tt := range []struct {
+		v    string
+		want float64
+	}{
+		{"1h 30m", 5400},
+		{"1h30m 15s", 5415},
+		{"2 min 30 s", 150},
+		{"1,000 ms 1 s", 2},
+		{"1m 30", 60}, // a part with no unit: not read
+		{"10 seconds please", 10},
+		{"10 seconds, 5 weekends", 10}, // "seconds," is no unit: the rest is prose
+	} {
+		if got, ok := parseCrawlDelay(tt.v); !ok || got != tt.want {
+			t.Errorf("parseCrawlDelay(%q) = %v, %v, want %v", tt.v, got, ok, tt.want)
+		}
+	}
+}
