@@ -138,3 +138,42 @@ func TestCrawlHostCase(t *testing.T) {
 		}
 	})
 }
+
+// A start URL that carries user information ("http://alice:s3cret@host/",
+// basic auth for a protected site) has its password hidden in the
+// failures the crawl reports (main prints them to stderr) and in the pages
+// it lists, as the library hides it in what it logs and net/http in its
+// *url.Error. Each failure was wrapped with r.Request.URL.String(),
+// password and all, and the pages were listed so.
+func TestCrawlHidesPassword(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, `<html><body><a href="/missing">gone</a></body></html>`)
+		default: // robots.txt too: unavailable, every path allowed
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	start := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1) + "/"
+	tr := newTransport("examplebot/1.0", 4)
+	tr.Base = srv.Client().Transport
+	res, err := crawl(t.Context(), start, "examplebot/1.0", tr, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) == 0 {
+		t.Fatal("no failure reported for /missing (404)")
+	}
+	for _, v := range res.Visited {
+		if strings.Contains(v, "s3cret") {
+			t.Errorf("a page visited shows the start URL's password: %s", v)
+		}
+	}
+	for _, e := range res.Errors {
+		if strings.Contains(e.Error(), "s3cret") {
+			t.Errorf("a reported failure shows the start URL's password: %v", e)
+		}
+	}
+}

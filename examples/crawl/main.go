@@ -85,7 +85,7 @@ const (
 
 // result is what a crawl found.
 type result struct {
-	Visited    []string // URLs fetched, sorted
+	Visited    []string // URLs fetched, sorted, their passwords hidden
 	Disallowed int      // requests polite did not send: robots.txt disallows them
 	Errors     []error  // other failures, robots.txt unreachable among them
 }
@@ -137,7 +137,7 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 	c.OnResponse(func(r *colly.Response) {
 		mu.Lock()
 		defer mu.Unlock()
-		res.Visited = append(res.Visited, r.Request.URL.String())
+		res.Visited = append(res.Visited, r.Request.URL.Redacted())
 	})
 	c.OnError(func(r *colly.Response, err error) {
 		mu.Lock()
@@ -157,7 +157,9 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 		if r.Request.Depth > 1 && (errors.As(err, &av) || errors.Is(err, colly.ErrForbiddenDomain)) {
 			return
 		}
-		res.Errors = append(res.Errors, fmt.Errorf("%s: %w", r.Request.URL, err))
+		// A password of the start URL, which colly copies into every
+		// link, is shown as "xxxxx", as net/http shows it.
+		res.Errors = append(res.Errors, fmt.Errorf("%s: %w", r.Request.URL.Redacted(), err))
 	})
 	if err := c.Visit(start); err != nil {
 		return result{}, err
