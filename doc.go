@@ -255,9 +255,12 @@
 // The pause applies to the whole origin, not only to the refused request. A
 // 429 means the server did not process the request, so it is resent for any
 // method whose body can be replayed (no body, or [http.Request.GetBody]); a
-// 503, or a 403 read as a refusal, is resent only for idempotent methods (GET, HEAD, OPTIONS, TRACE, PUT,
-// DELETE) or requests carrying an Idempotency-Key or X-Idempotency-Key. A request body is never
-// read whole to make it replayable. Before a retry, at most 64 KiB of the
+// 503, or a 403 read as a refusal, is resent only for idempotent methods
+// (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) or requests carrying an
+// Idempotency-Key or X-Idempotency-Key entry in their Header, whatever its
+// value (a nil one, which net/http does not send, marks the request as it
+// does for net/http's own retries). A request body is never read whole to
+// make it replayable. Before a retry, at most 64 KiB of the
 // refused response's body is drained, and the body is closed. Retries to
 // one origin may use a fifth of its recent traffic, with a floor of two a
 // second, so that retries cannot multiply an outage: a retry beyond that

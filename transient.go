@@ -94,11 +94,22 @@ func resendable(req *http.Request) bool {
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		return false
 	}
+	return idempotent(req)
+}
+
+// idempotent reports whether req's method is idempotent (RFC 9110
+// §9.2.2) or req carries an idempotency key: an Idempotency-Key or
+// X-Idempotency-Key entry in its Header, whatever its value, as net/http's
+// Transport judges it (a nil one marks the request so without sending
+// the field).
+func idempotent(req *http.Request) bool {
 	switch req.Method {
 	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
 		return true
 	}
-	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
+	_, key := req.Header["Idempotency-Key"]
+	_, xkey := req.Header["X-Idempotency-Key"]
+	return key || xkey
 }
 
 // transient ends the attempt g granted, a transient failure (err from

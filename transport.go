@@ -1206,14 +1206,7 @@ func retryable(req *http.Request, status int) bool {
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		return false
 	}
-	if status == http.StatusTooManyRequests {
-		return true
-	}
-	switch req.Method {
-	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
-		return true
-	}
-	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
+	return status == http.StatusTooManyRequests || idempotent(req)
 }
 
 // readProblem is readProblem for a refusal whose grant g is held, out
