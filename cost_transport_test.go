@@ -1,6 +1,7 @@
 package polite_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -96,6 +97,95 @@ func TestCostOncePerRequest(t *testing.T) {
 		resp.Body.Close()
 		if calls.Load() != 1 {
 			t.Errorf("Cost called for a request whose context declares its cost")
+		}
+	})
+}
+
+// sharedBody is a request body whose GetBody seeks the one reader back to
+// its start and hands it out again, as the official OpenAI and Anthropic
+// SDKs do for a *bytes.Reader body (and Anthropic's SigV4 middleware for
+// every request): Body and GetBody share it. It counts the closes of the
+// request's own Body.
+type sharedBody struct {
+	r      *bytes.Reader
+	closed atomic.Int32
+}
+
+func (b *sharedBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (b *sharedBody) Close() error               { b.closed.Add(1); return nil }
+
+func (b *sharedBody) request(t *testing.T, url string) *http.Request {
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, nil)
+	req.Body, req.ContentLength = b, b.r.Size()
+	req.GetBody = func() (io.ReadCloser, error) {
+		_, err := b.r.Seek(0, io.SeekStart)
+		return io.NopCloser(b.r), err
+	}
+	return req
+}
+
+// A GetBody that shares its reader with the request's Body: the estimate
+// (the default one, or a Transport.Cost that calls EstimateCost) read it
+// to its end before the first attempt, which then sent Body as it was
+// left, empty (through net/http: "http: ContentLength=N with Body length
+// 0"). The first attempt sends a copy from GetBody, and the request's own
+// Body is closed once.
+func TestEstimateSharedGetBody(t *testing.T) {
+	const body = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Write a haiku about rate limits."}],"max_tokens":100}`
+	for _, tc := range []struct {
+		name string
+		cost func(*http.Request) polite.Cost
+		path string
+	}{
+		{"default estimate", nil, "/v1/chat/completions"},
+		{"Cost calling EstimateCost", polite.EstimateCost, "/v1/chat/completions"},
+		{"no estimate: not an LLM API", nil, "/upload"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				b, _ := io.ReadAll(r.Body)
+				r.Body.Close()
+				got = append(got, string(b))
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			})
+			sb := &sharedBody{r: bytes.NewReader([]byte(body))}
+			req := sb.request(t, "https://llm.example"+tc.path)
+			resp, err := (&polite.Transport{Base: base, Cost: tc.cost}).RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if len(got) != 1 || got[0] != body {
+				t.Errorf("server received %q, want one body of %d bytes", got, len(body))
+			}
+			if n := sb.closed.Load(); n != 1 {
+				t.Errorf("request's Body closed %d times, want 1", n)
+			}
+		})
+	}
+	// GetBody failing for the first attempt's copy: the request is not
+	// sent, fails with GetBody's error, and its Body is closed once.
+	t.Run("GetBody fails", func(t *testing.T) {
+		var sends atomic.Int32
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			sends.Add(1)
+			r.Body.Close()
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		sb := &sharedBody{r: bytes.NewReader([]byte(body))}
+		req := sb.request(t, "https://llm.example/v1/chat/completions")
+		get, calls := req.GetBody, 0
+		errGone := errors.New("body gone")
+		req.GetBody = func() (io.ReadCloser, error) {
+			if calls++; calls > 1 {
+				return nil, errGone
+			}
+			return get()
+		}
+		_, err := (&polite.Transport{Base: base}).RoundTrip(req)
+		if !errors.Is(err, errGone) || sends.Load() != 0 || sb.closed.Load() != 1 {
+			t.Errorf("RoundTrip: %v (want %v), sent %d times (want 0), Body closed %d times (want 1)", err, errGone, sends.Load(), sb.closed.Load())
 		}
 	})
 }

@@ -64,7 +64,8 @@ const estimateLimit = llmcost.Limit
 // burst overdraw it. The result's Tokens is InputTokens plus OutputTokens.
 //
 // EstimateCost reads the body only through req.GetBody, never req.Body
-// itself, and counts at most its first 1 MiB (the text of about 260,000
+// itself (the Transport then sends the request with a body of its own from
+// GetBody: see DESIGN.md §10), and counts at most its first 1 MiB (the text of about 260,000
 // tokens). What follows is skimmed, up to 64 MiB in all (above the largest
 // bodies OpenAI and Anthropic accept), for the top-level output bound, "n"
 // and "best_of" (the OpenAI SDKs write them after the messages, which
@@ -106,23 +107,31 @@ func EstimateCost(req *http.Request) Cost {
 // estimateCost estimates req from at most limit bytes of its body, read
 // through GetBody, and reports whether it is a request of a known LLM API.
 func estimateCost(req *http.Request, limit int64) (Cost, bool) {
+	c, ok, _ := estimateBody(req, limit)
+	return c, ok
+}
+
+// estimateBody is estimateCost, and reports besides whether it read a
+// body GetBody returned.
+func estimateBody(req *http.Request, limit int64) (_ Cost, _ bool, read bool) {
 	if req == nil || req.URL == nil || req.GetBody == nil || req.Body == nil || req.Body == http.NoBody {
-		return Cost{}, false
+		return Cost{}, false, read
 	}
 	if llmcost.KindOf(req.URL.Path) == llmcost.None {
-		return Cost{}, false // not worth a GetBody
+		return Cost{}, false, read // not worth a GetBody
 	}
 	coding, ok := contentCoding(req.Header)
 	if !ok {
-		return Cost{}, false
+		return Cost{}, false, read
 	}
 	ctx := req.Context()
 	if ctx.Err() != nil {
-		return Cost{}, false
+		return Cost{}, false, read
 	}
 	body, err := req.GetBody()
+	read = body != nil
 	if err != nil || body == nil {
-		return Cost{}, false
+		return Cost{}, false, read
 	}
 	// Read while ctx lasts: its end closes the body, which interrupts a
 	// read that does not answer (a pipe, a stalled file).
@@ -134,16 +143,16 @@ func estimateCost(req *http.Request, limit int64) (Cost, bool) {
 	}
 	r, err := decoder(body, coding)
 	if err != nil {
-		return Cost{}, false
+		return Cost{}, false, read
 	}
 	e, ok := llmcost.Read(r, req.URL.Path, limit)
 	if ctx.Err() != nil {
-		return Cost{}, false
+		return Cost{}, false, read
 	}
 	if !ok {
-		return Cost{}, false
+		return Cost{}, false, read
 	}
-	return Cost{Tokens: e.Total(), InputTokens: e.Input, OutputTokens: e.Output}, true
+	return Cost{Tokens: e.Total(), InputTokens: e.Input, OutputTokens: e.Output}, true, read
 }
 
 // contentCoding reports the content coding of a request body from its

@@ -138,7 +138,9 @@ type Transport struct {
 	// declares none with [WithCost]. It is called once per request, before
 	// the first attempt, from the goroutine of the request; it must be
 	// safe for concurrent use, must not modify the request, and may read
-	// its body only through GetBody. If nil, the Transport estimates the
+	// its body only through GetBody; if it does, the first attempt is sent
+	// with a body from GetBody too, as a retry is (a GetBody may hand out
+	// the reader of Body itself). If nil, the Transport estimates the
 	// request bodies of the main LLM APIs with [EstimateCost]; any other
 	// request costs one request.
 	Cost func(*http.Request) Cost
@@ -223,14 +225,32 @@ func (t *Transport) customKey(req *http.Request, b *Budget, buf *budgetKey) *bud
 }
 
 // estimate returns req's cost as Transport.Cost, or else the default
-// estimate, says: if either panics (Cost, or a GetBody the estimate
-// calls), req's body is closed as the panic goes on (see bodyGuard).
-func (t *Transport) estimate(req *http.Request) control.Cost {
+// estimate, says, and whether it called req.GetBody: if either panics
+// (Cost, or a GetBody the estimate calls), req's body is closed as the
+// panic goes on (see bodyGuard). Transport.Cost is handed a copy of req
+// whose GetBody reports its calls, when req has a body to replay.
+func (t *Transport) estimate(req *http.Request) (c control.Cost, read bool) {
 	g := bodyGuard{req: req}
 	defer g.close()
-	c := estimatedCost(req, t.Cost)
+	var cost Cost
+	switch {
+	case t.Cost == nil:
+		if req.Body != nil && req.Body != http.NoBody {
+			cost, _, read = estimateBody(req, estimateLimit)
+		}
+	case req.GetBody != nil && req.Body != nil && req.Body != http.NoBody:
+		r := *req
+		r.GetBody = func() (io.ReadCloser, error) {
+			body, err := req.GetBody()
+			read = read || body != nil
+			return body, err
+		}
+		cost = t.Cost(&r)
+	default:
+		cost = t.Cost(req)
+	}
 	g.done = true
-	return control.Cost(c)
+	return control.Cost(cost), read
 }
 
 // bodyGuard closes a request's body unless done: deferred around caller
@@ -296,10 +316,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	body := req.Body != nil && req.Body != http.NoBody
 	var cost control.Cost // what requestCost says, once: retries cost the same
 	priced := true        // cost is set: zero otherwise
+	// restart is set when the estimate read the body through GetBody: the
+	// first attempt sends a copy of its own from GetBody, as a retry
+	// does, for a GetBody may share its reader with req.Body (the
+	// official OpenAI and Anthropic SDKs' do, seeking it back to the
+	// start), which the estimate then read to its end.
+	var restart bool
 	if c, ok := costFrom(ctx); ok {
 		cost = control.Cost(c)
 	} else if t.Cost != nil || body {
-		cost = t.estimate(req)
+		cost, restart = t.estimate(req)
 	} else {
 		priced = false
 	}
@@ -379,8 +405,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		send := req
-		if attempt > 1 {
-			if send, err = t.rewound(req, b, key, &g); err != nil {
+		if attempt > 1 || restart {
+			if send, err = t.rewound(req, b, key, &g, attempt == 1); err != nil {
+				if attempt == 1 {
+					req.Body.Close() // never sent
+				}
 				now := time.Now()
 				t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true, Unsent: true})
 				if t.observed() {
@@ -1233,14 +1262,17 @@ func (t *Transport) readProblem(ctx context.Context, resp *http.Response, until 
 // on, as send releases it when Base panics: the key's slot was otherwise
 // held until its lease expired (Budget.Lease), and every other request
 // to the key waited for it.
-func (t *Transport) rewound(req *http.Request, b *Budget, key *budgetKey, g *lease) (send *http.Request, err error) {
+func (t *Transport) rewound(req *http.Request, b *Budget, key *budgetKey, g *lease, first bool) (send *http.Request, err error) {
 	returned := false
 	defer func() {
 		if !returned {
+			if first {
+				req.Body.Close() // never sent
+			}
 			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true, Unsent: true})
 		}
 	}()
-	send, err = rewind(req)
+	send, err = rewind(req, first)
 	returned = true
 	return send, err
 }
@@ -1249,8 +1281,11 @@ func (t *Transport) rewound(req *http.Request, b *Budget, key *budgetKey, g *lea
 // body, else a clone with a fresh body from GetBody. req is never modified.
 // The clone shares req's Trailer, which polite never writes: a body may fill
 // in its values as it is read (see http.Request.Trailer), and the fresh
-// body from GetBody fills in req's, which the clone must send.
-func rewind(req *http.Request) (*http.Request, error) {
+// body from GetBody fills in req's, which the clone must send. For the
+// first attempt (first), sent so after an estimate read GetBody, closing
+// the fresh body closes req.Body too, which is never sent: Base closes
+// both, as the contract of a RoundTripper asks for req.Body.
+func rewind(req *http.Request, first bool) (*http.Request, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return req, nil
 	}
@@ -1258,9 +1293,27 @@ func rewind(req *http.Request) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	if first {
+		if body == nil {
+			return req, nil // no copy: req's own is all there is
+		}
+		body = standIn{body, req.Body}
+	}
 	r := req.Clone(req.Context())
 	r.Body, r.Trailer = body, req.Trailer
 	return r, nil
+}
+
+// standIn is a body from GetBody sent in the place of a request's own,
+// orig: closing it closes both.
+type standIn struct {
+	io.ReadCloser
+	orig io.Closer
+}
+
+func (s standIn) Close() error {
+	defer s.orig.Close()
+	return s.ReadCloser.Close()
 }
 
 // drainTime bounds the time spent reading a refused response's body, as
