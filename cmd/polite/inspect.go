@@ -694,8 +694,10 @@ func checkCORS(h http.Header, note func(string, ...any)) {
 
 // isProblem reports whether h describes an RFC 9457 problem document.
 func isProblem(h http.Header) bool {
+	// As the Transport reads it: a parameter mime cannot read (an empty
+	// one, which RFC 9110 §5.6.6 allows) leaves the media type read.
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && mt == "application/problem+json"
+	return (err == nil || err == mime.ErrInvalidMediaParameter) && mt == "application/problem+json"
 }
 
 // checkProblem notes what an RFC 9457 problem document says about the

@@ -34,3 +34,17 @@ func TestInspectCutProblemNotCalledInvalid(t *testing.T) {
 		t.Errorf("findings %q: none says the problem document was cut short", rep.Findings)
 	}
 }
+
+// A Content-Type with an empty parameter ("application/problem+json;;
+// charset=utf-8", which RFC 9110 §5.6.6 allows) names a problem document,
+// as the Transport reads it; inspect took it for none.
+func TestInspectProblemWithEmptyParameter(t *testing.T) {
+	for _, ct := range []string{
+		"application/problem+json;;charset=utf-8",
+		"application/problem+json; ; charset=utf-8",
+	} {
+		if !isProblem(http.Header{"Content-Type": {ct}}) {
+			t.Errorf("isProblem(Content-Type %q) = false, want true", ct)
+		}
+	}
+}
