@@ -266,31 +266,57 @@ func shorten(s string, n int) string {
 // thousands separator, the longer of its two readings), a number with a
 // unit, joined or after a space ("10s", "2m", "2 min", "1h", "1 day": see
 // unitSeconds; another unit is read as seconds), or a Go duration
-// ("1m30s"). Parts that follow, each a number with a unit it knows ("1m
-// 30s", "1 min 30 s"), add to it. A value that is not a non-negative
+// ("1m30s", and "1h30" as 1h30m). Parts that follow a part with a unit
+// add to it ("1m 30s", "1 min, 30 s"), a number without one in the unit
+// below ("1h 30" is 1h30m). A range ("5 to 10 s", "1 - 2 min") is read as
+// its upper end, the longer wait. A value that is not a non-negative
 // number is ignored; a huge one is capped by secondsInterval.
 func parseCrawlDelay(v string) (float64, bool) {
-	total, _, rest, ok := crawlDelayPart(v)
+	total, unit, name, rest, ok := crawlDelayPart(v)
 	if !ok {
 		return 0, false
 	}
-	for {
+	for unit == 0 && rangeWord(name) {
+		s, u, n, r, ok := crawlDelayPart(strings.TrimLeft(rest, " \t"))
+		if !ok {
+			break
+		}
+		total, unit, name, rest = max(total, s), u, n, r
+	}
+	for unit != 0 {
 		rest = strings.TrimLeft(rest, " \t")
 		if rest == "" || (rest[0] < '0' || rest[0] > '9') && rest[0] != '.' {
-			return total, true
+			break
 		}
-		s, unit, r, ok := crawlDelayPart(rest)
-		if !ok || !unit {
-			return total, true
+		s, u, _, r, ok := crawlDelayPart(rest)
+		if !ok {
+			break
 		}
-		total, rest = total+s, r
+		if u == 0 {
+			// A number with no unit ("1h 30"): in the unit below, and
+			// the end of the value.
+			total += s * below(unit)
+			break
+		}
+		total, unit, rest = total+s, u, r
 	}
+	return total, true
+}
+
+// rangeWord reports whether word joins the ends of a range ("5 to 10").
+func rangeWord(word string) bool {
+	switch strings.ToLower(word) {
+	case "-", "to", "or", "–", "—", "~", "..":
+		return true
+	}
+	return false
 }
 
 // crawlDelayPart reads the number at the start of v and its unit, as
-// parseCrawlDelay describes, and returns its seconds, whether it named a
-// unit unitSeconds knows, and what follows it.
-func crawlDelayPart(v string) (s float64, unit bool, rest string, ok bool) {
+// parseCrawlDelay describes, and returns its seconds, the seconds of its
+// unit (0 if it names none unitSeconds knows), the word read as its unit,
+// and what follows it.
+func crawlDelayPart(v string) (s, unit float64, name, rest string, ok bool) {
 	word, name, after := v, "", ""
 	if i := strings.IndexAny(v, " \t"); i >= 0 {
 		word, name = v[:i], strings.TrimLeft(v[i:], " \t")
@@ -300,8 +326,8 @@ func crawlDelayPart(v string) (s float64, unit bool, rest string, ok bool) {
 	}
 	s, ok = parseSeconds(word)
 	if !ok {
-		if d, err := time.ParseDuration(word); err == nil && d >= 0 {
-			return d.Seconds(), true, v[len(word):], true // "1m30s"
+		if d, u, ok := goDuration(word); ok {
+			return d, u, word, v[len(word):], true // "1m30s"
 		}
 		num := leadingNumber(word)
 		glued := word[len(num):]
@@ -331,7 +357,7 @@ func crawlDelayPart(v string) (s float64, unit bool, rest string, ok bool) {
 			}
 		}
 		if s, ok = parseSeconds(strings.TrimSuffix(num, ".")); !ok {
-			return 0, false, "", false
+			return 0, 0, "", "", false
 		}
 		if glued != "" {
 			// The unit is joined to the number: the word after it is
@@ -340,16 +366,64 @@ func crawlDelayPart(v string) (s float64, unit bool, rest string, ok bool) {
 		}
 	}
 	u, known := unitSeconds(name) // an unknown one, seconds
-	return s * u, known && name != "", after, true
+	if !known || name == "" {
+		return s * u, 0, name, after, true
+	}
+	return s * u, u, name, after, true
+}
+
+// goDuration reads word as a Go duration ("1m30s"), its last number's unit
+// left out in the unit below the one before it ("1h30" is 1h30m, "1m30"
+// 1m30s), and returns its seconds and those of its last unit.
+func goDuration(word string) (s, unit float64, ok bool) {
+	if word == "" {
+		return 0, 0, false
+	}
+	if c := word[len(word)-1]; c >= '0' && c <= '9' {
+		i := strings.LastIndexFunc(word, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+		switch {
+		case i < 0:
+			return 0, 0, false // a bare number: not a duration
+		case word[i] == 'h':
+			word += "m"
+		case word[i] == 'm':
+			word += "s"
+		}
+	}
+	d, err := time.ParseDuration(word)
+	if err != nil || d < 0 {
+		return 0, 0, false
+	}
+	j := strings.LastIndexFunc(word, func(r rune) bool { return r >= '0' && r <= '9' || r == '.' })
+	unit, _ = unitSeconds(strings.ReplaceAll(word[j+1:], "µ", "u"))
+	return d.Seconds(), unit, true
+}
+
+// below returns the seconds of the unit below one of unit seconds, as a
+// number after a part reads: minutes after hours, seconds after minutes;
+// 0 for none.
+func below(unit float64) float64 {
+	switch unit {
+	case 7 * 86400:
+		return 86400
+	case 86400:
+		return 3600
+	case 3600:
+		return 60
+	case 60:
+		return 1
+	}
+	return 0
 }
 
 // unitSeconds returns the seconds of a unit of time as robots.txt files
 // write it after a number: "s", "sec", "seconds" (and none), "ms", "m",
 // "min", "minutes", "h", "hours", "d", "days", "w", "weeks", "mo",
-// "months" (30 days), "y", "years" (365 days), in any case, a trailing dot
-// left out. It reports whether it knows the unit.
+// "months" (30 days), "y", "years" (365 days), in any case, trailing dots,
+// commas and semicolons left out ("min,"). It reports whether it knows the
+// unit.
 func unitSeconds(unit string) (float64, bool) {
-	switch strings.ToLower(strings.TrimSuffix(unit, ".")) {
+	switch strings.ToLower(strings.TrimRight(unit, ".,;")) {
 	case "", "s", "sec", "secs", "second", "seconds":
 		return 1, true
 	case "ms", "msec", "msecs", "millisecond", "milliseconds":

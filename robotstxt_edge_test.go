@@ -354,10 +354,12 @@ func TestRobotsErrorRuleBounded(t *testing.T) {
 	})
 }
 
-// A Crawl-delay written in parts apart ("1m 30s", "1 min 30 s") was read
-// as its first part alone, 60 seconds where it asks for 90: the origin
-// paced faster than the file asks. Each part that follows with a unit
-// adds to it.
+// A Crawl-delay written in parts apart ("1m 30s", "1 min, 30 s") was read
+// as its first part alone, 60 seconds where it asks for 90, or worse ("min,"
+// read as no unit, and "1h30" as 1 s): the origin paced faster than the
+// file asks. Each part that follows with a unit adds to it, a number
+// without one counts in the unit below, and a range reads as its upper
+// end.
 func TestCrawlDelayInParts(t *testing.T) {
 	for _, line := range []string{
 		"Crawl-delay: 1m 30s",
@@ -377,9 +379,22 @@ func TestCrawlDelayInParts(t *testing.T) {
 		{"1h30m 15s", 5415},
 		{"2 min 30 s", 150},
 		{"1,000 ms 1 s", 2},
-		{"1m 30", 60}, // a part with no unit: not read
+		{"1 min, 30 s", 90},
+		{"1m, 30s", 90},
+		{"1 h, 30 min", 5400},
+		{"2 minutes, please", 120},
+		{"1m 30", 90}, // a number with no unit: in the unit below
+		{"1h 30 please", 5400},
+		{"1h30", 5400}, // glued so too
+		{"1m30", 90},
+		{"2h15", 8100},
 		{"10 seconds please", 10},
-		{"10 seconds, 5 weekends", 10}, // "seconds," is no unit: the rest is prose
+		{"10 seconds, 5 weekends", 10}, // below seconds: nothing
+		{"5 to 10 s", 10},              // a range: its upper end
+		{"1 - 2 min", 120},
+		{"1 or 2 days", 2 * 86400},
+		{"5 - 10", 10},
+		{"5 please 10 s", 5}, // prose after a number: the end
 	} {
 		if got, ok := parseCrawlDelay(tt.v); !ok || got != tt.want {
 			t.Errorf("parseCrawlDelay(%q) = %v, %v, want %v", tt.v, got, ok, tt.want)
