@@ -140,40 +140,66 @@ func TestCrawlHostCase(t *testing.T) {
 }
 
 // A start URL that carries user information ("http://alice:s3cret@host/",
-// basic auth for a protected site) has its password hidden in the
-// failures the crawl reports (main prints them to stderr) and in the pages
-// it lists, as the library hides it in what it logs and net/http in its
-// *url.Error. Each failure was wrapped with r.Request.URL.String(),
-// password and all, and the pages were listed so.
-func TestCrawlHidesPassword(t *testing.T) {
+// basic auth for a protected site, or a token as the user name) had it
+// printed in the failures the crawl reports (main prints them to stderr)
+// and in the pages it lists: colly copies it into every link it resolves,
+// and its error of a redirect loop quotes the URL whole. The credentials
+// go in an Authorization header of the requests to the start's origin
+// now, and no URL carries them. A failure shows no query either (a signed
+// link's may hold a secret), nor does an invalid start URL's error.
+func TestCrawlHidesCredentials(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r) // unavailable: every path allowed
+			return
+		}
+		if u, _, ok := r.BasicAuth(); !ok || u == "" {
+			http.Error(w, "no credentials", http.StatusUnauthorized)
+			return
+		}
 		switch r.URL.Path {
 		case "/":
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			io.WriteString(w, `<html><body><a href="/missing">gone</a></body></html>`)
-		default: // robots.txt too: unavailable, every path allowed
+			io.WriteString(w, `<html><body><a href="/missing">gone</a> <a href="/loop">loop</a></body></html>`)
+		case "/loop", "/a":
+			http.Redirect(w, r, "/a", http.StatusFound)
+		default:
 			http.NotFound(w, r)
 		}
 	}))
 	defer srv.Close()
-	start := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1) + "/"
-	tr := newTransport("examplebot/1.0", 4)
-	tr.Base = srv.Client().Transport
-	res, err := crawl(t.Context(), start, "examplebot/1.0", tr, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Errors) == 0 {
-		t.Fatal("no failure reported for /missing (404)")
-	}
-	for _, v := range res.Visited {
-		if strings.Contains(v, "s3cret") {
-			t.Errorf("a page visited shows the start URL's password: %s", v)
+	for _, tc := range []struct{ userinfo, secret, path string }{
+		{"alice:s3cret@", "s3cret", "/"},
+		{"ghp_t0kenvalue:x-oauth-basic@", "ghp_t0kenvalue", "/"},
+		{"alice:s3cret@", "s3cret", "/loop"}, // a redirect loop at the start
+		{"alice:s3cret@", "s3cretq", "/loop?access_token=s3cretq"},
+	} {
+		start := strings.Replace(srv.URL, "http://", "http://"+tc.userinfo, 1) + tc.path
+		tr := newTransport("examplebot/1.0", 4)
+		tr.Base = srv.Client().Transport
+		res, err := crawl(t.Context(), start, "examplebot/1.0", tr, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Errors) == 0 {
+			t.Errorf("%s: no failure reported (/missing is 404, /loop a loop)", tc.path)
+		}
+		for _, e := range res.Errors {
+			if strings.Contains(e.Error(), tc.secret) || strings.Contains(e.Error(), "401") {
+				t.Errorf("%s: reported failure %q (shows %q, or was sent without credentials)", tc.path, e, tc.secret)
+			}
+		}
+		if tc.path == "/" && len(res.Visited) != 1 {
+			t.Errorf("%s: visited %q, want the start page, fetched with its credentials", tc.path, res.Visited)
+		}
+		for _, v := range res.Visited {
+			if strings.Contains(v, tc.userinfo) {
+				t.Errorf("%s: a page visited shows the start URL's credentials: %s", tc.path, v)
+			}
 		}
 	}
-	for _, e := range res.Errors {
-		if strings.Contains(e.Error(), "s3cret") {
-			t.Errorf("a reported failure shows the start URL's password: %v", e)
-		}
+	_, err := crawl(t.Context(), "http://alice:50%off@127.0.0.1:1/", "examplebot/1.0", newTransport("examplebot/1.0", 4), 4)
+	if err == nil || strings.Contains(err.Error(), "50%off") {
+		t.Errorf("start URL url.Parse rejects: error %v, want one that does not show it", err)
 	}
 }

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -85,7 +86,7 @@ const (
 
 // result is what a crawl found.
 type result struct {
-	Visited    []string // URLs fetched, sorted, their passwords hidden
+	Visited    []string // URLs fetched, sorted
 	Disallowed int      // requests polite did not send: robots.txt disallows them
 	Errors     []error  // other failures, robots.txt unreachable among them
 }
@@ -101,7 +102,18 @@ type result struct {
 func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, parallel int) (result, error) {
 	u, err := url.Parse(start)
 	if err != nil {
-		return result{}, err
+		// url.Parse's error quotes the URL, a password with it.
+		return result{}, errors.New("the start URL is not a valid URL")
+	}
+	// Credentials in the start URL go in an Authorization header of the
+	// requests to its origin, not in the URLs colly resolves from it,
+	// which the crawl lists and its errors quote.
+	var auth string
+	if u.User != nil {
+		p, _ := u.User.Password()
+		auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+p))
+		u.User = nil
+		start = u.String()
 	}
 	// colly compares the hosts of the URLs it visits in their normal
 	// form, lower case and, for a name in Unicode, punycode.
@@ -129,6 +141,14 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 	// and the server's answer, body and all, by a minute more.
 	c.SetRequestTimeout(maxWait + pageTimeout)
 
+	if auth != "" {
+		c.OnRequest(func(r *colly.Request) {
+			if r.URL.Scheme == u.Scheme && r.URL.Host == u.Host {
+				r.Headers.Set("Authorization", auth)
+			}
+		})
+	}
+
 	var mu sync.Mutex
 	var res result
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
@@ -137,7 +157,7 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 	c.OnResponse(func(r *colly.Response) {
 		mu.Lock()
 		defer mu.Unlock()
-		res.Visited = append(res.Visited, r.Request.URL.Redacted())
+		res.Visited = append(res.Visited, r.Request.URL.String())
 	})
 	c.OnError(func(r *colly.Response, err error) {
 		mu.Lock()
@@ -157,9 +177,7 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 		if r.Request.Depth > 1 && (errors.As(err, &av) || errors.Is(err, colly.ErrForbiddenDomain)) {
 			return
 		}
-		// A password of the start URL, which colly copies into every
-		// link, is shown as "xxxxx", as net/http shows it.
-		res.Errors = append(res.Errors, fmt.Errorf("%s: %w", r.Request.URL.Redacted(), err))
+		res.Errors = append(res.Errors, &pageError{r.Request.URL, err})
 	})
 	if err := c.Visit(start); err != nil {
 		return result{}, err
@@ -168,3 +186,30 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 	sort.Strings(res.Visited)
 	return res, ctx.Err()
 }
+
+// pageError is the failure of a page, shown as its URL without its query,
+// which may hold a secret (a signed link's), and its error without the
+// URL net/http's and colly's errors quote.
+type pageError struct {
+	url *url.URL
+	err error
+}
+
+func (e *pageError) Error() string {
+	u := *e.url
+	if u.RawQuery != "" || u.ForceQuery {
+		u.RawQuery, u.ForceQuery = "…", true
+	}
+	err := e.err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var av *colly.AlreadyVisitedError
+	if errors.As(err, &av) {
+		return u.String() + ": redirected to a page already visited"
+	}
+	return u.String() + ": " + err.Error()
+}
+
+func (e *pageError) Unwrap() error { return e.err }
