@@ -1051,3 +1051,39 @@ func TestSlowOriginRampsUpFast(t *testing.T) {
 		t.Errorf("polite took %v, want within 4 round trips of a plain client's %v (%.0f more)", p, plain, float64(p-plain)/float64(latency))
 	}
 }
+
+// draft-11 §7: "If a response contains both the RateLimit and Retry-After
+// fields, the Retry-After field MUST take precedence and the effective
+// window MAY be ignored", and polite's own doc.go: "The wait before the
+// next request to that origin is Retry-After when the response has it (it
+// takes precedence, draft-11 §7), else the effective window t of the spent
+// quota". A 429 with Retry-After: 5 and RateLimit r=0;t=60 paused the key
+// for the 60 s of t: the retry, and every other request to the origin,
+// waited 12 times what the server asked.
+func TestRetryAfterPrecedesRateLimitWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int32
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1) == 1 {
+				w.Header().Set("Retry-After", "5")
+				w.Header().Set("RateLimit-Policy", `"default";q=100;w=60`)
+				w.Header().Set("RateLimit", `"default";r=0;t=60`)
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 2}
+		start := time.Now()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		took := time.Since(start)
+		if resp.StatusCode != http.StatusOK || took > 6*time.Second {
+			t.Fatalf("status %d after %v; Retry-After: 5 asked for 5s (t=60 may be ignored)", resp.StatusCode, took)
+		}
+	})
+}

@@ -1129,6 +1129,16 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	// The quota is spent: pause the whole key until the effective window
 	// has passed, then probe (draft-11 §7).
 	switch {
+	case t > 0 && refused && out.Refusal.Given && out.Refusal.Reason == ReasonRetryAfter &&
+		draftFields(q.Dialect) && int64(out.Refusal.Wait) < reset:
+		// draft-11 §7: Retry-After takes precedence over the RateLimit
+		// fields, and the effective window may be ignored; the quota
+		// holds until the server's wait ends, for which Decide pauses
+		// the key (its floor and jitter with it), and the next request
+		// probes. Of the other families the later of the two holds: a
+		// vendor's Retry-After may be another limit's (GitHub's
+		// secondary limits beside its spent primary one).
+		p.deadline = now + int64(out.Refusal.Wait)
 	case t > 0:
 		s.pause(now, p.deadline+r.jitter(reset/50), ReasonQuota)
 	case t < 0:
@@ -1146,6 +1156,16 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		s.pause(now, now+1, ReasonQuota)
 	}
 	return true
+}
+
+// draftFields reports whether dialect is of the RateLimit fields of the
+// IETF drafts, to which draft-11 §7's precedence of Retry-After applies.
+func draftFields(dialect string) bool {
+	switch dialect {
+	case "ietf", "draft-07", "draft-06", "gitlab":
+		return true
+	}
+	return false
 }
 
 // endZeroStreak ends the doubling of r=0 without t (DESIGN.md §1.7) at an

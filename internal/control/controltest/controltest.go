@@ -282,6 +282,12 @@ func rl(q int64, w time.Duration, r int64, t time.Duration) parse.Quota {
 	return parse.Quota{Policy: "default", Unit: "requests", Limit: q, Window: w, Remaining: r, Reset: t}
 }
 
+// dialect is q read from the family d.
+func dialect(q parse.Quota, d string) parse.Quota {
+	q.Dialect = d
+	return q
+}
+
 const s = time.Second
 const ms = time.Millisecond
 
@@ -413,6 +419,28 @@ func tables() []Table {
 				Plan:       &control.Plan{Wait: 1000 * time.Hour, Pause: control.MaxPause, Reason: control.ReasonRetryAfter},
 				PauseUntil: 9*s + control.MaxPause, PauseReason: control.ReasonRetryAfter,
 			}),
+		}},
+		// draft-11 §7: with both fields, Retry-After takes precedence and
+		// the effective window may be ignored. The quota's t of 60s
+		// paused the key for 60s, and the pause is only ever lengthened:
+		// the retry, and the origin, waited 12 times what the server
+		// asked. Of another family (GitHub's Retry-After may be its
+		// secondary limit's, beside a primary one spent) the later holds.
+		{Name: "Retry-After takes precedence over the RateLimit fields", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(s, "p", refused(retryAfter(5*s), dialect(rl(100, 60*s, 0, 60*s), "ietf")), Want{
+				Plan:       &control.Plan{Wait: 5 * s, Pause: 5 * s, Reason: control.ReasonRetryAfter, Retry: true},
+				PauseUntil: 6 * s, PauseReason: control.ReasonRetryAfter,
+			}),
+			acq(5*s, "a", Want{Hold: control.ReasonRetryAfter, Until: 6 * s}),
+			acq(6*s, "b", Want{Grant: true, Probe: true}),
+		}},
+		{Name: "Retry-After of another family does not shorten a spent quota's reset", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(s, "p", refused(retryAfter(5*s), dialect(rl(100, 60*s, 0, 60*s), "github")), Want{
+				PauseUntil: 61 * s, PauseReason: control.ReasonQuota,
+			}),
+			acq(6*s, "b", Want{Hold: control.ReasonQuota, Until: 61 * s}),
 		}},
 		{Name: "retry budget", Steps: []Step{
 			// A floor of 2 retries (refilled at 2 a second), plus a fifth
