@@ -1087,3 +1087,61 @@ func TestRetryAfterPrecedesRateLimitWindow(t *testing.T) {
 		}
 	})
 }
+
+// draft-11 §7: "A client SHOULD NOT exceed the available quota within the
+// time expressed in the effective window parameter", and §7 again: a
+// client "MUST NOT assume that future responses will contain the same
+// RateLimit header fields, or any RateLimit header fields at all".
+// DESIGN.md §5: "no more than r starts within t of an observation".
+//
+// The server states r=3;t=60 on its first answer and no fields after (it
+// counts all the same: a fixed window of 4 a minute). The key counted only
+// the requests awaiting their answers against r, never the ones answered
+// since the observation: sent one after another, every request went, 11
+// of them into a quota the server said was spent.
+func TestRemainingSpentByAnswersStatingNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu      sync.Mutex
+			served  int
+			refused int
+		)
+		start := time.Now()
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			if time.Since(start) >= 60*time.Second {
+				w.WriteHeader(http.StatusOK) // the next window: not counted here
+				return
+			}
+			if served >= 4 { // the first window holds 4: the probe and r=3
+				refused++
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			served++
+			if served == 1 {
+				w.Header().Set("RateLimit", `"default";r=3;t=60`)
+			}
+			w.WriteHeader(http.StatusOK)
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1}
+		for range 20 {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				continue
+			}
+			resp.Body.Close()
+			time.Sleep(10 * time.Millisecond)
+			if time.Since(start) > 59*time.Second {
+				break
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if refused > 0 {
+			t.Fatalf("%d requests refused within the 60 s of r=3 (%d served, %v); a client that listens sends 4", refused, served, time.Since(start))
+		}
+	})
+}

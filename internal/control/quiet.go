@@ -109,6 +109,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	if out.Dated {
 		s.dated(l, out.Skew, now)
 	}
+	s.spend(l, out)
 	// The quotas of requests, then the costs, from the quotas in a cost
 	// unit, which observe passes over (the two touch nothing in common;
 	// release applies the costs first).

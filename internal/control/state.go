@@ -817,6 +817,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	// answer's own quotas may pause it). A request is granted only once
 	// the key's pause has ended, so a pause running now was set since;
 	// a pause for a spent quota, not a refusal, does not make it late.
+	s.spend(l, out)
 	late := out.Refused && l.epoch != s.epoch && s.pauseUntil > now &&
 		(s.pauseReason == ReasonBackoff || s.pauseReason == ReasonRetryAfter)
 	if !out.Unsent && (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && (!s.costs.isZero() || costUnits(out.Quotas)) &&
@@ -1156,6 +1157,26 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		s.pause(now, now+1, ReasonQuota)
 	}
 	return true
+}
+
+// spend counts the answer to l, accepted and the origin's own, against
+// the r of each quota of requests observed before l was granted: r less
+// one. An answer that states the quota then replaces its r (observe
+// follows); one that does not leaves it spent by the request, as the
+// server counted it (draft-11 §7: no response need carry the fields, and
+// a server may state only the quota nearest its end, Appendix B.1.2).
+// Requests in flight count against r until they are answered (see
+// acquire); without spend, an answer with no fields gave its request back,
+// and r bounded the requests in flight, not those sent within t.
+func (s *State) spend(l *Lease, out *Outcome) {
+	if out.Refused || out.Failed || out.Transient || out.Unsent || out.Cached {
+		return
+	}
+	for i := range s.policies {
+		if p := &s.policies[i]; p.unit == unitRequests && p.live && p.minR > 0 && l.seq > p.mark {
+			p.minR--
+		}
+	}
 }
 
 // draftFields reports whether dialect is of the RateLimit fields of the

@@ -442,6 +442,38 @@ func tables() []Table {
 			}),
 			acq(6*s, "b", Want{Hold: control.ReasonQuota, Until: 61 * s}),
 		}},
+		// Requests in flight count against r until answered; an answer
+		// with no fields gave its request back, and r bounded the
+		// requests in flight, not those sent within t: sent one after
+		// another, every request went (draft-11 §7: no response need
+		// carry the fields). Each answer that does not state the quota
+		// spends one of its r. With t, the fourth waits for its end;
+		// without (DESIGN.md §1.7), it probes, and a fifth waits for the
+		// probe's answer.
+		{Name: "r is spent by answers that state nothing", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(100*ms, "p", ok(rl(0, 0, 3, 60*s)), Want{}),
+			acq(1*s, "a", Want{Grant: true}),
+			rel(1*s+100*ms, "a", ok(), Want{}),
+			acq(2*s, "b", Want{Grant: true}),
+			rel(2*s+100*ms, "b", ok(), Want{}),
+			acq(3*s, "c", Want{Grant: true}),
+			rel(3*s+100*ms, "c", ok(), Want{}),
+			acq(4*s, "d", Want{Hold: control.ReasonQuota, Until: 60*s + 100*ms}),
+			acq(5*s, "e", Want{Hold: control.ReasonQuota, Until: 60*s + 100*ms}),
+		}},
+		{Name: "r without t is spent by answers that state nothing", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(100*ms, "p", ok(rl(0, 0, 3, -1)), Want{}),
+			acq(1*s, "a", Want{Grant: true}),
+			rel(1*s+100*ms, "a", ok(), Want{}),
+			acq(2*s, "b", Want{Grant: true}),
+			rel(2*s+100*ms, "b", ok(), Want{}),
+			acq(3*s, "c", Want{Grant: true}),
+			rel(3*s+100*ms, "c", ok(), Want{}),
+			acq(4*s, "d", Want{Grant: true, Probe: true}),
+			acq(4*s, "e", Want{Hold: control.ReasonProbe}),
+		}},
 		{Name: "retry budget", Steps: []Step{
 			// A floor of 2 retries (refilled at 2 a second), plus a fifth
 			// of first attempts; a retry spends one.
