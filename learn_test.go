@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -1142,6 +1143,67 @@ func TestRemainingSpentByAnswersStatingNothing(t *testing.T) {
 		defer mu.Unlock()
 		if refused > 0 {
 			t.Fatalf("%d requests refused within the 60 s of r=3 (%d served, %v); a client that listens sends 4", refused, served, time.Since(start))
+		}
+	})
+}
+
+// A fixed window of 10 per 10 s that this client shares with another,
+// which takes 6 of each window as it opens. Every answer states the truth
+// (draft-11 RateLimit and RateLimit-Policy, r and t exact; a refusal
+// carries Retry-After to the window's end). A client that listens sends 4
+// a window and is never refused once it knows the window.
+//
+// The probe sent at a stated reset was accepted with 3 of 10 left (the
+// other client's 6 counted), which reads as a sliding-window counter's
+// mark (fewer than q/2 left): the policy was marked sliding for good, its
+// r=0 no longer paused the key, and the key sent at q-1 per w into a
+// quota the server said was spent: 11 of 60 refused, one in every window.
+// A refusal that r=0 foresaw refutes the mark: one refusal at most.
+func TestSharedFixedWindowNotReadAsCounter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const q, w, other = 10, 10 * time.Second, 6
+		var (
+			mu      sync.Mutex
+			win     = -1
+			used    int
+			refused int
+		)
+		start := time.Now()
+		h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			el := time.Since(start)
+			if i := int(el / w); i != win {
+				win, used = i, other // the other client's share, taken first
+			}
+			end := time.Duration(win+1) * w
+			left := (end - el + time.Second - 1) / time.Second
+			rw.Header().Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, q, int(w/time.Second)))
+			if used >= q {
+				refused++
+				rw.Header().Set("RateLimit", fmt.Sprintf(`"default";r=0;t=%d`, left))
+				rw.Header().Set("Retry-After", fmt.Sprint(int(left)))
+				rw.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			used++
+			rw.Header().Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d`, q-used, left))
+			rw.WriteHeader(http.StatusOK)
+		})
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1}
+		for range 60 {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if refused > 1 {
+			st, _ := tr.Inspect("http://api.test", time.Now())
+			t.Fatalf("%d of 60 refused in %v, though every answer stated r and t truly (a listener: none); state %+v", refused, time.Since(start), st)
 		}
 	})
 }

@@ -60,7 +60,14 @@ func (e *encoder) ext(s *State) {
 	e.int(s.skewLo)
 	e.int(s.skewHi)
 	for i := range s.policies {
-		e.bool(s.policies[i].sliding)
+		// 0, 1 (sliding), or 2 (fixed: a mark refuted, see refute).
+		p := &s.policies[i]
+		switch {
+		case p.fixed:
+			e.b = append(e.b, 2)
+		default:
+			e.bool(p.sliding)
+		}
 	}
 }
 
@@ -219,7 +226,15 @@ func (d *decoder) ext(n *State) {
 		d.fail()
 	}
 	for i := range n.policies {
-		n.policies[i].sliding = d.bool()
+		switch d.byte() {
+		case 0:
+		case 1:
+			n.policies[i].sliding = true
+		case 2:
+			n.policies[i].fixed = true
+		default:
+			d.fail()
+		}
 	}
 }
 

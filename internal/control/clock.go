@@ -107,7 +107,7 @@ func (s *State) recogniseRetryAfter(p *policy, l *Lease, q *parse.Quota, r *Refu
 // sliding log, or a bucket, which frees its quota a request at a time,
 // reads the same, and is paced no faster than its own rate.
 func (s *State) recogniseAccepted(p *policy, l *Lease, q *parse.Quota, last, now int64) {
-	if p.sliding || p.unit != unitRequests || !l.probe || last == 0 || l.start < last || q.Remaining < 0 || q.Reset <= 0 || p.deadline <= now {
+	if p.sliding || p.fixed || p.unit != unitRequests || !l.probe || last == 0 || l.start < last || q.Remaining < 0 || q.Reset <= 0 || p.deadline <= now {
 		return
 	}
 	// Only a quota whose window the server states, and whose r counts
@@ -118,6 +118,21 @@ func (s *State) recogniseAccepted(p *policy, l *Lease, q *parse.Quota, last, now
 		return
 	}
 	p.sliding = true
+}
+
+// refute ends the mark of p as a sliding-window counter when the request
+// l, granted after p's latest observation said r=0 (spent, which a mark
+// passes over: see observe), was refused: the server counts as a window
+// that is spent until its reset, such as a fixed window another client
+// shares, whose probe at the reset was accepted with less than half left
+// (the other client's share) and read as a counter's mark. Paced at q-1 a
+// window into such a quota, the key was refused about once a window, for
+// good. spent is whether that observation said r=0, mark when it was
+// read.
+func (p *policy) refute(l *Lease, spent bool, mark uint64) {
+	if p.sliding && spent && l.seq > mark {
+		p.sliding, p.fixed = false, true
+	}
 }
 
 // markSliding marks p as a sliding-window counter, its window, when the

@@ -55,8 +55,11 @@ type policy struct {
 
 	// sliding reports a sliding-window counter, recognised from its
 	// refusals (see recognise): paced smoothly, q-1 starts per w evenly
-	// spread, and never paused until its stated reset.
-	sliding bool
+	// spread, and never paused until its stated reset. fixed reports that
+	// a refusal the policy's own r=0 foresaw, of a request its pace sent
+	// while it was marked, refuted the mark: no acceptance marks it again
+	// (see recogniseAccepted), a refusal at its stated reset still may.
+	sliding, fixed bool
 
 	// The phase of a one-second window whose reset is stated late (see
 	// phase.go): skips reports that windows were stated two seconds

@@ -29,6 +29,36 @@ func slidingTables() []Table {
 			acq(1*s+4*s/9, "d", Want{Grant: true}),
 			acq(1*s+4*s/9, "e", Want{Hold: control.ReasonPace, Until: 1*s + 8*s/9}),
 		}},
+		// A fixed window of 10 per 10s another client shares, taking 6 of
+		// each window as it opens: the probe at the reset, accepted with
+		// 3 left, reads as a counter's mark, and the key paced at q-1 a
+		// window into the quota its r=0 stated spent, refused about once
+		// a window for good. A refusal that r=0 foresaw refutes the mark:
+		// the spent quota holds to its reset again, and no acceptance
+		// marks it anew.
+		{Name: "a refusal that r=0 foresaw refutes a counter's mark", Steps: []Step{
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(100*ms, "p", ok(ietf(10, 10*s, 0, 9900*ms)), Want{PauseUntil: 10 * s, PauseReason: control.ReasonQuota}),
+			acq(10*s+20*ms, "q", Want{Grant: true, Probe: true}),
+			rel(10*s+120*ms, "q", ok(ietf(10, 10*s, 3, 9880*ms)), Want{PauseUntil: -1}),
+			acq(11*s+200*ms, "a", Want{Grant: true}),
+			rel(11*s+300*ms, "a", ok(ietf(10, 10*s, 2, 8700*ms)), Want{}),
+			acq(12*s+400*ms, "b", Want{Grant: true}),
+			rel(12*s+500*ms, "b", ok(ietf(10, 10*s, 1, 7500*ms)), Want{}),
+			acq(13*s+600*ms, "c", Want{Grant: true}),
+			rel(13*s+700*ms, "c", ok(ietf(10, 10*s, 0, 6300*ms)), Want{}),
+			// Marked, the pace sends d into the spent quota: refused.
+			acq(15*s, "d", Want{Grant: true}),
+			rel(15*s+100*ms, "d", refused(retryAfter(5*s), ietf(10, 10*s, 0, 4900*ms)), Want{PauseReason: control.ReasonRetryAfter}),
+			acq(17*s, "e", Want{Hold: control.ReasonRetryAfter}),
+			// The next window's probe, accepted with 3 left again, marks
+			// nothing: the quota spent holds h to its reset.
+			acq(20*s+200*ms, "f", Want{Grant: true, Probe: true}),
+			rel(20*s+300*ms, "f", ok(ietf(10, 10*s, 3, 9900*ms)), Want{PauseUntil: -1}),
+			acq(20*s+400*ms, "g", Want{Grant: true}),
+			rel(20*s+500*ms, "g", ok(ietf(10, 10*s, 0, 9500*ms)), Want{PauseReason: control.ReasonQuota}),
+			acq(21*s, "h", Want{Hold: control.ReasonQuota}),
+		}},
 		{Name: "a probe accepted with its quota back is a fixed window", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(ietf(10, 4*s, 0, 1*s)), Want{PauseUntil: 1 * s, PauseReason: control.ReasonQuota}),
