@@ -43,7 +43,8 @@
 // tool_use "input") keys, numbers (half a token a byte) and literals, and
 // every string whatever its key. Each
 // message (an object in "messages", or in an "input" array)
-// adds [MessageTokens], and each request [RequestTokens]. An attachment (an
+// adds [MessageTokens], and each request [RequestTokens]; an Anthropic
+// request whose "tools" defines one or more, [ToolPromptTokens]. An attachment (an
 // image or a file, inline or by reference) counts [AttachmentTokens]
 // whatever its size: a string under "image_url", "video_url", "audio_url",
 // "input_audio", "file_data", "file_id" or "file_url"; a "url" in an
@@ -123,6 +124,13 @@ const (
 	// RequestTokens is the overhead of each request that produces output
 	// (the assistant turn the reply is primed with).
 	RequestTokens = 3
+
+	// ToolPromptTokens is the system prompt Anthropic adds to a messages
+	// request that defines tools, counted as its input: 346 tokens for
+	// the Claude 4 models with tool_choice auto or none, 313 with any or
+	// tool (Anthropic's tool use pricing; 159 to 530 for the retired
+	// Claude 3 models).
+	ToolPromptTokens = 346
 
 	// AttachmentTokens is what an image or a file counts, whatever its
 	// size: what a large image costs Anthropic (width times height over

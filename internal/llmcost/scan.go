@@ -176,8 +176,10 @@ type scanner struct {
 	numTxt bool  // its bytes count as text (see markJSON)
 	numTo  field // the field it sets, or fOther
 
-	top    field  // the top-level field being read (depth >= 1)
-	member member // verdict of the last key, for the value that follows
+	top     field  // the top-level field being read (depth >= 1)
+	member  member // verdict of the last key, for the value that follows
+	inTools bool   // the top-level field being read is "tools"
+	tools   bool   // "tools" holds a definition (an object in its array)
 
 	// Tallies.
 	units       int64 // quarter tokens of text
@@ -543,6 +545,9 @@ func (s *scanner) value(c byte) {
 		if c == '{' && inArray && s.depth == 2 && (s.top == fMessages || s.top == fInput) && !s.skimming {
 			s.items++
 		}
+		if c == '{' && inArray && s.depth == 2 && s.inTools {
+			s.tools = true
+		}
 		json := s.inJSON() ||
 			m == mInput && !inArray && s.depth >= 2 && s.top == fMessages
 		s.push(c == '{')
@@ -635,9 +640,12 @@ func (s *scanner) endKey() {
 	if !s.keyEsc && s.keyLen <= len(s.keyBuf) {
 		k = s.keyBuf[:s.keyLen]
 	}
+	if s.depth == 1 {
+		s.inTools = string(k) == "tools"
+	}
 	if s.depth == 1 && s.skimming {
-		// Past the bound, only the output bound, n and the prompt's
-		// attachments are read.
+		// Past the bound, only the output bound, n, the prompt's
+		// attachments and whether it has tools are read.
 		s.top = fieldOf(k)
 	} else if s.depth == 1 {
 		s.top = fieldOf(k)
@@ -891,6 +899,9 @@ func (s *scanner) result() (Estimate, bool) {
 		e.Max = s.bound(DefaultMaxTokens, fMaxOutput, fMaxOutput)
 	case Messages:
 		e.Max = s.bound(DefaultMaxTokens, fMaxTokens, fMaxTokens)
+		if s.tools {
+			e.Input = addSat(e.Input, ToolPromptTokens)
+		}
 	case Embeddings:
 		e.Inputs = s.inputs
 	}

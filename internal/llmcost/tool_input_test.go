@@ -60,3 +60,38 @@ func TestToolInputStringsAreText(t *testing.T) {
 		t.Errorf("a tool_use input with %d bytes of CSV under \"data\": Input = %d, want >= %d", len(csv), e.Input, len(csv)/BytesPerToken)
 	}
 }
+
+// Anthropic adds a system prompt of its own to a messages request that
+// defines tools, counted as input: ToolPromptTokens. The estimate counted
+// the definitions' text alone, a seventh of what a request with one small
+// tool is charged. Not for an empty "tools", nor for OpenAI's APIs, whose
+// definitions are formatted into the prompt the estimate counts; and read
+// past the bound too.
+func TestAnthropicToolPrompt(t *testing.T) {
+	const tool = `{"name":"get_weather","description":"Get the weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}`
+	const msgs = `"messages":[{"role":"user","content":"Weather in Paris?"}]`
+	input := func(path, tools string) int64 {
+		t.Helper()
+		e, ok := String(`{"model":"m","max_tokens":1,`+msgs+tools+`}`, path, 0)
+		if !ok {
+			t.Fatalf("%s %q: not read", path, tools)
+		}
+		return e.Input
+	}
+	without := input("/v1/messages", "")
+	defs := input("/v1/chat/completions", `,"tools":[`+tool+`]`) - input("/v1/chat/completions", "")
+	if got := input("/v1/messages", `,"tools":[`+tool+`]`) - without; got != defs+ToolPromptTokens {
+		t.Errorf("Anthropic request with a tool: %d more input tokens, want %d (its definition) + %d", got, defs, ToolPromptTokens)
+	}
+	if got := input("/v1/messages", `,"tools":[]`); got != without {
+		t.Errorf(`"tools":[]: Input %d, want %d`, got, without)
+	}
+	// Past the bound, where no text counts, the prompt Anthropic adds does.
+	pad := strings.Repeat("x", Limit)
+	long := `{"model":"m","max_tokens":1,"system":"` + pad + `",` + msgs
+	a, okA := String(long+`}`, "/v1/messages", 0)
+	b, okB := String(long+`,"tools":[`+tool+`]}`, "/v1/messages", 0)
+	if !okA || !okB || b.Input-a.Input != ToolPromptTokens {
+		t.Errorf("tools past the bound: Input %d, want %d + %d", b.Input, a.Input, ToolPromptTokens)
+	}
+}
