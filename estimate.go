@@ -58,7 +58,8 @@ const estimateLimit = llmcost.Limit
 // value of an image_url, video_url, audio_url, input_audio, source, file
 // or inline_data), a string under one of the first four, or under
 // "file_id", "file_url" or "file_data", anywhere in the prompt but tool
-// definitions, or the "data" of an attachment's object or of a typed one;
+// definitions, or the "data" of an attachment's object or of a typed one
+// (and the "result" of a typed one: a Responses image_generation_call's);
 // a "url" or "data" elsewhere (a tool's input, a citation) counts as
 // text. An Anthropic document of plain text counts as its text. Where a
 // request sets no output bound the estimate reserves 4096 tokens: the

@@ -50,7 +50,8 @@
 // "input_audio", "file_data", "file_id" or "file_url"; a "url" in an
 // attachment's object (the value of one of the first four, or of
 // "source", "file" or "inline_data"); the "data" of an attachment's
-// object or of a typed one. Each number in a token array counts one
+// object or of a typed one, and the "result" of a typed one (the image of
+// a Responses image_generation_call passed back). Each number in a token array counts one
 // token. The "data" of an object whose "type" is "text" (the source of an
 // Anthropic document of plain text, which holds the text itself) is text,
 // whether the type comes before or after it, and so are a "url" or a

@@ -103,7 +103,9 @@ func memberOf(k []byte) member {
 		return mType
 	case "image_url", "video_url", "audio_url", "input_audio", "file_data", "file_id", "file_url":
 		return mAttachment // a string; an object is an attachment's
-	case "data":
+	case "data", "result":
+		// "result": an image a Responses image_generation_call made,
+		// base64, passed back in a later request's input.
 		return mData
 	case "url":
 		return mURL

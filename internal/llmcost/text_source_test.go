@@ -71,3 +71,25 @@ func TestTextSourceCut(t *testing.T) {
 		}
 	}
 }
+
+// A Responses request passing back an image_generation_call holds its
+// image in "result", base64: counted as text, one image of 960 KB was
+// estimated at 250,030 tokens, past most quotas (a CostError, or a wait
+// for a whole window). It counts as an attachment, as an image's "data"
+// does; a "result" in a tool call's input is text still.
+func TestImageGenerationResult(t *testing.T) {
+	img := strings.Repeat("iVBORw0KGgoAAAANSUhEUgAA", 40000)
+	call := func(result string) string {
+		return `{"model":"m","input":[{"role":"user","content":"draw a cat"},{"type":"image_generation_call","id":"ig_1","status":"completed","result":"` +
+			result + `"},{"role":"user","content":"make it blue"}]}`
+	}
+	big, okB := String(call(img), "/v1/responses", 0)
+	small, okS := String(call("x"), "/v1/responses", 0)
+	if !okB || !okS || big.Input != small.Input || big.Input < AttachmentTokens || big.Input > AttachmentTokens+100 {
+		t.Errorf("image_generation_call result: Input %d (a 1-byte result: %d), want an attachment's %d and the text around it", big.Input, small.Input, AttachmentTokens)
+	}
+	tool := `{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"result":"` + strings.Repeat("word ", 400) + `"}}]}]}`
+	if e, ok := String(tool, "/v1/messages", 0); !ok || e.Input < 400 {
+		t.Errorf(`"result" in a tool call's input: Input %d, want its 2,000 bytes as text (500 tokens)`, e.Input)
+	}
+}
