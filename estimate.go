@@ -102,7 +102,11 @@ const estimateLimit = llmcost.Limit
 // requests are in flight an over-count holds back some of the quota, while
 // an under-count could cost a refusal. It matters only for requests in
 // flight: every response's remaining-tokens field says what the server
-// actually has left, and corrects the picture.
+// actually has left, and corrects the picture. What the body does not hold
+// is not counted: the context a Responses request names by
+// "previous_response_id" or "conversation", which the server adds to its
+// prompt; a caller continuing a long conversation so declares its cost
+// with [WithCost].
 func EstimateCost(req *http.Request) Cost {
 	c, _ := estimateCost(req, estimateLimit)
 	return c
