@@ -140,7 +140,10 @@ type Transport struct {
 	// safe for concurrent use, must not modify the request, and may read
 	// its body only through GetBody; if it does, the first attempt is sent
 	// with a body from GetBody too, as a retry is (a GetBody may hand out
-	// the reader of Body itself). If nil, the Transport estimates the
+	// the reader of Body itself). A request with a body GetBody can
+	// replay is handed to Cost as a shallow copy, whose GetBody reports
+	// its calls: its fields are the request's, not its address. If nil,
+	// the Transport estimates the
 	// request bodies of the main LLM APIs with [EstimateCost]; any other
 	// request costs one request.
 	Cost func(*http.Request) Cost
@@ -229,28 +232,37 @@ func (t *Transport) customKey(req *http.Request, b *Budget, buf *budgetKey) *bud
 // (Cost, or a GetBody the estimate calls), req's body is closed as the
 // panic goes on (see bodyGuard). Transport.Cost is handed a copy of req
 // whose GetBody reports its calls, when req has a body to replay.
-func (t *Transport) estimate(req *http.Request) (c control.Cost, read bool) {
+func (t *Transport) estimate(req *http.Request) (control.Cost, bool) {
 	g := bodyGuard{req: req}
 	defer g.close()
 	var cost Cost
+	var read bool
 	switch {
 	case t.Cost == nil:
 		if req.Body != nil && req.Body != http.NoBody {
 			cost, _, read = estimateBody(req, estimateLimit)
 		}
 	case req.GetBody != nil && req.Body != nil && req.Body != http.NoBody:
-		r := *req
-		r.GetBody = func() (io.ReadCloser, error) {
-			body, err := req.GetBody()
-			read = read || body != nil
-			return body, err
-		}
-		cost = t.Cost(&r)
+		cost, read = watchedCost(t.Cost, req)
 	default:
 		cost = t.Cost(req)
 	}
 	g.done = true
 	return control.Cost(cost), read
+}
+
+// watchedCost returns what cost says of a copy of req whose GetBody
+// reports its calls, and whether it read a body GetBody returned. (Apart,
+// so that the closure moves its variable to the heap only here.)
+func watchedCost(cost func(*http.Request) Cost, req *http.Request) (Cost, bool) {
+	var read bool
+	r := *req
+	r.GetBody = func() (io.ReadCloser, error) {
+		body, err := req.GetBody()
+		read = read || body != nil
+		return body, err
+	}
+	return cost(&r), read
 }
 
 // bodyGuard closes a request's body unless done: deferred around caller
