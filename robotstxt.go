@@ -268,16 +268,24 @@ func shorten(s string, n int) string {
 // unitSeconds; another unit is read as seconds), or a Go duration
 // ("1m30s", and "1h30" as 1h30m). Parts that follow a part with a unit
 // add to it ("1m 30s", "1 min, 30 s"), a number without one in the unit
-// below ("1h 30" is 1h30m). A range ("5 to 10 s", "1 - 2 min") is read as
-// its upper end, the longer wait. A value that is not a non-negative
+// below ("1h 30" is 1h30m). A range ("5 to 10 s", "1-2 min", "1 min - 2
+// min") is read as its upper end, the longer wait. A value that is not a non-negative
 // number is ignored; a huge one is capped by secondsInterval.
 func parseCrawlDelay(v string) (float64, bool) {
-	total, unit, name, rest, ok := crawlDelayPart(v)
+	total, unit, name, rest, ok := crawlDelayPart(spaceRanges(v))
 	if !ok {
 		return 0, false
 	}
-	for unit == 0 && rangeWord(name) {
-		s, u, n, r, ok := crawlDelayPart(strings.TrimLeft(rest, " \t"))
+	for {
+		// A range: "5 to 10 s", "1 min - 2 min", "1-2 min".
+		word, after := name, rest
+		if unit != 0 {
+			word, after = firstWord(rest)
+		}
+		if !rangeWord(word) {
+			break
+		}
+		s, u, n, r, ok := crawlDelayPart(strings.TrimLeft(after, " \t"))
 		if !ok {
 			break
 		}
@@ -293,14 +301,57 @@ func parseCrawlDelay(v string) (float64, bool) {
 			break
 		}
 		if u == 0 {
-			// A number with no unit ("1h 30"): in the unit below, and
-			// the end of the value.
-			total += s * below(unit)
+			// A number with no unit ("1h 30"): in the unit below, if
+			// there is one, and the end of the value. (Multiplied by
+			// none, an infinite number made NaN.)
+			if b := below(unit); b > 0 {
+				total += s * b
+			}
 			break
 		}
 		total, unit, rest = total+s, u, r
 	}
 	return total, true
+}
+
+// spaceRanges returns v with a space around each '-' between a digit and a
+// digit or a point ("1-2 min" as "1 - 2 min"), so that the range reads as
+// one spelled with spaces; an exponent's sign ("1e-3") follows no digit.
+func spaceRanges(v string) string {
+	at := func(i int) bool {
+		return i > 0 && i+1 < len(v) && v[i] == '-' && v[i-1] >= '0' && v[i-1] <= '9' &&
+			(v[i+1] >= '0' && v[i+1] <= '9' || v[i+1] == '.')
+	}
+	first := -1
+	for i := 1; i+1 < len(v) && first < 0; i++ {
+		if at(i) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return v
+	}
+	var b strings.Builder
+	b.Grow(len(v) + 8)
+	b.WriteString(v[:first])
+	for i := first; i < len(v); i++ {
+		if at(i) {
+			b.WriteString(" - ")
+			continue
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+// firstWord returns the first word of s, after spaces and tabs, and what
+// follows it.
+func firstWord(s string) (word, rest string) {
+	s = strings.TrimLeft(s, " \t")
+	if i := strings.IndexAny(s, " \t"); i >= 0 {
+		return s[:i], s[i:]
+	}
+	return s, ""
 }
 
 // rangeWord reports whether word joins the ends of a range ("5 to 10").

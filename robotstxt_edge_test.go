@@ -371,6 +371,11 @@ func TestCrawlDelayInParts(t *testing.T) {
 			t.Errorf("%q: interval %v, want 1m30s", line, f.interval)
 		}
 	}
+	// A NaN, once read, took the other lines' delay with it, and the floor
+	// was no floor at all.
+	if f := parseRobots([]byte("User-agent: *\nCrawl-delay: 10\nCrawl-delay: 1 s 1e999\n"), "mybot"); f.interval != 10*time.Second {
+		t.Errorf("Crawl-delay 10 and 1 s 1e999: interval %v, want 10s", f.interval)
+	}
 	for _, tt := range []struct {
 		v    string
 		want float64
@@ -394,7 +399,14 @@ func TestCrawlDelayInParts(t *testing.T) {
 		{"1 - 2 min", 120},
 		{"1 or 2 days", 2 * 86400},
 		{"5 - 10", 10},
+		{"1-2 min", 120}, // glued too
+		{"5-10", 10},
+		{"1 min to 2 min", 120},
+		{"1 min - 2 min", 120},
+		{"1e-3 min", 0.06},   // an exponent's sign, no range
 		{"5 please 10 s", 5}, // prose after a number: the end
+		{"1 s 1e999", 1},     // nothing below seconds: no NaN
+		{"1 y 1e999", 365 * 86400},
 	} {
 		if got, ok := parseCrawlDelay(tt.v); !ok || got != tt.want {
 			t.Errorf("parseCrawlDelay(%q) = %v, %v, want %v", tt.v, got, ok, tt.want)
