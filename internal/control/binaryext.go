@@ -36,6 +36,17 @@ const (
 // for a cost (claim.cost), whose reason is always ReasonQuota.
 const claimCost = 0x80
 
+// Flags of a policy's mark as a sliding-window counter, a byte each at the
+// end of the binary form's fixed part (0 and 1 as a bool before the other
+// two existed).
+const (
+	slidingMark     = 1 << iota // policy.sliding
+	slidingFixed                // policy.fixed
+	slidingByAccept             // policy.byAccept
+	slidingForeseen             // policy.foreseen
+	slidingAll      = slidingMark | slidingFixed | slidingByAccept | slidingForeseen
+)
+
 // Flags of a policy's phase in its tail.
 const (
 	phaseSkips  = 1 << iota // policy.skips
@@ -60,14 +71,21 @@ func (e *encoder) ext(s *State) {
 	e.int(s.skewLo)
 	e.int(s.skewHi)
 	for i := range s.policies {
-		// 0, 1 (sliding), or 2 (fixed: a mark refuted, see refute).
 		p := &s.policies[i]
-		switch {
-		case p.fixed:
-			e.b = append(e.b, 2)
-		default:
-			e.bool(p.sliding)
+		var f byte
+		if p.sliding {
+			f |= slidingMark
 		}
+		if p.fixed {
+			f |= slidingFixed
+		}
+		if p.byAccept {
+			f |= slidingByAccept
+		}
+		if p.foreseen {
+			f |= slidingForeseen
+		}
+		e.b = append(e.b, f)
 	}
 }
 
@@ -226,15 +244,12 @@ func (d *decoder) ext(n *State) {
 		d.fail()
 	}
 	for i := range n.policies {
-		switch d.byte() {
-		case 0:
-		case 1:
-			n.policies[i].sliding = true
-		case 2:
-			n.policies[i].fixed = true
-		default:
+		f := d.byte()
+		if f&^slidingAll != 0 || f&(slidingByAccept|slidingForeseen) != 0 && f&slidingMark == 0 {
 			d.fail()
 		}
+		p := &n.policies[i]
+		p.sliding, p.fixed, p.byAccept, p.foreseen = f&slidingMark != 0, f&slidingFixed != 0, f&slidingByAccept != 0, f&slidingForeseen != 0
 	}
 }
 

@@ -1089,9 +1089,7 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	if q.Remaining < 0 {
 		return true
 	}
-	if refused {
-		p.refute(l, p.sliding && !p.live && p.minR == 0, p.mark)
-	}
+	p.refute(l, refused, p.sliding && !p.live && p.minR == 0, p.mark, p.deadline)
 	stale := !p.live || (p.deadline != 0 && now >= p.deadline)
 	if !stale && l.epoch <= p.epoch && l.seq <= p.mark && q.Remaining > p.minR {
 		// A higher r from a request sent before the current observation
@@ -1141,8 +1139,11 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		// the key (its floor and jitter with it), and the next request
 		// probes. Of the other families the later of the two holds: a
 		// vendor's Retry-After may be another limit's (GitHub's
-		// secondary limits beside its spent primary one).
-		p.deadline = now + int64(out.Refusal.Wait)
+		// secondary limits beside its spent primary one). The stated
+		// reset stays the policy's: cut to the wait, a probe refused
+		// again then read as refused at its reset, the mark of a
+		// sliding-window counter.
+		p.live = false
 	case t > 0:
 		s.pause(now, p.deadline+r.jitter(reset/50), ReasonQuota)
 	case t < 0:
@@ -1162,17 +1163,21 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	return true
 }
 
-// spend counts the answer to l, accepted and the origin's own, against
-// the r of each quota of requests observed before l was granted: r less
-// one. An answer that states the quota then replaces its r (observe
-// follows); one that does not leaves it spent by the request, as the
-// server counted it (draft-11 §7: no response need carry the fields, and
-// a server may state only the quota nearest its end, Appendix B.1.2).
+// spend counts the answer to l, accepted, the origin's own and stating no
+// quota, against the r of each quota of requests observed before l was
+// granted: r less one (draft-11 §7: no response need carry the fields).
 // Requests in flight count against r until they are answered (see
 // acquire); without spend, an answer with no fields gave its request back,
-// and r bounded the requests in flight, not those sent within t.
+// and r bounded the requests in flight, not those sent within t. An
+// answer that states quotas spends none it does not state: the server
+// says which apply to the request (GitHub's X-RateLimit-Resource, a
+// per-route policy, a partition key), and a search quota spent by the
+// answers of the core one held every request to the key at 30 a minute.
+// A server that states only the quota nearest its end (Appendix B.1.2)
+// is not told from one of those: its other quotas count their requests
+// in flight only.
 func (s *State) spend(l *Lease, out *Outcome) {
-	if out.Refused || out.Failed || out.Transient || out.Unsent || out.Cached {
+	if len(out.Quotas) > 0 || out.Refused || out.Failed || out.Transient || out.Unsent || out.Cached {
 		return
 	}
 	for i := range s.policies {

@@ -282,6 +282,34 @@ func rl(q int64, w time.Duration, r int64, t time.Duration) parse.Quota {
 	return parse.Quota{Policy: "default", Unit: "requests", Limit: q, Window: w, Remaining: r, Reset: t}
 }
 
+// githubResources are the steps of a key whose server states, in each
+// answer, the quota of the resource its request used (GitHub's
+// X-RateLimit-Resource: core 5000 an hour, search 30 a minute): the core
+// answers do not count down the search quota. They did, as answers that
+// state nothing do (see State.spend): after 29 core requests the whole key
+// held until the search quota's reset, neither quota spent.
+func githubResources() []Step {
+	github := func(resource string, limit, remaining int64, reset time.Duration) parse.Quota {
+		return parse.Quota{Policy: resource, Unit: "requests", Limit: limit, Remaining: remaining, Reset: reset, Dialect: "github"}
+	}
+	steps := []Step{
+		acq(0, "p", Want{Grant: true, Probe: true}),
+		rel(100*ms, "p", ok(github("core", 5000, 4999, 3600*s)), Want{}),
+		acq(s, "search", Want{Grant: true}),
+		rel(s+100*ms, "search", ok(github("search", 30, 29, 59*s)), Want{}),
+	}
+	at := 2 * s
+	for i := range 29 {
+		name := fmt.Sprintf("core%d", i)
+		steps = append(steps,
+			acq(at, name, Want{Grant: true}),
+			rel(at+100*ms, name, ok(github("core", 5000, int64(4998-i), 3600*s-at)), Want{}),
+		)
+		at += 200 * ms
+	}
+	return append(steps, acq(at, "next", Want{Grant: true}))
+}
+
 // dialect is q read from the family d.
 func dialect(q parse.Quota, d string) parse.Quota {
 	q.Dialect = d
@@ -462,6 +490,7 @@ func tables() []Table {
 			acq(4*s, "d", Want{Hold: control.ReasonQuota, Until: 60*s + 100*ms}),
 			acq(5*s, "e", Want{Hold: control.ReasonQuota, Until: 60*s + 100*ms}),
 		}},
+		{Name: "an answer stating one quota spends no other", Steps: githubResources()},
 		{Name: "r without t is spent by answers that state nothing", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(100*ms, "p", ok(rl(0, 0, 3, -1)), Want{}),
