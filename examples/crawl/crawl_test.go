@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -202,4 +203,87 @@ func TestCrawlHidesCredentials(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "50%off") {
 		t.Errorf("start URL url.Parse rejects: error %v, want one that does not show it", err)
 	}
+}
+
+// authSite serves a site behind basic auth: "/" links to three pages.
+func authSite() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		if u, p, ok := r.BasicAuth(); !ok || u != "alice" || p != "s3cret" {
+			http.Error(w, "no credentials", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/" {
+			for i := range 3 {
+				fmt.Fprintf(w, `<a href="/page/%d">page %d</a> `, i, i)
+			}
+		}
+	})
+}
+
+// The start URL's credentials went in an Authorization header only when
+// colly's request URL had the start's scheme and its host as written;
+// colly normalises the URLs it visits (host lower-cased, a default port
+// dropped, a Unicode host in punycode), so a start URL not written so sent
+// no credentials at all: every page, the start page too, failed with a
+// 401. They go to the host and port in normal form, over https too (an
+// upgrade from http).
+func TestCrawlCredentialsNormalisedHost(t *testing.T) {
+	for _, start := range []string{
+		"http://alice:s3cret@Site.Example/",
+		"http://alice:s3cret@site.example:80/",
+		"https://alice:s3cret@site.example:443/",
+	} {
+		t.Run(start, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := newTransport("examplebot/1.0", 4)
+				tr.Base = &ratelimittest.Transport{Handler: authSite()}
+				res, err := crawl(t.Context(), start, "examplebot/1.0", tr, 4)
+				if err != nil || len(res.Errors) != 0 || len(res.Visited) != 4 {
+					t.Errorf("crawl(%s) = %d pages %q, errors %v, %v; want 4 pages, no error", start, len(res.Visited), res.Visited, res.Errors, err)
+				}
+			})
+		})
+	}
+}
+
+// A redirect from the https start to the same host over plain http kept
+// the Authorization header colly was told to set: net/http copies it to a
+// redirect to the same host name whatever the scheme, and colly dropped it
+// only when the host changed; the password went out in clear text. It is
+// set for each request sent, over https only when the start was.
+func TestCrawlCredentialsNotDowngraded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var leaked []string
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(w, r)
+				return
+			}
+			if r.URL.Scheme == "http" && r.Header.Get("Authorization") != "" {
+				mu.Lock()
+				leaked = append(leaked, r.URL.String()+" Authorization: "+r.Header.Get("Authorization"))
+				mu.Unlock()
+			}
+			if r.URL.Scheme == "https" && r.URL.Path == "/" {
+				http.Redirect(w, r, "http://site.example/page", http.StatusFound)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<html></html>")
+		})
+		tr := newTransport("examplebot/1.0", 4)
+		tr.Base = &ratelimittest.Transport{Handler: h}
+		if _, err := crawl(t.Context(), "https://alice:s3cret@site.example/", "examplebot/1.0", tr, 4); err != nil {
+			t.Fatal(err)
+		}
+		if len(leaked) != 0 {
+			t.Errorf("the start URL's credentials were sent over plain http after a redirect: %s", strings.Join(leaked, "; "))
+		}
+	})
 }

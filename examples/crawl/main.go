@@ -106,8 +106,8 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 		return result{}, errors.New("the start URL is not a valid URL")
 	}
 	// Credentials in the start URL go in an Authorization header of the
-	// requests to its origin, not in the URLs colly resolves from it,
-	// which the crawl lists and its errors quote.
+	// requests to its host (see basicAuth), not in the URLs colly resolves
+	// from it, which the crawl lists and its errors quote.
 	var auth string
 	if u.User != nil {
 		p, _ := u.User.Password()
@@ -129,6 +129,9 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 		colly.StdlibContext(ctx),
 	)
 	c.IgnoreRobotsTxt = true // polite reads robots.txt, with the Transport's pacing
+	if auth != "" {
+		tr = &basicAuth{next: tr, auth: auth, scheme: u.Scheme, host: host, port: portOf(u)}
+	}
 	c.WithTransport(tr)
 	// A bound on the requests handed to polite, no delay: polite's pacing
 	// applies.
@@ -140,14 +143,6 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 	// pages would fail. The wait is bounded by the Transport's MaxWait,
 	// and the server's answer, body and all, by a minute more.
 	c.SetRequestTimeout(maxWait + pageTimeout)
-
-	if auth != "" {
-		c.OnRequest(func(r *colly.Request) {
-			if r.URL.Scheme == u.Scheme && r.URL.Host == u.Host {
-				r.Headers.Set("Authorization", auth)
-			}
-		})
-	}
 
 	var mu sync.Mutex
 	var res result
@@ -213,3 +208,49 @@ func (e *pageError) Error() string {
 }
 
 func (e *pageError) Unwrap() error { return e.err }
+
+// basicAuth sends the credentials of the start URL, auth, with each
+// request to its host (in the normal form colly compares hosts in: lower
+// case, punycode) and port (the scheme's own counting as none), over
+// https, or over http when the start URL was: set before each request is
+// sent, redirects included, and taken off any other, so that a redirect
+// net/http follows to another port, or from https to http, does not carry
+// them on.
+type basicAuth struct {
+	next         http.RoundTripper
+	auth         string
+	scheme, host string
+	port         string // the start URL's (see portOf)
+}
+
+func (a *basicAuth) RoundTrip(req *http.Request) (*http.Response, error) {
+	host, err := idna.Lookup.ToASCII(req.URL.Hostname())
+	if err != nil {
+		host = strings.ToLower(req.URL.Hostname())
+	}
+	secure := req.URL.Scheme == "https" || a.scheme == "http" && req.URL.Scheme == "http"
+	mine := secure && host == a.host && portOf(req.URL) == a.port
+	if has := req.Header.Get("Authorization") == a.auth; mine != has {
+		// A copy: the RoundTripper contract leaves req as it came.
+		r := req.Clone(req.Context())
+		if mine {
+			r.Header.Set("Authorization", a.auth)
+		} else {
+			r.Header.Del("Authorization")
+		}
+		req = r
+	}
+	return a.next.RoundTrip(req)
+}
+
+// portOf returns the port of u, or "" when it names none or its scheme's
+// own: http://host and https://host:443 are one host's default ports,
+// its credentials sent to both (over https, see basicAuth).
+func portOf(u *url.URL) string {
+	switch p := u.Port(); {
+	case u.Scheme == "http" && p == "80", u.Scheme == "https" && p == "443":
+		return ""
+	default:
+		return p
+	}
+}
