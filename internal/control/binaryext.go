@@ -42,9 +42,8 @@ const claimCost = 0x80
 const (
 	slidingMark     = 1 << iota // policy.sliding
 	slidingFixed                // policy.fixed
-	slidingByAccept             // policy.byAccept
 	slidingForeseen             // policy.foreseen
-	slidingAll      = slidingMark | slidingFixed | slidingByAccept | slidingForeseen
+	slidingAll      = slidingMark | slidingFixed | slidingForeseen
 )
 
 // Flags of a policy's phase in its tail.
@@ -78,9 +77,6 @@ func (e *encoder) ext(s *State) {
 		}
 		if p.fixed {
 			f |= slidingFixed
-		}
-		if p.byAccept {
-			f |= slidingByAccept
 		}
 		if p.foreseen {
 			f |= slidingForeseen
@@ -245,11 +241,11 @@ func (d *decoder) ext(n *State) {
 	}
 	for i := range n.policies {
 		f := d.byte()
-		if f&^slidingAll != 0 || f&(slidingByAccept|slidingForeseen) != 0 && f&slidingMark == 0 {
+		if f&^slidingAll != 0 || f&slidingForeseen != 0 && f&slidingMark == 0 {
 			d.fail()
 		}
 		p := &n.policies[i]
-		p.sliding, p.fixed, p.byAccept, p.foreseen = f&slidingMark != 0, f&slidingFixed != 0, f&slidingByAccept != 0, f&slidingForeseen != 0
+		p.sliding, p.fixed, p.foreseen = f&slidingMark != 0, f&slidingFixed != 0, f&slidingForeseen != 0
 	}
 }
 

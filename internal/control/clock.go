@@ -117,34 +117,34 @@ func (s *State) recogniseAccepted(p *policy, l *Lease, q *parse.Quota, last, now
 	if q.Dialect != "ietf" || q.Window <= 0 || !p.paces() || p.q < 4 || q.Remaining+s.leases.n >= p.q/2 {
 		return
 	}
-	p.sliding, p.byAccept = true, true
+	p.sliding = true
 }
 
-// refute ends the mark an acceptance made of p as a sliding-window
-// counter when two requests in a row granted after p's latest observation
-// said r=0 (spent, which a mark passes over: see observe), and sent before
-// the reset it stated, were refused, none so sent accepted between: the
-// server counts as a window that is spent until its reset, such as a
-// fixed window another client shares, whose
-// probe at the reset was accepted with less than half left (the other
-// client's share) and read as a counter's mark. Paced at q-1 a window into
-// such a quota, the key was refused about once a window, for good. A
-// counter frees its quota as its previous window weighs less: shared with
-// another client, it refuses such a request now and then, and accepts the
-// next; refuted at one refusal, it was paused to each stated reset,
-// refused and marked again there, 6 refused of 100 where 2 were. A mark a
-// refusal made (a probe refused at the stated reset) stands. refused is
-// whether l was refused, spent whether the observation said r=0, mark
-// when it was read, and reset the reset it stated.
+// refute ends the mark of p as a sliding-window counter when two requests
+// in a row granted after p's latest observation said r=0 (spent, which a
+// mark passes over: see observe), and sent before the reset it stated,
+// were refused, none so sent accepted between: the server counts as a
+// window that is spent until its reset, such as a fixed window another
+// client shares. Taking half of each window as it opens, that client made
+// the probe at the reset accepted with less than half left, read as a
+// counter's mark; taking all of one, it made the probe refused with the
+// next window's reset, read so too. Paced at q-1 a window into such a
+// quota, the key was refused about once a window, for good. A counter
+// frees its quota as its previous window weighs less: shared with another
+// client, it refuses such a request now and then, and accepts the next;
+// refuted at one refusal, it was paused to each stated reset, refused and
+// marked again there, 6 refused of 100 where 2 were. refused is whether l
+// was refused, spent whether the observation said r=0, mark when it was
+// read, and reset the reset it stated.
 func (p *policy) refute(l *Lease, refused, spent bool, mark uint64, reset int64) {
-	if !p.sliding || !p.byAccept || !spent || l.seq <= mark || l.start >= reset {
+	if !p.sliding || !spent || l.seq <= mark || l.start >= reset {
 		return
 	}
 	switch {
 	case !refused:
 		p.foreseen = false
 	case p.foreseen:
-		p.sliding, p.byAccept, p.fixed, p.foreseen = false, false, true, false
+		p.sliding, p.fixed, p.foreseen = false, true, false
 	default:
 		p.foreseen = true
 	}

@@ -55,13 +55,12 @@ type policy struct {
 
 	// sliding reports a sliding-window counter, recognised from its
 	// refusals (see recognise): paced smoothly, q-1 starts per w evenly
-	// spread, and never paused until its stated reset; byAccept, that an
-	// acceptance marked it (see recogniseAccepted), not a refusal. fixed
-	// reports that two refusals in a row the policy's own r=0 foresaw, of
-	// requests its pace sent while an acceptance's mark held, refuted the
-	// mark: no acceptance marks it again, a refusal at its stated reset
-	// still may. foreseen reports the first of the two (see refute).
-	sliding, byAccept, fixed, foreseen bool
+	// spread, and never paused until its stated reset. fixed reports that
+	// two refusals in a row the policy's own r=0 foresaw, of requests its
+	// pace sent while it was marked, refuted the mark: no acceptance marks
+	// it again (see recogniseAccepted), a refusal at its stated reset still
+	// may. foreseen reports the first of the two (see refute).
+	sliding, fixed, foreseen bool
 
 	// The phase of a one-second window whose reset is stated late (see
 	// phase.go): skips reports that windows were stated two seconds
