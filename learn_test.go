@@ -1075,16 +1075,8 @@ func TestRetryAfterPrecedesRateLimitWindow(t *testing.T) {
 			w.WriteHeader(http.StatusOK)
 		})
 		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 2}
-		start := time.Now()
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		took := time.Since(start)
-		if resp.StatusCode != http.StatusOK || took > 6*time.Second {
-			t.Fatalf("status %d after %v; Retry-After: 5 asked for 5s (t=60 may be ignored)", resp.StatusCode, took)
+		if took := nextGet(t, tr); n.Load() != 2 || took > 6*time.Second {
+			t.Fatalf("%d sends, the retry after %v; Retry-After: 5 asked for 5s (t=60 may be ignored)", n.Load(), took)
 		}
 	})
 }
@@ -1161,51 +1153,65 @@ func TestRemainingSpentByAnswersStatingNothing(t *testing.T) {
 // Two refusals in a row that r=0 foresaw refute the mark: two at most.
 func TestSharedFixedWindowNotReadAsCounter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const q, w, other = 10, 10 * time.Second, 6
-		var (
-			mu      sync.Mutex
-			win     = -1
-			used    int
-			refused int
-		)
-		start := time.Now()
-		h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			defer mu.Unlock()
-			el := time.Since(start)
-			if i := int(el / w); i != win {
-				win, used = i, other // the other client's share, taken first
-			}
-			end := time.Duration(win+1) * w
-			left := (end - el + time.Second - 1) / time.Second
-			rw.Header().Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, q, int(w/time.Second)))
-			if used >= q {
-				refused++
-				rw.Header().Set("RateLimit", fmt.Sprintf(`"default";r=0;t=%d`, left))
-				rw.Header().Set("Retry-After", fmt.Sprint(int(left)))
-				rw.WriteHeader(http.StatusTooManyRequests)
-				return
-			}
-			used++
-			rw.Header().Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d`, q-used, left))
-			rw.WriteHeader(http.StatusOK)
-		})
-		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1}
-		for range 60 {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-		}
-		mu.Lock()
-		defer mu.Unlock()
+		refused, _, took, tr := sharedFixedWindow(t, func(int) int { return 6 })
 		if refused > 2 {
 			st, _ := tr.Inspect("http://api.test", time.Now())
-			t.Fatalf("%d of 60 refused in %v, though every answer stated r and t truly (a listener: none); state %+v", refused, time.Since(start), st)
+			t.Fatalf("%d of 60 refused in %v, though every answer stated r and t truly (a listener: none); state %+v", refused, took, st)
 		}
 	})
+}
+
+// sharedFixedWindow sends 60 requests one after another through a
+// Transport to a fixed window of 10 per 10 s whose every answer tells the
+// truth (draft-11 RateLimit and RateLimit-Policy, r and t exact; a refusal
+// carries Retry-After to the window's end), another client taking
+// other(i) of window i as it opens. It returns the refusals, those after
+// the third window, the time taken, and the Transport.
+func sharedFixedWindow(t *testing.T, other func(win int) int) (refused, late int, took time.Duration, tr *polite.Transport) {
+	t.Helper()
+	const q, w = 10, 10 * time.Second
+	var (
+		mu   sync.Mutex
+		win  = -1
+		used int
+	)
+	start := time.Now()
+	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		el := time.Since(start)
+		if i := int(el / w); i != win {
+			win, used = i, min(other(i), q) // the other client's share, taken first
+		}
+		end := time.Duration(win+1) * w
+		left := (end - el + time.Second - 1) / time.Second
+		rw.Header().Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, q, int(w/time.Second)))
+		if used >= q {
+			refused++
+			if win > 2 {
+				late++
+			}
+			rw.Header().Set("RateLimit", fmt.Sprintf(`"default";r=0;t=%d`, left))
+			rw.Header().Set("Retry-After", fmt.Sprint(int(left)))
+			rw.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		used++
+		rw.Header().Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d`, q-used, left))
+		rw.WriteHeader(http.StatusOK)
+	})
+	tr = &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1}
+	for range 60 {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return refused, late, time.Since(start), tr
 }
 
 // A sliding-window counter shared with another client (which takes a few
@@ -1309,55 +1315,14 @@ func TestSharedSlidingCounterKeepsItsMark(t *testing.T) {
 // for good, refused about once a window.
 func TestSharedFixedWindowRefusalMark(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const q, w = 10, 10 * time.Second
-		var (
-			mu      sync.Mutex
-			win     = -1
-			used    int
-			refused int
-			late    int // refused after the window taken whole
-		)
-		start := time.Now()
-		h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			defer mu.Unlock()
-			el := time.Since(start)
-			if i := int(el / w); i != win {
-				win, used = i, 6 // the other client's share, taken first
-				if i == 1 {
-					used = q // once, the whole window
-				}
+		refused, late, took, _ := sharedFixedWindow(t, func(win int) int {
+			if win == 1 {
+				return 10 // once, the whole window
 			}
-			end := time.Duration(win+1) * w
-			left := (end - el + time.Second - 1) / time.Second
-			rw.Header().Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, q, int(w/time.Second)))
-			if used >= q {
-				refused++
-				if win > 2 {
-					late++
-				}
-				rw.Header().Set("RateLimit", fmt.Sprintf(`"default";r=0;t=%d`, left))
-				rw.Header().Set("Retry-After", fmt.Sprint(int(left)))
-				rw.WriteHeader(http.StatusTooManyRequests)
-				return
-			}
-			used++
-			rw.Header().Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d`, q-used, left))
-			rw.WriteHeader(http.StatusOK)
+			return 6
 		})
-		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1}
-		for range 60 {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-		}
-		mu.Lock()
-		defer mu.Unlock()
 		if late > 2 {
-			t.Fatalf("%d of 60 refused in %v (%d after the window the other client took whole), though every answer stated r and t truly", refused, time.Since(start), late)
+			t.Fatalf("%d of 60 refused in %v (%d after the window the other client took whole), though every answer stated r and t truly", refused, took, late)
 		}
 	})
 }
