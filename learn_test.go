@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -1150,11 +1151,11 @@ func TestRemainingSpentByAnswersStatingNothing(t *testing.T) {
 // mark (fewer than q/2 left): the policy was marked sliding for good, its
 // r=0 no longer paused the key, and the key sent at q-1 per w into a
 // quota the server said was spent: 11 of 60 refused, one in every window.
-// Two refusals in a row that r=0 foresaw refute the mark: two at most.
+// Three refusals in a row that r=0 foresaw refute the mark: three at most.
 func TestSharedFixedWindowNotReadAsCounter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		refused, _, took, tr := sharedFixedWindow(t, func(int) int { return 6 })
-		if refused > 2 {
+		if refused > 3 {
 			st, _ := tr.Inspect("http://api.test", time.Now())
 			t.Fatalf("%d of 60 refused in %v, though every answer stated r and t truly (a listener: none); state %+v", refused, took, st)
 		}
@@ -1227,9 +1228,6 @@ func sharedFixedWindow(t *testing.T, other func(win int) int) (refused, late int
 //	  102 sent, 2 refused, 1m52.4s; at one refusal: 108 sent, 8 refused, 1m58.3s
 //	go-chi/httprate 10/10s (rounded counter, its own fields), 3 every 9s:
 //	  110 sent, 10 refused, 3m29.0s; at one refusal: 108 sent, 8 refused, 4m0.1s
-//
-// At two refusals in a row, the httprate case is refuted about once in 20
-// runs: 109 sent, 9 refused, 3m50.1s.
 func TestSharedSlidingCounterKeepsItsMark(t *testing.T) {
 	for _, c := range []struct {
 		name        string
@@ -1240,7 +1238,7 @@ func TestSharedSlidingCounterKeepsItsMark(t *testing.T) {
 		maxDuration time.Duration
 	}{
 		{"sliding-window ietf", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 10, Window: 10 * time.Second, Algorithm: ratelimittest.SlidingWindow}}, Latency: 50 * time.Millisecond}, 2, 7 * time.Second, 4, 1*time.Minute + 55*time.Second},
-		{"httprate", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 10, Window: 10 * time.Second, Algorithm: ratelimittest.SlidingWindowRounded}}, Dialect: ratelimittest.HTTPRate, Latency: 50 * time.Millisecond}, 3, 9 * time.Second, 12, 3*time.Minute + 55*time.Second},
+		{"httprate", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 10, Window: 10 * time.Second, Algorithm: ratelimittest.SlidingWindowRounded}}, Dialect: ratelimittest.HTTPRate, Latency: 50 * time.Millisecond}, 3, 9 * time.Second, 12, 3*time.Minute + 40*time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -1325,4 +1323,61 @@ func TestSharedFixedWindowRefusalMark(t *testing.T) {
 			t.Fatalf("%d of 60 refused in %v (%d after the window the other client took whole), though every answer stated r and t truly", refused, took, late)
 		}
 	})
+}
+
+// A true sliding-window counter (ratelimittest.SlidingWindow, 10/10s,
+// go-chi/httprate's fields) used by this client alone, one worker, 200
+// tasks, with a latency that varies between 0 and 1 s (seeded): the jitter
+// makes it refuse a paced request after an r=0 now and then. At two such
+// refusals in a row (the acceptances between following answers of r>0,
+// which did not break the row), the mark was refuted 22 s and two windows
+// after the first, and the counter, paced as a window, took up to 35%
+// longer (5m53s where 4m22s to 4m52s).
+func TestLoneSlidingCounterKeepsItsMark(t *testing.T) {
+	for _, seed := range []uint64{2, 6} {
+		t.Run("seed"+string(rune('0'+seed)), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := ratelimittest.NewHandler(ratelimittest.Config{
+					Policies: []ratelimittest.Policy{{Quota: 10, Window: 10 * time.Second, Algorithm: ratelimittest.SlidingWindow}},
+					Dialect:  ratelimittest.HTTPRate,
+					Latency:  50 * time.Millisecond,
+				})
+				rng := rand.New(rand.NewPCG(seed, 7))
+				var mu sync.Mutex
+				sent, refused := 0, 0
+				var refusedAt []time.Duration
+				start := time.Now()
+				wrap := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					mu.Lock()
+					d := time.Duration(rng.Int64N(int64(time.Second)))
+					mu.Unlock()
+					time.Sleep(d) // the way there takes 0 to 1s
+					cw := &statusRecorder{ResponseWriter: w}
+					h.ServeHTTP(cw, r)
+					mu.Lock()
+					sent++
+					if cw.code == http.StatusTooManyRequests {
+						refused++
+						refusedAt = append(refusedAt, time.Since(start).Round(10*time.Millisecond))
+					}
+					mu.Unlock()
+				})
+				cl, _ := politeOver(wrap)
+				for range 200 {
+					ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+					if resp, err := cl.Do(req); err == nil {
+						resp.Body.Close()
+					}
+					cancel()
+				}
+				took := time.Since(start)
+				mu.Lock()
+				defer mu.Unlock()
+				if took > 5*time.Minute {
+					t.Errorf("200 tasks: %d sent, %d refused (at %v), took %v; want it within 5m (4 to 7 refused within 4m21s to 4m52s, its mark kept)", sent, refused, refusedAt, took.Round(100*time.Millisecond))
+				}
+			})
+		})
+	}
 }

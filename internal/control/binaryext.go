@@ -42,8 +42,8 @@ const claimCost = 0x80
 const (
 	slidingMark     = 1 << iota // policy.sliding
 	slidingFixed                // policy.fixed
-	slidingForeseen             // policy.foreseen
-	slidingAll      = slidingMark | slidingFixed | slidingForeseen
+	slidingRowShift = 2         // policy.foreseen, in the bits above
+	slidingRowMask  = 3 << slidingRowShift
 )
 
 // Flags of a policy's phase in its tail.
@@ -78,9 +78,7 @@ func (e *encoder) ext(s *State) {
 		if p.fixed {
 			f |= slidingFixed
 		}
-		if p.foreseen {
-			f |= slidingForeseen
-		}
+		f |= p.foreseen << slidingRowShift
 		e.b = append(e.b, f)
 	}
 }
@@ -241,11 +239,12 @@ func (d *decoder) ext(n *State) {
 	}
 	for i := range n.policies {
 		f := d.byte()
-		if f&^slidingAll != 0 || f&slidingForeseen != 0 && f&slidingMark == 0 {
+		row := f >> slidingRowShift
+		if f&^(slidingMark|slidingFixed|slidingRowMask) != 0 || row >= refuteRow || row != 0 && f&slidingMark == 0 {
 			d.fail()
 		}
 		p := &n.policies[i]
-		p.sliding, p.fixed, p.foreseen = f&slidingMark != 0, f&slidingFixed != 0, f&slidingForeseen != 0
+		p.sliding, p.fixed, p.foreseen = f&slidingMark != 0, f&slidingFixed != 0, row
 	}
 }
 

@@ -120,35 +120,41 @@ func (s *State) recogniseAccepted(p *policy, l *Lease, q *parse.Quota, last, now
 	p.sliding = true
 }
 
-// refute ends the mark of p as a sliding-window counter when two requests
-// in a row granted after p's latest observation said r=0 (spent, which a
-// mark passes over: see observe), and sent before the reset it stated,
-// were refused, none so sent accepted between: the server counts as a
-// window that is spent until its reset, such as a fixed window another
-// client shares. Taking half of each window as it opens, that client made
-// the probe at the reset accepted with less than half left, read as a
-// counter's mark; taking all of one, it made the probe refused with the
-// next window's reset, read so too. Paced at q-1 a window into such a
-// quota, the key was refused about once a window, for good. A counter
-// frees its quota as its previous window weighs less: shared with another
-// client, it refuses such a request now and then, and accepts the next;
-// refuted at one refusal, it was paused to each stated reset, refused and
-// marked again there, 6 refused of 100 where 2 were. refused is whether l
-// was refused, spent whether the observation said r=0, mark when it was
-// read, and reset the reset it stated.
+// refute ends the mark of p as a sliding-window counter when refuteRow
+// requests in a row granted after p's latest observation said r=0 (spent,
+// which a mark passes over: see observe), and sent before the reset it
+// stated, were refused, none so sent accepted between: the server counts
+// as a window that is spent until its reset, such as a fixed window
+// another client shares. Taking half of each window as it opens, that
+// client made the probe at the reset accepted with less than half left,
+// read as a counter's mark; taking all of one, it made the probe refused
+// with the next window's reset, read so too. Paced at q-1 a window into
+// such a quota, the key was refused about once a window, for good. A
+// counter frees its quota as its previous window weighs less, and refuses
+// such a request now and then too (shared with another client, or when
+// its answers' latency varies), accepting the next: refuted at one
+// refusal, it was paused to each stated reset, refused and marked again
+// there (6 refused of 100 where 2 were); at two in a row, one used alone
+// whose answers took up to a second more or less was refuted two windows
+// after its first such refusal, and ran up to 35% slower. refused is
+// whether l was refused, spent whether the observation said r=0, mark
+// when it was read, and reset the reset it stated.
 func (p *policy) refute(l *Lease, refused, spent bool, mark uint64, reset int64) {
 	if !p.sliding || !spent || l.seq <= mark || l.start >= reset {
 		return
 	}
 	switch {
 	case !refused:
-		p.foreseen = false
-	case p.foreseen:
-		p.sliding, p.fixed, p.foreseen = false, true, false
+		p.foreseen = 0
+	case p.foreseen+1 >= refuteRow:
+		p.sliding, p.fixed, p.foreseen = false, true, 0
 	default:
-		p.foreseen = true
+		p.foreseen++
 	}
 }
+
+// refuteRow is how many refusals in a row refute a mark (see refute).
+const refuteRow = 3
 
 // markSliding marks p as a sliding-window counter, its window, when the
 // server states none, the span between the reset before (last) and the

@@ -56,11 +56,13 @@ type policy struct {
 	// sliding reports a sliding-window counter, recognised from its
 	// refusals (see recognise): paced smoothly, q-1 starts per w evenly
 	// spread, and never paused until its stated reset. fixed reports that
-	// two refusals in a row the policy's own r=0 foresaw, of requests its
-	// pace sent while it was marked, refuted the mark: no acceptance marks
-	// it again (see recogniseAccepted), a refusal at its stated reset still
-	// may. foreseen reports the first of the two (see refute).
-	sliding, fixed, foreseen bool
+	// refuteRow refusals in a row the policy's own r=0 foresaw, of requests
+	// its pace sent while it was marked, refuted the mark: no acceptance
+	// marks it again (see recogniseAccepted), a refusal at its stated reset
+	// still may. foreseen counts the refusals of the row so far (see
+	// refute).
+	sliding, fixed bool
+	foreseen       uint8
 
 	// The phase of a one-second window whose reset is stated late (see
 	// phase.go): skips reports that windows were stated two seconds

@@ -33,12 +33,14 @@ func slidingTables() []Table {
 		// each window as it opens: the probe at the reset, accepted with
 		// 3 left, reads as a counter's mark, and the key paced at q-1 a
 		// window into the quota its r=0 stated spent, refused about once
-		// a window for good. Two refusals in a row that r=0 foresaw, of
+		// a window for good. Three refusals in a row that r=0 foresaw, of
 		// requests sent before its reset, refute the mark: the spent quota
 		// holds to its reset again, and no acceptance marks it anew.
 		{Name: "refusals that r=0 foresaw refute a counter's mark", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(100*ms, "p", ok(ietf(10, 10*s, 0, 9900*ms)), Want{PauseUntil: 10 * s, PauseReason: control.ReasonQuota}),
+			// Each window alike: its probe accepted with 3 left, its d,
+			// which the mark sends into the spent quota, refused.
 			acq(10*s+20*ms, "q", Want{Grant: true, Probe: true}),
 			rel(10*s+120*ms, "q", ok(ietf(10, 10*s, 3, 9880*ms)), Want{PauseUntil: -1}),
 			acq(11*s+200*ms, "a", Want{Grant: true}),
@@ -47,11 +49,8 @@ func slidingTables() []Table {
 			rel(12*s+500*ms, "b", ok(ietf(10, 10*s, 1, 7500*ms)), Want{}),
 			acq(13*s+600*ms, "c", Want{Grant: true}),
 			rel(13*s+700*ms, "c", ok(ietf(10, 10*s, 0, 6300*ms)), Want{}),
-			// Marked, the pace sends d into the spent quota: refused.
 			acq(15*s, "d", Want{Grant: true}),
 			rel(15*s+100*ms, "d", refused(retryAfter(4900*ms), ietf(10, 10*s, 0, 4900*ms)), Want{PauseReason: control.ReasonRetryAfter}),
-			// The next window's alike: its probe accepted with 3 left,
-			// its d refused, the second in a row.
 			acq(21*s+20*ms, "q2", Want{Grant: true, Probe: true}),
 			rel(21*s+120*ms, "q2", ok(ietf(10, 10*s, 3, 9880*ms)), Want{PauseUntil: -1}),
 			acq(22*s+200*ms, "a2", Want{Grant: true}),
@@ -62,21 +61,31 @@ func slidingTables() []Table {
 			rel(24*s+700*ms, "c2", ok(ietf(10, 10*s, 0, 6300*ms)), Want{}),
 			acq(26*s, "d2", Want{Grant: true}),
 			rel(26*s+100*ms, "d2", refused(retryAfter(4900*ms), ietf(10, 10*s, 0, 4900*ms)), Want{PauseReason: control.ReasonRetryAfter}),
+			acq(32*s+20*ms, "q3", Want{Grant: true, Probe: true}),
+			rel(32*s+120*ms, "q3", ok(ietf(10, 10*s, 3, 9880*ms)), Want{PauseUntil: -1}),
+			acq(33*s+200*ms, "a3", Want{Grant: true}),
+			rel(33*s+300*ms, "a3", ok(ietf(10, 10*s, 2, 8700*ms)), Want{}),
+			acq(34*s+400*ms, "b3", Want{Grant: true}),
+			rel(34*s+500*ms, "b3", ok(ietf(10, 10*s, 1, 7500*ms)), Want{}),
+			acq(35*s+600*ms, "c3", Want{Grant: true}),
+			rel(35*s+700*ms, "c3", ok(ietf(10, 10*s, 0, 6300*ms)), Want{}),
+			acq(37*s, "d3", Want{Grant: true}),
+			rel(37*s+100*ms, "d3", refused(retryAfter(4900*ms), ietf(10, 10*s, 0, 4900*ms)), Want{PauseReason: control.ReasonRetryAfter}),
 			// Refuted: the next window's probe, accepted with 3 left,
 			// marks nothing, and its r=0 holds h to its reset.
-			acq(32*s, "f", Want{Grant: true, Probe: true}),
-			rel(32*s+100*ms, "f", ok(ietf(10, 10*s, 3, 9900*ms)), Want{PauseUntil: -1}),
-			acq(32*s+200*ms, "g", Want{Grant: true}),
-			rel(32*s+300*ms, "g", ok(ietf(10, 10*s, 0, 9700*ms)), Want{PauseReason: control.ReasonQuota}),
-			acq(33*s, "h", Want{Hold: control.ReasonQuota}),
+			acq(43*s, "f", Want{Grant: true, Probe: true}),
+			rel(43*s+100*ms, "f", ok(ietf(10, 10*s, 3, 9900*ms)), Want{PauseUntil: -1}),
+			acq(43*s+200*ms, "g", Want{Grant: true}),
+			rel(43*s+300*ms, "g", ok(ietf(10, 10*s, 0, 9700*ms)), Want{PauseReason: control.ReasonQuota}),
+			acq(44*s, "h", Want{Hold: control.ReasonQuota}),
 			// A probe refused at the stated reset with the next window's
 			// marks it as a counter again, refuted or not: paced, its r=0
 			// passed over (through the binary form too: both marks).
-			acq(42*s+600*ms, "i", Want{Grant: true, Probe: true}),
-			rel(42*s+700*ms, "i", refused(retryAfter(1*s), ietf(10, 10*s, 0, 9300*ms)), Want{}),
-			acq(44*s, "j", Want{Grant: true, Probe: true}),
-			rel(44*s+100*ms, "j", ok(ietf(10, 10*s, 0, 7900*ms)), Want{PauseUntil: -1}),
-			acq(45*s+200*ms, "k", Want{Grant: true}),
+			acq(53*s+600*ms, "i", Want{Grant: true, Probe: true}),
+			rel(53*s+700*ms, "i", refused(retryAfter(1*s), ietf(10, 10*s, 0, 9300*ms)), Want{}),
+			acq(55*s, "j", Want{Grant: true, Probe: true}),
+			rel(55*s+100*ms, "j", ok(ietf(10, 10*s, 0, 7900*ms)), Want{PauseUntil: -1}),
+			acq(56*s+200*ms, "k", Want{Grant: true}),
 		}},
 		{Name: "a probe accepted with its quota back is a fixed window", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
