@@ -136,16 +136,23 @@ func (s *State) recogniseAccepted(p *policy, l *Lease, q *parse.Quota, last, now
 // refusal, it was paused to each stated reset, refused and marked again
 // there (6 refused of 100 where 2 were); at two in a row, one used alone
 // whose answers took up to a second more or less was refuted two windows
-// after its first such refusal, and ran up to 35% slower. refused is
-// whether l was refused, spent whether the observation said r=0, mark
-// when it was read, and reset the reset it stated.
-func (p *policy) refute(l *Lease, refused, spent bool, mark uint64, reset int64) {
+// after its first such refusal, and ran up to 35% slower. q is what the
+// answer to l states of p, refused whether it is a refusal, spent whether
+// the observation before said r=0, mark when it was read, and reset the
+// reset it stated.
+func (p *policy) refute(l *Lease, q *parse.Quota, refused, spent bool, mark uint64, reset int64) {
 	if !p.sliding || !spent || l.seq <= mark || l.start >= reset {
 		return
 	}
 	switch {
 	case !refused:
 		p.foreseen = 0
+	case q.Remaining != 0:
+		// Refused while the answer states room in p: another quota's
+		// refusal (draft-11 §4.1: an item's r counts against its own
+		// policy), which says nothing of p's algorithm. Counted, three
+		// refusals of a spent quota of 5 a second refuted the mark of a
+		// counter of 10 a minute stated beside it with 1 left.
 	case p.foreseen+1 >= refuteRow:
 		p.sliding, p.fixed, p.foreseen = false, true, 0
 	default:

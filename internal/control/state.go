@@ -1089,7 +1089,7 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	if q.Remaining < 0 {
 		return true
 	}
-	p.refute(l, refused, p.sliding && !p.live && p.minR == 0, p.mark, p.deadline)
+	p.refute(l, q, refused, p.sliding && !p.live && p.minR == 0, p.mark, p.deadline)
 	stale := !p.live || (p.deadline != 0 && now >= p.deadline)
 	if !stale && l.epoch <= p.epoch && l.seq <= p.mark && q.Remaining > p.minR {
 		// A higher r from a request sent before the current observation
