@@ -1,6 +1,7 @@
 package controltest
 
 import (
+	"slices"
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
@@ -11,6 +12,29 @@ import (
 // within t.
 func ietf(q int64, w time.Duration, r int64, t time.Duration) parse.Quota {
 	return parse.Quota{Policy: "default", Unit: "requests", Limit: q, Window: w, Remaining: r, Reset: t, Dialect: "ietf"}
+}
+
+// sharedWindow is a window of 10 per 10s, from base, another client
+// takes 6 of as it opens, seen by a key that reads it as a counter: its
+// probe accepted with 3 left, three more paced, the last answered r=0,
+// and d, which the mark's pace sends into the spent quota, refused. The
+// names end in sfx.
+func sharedWindow(base time.Duration, sfx string) []Step {
+	steps := []Step{
+		acq(base+20*ms, "q"+sfx, Want{Grant: true, Probe: true}),
+		rel(base+120*ms, "q"+sfx, ok(ietf(10, 10*s, 3, 9880*ms)), Want{PauseUntil: -1}),
+	}
+	for k, n := range []string{"a", "b", "c"} {
+		at := base + time.Duration(k+1)*s + time.Duration(200*(k+1))*ms
+		steps = append(steps,
+			acq(at, n+sfx, Want{Grant: true}),
+			rel(at+100*ms, n+sfx, ok(ietf(10, 10*s, int64(2-k), 8700*ms-time.Duration(1200*k)*ms)), Want{}),
+		)
+	}
+	return append(steps,
+		acq(base+5*s, "d"+sfx, Want{Grant: true}),
+		rel(base+5*s+100*ms, "d"+sfx, refused(retryAfter(4900*ms), ietf(10, 10*s, 0, 4900*ms)), Want{PauseReason: control.ReasonRetryAfter}),
+	)
 }
 
 // slidingTables returns the tables of how a sliding-window counter is
@@ -36,41 +60,12 @@ func slidingTables() []Table {
 		// a window for good. Three refusals in a row that r=0 foresaw, of
 		// requests sent before its reset, refute the mark: the spent quota
 		// holds to its reset again, and no acceptance marks it anew.
-		{Name: "refusals that r=0 foresaw refute a counter's mark", Steps: []Step{
+		{Name: "refusals that r=0 foresaw refute a counter's mark", Steps: slices.Concat([]Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(100*ms, "p", ok(ietf(10, 10*s, 0, 9900*ms)), Want{PauseUntil: 10 * s, PauseReason: control.ReasonQuota}),
 			// Each window alike: its probe accepted with 3 left, its d,
 			// which the mark sends into the spent quota, refused.
-			acq(10*s+20*ms, "q", Want{Grant: true, Probe: true}),
-			rel(10*s+120*ms, "q", ok(ietf(10, 10*s, 3, 9880*ms)), Want{PauseUntil: -1}),
-			acq(11*s+200*ms, "a", Want{Grant: true}),
-			rel(11*s+300*ms, "a", ok(ietf(10, 10*s, 2, 8700*ms)), Want{}),
-			acq(12*s+400*ms, "b", Want{Grant: true}),
-			rel(12*s+500*ms, "b", ok(ietf(10, 10*s, 1, 7500*ms)), Want{}),
-			acq(13*s+600*ms, "c", Want{Grant: true}),
-			rel(13*s+700*ms, "c", ok(ietf(10, 10*s, 0, 6300*ms)), Want{}),
-			acq(15*s, "d", Want{Grant: true}),
-			rel(15*s+100*ms, "d", refused(retryAfter(4900*ms), ietf(10, 10*s, 0, 4900*ms)), Want{PauseReason: control.ReasonRetryAfter}),
-			acq(21*s+20*ms, "q2", Want{Grant: true, Probe: true}),
-			rel(21*s+120*ms, "q2", ok(ietf(10, 10*s, 3, 9880*ms)), Want{PauseUntil: -1}),
-			acq(22*s+200*ms, "a2", Want{Grant: true}),
-			rel(22*s+300*ms, "a2", ok(ietf(10, 10*s, 2, 8700*ms)), Want{}),
-			acq(23*s+400*ms, "b2", Want{Grant: true}),
-			rel(23*s+500*ms, "b2", ok(ietf(10, 10*s, 1, 7500*ms)), Want{}),
-			acq(24*s+600*ms, "c2", Want{Grant: true}),
-			rel(24*s+700*ms, "c2", ok(ietf(10, 10*s, 0, 6300*ms)), Want{}),
-			acq(26*s, "d2", Want{Grant: true}),
-			rel(26*s+100*ms, "d2", refused(retryAfter(4900*ms), ietf(10, 10*s, 0, 4900*ms)), Want{PauseReason: control.ReasonRetryAfter}),
-			acq(32*s+20*ms, "q3", Want{Grant: true, Probe: true}),
-			rel(32*s+120*ms, "q3", ok(ietf(10, 10*s, 3, 9880*ms)), Want{PauseUntil: -1}),
-			acq(33*s+200*ms, "a3", Want{Grant: true}),
-			rel(33*s+300*ms, "a3", ok(ietf(10, 10*s, 2, 8700*ms)), Want{}),
-			acq(34*s+400*ms, "b3", Want{Grant: true}),
-			rel(34*s+500*ms, "b3", ok(ietf(10, 10*s, 1, 7500*ms)), Want{}),
-			acq(35*s+600*ms, "c3", Want{Grant: true}),
-			rel(35*s+700*ms, "c3", ok(ietf(10, 10*s, 0, 6300*ms)), Want{}),
-			acq(37*s, "d3", Want{Grant: true}),
-			rel(37*s+100*ms, "d3", refused(retryAfter(4900*ms), ietf(10, 10*s, 0, 4900*ms)), Want{PauseReason: control.ReasonRetryAfter}),
+		}, sharedWindow(10*s, ""), sharedWindow(21*s, "2"), sharedWindow(32*s, "3"), []Step{
 			// Refuted: the next window's probe, accepted with 3 left,
 			// marks nothing, and its r=0 holds h to its reset.
 			acq(43*s, "f", Want{Grant: true, Probe: true}),
@@ -86,7 +81,7 @@ func slidingTables() []Table {
 			acq(55*s, "j", Want{Grant: true, Probe: true}),
 			rel(55*s+100*ms, "j", ok(ietf(10, 10*s, 0, 7900*ms)), Want{PauseUntil: -1}),
 			acq(56*s+200*ms, "k", Want{Grant: true}),
-		}},
+		})},
 		{Name: "a probe accepted with its quota back is a fixed window", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(ietf(10, 4*s, 0, 1*s)), Want{PauseUntil: 1 * s, PauseReason: control.ReasonQuota}),
