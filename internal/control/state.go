@@ -812,12 +812,12 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		// latest one, outside any cycle.
 		l = &Lease{seq: s.seq, epoch: s.epoch}
 	}
+	s.spend(l, out)
 	// A request of a flight already refused: a refusal paused the key
 	// since it was granted, and the pause runs (read before this
 	// answer's own quotas may pause it). A request is granted only once
 	// the key's pause has ended, so a pause running now was set since;
 	// a pause for a spent quota, not a refusal, does not make it late.
-	s.spend(l, out)
 	late := out.Refused && l.epoch != s.epoch && s.pauseUntil > now &&
 		(s.pauseReason == ReasonBackoff || s.pauseReason == ReasonRetryAfter)
 	if !out.Unsent && (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && (!s.costs.isZero() || costUnits(out.Quotas)) &&
@@ -1134,10 +1134,10 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	case t > 0 && refused && out.Refusal.Given && out.Refusal.Reason == ReasonRetryAfter &&
 		draftFields(q.Dialect) && int64(out.Refusal.Wait) < reset:
 		// draft-11 §7: Retry-After takes precedence over the RateLimit
-		// fields, and the effective window may be ignored; the quota
-		// holds until the server's wait ends, for which Decide pauses
-		// the key (its floor and jitter with it), and the next request
-		// probes. Of the other families the later of the two holds: a
+		// fields, and the effective window may be ignored; the spent
+		// observation yields to the server's wait, for which Decide
+		// pauses the key (its floor and jitter with it), and the next
+		// request probes. Of the other families the later of the two holds: a
 		// vendor's Retry-After may be another limit's (GitHub's
 		// secondary limits beside its spent primary one). The stated
 		// reset stays the policy's: cut to the wait, a probe refused
