@@ -3,7 +3,6 @@ package polite
 import (
 	"context"
 	"math"
-	"net/http"
 	"strconv"
 
 	"github.com/politehttp/polite/internal/control"
@@ -112,30 +111,6 @@ func WithCost(ctx context.Context, c Cost) context.Context {
 func costFrom(ctx context.Context) (Cost, bool) {
 	c, ok := ctx.Value(costKey{}).(Cost)
 	return c, ok
-}
-
-// requestCost reports what req will cost: the Cost declared in its context
-// if any, else what estimate (Transport.Cost) says if it is not nil, else
-// the default estimate, or the zero Cost if there is none.
-func requestCost(req *http.Request, estimate func(*http.Request) Cost) Cost {
-	if c, ok := costFrom(req.Context()); ok {
-		return c
-	}
-	return estimatedCost(req, estimate)
-}
-
-// estimatedCost reports what req will cost when its context declares
-// nothing: what estimate says if it is not nil, else the default estimate,
-// or the zero Cost if there is none.
-func estimatedCost(req *http.Request, estimate func(*http.Request) Cost) Cost {
-	if estimate != nil {
-		return estimate(req)
-	}
-	if req.Body == nil || req.Body == http.NoBody {
-		return Cost{} // nothing to estimate: most requests
-	}
-	c, _ := estimateCost(req, estimateLimit)
-	return c
 }
 
 // addCost adds two non-negative amounts, saturating.

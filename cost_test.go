@@ -94,6 +94,16 @@ const chatBody = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"W
 // make 9 tokens of text; a message and a request add 7.
 var chatCost = Cost{Tokens: 116, InputTokens: 16, OutputTokens: 100}
 
+// requestCost is what RoundTrip charges req: the Cost its context
+// declares, else what Transport.Cost (fn) says, else the default estimate.
+func requestCost(req *http.Request, fn func(*http.Request) Cost) Cost {
+	if c, ok := costFrom(req.Context()); ok {
+		return c
+	}
+	c, _ := (&Transport{Cost: fn}).estimate(req)
+	return Cost(c)
+}
+
 func TestRequestCost(t *testing.T) {
 	newReq := func(ctx context.Context) *http.Request {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://api.openai.com/v1/chat/completions", strings.NewReader(chatBody))
