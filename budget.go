@@ -350,7 +350,14 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			return hold{Hold: h}, ok, b.answered(), nil
 		}
 		if ctx.Err() != nil {
-			return hold{}, false, storeNote{}, ctx.Err()
+			if !errors.Is(err, ctx.Err()) {
+				// The Store failed as ctx ended: a call that outlasted
+				// the request by a timeout of the Store's own. Every
+				// request whose deadline is shorter than that timeout
+				// would end so, and none find the Store down.
+				note = b.failed(err)
+			}
+			return hold{}, false, note, ctx.Err()
 		}
 		if errors.Is(err, context.DeadlineExceeded) && deadlinePassed(ctx) {
 			// Ended at ctx's deadline, a moment before ctx says so:

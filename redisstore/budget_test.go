@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -256,5 +257,54 @@ func TestRedisDownAtStart(t *testing.T) {
 	}
 	if n := ev.count(polite.EventStoreDown); n != 1 {
 		t.Errorf("%d store-down events, want 1", n)
+	}
+}
+
+// A Redis that takes connections and never answers (a partition that
+// drops packets), under requests whose deadline is shorter than the
+// Store's Timeout: each update ended after its request, whose end the
+// Budget took for the cause, and never found the Store down. Every
+// request failed, for as long as Redis hung.
+func TestRedisHungPastShortDeadlines(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+	srv := ratelimittest.NewServer(ratelimittest.Config{})
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: l.Addr().String(), ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	store := New(rdb, testPrefix(t)) // Timeout: 250 ms
+	defer store.Close()
+	var ev events
+	c := &http.Client{Transport: &polite.Transport{Budget: &polite.Budget{Store: store}, OnEvent: ev.add}}
+	failed := 0
+	for range 8 {
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		resp, err := c.Do(req)
+		cancel()
+		if err != nil {
+			failed++
+			continue
+		}
+		bufio.NewReader(resp.Body).WriteTo(io.Discard)
+		resp.Body.Close()
+	}
+	// The first fails (its context ends while the swap waits out the
+	// Timeout), and at most one a second after it, as the Store is tried
+	// again.
+	if n := ev.count(polite.EventStoreDown); failed > 2 || n != 1 {
+		t.Errorf("%d of 8 requests failed, %d store-down events; want at most 2 and 1", failed, n)
 	}
 }

@@ -333,6 +333,13 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 		channel, r.id, strconv.FormatUint(r.gen, 10), withState,
 		s.name, r.lost, turn.Microseconds(), maxState, r.by, r.tok).Slice()
 	if err != nil {
+		if ctx.Err() != nil {
+			// The Store's Timeout: ctx is the update's without its
+			// cancellation (see update). Told apart from the end of the
+			// request's own context, which a Budget reads as no failure
+			// of the Store (see polite.Store).
+			return 0, 0, nil, 0, fmt.Errorf("redisstore: update: no reply within the Store's Timeout (%v)", s.timeout())
+		}
 		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: %w", err)
 	}
 	if len(reply) < 2 {
