@@ -13,20 +13,27 @@ import (
 )
 
 // slowFailStore is a bytesStore whose Updates, while down, take delay (as a
-// driver's dial timeout would) and then fail.
+// driver's dial timeout would) and then fail; detached, they wait out the
+// delay whatever the context, as a store that finishes its call for the
+// others it batched does.
 type slowFailStore struct {
 	*bytesStore
-	down  atomic.Bool
-	delay time.Duration
-	calls atomic.Int64
+	down     atomic.Bool
+	delay    time.Duration
+	detached bool
+	calls    atomic.Int64
 }
 
 func (s *slowFailStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
 	if s.down.Load() {
 		s.calls.Add(1)
+		var done <-chan struct{}
+		if !s.detached {
+			done = ctx.Done()
+		}
 		select {
 		case <-time.After(s.delay):
-		case <-ctx.Done():
+		case <-done:
 			return ctx.Err()
 		}
 		return errStoreDown
@@ -61,6 +68,40 @@ func TestSlowFailingStoreTriedASecondLater(t *testing.T) {
 		}
 		if took[1] > 0 || took[2] > 0 {
 			t.Errorf("requests after the failure took %v, %v, want 0 (on the fallback)", took[1], took[2])
+		}
+	})
+}
+
+// A Store whose failing Updates end at a timeout of its own, after the
+// request's shorter deadline: the Budget took the request's end for the
+// cause, never found the Store down, and every request failed.
+func TestStoreFailingPastRequestDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+		st := &slowFailStore{bytesStore: newBytesStore(), delay: 250 * time.Millisecond, detached: true}
+		st.down.Store(true)
+		var down atomic.Int32
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st},
+			OnEvent: func(e polite.Event) {
+				if e.Kind == polite.EventStoreDown {
+					down.Add(1)
+				}
+			}}
+		c := &http.Client{Transport: tr}
+		failed := 0
+		for range 5 {
+			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+			resp, err := c.Do(req)
+			cancel()
+			if err != nil {
+				failed++
+				continue
+			}
+			resp.Body.Close()
+		}
+		if failed != 1 || down.Load() != 1 {
+			t.Errorf("%d of 5 requests failed, %d store-down events; want 1 and 1 (the first, then the fallback)", failed, down.Load())
 		}
 	})
 }
