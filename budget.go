@@ -379,11 +379,15 @@ func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Ti
 	case l.local:
 		plan := b.fallback.release(k.m, now, &b.cfg, l, out)
 		var note storeNote
-		if b.useExt(now) {
-			// The Store answers again: a pause the answer taught goes
-			// to it now, not at the key's next request, which may never
-			// come (a refusal handed back, unretried), while other
-			// processes go on sending.
+		if pu, _ := b.fallback.learned(k.m, now); b.useExt(now) || !pu.IsZero() {
+			// The Store answers again, or may (the failure that sent
+			// this request to the fallback may have been one call's):
+			// a pause the answer taught goes to it now, not at the
+			// key's next request, which may never come (a refusal
+			// handed back, unretried), while other processes go on
+			// sending. Within the second before the Store is tried
+			// again, only for a pause: the cost of a Store still down
+			// is then one call per pause learned, not one per request.
 			note = b.carry(ctx, k, now)
 		}
 		return plan, note

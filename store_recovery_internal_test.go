@@ -164,6 +164,39 @@ func TestFallbackRefusalAfterRecoveryShared(t *testing.T) {
 	})
 }
 
+// As above, but the refusal came within the second after one failed
+// Update (a blip: one call's timeout, ErrContention on another key),
+// before the Store was to be tried again: the release did not carry the
+// pause, nothing did after, and another process sent to the origin 10
+// times in the hour the server asked all of them to leave it alone.
+func TestFallbackRefusalWithinRetrySecondShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &downStore{}
+		refusing := storeRT(func(r *http.Request) (*http.Response, error) {
+			st.failing.Store(false) // the blip is over
+			time.Sleep(100 * time.Millisecond)
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+		})
+		other := &startLog{}
+		a := &Transport{Base: refusing, Budget: &Budget{Store: st}} // one process
+		b := &Transport{Base: other, Budget: &Budget{Store: st}}    // another, sharing the Store
+		storeGet(t, b)
+		st.failing.Store(true)
+		storeGet(t, a) // granted by a's fallback, refused 100 ms later, handed back
+		before := len(other.at)
+		for range 10 {
+			time.Sleep(time.Minute)
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+			if resp, err := b.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		if n := len(other.at) - before; n > 0 {
+			t.Errorf("another process sent to the origin %d times of 10 in the first ten minutes of a Retry-After: 3600 this one was told", n)
+		}
+	})
+}
+
 // "the Budget tries Store again a second later": a second by the wall
 // clock, recorded as an instant (Budget.down) and compared with the
 // Transport's clock reading of each request. When the wall clock stepped
