@@ -20,6 +20,9 @@ func TestHostNamedAsKeyed(t *testing.T) {
 		{"idna", "http://bücher.test/"},
 		{"ipv6 written out", "http://[2001:db8:0:0:0:0:0:1]/"},
 		{"ipv4-mapped", "http://[::ffff:192.0.2.1]/"},
+		// A zone keeps its case in the key (interface names are
+		// case-sensitive): the gauge lower-cased it.
+		{"zone", "http://[fe80::1%25En0]/"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -218,7 +218,7 @@ func keyAttrs(e polite.Event, custom bool) []attribute.KeyValue {
 		if long, ok := longHost(e, scheme, hostport); ok {
 			return append(kv, attribute.String("server.address", long))
 		}
-		host = strings.Clone(validText(strings.TrimSuffix(strings.ToLower(host), ".")))
+		host = strings.Clone(validText(host)) // hostPort normalised it as polite keys it: a zone keeps its case
 		kv = append(kv, attribute.String("server.address", host))
 		if port > 0 {
 			kv = append(kv, attribute.Int("server.port", port))
