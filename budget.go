@@ -90,7 +90,23 @@ type Budget struct {
 	// positive once a request found it failing (EventStoreDown was
 	// emitted), negative while only Inspect did; 0 while it answers.
 	down atomic.Int64
+	// uncarried holds keys whose fallback state holds a pause the Store
+	// does not, which the release that taught it could not carry (the
+	// Store failed then): carried by the next request the Store answers,
+	// whatever its key, since the key's own next request may never come.
+	// At most maxUncarried; n is its length.
+	uncarried struct {
+		mu       sync.Mutex
+		keys     []budgetKey
+		n        atomic.Int32
+		carrying atomic.Bool // a goroutine of carryUncarried runs
+	}
 }
+
+// maxUncarried is the most keys a Budget keeps to carry their pauses to a
+// Store that failed; past it, a key's pause is carried at its next
+// request only.
+const maxUncarried = 64
 
 // maxPolicies is the most policies a key keeps, and the most a problem
 // document may name.
@@ -347,10 +363,13 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 				b.fallback.space(k.m, now, sr, &b.cfg, k.custom)
 			}
 			*g = lease{Lease: l, at: now, floor: g.floor} // the Crawl-delay the request carries stays for its next try
+			if b.uncarried.n.Load() > 0 {
+				b.carryUncarried()
+			}
 			return hold{Hold: h}, ok, b.answered(), nil
 		}
 		if ctx.Err() != nil {
-			if !errors.Is(err, ctx.Err()) {
+			if outlasted(ctx, err) {
 				// The Store failed as ctx ended: a call that outlasted
 				// the request by a timeout of the Store's own. Every
 				// request whose deadline is shorter than that timeout
@@ -379,16 +398,18 @@ func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Ti
 	case l.local:
 		plan := b.fallback.release(k.m, now, &b.cfg, l, out)
 		var note storeNote
-		if pu, _ := b.fallback.learned(k.m, now); b.useExt(now) || !pu.IsZero() {
-			// The Store answers again, or may (the failure that sent
-			// this request to the fallback may have been one call's):
-			// a pause the answer taught goes to it now, not at the
-			// key's next request, which may never come (a refusal
-			// handed back, unretried), while other processes go on
-			// sending. Within the second before the Store is tried
-			// again, only for a pause: the cost of a Store still down
-			// is then one call per pause learned, not one per request.
+		if b.useExt(now) {
+			// The Store answers again: a pause the answer taught goes
+			// to it now, not at the key's next request, which may never
+			// come (a refusal handed back, unretried), while other
+			// processes go on sending.
 			note = b.carry(ctx, k, now)
+			b.keepUncarried(k, now)
+		} else if b.keepUncarried(k, now) {
+			// Within the second before the Store is tried again, which
+			// may answer (the failure may have been one call's): tried
+			// apart from the request, once for the key.
+			b.carryUncarried()
 		}
 		return plan, note
 	}
@@ -402,14 +423,27 @@ func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Ti
 // start its fallback set granting (see acquireExt), bounded by
 // releaseTimeout, and reports the Store's health as a release does.
 func (b *Budget) carry(ctx context.Context, k budgetKey, now time.Time) storeNote {
-	c := b.toCarry(k, now)
-	if c.pu.IsZero() && c.fr.IsZero() {
-		return storeNote{}
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { c.apply(s, now, &b.cfg) }); err != nil {
+	called, err := b.carryTo(ctx, k, now)
+	switch {
+	case err != nil:
 		return b.failed(err)
+	case called:
+		return b.answered()
+	}
+	return storeNote{}
+}
+
+// carryTo is carry under ctx, recording nothing of the Store's health; it
+// reports whether it called the Store.
+func (b *Budget) carryTo(ctx context.Context, k budgetKey, now time.Time) (bool, error) {
+	c := b.toCarry(k, now)
+	if c.pu.IsZero() && c.fr.IsZero() {
+		return false, nil
+	}
+	if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { c.apply(s, now, &b.cfg) }); err != nil {
+		return true, err
 	}
 	if !c.pu.IsZero() {
 		b.fallback.mirrored(k.m, c.pu)
@@ -417,7 +451,7 @@ func (b *Budget) carry(ctx context.Context, k budgetKey, now time.Time) storeNot
 	if !c.fr.IsZero() {
 		b.fallback.space(k.m, now, c.fr, &b.cfg, k.custom) // carried: marked as the Store's
 	}
-	return b.answered()
+	return true, nil
 }
 
 // carried is what the fallback holds of a key that its Store does not:
@@ -477,7 +511,70 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 	// fallback did not grant it, whatever its state's identity: it frees
 	// none of its own requests' slots.
 	note := b.failed(err)
-	return b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease.Foreign()}, &out), note, false
+	plan = b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease.Foreign()}, &out)
+	b.keepUncarried(k, now)
+	return plan, note, false
+}
+
+// keepUncarried records k, if its fallback state holds a pause the Store
+// does not, to be carried by the next request the Store answers (see
+// Budget.uncarried). It reports whether k was not recorded yet.
+func (b *Budget) keepUncarried(k budgetKey, now time.Time) bool {
+	if pu, _ := b.fallback.learned(k.m, now); pu.IsZero() {
+		return false
+	}
+	u := &b.uncarried
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, o := range u.keys {
+		if o.m == k.m {
+			return false
+		}
+	}
+	if len(u.keys) >= maxUncarried {
+		return false
+	}
+	u.keys = append(u.keys, budgetKey{m: k.m.clone(), custom: k.custom})
+	u.n.Store(int32(len(u.keys)))
+	return true
+}
+
+// carryUncarried carries the pauses of Budget.uncarried into the Store, in
+// a goroutine of its own (one at a time), so that no request waits for a
+// Store that may still fail; it stops at the first failure, the keys not
+// carried kept for the next try. The Store's health is recorded as
+// Inspect's is: a failure or an answer it finds is reported by the next
+// request to find it too (see inspected).
+func (b *Budget) carryUncarried() {
+	u := &b.uncarried
+	if !u.carrying.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer u.carrying.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		defer cancel()
+		for {
+			u.mu.Lock()
+			if len(u.keys) == 0 {
+				u.mu.Unlock()
+				return
+			}
+			k := u.keys[0]
+			u.mu.Unlock()
+			_, err := b.carryTo(ctx, k, time.Now())
+			b.inspected(err)
+			if err != nil {
+				return
+			}
+			u.mu.Lock()
+			if len(u.keys) > 0 && u.keys[0].m == k.m {
+				u.keys = append(u.keys[:0], u.keys[1:]...)
+				u.n.Store(int32(len(u.keys)))
+			}
+			u.mu.Unlock()
+		}
+	}()
 }
 
 // end ends the request l granted, whose release kept it in flight while
@@ -590,6 +687,23 @@ func deadlinePassed(ctx context.Context) bool {
 	d, ok := ctx.Deadline()
 	return ok && !time.Now().Before(d)
 }
+
+// outlasted reports whether err, the error of a Store call that returned
+// after ctx ended, is the Store failing: not ctx's, and returned more than
+// storeOutlast after ctx's deadline, as a timeout of the Store's own longer
+// than the request's deadline ends its call. A Store may report the end of
+// ctx in words of its own (a gRPC status, context.Cause), but does so as
+// it comes: a request its caller cancelled, or whose deadline the Store
+// answered at, is never the Store failing.
+func outlasted(ctx context.Context, err error) bool {
+	d, ok := ctx.Deadline()
+	return ok && !errors.Is(err, ctx.Err()) && time.Since(d) > storeOutlast
+}
+
+// storeOutlast is how long after a request's deadline a Store call's
+// error must come to be the Store's own (see outlasted): longer than a
+// goroutine takes to run once the deadline's timer fires.
+const storeOutlast = 25 * time.Millisecond
 
 // deadlineWait bounds how long deadlineErr waits for a context to say
 // that its deadline, passed, ended it.

@@ -74,11 +74,11 @@ type Store interface {
 	// fn again with fresh state, so fn acts on nothing but its argument.
 	// When Generation grew, the store wakes the key's waiters. A state
 	// left zero may be deleted. An error means the state may not have
-	// been kept. When ctx ends first, Update returns ctx.Err() or an
-	// error wrapping it; any other error, even one returned after ctx
-	// ended (a timeout of the store's own that outlasted the request's
-	// deadline), tells the Budget that the store failed, and it goes on
-	// with its fallback (see Budget).
+	// been kept. An error returned once ctx has ended is read as ctx's
+	// end, not the store failing, unless it does not wrap ctx.Err() and
+	// comes more than 25 ms after ctx's deadline (a timeout of the
+	// store's own, longer than the request's deadline, ended the call):
+	// then the Budget goes on with its fallback (see Budget).
 	Update(ctx context.Context, key string, fn func(*KeyState)) error
 
 	// Wait blocks until key's Generation exceeds gen, until the instant

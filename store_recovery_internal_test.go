@@ -475,3 +475,190 @@ func steppedBackAfterStoreGrant(t *testing.T) (st *downStore, b, o *Budget, k bu
 	st.failing.Store(true)
 	return st, b, o, k, t0.Add(-48 * time.Hour)
 }
+
+// blipStore is a shared Store (a MemoryStore behind the Store interface)
+// whose next failNext Updates fail: one call's blip, a Redis that answered
+// a moment after its Timeout, or ErrContention.
+type blipStore struct {
+	m        MemoryStore
+	failNext atomic.Int64
+}
+
+func (s *blipStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
+	if s.failNext.Add(-1) >= 0 {
+		return errors.New("store: no reply within Timeout")
+	}
+	return s.m.Update(ctx, key, fn)
+}
+
+func (s *blipStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.m.Wait(ctx, key, gen, until)
+}
+
+// A request the Store granted is refused with Retry-After: 3600 (longer
+// than MaxWait: handed back, unretried), and the Store fails the one call
+// that releases it (a blip). The refusal's pause stayed in this process's
+// fallback: nothing carried it to the Store, not even once the Store
+// answered this process again (EventStoreUp), and another process sharing
+// the Store went on sending to the origin for the hour.
+func TestReleaseFailurePauseShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &blipStore{}
+		refusing := storeRT(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host != "api.test" {
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			}
+			st.failNext.Store(1) // the release's Update fails, and that one only
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+		})
+		other := &startLog{}
+		var kinds []EventKind
+		a := &Transport{Base: refusing, Budget: &Budget{Store: st}, OnEvent: func(e Event) {
+			if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
+				kinds = append(kinds, e.Kind)
+			}
+		}} // one process
+		b := &Transport{Base: other, Budget: &Budget{Store: st}} // another, sharing the Store
+		storeGet(t, b)
+		storeGet(t, a) // granted by the Store, refused, its release fails: handed back
+		// a itself holds the key: its fallback learned the pause.
+		if st, ok := a.Budget.Inspect("http://api.test", time.Now()); !ok || !st.PauseUntil.After(time.Now().Add(50*time.Minute)) {
+			t.Fatalf("a's own view: %+v, want paused for the hour", st)
+		}
+		time.Sleep(2 * time.Second)
+		// The Store answers a again (another key): EventStoreUp.
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://other.test/", nil)
+		if resp, err := a.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+		before := len(other.at)
+		for range 10 {
+			time.Sleep(time.Minute)
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+			if resp, err := b.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		if n := len(other.at) - before; n > 0 {
+			t.Errorf("another process sent to the origin %d times of 10 in the first ten minutes of a Retry-After: 3600 this one was told (store events in a: %v)", n, kinds)
+		}
+	})
+}
+
+// hungStore is a shared Store that, once hung, answers no call: each
+// Update waits out a Timeout of the Store's own (250 ms, redisstore's
+// default) and fails, counted.
+type hungStore struct {
+	m     MemoryStore
+	hung  atomic.Bool
+	calls atomic.Int64 // Updates made while hung
+}
+
+func (s *hungStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
+	if s.hung.Load() {
+		s.calls.Add(1)
+		t := time.NewTimer(250 * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return errors.New("store: no reply within its Timeout")
+		}
+	}
+	return s.m.Update(ctx, key, fn)
+}
+
+func (s *hungStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.m.Wait(ctx, key, gen, until)
+}
+
+// The Store hangs; the fallback grants requests. One is refused
+// (Retry-After: 3600, handed back), and the carry of its pause fails.
+// Every other request in flight then answered 200, teaching nothing: each
+// release found the pause not carried yet and tried the Store again, one
+// call per request, each response held in RoundTrip for the Store's
+// timeout, though the Budget knew the Store was down.
+func TestCarryNotPerRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &hungStore{}
+		gate := make(chan struct{})    // the answers that teach nothing
+		refuse := make(chan struct{})  // the refusal
+		refused := make(chan struct{}) // its RoundTrip returned
+		var inflight atomic.Int64
+		base := storeRT(func(r *http.Request) (*http.Response, error) {
+			if r.Header.Get("X-Hold") != "" {
+				inflight.Add(1)
+			}
+			if r.Header.Get("X-Refuse") != "" {
+				<-refuse
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+			}
+			if r.Header.Get("X-Hold") != "" {
+				<-gate
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		var downs atomic.Int64
+		tr := &Transport{Base: base, Budget: &Budget{Store: st}, OnEvent: func(e Event) {
+			if e.Kind == EventStoreDown {
+				downs.Add(1)
+			}
+		}}
+		storeGet(t, tr) // through the Store: probed
+		st.hung.Store(true)
+		storeGet(t, tr) // the Store hangs (250 ms): EventStoreDown, the fallback grants
+		time.Sleep(10 * time.Millisecond)
+		storeGet(t, tr) // the fallback's probe
+		callsBefore := st.calls.Load()
+
+		const n = 6 // as many as the fallback's ramp-up lets go at once
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var took []time.Duration
+		var answered time.Time // when the 200s were let go
+		for i := range n {
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+				req.Header.Set("X-Hold", "1")
+				if i == 0 {
+					req.Header.Set("X-Refuse", "1")
+				}
+				resp, err := tr.RoundTrip(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				if i == 0 {
+					close(refused)
+				} else {
+					mu.Lock()
+					took = append(took, time.Since(answered))
+					mu.Unlock()
+				}
+			})
+			synctest.Wait()
+		}
+		if inflight.Load() != n {
+			close(refuse)
+			close(gate)
+			t.Fatalf("%d in flight, want %d", inflight.Load(), n)
+		}
+		close(refuse) // refused first: the pause, whose carry fails
+		<-refused
+		mu.Lock()
+		answered = time.Now()
+		mu.Unlock()
+		close(gate) // then the others answer 200
+		wg.Wait()
+		calls := st.calls.Load() - callsBefore
+		var longest time.Duration
+		for _, d := range took {
+			longest = max(longest, d)
+		}
+		t.Logf("store-down events: %d; Store calls for one pause: %d; longest of them held after its answer: %v", downs.Load(), calls, longest)
+		if calls > 1 {
+			t.Errorf("one pause learned while the Store hung cost %d Store calls (one per request released during it), want 1; %d answers that taught nothing were each held up to %v in RoundTrip", calls, n-1, longest)
+		}
+		time.Sleep(time.Second) // the carry in flight ends
+	})
+}

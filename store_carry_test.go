@@ -1,0 +1,128 @@
+package polite_test
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+)
+
+// refuseAll answers every request 429 with a Retry-After of an hour, past
+// MaxWait: the refusal is handed back unretried.
+type refuseAll struct{ n atomic.Int64 }
+
+func (f *refuseAll) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.n.Add(1)
+	return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+}
+
+// findStoreDown sends one request, which finds st down (after st.delay) and
+// puts the Budget on its fallback for a second.
+func findStoreDown(t *testing.T, tr *polite.Transport) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://first.test/", nil)
+	if resp, err := tr.RoundTrip(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
+// A Store that is down and fails slowly (5 s, as a driver's dial timeout):
+// once one request found it down, the requests of the next second go to
+// the fallback without touching it (TestSlowFailingStoreTriedASecondLater).
+// A refusal's pause learned within that second was carried to the Store
+// from the release, in the caller's goroutine: a burst of refusals across
+// several origins (a 429 wave during a Redis outage) held every refused
+// response for the Store's timeout (up to releaseTimeout, 10 s, for a
+// Store with none of its own). The carry goes apart from the request now.
+func TestRefusalsNotHeldByDownStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &slowFailStore{bytesStore: newBytesStore(), delay: 5 * time.Second}
+		st.down.Store(true)
+		base := &refuseAll{}
+		tr := &polite.Transport{Base: base, Budget: &polite.Budget{Store: st}}
+		findStoreDown(t, tr) // EventStoreDown; the fallback for a second
+		before := st.calls.Load()
+
+		const keys = 5
+		var wg sync.WaitGroup
+		took := make([]time.Duration, keys)
+		for i := range keys {
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://origin"+string(rune('a'+i))+".test/", nil)
+				start := time.Now()
+				if resp, err := tr.RoundTrip(req); err == nil {
+					resp.Body.Close()
+				}
+				took[i] = time.Since(start)
+			})
+		}
+		wg.Wait()
+		calls := st.calls.Load() - before
+		t.Logf("refused responses took %v; Store calls within the retry second: %d", took, calls)
+		held := 0
+		for _, d := range took {
+			if d > 0 {
+				held++
+			}
+		}
+		if held > 0 || calls > keys {
+			t.Errorf("within the second after the Store was found down, %d of %d refused responses were held (%v), by %d calls of the down Store; want none held, and a call per pause at most", held, keys, took, calls)
+		}
+		time.Sleep(10 * time.Second) // the carry in flight ends
+	})
+}
+
+// Several requests on one key, refused together, learn one pause: each
+// release found it not carried yet (the last carry failed) and called the
+// down Store again, each holding its response for the Store's timeout.
+func TestOnePauseOneCarry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &slowFailStore{bytesStore: newBytesStore(), delay: 5 * time.Second}
+		st.down.Store(true)
+		const n = 4
+		var (
+			refusing atomic.Bool
+			inFlight atomic.Int64
+		)
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if !refusing.Load() {
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			}
+			inFlight.Add(1)
+			time.Sleep(100 * time.Millisecond) // all n in flight at once, then refused together
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+		})
+		tr := &polite.Transport{Base: base, Budget: &polite.Budget{Store: st}}
+		// The Store found down (5 s); the fallback's answer to api.test
+		// opens its state, within the second before the Store is tried again.
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		if resp, err := tr.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+		refusing.Store(true)
+		before := st.calls.Load()
+		var wg sync.WaitGroup
+		took := make([]time.Duration, n)
+		for i := range n {
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+				start := time.Now()
+				if resp, err := tr.RoundTrip(req); err == nil {
+					resp.Body.Close()
+				}
+				took[i] = time.Since(start)
+			})
+		}
+		wg.Wait()
+		calls := st.calls.Load() - before
+		t.Logf("%d requests on one key (%d sent together) refused with one Retry-After took %v; Store calls: %d", n, inFlight.Load(), took, calls)
+		if calls > 1 {
+			t.Errorf("one pause learned by %d requests refused together cost %d calls of the down Store (responses took %v); want at most 1 (\"one call per pause learned, not one per request\")", n, calls, took)
+		}
+		time.Sleep(10 * time.Second) // the carry in flight ends
+	})
+}
