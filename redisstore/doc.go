@@ -92,7 +92,10 @@
 // fails because Redis is down, nor waits past its context by more than one
 // Timeout (an update whose swap was sent waits for its outcome, so that a
 // lease it took is never kept in Redis without its request knowing; see
-// Store.Update). A swap that takes a lease and that Redis runs after its
+// Store.Update). Updates of a key queued behind a swap Redis did not
+// answer go in one swap, but those that take a lease, which fail at once,
+// as long as the last swap of the key went unanswered less than a Timeout
+// before. A swap that takes a lease and that Redis runs after its
 // Timeout, or after the client's ReadTimeout if sooner, busy with
 // something else until then, changes nothing: it is
 // sent with the instant its caller gives up, on the server's clock as the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/politehttp/polite"
@@ -47,6 +48,10 @@ type entry struct {
 	// (see Store.refresh), or a swap, which expects no key and fails when
 	// Redis holds one, measures it again.
 	clock clockMeasure
+
+	// stall is when Redis did not answer the key's last swap (Unix
+	// nanoseconds), 0 when it did (see Store.stalled).
+	stall atomic.Int64
 }
 
 // clockPeriod is how long the least of a key's measures of the server's

@@ -140,3 +140,106 @@ func TestSplitKeepsOrder(t *testing.T) {
 		t.Errorf("A2, queued after the release R0, was held with a slot free: the split ran it before R0 (requeued ahead of it)")
 	}
 }
+
+// Store.Timeout "bounds each Redis call made on behalf of a request, so
+// that a slow or hung Redis holds no request longer than this before its
+// Budget falls back to memory, or twice this for an update of a key that
+// arrives while another of the same key is being swapped".
+//
+// Updates of one key queued while another is swapped, starts (taking a
+// lease) and ends (releasing one) in turn, and Redis stops answering
+// (CLIENT PAUSE): the batch was split into runs of one kind (see split),
+// each swapped on its own after the one before failed, a Timeout each,
+// and the k-th update of the queue waited k+1 Timeouts (a start 1.5 s, an
+// end 1.75 s). Now the starts fail at once and the ends go in one swap.
+func TestSplitQueueWithinTwoTimeouts(t *testing.T) {
+	srv := startServer(t)
+	rdb := ownClient(t, srv.addr())
+	s := newStore(t, rdb, testPrefix(t)) // Timeout 250 ms
+	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
+	const k = "k"
+	upd := func(f func(*control.State)) error {
+		return s.Update(t.Context(), k, func(ks *polite.KeyState) { splitEdit(t, ks, f) })
+	}
+	// The probe, answered after 210 ms; its swaps measure the server's
+	// clock, so that swaps taking a lease get a limit (and are split from
+	// releases).
+	var p control.Lease
+	if err := upd(func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, &p) }); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(210 * time.Millisecond)
+	if err := upd(func(c *control.State) { c.Release(time.Now(), cfg, &p, &control.Outcome{First: true, Bytes: -1}) }); err != nil {
+		t.Fatal(err)
+	}
+	held := make([]control.Lease, 3) // requests in flight
+	for i := range held {
+		ok := false
+		if err := upd(func(c *control.State) { _, ok = c.Acquire(time.Now(), cfg, control.Ask{}, &held[i]) }); err != nil || !ok {
+			t.Fatalf("lease %d: granted %v, %v", i, ok, err)
+		}
+	}
+
+	gate := make(chan struct{})
+	plugDone := make(chan error, 1)
+	go func() { plugDone <- s.Update(t.Context(), k, func(*polite.KeyState) { <-gate }) }()
+	waitQueued := func(n int) {
+		for deadline := time.Now().Add(2 * time.Second); queuedUpdates(s, k) != n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("queue of %d, want %d", queuedUpdates(s, k), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	waitQueued(0)
+
+	const n = 6 // start, end, start, end, start, end
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		took  = make([]time.Duration, n)
+		errs  = make([]error, n)
+		start time.Time // when the plug's swap is sent
+	)
+	for i := range n {
+		wg.Go(func() {
+			var err error
+			if i%2 == 0 {
+				var l control.Lease
+				err = upd(func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, &l) })
+			} else {
+				l := held[i/2]
+				err = upd(func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
+			}
+			mu.Lock()
+			took[i], errs[i] = time.Since(start), err
+			mu.Unlock()
+		})
+		waitQueued(i + 1)
+	}
+	// Redis stops answering.
+	if err := rdb.Do(t.Context(), "CLIENT", "PAUSE", "5000", "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Do(t.Context(), "CLIENT", "UNPAUSE")
+	mu.Lock()
+	start = time.Now()
+	mu.Unlock()
+	close(gate)
+	<-plugDone
+	wg.Wait()
+	bound := 2*s.timeout() + 100*time.Millisecond
+	for i := range n {
+		kind := "start"
+		if i%2 == 1 {
+			kind = "end"
+		}
+		t.Logf("update %d (%s): %v after the swap before it was sent, err %v", i, kind, took[i].Round(time.Millisecond), errs[i])
+	}
+	for i := range n {
+		if took[i] > bound {
+			t.Errorf("update %d, queued while another of its key was swapped, returned %v after; Timeout %v, want within twice that", i, took[i].Round(time.Millisecond), s.timeout())
+		}
+	}
+}

@@ -294,11 +294,15 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	batch := sh.take(e)
 	err = errAbandoned // unless commit returns
 	defer func() {
-		if err == errLeaderGone {
+		if err == errLeaderGone || err == errLeaderStalled {
 			// The others go on: at the head of the queue, in order,
 			// the first of them to lead.
 			sh.requeue(e, batch[1:])
-			err = ctx.Err()
+			if err == errLeaderGone {
+				err = ctx.Err()
+			} else {
+				err = errStalled
+			}
 		} else {
 			for _, b := range batch[1:] {
 				b.done <- result{err: err}
@@ -308,6 +312,69 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	}()
 	err = s.commit(context.WithoutCancel(ctx), kid, e, &batch)
 	return err
+}
+
+// errStalled is the error of an update that takes a lease, not sent
+// because Redis did not answer the last swap of its key, a moment before
+// (see Store.stalled).
+var errStalled = errors.New("redisstore: update: not sent: Redis did not answer the key's last swap")
+
+// errLeaderStalled is commit's error when the batch's first update is
+// one errStalled ends: the others are handed back to the queue.
+var errLeaderStalled = errors.New("redisstore: the leading update is not sent")
+
+// stalled reports whether Redis did not answer the last swap of e's key,
+// less than a Timeout ago.
+func (s *Store) stalled(e *entry) bool {
+	t := e.stall.Load()
+	return t != 0 && time.Since(time.Unix(0, t)) < s.timeout()
+}
+
+// stallOut ends with errStalled the updates of *bp but the first that take
+// a lease (each seen from the state pre and the updates kept before it),
+// leaving the others in *bp, in order; it reports whether the first takes
+// one too, in which case *bp keeps it first.
+func stallOut(bp *[]*op, pre []byte) (first bool) {
+	var st polite.KeyState
+	if st.UnmarshalBinary(pre) != nil {
+		return false
+	}
+	batch := *bp
+	keep := make([]*op, 0, len(batch))
+	var out []*op
+	for i, o := range batch {
+		before, err := st.MarshalBinary()
+		if err != nil {
+			return false
+		}
+		o.fn(&st)
+		after, err := st.MarshalBinary()
+		if err != nil {
+			return false
+		}
+		if grants(after) == grants(before) {
+			keep = append(keep, o)
+			continue
+		}
+		// Not applied: the next ones are seen without it.
+		st = polite.KeyState{}
+		if len(before) > 0 && st.UnmarshalBinary(before) != nil {
+			return false
+		}
+		if i == 0 {
+			first = true
+		} else {
+			out = append(out, o)
+		}
+	}
+	for _, o := range out {
+		o.done <- result{err: errStalled}
+	}
+	if first {
+		keep = append([]*op{batch[0]}, keep...)
+	}
+	*bp = keep
+	return first
 }
 
 // errLeaderGone is commit's error when the context of the batch's first
@@ -393,6 +460,18 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 				pre = b
 			}
 		}
+		if pre != nil && s.stalled(e) {
+			// Redis did not answer the key's last swap, a moment ago:
+			// the updates that take a lease fail now, as that swap's
+			// did, and the others go in one swap. Split in runs, each
+			// swapped after the one before failed, the updates queued
+			// behind a swap Redis did not answer waited a Timeout for
+			// each run ahead of them.
+			if stallOut(bp, pre) {
+				return errLeaderStalled
+			}
+			batch = *bp
+		}
 		if pre != nil && len(batch) > 1 {
 			if mine, others := split(batch, pre, &st); len(others) > 0 {
 				sh.requeue(e, others)
@@ -441,8 +520,10 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		recv := time.Now().UnixMicro()
 		s.stats.swaps.Add(1)
 		if err != nil {
+			e.stall.Store(time.Now().UnixNano())
 			return err
 		}
+		e.stall.Store(0)
 		if res == swapLate {
 			// Answered in time after all: this process's clock stepped
 			// back, or the key moved to a server whose clock is ahead,
