@@ -49,8 +49,9 @@ type entry struct {
 	// Redis holds one, measures it again.
 	clock clockMeasure
 
-	// stall is when Redis did not answer the key's last swap (Unix
-	// nanoseconds), 0 when it did (see Store.stalled).
+	// stall is when Redis did not answer the key's last swap, in
+	// nanoseconds since stallBase plus one; 0 when it did (see
+	// Store.stalled).
 	stall atomic.Int64
 }
 

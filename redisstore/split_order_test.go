@@ -243,3 +243,60 @@ func TestSplitQueueWithinTwoTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// A Forget of a key with no request in flight starts a new incarnation,
+// whose Grants count from 0: taken for a start because its Grants changed,
+// a Forget sent within a Timeout after a swap of the key went unanswered
+// failed at once with errStalled, though Redis answered again, and the
+// pause it was to clear stayed in Redis for every process.
+func TestForgetSentAfterStall(t *testing.T) {
+	srv := startServer(t)
+	rdb := ownClient(t, srv.addr())
+	s := newStore(t, rdb, testPrefix(t)) // Timeout 250 ms
+	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
+	const k = "k"
+	upd := func(f func(*control.State)) error {
+		return s.Update(t.Context(), k, func(ks *polite.KeyState) { splitEdit(t, ks, f) })
+	}
+	// A request granted and ended (Grants 1, none in flight), then a
+	// pause of an hour learned (a Retry-After, say).
+	var l control.Lease
+	if err := upd(func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, &l) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := upd(func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{First: true, Bytes: -1}) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := upd(func(c *control.State) {
+		c.PauseUntil(time.Now(), cfg, time.Now().Add(time.Hour), control.ReasonRetryAfter)
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// One swap of the key goes unanswered: Redis pauses a moment (a
+	// fork, a slow command), past the Timeout.
+	if err := rdb.Do(t.Context(), "CLIENT", "PAUSE", "400", "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(t.Context(), k, func(*polite.KeyState) {}); err == nil {
+		t.Fatal("the swap during CLIENT PAUSE was answered")
+	}
+	if err := rdb.Do(t.Context(), "CLIENT", "UNPAUSE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Ping(t.Context()).Err(); err != nil {
+		t.Fatalf("Redis answers again: %v", err)
+	}
+
+	// Redis answers: the operator forgets the key (Budget.Forget).
+	ferr := upd(func(c *control.State) { c.Forget(time.Now(), cfg) })
+
+	var pu time.Time
+	if err := upd(func(c *control.State) { pu, _ = c.Paused(time.Now()) }); err != nil {
+		t.Fatal(err)
+	}
+	if ferr != nil || !pu.IsZero() {
+		t.Errorf("Forget, with Redis answering: err %v; the key is still paused in Redis until %v (%v from now)",
+			ferr, pu.Format(time.TimeOnly), time.Until(pu).Round(time.Second))
+	}
+}

@@ -324,14 +324,21 @@ var errStalled = errors.New("redisstore: update: not sent: Redis did not answer 
 var errLeaderStalled = errors.New("redisstore: the leading update is not sent")
 
 // stalled reports whether Redis did not answer the last swap of e's key,
-// less than a Timeout ago.
+// less than a Timeout ago by the monotonic clock (a step of the wall
+// clock back would make it a stall as long).
 func (s *Store) stalled(e *entry) bool {
 	t := e.stall.Load()
-	return t != 0 && time.Since(time.Unix(0, t)) < s.timeout()
+	d := time.Since(stallBase) - time.Duration(t-1)
+	return t != 0 && d >= 0 && d < s.timeout()
 }
 
+// stallBase is the instant, with its monotonic clock reading, that
+// entry.stall counts from.
+var stallBase = time.Now()
+
 // stallOut ends with errStalled the updates of *bp but the first that take
-// a lease (each seen from the state pre and the updates kept before it),
+// a lease (see takesLease; each seen from the state pre and the updates
+// kept before it),
 // leaving the others in *bp, in order; it reports whether the first takes
 // one too, in which case *bp keeps it first.
 func stallOut(bp *[]*op, pre []byte) (first bool) {
@@ -352,7 +359,7 @@ func stallOut(bp *[]*op, pre []byte) (first bool) {
 		if err != nil {
 			return false
 		}
-		if grants(after) == grants(before) {
+		if !takesLease(before, after) {
 			keep = append(keep, o)
 			continue
 		}
@@ -375,6 +382,21 @@ func stallOut(bp *[]*op, pre []byte) (first bool) {
 	}
 	*bp = keep
 	return first
+}
+
+// takesLease reports whether the state after an update took a lease that
+// the state before did not hold: more grants, or more leases (a new
+// incarnation counts its grants from zero). A Forget, which starts one
+// with none, takes none.
+func takesLease(before, after []byte) bool {
+	var b, a control.State
+	if a.UnmarshalBinary(after) != nil {
+		return false
+	}
+	if len(before) > 0 && b.UnmarshalBinary(before) != nil {
+		return true
+	}
+	return a.Grants() > b.Grants() || a.Leases() > b.Leases()
 }
 
 // errLeaderGone is commit's error when the context of the batch's first
@@ -520,7 +542,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		recv := time.Now().UnixMicro()
 		s.stats.swaps.Add(1)
 		if err != nil {
-			e.stall.Store(time.Now().UnixNano())
+			e.stall.Store(int64(time.Since(stallBase)) + 1)
 			return err
 		}
 		e.stall.Store(0)
