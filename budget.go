@@ -542,9 +542,10 @@ func (b *Budget) keepUncarried(k budgetKey, now time.Time) bool {
 // carryUncarried carries the pauses of Budget.uncarried into the Store, in
 // a goroutine of its own (one at a time), so that no request waits for a
 // Store that may still fail; it stops at the first failure, the keys not
-// carried kept for the next try. The Store's health is recorded as
-// Inspect's is: a failure or an answer it finds is reported by the next
-// request to find it too (see inspected).
+// carried kept for the next try. Of the Store's health it records only
+// an answer, as Inspect does (see inspected): a failure it kept would put
+// every request on the fallback with no EventStoreDown, which a request
+// that finds it reports.
 func (b *Budget) carryUncarried() {
 	u := &b.uncarried
 	if !u.carrying.CompareAndSwap(false, true) {
@@ -552,8 +553,6 @@ func (b *Budget) carryUncarried() {
 	}
 	go func() {
 		defer u.carrying.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-		defer cancel()
 		for {
 			u.mu.Lock()
 			if len(u.keys) == 0 {
@@ -562,10 +561,14 @@ func (b *Budget) carryUncarried() {
 			}
 			k := u.keys[0]
 			u.mu.Unlock()
-			_, err := b.carryTo(ctx, k, time.Now())
-			b.inspected(err)
+			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+			called, err := b.carryTo(ctx, k, time.Now())
+			cancel()
 			if err != nil {
 				return
+			}
+			if called {
+				b.inspected(nil)
 			}
 			u.mu.Lock()
 			if len(u.keys) > 0 && u.keys[0].m == k.m {

@@ -1,0 +1,366 @@
+package polite
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// latencyStore is a shared Store (a MemoryStore behind the Store
+// interface): while failing, each Update fails at once; otherwise each
+// takes latency (a round trip to a remote Redis) and succeeds, or returns
+// ctx's error if ctx ends first.
+type latencyStore struct {
+	m        MemoryStore
+	failing  atomic.Bool
+	latency  atomic.Int64 // nanoseconds
+	calls    atomic.Int64
+	failures atomic.Int64 // errors of the Store's own (not ctx's)
+}
+
+func (s *latencyStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
+	s.calls.Add(1)
+	if s.failing.Load() {
+		s.failures.Add(1)
+		return errors.New("store: connection refused")
+	}
+	if d := time.Duration(s.latency.Load()); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.m.Update(ctx, key, fn)
+}
+
+func (s *latencyStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.m.Wait(ctx, key, gen, until)
+}
+
+// The carry goroutine bounded all its carries together by one 10 s
+// context. After an outage in which 64 origins were refused (a 429 wave),
+// a healthy Store answering each call in 200 ms had carried 50 of them
+// when that context ended; the 51st call returned the goroutine's own
+// context error, recorded as the Store failing: the Budget left a Store
+// that answered every call for a second, pacing every key on memory
+// alone, and the last pauses stayed uncarried.
+func TestCarryBoundPerKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &latencyStore{}
+		base := storeRT(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host != "other.test" && r.URL.Host != "next.test" {
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		var (
+			evMu   sync.Mutex
+			events []EventKind
+		)
+		b := &Budget{Store: st}
+		tr := &Transport{Base: base, Budget: b, OnEvent: func(e Event) {
+			if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
+				evMu.Lock()
+				events = append(events, e.Kind)
+				evMu.Unlock()
+			}
+		}}
+		get := func(host string) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+
+		// An outage: 64 origins refused for an hour on the fallback.
+		st.failing.Store(true)
+		for i := range maxUncarried {
+			get("o" + strconv.Itoa(i) + ".test")
+			synctest.Wait()
+		}
+		if n := b.uncarried.n.Load(); n != maxUncarried {
+			t.Fatalf("uncarried: %d, want %d", n, maxUncarried)
+		}
+
+		// The Store is back, healthy, 200 ms a call.
+		st.failing.Store(false)
+		st.latency.Store(int64(200 * time.Millisecond))
+		time.Sleep(1500 * time.Millisecond)
+		failuresBefore := st.failures.Load()
+		t0 := time.Now()
+		get("other.test") // answered: starts the carry of the 64
+		time.Sleep(time.Until(t0.Add(10*time.Second + 300*time.Millisecond)))
+
+		// The Store answered every call since it came back; the next
+		// request goes to it.
+		before := st.calls.Load()
+		get("next.test")
+		calls := st.calls.Load() - before
+		left := b.uncarried.n.Load()
+		own := st.failures.Load() - failuresBefore
+		time.Sleep(20 * time.Second) // the carry in flight ends
+		evMu.Lock()
+		defer evMu.Unlock()
+		if calls == 0 {
+			t.Errorf("a Store that answered every call (%d failures of its own since it came back) was left: the next request made %d Store calls (paced on the fallback alone), %d pauses still uncarried; events %v", own, calls, left, events)
+		}
+	})
+}
+
+// keyBlipStore is a shared Store (a MemoryStore behind the Store
+// interface) whose next fails Updates of key failKey fail, each after
+// 50 ms (a Redis that answered a moment after its Timeout).
+type keyBlipStore struct {
+	m       MemoryStore
+	failKey atomic.Value // string
+	fails   atomic.Int64
+	calls   atomic.Int64
+}
+
+func (s *keyBlipStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
+	s.calls.Add(1)
+	if k, _ := s.failKey.Load().(string); k == key && s.fails.Add(-1) >= 0 {
+		time.Sleep(50 * time.Millisecond)
+		return errors.New("store: no reply within Timeout")
+	}
+	return s.m.Update(ctx, key, fn)
+}
+
+func (s *keyBlipStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.m.Wait(ctx, key, gen, until)
+}
+
+// The carry goroutine recorded a failure as Inspect does, with no event.
+// When it was the first to find the Store failing (after the Store
+// answered a request: EventStoreUp), every request of the next second
+// went on with the fallback, pacing by this process alone, and no
+// EventStoreDown was reported for it: an operator counting EventStoreDown
+// saw the Store up while this process paced unshared.
+func TestCarryFailureLeavesStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &keyBlipStore{}
+		base := storeRT(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host == "api.test" {
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		var (
+			evMu   sync.Mutex
+			events []EventKind
+		)
+		tr := &Transport{Base: base, Budget: &Budget{Store: st}, OnEvent: func(e Event) {
+			if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
+				evMu.Lock()
+				events = append(events, e.Kind)
+				evMu.Unlock()
+			}
+		}}
+		get := func(host string) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		// api.test refused for an hour; the release's Update fails (its
+		// second call of the key): EventStoreDown; the pause is listed.
+		st.fails.Store(0)
+		st.failKey.Store("http://api.test")
+		var n atomic.Int64
+		base2 := tr.Base
+		tr.Base = storeRT(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host == "api.test" && n.Add(1) == 1 {
+				st.fails.Store(1) // the release's Update fails
+			}
+			return base2.RoundTrip(r)
+		})
+		get("api.test")
+		time.Sleep(2 * time.Second)
+
+		// The Store answers a request of other.test: EventStoreUp. The
+		// carry it starts meets one more blip.
+		st.fails.Store(1)
+		get("other.test")
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		evMu.Lock()
+		atUp := len(events)
+		evMu.Unlock()
+
+		// The next requests, within the second.
+		before := st.calls.Load()
+		for range 5 {
+			get("other.test")
+			time.Sleep(100 * time.Millisecond)
+		}
+		calls := st.calls.Load() - before
+		time.Sleep(2 * time.Second)
+		get("other.test") // the Store answers
+		time.Sleep(11 * time.Second)
+		evMu.Lock()
+		defer evMu.Unlock()
+		downs := 0
+		for _, k := range events[atUp:] {
+			if k == EventStoreDown {
+				downs++
+			}
+		}
+		if calls == 0 && downs == 0 {
+			t.Errorf("5 requests went on with the fallback (%d Store calls), paced by this process alone, and no EventStoreDown was reported for it: events %v", calls, events)
+		}
+	})
+}
+
+// scriptedStore is a shared Store (a MemoryStore behind the Store
+// interface) whose calls the test scripts: script, when set, says for each
+// Update how long it takes and whether it fails.
+type scriptedStore struct {
+	m      MemoryStore
+	mu     sync.Mutex
+	script func(key string) (time.Duration, error)
+	calls  atomic.Int64
+}
+
+func (s *scriptedStore) set(f func(key string) (time.Duration, error)) {
+	s.mu.Lock()
+	s.script = f
+	s.mu.Unlock()
+}
+
+func (s *scriptedStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
+	s.calls.Add(1)
+	s.mu.Lock()
+	f := s.script
+	s.mu.Unlock()
+	if f != nil {
+		d, err := f(key)
+		if d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return s.m.Update(ctx, key, fn)
+}
+
+func (s *scriptedStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.m.Wait(ctx, key, gen, until)
+}
+
+var errScripted = errors.New("store: no reply within its Timeout")
+
+// A key whose pause was forgotten (Budget.Forget) stays on the uncarried
+// list when the last carry failed. The next carry goroutine found nothing
+// to carry for it, called no Store, and yet recorded that the Store
+// answered: a failure Inspect found a moment before (the fallback for a
+// second) was wiped, and requests within that second went to a hung
+// Store, each held for its timeout.
+func TestCarryOfNothingRecordsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &scriptedStore{}
+		base := storeRT(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host == "x.test" || r.URL.Host == "y.test" {
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		var (
+			evMu   sync.Mutex
+			events []EventKind
+		)
+		b := &Budget{Store: st}
+		tr := &Transport{Base: base, Budget: b, OnEvent: func(e Event) {
+			if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
+				evMu.Lock()
+				events = append(events, e.Kind)
+				evMu.Unlock()
+			}
+		}}
+		get := func(host string) time.Duration {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			start := time.Now()
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return time.Since(start)
+		}
+
+		// 1. x.test is granted by the Store and refused for an hour; the
+		// one call that releases it fails (a blip): the pause stays in
+		// the fallback, listed to be carried.
+		var xCalls atomic.Int64
+		st.set(func(key string) (time.Duration, error) {
+			if key == "http://x.test" && xCalls.Add(1) == 2 {
+				return 0, errScripted
+			}
+			return 0, nil
+		})
+		get("x.test")
+		if n := b.uncarried.n.Load(); n != 1 {
+			t.Fatalf("uncarried: %d, want 1", n)
+		}
+
+		// 2. A second later the Store answers a request of w.test, which
+		// starts the carry; that carry fails slowly (the Store hangs for
+		// it): recorded as Inspect records it, the Budget goes to its
+		// fallback for a second. x.test stays listed.
+		time.Sleep(1100 * time.Millisecond)
+		st.set(func(key string) (time.Duration, error) {
+			if key == "http://x.test" || key == "http://v.test" {
+				return 250 * time.Millisecond, errScripted
+			}
+			return 0, nil
+		})
+		get("w.test")
+		time.Sleep(300 * time.Millisecond)
+		synctest.Wait()
+		b.Inspect("http://v.test", time.Now()) // finds the Store failing
+		if d := b.down.Load(); d >= 0 {
+			t.Fatalf("down = %d after Inspect found the Store failing, want < 0", d)
+		}
+
+		// 3. x.test is forgotten: nothing left to carry for it, but it
+		// stays first on the list.
+		st.set(nil)
+		tr.Budget.Forget("http://x.test")
+
+		// 4. The Store hangs. Within the second the Budget goes on
+		// without it, y.test is refused for an hour on the fallback:
+		// its release lists it and starts the carry.
+		st.set(func(string) (time.Duration, error) { return 250 * time.Millisecond, errScripted })
+		if b.useExt(time.Now()) {
+			t.Fatalf("the Budget would use the Store within its retry second")
+		}
+		get("y.test")
+		synctest.Wait()
+
+		// 5. Still within the second the Budget should not try the
+		// Store, a request of z.test.
+		before := st.calls.Load()
+		took := get("z.test")
+		calls := st.calls.Load() - before
+		time.Sleep(11 * time.Second) // the carry in flight ends
+		evMu.Lock()
+		defer evMu.Unlock()
+		if took > 0 || calls > 0 {
+			t.Errorf("within the second after the Store was found failing, a request called the hung Store %d times and was held %v (events %v): the carry goroutine recorded the Store as answering for a forgotten key it never asked the Store about", calls, took, events)
+		}
+	})
+}
