@@ -3,6 +3,7 @@ package polite
 import (
 	"hash/maphash"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,10 +83,13 @@ type ceiling struct {
 	// Requests the pace holds (MaxRate, the floor) start in the order
 	// they were first held: each takes a ticket, tail the next to hand
 	// out, and head is the one whose turn it is; head == tail when none
-	// is held. gone holds tickets of requests that stopped waiting before
-	// their turn, as many at most as requests wait.
+	// is held. wait holds the tickets of the requests still in line, in
+	// order (head first), as many as requests wait: those that stopped
+	// waiting before their turn leave it. (Kept instead, their tickets
+	// grew with every request that gave up while one waited a minute's
+	// pace, and passing a turn over them took the square of their number.)
 	head, tail uint64
-	gone       []uint64
+	wait       []uint64
 }
 
 // reservation is one start the local ceilings let go, until the budget
@@ -200,10 +204,7 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		// to the request held longest, not to whichever wakes first,
 		// which left some waiting for a minute while 16 workers shared 4
 		// slots of a second each.
-		if *tk == 0 {
-			e.tail++
-			*tk = e.tail
-		}
+		e.take(tk)
 		// Until a slot frees: a request ends, or the earliest lease,
 		// or the adaptive limit's drain ends, which doubles it.
 		h := ceilingHold{changed: e.changed, reason: ReasonConcurrency}
@@ -513,10 +514,7 @@ func (e *ceiling) stepBack(n int64) {
 func (e *ceiling) line(n int64, tk *uint64, why Reason) (ceilingHold, bool) {
 	mine := *tk != 0 && *tk-1 == e.head // tickets are held plus one: 0 is none
 	if n < e.next || e.head != e.tail && !mine {
-		if *tk == 0 {
-			e.tail++ // in line, behind those held before
-			*tk = e.tail
-		}
+		e.take(tk) // in line, behind those held before
 		// Until the next start, or a change before it (a start given
 		// back, the turn passed): the line looks again.
 		if e.changed == nil {
@@ -535,22 +533,27 @@ func (e *ceiling) line(n int64, tk *uint64, why Reason) (ceilingHold, bool) {
 	return ceilingHold{}, false
 }
 
+// take gives a request held a ticket in line, unless it has one (*tk
+// not 0).
+func (e *ceiling) take(tk *uint64) {
+	if *tk != 0 {
+		return
+	}
+	e.wait = append(e.wait, e.tail)
+	e.tail++
+	*tk = e.tail // tickets are held plus one: 0 is none
+}
+
 // pass passes the turn on to the next ticket still waiting, and wakes the
 // requests held for it.
 func (e *ceiling) pass() {
-	e.head++
-	for i := 0; i < len(e.gone); {
-		if e.gone[i] == e.head {
-			e.gone[i] = e.gone[len(e.gone)-1]
-			e.gone = e.gone[:len(e.gone)-1]
-			e.head++
-			i = 0
-			continue
-		}
-		i++
+	if len(e.wait) > 0 && e.wait[0] == e.head {
+		e.wait = e.wait[1:]
 	}
-	if len(e.gone) == 0 {
-		e.gone = nil
+	if len(e.wait) == 0 {
+		e.wait, e.head = nil, e.tail
+	} else {
+		e.head = e.wait[0]
 	}
 	e.wake()
 }
@@ -577,7 +580,9 @@ func (e *ceiling) drop(tk uint64) {
 	case tk-1 == e.head:
 		e.pass()
 	default:
-		e.gone = append(e.gone, tk-1)
+		if i, ok := slices.BinarySearch(e.wait, tk-1); ok {
+			e.wait = slices.Delete(e.wait, i, i+1)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -237,4 +238,101 @@ func crawlOrigins(t *testing.T, tr *Transport, origins int, gap time.Duration) i
 		}
 	})
 	return n
+}
+
+// lineLen returns how many tickets the line of the local ceilings of tr
+// keeps for the origin of u.
+func lineLen(tr *Transport, u string) int {
+	k := originKey("http", u).m
+	sh := tr.ceil.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.m[k]; e != nil {
+		return len(e.wait)
+	}
+	return -1
+}
+
+// Transport.MaxRate of one a minute. One background request (no deadline)
+// waits its turn; meanwhile requests with a short deadline each fail at
+// once with a WaitError. Each took a ticket in the line before failing and
+// left it behind: the line kept one entry per request that ever gave up
+// (20,000 here), and passing the turn over them took the square of their
+// number under the shard lock (350 ms for 40,000).
+func TestLineKeepsOnlyWaiting(t *testing.T) {
+	const n = 20000
+	synctest.Test(t, func(t *testing.T) {
+		tr := &Transport{Base: roundTripper(okResponse), MaxRate: 1.0 / 60}
+		get := func(ctx context.Context) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://paced.example/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err
+		}
+		if err := get(t.Context()); err != nil { // the first start
+			t.Fatal(err)
+		}
+		bg := make(chan error, 1)
+		go func() { bg <- get(t.Context()) }() // waits its turn, 60s
+		synctest.Wait()
+		failed := 0
+		for range n {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			var we *WaitError
+			if err := get(ctx); errors.As(err, &we) {
+				failed++
+			}
+			cancel()
+		}
+		waiting := 1
+		g := lineLen(tr, "paced.example")
+		if failed != n || g != waiting {
+			t.Errorf("%d of %d requests gave up (WaitError); the line of their origin keeps %d tickets, with %d request waiting", failed, n, g, waiting)
+		}
+		if err := <-bg; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// Tickets given up in any order leave the line as they go, and the turn
+// passes in the order the rest were taken.
+func TestLineGivenUpInAnyOrder(t *testing.T) {
+	var e ceiling
+	tks := make([]uint64, 64)
+	for i := range tks {
+		e.take(&tks[i])
+	}
+	// Every third stays; the rest give up, from the back, the front and
+	// between.
+	var stay []uint64
+	for i := len(tks) - 1; i >= 0; i -= 2 {
+		if i%3 != 0 {
+			e.drop(tks[i])
+		}
+	}
+	for i := 0; i < len(tks); i += 2 {
+		if i%3 != 0 {
+			e.drop(tks[i])
+		}
+	}
+	for i, tk := range tks {
+		if i%3 == 0 {
+			stay = append(stay, tk)
+		}
+	}
+	if len(e.wait) != len(stay) {
+		t.Fatalf("the line keeps %d tickets, want the %d still waiting", len(e.wait), len(stay))
+	}
+	for _, tk := range stay {
+		if tk-1 != e.head {
+			t.Fatalf("the turn is ticket %d's, want %d's", e.head+1, tk)
+		}
+		e.pass()
+	}
+	if e.head != e.tail || e.wait != nil {
+		t.Errorf("line empty: head %d, tail %d, %d kept", e.head, e.tail, len(e.wait))
+	}
 }
