@@ -544,16 +544,23 @@ func (e *ceiling) take(tk *uint64) {
 	*tk = e.tail // tickets are held plus one: 0 is none
 }
 
+// maxIdleLine is the most tickets the array of an empty line keeps room
+// for.
+const maxIdleLine = 64
+
 // pass passes the turn on to the next ticket still waiting, and wakes the
 // requests held for it.
 func (e *ceiling) pass() {
 	if len(e.wait) > 0 && e.wait[0] == e.head {
-		e.wait = e.wait[1:]
+		e.wait = slices.Delete(e.wait, 0, 1) // in place: the array serves the next ones
 	}
-	if len(e.wait) == 0 {
-		e.wait, e.head = nil, e.tail
-	} else {
+	switch {
+	case len(e.wait) > 0:
 		e.head = e.wait[0]
+	case cap(e.wait) > maxIdleLine:
+		e.wait, e.head = nil, e.tail // a crowd's array goes with it
+	default:
+		e.head = e.tail
 	}
 	e.wake()
 }

@@ -332,7 +332,7 @@ func TestLineGivenUpInAnyOrder(t *testing.T) {
 		}
 		e.pass()
 	}
-	if e.head != e.tail || e.wait != nil {
+	if e.head != e.tail || len(e.wait) != 0 {
 		t.Errorf("line empty: head %d, tail %d, %d kept", e.head, e.tail, len(e.wait))
 	}
 }
