@@ -23,7 +23,9 @@ import "time"
 // IdleTTL, or the longest window a quota of it stated if longer, when the
 // budget forgets what it stated, or until the budget grants a request from
 // a state that no longer knows it (forgotten by [Budget.Forget], evicted
-// past MaxKeys, expired in a Store). Refusals,
+// past MaxKeys, expired in a Store) or in which it paces nothing (a
+// remaining count past its reset, a limit with no window, stated once and
+// not since). Refusals,
 // Retry-After, robots.txt and the other ceilings apply to every origin,
 // with or without Restraint.
 //

@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync"
@@ -123,6 +124,85 @@ func TestRestraintAfterBudgetForgets(t *testing.T) {
 			}
 			if peak > 4 {
 				t.Errorf("%d requests in flight at once to an origin whose budget knows no quota, want at most Restraint's 4", peak)
+			}
+		})
+	}
+}
+
+// restraintStale: an origin's first answer states a live quota (hdr) and no
+// RateLimit-Policy; every later answer states nothing. One worker keeps
+// the origin in use (a request a second) for 30 minutes, far past the
+// quota's t=1 and IdleTTL; then 16 workers send at once under
+// Restraint{} (4). It returns the most of those in flight at once, and
+// what the budget knows of the origin before they go.
+func restraintStale(t *testing.T, hdr map[string]string) (peak int, st State) {
+	synctest.Test(t, func(t *testing.T) {
+		var stated atomic.Bool
+		stated.Store(true)
+		var mu sync.Mutex
+		in := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			in++
+			peak = max(peak, in)
+			mu.Unlock()
+			time.Sleep(100 * time.Millisecond)
+			if stated.Load() {
+				for k, v := range hdr {
+					w.Header().Set(k, v)
+				}
+			}
+			io.WriteString(w, "ok")
+			mu.Lock()
+			in--
+			mu.Unlock()
+		})
+		tr := &Transport{Base: &ratelimittest.Transport{Handler: h}, Restraint: &Restraint{}}
+		get := func(ctx context.Context) bool {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://origin.example/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				return false
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return true
+		}
+		get(t.Context())
+		stated.Store(false)
+		// one worker keeps the origin in use for 30 minutes
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
+		for get(ctx) {
+			time.Sleep(time.Second)
+		}
+		cancel()
+		st, _ = tr.Inspect("http://origin.example", time.Now())
+		mu.Lock()
+		peak = 0
+		mu.Unlock()
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() { get(t.Context()) })
+		}
+		wg.Wait()
+	})
+	return peak, st
+}
+
+// Restraint was lifted by a quota stated once, and each request's start
+// kept it lifted, though what the budget kept paced nothing: an
+// observation past its reset with no policy, or a limit with no window.
+// 30 minutes on, all 16 requests went at once.
+func TestRestraintAfterQuotaPacesNothing(t *testing.T) {
+	for name, hdr := range map[string]map[string]string{
+		"ietf-r-only": {"RateLimit": `"default";r=999;t=1`},
+		"x-ratelimit": {"X-RateLimit-Limit": "1000", "X-RateLimit-Remaining": "999", "X-RateLimit-Reset": "1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			peak, st := restraintStale(t, hdr)
+			t.Logf("policies known: %+v", st.Policies)
+			if peak > 4 {
+				t.Errorf("%d in flight at once, want at most Restraint's 4: the quota stated once 30 min ago lifted it", peak)
 			}
 		})
 	}

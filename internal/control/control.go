@@ -205,8 +205,10 @@ type Lease struct {
 func (l *Lease) Skew() (time.Duration, bool) { return time.Duration(l.skew), l.skewOK }
 
 // Hinted reports whether the state that granted the request knew a quota
-// its server stated: false once the key was forgotten (idle, evicted,
-// Forget) or never heard of one.
+// its server stated that still paces it: false once the key was forgotten
+// (idle, evicted, Forget), never heard of one, or what it heard paces
+// nothing now (an observation past its reset, a limit with no window:
+// see State.statedPaces).
 func (l *Lease) Hinted() bool { return l.hinted }
 
 // Probe reports whether the request probes alone.

@@ -701,8 +701,30 @@ func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested i
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
 	l.skewOK, l.measuring, l.window, l.tested, l.logged = s.flags&flagSkew != 0, 0, false, tested, false
-	l.hinted = s.flags&flagHinted != 0
+	l.hinted = s.statedPaces()
 	return end
+}
+
+// statedPaces reports whether a quota the key's server stated paces it now: an
+// observation not past its reset (Acquire marks those past it), a quota
+// per window, a concurrency limit, or a quota of what requests cost. A
+// limit with no window, or an observation past its reset, stated once and
+// never again, paces nothing: the local ceilings' Restraint applies again
+// (see Lease.Hinted).
+func (s *State) statedPaces() bool {
+	if s.flags&flagHinted == 0 {
+		return false
+	}
+	if len(s.costs.quotas) > 0 {
+		return true
+	}
+	for i := range s.policies {
+		p := &s.policies[i]
+		if p.live || p.paces() || p.unit == unitConcurrent && p.q > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // learnLease records on l, granted at now, the learner's cycle it starts
