@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"cmp"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -83,13 +84,15 @@ type ceiling struct {
 	// Requests the pace holds (MaxRate, the floor) start in the order
 	// they were first held: each takes a ticket, tail the next to hand
 	// out, and head is the one whose turn it is; head == tail when none
-	// is held. wait holds the tickets of the requests still in line, in
-	// order (head first), as many as requests wait: those that stopped
-	// waiting before their turn leave it. (Kept instead, their tickets
-	// grew with every request that gave up while one waited a minute's
-	// pace, and passing a turn over them took the square of their number.)
+	// is held. wait[off:] holds the tickets of the requests in line, in
+	// order (head first); those that stopped waiting before their turn
+	// are marked (gaveUp), and no more than the ones still waiting (see
+	// drop). (Kept apart, their tickets grew with every request that gave
+	// up while one waited a minute's pace, and passing a turn over them
+	// took the square of their number.)
 	head, tail uint64
 	wait       []uint64
+	off, dead  int // wait[off:] is the line, dead of it given up (see drop)
 }
 
 // reservation is one start the local ceilings let go, until the budget
@@ -539,6 +542,9 @@ func (e *ceiling) take(tk *uint64) {
 	if *tk != 0 {
 		return
 	}
+	if e.off > 0 && e.off >= len(e.wait)/2 {
+		e.compact() // the array's front, passed, serves again
+	}
 	e.wait = append(e.wait, e.tail)
 	e.tail++
 	*tk = e.tail // tickets are held plus one: 0 is none
@@ -548,21 +554,44 @@ func (e *ceiling) take(tk *uint64) {
 // for.
 const maxIdleLine = 64
 
+// gaveUp marks a ticket of wait whose request stopped waiting: it stays,
+// in its place, until the turn passes it or the line is compacted.
+const gaveUp = 1 << 63
+
 // pass passes the turn on to the next ticket still waiting, and wakes the
-// requests held for it.
+// requests held for it: in constant time, but for the tickets given up it
+// passes over, each passed once.
 func (e *ceiling) pass() {
-	if len(e.wait) > 0 && e.wait[0] == e.head {
-		e.wait = slices.Delete(e.wait, 0, 1) // in place: the array serves the next ones
+	if e.off < len(e.wait) && e.wait[e.off] == e.head {
+		e.off++
 	}
-	switch {
-	case len(e.wait) > 0:
-		e.head = e.wait[0]
-	case cap(e.wait) > maxIdleLine:
-		e.wait, e.head = nil, e.tail // a crowd's array goes with it
-	default:
-		e.head = e.tail
+	for e.off < len(e.wait) && e.wait[e.off]&gaveUp != 0 {
+		e.off++
+		e.dead--
+	}
+	if e.off < len(e.wait) {
+		e.head = e.wait[e.off]
+	} else {
+		e.head, e.off, e.dead = e.tail, 0, 0
+		e.wait = e.wait[:0]
+		if cap(e.wait) > maxIdleLine {
+			e.wait = nil // a crowd's array goes with it
+		}
 	}
 	e.wake()
+}
+
+// compact moves the tickets still waiting to the front of wait.
+func (e *ceiling) compact() {
+	n := 0
+	for _, t := range e.wait[e.off:] {
+		if t&gaveUp == 0 {
+			e.wait[n] = t
+			n++
+		}
+	}
+	clear(e.wait[n:])
+	e.wait, e.off, e.dead = e.wait[:n], 0, 0
 }
 
 // leave gives up the ticket tk (0: none; see reserve) of a request under k
@@ -587,8 +616,20 @@ func (e *ceiling) drop(tk uint64) {
 	case tk-1 == e.head:
 		e.pass()
 	default:
-		if i, ok := slices.BinarySearch(e.wait, tk-1); ok {
-			e.wait = slices.Delete(e.wait, i, i+1)
+		live := e.wait[e.off:]
+		i, ok := slices.BinarySearchFunc(live, tk-1, func(t, target uint64) int { return cmp.Compare(t&^gaveUp, target) })
+		if !ok || live[i]&gaveUp != 0 {
+			return
+		}
+		live[i] |= gaveUp
+		e.dead++
+		// The last ones go at once: a request that gives up as soon as
+		// it is held (its deadline, MaxWait) is most often the last.
+		for n := len(e.wait); n > e.off && e.wait[n-1]&gaveUp != 0; n-- {
+			e.wait, e.dead = e.wait[:n-1], e.dead-1
+		}
+		if e.dead > (len(e.wait)-e.off)/2 {
+			e.compact()
 		}
 	}
 }

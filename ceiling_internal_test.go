@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -297,8 +299,8 @@ func TestLineKeepsOnlyWaiting(t *testing.T) {
 	})
 }
 
-// Tickets given up in any order leave the line as they go, and the turn
-// passes in the order the rest were taken.
+// Tickets given up in any order leave the line, or stay no more than those
+// still waiting, and the turn passes in the order the rest were taken.
 func TestLineGivenUpInAnyOrder(t *testing.T) {
 	var e ceiling
 	tks := make([]uint64, 64)
@@ -323,8 +325,14 @@ func TestLineGivenUpInAnyOrder(t *testing.T) {
 			stay = append(stay, tk)
 		}
 	}
-	if len(e.wait) != len(stay) {
-		t.Fatalf("the line keeps %d tickets, want the %d still waiting", len(e.wait), len(stay))
+	live := 0
+	for _, tk := range e.wait[e.off:] {
+		if tk&gaveUp == 0 {
+			live++
+		}
+	}
+	if kept := len(e.wait) - e.off; live != len(stay) || kept > 2*len(stay) {
+		t.Fatalf("the line keeps %d tickets, %d of them waiting; want the %d still waiting, and at most as many given up", kept, live, len(stay))
 	}
 	for _, tk := range stay {
 		if tk-1 != e.head {
@@ -334,5 +342,42 @@ func TestLineGivenUpInAnyOrder(t *testing.T) {
 	}
 	if e.head != e.tail || len(e.wait) != 0 {
 		t.Errorf("line empty: head %d, tail %d, %d kept", e.head, e.tail, len(e.wait))
+	}
+}
+
+// Against a model of the line (the tickets still waiting, in the order
+// taken), random takes, turns and give-ups: the turn is always the oldest
+// ticket still waiting, and the line keeps no more tickets given up than
+// waiting ones (passing a turn once cost a copy of every ticket behind it,
+// the square of their number to empty a line).
+func TestLineModel(t *testing.T) {
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 0))
+		var e ceiling
+		var model []uint64 // tickets still waiting, oldest first
+		for step := range 400 {
+			switch op := r.IntN(3); {
+			case op == 0 || len(model) == 0:
+				var tk uint64
+				e.take(&tk)
+				model = append(model, tk)
+			case op == 1:
+				e.pass() // the head takes its turn
+				model = model[1:]
+			default:
+				i := r.IntN(len(model))
+				e.drop(model[i])
+				model = slices.Delete(model, i, i+1)
+			}
+			kept := len(e.wait) - e.off
+			switch {
+			case len(model) == 0 && e.head != e.tail:
+				t.Fatalf("seed %d step %d: none waits, yet the turn is ticket %d's (tail %d)", seed, step, e.head+1, e.tail)
+			case len(model) > 0 && model[0]-1 != e.head:
+				t.Fatalf("seed %d step %d: the turn is ticket %d's, want %d's", seed, step, e.head+1, model[0])
+			case kept > 2*len(model)+1:
+				t.Fatalf("seed %d step %d: the line keeps %d tickets for %d waiting", seed, step, kept, len(model))
+			}
+		}
 	}
 }
