@@ -570,6 +570,9 @@ func (e *ceiling) pass() {
 		e.dead--
 	}
 	if e.off < len(e.wait) {
+		if e.dead > (len(e.wait)-e.off)/2 {
+			e.compact() // no more given up than waiting, after a turn as after a drop
+		}
 		e.head = e.wait[e.off]
 	} else {
 		e.head, e.off, e.dead = e.tail, 0, 0

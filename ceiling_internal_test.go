@@ -361,9 +361,20 @@ func TestLineModel(t *testing.T) {
 				var tk uint64
 				e.take(&tk)
 				model = append(model, tk)
-			case op == 1:
+			case op == 1 && r.IntN(2) == 0:
 				e.pass() // the head takes its turn
 				model = model[1:]
+			case op == 1:
+				// Those between the head and the last give up, then
+				// turns pass.
+				for i := len(model) - 2; i > 0 && r.IntN(4) != 0; i-- {
+					e.drop(model[i])
+					model = slices.Delete(model, i, i+1)
+				}
+				for len(model) > 1 && r.IntN(3) != 0 {
+					e.pass()
+					model = model[1:]
+				}
 			default:
 				i := r.IntN(len(model))
 				e.drop(model[i])
