@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -30,14 +31,8 @@ func (s *latencyStore) Update(ctx context.Context, key string, fn func(*KeyState
 		s.failures.Add(1)
 		return errors.New("store: connection refused")
 	}
-	if d := time.Duration(s.latency.Load()); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := sleepCtx(ctx, time.Duration(s.latency.Load())); err != nil {
+		return err
 	}
 	return s.m.Update(ctx, key, fn)
 }
@@ -62,18 +57,9 @@ func TestCarryBoundPerKey(t *testing.T) {
 			}
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 		})
-		var (
-			evMu   sync.Mutex
-			events []EventKind
-		)
+		var events storeKinds
 		b := &Budget{Store: st}
-		tr := &Transport{Base: base, Budget: b, OnEvent: func(e Event) {
-			if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
-				evMu.Lock()
-				events = append(events, e.Kind)
-				evMu.Unlock()
-			}
-		}}
+		tr := &Transport{Base: base, Budget: b, OnEvent: events.add}
 		get := func(host string) {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
 			if resp, err := tr.RoundTrip(req); err == nil {
@@ -108,10 +94,8 @@ func TestCarryBoundPerKey(t *testing.T) {
 		left := b.uncarried.n.Load()
 		own := st.failures.Load() - failuresBefore
 		time.Sleep(20 * time.Second) // the carry in flight ends
-		evMu.Lock()
-		defer evMu.Unlock()
 		if calls == 0 {
-			t.Errorf("a Store that answered every call (%d failures of its own since it came back) was left: the next request made %d Store calls (paced on the fallback alone), %d pauses still uncarried; events %v", own, calls, left, events)
+			t.Errorf("a Store that answered every call (%d failures of its own since it came back) was left: the next request made %d Store calls (paced on the fallback alone), %d pauses still uncarried; events %v", own, calls, left, events.list())
 		}
 	})
 }
@@ -154,17 +138,8 @@ func TestCarryFailureLeavesStore(t *testing.T) {
 			}
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 		})
-		var (
-			evMu   sync.Mutex
-			events []EventKind
-		)
-		tr := &Transport{Base: base, Budget: &Budget{Store: st}, OnEvent: func(e Event) {
-			if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
-				evMu.Lock()
-				events = append(events, e.Kind)
-				evMu.Unlock()
-			}
-		}}
+		var events storeKinds
+		tr := &Transport{Base: base, Budget: &Budget{Store: st}, OnEvent: events.add}
 		get := func(host string) {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
 			if resp, err := tr.RoundTrip(req); err == nil {
@@ -192,9 +167,7 @@ func TestCarryFailureLeavesStore(t *testing.T) {
 		get("other.test")
 		time.Sleep(100 * time.Millisecond)
 		synctest.Wait()
-		evMu.Lock()
-		atUp := len(events)
-		evMu.Unlock()
+		atUp := len(events.list())
 
 		// The next requests, within the second.
 		before := st.calls.Load()
@@ -206,16 +179,14 @@ func TestCarryFailureLeavesStore(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		get("other.test") // the Store answers
 		time.Sleep(11 * time.Second)
-		evMu.Lock()
-		defer evMu.Unlock()
 		downs := 0
-		for _, k := range events[atUp:] {
+		for _, k := range events.list()[atUp:] {
 			if k == EventStoreDown {
 				downs++
 			}
 		}
 		if calls == 0 && downs == 0 {
-			t.Errorf("5 requests went on with the fallback (%d Store calls), paced by this process alone, and no EventStoreDown was reported for it: events %v", calls, events)
+			t.Errorf("5 requests went on with the fallback (%d Store calls), paced by this process alone, and no EventStoreDown was reported for it: events %v", calls, events.list())
 		}
 	})
 }
@@ -243,14 +214,8 @@ func (s *scriptedStore) Update(ctx context.Context, key string, fn func(*KeyStat
 	s.mu.Unlock()
 	if f != nil {
 		d, err := f(key)
-		if d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			}
+		if err := sleepCtx(ctx, d); err != nil {
+			return err
 		}
 		if err != nil {
 			return err
@@ -280,18 +245,9 @@ func TestCarryOfNothingRecordsNothing(t *testing.T) {
 			}
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 		})
-		var (
-			evMu   sync.Mutex
-			events []EventKind
-		)
+		var events storeKinds
 		b := &Budget{Store: st}
-		tr := &Transport{Base: base, Budget: b, OnEvent: func(e Event) {
-			if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
-				evMu.Lock()
-				events = append(events, e.Kind)
-				evMu.Unlock()
-			}
-		}}
+		tr := &Transport{Base: base, Budget: b, OnEvent: events.add}
 		get := func(host string) time.Duration {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
 			start := time.Now()
@@ -357,10 +313,44 @@ func TestCarryOfNothingRecordsNothing(t *testing.T) {
 		took := get("z.test")
 		calls := st.calls.Load() - before
 		time.Sleep(11 * time.Second) // the carry in flight ends
-		evMu.Lock()
-		defer evMu.Unlock()
 		if took > 0 || calls > 0 {
-			t.Errorf("within the second after the Store was found failing, a request called the hung Store %d times and was held %v (events %v): the carry goroutine recorded the Store as answering for a forgotten key it never asked the Store about", calls, took, events)
+			t.Errorf("within the second after the Store was found failing, a request called the hung Store %d times and was held %v (events %v): the carry goroutine recorded the Store as answering for a forgotten key it never asked the Store about", calls, took, events.list())
 		}
 	})
+}
+
+// storeKinds records the EventStoreDown and EventStoreUp a Transport
+// reports, in order.
+type storeKinds struct {
+	mu    sync.Mutex
+	kinds []EventKind
+}
+
+func (k *storeKinds) add(e Event) {
+	if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
+		k.mu.Lock()
+		k.kinds = append(k.kinds, e.Kind)
+		k.mu.Unlock()
+	}
+}
+
+func (k *storeKinds) list() []EventKind {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.kinds)
+}
+
+// sleepCtx waits d, or until ctx ends: then it returns ctx.Err().
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -512,13 +512,9 @@ func TestReleaseFailurePauseShared(t *testing.T) {
 			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
 		})
 		other := &startLog{}
-		var kinds []EventKind
-		a := &Transport{Base: refusing, Budget: &Budget{Store: st}, OnEvent: func(e Event) {
-			if e.Kind == EventStoreDown || e.Kind == EventStoreUp {
-				kinds = append(kinds, e.Kind)
-			}
-		}} // one process
-		b := &Transport{Base: other, Budget: &Budget{Store: st}} // another, sharing the Store
+		var kinds storeKinds
+		a := &Transport{Base: refusing, Budget: &Budget{Store: st}, OnEvent: kinds.add} // one process
+		b := &Transport{Base: other, Budget: &Budget{Store: st}}                        // another, sharing the Store
 		storeGet(t, b)
 		storeGet(t, a) // granted by the Store, refused, its release fails: handed back
 		// a itself holds the key: its fallback learned the pause.
@@ -540,7 +536,7 @@ func TestReleaseFailurePauseShared(t *testing.T) {
 			}
 		}
 		if n := len(other.at) - before; n > 0 {
-			t.Errorf("another process sent to the origin %d times of 10 in the first ten minutes of a Retry-After: 3600 this one was told (store events in a: %v)", n, kinds)
+			t.Errorf("another process sent to the origin %d times of 10 in the first ten minutes of a Retry-After: 3600 this one was told (store events in a: %v)", n, kinds.list())
 		}
 	})
 }
@@ -557,14 +553,10 @@ type hungStore struct {
 func (s *hungStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
 	if s.hung.Load() {
 		s.calls.Add(1)
-		t := time.NewTimer(250 * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			return errors.New("store: no reply within its Timeout")
+		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
+			return err
 		}
+		return errors.New("store: no reply within its Timeout")
 	}
 	return s.m.Update(ctx, key, fn)
 }
