@@ -219,7 +219,7 @@ func TestSplitQueueWithinTwoTimeouts(t *testing.T) {
 		waitQueued(i + 1)
 	}
 	// Redis stops answering.
-	if err := rdb.Do(t.Context(), "CLIENT", "PAUSE", "5000", "ALL").Err(); err != nil {
+	if err := rdb.Do(t.Context(), "CLIENT", "PAUSE", "1500", "ALL").Err(); err != nil {
 		t.Fatal(err)
 	}
 	defer rdb.Do(t.Context(), "CLIENT", "UNPAUSE")
