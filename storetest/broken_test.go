@@ -1,9 +1,11 @@
 package storetest_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -244,25 +246,66 @@ func (s *canceledNil) Update(ctx context.Context, key string, fn func(*polite.Ke
 	return s.MemoryStore.Update(ctx, key, fn)
 }
 
-// suiteMustFail runs storetest.TestStore and storetest.TestSharedStore on
-// clients of r in a child process (a failing suite would fail t itself),
-// and fails t if both pass. In the child it runs them and reports true.
-func suiteMustFail(t *testing.T, broken string, newStore func() polite.Store) bool {
+// brokenChild names, in the environment of a child process, the subtest
+// whose broken store the child runs the suites on.
+const brokenChild = "STORETEST_BROKEN_CHILD"
+
+// brokenStore is a store that breaks one rule of polite.Store, which the
+// suites must catch.
+type brokenStore struct {
+	name, broken string // the subtest's name; what the store does wrong
+	store        func() polite.Store
+}
+
+// suitesMustFail runs storetest.TestStore and storetest.TestSharedStore on
+// each store in a child process of its own (a failing suite would fail t
+// itself), and fails the subtest named for a store if both suites pass it.
+// The children run all at once: each spends nearly all its time asleep,
+// in the suites' waits, and one after another they took a minute and a
+// half. In a child, it runs the suites on the store the child is for.
+func suitesMustFail(t *testing.T, stores []brokenStore) {
 	t.Helper()
-	if os.Getenv("STORETEST_BROKEN_CHILD") == t.Name() {
-		storetest.TestStore(t, func(*testing.T) polite.Store { return newStore() })
-		if !t.Failed() {
-			storetest.TestSharedStore(t, func(*testing.T) (polite.Store, polite.Store) { return newStore(), newStore() })
+	if name := os.Getenv(brokenChild); name != "" {
+		for _, bs := range stores {
+			t.Run(bs.name, func(t *testing.T) {
+				if t.Name() != name {
+					return
+				}
+				storetest.TestStore(t, func(*testing.T) polite.Store { return bs.store() })
+				if !t.Failed() {
+					storetest.TestSharedStore(t, func(*testing.T) (polite.Store, polite.Store) { return bs.store(), bs.store() })
+				}
+			})
 		}
-		return true
+		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "STORETEST_BROKEN_CHILD="+t.Name())
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Errorf("the suite passes a store that %s:\n%s", broken, out)
+	type result struct {
+		out []byte
+		err error
 	}
-	return false
+	results := make([]chan result, len(stores))
+	for i, bs := range stores {
+		name := t.Name() + "/" + bs.name
+		cmd := exec.Command(os.Args[0], "-test.run=^"+strings.ReplaceAll(name, "/", "$/^")+"$", "-test.count=1")
+		cmd.Env = append(os.Environ(), brokenChild+"="+name)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		results[i] = make(chan result, 1)
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting the child for %s: %v", name, err)
+		}
+		go func() {
+			err := cmd.Wait()
+			results[i] <- result{out.Bytes(), err}
+		}()
+	}
+	for i, bs := range stores {
+		t.Run(bs.name, func(t *testing.T) {
+			if r := <-results[i]; r.err == nil {
+				t.Errorf("the suite passes a store that %s:\n%s", bs.broken, r.out)
+			}
+		})
+	}
 }
 
 // The remote store with no rule broken passes both suites, so that the
@@ -276,10 +319,7 @@ func TestRemoteConforms(t *testing.T) {
 // Each of these broken stores passed storetest.TestStore, which runs every
 // check through one handle and writes only small states.
 func TestSuiteCatchesBrokenStores(t *testing.T) {
-	for _, tt := range []struct {
-		name, broken string
-		store        func() polite.Store
-	}{
+	suitesMustFail(t, []brokenStore{
 		{"AtomicOnlyInProcess", "runs Update under a lock of its process only: two processes sharing it lose updates",
 			(&remote{inProcessLock: true}).client},
 		{"WakesOnlyInProcess", "wakes only the waiters of the process whose Update made Generation grow",
@@ -304,7 +344,13 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 			(&remote{subscribeLate: true}).client},
 		{"UpdateNilWhenCanceled", "returns nil from Update without calling fn when its context has ended",
 			func() polite.Store { return &canceledNil{} }},
-	} {
-		t.Run(tt.name, func(t *testing.T) { suiteMustFail(t, tt.broken, tt.store) })
-	}
+		// The suite let a second pass between writes of one key.
+		{"ForgetsBeforeExpiry", "forgets a state 300ms after its last update, long before its Expiry",
+			(&forgetful{last: map[string]time.Time{}}).self},
+		// When WaitUntil first measured a late Wait up to three times,
+		// it made no Update between the tries: this store was on time
+		// at the second try. Each try follows an Update now.
+		{"LateFirstWaitAfterUpdate", "returns from the first Wait after each Update two seconds after its deadline, starting every paced request two seconds late",
+			lateAfterUpdateClients()},
+	})
 }
