@@ -43,6 +43,7 @@ func TestGradientHighBaselineRecovers(t *testing.T) {
 // first 64 answers take 2s more. Eight minutes in, three past the second
 // measurement, 64 requests were still in flight, each waiting 400ms.
 func TestRestraintHighBaselineRecovers(t *testing.T) {
+	t.Parallel() // a bubble of its own: only the CPU is shared
 	synctest.Test(t, func(t *testing.T) {
 		const clients = 64
 		h := ratelimittest.NewQueueHandler(ratelimittest.QueueConfig{QueueLen: 4 * clients})

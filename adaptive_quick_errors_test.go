@@ -20,6 +20,7 @@ import (
 // RetryTransient. A 5xx is a bound below the latency now: it never makes
 // the baseline.
 func TestAdaptiveQuickErrorsSetNoBaseline(t *testing.T) {
+	t.Parallel() // a bubble of its own: only the CPU is shared
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		var inflight, peak atomic.Int64

@@ -341,6 +341,7 @@ func simulate(clients, workers int, service func(now time.Time) time.Duration, l
 // 8 workers of 50ms each (160 requests a second), with 64 clients that
 // always have a request to send, and compares it with no limit.
 func TestGradientSimulation(t *testing.T) {
+	t.Parallel() // a simulation on its own clock: only the CPU is shared
 	const (
 		clients  = 64
 		workers  = 8

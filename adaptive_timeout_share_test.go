@@ -33,6 +33,7 @@ func (shareDialTimeout) Temporary() bool { return true }
 //
 // Timeouts are not counted, and this guards it.
 func TestAdaptiveTimeoutShareLeavesLimit(t *testing.T) {
+	t.Parallel() // a bubble of its own: only the CPU is shared
 	for _, tc := range []struct {
 		name    string
 		every   int64         // one request in every goes to the bad host or endpoint

@@ -17,6 +17,7 @@ import (
 // into the smoothed latency but kept out of the baseline, re-measured
 // every 5 minutes from successes only, they held the limit at 1 of 16.)
 func TestAdaptiveUnloadedOriginWithSlowErrors(t *testing.T) {
+	t.Parallel() // a bubble of its own: only the CPU is shared
 	for _, tc := range []struct {
 		name    string
 		timeout time.Duration // http.Client.Timeout

@@ -197,6 +197,7 @@ func TestFloorEntriesSwept(t *testing.T) {
 // per origin for a day, while the Budget (MaxKeys) and the robots cache
 // (MaxOrigins) stayed bounded.
 func TestFloorEntriesBoundedWhateverTheCrawlDelay(t *testing.T) {
+	t.Parallel() // a bubble of its own: only the CPU is shared
 	const origins = 100_000
 	// Every bound the caller can set is small: only the ceilings grow.
 	tr := &Transport{Base: crawlDelayBase("86400"), Robots: &Robots{MaxOrigins: 64}, Budget: &Budget{MaxKeys: 64}}

@@ -268,8 +268,10 @@ func shedIdeal(tasks, workers, every int, latency time.Duration) time.Duration {
 // server that states nothing (or lies) is run -scenarioruns times, since
 // the fallback backoff is random: the worst run must stay within the
 // row's refusal ceiling and efficiency floor; the table shows the worst
-// and the median. Run with -scenarios -v to print the table.
+// and the median. Run with -scenarios -v to print the table. The rows run
+// in parallel: each is a bubble of its own, on its own clock.
 func TestScenarios(t *testing.T) {
+	var rows []string // the table's, in the order of the loop
 	var table strings.Builder
 	fmt.Fprintf(&table, "\n| server | dialect | workers | tasks | runs | ok | refused (worst) | peak in flight | polite (worst) | ideal | efficiency worst / median | note |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, sc := range scenarios() {
@@ -279,7 +281,10 @@ func TestScenarios(t *testing.T) {
 				dialect = ratelimittest.IETF
 			}
 			name := fmt.Sprintf("%s/%s/%d", sc.name, dialect, workers)
+			row := len(rows)
+			rows = append(rows, "") // written by the subtest, which runs after the loop
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				runs := 1
 				if !sc.honest && sc.unasserted == "" {
 					runs = max(1, *scenarioRuns)
@@ -308,7 +313,7 @@ func TestScenarios(t *testing.T) {
 				}
 				slices.Sort(effs)
 				median := effs[len(effs)/2]
-				fmt.Fprintf(&table, "| %s | %s | %d | %d | %d | %d | %d | %d | %v | %v | %.3f / %.3f | %s |\n",
+				rows[row] = fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %v | %v | %.3f / %.3f | %s |\n",
 					sc.name, dialect, workers, sc.tasks, runs, worst.ok, refusedHi, worst.peak, worst.took.Round(time.Millisecond), worst.ideal.Round(time.Millisecond), effs[0], median, sc.known+sc.unasserted)
 				if sc.unasserted != "" {
 					t.Skipf("not asserted: %s", sc.unasserted)
@@ -336,7 +341,12 @@ func TestScenarios(t *testing.T) {
 		}
 	}
 	if *scenarioTable {
-		t.Log(table.String())
+		t.Cleanup(func() { // after every row's subtest
+			for _, r := range rows {
+				table.WriteString(r)
+			}
+			t.Log(table.String())
+		})
 	}
 }
 

@@ -194,6 +194,7 @@ func runTokens(t *testing.T, h *ratelimittest.TokenHandler, c *http.Client, api 
 // client runs beside it for contrast. Run with -scenarios -v to print the
 // table.
 func TestTokenScenarios(t *testing.T) {
+	t.Parallel() // a bubble of its own: only the CPU is shared
 	var table strings.Builder
 	fmt.Fprintf(&table, "\n| server | workers | tasks | client | ok | failed | refused | took | ideal | efficiency | tokens/min |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, sc := range tokenScenarios() {
