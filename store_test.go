@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -451,6 +452,109 @@ func TestStoreBoundsObservationDeadline(t *testing.T) {
 			t.Errorf("25h after the bad write, the key is still held: %v", err)
 		} else if err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// jitteryStore is a MemoryStore whose calls take up to max each, drawn
+// at random, and whose Waits return up to max late: a Store over a
+// network, or a process short of CPU.
+type jitteryStore struct {
+	polite.MemoryStore
+	max time.Duration
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+func (s *jitteryStore) pause() {
+	s.mu.Lock()
+	d := time.Duration(s.rng.Int64N(int64(s.max)))
+	s.mu.Unlock()
+	time.Sleep(d)
+}
+
+func (s *jitteryStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	s.pause()
+	defer s.pause()
+	return s.MemoryStore.Update(ctx, key, fn)
+}
+
+func (s *jitteryStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	defer s.pause()
+	return s.MemoryStore.Wait(ctx, key, gen, until)
+}
+
+// Requests held to an instant take turns (see internal/control's
+// turn.go). Three Budgets sharing a Store whose calls took up to 10ms
+// each, 48 workers, a fixed window of 300 a second, deadlines of 50ms to
+// 2s: the turns ran ahead of every window, a layer of claims a grace
+// after the one before: within 10 seconds a request was told to wait 24s
+// (run for 20, no request went in the last 5, each told of 30s to 50s).
+// The waits stay within about a window now, and every second grants.
+func TestTurnsKeepPaceOverSlowStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 300, Window: time.Second}}, Latency: 20 * time.Millisecond})
+		store := &jitteryStore{max: 10 * time.Millisecond, rng: rand.New(rand.NewPCG(1, 2))}
+		var trs [3]*polite.Transport
+		for i := range trs {
+			trs[i] = &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: store}}
+		}
+		const secs = 10
+		var (
+			mu      sync.Mutex
+			ok      [secs]int
+			longest *polite.WaitError
+		)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for w := range 48 {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(w), 3))
+				for time.Since(start) < secs*time.Second {
+					d := 30 * time.Second
+					if rng.IntN(5) != 0 {
+						d = 50*time.Millisecond + time.Duration(rng.Int64N(int64(1950*time.Millisecond)))
+					}
+					ctx, cancel := context.WithTimeout(t.Context(), d)
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+					resp, err := trs[w%3].RoundTrip(req)
+					sec := int(time.Since(start) / time.Second)
+					var we *polite.WaitError
+					mu.Lock()
+					switch {
+					case err == nil:
+						resp.Body.Close()
+						if sec < secs {
+							ok[sec]++
+						}
+					case errors.As(err, &we):
+						if longest == nil || we.Delay > longest.Delay {
+							longest = we
+						}
+					case errors.Is(err, context.DeadlineExceeded):
+						// Granted, and its deadline came before the
+						// answer: the Store's delays and the server's.
+					default:
+						t.Errorf("request failed: %v", err)
+					}
+					mu.Unlock()
+					cancel()
+					if err != nil {
+						time.Sleep(time.Millisecond) // the caller's backoff
+					}
+				}
+			})
+		}
+		wg.Wait()
+		time.Sleep(time.Minute) // the Store calls of requests that left
+		t.Logf("granted each second: %v", ok)
+		if longest != nil && longest.Delay > 2*time.Second {
+			t.Errorf("a request was told to wait %v, for a window of 1s: %v", longest.Delay, longest)
+		}
+		for sec, n := range ok[2:] { // the first window spent, the second waits for it and probes
+			if n < 30 {
+				t.Errorf("second %d: %d requests granted, for a quota of 300 and 48 workers", sec+2, n)
+			}
 		}
 	})
 }

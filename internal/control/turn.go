@@ -15,8 +15,8 @@ import "time"
 // claims a turn, by the instant it first asked the key (then, asking
 // again, it says when: Ask.Since; a retry's first attempt's, Ask.First);
 // a request younger than the oldest claim
-// standing is held, for that claim's reason, until the claim ends, and
-// takes its own place behind it. The key keeps the maxTurns oldest claims, one for
+// standing is held, for that claim's reason, until the claim's requests
+// may go (then until the claim ends), and takes its own place behind it. The key keeps the maxTurns oldest claims, one for
 // the requests that first asked at one instant (they race among
 // themselves, as before). A claim ends
 //
@@ -124,7 +124,19 @@ func (s *State) turnHold(now, since int64, priced bool) (Hold, bool) {
 			continue
 		}
 		t.held = true
-		h, _ := s.hold(c.until, c.reason, 0)
+		// Held until the claim's own requests may go, not until it
+		// lapses, so that its own claim, turnGrace after its hold,
+		// lapses with the older one: held until the older claim lapsed,
+		// each request behind it claimed turnGrace more than the one it
+		// was held behind, and the claims ran ahead of every hold a
+		// rule gave, turnGrace a layer (see TestClaimsNeverRunAhead).
+		// Once those requests may go, it waits for them to, until the
+		// claim lapses.
+		until := c.until - turnGrace
+		if until <= now {
+			until = c.until
+		}
+		h, _ := s.hold(until, c.reason, 0)
 		h.cost = c.cost // its own claim, behind, holds only requests that cost too
 		return h, true
 	}

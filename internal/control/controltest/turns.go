@@ -23,10 +23,10 @@ func turnTables() []Table {
 			// a is held to the pace's next start, and claims it.
 			turn(0, "a", Want{Hold: control.ReasonPace, Until: 500 * ms}),
 			// b, younger, is held behind a's claim: to the end of a's
-			// hold and a grace.
-			turn(100*ms, "b", Want{Hold: control.ReasonPace, Until: 550 * ms}),
-			// At 500ms b asks first, and is held behind a still; a
-			// takes the start.
+			// hold, when a may go.
+			turn(100*ms, "b", Want{Hold: control.ReasonPace, Until: 500 * ms}),
+			// At 500ms b asks first, and is held behind a still, until
+			// a's claim lapses, a grace later; a takes the start.
 			turn(500*ms, "b", Want{Hold: control.ReasonPace, Until: 550 * ms}),
 			turn(500*ms, "a", Want{Grant: true}),
 			rel(500*ms, "a", ok(), Want{}),
@@ -34,7 +34,7 @@ func turnTables() []Table {
 			// alone, and claims the next start.
 			turn(500*ms, "b", Want{Hold: control.ReasonPace, Until: s}),
 			// A request that just arrived waits behind b.
-			turn(900*ms, "c", Want{Hold: control.ReasonPace, Until: s + 50*ms}),
+			turn(900*ms, "c", Want{Hold: control.ReasonPace, Until: s}),
 			turn(s, "c", Want{Hold: control.ReasonPace, Until: s + 50*ms}),
 			turn(s, "b", Want{Grant: true}),
 		}},
@@ -61,7 +61,7 @@ func turnTables() []Table {
 			rel(0, "p", ok(), Want{}),
 			turn(100*ms, "a", Want{Hold: control.ReasonPace, Until: 500 * ms}),
 			turn(100*ms, "b", Want{Hold: control.ReasonPace, Until: 500 * ms}),
-			turn(300*ms, "c", Want{Hold: control.ReasonPace, Until: 550 * ms}),
+			turn(300*ms, "c", Want{Hold: control.ReasonPace, Until: 500 * ms}),
 			turn(500*ms, "b", Want{Grant: true}),
 			rel(500*ms, "b", ok(), Want{}),
 			// a still waits: c stays behind it.
