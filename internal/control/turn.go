@@ -14,11 +14,11 @@ import "time"
 // So a request that takes turns (Ask.Turns) and is held to an instant
 // claims a turn, by the instant it first asked the key (then, asking
 // again, it says when: Ask.Since; a retry's first attempt's, Ask.First);
-// a request younger than the oldest claim
-// standing is held, for that claim's reason, until the claim's requests
-// may go (then until the claim ends), and takes its own place behind it. The key keeps the maxTurns oldest claims, one for
-// the requests that first asked at one instant (they race among
-// themselves, as before). A claim ends
+// a request younger than the oldest claim standing is held, for that
+// claim's reason, until the claim's requests may go (then until the claim
+// ends), and takes its own place behind it. The key keeps the maxTurns
+// oldest claims, one for the requests that first asked at one instant
+// (they race among themselves, as before). A claim ends
 //
 //   - when its last request is granted (the key's generation moves on, so
 //     that the requests held behind it look again at once);
