@@ -490,7 +490,7 @@ func (s *jitteryStore) Wait(ctx context.Context, key string, gen uint64, until t
 // 2s: the turns ran ahead of every window, a layer of claims a grace
 // after the one before: within 10 seconds a request was told to wait 24s
 // (run for 20, no request went in the last 5, each told of 30s to 50s).
-// The waits stay within about a window now, and every second grants.
+// The waits stay within about a window now.
 func TestTurnsKeepPaceOverSlowStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := ratelimittest.NewHandler(ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 300, Window: time.Second}}, Latency: 20 * time.Millisecond})
@@ -547,14 +547,25 @@ func TestTurnsKeepPaceOverSlowStore(t *testing.T) {
 		}
 		wg.Wait()
 		time.Sleep(time.Minute) // the Store calls of requests that left
-		t.Logf("granted each second: %v", ok)
+		t.Logf("granted each second: %v; refused %d; longest %v", ok, h.Stats().Refused, longest)
 		if longest != nil && longest.Delay > 2*time.Second {
 			t.Errorf("a request was told to wait %v, for a window of 1s: %v", longest.Delay, longest)
 		}
-		for sec, n := range ok[2:] { // the first window spent, the second waits for it and probes
-			if n < 30 {
-				t.Errorf("second %d: %d requests granted, for a quota of 300 and 48 workers", sec+2, n)
-			}
+		// From the third second on (the first window spent, the second
+		// waits for it and probes), at least a quarter of the quota:
+		// a second can be lost whole, as a reset stated in whole seconds
+		// can hold the key past the next window's start.
+		if n := sumInts(ok[2:]); n < 300*(secs-2)/4 {
+			t.Errorf("%d requests granted in seconds 2 to %d, for a quota of 300 a second and 48 workers", n, secs-1)
 		}
 	})
+}
+
+// sumInts returns the sum of ns.
+func sumInts(ns []int) int {
+	n := 0
+	for _, v := range ns {
+		n += v
+	}
+	return n
 }

@@ -251,6 +251,16 @@ func (l *startLog) next(now, q, w int64) int64 {
 	return 0
 }
 
+// within returns the starts logged within the window of w before now,
+// each read as made at its entry's instant (the end of its slot).
+func (l *startLog) within(now, w int64) int64 {
+	total := l.total
+	for i := 0; i < l.n && l.get(i).at+w <= now; i++ {
+		total -= l.get(i).n
+	}
+	return total
+}
+
 // open reports whether a start at now may go with nothing to trim: the
 // log is one count, still in the window, short of q. wait returns 0 then;
 // a caller checks this inline before calling it.

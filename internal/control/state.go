@@ -462,7 +462,7 @@ func (s *State) acquireTurn(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, b
 	since, again := ask.place(now), ask.Claimed
 	takes := ask.After.IsZero() || now >= instant(ask.After)
 	if takes && len(s.turns.c) != 0 && (len(s.costs.quotas) == 0 || s.costs.excess(now, &l.want).Unit == "") {
-		if h, held := s.turnHold(now, since, l.Priced()); held {
+		if h, held := s.turnHold(now, since, l.Priced(), cfg); held {
 			if ask.Turns {
 				s.turnTaken(since, again, &h, false) // in line behind it
 			}

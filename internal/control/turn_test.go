@@ -202,3 +202,62 @@ func TestPacedPathKeepsSince(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnsLetGoWithRoom checks that a request younger than the claims
+// standing goes when the key has room for their requests and its own,
+// and is held behind them when it has not. Held behind them whatever the
+// room, requests went one claim at a time, each after its claimant asked
+// again: over a Store whose calls took up to 10ms, a key of 300 a second
+// granted about 115 (TestTurnsKeepPaceOverSlowStore, in package polite).
+func TestTurnsLetGoWithRoom(t *testing.T) {
+	var s State
+	cfg := Config{}
+	acq := func(at time.Duration, ask Ask) (Lease, Hold, bool) {
+		var l Lease
+		h, ok := s.Acquire(rAt(at), &cfg, ask, &l)
+		return l, h, ok
+	}
+	pol := []parse.Quota{{Policy: "p", Dialect: "ietf", Limit: 5, Window: 10 * time.Second, Remaining: -1, Reset: -1}}
+	// The probe, answered with q=5;w=10s, then four more at 20ms: the
+	// pace's five starts in 10s, all answered.
+	p, _, ok := acq(0, Ask{})
+	if !ok {
+		t.Fatal("probe held")
+	}
+	s.Release(rAt(10*ms), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: pol})
+	for i := range 4 {
+		l, h, ok := acq(20*ms, Ask{})
+		if !ok {
+			t.Fatalf("request %d held %+v", i, h)
+		}
+		s.Release(rAt(30*ms), &cfg, &l, &Outcome{First: true, Bytes: -1, Quotas: pol})
+	}
+	// A and B are held by the pace until the probe's start leaves the
+	// window, 10s after it (it counts from its answer, at 10ms), and
+	// claim their turns.
+	_, h, ok := acq(100*ms, Ask{Turns: true})
+	if ok || h.Reason != ReasonPace || !h.Until().Equal(rAt(10*time.Second+10*ms)) {
+		t.Fatalf("A: granted %v, held %+v until %v; want held by the pace until 10.01s", ok, h, h.Until().Sub(rt0))
+	}
+	if _, h, ok := acq(200*ms, Ask{Turns: true}); ok {
+		t.Fatalf("B: granted; held %+v", h)
+	}
+	// At 10.01s the pace has room for one start: A's. C, younger than
+	// both claims, is held behind them.
+	if _, h, ok := acq(10*time.Second+10*ms, Ask{Turns: true}); ok {
+		t.Fatalf("C at 10.01s granted ahead of A and B, with room for one start; claims %+v, held %+v", s.turns.c, h)
+	}
+	// At 10.03s the four starts answered at 30ms have left the window
+	// too: room for A, B and D, who goes before they ask again.
+	if _, h, ok := acq(10*time.Second+30*ms, Ask{Turns: true}); !ok {
+		t.Fatalf("D at 10.03s held %+v behind %d claims, with room for them and it; claims %+v", h, len(s.turns.c), s.turns.c)
+	}
+	for _, w := range []struct {
+		name  string
+		since time.Duration
+	}{{"A", 100 * ms}, {"B", 200 * ms}} {
+		if _, h, ok := acq(10*time.Second+30*ms, Ask{Turns: true, Since: rAt(w.since), Claimed: true}); !ok {
+			t.Fatalf("%s, asking again at 10.03s, held %+v", w.name, h)
+		}
+	}
+}
