@@ -27,9 +27,9 @@ var loadFlag = flag.Bool("load", false, "run TestSharedKeyUnderLoad, 12 s agains
 // requests went and 16,968 failed, told of waits of up to 37 s for a
 // window of a second, and in the last three seconds the server accepted
 // one. Once the claims ran ahead no more, 2,310 went and 227 failed, 170
-// to 200 accepted a second: the claims were granted one after another;
-// with room for them and more, a younger request goes now, and 300 are
-// accepted a second, but for a window lost now and then to a reset
+// to 200 accepted a second: the claims were granted one after another.
+// With room for twice their requests, a younger request goes now, and 300
+// are accepted a second, but for a window lost now and then to a reset
 // stated in whole seconds. No wait a request is told of may exceed two
 // windows. Run with -load.
 func TestSharedKeyUnderLoad(t *testing.T) {

@@ -113,11 +113,17 @@ func (t *turns) lapse(now int64) {
 // turnHold holds a request that first asked at since, asking at now,
 // when an older request's claim stands; a claim for a cost holds it only
 // if it is priced (costs something in a unit other than requests). It
-// lets the request go when the key has room, by its own rules, for every
-// request of the older claims and this one too (see room): then it takes
-// no start they wait for. (Holding it anyway granted the claims one after
-// another, each after its claimant asked again: over a Store whose calls
-// took up to 10ms, a key of 300 a second granted about 115.)
+// lets the request go when the key has room, by its own rules, for twice
+// the requests of the older claims and this one (see room): then it takes
+// no start they wait for, nor one that older requests holding no claim
+// wait for (a retry held for its own Ask.After, whose place is its first
+// attempt's; a request held for a slot), whose number the key does not
+// keep, as long as they are no more than those that claim. (Holding it
+// anyway granted the claims one after another, each after its claimant
+// asked again: over a Store whose calls took up to 10ms, a key of 300 a
+// second granted about 115. With room for the claims' requests alone,
+// such a retry took a start the youngest claimant waited for, which then
+// waited a window: TestRoomCountsOlderUnclaimed.)
 func (s *State) turnHold(now, since int64, priced bool, cfg *Config) (Hold, bool) {
 	t := &s.turns
 	t.lapse(now)
@@ -133,7 +139,7 @@ func (s *State) turnHold(now, since int64, priced bool, cfg *Config) (Hold, bool
 		if ahead == 0 {
 			room = s.room(now, cfg)
 		}
-		if ahead += int64(c.n); ahead < room {
+		if ahead += int64(c.n); 2*(ahead+1) <= room {
 			continue
 		}
 		t.held = true

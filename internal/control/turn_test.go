@@ -204,11 +204,12 @@ func TestPacedPathKeepsSince(t *testing.T) {
 }
 
 // TestTurnsLetGoWithRoom checks that a request younger than the claims
-// standing goes when the key has room for their requests and its own,
-// and is held behind them when it has not. Held behind them whatever the
-// room, requests went one claim at a time, each after its claimant asked
-// again: over a Store whose calls took up to 10ms, a key of 300 a second
-// granted about 115 (TestTurnsKeepPaceOverSlowStore, in package polite).
+// standing goes when the key has room for twice their requests and its
+// own, and is held behind them when it has not. Held behind them whatever
+// the room, requests went one claim at a time, each after its claimant
+// asked again: over a Store whose calls took up to 10ms, a key of 300 a
+// second granted about 115 (TestTurnsKeepPaceOverSlowStore, in package
+// polite).
 func TestTurnsLetGoWithRoom(t *testing.T) {
 	var s State
 	cfg := Config{}
@@ -217,20 +218,20 @@ func TestTurnsLetGoWithRoom(t *testing.T) {
 		h, ok := s.Acquire(rAt(at), &cfg, ask, &l)
 		return l, h, ok
 	}
-	pol := []parse.Quota{{Policy: "p", Dialect: "ietf", Limit: 5, Window: 10 * time.Second, Remaining: -1, Reset: -1}}
-	// The probe, answered with q=5;w=10s, then four more at 20ms: the
-	// pace's five starts in 10s, all answered.
+	pol := []parse.Quota{{Policy: "p", Dialect: "ietf", Limit: 10, Window: 10 * time.Second, Remaining: -1, Reset: -1}}
+	// The probe, answered with q=10;w=10s, then nine more, answered at
+	// 20ms: the pace's ten starts in 10s.
 	p, _, ok := acq(0, Ask{})
 	if !ok {
 		t.Fatal("probe held")
 	}
 	s.Release(rAt(10*ms), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: pol})
-	for i := range 4 {
+	for i := range 9 {
 		l, h, ok := acq(20*ms, Ask{})
 		if !ok {
 			t.Fatalf("request %d held %+v", i, h)
 		}
-		s.Release(rAt(30*ms), &cfg, &l, &Outcome{First: true, Bytes: -1, Quotas: pol})
+		s.Release(rAt(20*ms), &cfg, &l, &Outcome{First: true, Bytes: -1, Quotas: pol})
 	}
 	// A and B are held by the pace until the probe's start leaves the
 	// window, 10s after it (it counts from its answer, at 10ms), and
@@ -247,8 +248,11 @@ func TestTurnsLetGoWithRoom(t *testing.T) {
 	if _, h, ok := acq(10*time.Second+10*ms, Ask{Turns: true}); ok {
 		t.Fatalf("C at 10.01s granted ahead of A and B, with room for one start; claims %+v, held %+v", s.turns.c, h)
 	}
-	// At 10.03s the four starts answered at 30ms have left the window
-	// too: room for A, B and D, who goes before they ask again.
+	// At 10.03s the nine starts answered at 20ms have left the window
+	// too: room for twice A, B and D, who goes before they ask again.
+	if r := s.room(instant(rAt(10*time.Second+30*ms)), &cfg); r < 6 {
+		t.Fatalf("room at 10.03s: %d starts (ramp %d), want at least 6 for the test", r, s.ramp.cwnd)
+	}
 	if _, h, ok := acq(10*time.Second+30*ms, Ask{Turns: true}); !ok {
 		t.Fatalf("D at 10.03s held %+v behind %d claims, with room for them and it; claims %+v", h, len(s.turns.c), s.turns.c)
 	}
@@ -259,5 +263,63 @@ func TestTurnsLetGoWithRoom(t *testing.T) {
 		if _, h, ok := acq(10*time.Second+30*ms, Ask{Turns: true, Since: rAt(w.since), Claimed: true}); !ok {
 			t.Fatalf("%s, asking again at 10.03s, held %+v", w.name, h)
 		}
+	}
+}
+
+// TestRoomCountsOlderUnclaimed checks that the room a younger request
+// goes by leaves some for the older requests that hold no claim: a retry
+// held for its own Ask.After, whose place is its first attempt's. When it
+// went with room for the claims' requests alone, at a contested instant
+// (the pace's next start, room for 3), a request R first asking then took
+// a start, the older retry X another, and the claimant B, who first asked
+// 9.8s before R, found the pace full and waited a window.
+func TestRoomCountsOlderUnclaimed(t *testing.T) {
+	var s State
+	cfg := Config{}
+	pol := []parse.Quota{{Policy: "p", Dialect: "ietf", Limit: 3, Window: 10 * time.Second, Remaining: -1, Reset: -1}}
+	acq := func(at time.Duration, ask Ask) (Hold, bool) {
+		var l Lease
+		h, ok := s.Acquire(rAt(at), &cfg, ask, &l)
+		if ok {
+			s.Release(rAt(at), &cfg, &l, &Outcome{First: true, Bytes: -1, Quotas: pol})
+		}
+		return h, ok
+	}
+	// The probe, answered at 10ms with q=3;w=10s, then two more at 10ms,
+	// answered at once: the pace's three starts, all at 10ms. X is one of
+	// them (first asked at 10ms); its answer asks for a retry, spaced out
+	// until 10.01s: it holds no claim meanwhile.
+	var p Lease
+	if _, ok := s.Acquire(rAt(0), &cfg, Ask{}, &p); !ok {
+		t.Fatal("probe held")
+	}
+	s.Release(rAt(10*ms), &cfg, &p, &Outcome{First: true, Bytes: -1, Quotas: pol})
+	for i := range 2 {
+		if h, ok := acq(10*ms, Ask{}); !ok {
+			t.Fatalf("request %d held %+v", i, h)
+		}
+	}
+	retryX := Ask{Turns: true, First: rAt(10 * ms), After: rAt(10*time.Second + 10*ms), AfterReason: ReasonBackoff}
+	if h, ok := acq(20*ms, retryX); ok || h.Claimed() {
+		t.Fatalf("X's retry before its After: granted %v, claimed %v", ok, h.Claimed())
+	}
+	// A (100ms) and B (200ms) are held by the pace until 10.01s and claim.
+	for _, at := range []time.Duration{100 * ms, 200 * ms} {
+		if h, ok := acq(at, Ask{Turns: true}); ok || !h.Claimed() || !h.Until().Equal(rAt(10*time.Second+10*ms)) {
+			t.Fatalf("at %v: granted %v, claimed %v, until %v", at, ok, h.Claimed(), h.Until().Sub(rt0))
+		}
+	}
+	// 10.01s: the three starts leave the window. R, first asking now,
+	// asks first; then X's retry, then A and B ask again.
+	T := 10*time.Second + 10*ms
+	_, rOK := acq(T, Ask{Turns: true})
+	x := retryX
+	x.Since = time.Time{}
+	_, xOK := acq(T, x)
+	_, aOK := acq(T, Ask{Turns: true, Since: rAt(100 * ms), Claimed: true})
+	hB, bOK := acq(T, Ask{Turns: true, Since: rAt(200 * ms), Claimed: true})
+	t.Logf("at 10.01s: R (first asked 10.01s) %v, X (retry, 10ms) %v, A (100ms) %v, B (200ms) %v", rOK, xOK, aOK, bOK)
+	if rOK && !bOK {
+		t.Fatalf("R, first asking at 10.01s, was granted ahead of B (claimed since 200ms), who was then held %+v until %v", hB.Reason, hB.Until().Sub(rt0))
 	}
 }
