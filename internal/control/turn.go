@@ -17,9 +17,9 @@ import "time"
 // a request younger than the oldest claim standing is held, for that
 // claim's reason, until the claim's requests may go (then until the claim
 // ends), and takes its own place behind it, unless the key has room for
-// the claims' requests and its own (see turnHold). The key keeps the
-// maxTurns oldest claims, one for the requests that first asked at one
-// instant (they race among themselves, as before). A claim ends
+// twice the claims' requests and its own (see turnHold). The key keeps
+// the maxTurns oldest claims, one for the requests that first asked at
+// one instant (they race among themselves, as before). A claim ends
 //
 //   - when its last request is granted (the key's generation moves on, so
 //     that the requests held behind it look again at once);
