@@ -101,6 +101,13 @@ type Budget struct {
 		n        atomic.Int32
 		carrying atomic.Bool // a goroutine of carryUncarried runs
 	}
+	// leaves are what requests that stopped waiting have to tell the
+	// Store, told by tellLeaves while telling; at most maxLeaves.
+	leaves struct {
+		mu      sync.Mutex
+		q       []leaving
+		telling bool
+	}
 }
 
 // maxUncarried is the most keys a Budget keeps to carry their pauses to a
@@ -627,12 +634,15 @@ func (b *Budget) mayRetry(k budgetKey, now time.Time, r *control.Refusal, g *lea
 }
 
 // leave tells k's state that the request that first asked at since stopped
-// waiting (see control.State.Leave). On a Store it is one Update, run even
-// when the request's context has ended, bounded by releaseTimeout, in a
-// goroutine of its own: the request, which failed its wait, returns at
-// once, not when a slow Store is done. (Only a request that stops waiting
-// takes this path, never one that is granted.) A change in the Store's
-// health that Update finds goes to note, from that goroutine.
+// waiting (see control.State.Leave). On a Store it is queued for
+// tellLeaves, so that the request, which failed its wait, returns at once,
+// not when a slow Store is done. (Only a request that stops waiting takes
+// this path, never one that is granted.) A change in the Store's health
+// that telling it finds goes to note, from tellLeaves' goroutine.
+//
+// Telling is an economy, not a duty: a claim nobody leaves lapses on its
+// own a grace or two after its turn (see control's turn.go), so a leave
+// the queue has no room for is dropped.
 func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, note func(storeNote)) {
 	now := time.Now()
 	if b.mem != nil {
@@ -643,15 +653,85 @@ func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, note f
 	if !b.useExt(now) {
 		return
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-		defer cancel()
-		if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { s.c.Leave(since) }); err != nil {
-			note(b.failed(err))
-		} else {
-			note(b.answered())
+	q := &b.leaves
+	q.mu.Lock()
+	if len(q.q) < maxLeaves {
+		q.q = append(q.q, leaving{ctx: context.WithoutCancel(ctx), k: budgetKey{m: k.m.clone(), custom: k.custom}, since: since, note: note})
+	}
+	start := !q.telling
+	q.telling = true
+	q.mu.Unlock()
+	if start {
+		go b.tellLeaves()
+	}
+}
+
+// leaving is a leave queued for tellLeaves.
+type leaving struct {
+	ctx   context.Context // the request's, without its cancellation
+	k     budgetKey
+	since time.Time
+	note  func(storeNote)
+}
+
+// maxLeaves is the most leaves a Budget queues for its Store; past it, a
+// request that stops waiting leaves its claim to lapse.
+const maxLeaves = 256
+
+// tellLeaves tells the Store the leaves queued, until none is: the leaves
+// of one key in one Update, bounded by releaseTimeout, one key after
+// another. It runs in one goroutine at a time (Budget.leaves.telling),
+// however many requests stop waiting: a goroutine for each, when a Store
+// hung, was as many goroutines as the requests that gave up in
+// releaseTimeout. Should the Store fail, the leaves taken with that key's
+// are dropped, and those queued later are told only once it answers
+// again.
+func (b *Budget) tellLeaves() {
+	q := &b.leaves
+	var batch []leaving
+	for {
+		q.mu.Lock()
+		if len(q.q) == 0 || !b.useExt(time.Now()) {
+			clear(q.q)
+			q.q, q.telling = q.q[:0], false
+			q.mu.Unlock()
+			return
 		}
-	}()
+		batch, q.q = q.q, batch[:0]
+		q.mu.Unlock()
+		b.tellBatch(batch)
+		clear(batch) // no request's context outlives its telling
+	}
+}
+
+// tellBatch tells the Store the leaves of batch, one Update per key in
+// the order the keys first appear, and stops at the first that fails.
+func (b *Budget) tellBatch(batch []leaving) {
+	var sinces []time.Time
+	for i, l := range batch {
+		if l.note == nil {
+			continue // told with an earlier leave of its key
+		}
+		sinces = append(sinces[:0], l.since)
+		for j := i + 1; j < len(batch); j++ {
+			if batch[j].note != nil && batch[j].k.m == l.k.m {
+				sinces = append(sinces, batch[j].since)
+				batch[j].note = nil
+			}
+		}
+		ctx, cancel := context.WithTimeout(l.ctx, releaseTimeout)
+		err := b.ext.Update(ctx, l.k.m.String(), func(s *KeyState) {
+			for _, since := range sinces {
+				s.c.Leave(since)
+			}
+		})
+		cancel()
+		if err != nil {
+			l.note(b.failed(err))
+			return
+		}
+		l.note(b.answered())
+	}
 }
 
 // wait blocks until the hold h may have ended: its store's generation

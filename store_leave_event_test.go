@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -93,5 +94,78 @@ func TestStoreEventAfterReturnHasNoRequest(t *testing.T) {
 		for _, l := range late {
 			t.Errorf("after RoundTrip returned, OnEvent got %s: the caller's request, read after it was handed back", l)
 		}
+	})
+}
+
+// heldStore is a Store over a MemoryStore whose Updates, once held is
+// set, wait for gate to close and then go on; it counts them.
+type heldStore struct {
+	inner   polite.MemoryStore
+	held    atomic.Bool
+	gate    chan struct{}
+	updates atomic.Int32 // Updates called while held
+}
+
+func (s *heldStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	if s.held.Load() {
+		s.updates.Add(1)
+		<-s.gate
+	}
+	return s.inner.Update(ctx, key, fn)
+}
+
+func (s *heldStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.inner.Wait(ctx, key, gen, until)
+}
+
+// Requests that stop waiting on a Store tell it so from one goroutine,
+// one Update for the leaves of a key: a Store that hung while 200
+// requests gave up held 200 goroutines, one Update each, until
+// releaseTimeout.
+func TestLeavesToldByOneGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 200
+		st := &heldStore{gate: make(chan struct{})}
+		tr := &polite.Transport{
+			Budget:      &polite.Budget{Store: st},
+			MaxAttempts: 1,
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"60"}}, Body: http.NoBody, Request: r}, nil
+			}),
+		}
+		// Pause the origin for a minute.
+		r0, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+		resp, err := tr.RoundTrip(r0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+				if _, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
+					t.Errorf("RoundTrip = %v, want context.Canceled", err)
+				}
+			})
+		}
+		time.Sleep(10 * time.Second) // they wait out the pause
+		synctest.Wait()
+		before := runtime.NumGoroutine() - n
+		st.held.Store(true)
+		cancel()
+		wg.Wait()
+		synctest.Wait()
+		if extra := runtime.NumGoroutine() - before; extra > 2 {
+			t.Errorf("%d goroutines left telling the Store of %d requests that stopped waiting, want at most 2", extra, n)
+		}
+		close(st.gate)
+		synctest.Wait()
+		if u := st.updates.Load(); u > 3 {
+			t.Errorf("%d Updates told the Store of %d requests that left one key, want at most 3", u, n)
+		}
+		time.Sleep(time.Minute) // past the pause and every timeout
 	})
 }
