@@ -23,7 +23,8 @@ import (
 // instead of "GMT", as Go code formatting with time.RFC1123 writes it, is
 // read too, and an IMF-fixdate ending in a numeric zone ("+0000",
 // "-0000", "+0100") as RFC 5322 and Go's time.RFC1123Z write it, its
-// offset applied. A number too large for
+// offset applied; an IMF-fixdate's day of the month may have one digit,
+// as RFC 1123 allows and Java's RFC_1123_DATE_TIME writes it. A number too large for
 // an int64 saturates at the longest Duration: the server asked for a wait
 // beyond any cap.
 //

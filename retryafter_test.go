@@ -43,6 +43,10 @@ func retryAfterTests() []retryAfterTest {
 		{"+0000 instead of GMT, from Date", http.Header{"Date": {date}, "Retry-After": {"Mon, 05 Aug 2019 09:27:05 +0000"}}, now, 5 * time.Second, true},
 		{"-0000 instead of GMT, from Date", http.Header{"Date": {date}, "Retry-After": {"Mon, 05 Aug 2019 09:27:05 -0000"}}, now, 5 * time.Second, true},
 		{"+0200 applied", http.Header{"Date": {date}, "Retry-After": {"Mon, 05 Aug 2019 11:27:05 +0200"}}, now, 5 * time.Second, true},
+		// A day of one digit, as RFC 1123 and RFC 5322 allow and Java's
+		// DateTimeFormatter.RFC_1123_DATE_TIME writes, was invalid.
+		{"one-digit day, from Date", http.Header{"Date": {date}, "Retry-After": {"Mon, 5 Aug 2019 09:27:05 GMT"}}, now, 5 * time.Second, true},
+		{"one-digit day, +0200 applied", http.Header{"Date": {date}, "Retry-After": {"Mon, 5 Aug 2019 11:27:05 +0200"}}, now, 5 * time.Second, true},
 		{"-0730 applied", http.Header{"Date": {date}, "Retry-After": {"Mon, 05 Aug 2019 01:57:05 -0730"}}, now, 5 * time.Second, true},
 		{"offset of 24 hours is invalid", http.Header{"Retry-After": {"Mon, 05 Aug 2019 09:27:05 +2400"}}, now, 0, false},
 		{"offset without a sign is invalid", http.Header{"Retry-After": {"Mon, 05 Aug 2019 09:27:05 0000"}}, now, 0, false},

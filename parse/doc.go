@@ -97,7 +97,8 @@
 // seconds; the date and time apart by "T" or a space) or HTTP-dates (also ending in "UTC" where RFC 9110 §5.6.7
 // requires "GMT", as Go's time.RFC1123 writes them, or in a numeric zone,
 // "+0000" or "+0100", as RFC 5322 and Go's time.RFC1123Z write an
-// IMF-fixdate, the offset applied), and the OpenAI family sends Go
+// IMF-fixdate, the offset applied; an IMF-fixdate's day may have one
+// digit, as RFC 1123 allows), and the OpenAI family sends Go
 // durations ("1m51.535s"); a bare number there follows the magnitude rule
 // too (Azure sends seconds, some compatible servers epoch seconds).
 // Dialects whose reset is a delta by definition (IETF t, Discord's

@@ -9,7 +9,8 @@ import (
 // An HTTP-date reset in a numeric zone, as RFC 5322 writes dates (Go's
 // time.RFC1123Z, PHP's date('r'), Python's email.utils.formatdate), was
 // unknown: only "GMT", and "UTC" for Go's time.RFC1123, were read. The
-// offset is applied, "03:00:00 +0100" being 02:00 GMT.
+// offset is applied, "03:00:00 +0100" being 02:00 GMT. A day of one digit
+// is read too.
 func TestResetDateNumericZone(t *testing.T) {
 	now := time.Date(2026, 12, 4, 1, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
@@ -30,7 +31,14 @@ func TestResetDateNumericZone(t *testing.T) {
 		{"Fri, 04 Dec 2026 02:00:00 +00:00", -1},
 		{"Fri, 04 Dec 2026 02:00:00 GMT+0100", -1},
 		{"Friday, 04-Dec-26 02:00:00 +0000", -1},
-		{"Fri, 4 Dec 2026 02:00:00 +0000", -1},
+		// The day unpadded, as RFC 1123 and RFC 5322 allow and Java's
+		// DateTimeFormatter.RFC_1123_DATE_TIME writes: it was unknown.
+		{"Fri, 4 Dec 2026 02:00:00 +0000", time.Hour},
+		{"Fri, 4 Dec 2026 02:00:00 GMT", time.Hour},
+		{"Fri, 4 Dec 2026 02:00:00 UTC", time.Hour},
+		{"Fri, 4 Dec 2026 03:00:00 +0100", time.Hour},
+		{"Fri,  4 Dec 2026 02:00:00 GMT", -1},
+		{"Fri, 4 Dec 26 02:00:00 GMT", -1},
 	} {
 		h := http.Header{
 			"Date":                  {"Fri, 04 Dec 2026 01:00:00 GMT"},

@@ -23,6 +23,12 @@ func TestGMT(t *testing.T) {
 		{"Fri, 04 Dec 2026 02:00:00 +01:00", "", 0, false},
 		{"Fri, 04 Dec 2026 02:00:00 +01a0", "", 0, false},
 		{"", "", 0, false},
+		{"Fri, 4 Dec 2026 02:00:00 GMT", "Fri, 04 Dec 2026 02:00:00 GMT", 0, true},
+		{"Fri, 4 Dec 2026 02:00:00 UTC", "Fri, 04 Dec 2026 02:00:00 GMT", 0, true},
+		{"Fri, 4 Dec 2026 03:00:00 +0100", "Fri, 04 Dec 2026 03:00:00 GMT", time.Hour, true},
+		{"Fri, 4 Dec 2026 02:00:00 CET", "", 0, false},
+		{"Fri, 4x Dec 2026 02:00:00 GMT", "", 0, false},
+		{"Fri, 12 Dec 2026 02:00:00 +01:00", "", 0, false},
 	} {
 		gmt, offset, ok := GMT(tt.in)
 		if gmt != tt.gmt || offset != tt.offset || ok != tt.ok {
