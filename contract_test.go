@@ -754,56 +754,6 @@ func TestRetryKeepsRequestTrailers(t *testing.T) {
 	})
 }
 
-// A GetBody that returns a body with its error has that body closed, by
-// a retry's rewind and by the default estimate's read before the first
-// attempt: nothing sends or reads it, and it leaked (a file, a pipe's
-// reader) where GetBody's contract is silent on the pair.
-func TestGetBodyErrorClosesItsBody(t *testing.T) {
-	errHalf := errors.New("half-open upload source")
-	accept := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		r.Body.Close()
-		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-	})
-	refuse := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		r.Body.Close()
-		return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}, Body: http.NoBody, Request: r}, nil
-	})
-	for _, tc := range []struct {
-		name string
-		base http.RoundTripper
-		path string
-	}{
-		{"retry", refuse, "/upload"},
-		{"estimate", accept, "/v1/chat/completions"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				tr := &polite.Transport{Base: tc.base}
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test"+tc.path, strings.NewReader(`{"model":"m","messages":[]}`))
-				var returned []*closeCounter
-				req.GetBody = func() (io.ReadCloser, error) {
-					c := &closeCounter{Reader: strings.NewReader(`{"model":"m","messages":[]}`)}
-					returned = append(returned, c)
-					if len(returned) == 1 {
-						return c, errHalf
-					}
-					return c, nil
-				}
-				resp, err := tr.RoundTrip(req)
-				if resp != nil {
-					resp.Body.Close()
-				}
-				if len(returned) == 0 {
-					t.Fatalf("GetBody never called (RoundTrip: %v)", err)
-				}
-				if c := returned[0]; c.closed != 1 {
-					t.Errorf("the body GetBody returned with its error closed %d times, want 1 (RoundTrip: %v)", c.closed, err)
-				}
-			})
-		})
-	}
-}
-
 // A retry whose body GetBody cannot rewind ends with an EventGiveUp
 // carrying GetBody's error, the error the caller gets: the events ended
 // with the retry's EventRetry and EventWait, as if it had been sent.

@@ -139,9 +139,6 @@ func estimateBody(req *http.Request, limit int64) (_ Cost, _ bool, read bool) {
 	body, err := req.GetBody()
 	read = body != nil
 	if err != nil || body == nil {
-		if body != nil {
-			body.Close() // a GetBody may return both; nothing reads it
-		}
 		return Cost{}, false, read
 	}
 	// Read while ctx lasts: its end closes the body, which interrupts a

@@ -1303,9 +1303,6 @@ func rewind(req *http.Request, first bool) (*http.Request, error) {
 	}
 	body, err := req.GetBody()
 	if err != nil {
-		if body != nil {
-			body.Close() // a GetBody may return both; nothing sends it
-		}
 		return nil, err
 	}
 	if first {
