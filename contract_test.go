@@ -2,8 +2,10 @@ package polite_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -752,6 +754,74 @@ func TestRetryKeepsRequestTrailers(t *testing.T) {
 			t.Errorf("after %d sends, the retry carried trailer X-Sum %q, want %q, set by its body at EOF", n.Load(), got, "abc")
 		}
 	})
+}
+
+// What GetBody returns beside an error is left alone, as net/http's own
+// rewind leaves it: a GetBody written `return gzip.NewReader(src)` returns
+// a nil *gzip.Reader in a non-nil io.ReadCloser, whose Close panics, and
+// one that cannot rewind may hand back req.Body itself, which Base, or
+// RoundTrip as never sent, closes once. Closing that result (tried, to
+// close a body returned with the error) made RoundTrip panic in the first
+// case and closed req.Body two or three times in the second.
+func TestGetBodyErrorResultLeftAlone(t *testing.T) {
+	errRewind := errors.New("cannot rewind")
+	refuse := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r.Body.Close()
+		return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}, Body: http.NoBody, Request: r}, nil
+	})
+	accept := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r.Body.Close()
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	const payload = `{"model":"m","messages":[]}`
+	for _, tc := range []struct {
+		name string
+		base http.RoundTripper
+		path string // an LLM path has the default estimate call GetBody
+	}{
+		{"retry", refuse, "/upload"},
+		{"estimate", accept, "/v1/chat/completions"},
+	} {
+		t.Run(tc.name+"/typed nil", func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := &polite.Transport{Base: tc.base}
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test"+tc.path, strings.NewReader(payload))
+				req.GetBody = func() (io.ReadCloser, error) {
+					return gzip.NewReader(strings.NewReader("this is not gzip data")) // (*gzip.Reader)(nil), gzip.ErrHeader
+				}
+				var err error
+				func() {
+					defer func() {
+						if p := recover(); p != nil {
+							err = fmt.Errorf("RoundTrip panicked: %v", p)
+						}
+					}()
+					var resp *http.Response
+					if resp, err = tr.RoundTrip(req); resp != nil {
+						resp.Body.Close()
+					}
+				}()
+				if !errors.Is(err, gzip.ErrHeader) {
+					t.Errorf("RoundTrip = %v, want GetBody's error", err)
+				}
+			})
+		})
+		t.Run(tc.name+"/own body", func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := &polite.Transport{Base: tc.base}
+				body := &closeCounter{Reader: strings.NewReader(payload)}
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test"+tc.path, body)
+				req.GetBody = func() (io.ReadCloser, error) { return req.Body, errRewind }
+				resp, err := tr.RoundTrip(req)
+				if resp != nil {
+					resp.Body.Close()
+				}
+				if body.closed != 1 {
+					t.Errorf("req.Body closed %d times, want 1 (RoundTrip: %v)", body.closed, err)
+				}
+			})
+		})
+	}
 }
 
 // A retry whose body GetBody cannot rewind ends with an EventGiveUp
