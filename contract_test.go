@@ -756,6 +756,49 @@ func TestRetryKeepsRequestTrailers(t *testing.T) {
 	})
 }
 
+// A response to a request polite sent as a copy (a retry, or a first
+// attempt sent from GetBody after the default estimate read it) hands
+// back the caller's request as its Request, as net/http's Transport does
+// after a retry of its own: it handed back polite's copy, whose Body
+// polite had read and closed.
+func TestResponseRequestIsCallers(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		path    string
+		refuses int
+	}{
+		{"retry", "/upload", 1},
+		{"first attempt after the estimate", "/v1/chat/completions", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := 0
+				tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					io.Copy(io.Discard, r.Body)
+					r.Body.Close()
+					n++
+					if n <= tc.refuses {
+						return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}, Body: http.NoBody, Request: r}, nil
+					}
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				})}
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://api.test"+tc.path, strings.NewReader(`{"model":"m","messages":[]}`))
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if n != tc.refuses+1 {
+					t.Fatalf("Base called %d times, want %d", n, tc.refuses+1)
+				}
+				if resp.Request != req {
+					t.Errorf("resp.Request is %p, not the caller's request %p", resp.Request, req)
+				}
+			})
+		})
+	}
+}
+
 // What GetBody returns beside an error is left alone, as net/http's own
 // rewind leaves it: a GetBody written `return gzip.NewReader(src)` returns
 // a nil *gzip.Reader in a non-nil io.ReadCloser, whose Close panics, and

@@ -433,6 +433,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		resp, err := t.send(send, b, key, &g)
+		if err == nil && send != req && resp.Request == send {
+			// As net/http's Transport hands its caller's request back
+			// after a retry of its own: the copy was polite's.
+			resp.Request = req
+		}
 		var arr arrival
 		g.arrive(&arr)
 		g.ceil.answer = sampleAnswer
