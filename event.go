@@ -255,8 +255,21 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 		return hideAll(msg, hidden)
 	}
 	u := r.URL
-	var secrets [10]string
+	var secrets [12]string
 	secrets[0] = u.RawQuery
+	// The user information: the URL's, or that of an Opaque that is an
+	// absolute URL, which net/http sends as it is (written there, as the
+	// Opaque spells it).
+	user, written := u.User, ""
+	if user == nil {
+		user, written = opaqueUser(u)
+		if written != "" {
+			secrets[10] = written + "@"
+			if _, p, ok := strings.Cut(written, ":"); ok && p != "" {
+				secrets[11] = p
+			}
+		}
+	}
 	if _, q, ok := strings.Cut(u.Opaque, "?"); ok {
 		// A query written in an Opaque, which net/http sends as it
 		// is, and a server reads as the query; decoded too, as
@@ -269,9 +282,9 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 	if q, err := url.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
 		secrets[3] = q // as a Base that logs its decoded values writes it
 	}
-	if u.User != nil {
-		secrets[1] = u.User.String() + "@" // as a URL writes it: "name:escaped-password@"
-		if p, ok := u.User.Password(); ok {
+	if user != nil {
+		secrets[1] = user.String() + "@" // as a URL writes it: "name:escaped-password@"
+		if p, ok := user.Password(); ok {
 			secrets[2] = p
 			if _, e, _ := strings.Cut(secrets[1], ":"); len(e) > 1 && e[:len(e)-1] != p {
 				secrets[6] = e[:len(e)-1] // escaped, as the URL writes it
@@ -294,16 +307,18 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 			}
 		}
 	}
-	if u.User != nil {
+	if user != nil || written != "" {
 		// The user information as the URL writes it, first: the rest
 		// below would cut it (its password within it, escaped or not).
-		msg = hideAll(msg, secrets[1:2])
-		if _, ok := u.User.Password(); ok {
+		msg = hideAll(msg, []string{secrets[1], secrets[10]})
+	}
+	if user != nil {
+		if _, ok := user.Password(); ok {
 			// The user name before a password masked, as
 			// url.URL.Redacted ("name:xxxxx@") and *url.Error
 			// ("name:***@") write it, before the password itself is
 			// hidden, which the name may hold.
-			name := u.User.Username()
+			name := user.Username()
 			msg = hideUser(msg, url.User(name).String())
 			msg = hideUser(msg, name)
 			if q := strconv.Quote(name); q[1:len(q)-1] != name {

@@ -1,7 +1,10 @@
 package polite_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -83,3 +86,59 @@ type opaqueTimeout struct{ msg string }
 func (e *opaqueTimeout) Error() string   { return e.msg }
 func (e *opaqueTimeout) Timeout() bool   { return true }
 func (e *opaqueTimeout) Temporary() bool { return true }
+
+// A log record's error and an event's Err hide the user information of
+// an Opaque that is an absolute URL ("//alice:pw@api.test/p"), which
+// net/http sends as it is, should Base's error quote the URL: only the
+// URL's User was hidden, which is nil for such a request, and the
+// password was shown. Escaped in the Opaque, or in a form url.Parse
+// refuses, it is hidden as written.
+func TestOpaqueUserinfoHidden(t *testing.T) {
+	for _, tc := range []struct{ opaque, secret string }{
+		{"//alice:hunter2-pw@api.test/p", "hunter2-pw"},
+		{"http://alice:hunter2-pw@api.test/p", "hunter2-pw"},
+		{"//alice:hunter%32-pw@api.test/p", "hunter%32-pw"},
+		{"//alice:hunter%32-pw@api.test/p", "hunter2-pw"},
+		{"//alice:hunter%zz-pw@api.test/p", "hunter%zz-pw"},
+		{"//alice-token-123@api.test/p", "alice-token-123"},
+	} {
+		t.Run(tc.opaque, func(t *testing.T) {
+			var logs bytes.Buffer
+			var errs []string
+			synctest.Test(t, func(t *testing.T) {
+				tr := &polite.Transport{
+					RetryTransient: true,
+					MaxAttempts:    1,
+					Logger:         slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+					OnEvent: func(e polite.Event) {
+						if e.Err != nil {
+							errs = append(errs, e.Err.Error(), slog.AnyValue(e).Resolve().String())
+						}
+					},
+					Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+						// Quoted as written, and decoded, as a Base that
+						// logs its URL's parts may.
+						u, _ := url.Parse(r.URL.Opaque)
+						return nil, fmt.Errorf("GET %s (%v): %w", r.URL, u, io.ErrUnexpectedEOF)
+					}),
+				}
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+				req.URL = &url.URL{Scheme: "http", Host: "api.test", Opaque: tc.opaque}
+				if _, err := tr.RoundTrip(req); err == nil {
+					t.Fatal("RoundTrip: no error")
+				}
+			})
+			if !strings.Contains(logs.String(), "EOF") || len(errs) == 0 {
+				t.Fatalf("no error logged or in an event: %s", logs.String())
+			}
+			if strings.Contains(logs.String(), tc.secret) {
+				t.Errorf("the log shows %q:\n%s", tc.secret, logs.String())
+			}
+			for _, s := range errs {
+				if strings.Contains(s, tc.secret) {
+					t.Errorf("an event shows %q: %s", tc.secret, s)
+				}
+			}
+		})
+	}
+}

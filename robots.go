@@ -390,6 +390,27 @@ func opaqueAuthority(u *url.URL) (host string, ok bool) {
 	return a.Host, true
 }
 
+// opaqueUser returns the user information of u's Opaque when it is an
+// absolute URL that holds one ("//name:password@host/path"), parsed (nil
+// should it not parse) and as the Opaque writes it, before its "@".
+func opaqueUser(u *url.URL) (user *url.Userinfo, written string) {
+	rest, ok := opaqueRest(u.Opaque)
+	if !ok {
+		return nil, ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	i := strings.LastIndex(rest, "@")
+	if i < 0 {
+		return nil, ""
+	}
+	if a, err := url.Parse("//" + rest); err == nil {
+		user = a.User
+	}
+	return user, rest[:i]
+}
+
 // robotsPath returns the path and query of u in the form robots.txt
 // patterns are compared in (see robotsEscape), its dot segments removed as
 // the server resolves them (RFC 3986 §5.2.4: "/a/../b" is "/b"). An Opaque
