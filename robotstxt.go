@@ -114,7 +114,9 @@ type groupTarget struct{ mine, star bool }
 // productToken): it keeps the rules and interval of the groups naming token
 // (RFC 9309 §2.2.1: groups naming the same token are merged), or, when none
 // does, of the groups naming "*". Lines it cannot read are skipped
-// (§2.3.1.5). Only the first maxRobotsBytes of body are read; a line cut
+// (§2.3.1.5). A Crawl-delay or Request-rate line holds for the agents of
+// the group named before it, and, as every record §2 does not define,
+// does not end a run of user-agent lines (§2.2.4). Only the first maxRobotsBytes of body are read; a line cut
 // there is dropped. It runs in time linear in the length of body.
 func parseRobots(body []byte, token string) *robotsFile {
 	if len(body) > maxRobotsBytes {
@@ -184,7 +186,9 @@ func parseRobots(body []byte, token string) *robotsFile {
 				star.add(r)
 			}
 		case asciiEqualFold(key, "crawl-delay"), asciiEqualFold(key, "request-rate"):
-			agents = false
+			// Not records of RFC 9309, which other records must not
+			// disturb (§2.2.4): like them, they do not end a run of
+			// user-agent lines. They hold for the agents named so far.
 			var s float64
 			var ok bool
 			if asciiEqualFold(key, "crawl-delay") {
@@ -204,6 +208,7 @@ func parseRobots(body []byte, token string) *robotsFile {
 		}
 		// Other records (sitemap, host, ...) are not group members: they
 		// neither end a run of user-agent lines nor belong to a group.
+		// (Crawl-delay and Request-rate belong to one, above.)
 	}
 	f := &robotsFile{interval: secondsInterval(starInt)}
 	g := &star
@@ -270,7 +275,10 @@ func shorten(s string, n int) string {
 // add to it ("1m 30s", "1 min, 30 s"), a number without one in the unit
 // below ("1h 30" is 1h30m). A range ("5 to 10 s", "1-2 min", "1 min - 2
 // min") is read as its upper end, the longer wait. A value that is not a non-negative
-// number is ignored; a huge one is capped by secondsInterval.
+// number is ignored; a huge one is capped by secondsInterval. At most
+// maxDelayParts parts are read: one glued to the next ("1m,30s") has its
+// word run on to the next space, and a line of thousands cost the square
+// of its length.
 func parseCrawlDelay(v string) (float64, bool) {
 	total, unit, name, rest, ok := crawlDelayPart(spaceRanges(v))
 	if !ok {
@@ -291,7 +299,7 @@ func parseCrawlDelay(v string) (float64, bool) {
 		}
 		total, unit, name, rest = max(total, s), u, n, r
 	}
-	for unit != 0 {
+	for parts := 1; unit != 0 && parts < maxDelayParts; parts++ {
 		rest = strings.TrimLeft(rest, " \t")
 		if rest == "" || (rest[0] < '0' || rest[0] > '9') && rest[0] != '.' {
 			break
@@ -313,6 +321,10 @@ func parseCrawlDelay(v string) (float64, bool) {
 	}
 	return total, true
 }
+
+// maxDelayParts is the most parts parseCrawlDelay reads of a Crawl-delay,
+// one for each unit unitSeconds knows ("1y 1mo 1w 1d 1h 1m 1s 1ms").
+const maxDelayParts = 8
 
 // spaceRanges returns v with a space around each '-' between a digit and a
 // digit or a point ("1-2 min" as "1 - 2 min"), so that the range reads as
@@ -415,6 +427,14 @@ func crawlDelayPart(v string) (s, unit float64, name, rest string, ok bool) {
 			// not its unit.
 			name, after = glued, v[len(word):]
 		}
+	}
+	if k := strings.IndexAny(name, ",;"); k >= 0 && k < len(name)-1 {
+		// "min,30s", "m;30": the unit ends at its comma, and the next
+		// part follows it. (name and after are v's, one after the
+		// other: the rest is v's too, not a copy, which a line of
+		// many parts would pay for each.)
+		after = v[len(v)-len(after)-len(name)+k+1:]
+		name = name[:k+1]
 	}
 	u, known := unitSeconds(name) // an unknown one, seconds
 	if !known || name == "" {

@@ -47,6 +47,25 @@ func TestCrawlDelayThousandsLinear(t *testing.T) {
 	}
 }
 
+// A Crawl-delay of parts glued by commas ("1m,30s") reads each part's
+// word to the next space: at most maxDelayParts parts are read, so that a
+// line of thousands costs its length, not its square (3 s for 40,000
+// parts when every part was read; the bound is generous, for slow and
+// instrumented builds).
+func TestCrawlDelayGluedPartsLinear(t *testing.T) {
+	for _, part := range []string{"1m,", "1m;1", "1h,1m,"} {
+		v := strings.Repeat(part, (128<<10)/len(part))
+		start := time.Now()
+		got, ok := parseCrawlDelay(v)
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("parseCrawlDelay of %d bytes of %q took %v", len(v), part, d)
+		}
+		if !ok || got < 60 {
+			t.Errorf("parseCrawlDelay(%q...) = %v, %v, want a minute at least", part, got, ok)
+		}
+	}
+}
+
 // "1e3" and "10s" were both read; "1e3s" was read as 1 s, its exponent
 // taken for the unit.
 func TestCrawlDelayExponentWithUnit(t *testing.T) {
@@ -407,9 +426,42 @@ func TestCrawlDelayInParts(t *testing.T) {
 		{"5 please 10 s", 5}, // prose after a number: the end
 		{"1 s 1e999", 1},     // nothing below seconds: no NaN
 		{"1 y 1e999", 365 * 86400},
+		// A comma or semicolon glued to the next part: the unit was
+		// taken whole ("min,30"), unknown, and the part read as seconds,
+		// 1 s for 90.
+		{"1 min,30 s", 90},
+		{"1m,30s", 90},
+		{"1min,30s", 90},
+		{"1 minute,30 seconds", 90},
+		{"1h;30m", 5400},
+		{"1 min,30", 90},
+		{"2 min,please", 120},
+		{"1,5 min", 90}, // a decimal comma, as before
 	} {
 		if got, ok := parseCrawlDelay(tt.v); !ok || got != tt.want {
 			t.Errorf("parseCrawlDelay(%q) = %v, %v, want %v", tt.v, got, ok, tt.want)
+		}
+	}
+}
+
+// A Crawl-delay or Request-rate line between two user-agent lines ended
+// the run of them: the second started a group of its own, and the rules
+// after it did not hold for the first agent (/private allowed to mybot
+// below). RFC 9309 §2.2.4 asks that records it does not define not
+// disturb those it does, as a Sitemap line there does not; the delay
+// holds for the agents named before it.
+func TestCrawlDelayKeepsGroup(t *testing.T) {
+	for _, rec := range []string{"Crawl-delay: 5", "Request-rate: 1/5", "Sitemap: https://a.example/s.xml"} {
+		body := "User-agent: mybot\n" + rec + "\nUser-agent: *\nDisallow: /private\n"
+		f := parseRobots([]byte(body), "mybot")
+		if r, ok := f.matchQuery("/private/x"); !ok || r.allow {
+			t.Errorf("%q: /private/x allowed to mybot (agent %q, %d rules), want the group's Disallow", body, f.agent, f.rules())
+		}
+		if want := 5 * time.Second; rec[0] != 'S' && f.interval != want {
+			t.Errorf("%q: interval %v for mybot, want %v", body, f.interval, want)
+		}
+		if g := parseRobots([]byte(body), "otherbot"); rec[0] != 'S' && g.interval != 0 {
+			t.Errorf("%q: interval %v for otherbot, want none (the delay was stated before *)", body, g.interval)
 		}
 	}
 }
