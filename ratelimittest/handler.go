@@ -48,8 +48,8 @@ type Stats struct {
 	Refused int
 
 	// Status counts responses by status code. An admitted request counts
-	// when Next returns; one whose context ends during Config.Latency gets
-	// no response and does not count.
+	// when Next returns; one whose context ends during Config.Latency, or
+	// whose Next panics, gets no response and does not count.
 	Status map[int]int
 
 	// PeakInFlight is the largest number of admitted requests being served
@@ -276,19 +276,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.common(w.Header(), now)
 	writeFields(w.Header(), &h.cfg, now, states)
-	served = true
-	if h.cfg.Next != nil {
+	switch {
+	case h.cfg.Next != nil:
 		h.cfg.Next.ServeHTTP(cw, r)
-		return
-	}
-	if streaming(h.cfg) {
+	case streaming(h.cfg):
 		h.stream(cw, r)
-		return
+	default:
+		cw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		cw.Header().Set("Content-Length", strconv.Itoa(h.body))
+		cw.WriteHeader(http.StatusOK)
+		cw.Write(defaultBody(h.body))
 	}
-	cw.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	cw.Header().Set("Content-Length", strconv.Itoa(h.body))
-	cw.WriteHeader(http.StatusOK)
-	cw.Write(defaultBody(h.body))
+	// Counted once Next returns: one that panics (http.ErrAbortHandler)
+	// sends no response, and a 200 was counted for it.
+	served = true
 }
 
 // states reports the advertised state of every policy at now. h.mu is held.

@@ -359,6 +359,31 @@ func TestStats(t *testing.T) {
 	})
 }
 
+// A custom Next that aborts (panic(http.ErrAbortHandler)) before it
+// writes sends no response, and the client's RoundTrip fails: Stats
+// counted a 200 for it, since a request counted as served once Next was
+// called, not once it returned.
+func TestStatsSkipAbortedResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{
+			Policies: []ratelimittest.Policy{{Quota: 10, Window: time.Minute}},
+			Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				panic(http.ErrAbortHandler)
+			}),
+		})
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.example/", nil)
+		resp, err := (&ratelimittest.Transport{Handler: h}).RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("RoundTrip got %d, want an error", resp.StatusCode)
+		}
+		synctest.Wait()
+		if s := h.Stats(); len(s.Status) != 0 || s.Admitted != 1 {
+			t.Errorf("Stats = %+v after an aborted response (%v), want 1 admitted and no status counted", s, err)
+		}
+	})
+}
+
 // TestPeakInFlight has requests overlap two at a time at most.
 func TestPeakInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
