@@ -255,40 +255,44 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 		return hideAll(msg, hidden)
 	}
 	u := r.URL
-	var secrets [12]string
-	secrets[0] = u.RawQuery
-	// The user information: the URL's, or that of an Opaque that is an
-	// absolute URL, which net/http sends as it is (written there, as the
-	// Opaque spells it).
-	user, written := u.User, ""
-	if user == nil {
-		user, written = opaqueUser(u)
-		if written != "" {
-			secrets[10] = written + "@"
-			if _, p, ok := strings.Cut(written, ":"); ok && p != "" {
-				secrets[11] = p
-			}
-		}
-	}
+	var buf [16]string
+	secrets := append(buf[:0], u.RawQuery)
 	if _, q, ok := strings.Cut(u.Opaque, "?"); ok {
 		// A query written in an Opaque, which net/http sends as it
 		// is, and a server reads as the query; decoded too, as
 		// RawQuery's.
-		secrets[7] = q
+		secrets = append(secrets, q)
 		if d, err := url.QueryUnescape(q); err == nil && d != q {
-			secrets[9] = d
+			secrets = append(secrets, d)
 		}
 	}
 	if q, err := url.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
-		secrets[3] = q // as a Base that logs its decoded values writes it
+		secrets = append(secrets, q) // as a Base that logs its decoded values writes it
 	}
-	if user != nil {
-		secrets[1] = user.String() + "@" // as a URL writes it: "name:escaped-password@"
-		if p, ok := user.Password(); ok {
-			secrets[2] = p
-			if _, e, _ := strings.Cut(secrets[1], ":"); len(e) > 1 && e[:len(e)-1] != p {
-				secrets[6] = e[:len(e)-1] // escaped, as the URL writes it
+	// The user information: the URL's, and that of an Opaque that is an
+	// absolute URL, which net/http sends as it is whatever the URL's
+	// (as the Opaque writes it too).
+	ouser, written := opaqueUser(u)
+	users := [2]*url.Userinfo{u.User, ouser}
+	var wbuf [3]string
+	spelled := wbuf[:0] // each user information as written, "name:password@"
+	for _, ui := range users {
+		if ui == nil {
+			continue
+		}
+		w := ui.String() + "@" // as a URL writes it: "name:escaped-password@"
+		spelled = append(spelled, w)
+		if p, ok := ui.Password(); ok {
+			secrets = append(secrets, p)
+			if _, e, _ := strings.Cut(w, ":"); len(e) > 1 && e[:len(e)-1] != p {
+				secrets = append(secrets, e[:len(e)-1]) // escaped, as the URL writes it
 			}
+		}
+	}
+	if written != "" {
+		spelled = append(spelled, written+"@")
+		if _, p, ok := strings.Cut(written, ":"); ok && p != "" {
+			secrets = append(secrets, p)
 		}
 	}
 	if custom {
@@ -296,29 +300,30 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 		// whole, whatever of it is the path (net/http sends it as it
 		// is, and a Base's error may quote it).
 		if len(u.Opaque) > 1 {
-			secrets[8] = u.Opaque
+			secrets = append(secrets, u.Opaque)
 		}
 		if p := sentPath(u); len(p) > 1 {
-			secrets[4] = p
+			secrets = append(secrets, p)
 			if d, err := url.PathUnescape(p); err == nil && d != p {
-				secrets[5] = d
+				secrets = append(secrets, d)
 			} else if u.Opaque == "" && u.Path != p {
-				secrets[5] = u.Path
+				secrets = append(secrets, u.Path)
 			}
 		}
 	}
-	if user != nil || written != "" {
-		// The user information as the URL writes it, first: the rest
-		// below would cut it (its password within it, escaped or not).
-		msg = hideAll(msg, []string{secrets[1], secrets[10]})
-	}
-	if user != nil {
-		if _, ok := user.Password(); ok {
+	// The user information as written, first: the rest below would cut
+	// it (its password within it, escaped or not).
+	msg = hideAll(msg, spelled)
+	for _, ui := range users {
+		if ui == nil {
+			continue
+		}
+		if _, ok := ui.Password(); ok {
 			// The user name before a password masked, as
 			// url.URL.Redacted ("name:xxxxx@") and *url.Error
 			// ("name:***@") write it, before the password itself is
 			// hidden, which the name may hold.
-			name := user.Username()
+			name := ui.Username()
 			msg = hideUser(msg, url.User(name).String())
 			msg = hideUser(msg, name)
 			if q := strconv.Quote(name); q[1:len(q)-1] != name {
@@ -326,6 +331,7 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 			}
 		}
 	}
+	secrets = append(secrets, spelled...)
 	for _, x := range secrets {
 		if x != "" {
 			hidden = append(hidden, x)

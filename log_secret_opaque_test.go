@@ -92,15 +92,24 @@ func (e *opaqueTimeout) Temporary() bool { return true }
 // net/http sends as it is, should Base's error quote the URL: only the
 // URL's User was hidden, which is nil for such a request, and the
 // password was shown. Escaped in the Opaque, or in a form url.Parse
-// refuses, it is hidden as written.
+// refuses, it is hidden as written; and beside a URL's User too, which
+// net/http does not send when the Opaque is an absolute URL (the first
+// fix hid the Opaque's only when User was nil).
 func TestOpaqueUserinfoHidden(t *testing.T) {
-	for _, tc := range []struct{ opaque, secret string }{
-		{"//alice:hunter2-pw@api.test/p", "hunter2-pw"},
-		{"http://alice:hunter2-pw@api.test/p", "hunter2-pw"},
-		{"//alice:hunter%32-pw@api.test/p", "hunter%32-pw"},
-		{"//alice:hunter%32-pw@api.test/p", "hunter2-pw"},
-		{"//alice:hunter%zz-pw@api.test/p", "hunter%zz-pw"},
-		{"//alice-token-123@api.test/p", "alice-token-123"},
+	for _, tc := range []struct {
+		user           *url.Userinfo
+		opaque, secret string
+	}{
+		{nil, "//alice:hunter2-pw@api.test/p", "hunter2-pw"},
+		{nil, "http://alice:hunter2-pw@api.test/p", "hunter2-pw"},
+		{nil, "//alice:hunter%32-pw@api.test/p", "hunter%32-pw"},
+		{nil, "//alice:hunter%32-pw@api.test/p", "hunter2-pw"},
+		{nil, "//alice:hunter%zz-pw@api.test/p", "hunter%zz-pw"},
+		{nil, "//alice-token-123@api.test/p", "alice-token-123"},
+		{url.UserPassword("bob", "bobs-pw-9"), "//alice:hunter2-pw@api.test/a%2Fb", "hunter2-pw"},
+		{url.UserPassword("bob", "bobs-pw-9"), "//alice:hunter2-pw@api.test/a%2Fb", "bobs-pw-9"},
+		{url.User("svc"), "//alice:hunter2-pw@api.test/a%2Fb", "hunter2-pw"},
+		{url.UserPassword("alice", "hunter~pw"), "//alice:hunter%7Epw@api.test/a%2Fb", "hunter%7Epw"},
 	} {
 		t.Run(tc.opaque, func(t *testing.T) {
 			var logs bytes.Buffer
@@ -123,7 +132,7 @@ func TestOpaqueUserinfoHidden(t *testing.T) {
 					}),
 				}
 				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-				req.URL = &url.URL{Scheme: "http", Host: "api.test", Opaque: tc.opaque}
+				req.URL = &url.URL{Scheme: "http", Host: "api.test", User: tc.user, Opaque: tc.opaque}
 				if _, err := tr.RoundTrip(req); err == nil {
 					t.Fatal("RoundTrip: no error")
 				}
