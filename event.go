@@ -281,6 +281,9 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 			continue
 		}
 		w := ui.String() + "@" // as a URL writes it: "name:escaped-password@"
+		if w == "@" {
+			continue // none ("//@host"): hiding "@" hid the name before a password it ended
+		}
 		spelled = append(spelled, w)
 		if p, ok := ui.Password(); ok {
 			secrets = append(secrets, p)

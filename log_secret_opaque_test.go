@@ -110,6 +110,12 @@ func TestOpaqueUserinfoHidden(t *testing.T) {
 		{url.UserPassword("bob", "bobs-pw-9"), "//alice:hunter2-pw@api.test/a%2Fb", "bobs-pw-9"},
 		{url.User("svc"), "//alice:hunter2-pw@api.test/a%2Fb", "hunter2-pw"},
 		{url.UserPassword("alice", "hunter~pw"), "//alice:hunter%7Epw@api.test/a%2Fb", "hunter%7Epw"},
+		// An Opaque's empty user information: hiding its spelling, "@",
+		// hid the "@" that ends the URL's "name:xxxxx@", and the name,
+		// a token, was shown.
+		{url.UserPassword("ghp_t0kenvalue", "x-oauth-basic"), "//api.test/x", "ghp_t0kenvalue"},
+		{url.UserPassword("ghp_t0kenvalue", "x-oauth-basic"), "//@api.test/x", "ghp_t0kenvalue"},
+		{url.UserPassword("ghp_t0kenvalue", "x-oauth-basic"), "https://@api.test/x", "ghp_t0kenvalue"},
 	} {
 		t.Run(tc.opaque, func(t *testing.T) {
 			var logs bytes.Buffer
@@ -125,10 +131,12 @@ func TestOpaqueUserinfoHidden(t *testing.T) {
 						}
 					},
 					Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-						// Quoted as written, and decoded, as a Base that
-						// logs its URL's parts may.
+						// Quoted as written, decoded, and redacted with
+						// its User, as a Base that logs its URL's parts
+						// may.
 						u, _ := url.Parse(r.URL.Opaque)
-						return nil, fmt.Errorf("GET %s (%v): %w", r.URL, u, io.ErrUnexpectedEOF)
+						redacted := (&url.URL{Scheme: "https", User: r.URL.User, Host: "api.test", Path: "/x"}).Redacted()
+						return nil, fmt.Errorf("GET %s (%v, %s): %w", r.URL, u, redacted, io.ErrUnexpectedEOF)
 					}),
 				}
 				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)

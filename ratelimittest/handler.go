@@ -48,8 +48,9 @@ type Stats struct {
 	Refused int
 
 	// Status counts responses by status code. An admitted request counts
-	// when Next returns; one whose context ends during Config.Latency, or
-	// whose Next panics, gets no response and does not count.
+	// when Next returns; one whose context ends during Config.Latency gets
+	// no response and does not count, nor one whose Next panics (its
+	// response, if any was sent, cut short).
 	Status map[int]int
 
 	// PeakInFlight is the largest number of admitted requests being served
