@@ -73,6 +73,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"serve", "-refuse-status", "200"},
 		{"serve", "-inflate", "-3"},
 		{"serve", "-drip", "-1s"},
+		{"serve", "-maintenance-start", "-10s", "-maintenance-end", "-5s"}, // before the server started: did nothing
 		{"serve", "-hang-requests", "0"},
 		{"serve", "-stream-events", "0"},
 		{"serve", "-drip-bytes", "0"},

@@ -111,6 +111,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *mEnd < *mStart {
 		return usagef("-maintenance-end %v is before -maintenance-start %v", *mEnd, *mStart)
 	}
+	if *mStart < 0 || *mEnd < 0 {
+		// From server start: a span before it was taken and did nothing.
+		return usagef("-maintenance-start %v and -maintenance-end %v must not be negative", *mStart, *mEnd)
+	}
 	cfg.Latency = *latency
 	cfg.BodySize = *bodySize
 	cfg.RefuseStatus = *refuse
