@@ -507,11 +507,17 @@ func (s *scanner) value(c byte) {
 		// short leaves the value before it.
 		s.ints[s.top] = -1
 	}
-	tokens := (s.top == fInput || s.top == fPrompt) && !s.skimming
-	if tokens && (inArray && s.depth == 2 || s.depth == 1 && c == '"') {
-		s.inputs++
+	prompt := s.top == fInput || s.top == fPrompt
+	tokens := prompt && !s.skimming
+	if prompt && (inArray && s.depth == 2 || s.depth == 1 && c == '"') {
+		if tokens {
+			s.inputs++
+		}
 		if s.batch && (c == '"' || c == '[') {
-			s.prompts++ // a number is a token of the one prompt
+			// A number is a token of the one prompt. Past the bound
+			// too: each prompt of a batch is a completion, whose output
+			// the server reserves, its text counted or not.
+			s.prompts++
 		}
 	}
 	switch {
@@ -647,8 +653,10 @@ func (s *scanner) endKey() {
 	}
 	if s.depth == 1 && s.skimming {
 		// Past the bound, only the output bound, n, the prompt's
-		// attachments and whether it has tools are read.
+		// attachments, the prompts of a batch and whether it has
+		// tools are read.
 		s.top = fieldOf(k)
+		s.batch = string(k) == "prompt"
 	} else if s.depth == 1 {
 		s.top = fieldOf(k)
 		s.seen |= 1 << s.top

@@ -28,6 +28,12 @@ func TestSkimOutputBound(t *testing.T) {
 		{"chat, escaped key", "/v1/chat/completions", msgs + `"max\u005ftokens":900}`, 900, 1},
 		{"chat, nested keys are not the request's", "/v1/chat/completions", msgs + `"metadata":{"max_tokens":"9","n":9},"stop":["\"}"],"max_tokens":900}`, 900, 1},
 		{"completions", "/v1/completions", `{"prompt":"` + strings.Repeat("abcd", 2000) + `","best_of":3,"max_tokens":50}`, 50, 3},
+		// A batch of prompts: each past the bound is a completion too,
+		// whose output the server reserves (they were left out: 2,000
+		// prompts reserved as 1,340 over the default bound), and so is
+		// each of a batch whose key comes after it.
+		{"completions, batch", "/v1/completions", `{"prompt":["` + strings.Repeat("abcd", 2000) + `","b",[1,2],"c"],"max_tokens":50}`, 50, 4},
+		{"completions, batch past the bound", "/v1/completions", `{"model":"m","max_tokens":50,"suffix":"` + strings.Repeat("abcd", 2000) + `","prompt":["a","b","c"]}`, 50, 3},
 		{"responses", "/v1/responses", `{"input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,` + strings.Repeat("QUJD", 2000) + `"}]}],"max_output_tokens":700}`, 700, 1},
 		{"messages", "/v1/messages", `{"messages":[{"role":"user","content":[{"type":"image","source":{"data":"` + strings.Repeat("QUJD", 2000) + `","media_type":"image/png","type":"base64"}}]}],"model":"claude","max_tokens":20000}`, 20000, 1},
 	} {
