@@ -24,8 +24,9 @@
 //     output bounded by "max_tokens".
 //
 // The prompt of every API also includes its tool definitions ("tools",
-// "functions", "tool_choice") and structured-output schemas
-// ("response_format", "text").
+// "functions", "tool_choice"; and in a Responses input, the "tools" of an
+// item, an mcp_list_tools passed back, counted whole as a tool call's
+// input is) and structured-output schemas ("response_format", "text").
 //
 // # The estimate
 //

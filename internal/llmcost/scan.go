@@ -93,6 +93,7 @@ const (
 	mURL                      // url: an attachment in an attachment's object, else text
 	mHolder                   // an attachment's object: its url or untyped data is the attachment
 	mInput                    // input: in a message, a tool call's input (see markJSON); else text
+	mTools                    // tools: in an item of a Responses input, tool definitions (see markJSON); else text
 )
 
 func memberOf(k []byte) member {
@@ -113,6 +114,8 @@ func memberOf(k []byte) member {
 		return mHolder
 	case "input":
 		return mInput
+	case "tools":
+		return mTools
 	}
 	return mText
 }
@@ -202,7 +205,8 @@ const (
 	markTyped                    // a "type", whatever it says
 	markHolder                   // it is an attachment's object (see mHolder)
 	// markJSON: the container is a tool call's input in a message
-	// (Anthropic's tool_use {"input":{...}}), or inside one: JSON the
+	// (Anthropic's tool_use {"input":{...}}), the tools of an item of a
+	// Responses input (mcp_list_tools), or inside one: JSON the
 	// server tokenizes whole, whose keys, numbers and literals count as
 	// text, as a tool definition's keys do, and whose strings are text
 	// whatever their key ("type", "data", "url"...). Counted as its
@@ -557,7 +561,11 @@ func (s *scanner) value(c byte) {
 			s.tools = true
 		}
 		json := s.inJSON() ||
-			m == mInput && !inArray && s.depth >= 2 && s.top == fMessages
+			m == mInput && !inArray && s.depth >= 2 && s.top == fMessages ||
+			// An mcp_list_tools item passed back in a Responses input:
+			// the definitions the model is given, tokenized whole as
+			// those of the request's "tools" are.
+			m == mTools && c == '[' && s.depth == 3 && s.top == fInput
 		s.push(c == '{')
 		if s.failed {
 			return

@@ -1,6 +1,7 @@
 package llmcost
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -93,5 +94,35 @@ func TestAnthropicToolPrompt(t *testing.T) {
 	b, okB := String(long+`,"tools":[`+tool+`]}`, "/v1/messages", 0)
 	if !okA || !okB || b.Input-a.Input != ToolPromptTokens {
 		t.Errorf("tools past the bound: Input %d, want %d + %d", b.Input, a.Input, ToolPromptTokens)
+	}
+}
+
+// A Responses request that carries its conversation itself (store:false,
+// or any client appending response.output to the next input) passes back
+// the mcp_list_tools item of a remote MCP tool: the tool definitions the
+// model is given, input_schema and all, which OpenAI then uses instead of
+// listing the server's tools again. They are tool definitions, whose keys
+// (and "type" values) the server tokenizes, as it does those of "tools".
+// Read as an input item's text, 30 definitions of 12 KB counted 597
+// tokens, where the same in "tools" count 2,015.
+func TestMCPListToolsCountAsTools(t *testing.T) {
+	var defs []string
+	for i := range 30 {
+		defs = append(defs, fmt.Sprintf(`{"name":"tool_%d","description":"Does thing %d.",`+
+			`"input_schema":{"type":"object","properties":{"owner":{"type":"string","description":"Repository owner"},`+
+			`"repo":{"type":"string","description":"Repository name"},"per_page":{"type":"number","minimum":1,"maximum":100},`+
+			`"state":{"type":"string","enum":["open","closed","all"]}},"required":["owner","repo"],"additionalProperties":false},`+
+			`"annotations":null}`, i, i))
+	}
+	list := `{"type":"mcp_list_tools","id":"mcpl_1","server_label":"github","tools":[` + strings.Join(defs, ",") + `]}`
+	const path = "/v1/responses"
+	base, _ := String(`{"model":"gpt-5","input":[{"role":"user","content":"hi"}],"max_output_tokens":100}`, path, 0)
+	passed, _ := String(`{"model":"gpt-5","input":[{"role":"user","content":"hi"},`+list+`],"max_output_tokens":100}`, path, 0)
+	asTools, _ := String(`{"model":"gpt-5","input":[{"role":"user","content":"hi"}],"tools":[`+strings.Join(defs, ",")+`],"max_output_tokens":100}`, path, 0)
+	got := passed.Input - base.Input
+	want := asTools.Input - base.Input
+	if got < want*9/10 {
+		t.Errorf("30 MCP tool definitions (%d bytes of JSON) passed back in input count %d tokens; the same definitions in \"tools\" count %d",
+			len(list), got, want)
 	}
 }
