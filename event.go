@@ -269,6 +269,12 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 	if q, err := url.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
 		secrets = append(secrets, q) // as a Base that logs its decoded values writes it
 	}
+	if u.Fragment != "" {
+		// Never sent, but written by url.URL.String and Redacted, which
+		// a Base's error may quote: OAuth's implicit flow puts a token
+		// there ("#access_token=...").
+		secrets = append(secrets, u.EscapedFragment(), u.Fragment)
+	}
 	// The user information: the URL's, and that of an Opaque that is an
 	// absolute URL, which net/http sends as it is whatever the URL's
 	// (as the Opaque writes it too).
@@ -361,11 +367,15 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 				}
 				continue
 			}
-			scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
-			if !ok {
+			// The scheme ends at a space, or a tab, which servers read
+			// as one (RFC 9110 §11.4 allows only spaces; a token after
+			// "Bearer\t" was shown).
+			tv := strings.TrimSpace(v)
+			i := strings.IndexAny(tv, " \t")
+			if i < 0 {
 				continue
 			}
-			cred = strings.TrimSpace(cred)
+			scheme, cred := tv[:i], strings.TrimSpace(tv[i+1:])
 			creds = append(creds, cred) // the token after its scheme ("Bearer")
 			if strings.EqualFold(scheme, "Basic") {
 				b, err := base64.StdEncoding.DecodeString(cred)

@@ -86,3 +86,35 @@ func TestLogHidesDecodedBasicCredentials(t *testing.T) {
 		t.Errorf("the log shows the Basic password, decoded:\n%s", logs)
 	}
 }
+
+// A scheme ended by a tab ("Bearer\t<token>", which servers read as a
+// space) hid the value whole only: the token quoted alone was logged.
+func TestLogHidesTokenAfterTab(t *testing.T) {
+	const secret = "sk-live-tab-0123456789"
+	logs := loggedWithHeader(t, http.Header{"Authorization": {"Bearer\t" + secret}}, "token "+secret+" rejected")
+	if !strings.Contains(logs, "EOF") || strings.Contains(logs, secret) {
+		t.Errorf("the log shows the token after \"Bearer\\t\":\n%s", logs)
+	}
+}
+
+// A URL's fragment is never sent, but url.URL.String and Redacted write
+// it, and a Base's error quoting the URL had it logged: OAuth's implicit
+// flow puts a token there.
+func TestLogHidesFragment(t *testing.T) {
+	const secret = "tok-frag-0123456789"
+	var logs bytes.Buffer
+	synctest.Test(t, func(t *testing.T) {
+		tr := &polite.Transport{RetryTransient: true, MaxAttempts: 1,
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("GET %s (%s): %w", r.URL, r.URL.Redacted(), io.ErrUnexpectedEOF)
+			})}
+		req, _ := http.NewRequest(http.MethodGet, "https://api.example/cb#access_token="+secret+"&state=a%20b", nil)
+		if _, err := tr.RoundTrip(req); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	if !strings.Contains(logs.String(), "EOF") || strings.Contains(logs.String(), secret) || !strings.Contains(logs.String(), "api.example/cb") {
+		t.Errorf("the log shows the fragment's token, or not the URL's path:\n%s", logs.String())
+	}
+}
