@@ -269,10 +269,12 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 	if q, err := url.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
 		secrets = append(secrets, q) // as a Base that logs its decoded values writes it
 	}
-	if u.Fragment != "" {
+	if len(u.Fragment) >= minCredential {
 		// Never sent, but written by url.URL.String and Redacted, which
 		// a Base's error may quote: OAuth's implicit flow puts a token
-		// there ("#access_token=...").
+		// there ("#access_token=..."). A shorter one, a page's anchor
+		// ("#1", "#top") a crawler kept, would mask every occurrence in
+		// the text, as a credential that short would.
 		secrets = append(secrets, u.EscapedFragment(), u.Fragment)
 	}
 	// The user information: the URL's, and that of an Opaque that is an

@@ -118,3 +118,23 @@ func TestLogHidesFragment(t *testing.T) {
 		t.Errorf("the log shows the fragment's token, or not the URL's path:\n%s", logs.String())
 	}
 }
+
+// A short fragment, a page's anchor a crawler kept, is not hidden: "#1"
+// masked every "1" of the error's text, its address among them.
+func TestLogKeepsShortFragment(t *testing.T) {
+	var logs bytes.Buffer
+	synctest.Test(t, func(t *testing.T) {
+		tr := &polite.Transport{RetryTransient: true, MaxAttempts: 1,
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return nil, fmt.Errorf("dial tcp 10.1.1.1:443 for %s: %w", r.URL, io.ErrUnexpectedEOF)
+			})}
+		req, _ := http.NewRequest(http.MethodGet, "https://api.example/page#1", nil)
+		if _, err := tr.RoundTrip(req); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	if !strings.Contains(logs.String(), "10.1.1.1:443") {
+		t.Errorf("the log masks the error's address for a fragment of one byte:\n%s", logs.String())
+	}
+}
