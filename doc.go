@@ -181,8 +181,9 @@
 // fields: the key, the request's method and URL path (never its query, and
 // no path when Transport.Key is set), the attempt, the status, the wait
 // and its reason, the number of quotas read, an error (its text without
-// the request's query, fragment or user information (an Opaque's that is
-// an absolute URL too, as net/http sends it), nor its path when Transport.Key
+// the request's query, user information (an Opaque's that is an absolute
+// URL too, as net/http sends it) or fragment (of 6 bytes or more, as a
+// credential is hidden: a shorter one is a page's anchor), nor its path when Transport.Key
 // is set, should Base's error quote its URL, escaped or not, nor the
 // values of its fields that may carry a credential, named for one
 // (Authorization, Cookie, or a name holding "key", "token", "secret",
