@@ -376,6 +376,20 @@ func opaqueRest(o string) (rest string, ok bool) {
 // empty for an authority that names none, or that does not parse (which
 // a server refuses).
 func opaqueAuthority(u *url.URL) (host string, ok bool) {
+	auth, ok := opaqueAuthorityText(u)
+	if !ok {
+		return "", false
+	}
+	a, err := url.Parse("//" + auth)
+	if err != nil {
+		return "", true
+	}
+	return a.Host, true
+}
+
+// opaqueAuthorityText returns the authority of u's Opaque as written, when
+// the Opaque is an absolute URL (see opaqueRest).
+func opaqueAuthorityText(u *url.URL) (auth string, ok bool) {
 	rest, ok := opaqueRest(u.Opaque)
 	if !ok {
 		return "", false
@@ -383,32 +397,22 @@ func opaqueAuthority(u *url.URL) (host string, ok bool) {
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		rest = rest[:i]
 	}
-	a, err := url.Parse("//" + rest)
-	if err != nil {
-		return "", true
-	}
-	return a.Host, true
+	return rest, true
 }
 
 // opaqueUser returns the user information of u's Opaque when it is an
 // absolute URL that holds one ("//name:password@host/path"), parsed (nil
 // should it not parse) and as the Opaque writes it, before its "@".
 func opaqueUser(u *url.URL) (user *url.Userinfo, written string) {
-	rest, ok := opaqueRest(u.Opaque)
-	if !ok {
-		return nil, ""
-	}
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	i := strings.LastIndex(rest, "@")
+	auth, _ := opaqueAuthorityText(u)
+	i := strings.LastIndex(auth, "@")
 	if i < 0 {
 		return nil, ""
 	}
-	if a, err := url.Parse("//" + rest); err == nil {
+	if a, err := url.Parse("//" + auth); err == nil {
 		user = a.User
 	}
-	return user, rest[:i]
+	return user, auth[:i]
 }
 
 // robotsPath returns the path and query of u in the form robots.txt
