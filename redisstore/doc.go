@@ -55,7 +55,10 @@
 // a restart with no data) wakes its waiters when it is made again, even
 // at the generation they wait on: a state carries the identity of its
 // incarnation, which a notification's state shows (one past 4 KiB, sent
-// without it, shows it to the next swap or read of the key).
+// without it, shows it to the next swap or read of the key). The first
+// swap of this process to find the key so moves its generation one past
+// the one it started over at, so that a Wait that got that number from
+// the state before, called after the swap, still finds it changed.
 //
 // # Leases
 //

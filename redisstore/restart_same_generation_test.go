@@ -19,14 +19,20 @@ import (
 // in flight. The package doc promised a wake when "the key expired and
 // started over"; MemoryStore wakes the waiters of a key it forgets. A
 // Wait called only after the notification came, its generation from the
-// state before, slept as long.
+// state before, slept as long; and so did one called after an update of
+// this process (an Inspect's, another request's) had swapped the key
+// started over, which took the generations waited on for its own.
 func TestRestartSameGenerationWakes(t *testing.T) {
-	for _, waitAfter := range []bool{false, true} {
-		name := "waiting"
-		if waitAfter {
-			name = "wait called after the notification"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		waitAfter, updateOn bool
+	}{
+		{"waiting", false, false},
+		{"wait called after the notification", true, false},
+		{"wait called after the notification and an update", true, true},
+	} {
+		waitAfter := c.waitAfter
+		t.Run(c.name, func(t *testing.T) {
 			rdb, a, b := twoStores(t)
 			ctx := t.Context()
 			k := "https://api.example"
@@ -58,6 +64,12 @@ func TestRestartSameGenerationWakes(t *testing.T) {
 			released := time.Now()
 			if waitAfter {
 				time.Sleep(50 * time.Millisecond) // b receives the notification
+				if c.updateOn {
+					// An update of b that changes nothing (Inspect's).
+					if err := b.Update(ctx, k, func(*polite.KeyState) {}); err != nil {
+						t.Fatal(err)
+					}
+				}
 				woke = waitAtMost(b, k, h.Gen, 2*time.Second)
 			}
 			var g uint64

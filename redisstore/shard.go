@@ -39,6 +39,7 @@ type entry struct {
 	genVer  int64         // version of that state
 	born    int64         // its identity (control.Identity); 0: unknown
 	over    bool          // the key started over at gen since this process's last swap of it
+	overGen uint64        // the generation it started over at
 	epoch   uint64        // the store's epoch when the last update was sent
 	live    bool          // whether the subscription was live then
 	changed chan struct{} // closed when gen changes; nil when nobody waits
@@ -201,6 +202,16 @@ func (sh *shard) done(e *entry, cver int64, state []byte, ver int64, gen uint64,
 	e.known, e.epoch, e.live = sure, epoch, live
 }
 
+// startedOver reports whether a state of generation gen and identity born
+// is the one e's key started over to, at the generation known before (see
+// setGen), no swap of this process since, and no other generation
+// notified (another process moved past it).
+func (sh *shard) startedOver(e *entry, gen uint64, born int64) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return e.over && born != 0 && e.gen == gen && e.overGen == gen && e.born == born
+}
+
 // setGen records generation gen at version ver, of a state of identity
 // born (0: unknown), waking waiters if it changed. A state of another
 // identity than the one known at the same generation is the key started
@@ -216,7 +227,7 @@ func (sh *shard) setGen(e *entry, ver int64, gen uint64, born int64) (over bool)
 		e.born = born
 	}
 	if over {
-		e.over = true
+		e.over, e.overGen = true, gen
 	}
 	if (changed || over) && e.changed != nil {
 		close(e.changed)

@@ -384,6 +384,22 @@ func stallOut(bp *[]*op, pre []byte) (first bool) {
 	return first
 }
 
+// nextGeneration returns st with one more Generation (see
+// control.State.NextGeneration).
+func nextGeneration(st polite.KeyState) polite.KeyState {
+	var c control.State
+	if b, err := st.MarshalBinary(); err != nil || c.UnmarshalBinary(b) != nil {
+		return st
+	}
+	c.NextGeneration()
+	b, err := c.MarshalBinary()
+	var next polite.KeyState
+	if err != nil || next.UnmarshalBinary(b) != nil {
+		return st
+	}
+	return next
+}
+
 // takesLease reports whether the state after an update took a lease that
 // the state before did not hold: more grants, or more leases (a new
 // incarnation counts its grants from zero). A Forget, which starts one
@@ -466,6 +482,18 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			}
 		}
 		before := st.Generation()
+		if len(cur) > 0 && sh.startedOver(e, before, control.Identity(cur)) {
+			// The key started over at the generation this process knew
+			// (see setGen): a Wait called with that generation may
+			// have it from the state before, or from this one. Moved
+			// one past it, the generation tells them apart: the next
+			// Wait of the first kind finds it changed, and this
+			// swap's callers get the new one. (Left as it was, the
+			// swap made every such Wait take it for its own: one
+			// called after an update of this process, an Inspect's,
+			// slept to its deadline, up to a lease.)
+			st = nextGeneration(st)
+		}
 		var pre []byte // the state before, when a swap taking a lease may get a limit
 		ahead := sh.ahead(e)
 		if s.timed && ahead != 0 {

@@ -72,6 +72,12 @@ func (s *State) Awaiting() int64 { return s.leases.awaiting() }
 // expiring. It only grows.
 func (s *State) Generation() uint64 { return s.gen }
 
+// NextGeneration adds one to s's Generation, changing nothing else: a
+// store whose generations waited on may have come from an earlier
+// incarnation of the key, counted from zero again to the same number,
+// moves past them so (see redisstore's commit).
+func (s *State) NextGeneration() { s.gen++ }
+
 // Expires returns the instant, in nanoseconds since 1970, before which the
 // state may not be forgotten for being idle (IdleTTL after its last
 // request or the end of its pause, and not before its last lease
