@@ -468,21 +468,22 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		}
 		batch := *bp
 		var st polite.KeyState
-		if len(cur) > 0 {
+		kept := len(cur) > 0 // st is the state Redis holds
+		if kept {
 			if err := st.UnmarshalBinary(cur); err != nil {
 				// A state this version cannot read (written by a
 				// newer one, or damaged): start over from zero and
 				// replace it.
-				st = polite.KeyState{}
+				st, kept = polite.KeyState{}, false
 			}
 			if exp := st.Expiry(); !exp.IsZero() && !time.Now().Before(exp) {
 				// Past its expiry (by this process's clock): forgotten,
 				// as in memory.
-				st = polite.KeyState{}
+				st, kept = polite.KeyState{}, false
 			}
 		}
 		before := st.Generation()
-		if len(cur) > 0 && sh.startedOver(e, before, control.Identity(cur)) {
+		if kept && sh.startedOver(e, before, control.Identity(cur)) {
 			// The key started over at the generation this process knew
 			// (see setGen): a Wait called with that generation may
 			// have it from the state before, or from this one. Moved
