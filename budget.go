@@ -620,17 +620,29 @@ func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) 
 }
 
 // mayRetry reports whether the refusal r of the request g granted may be
-// retried at now (see control.MayRetry): on the in-memory stores with the
-// key's short waits in a row, which double the floor; on a Store, which
-// would cost a call to ask, without.
-func (b *Budget) mayRetry(k budgetKey, now time.Time, r *control.Refusal, g *lease) bool {
+// retried at now (see control.MayRetry), on the key's state: its short
+// waits in a row, which double the floor, and its pause. On a Store the
+// state costs a call, made only when the refusal's body would be read
+// (ask): otherwise, or when the Store fails, the refusal alone answers.
+func (b *Budget) mayRetry(ctx context.Context, k budgetKey, now time.Time, r *control.Refusal, g *lease, ask bool) bool {
 	switch {
 	case b.mem != nil:
 		return b.mem.mayRetry(k.m, now, r, &g.Lease)
 	case g.local:
 		return b.fallback.mayRetry(k.m, now, r, &g.Lease)
+	case !control.MayRetry(now, r, &g.Lease):
+		return false
+	case !ask || !b.useExt(now):
+		return true
 	}
-	return control.MayRetry(now, r, &g.Lease)
+	// No longer than reading the body takes at most, which it spares.
+	ctx, cancel := context.WithTimeout(ctx, drainTime)
+	defer cancel()
+	may := true
+	if b.ext.Update(ctx, k.m.String(), func(s *KeyState) { may = s.c.MayRetry(now, r, &g.Lease) }) != nil {
+		return true // read the refusal, as without the state: its release tells the Store's health
+	}
+	return may
 }
 
 // leave tells k's state that the request that first asked at since stopped

@@ -896,3 +896,97 @@ func TestRewindFailureGivesUp(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryAfterZeroStreakUnread on a Store (any Store but the Budget's
+// own MemoryStore), which keeps the refusals in a row: before, the check
+// made on a Store knew none, and the problem document was read for a
+// second first; the refusal came back late, its body cut.
+func TestRetryAfterZeroStreakUnreadOnStore(t *testing.T) {
+	const doc = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",` + `"detail":"later"}`
+	synctest.Test(t, func(t *testing.T) {
+		defer time.Sleep(10 * time.Second) // let the body writers finish
+		var sends []time.Time
+		tr := &polite.Transport{MaxWait: 1500 * time.Millisecond, Budget: &polite.Budget{Store: &countingStore{}},
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				sends = append(sends, time.Now())
+				return trickledRefusal(r, doc), nil
+			})}
+		resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil))
+		if err != nil {
+			t.Fatalf("RoundTrip error %v", err)
+		}
+		defer resp.Body.Close()
+		back := time.Now()
+		if len(sends) != 2 {
+			t.Fatalf("%d sends, want 2 (one retry after the 1s floor)", len(sends))
+		}
+		b, rerr := io.ReadAll(resp.Body)
+		if took := back.Sub(sends[1]); took != 0 || rerr != nil {
+			t.Errorf("the second refusal came back %v after it arrived, its body %q, %v; want at once, unread", took, b, rerr)
+		}
+	})
+}
+
+// A refusal (Retry-After: 0, a problem document) to a key that another
+// answer has paused past MaxWait meanwhile cannot be retried: the release
+// hands it back. It goes back at once, its body unread; before, its
+// problem document was read first (up to a second), and it came back
+// late, its body cut.
+func TestPausedKeyRefusalUnread(t *testing.T) {
+	const doc = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",` + `"detail":"later"}`
+	synctest.Test(t, func(t *testing.T) {
+		defer time.Sleep(10 * time.Second) // let the body writers finish
+		var mu sync.Mutex
+		aAnswered := make(chan struct{})
+		var refusedAt time.Time
+		bSends := 0
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			switch r.URL.Path {
+			case "/warm":
+				h := http.Header{"Ratelimit-Policy": {`"p";q=1000;w=60`}, "Ratelimit": {`"p";r=900;t=60`}}
+				return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: r}, nil
+			case "/a":
+				time.Sleep(10 * time.Millisecond)
+				defer close(aAnswered)
+				h := http.Header{"Ratelimit-Policy": {`"p";q=1000;w=60`}, "Ratelimit": {`"p";r=0;t=60`}}
+				return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: r}, nil
+			}
+			<-aAnswered
+			time.Sleep(10 * time.Millisecond)
+			mu.Lock()
+			bSends++
+			refusedAt = time.Now()
+			mu.Unlock()
+			return trickledRefusal(r, doc), nil
+		})
+		tr := &polite.Transport{MaxWait: 5 * time.Second, Base: base}
+		resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/warm", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/a", nil))
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+		resp, err = tr.RoundTrip(httptest.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/b", nil))
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("RoundTrip error %v", err)
+		}
+		defer resp.Body.Close()
+		back := time.Now()
+		mu.Lock()
+		took := back.Sub(refusedAt)
+		mu.Unlock()
+		b, rerr := io.ReadAll(resp.Body)
+		if resp.StatusCode != 429 || took != 0 || rerr != nil {
+			t.Errorf("status %d after %d send(s): the refusal came back %v after it arrived, its body %q, %v; want at once, unread", resp.StatusCode, bSends, took, b, rerr)
+		}
+	})
+}

@@ -32,6 +32,19 @@ type closed struct{}
 
 func (closed) Close() error { return nil }
 
+// hasProblem reports whether resp's body is a problem document that
+// readProblem reads: its Content-Type is application/problem+json, and it
+// has a body.
+func hasProblem(resp *http.Response) bool {
+	if resp.Body == nil || resp.Body == http.NoBody {
+		return false
+	}
+	// A parameter mime cannot read (an empty one, "a;;charset=utf-8",
+	// which RFC 9110 §5.6.6 allows) still leaves the media type read.
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return (err == nil || err == mime.ErrInvalidMediaParameter) && mt == "application/problem+json"
+}
+
 // readProblem reads what a refusal's problem document says, when its
 // Content-Type is application/problem+json, from at most problemPrefix
 // bytes of its body, read until until (drainTime from when the refusal's
@@ -49,10 +62,7 @@ func (closed) Close() error { return nil }
 // harder.
 func readProblem(ctx context.Context, resp *http.Response, until time.Time) (io.ReadCloser, problem) {
 	body := resp.Body
-	// A parameter mime cannot read (an empty one, "a;;charset=utf-8",
-	// which RFC 9110 §5.6.6 allows) still leaves the media type read.
-	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if err != nil && err != mime.ErrInvalidMediaParameter || mt != "application/problem+json" || body == nil || body == http.NoBody {
+	if !hasProblem(resp) {
 		return body, problem{}
 	}
 	// A prefix that trickles in is cut at until: the body is closed, and

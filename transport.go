@@ -549,7 +549,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// problem document, then the rest before a retry. What is left
 		// counts reading only, not the release and the events between.
 		drainLeft := drainTime
-		if b.mayRetry(*key, now, r, &g) {
+		if b.mayRetry(ctx, *key, now, r, &g, hasProblem(resp)) {
 			// The body may be discarded: read what a problem document
 			// says (RFC 9457, draft-11 §5) from a bounded prefix of it.
 			// A refusal that goes back to the caller in any case goes

@@ -198,11 +198,14 @@ func MayRetry(now time.Time, r *Refusal, l *Lease) bool {
 }
 
 // MayRetry is the package's MayRetry on this state, whose short waits in
-// a row double the floor: it reports false for a refusal whose doubled
-// floor does not fit.
+// a row double the floor, and whose pause holds a retry as long: it
+// reports false for a refusal whose doubled floor does not fit, or when
+// another answer paused the key past what the request may wait (Release
+// then hands the refusal back: see its check of the pause).
 func (s *State) MayRetry(now time.Time, r *Refusal, l *Lease) bool {
-	d, _, _ := leastWait(instant(now), r, l, s.retry.streak)
-	return r.Retryable && r.fits(now, d)
+	n := instant(now)
+	d, _, _ := leastWait(n, r, l, s.retry.streak)
+	return r.Retryable && r.fits(now, max(d, time.Duration(s.pauseUntil-n)))
 }
 
 // fits reports whether a retry after the wait d from now fits within
