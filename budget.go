@@ -90,24 +90,31 @@ type Budget struct {
 	// positive once a request found it failing (EventStoreDown was
 	// emitted), negative while only Inspect did; 0 while it answers.
 	down atomic.Int64
-	// uncarried holds keys whose fallback state holds a pause the Store
-	// does not, which the release that taught it could not carry (the
-	// Store failed then): carried by the next request the Store answers,
-	// whatever its key, since the key's own next request may never come.
-	// At most maxUncarried; n is its length.
-	uncarried struct {
-		mu       sync.Mutex
-		keys     []budgetKey
-		n        atomic.Int32
-		carrying atomic.Bool // a goroutine of carryUncarried runs
-	}
-	// leaves are what requests that stopped waiting have to tell the
-	// Store, told by tellLeaves while telling; at most maxLeaves.
-	leaves struct {
-		mu      sync.Mutex
-		q       []leaving
-		telling bool
-	}
+	// The keys these two hold (a custom key among them: a credential)
+	// are behind pointers, which fmt prints as addresses: a Budget held
+	// by value in a caller's struct printed them verbatim.
+	uncarried *uncarriedKeys
+	leaves    *leaveQueue
+}
+
+// uncarriedKeys holds keys whose fallback state holds a pause the Store
+// does not, which the release that taught it could not carry (the Store
+// failed then): carried by the next request the Store answers, whatever
+// its key, since the key's own next request may never come. At most
+// maxUncarried; n is its length.
+type uncarriedKeys struct {
+	mu       sync.Mutex
+	keys     []budgetKey
+	n        atomic.Int32
+	carrying atomic.Bool // a goroutine of carryUncarried runs
+}
+
+// leaveQueue holds what requests that stopped waiting have to tell the
+// Store, told by tellLeaves while telling; at most maxLeaves.
+type leaveQueue struct {
+	mu      sync.Mutex
+	q       []leaving
+	telling bool
 }
 
 // maxUncarried is the most keys a Budget keeps to carry their pauses to a
@@ -141,6 +148,7 @@ func (b *Budget) init() {
 		}
 		b.secret = new([16]byte)
 		rand.Read(b.secret[:])
+		b.uncarried, b.leaves = new(uncarriedKeys), new(leaveQueue)
 	})
 }
 
@@ -530,7 +538,7 @@ func (b *Budget) keepUncarried(k budgetKey, now time.Time) bool {
 	if pu, _ := b.fallback.learned(k.m, now); pu.IsZero() {
 		return false
 	}
-	u := &b.uncarried
+	u := b.uncarried
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, o := range u.keys {
@@ -554,7 +562,7 @@ func (b *Budget) keepUncarried(k budgetKey, now time.Time) bool {
 // every request on the fallback with no EventStoreDown, which a request
 // that finds it reports.
 func (b *Budget) carryUncarried() {
-	u := &b.uncarried
+	u := b.uncarried
 	if !u.carrying.CompareAndSwap(false, true) {
 		return
 	}
@@ -665,7 +673,7 @@ func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, note f
 	if !b.useExt(now) {
 		return
 	}
-	q := &b.leaves
+	q := b.leaves
 	q.mu.Lock()
 	if len(q.q) < maxLeaves {
 		q.q = append(q.q, leaving{ctx: context.WithoutCancel(ctx), k: budgetKey{m: k.m.clone(), custom: k.custom}, since: since, note: note})
@@ -692,14 +700,14 @@ const maxLeaves = 256
 
 // tellLeaves tells the Store the leaves queued, until none is: the leaves
 // of one key in one Update, bounded by releaseTimeout, one key after
-// another. It runs in one goroutine at a time (Budget.leaves.telling),
+// another. It runs in one goroutine at a time (leaveQueue.telling),
 // however many requests stop waiting: a goroutine for each, when a Store
 // hung, was as many goroutines as the requests that gave up in
 // releaseTimeout. Should the Store fail, the leaves taken with that key's
 // are dropped, and those queued later are told only once it answers
 // again.
 func (b *Budget) tellLeaves() {
-	q := &b.leaves
+	q := b.leaves
 	var batch []leaving
 	for {
 		q.mu.Lock()

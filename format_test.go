@@ -1,10 +1,13 @@
 package polite_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/politehttp/polite"
@@ -96,7 +99,8 @@ func around(s, sub string) string {
 // included, by reflection: a Transport's own Budget and local ceilings
 // were kept inline (the custom key in the ceilings' map, the Budget's
 // fingerprint secret), a MemoryStore's shards in a slice (the custom key
-// in their maps). A caller's struct that holds one by value, printed
+// in their maps), a Budget's keys to carry to a Store that failed in a
+// slice (the custom key in it). A caller's struct that holds one by value, printed
 // through a pointer (nothing go vet objects to), showed them. They are
 // behind pointers now, which fmt prints as addresses.
 func TestFormatValueHidesCustomKey(t *testing.T) {
@@ -117,6 +121,26 @@ func TestFormatValueHidesCustomKey(t *testing.T) {
 			}
 		}
 	})
+	t.Run("Budget", func(t *testing.T) {
+		// Its Store fails: the pause a refusal taught the fallback is
+		// kept to carry to the Store, under its key (and the leaves of
+		// requests that stop waiting are queued so).
+		synctest.Test(t, func(t *testing.T) {
+			c := &struct {
+				B    polite.Budget
+				Name string
+			}{B: polite.Budget{Store: failingStore{}}, Name: "api"}
+			refusing := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"60"}}, Body: http.NoBody, Request: r}, nil
+			})
+			sendSecret(t, &polite.Transport{Base: refusing, Key: authKey, Budget: &c.B, MaxAttempts: 1})
+			for _, verb := range []string{"%v", "%+v"} {
+				if s := fmt.Sprintf(verb, c); strings.Contains(s, formatSecret) {
+					t.Errorf("fmt %s of a struct holding a Budget shows the custom key verbatim: ...%s...", verb, around(s, formatSecret))
+				}
+			}
+		})
+	})
 	t.Run("MemoryStore", func(t *testing.T) {
 		c := &struct {
 			Store polite.MemoryStore
@@ -129,4 +153,15 @@ func TestFormatValueHidesCustomKey(t *testing.T) {
 			}
 		}
 	})
+}
+
+// failingStore fails every call, as a Store that cannot be reached does.
+type failingStore struct{}
+
+func (failingStore) Update(context.Context, string, func(*polite.KeyState)) error {
+	return errors.New("store unreachable")
+}
+
+func (failingStore) Wait(context.Context, string, uint64, time.Time) error {
+	return errors.New("store unreachable")
 }
