@@ -184,7 +184,8 @@
 // the request's query, user information (an Opaque's that is an absolute
 // URL too, as net/http sends it) or fragment (of 6 bytes or more, as a
 // credential is hidden: a shorter one is a page's anchor), nor its path when Transport.Key
-// is set, should Base's error quote its URL, escaped or not, nor the
+// is set, should Base's error quote its URL, escaped or not (escaped
+// whole too, as a Base that relays the request in another URL does), nor the
 // values of its fields that may carry a credential, named for one
 // (Authorization, Cookie, or a name holding "key", "token", "secret",
 // "session", "password", "signature"), nor the custom key; an event's Err

@@ -243,8 +243,9 @@ func eventError(err error, req *http.Request, key budgetKey) error {
 // "gitlab" in "gitlab.example"),
 // which Base's error may quote (a URL in its text), nor, when the
 // Transport has a custom Key, r's path; each is replaced by "...", as it
-// appears in a URL (percent-escaped), decoded, or within a Go-quoted
-// string (%q, as *url.Error writes its URL).
+// appears in a URL (percent-escaped), decoded, escaped again as a whole
+// URL is in another's query or path (a Base that relays the request), or
+// within a Go-quoted string (%q, as *url.Error writes its URL).
 func logError(err error, r *http.Request, custom bool, key string) string {
 	msg := fmt.Sprint(err) // as fmt prints it: an Error method that panics (on a typed nil) does not
 	var hidden []string    // every spelling of every secret, hidden longest first
@@ -345,7 +346,10 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 	secrets = append(secrets, spelled...)
 	for _, x := range secrets {
 		if x != "" {
-			hidden = append(hidden, x)
+			// As it is, and escaped whole as a URL's query or path
+			// writes it: a Base that relays the request quotes its
+			// URL so ("?url=https%3A%2F%2Fapi.example%2F%3Ftoken%3D...").
+			hidden = append(hidden, keySpellings(x)...)
 		}
 	}
 	var creds []string // every spelling of every credential

@@ -111,3 +111,46 @@ func TestLogHidesCredentialTrimmed(t *testing.T) {
 		}
 	}
 }
+
+// A Base that relays the request through an upstream (a scraping proxy, a
+// gateway) quotes the request's URL escaped whole as a query value, as its
+// inner http.Client's *url.Error writes the upstream URL: the query and
+// the password were hidden only as the URL writes them, and decoded, and
+// the escaped form showed them (as it no longer did a custom key's:
+// TestLogHidesCustomKeyEscaped).
+func TestLogHidesURLEscapedWhole(t *testing.T) {
+	const token = "s3cr3tTOKEN42"
+	const password = "pw/s3cr3t+99" // escaped in the URL, and again in the relay's
+	var logs bytes.Buffer
+	var errs []error
+	synctest.Test(t, func(t *testing.T) {
+		tr := &polite.Transport{RetryTransient: true, MaxAttempts: 2,
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			OnEvent: func(e polite.Event) {
+				if e.Err != nil {
+					errs = append(errs, e.Err)
+				}
+			},
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				up := "https://relay.example/fetch?url=" + url.QueryEscape(r.URL.String())
+				return nil, fmt.Errorf("relay: Get %q: %w", up, io.ErrUnexpectedEOF) // as an inner *url.Error writes it
+			})}
+		req, _ := http.NewRequest(http.MethodGet, "https://user:"+url.PathEscape(password)+"@api.example/v1/things?a=1&token="+token, nil)
+		if _, err := tr.RoundTrip(req); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	if len(errs) == 0 {
+		t.Fatal("no event carried Base's error")
+	}
+	for _, secret := range []string{token, password, url.QueryEscape(password), url.PathEscape(password)} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the log shows %q:\n%s", secret, logs.String())
+		}
+		for _, err := range errs {
+			if s := fmt.Sprint(err); strings.Contains(s, secret) {
+				t.Errorf("an event's Err shows %q: %s", secret, s)
+			}
+		}
+	}
+}
