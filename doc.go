@@ -64,7 +64,10 @@
 // one request per answer at least (doubling each round trip) for a key
 // that states its quotas (DESIGN.md §2, §6). A probe that has not answered
 // after 3 seconds (or four of the origin's round trips, if longer; doubled
-// for each probe in a row that timed out) lets another request probe.
+// for each probe in a row that timed out) lets another request probe; so
+// does, after as long, a full ramp none of whose requests has answered (a
+// slow page held the one slot a ramp opens with for minutes), its window
+// widened to hold it.
 // Resets stated as instants (epoch seconds, HTTP-dates, also ending in
 // "UTC" or a numeric zone such as "+0100") are measured from the server's clock, estimated from its Dates to
 // well under a second; an origin caught stating its resets early (rounded

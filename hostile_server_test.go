@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -270,4 +271,67 @@ func TestRetryAfterDateFromKnownSkew(t *testing.T) {
 			})
 		})
 	}
+}
+
+// An origin that states nothing and refuses nothing: its first request (the
+// probe) answers in 20 ms, its second takes 2 minutes to answer (a slow
+// page), every other one 20 ms. The ramp opens to one request in flight
+// after the probe, and the slow one held that slot until its answer or its
+// lease (10 min): with MaxWait 30 s, every other request failed with a
+// *WaitError, though the server would have served each at once. A full
+// window none of whose requests answered within the probe timeout (3 s
+// here) lets one more go, as a probe that does not answer does.
+func TestRampSlotNotHeldBySlowRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		var n atomic.Int64
+		tr := &polite.Transport{MaxWait: 30 * time.Second, Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			d := 20 * time.Millisecond
+			if n.Add(1) == 2 {
+				d = 2 * time.Minute // one slow page
+			}
+			select {
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			case <-time.After(d):
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+		})}
+		get := func() (time.Duration, error) {
+			s := time.Now()
+			req, _ := http.NewRequest("GET", "http://site.test/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			return time.Since(s), err
+		}
+		if _, err := get(); err != nil { // the probe
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { get() }) // the slow one
+		time.Sleep(10 * time.Millisecond)
+		var mu sync.Mutex
+		var failed, slow int
+		for range 6 {
+			wg.Go(func() {
+				took, err := get()
+				mu.Lock()
+				defer mu.Unlock()
+				var we *polite.WaitError
+				if errors.As(err, &we) {
+					failed++
+					t.Logf("failed after %v: %v", took, err)
+				} else if took > 5*time.Second {
+					slow++
+					t.Logf("served after %v", took)
+				}
+			})
+		}
+		wg.Wait()
+		if failed > 0 || slow > 0 {
+			t.Errorf("%d of 6 requests failed with a *WaitError and %d waited more than 5 s, behind one slow request to an origin that stated no limit and refused nothing", failed, slow)
+		}
+	})
 }

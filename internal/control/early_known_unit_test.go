@@ -70,6 +70,16 @@ func TestEarlyFormOnceUnitKnown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			golden, _ := hex.DecodeString(tc.golden)
 			got := inFlightForm(t, tc.tokens)
+			// The open ramp's probeEnd now holds its last answer or
+			// grant (see ramp.stallAt), a field of the form that
+			// version reads, and ignores while the ramp is open; it
+			// wrote 0 there once the probe had answered.
+			var s State
+			if err := s.UnmarshalBinary(got); err != nil {
+				t.Fatal(err)
+			}
+			s.ramp.probeEnd = 0
+			got, _ = s.MarshalBinary()
 			if !bytes.Equal(got, golden) {
 				extra := ""
 				if bytes.HasPrefix(got, golden) && len(got) > len(golden) {

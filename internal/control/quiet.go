@@ -49,6 +49,7 @@ func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
 	l.others = int32(min(s.leases.n, rampCap))
 	end := s.leaseSlot(now, cfg, ask)
 	s.seq++
+	s.ramp.probeEnd = now // as ramp.granted records it, the ramp open
 	lr := &s.learn
 	if lr.cycleEpoch != s.epoch || lr.cycleStart == 0 {
 		lr.cycle++
@@ -104,7 +105,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.retry.deposit(now)
 	}
 	if l.start != 0 {
-		s.ramp.observe(now - l.start)
+		s.ramp.observe(now, now-l.start)
 	}
 	if out.Dated {
 		s.dated(l, out.Skew, now)
@@ -138,7 +139,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		lr.accepted(l, s.leases.n, now)
 	}
 	if l.probe && now >= s.pauseUntil {
-		s.ramp.opened(s.flags&flagHinted != 0, s.leases.awaiting() > 0)
+		s.ramp.opened(now, s.flags&flagHinted != 0, s.leases.awaiting() > 0)
 	} else {
 		s.ramp.grow(s.flags&flagHinted != 0, s.shed.ok < shedRun)
 	}

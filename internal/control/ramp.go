@@ -5,13 +5,14 @@ import "time"
 // ramp keeps one invariant: after a pause, and on a key's first request, a
 // single request probes; the others follow once its answer came back, up to
 // cwnd in flight, and cwnd grows with each answer. A probe that has not
-// answered after probeTimeout lets another request probe.
+// answered after probeTimeout lets another request probe; so does a full
+// window none of whose requests has answered in as long (see stallAt).
 type ramp struct {
 	open     bool   // the probe came back: requests follow, up to cwnd in flight
 	cwnd     int32  // most requests in flight; 0: no limit
 	acc      int32  // growth toward the next step, in thousandths of a request
 	probeSeq uint64 // the probe in flight; 0: none
-	probeEnd int64  // when it stops holding the others: a probe that never answers does not hold the key forever
+	probeEnd int64  // when it stops holding the others: a probe that never answers does not hold the key forever; once open, the last answer or grant (see stallAt), 0 if none
 
 	rtt    int64 // smoothed latency of the key's answers; 0: none yet
 	misses int32 // probes in a row that did not answer in time
@@ -73,10 +74,41 @@ func (r *ramp) probeTimeout() int64 {
 	return d << m
 }
 
+// stallAt returns when the open ramp's window, full, lets one more
+// request go though none of those in flight has answered: probeTimeout
+// after its last answer or grant, as a probe lets another probe (0: not
+// open, or never heard from). Requests that do not answer (a slow page,
+// one that hangs until its lease ends) would otherwise hold every slot of
+// the window while the server serves others at once: one held the only
+// slot of a key that states nothing for two minutes. Each such request
+// doubles the timeout, as a probe that times out does, until an answer.
+// (The instant is kept in probeEnd, which the probe no longer needs: a
+// field of its own would have made a form a version before it cannot
+// read, and a key shared with one start over at every write.)
+func (r *ramp) stallAt() int64 {
+	if !r.open || r.cwnd <= 0 || r.probeEnd == 0 {
+		return 0
+	}
+	return addSat(r.probeEnd, r.probeTimeout())
+}
+
+// stalled records a grant at now past the full window, which stallAt let
+// go, inflight awaiting their answers with it: the window widens to hold
+// it, those that do not answer no longer counted against it.
+func (r *ramp) stalled(now, inflight int64) {
+	r.cwnd = int32(min(inflight, rampCap))
+	if r.cwnd >= rampCap {
+		r.cwnd = 0
+	}
+	r.misses = min(r.misses+1, maxMisses)
+	r.probeEnd = now
+}
+
 // granted records a grant at now of a request whose lease ends at end; it
 // reports whether the request is a probe.
 func (r *ramp) granted(seq uint64, now, end int64) bool {
 	if r.open {
+		r.probeEnd = now
 		return false
 	}
 	if r.probeSeq != 0 {
@@ -93,8 +125,11 @@ func (r *ramp) returned(seq uint64) {
 	}
 }
 
-// observe records the latency of an answer.
-func (r *ramp) observe(d int64) {
+// observe records the latency d of an answer at now.
+func (r *ramp) observe(now, d int64) {
+	if r.open {
+		r.probeEnd, r.misses = now, 0
+	}
 	d = min(max(d, 1), int64(maxSpan))
 	if r.rtt == 0 {
 		r.rtt = d
@@ -112,7 +147,10 @@ func (r *ramp) observe(d int64) {
 // key (a body still streaming counts against no cwnd); four
 // when the key states its quotas (the fresh answer says what is left) or
 // its round trip is long.
-func (r *ramp) opened(hinted, others bool) {
+func (r *ramp) opened(now int64, hinted, others bool) {
+	// The probe answered: it holds nothing more, and probeEnd is the
+	// open ramp's (see stallAt).
+	r.probeSeq, r.probeEnd = 0, now
 	if r.keep {
 		r.open, r.keep = true, false
 		return

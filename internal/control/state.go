@@ -387,6 +387,18 @@ func (s *State) pause(now, until int64, why Reason) {
 	s.ramp.restart()
 }
 
+// wakeFirst returns the sooner of two instants to look again at, either
+// 0 for none.
+func wakeFirst(a, b int64) int64 {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	}
+	return min(a, b)
+}
+
 // hold builds a Hold.
 func (s *State) hold(until int64, why Reason, wake int64) (Hold, bool) {
 	return Hold{until: until, wake: wake, Reason: why, Gen: s.gen}, false
@@ -593,7 +605,14 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
 	inflight := s.leases.n
-	if (s.ramp.open && !s.ramp.admits(s.leases.awaiting())) || (cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency)) {
+	stalled := false // the ramp's window is full, none of its requests answered in its probe timeout
+	if s.ramp.open && !s.ramp.admits(s.leases.awaiting()) {
+		if at := s.ramp.stallAt(); at == 0 || now < at {
+			return s.hold(0, ReasonConcurrency, wakeFirst(s.leases.first(), at))
+		}
+		stalled = true
+	}
+	if cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency) {
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
 
@@ -669,6 +688,9 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		s.ramp.recheck()
 	}
 	l.probe = s.ramp.granted(s.seq, now, end)
+	if stalled {
+		s.ramp.stalled(now, s.leases.awaiting())
+	}
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
 			q, w := p.pace()
@@ -863,7 +885,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		return Plan{}
 	}
 	if l.start != 0 {
-		s.ramp.observe(now - l.start)
+		s.ramp.observe(now, now-l.start)
 	}
 	if out.Dated {
 		s.dated(l, out.Skew, now) // see clock.go
@@ -911,7 +933,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if l.probe && now >= s.pauseUntil {
 			// The probe came back and the key is not paused again (its
 			// own answer may have spent the quota): ramp up.
-			s.ramp.opened(s.flags&flagHinted != 0, s.leases.awaiting() > 0)
+			s.ramp.opened(now, s.flags&flagHinted != 0, s.leases.awaiting() > 0)
 		} else {
 			s.ramp.grow(s.flags&flagHinted != 0, s.shed.ok < shedRun)
 		}

@@ -563,10 +563,16 @@ func tables() []Table {
 			// A request with a 5s deadline holds its slot until the end
 			// of its 10s slot at most, then is counted no more.
 			{At: 0, Acquire: "a", Deadline: 5 * s, Want: Want{Grant: true, InFlight: 1}},
-			acq(0, "c", Want{Hold: control.ReasonConcurrency, Wake: 10 * s}),
-			acq(10*s, "d", Want{Grant: true, InFlight: 1}),
+			// Held by the ramp's one slot, until a's lease ends or, a's
+			// answer not come, the probe timeout after the last grant
+			// (see ramp.stallAt), whichever is sooner.
+			acq(0, "c", Want{Hold: control.ReasonConcurrency, Wake: 3 * s}),
+			// No answer in 3s: one more goes, and the timeout doubles.
+			acq(3*s, "c", Want{Grant: true, InFlight: 2}),
+			acq(3*s, "e", Want{Hold: control.ReasonConcurrency, Wake: 9 * s}),
+			acq(10*s, "d", Want{Grant: true, InFlight: 2}),
 			// The release of an expired lease frees nothing more.
-			rel(11*s, "a", ok(), Want{InFlight: 1}),
+			rel(11*s, "a", ok(), Want{InFlight: 2}),
 		}},
 		{Name: "budget ceilings", Config: control.Config{MaxRate: 2, MaxConcurrency: 1}, Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
