@@ -643,12 +643,21 @@ func (b *Budget) mayRetry(ctx context.Context, k budgetKey, now time.Time, r *co
 	case !ask || !b.useExt(now):
 		return true
 	}
-	// No longer than reading the body takes at most, which it spares.
+	return b.storeMayRetry(ctx, k, now, *r, g.Lease)
+}
+
+// storeMayRetry is mayRetry on a Store's state for k, which it reads
+// within drainTime (no longer than reading the body takes at most, which
+// it spares); true when the Store fails, so that the refusal is read as
+// without the state: its release tells the Store's health. r and l are
+// copies, which the Update's closure holds: pointers to the caller's
+// would move them to the heap on every request's path.
+func (b *Budget) storeMayRetry(ctx context.Context, k budgetKey, now time.Time, r control.Refusal, l control.Lease) bool {
 	ctx, cancel := context.WithTimeout(ctx, drainTime)
 	defer cancel()
 	may := true
-	if b.ext.Update(ctx, k.m.String(), func(s *KeyState) { may = s.c.MayRetry(now, r, &g.Lease) }) != nil {
-		return true // read the refusal, as without the state: its release tells the Store's health
+	if b.ext.Update(ctx, k.m.String(), func(s *KeyState) { may = s.c.MayRetry(now, &r, &l) }) != nil {
+		return true
 	}
 	return may
 }
