@@ -93,11 +93,17 @@ func (r *ramp) stallAt() int64 {
 }
 
 // stalled records a grant at now past the full window, which stallAt let
-// go, inflight awaiting their answers with it: the window widens to hold
-// it, those that do not answer no longer counted against it.
-func (r *ramp) stalled(now, inflight int64) {
-	r.cwnd = int32(min(inflight, rampCap))
-	if r.cwnd >= rampCap {
+// go: the window widens by one to hold it, one request that does not
+// answer no longer counted against it. (Widened to all awaiting their
+// answers, requests sent before a pause among them, which the window
+// holds no slot for, it let as many go at once when they ended.) A grant
+// that closed the ramp (a learned window begun: see recheck) is its lone
+// probe, which the others wait for: nothing to widen.
+func (r *ramp) stalled(now int64) {
+	if !r.open {
+		return
+	}
+	if r.cwnd++; r.cwnd >= rampCap {
 		r.cwnd = 0
 	}
 	r.misses = min(r.misses+1, maxMisses)

@@ -689,7 +689,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	}
 	l.probe = s.ramp.granted(s.seq, now, end)
 	if stalled {
-		s.ramp.stalled(now, s.leases.awaiting())
+		s.ramp.stalled(now)
 	}
 	for i := range s.policies {
 		if p := &s.policies[i]; p.paces() {
