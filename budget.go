@@ -104,10 +104,24 @@ type Budget struct {
 // maxUncarried; n is its length.
 type uncarriedKeys struct {
 	mu       sync.Mutex
-	keys     []budgetKey
+	keys     []uncarried
 	n        atomic.Int32
 	carrying atomic.Bool // a goroutine of carryUncarried runs
 }
+
+// uncarried is a key of uncarriedKeys, with the tries to carry its pause
+// that failed.
+type uncarried struct {
+	k     budgetKey
+	fails int
+}
+
+// maxCarryFails is how many failed tries to carry a key's pause, while
+// the Store answers requests, drop it from Budget.uncarried: a key the
+// Store refuses whatever (one longer than it takes) would be tried at
+// every request the Store answers, for as long as its pause lasts. Its
+// pause is carried at its next request then, as past maxUncarried.
+const maxCarryFails = 3
 
 // leaveQueue holds what requests that stopped waiting have to tell the
 // Store, told by tellLeaves while telling; at most maxLeaves.
@@ -542,14 +556,14 @@ func (b *Budget) keepUncarried(k budgetKey, now time.Time) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, o := range u.keys {
-		if o.m == k.m {
+		if o.k.m == k.m {
 			return false
 		}
 	}
 	if len(u.keys) >= maxUncarried {
 		return false
 	}
-	u.keys = append(u.keys, budgetKey{m: k.m.clone(), custom: k.custom})
+	u.keys = append(u.keys, uncarried{k: budgetKey{m: k.m.clone(), custom: k.custom}})
 	u.n.Store(int32(len(u.keys)))
 	return true
 }
@@ -557,7 +571,10 @@ func (b *Budget) keepUncarried(k budgetKey, now time.Time) bool {
 // carryUncarried carries the pauses of Budget.uncarried into the Store, in
 // a goroutine of its own (one at a time), so that no request waits for a
 // Store that may still fail; it stops at the first failure, the keys not
-// carried kept for the next try. Of the Store's health it records only
+// carried kept for the next try, the one that failed moved behind the
+// others (a key the Store refuses whatever, first, kept every other from
+// the Store), and dropped at its maxCarryFails-th failure while no
+// request finds the Store failing (in an outage, no key is to blame). Of the Store's health it records only
 // an answer, as Inspect does (see inspected): a failure it kept would put
 // every request on the fallback with no EventStoreDown, which a request
 // that finds it reports.
@@ -574,23 +591,29 @@ func (b *Budget) carryUncarried() {
 				u.mu.Unlock()
 				return
 			}
-			k := u.keys[0]
+			head := u.keys[0]
 			u.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-			called, err := b.carryTo(ctx, k, time.Now())
+			called, err := b.carryTo(ctx, head.k, time.Now())
 			cancel()
-			if err != nil {
-				return
-			}
-			if called {
+			if called && err == nil {
 				b.inspected(nil)
 			}
 			u.mu.Lock()
-			if len(u.keys) > 0 && u.keys[0].m == k.m {
+			if len(u.keys) > 0 && u.keys[0].k.m == head.k.m {
 				u.keys = append(u.keys[:0], u.keys[1:]...)
+				if err != nil && b.down.Load() == 0 {
+					head.fails++ // the Store answers the requests: this key's failure
+				}
+				if err != nil && head.fails < maxCarryFails {
+					u.keys = append(u.keys, head)
+				}
 				u.n.Store(int32(len(u.keys)))
 			}
 			u.mu.Unlock()
+			if err != nil {
+				return
+			}
 		}
 	}()
 }

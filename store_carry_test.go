@@ -1,7 +1,10 @@
 package polite_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -125,4 +128,84 @@ func TestOnePauseOneCarry(t *testing.T) {
 		}
 		time.Sleep(10 * time.Second) // the carry in flight ends
 	})
+}
+
+// longKeyStore is a bytesStore that refuses keys over 2048 bytes, as
+// DynamoDB refuses a partition key of more (keyLimitStore in
+// inspect_long_key_test.go).
+type longKeyStore struct {
+	*bytesStore
+	refused *atomic.Int64
+}
+
+func (s longKeyStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	if len(key) > 2048 {
+		s.refused.Add(1)
+		return errors.New("key too long")
+	}
+	return s.bytesStore.Update(ctx, key, fn)
+}
+
+// A pause learned on the fallback while the Store was marked down is
+// carried to the Store by every request the Store answers while the list
+// holds a key (DESIGN.md §3), so that other processes do not go on sending
+// for its hour. A key the Store always refuses, at the head of the list,
+// stopped every carry at its failure: the other keys' pauses stayed in
+// this process, and each request the Store answered made one more call
+// doomed to fail.
+func TestCarryPastKeyStoreRefuses(t *testing.T) {
+	long := strings.Repeat("k", 3000)
+	for _, order := range [][]string{{"a.test"}, {"a.test", "long.test"}, {"long.test", "a.test"}} {
+		t.Run(strings.Join(order, ",")[:min(20, len(strings.Join(order, ",")))], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := longKeyStore{newBytesStore(), new(atomic.Int64)}
+				failing := newBytesStore()
+				failing.failing.Store(true)
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if r.URL.Host == "c.test" {
+						return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+					}
+					return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+				})
+				key := func(r *http.Request) string {
+					if r.URL.Host == "long.test" {
+						return long
+					}
+					return r.URL.Host
+				}
+				b := &polite.Budget{Store: st}
+				tr := &polite.Transport{Base: base, Budget: b, Key: key}
+				get := func(host string) {
+					req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+					if resp, err := tr.RoundTrip(req); err == nil {
+						resp.Body.Close()
+					}
+				}
+				// The Store down for one call: the Budget on its fallback
+				// for a second, within which each host in order is
+				// refused for an hour. long.test's key the Store refuses
+				// always.
+				st.failing.Store(true)
+				get("c.test")
+				st.failing.Store(false)
+				for _, h := range order {
+					get(h)
+				}
+				time.Sleep(2 * time.Second)
+				before := st.refused.Load()
+				for range 5 {
+					get("c.test") // answered by the Store: carries the list
+					time.Sleep(time.Second)
+				}
+				if n := st.refused.Load() - before; n > 3 {
+					t.Errorf("%d Store calls refused for the long key during 5 requests to c.test, want at most 3 (it is dropped from the list)", n)
+				}
+				other := &polite.Budget{Store: st} // another process sharing the Store
+				s, _ := other.Inspect("a.test", time.Now())
+				if !s.PauseUntil.After(time.Now()) {
+					t.Errorf("a.test's hour-long pause learned on the fallback was not carried to the Store by 5 requests it answered since: another process sees %+v", s)
+				}
+			})
+		})
+	}
 }
