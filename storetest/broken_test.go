@@ -3,6 +3,7 @@ package storetest_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -27,8 +28,8 @@ type remote struct {
 	// (the notification is never published to the others).
 	localWakes bool
 	// ttlMinutesAsSeconds: the TTL set is the minutes to Expiry, taken as
-	// seconds (60 times too short).
-	ttlMinutesAsSeconds bool
+	// seconds (60 times too short); ttlMinutesUp rounds the minutes up.
+	ttlMinutesAsSeconds, ttlMinutesUp bool
 	// maxValue, if set: a state whose binary form is longer is silently
 	// not written (the old one stays); Update still returns nil.
 	maxValue int
@@ -139,8 +140,11 @@ func (c *client) set(key string, old uint64, ks *polite.KeyState) {
 		_, had := r.vals[key]
 		r.vals[key] = b
 		e := ks.Expiry()
-		if r.ttlMinutesAsSeconds {
+		switch {
+		case r.ttlMinutesAsSeconds:
 			e = time.Now().Add(time.Duration(int(time.Until(e).Minutes())) * time.Second)
+		case r.ttlMinutesUp:
+			e = time.Now().Add(time.Duration(math.Ceil(time.Until(e).Minutes())) * time.Second)
 		}
 		if !had || !r.keepFirstTTL {
 			r.exp[key] = e
@@ -332,6 +336,10 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 			(&remote{wakeAnyUpdate: true}).client},
 		{"TTLMinutesAsSeconds", "keeps a state for the minutes to its Expiry taken as seconds, 60 times too short",
 			(&remote{ttlMinutesAsSeconds: true}).client},
+		// The suite's states had an Expiry 90 s away: two minutes,
+		// rounded up, kept them 2 s, past its look at 1.1 s.
+		{"TTLMinutesAsSecondsRoundedUp", "keeps a state for the minutes to its Expiry, rounded up, taken as seconds: 60 times too short",
+			(&remote{ttlMinutesUp: true}).client},
 		{"KeysCutShort", "keeps only the first 250 bytes of a key, so that keys sharing them share one state",
 			(&remote{keyPrefix: 250}).client},
 		{"WaitsPastDeadline", "returns from Wait two seconds after its deadline, starting every paced request two seconds late",
