@@ -1128,3 +1128,90 @@ func (tw *tokenWindow) take(r *http.Request) (ok bool, left, reset int64) {
 	}
 	return ok, tw.left, int64((time.Until(tw.end) + time.Second - 1) / time.Second)
 }
+
+// A refused request is retried (EventRetry, Attempt 1). While its retry
+// waits, another answer states a tokens quota below its cost: the retry
+// fails with a *CostError, unsent. Its events ended with the EventRetry:
+// none said that the retry announced did not happen, where a retry that
+// could not rewind its body, or that robots.txt refused after its wait,
+// gives up with an event. It gives up so now, the CostError in Err.
+func TestRetryCostErrorGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		var mu sync.Mutex
+		var evs []polite.Event
+		sentA := 0
+		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			switch req.Header.Get("X-Task") {
+			case "":
+				return &http.Response{StatusCode: 200, Header: http.Header{"Ratelimit-Policy": {`"r";q=1000;w=60`}, "Ratelimit": {`"r";r=999;t=60`}}, Body: http.NoBody, Request: req}, nil // warm-up
+			case "A":
+				mu.Lock()
+				sentA++
+				first := sentA == 1
+				mu.Unlock()
+				if first {
+					time.Sleep(time.Second)
+					return &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"5"}}, Body: http.NoBody, Request: req}, nil
+				}
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+			case "B":
+				time.Sleep(2 * time.Second)
+			}
+			h := http.Header{
+				"Ratelimit-Policy": {`"r";q=1000;w=60, "t";q=100;w=60;qu="tokens"`},
+				"Ratelimit":        {`"r";r=990;t=58, "t";r=100;t=60`},
+			}
+			return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: req}, nil
+		})
+		tr := &polite.Transport{Base: base, OnEvent: func(e polite.Event) {
+			mu.Lock()
+			evs = append(evs, e)
+			mu.Unlock()
+		}}
+		w, _ := http.NewRequest("GET", "http://api.test/", nil)
+		if resp, err := tr.RoundTrip(w); err == nil {
+			resp.Body.Close()
+		}
+		ctx := polite.WithCost(t.Context(), polite.Cost{Tokens: 500})
+		reqA, _ := http.NewRequestWithContext(ctx, "GET", "http://api.test/", nil)
+		reqA.Header.Set("X-Task", "A")
+		var errA error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			resp, err := tr.RoundTrip(reqA)
+			if err == nil {
+				resp.Body.Close()
+			}
+			errA = err
+		}()
+		time.Sleep(100 * time.Millisecond)
+		reqB, _ := http.NewRequest("GET", "http://api.test/", nil)
+		reqB.Header.Set("X-Task", "B")
+		if resp, err := tr.RoundTrip(reqB); err == nil {
+			resp.Body.Close()
+		} else {
+			t.Logf("B: %v", err)
+		}
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range evs {
+			t.Logf("%s req=%s attempt=%d wait=%v reason=%s status=%d err=%v", e.Kind, e.Request.Header.Get("X-Task"), e.Attempt, e.Wait, e.Reason, e.Status, e.Err)
+		}
+		t.Logf("A: %v (sent %d)", errA, sentA)
+		if !errors.As(errA, new(*polite.CostError)) {
+			t.Fatalf("scenario not reached: A got %v", errA)
+		}
+		var last polite.Event
+		for _, e := range evs {
+			if e.Request == reqA {
+				last = e
+			}
+		}
+		if last.Kind != polite.EventGiveUp || last.Attempt != 2 || last.Reason != polite.ReasonQuota || !errors.As(last.Err, new(*polite.CostError)) {
+			t.Errorf("A's retry failed with a *CostError, unsent: its last event is %s (attempt %d, reason %s, err %v), want a give-up of attempt 2 for quota with the CostError", last.Kind, last.Attempt, last.Reason, last.Err)
+		}
+	})
+}

@@ -15,7 +15,10 @@ var ErrCostExceedsQuota = errors.New("polite: cost exceeds quota")
 // could ever make room for it. It fails at once, without waiting. A request
 // the server refused, whose refusal first states such a quota, is not
 // resent: the refusal goes back to the caller, with an [EventGiveUp] of
-// [ReasonQuota], rather than a CostError for a request that was sent.
+// [ReasonQuota], rather than a CostError for a request that was sent. A
+// retry that a quota another answer states while it waits has no room for
+// is not sent: the caller gets a CostError (the refusal, read to be
+// retried, is gone), and the request's events end with an EventGiveUp.
 //
 // A CostError matches [ErrCostExceedsQuota] with [errors.Is].
 type CostError struct {

@@ -35,7 +35,9 @@ const (
 	// retry budget denied it) and Status 0 for a connection error. So is
 	// an attempt that waited past the robots.txt it was decided by and
 	// is refused by the file in force (see Transport.Robots), with the
-	// *RobotsError in Err and Status 0.
+	// *RobotsError in Err and Status 0, and a retry that a quota another
+	// answer stated meanwhile has no room for, with the *CostError the
+	// caller gets in Err, Reason ReasonQuota and Status 0.
 	EventGiveUp EventKind = "give-up"
 	// EventObserve: a response carried rate-limit fields that the budget
 	// read. Quotas says how many.
@@ -85,8 +87,9 @@ type Event struct {
 	// EventWaitError, Base's error for the EventRetry or EventGiveUp of
 	// a transient connection failure, and GetBody's error for the
 	// EventGiveUp of a retry that could not rewind its body (Status 0:
-	// the attempt was not sent), and the *RobotsError of an attempt
-	// robots.txt refused after its wait. Base's and GetBody's errors are wrapped:
+	// the attempt was not sent), the *RobotsError of an attempt
+	// robots.txt refused after its wait, and the *CostError of a retry no
+	// quota has room for. Base's and GetBody's errors are wrapped:
 	// their text hides what a log record hides of the request (its
 	// credentials, query and custom key, should the error quote them),
 	// and errors.Is and errors.As find the error itself.

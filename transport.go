@@ -403,6 +403,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			if we, ok := err.(*WaitError); ok {
 				t.waitFailed(req, we, attempt, start.time())
+			} else if ce, ok := err.(*CostError); ok && attempt > 1 && t.observed() {
+				// A quota another answer stated while the retry waited
+				// has no room for it: the retry is not sent, and its
+				// events end as the caller's call does, as a retry
+				// whose GetBody fails.
+				t.emit(Event{Kind: EventGiveUp, Time: time.Now(), Key: ce.Key, Request: req, Attempt: attempt, Reason: ReasonQuota, Err: ce})
 			}
 			return nil, causeOf(ctx, err)
 		}
