@@ -28,9 +28,10 @@ var ErrWaitTooLong = errors.New("polite: wait too long")
 // as net/http's own timeouts do, although the deadline has not passed yet:
 // the wait would have ended after it.
 //
-// Its text rounds durations (to the millisecond below 10 seconds, to a
-// tenth of a second above), names the limit and the setting that changes
-// it, and gives Until in UTC, rounded up to the second:
+// Its text rounds durations as a log record does (to the microsecond below
+// a millisecond, to the millisecond below 10 seconds, to a tenth of a
+// second above), names the limit and the setting that changes it, and
+// gives Until in UTC, rounded up to the second:
 //
 //	polite: retry-after wait of 24h0m0s for https://api.example exceeds MaxWait (10m0s); raise Transport.MaxWait or retry after 2026-01-02T15:04:05Z
 //
@@ -47,11 +48,14 @@ type WaitError struct {
 	// Delay is how long the request would have had to wait: in all,
 	// since it first asked (a retry of a transient failure, since the
 	// failure), against MaxWait; from when it failed, against the time
-	// left before its deadline.
+	// left before its deadline. Held behind requests that asked before it
+	// (their turns come first), it is the least: until theirs may start.
 	Delay time.Duration
-	// Until is when the wait would have ended; zero when no end was known
-	// (a concurrency slot held by a request still in flight), the wait
-	// having lasted MaxWait.
+	// Until is when the wait would have ended (held behind requests that
+	// asked before it, the earliest it could have: when they may start,
+	// which they do before it); zero when no end was known (a concurrency
+	// slot held by a request still in flight), the wait having lasted
+	// MaxWait.
 	Until  time.Time
 	Reason Reason // what the wait was for
 	// Deadline reports whether the request's context deadline, rather than
