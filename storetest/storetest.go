@@ -44,8 +44,7 @@ const (
 //   - Update with its context ended returns an error, or keeps what its
 //     function left;
 //   - concurrent Updates from many goroutines, on one key and on several,
-//     lose no update that returned nil (one may fail under contention, as
-//     the Store contract allows, but not all of a key's);
+//     lose no update, and none fails;
 //   - an Update that makes Generation grow wakes the key's waiters, those
 //     of a key that had no state too, and a wake between the Update and
 //     the call to Wait, or as Wait starts, is not lost;
@@ -264,16 +263,16 @@ func testKeysApart(t *testing.T, st polite.Store, key string) {
 	}
 }
 
-// testConcurrentUpdates checks that concurrent Updates lose none: each
-// key's Generation counts at least the Updates that returned nil, and no
-// more than were made. An Update may fail under contention (redisstore's
-// ErrContention): its state "may not have been kept", either way.
+// testConcurrentUpdates checks that concurrent Updates lose none, and
+// that none fails: the Store contract lets an Update fail under contention
+// (its state "may not have been kept"), but the suite holds a store to
+// none at this load, 16 goroutines on one key. (Counting only the Updates
+// that returned nil let a store that writes over another's Update on a
+// lost swap and then fails, or one that fails every contended Update,
+// pass.)
 func testConcurrentUpdates(t *testing.T, st polite.Store, key string) {
 	const goroutines, each = 16, 25
 	keys := []string{key + "/hot", key + "/1", key + "/2", key + "/3"}
-	var mu sync.Mutex
-	kept := map[string]uint64{} // the Updates that returned nil
-	var failed []error
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {
@@ -288,35 +287,24 @@ func testConcurrentUpdates(t *testing.T, st polite.Store, key string) {
 						})
 					})
 					cancel()
-					mu.Lock()
 					if err != nil {
-						failed = append(failed, err)
-					} else {
-						kept[k]++
+						t.Errorf("Update(%q): %v", k, err)
+						return
 					}
-					mu.Unlock()
 				}
 			}
 		})
 	}
 	wg.Wait()
-	made := map[string]uint64{keys[0]: goroutines * each}
+	want := map[string]uint64{keys[0]: goroutines * each}
 	for g := range goroutines {
-		made[keys[1+g%3]] += each
-	}
-	if len(failed) > 0 {
-		t.Logf("%d Updates of %d failed, the first: %v", len(failed), 2*goroutines*each, failed[0])
+		want[keys[1+g%3]] += each
 	}
 	for _, k := range keys {
 		var gen uint64
 		update(t, st, k, func(ks *polite.KeyState) { gen = ks.Generation() })
-		switch {
-		case kept[k] == 0:
-			t.Errorf("key %q: none of %d concurrent Updates returned nil", k, made[k])
-		case gen < kept[k]:
-			t.Errorf("key %q: Generation %d after %d Updates returned nil (%d made): updates were lost", k, gen, kept[k], made[k])
-		case gen > made[k]:
-			t.Errorf("key %q: Generation %d after %d Updates made: one was applied twice", k, gen, made[k])
+		if gen != want[k] {
+			t.Errorf("key %q: Generation %d after %d updates, want %d: updates were lost", k, gen, want[k], want[k])
 		}
 	}
 }
