@@ -66,8 +66,8 @@
 // after 3 seconds (or four of the origin's round trips, if longer; doubled
 // for each probe in a row that timed out) lets another request probe; so
 // does, after as long, a full ramp none of whose requests has answered (a
-// slow page held the one slot a ramp opens with for minutes), its window
-// widened to hold it.
+// slow page held the one slot a ramp opens with for minutes), lending it a
+// slot until a slow request ends.
 // Resets stated as instants (epoch seconds, HTTP-dates, also ending in
 // "UTC" or a numeric zone such as "+0100") are measured from the server's clock, estimated from its Dates to
 // well under a second; an origin caught stating its resets early (rounded

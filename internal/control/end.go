@@ -50,7 +50,7 @@ func (s *State) EndInstant(now int64, cfg *Config, l *Lease) {
 	if l.born == 0 || l.born != s.born {
 		return
 	}
-	reaped := s.leases.reap(now)
+	reaped := s.reapLeases(now)
 	if s.leases.remove(l.end, true) || reaped {
 		s.gen++ // one fewer in flight: waiters look again
 	}
@@ -68,8 +68,8 @@ func (s *State) EndUnkept(t time.Time, cfg *Config, l *Lease) {
 		return
 	}
 	now := instant(t)
-	s.ramp.returned(l.seq)
-	reaped := s.leases.reap(now)
+	s.ramp.returned(l.seq, took(l, now))
+	reaped := s.reapLeases(now)
 	// Its own, not kept, first: leases are counted by the instant they
 	// end, and one kept of that instant may be another request's, whose
 	// body still streams (freed here, it left this one counted).

@@ -134,3 +134,199 @@ func TestStallOnRecheckLetsOne(t *testing.T) {
 		t.Errorf("a second request granted at the same instant (probe %v): the stall let two go, the recheck's probe held nothing (probeEnd = now)", l2.Probe())
 	}
 }
+
+// An origin that states nothing, answers in 20 ms, and for a minute
+// answers only every other request, the rest hanging (a backend stuck on a
+// lock for half its workers). Each time the window is full of hung
+// requests for the probe timeout, it lends a slot (ramp.stalled). When the
+// backend recovers and the hung requests all answer at once, the slots
+// lent come back: lent for good (and grown on by the answers that came
+// meanwhile), as many went at one instant into the origin that had just
+// recovered, as TestStallWidensByOne says they must not.
+func TestStallsGiveBackAtSlowAnswers(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0)}
+	k.answered(20 * time.Millisecond) // the probe: the ramp opens at 1
+	if !k.s.ramp.open {
+		t.Fatal("setup: ramp not open")
+	}
+	before := k.s.ramp.cwnd
+	type pending struct {
+		l   Lease
+		due int64 // 0: hangs
+	}
+	var fl []pending
+	n := 0
+	tick := int64(10 * time.Millisecond)
+	end := k.now + int64(time.Minute)
+	for ; k.now < end; k.now += tick {
+		kept := fl[:0]
+		for _, p := range fl {
+			if p.due != 0 && p.due <= k.now {
+				k.release(&p.l, shedOK)
+				continue
+			}
+			kept = append(kept, p)
+		}
+		fl = kept
+		for {
+			l, _, ok := k.try()
+			if !ok {
+				break
+			}
+			n++
+			due := int64(0)
+			if n%2 == 0 {
+				due = k.now + int64(20*time.Millisecond)
+			}
+			fl = append(fl, pending{l, due})
+		}
+	}
+	hung, widened := len(fl), k.s.ramp.cwnd
+	// The backend recovers: every hung request answers now.
+	for i := range fl {
+		k.release(&fl[i].l, shedOK)
+	}
+	burst := 0
+	for {
+		if _, _, ok := k.try(); !ok {
+			break
+		}
+		burst++
+	}
+	t.Logf("ramp opened at %d; after a minute: %d hung, cwnd %d (%d once they answered); %d granted at the instant they answered", before, hung, widened, k.s.ramp.cwnd, burst)
+	if burst > 4 {
+		t.Errorf("%d requests granted at one instant once %d hung requests answered (ramp opened at %d for a key that states nothing): the stalls widened the window by one each and never gave it back", burst, hung, before)
+	}
+}
+
+// A window held (capped) to the limit in flight a refusal showed the
+// server keeps (TestShedHoldsWindowUntilRun: two, the third refused at
+// once): two slow answers (4 s, past the 3 s probe timeout) hold the third
+// request until one comes back, as the server requires. A stall sent it
+// past the limit the key learned, into the refusal it learned from.
+func TestStallNotPastHeldWindow(t *testing.T) {
+	var cfg Config
+	var s State
+	now := instant(t0)
+	try := func() (Lease, Hold, bool) {
+		var l Lease
+		var ask Ask
+		h, ok := s.acquireAt(now, &cfg, &ask, &l, true)
+		return l, h, ok
+	}
+	grant := func() Lease {
+		t.Helper()
+		l, h, ok := try()
+		if !ok {
+			t.Fatalf("at %v: held (%v), window %d, %d in flight", time.Duration(now-instant(t0)), h.Reason, s.ramp.cwnd, s.leases.awaiting())
+		}
+		return l
+	}
+	release := func(l *Lease, out Outcome) Plan { return s.releaseAt(at(now), now, &cfg, l, &out, true) }
+	accepted := Outcome{First: true, Bytes: -1}
+	refused := Outcome{First: true, Bytes: -1, Refused: true, Refusal: Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}}
+	p := grant()
+	now += int64(200 * time.Millisecond)
+	release(&p, accepted)
+	for range 20 {
+		a, b := grant(), grant()
+		now += int64(100 * time.Millisecond)
+		release(&a, accepted)
+		release(&b, accepted)
+	}
+	a, b, c := grant(), grant(), grant()
+	release(&c, refused)
+	now += int64(100 * time.Millisecond)
+	release(&a, accepted)
+	pr := grant()
+	release(&b, accepted)
+	now += int64(100 * time.Millisecond)
+	release(&pr, accepted)
+	if s.ramp.cwnd != 2 || !s.ramp.capped {
+		t.Fatalf("setup: window %d, held %v; want 2, held", s.ramp.cwnd, s.ramp.capped)
+	}
+	// Two slow pages, 4 s each: the third waits for one of them.
+	x, y := grant(), grant()
+	for range 40 {
+		now += int64(100 * time.Millisecond)
+		if _, _, ok := try(); ok {
+			t.Errorf("%v after two slow requests went, a third granted into the held window of 2 (the server refused a third in flight): window now %d, held %v",
+				time.Duration(now-x.start), s.ramp.cwnd, s.ramp.capped)
+			break
+		}
+	}
+	release(&x, accepted)
+	release(&y, accepted)
+}
+
+// The same origin, every other request hanging, for an hour (leases of
+// 10 min: a hung request's slot is free again at its end). With slots lent
+// for good, expired leases not giving them back, and the answers of the
+// others growing the window, it passed rampCap within 40 minutes and had
+// no limit at all, thousands of requests awaiting their answers at once.
+func TestStallsBounded(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0)}
+	k.answered(20 * time.Millisecond)
+	type pending struct {
+		l   Lease
+		due int64 // 0: hangs (its lease expires)
+	}
+	var fl []pending
+	n, most := 0, int64(0)
+	tick := int64(50 * time.Millisecond)
+	start := k.now
+	for end := k.now + int64(time.Hour); k.now < end; k.now += tick {
+		kept := fl[:0]
+		for _, p := range fl {
+			switch {
+			case p.due != 0 && p.due <= k.now:
+				k.release(&p.l, shedOK)
+			case p.due == 0 && p.l.end <= k.now:
+			default:
+				kept = append(kept, p)
+			}
+		}
+		fl = kept
+		for {
+			l, _, ok := k.try()
+			if !ok {
+				break
+			}
+			n++
+			due := int64(0)
+			if n%2 == 0 {
+				due = k.now + int64(20*time.Millisecond)
+			}
+			fl = append(fl, pending{l, due})
+			most = max(most, k.s.leases.awaiting())
+			if k.s.ramp.cwnd == 0 {
+				t.Fatalf("after %v, the window has no limit (cwnd 0): %d requests awaiting their answers, %d granted, to an origin that never answered two at once",
+					time.Duration(k.now-start).Round(time.Second), k.s.leases.awaiting(), n)
+			}
+		}
+	}
+	if most > 64 {
+		t.Errorf("%d requests awaiting their answers at once (window %d)", most, k.s.ramp.cwnd)
+	}
+}
+
+// The clock steps back an hour (an NTP step) while the window's one
+// request hangs. The stall's instant, the last grant kept in probeEnd, was
+// an hour ahead, within what acquireAt bounds: the window was held for the
+// hour and the probe timeout, not the 3 s of a stall.
+func TestStallAfterClockBack(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0)}
+	k.answered(20 * time.Millisecond)
+	hung := k.grant()
+	_ = hung
+	k.now -= int64(time.Hour) // the step
+	for range 10 {
+		k.now += int64(time.Second)
+		if _, _, ok := k.try(); ok {
+			return
+		}
+	}
+	_, h, _ := k.try()
+	t.Errorf("10 s after the clock stepped back an hour, the window's hung request still holds it (%v, wake in %v): the stall waits for the hour the clock went back",
+		h.Reason, time.Duration(h.wake-k.now).Round(time.Second))
+}

@@ -86,7 +86,7 @@ func (s *State) ReleasesQuietly(now int64, l *Lease, out *Outcome) bool {
 func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	s.touch(now)
 	s.gen++ // one fewer in flight: waiters look again
-	s.leases.reap(now)
+	s.reapLeases(now)
 	if len(s.costs.units) > 0 || len(s.costs.early) > 0 {
 		s.costs.reap(now)
 	}
@@ -94,7 +94,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	if !s.leases.lone(l.end) {
 		s.leases.remove(l.end, false)
 	}
-	s.ramp.returned(l.seq)
+	s.ramp.returned(l.seq, took(l, now))
 	if l.Priced() {
 		s.costs.unreserve(l)
 	}

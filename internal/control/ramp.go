@@ -43,14 +43,19 @@ const (
 )
 
 // restart makes the next request a lone probe.
-func (r *ramp) restart() { r.open, r.cwnd, r.keep, r.capped = false, 1, false, false }
+func (r *ramp) restart() {
+	if r.open {
+		r.misses = 0 // slots lent (see stallAt); no probe timed out
+	}
+	r.open, r.cwnd, r.keep, r.capped = false, 1, false, false
+}
 
 // recheck makes the next request a lone probe, after which cwnd is what
 // it was: it begins a learned window, which a refusal may show began too
 // early.
 func (r *ramp) recheck() {
 	if r.open {
-		r.open, r.keep = false, true
+		r.open, r.keep, r.misses = false, true, 0 // misses: slots lent (see stallAt)
 	}
 }
 
@@ -67,47 +72,76 @@ func (r *ramp) admits(inflight int64) bool { return r.cwnd <= 0 || inflight < in
 // probeTimeout returns how long a probe holds the key before another
 // request may probe.
 func (r *ramp) probeTimeout() int64 {
-	d, m := min(max(probeWait, probeRTTs*min(r.rtt, int64(maxSpan))), int64(maxSpan)), min(max(r.misses, 0), maxMisses)
+	d, m := r.slowAfter(), min(max(r.misses, 0), maxMisses)
 	if d > int64(maxSpan)>>m {
 		return int64(maxSpan) // doubled past it: shifted, it wrapped around (19.5 h and 16 misses held the key 262µs)
 	}
 	return d << m
 }
 
-// stallAt returns when the open ramp's window, full, lets one more
-// request go though none of those in flight has answered: probeTimeout
-// after its last answer or grant, as a probe lets another probe (0: not
-// open, or never heard from). Requests that do not answer (a slow page,
-// one that hangs until its lease ends) would otherwise hold every slot of
-// the window while the server serves others at once: one held the only
-// slot of a key that states nothing for two minutes. Each such request
-// doubles the timeout, as a probe that times out does, until an answer.
-// (The instant is kept in probeEnd, which the probe no longer needs: a
-// field of its own would have made a form a version before it cannot
-// read, and a key shared with one start over at every write.)
+// slowAfter returns how long an answer takes at least to be slow for the
+// key: 3 seconds, or four of its smoothed round trips when that is longer
+// (the probe's timeout before any doubling).
+func (r *ramp) slowAfter() int64 {
+	return min(max(probeWait, probeRTTs*min(r.rtt, int64(maxSpan))), int64(maxSpan))
+}
+
+// A full window whose requests do not answer (a slow page, one that hangs
+// until its lease ends) would hold every slot while the server serves
+// others at once: one held the only slot of a key that states nothing for
+// two minutes. So, as a probe that does not answer lets another probe, a
+// full window none of whose requests has answered, nor one been granted,
+// for the probe timeout lends one more slot (stallAt, stalled). While
+// open, misses counts the slots lent, each doubling the timeout before the
+// next, and the window does not grow while one is lent; a slow answer
+// (slowAfter), or an expired lease, gives one back (giveBack), so that
+// the window is what answers made it once the slow requests are done. Lent for good, the slots let as many go at once when
+// the slow requests answered together, and a key whose every other
+// request hung for its lease widened without bound. A window held to a
+// limit in flight a refusal showed (capped) lends nothing: the server
+// refuses past it. The instant is kept in probeEnd, which the probe no
+// longer needs once the ramp is open, and the count in misses, which
+// counts nothing else then: fields of their own would have made a form a
+// version before them cannot read, and a key shared with one start over
+// at every write.
+
+// stallAt returns when the open ramp's window, full, lends one more slot
+// (0: not open, capped, without limit, or never heard from).
 func (r *ramp) stallAt() int64 {
-	if !r.open || r.cwnd <= 0 || r.probeEnd == 0 {
+	if !r.open || r.capped || r.cwnd <= 0 || r.probeEnd == 0 {
 		return 0
 	}
 	return addSat(r.probeEnd, r.probeTimeout())
 }
 
-// stalled records a grant at now past the full window, which stallAt let
-// go: the window widens by one to hold it, one request that does not
-// answer no longer counted against it. (Widened to all awaiting their
-// answers, requests sent before a pause among them, which the window
+// stalled records a grant at now that stallAt let go past the full
+// window: the window widens by one slot, lent. (Widened to all awaiting
+// their answers, requests sent before a pause among them, which the window
 // holds no slot for, it let as many go at once when they ended.) A grant
 // that closed the ramp (a learned window begun: see recheck) is its lone
-// probe, which the others wait for: nothing to widen.
+// probe, which the others wait for: nothing to lend.
 func (r *ramp) stalled(now int64) {
-	if !r.open {
+	if !r.open || r.misses >= maxMisses {
 		return
 	}
 	if r.cwnd++; r.cwnd >= rampCap {
 		r.cwnd = 0
 	}
-	r.misses = min(r.misses+1, maxMisses)
+	r.misses++
 	r.probeEnd = now
+}
+
+// giveBack takes back up to n slots the window lent (see stallAt): n slow
+// requests ended.
+func (r *ramp) giveBack(n int64) {
+	if !r.open || r.misses <= 0 || n <= 0 {
+		return
+	}
+	k := int32(min(n, int64(r.misses)))
+	r.misses -= k
+	if r.cwnd > 0 {
+		r.cwnd = max(r.cwnd-k, 1)
+	}
 }
 
 // granted records a grant at now of a request whose lease ends at end; it
@@ -124,17 +158,22 @@ func (r *ramp) granted(seq uint64, now, end int64) bool {
 	return true
 }
 
-// returned records the end of the request seq.
-func (r *ramp) returned(seq uint64) {
+// returned records the end of the request seq, after d (0: unknown): a
+// slow one gives back a slot the window lent (see stallAt).
+func (r *ramp) returned(seq uint64, d int64) {
 	if r.probeSeq == seq {
 		r.probeSeq, r.probeEnd, r.misses = 0, 0, 0
+		return
+	}
+	if d >= r.slowAfter() {
+		r.giveBack(1)
 	}
 }
 
 // observe records the latency d of an answer at now.
 func (r *ramp) observe(now, d int64) {
 	if r.open {
-		r.probeEnd, r.misses = now, 0
+		r.probeEnd = now
 	}
 	d = min(max(d, 1), int64(maxSpan))
 	if r.rtt == 0 {
@@ -197,7 +236,11 @@ func (r *ramp) opened(now int64, hinted, others bool) {
 // all while held: each step past the limit costs a refusal, and the
 // answers at the new width show what it holds before the next.
 func (r *ramp) grow(hinted, held bool) {
-	if r.cwnd <= 0 || !r.open {
+	if r.cwnd <= 0 || !r.open || r.misses > 0 {
+		// Not while slots are lent (see stallAt): requests that do not
+		// answer hold the window, and the answers of the others, grown
+		// on, piled more of them up (hundreds in flight to a key whose
+		// every other request hung for its lease).
 		return
 	}
 	if r.capped && hinted {

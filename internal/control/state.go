@@ -387,6 +387,26 @@ func (s *State) pause(now, until int64, why Reason) {
 	s.ramp.restart()
 }
 
+// reapLeases drops the leases that ended by now, and reports whether it
+// dropped one: as many slots the ramp lent (see stallAt) come back, a
+// request that never answered holding one until its lease ended.
+func (s *State) reapLeases(now int64) bool {
+	n := s.leases.n
+	if !s.leases.reap(now) {
+		return false
+	}
+	s.ramp.giveBack(n - s.leases.n)
+	return true
+}
+
+// took returns how long the request l took, at now: 0 when unknown.
+func took(l *Lease, now int64) int64 {
+	if l.start == 0 {
+		return 0
+	}
+	return now - l.start
+}
+
 // wakeFirst returns the sooner of two instants to look again at, either
 // 0 for none.
 func wakeFirst(a, b int64) int64 {
@@ -438,7 +458,7 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 		s.flags |= flagCustom
 	}
 	l.custom = ask.Custom
-	if s.leases.reap(now) {
+	if s.reapLeases(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
 	}
 	if len(s.turns.c) != 0 {
@@ -606,6 +626,9 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	}
 	inflight := s.leases.n
 	stalled := false // the ramp's window is full, none of its requests answered in its probe timeout
+	if s.ramp.open && s.ramp.probeEnd > now {
+		s.ramp.probeEnd = now // the clock went back: heard from no later than now (see stallAt)
+	}
 	if s.ramp.open && !s.ramp.admits(s.leases.awaiting()) {
 		if at := s.ramp.stallAt(); at == 0 || now < at {
 			return s.hold(0, ReasonConcurrency, wakeFirst(s.leases.first(), at))
@@ -803,7 +826,7 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 	}
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
-	s.leases.reap(now)
+	s.reapLeases(now)
 	if len(s.costs.units) > 0 || len(s.costs.early) > 0 {
 		s.costs.reap(now)
 	}
@@ -850,7 +873,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 		if !s.leases.lone(l.end) {
 			s.leases.remove(l.end, false)
 		}
-		s.ramp.returned(l.seq)
+		s.ramp.returned(l.seq, took(l, now))
 		if l.Priced() {
 			s.costs.unreserve(l)
 		}
