@@ -112,16 +112,25 @@ type uncarriedKeys struct {
 // uncarried is a key of uncarriedKeys, with the tries to carry its pause
 // that failed.
 type uncarried struct {
-	k     budgetKey
-	fails int
+	k      budgetKey
+	blamed int       // tries that failed while another key's carry, right after, did not
+	tries  int       // tries that failed
+	next   time.Time // not tried again before then
 }
 
-// maxCarryFails is how many failed tries to carry a key's pause, while
-// the Store answers requests, drop it from Budget.uncarried: a key the
-// Store refuses whatever (one longer than it takes) would be tried at
-// every request the Store answers, for as long as its pause lasts. Its
-// pause is carried at its next request then, as past maxUncarried.
-const maxCarryFails = 3
+// maxCarryBlamed is how many failed tries to carry a key's pause, each
+// followed by another key's carried, drop it from Budget.uncarried: a key
+// the Store refuses whatever (one longer than it takes) would be tried
+// for as long as its pause lasts. Its pause is carried at its next
+// request then, as past maxUncarried. A failure followed by none carried
+// may be an outage's, and blames no key.
+const maxCarryBlamed = 3
+
+// carryBackoffMax is the longest a key whose carry failed waits before
+// its next try: from storeRetry, doubled at each failure. A key the Store
+// refuses, with no other carried after it to blame it, was tried at every
+// request the Store answered.
+const carryBackoffMax = 8 * time.Second
 
 // leaveQueue holds what requests that stopped waiting have to tell the
 // Store, told by tellLeaves while telling; at most maxLeaves.
@@ -570,14 +579,15 @@ func (b *Budget) keepUncarried(k budgetKey, now time.Time) bool {
 
 // carryUncarried carries the pauses of Budget.uncarried into the Store, in
 // a goroutine of its own (one at a time), so that no request waits for a
-// Store that may still fail; it stops at the first failure, the keys not
-// carried kept for the next try, the one that failed moved behind the
-// others (a key the Store refuses whatever, first, kept every other from
-// the Store), and dropped at its maxCarryFails-th failure while no
-// request finds the Store failing (in an outage, no key is to blame). Of the Store's health it records only
-// an answer, as Inspect does (see inspected): a failure it kept would put
-// every request on the fallback with no EventStoreDown, which a request
-// that finds it reports.
+// Store that may still fail. A key whose carry fails goes behind the
+// others, not tried again for a while (carryBackoffMax at most), and the
+// next is tried: carried, it blames the one that failed (a key the Store
+// refuses whatever, first, kept every other from the Store), which
+// leaves the list at its maxCarryBlamed-th blame; failing too, the run
+// stops, the Store likely down, and no key is blamed. Of the Store's
+// health it records only an answer, as Inspect does (see inspected): a
+// failure it kept would put every request on the fallback with no
+// EventStoreDown, which a request that finds it reports.
 func (b *Budget) carryUncarried() {
 	u := b.uncarried
 	if !u.carrying.CompareAndSwap(false, true) {
@@ -585,37 +595,65 @@ func (b *Budget) carryUncarried() {
 	}
 	go func() {
 		defer u.carrying.Store(false)
-		for {
+		u.mu.Lock()
+		n := len(u.keys) // each key once a run at most
+		u.mu.Unlock()
+		var suspect budgetKey // the key whose carry failed last, if none was carried since (suspected)
+		suspected := false
+		for range n {
 			u.mu.Lock()
 			if len(u.keys) == 0 {
 				u.mu.Unlock()
 				return
 			}
 			head := u.keys[0]
+			u.keys = append(u.keys[:0], u.keys[1:]...)
+			if time.Now().Before(head.next) {
+				u.keys = append(u.keys, head) // its turn comes later
+				u.mu.Unlock()
+				continue
+			}
 			u.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 			called, err := b.carryTo(ctx, head.k, time.Now())
 			cancel()
-			if called && err == nil {
-				b.inspected(nil)
-			}
 			u.mu.Lock()
-			if len(u.keys) > 0 && u.keys[0].k.m == head.k.m {
-				u.keys = append(u.keys[:0], u.keys[1:]...)
-				if err != nil && b.down.Load() == 0 {
-					head.fails++ // the Store answers the requests: this key's failure
+			if err == nil {
+				if called {
+					b.inspected(nil)
 				}
-				if err != nil && head.fails < maxCarryFails {
-					u.keys = append(u.keys, head)
+				if suspected {
+					u.blame(suspect)
+					suspected = false
 				}
-				u.n.Store(int32(len(u.keys)))
+			} else {
+				head.tries++
+				head.next = time.Now().Add(min(storeRetry<<min(head.tries-1, 8), carryBackoffMax))
+				u.keys = append(u.keys, head)
 			}
+			u.n.Store(int32(len(u.keys)))
 			u.mu.Unlock()
 			if err != nil {
-				return
+				if suspected {
+					return // two in a row: the Store, not a key
+				}
+				suspect, suspected = head.k, true
 			}
 		}
 	}()
+}
+
+// blame counts a failed carry against k (see carryUncarried), which
+// leaves the list at maxCarryBlamed. u.mu is held.
+func (u *uncarriedKeys) blame(k budgetKey) {
+	for i := range u.keys {
+		if u.keys[i].k.m == k.m {
+			if u.keys[i].blamed++; u.keys[i].blamed >= maxCarryBlamed {
+				u.keys = append(u.keys[:i], u.keys[i+1:]...)
+			}
+			return
+		}
+	}
 }
 
 // end ends the request l granted, whose release kept it in flight while

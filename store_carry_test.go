@@ -209,3 +209,73 @@ func TestCarryPastKeyStoreRefuses(t *testing.T) {
 		})
 	}
 }
+
+// outageOnCarryStore is a bytesStore whose outage begins during a call for
+// a.test's key while armed: the call fails after 10 ms, and every call
+// after it fails until the test ends the outage.
+type outageOnCarryStore struct {
+	*bytesStore
+	armed atomic.Bool
+}
+
+func (s *outageOnCarryStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	if strings.Contains(key, "a.test") && s.armed.CompareAndSwap(true, false) {
+		time.Sleep(10 * time.Millisecond) // the outage begins as the carry runs
+		s.failing.Store(true)
+		return errStoreDown
+	}
+	return s.bytesStore.Update(ctx, key, fn)
+}
+
+// a.test's hour-long pause, learned on the fallback while the Store was
+// down, waits in Budget.uncarried for a request the Store answers. Three
+// short outages each begin while that carry runs: the carry is the first
+// call to fail (it records no failure, by design). Counted as a.test's own
+// failures (no request had found the Store failing), they dropped a.test
+// from the list at the third, though the Store never refused its key: its
+// pause stayed in this process, and another process sharing the Store
+// sent to a.test for the hour. A failure blames a key only when another's
+// carry succeeds right after it.
+func TestCarryNotDroppedByOutages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &outageOnCarryStore{bytesStore: newBytesStore()}
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host == "c.test" {
+				time.Sleep(100 * time.Millisecond) // the page: the carry fails first
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+		})
+		b := &polite.Budget{Store: st}
+		tr := &polite.Transport{Base: base, Budget: b, Key: func(r *http.Request) string { return r.URL.Host }}
+		get := func(host string) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		// The Store down: a.test refused for an hour on the fallback; its
+		// carry fails while a request found the Store failing (not counted).
+		st.failing.Store(true)
+		get("c.test")
+		get("a.test")
+		time.Sleep(time.Second)
+		for range 3 {
+			st.failing.Store(false) // the Store is back
+			time.Sleep(2 * time.Second)
+			st.armed.Store(true)
+			get("c.test") // answered: carries a.test, as an outage begins
+			time.Sleep(time.Second)
+		}
+		st.failing.Store(false) // back for good
+		time.Sleep(2 * time.Second)
+		for range 3 {
+			get("c.test") // answered by the Store: carries the list
+			time.Sleep(time.Second)
+		}
+		other := &polite.Budget{Store: st} // another process sharing the Store
+		if s, _ := other.Inspect("a.test", time.Now()); !s.PauseUntil.After(time.Now()) {
+			t.Errorf("a.test's hour-long pause was never carried to the Store: three outages that began during its carry dropped it from the list, though the Store refused nothing of its own; another process sees PauseUntil %v", s.PauseUntil)
+		}
+	})
+}
