@@ -330,3 +330,31 @@ func TestStallAfterClockBack(t *testing.T) {
 	t.Errorf("10 s after the clock stepped back an hour, the window's hung request still holds it (%v, wake in %v): the stall waits for the hour the clock went back",
 		h.Reason, time.Duration(h.wake-k.now).Round(time.Second))
 }
+
+// A probe that answers after its timeout, when a second probe went: the
+// first's answer opens the ramp, the second's miss still counted. While the
+// ramp is open its misses count the slots a stall lent (see stallAt), and
+// the window grows only with none lent: the miss left in them froze the
+// window at its opening, 4 in flight to an origin answering in 3.5 s
+// (3,000 requests over 400 workers then waited past a MaxWait of 30 s).
+func TestProbeMissNotLentSlot(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0)}
+	p1 := k.grant()
+	k.now += int64(3100 * time.Millisecond) // p1's timeout passed
+	p2 := k.grant()
+	if !p2.Probe() || k.s.ramp.misses != 1 {
+		t.Fatalf("setup: second probe %v, misses %d", p2.Probe(), k.s.ramp.misses)
+	}
+	k.now += int64(400 * time.Millisecond)
+	k.release(&p1, shedOK)
+	if !k.s.ramp.open || k.s.ramp.misses != 0 {
+		t.Fatalf("after the first probe's answer: open %v, misses %d; want open, none (no slot lent)", k.s.ramp.open, k.s.ramp.misses)
+	}
+	before := k.s.ramp.cwnd
+	for range 5 {
+		k.round(0, 3500*time.Millisecond)
+	}
+	if k.s.ramp.cwnd != 0 && k.s.ramp.cwnd <= before {
+		t.Errorf("after five rounds of answers, window %d, as it opened (%d): it grew not", k.s.ramp.cwnd, before)
+	}
+}

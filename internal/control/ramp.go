@@ -193,9 +193,9 @@ func (r *ramp) observe(now, d int64) {
 // when the key states its quotas (the fresh answer says what is left) or
 // its round trip is long.
 func (r *ramp) opened(now int64, hinted, others bool) {
-	// The probe answered: it holds nothing more, and probeEnd is the
-	// open ramp's (see stallAt).
-	r.probeSeq, r.probeEnd = 0, now
+	// The probe answered: it holds nothing more, no probe timed out in a
+	// row, and probeEnd and misses are the open ramp's (see stallAt).
+	r.probeSeq, r.probeEnd, r.misses = 0, now, 0
 	if r.keep {
 		r.open, r.keep = true, false
 		return
