@@ -68,7 +68,7 @@ func (s *State) EndUnkept(t time.Time, cfg *Config, l *Lease) {
 		return
 	}
 	now := instant(t)
-	s.ramp.returned(l.seq, took(l, now))
+	s.ramp.returned(l.seq, took(l, now), s.leases.awaiting())
 	reaped := s.reapLeases(now)
 	// Its own, not kept, first: leases are counted by the instant they
 	// end, and one kept of that instant may be another request's, whose

@@ -94,7 +94,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	if !s.leases.lone(l.end) {
 		s.leases.remove(l.end, false)
 	}
-	s.ramp.returned(l.seq, took(l, now))
+	gave := s.ramp.returned(l.seq, took(l, now), s.leases.awaiting())
 	if l.Priced() {
 		s.costs.unreserve(l)
 	}
@@ -140,7 +140,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	}
 	if l.probe && now >= s.pauseUntil {
 		s.ramp.opened(now, s.flags&flagHinted != 0, s.leases.awaiting() > 0)
-	} else {
+	} else if !gave {
 		s.ramp.grow(s.flags&flagHinted != 0, s.shed.ok < shedRun)
 	}
 	if keep {

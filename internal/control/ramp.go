@@ -55,7 +55,8 @@ func (r *ramp) restart() {
 // early.
 func (r *ramp) recheck() {
 	if r.open {
-		r.open, r.keep, r.misses = false, true, 0 // misses: slots lent (see stallAt)
+		r.giveBack(int64(r.misses)) // the window it opens with again has no slot lent (see stallAt)
+		r.open, r.keep = false, true
 	}
 }
 
@@ -93,9 +94,10 @@ func (r *ramp) slowAfter() int64 {
 // full window none of whose requests has answered, nor one been granted,
 // for the probe timeout lends one more slot (stallAt, stalled). While
 // open, misses counts the slots lent, each doubling the timeout before the
-// next, and the window does not grow while one is lent; a slow answer
-// (slowAfter), or an expired lease, gives one back (giveBack), so that
-// the window is what answers made it once the slow requests are done. Lent for good, the slots let as many go at once when
+// next; a slow answer (slowAfter), which does not grow the window, or an
+// expired lease gives one back (giveBack), and all come back once nothing
+// awaits its answer, so that the window is what answers made it once the
+// slow requests are done. Lent for good, the slots let as many go at once when
 // the slow requests answered together, and a key whose every other
 // request hung for its lease widened without bound. A window held to a
 // limit in flight a refusal showed (capped) lends nothing: the server
@@ -158,16 +160,28 @@ func (r *ramp) granted(seq uint64, now, end int64) bool {
 	return true
 }
 
-// returned records the end of the request seq, after d (0: unknown): a
-// slow one gives back a slot the window lent (see stallAt).
-func (r *ramp) returned(seq uint64, d int64) {
+// returned records the end of the request seq, after d (0: unknown),
+// with inflight others awaiting their answers: a slow one gives back a
+// slot the window lent (see stallAt), and so do they all once none awaits
+// its answer (a slow request lent late may have taken less than slowAfter,
+// raised by the answers of those before it). It reports whether one was
+// given back: the window does not grow on that answer.
+func (r *ramp) returned(seq uint64, d, inflight int64) bool {
 	if r.probeSeq == seq {
 		r.probeSeq, r.probeEnd, r.misses = 0, 0, 0
-		return
+		return false
 	}
-	if d >= r.slowAfter() {
+	lent := r.open && r.misses > 0
+	switch {
+	case !lent:
+	case inflight == 0:
+		r.giveBack(int64(r.misses))
+	case d >= r.slowAfter():
 		r.giveBack(1)
+	default:
+		return false
 	}
+	return lent
 }
 
 // observe records the latency d of an answer at now.
@@ -236,11 +250,7 @@ func (r *ramp) opened(now int64, hinted, others bool) {
 // all while held: each step past the limit costs a refusal, and the
 // answers at the new width show what it holds before the next.
 func (r *ramp) grow(hinted, held bool) {
-	if r.cwnd <= 0 || !r.open || r.misses > 0 {
-		// Not while slots are lent (see stallAt): requests that do not
-		// answer hold the window, and the answers of the others, grown
-		// on, piled more of them up (hundreds in flight to a key whose
-		// every other request hung for its lease).
+	if r.cwnd <= 0 || !r.open {
 		return
 	}
 	if r.capped && hinted {

@@ -230,5 +230,6 @@ func (s *State) unshed(l *Lease, now int64) {
 		}
 		cwnd, s.ramp.capped = c, true
 	}
-	s.ramp.open, s.ramp.keep, s.ramp.cwnd = true, true, cwnd
+	// Open: its misses are slots lent (see ramp.stallAt), none yet.
+	s.ramp.open, s.ramp.keep, s.ramp.cwnd, s.ramp.misses = true, true, cwnd, 0
 }

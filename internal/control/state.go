@@ -869,11 +869,12 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	if l.custom {
 		s.flags |= flagCustom
 	}
+	gave := false // a slot the ramp lent came back (see ramp.returned)
 	if l.born == s.born && l.born != 0 {
 		if !s.leases.lone(l.end) {
 			s.leases.remove(l.end, false)
 		}
-		s.ramp.returned(l.seq, took(l, now))
+		gave = s.ramp.returned(l.seq, took(l, now), s.leases.awaiting())
 		if l.Priced() {
 			s.costs.unreserve(l)
 		}
@@ -957,7 +958,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			// The probe came back and the key is not paused again (its
 			// own answer may have spent the quota): ramp up.
 			s.ramp.opened(now, s.flags&flagHinted != 0, s.leases.awaiting() > 0)
-		} else {
+		} else if !gave {
 			s.ramp.grow(s.flags&flagHinted != 0, s.shed.ok < shedRun)
 		}
 		return Plan{}
