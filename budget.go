@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -601,15 +602,17 @@ func (b *Budget) carryUncarried() {
 		var suspect budgetKey // the key whose carry failed last, if none was carried since (suspected)
 		suspected := false
 		for range n {
+			// The head stays listed while it is carried, so that
+			// keepUncarried finds it (taken out, the key was listed
+			// twice once a request to it kept it meanwhile).
 			u.mu.Lock()
 			if len(u.keys) == 0 {
 				u.mu.Unlock()
 				return
 			}
 			head := u.keys[0]
-			u.keys = append(u.keys[:0], u.keys[1:]...)
 			if time.Now().Before(head.next) {
-				u.keys = append(u.keys, head) // its turn comes later
+				u.keys = append(u.keys[1:], head) // its turn comes later
 				u.mu.Unlock()
 				continue
 			}
@@ -618,18 +621,26 @@ func (b *Budget) carryUncarried() {
 			called, err := b.carryTo(ctx, head.k, time.Now())
 			cancel()
 			u.mu.Lock()
-			if err == nil {
+			i := slices.IndexFunc(u.keys, func(o uncarried) bool { return o.k.m == head.k.m })
+			switch {
+			case err == nil:
+				if i >= 0 {
+					u.keys = slices.Delete(u.keys, i, i+1)
+				}
 				if called {
 					b.inspected(nil)
+					if suspected {
+						// The Store took another key's: the one that
+						// failed before it failed for its own.
+						u.blame(suspect)
+						suspected = false
+					}
 				}
-				if suspected {
-					u.blame(suspect)
-					suspected = false
-				}
-			} else {
-				head.tries++
-				head.next = time.Now().Add(min(storeRetry<<min(head.tries-1, 8), carryBackoffMax))
-				u.keys = append(u.keys, head)
+			case i >= 0:
+				o := u.keys[i]
+				o.tries++
+				o.next = time.Now().Add(min(storeRetry<<min(o.tries-1, 8), carryBackoffMax))
+				u.keys = append(slices.Delete(u.keys, i, i+1), o) // behind the others
 			}
 			u.n.Store(int32(len(u.keys)))
 			u.mu.Unlock()

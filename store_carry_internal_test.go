@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -353,4 +354,174 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// gateStore is a MemoryStore whose Update for a.test's key, while armed,
+// blocks until the test opens the gate, then fails.
+type gateStore struct {
+	m       MemoryStore
+	failing atomic.Bool
+	armed   atomic.Bool
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (s *gateStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
+	if s.failing.Load() {
+		return errors.New("store: connection refused")
+	}
+	if strings.Contains(key, "a.test") && s.armed.CompareAndSwap(true, false) {
+		s.entered <- struct{}{}
+		<-s.gate
+		return errors.New("store: refused")
+	}
+	return s.m.Update(ctx, key, fn)
+}
+
+func (s *gateStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.m.Wait(ctx, key, gen, until)
+}
+
+// carryUncarried took the head out of Budget.uncarried while its carry
+// ran. keepUncarried, called meanwhile for the same key (a request to it
+// released on the fallback), found no entry and added one; the carry
+// failed and put the head back: the key was listed twice. Adjacent, its
+// two entries failed in a row at every run, which reads as the Store
+// down: the key was never blamed nor dropped, and each took a slot of the
+// 64. The head stays listed while it is carried.
+func TestCarryKeyListedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &gateStore{entered: make(chan struct{}), gate: make(chan struct{})}
+		base := storeRT(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host == "c.test" {
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+		})
+		b := &Budget{Store: st}
+		tr := &Transport{Base: base, Budget: b}
+		get := func(host string) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		st.failing.Store(true)
+		get("c.test")
+		get("a.test")
+		synctest.Wait()
+		b.uncarried.mu.Lock()
+		if len(b.uncarried.keys) != 1 {
+			b.uncarried.mu.Unlock()
+			t.Fatalf("setup: %d uncarried", len(b.uncarried.keys))
+		}
+		k := b.uncarried.keys[0].k
+		b.uncarried.mu.Unlock()
+		st.failing.Store(false)
+		time.Sleep(3 * time.Second)
+		st.armed.Store(true)
+		go get("c.test") // answered: carries a.test, whose call blocks
+		<-st.entered
+		added := b.keepUncarried(k, time.Now()) // a request to a.test released on the fallback meanwhile
+		close(st.gate)
+		synctest.Wait()
+		b.uncarried.mu.Lock()
+		n := 0
+		for _, o := range b.uncarried.keys {
+			if o.k.m == k.m {
+				n++
+			}
+		}
+		b.uncarried.mu.Unlock()
+		if n > 1 {
+			t.Errorf("a.test is in Budget.uncarried %d times (keepUncarried during its carry added it: %v)", n, added)
+		}
+	})
+}
+
+// outageOnAStore fails at once while failing; armed, a.test's Update
+// begins an outage (fails, and every call after it).
+type outageOnAStore struct {
+	m       MemoryStore
+	failing atomic.Bool
+	armed   atomic.Bool
+}
+
+func (s *outageOnAStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
+	if strings.Contains(key, "a.test") && s.armed.CompareAndSwap(true, false) {
+		s.failing.Store(true)
+	}
+	if s.failing.Load() {
+		return errors.New("store: connection refused")
+	}
+	return s.m.Update(ctx, key, fn)
+}
+
+func (s *outageOnAStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.m.Wait(ctx, key, gen, until)
+}
+
+// a.test's carry fails as an outage begins; the key after it, b<i>.test,
+// has nothing left to carry (its 1 s pause is over), so carryTo returns
+// (false, nil) without calling the Store. carryUncarried blamed a.test as
+// if b<i>'s carry had shown the Store answering: three outages dropped
+// a.test, and its hour-long pause was never carried. Only a carry the
+// Store took blames the one that failed before it.
+func TestCarryBlamesOnlyForAStoreCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &outageOnAStore{}
+		base := storeRT(func(r *http.Request) (*http.Response, error) {
+			ra := "3600"
+			if strings.HasPrefix(r.URL.Host, "b") {
+				ra = "1"
+			}
+			if r.URL.Host == "c.test" {
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {ra}}, Body: http.NoBody, Request: r}, nil
+		})
+		b := &Budget{Store: st}
+		tr := &Transport{Base: base, Budget: b}
+		get := func(host string) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+			synctest.Wait()
+		}
+		list := func() (hosts []string, blamedA int) {
+			b.uncarried.mu.Lock()
+			defer b.uncarried.mu.Unlock()
+			for _, o := range b.uncarried.keys {
+				hosts = append(hosts, o.k.m.String())
+				if strings.Contains(o.k.m.String(), "a.test") {
+					blamedA = o.blamed
+				}
+			}
+			return
+		}
+		st.failing.Store(true)
+		get("c.test")
+		get("a.test")
+		for i := range 3 {
+			st.failing.Store(true)
+			get("b" + string(rune('0'+i)) + ".test")
+			time.Sleep(10 * time.Second)
+			st.failing.Store(false)
+			st.armed.Store(true)
+			before, _ := list()
+			b.carryUncarried() // as a request the Store answered would
+			synctest.Wait()
+			after, blamed := list()
+			t.Logf("round %d: list %v -> %v, a.test blamed %d", i, before, after, blamed)
+		}
+		hosts, _ := list()
+		found := false
+		for _, h := range hosts {
+			found = found || strings.Contains(h, "a.test")
+		}
+		if !found {
+			t.Errorf("a.test dropped from Budget.uncarried (list %v): blamed for three outages by keys with nothing to carry, its hour-long pause never carried", hosts)
+		}
+	})
 }
