@@ -117,6 +117,7 @@ type uncarried struct {
 	blamed int       // tries that failed while another key's carry, right after, did not
 	tries  int       // tries that failed
 	next   time.Time // not tried again before then
+	again  bool      // kept again while being carried: its fallback state may hold a later pause than the carry took
 }
 
 // maxCarryBlamed is how many failed tries to carry a key's pause, each
@@ -565,8 +566,9 @@ func (b *Budget) keepUncarried(k budgetKey, now time.Time) bool {
 	u := b.uncarried
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	for _, o := range u.keys {
-		if o.k.m == k.m {
+	for i := range u.keys {
+		if u.keys[i].k.m == k.m {
+			u.keys[i].again = true // carried maybe now, from what the fallback held before
 			return false
 		}
 	}
@@ -624,7 +626,12 @@ func (b *Budget) carryUncarried() {
 			i := slices.IndexFunc(u.keys, func(o uncarried) bool { return o.k.m == head.k.m })
 			switch {
 			case err == nil:
-				if i >= 0 {
+				switch {
+				case i < 0:
+				case u.keys[i].again:
+					// Kept again during the carry: carried again.
+					u.keys[i].again = false
+				default:
 					u.keys = slices.Delete(u.keys, i, i+1)
 				}
 				if called {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/politehttp/polite/internal/control"
 )
 
 // latencyStore is a shared Store (a MemoryStore behind the Store
@@ -522,6 +524,98 @@ func TestCarryBlamesOnlyForAStoreCall(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("a.test dropped from Budget.uncarried (list %v): blamed for three outages by keys with nothing to carry, its hour-long pause never carried", hosts)
+		}
+	})
+}
+
+// slowOKStore is a MemoryStore whose Update for a.test's key, while armed,
+// blocks until the test opens the gate, then succeeds.
+type slowOKStore struct {
+	m       MemoryStore
+	failing atomic.Bool
+	armed   atomic.Bool
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (s *slowOKStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
+	if s.failing.Load() {
+		return errors.New("store: connection refused")
+	}
+	if strings.Contains(key, "a.test") && s.armed.CompareAndSwap(true, false) {
+		s.entered <- struct{}{}
+		<-s.gate
+	}
+	return s.m.Update(ctx, key, fn)
+}
+
+func (s *slowOKStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
+	return s.m.Wait(ctx, key, gen, until)
+}
+
+// While a.test's pause (1 h) is being carried, a request to a.test
+// releases on the fallback (the Store failed its call) and learns a longer
+// pause (2 h): keepUncarried finds the key listed (the head stays listed
+// while carried) and adds nothing. The carry of the 1 h pause succeeded
+// and deleted the entry: the 2 h pause, which the Store did not hold, was
+// listed nowhere. A key kept again during its carry is carried again.
+func TestCarryKeepsPauseLearnedDuringCarry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &slowOKStore{entered: make(chan struct{}), gate: make(chan struct{})}
+		base := storeRT(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host == "c.test" {
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+		})
+		b := &Budget{Store: st}
+		tr := &Transport{Base: base, Budget: b}
+		get := func(host string) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		st.failing.Store(true)
+		get("c.test")
+		get("a.test")
+		synctest.Wait()
+		b.uncarried.mu.Lock()
+		if len(b.uncarried.keys) != 1 {
+			b.uncarried.mu.Unlock()
+			t.Fatalf("setup: %d uncarried", len(b.uncarried.keys))
+		}
+		k := b.uncarried.keys[0].k
+		b.uncarried.mu.Unlock()
+		st.failing.Store(false)
+		time.Sleep(3 * time.Second)
+		st.armed.Store(true)
+		go get("c.test") // answered: carries a.test's 1 h pause, whose call blocks
+		<-st.entered
+		// Meanwhile a request to a.test released on the fallback (its
+		// Store call failed) and learned a 2 h pause, as releaseExt does.
+		now := time.Now()
+		pu2 := now.Add(2 * time.Hour)
+		// (The fallback's state learns it as its release does: no mirror.)
+		sh := b.fallback.shard(k.m)
+		sh.mu.Lock()
+		sh.m[k.m].ks.c.PauseUntil(now, &b.cfg, pu2, control.ReasonRetryAfter)
+		sh.mu.Unlock()
+		added := b.keepUncarried(k, now)
+		close(st.gate)
+		synctest.Wait()
+		time.Sleep(20 * time.Second) // later runs, had it been listed
+		get("c.test")
+		synctest.Wait()
+		pu, _ := b.fallback.learned(k.m, time.Now())
+		b.uncarried.mu.Lock()
+		listed := len(b.uncarried.keys)
+		b.uncarried.mu.Unlock()
+		var stored time.Time
+		_ = st.m.Update(context.Background(), k.m.String(), func(s *KeyState) { stored, _ = s.c.Paused(time.Now()) })
+		t.Logf("keepUncarried during the carry added: %v; fallback's uncarried pause %v; Store's pause %v; listed %d", added, pu.Sub(now), stored.Sub(now), listed)
+		if !pu.IsZero() && listed == 0 {
+			t.Errorf("a.test's 2 h pause, learned while its 1 h pause was carried, is not in the Store (which holds %v) and not listed to be carried: lost until a.test's own next request", stored.Sub(now).Round(time.Second))
 		}
 	})
 }

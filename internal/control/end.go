@@ -68,12 +68,14 @@ func (s *State) EndUnkept(t time.Time, cfg *Config, l *Lease) {
 		return
 	}
 	now := instant(t)
-	s.ramp.returned(l.seq, took(l, now), s.leases.awaiting())
 	reaped := s.reapLeases(now)
 	// Its own, not kept, first: leases are counted by the instant they
 	// end, and one kept of that instant may be another request's, whose
 	// body still streams (freed here, it left this one counted).
-	if s.leases.remove(l.end, false) || s.leases.remove(l.end, true) || reaped {
+	counted := s.leases.remove(l.end, false)
+	ended := counted || s.leases.remove(l.end, true)
+	s.ramp.returned(l.seq, took(l, now), s.leases.awaiting(), counted)
+	if ended || reaped {
 		s.gen++ // one fewer in flight: waiters look again
 	}
 	s.settle(now, cfg)

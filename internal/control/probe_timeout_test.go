@@ -488,3 +488,77 @@ func TestProbeMissNotLentThroughLift(t *testing.T) {
 		t.Errorf("nothing lent, yet misses %d after the lift: the window frozen at %d through 100 fast rounds", k.s.ramp.misses, k.s.ramp.cwnd)
 	}
 }
+
+// A stream (a lease kept after its answer) holds no slot of the window:
+// awaiting excludes it. Its lease expiring gave back a slot the window lent
+// for a request that still hangs.
+func TestKeptLeaseExpiryLeavesLentSlot(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0), cfg: Config{Lease: time.Minute}}
+	for range 2 {
+		k.answered(5 * time.Millisecond)
+	}
+	if !k.s.ramp.open || k.s.ramp.cwnd != 1 {
+		t.Fatalf("setup: open %v cwnd %d", k.s.ramp.open, k.s.ramp.cwnd)
+	}
+	s := k.grant() // a stream: answered, its body never closed
+	k.now += int64(10 * time.Millisecond)
+	keep := shedOK
+	keep.Keep = true
+	k.release(&s, keep)
+	if k.s.leases.kept != 1 || k.s.leases.awaiting() != 0 {
+		t.Fatalf("setup: kept %d awaiting %d", k.s.leases.kept, k.s.leases.awaiting())
+	}
+	k.now = s.end - k.s.ramp.slowAfter() - int64(100*time.Millisecond)
+	a := k.grant() // hangs
+	k.now += k.s.ramp.probeTimeout()
+	b := k.grant() // the stall lends a slot for a
+	if k.s.ramp.misses != 1 || k.s.ramp.cwnd != 2 {
+		t.Fatalf("setup: after the stall misses %d cwnd %d", k.s.ramp.misses, k.s.ramp.cwnd)
+	}
+	k.now = s.end + int64(50*time.Millisecond) // the stream's lease ends; a still hangs
+	if _, _, ok := k.try(); ok {
+		t.Fatal("setup: granted with a and b in flight")
+	}
+	if k.s.ramp.misses != 1 {
+		t.Errorf("the stream's lease ended, a and b still hang, yet misses %d cwnd %d: its expiry gave back the slot lent for a, though a kept lease holds none", k.s.ramp.misses, k.s.ramp.cwnd)
+	}
+	k.now += int64(50 * time.Millisecond)
+	k.release(&b, shedOK)                       // b answers in 200ms: not slow
+	t.Logf("after the stream's lease ended and b answered fast: cwnd %d misses %d awaiting %d", k.s.ramp.cwnd, k.s.ramp.misses, k.s.leases.awaiting())
+	if _, h, ok := k.try(); !ok {
+		t.Errorf("a still hangs and holds the window's only slot again (cwnd %d, misses %d, held %v): the stream's expired lease, which held no slot, gave back the slot lent for a", k.s.ramp.cwnd, k.s.ramp.misses, h.Reason)
+	}
+	_ = a
+}
+
+// A request that hung past its lease gives its lent slot back when the
+// lease is reaped; its answer, coming after, slow, gave back another, lent
+// for a request that still hangs.
+func TestExpiredThenAnsweredGivesBackOnce(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0), cfg: Config{Lease: time.Minute}}
+	for range 2 {
+		k.answered(5 * time.Millisecond)
+	}
+	if !k.s.ramp.open || k.s.ramp.cwnd != 1 {
+		t.Fatalf("setup: open %v cwnd %d", k.s.ramp.open, k.s.ramp.cwnd)
+	}
+	a := k.grant() // hangs past its lease, then answers
+	k.now += k.s.ramp.probeTimeout()
+	_ = k.grant() // b: lent for a; hangs
+	k.now += k.s.ramp.probeTimeout()
+	_ = k.grant() // c: lent for a and b; hangs
+	if k.s.ramp.misses != 2 {
+		t.Fatalf("setup: misses %d cwnd %d", k.s.ramp.misses, k.s.ramp.cwnd)
+	}
+	k.now = a.end + int64(time.Millisecond)
+	k.try() // a's lease reaped: one slot back
+	if k.s.ramp.misses != 1 {
+		t.Fatalf("setup: after a's lease ended misses %d", k.s.ramp.misses)
+	}
+	k.now += int64(time.Second)
+	k.release(&a, shedOK) // a's late answer
+	t.Logf("after a's late answer: misses %d cwnd %d awaiting %d", k.s.ramp.misses, k.s.ramp.cwnd, k.s.leases.awaiting())
+	if k.s.ramp.misses != 1 {
+		t.Errorf("a gave back twice (its lease's end, then its answer): misses %d, window %d with b and c still hanging (%d awaiting)", k.s.ramp.misses, k.s.ramp.cwnd, k.s.leases.awaiting())
+	}
+}

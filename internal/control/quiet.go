@@ -91,10 +91,8 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.costs.reap(now)
 	}
 	keep := out.Keep && s.leases.has(l.end)
-	if !s.leases.lone(l.end) {
-		s.leases.remove(l.end, false)
-	}
-	gave := s.ramp.returned(l.seq, took(l, now), s.leases.awaiting())
+	counted := s.leases.lone(l.end) || s.leases.remove(l.end, false) // not once its lease ended
+	gave := s.ramp.returned(l.seq, took(l, now), s.leases.awaiting(), counted)
 	if l.Priced() {
 		s.costs.unreserve(l)
 	}

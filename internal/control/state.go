@@ -391,11 +391,11 @@ func (s *State) pause(now, until int64, why Reason) {
 // dropped one: as many slots the ramp lent (see stallAt) come back, a
 // request that never answered holding one until its lease ended.
 func (s *State) reapLeases(now int64) bool {
-	n := s.leases.n
+	n := s.leases.awaiting() // a kept lease (a body streaming) holds no slot of the window
 	if !s.leases.reap(now) {
 		return false
 	}
-	s.ramp.giveBack(n - s.leases.n)
+	s.ramp.giveBack(n - s.leases.awaiting())
 	return true
 }
 
@@ -871,10 +871,8 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	}
 	gave := false // a slot the ramp lent came back (see ramp.returned)
 	if l.born == s.born && l.born != 0 {
-		if !s.leases.lone(l.end) {
-			s.leases.remove(l.end, false)
-		}
-		gave = s.ramp.returned(l.seq, took(l, now), s.leases.awaiting())
+		counted := s.leases.lone(l.end) || s.leases.remove(l.end, false) // not once its lease ended
+		gave = s.ramp.returned(l.seq, took(l, now), s.leases.awaiting(), counted)
 		if l.Priced() {
 			s.costs.unreserve(l)
 		}
