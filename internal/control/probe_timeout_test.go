@@ -523,7 +523,7 @@ func TestKeptLeaseExpiryLeavesLentSlot(t *testing.T) {
 		t.Errorf("the stream's lease ended, a and b still hang, yet misses %d cwnd %d: its expiry gave back the slot lent for a, though a kept lease holds none", k.s.ramp.misses, k.s.ramp.cwnd)
 	}
 	k.now += int64(50 * time.Millisecond)
-	k.release(&b, shedOK)                       // b answers in 200ms: not slow
+	k.release(&b, shedOK) // b answers in 200ms: not slow
 	t.Logf("after the stream's lease ended and b answered fast: cwnd %d misses %d awaiting %d", k.s.ramp.cwnd, k.s.ramp.misses, k.s.leases.awaiting())
 	if _, h, ok := k.try(); !ok {
 		t.Errorf("a still hangs and holds the window's only slot again (cwnd %d, misses %d, held %v): the stream's expired lease, which held no slot, gave back the slot lent for a", k.s.ramp.cwnd, k.s.ramp.misses, h.Reason)
