@@ -108,6 +108,8 @@ type uncarriedKeys struct {
 	keys     []uncarried
 	n        atomic.Int32
 	carrying atomic.Bool // a goroutine of carryUncarried runs
+	current  memKey      // the key it carries now, if busy
+	busy     bool
 }
 
 // uncarried is a key of uncarriedKeys, with the tries to carry its pause
@@ -568,7 +570,9 @@ func (b *Budget) keepUncarried(k budgetKey, now time.Time) bool {
 	defer u.mu.Unlock()
 	for i := range u.keys {
 		if u.keys[i].k.m == k.m {
-			u.keys[i].again = true // carried maybe now, from what the fallback held before
+			if u.busy && u.current == k.m {
+				u.keys[i].again = true // carried now, from what the fallback held before
+			}
 			return false
 		}
 	}
@@ -618,19 +622,24 @@ func (b *Budget) carryUncarried() {
 				u.mu.Unlock()
 				continue
 			}
+			u.current, u.busy = head.k.m, true
 			u.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 			called, err := b.carryTo(ctx, head.k, time.Now())
 			cancel()
 			u.mu.Lock()
+			u.current, u.busy = memKey{}, false
 			i := slices.IndexFunc(u.keys, func(o uncarried) bool { return o.k.m == head.k.m })
 			switch {
 			case err == nil:
 				switch {
 				case i < 0:
 				case u.keys[i].again:
-					// Kept again during the carry: carried again.
-					u.keys[i].again = false
+					// Kept again during the carry: carried again,
+					// behind the others.
+					o := u.keys[i]
+					o.again = false
+					u.keys = append(slices.Delete(u.keys, i, i+1), o)
 				default:
 					u.keys = slices.Delete(u.keys, i, i+1)
 				}

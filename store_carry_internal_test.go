@@ -619,3 +619,78 @@ func TestCarryKeepsPauseLearnedDuringCarry(t *testing.T) {
 		}
 	})
 }
+
+// a.test and b.test wait to be carried; a.test, refused again while the
+// Store is down, is kept again. It was marked "carried again" then, though
+// no carry ran: the next run carried a.test, left it at the head, and
+// spent b.test's try on a.test again, b.test's pause not carried though
+// the Store answered. A key is marked so only while it is carried, and
+// carried again behind the others.
+func TestCarryAgainLeavesOthersTheirTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &slowOKStore{entered: make(chan struct{}), gate: make(chan struct{})}
+		var aCalls atomic.Int32
+		base := storeRT(func(r *http.Request) (*http.Response, error) {
+			switch r.URL.Host {
+			case "c.test":
+				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+			case "a.test":
+				ra := "3600"
+				if aCalls.Add(1) == 1 {
+					ra = "2" // retried, refused again for an hour
+				}
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {ra}}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+		})
+		b := &Budget{Store: st}
+		tr := &Transport{Base: base, Budget: b}
+		get := func(host string) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		st.failing.Store(true)
+		get("c.test")
+		get("a.test")
+		get("b.test")
+		synctest.Wait()
+		if aCalls.Load() < 2 {
+			// No retry by the Transport: the second refusal by hand.
+			time.Sleep(3 * time.Second)
+			get("a.test")
+			synctest.Wait()
+		}
+		b.uncarried.mu.Lock()
+		var keys []string
+		again := false
+		for _, o := range b.uncarried.keys {
+			keys = append(keys, o.k.m.String())
+			again = again || o.again
+		}
+		var bk budgetKey
+		if len(b.uncarried.keys) == 2 {
+			bk = b.uncarried.keys[1].k
+		}
+		b.uncarried.mu.Unlock()
+		t.Logf("a.test calls %d; listed %v, a marked again %v", aCalls.Load(), keys, again)
+		if len(keys) != 2 || again {
+			t.Fatalf("setup: listed %v, marked again %v; want 2, none (it is marked so only while carried)", keys, again)
+		}
+		st.failing.Store(false)
+		time.Sleep(10 * time.Second) // past any backoff
+		get("c.test")                // answered: one run, a try for each listed key
+		synctest.Wait()
+		var stored time.Time
+		_ = st.m.Update(context.Background(), bk.m.String(), func(s *KeyState) { stored, _ = s.c.Paused(time.Now()) })
+		pu, _ := b.fallback.learned(bk.m, time.Now())
+		b.uncarried.mu.Lock()
+		left := len(b.uncarried.keys)
+		b.uncarried.mu.Unlock()
+		if stored.IsZero() {
+			t.Errorf("the Store answered and a run tried each listed key once, yet %s's pause (%v left on the fallback, %d listed) is not in the Store: the run spent its try on a.test, kept again while the Store was down, carried twice",
+				bk.m.String(), pu.Sub(time.Now()).Round(time.Second), left)
+		}
+	})
+}

@@ -562,3 +562,93 @@ func TestExpiredThenAnsweredGivesBackOnce(t *testing.T) {
 		t.Errorf("a gave back twice (its lease's end, then its answer): misses %d, window %d with b and c still hanging (%d awaiting)", k.s.ramp.misses, k.s.ramp.cwnd, k.s.leases.awaiting())
 	}
 }
+
+// As TestLentSlotsBackOnceNoneAwaits, but the newest lent request hangs
+// past its lease while the others answer at once. Its lease's end gave one
+// slot back (reapLeases), its late answer none: nothing awaited its
+// answer, yet slots stayed lent, and the window let them go at once. An
+// expiry that leaves none awaiting gives them all back.
+func TestLentSlotsBackAtLastLeaseReaped(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0), cfg: Config{Lease: time.Minute}}
+	for range 3 {
+		k.answered(50 * time.Millisecond)
+	}
+	if !k.s.ramp.open {
+		t.Fatal("setup: not open")
+	}
+	var hung []Lease
+	start := k.now
+	for k.now < start+int64(50*time.Second) {
+		for {
+			l, _, ok := k.try()
+			if !ok {
+				break
+			}
+			hung = append(hung, l)
+		}
+		k.now += int64(100 * time.Millisecond)
+	}
+	lent := k.s.ramp.misses
+	last := hung[len(hung)-1]
+	for i := range hung[:len(hung)-1] { // all but the newest answer now, oldest first
+		k.release(&hung[i], shedOK)
+	}
+	mid := k.s.ramp.misses
+	k.now = last.end + int64(time.Second) // the newest's lease ends: reaped
+	k.release(&last, shedOK)              // its late answer
+	t.Logf("%d hung, lent %d; after all but one answered: misses %d; after the last was reaped and answered late: misses %d cwnd %d awaiting %d",
+		len(hung), lent, mid, k.s.ramp.misses, k.s.ramp.cwnd, k.s.leases.awaiting())
+	if k.s.leases.awaiting() != 0 {
+		t.Fatalf("setup: %d still awaiting", k.s.leases.awaiting())
+	}
+	if k.s.ramp.misses != 0 {
+		made := k.s.ramp.cwnd - k.s.ramp.misses
+		burst := 0
+		for range 100 {
+			if _, _, ok := k.try(); !ok {
+				break
+			}
+			burst++
+		}
+		t.Errorf("nothing awaits its answer, yet %d slots still lent: %d granted at one instant, the window answers made %d", k.s.ramp.misses, burst, made)
+	}
+}
+
+// EndUnkept of a lease whose Release with Keep was applied after all (the
+// Store failed after it committed): it first removes a lease awaiting its
+// answer of the same instant, another request's, and read that as its own:
+// a slow end gave back a slot lent for a request that still hangs. Its
+// answer was seen at its Release; EndUnkept gives none back.
+func TestEndUnkeptGivesBackNoLentSlot(t *testing.T) {
+	k := &shedKey{t: t, now: instant(t0), cfg: Config{Lease: 10 * time.Minute}}
+	for range 2 {
+		k.answered(5 * time.Millisecond)
+	}
+	if !k.s.ramp.open || k.s.ramp.cwnd != 1 {
+		t.Fatalf("setup: open %v cwnd %d", k.s.ramp.open, k.s.ramp.cwnd)
+	}
+	x := k.grant() // hangs
+	k.now += k.s.ramp.probeTimeout()
+	l := k.grant() // lent for x
+	if k.s.ramp.misses != 1 {
+		t.Fatalf("setup: misses %d", k.s.ramp.misses)
+	}
+	k.now += int64(10 * time.Millisecond)
+	keep := shedOK
+	keep.Keep = true
+	k.release(&l, keep) // answered fast, its body streams: nothing given back
+	m := k.grant()      // the window's other slot; hangs
+	if x.end != l.end || m.end != l.end {
+		t.Fatalf("setup: slots %d %d %d", x.end, l.end, m.end)
+	}
+	lent, cwnd := k.s.ramp.misses, k.s.ramp.cwnd
+	k.now = l.start + k.s.ramp.slowAfter() + int64(time.Second)
+	// The Transport's Store failed the Release after committing it: EndUnkept.
+	k.s.EndUnkept(at(k.now), &k.cfg, &l)
+	t.Logf("before: misses %d cwnd %d; after EndUnkept of the kept lease: misses %d cwnd %d awaiting %d kept %d (x and m still hang)",
+		lent, cwnd, k.s.ramp.misses, k.s.ramp.cwnd, k.s.leases.awaiting(), k.s.leases.kept)
+	if k.s.ramp.misses != lent {
+		t.Errorf("the kept lease's end gave back the slot lent for x, which still hangs: misses %d -> %d, cwnd %d -> %d", lent, k.s.ramp.misses, cwnd, k.s.ramp.cwnd)
+	}
+	_, _ = x, m
+}

@@ -162,9 +162,9 @@ func (r *ramp) granted(seq uint64, now, end int64) bool {
 
 // returned records the end of the request seq, after d (0: unknown),
 // with inflight others awaiting their answers; counted reports that its
-// lease still counted (one that ended gave its slot back then): a slow one
-// gives back a slot the window lent (see stallAt), and so do they all once
-// none awaits its answer (a slow request lent late may have taken less
+// lease still counted, and its answer was not seen before (one whose lease
+// ended gave its slot back then): a slow one gives back a slot the window
+// lent (see stallAt), and so do they all once none awaits its answer (a slow request lent late may have taken less
 // than slowAfter, raised by the answers of those before it). It reports
 // whether one was given back: the window does not grow on that answer.
 func (r *ramp) returned(seq uint64, d, inflight int64, counted bool) bool {
@@ -172,17 +172,17 @@ func (r *ramp) returned(seq uint64, d, inflight int64, counted bool) bool {
 		r.probeSeq, r.probeEnd, r.misses = 0, 0, 0
 		return false
 	}
-	lent := r.open && r.misses > 0 && counted
 	switch {
-	case !lent:
+	case !r.open || r.misses <= 0:
+		return false
 	case inflight == 0:
 		r.giveBack(int64(r.misses))
-	case d >= r.slowAfter():
+	case counted && d >= r.slowAfter():
 		r.giveBack(1)
 	default:
 		return false
 	}
-	return lent
+	return true
 }
 
 // observe records the latency d of an answer at now.

@@ -395,7 +395,11 @@ func (s *State) reapLeases(now int64) bool {
 	if !s.leases.reap(now) {
 		return false
 	}
-	s.ramp.giveBack(n - s.leases.awaiting())
+	if left := s.leases.awaiting(); left == 0 {
+		s.ramp.giveBack(int64(s.ramp.misses)) // none awaits its answer: all come back
+	} else {
+		s.ramp.giveBack(n - left)
+	}
 	return true
 }
 
