@@ -72,11 +72,15 @@ func (s *State) EndUnkept(t time.Time, cfg *Config, l *Lease) {
 	// Its own, not kept, first: leases are counted by the instant they
 	// end, and one kept of that instant may be another request's, whose
 	// body still streams (freed here, it left this one counted).
-	ended := s.leases.remove(l.end, false) || s.leases.remove(l.end, true)
-	// Its Release may have been applied after all, its answer seen: a
-	// slow one gives back no slot here (a lease of the same instant may be
-	// another request's, too).
-	s.ramp.returned(l.seq, took(l, now), s.leases.awaiting(), false)
+	counted := s.leases.remove(l.end, false)
+	ended := counted || s.leases.remove(l.end, true)
+	// Its Release not applied, the state never saw its answer: a slow one
+	// gives back a slot lent, as its Release would have. (Applied after
+	// all, by a Store that failed after it committed, its answer gave one
+	// back already, and this end, taking another request's lease of the
+	// same instant, gives back one more: rare, and a stall lends it
+	// again.)
+	s.ramp.returned(l.seq, took(l, now), s.leases.awaiting(), counted)
 	if ended || reaped {
 		s.gen++ // one fewer in flight: waiters look again
 	}
