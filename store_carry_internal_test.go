@@ -359,9 +359,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // gateStore is a MemoryStore whose Update for a.test's key, while armed,
-// blocks until the test opens the gate, then fails.
+// blocks until the test opens the gate, then fails (fail) or goes on.
 type gateStore struct {
 	m       MemoryStore
+	fail    bool
 	failing atomic.Bool
 	armed   atomic.Bool
 	entered chan struct{}
@@ -375,13 +376,54 @@ func (s *gateStore) Update(ctx context.Context, key string, fn func(*KeyState)) 
 	if strings.Contains(key, "a.test") && s.armed.CompareAndSwap(true, false) {
 		s.entered <- struct{}{}
 		<-s.gate
-		return errors.New("store: refused")
+		if s.fail {
+			return errors.New("store: refused")
+		}
 	}
 	return s.m.Update(ctx, key, fn)
 }
 
 func (s *gateStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
 	return s.m.Wait(ctx, key, gen, until)
+}
+
+// carryingA returns a Budget over a gateStore (failing the gated call if
+// fail) whose pause for a.test, refused for an hour while the Store was
+// down, is being carried now, its Store call held at the gate; get sends a
+// GET of a host through the Budget's Transport, and k is a.test's key.
+func carryingA(t *testing.T, fail bool) (b *Budget, st *gateStore, get func(string), k budgetKey) {
+	st = &gateStore{fail: fail, entered: make(chan struct{}), gate: make(chan struct{})}
+	base := storeRT(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host == "c.test" {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		}
+		return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+	})
+	b = &Budget{Store: st}
+	tr := &Transport{Base: base, Budget: b}
+	get = func(host string) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+		if resp, err := tr.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	st.failing.Store(true)
+	get("c.test")
+	get("a.test")
+	synctest.Wait()
+	b.uncarried.mu.Lock()
+	if len(b.uncarried.keys) != 1 {
+		b.uncarried.mu.Unlock()
+		t.Fatalf("setup: %d uncarried", len(b.uncarried.keys))
+	}
+	k = b.uncarried.keys[0].k
+	b.uncarried.mu.Unlock()
+	st.failing.Store(false)
+	time.Sleep(3 * time.Second)
+	st.armed.Store(true)
+	go get("c.test") // answered: carries a.test, whose call blocks
+	<-st.entered
+	return b, st, get, k
 }
 
 // carryUncarried took the head out of Budget.uncarried while its carry
@@ -393,37 +435,7 @@ func (s *gateStore) Wait(ctx context.Context, key string, gen uint64, until time
 // 64. The head stays listed while it is carried.
 func TestCarryKeyListedOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := &gateStore{entered: make(chan struct{}), gate: make(chan struct{})}
-		base := storeRT(func(r *http.Request) (*http.Response, error) {
-			if r.URL.Host == "c.test" {
-				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-			}
-			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
-		})
-		b := &Budget{Store: st}
-		tr := &Transport{Base: base, Budget: b}
-		get := func(host string) {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
-			if resp, err := tr.RoundTrip(req); err == nil {
-				resp.Body.Close()
-			}
-		}
-		st.failing.Store(true)
-		get("c.test")
-		get("a.test")
-		synctest.Wait()
-		b.uncarried.mu.Lock()
-		if len(b.uncarried.keys) != 1 {
-			b.uncarried.mu.Unlock()
-			t.Fatalf("setup: %d uncarried", len(b.uncarried.keys))
-		}
-		k := b.uncarried.keys[0].k
-		b.uncarried.mu.Unlock()
-		st.failing.Store(false)
-		time.Sleep(3 * time.Second)
-		st.armed.Store(true)
-		go get("c.test") // answered: carries a.test, whose call blocks
-		<-st.entered
+		b, st, _, k := carryingA(t, true)
 		added := b.keepUncarried(k, time.Now()) // a request to a.test released on the fallback meanwhile
 		close(st.gate)
 		synctest.Wait()
@@ -528,31 +540,6 @@ func TestCarryBlamesOnlyForAStoreCall(t *testing.T) {
 	})
 }
 
-// slowOKStore is a MemoryStore whose Update for a.test's key, while armed,
-// blocks until the test opens the gate, then succeeds.
-type slowOKStore struct {
-	m       MemoryStore
-	failing atomic.Bool
-	armed   atomic.Bool
-	entered chan struct{}
-	gate    chan struct{}
-}
-
-func (s *slowOKStore) Update(ctx context.Context, key string, fn func(*KeyState)) error {
-	if s.failing.Load() {
-		return errors.New("store: connection refused")
-	}
-	if strings.Contains(key, "a.test") && s.armed.CompareAndSwap(true, false) {
-		s.entered <- struct{}{}
-		<-s.gate
-	}
-	return s.m.Update(ctx, key, fn)
-}
-
-func (s *slowOKStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
-	return s.m.Wait(ctx, key, gen, until)
-}
-
 // While a.test's pause (1 h) is being carried, a request to a.test
 // releases on the fallback (the Store failed its call) and learns a longer
 // pause (2 h): keepUncarried finds the key listed (the head stays listed
@@ -561,37 +548,7 @@ func (s *slowOKStore) Wait(ctx context.Context, key string, gen uint64, until ti
 // listed nowhere. A key kept again during its carry is carried again.
 func TestCarryKeepsPauseLearnedDuringCarry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := &slowOKStore{entered: make(chan struct{}), gate: make(chan struct{})}
-		base := storeRT(func(r *http.Request) (*http.Response, error) {
-			if r.URL.Host == "c.test" {
-				return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-			}
-			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
-		})
-		b := &Budget{Store: st}
-		tr := &Transport{Base: base, Budget: b}
-		get := func(host string) {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
-			if resp, err := tr.RoundTrip(req); err == nil {
-				resp.Body.Close()
-			}
-		}
-		st.failing.Store(true)
-		get("c.test")
-		get("a.test")
-		synctest.Wait()
-		b.uncarried.mu.Lock()
-		if len(b.uncarried.keys) != 1 {
-			b.uncarried.mu.Unlock()
-			t.Fatalf("setup: %d uncarried", len(b.uncarried.keys))
-		}
-		k := b.uncarried.keys[0].k
-		b.uncarried.mu.Unlock()
-		st.failing.Store(false)
-		time.Sleep(3 * time.Second)
-		st.armed.Store(true)
-		go get("c.test") // answered: carries a.test's 1 h pause, whose call blocks
-		<-st.entered
+		b, st, get, k := carryingA(t, false) // carrying a.test's 1 h pause
 		// Meanwhile a request to a.test released on the fallback (its
 		// Store call failed) and learned a 2 h pause, as releaseExt does.
 		now := time.Now()
@@ -628,7 +585,7 @@ func TestCarryKeepsPauseLearnedDuringCarry(t *testing.T) {
 // carried again behind the others.
 func TestCarryAgainLeavesOthersTheirTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		st := &slowOKStore{entered: make(chan struct{}), gate: make(chan struct{})}
+		st := &gateStore{entered: make(chan struct{}), gate: make(chan struct{})}
 		var aCalls atomic.Int32
 		base := storeRT(func(r *http.Request) (*http.Response, error) {
 			switch r.URL.Host {

@@ -414,25 +414,7 @@ func TestRecheckGivesBackLentSlot(t *testing.T) {
 // those were not slow and gave nothing back, and slots stayed lent with
 // nothing in flight. All come back once nothing awaits its answer.
 func TestLentSlotsBackOnceNoneAwaits(t *testing.T) {
-	k := &shedKey{t: t, now: instant(t0), cfg: Config{Lease: 10 * time.Minute}}
-	for range 3 {
-		k.answered(50 * time.Millisecond)
-	}
-	if !k.s.ramp.open {
-		t.Fatal("setup: not open")
-	}
-	var hung []Lease
-	start := k.now
-	for k.now < start+int64(50*time.Second) {
-		for {
-			l, _, ok := k.try()
-			if !ok {
-				break
-			}
-			hung = append(hung, l)
-		}
-		k.now += int64(100 * time.Millisecond)
-	}
+	k, hung := hungFor(t, 10*time.Minute)
 	lent := k.s.ramp.misses
 	for i := range hung { // the backend recovers: all answer now, oldest first
 		k.release(&hung[i], shedOK)
@@ -569,25 +551,7 @@ func TestExpiredThenAnsweredGivesBackOnce(t *testing.T) {
 // answer, yet slots stayed lent, and the window let them go at once. An
 // expiry that leaves none awaiting gives them all back.
 func TestLentSlotsBackAtLastLeaseReaped(t *testing.T) {
-	k := &shedKey{t: t, now: instant(t0), cfg: Config{Lease: time.Minute}}
-	for range 3 {
-		k.answered(50 * time.Millisecond)
-	}
-	if !k.s.ramp.open {
-		t.Fatal("setup: not open")
-	}
-	var hung []Lease
-	start := k.now
-	for k.now < start+int64(50*time.Second) {
-		for {
-			l, _, ok := k.try()
-			if !ok {
-				break
-			}
-			hung = append(hung, l)
-		}
-		k.now += int64(100 * time.Millisecond)
-	}
+	k, hung := hungFor(t, time.Minute)
 	lent := k.s.ramp.misses
 	last := hung[len(hung)-1]
 	for i := range hung[:len(hung)-1] { // all but the newest answer now, oldest first
@@ -666,4 +630,30 @@ func TestEndUnkeptSlowGivesBackLentSlot(t *testing.T) {
 		t.Errorf("x (end %d) still hangs; l was slow and ended, its answer never seen: misses %d (want %d), cwnd %d (want %d)",
 			x.end, m, refMisses, c, refCwnd)
 	}
+}
+
+// hungFor returns a key (leases of lease) whose ramp opened on three fast
+// answers, then lent slots for 50 s to requests that all hang: those
+// requests.
+func hungFor(t *testing.T, lease time.Duration) (*shedKey, []Lease) {
+	k := &shedKey{t: t, now: instant(t0), cfg: Config{Lease: lease}}
+	for range 3 {
+		k.answered(50 * time.Millisecond)
+	}
+	if !k.s.ramp.open {
+		t.Fatal("setup: not open")
+	}
+	var hung []Lease
+	start := k.now
+	for k.now < start+int64(50*time.Second) {
+		for {
+			l, _, ok := k.try()
+			if !ok {
+				break
+			}
+			hung = append(hung, l)
+		}
+		k.now += int64(100 * time.Millisecond)
+	}
+	return k, hung
 }
