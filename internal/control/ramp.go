@@ -15,7 +15,7 @@ type ramp struct {
 	probeEnd int64  // when it stops holding the others: a probe that never answers does not hold the key forever; once open, the last answer or grant (see stallAt), 0 if none
 
 	rtt    int64 // smoothed latency of the key's answers; 0: none yet
-	misses int32 // probes in a row that did not answer in time
+	misses int32 // probes in a row that did not answer in time; once open, the slots a stall lent (see stallAt)
 	keep   bool  // the probe checks a new learned window: cwnd stays as it was (see recheck)
 	capped bool  // cwnd was cut to what a refusal showed the server holds in flight: it grows by a request per cwnd answers, and not at all until shedRun acceptances since the refusal (see shed.go)
 }
@@ -97,9 +97,8 @@ func (r *ramp) slowAfter() int64 {
 // next; a slow answer (slowAfter), which does not grow the window, or an
 // expired lease gives one back (giveBack), and all come back once nothing
 // awaits its answer, so that the window is what answers made it once the
-// slow requests are done. Lent for good, the slots let as many go at once when
-// the slow requests answered together, and a key whose every other
-// request hung for its lease widened without bound. A window held to a
+// slow requests are done. (Lent for good, the slots let as many go at
+// once when the slow requests answered together.) A window held to a
 // limit in flight a refusal showed (capped) lends nothing: the server
 // refuses past it. The instant is kept in probeEnd, which the probe no
 // longer needs once the ramp is open, and the count in misses, which
@@ -164,9 +163,10 @@ func (r *ramp) granted(seq uint64, now, end int64) bool {
 // with inflight others awaiting their answers; counted reports that its
 // lease still counted, and its answer was not seen before (one whose lease
 // ended gave its slot back then): a slow one gives back a slot the window
-// lent (see stallAt), and so do they all once none awaits its answer (a slow request lent late may have taken less
-// than slowAfter, raised by the answers of those before it). It reports
-// whether one was given back: the window does not grow on that answer.
+// lent (see stallAt), and so do they all once none awaits its answer (a
+// slow request lent late may have taken less than slowAfter, raised by
+// the answers of those before it). It reports whether one was given back:
+// the window does not grow on that answer.
 func (r *ramp) returned(seq uint64, d, inflight int64, counted bool) bool {
 	if r.probeSeq == seq {
 		r.probeSeq, r.probeEnd, r.misses = 0, 0, 0
