@@ -647,7 +647,7 @@ func TestCarryAgainLeavesOthersTheirTurn(t *testing.T) {
 		b.uncarried.mu.Unlock()
 		if stored.IsZero() {
 			t.Errorf("the Store answered and a run tried each listed key once, yet %s's pause (%v left on the fallback, %d listed) is not in the Store: the run spent its try on a.test, kept again while the Store was down, carried twice",
-				bk.m.String(), pu.Sub(time.Now()).Round(time.Second), left)
+				bk.m.String(), time.Until(pu).Round(time.Second), left)
 		}
 	})
 }
