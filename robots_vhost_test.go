@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -280,6 +281,40 @@ func TestRobotsVirtualHostCrawlDelay(t *testing.T) {
 		a := arrivals["a.example"]
 		if len(a) != 3 || mostWithin(a, 10*time.Second) > 1 {
 			t.Errorf("Crawl-delay 10: a.example reached at %v, want 3 times, 10 s apart", a)
+		}
+	})
+}
+
+// A request whose URL.Opaque is an absolute URL naming the site, with no
+// Host (as a request built as a struct literal has it), is the site's as
+// one whose Host names it: the site's Crawl-delay spaces its requests
+// whatever address they are sent to.
+func TestRobotsOpaqueSiteCrawlDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var arrivals []time.Time
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				io.WriteString(w, "User-agent: *\nCrawl-delay: 10\n")
+				return
+			}
+			mu.Lock()
+			arrivals = append(arrivals, time.Now())
+			mu.Unlock()
+		})
+		tr := &Transport{Base: &ratelimittest.Transport{Handler: h}, Robots: &Robots{UserAgent: "mybot"}}
+		for i, addr := range []string{"192.0.2.10", "192.0.2.11", "192.0.2.10"} {
+			req := robotsReq(t, t.Context(), "http://"+addr+"/")
+			req.URL = &url.URL{Scheme: "http", Host: addr, Opaque: fmt.Sprint("//site.example/", i)}
+			req.Host = ""
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		if mostWithin(arrivals, 10*time.Second) > 1 {
+			t.Errorf("Crawl-delay 10: site.example reached at %v through two addresses, want 10 s apart", arrivals)
 		}
 	})
 }

@@ -776,9 +776,9 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 			fr floorReservation
 		)
 		floor := g.floor // the key's, unless it paces another origin (0 when no origin has one)
-		if t.ceil.floors.Load() && (key.custom || req.Host != "") {
-			// A Crawl-delay paces the origin (the one a Host names),
-			// not the key.
+		if t.ceil.floors.Load() && (key.custom || req.Host != "" || req.URL.Opaque != "") {
+			// A Crawl-delay paces the origin (the one a Host, or an
+			// Opaque that is an absolute URL, names), not the key.
 			if o := floorOrigin(req, key); o != key.m {
 				floor = 0
 				if fr, ch, w.granted = t.ceil.reserveFloor(o, now, g.floor, &tk.origin); !w.granted {
