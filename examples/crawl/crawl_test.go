@@ -287,3 +287,43 @@ func TestCrawlCredentialsNotDowngraded(t *testing.T) {
 		}
 	})
 }
+
+// A site that protects every path protects its robots.txt too. polite
+// fetches robots.txt through its Base, under a wrapper of the Transport:
+// the credentials went on the crawl's own requests alone, robots.txt
+// answered 401 (unavailable: every path allowed), and the page it
+// disallows was fetched. They are sent below the Transport.
+func TestCrawlCredentialsReachRobots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var private []string
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if u, p, ok := r.BasicAuth(); !ok || u != "alice" || p != "s3cret" {
+				http.Error(w, "no credentials", http.StatusUnauthorized)
+				return
+			}
+			switch {
+			case r.URL.Path == "/robots.txt":
+				io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+				return
+			case strings.HasPrefix(r.URL.Path, "/private"):
+				mu.Lock()
+				private = append(private, r.URL.Path)
+				mu.Unlock()
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			if r.URL.Path == "/" {
+				io.WriteString(w, `<a href="/page">page</a> <a href="/private/secret">private</a>`)
+			}
+		})
+		tr := newTransport("examplebot/1.0", 4)
+		tr.Base = &ratelimittest.Transport{Handler: h}
+		res, err := crawl(t.Context(), "http://alice:s3cret@site.example/", "examplebot/1.0", tr, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(private) != 0 || res.Disallowed != 1 || len(res.Visited) != 2 {
+			t.Errorf("robots.txt behind basic auth disallows /private: fetched %q, visited %q, %d not sent; want 2 visited, 1 not sent", private, res.Visited, res.Disallowed)
+		}
+	})
+}

@@ -99,7 +99,11 @@ type result struct {
 // at most parallel requests at once and queues the others itself: handed
 // every link at once, polite would hold them all, and behind a Crawl-delay
 // the later ones would wait past MaxWait and fail (100 pages at 10 s).
-func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, parallel int) (result, error) {
+// Credentials in start are sent below tr, through its Base, which crawl
+// sets before tr's first use: so robots.txt, which tr fetches through its
+// Base, is read with them too, as a site that protects every path serves
+// it.
+func crawl(ctx context.Context, start, userAgent string, tr *polite.Transport, parallel int) (result, error) {
 	u, err := url.Parse(start)
 	if err != nil {
 		// url.Parse's error quotes the URL, a password with it.
@@ -130,7 +134,11 @@ func crawl(ctx context.Context, start, userAgent string, tr http.RoundTripper, p
 	)
 	c.IgnoreRobotsTxt = true // polite reads robots.txt, with the Transport's pacing
 	if auth != "" {
-		tr = &basicAuth{next: tr, auth: auth, scheme: u.Scheme, host: host, port: portOf(u)}
+		next := tr.Base
+		if next == nil {
+			next = http.DefaultTransport
+		}
+		tr.Base = &basicAuth{next: next, auth: auth, scheme: u.Scheme, host: host, port: portOf(u)}
 	}
 	c.WithTransport(tr)
 	// A bound on the requests handed to polite, no delay: polite's pacing
