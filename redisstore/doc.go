@@ -154,7 +154,15 @@
 // the same identity (it would make waiters deaf to the real changes
 // before it); one within the hour that changes the generation, or names
 // it for a state of another identity, wakes waiters, and is undone by the
-// next swap or read of the key, which sets what Redis holds. A Redis whose clock steps back by more than an hour
+// next swap or read of the key, which sets what Redis holds. A state sent
+// with a notification is kept, for the next swap to start from, only if
+// it is of the generation the notification names and was not written
+// before the one this process holds (of the same identity, a lower
+// generation, or the same and fewer grants): a replay of an earlier
+// notification is not taken for the key's state. A state a publisher
+// makes to pass these checks is written back by that swap, as one it set
+// in Redis would be: whoever may publish on the channel is trusted as one
+// who may write the keys. A Redis whose clock steps back by more than an hour
 // loses its states so, as after a restart with no data.
 //
 // # Redis Cluster

@@ -262,7 +262,7 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 	if ver > time.Now().UnixMicro()+c-1+maxAhead {
 		return // a version no swap writes: taken, it would deafen waiters
 	}
-	if state != nil && ver > e.ver {
+	if state != nil && ver > e.ver && follows(state, gen, e.state) {
 		e.ver, e.state = ver, state
 		if e.newVer != nil {
 			close(e.newVer)
@@ -280,6 +280,24 @@ func (sh *shard) notify(id string, ver int64, gen uint64, state []byte) {
 		// this process swaps or reads the key.
 		sh.setGen(e, ver, gen, born)
 	}
+}
+
+// follows reports whether state, sent with a notification naming
+// generation gen, may be the key's at the version named: a state of
+// generation gen, and, of the identity of cur (the state this process
+// holds), not written before cur (of a lower generation, or of the same
+// and fewer grants). A store sends the state it wrote, of the generation
+// it names, and a state only grows; another (a replay, or what a hostile
+// publisher made) would be written back by this process's next swap,
+// which expects the version named, over what Redis holds. An empty state
+// (a key deleted) is none: the next swap finds the key absent anyway.
+func follows(state []byte, gen uint64, cur []byte) bool {
+	g, born, seq, ok := control.Stamp(state)
+	if !ok || g != gen {
+		return false
+	}
+	cg, cborn, cseq, ok := control.Stamp(cur)
+	return !ok || cborn != born || g > cg || g == cg && seq >= cseq
 }
 
 // ahead returns e's measure of the server's clock (see clockMeasure).

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/politehttp/polite/internal/control"
 )
 
 // A shard keeps at most max entries besides those in use: an entry pinned
@@ -76,5 +78,67 @@ func TestClockMeasureLeast(t *testing.T) {
 	m.add(26000, 19800, at(4*time.Second+2*clockPeriod))
 	if got := m.get(); got != 25000 {
 		t.Errorf("two periods on, %d, want 25000", got)
+	}
+}
+
+// A state sent with a notification is taken as the key's only when it is
+// of the generation the notification names and was not written before the
+// state held (see follows): a replay of an earlier one is not.
+func TestNotifiedStateFollows(t *testing.T) {
+	now := time.Now()
+	var c control.State
+	var l control.Lease
+	form := func() []byte {
+		b, err := c.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	grant := func() {
+		if _, ok := c.Acquire(now, &control.Config{}, control.Ask{}, &l); !ok {
+			t.Fatal("not granted")
+		}
+		c.Release(now, &control.Config{}, &l, &control.Outcome{})
+	}
+	grant()
+	first := form()
+	if _, ok := c.Acquire(now, &control.Config{}, control.Ask{}, &l); !ok {
+		t.Fatal("not granted")
+	}
+	second := form() // a grant more, at the same generation
+	c.NextGeneration()
+	third := form()
+	genOf := func(b []byte) uint64 { g, _, _, _ := control.Stamp(b); return g }
+	g1, g3 := genOf(first), genOf(third)
+	if genOf(second) != g1 || g3 <= g1 {
+		t.Fatalf("generations %d, %d, %d: want the first two equal, the third after", g1, genOf(second), g3)
+	}
+	var other control.State // another incarnation
+	if _, ok := other.Acquire(now.Add(time.Hour), &control.Config{}, control.Ask{}, &l); !ok {
+		t.Fatal("not granted")
+	}
+	otherForm, _ := other.MarshalBinary()
+	for _, tc := range []struct {
+		name  string
+		state []byte
+		gen   uint64
+		cur   []byte
+		want  bool
+	}{
+		{"next grants", second, g1, first, true},
+		{"next generation", third, g3, second, true},
+		{"the same", second, g1, second, true},
+		{"nothing held", first, g1, nil, true},
+		{"fewer grants", first, g1, second, false},
+		{"an earlier generation", second, g1, third, false},
+		{"another generation named", first, g3, first, false},
+		{"another identity", otherForm, genOf(otherForm), third, true},
+		{"empty", []byte{}, 0, first, false},
+		{"not a state", []byte("x"), 0, first, false},
+	} {
+		if got := follows(tc.state, tc.gen, tc.cur); got != tc.want {
+			t.Errorf("%s: follows = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -195,6 +195,30 @@ func Identity(data []byte) int64 {
 	return born
 }
 
+// Stamp returns the Generation, the identity (see Identity) and the
+// grants so far of the State whose binary form is data, read from its
+// header, which UnmarshalBinary would read first. ok is false for data
+// whose header is not a binary form's, and for the empty form. Of two
+// forms of one identity, the one of a lower generation, or of the same
+// and fewer grants, was written before the other.
+func Stamp(data []byte) (gen uint64, born int64, seq uint64, ok bool) {
+	if len(data) == 0 || len(data) > maxBinary || data[0] != binaryVersion && data[0] != binaryVersionCosts {
+		return 0, 0, 0, false
+	}
+	d := decoder{b: data[1:]}
+	gen = d.uint()
+	born = d.int()
+	if born < 0 || born > maxStored {
+		return 0, 0, 0, false
+	}
+	d.base = born
+	d.at()
+	d.at()
+	d.byte()
+	seq = d.uint()
+	return gen, born, seq, !d.err
+}
+
 // UnmarshalBinary sets s to the State data describes. The empty form is
 // the zero State. On error s is left unchanged.
 func (s *State) UnmarshalBinary(data []byte) error {

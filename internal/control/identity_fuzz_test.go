@@ -5,10 +5,11 @@ import (
 	"time"
 )
 
-// FuzzIdentity feeds any bytes to Identity, which reads the header of
-// forms no store may have written (a notification's, a key's in Redis).
-// It must never panic nor read past data, and on every form
-// UnmarshalBinary accepts it must give the identity of the State decoded.
+// FuzzIdentity feeds any bytes to Identity and Stamp, which read the
+// header of forms no store may have written (a notification's, a key's in
+// Redis). They must never panic nor read past data, and on every form
+// UnmarshalBinary accepts they must give the identity (and Stamp the
+// generation and grants) of the State decoded.
 func FuzzIdentity(f *testing.F) {
 	var s State
 	cfg := &Config{MaxConcurrency: 1, Lease: time.Minute}
@@ -26,8 +27,15 @@ func FuzzIdentity(f *testing.F) {
 			t.Fatalf("Identity(%x) = %d, out of the bounds of an identity", data, got)
 		}
 		var s State
-		if s.UnmarshalBinary(data) == nil && got != s.born {
+		gen, born, seq, ok := Stamp(data[:len(data):len(data)])
+		if s.UnmarshalBinary(data) != nil || len(data) == 0 {
+			return
+		}
+		if got != s.born {
 			t.Fatalf("Identity(%x) = %d, the State it decodes to has born %d", data, got, s.born)
+		}
+		if !ok || gen != s.gen || born != s.born || seq != s.seq {
+			t.Fatalf("Stamp(%x) = %d, %d, %d, %v; the State it decodes to has generation %d, born %d, grants %d", data, gen, born, seq, ok, s.gen, s.born, s.seq)
 		}
 	})
 }
