@@ -48,9 +48,7 @@ func TestCrawl(t *testing.T) {
 	srv := httptest.NewServer(robots)
 	defer srv.Close()
 
-	tr := newTransport("examplebot/1.0", 4)
-	tr.Base = srv.Client().Transport
-	res, err := crawl(t.Context(), srv.URL+"/", "examplebot/1.0", tr, 4)
+	res, err := crawl(t.Context(), srv.URL+"/", "examplebot/1.0", srv.Client().Transport, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +110,8 @@ func testCrawlDelay(t *testing.T, pages int, delay time.Duration) {
 			}
 		})
 		robots := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: fmt.Sprintf("User-agent: *\nCrawl-delay: %g\n", delay.Seconds()), Next: html})
-		tr := newTransport("examplebot/1.0", 4)
-		tr.Base = &ratelimittest.Transport{Handler: robots}
 		start := time.Now()
-		res, err := crawl(t.Context(), "http://site.example/", "examplebot/1.0", tr, 4)
+		res, err := crawl(t.Context(), "http://site.example/", "examplebot/1.0", &ratelimittest.Transport{Handler: robots}, 4)
 		if err != nil || len(res.Visited) != pages+1 || len(res.Errors) != 0 {
 			t.Fatalf("crawl = %d pages, errors %v, %v; want %d pages, no error", len(res.Visited), res.Errors, err, pages+1)
 		}
@@ -131,9 +127,7 @@ func testCrawlDelay(t *testing.T, pages int, delay time.Duration) {
 func TestCrawlHostCase(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		robots, _ := site(3)
-		tr := newTransport("examplebot/1.0", 4)
-		tr.Base = &ratelimittest.Transport{Handler: robots}
-		res, err := crawl(t.Context(), "http://Site.Example/", "examplebot/1.0", tr, 4)
+		res, err := crawl(t.Context(), "http://Site.Example/", "examplebot/1.0", &ratelimittest.Transport{Handler: robots}, 4)
 		if err != nil || len(res.Visited) != 4 {
 			t.Errorf("crawl(http://Site.Example/) = %d pages, %v; want 4", len(res.Visited), err)
 		}
@@ -176,9 +170,7 @@ func TestCrawlHidesCredentials(t *testing.T) {
 		{"alice:s3cret@", "s3cretq", "/loop?access_token=s3cretq"},
 	} {
 		start := strings.Replace(srv.URL, "http://", "http://"+tc.userinfo, 1) + tc.path
-		tr := newTransport("examplebot/1.0", 4)
-		tr.Base = srv.Client().Transport
-		res, err := crawl(t.Context(), start, "examplebot/1.0", tr, 4)
+		res, err := crawl(t.Context(), start, "examplebot/1.0", srv.Client().Transport, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +191,7 @@ func TestCrawlHidesCredentials(t *testing.T) {
 			}
 		}
 	}
-	_, err := crawl(t.Context(), "http://alice:50%off@127.0.0.1:1/", "examplebot/1.0", newTransport("examplebot/1.0", 4), 4)
+	_, err := crawl(t.Context(), "http://alice:50%off@127.0.0.1:1/", "examplebot/1.0", newBase(), 4)
 	if err == nil || strings.Contains(err.Error(), "50%off") {
 		t.Errorf("start URL url.Parse rejects: error %v, want one that does not show it", err)
 	}
@@ -240,9 +232,7 @@ func TestCrawlCredentialsNormalisedHost(t *testing.T) {
 	} {
 		t.Run(start, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				tr := newTransport("examplebot/1.0", 4)
-				tr.Base = &ratelimittest.Transport{Handler: authSite()}
-				res, err := crawl(t.Context(), start, "examplebot/1.0", tr, 4)
+				res, err := crawl(t.Context(), start, "examplebot/1.0", &ratelimittest.Transport{Handler: authSite()}, 4)
 				if err != nil || len(res.Errors) != 0 || len(res.Visited) != 4 {
 					t.Errorf("crawl(%s) = %d pages %q, errors %v, %v; want 4 pages, no error", start, len(res.Visited), res.Visited, res.Errors, err)
 				}
@@ -277,9 +267,7 @@ func TestCrawlCredentialsNotDowngraded(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			io.WriteString(w, "<html></html>")
 		})
-		tr := newTransport("examplebot/1.0", 4)
-		tr.Base = &ratelimittest.Transport{Handler: h}
-		if _, err := crawl(t.Context(), "https://alice:s3cret@site.example/", "examplebot/1.0", tr, 4); err != nil {
+		if _, err := crawl(t.Context(), "https://alice:s3cret@site.example/", "examplebot/1.0", &ratelimittest.Transport{Handler: h}, 4); err != nil {
 			t.Fatal(err)
 		}
 		if len(leaked) != 0 {
@@ -316,14 +304,44 @@ func TestCrawlCredentialsReachRobots(t *testing.T) {
 				io.WriteString(w, `<a href="/page">page</a> <a href="/private/secret">private</a>`)
 			}
 		})
-		tr := newTransport("examplebot/1.0", 4)
-		tr.Base = &ratelimittest.Transport{Handler: h}
-		res, err := crawl(t.Context(), "http://alice:s3cret@site.example/", "examplebot/1.0", tr, 4)
+		res, err := crawl(t.Context(), "http://alice:s3cret@site.example/", "examplebot/1.0", &ratelimittest.Transport{Handler: h}, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(private) != 0 || res.Disallowed != 1 || len(res.Visited) != 2 {
 			t.Errorf("robots.txt behind basic auth disallows /private: fetched %q, visited %q, %d not sent; want 2 visited, 1 not sent", private, res.Visited, res.Disallowed)
+		}
+	})
+}
+
+// Two crawls over one base, each with its own credentials: the second
+// sends its own alone (each crawl has a polite Transport of its own over
+// base, the credentials below it).
+func TestCrawlCredentialsOfEachCrawl(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		users := map[string]int{}
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u, _, _ := r.BasicAuth()
+			mu.Lock()
+			users[u]++
+			mu.Unlock()
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<html></html>")
+		})
+		base := &ratelimittest.Transport{Handler: h}
+		for _, start := range []string{"https://alice:s3cret@site.example/", "https://bob:hunter2@site.example/other"} {
+			clear(users)
+			if _, err := crawl(t.Context(), start, "examplebot/1.0", base, 4); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if users["alice"] != 0 || users["bob"] != 2 {
+			t.Errorf("the second crawl, started as bob, sent %v; want bob's credentials alone, on robots.txt and the page", users)
 		}
 	})
 }

@@ -40,9 +40,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	tr := newTransport(*ua, *conc)
-	defer tr.CloseIdleConnections()
-	res, err := crawl(ctx, flag.Arg(0), *ua, tr, *conc)
+	base := newBase()
+	defer base.CloseIdleConnections()
+	res, err := crawl(ctx, flag.Arg(0), *ua, base, *conc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -59,14 +59,20 @@ func main() {
 	}
 }
 
-// newTransport returns the polite Transport the crawl goes through: it
-// obeys robots.txt (a disallowed link fails with polite.ErrDisallowed,
-// Crawl-delay paces its origin), keeps at most maxConcurrency requests in
-// flight to an origin, and to an origin that states no rate limit, fewer
-// while its latency shows it queues them.
-func newTransport(userAgent string, maxConcurrency int) *polite.Transport {
+// newBase returns the http.Transport the crawl's requests are sent
+// through, below polite.
+func newBase() *http.Transport {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.ResponseHeaderTimeout = 30 * time.Second
+	return base
+}
+
+// newTransport returns the polite Transport a crawl goes through, over
+// base: it obeys robots.txt (a disallowed link fails with
+// polite.ErrDisallowed, Crawl-delay paces its origin), keeps at most
+// maxConcurrency requests in flight to an origin, and to an origin that
+// states no rate limit, fewer while its latency shows it queues them.
+func newTransport(userAgent string, maxConcurrency int, base http.RoundTripper) *polite.Transport {
 	return &polite.Transport{
 		Base:           base,
 		MaxWait:        maxWait,
@@ -92,18 +98,18 @@ type result struct {
 }
 
 // crawl visits start and every page it links to on the same host, up to
-// 9 links away from start (colly's depth 10: start is depth 1), through tr, with colly's own robots.txt
+// 9 links away from start (colly's depth 10: start is depth 1), through a
+// polite Transport of its own over base (see newTransport), with colly's own robots.txt
 // handling and delays off. A redirect to a page already visited, or to
 // another host, is followed no further, and is no failure, but from the
-// start page. colly hands tr
+// start page. colly hands polite
 // at most parallel requests at once and queues the others itself: handed
 // every link at once, polite would hold them all, and behind a Crawl-delay
 // the later ones would wait past MaxWait and fail (100 pages at 10 s).
-// Credentials in start are sent below tr, through its Base, which crawl
-// sets before tr's first use: so robots.txt, which tr fetches through its
-// Base, is read with them too, as a site that protects every path serves
-// it.
-func crawl(ctx context.Context, start, userAgent string, tr *polite.Transport, parallel int) (result, error) {
+// Credentials in start are sent below polite, on base's requests (see
+// basicAuth): so robots.txt, which polite fetches through its Base, is
+// read with them too, as a site that protects every path serves it.
+func crawl(ctx context.Context, start, userAgent string, base http.RoundTripper, parallel int) (result, error) {
 	u, err := url.Parse(start)
 	if err != nil {
 		// url.Parse's error quotes the URL, a password with it.
@@ -134,13 +140,9 @@ func crawl(ctx context.Context, start, userAgent string, tr *polite.Transport, p
 	)
 	c.IgnoreRobotsTxt = true // polite reads robots.txt, with the Transport's pacing
 	if auth != "" {
-		next := tr.Base
-		if next == nil {
-			next = http.DefaultTransport
-		}
-		tr.Base = &basicAuth{next: next, auth: auth, scheme: u.Scheme, host: host, port: portOf(u)}
+		base = &basicAuth{next: base, auth: auth, scheme: u.Scheme, host: host, port: portOf(u)}
 	}
-	c.WithTransport(tr)
+	c.WithTransport(newTransport(userAgent, parallel, base))
 	// A bound on the requests handed to polite, no delay: polite's pacing
 	// applies.
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: max(parallel, 1)}); err != nil {

@@ -34,9 +34,7 @@ func TestRedirectToVisitedPageIsNoError(t *testing.T) {
 			fmt.Fprint(w, `<html><body>leaf</body></html>`)
 		})
 		robots := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nAllow: /\n", Next: html})
-		tr := newTransport("examplebot/1.0", 4)
-		tr.Base = &ratelimittest.Transport{Handler: robots}
-		res, err := crawl(t.Context(), "http://site.example/", "examplebot/1.0", tr, 4)
+		res, err := crawl(t.Context(), "http://site.example/", "examplebot/1.0", &ratelimittest.Transport{Handler: robots}, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,9 +54,7 @@ func TestStartRedirectedElsewhereIsAnError(t *testing.T) {
 			http.Redirect(w, r, "http://www.site.example/", http.StatusMovedPermanently)
 		})
 		robots := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nAllow: /\n", Next: away})
-		tr := newTransport("examplebot/1.0", 4)
-		tr.Base = &ratelimittest.Transport{Handler: robots}
-		res, err := crawl(t.Context(), "http://site.example/", "examplebot/1.0", tr, 4)
+		res, err := crawl(t.Context(), "http://site.example/", "examplebot/1.0", &ratelimittest.Transport{Handler: robots}, 4)
 		if err != nil {
 			t.Fatal(err)
 		}

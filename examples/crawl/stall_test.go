@@ -13,7 +13,7 @@ import (
 
 // pipeListener is a net.Listener of in-memory connections (net.Pipe), so
 // that a real http.Server and the crawl's real http.Transport (as
-// newTransport configures it) run in a synctest bubble.
+// newBase configures it) run in a synctest bubble.
 type pipeListener struct {
 	conns chan net.Conn
 	done  chan struct{}
@@ -62,8 +62,7 @@ func stallTest(t *testing.T, header bool) {
 		srv := &http.Server{Handler: h}
 		go srv.Serve(ln)
 
-		tr := newTransport("examplebot/1.0", 4)
-		base := tr.Base.(*http.Transport)
+		base := newBase()
 		base.Proxy = nil
 		base.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c1, c2 := net.Pipe()
@@ -77,7 +76,7 @@ func stallTest(t *testing.T, header bool) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			crawl(t.Context(), "http://site.example/", "examplebot/1.0", tr, 4)
+			crawl(t.Context(), "http://site.example/", "examplebot/1.0", base, 4)
 		}()
 		time.Sleep(2 * time.Hour) // virtual time
 		select {
@@ -87,7 +86,7 @@ func stallTest(t *testing.T, header bool) {
 		}
 		close(release)
 		<-done
-		tr.CloseIdleConnections()
+		base.CloseIdleConnections()
 		srv.Close()
 	})
 }
