@@ -158,11 +158,16 @@
 // with a notification is kept, for the next swap to start from, only if
 // it is of the generation the notification names and was not written
 // before the one this process holds (of the same identity, a lower
-// generation, or the same and fewer grants): a replay of an earlier
-// notification is not taken for the key's state. A state a publisher
-// makes to pass these checks is written back by that swap, as one it set
-// in Redis would be: whoever may publish on the channel is trusted as one
-// who may write the keys. A Redis whose clock steps back by more than an hour
+// generation, or the same and fewer grants): a replay of a notification
+// older than what this process holds is not taken for the key's state.
+// Notifications carry no proof of who sent them, and a state that passes
+// (a replay of the state this process holds, sent with a later version,
+// or one a publisher made to pass) is written back by that swap, as one
+// set in Redis would be: whoever may publish on the channel is trusted as
+// one who may write the keys. After Redis went back to older data, a
+// process may hold a state written after what Redis holds; the states
+// notified are then not kept until its next swap, which fails once and
+// reads the key. A Redis whose clock steps back by more than an hour
 // loses its states so, as after a restart with no data.
 //
 // # Redis Cluster
