@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
 )
 
 // recheckArrival is a request that reached the origin, and when.
@@ -211,4 +214,69 @@ func TestRobotsRecheckKeepsPlace(t *testing.T) {
 			t.Errorf("sent in the order %s, want %s", got, want)
 		}
 	})
+}
+
+// A request held by the pace past its robots.txt verdict is granted, then
+// rechecked holding its grant, for the 3 s of a slow fetch. The local
+// pace counted its start from the grant: a request that asked during the
+// fetch (and waited for it) found its turn come an interval after that
+// grant, and both were sent at the fetch's end, under a MaxRate of 1 or
+// a Crawl-delay of 1. The pace counts from the recheck's end.
+func TestRobotsRecheckCountsPaceFromSend(t *testing.T) {
+	for _, mode := range []string{"MaxRate", "Crawl-delay"} {
+		t.Run(mode, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				var (
+					mu    sync.Mutex
+					pages []time.Duration
+				)
+				robots := "User-agent: *\nAllow: /\n"
+				if mode == "Crawl-delay" {
+					robots += "Crawl-delay: 1\n"
+				}
+				base := &ratelimittest.Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/robots.txt" {
+						time.Sleep(3 * time.Second) // a slow robots.txt
+						io.WriteString(w, robots)
+						return
+					}
+					mu.Lock()
+					pages = append(pages, time.Since(start))
+					mu.Unlock()
+				})}
+				tr := &Transport{Base: base, Robots: &Robots{UserAgent: "bot"}, MaxWait: time.Minute}
+				if mode == "MaxRate" {
+					tr.MaxRate = 1
+				}
+				get := func() {
+					req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://site.test/page", nil)
+					resp, err := tr.RoundTrip(req)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					resp.Body.Close()
+				}
+				get() // robots.txt fetched from 0 to 3s, the page sent at 3s
+				time.Sleep(24*time.Hour - 2*time.Second)
+				get() // at 24h+1s; the next start at 24h+2s
+				var wg sync.WaitGroup
+				time.Sleep(500 * time.Millisecond)
+				wg.Go(get) // asks at 24h+1.5s, held to 24h+2s
+				time.Sleep(500 * time.Millisecond)
+				wg.Go(get) // asks at 24h+2s, held to 24h+3s: past the file's end, rechecked (3s)
+				time.Sleep(1600 * time.Millisecond)
+				wg.Go(get) // asks at 24h+3.6s, waits for the fetch under way
+				wg.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				for i := 1; i < len(pages); i++ {
+					if d := pages[i] - pages[i-1]; d < time.Second {
+						t.Errorf("pages sent at %v: the %dth and %dth %v apart, want 1s at least under %s 1/s", pages, i, i+1, d, mode)
+					}
+				}
+			})
+		})
+	}
 }
