@@ -21,8 +21,8 @@ func TestOriginKey(t *testing.T) {
 		{"http", "api.example.", "http://api.example"},
 		{"http", "api.example.:80", "http://api.example"},
 		{"http", "api.example\u3002", "http://api.example"},
-		{"http", "API.EXAMPLE..", "http://api.example."}, // one dot off, whatever the case
-		{"http", "api.example..", "http://api.example."},
+		{"http", "API.EXAMPLE..", "http://api.example"}, // every trailing dot off, whatever the case: a key normalised again is the same
+		{"http", "api.example..", "http://api.example"},
 		{"http", "api.example\uff0e:80", "http://api.example"},
 		{"http", "api.example:", "http://api.example"},
 		{"https", "api.example:443", "https://api.example"},

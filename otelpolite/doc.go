@@ -45,7 +45,7 @@
 //	polite.client.quota.remaining  gauge      {unit}      K, polite.quota.policy, polite.quota.unit, polite.quota.source, polite.quota.partition (when partitioned)
 //
 // S is server.address, server.port (the scheme's default when the URL has
-// none), both of the host as polite keys it (lower case, no trailing dot,
+// none, or one no TCP port is: 0, or past 65535), both of the host as polite keys it (lower case, no trailing dot,
 // an internationalised host in its ASCII form, an IPv6 literal in its
 // canonical form and an IPv4-mapped one as its IPv4 address, a port
 // without leading zeros), and http.request.method (the standard methods, or

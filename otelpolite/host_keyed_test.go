@@ -23,6 +23,10 @@ func TestHostNamedAsKeyed(t *testing.T) {
 		// A zone keeps its case in the key (interface names are
 		// case-sensitive): the gauge lower-cased it.
 		{"zone", "http://[fe80::1%25En0]/"},
+		// Two trailing dots: the key kept one, which the gauge,
+		// normalising the key's name again, cut.
+		{"dots", "http://API.test../x"},
+		{"dots and port", "http://api.test..:8080/x"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -14,13 +14,20 @@ import (
 // without leading zeros, no trailing dot, lower case, an internationalised
 // host in its ASCII form (see toASCII), an IPv6 literal in its canonical
 // form (see canonicalIP).
+//
+// A host it returns is normal: normalised again, it is the same, so that
+// the name of a key, normalised again, names the same origin.
 func Normal(scheme, hostport string) string {
 	if isNormal(hostport) {
 		return hostport
 	}
-	host, port := hostport, ""
-	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.Contains(hostport[i:], "]") {
-		host, port = hostport[:i], hostport[i+1:]
+	// An empty port is none ("api.test:"), and so are the colons before
+	// it ("api.test::"): cut one at a time, the host, normalised again,
+	// would lose another.
+	hp := strings.TrimRight(hostport, ":")
+	host, port := hp, ""
+	if i := strings.LastIndexByte(hp, ':'); i >= 0 && !strings.Contains(hp[i:], "]") {
+		host, port = hp[:i], hp[i+1:]
 	}
 	port = noLeadingZeros(port) // net/http dials ":0443" as port 443
 	switch {
@@ -29,6 +36,15 @@ func Normal(scheme, hostport string) string {
 		port = ""
 	}
 	host = trimDot(host)
+	for {
+		// A host ending in a colon ("::80") would lose it normalised
+		// again, and then a dot before it.
+		h := trimDot(strings.TrimRight(host, ":"))
+		if h == host {
+			break
+		}
+		host = h
+	}
 	if !isLowerASCII(host) {
 		host = toASCII(host)
 	}
@@ -75,13 +91,18 @@ func canonicalIP(host string) string {
 	return "[" + c + "]"
 }
 
-// trimDot returns host without one trailing dot, or ideographic or
-// full-width full stop, which toASCII maps to a dot ("api.example。" is
-// "api.example." too).
+// trimDot returns host without its trailing dots, or ideographic or
+// full-width full stops, which toASCII maps to dots ("api.example。" is
+// "api.example." too): all of them, so that a host normalised is normal
+// ("api.example.." is "api.example", as "api.example." is; with one left,
+// the name of its key, normalised again, was another).
 func trimDot(host string) string {
-	for _, dot := range [...]string{".", "\u3002", "\uff0e", "\uff61"} {
-		if strings.HasSuffix(host, dot) {
-			return host[:len(host)-len(dot)]
+	for trimmed := true; trimmed; {
+		trimmed = false
+		for _, dot := range [...]string{".", "\u3002", "\uff0e", "\uff61"} {
+			if strings.HasSuffix(host, dot) {
+				host, trimmed = host[:len(host)-len(dot)], true
+			}
 		}
 	}
 	return host

@@ -1,6 +1,9 @@
 package origin
 
-import "testing"
+import (
+	"net/url"
+	"testing"
+)
 
 func TestPunycode(t *testing.T) {
 	// RFC 3492 §7.1 samples, lower-cased.
@@ -17,4 +20,33 @@ func TestPunycode(t *testing.T) {
 			t.Errorf("Punycode(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
 		}
 	}
+}
+
+// A host normalised is normal: normalised again, it is the same. The name
+// of a key, which otelpolite normalises again to name its origin, was
+// another for "api.test.." (one trailing dot trimmed at a time).
+func TestNormalOnce(t *testing.T) {
+	for _, hp := range []string{"api.test..", "API.test..:8080", "api.test.。", "api.test。.", "...", "api.test:080", "[::FFFF:192.0.2.1]", "bücher.example."} {
+		n := Normal("http", hp)
+		if again := Normal("http", n); again != n {
+			t.Errorf("Normal(%q) = %q, normalised again %q", hp, n, again)
+		}
+	}
+}
+
+// FuzzNormal checks that Normal never panics and that a host it
+// normalised is normal, for every host[:port] a URL may have.
+func FuzzNormal(f *testing.F) {
+	for _, hp := range []string{"api.test..", "API.test:0443", "[2001:DB8::1]:80", "bücher.example。", "a.b%25c"} {
+		f.Add("http", hp)
+	}
+	f.Fuzz(func(t *testing.T, scheme, hp string) {
+		n := Normal(scheme, hp)
+		if u, err := url.Parse("http://" + hp + "/"); err != nil || u.Host != hp {
+			return // no URL's host: Normal need only not panic
+		}
+		if again := Normal(scheme, n); again != n {
+			t.Errorf("Normal(%q, %q) = %q, normalised again %q", scheme, hp, n, again)
+		}
+	})
 }
