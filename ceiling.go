@@ -308,56 +308,6 @@ func (c *ceilings) reserveFloor(o memKey, now time.Time, floor time.Duration, tk
 	return r, ceilingHold{}, true
 }
 
-// restart moves the start r reserved to now (Unix nanoseconds), for a
-// request held since its grant (see Transport.recheck): the pace counts
-// from when it is sent, or a request granted meanwhile, whose turn came
-// one interval after the grant, would be sent with it. If no later start
-// was reserved since r, the next one is due an interval after now; if
-// one was, r's start goes an interval after the latest. restart returns
-// when r may start, now or later; r's floor under another origin (see
-// reserveFloor) moves alike.
-func (c *ceilings) restart(k memKey, r *reservation, now int64) int64 {
-	if !r.ok {
-		return now
-	}
-	iv := r.next - max(r.prev, r.start) // the key's interval at the grant
-	at := c.move(k, &r.next, iv, now)
-	if f := &r.floor; f.ok {
-		if af := c.move(f.origin, &f.next, 0, at); af > at {
-			// Held by the origin's floor: the key's start is then.
-			at = c.move(k, &r.next, iv, af)
-		}
-	}
-	return at
-}
-
-// move moves the start of k's line that ends at *next, of the interval iv
-// (0: the floor of k's entry), to now, or to the end of the latest start
-// reserved since, if later; it returns when that start is, and sets *next
-// to its end.
-func (c *ceilings) move(k memKey, next *int64, iv, now int64) int64 {
-	sh := c.shard(k)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e := sh.m[k]
-	if e == nil {
-		return now
-	}
-	if iv == 0 {
-		iv = int64(e.floor)
-	}
-	if iv <= 0 {
-		return now
-	}
-	at := now
-	if e.next != *next {
-		at = max(now, e.next) // a later start was reserved: after it
-	}
-	e.next = addSat(at, iv)
-	*next = e.next
-	return at
-}
-
 // cancelFloor gives back a start reserveFloor took, unless a later one
 // was taken since.
 func (c *ceilings) cancelFloor(r floorReservation) {

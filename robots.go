@@ -1158,11 +1158,41 @@ func (t *Transport) robots(req *http.Request, key budgetKey, sent bool) (time.Du
 	return interval, until, nil
 }
 
+// verdict is what robots.txt decided of a request: the floor it asks
+// between starts to the origin, and until when the decision holds (zero:
+// for ever).
+type verdict struct {
+	floor time.Duration
+	until time.Time
+}
+
+// redecide decides req again under the robots.txt of its origin (see
+// robots), for an attempt held (see Transport.hold) past the verdict rv
+// it was decided by, before it may be granted: its places in the lines of
+// the local pace and of the budget's turns are kept meanwhile, so that the
+// requests behind it wait for the fetch of a file expired too, rather
+// than being granted while it fetches and sent with it once it is granted
+// (a grant held through the fetch counted the request's start at the
+// grant). A request the file forbids fails with its *RobotsError, which
+// an event reports as recheck's.
+func (t *Transport) redecide(req *http.Request, b *Budget, key budgetKey, attempt int, rv *verdict, g *lease) error {
+	floor, until, err := t.robots(req, key, true) // the caller closes the body
+	if err != nil {
+		var re *RobotsError
+		if t.observed() && errors.As(err, &re) && req.Context().Err() == nil {
+			t.emit(Event{Kind: EventGiveUp, Time: time.Now(), Key: b.display(key), Request: req, Attempt: attempt, Err: eventError(err, req, key)})
+		}
+		return err
+	}
+	rv.floor, rv.until = floor, until
+	g.floor = floor
+	return nil
+}
+
 // recheck decides req again under the robots.txt of its origin (see
 // robots), for an attempt granted g whose wait outlasted the verdict it
-// was decided by. The grant is held meanwhile, and the local pace then
-// counts the request's start from the end of the recheck (see
-// ceilings.restart), waiting for it if another started since: the fetch of a file
+// was decided by, when the verdict ended after hold decided it again
+// (see redecide), between that and the grant. The grant is held meanwhile: the fetch of a file
 // expired is a request to the origin too, and a grant given back and
 // asked anew would wait again behind the start the local ceilings keep
 // for it (asked again at each expiry, a request paced slower than an
@@ -1178,19 +1208,12 @@ func (t *Transport) recheck(req *http.Request, b *Budget, key *budgetKey, g *lea
 	}()
 	floor, until, err = t.robots(req, *key, attempt > 1)
 	done = true
-	if err == nil && g.ceil.ok {
-		// The request starts now, not at its grant: the local pace
-		// counts from now (a request granted meanwhile, whose turn came
-		// an interval after this one's grant, would go with it), and
-		// Restraint's latency is the origin's, not that of the fetch
-		// held before it.
-		now := time.Now().UnixNano()
-		if at := t.ceil.restart(key.m, &g.ceil, now); at > now {
-			err = sleepCtx(req.Context(), time.Duration(at-now))
-		}
-		g.ceil.start = time.Now().UnixNano()
-	}
 	if err == nil {
+		if g.ceil.ok {
+			// The request starts now: Restraint's latency is the
+			// origin's, not that of the fetch held before it.
+			g.ceil.start = time.Now().UnixNano()
+		}
 		return floor, until, nil
 	}
 	t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true, Unsent: true})
@@ -1201,21 +1224,6 @@ func (t *Transport) recheck(req *http.Request, b *Budget, key *budgetKey, g *lea
 		t.emit(Event{Kind: EventGiveUp, Time: time.Now(), Key: b.display(*key), Request: req, Attempt: attempt, Err: eventError(err, req, *key)})
 	}
 	return floor, until, err
-}
-
-// sleepCtx waits d, or until ctx ends: then it returns ctx.Err().
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // floorOrigin returns the key of the origin whose floor (a robots.txt

@@ -216,14 +216,15 @@ func TestRobotsRecheckKeepsPlace(t *testing.T) {
 	})
 }
 
-// A request held by the pace past its robots.txt verdict is granted, then
-// rechecked holding its grant, for the 3 s of a slow fetch. The local
-// pace counted its start from the grant: a request that asked during the
-// fetch (and waited for it) found its turn come an interval after that
-// grant, and both were sent at the fetch's end, under a MaxRate of 1 or
-// a Crawl-delay of 1. The pace counts from the recheck's end.
+// A request held by the pace past its robots.txt verdict was granted, then
+// rechecked holding its grant, for the 3 s of a slow fetch. The pace
+// counted its start from the grant: a request that asked during the fetch
+// (and waited for it) found its turn come an interval after that grant,
+// and both were sent at the fetch's end, under a MaxRate of 1, a
+// Budget.MaxRate of 1 or a Crawl-delay of 1. It is decided again before
+// its grant, its place in line kept.
 func TestRobotsRecheckCountsPaceFromSend(t *testing.T) {
-	for _, mode := range []string{"MaxRate", "Crawl-delay"} {
+	for _, mode := range []string{"MaxRate", "Crawl-delay", "Budget.MaxRate"} {
 		t.Run(mode, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
@@ -246,8 +247,11 @@ func TestRobotsRecheckCountsPaceFromSend(t *testing.T) {
 					mu.Unlock()
 				})}
 				tr := &Transport{Base: base, Robots: &Robots{UserAgent: "bot"}, MaxWait: time.Minute}
-				if mode == "MaxRate" {
+				switch mode {
+				case "MaxRate":
 					tr.MaxRate = 1
+				case "Budget.MaxRate":
+					tr.Budget = &Budget{MaxRate: 1}
 				}
 				get := func() {
 					req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://site.test/page", nil)

@@ -343,6 +343,21 @@ func (k *storeKinds) list() []EventKind {
 	return slices.Clone(k.kinds)
 }
 
+// sleepCtx waits d, or until ctx ends: then it returns ctx.Err().
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // gateStore is a MemoryStore whose Update for a.test's key, while armed,
 // blocks until the test opens the gate, then fails (fail) or goes on.
 type gateStore struct {

@@ -317,11 +317,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	attempts := t.maxAttempts()
 	var bo *backoff.ExponentialBackOff
 	start := t.clock.read()
-	var floor time.Duration   // what robots.txt asks between starts to the origin
-	var robotsUntil time.Time // until when robots.txt's verdict holds (zero: for ever)
+	var rv verdict // robots.txt's: the floor it asks between starts to the origin, until when
 	if t.Robots != nil {
 		var err error
-		if floor, robotsUntil, err = t.robots(req, *key, false); err != nil {
+		if rv.floor, rv.until, err = t.robots(req, *key, false); err != nil {
 			return nil, causeOf(ctx, err) // req.Body is closed
 		}
 	}
@@ -361,7 +360,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if priced {
 			g.SetCost(cost)
 		}
-		g.floor = floor
+		g.floor = rv.floor
 		asked := start
 		if attempt > 1 || stale {
 			asked = t.clock.read()
@@ -386,14 +385,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				// as the request that began it, its place in line).
 				if h, ok := b.mem.acquireAt(key, asked, &b.cfg, &ask, &g); !ok {
 					at := asked.time()
-					err = t.hold(req, b, *key, attempt, ask, &g, at, at, &h)
+					err = t.hold(req, b, *key, attempt, ask, &g, at, at, &h, &rv)
 				}
 			} else {
 				held := from
 				if held.IsZero() {
 					held = asked.time()
 				}
-				err = t.hold(req, b, *key, attempt, ask, &g, held, asked.time(), nil)
+				err = t.hold(req, b, *key, attempt, ask, &g, held, asked.time(), nil, &rv)
 			}
 			from = time.Time{}
 		}
@@ -412,13 +411,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, causeOf(ctx, err)
 		}
-		if !robotsUntil.IsZero() && !time.Now().Before(robotsUntil) {
+		if !rv.until.IsZero() && !time.Now().Before(rv.until) {
 			// The robots.txt req was decided by expired while it waited
 			// (a retry's wait, or pacing's): req is decided again by the
 			// file in force, its grant held (given back and asked anew,
 			// it would wait again behind the start the local ceilings
 			// keep for it).
-			if floor, robotsUntil, err = t.recheck(req, b, key, &g, attempt); err != nil {
+			if rv.floor, rv.until, err = t.recheck(req, b, key, &g, attempt); err != nil {
 				return nil, causeOf(ctx, err)
 			}
 		}
@@ -826,8 +825,9 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 // past (the failure's, a drain of its body later), the budget took it for
 // the present, and Budget.MaxRate's next start was cut back to one spacing
 // after it, so that another request started less than a spacing after
-// the last.
-func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start, now time.Time, first *control.Hold) (err error) {
+// the last. A request whose robots.txt verdict rv expired while it
+// waited is decided again before it may be granted (see redecide).
+func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start, now time.Time, first *control.Hold, rv *verdict) (err error) {
 	ctx := req.Context()
 	w := new(try)
 	var tk tickets // its places in the lines of the local pace
@@ -1005,6 +1005,12 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			return err
 		}
 		now := time.Now()
+		if !rv.until.IsZero() && !now.Before(rv.until) {
+			if err := t.redecide(req, b, key, attempt, rv, g); err != nil {
+				return err
+			}
+			now = time.Now()
+		}
 		spent.add(w.why, now.Sub(last))
 		last = now
 		if err := t.try(req, b, key, now, ask, g, w, &tk); err != nil {
