@@ -140,6 +140,9 @@ func crawl(ctx context.Context, start, userAgent string, base http.RoundTripper,
 	)
 	c.IgnoreRobotsTxt = true // polite reads robots.txt, with the Transport's pacing
 	if auth != "" {
+		if base == nil {
+			base = http.DefaultTransport // as polite's nil Base is
+		}
 		base = &basicAuth{next: base, auth: auth, scheme: u.Scheme, host: host, port: portOf(u)}
 	}
 	c.WithTransport(newTransport(userAgent, parallel, base))
