@@ -446,7 +446,10 @@ func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Ti
 			// come (a refusal handed back, unretried), while other
 			// processes go on sending.
 			note = b.carry(ctx, k, now)
-			b.keepUncarried(k, now)
+			if b.keepUncarried(k, now) {
+				// The carry failed: tried again apart, as below.
+				b.carryUncarried()
+			}
 		} else if b.keepUncarried(k, now) {
 			// Within the second before the Store is tried again, which
 			// may answer (the failure may have been one call's): tried
@@ -554,7 +557,12 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 	// none of its own requests' slots.
 	note := b.failed(err)
 	plan = b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease.Foreign()}, &out)
-	b.keepUncarried(k, now)
+	if b.keepUncarried(k, now) {
+		// Carried apart from the request, which may have been the
+		// key's last (a refusal handed back): the failure may have
+		// been this call's alone.
+		b.carryUncarried()
+	}
 	return plan, note, false
 }
 

@@ -3,6 +3,7 @@ package polite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -650,4 +651,49 @@ func TestCarryAgainLeavesOthersTheirTurn(t *testing.T) {
 				bk.m.String(), time.Until(pu).Round(time.Second), left)
 		}
 	})
+}
+
+// A request refused with Retry-After: 3600, handed back (past MaxWait),
+// whose release the Store failed once (a blip), listed the key but started
+// no carry: unless this process sent another request the Store answered,
+// the pause stayed in this process, and another sharing the Store sent
+// for the whole hour. So on both paths: the release's own Update failing
+// (granted by the Store), and the carry a release makes after a grant of
+// the fallback, once the Store is due again, failing.
+func TestReleaseFailureStartsCarry(t *testing.T) {
+	for _, fallback := range []bool{false, true} {
+		t.Run(fmt.Sprint("fallback=", fallback), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := &blipStore{}
+				refusing := storeRT(func(r *http.Request) (*http.Response, error) {
+					if fallback {
+						time.Sleep(2 * time.Second) // the Store is due again when the answer comes
+					}
+					st.failNext.Store(1) // the release's Update, or its carry, fails: that call only
+					return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+				})
+				other := &startLog{}
+				a := &Transport{Base: refusing, Budget: &Budget{Store: st}} // one process
+				b := &Transport{Base: other, Budget: &Budget{Store: st}}    // another, sharing the Store
+				storeGet(t, b)
+				if fallback {
+					st.failNext.Store(1) // a's acquire fails: the fallback grants
+				}
+				storeGet(t, a)
+				time.Sleep(10 * time.Second)
+				synctest.Wait()
+				before := len(other.at)
+				for range 10 {
+					time.Sleep(time.Minute)
+					req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
+					if resp, err := b.RoundTrip(req); err == nil {
+						resp.Body.Close()
+					}
+				}
+				if n := len(other.at) - before; n > 0 {
+					t.Errorf("another process sent %d times of 10 in the first ten minutes of a Retry-After: 3600 this one was told: the pause never reached the Store", n)
+				}
+			})
+		})
+	}
 }
