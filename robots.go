@@ -1169,14 +1169,26 @@ type verdict struct {
 // redecide decides req again under the robots.txt of its origin (see
 // robots), for an attempt held (see Transport.hold) past the verdict rv
 // it was decided by, before it may be granted: its places in the lines of
-// the local pace and of the budget's turns are kept meanwhile, so that the
-// requests behind it wait for the fetch of a file expired too, rather
-// than being granted while it fetches and sent with it once it is granted
-// (a grant held through the fetch counted the request's start at the
-// grant). A request the file forbids fails with its *RobotsError, which
-// an event reports as recheck's.
+// the local pace are kept meanwhile, so that the requests behind it wait
+// for the fetch of a file expired too, rather than being granted while it
+// fetches and sent with it once it is granted (a grant held through the
+// fetch counted the request's start at the grant). A turn it claimed in
+// the budget lapses, as any claim not asked again does (see control's
+// turn.go), and a request that asked after it may go first, paced after
+// the last start the budget granted. A request the file forbids fails
+// with its *RobotsError, which an event reports as recheck's.
 func (t *Transport) redecide(req *http.Request, b *Budget, key budgetKey, attempt int, rv *verdict, g *lease) error {
-	floor, until, err := t.robots(req, key, true) // the caller closes the body
+	checked := false
+	defer func() {
+		if !checked && attempt == 1 && req.Body != nil {
+			// Base panicked fetching robots.txt: the panic goes on,
+			// the body of the request never sent closed, as send
+			// closes it (an error is the caller's to close it for).
+			req.Body.Close()
+		}
+	}()
+	floor, until, err := t.robots(req, key, true)
+	checked = true
 	if err != nil {
 		var re *RobotsError
 		if t.observed() && errors.As(err, &re) && req.Context().Err() == nil {

@@ -2,10 +2,12 @@ package polite
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -296,4 +298,110 @@ func durationsSince(ds []time.Duration, at time.Duration) []time.Duration {
 		out = append(out, d-at)
 	}
 	return out
+}
+
+// closesBody is a request body that counts its Closes.
+type closesBody struct {
+	io.Reader
+	closes atomic.Int32
+}
+
+func (b *closesBody) Close() error { b.closes.Add(1); return nil }
+
+// A request decided again while held (see redecide), whose fetch of
+// robots.txt panics in Base: the panic goes on, and the body of the first
+// attempt, never sent, is closed, as every other path closes it.
+//
+// MaxRate 1/600s: /now at 23h55m, a POST to /held right after it, held by
+// the pace to 24h5m, past its robots.txt's end (24h); the fetch panics.
+func TestRobotsRedecidePanicClosesBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fetches atomic.Int32
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			if req.URL.Path == "/robots.txt" {
+				if fetches.Add(1) > 1 {
+					panic("robots.txt fetch broken")
+				}
+				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("User-agent: *\nAllow: /\n")), Request: req}, nil
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+		})
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "bot"}, MaxRate: 1.0 / 600, MaxWait: time.Hour}
+		if err := recheckGet(t.Context(), tr, "http://a.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(robotsMaxAge - 5*time.Minute)
+		if err := recheckGet(t.Context(), tr, "http://a.example/now"); err != nil {
+			t.Fatal(err)
+		}
+		body := &closesBody{Reader: strings.NewReader("payload")}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://a.example/held", body)
+		req.ContentLength = int64(len("payload"))
+		panicked := func() (p bool) {
+			defer func() { p = recover() != nil }()
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+			return false
+		}()
+		if !panicked {
+			t.Fatalf("the panic of Base fetching robots.txt did not go on (fetches: %d)", fetches.Load())
+		}
+		if n := body.closes.Load(); n != 1 {
+			t.Errorf("the body of a request never sent, whose robots.txt fetch panicked, was closed %d times, want 1", n)
+		}
+	})
+}
+
+// A request held with no end known (a MaxConcurrency slot another
+// request keeps) is woken at MaxWait to fail with its *WaitError: its
+// verdict expired meanwhile, it is not decided again first, which would
+// make the error come a fetch of robots.txt late (up to 30 s).
+//
+// MaxConcurrency 1, MaxWait 1m: /stream holds the slot from 24h-30s;
+// /held asks at 24h-20s and is woken at 24h+40s, past the end (24h) of
+// the robots.txt fetched at 0; the file's second fetch takes 20 s.
+func TestRobotsRedecideNotPastMaxWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var fetches atomic.Int32
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}
+			switch req.URL.Path {
+			case "/robots.txt":
+				if fetches.Add(1) > 1 {
+					time.Sleep(20 * time.Second) // a slow robots.txt
+				}
+				resp.Body = io.NopCloser(strings.NewReader("User-agent: *\nAllow: /\n"))
+			case "/stream":
+				<-release // keeps the only slot
+			}
+			return resp, nil
+		})
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "bot"}, MaxConcurrency: 1, MaxWait: time.Minute}
+		if err := recheckGet(t.Context(), tr, "http://a.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(robotsMaxAge - 30*time.Second)
+		streamDone := make(chan error, 1)
+		go func() { streamDone <- recheckGet(t.Context(), tr, "http://a.example/stream") }()
+		time.Sleep(10 * time.Second)
+		asked := time.Now()
+		err := recheckGet(t.Context(), tr, "http://a.example/held")
+		waited := time.Since(asked)
+		close(release)
+		if err := <-streamDone; err != nil {
+			t.Fatal(err)
+		}
+		var we *WaitError
+		if !errors.As(err, &we) {
+			t.Errorf("/held, held by the slot for MaxWait: %v, want a *WaitError", err)
+		}
+		if waited > tr.MaxWait+time.Second {
+			t.Errorf("/held failed %v after it asked, past MaxWait %v (robots.txt fetched %d times)", waited, tr.MaxWait, fetches.Load())
+		}
+	})
 }

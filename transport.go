@@ -1005,7 +1005,9 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			return err
 		}
 		now := time.Now()
-		if !rv.until.IsZero() && !now.Before(rv.until) {
+		if !rv.until.IsZero() && !now.Before(rv.until) && now.Before(limit) {
+			// (Woken at MaxWait, it fails unless granted at once: a
+			// grant is decided again after, see recheck.)
 			if err := t.redecide(req, b, key, attempt, rv, g); err != nil {
 				return err
 			}

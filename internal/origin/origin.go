@@ -29,6 +29,12 @@ func Normal(scheme, hostport string) string {
 	if i := strings.LastIndexByte(hp, ':'); i >= 0 && !strings.Contains(hp[i:], "]") {
 		host, port = hp[:i], hp[i+1:]
 	}
+	if !strings.HasPrefix(host, "[") && strings.IndexByte(host, ':') >= 0 {
+		// A colon in a host not bracketed ("a:1:80"): no host net/http
+		// dials. Only lower-cased: normalised, what is host and what
+		// port would change from pass to pass.
+		return strings.ToLower(hp)
+	}
 	port = noLeadingZeros(port) // net/http dials ":0443" as port 443
 	switch {
 	case port == "":
@@ -36,15 +42,6 @@ func Normal(scheme, hostport string) string {
 		port = ""
 	}
 	host = trimDot(host)
-	for {
-		// A host ending in a colon ("::80") would lose it normalised
-		// again, and then a dot before it.
-		h := trimDot(strings.TrimRight(host, ":"))
-		if h == host {
-			break
-		}
-		host = h
-	}
 	if !isLowerASCII(host) {
 		host = toASCII(host)
 	}

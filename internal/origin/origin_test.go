@@ -26,7 +26,8 @@ func TestPunycode(t *testing.T) {
 // of a key, which otelpolite normalises again to name its origin, was
 // another for "api.test.." (one trailing dot trimmed at a time).
 func TestNormalOnce(t *testing.T) {
-	for _, hp := range []string{"api.test..", "API.test..:8080", "api.test.。", "api.test。.", "...", "api.test:080", "[::FFFF:192.0.2.1]", "bücher.example."} {
+	for _, hp := range []string{"api.test..", "API.test..:8080", "api.test.。", "api.test。.", "...", "api.test:080", "[::FFFF:192.0.2.1]", "bücher.example.",
+		"a.:1:80", "a:01:80", "A.。:7:443", ":00:", "::80", "[::1]:"} {
 		n := Normal("http", hp)
 		if again := Normal("http", n); again != n {
 			t.Errorf("Normal(%q) = %q, normalised again %q", hp, n, again)
