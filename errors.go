@@ -178,9 +178,9 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 		at = st.acceptsAt(now)
 	}
 	if t.local() {
-		next := t.ceil.nextStart(k.m)
+		next := t.ceil.nextStart(k.ceil())
 		if t.ceil.floors.Load() {
-			if o := floorOrigin(resp.Request, *k); o != k.m {
+			if o := floorOrigin(resp.Request, *k); o != k.ceil() {
 				next = max(next, t.ceil.nextStart(o))
 			}
 		}

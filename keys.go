@@ -26,6 +26,24 @@ type budgetKey struct {
 	memo *keyMemo
 }
 
+// ceil returns the key of k's entry in the local ceilings: its memKey,
+// but for a custom key one no origin has (its scheme marked), so that a
+// custom key written as an origin ("http://example.com", for every host
+// of a domain) is not that origin's entry, whose floor its Crawl-delay
+// sets: the floor paces the origin, never the key (see floorOrigin).
+func (k budgetKey) ceil() memKey {
+	if !k.custom || k.m.scheme == "" {
+		return k.m // an origin's, or a custom key no origin's can be
+	}
+	switch k.m.scheme {
+	case "http":
+		return memKey{scheme: "\x00http", host: k.m.host}
+	case "https":
+		return memKey{scheme: "\x00https", host: k.m.host}
+	}
+	return memKey{scheme: "\x00" + k.m.scheme, host: k.m.host}
+}
+
 // keyMemo is the budget key of an origin a Transport saw lately, so that
 // the requests that follow to the same origin, nearly all of them, skip
 // normalising it and finding its shard: the scheme and host as the

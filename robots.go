@@ -207,13 +207,14 @@ const (
 // outside it, so that pacing cannot hold the fetch the pacing waits for.
 func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, error) {
 	interval, _, err := r.checkUntil(ctx, base, req)
-	return interval, err
+	return max(interval, 0), err
 }
 
 // checkUntil is check, and reports until when its verdict holds: the
 // instant the robots.txt it read expires (zero: for ever, as for
 // robots.txt itself, a URL robots.txt does not apply to, or
-// CrawlDelayOnly, which disallows nothing).
+// CrawlDelayOnly, which disallows nothing). Its interval is -1 for a
+// request of robots.txt to an origin whose interval is not known.
 func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, time.Time, error) {
 	u := req.URL
 	if u == nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -226,8 +227,13 @@ func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *ht
 	if path == "/robots.txt" {
 		// Always allowed, and never fetched for itself; but it is a
 		// request to the origin like any other, spaced by the interval
-		// already known.
-		return c.shard(key).interval(key), time.Time{}, nil
+		// already known: -1 when none is (an origin not fetched yet, or
+		// forgotten to make room), which leaves the floor the Transport
+		// keeps as it is.
+		if d, ok := c.shard(key).interval(key); ok {
+			return d, time.Time{}, nil
+		}
+		return -1, time.Time{}, nil
 	}
 	sh := c.shard(key)
 	for {
@@ -674,13 +680,13 @@ func (s *robotsShard) drop(e *robotsEntry) {
 
 // interval returns the interval the robots.txt of key asks between two
 // requests, as last fetched; zero when none is known. It fetches nothing.
-func (s *robotsShard) interval(key string) time.Duration {
+func (s *robotsShard) interval(key string) (time.Duration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e := s.m[key]; e != nil && e.file != nil {
-		return e.file.interval
+		return e.file.interval, true
 	}
-	return 0
+	return 0, false
 }
 
 // begin looks up key at now. If the entry can be used, it returns a view
@@ -1149,6 +1155,9 @@ func (t *Transport) robots(req *http.Request, key budgetKey, sent bool) (time.Du
 			req.Body.Close()
 		}
 		return 0, until, err
+	}
+	if interval < 0 {
+		return 0, until, nil // unknown: the floor kept stays
 	}
 	if interval > 0 || t.ceil.floors.Load() {
 		// The floor of the origin, whatever the request's key (see

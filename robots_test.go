@@ -1199,3 +1199,77 @@ func TestRobotsLongErrorStillUnwraps(t *testing.T) {
 		}
 	})
 }
+
+// A request for /robots.txt itself, after the origin's robots.txt left
+// the cache (MaxOrigins), set the origin's floor to the interval of no
+// entry, zero, and the next page went with it. An interval not known
+// leaves the floor the Transport keeps.
+func TestRobotsTxtRequestAfterEvictionKeepsCrawlDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var at []time.Duration
+		h := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{
+			Body: "User-agent: *\nCrawl-delay: 10\n",
+			Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Host == "a.example" {
+					at = append(at, time.Since(start))
+				}
+			}),
+		})
+		tr := &Transport{Base: robotsBase(h), Robots: &Robots{MaxOrigins: 1}}
+		for _, url := range []string{"http://a.example/a", "http://b.example/x", "http://a.example/robots.txt", "http://a.example/b"} {
+			resp, err := tr.RoundTrip(robotsReq(t, t.Context(), url))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if url == "http://a.example/robots.txt" {
+				at = append(at, time.Since(start))
+			}
+			resp.Body.Close()
+		}
+		if want := []time.Duration{0, 10 * time.Second, 20 * time.Second}; !slices.Equal(at, want) {
+			t.Errorf("requests to a.example sent at %v, want %v (Crawl-delay: 10)", at, want)
+		}
+	})
+}
+
+// A Key that writes its key as an origin ("http://example.com", for
+// www.example.com and example.com alike) shared the local ceilings' entry
+// of that origin, whose floor example.com's Crawl-delay sets: every
+// request under the key was held 10 s, www's too, which asks none. A
+// custom key's entry is apart (budgetKey.ceil), and the floor paces the
+// origin alone.
+func TestCrawlDelayPerOriginKeyWrittenAsOrigin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slow := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nCrawl-delay: 10\n"})
+		free := ratelimittest.NewRobotsHandler(ratelimittest.RobotsConfig{Body: "User-agent: *\nAllow: /\n"})
+		mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Host == "www.example.com" {
+				free.ServeHTTP(w, r)
+				return
+			}
+			slow.ServeHTTP(w, r)
+		})
+		tr := &Transport{
+			Base:   &ratelimittest.Transport{Handler: mux},
+			Robots: &Robots{UserAgent: "mybot"},
+			Key:    func(r *http.Request) string { return "http://example.com" },
+		}
+		get := func(url string) {
+			resp, err := tr.RoundTrip(robotsReq(t, t.Context(), url))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		get("http://example.com/0") // example.com's floor: 10 s
+		start := time.Now()
+		for i := range 3 {
+			get("http://www.example.com/" + itoa(i))
+		}
+		if took := time.Since(start); took >= 10*time.Second {
+			t.Errorf("3 requests to www.example.com, which asks no Crawl-delay, took %v: paced by example.com's Crawl-delay of 10s (arrivals %v)", took, free.Stats().Arrivals)
+		}
+	})
+}

@@ -85,7 +85,7 @@ func (t *Transport) stream(req *http.Request, b *Budget, key *budgetKey, g *leas
 // now: its slot under the local ceilings, its lease in the budget.
 func (t *Transport) end(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time) {
 	if g.ceil.ok {
-		t.ceil.end(key.m, &g.ceil)
+		t.ceil.end(key.ceil(), &g.ceil)
 	}
 	note := b.end(req.Context(), key, g, now)
 	t.note(req, b, key, now, note)

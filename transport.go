@@ -638,9 +638,9 @@ func (t *Transport) finishAt(req *http.Request, b *Budget, key *budgetKey, g *le
 	}
 	if g.ceil.ok {
 		if out.Keep {
-			t.ceil.learn(key.m, &g.ceil, now, out, g.Cost()) // the body ends later: see bodyEnded
+			t.ceil.learn(key.ceil(), &g.ceil, now, out, g.Cost()) // the body ends later: see bodyEnded
 		} else {
-			t.ceil.done(key.m, &g.ceil, now, out, g.Cost())
+			t.ceil.done(key.ceil(), &g.ceil, now, out, g.Cost())
 		}
 	}
 	return plan
@@ -778,12 +778,12 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 		if t.ceil.floors.Load() && (key.custom || req.Host != "" || req.URL.Opaque != "") {
 			// A Crawl-delay paces the origin (the one a Host, or an
 			// Opaque that is an absolute URL, names), not the key.
-			if o := floorOrigin(req, key); o != key.m {
+			if o := floorOrigin(req, key); o != key.ceil() {
 				floor = 0
 				if fr, ch, w.granted = t.ceil.reserveFloor(o, now, g.floor, &tk.origin); !w.granted {
 					// The key's own pace may hold it longer: the hold
 					// says so, as RetryAt does.
-					if n := t.ceil.nextStart(key.m); !ch.until.IsZero() && n > ch.until.UnixNano() {
+					if n := t.ceil.nextStart(key.ceil()); !ch.until.IsZero() && n > ch.until.UnixNano() {
 						ch.until, ch.reason = time.Unix(0, n), ReasonPace
 					}
 					w.ceiling, w.until, w.changed, w.why = true, ch.until, ch.changed, ch.reason
@@ -791,7 +791,7 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 				}
 			}
 		}
-		if res, ch, w.granted = t.ceil.reserve(key.m, now, t.MaxRate, t.MaxConcurrency, t.Restraint, floor, &tk.key, ask.Until, b.Lease, b.IdleTTL); !w.granted {
+		if res, ch, w.granted = t.ceil.reserve(key.ceil(), now, t.MaxRate, t.MaxConcurrency, t.Restraint, floor, &tk.key, ask.Until, b.Lease, b.IdleTTL); !w.granted {
 			t.ceil.cancelFloor(fr)
 			w.ceiling, w.until, w.wake, w.changed, w.why = true, ch.until, ch.wake, ch.changed, ch.reason
 			return nil
@@ -806,12 +806,12 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 		w.granted = true
 		g.ceil = res
 		if res.quoted && !g.Hinted() {
-			t.ceil.forgot(key.m, now)
+			t.ceil.forgot(key.ceil(), now)
 		}
 		return nil
 	}
 	if local {
-		t.ceil.cancel(key.m, res)
+		t.ceil.cancel(key.ceil(), res)
 	}
 	w.held(h)
 	return err
@@ -834,7 +834,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	defer func() {
 		// Stopped waiting before its turn: its places pass on.
 		if tk.key != 0 {
-			t.ceil.leave(key.m, tk.key)
+			t.ceil.leave(key.ceil(), tk.key)
 		}
 		if tk.origin != 0 {
 			t.ceil.leave(floorOrigin(req, key), tk.origin)
