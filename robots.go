@@ -1140,6 +1140,11 @@ func redirectTarget(from *url.URL, loc string) (target string, named, ok bool) {
 // when the verdict holds: req brings the floor back to an entry of the
 // local ceilings dropped while it waited (see ceilings.reserve).
 func (t *Transport) robots(req *http.Request, key budgetKey, sent bool) (time.Duration, time.Time, error) {
+	return t.robotsIn(req.Context(), req, key, sent)
+}
+
+// robotsIn is robots, waiting for a fetch of robots.txt until ctx ends.
+func (t *Transport) robotsIn(ctx context.Context, req *http.Request, key budgetKey, sent bool) (time.Duration, time.Time, error) {
 	checked := false
 	defer func() {
 		if !checked && !sent && req.Body != nil {
@@ -1148,7 +1153,7 @@ func (t *Transport) robots(req *http.Request, key budgetKey, sent bool) (time.Du
 			req.Body.Close()
 		}
 	}()
-	interval, until, err := t.Robots.checkUntil(req.Context(), t.base(), req)
+	interval, until, err := t.Robots.checkUntil(ctx, t.base(), req)
 	checked = true
 	if err != nil {
 		if !sent && req.Body != nil {
@@ -1166,6 +1171,10 @@ func (t *Transport) robots(req *http.Request, key budgetKey, sent bool) (time.Du
 	}
 	return interval, until, nil
 }
+
+// errPastLimit is redecide's error when the fetch it waits for outlasts
+// the wait MaxWait honours.
+var errPastLimit = errors.New("polite: robots.txt fetched past MaxWait")
 
 // verdict is what robots.txt decided of a request: the floor it asks
 // between starts to the origin, and until when the decision holds (zero:
@@ -1185,8 +1194,12 @@ type verdict struct {
 // the budget lapses, as any claim not asked again does (see control's
 // turn.go), and a request that asked after it may go first, paced after
 // the last start the budget granted. A request the file forbids fails
-// with its *RobotsError, which an event reports as recheck's.
-func (t *Transport) redecide(req *http.Request, b *Budget, key budgetKey, attempt int, rv *verdict, g *lease) error {
+// with its *RobotsError, which an event reports as recheck's. The fetch
+// is waited for until limit, the end of the longest wait MaxWait
+// honours, at most: past it, redecide returns errPastLimit, and the
+// request fails as one held that long does (the fetch goes on for the
+// others).
+func (t *Transport) redecide(req *http.Request, b *Budget, key budgetKey, attempt int, rv *verdict, g *lease, limit time.Time) error {
 	checked := false
 	defer func() {
 		if !checked && attempt == 1 && req.Body != nil {
@@ -1196,8 +1209,13 @@ func (t *Transport) redecide(req *http.Request, b *Budget, key budgetKey, attemp
 			req.Body.Close()
 		}
 	}()
-	floor, until, err := t.robots(req, key, true)
+	ctx, cancel := context.WithDeadline(req.Context(), limit)
+	defer cancel()
+	floor, until, err := t.robotsIn(ctx, req, key, true)
 	checked = true
+	if err != nil && ctx.Err() != nil && req.Context().Err() == nil {
+		return errPastLimit
+	}
 	if err != nil {
 		var re *RobotsError
 		if t.observed() && errors.As(err, &re) && req.Context().Err() == nil {

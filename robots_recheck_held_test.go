@@ -405,3 +405,62 @@ func TestRobotsRedecideNotPastMaxWait(t *testing.T) {
 		}
 	})
 }
+
+// A request woken shortly before MaxWait's limit (here by another's
+// headers, its body keeping the only slot) whose verdict expired waits
+// for the fetch of robots.txt until the limit at most: a 20 s fetch made
+// its *WaitError come 19 s past MaxWait.
+func TestRobotsRedecideBoundedByMaxWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		release := make(chan struct{})
+		var fetches atomic.Int32
+		base := storeRT(func(req *http.Request) (*http.Response, error) {
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req, ContentLength: -1}
+			switch req.URL.Path {
+			case "/robots.txt":
+				if fetches.Add(1) > 1 {
+					time.Sleep(20 * time.Second) // a slow robots.txt
+				}
+				resp.Body = io.NopCloser(strings.NewReader("User-agent: *\nAllow: /\n"))
+			case "/stream":
+				time.Sleep(time.Until(start.Add(24*time.Hour + 39*time.Second)))
+				pr, pw := io.Pipe()
+				go func() { <-release; pw.Close() }()
+				resp.Body = pr // streams: keeps the only slot
+			}
+			return resp, nil
+		})
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "bot"}, Budget: &Budget{MaxConcurrency: 1}, MaxWait: time.Minute}
+		if err := recheckGet(t.Context(), tr, "http://a.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(robotsMaxAge - 30*time.Second - time.Since(start))
+		streamDone := make(chan error, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://a.example/stream", nil)
+			resp, err := tr.RoundTrip(req)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			streamDone <- err
+		}()
+		time.Sleep(10 * time.Second)
+		asked := time.Now()
+		err := recheckGet(t.Context(), tr, "http://a.example/held")
+		waited := time.Since(asked)
+		close(release)
+		if err := <-streamDone; err != nil {
+			t.Fatal(err)
+		}
+		var we *WaitError
+		if !errors.As(err, &we) {
+			t.Errorf("/held, held by the slot for MaxWait: %v, want a *WaitError", err)
+		}
+		if waited > tr.MaxWait {
+			t.Errorf("/held failed (%v) %v after it asked, past MaxWait %v: woken 1 s before its limit, it waited for robots.txt (%d fetches) before failing", err, waited, tr.MaxWait, fetches.Load())
+		}
+		time.Sleep(time.Minute) // the fetch ends, for the others
+	})
+}

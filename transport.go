@@ -1008,7 +1008,9 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		if !rv.until.IsZero() && !now.Before(rv.until) && now.Before(limit) {
 			// (Woken at MaxWait, it fails unless granted at once: a
 			// grant is decided again after, see recheck.)
-			if err := t.redecide(req, b, key, attempt, rv, g); err != nil {
+			if err := t.redecide(req, b, key, attempt, rv, g, limit); err == errPastLimit {
+				return &WaitError{Key: b.display(key), Delay: time.Since(start), Reason: w.why, Limit: t.maxWait()}
+			} else if err != nil {
 				return err
 			}
 			now = time.Now()
