@@ -108,6 +108,7 @@ type uncarriedKeys struct {
 	keys     []uncarried
 	n        atomic.Int32
 	carrying atomic.Bool // a goroutine of carryUncarried runs
+	want     atomic.Bool // a run was asked for since the last began
 	current  memKey      // the key it carries now, if busy
 	busy     bool
 }
@@ -603,79 +604,104 @@ func (b *Budget) keepUncarried(k budgetKey, now time.Time) bool {
 // health it records only an answer, as Inspect does (see inspected): a
 // failure it kept would put every request on the fallback with no
 // EventStoreDown, which a request that finds it reports.
+//
+// A run asked for while one goes on runs after it (a key listed during a
+// run, which counted its keys as it began, was in none), unless its last
+// try failed (the Store likely down: the next request it answers starts
+// one). A key whose
+// tries failed is tried again by the run a later request starts: a
+// process that sends nothing more once the Store failed for longer than
+// a call keeps its pause to itself (no timer of the Budget's calls the
+// Store on its own).
 func (b *Budget) carryUncarried() {
 	u := b.uncarried
+	u.want.Store(true)
 	if !u.carrying.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
-		defer u.carrying.Store(false)
-		u.mu.Lock()
-		n := len(u.keys) // each key once a run at most
-		u.mu.Unlock()
-		var suspect budgetKey // the key whose carry failed last, if none was carried since (suspected)
-		suspected := false
-		for range n {
-			// The head stays listed while it is carried, so that
-			// keepUncarried finds it (taken out, the key was listed
-			// twice once a request to it kept it meanwhile).
-			u.mu.Lock()
-			if len(u.keys) == 0 {
-				u.mu.Unlock()
-				return
-			}
-			head := u.keys[0]
-			if time.Now().Before(head.next) {
-				u.keys = append(u.keys[1:], head) // its turn comes later
-				u.mu.Unlock()
-				continue
-			}
-			u.current, u.busy = head.k.m, true
-			u.mu.Unlock()
-			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-			called, err := b.carryTo(ctx, head.k, time.Now())
-			cancel()
-			u.mu.Lock()
-			u.current, u.busy = memKey{}, false
-			i := slices.IndexFunc(u.keys, func(o uncarried) bool { return o.k.m == head.k.m })
-			switch {
-			case err == nil:
-				switch {
-				case i < 0:
-				case u.keys[i].again:
-					// Kept again during the carry: carried again,
-					// behind the others.
-					o := u.keys[i]
-					o.again = false
-					u.keys = append(slices.Delete(u.keys, i, i+1), o)
-				default:
-					u.keys = slices.Delete(u.keys, i, i+1)
-				}
-				if called {
-					b.inspected(nil)
-					if suspected {
-						// The Store took another key's: the one that
-						// failed before it failed for its own.
-						u.blame(suspect)
-						suspected = false
-					}
-				}
-			case i >= 0:
-				o := u.keys[i]
-				o.tries++
-				o.next = time.Now().Add(min(storeRetry<<min(o.tries-1, 8), carryBackoffMax))
-				u.keys = append(slices.Delete(u.keys, i, i+1), o) // behind the others
-			}
-			u.n.Store(int32(len(u.keys)))
-			u.mu.Unlock()
-			if err != nil {
-				if suspected {
-					return // two in a row: the Store, not a key
-				}
-				suspect, suspected = head.k, true
+		for {
+			u.want.Store(false)
+			failed := b.carryRun()
+			u.carrying.Store(false)
+			if failed || !u.want.Load() || !u.carrying.CompareAndSwap(false, true) {
+				break
 			}
 		}
 	}()
+}
+
+// carryRun is one run of carryUncarried: each key listed as it begins,
+// once at most. It reports whether its last try failed.
+func (b *Budget) carryRun() (failed bool) {
+	u := b.uncarried
+	u.mu.Lock()
+	n := len(u.keys) // each key once a run at most
+	u.mu.Unlock()
+	var suspect budgetKey // the key whose carry failed last, if none was carried since (suspected)
+	suspected := false
+	for range n {
+		// The head stays listed while it is carried, so that
+		// keepUncarried finds it (taken out, the key was listed
+		// twice once a request to it kept it meanwhile).
+		u.mu.Lock()
+		if len(u.keys) == 0 {
+			u.mu.Unlock()
+			return failed
+		}
+		head := u.keys[0]
+		if time.Now().Before(head.next) {
+			u.keys = append(u.keys[1:], head) // its turn comes later
+			u.mu.Unlock()
+			continue
+		}
+		u.current, u.busy = head.k.m, true
+		u.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		called, err := b.carryTo(ctx, head.k, time.Now())
+		cancel()
+		u.mu.Lock()
+		u.current, u.busy = memKey{}, false
+		i := slices.IndexFunc(u.keys, func(o uncarried) bool { return o.k.m == head.k.m })
+		switch {
+		case err == nil:
+			switch {
+			case i < 0:
+			case u.keys[i].again:
+				// Kept again during the carry: carried again,
+				// behind the others.
+				o := u.keys[i]
+				o.again = false
+				u.keys = append(slices.Delete(u.keys, i, i+1), o)
+			default:
+				u.keys = slices.Delete(u.keys, i, i+1)
+			}
+			if called {
+				b.inspected(nil)
+				if suspected {
+					// The Store took another key's: the one that
+					// failed before it failed for its own.
+					u.blame(suspect)
+					suspected = false
+				}
+			}
+		case i >= 0:
+			o := u.keys[i]
+			o.tries++
+			o.next = time.Now().Add(min(storeRetry<<min(o.tries-1, 8), carryBackoffMax))
+			u.keys = append(slices.Delete(u.keys, i, i+1), o) // behind the others
+		}
+		u.n.Store(int32(len(u.keys)))
+		u.mu.Unlock()
+		failed = err != nil
+		if err != nil {
+			if suspected {
+				return true // two in a row: the Store, not a key
+			}
+			suspect, suspected = head.k, true
+		}
+	}
+	return failed
 }
 
 // blame counts a failed carry against k (see carryUncarried), which

@@ -697,3 +697,62 @@ func TestReleaseFailureStartsCarry(t *testing.T) {
 		})
 	}
 }
+
+// A carry started while another ran was dropped (one at a time), and the
+// run going on counted its keys as it began: a key listed meanwhile was in
+// no run. x.test's carry takes 5 s; meanwhile y.test is refused for an
+// hour and its release fails once: y was listed, never carried, and
+// another process sharing the Store sent to y.test all hour. A run asked
+// for during another runs after it.
+func TestCarryStartedWhileCarrying(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &scriptedStore{}
+		var xCalls, yCalls atomic.Int64
+		st.set(func(key string) (time.Duration, error) {
+			switch key {
+			case "http://x.test":
+				switch xCalls.Add(1) {
+				case 2:
+					return 0, errScripted // x's release fails (a blip)
+				case 3:
+					return 5 * time.Second, nil // x's carry: slow, then answered
+				}
+			case "http://y.test":
+				if yCalls.Add(1) == 2 {
+					return 0, errScripted // y's release fails (a blip)
+				}
+			}
+			return 0, nil
+		})
+		refusing := storeRT(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+		})
+		a := &Transport{Base: refusing, Budget: &Budget{Store: st}} // this process
+		other := &startLog{}
+		b := &Transport{Base: other, Budget: &Budget{Store: st}} // another process sharing the Store
+		get := func(tr http.RoundTripper, host string) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+host+"/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+
+		get(a, "x.test") // release fails: x listed, its carry starts (5 s)
+		time.Sleep(1500 * time.Millisecond)
+		get(a, "y.test") // the Store is due again: granted by it, release fails: y listed
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+
+		before := len(other.at)
+		for range 10 {
+			time.Sleep(time.Minute)
+			get(b, "y.test")
+		}
+		if n := len(other.at) - before; n > 0 {
+			a.Budget.uncarried.mu.Lock()
+			left := len(a.Budget.uncarried.keys)
+			a.Budget.uncarried.mu.Unlock()
+			t.Errorf("another process sent to y.test %d times of 10 in the ten minutes after this one was told Retry-After: 3600 (%d keys still listed uncarried): the carry its failed release started was dropped because x.test's carry was running", n, left)
+		}
+	})
+}
