@@ -565,6 +565,10 @@ type robotsCache struct {
 	// its rules and its key (see robotsFile.weight).
 	count atomic.Int64
 	max   int64
+	// fetched counts the fetches of robots.txt ended (a file read, or
+	// found unreachable), of any origin: a verdict decided before the
+	// count moved may be by a file replaced since (see verdict.stale).
+	fetched atomic.Uint64
 }
 
 func newRobotsCache(token, userAgent string, delayOnly bool, maxOrigins int) *robotsCache {
@@ -724,6 +728,7 @@ func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.wake(e) // even if what ends it panics: its waiters fetch again
+	s.cache.fetched.Add(1)
 	w := r.file.weight(e.key, nil)
 	if !r.unreachable {
 		e.file, e.unreachable, e.fails, e.status, e.err = r.file, false, 0, 0, nil
@@ -1131,19 +1136,15 @@ func redirectTarget(from *url.URL, loc string) (target string, named, ok bool) {
 	return to.String(), ref.Host != "", true
 }
 
-// robots decides req under the robots.txt of its origin (see
+// robotsIn decides req under the robots.txt of its origin (see
 // Transport.Robots), before its first wait for the budget key key, and
 // again before an attempt whose wait outlasted the verdict: it returns a
 // *RobotsError if req must not be sent, or the context's error, and then
 // closes req's body unless it was sent already (sent). The interval
 // robots.txt asks for becomes key's floor, and is returned, with until
 // when the verdict holds: req brings the floor back to an entry of the
-// local ceilings dropped while it waited (see ceilings.reserve).
-func (t *Transport) robots(req *http.Request, key budgetKey, sent bool) (time.Duration, time.Time, error) {
-	return t.robotsIn(req.Context(), req, key, sent)
-}
-
-// robotsIn is robots, waiting for a fetch of robots.txt until ctx ends.
+// local ceilings dropped while it waited (see ceilings.reserve). It waits
+// for a fetch of robots.txt until ctx ends. (verdict.decide calls it.)
 func (t *Transport) robotsIn(ctx context.Context, req *http.Request, key budgetKey, sent bool) (time.Duration, time.Time, error) {
 	checked := false
 	defer func() {
@@ -1182,6 +1183,31 @@ var errPastLimit = errors.New("polite: robots.txt fetched past MaxWait")
 type verdict struct {
 	floor time.Duration
 	until time.Time
+	seq   uint64 // the Robots' fetches ended before it was decided (see robotsCache.fetched)
+}
+
+// stale reports whether the verdict v no longer holds at now, for a
+// request of the Transport t: the file it read expired, or, for a request
+// that waited since (waited), one of the fetches ended since may have
+// replaced it (the origin forgotten to make room, and fetched again): a
+// retry is never sent by a file no longer in force. Decided again, a
+// request whose file is still in force finds it in the cache.
+func (v *verdict) stale(now time.Time, t *Transport, waited bool) bool {
+	if v.until.IsZero() {
+		return false // for ever
+	}
+	return !now.Before(v.until) || waited && t.Robots.robotsCache().fetched.Load() != v.seq
+}
+
+// decide sets v to what robots.txt says of req (see Transport.robotsIn),
+// waiting for a fetch until ctx ends.
+func (v *verdict) decide(ctx context.Context, t *Transport, req *http.Request, key budgetKey, sent bool) error {
+	seq := t.Robots.robotsCache().fetched.Load()
+	floor, until, err := t.robotsIn(ctx, req, key, sent)
+	if err == nil {
+		v.floor, v.until, v.seq = floor, until, seq
+	}
+	return err
 }
 
 // redecide decides req again under the robots.txt of its origin (see
@@ -1211,7 +1237,7 @@ func (t *Transport) redecide(req *http.Request, b *Budget, key budgetKey, attemp
 	}()
 	ctx, cancel := context.WithDeadline(req.Context(), limit)
 	defer cancel()
-	floor, until, err := t.robotsIn(ctx, req, key, true)
+	err := rv.decide(ctx, t, req, key, true)
 	checked = true
 	if err != nil && ctx.Err() != nil && req.Context().Err() == nil {
 		return errPastLimit
@@ -1223,8 +1249,7 @@ func (t *Transport) redecide(req *http.Request, b *Budget, key budgetKey, attemp
 		}
 		return err
 	}
-	rv.floor, rv.until = floor, until
-	g.floor = floor
+	g.floor = rv.floor
 	return nil
 }
 
@@ -1238,14 +1263,14 @@ func (t *Transport) redecide(req *http.Request, b *Budget, key budgetKey, attemp
 // unreachable robots.txt is fetched again was never sent). When req must
 // not be sent, or Base panics fetching, g ends unsent, and a refusal is
 // reported as the attempt's end.
-func (t *Transport) recheck(req *http.Request, b *Budget, key *budgetKey, g *lease, attempt int) (floor time.Duration, until time.Time, err error) {
+func (t *Transport) recheck(req *http.Request, b *Budget, key *budgetKey, g *lease, attempt int, rv *verdict) (err error) {
 	done := false
 	defer func() {
 		if !done {
 			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true, Unsent: true})
 		}
 	}()
-	floor, until, err = t.robots(req, *key, attempt > 1)
+	err = rv.decide(req.Context(), t, req, *key, attempt > 1)
 	done = true
 	if err == nil {
 		if g.ceil.ok {
@@ -1253,7 +1278,7 @@ func (t *Transport) recheck(req *http.Request, b *Budget, key *budgetKey, g *lea
 			// origin's, not that of the fetch held before it.
 			g.ceil.start = time.Now().UnixNano()
 		}
-		return floor, until, nil
+		return nil
 	}
 	t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true, Unsent: true})
 	var re *RobotsError
@@ -1262,7 +1287,7 @@ func (t *Transport) recheck(req *http.Request, b *Budget, key *budgetKey, g *lea
 		// no wait it ends does.)
 		t.emit(Event{Kind: EventGiveUp, Time: time.Now(), Key: b.display(*key), Request: req, Attempt: attempt, Err: eventError(err, req, *key)})
 	}
-	return floor, until, err
+	return err
 }
 
 // floorOrigin returns the key of the origin whose floor (a robots.txt

@@ -284,3 +284,52 @@ func TestRobotsRecheckCountsPaceFromSend(t *testing.T) {
 		})
 	}
 }
+
+// A request refused (503, Retry-After: 120) waits for its retry;
+// meanwhile its origin's robots.txt leaves the cache (MaxOrigins) and is
+// fetched again by another request, and the file in force now disallows
+// the request's path, by a rule or as an unreachable origin's. The retry
+// was sent by the file read before, kept until its 24 hours' end, while
+// every new request for the path failed. A verdict is judged again once
+// a fetch ended since it was made.
+func TestRobotsRetryDecidedByFileReplaced(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		status int
+		body   string
+	}{
+		{"disallowed", http.StatusOK, "User-agent: *\nDisallow: /page\n"},
+		{"unreachable", http.StatusServiceUnavailable, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) { retryAfterEviction(t, c.status, c.body) })
+	}
+}
+
+func retryAfterEviction(t *testing.T, status int, body string) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		base, arrivals := recheckSite(start, "User-agent: *\nAllow: /\n", status, body)
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot", MaxOrigins: 1}}
+		if err := recheckGet(t.Context(), tr, "http://a.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- recheckGet(t.Context(), tr, "http://a.example/page") }() // 503, retried at 120s
+		time.Sleep(10 * time.Second)
+		// Another origin takes a.example's place in the cache.
+		tr.Robots.check(t.Context(), base, robotsReq(t, t.Context(), "http://b.example/x"))
+		time.Sleep(10 * time.Second)
+		// a.example's robots.txt fetched again: /page is disallowed now
+		// (by a rule, or as every path of an unreachable origin).
+		refetched := time.Since(start)
+		_, err := tr.Robots.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/page"))
+		var re *RobotsError
+		if !errors.As(err, &re) {
+			t.Fatalf("a new request for /page at %v: %v, want a *RobotsError (the file in force disallows it)", refetched, err)
+		}
+		pageErr := <-done
+		if sent := sentAfter(arrivals(), "/page", refetched, 0); len(sent) > 0 {
+			t.Errorf("robots.txt of a.example fetched again at %v disallows /page, yet the retry was sent %v (RoundTrip: %v)", refetched, sent, pageErr)
+		}
+	})
+}

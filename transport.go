@@ -90,9 +90,10 @@ type Transport struct {
 	// *RobotsError, without being sent, and its Crawl-delay or
 	// Request-rate becomes a floor on the origin's pace that no header can
 	// raise. A request is decided before its first wait, and decided
-	// again before it goes when the robots.txt it was decided by expired
-	// while it waited (a retry's wait, or pacing's): a retry is never
-	// sent by a file no longer in force. Transports may share one. If
+	// again before it goes when the robots.txt it was decided by expired,
+	// or may have been replaced (its origin forgotten to make room, and
+	// fetched again), while it waited (a retry's wait, or pacing's): a
+	// retry is never sent by a file no longer in force. Transports may share one. If
 	// nil, robots.txt is not read.
 	Robots *Robots
 
@@ -320,7 +321,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var rv verdict // robots.txt's: the floor it asks between starts to the origin, until when
 	if t.Robots != nil {
 		var err error
-		if rv.floor, rv.until, err = t.robots(req, *key, false); err != nil {
+		if err = rv.decide(ctx, t, req, *key, false); err != nil {
 			return nil, causeOf(ctx, err) // req.Body is closed
 		}
 	}
@@ -411,13 +412,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, causeOf(ctx, err)
 		}
-		if !rv.until.IsZero() && !time.Now().Before(rv.until) {
+		if !rv.until.IsZero() && rv.stale(time.Now(), t, attempt > 1) { // (the clock read only with a verdict to judge)
 			// The robots.txt req was decided by expired while it waited
 			// (a retry's wait, or pacing's): req is decided again by the
 			// file in force, its grant held (given back and asked anew,
 			// it would wait again behind the start the local ceilings
 			// keep for it).
-			if rv.floor, rv.until, err = t.recheck(req, b, key, &g, attempt); err != nil {
+			if err = t.recheck(req, b, key, &g, attempt, &rv); err != nil {
 				return nil, causeOf(ctx, err)
 			}
 		}
@@ -1005,7 +1006,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			return err
 		}
 		now := time.Now()
-		if !rv.until.IsZero() && !now.Before(rv.until) && now.Before(limit) {
+		if rv.stale(now, t, true) && now.Before(limit) {
 			// (Woken at MaxWait, it fails unless granted at once: a
 			// grant is decided again after, see recheck.)
 			if err := t.redecide(req, b, key, attempt, rv, g, limit); err == errPastLimit {
