@@ -1211,7 +1211,7 @@ func (v *verdict) decide(ctx context.Context, t *Transport, req *http.Request, k
 }
 
 // redecide decides req again under the robots.txt of its origin (see
-// robots), for an attempt held (see Transport.hold) past the verdict rv
+// robotsIn), for an attempt held (see Transport.hold) past the verdict rv
 // it was decided by, before it may be granted: its places in the lines of
 // the local pace are kept meanwhile, so that the requests behind it wait
 // for the fetch of a file expired too, rather than being granted while it
@@ -1254,7 +1254,7 @@ func (t *Transport) redecide(req *http.Request, b *Budget, key budgetKey, attemp
 }
 
 // recheck decides req again under the robots.txt of its origin (see
-// robots), for an attempt granted g whose wait outlasted the verdict it
+// robotsIn), for an attempt granted g whose wait outlasted the verdict it
 // was decided by, when the verdict ended after hold decided it again
 // (see redecide), between that and the grant. The grant is held meanwhile: the fetch of a file
 // expired is a request to the origin too, and a grant given back and
