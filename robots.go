@@ -687,10 +687,14 @@ func (s *robotsShard) drop(e *robotsEntry) {
 func (s *robotsShard) interval(key string) (time.Duration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.m[key]; e != nil && e.file != nil {
+	switch e := s.m[key]; {
+	case e == nil || e.file == nil && e.expires.IsZero():
+		return 0, false // not fetched yet, or forgotten
+	case e.file == nil:
+		return 0, true // unavailable: no Crawl-delay
+	default:
 		return e.file.interval, true
 	}
-	return 0, false
 }
 
 // begin looks up key at now. If the entry can be used, it returns a view

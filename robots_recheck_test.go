@@ -333,3 +333,69 @@ func retryAfterEviction(t *testing.T, status int, body string) {
 		}
 	})
 }
+
+// A first attempt held by the pace to MaxWait's limit exactly, while its
+// origin's robots.txt was forgotten (MaxOrigins 1) and fetched again, now
+// disallowing its path: woken at the limit, it is not decided again in
+// hold, and the check after its grant judged a first attempt by its
+// file's expiry alone. It was sent by the file replaced; an attempt that
+// waited is judged as a retry is.
+func TestRobotsHeldToLimitDecidedByFileReplaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		base, arrivals := recheckSite(start, "User-agent: *\nAllow: /\n", 200, "User-agent: *\nDisallow: /page\n")
+		tr := &Transport{Base: base, Robots: &Robots{UserAgent: "mybot", MaxOrigins: 1}, MaxRate: 1.0 / 60, MaxWait: time.Minute}
+		if err := recheckGet(t.Context(), tr, "http://a.example/first"); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- recheckGet(t.Context(), tr, "http://a.example/page") }() // held by the pace until 60 s, its limit
+		time.Sleep(10 * time.Second)
+		tr.Robots.check(t.Context(), base, robotsReq(t, t.Context(), "http://b.example/x")) // evicts a.example
+		time.Sleep(10 * time.Second)
+		refetched := time.Since(start)
+		if _, err := tr.Robots.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/page")); !errors.As(err, new(*RobotsError)) {
+			t.Fatalf("a new request for /page: %v, want a *RobotsError", err)
+		}
+		err := <-done
+		if sent := sentAfter(arrivals(), "/page", refetched, 0); len(sent) > 0 {
+			t.Errorf("robots.txt of a.example fetched again at %v disallows /page, yet the held first attempt was sent %v (RoundTrip: %v)", refetched, sent, err)
+		}
+	})
+}
+
+// An origin whose robots.txt was fetched and found unavailable (404) has
+// no Crawl-delay, known: a request for /robots.txt itself through a
+// Transport that read a Crawl-delay of 10 before (two Transports share
+// the Robots; the other fetched the file again) lifts that floor, as the
+// interval of a file fetched; only an origin not fetched (or forgotten)
+// leaves it.
+func TestRobotsTxtRequestUnavailableFileNoFloor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		base, _ := recheckSite(start, "User-agent: *\nCrawl-delay: 10\n", 404, "")
+		r := &Robots{UserAgent: "mybot"}
+		t1 := &Transport{Base: base, Robots: r}
+		t2 := &Transport{Base: base, Robots: r}
+		if err := recheckGet(t.Context(), t2, "http://a.example/x"); err != nil { // fetch 1: Crawl-delay 10
+			t.Fatal(err)
+		}
+		time.Sleep(robotsMaxAge + time.Minute)
+		if err := recheckGet(t.Context(), t1, "http://a.example/y"); err != nil { // fetch 2: 404, no Crawl-delay
+			t.Fatal(err)
+		}
+		if d, _ := r.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/z")); d != 0 {
+			t.Fatalf("interval now %v, want 0", d)
+		}
+		if err := recheckGet(t.Context(), t2, "http://a.example/robots.txt"); err != nil {
+			t.Fatal(err)
+		}
+		asked := time.Now()
+		if err := recheckGet(t.Context(), t2, "http://a.example/robots.txt"); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(asked); waited > 0 {
+			t.Errorf("T2's second request for /robots.txt waited %v: the origin's robots.txt in force is unavailable (no Crawl-delay), yet the 10 s floor of the file replaced stays", waited)
+		}
+	})
+}

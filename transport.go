@@ -356,6 +356,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// wait, and MaxWait, count from it (zero: from when the attempt asks).
 	var from time.Time
 	var first reading // when the first attempt asked
+	waited := false   // an attempt was held (see verdict.stale)
 	for attempt := 1; ; attempt++ {
 		var g lease
 		if priced {
@@ -387,6 +388,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				if h, ok := b.mem.acquireAt(key, asked, &b.cfg, &ask, &g); !ok {
 					at := asked.time()
 					err = t.hold(req, b, *key, attempt, ask, &g, at, at, &h, &rv)
+					waited = true
 				}
 			} else {
 				held := from
@@ -394,6 +396,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 					held = asked.time()
 				}
 				err = t.hold(req, b, *key, attempt, ask, &g, held, asked.time(), nil, &rv)
+				waited = true
 			}
 			from = time.Time{}
 		}
@@ -412,7 +415,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, causeOf(ctx, err)
 		}
-		if !rv.until.IsZero() && rv.stale(time.Now(), t, attempt > 1) { // (the clock read only with a verdict to judge)
+		if !rv.until.IsZero() && rv.stale(time.Now(), t, waited || attempt > 1) { // (the clock read only with a verdict to judge)
 			// The robots.txt req was decided by expired while it waited
 			// (a retry's wait, or pacing's): req is decided again by the
 			// file in force, its grant held (given back and asked anew,
