@@ -52,6 +52,25 @@ func (f *startLog) RoundTrip(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 }
 
+// tenMinutes sends a GET of url through tr once a minute for ten
+// minutes, and returns how many of them reached f (tr's Base, or under
+// it).
+func (f *startLog) tenMinutes(t *testing.T, tr *Transport, url string) int {
+	f.mu.Lock()
+	before := len(f.at)
+	f.mu.Unlock()
+	for range 10 {
+		time.Sleep(time.Minute)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+		if resp, err := tr.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.at) - before
+}
+
 func (f *startLog) closest() time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -183,15 +202,7 @@ func TestFallbackRefusalWithinRetrySecondShared(t *testing.T) {
 		storeGet(t, b)
 		st.failing.Store(true)
 		storeGet(t, a) // granted by a's fallback, refused 100 ms later, handed back
-		before := len(other.at)
-		for range 10 {
-			time.Sleep(time.Minute)
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-			if resp, err := b.RoundTrip(req); err == nil {
-				resp.Body.Close()
-			}
-		}
-		if n := len(other.at) - before; n > 0 {
+		if n := other.tenMinutes(t, b, "http://api.test/"); n > 0 {
 			t.Errorf("another process sent to the origin %d times of 10 in the first ten minutes of a Retry-After: 3600 this one was told", n)
 		}
 	})
