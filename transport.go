@@ -416,9 +416,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, causeOf(ctx, err)
 		}
 		if !rv.until.IsZero() && rv.stale(time.Now(), t, waited || attempt > 1) { // (the clock read only with a verdict to judge)
-			// The robots.txt req was decided by expired while it waited
-			// (a retry's wait, or pacing's): req is decided again by the
-			// file in force, its grant held (given back and asked anew,
+			// The robots.txt req was decided by expired, or may have
+			// been replaced, while it waited (a retry's wait, or
+			// pacing's; see verdict.stale), after hold decided it again
+			// (see redecide): req is decided again by the file in
+			// force, its grant held (given back and asked anew,
 			// it would wait again behind the start the local ceilings
 			// keep for it).
 			if err = t.recheck(req, b, key, &g, attempt, &rv); err != nil {
@@ -829,7 +831,7 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 // past (the failure's, a drain of its body later), the budget took it for
 // the present, and Budget.MaxRate's next start was cut back to one spacing
 // after it, so that another request started less than a spacing after
-// the last. A request whose robots.txt verdict rv expired while it
+// the last. A request whose robots.txt verdict rv went stale while it
 // waited is decided again before it may be granted (see redecide).
 func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start, now time.Time, first *control.Hold, rv *verdict) (err error) {
 	ctx := req.Context()
