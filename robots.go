@@ -690,8 +690,10 @@ func (s *robotsShard) interval(key string) (time.Duration, bool) {
 	switch e := s.m[key]; {
 	case e == nil || e.file == nil && e.expires.IsZero():
 		return 0, false // not fetched yet, or forgotten
-	case e.file == nil:
+	case e.file == nil && !e.unreachable:
 		return 0, true // unavailable: no Crawl-delay
+	case e.file == nil:
+		return 0, false // unreachable, its file forgotten or never read
 	default:
 		return e.file.interval, true
 	}
@@ -1206,10 +1208,12 @@ func (v *verdict) stale(now time.Time, t *Transport, waited bool) bool {
 // decide sets v to what robots.txt says of req (see Transport.robotsIn),
 // waiting for a fetch until ctx ends.
 func (v *verdict) decide(ctx context.Context, t *Transport, req *http.Request, key budgetKey, sent bool) error {
-	seq := t.Robots.robotsCache().fetched.Load()
 	floor, until, err := t.robotsIn(ctx, req, key, sent)
 	if err == nil {
-		v.floor, v.until, v.seq = floor, until, seq
+		// Counted after: a fetch this decision waited for is not one
+		// that may have replaced its file. (One of the same origin
+		// ending in between, a moment's race, goes unseen.)
+		v.floor, v.until, v.seq = floor, until, t.Robots.robotsCache().fetched.Load()
 	}
 	return err
 }

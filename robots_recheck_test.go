@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -396,6 +397,91 @@ func TestRobotsTxtRequestUnavailableFileNoFloor(t *testing.T) {
 		}
 		if waited := time.Since(asked); waited > 0 {
 			t.Errorf("T2's second request for /robots.txt waited %v: the origin's robots.txt in force is unavailable (no Crawl-delay), yet the 10 s floor of the file replaced stays", waited)
+		}
+	})
+}
+
+// An origin found unreachable (5xx) whose file was forgotten before, or
+// never read, has no Crawl-delay known: a request for /robots.txt itself
+// leaves the floor the Transport keeps, as for an origin not fetched. (A
+// 404's none is known.)
+func TestRobotsTxtRequestUnreachableFloorKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var down atomic.Bool // robots.txt answers 503 while set
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}
+			if req.URL.Path == "/robots.txt" {
+				if down.Load() {
+					resp.StatusCode = http.StatusServiceUnavailable
+				} else {
+					resp.Body = io.NopCloser(strings.NewReader("User-agent: *\nCrawl-delay: 10\n"))
+				}
+			}
+			return resp, nil
+		})
+		r := &Robots{UserAgent: "mybot", MaxOrigins: 1}
+		tr := &Transport{Base: base, Robots: r}
+		if err := recheckGet(t.Context(), tr, "http://a.example/x"); err != nil { // floor 10 s
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)                                                     // the floor's spacing from /x is over
+		r.check(t.Context(), base, robotsReq(t, t.Context(), "http://b.example/x")) // forgets a.example
+		down.Store(true)
+		// a.example fetched again: 503, unreachable, no file kept.
+		if _, err := r.check(t.Context(), base, robotsReq(t, t.Context(), "http://a.example/y")); err == nil {
+			t.Fatal("a.example's robots.txt should be unreachable now")
+		}
+		down.Store(false)
+		key := robotsSite{origin: "http://a.example"}.key()
+		if d, ok := r.robotsCache().shard(key).interval(key); ok {
+			t.Errorf("interval of an unreachable robots.txt whose file was forgotten: %v, known; want unknown", d)
+		}
+		if err := recheckGet(t.Context(), tr, "http://a.example/robots.txt"); err != nil {
+			t.Fatal(err)
+		}
+		asked := time.Now()
+		if err := recheckGet(t.Context(), tr, "http://a.example/robots.txt"); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(asked); waited < 10*time.Second {
+			t.Errorf("second request for /robots.txt waited %v, want 10s: robots.txt is unreachable (Crawl-delay unknown), yet the 10 s floor was lifted", waited)
+		}
+	})
+}
+
+// A first attempt granted at its first try, never held, is not decided
+// again after its grant, whatever fetches of robots.txt ended since its
+// verdict (its own among them): every attempt goes through hold under a
+// local ceiling, and one that went through it was taken for held.
+func TestRobotsFirstAttemptNotHeldNotRedecided(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		site := &recheckOrigin{start: time.Now(), robots: func(int) (int, string) { return http.StatusOK, "User-agent: *\nAllow: /\n" }}
+		r := &Robots{UserAgent: "mybot", MaxOrigins: 1}
+		tr := &Transport{
+			Base:    site,
+			Robots:  r,
+			MaxRate: 100, // a local ceiling that holds no lone request
+			Cost: func(*http.Request) Cost { // a slow estimate, between the verdict and the first try
+				time.Sleep(time.Second)
+				return Cost{}
+			},
+		}
+		var waits int
+		tr.OnEvent = func(e Event) {
+			if e.Kind == EventWait {
+				waits++
+			}
+		}
+		done := make(chan error, 1)
+		go func() { done <- recheckGet(t.Context(), tr, "http://a.example/x") }()
+		time.Sleep(500 * time.Millisecond)
+		r.check(t.Context(), site, robotsReq(t, t.Context(), "http://b.example/x")) // another origin's fetch ends; a.example forgotten
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		// site serves both hosts: 1 fetch for a.example, 1 for b.example.
+		if n := site.robotsFetches(); n != 2 || waits != 0 {
+			t.Errorf("robots.txt fetched %d times (want 2: once per origin), %d waits reported: a first attempt never held was decided again after its grant", n, waits)
 		}
 	})
 }

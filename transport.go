@@ -387,16 +387,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				// as the request that began it, its place in line).
 				if h, ok := b.mem.acquireAt(key, asked, &b.cfg, &ask, &g); !ok {
 					at := asked.time()
-					err = t.hold(req, b, *key, attempt, ask, &g, at, at, &h, &rv)
-					waited = true
+					err = t.hold(req, b, *key, attempt, ask, &g, at, at, &h, &rv, &waited)
 				}
 			} else {
 				held := from
 				if held.IsZero() {
 					held = asked.time()
 				}
-				err = t.hold(req, b, *key, attempt, ask, &g, held, asked.time(), nil, &rv)
-				waited = true
+				err = t.hold(req, b, *key, attempt, ask, &g, held, asked.time(), nil, &rv, &waited)
 			}
 			from = time.Time{}
 		}
@@ -832,8 +830,9 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 // the present, and Budget.MaxRate's next start was cut back to one spacing
 // after it, so that another request started less than a spacing after
 // the last. A request whose robots.txt verdict rv went stale while it
-// waited is decided again before it may be granted (see redecide).
-func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start, now time.Time, first *control.Hold, rv *verdict) (err error) {
+// waited is decided again before it may be granted (see redecide). hold
+// sets *waited when the request was held, not granted at once.
+func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt int, ask control.Ask, g *lease, start, now time.Time, first *control.Hold, rv *verdict, waited *bool) (err error) {
 	ctx := req.Context()
 	w := new(try)
 	var tk tickets // its places in the lines of the local pace
@@ -865,6 +864,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		}
 		return nil
 	}
+	*waited = true
 	// Held: every try from now on asks as the request that first asked
 	// at start, its place in line (see control's turn.go), or, for a
 	// retry, at its first attempt's; counted in that place's claim if
