@@ -213,8 +213,10 @@ func (r *Robots) check(ctx context.Context, base http.RoundTripper, req *http.Re
 // checkUntil is check, and reports until when its verdict holds: the
 // instant the robots.txt it read expires (zero: for ever, as for
 // robots.txt itself, a URL robots.txt does not apply to, or
-// CrawlDelayOnly, which disallows nothing). Its interval is -1 for a
-// request of robots.txt to an origin whose interval is not known.
+// CrawlDelayOnly, which disallows nothing). Its interval is -1 when none
+// is known: for a request of robots.txt to an origin not fetched (or
+// forgotten), and under CrawlDelayOnly for an origin unreachable with no
+// answer read.
 func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *http.Request) (time.Duration, time.Time, error) {
 	u := req.URL
 	if u == nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -287,6 +289,9 @@ func (c *robotsCache) decide(site robotsSite, path string, v robotsView) (time.D
 		interval = v.file.interval
 	}
 	if c.delayOnly {
+		if v.file == nil && v.unreachable && !v.none {
+			return -1, nil // no answer read: the floor kept stays
+		}
 		return interval, nil
 	}
 	if v.unreachable {
@@ -645,9 +650,13 @@ type robotsEntry struct {
 	// interval.
 	file        *robotsFile
 	unreachable bool
-	fails       int   // consecutive unreachable fetches
-	status      int   // of the last unreachable fetch; 0 without response
-	err         error // of the last unreachable fetch, if a transport error
+	// none reports that the last answer read was unavailable (no file:
+	// every path allowed, no Crawl-delay known to be none); kept while
+	// unreachable, as file is.
+	none   bool
+	fails  int   // consecutive unreachable fetches
+	status int   // of the last unreachable fetch; 0 without response
+	err    error // of the last unreachable fetch, if a transport error
 }
 
 // robotsView is a copy of what check needs of an entry, taken under the
@@ -655,6 +664,7 @@ type robotsEntry struct {
 type robotsView struct {
 	file        *robotsFile
 	unreachable bool
+	none        bool // see robotsEntry.none
 	until       time.Time
 	status      int
 	err         error
@@ -688,14 +698,14 @@ func (s *robotsShard) interval(key string) (time.Duration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch e := s.m[key]; {
-	case e == nil || e.file == nil && e.expires.IsZero():
+	case e == nil:
 		return 0, false // not fetched yet, or forgotten
-	case e.file == nil && !e.unreachable:
-		return 0, true // unavailable: no Crawl-delay
-	case e.file == nil:
-		return 0, false // unreachable, its file forgotten or never read
-	default:
+	case e.file != nil:
 		return e.file.interval, true
+	case e.none:
+		return 0, true // unavailable: no Crawl-delay, and kept while unreachable
+	default:
+		return 0, false // being fetched the first time, or unreachable with no answer read
 	}
 }
 
@@ -725,7 +735,7 @@ func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robots
 		e.fetching = make(chan struct{})
 		return e, v, nil, true
 	}
-	return e, robotsView{file: e.file, unreachable: e.unreachable, until: e.expires, status: e.status, err: e.err}, nil, false
+	return e, robotsView{file: e.file, unreachable: e.unreachable, none: e.none, until: e.expires, status: e.status, err: e.err}, nil, false
 }
 
 // end records the result of e's fetch at now, and wakes the requests
@@ -738,6 +748,7 @@ func (s *robotsShard) end(e *robotsEntry, r robotsResult, now time.Time) {
 	w := r.file.weight(e.key, nil)
 	if !r.unreachable {
 		e.file, e.unreachable, e.fails, e.status, e.err = r.file, false, 0, 0, nil
+		e.none = r.file == nil
 		e.expires = now.Add(robotsMaxAge)
 	} else {
 		e.unreachable, e.status, e.err = true, r.status, boundedErr(r.err)

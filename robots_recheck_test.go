@@ -485,3 +485,97 @@ func TestRobotsFirstAttemptNotHeldNotRedecided(t *testing.T) {
 		}
 	})
 }
+
+// A 404, then a 503: the origin is unreachable, and the last answer read
+// asked no Crawl-delay, known still; a request for /robots.txt lifts the
+// floor of a file read before, as after the 404 alone.
+func TestRobotsTxtRequestUnavailableThenUnreachableNoFloor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The Robots cache's fetches carry its User-Agent ("mybot"); the
+		// Transport's own requests for /robots.txt carry none and are
+		// answered 200, so that they pause nothing.
+		var fetches int
+		site := robotsRT(func(req *http.Request) (*http.Response, error) {
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}
+			if req.URL.Path == "/robots.txt" && req.Header.Get("User-Agent") != "" {
+				fetches++
+				switch fetches {
+				case 1:
+					resp.Body = io.NopCloser(strings.NewReader("User-agent: *\nCrawl-delay: 10\n"))
+				case 2:
+					resp.StatusCode = http.StatusNotFound
+				default:
+					resp.StatusCode = http.StatusServiceUnavailable
+				}
+			}
+			return resp, nil
+		})
+		r := &Robots{UserAgent: "mybot"}
+		t1 := &Transport{Base: site, Robots: r}
+		t2 := &Transport{Base: site, Robots: r}
+		if err := recheckGet(t.Context(), t2, "http://a.example/x"); err != nil { // fetch 1: Crawl-delay 10, T2's floor
+			t.Fatal(err)
+		}
+		time.Sleep(robotsMaxAge + time.Minute)
+		if err := recheckGet(t.Context(), t1, "http://a.example/y"); err != nil { // fetch 2: 404, no Crawl-delay
+			t.Fatal(err)
+		}
+		time.Sleep(robotsMaxAge + time.Minute)
+		if _, err := r.check(t.Context(), site, robotsReq(t, t.Context(), "http://a.example/z")); err == nil { // fetch 3: 503
+			t.Fatal("a.example's robots.txt should be unreachable now")
+		}
+		key := robotsSite{origin: "http://a.example"}.key()
+		d, ok := r.robotsCache().shard(key).interval(key)
+		if err := recheckGet(t.Context(), t2, "http://a.example/robots.txt"); err != nil {
+			t.Fatal(err)
+		}
+		asked := time.Now()
+		if err := recheckGet(t.Context(), t2, "http://a.example/robots.txt"); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(asked); waited > 0 || !ok {
+			t.Errorf("interval %v (known %v); T2's second /robots.txt waited %v, want 0: the last file read (404) asked no Crawl-delay, yet the 10 s floor of the file it replaced stays once the origin is unreachable", d, ok, waited)
+		}
+	})
+}
+
+// Under CrawlDelayOnly, an origin found unreachable whose file was
+// forgotten has no Crawl-delay known: an ordinary request set its floor
+// to zero, and requests went back to back while the server failed; the
+// floor kept stays.
+func TestRobotsDelayOnlyUnreachableForgottenFloorKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var down atomic.Bool // robots.txt answers 503 while set
+		base := robotsRT(func(req *http.Request) (*http.Response, error) {
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}
+			if req.URL.Path == "/robots.txt" {
+				if down.Load() {
+					resp.StatusCode = http.StatusServiceUnavailable
+				} else {
+					resp.Body = io.NopCloser(strings.NewReader("User-agent: *\nCrawl-delay: 10\n"))
+				}
+			}
+			return resp, nil
+		})
+		r := &Robots{UserAgent: "mybot", MaxOrigins: 1, CrawlDelayOnly: true}
+		tr := &Transport{Base: base, Robots: r}
+		if err := recheckGet(t.Context(), tr, "http://a.example/x"); err != nil { // floor 10 s
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		r.check(t.Context(), base, robotsReq(t, t.Context(), "http://b.example/x")) // forgets a.example
+		down.Store(true)
+		if err := recheckGet(t.Context(), tr, "http://a.example/y"); err != nil { // fetches a.example again: 503
+			t.Fatal(err)
+		}
+		key := robotsSite{origin: "http://a.example"}.key()
+		_, known := r.robotsCache().shard(key).interval(key)
+		asked := time.Now()
+		if err := recheckGet(t.Context(), tr, "http://a.example/z"); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(asked); waited < 10*time.Second {
+			t.Errorf("/z waited %v after /y, want 10s: robots.txt unreachable and its file forgotten (interval known: %v), yet an ordinary request set the floor to 0", waited, known)
+		}
+	})
+}
