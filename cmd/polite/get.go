@@ -444,7 +444,10 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 	stopped := g.stopped[stopKey(parsed)]
 	g.stopMu.Unlock()
 	if stopped {
-		rec.Error = "not sent: " + stopKey(parsed) + " reported abnormal usage (RFC 9457 abnormal-usage-detected)"
+		// The origin goes unnamed: rec.URL shows what of it may be shown (a
+		// URL whose user information cannot be told from its host is
+		// shown as its scheme alone, see shownURL).
+		rec.Error = "not sent: its origin reported abnormal usage (RFC 9457 abnormal-usage-detected)"
 		return rec
 	}
 

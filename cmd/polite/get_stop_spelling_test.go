@@ -37,3 +37,23 @@ func TestGetStopsOriginWhateverItsSpelling(t *testing.T) {
 		}
 	}
 }
+
+// SECURITY.md: the polite command shows no user information, and a URL in
+// which an '@' could end user information as well as belong to what
+// follows it is shown as its scheme alone. In
+// "http://alice:1234#hunter2@api.example/", "alice:1234#hunter2" may be
+// user information (password "1234#hunter2"), which url.Parse reads as
+// the origin "http://alice:1234": once that origin reported abnormal
+// usage, get's error for the URL named it whole.
+func TestGetStopErrorHidesAmbiguousUserinfo(t *testing.T) {
+	const raw = "http://alice:1234#hunter2@api.example/"
+	g := &getter{client: http.DefaultClient, out: io.Discard, stopped: map[string]bool{}}
+	g.event(polite.Event{Kind: polite.EventStop, Request: httptest.NewRequest(http.MethodGet, "http://alice:1234/x", nil)})
+	rec := g.fetch(t.Context(), raw)
+	if rec.URL != "http://…" || rec.Error == "" {
+		t.Fatalf("url %q, error %q; want the URL elided as http://… and not sent", rec.URL, rec.Error)
+	}
+	if strings.Contains(rec.Error, "1234") || strings.Contains(rec.Error, "alice") {
+		t.Errorf("error %q shows the user information of %s (url shown as %q)", rec.Error, raw, rec.URL)
+	}
+}
