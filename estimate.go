@@ -42,9 +42,10 @@ const estimateLimit = llmcost.Limit
 // Tool definitions and structured-output schemas count as prompt too, and
 // so does a tool call's input in a message (Anthropic's tool_use), keys,
 // numbers and literals included, every string as text. An Anthropic
-// request that defines tools adds 346 tokens: the system prompt Anthropic
-// adds for them (for the Claude 4 models; 313 with tool_choice any or
-// tool).
+// request that defines tools adds 346 tokens, whatever its tool_choice:
+// the system prompt Anthropic adds for them (for the Claude 4 models with
+// tool_choice auto or none; with any or tool it is 313, counted 33 over,
+// as the estimate leans).
 // Prompt text counts about 4 bytes a token: a quarter token for each ASCII
 // letter or space, half a token for each ASCII digit or punctuation mark
 // and for each 2-byte UTF-8 character, a whole token for each character of

@@ -131,7 +131,8 @@ const (
 	// request that defines tools, counted as its input: 346 tokens for
 	// the Claude 4 models with tool_choice auto or none, 313 with any or
 	// tool (Anthropic's tool use pricing; 159 to 530 for the retired
-	// Claude 3 models).
+	// Claude 3 models). 346 is added whatever the tool_choice: 33 over
+	// with any or tool, as the estimate leans to over-counting.
 	ToolPromptTokens = 346
 
 	// AttachmentTokens is what an image or a file counts, whatever its
