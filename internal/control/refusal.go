@@ -201,9 +201,14 @@ func MayRetry(now time.Time, r *Refusal, l *Lease) bool {
 // a row double the floor, and whose pause holds a retry as long: it
 // reports false for a refusal whose doubled floor does not fit, or when
 // another answer paused the key past what the request may wait (Release
-// then hands the refusal back: see its check of the pause).
+// then hands the refusal back: see its check of the pause), and while the
+// retry budget drops every retry: stopped by a report of abnormal usage,
+// or in an outage (see Decide).
 func (s *State) MayRetry(now time.Time, r *Refusal, l *Lease) bool {
 	n := instant(now)
+	if n < s.retry.stopUntil || s.retry.outage() {
+		return false
+	}
 	d, _, _ := leastWait(n, r, l, s.retry.streak)
 	return r.Retryable && r.fits(now, max(d, time.Duration(s.pauseUntil-n)))
 }
