@@ -939,7 +939,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			// When both would be passed, the error names the sooner.
 			deadline, dated := ctx.Deadline()
 			over := until.Sub(start) > t.maxWait()
-			if (over || dated && until.After(deadline)) && ask.Grow > 0 {
+			if (over || dated && !until.Before(deadline)) && ask.Grow > 0 {
 				// The room a retry the server counted as more asks
 				// for (control.Ask.Grow) is more than it may wait
 				// for: it asks for the room for its cost alone, as
@@ -960,7 +960,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 				}
 				continue
 			}
-			if dated && until.After(deadline) && (!over || deadline.Before(limit)) {
+			if dated && !until.Before(deadline) && (!over || deadline.Before(limit)) {
 				return &WaitError{Key: b.display(key), Delay: until.Sub(last), Until: until, Reason: why, Deadline: true, Limit: max(0, deadline.Sub(last))}
 			}
 			if over {

@@ -214,9 +214,10 @@ func (s *State) MayRetry(now time.Time, r *Refusal, l *Lease) bool {
 }
 
 // fits reports whether a retry after the wait d from now fits within
-// MaxWait and the deadline.
+// MaxWait and before the deadline: a retry that could go only as the
+// deadline passes would fail with the context's error, the refusal lost.
 func (r *Refusal) fits(now time.Time, d time.Duration) bool {
-	return d <= r.MaxWait && (r.Deadline.IsZero() || !now.Add(d).After(r.Deadline))
+	return d <= r.MaxWait && (r.Deadline.IsZero() || now.Add(d).Before(r.Deadline))
 }
 
 // floorWait returns the least wait after a refusal that gave the wait d,
