@@ -976,106 +976,134 @@ func TestPausedKeyRefusalUnread(t *testing.T) {
 	})
 }
 
-// While an abnormal-usage-detected problem document has stopped retries to
-// an origin (ten minutes), a later refusal there cannot be retried: it
-// goes back to the caller whatever its body says, so its problem document
-// must not be read ("the document is read only from a refusal that could
-// otherwise be retried", doc.go). It was read: the caller got the refusal
-// a second (drainTime) after it arrived, its body cut by the drain's
-// bound ("io: read/write on closed pipe" after the first 40 bytes), as
-// the refusals the release hands back for a pause or a doubled floor
-// were before they were fixed (TestPausedKeyRefusalUnread).
-func TestStoppedKeyRefusalUnread(t *testing.T) {
+// A refusal in an outage goes back to the caller whatever it says, yet its
+// problem document is read: the outage is the retry budget's view, which
+// the next acceptance ends, and the document is what says the server
+// reported abnormal usage ("stops retries for ten minutes, and the
+// refusal goes back to the caller, to stop its batch", doc.go). Left
+// unread (as a change that handed such refusals back unread did), an
+// abnormal-usage-detected 503 gave no EventStop (the signal `polite get`
+// stops an origin's batch by) and no stop: once one request was accepted,
+// refusals were retried again, minutes after the server said to stop.
+func TestAbnormalUsageInOutageStops(t *testing.T) {
 	const abnormal = `{"type":"https://iana.org/assignments/http-problem-types#abnormal-usage-detected","detail":"stop"}`
-	const quota = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",` + `"detail":"later"}`
 	synctest.Test(t, func(t *testing.T) {
-		defer time.Sleep(10 * time.Second) // let trickledRefusal's writer finish
+		mode := "refuse"
 		sends := 0
-		var refusedAt time.Time
-		var reasons []polite.Reason
-		tr := &polite.Transport{
-			OnEvent: func(e polite.Event) {
-				if e.Kind == polite.EventGiveUp {
-					reasons = append(reasons, e.Reason)
-				}
-			},
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				sends++
-				if sends == 1 {
-					h := http.Header{"Retry-After": {"1"}, "Content-Type": {"application/problem+json"}}
-					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h,
-						Body: io.NopCloser(strings.NewReader(abnormal)), ContentLength: int64(len(abnormal)), Request: r}, nil
-				}
-				refusedAt = time.Now()
-				return trickledRefusal(r, quota), nil // 429, Retry-After: 0, the document's first 40 bytes now, the rest 5s later
-			}),
-		}
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/a", nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close() // the stop: retries to the origin stop for ten minutes
-
-		req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/b", nil)
-		resp, err = tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		took := time.Since(refusedAt)
-		b, rerr := io.ReadAll(resp.Body)
-		if sends != 2 || resp.StatusCode != http.StatusTooManyRequests {
-			t.Fatalf("status %d after %d sends; want the second request's 429, unretried", resp.StatusCode, sends)
-		}
-		if took != 0 || rerr != nil || string(b) != quota {
-			t.Errorf("the refusal, not retried (give-ups %v), came back %v after it arrived, its body %q, %v; want at once, its body unread and whole", reasons, took, b, rerr)
-		}
-	})
-}
-
-// The same in an outage (40 flights refused in a row, none accepted):
-// the retry budget drops retries, and a refusal goes back to the caller
-// "as a give-up for the retry budget" (doc.go) whatever its body says;
-// its problem document was read all the same, the refusal handed back a
-// second late, its body cut.
-func TestOutageRefusalUnread(t *testing.T) {
-	const quota = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",` + `"detail":"later"}`
-	synctest.Test(t, func(t *testing.T) {
-		defer time.Sleep(10 * time.Second) // let trickledRefusal's writers finish
-		var refusedAt time.Time
-		var giveUp polite.Event
+		var kinds []polite.EventKind
+		var budgetGiveUp bool
 		tr := &polite.Transport{
 			MaxAttempts: 2,
 			MaxWait:     time.Hour,
 			OnEvent: func(e polite.Event) {
-				if e.Kind == polite.EventGiveUp {
-					giveUp = e
+				if e.Kind == polite.EventGiveUp && e.Reason == polite.ReasonRetryBudget {
+					budgetGiveUp = true
 				}
+				kinds = append(kinds, e.Kind)
 			},
 			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				refusedAt = time.Now()
-				return trickledRefusal(r, quota), nil
+				sends++
+				switch mode {
+				case "abnormal":
+					h := http.Header{"Retry-After": {"1"}, "Content-Type": {"application/problem+json"}}
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h,
+						Body: io.NopCloser(strings.NewReader(abnormal)), ContentLength: int64(len(abnormal)), Request: r}, nil
+				case "accept":
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				}
+				return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"1"}},
+					Body: http.NoBody, Request: r}, nil
 			}),
 		}
-		for i := 0; i < 60; i++ {
-			giveUp = polite.Event{}
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/b", nil)
+		get := func() *http.Response {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/x", nil)
 			resp, err := tr.RoundTrip(req)
 			if err != nil {
-				t.Fatalf("request %d: %v", i, err)
+				t.Fatal(err)
 			}
-			took := time.Since(refusedAt)
-			b, rerr := io.ReadAll(resp.Body)
+			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			if giveUp.Reason != polite.ReasonRetryBudget {
-				continue
-			}
-			if took != 0 || rerr != nil || string(b) != quota {
-				t.Errorf("request %d: the refusal the retry budget handed back came back %v after it arrived, its body %q, %v; want at once, its body unread and whole", i, took, b, rerr)
-			}
-			return
+			return resp
 		}
-		t.Fatal("no give-up for the retry budget in 60 requests")
+		for i := 0; !budgetGiveUp; i++ { // into the outage
+			if i == 100 {
+				t.Fatal("no outage in 100 requests")
+			}
+			get()
+		}
+		mode = "abnormal"
+		kinds = nil
+		get()
+		sawStop := false
+		for _, k := range kinds {
+			sawStop = sawStop || k == polite.EventStop
+		}
+		if !sawStop {
+			t.Errorf("an abnormal-usage-detected refusal in an outage gave events %v; want an EventStop", kinds)
+		}
+
+		// The outage ends with one acceptance; the server's stop has
+		// minutes to run.
+		mode = "accept"
+		get()
+		mode = "refuse"
+		sends = 0
+		get()
+		if sends != 1 {
+			t.Errorf("a refusal just after the server reported abnormal usage was sent %d times; want once, retries stopped for ten minutes", sends)
+		}
+	})
+}
+
+// The same in the stop itself: a second abnormal-usage-detected report
+// nine minutes into the ten-minute stop is read and renews the stop, with
+// an EventStop; two minutes later (eleven after the first report, two
+// after the second) refusals are still not retried.
+func TestAbnormalUsageDuringStopRenewsIt(t *testing.T) {
+	const abnormal = `{"type":"https://iana.org/assignments/http-problem-types#abnormal-usage-detected","detail":"stop"}`
+	synctest.Test(t, func(t *testing.T) {
+		mode := "abnormal"
+		sends := 0
+		var kinds []polite.EventKind
+		tr := &polite.Transport{
+			MaxWait: time.Hour,
+			OnEvent: func(e polite.Event) { kinds = append(kinds, e.Kind) },
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				sends++
+				if mode == "abnormal" {
+					h := http.Header{"Retry-After": {"1"}, "Content-Type": {"application/problem+json"}}
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h,
+						Body: io.NopCloser(strings.NewReader(abnormal)), ContentLength: int64(len(abnormal)), Request: r}, nil
+				}
+				return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"1"}},
+					Body: http.NoBody, Request: r}, nil
+			}),
+		}
+		get := func() {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/x", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		get() // the first report: retries stop for ten minutes
+		time.Sleep(9 * time.Minute)
+		kinds = nil
+		get() // the second
+		sawStop := false
+		for _, k := range kinds {
+			sawStop = sawStop || k == polite.EventStop
+		}
+		if !sawStop {
+			t.Errorf("a second abnormal-usage-detected report during the stop gave events %v; want an EventStop", kinds)
+		}
+		time.Sleep(2 * time.Minute)
+		mode, sends = "refuse", 0
+		get()
+		if sends != 1 {
+			t.Errorf("a refusal two minutes after the second report was sent %d times; want once, retries stopped ten minutes from it", sends)
+		}
 	})
 }

@@ -276,7 +276,9 @@
 // budget. A problem document (RFC 9457) of type abnormal-usage-detected
 // stops retries for ten minutes, and the refusal goes back to the caller,
 // to stop its batch; the document is read only from a refusal that could
-// otherwise be retried. After
+// otherwise be retried (by its attempts, MaxWait and the deadline: in an
+// outage or a stop it is read too, for a report of abnormal usage there
+// starts or renews the stop). After
 // [Transport.MaxAttempts], or when the wait asked for is longer than
 // [Transport.MaxWait] or would outlast the request's context deadline, the
 // refusal is returned to the caller at once, unaltered, with its body

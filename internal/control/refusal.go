@@ -201,14 +201,13 @@ func MayRetry(now time.Time, r *Refusal, l *Lease) bool {
 // a row double the floor, and whose pause holds a retry as long: it
 // reports false for a refusal whose doubled floor does not fit, or when
 // another answer paused the key past what the request may wait (Release
-// then hands the refusal back: see its check of the pause), and while the
-// retry budget drops every retry: stopped by a report of abnormal usage,
-// or in an outage (see Decide).
+// then hands the refusal back: see its check of the pause). It does not
+// ask the retry budget: in an outage or a stop Decide hands the refusal
+// back, but its problem document is read all the same, for a report of
+// abnormal usage there starts or renews the stop (the outage ends with
+// the next acceptance).
 func (s *State) MayRetry(now time.Time, r *Refusal, l *Lease) bool {
 	n := instant(now)
-	if n < s.retry.stopUntil || s.retry.outage() {
-		return false
-	}
 	d, _, _ := leastWait(n, r, l, s.retry.streak)
 	return r.Retryable && r.fits(now, max(d, time.Duration(s.pauseUntil-n)))
 }
