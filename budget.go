@@ -998,7 +998,10 @@ func (b *Budget) forget(k memKey) bool {
 	defer cancel()
 	b.ext.Update(ctx, k.String(), func(s *KeyState) {
 		if !s.c.IsZero() {
-			found = found || !forgettable(s, control.Instant(now))
+			// A state an earlier Forget left (see control.State.Blank)
+			// is none, as MemoryStore, which drops it, judges; it is
+			// forgotten again all the same, so that waiters wake.
+			found = found || !s.c.Blank() && !forgettable(s, control.Instant(now))
 			s.c.Forget(now, &b.cfg)
 		}
 	})

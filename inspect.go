@@ -296,7 +296,9 @@ func (b *Budget) inspect(k memKey, now time.Time, custom, guess bool) (State, bo
 			// Judged at now, as MemoryStore judges it: a state a
 			// Store would have forgotten by then is none.
 			c := &s.c
-			if c.IsZero() || forgettable(s, control.Instant(now)) {
+			// So is one Forget left (see control.State.Blank), which
+			// MemoryStore drops.
+			if c.Blank() || forgettable(s, control.Instant(now)) {
 				c = new(control.State)
 			}
 			if ok = !c.IsZero() || !pu.IsZero(); ok {

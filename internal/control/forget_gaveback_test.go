@@ -112,3 +112,36 @@ func forgetLogged(t *testing.T, s *State, cfg *Config) *Lease {
 	s.Forget(t0.Add(20*ms), cfg)
 	return &a
 }
+
+// What Forget leaves of a key with no request in flight (its generation,
+// identity, expiry and custom mark) is Blank: a store that keeps it holds
+// no state of the key, as MemoryStore, which drops it, judges. With a
+// request in flight, or once a request came since, it is not.
+func TestForgetLeavesBlank(t *testing.T) {
+	cfg := Config{}
+	var s State
+	if !s.Blank() {
+		t.Fatal("the zero State is not Blank")
+	}
+	var a Lease
+	if _, g := s.Acquire(t0, &cfg, Ask{}, &a); !g {
+		t.Fatal("setup: the first request held")
+	}
+	s.MarkCustom()
+	s.Forget(t0.Add(time.Millisecond), &cfg)
+	if s.Blank() {
+		t.Error("forgotten with a request in flight: Blank, though its lease counts on")
+	}
+	s.Release(t0.Add(2*time.Millisecond), &cfg, &a, &Outcome{First: true, Bytes: -1})
+	s.Forget(t0.Add(3*time.Millisecond), &cfg)
+	if !s.Blank() || s.IsZero() {
+		t.Errorf("forgotten with nothing in flight: Blank %v, IsZero %v; want Blank, and not zero (its generation and expiry)", s.Blank(), s.IsZero())
+	}
+	var b Lease
+	if _, g := s.Acquire(t0.Add(4*time.Millisecond), &cfg, Ask{}, &b); !g {
+		t.Fatal("setup: the request after the Forget held")
+	}
+	if s.Blank() {
+		t.Error("a request granted since the Forget: still Blank")
+	}
+}

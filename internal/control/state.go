@@ -143,6 +143,19 @@ func (s *State) IsZero() bool {
 		s.shed == (shed{})
 }
 
+// Blank reports whether s holds nothing but what Forget keeps of a key
+// with no request in flight: its generation, identity, expiry and custom
+// mark. A store that keeps such a state (for its generation to grow) holds
+// no state of the key: MemoryStore drops it.
+func (s *State) Blank() bool {
+	if s.leases.n != 0 || len(s.leases.b) != 0 {
+		return false
+	}
+	c := *s
+	c.gen, c.expiry, c.flags = 0, 0, c.flags&^flagCustom
+	return c.IsZero()
+}
+
 // Forget clears the state at now, keeping only its generation (one more,
 // so that its waiters wake and find a fresh key), an expiry, so that a
 // store keeps the generation growing for a while, and the leases of the
