@@ -20,9 +20,7 @@ func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
 	if r.Given && r.Wait > p.Wait {
 		p.Wait, p.Reason = r.Wait, ReasonRetryAfter
 	}
-	fits := func(d time.Duration) bool {
-		return d <= r.MaxWait && (r.Deadline.IsZero() || !now.Add(d).After(r.Deadline))
-	}
+	fits := func(d time.Duration) bool { return r.fits(now, d) }
 	if !r.Retryable || !fits(p.Wait) {
 		return p
 	}

@@ -62,3 +62,19 @@ func TestReleaseTransient(t *testing.T) {
 		t.Errorf("retries left %d, want %d", after, before-1)
 	}
 }
+
+// A wait that ends at the deadline does not fit (see Refusal.fits), for a
+// transient failure as for a refusal: DecideTransient kept a check of its
+// own, which planned a retry that could go only as the deadline passed
+// (State.transient's later check dropped it, with no Denied reason).
+func TestDecideTransientWaitEndingAtDeadline(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	full := retryBudget{tokens: 5, at: instant(t0)}
+	r := Refusal{Wait: 2 * time.Second, Given: true, Retryable: true, MaxWait: time.Minute, Deadline: t0.Add(2 * time.Second)}
+	if p := Decide(t0, &r, &Lease{}, full, 0); p.Retry {
+		t.Fatalf("Decide = %+v; the refusal's own check should not retry", p)
+	}
+	if p := DecideTransient(t0, &r, full); p.Retry {
+		t.Errorf("DecideTransient = %+v; want no retry: the wait ends at the deadline, as Decide and Refusal.fits judge", p)
+	}
+}
