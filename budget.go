@@ -348,6 +348,9 @@ func (a *arrival) time() time.Time {
 type hold struct {
 	control.Hold
 	local bool // from the fallback store
+	// ex is the quota of a Store's state that a request it held for good
+	// (Never) exceeds, read in the Update that held it; nil otherwise.
+	ex *control.Excess
 }
 
 // acquire asks k's state to start a request at now. A grant is written to
@@ -364,11 +367,13 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 	var note storeNote
 	if b.useExt(now) {
 		var (
-			l  control.Lease
-			h  control.Hold
-			ok bool
+			l    control.Lease
+			h    control.Hold
+			ok   bool
+			ex   *control.Excess
+			cost = g.Cost()
 		)
-		l.SetCost(g.Cost())
+		l.SetCost(cost)
 		// A pause this process learned while the Store was down carries
 		// over to the Store's state; one it copied from the Store does
 		// not: the Store's state is the truth, and another process may
@@ -384,9 +389,15 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
 			c.apply(s, now, &b.cfg)
-			sp, swhy = time.Time{}, control.ReasonNone // the Store may run fn again
+			sp, swhy, ex = time.Time{}, control.ReasonNone, nil // the Store may run fn again
 			if h, ok = s.c.Acquire(now, &b.cfg, ask, &l); !ok {
 				sp, swhy = s.c.Paused(now)
+				if h.Never {
+					// Which quota, read with the hold: a second call to
+					// ask would find another state, or fail.
+					e := s.c.Excess(now, &cost)
+					ex = &e
+				}
 			}
 			sr = s.c.Spaced(now)
 		})
@@ -409,7 +420,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			if b.uncarried.n.Load() > 0 {
 				b.carryUncarried()
 			}
-			return hold{Hold: h}, ok, b.answered(), nil
+			return hold{Hold: h, ex: ex}, ok, b.answered(), nil
 		}
 		if ctx.Err() != nil {
 			if outlasted(ctx, err) {

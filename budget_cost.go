@@ -1,7 +1,6 @@
 package polite
 
 import (
-	"context"
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
@@ -9,17 +8,15 @@ import (
 
 // excess reports the quota of k that a request costing c exceeds whole,
 // after h held it for good; the zero Excess if none does any longer. It
-// changes nothing; it reads the state of the store that gave h (with a
-// Store, an Update that changes nothing).
-func (b *Budget) excess(ctx context.Context, k budgetKey, h hold, now time.Time, c *control.Cost) control.Excess {
-	if b.mem != nil {
+// changes nothing. A Store's hold carries what its state said in the same
+// Update (read again, the Store could fail, and the request would wait
+// on a hold with no end until MaxWait); the in-memory stores are read.
+func (b *Budget) excess(k budgetKey, h hold, now time.Time, c *control.Cost) control.Excess {
+	switch {
+	case b.mem != nil:
 		return b.mem.excess(k.m, now, c)
-	}
-	var ex control.Excess
-	if !h.local {
-		if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { ex = s.c.Excess(now, c) }); err == nil {
-			return ex
-		}
+	case h.ex != nil:
+		return *h.ex
 	}
 	return b.fallback.excess(k.m, now, c)
 }

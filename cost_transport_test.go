@@ -1215,3 +1215,49 @@ func TestRetryCostErrorGivesUp(t *testing.T) {
 		}
 	})
 }
+
+// oneFailStore is a bytesStore whose Update number fail (counted from 1)
+// fails, once, without touching the state: one call's failure, as a
+// Store's network may blip.
+type oneFailStore struct {
+	*bytesStore
+	calls atomic.Int64
+	fail  atomic.Int64
+}
+
+func (s *oneFailStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	if s.calls.Add(1) == s.fail.Load() {
+		return errStoreDown
+	}
+	return s.bytesStore.Update(ctx, key, fn)
+}
+
+// TestCostErrorAtOnceWhenStoreFailsAfterHold: a request whose cost is above
+// the whole quota a fresh answer stated "fails at once, without waiting"
+// with a *CostError (CostError's doc). Over a Store, the Budget reads the
+// quota it exceeds with a second Update after the hold that says Never;
+// when that one call fails, the Budget reads the fallback (which knows no
+// quota), drops Never, and waits on the Store's hold, which has no end:
+// the request waits until MaxWait (10 minutes), and only then gets its
+// CostError. The Store answered the very next call.
+func TestCostErrorAtOnceWhenStoreFailsAfterHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { openAIHeaders(w, "5000") })
+		st := &oneFailStore{bytesStore: newBytesStore()}
+		ev := &events{}
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, Budget: &polite.Budget{Store: st}, OnEvent: ev.on}
+		if err := sendCost(t, tr, polite.Cost{Tokens: 100}); err != nil {
+			t.Fatal(err)
+		}
+		// The next request's acquire is the next Update; the Store fails
+		// the one after.
+		st.fail.Store(st.calls.Load() + 2)
+		start := time.Now()
+		err := sendCost(t, tr, polite.Cost{Tokens: 10000}) // beyond the whole quota of 6000
+		d := time.Since(start)
+		var ce *polite.CostError
+		if !errors.As(err, &ce) || d > time.Second {
+			t.Errorf("a request beyond the whole quota, the Store failing one call: err %v after %v; want a *CostError at once", err, d)
+		}
+	})
+}
