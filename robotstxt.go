@@ -272,7 +272,7 @@ func shorten(s string, n int) string {
 // unit, joined or after a space ("10s", "2m", "2 min", "1h", "1 day": see
 // unitSeconds; another unit is read as seconds), or a Go duration
 // ("1m30s", and "1h30" as 1h30m). Parts that follow a part with a unit
-// add to it ("1m 30s", "1 min, 30 s"), a number without one in the unit
+// add to it ("1m 30s", "1 min, 30 s", "1min30s"), a number without one in the unit
 // below ("1h 30" is 1h30m). A range ("5 to 10 s", "1-2 min", "1 min - 2
 // min") is read as its upper end, the longer wait. A value that is not a non-negative
 // number is ignored; a huge one is capped by secondsInterval. At most
@@ -435,6 +435,15 @@ func crawlDelayPart(v string) (s, unit float64, name, rest string, ok bool) {
 		// many parts would pay for each.)
 		after = v[len(v)-len(after)-len(name)+k+1:]
 		name = name[:k+1]
+	}
+	if k := strings.IndexAny(name, "0123456789"); k > 0 {
+		if _, known := unitSeconds(name[:k]); known {
+			// "min30s", "d12h", "hr30": a unit Go does not know,
+			// joined to the next part, which follows it (read as one
+			// unknown unit, "1min30s" was a second).
+			after = v[len(v)-len(after)-len(name)+k:]
+			name = name[:k]
+		}
 	}
 	u, known := unitSeconds(name) // an unknown one, seconds
 	if !known || name == "" {

@@ -437,6 +437,16 @@ func TestCrawlDelayInParts(t *testing.T) {
 		{"1 min,30", 90},
 		{"2 min,please", 120},
 		{"1,5 min", 90}, // a decimal comma, as before
+		// A unit Go's durations do not know, glued to the next part:
+		// taken whole ("min30s"), unknown, the part was read as
+		// seconds, 1 s for 90.
+		{"1min30s", 90},
+		{"2min30", 150},
+		{"1h30min", 5400},
+		{"1hr30", 5400},
+		{"1d12h", 36 * 3600},
+		{"1 min30 s", 90},
+		{"1x30s", 1}, // an unknown unit, as before
 	} {
 		if got, ok := parseCrawlDelay(tt.v); !ok || got != tt.want {
 			t.Errorf("parseCrawlDelay(%q) = %v, %v, want %v", tt.v, got, ok, tt.want)
