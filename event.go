@@ -162,7 +162,7 @@ func (e *Event) attrs(attrs []slog.Attr, custom bool) []slog.Attr {
 	case EventObserve:
 		attrs = append(attrs, slog.Int("quotas", e.Quotas))
 	}
-	if we, ok := e.Err.(*WaitError); ok {
+	if we, ok := e.Err.(*WaitError); ok && we != nil { // a typed nil is logged as any error is
 		limit := "max-wait"
 		if we.Deadline {
 			limit = "deadline"

@@ -69,3 +69,21 @@ func TestEventLogValue(t *testing.T) {
 		})
 	}
 }
+
+// An Event whose Err is a typed nil *WaitError (an Err that is not nil, as
+// an interface holding a nil pointer) must log as any other error does:
+// logError prints a typed nil's text through fmt, which recovers a panicking
+// Error method, but attrs dereferenced a *WaitError without looking.
+func TestEventLogValueTypedNilWaitError(t *testing.T) {
+	for _, kind := range []polite.EventKind{"", polite.EventWaitError, polite.EventGiveUp, polite.EventStoreDown} {
+		e := polite.Event{Kind: kind, Key: "http://api.test", Err: (*polite.WaitError)(nil)}
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("Event{Kind: %q, Err: (*WaitError)(nil)}.LogValue() panicked: %v", kind, p)
+				}
+			}()
+			_ = e.LogValue()
+		}()
+	}
+}
