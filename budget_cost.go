@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"context"
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
@@ -10,13 +11,22 @@ import (
 // after h held it for good; the zero Excess if none does any longer. It
 // changes nothing. A Store's hold carries what its state said in the same
 // Update (read again, the Store could fail, and the request would wait
-// on a hold with no end until MaxWait); the in-memory stores are read.
-func (b *Budget) excess(k budgetKey, h hold, now time.Time, c *control.Cost) control.Excess {
+// on a hold with no end until MaxWait). A hold of the Transport's local
+// ceilings, which asked no store, reads the Store's state with an Update
+// that changes nothing, once a hold: the fallback knows no quota while
+// the Store answers. Should that fail, the request waits on the ceiling,
+// which has an end, and the Store's hold at its grant says.
+func (b *Budget) excess(ctx context.Context, k budgetKey, h hold, now time.Time, c *control.Cost) control.Excess {
 	switch {
 	case b.mem != nil:
 		return b.mem.excess(k.m, now, c)
 	case h.ex != nil:
 		return *h.ex
+	case !h.local && b.useExt(now):
+		var ex control.Excess
+		if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { ex = s.c.Excess(now, c) }); err == nil {
+			return ex
+		}
 	}
 	return b.fallback.excess(k.m, now, c)
 }

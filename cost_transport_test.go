@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -418,37 +419,48 @@ func openAIHeaders(w http.ResponseWriter, remaining string) {
 
 // TestCostErrorBeforeCeiling: a request whose cost exceeds a whole quota
 // "fails at once, without waiting" (CostError), a local ceiling holding
-// it or not. With MaxConcurrency 1 and another request in flight, it
-// waited for that request first.
+// it or not, the Budget's state in memory or in a Store. With
+// MaxConcurrency 1 and another request in flight, it waited for that
+// request first; on a Store, it did still, the check reading the
+// fallback, which holds no quota while the Store answers.
 func TestCostErrorBeforeCeiling(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		block := make(chan struct{})
-		n := 0
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			n++
-			if n == 2 {
-				<-block
-			}
-			openAIHeaders(w, "5000")
+	for _, store := range []bool{false, true} {
+		t.Run(fmt.Sprintf("store=%v", store), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { costErrorBeforeCeiling(t, store) })
 		})
-		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxConcurrency: 1}
-		do := func(c polite.Cost) error { return sendCost(t, tr, c) }
-		if err := do(polite.Cost{Tokens: 100}); err != nil {
-			t.Fatal(err)
+	}
+}
+
+func costErrorBeforeCeiling(t *testing.T, store bool) {
+	block := make(chan struct{})
+	n := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n++
+		if n == 2 {
+			<-block
 		}
-		done := make(chan struct{})
-		go func() { do(polite.Cost{Tokens: 100}); close(done) }()
-		synctest.Wait() // the second is in flight, blocked in the handler
-		go func() { time.Sleep(30 * time.Second); close(block) }()
-		start := time.Now()
-		err := do(polite.Cost{Tokens: 10000}) // beyond the whole quota of 6000
-		d := time.Since(start)
-		var ce *polite.CostError
-		if !errors.As(err, &ce) || d > 0 {
-			t.Errorf("a request beyond the whole quota: err %v after %v; want a *CostError at once", err, d)
-		}
-		<-done
+		openAIHeaders(w, "5000")
 	})
+	tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxConcurrency: 1}
+	if store {
+		tr.Budget = &polite.Budget{Store: newBytesStore()}
+	}
+	do := func(c polite.Cost) error { return sendCost(t, tr, c) }
+	if err := do(polite.Cost{Tokens: 100}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { do(polite.Cost{Tokens: 100}); close(done) }()
+	synctest.Wait() // the second is in flight, blocked in the handler
+	go func() { time.Sleep(30 * time.Second); close(block) }()
+	start := time.Now()
+	err := do(polite.Cost{Tokens: 10000}) // beyond the whole quota of 6000
+	d := time.Since(start)
+	var ce *polite.CostError
+	if !errors.As(err, &ce) || d > 0 {
+		t.Errorf("a request beyond the whole quota: err %v after %v; want a *CostError at once", err, d)
+	}
+	<-done
 }
 
 // countStore counts the Updates of a MemoryStore: one per look at a key.

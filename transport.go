@@ -914,7 +914,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	for {
 		if w.h.Never {
 			c := g.Cost()
-			if ex := b.excess(key, w.h, time.Now(), &c); ex.Unit != "" {
+			if ex := b.excess(ctx, key, w.h, time.Now(), &c); ex.Unit != "" {
 				return &CostError{Key: b.display(key), Unit: ex.Unit, Cost: ex.Cost, Limit: ex.Limit}
 			}
 			w.h.Never = false // the quota changed meanwhile: look again
