@@ -366,14 +366,6 @@ func (b *Budget) acquire(ctx context.Context, k budgetKey, now time.Time, ask co
 func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask control.Ask, g *lease) (hold, bool, storeNote, error) {
 	var note storeNote
 	if b.useExt(now) {
-		var (
-			l    control.Lease
-			h    control.Hold
-			ok   bool
-			ex   *control.Excess
-			cost = g.Cost()
-		)
-		l.SetCost(cost)
 		// A pause this process learned while the Store was down carries
 		// over to the Store's state; one it copied from the Store does
 		// not: the Store's state is the truth, and another process may
@@ -381,46 +373,59 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		// So does the spacing of Budget.MaxRate, both ways: a request
 		// the fallback granted a moment ago, and one the Store granted,
 		// are a 1/MaxRate apart whichever state grants the next.
-		c := b.toCarry(k, now)
-		var (
-			sp   time.Time // the Store's pause, when it holds the request
+		// What fn reads and writes, in one variable: each one the
+		// closure captures is moved to the heap.
+		var r struct {
+			c    carried
+			l    control.Lease
+			cost control.Cost
+			h    control.Hold
+			ok   bool
+			ex   control.Excess // the quota a hold for good (Never) exceeds
+			sp   time.Time      // the Store's pause, when it holds the request
 			swhy control.Reason
 			sr   time.Time // the Store's next start by MaxRate
-		)
+		}
+		r.c = b.toCarry(k, now)
+		r.cost = g.Cost()
+		r.l.SetCost(r.cost)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
-			c.apply(s, now, &b.cfg)
-			sp, swhy, ex = time.Time{}, control.ReasonNone, nil // the Store may run fn again
-			if h, ok = s.c.Acquire(now, &b.cfg, ask, &l); !ok {
-				sp, swhy = s.c.Paused(now)
-				if h.Never {
+			r.c.apply(s, now, &b.cfg)
+			r.sp, r.swhy, r.ex = time.Time{}, control.ReasonNone, control.Excess{} // the Store may run fn again
+			if r.h, r.ok = s.c.Acquire(now, &b.cfg, ask, &r.l); !r.ok {
+				r.sp, r.swhy = s.c.Paused(now)
+				if r.h.Never {
 					// Which quota, read with the hold: a second call to
 					// ask would find another state, or fail.
-					e := s.c.Excess(now, &cost)
-					ex = &e
+					r.ex = s.c.Excess(now, &r.cost)
 				}
 			}
-			sr = s.c.Spaced(now)
+			r.sr = s.c.Spaced(now)
 		})
 		if err == nil {
-			if !c.pu.IsZero() {
+			if !r.c.pu.IsZero() {
 				// Carried: the Store's now, which another process may
 				// clear (Budget.Forget), not to be carried again.
-				b.fallback.mirrored(k.m, c.pu)
+				b.fallback.mirrored(k.m, r.c.pu)
 			}
-			if sp.After(now) {
+			if r.sp.After(now) {
 				// A pause another process learned, kept in this one
 				// too, as a release keeps its own: should the Store
 				// fail, the fallback still holds the key for it.
-				b.fallback.pause(k.m, now, sp, swhy, &b.cfg, k.custom)
+				b.fallback.pause(k.m, now, r.sp, r.swhy, &b.cfg, k.custom)
 			}
-			if !sr.IsZero() {
-				b.fallback.space(k.m, now, sr, &b.cfg, k.custom)
+			if !r.sr.IsZero() {
+				b.fallback.space(k.m, now, r.sr, &b.cfg, k.custom)
 			}
-			*g = lease{Lease: l, at: now, floor: g.floor} // the Crawl-delay the request carries stays for its next try
+			*g = lease{Lease: r.l, at: now, floor: g.floor} // the Crawl-delay the request carries stays for its next try
 			if b.uncarried.n.Load() > 0 {
 				b.carryUncarried()
 			}
-			return hold{Hold: h, ex: ex}, ok, b.answered(), nil
+			h := hold{Hold: r.h}
+			if r.h.Never {
+				h.ex = &r.ex
+			}
+			return h, r.ok, b.answered(), nil
 		}
 		if ctx.Err() != nil {
 			if outlasted(ctx, err) {
