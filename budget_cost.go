@@ -2,6 +2,7 @@ package polite
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/politehttp/polite/internal/control"
@@ -13,22 +14,35 @@ import (
 // Update (read again, the Store could fail, and the request would wait
 // on a hold with no end until MaxWait). A hold of the Transport's local
 // ceilings, which asked no store, reads the Store's state with an Update
-// that changes nothing, once a hold: the fallback knows no quota while
-// the Store answers. Should that fail, the request waits on the ceiling,
-// which has an end, and the Store's hold at its grant says.
-func (b *Budget) excess(ctx context.Context, k budgetKey, h hold, now time.Time, c *control.Cost) control.Excess {
+// that changes nothing, once a hold, until limit at most (MaxWait's end):
+// the fallback knows no quota while the Store answers. Should that fail,
+// the Store is marked down, as an acquire's failure marks it (the
+// request's next reads, and others', skip it for a while), and the
+// request waits on the ceiling, which has an end; the Store's hold at its
+// grant says.
+func (b *Budget) excess(ctx context.Context, k budgetKey, h hold, now, limit time.Time, c *control.Cost) (control.Excess, storeNote) {
 	switch {
 	case b.mem != nil:
-		return b.mem.excess(k.m, now, c)
+		return b.mem.excess(k.m, now, c), storeNote{}
 	case h.ex != nil:
-		return *h.ex
+		return *h.ex, storeNote{}
 	case !h.local && b.useExt(now):
 		var ex control.Excess
-		if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { ex = s.c.Excess(now, c) }); err == nil {
-			return ex
+		rctx, cancel := context.WithDeadline(ctx, limit)
+		err := b.ext.Update(rctx, k.m.String(), func(s *KeyState) { ex = s.c.Excess(now, c) })
+		cancel()
+		if err == nil {
+			return ex, b.answered()
 		}
+		var note storeNote
+		if ctx.Err() == nil && !(errors.Is(err, context.DeadlineExceeded) && deadlinePassed(ctx)) {
+			// Not the request's end: the Store failed, or answered
+			// no sooner than MaxWait's end.
+			note = b.failed(err)
+		}
+		return b.fallback.excess(k.m, now, c), note
 	}
-	return b.fallback.excess(k.m, now, c)
+	return b.fallback.excess(k.m, now, c), storeNote{}
 }
 
 // excess is Budget.excess on the in-memory store.
