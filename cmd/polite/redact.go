@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/origin"
 )
 
 // What polite prints never carries a credential (SECURITY.md): a URL's
@@ -207,7 +208,16 @@ func urlErrText(ue *url.Error) string {
 		// The authority is elided: it may hold a password, and the
 		// error may name it unquoted ("lookup alice:hunter2: no such
 		// host"), whole, without its port, or past its '@'.
-		for _, part := range []string{auth, auth[:max(strings.LastIndexByte(auth, ':'), 0)], auth[strings.LastIndexByte(auth, '@')+1:]} {
+		parts := []string{auth, auth[:max(strings.LastIndexByte(auth, ':'), 0)], auth[strings.LastIndexByte(auth, '@')+1:]}
+		if u, err := url.Parse(ue.URL); err == nil && u.Host != "" {
+			// polite's own errors (a RobotsError's origin, a
+			// WaitError's key) name the host as it normalises it: in
+			// lower case, what is not ASCII unescaped ("alice:hunter2"
+			// for "Alice:Hunter2", "pässwörd" for "p%C3%A4ssw%C3%B6rd").
+			host := origin.Normal(strings.ToLower(u.Scheme), u.Host)
+			parts = append(parts, u.Host, u.Hostname(), host, host[:max(strings.LastIndexByte(host, ':'), 0)])
+		}
+		for _, part := range parts {
 			if len(part) > 1 {
 				s = strings.ReplaceAll(s, part, "…")
 			}

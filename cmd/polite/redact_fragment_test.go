@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/politehttp/polite"
 )
 
 // A password holding a '#': url.Parse drops the fragment before it parses,
@@ -149,6 +153,31 @@ func printsNo(t *testing.T, target, secret string) {
 		run(context.Background(), args, &stdout, &stderr)
 		if out := stdout.String() + stderr.String(); strings.Contains(out, secret) {
 			t.Errorf("polite %v printed the password:\n%s", args, out)
+		}
+	}
+}
+
+// In "http://alice:Hunter2:80#x@127.0.0.1/" the part before the '@' may
+// be user information (password "Hunter2:80#x"); url.Parse reads it as
+// the host "alice:Hunter2", port 80. get shows the URL as "http://…", and
+// urlErrText elided that authority from an error as the URL spells it;
+// polite's own errors (a RobotsError's origin, a WaitError's key) name
+// the origin normalised, in lower case and with what is not ASCII raw
+// where the URL percent-encodes it, and the password reached the log.
+func TestErrorHidesNormalisedAmbiguousUserinfo(t *testing.T) {
+	for _, c := range []struct{ raw, origin, secret string }{
+		{"http://alice:Hunter2:80#x@127.0.0.1/", "http://alice:hunter2:80", "hunter2"},
+		{"http://alice:p%C3%A4ssw%C3%B6rd:80#x@127.0.0.1/", "http://alice:pässwörd:80", "pässwörd"},
+		{"http://Alice:1234#Secret@127.0.0.1/", "http://alice:1234", "alice"},
+	} {
+		for _, err := range []error{
+			&polite.RobotsError{Origin: c.origin, Unreachable: true, Err: errors.New("no such host")},
+			&polite.WaitError{Key: c.origin, Delay: time.Hour, Reason: polite.ReasonPace, Limit: time.Minute},
+		} {
+			got := urlErrText(&url.Error{Op: "Get", URL: c.raw, Err: err})
+			if strings.Contains(strings.ToLower(got), c.secret) {
+				t.Errorf("%s, error %T naming %s: shown as %q, which holds %q", c.raw, err, c.origin, got, c.secret)
+			}
 		}
 	}
 }
