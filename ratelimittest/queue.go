@@ -186,7 +186,19 @@ func (h *QueueHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case <-t.C:
 	}
 	if h.cfg.Next != nil {
+		served := false
+		defer func() {
+			if !served {
+				// Next panicked (http.ErrAbortHandler aborts a
+				// handler so): its worker goes to the next request,
+				// and the request counts as not served.
+				h.mu.Lock()
+				h.release()
+				h.mu.Unlock()
+			}
+		}()
 		h.cfg.Next.ServeHTTP(w, r)
+		served = true
 	} else {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "served\n")

@@ -2,8 +2,10 @@ package ratelimittest_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -108,4 +110,44 @@ func TestQueueStatsEmpty(t *testing.T) {
 	if st.Median() != 0 || st.Throughput() != 0 {
 		t.Errorf("empty stats: median %v, throughput %v; want 0, 0", st.Median(), st.Throughput())
 	}
+}
+
+// A Next that aborts its response (http.ErrAbortHandler, the way net/http
+// documents to abort a handler) must not take its worker with it: the
+// QueueHandler still has Workers workers, and the next request is served
+// in ServiceTime. The worker was never released, and every later request
+// queued until its context ended.
+func TestQueueHandlerNextPanicFreesWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		h := ratelimittest.NewQueueHandler(ratelimittest.QueueConfig{
+			Workers:     1,
+			ServiceTime: time.Second,
+			Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if calls.Add(1) == 1 {
+					panic(http.ErrAbortHandler)
+				}
+				io.WriteString(w, "served\n")
+			}),
+		})
+		c := &http.Client{Transport: &ratelimittest.Transport{Handler: h}}
+		if resp, err := c.Get("http://example.test/"); err == nil {
+			resp.Body.Close()
+			t.Fatalf("first request: got %d, want the aborted response's error", resp.StatusCode)
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://example.test/", nil)
+		start := time.Now()
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("second request, with the only worker idle: %v after %v (want 200 after ServiceTime 1s); stats %+v",
+				err, time.Since(start), h.Stats())
+		}
+		resp.Body.Close()
+		if got := time.Since(start); got != time.Second {
+			t.Errorf("second request took %v, want ServiceTime 1s", got)
+		}
+	})
 }

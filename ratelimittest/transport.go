@@ -90,6 +90,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// when Handler returns or the client goes away.
 	sctx, cancel := context.WithCancel(ctx)
 	in := req.Clone(sctx)
+	if in.Method == "" {
+		in.Method = http.MethodGet // as net/http sends it
+	}
+	in.Header = canonical(req.Header) // as a server reads them
 	in.Proto, in.ProtoMajor, in.ProtoMinor = "HTTP/1.1", 1, 1
 	in.RequestURI = req.URL.RequestURI()
 	in.RemoteAddr = remoteAddr
@@ -148,14 +152,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errAborted
 	}
 
-	header := make(http.Header, len(w.sentHeader))
-	for k, vs := range w.sentHeader {
-		if len(vs) == 0 {
-			continue // a field with no line is not sent
-		}
-		k = http.CanonicalHeaderKey(k)
-		header[k] = append(header[k], vs...)
-	}
+	header := canonical(w.sentHeader)
 	text := http.StatusText(w.code)
 	if text == "" {
 		text = "status code " + strconv.Itoa(w.code) // as net/http's server writes it
@@ -236,6 +233,21 @@ func expectsBody(method string) bool {
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// canonical returns a copy of h as it reads once sent: each key in
+// canonical form, the lines of keys that differ only in case together,
+// and no key with no line (a field with no line is not sent).
+func canonical(h http.Header) http.Header {
+	c := make(http.Header, len(h))
+	for k, vs := range h {
+		if len(vs) == 0 {
+			continue
+		}
+		k = http.CanonicalHeaderKey(k)
+		c[k] = append(c[k], vs...)
+	}
+	return c
+}
 
 // errAborted is what RoundTrip returns when Handler panicked (with
 // http.ErrAbortHandler, say) before sending the header, as a client gets

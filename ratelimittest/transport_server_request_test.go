@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/politehttp/polite/ratelimittest"
 )
@@ -50,6 +51,66 @@ func TestTransportServerRequestUnknownLength(t *testing.T) {
 		}
 		if string(body) != "hello" {
 			t.Errorf("a ReverseProxy Handler passed on the body %q, want %q", body, "hello")
+		}
+	})
+}
+
+// An http.Request whose Method is empty means GET (net/http: "For client
+// requests, an empty string means GET"), and a server receives it as GET.
+// The Transport's Handler must see the request "shaped like one a server
+// receives": Method "GET", so that an http.ServeMux pattern "GET /items"
+// matches it as it does over a socket. The Handler saw Method "", and the
+// mux answered 405.
+func TestTransportEmptyMethodIsGET(t *testing.T) {
+	var seen string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /items", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "items")
+	})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r.Method
+		mux.ServeHTTP(w, r)
+	})
+	c := &http.Client{Transport: &ratelimittest.Transport{Handler: h}}
+	u, _ := url.Parse("http://example.test/items")
+	resp, err := c.Do(&http.Request{URL: u, Header: http.Header{}}) // Method "": GET
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if seen != http.MethodGet || resp.StatusCode != http.StatusOK {
+		t.Errorf("Handler saw Method %q and answered %d; a server sees %q and the mux answers 200", seen, resp.StatusCode, http.MethodGet)
+	}
+}
+
+// A server receives request header keys in canonical form (textproto
+// canonicalizes what it reads), whatever case the client wrote them in.
+// The Transport promises the Handler "a copy of the request shaped like one
+// a server receives", so a Partition that reads r.Header.Get("X-Api-Key")
+// must see the key a client set as req.Header["x-api-key"]. The Handler
+// saw the key as written: Get found nothing, every client fell in the ""
+// partition, and the second key was refused.
+func TestTransportCanonicalRequestHeaderKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{
+			Policies: []ratelimittest.Policy{{
+				Quota: 1, Window: time.Hour,
+				Partition: func(r *http.Request) string { return r.Header.Get("X-Api-Key") },
+			}},
+		})
+		c := &http.Client{Transport: &ratelimittest.Transport{Handler: h}}
+		for _, key := range []string{"alice", "bob"} {
+			req, _ := http.NewRequest(http.MethodGet, "http://example.test/", nil)
+			req.Header["x-api-key"] = []string{key} // sent as "x-api-key: alice"
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("key %q: status %d, want 200 (its own partition, as over a socket); RateLimit %q",
+					key, resp.StatusCode, resp.Header.Get("RateLimit"))
+			}
 		}
 	})
 }
