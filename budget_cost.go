@@ -15,11 +15,11 @@ import (
 // on a hold with no end until MaxWait). A hold of the Transport's local
 // ceilings, which asked no store, reads the Store's state with an Update
 // that changes nothing, once a hold, until limit at most (MaxWait's end):
-// the fallback knows no quota while the Store answers. Should that fail,
-// the Store is marked down, as an acquire's failure marks it (the
-// request's next reads, and others', skip it for a while), and the
-// request waits on the ceiling, which has an end; the Store's hold at its
-// grant says.
+// the fallback knows no quota while the Store answers. Should the Store
+// fail it (not merely answer after limit), it is marked down, as an
+// acquire's failure marks it (the next reads skip it for a while); the
+// request waits on the ceiling, which has an end, and the Store's hold at
+// its grant says.
 func (b *Budget) excess(ctx context.Context, k budgetKey, h hold, now, limit time.Time, c *control.Cost) (control.Excess, storeNote) {
 	switch {
 	case b.mem != nil:
@@ -30,14 +30,16 @@ func (b *Budget) excess(ctx context.Context, k budgetKey, h hold, now, limit tim
 		var ex control.Excess
 		rctx, cancel := context.WithDeadline(ctx, limit)
 		err := b.ext.Update(rctx, k.m.String(), func(s *KeyState) { ex = s.c.Excess(now, c) })
+		ended := rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) && deadlinePassed(rctx)
 		cancel()
 		if err == nil {
 			return ex, b.answered()
 		}
 		var note storeNote
-		if ctx.Err() == nil && !(errors.Is(err, context.DeadlineExceeded) && deadlinePassed(ctx)) {
-			// Not the request's end: the Store failed, or answered
-			// no sooner than MaxWait's end.
+		if !ended {
+			// The Store's own failure, not the end of the request
+			// or of what it may wait (a Store slower than a small
+			// MaxWait is not down).
 			note = b.failed(err)
 		}
 		return b.fallback.excess(k.m, now, c), note

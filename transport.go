@@ -912,11 +912,6 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	// have it (see CostError), not once the ceiling lets it go.
 	w.h.Never = w.h.Never || w.ceiling && g.Priced()
 	for {
-		if w.h.Never && w.ceiling && !w.until.IsZero() && (w.until.Sub(start) > t.maxWait() || outlasts(ctx, w.until)) {
-			// The ceiling's wait fails the request at once: no need
-			// to ask the Store which quota it exceeds.
-			w.h.Never = false
-		}
 		if w.h.Never {
 			c := g.Cost()
 			now := time.Now()
@@ -1053,13 +1048,6 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			return &WaitError{Key: b.display(key), Delay: now.Sub(start), Reason: w.why, Limit: t.maxWait()}
 		}
 	}
-}
-
-// outlasts reports whether a wait until the instant until outlasts ctx's
-// deadline: a request could start only as the deadline passes, or later.
-func outlasts(ctx context.Context, until time.Time) bool {
-	d, ok := ctx.Deadline()
-	return ok && !until.Before(d)
 }
 
 // spuriousPause is how long a request waits on its own, asking the Store
