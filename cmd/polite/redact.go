@@ -211,11 +211,19 @@ func urlErrText(ue *url.Error) string {
 		parts := []string{auth, auth[:max(strings.LastIndexByte(auth, ':'), 0)], auth[strings.LastIndexByte(auth, '@')+1:]}
 		if u, err := url.Parse(ue.URL); err == nil && u.Host != "" {
 			// polite's own errors (a RobotsError's origin, a
-			// WaitError's key) name the host as it normalises it: in
-			// lower case, what is not ASCII unescaped ("alice:hunter2"
-			// for "Alice:Hunter2", "pässwörd" for "p%C3%A4ssw%C3%B6rd").
-			host := origin.Normal(strings.ToLower(u.Scheme), u.Host)
-			parts = append(parts, u.Host, u.Hostname(), host, host[:max(strings.LastIndexByte(host, ':'), 0)])
+			// WaitError's key) name the origin as it normalises it: in
+			// lower case, what is not ASCII unescaped, the default
+			// port cut ("http://alice:hunter2:80" for
+			// "Alice:Hunter2:80", "pässwörd" for "p%C3%A4ssw%C3%B6rd");
+			// elided as an origin, never as a bare word, which other
+			// text may hold ("lookup", "tcp").
+			scheme := strings.ToLower(u.Scheme)
+			if n := origin.Normal(scheme, u.Host); n != "" {
+				s = strings.ReplaceAll(s, scheme+"://"+n, scheme+"://…")
+			}
+			if strings.Contains(u.Host, ":") {
+				parts = append(parts, u.Host) // unescaped, with its port
+			}
 		}
 		for _, part := range parts {
 			if len(part) > 1 {

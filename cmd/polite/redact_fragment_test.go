@@ -181,3 +181,23 @@ func TestErrorHidesNormalisedAmbiguousUserinfo(t *testing.T) {
 		}
 	}
 }
+
+// "http://u@wait:80/x@y/" is shown as "http://…" (the password may be
+// "wait:80/x"). A WaitError keyed by its origin spells it "http://wait";
+// the bare host ("wait", from u.Hostname() and from
+// origin.Normal, which drops :80) was elided everywhere in the text, and
+// the words of the message went too ("pace … of", "after the …"), as they
+// did in TestErrorElidesLookupNameOnly ("dial …p", "no such …"). The
+// origin is elided as an origin.
+func TestErrorElidesOriginNotHostWord(t *testing.T) {
+	raw := "http://u@wait:80/x@y/"
+	if shownURL(raw) != "http://…" {
+		t.Fatalf("shownURL(%q) = %q; the test wants it elided", raw, shownURL(raw))
+	}
+	err := &polite.WaitError{Key: "http://wait", Delay: time.Hour, Reason: polite.ReasonPace, Limit: time.Minute}
+	got := urlErrText(&url.Error{Op: "Get", URL: raw, Err: err})
+	want := strings.ReplaceAll(err.Error(), "http://wait", "http://…")
+	if got != want {
+		t.Errorf("urlErrText = %q\nwant           %q", got, want)
+	}
+}
