@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -235,16 +237,16 @@ type errReader struct{ err error }
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // canonical returns a copy of h as it reads once sent: each key in
-// canonical form, the lines of keys that differ only in case together,
-// and no key with no line (a field with no line is not sent).
+// canonical form, the lines of keys that differ only in case together in
+// the order net/http writes them (by key), and no key with no line (a
+// field with no line is not sent).
 func canonical(h http.Header) http.Header {
 	c := make(http.Header, len(h))
-	for k, vs := range h {
-		if len(vs) == 0 {
-			continue
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		if vs := h[k]; len(vs) > 0 {
+			ck := http.CanonicalHeaderKey(k)
+			c[ck] = append(c[ck], vs...)
 		}
-		k = http.CanonicalHeaderKey(k)
-		c[k] = append(c[k], vs...)
 	}
 	return c
 }

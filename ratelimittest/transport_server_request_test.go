@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -113,4 +114,37 @@ func TestTransportCanonicalRequestHeaderKeys(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A request whose Header holds a key in two cases ("X-A" and "x-a") is
+// written by net/http's client in sorted key order (Header.Write sorts:
+// "X-A" before "x-a"), and a server reads X-A: [2 1], always. Merged in
+// map order, the Handler saw [2 1] or [1 2] at random, and
+// r.Header.Get("X-A") changed from run to run.
+func TestTransportRequestValueOrder(t *testing.T) {
+	var got [][]string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, slices.Clone(r.Header["X-A"]))
+	})
+	tr := &ratelimittest.Transport{Handler: h}
+	for range 64 {
+		req, _ := http.NewRequest(http.MethodGet, "http://example.test/", nil)
+		req.Header["X-A"] = []string{"2"}
+		req.Header["x-a"] = []string{"1"}
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	bad := 0
+	for _, vs := range got {
+		if !slices.Equal(vs, []string{"2", "1"}) {
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d requests: Handler saw X-A in another order than [2 1], the order a server reads (e.g. %v)", bad, len(got), got[slices.IndexFunc(got, func(vs []string) bool { return !slices.Equal(vs, []string{"2", "1"}) })])
+	}
 }
