@@ -435,8 +435,11 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 		status == http.StatusForbidden && (raOK || !parse.FromCache(h) && spentToCome(quotas))
 	if refusal && !raOK {
 		s := fmt.Sprintf("a %d without a valid Retry-After: clients must guess when to try again (RFC 9110 §10.2.3, RFC 6585 §4)", status)
-		if spentReset(quotas) {
+		switch {
+		case spentToCome(quotas):
 			s += "; a spent quota's reset gives a wait, which polite uses"
+		case spentReset(quotas):
+			s += "; a spent quota's reset is now or past, which gives no wait: polite backs off"
 		}
 		note("%s", s)
 	}
@@ -612,7 +615,8 @@ func isDecimal(s string) bool {
 }
 
 // spentReset reports whether some quota is spent and says when it resets,
-// which tells a client how long to wait even without Retry-After.
+// now or later (see spentToCome for a reset to come, the only one that
+// tells a client how long to wait without Retry-After).
 func spentReset(quotas []parse.Quota) bool {
 	return slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 })
 }

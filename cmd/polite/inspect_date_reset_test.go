@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/politehttp/polite"
 	"github.com/politehttp/polite/parse"
 	"github.com/politehttp/polite/ratelimittest"
 )
@@ -54,5 +57,66 @@ func TestInspectDateResetIsValid(t *testing.T) {
 	}
 	if bad := badLegacyFields(h); len(bad) > 0 {
 		t.Errorf("badLegacyFields = %q; want none for a reset parse reads", bad)
+	}
+}
+
+// A 429 whose spent quota "resets" now or in the past gives no wait: the
+// Transport backs off (its refusal floor decides, internal/control/resets.go:
+// "A reset already past on a refusal says nothing of when the quota comes
+// back"). inspect said the spent quota's reset gives a wait that polite
+// uses; it says polite backs off.
+func TestInspectPastResetClaimsNoWait(t *testing.T) {
+	cases := map[string]func(now time.Time) http.Header{
+		"ietf t=0": func(time.Time) http.Header {
+			h := http.Header{}
+			h.Set("RateLimit-Policy", `"default";q=10;w=60`)
+			h.Set("RateLimit", `"default";r=0;t=0`)
+			return h
+		},
+		"x-ratelimit reset in the past": func(now time.Time) http.Header {
+			h := http.Header{}
+			h.Set("X-RateLimit-Limit", "60")
+			h.Set("X-RateLimit-Remaining", "0")
+			h.Set("X-RateLimit-Reset", fmt.Sprint(now.Add(-42*time.Second).Unix()))
+			return h
+		},
+	}
+	for name, mk := range cases {
+		t.Run(name, func(t *testing.T) {
+			now := time.Now()
+			h := mk(now)
+			h.Set("Date", now.UTC().Format(http.TimeFormat))
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range h {
+					w.Header()[k] = v
+				}
+				w.WriteHeader(http.StatusTooManyRequests)
+			}))
+			defer srv.Close()
+
+			// What the library does with the same answer.
+			tr := &polite.Transport{MaxAttempts: 1, Base: replay{status: 429, header: h}}
+			req, _ := http.NewRequest("GET", srv.URL, nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+			st, _ := tr.Inspect(srv.URL, time.Now())
+			if st.PauseReason == polite.ReasonQuota {
+				t.Skipf("the library paused for the quota's reset (%v): no mismatch", st.PauseUntil)
+			}
+
+			rep := inspectJSON(t, srv.URL)
+			backsOff := false
+			for _, f := range rep.Findings {
+				if strings.Contains(f, "a spent quota's reset gives a wait, which polite uses") {
+					t.Errorf("inspect finding %q, but polite paused for %q until %v, not for the quota's reset (quotas %s)",
+						f, st.PauseReason, st.PauseUntil.Sub(st.At).Round(time.Millisecond), fmtQuotas(rep.Quotas))
+				}
+				backsOff = backsOff || strings.Contains(f, "polite backs off")
+			}
+			if !backsOff {
+				t.Errorf("findings %q: none says polite backs off", rep.Findings)
+			}
+		})
 	}
 }
