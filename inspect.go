@@ -73,8 +73,14 @@ type PolicyState struct {
 	Quota     int64         // q (or a dialect's limit; one beyond 2^52 is read as 2^52), or the learned quota; -1 when unknown
 	Window    time.Duration // w, or the learned window; 0 when unknown, as for dialects that state a limit without its window
 	Remaining int64         // starts (or bytes, or tokens) the live observation still allows, less what is reserved; -1 when none is live
-	ResetAt   time.Time     // end of the live observation's effective window, or when a quota refilled continuously is whole again; zero when unknown
-	Source    string        // "server", or "refusals" for a learned quota
+	// ResetAt is the end of the live observation's effective window, or
+	// when a quota of what requests cost, refilled continuously, is whole
+	// again; zero when unknown, and for a quota of requests refilled
+	// continuously (OpenAI's, Anthropic's) while requests are left: its
+	// stated time until whole is not kept, since what is left only grows
+	// until the next answer (spent, it is: the key pauses until then).
+	ResetAt time.Time
+	Source  string // "server", or "refusals" for a learned quota
 
 	// Reserved is, for a quota of what requests cost, what the requests
 	// granted since its latest observation reserve, in Unit: they may not
