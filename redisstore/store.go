@@ -32,11 +32,15 @@ import (
 type Store struct {
 	// Timeout bounds each Redis call made on behalf of a request, so that a
 	// slow or hung Redis holds no request longer than this before its
-	// Budget falls back to memory, or twice this for an update of a key
-	// that arrives while another of the same key is being swapped: it
-	// waits for that swap, then makes its own (a release queued so must
-	// still reach a Redis that runs it late). A request's deadline ends
-	// either wait. It takes effect only if the client honours
+	// Budget falls back to memory. An update of a key that arrives while
+	// another of the same key is being swapped waits for that swap, then
+	// makes its own (a release queued so must still reach a Redis that
+	// runs it late): twice this when Redis stopped answering (the updates
+	// queued that take a lease are then not sent), but under a Redis slow
+	// to answer within Timeout, updates queued together that take a lease
+	// and that release one are swapped apart, a run of each kind in turn,
+	// so that one behind k runs waits for k+1 swaps. A request's deadline
+	// ends any such wait. It takes effect only if the client honours
 	// context deadlines (redis.Options.ContextTimeoutEnabled); otherwise
 	// the client's own ReadTimeout and WriteTimeout bound each call. If
 	// zero, 250 ms.
