@@ -30,7 +30,10 @@ func (b *Budget) excess(ctx context.Context, k budgetKey, h hold, now, limit tim
 		var ex control.Excess
 		rctx, cancel := context.WithDeadline(ctx, limit)
 		err := b.ext.Update(rctx, k.m.String(), func(s *KeyState) { ex = s.c.Excess(now, c) })
-		ended := rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) && deadlinePassed(rctx)
+		// Ended by the bound, or the request's end, unless the error came
+		// well after it, the Store's own (see outlasted), as an
+		// acquire judges it: a Store that ignores ctx is down.
+		ended := (rctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) && deadlinePassed(rctx)) && !outlasted(rctx, err)
 		cancel()
 		if err == nil {
 			return ex, b.answered()

@@ -200,3 +200,69 @@ func TestCostErrorBeforeCeilingPastMaxWait(t *testing.T) {
 		})
 	}
 }
+
+// deafStore ignores ctx: once hang is set, each Update ends at a timeout
+// of its own (5s) with an error that does not wrap ctx.Err(). Store's doc:
+// such an error, more than 25 ms after ctx's deadline, is the Store failing.
+type deafStore struct {
+	*bytesStore
+	hang atomic.Bool
+}
+
+func (s *deafStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	if s.hang.Load() {
+		time.Sleep(5 * time.Second)
+		return errStoreTimeout
+	}
+	return s.bytesStore.Update(ctx, key, fn)
+}
+
+// A Store that ignores ctx and fails at its own timeout, 3s past the
+// read's bound, failed: reported down once, the next read skips it. The
+// end of the bound alone counted for the read's end, and every priced
+// request a ceiling held paid the Store's timeout again.
+func TestExcessReadOutlastedStoreIsDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		block := make(chan struct{})
+		n := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n++
+			if n == 2 {
+				<-block
+			}
+			openAIHeaders(w, "5000")
+		})
+		st := &deafStore{bytesStore: newBytesStore()}
+		ev := &events{}
+		tr := &polite.Transport{
+			Base:           &ratelimittest.Transport{Handler: h},
+			MaxConcurrency: 1,
+			MaxWait:        2 * time.Second,
+			Budget:         &polite.Budget{Store: st},
+			OnEvent:        ev.on,
+		}
+		if err := sendCost(t, tr, polite.Cost{Tokens: 100}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { sendCost(t, tr, polite.Cost{Tokens: 100}); close(done) }()
+		synctest.Wait()
+		st.hang.Store(true)
+		var ds []time.Duration
+		for i := 0; i < 2; i++ {
+			start := time.Now()
+			err := sendCost(t, tr, polite.Cost{Tokens: 100})
+			ds = append(ds, time.Since(start))
+			var we *polite.WaitError
+			if !errors.As(err, &we) {
+				t.Errorf("request %d: err %v, want *WaitError", i, err)
+			}
+		}
+		if got := len(ev.of(polite.EventStoreDown)); got != 1 || ds[1] >= 5*time.Second {
+			t.Errorf("Store failing at its own 5s timeout, 3s past MaxWait's end: %d EventStoreDown, requests took %v; want 1 and the second not paying the Store's timeout again", got, ds)
+		}
+		st.hang.Store(false)
+		close(block)
+		<-done
+	})
+}
