@@ -226,7 +226,11 @@ func urlErrText(ue *url.Error) string {
 			}
 		}
 		for _, part := range parts {
-			if len(part) > 1 {
+			// Only a part that reads as an address (with a port, or
+			// user information): a bare name is a word other text may
+			// hold ("such" in "no such host"), and one the error quotes
+			// as a name looked up is elided below.
+			if len(part) > 1 && strings.ContainsAny(part, ":@") {
 				s = strings.ReplaceAll(s, part, "…")
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -199,5 +200,34 @@ func TestErrorElidesOriginNotHostWord(t *testing.T) {
 	want := strings.ReplaceAll(err.Error(), "http://wait", "http://…")
 	if got != want {
 		t.Errorf("urlErrText = %q\nwant           %q", got, want)
+	}
+}
+
+// The parts of an ambiguous authority taken from the raw URL (the part
+// past its '@', the part before its last ':') are bare words when the
+// authority has no port or no '@', and each was elided wherever it
+// occurred in the error's text ("no … host", "dial …p"). A bare name is
+// elided only where the error quotes it as a name looked up, or as part
+// of an origin.
+func TestErrorElidesNoBareWord(t *testing.T) {
+	dns := func(name string) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}}
+	}
+	wait := &polite.WaitError{Key: "http://pace", Delay: time.Hour, Reason: polite.ReasonPace, Limit: time.Minute}
+	for _, c := range []struct {
+		raw  string
+		err  error
+		want string
+	}{
+		{"http://u@such/x@y/", dns("such"), "dial tcp: lookup …: no such host"},
+		{"http://tc:1234#x@h/", dns("tc"), "dial tcp: lookup …: no such host"},
+		{"http://u@pace/x@y/", wait, strings.ReplaceAll(wait.Error(), "http://pace", "http://…")},
+	} {
+		if shownURL(c.raw) != "http://…" {
+			t.Fatalf("shownURL(%q) = %q; the test wants it elided", c.raw, shownURL(c.raw))
+		}
+		if got := urlErrText(&url.Error{Op: "Get", URL: c.raw, Err: c.err}); got != c.want {
+			t.Errorf("%s: urlErrText = %q\nwant %q", c.raw, got, c.want)
+		}
 	}
 }
