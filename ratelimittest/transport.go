@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -96,6 +97,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		in.Method = http.MethodGet // as net/http sends it
 	}
 	in.Header = canonical(req.Header) // as a server reads them
+	// Sent from the request's fields, not its Header (Host, Trailer),
+	// or moved out of it by the server (Transfer-Encoding).
+	delete(in.Header, "Host")
+	delete(in.Header, "Trailer")
+	delete(in.Header, "Transfer-Encoding")
 	in.Proto, in.ProtoMajor, in.ProtoMinor = "HTTP/1.1", 1, 1
 	in.RequestURI = req.URL.RequestURI()
 	in.RemoteAddr = remoteAddr
@@ -155,6 +161,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	header := canonical(w.sentHeader)
+	for k := range header {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			delete(header, k) // a trailer, no header line (this Transport sends none)
+		}
+	}
 	text := http.StatusText(w.code)
 	if text == "" {
 		text = "status code " + strconv.Itoa(w.code) // as net/http's server writes it

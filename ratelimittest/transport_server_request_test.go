@@ -3,6 +3,7 @@ package ratelimittest_test
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"slices"
@@ -146,5 +147,45 @@ func TestTransportRequestValueOrder(t *testing.T) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d requests: Handler saw X-A in another order than [2 1], the order a server reads (e.g. %v)", bad, len(got), got[slices.IndexFunc(got, func(vs []string) bool { return !slices.Equal(vs, []string{"2", "1"}) })])
+	}
+}
+
+// The headers the Transport hands its Handler, and its caller, read as
+// a loopback server's: request fields net/http's client never writes from
+// Header (Host, Trailer) reached the Handler (canonicalised even from
+// "host"); and a response's http.TrailerPrefix key ("Trailer:X-U"), which
+// no server sends as a header line, was returned in Response.Header.
+func TestTransportHeadersMatchServer(t *testing.T) {
+	var reqHdr http.Header
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqHdr = r.Header.Clone()
+		w.Header()["Trailer:X-U"] = []string{"u"}
+		io.WriteString(w, "hi")
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	send := func(rt http.RoundTripper, base string) http.Header {
+		req, _ := http.NewRequest(http.MethodGet, base+"/p", nil)
+		req.Header["host"] = []string{"hdr-host"}
+		req.Header["Trailer"] = []string{"X-Q"}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.Header
+	}
+	realResp := send(http.DefaultTransport, srv.URL)
+	realReq := reqHdr
+	fakeResp := send(&ratelimittest.Transport{Handler: h}, "http://api.example")
+	fakeReq := reqHdr
+	for _, k := range []string{"Host", "Trailer"} {
+		if _, inReal := realReq[k]; fakeReq.Get(k) != "" && !inReal {
+			t.Errorf("Handler's request Header[%q] = %q; a server's has none", k, fakeReq[k])
+		}
+	}
+	if _, inReal := realResp["Trailer:X-U"]; fakeResp["Trailer:X-U"] != nil && !inReal {
+		t.Errorf("Response.Header has %q = %q; a server sends no such header line", "Trailer:X-U", fakeResp["Trailer:X-U"])
 	}
 }
