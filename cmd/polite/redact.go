@@ -226,12 +226,17 @@ func urlErrText(ue *url.Error) string {
 			}
 		}
 		for _, part := range parts {
-			// Only a part that reads as an address (with a port, or
-			// user information): a bare name is a word other text may
-			// hold ("such" in "no such host"), and one the error quotes
-			// as a name looked up is elided below.
-			if len(part) > 1 && strings.ContainsAny(part, ":@") {
-				s = strings.ReplaceAll(s, part, "…")
+			switch {
+			case len(part) < 2:
+			case strings.ContainsAny(part, ":@"):
+				s = strings.ReplaceAll(s, part, "…") // an address
+			default:
+				// A bare name (a user name, or a host that may be a
+				// piece of a password: "tpass" of "alice:s3cr@tpass/x@h")
+				// is elided as a whole word, as errors name a host
+				// ("not tpass", "lookup tpass"), not inside another
+				// ("tc" of "tcp").
+				s = replaceWord(s, part, "…")
 			}
 		}
 		// The URL percent-encodes what is not ASCII, and the error names
@@ -243,6 +248,30 @@ func urlErrText(ue *url.Error) string {
 		}
 	}
 	return s
+}
+
+// replaceWord returns s with each occurrence of word that is a whole word
+// (no letter, digit, '-' or '_' just before or after it) replaced by with.
+func replaceWord(s, word, with string) string {
+	inWord := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c >= 0x80
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, word)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(word)
+		if (i == 0 || !inWord(s[i-1])) && (end == len(s) || !inWord(s[end])) {
+			b.WriteString(s[:i])
+			b.WriteString(with)
+		} else {
+			b.WriteString(s[:end])
+		}
+		s = s[end:]
+	}
 }
 
 // quotedElided returns the text of ue's Err with its quotations shown as

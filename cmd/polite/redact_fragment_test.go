@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"net/url"
@@ -206,28 +208,37 @@ func TestErrorElidesOriginNotHostWord(t *testing.T) {
 // The parts of an ambiguous authority taken from the raw URL (the part
 // past its '@', the part before its last ':') are bare words when the
 // authority has no port or no '@', and each was elided wherever it
-// occurred in the error's text ("no … host", "dial …p"). A bare name is
-// elided only where the error quotes it as a name looked up, or as part
-// of an origin.
-func TestErrorElidesNoBareWord(t *testing.T) {
+// occurred in the error's text, inside other words too ("dial …p" for
+// "tc"). A bare name is elided as a whole word: it may be a piece of the
+// password ("tpass" of "alice:s3cr@tpass/more@host", in the other
+// reading), which an error names bare ("not tpass", a TLS hostname
+// error), so a word of the message that is the same name goes too.
+func TestErrorElidesBareWordsWhole(t *testing.T) {
 	dns := func(name string) error {
 		return &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}}
 	}
+	cert := &x509.Certificate{DNSNames: []string{"example.com"}}
+	tlsErr := func(host string) error {
+		return &tls.CertificateVerificationError{Err: x509.HostnameError{Certificate: cert, Host: host}}
+	}
 	wait := &polite.WaitError{Key: "http://pace", Delay: time.Hour, Reason: polite.ReasonPace, Limit: time.Minute}
 	for _, c := range []struct {
-		raw  string
-		err  error
-		want string
+		raw, secret string
+		err         error
+		keep        string // a word holding the secret, which stays
 	}{
-		{"http://u@such/x@y/", dns("such"), "dial tcp: lookup …: no such host"},
-		{"http://tc:1234#x@h/", dns("tc"), "dial tcp: lookup …: no such host"},
-		{"http://u@pace/x@y/", wait, strings.ReplaceAll(wait.Error(), "http://pace", "http://…")},
+		{"http://u@such/x@y/", "such", dns("such"), "dial tcp: lookup …"},
+		{"http://tc:1234#x@h/", "tc", dns("tc"), "dial tcp"},
+		{"http://u@pace/x@y/", "pace", wait, "http://…"},
+		{"https://alice:s3cr@tpass/more@host/", "tpass", tlsErr("tpass"), "example.com"},
+		{"https://alice:1234#secret@h/", "alice", tlsErr("alice"), "example.com"},
 	} {
-		if shownURL(c.raw) != "http://…" {
+		if !strings.HasSuffix(shownURL(c.raw), "//…") {
 			t.Fatalf("shownURL(%q) = %q; the test wants it elided", c.raw, shownURL(c.raw))
 		}
-		if got := urlErrText(&url.Error{Op: "Get", URL: c.raw, Err: c.err}); got != c.want {
-			t.Errorf("%s: urlErrText = %q\nwant %q", c.raw, got, c.want)
+		got := urlErrText(&url.Error{Op: "Get", URL: c.raw, Err: c.err})
+		if replaceWord(got, c.secret, "") != got || !strings.Contains(got, c.keep) {
+			t.Errorf("%s: urlErrText = %q; want %q gone as a word, %q kept", c.raw, got, c.secret, c.keep)
 		}
 	}
 }
