@@ -26,7 +26,9 @@ func (b *Budget) excess(ctx context.Context, k budgetKey, h hold, now, limit tim
 		return b.mem.excess(k.m, now, c), storeNote{}
 	case h.ex != nil:
 		return *h.ex, storeNote{}
-	case !h.local && b.useExt(now):
+	case !h.local && b.useExt(now) && limit.After(now):
+		// (At or past limit, the read could not be told from the
+		// Store failing at once: the request fails by MaxWait anyway.)
 		var ex control.Excess
 		rctx, cancel := context.WithDeadline(ctx, limit)
 		err := b.ext.Update(rctx, k.m.String(), func(s *KeyState) { ex = s.c.Excess(now, c) })
