@@ -102,6 +102,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	delete(in.Header, "Host")
 	delete(in.Header, "Trailer")
 	delete(in.Header, "Transfer-Encoding")
+	in.Trailer = nil // trailers are not passed on (a chunked body's are declared below)
 	in.Proto, in.ProtoMajor, in.ProtoMinor = "HTTP/1.1", 1, 1
 	in.RequestURI = req.URL.RequestURI()
 	in.RemoteAddr = remoteAddr
@@ -111,6 +112,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	in.GetBody = nil
 	in.Body = http.NoBody
 	in.ContentLength, in.TransferEncoding = serverLength(req)
+	if len(in.TransferEncoding) > 0 && len(req.Trailer) > 0 {
+		// A chunked body declares its trailers: a server knows their
+		// names before the body is read, their values after.
+		in.Trailer = make(http.Header, len(req.Trailer))
+		for k := range req.Trailer {
+			in.Trailer[http.CanonicalHeaderKey(k)] = nil
+		}
+	}
 	if in.ContentLength != 0 {
 		in.Body = io.NopCloser(req.Body) // closed when Handler is done
 	}
@@ -162,8 +171,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	header := canonical(w.sentHeader)
 	for k := range header {
-		if strings.HasPrefix(k, http.TrailerPrefix) {
-			delete(header, k) // a trailer, no header line (this Transport sends none)
+		if k == "Trailer" || strings.HasPrefix(k, http.TrailerPrefix) {
+			delete(header, k) // trailers, no header lines (this Transport sends none; a client moves their declaration out)
 		}
 	}
 	text := http.StatusText(w.code)

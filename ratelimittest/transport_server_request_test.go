@@ -1,6 +1,7 @@
 package ratelimittest_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -187,5 +188,62 @@ func TestTransportHeadersMatchServer(t *testing.T) {
 	}
 	if _, inReal := realResp["Trailer:X-U"]; fakeResp["Trailer:X-U"] != nil && !inReal {
 		t.Errorf("Response.Header has %q = %q; a server sends no such header line", "Trailer:X-U", fakeResp["Trailer:X-U"])
+	}
+}
+
+// trailerViews returns what a Handler sees of a request, and what the client sees
+// of a response declaring a trailer, through rt.
+func trailerViews(t *testing.T, rt http.RoundTripper, url string, mk func(string) *http.Request) (string, string) {
+	req := mk(url)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// resp.Trailer is left out: the Transport's doc says trailers are
+	// not passed on.
+	return string(b), fmt.Sprintf("Trailer header %q, X-T header %q", resp.Header["Trailer"], resp.Header["X-T"])
+}
+
+// Trailers read as over a loopback server: the Handler's request knew the
+// values of a client's trailers before its body was read (cloned), where
+// a server knows a chunked body's declared names only, and a body of known
+// length none; and the client saw the Trailer line a Handler declares,
+// which net/http's client moves out of the header.
+func TestTransportTrailersAsServer(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		before := fmt.Sprint(r.Trailer)
+		io.ReadAll(r.Body)
+		w.Header().Set("Trailer", "X-T")
+		// What is read after the body is left out: trailers are not passed on.
+		fmt.Fprintf(w, "Trailer header %q, TE %q, CL %d, Trailer before read %s", r.Header["Trailer"], r.TransferEncoding, r.ContentLength, before)
+		w.Header().Set("X-T", "v")
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	cases := map[string]func(string) *http.Request{
+		"trailer, known length": func(u string) *http.Request {
+			r, _ := http.NewRequest("POST", u, strings.NewReader("abc"))
+			r.Trailer = http.Header{"X-R": {"1"}}
+			return r
+		},
+		"trailer, chunked": func(u string) *http.Request {
+			r, _ := http.NewRequest("POST", u, io.NopCloser(strings.NewReader("abc")))
+			r.ContentLength = -1
+			r.TransferEncoding = []string{"chunked"}
+			r.Trailer = http.Header{"X-R": {"1"}}
+			return r
+		},
+	}
+	for name, mk := range cases {
+		sreq, sresp := trailerViews(t, srv.Client().Transport, srv.URL, mk)
+		treq, tresp := trailerViews(t, &ratelimittest.Transport{Handler: h}, "http://example.com/", mk)
+		if sreq != treq {
+			t.Errorf("%s: Handler's request\nserver:    %s\nTransport: %s", name, sreq, treq)
+		}
+		if sresp != tresp {
+			t.Errorf("%s: client's response\nserver:    %s\nTransport: %s", name, sresp, tresp)
+		}
 	}
 }
