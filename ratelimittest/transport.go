@@ -171,8 +171,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	header := canonical(w.sentHeader)
 	for k := range header {
-		if k == "Trailer" || strings.HasPrefix(k, http.TrailerPrefix) {
-			delete(header, k) // trailers, no header lines (this Transport sends none; a client moves their declaration out)
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			delete(header, k) // a trailer, no header line (this Transport sends none)
 		}
 	}
 	text := http.StatusText(w.code)

@@ -209,8 +209,10 @@ func trailerViews(t *testing.T, rt http.RoundTripper, url string, mk func(string
 // Trailers read as over a loopback server: the Handler's request knew the
 // values of a client's trailers before its body was read (cloned), where
 // a server knows a chunked body's declared names only, and a body of known
-// length none; and the client saw the Trailer line a Handler declares,
-// which net/http's client moves out of the header.
+// length none. (A response whose Handler declares trailers is sent chunked
+// by net/http's server, and its client moves the Trailer line out of the
+// header; this Transport gives such a response its length, and keeps the
+// line, as net/http's client does for a response of known length.)
 func TestTransportTrailersAsServer(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		before := fmt.Sprint(r.Trailer)
@@ -237,13 +239,45 @@ func TestTransportTrailersAsServer(t *testing.T) {
 		},
 	}
 	for name, mk := range cases {
-		sreq, sresp := trailerViews(t, srv.Client().Transport, srv.URL, mk)
-		treq, tresp := trailerViews(t, &ratelimittest.Transport{Handler: h}, "http://example.com/", mk)
+		sreq, _ := trailerViews(t, srv.Client().Transport, srv.URL, mk)
+		treq, _ := trailerViews(t, &ratelimittest.Transport{Handler: h}, "http://example.com/", mk)
 		if sreq != treq {
 			t.Errorf("%s: Handler's request\nserver:    %s\nTransport: %s", name, sreq, treq)
 		}
-		if sresp != tresp {
-			t.Errorf("%s: client's response\nserver:    %s\nTransport: %s", name, sresp, tresp)
+	}
+}
+
+// A response that is not chunked (an explicit Content-Length, a 204, a
+// HEAD) keeps its Trailer line in resp.Header over net/http's client
+// (fixTrailer, issue #27197); only a chunked response moves it out. A
+// change that dropped the line from every response of this Transport
+// dropped it from these.
+func TestTransportTrailerLineKeptWhenNotChunked(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-R")
+		if r.URL.Path == "/204" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Length", "2")
+		w.Write([]byte("hi"))
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, p := range []string{"/cl", "/204"} {
+		var got [2][]string
+		for i, rt := range []http.RoundTripper{http.DefaultTransport, &ratelimittest.Transport{Handler: h}} {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+p, nil)
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			got[i] = resp.Header["Trailer"]
+		}
+		if len(got[0]) != len(got[1]) {
+			t.Errorf("%s: Trailer header line: loopback %q, ratelimittest %q", p, got[0], got[1])
 		}
 	}
 }
