@@ -220,6 +220,11 @@ func urlErrText(ue *url.Error) string {
 			scheme := strings.ToLower(u.Scheme)
 			if n := origin.Normal(scheme, u.Host); n != "" {
 				s = strings.ReplaceAll(s, scheme+"://"+n, scheme+"://…")
+				// net/http dials the host in Punycode, and a TLS
+				// error names it so, bare ("not xn--tss-qla").
+				if h := origin.Normal(scheme, u.Hostname()); h != u.Hostname() {
+					parts = append(parts, h)
+				}
 			}
 			if strings.Contains(u.Host, ":") {
 				parts = append(parts, u.Host) // unescaped, with its port
@@ -251,27 +256,33 @@ func urlErrText(ue *url.Error) string {
 }
 
 // replaceWord returns s with each occurrence of word that is a whole word
-// (no letter, digit, '-' or '_' just before or after it) replaced by with.
+// (no letter, digit, '-', '_' or non-ASCII byte just before or after it)
+// replaced by with.
 func replaceWord(s, word, with string) string {
 	inWord := func(c byte) bool {
 		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c >= 0x80
 	}
 	var b strings.Builder
-	for {
-		i := strings.Index(s, word)
+	last := 0 // s[:last] is written
+	for from := 0; from < len(s); {
+		i := strings.Index(s[from:], word)
 		if i < 0 {
-			b.WriteString(s)
-			return b.String()
+			break
 		}
+		i += from
 		end := i + len(word)
 		if (i == 0 || !inWord(s[i-1])) && (end == len(s) || !inWord(s[end])) {
-			b.WriteString(s[:i])
+			b.WriteString(s[last:i])
 			b.WriteString(with)
-		} else {
-			b.WriteString(s[:end])
+			last, from = end, end
+			continue
 		}
-		s = s[end:]
+		// Not a whole word here: one may begin inside this match
+		// ("s3" of "xs3.s3"), so the search goes on from its next byte.
+		from = i + 1
 	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // quotedElided returns the text of ue's Err with its quotations shown as

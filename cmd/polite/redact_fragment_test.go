@@ -242,3 +242,35 @@ func TestErrorElidesBareWordsWhole(t *testing.T) {
 		}
 	}
 }
+
+// replaceWord replaces whole words only, and finds one that begins inside
+// a match that is not one: it skipped past a rejected occurrence's whole
+// length, and missed a whole word overlapping it (a name with '.' in it).
+func TestReplaceWord(t *testing.T) {
+	for _, c := range [][3]string{
+		{"xs3.s3.s3", "s3.s3", "xs3.…"},
+		{"xs3.s3", "s3", "xs3.…"},
+		{"xaaa", "aa", "xaaa"},
+		{"aa aa", "aa", "… …"},
+		{"not tpass.", "tpass", "not …."},
+		{"dial tcp", "tc", "dial tcp"},
+		{"s3", "s3", "…"},
+	} {
+		if got := replaceWord(c[0], c[1], "…"); got != c[2] {
+			t.Errorf("replaceWord(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+// The host piece of a password read as a host, not ASCII, is named by a
+// TLS hostname error as net/http dials it: in Punycode, which no part of
+// the URL (raw, percent-encoded) matched.
+func TestErrorElidesPunycodeHostPiece(t *testing.T) {
+	raw := "https://alice:s3cr@t%C3%A4ss/more@host/"
+	puny := "xn--tss-qla" // "täss"
+	cert := &x509.Certificate{DNSNames: []string{"example.com"}}
+	err := &tls.CertificateVerificationError{Err: x509.HostnameError{Certificate: cert, Host: puny}}
+	if got := urlErrText(&url.Error{Op: "Get", URL: raw, Err: err}); strings.Contains(got, puny) {
+		t.Errorf("urlErrText = %q; the password's piece %q (täss) is shown", got, puny)
+	}
+}
