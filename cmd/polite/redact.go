@@ -222,7 +222,7 @@ func urlErrText(ue *url.Error) string {
 				s = strings.ReplaceAll(s, scheme+"://"+n, scheme+"://…")
 				// net/http dials the host in Punycode, and a TLS
 				// error names it so, bare ("not xn--tss-qla").
-				if h := origin.Normal(scheme, u.Hostname()); h != u.Hostname() {
+				if h := origin.Normal(scheme, u.Hostname()); h != strings.ToLower(u.Hostname()) {
 					parts = append(parts, h)
 				}
 			}

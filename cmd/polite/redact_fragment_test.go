@@ -274,3 +274,15 @@ func TestErrorElidesPunycodeHostPiece(t *testing.T) {
 		t.Errorf("urlErrText = %q; the password's piece %q (täss) is shown", got, puny)
 	}
 }
+
+// An ASCII host piece differing from its normal form only in case was
+// elided lower-cased as a bare word: "dial tcp" lost "tcp", which the URL
+// never held. Its Punycode form is added only for a host not in ASCII.
+func TestErrorCaseOnlyHostPieceNotElidedLowerCased(t *testing.T) {
+	raw := "https://alice:s3cr@TCP/more@host/"
+	err := errors.New("dial tcp 192.0.2.1:443: connect: connection refused")
+	got := urlErrText(&url.Error{Op: "Get", URL: raw, Err: err})
+	if !strings.Contains(got, "dial tcp") {
+		t.Errorf("urlErrText = %q; want \"dial tcp\" kept", got)
+	}
+}
