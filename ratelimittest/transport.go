@@ -193,6 +193,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.ContentLength = int64(len(body))
 		switch {
 		case !bodyAllowed(w.code):
+		case w.declared < 0 && !w.head && header.Get("Trailer") != "":
+			// Trailers declared: net/http's server sends the body
+			// chunked, its length unknown, and its client moves the
+			// Trailer line out of the header (trailers are not passed
+			// on here).
+			resp.ContentLength = -1
+			resp.TransferEncoding = []string{"chunked"}
+			delete(header, "Trailer")
 		case w.declared >= 0:
 			// As Handler declared it: an answer to HEAD has the length
 			// a GET's body would have, and a body cut short of it ends
@@ -221,6 +229,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.ContentLength = n
 	} else if !w.head {
 		resp.TransferEncoding = []string{"chunked"}
+		delete(header, "Trailer") // as net/http's client moves it out of a chunked response's header
 	}
 	w.body.stop = context.AfterFunc(ctx, func() { w.body.abort(ctx.Err()) })
 	resp.Body = w.body

@@ -209,10 +209,9 @@ func trailerViews(t *testing.T, rt http.RoundTripper, url string, mk func(string
 // Trailers read as over a loopback server: the Handler's request knew the
 // values of a client's trailers before its body was read (cloned), where
 // a server knows a chunked body's declared names only, and a body of known
-// length none. (A response whose Handler declares trailers is sent chunked
-// by net/http's server, and its client moves the Trailer line out of the
-// header; this Transport gives such a response its length, and keeps the
-// line, as net/http's client does for a response of known length.)
+// length none; and the client saw the Trailer line a Handler declares,
+// which net/http's server sends chunked and its client moves out of the
+// header.
 func TestTransportTrailersAsServer(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		before := fmt.Sprint(r.Trailer)
@@ -239,10 +238,13 @@ func TestTransportTrailersAsServer(t *testing.T) {
 		},
 	}
 	for name, mk := range cases {
-		sreq, _ := trailerViews(t, srv.Client().Transport, srv.URL, mk)
-		treq, _ := trailerViews(t, &ratelimittest.Transport{Handler: h}, "http://example.com/", mk)
+		sreq, sresp := trailerViews(t, srv.Client().Transport, srv.URL, mk)
+		treq, tresp := trailerViews(t, &ratelimittest.Transport{Handler: h}, "http://example.com/", mk)
 		if sreq != treq {
 			t.Errorf("%s: Handler's request\nserver:    %s\nTransport: %s", name, sreq, treq)
+		}
+		if sresp != tresp {
+			t.Errorf("%s: client's response\nserver:    %s\nTransport: %s", name, sresp, tresp)
 		}
 	}
 }
@@ -279,5 +281,34 @@ func TestTransportTrailerLineKeptWhenNotChunked(t *testing.T) {
 		if len(got[0]) != len(got[1]) {
 			t.Errorf("%s: Trailer header line: loopback %q, ratelimittest %q", p, got[0], got[1])
 		}
+	}
+}
+
+// A Handler that declares a trailer and flushes gets a chunked response,
+// from this Transport as from a server; net/http's client then moves the
+// Trailer line out of resp.Header, which this Transport kept.
+func TestTransportTrailerLineGoneWhenChunked(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-T")
+		w.Write([]byte("hi"))
+		w.(http.Flusher).Flush()
+		w.Header().Set("X-T", "v")
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var got [2][]string
+	var te [2][]string
+	for i, rt := range []http.RoundTripper{http.DefaultTransport, &ratelimittest.Transport{Handler: h}} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		got[i], te[i] = resp.Header["Trailer"], resp.TransferEncoding
+	}
+	if len(got[0]) != len(got[1]) {
+		t.Errorf("chunked (TE %q / %q): Trailer header line: loopback %q, ratelimittest %q", te[0], te[1], got[0], got[1])
 	}
 }
