@@ -432,35 +432,21 @@ func TestCostErrorBeforeCeiling(t *testing.T) {
 }
 
 func costErrorBeforeCeiling(t *testing.T, store bool) {
-	block := make(chan struct{})
-	n := 0
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n++
-		if n == 2 {
-			<-block
-		}
-		openAIHeaders(w, "5000")
-	})
-	tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxConcurrency: 1}
+	var st polite.Store
 	if store {
-		tr.Budget = &polite.Budget{Store: newBytesStore()}
+		st = newBytesStore()
 	}
-	do := func(c polite.Cost) error { return sendCost(t, tr, c) }
-	if err := do(polite.Cost{Tokens: 100}); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { do(polite.Cost{Tokens: 100}); close(done) }()
-	synctest.Wait() // the second is in flight, blocked in the handler
-	go func() { time.Sleep(30 * time.Second); close(block) }()
+	tr, release := slotHeld(t, st, 0, nil)
+	released := make(chan struct{})
+	go func() { time.Sleep(30 * time.Second); release(); close(released) }()
+	defer func() { <-released }()
 	start := time.Now()
-	err := do(polite.Cost{Tokens: 10000}) // beyond the whole quota of 6000
+	err := sendCost(t, tr, polite.Cost{Tokens: 10000}) // beyond the whole quota of 6000
 	d := time.Since(start)
 	var ce *polite.CostError
 	if !errors.As(err, &ce) || d > 0 {
 		t.Errorf("a request beyond the whole quota: err %v after %v; want a *CostError at once", err, d)
 	}
-	<-done
 }
 
 // countStore counts the Updates of a MemoryStore: one per look at a key.

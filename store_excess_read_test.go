@@ -69,36 +69,48 @@ func TestExcessReadBoundedWhenCeilingPastMaxWait(t *testing.T) {
 	})
 }
 
+// slotHeld returns a Transport over the Store st whose one slot
+// (MaxConcurrency 1) a priced request holds, blocked in the handler after
+// a first request's answer stated OpenAI's token quota; release lets it
+// end and waits for it.
+func slotHeld(t *testing.T, st polite.Store, maxWait time.Duration, onEvent func(polite.Event)) (tr *polite.Transport, release func()) {
+	block := make(chan struct{})
+	n := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n++
+		if n == 2 {
+			<-block
+		}
+		openAIHeaders(w, "5000")
+	})
+	tr = &polite.Transport{
+		Base:           &ratelimittest.Transport{Handler: h},
+		MaxConcurrency: 1,
+		MaxWait:        maxWait,
+		OnEvent:        onEvent,
+	}
+	if st != nil {
+		tr.Budget = &polite.Budget{Store: st}
+	}
+	if err := sendCost(t, tr, polite.Cost{Tokens: 100}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { sendCost(t, tr, polite.Cost{Tokens: 100}); close(done) }()
+	synctest.Wait() // in flight, its slot held, blocked in the handler
+	return tr, func() { close(block); <-done }
+}
+
 // A priced request a slot holds (MaxConcurrency, its end unknown) reads
 // the Store's quota until MaxWait's end at most: the request fails at
 // MaxWait, not at the Store's timeout, past it. A Store slower than
 // MaxWait is not reported down for it: it did not fail.
 func TestExcessReadBoundedByMaxWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		block := make(chan struct{})
-		n := 0
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			n++
-			if n == 2 {
-				<-block
-			}
-			openAIHeaders(w, "5000")
-		})
 		st := &hangingStore{bytesStore: newBytesStore()}
 		ev := &events{}
-		tr := &polite.Transport{
-			Base:           &ratelimittest.Transport{Handler: h},
-			MaxConcurrency: 1,
-			MaxWait:        2 * time.Second, // below the Store's own timeout of 5s
-			Budget:         &polite.Budget{Store: st},
-			OnEvent:        ev.on,
-		}
-		if err := sendCost(t, tr, polite.Cost{Tokens: 100}); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { sendCost(t, tr, polite.Cost{Tokens: 100}); close(done) }()
-		synctest.Wait() // in flight, its slot held, blocked in the handler
+		tr, release := slotHeld(t, st, 2*time.Second, ev.on) // below the Store's own timeout of 5s
+		defer release()
 		st.hang.Store(true)
 		start := time.Now()
 		err := sendCost(t, tr, polite.Cost{Tokens: 100})
@@ -110,8 +122,6 @@ func TestExcessReadBoundedByMaxWait(t *testing.T) {
 		if got := len(ev.of(polite.EventStoreDown)); got != 0 {
 			t.Errorf("%d EventStoreDown, want none: the Store answered no sooner than MaxWait's end, but did not fail", got)
 		}
-		close(block)
-		<-done
 	})
 }
 
@@ -138,36 +148,14 @@ func (s *latentStore) Update(ctx context.Context, key string, fn func(*polite.Ke
 // context alone, finds the Store healthy.
 func TestExcessReadSlowStoreNotDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		block := make(chan struct{})
-		n := 0
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			n++
-			if n == 2 {
-				<-block
-			}
-			openAIHeaders(w, "5000")
-		})
 		st := &latentStore{bytesStore: newBytesStore(), latency: 5 * time.Millisecond}
 		ev := &events{}
-		tr := &polite.Transport{
-			Base:           &ratelimittest.Transport{Handler: h},
-			MaxConcurrency: 1,
-			MaxWait:        time.Millisecond,
-			Budget:         &polite.Budget{Store: st},
-			OnEvent:        ev.on,
-		}
-		if err := sendCost(t, tr, polite.Cost{Tokens: 100}); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { sendCost(t, tr, polite.Cost{Tokens: 100}); close(done) }()
-		synctest.Wait()
+		tr, release := slotHeld(t, st, time.Millisecond, ev.on)
+		defer release()
 		sendCost(t, tr, polite.Cost{Tokens: 100}) // held by the slot: a WaitError is expected
 		if got := ev.of(polite.EventStoreDown); len(got) != 0 {
 			t.Errorf("healthy Store (5ms a call), MaxWait 1ms: %d EventStoreDown (err %v); want none", len(got), got[0].Err)
 		}
-		close(block)
-		<-done
 	})
 }
 
@@ -223,31 +211,12 @@ func (s *deafStore) Update(ctx context.Context, key string, fn func(*polite.KeyS
 // request a ceiling held paid the Store's timeout again.
 func TestExcessReadOutlastedStoreIsDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		block := make(chan struct{})
-		n := 0
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			n++
-			if n == 2 {
-				<-block
-			}
-			openAIHeaders(w, "5000")
-		})
 		st := &deafStore{bytesStore: newBytesStore()}
 		ev := &events{}
-		tr := &polite.Transport{
-			Base:           &ratelimittest.Transport{Handler: h},
-			MaxConcurrency: 1,
-			MaxWait:        2 * time.Second,
-			Budget:         &polite.Budget{Store: st},
-			OnEvent:        ev.on,
-		}
-		if err := sendCost(t, tr, polite.Cost{Tokens: 100}); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { sendCost(t, tr, polite.Cost{Tokens: 100}); close(done) }()
-		synctest.Wait()
+		tr, release := slotHeld(t, st, 2*time.Second, ev.on)
+		defer release()
 		st.hang.Store(true)
+		defer st.hang.Store(false)
 		var ds []time.Duration
 		for i := 0; i < 2; i++ {
 			start := time.Now()
@@ -261,8 +230,5 @@ func TestExcessReadOutlastedStoreIsDown(t *testing.T) {
 		if got := len(ev.of(polite.EventStoreDown)); got != 1 || ds[1] >= 5*time.Second {
 			t.Errorf("Store failing at its own 5s timeout, 3s past MaxWait's end: %d EventStoreDown, requests took %v; want 1 and the second not paying the Store's timeout again", got, ds)
 		}
-		st.hang.Store(false)
-		close(block)
-		<-done
 	})
 }
