@@ -169,6 +169,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errAborted
 	}
 
+	// Trailers declared (a Trailer line, even empty, or a key of
+	// http.TrailerPrefix) keep net/http's server from stating a length.
+	trailers := false
+	for k := range w.sentHeader {
+		trailers = trailers || http.CanonicalHeaderKey(k) == "Trailer" || strings.HasPrefix(k, http.TrailerPrefix)
+	}
 	header := canonical(w.sentHeader)
 	for k := range header {
 		if strings.HasPrefix(k, http.TrailerPrefix) {
@@ -193,14 +199,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.ContentLength = int64(len(body))
 		switch {
 		case !bodyAllowed(w.code):
-		case w.declared < 0 && !w.head && header.Get("Trailer") != "":
-			// Trailers declared: net/http's server sends the body
-			// chunked, its length unknown, and its client moves the
-			// Trailer line out of the header (trailers are not passed
-			// on here).
+		case w.declared < 0 && trailers:
+			// Trailers declared: net/http's server states no length
+			// and sends the body chunked, and its client moves the
+			// Trailer line out of a chunked response's header
+			// (trailers are not passed on here).
 			resp.ContentLength = -1
-			resp.TransferEncoding = []string{"chunked"}
-			delete(header, "Trailer")
+			if !w.head {
+				resp.TransferEncoding = []string{"chunked"}
+				delete(header, "Trailer")
+			}
 		case w.declared >= 0:
 			// As Handler declared it: an answer to HEAD has the length
 			// a GET's body would have, and a body cut short of it ends

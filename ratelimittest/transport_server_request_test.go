@@ -312,3 +312,72 @@ func TestTransportTrailerLineGoneWhenChunked(t *testing.T) {
 		t.Errorf("chunked (TE %q / %q): Trailer header line: loopback %q, ratelimittest %q", te[0], te[1], got[0], got[1])
 	}
 }
+
+// trailerSummary is what a test compares of a response.
+func trailerSummary(resp *http.Response) string {
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return fmt.Sprintf("CL=%d TE=%q Trailer=%q Content-Length=%q body=%q err=%v",
+		resp.ContentLength, resp.TransferEncoding, resp.Header["Trailer"], resp.Header["Content-Length"], b, err)
+}
+
+// The Transport answers as a loopback net/http server does for a Handler
+// that declares trailers and does not flush: no length stated for HEAD
+// either, and trailers declared by an empty Trailer line or a key of
+// http.TrailerPrefix too.
+func TestTransportDeclaredTrailersAsServer(t *testing.T) {
+	cases := []struct {
+		name, method string
+		h            http.HandlerFunc
+	}{
+		{"200 declared", "GET", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Trailer", "X-T"); w.Write([]byte("hi")) }},
+		{"200 declared CL", "GET", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Trailer", "X-T")
+			w.Header().Set("Content-Length", "2")
+			w.Write([]byte("hi"))
+		}},
+		{"204 declared", "GET", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Trailer", "X-T"); w.WriteHeader(204) }},
+		{"304 declared", "GET", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Trailer", "X-T"); w.WriteHeader(304) }},
+		{"HEAD declared", "HEAD", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Trailer", "X-T"); w.Write([]byte("hi")) }},
+		{"HEAD declared empty", "HEAD", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Trailer", "X-T") }},
+		{"nothing", "GET", func(w http.ResponseWriter, r *http.Request) {}},
+		{"200 empty declared", "GET", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Trailer", "X-T"); w.WriteHeader(200) }},
+		{"prefix only", "GET", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(http.TrailerPrefix+"X-T", "v")
+			w.Write([]byte("hi"))
+		}},
+		{"empty Trailer value", "GET", func(w http.ResponseWriter, r *http.Request) {
+			w.Header()["Trailer"] = []string{""}
+			w.Write([]byte("hi"))
+		}},
+		{"flushed declared", "GET", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Trailer", "X-T")
+			w.Write([]byte("hi"))
+			w.(http.Flusher).Flush()
+		}},
+		{"flushed declared CL", "GET", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Trailer", "X-T")
+			w.Header().Set("Content-Length", "2")
+			w.Write([]byte("hi"))
+			w.(http.Flusher).Flush()
+		}},
+	}
+	for _, c := range cases {
+		srv := httptest.NewServer(c.h)
+		req, _ := http.NewRequest(c.method, srv.URL, nil)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := trailerSummary(resp)
+		srv.Close()
+		req, _ = http.NewRequest(c.method, "http://h.test/", nil)
+		resp, err = (&ratelimittest.Transport{Handler: c.h}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := trailerSummary(resp); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, want)
+		}
+	}
+}
