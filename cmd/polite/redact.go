@@ -222,7 +222,7 @@ func urlErrText(ue *url.Error) string {
 				s = strings.ReplaceAll(s, scheme+"://"+n, scheme+"://…")
 				// net/http dials the host in Punycode, and a TLS
 				// error names it so, bare ("not xn--tss-qla").
-				if h := origin.Normal(scheme, u.Hostname()); h != strings.ToLower(u.Hostname()) {
+				if h := origin.Normal(scheme, u.Hostname()); !isASCII(u.Hostname()) && h != "" {
 					parts = append(parts, h)
 				}
 			}
@@ -253,6 +253,16 @@ func urlErrText(ue *url.Error) string {
 		}
 	}
 	return s
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // replaceWord returns s with each occurrence of word that is a whole word
