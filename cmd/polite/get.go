@@ -59,7 +59,9 @@ transient: polite.Reason's values; none for a wait cut short), error (when there
 response, or the body could not be written), file (with -o) and retry_at
 (when the URL failed because its origin refused it, or asked for a longer
 wait than -max-wait or -timeout allow: when to try again, in UTC, rounded up
-to the second). When stderr is a terminal, a progress bar shows the
+to the second). In every field, the value of an -H that may hold a
+credential (see inspect's help) is shown as "…" wherever the server echoed
+it. When stderr is a terminal, a progress bar shows the
 count, the rate and an estimate of the time left that includes the pauses
 the origins asked for (not when the bodies go to the same terminal).
 
@@ -155,6 +157,7 @@ type getter struct {
 	client  *http.Client
 	tr      *polite.Transport // under client: when a refused origin takes a request again
 	headers headerFlag
+	secrets []string // what the records elide where a server echoed it (see headerFlag.secrets)
 	timeout time.Duration
 	dir     string // if not empty, bodies go to files here
 
@@ -237,6 +240,7 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	g := &getter{
 		headers: headers,
+		secrets: headers.secrets(),
 		timeout: *timeout,
 		dir:     *dir,
 		out:     stdout,
@@ -368,6 +372,9 @@ func readURLs(r io.Reader) ([]input, error) {
 func (g *getter) record(rec getRecord) {
 	b, _ := json.Marshal(rec)
 	b = jsonSafe(b)
+	if len(g.secrets) > 0 {
+		b = []byte(elideSecrets(string(b), g.secrets))
+	}
 	g.logMu.Lock()
 	defer g.logMu.Unlock()
 	if _, err := g.log.Write(append(b, '\n')); err != nil && g.logErr == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -52,8 +53,11 @@ With -json, inspect prints one JSON object on stdout; when it gets no
 response (an invalid URL, a refused connection, a timeout) the object is
 {"url": ..., "error": ...} and the exit status is not 0. URLs are shown
 without their user information and query ("?…"), and a partition key by
-its hash ("sha256:" and 16 hex digits): what inspect prints never holds a
-credential.
+its hash ("sha256:" and 16 hex digits), and the value of an -H whose name
+holds auth, cookie, key, token, secret, session, password, passwd,
+credential or signature (6 bytes or more; an Authorization's without its
+scheme too) as "…" wherever the server echoed it: what inspect prints
+never holds a credential.
 
 Servers often send CORS headers only to cross-origin requests: add
 -H 'Origin: https://example.com' to see them.`
@@ -129,7 +133,7 @@ func newQuotaJSON(q parse.Quota) quotaJSON {
 }
 
 // runInspect implements "polite inspect".
-func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("inspect", "[flags] URL", inspectAbout, stderr)
 	var headers headerFlag
 	fs.Var(&headers, "H", "request header 'Name: value' (repeatable); dropped, User-Agent aside, on a redirect to another origin (scheme, host or port)")
@@ -142,6 +146,24 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if err := headers.check(fs.Args()); err != nil {
 		return err
+	}
+	// A server may echo a credential the request carried (in a policy's
+	// name, a problem document): the report, which people paste into bug
+	// reports, shows it elided, and so does the error.
+	if secrets := headers.secrets(); len(secrets) > 0 {
+		var report bytes.Buffer
+		to := stdout
+		stdout = &report
+		defer func() {
+			if _, werr := io.WriteString(to, elideSecrets(report.String(), secrets)); err == nil {
+				err = werr
+			}
+			if err != nil {
+				if s := elideSecrets(err.Error(), secrets); s != err.Error() {
+					err = &shownError{text: s, err: err}
+				}
+			}
+		}()
 	}
 	if *timeout <= 0 {
 		return usagef("-timeout must be positive, got %v", *timeout)

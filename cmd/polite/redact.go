@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -488,4 +489,74 @@ func jsonSafe(b []byte) []byte {
 		i += size
 	}
 	return out
+}
+
+// minSecret is the shortest value of a credential field the commands
+// elide where a server echoes it: a shorter one would blank words of the
+// report wherever its letters are.
+const minSecret = 6
+
+// secrets returns the values of the collected headers whose names may
+// carry a credential (see credentialName), at least minSecret bytes each,
+// an Authorization's credentials without their scheme too ("Bearer sk-…"
+// echoed as "sk-…"), longest first, so that one that holds another is
+// elided whole.
+func (h headerFlag) secrets() []string {
+	var out []string
+	for _, s := range h {
+		name, value, _ := strings.Cut(s, ":")
+		if !credentialName(strings.TrimSpace(name)) {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if _, cred, ok := strings.Cut(value, " "); ok {
+			if cred = strings.TrimSpace(cred); len(cred) >= minSecret {
+				out = append(out, cred)
+			}
+		}
+		if len(value) >= minSecret {
+			out = append(out, value)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return slices.Compact(out)
+}
+
+// credentialName reports whether a request header field of this name may
+// carry a credential: a name holding, in any case, one of the words
+// polite's own logs judge so by (Authorization, Cookie, X-Api-Key,
+// X-Auth-Token, Private-Token, X-Amz-Security-Token…). A name so made that
+// holds none (an Idempotency-Key) is elided too: a report loses little.
+func credentialName(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range [...]string{"auth", "cookie", "key", "token", "secret", "session", "password", "passwd", "credential", "signature"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// elideSecrets returns s with each secret replaced by "…" wherever it
+// occurs, as sent or as a Go or JSON string spells it (a policy name is
+// printed quoted, a JSON line escapes quotes and backslashes, and a get
+// record HTML's &, < and > too).
+func elideSecrets(s string, secrets []string) string {
+	for _, x := range secrets {
+		s = strings.ReplaceAll(s, x, "…")
+		marshaled, _ := json.Marshal(x) // HTML escaped, as a get record is
+		for _, q := range [...]string{strconv.Quote(x), string(jsonQuote(x)), string(marshaled)} {
+			if q = q[1 : len(q)-1]; q != x {
+				s = strings.ReplaceAll(s, q, "…")
+			}
+		}
+	}
+	return s
+}
+
+// jsonQuote returns x as writeJSON spells a string, quotes included.
+func jsonQuote(x string) []byte {
+	var b bytes.Buffer
+	writeJSON(&b, x)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// A server that echoes a credential the request carried (in a policy's
+// name, a problem document, a resource) does not get it printed: the
+// report is pasted into bug reports and logs, and shows the value elided,
+// in text and JSON alike.
+func TestInspectElidesEchoedCredential(t *testing.T) {
+	const secret = "sk-live-4f9a1c2e7b"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		key := r.Header.Get("X-Api-Key")
+		w.Header().Set("RateLimit-Policy", `"`+tok+`";q=10;w=60`)
+		w.Header().Set("RateLimit", `"`+tok+`";r=0;t=30`)
+		w.Header().Set("X-RateLimit-Resource", key)
+		w.Header().Set("X-RateLimit-Limit", "10")
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"title":"too many for ` + tok + `","detail":"key ` + key + ` is spent"}`))
+	}))
+	defer srv.Close()
+
+	for _, json := range []bool{false, true} {
+		args := []string{"-H", "Authorization: Bearer " + secret, "-H", "X-Api-Key: " + secret + "-2", srv.URL}
+		if json {
+			args = append([]string{"-json"}, args...)
+		}
+		var stdout, stderr bytes.Buffer
+		runInspect(t.Context(), args, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if strings.Contains(out, secret) {
+			t.Errorf("json %v: the output shows the credential the server echoed:\n%s", json, out)
+		}
+		if !strings.Contains(out, "quotas") {
+			t.Errorf("json %v: no report:\n%s", json, out)
+		}
+	}
+}
+
+// A value of a field that holds no credential, or one too short to elide
+// without blanking words, is printed as the server sent it.
+func TestInspectKeepsOtherEchoes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("RateLimit-Policy", `"`+r.Header.Get("X-Tenant")+`";q=10;w=60, "`+r.Header.Get("X-Api-Key")+`";q=5;w=1`)
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	args := []string{"-H", "X-Tenant: acme-research", "-H", "X-Api-Key: ab12", srv.URL}
+	if err := runInspect(t.Context(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("runInspect = %v; stderr:\n%s", err, stderr.String())
+	}
+	for _, want := range []string{`"acme-research"`, `"ab12"`} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %s:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// An error that quotes what the server sent (a redirect's Location built
+// from the credential) shows it elided too.
+func TestInspectErrorElidesEchoedCredential(t *testing.T) {
+	const secret = "sk-live-4f9a1c2e7b"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1:1/"+r.Header.Get("X-Api-Key"), http.StatusFound)
+	}))
+	defer srv.Close()
+	for _, json := range []bool{false, true} {
+		args := []string{"-H", "X-Api-Key: " + secret, srv.URL}
+		if json {
+			args = append([]string{"-json"}, args...)
+		}
+		var stdout, stderr bytes.Buffer
+		err := runInspect(t.Context(), args, &stdout, &stderr)
+		if err == nil {
+			t.Fatalf("json %v: runInspect = nil, want the dial's error", json)
+		}
+		if out := err.Error() + stdout.String() + stderr.String(); strings.Contains(out, secret) {
+			t.Errorf("json %v: the error shows the credential the server echoed:\n%s", json, out)
+		}
+	}
+}
+
+// polite get's records elide a credential a server echoed into what they
+// quote (an error naming a redirect's Location), as inspect does.
+func TestGetRecordElidesEchoedCredential(t *testing.T) {
+	const secret = "sk-live-4f9a1c2e7b&x"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1:1/"+r.Header.Get("X-Api-Key"), http.StatusFound)
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	err := getMain(t.Context(), []string{"-max-attempts", "1", "-H", "X-Api-Key: " + secret, srv.URL}, strings.NewReader(""), &stdout, &stderr)
+	if err == nil {
+		t.Fatalf("getMain = nil, want a failed URL; stderr:\n%s", stderr.String())
+	}
+	for _, form := range []string{"sk-live-4f9a1c2e7b", `sk-live-4f9a1c2e7b\u0026x`} {
+		if out := err.Error() + stdout.String() + stderr.String(); strings.Contains(out, form) {
+			t.Errorf("the record shows the credential the server echoed (%s):\n%s", form, out)
+		}
+	}
+	if !strings.Contains(stderr.String(), `"error"`) {
+		t.Errorf("no error recorded:\n%s", stderr.String())
+	}
+}
