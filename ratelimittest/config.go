@@ -246,7 +246,8 @@ type Config struct {
 	// If zero, it is 2; if negative, 0.
 	BodySize int
 
-	// RefuseStatus is the status code of refusals. If zero, it is 429.
+	// RefuseStatus is the status code of refusals, 400 to 599 (a 403 of
+	// GitHub's secondary limits, a 503). If zero, it is 429.
 	RefuseStatus int
 
 	// Malformed makes the Handler send syntactically malformed rate-limit

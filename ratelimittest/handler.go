@@ -73,7 +73,8 @@ type Stats struct {
 //
 // NewHandler panics if cfg is invalid: an unknown Dialect or Algorithm, a
 // negative Quota, a Window that is not positive for an Algorithm that
-// uses one, or a LeakyBucket's Burst outside 0 to [MaxBurst].
+// uses one, a LeakyBucket's Burst outside 0 to [MaxBurst], or a
+// RefuseStatus other than 0 outside 400 to 599.
 func NewHandler(cfg Config) *Handler {
 	cfg.Policies = slices.Clone(cfg.Policies)
 	switch cfg.Dialect {
@@ -83,8 +84,13 @@ func NewHandler(cfg Config) *Handler {
 	default:
 		panic(fmt.Sprintf("ratelimittest: unknown Dialect %q", cfg.Dialect))
 	}
-	if cfg.RefuseStatus == 0 {
+	switch {
+	case cfg.RefuseStatus == 0:
 		cfg.RefuseStatus = http.StatusTooManyRequests
+	case cfg.RefuseStatus < 400 || cfg.RefuseStatus > 599:
+		// net/http panics on a code outside 100-999, and one below 400
+		// is no refusal: a client would take it as an answer.
+		panic(fmt.Sprintf("ratelimittest: RefuseStatus %d is no error status (400 to 599)", cfg.RefuseStatus))
 	}
 	h := &Handler{cfg: cfg, policies: policies(cfg), body: bodySize(cfg), size: contentSize(cfg)}
 	h.Reset()

@@ -419,6 +419,12 @@ func TestNewHandlerPanics(t *testing.T) {
 		{"negative burst", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1, Window: time.Second, Burst: -1}}}},
 		{"burst above MaxBurst", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1, Window: time.Second, Burst: ratelimittest.MaxBurst + 1}}}},
 		{"leaky bucket without window", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1}}}},
+		{"refuse status no code", ratelimittest.Config{RefuseStatus: 42}},
+		{"refuse status past 999", ratelimittest.Config{RefuseStatus: 1000}},
+		{"refuse status negative", ratelimittest.Config{RefuseStatus: -429}},
+		{"refuse status accepting", ratelimittest.Config{RefuseStatus: http.StatusOK}},
+		{"refuse status informational", ratelimittest.Config{RefuseStatus: http.StatusEarlyHints}},
+		{"refuse status redirect", ratelimittest.Config{RefuseStatus: http.StatusFound}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
