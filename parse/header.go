@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"bytes"
+	"cmp"
 	"net/http"
 	"slices"
 	"strings"
@@ -357,14 +359,15 @@ func (p *parser) add(q Quota) {
 		return
 	}
 	// Of several it may describe, the one that agrees on the most of what
-	// both know, then the first name: not the first listed, so that which
-	// learns q's window or reset does not hang on the members' order.
+	// both know, then the first in ahead's order: not the first listed,
+	// so that which learns q's window or reset does not hang on the
+	// members' order.
 	var best *Quota
 	score := -1
 	for i := range p.n {
 		if o := p.quota(i); o.Dialect != q.Dialect && same(o, &q) {
 			n := agreed(o, &q)
-			if n > score || n == score && o.Policy < best.Policy {
+			if n > score || n == score && ahead(o, best) {
 				best, score = o, n
 			}
 		}
@@ -401,6 +404,32 @@ func same(a, b *Quota) bool {
 	return a.Unit == b.Unit && a.Limit == b.Limit && a.Remaining == b.Remaining &&
 		(a.Window == 0 || b.Window == 0 || a.Window == b.Window) &&
 		(a.Reset < 0 || b.Reset < 0 || a.Reset == b.Reset)
+}
+
+// ahead reports whether a comes before b among quotas another joins
+// alike: the first name, then the shortest window known, the earliest
+// reset known, the first partition key and dialect. Quotas equal in all of
+// these are alike, and either may be joined.
+func ahead(a, b *Quota) bool {
+	return cmp.Or(
+		strings.Compare(a.Policy, b.Policy),
+		knownFirst(a.Window > 0, b.Window > 0), cmp.Compare(a.Window, b.Window),
+		knownFirst(a.Reset >= 0, b.Reset >= 0), cmp.Compare(a.Reset, b.Reset),
+		bytes.Compare(a.Partition, b.Partition),
+		strings.Compare(a.Dialect, b.Dialect),
+	) < 0
+}
+
+// knownFirst orders a field known before one unknown, as cmp.Compare
+// does: -1 when only a's is known, 1 when only b's, 0 otherwise.
+func knownFirst(a, b bool) int {
+	switch {
+	case a && !b:
+		return -1
+	case b && !a:
+		return 1
+	}
+	return 0
 }
 
 // agreed counts the fields of window and reset that a and b both know,

@@ -58,3 +58,22 @@ func TestCrossFamilyMergeTieByName(t *testing.T) {
 		}
 	}
 }
+
+// Of quotas a quota of another family matches alike whose names are equal
+// too (a legacy limit list's items are unnamed), which learns its reset
+// does not hang on their order either: the shortest window does.
+func TestCrossFamilyMergeTieOfEqualNames(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, list := range []string{"10, 10;w=60, 10;w=3600", "10, 10;w=3600, 10;w=60"} {
+		h := http.Header{
+			"X-Ratelimit-Limit": {list},
+			"Ratelimit-Limit":   {"10"},
+			"Ratelimit-Reset":   {"7"},
+		}
+		for _, q := range Header(h, now) {
+			if want := map[time.Duration]time.Duration{time.Minute: 7 * time.Second, time.Hour: -1}[q.Window]; q.Reset != want {
+				t.Errorf("%q: the quota of window %v has reset %v, want %v", list, q.Window, q.Reset, want)
+			}
+		}
+	}
+}
