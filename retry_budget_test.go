@@ -218,15 +218,29 @@ func TestBlipSpacedRetriesServed(t *testing.T) {
 func TestBlipNoGiveUpWithoutOutage(t *testing.T) {
 	for _, maxWait := range []time.Duration{15 * time.Second, 8 * time.Second, 5 * time.Second} {
 		t.Run(maxWait.String(), func(t *testing.T) {
-			blipNoGiveUp(t, &polite.Transport{MaxWait: maxWait}, 429, http.Header{"Retry-After": {"1"}}, true)
+			blipNoGiveUp(t, &polite.Transport{MaxWait: maxWait}, 429, http.Header{"Retry-After": {"1"}}, true, 0)
+		})
+	}
+}
+
+// As TestBlipNoGiveUpWithoutOutage, each request under a context deadline
+// (an http.Client's Timeout) below the budget's longest spacing, MaxWait
+// the default: a retry spaced past the deadline went back to the caller at
+// once, 45 of the flight at 8 s, 51 at 5 s, 55 at 3 s, though the server
+// served each retry a second later. It keeps the server's wait instead.
+func TestBlipNoGiveUpWithinDeadline(t *testing.T) {
+	for _, timeout := range []time.Duration{8 * time.Second, 5 * time.Second, 3 * time.Second} {
+		t.Run(timeout.String(), func(t *testing.T) {
+			blipNoGiveUp(t, &polite.Transport{}, 429, http.Header{"Retry-After": {"1"}}, true, timeout)
 		})
 	}
 }
 
 // blipNoGiveUp warms tr up, then sends a flight of 100 GETs through it, each
-// answered status with header once, and fails t if one of them goes back as
-// a give-up for the retry budget, or, with all, if any is not served.
-func blipNoGiveUp(t *testing.T, tr *polite.Transport, status int, header http.Header, all bool) {
+// answered status with header once, each under a context deadline of
+// timeout unless it is 0, and fails t if one of them goes back as a
+// give-up for the retry budget, or, with all, if any is not served.
+func blipNoGiveUp(t *testing.T, tr *polite.Transport, status int, header http.Header, all bool, timeout time.Duration) {
 	maxWait := tr.MaxWait
 	synctest.Test(t, func(t *testing.T) {
 		present()
@@ -248,7 +262,13 @@ func blipNoGiveUp(t *testing.T, tr *polite.Transport, status int, header http.He
 		)
 		for i := range 100 {
 			wg.Go(func() {
-				req, _ := http.NewRequest("GET", "http://api.test/", nil)
+				ctx := context.Background()
+				if timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, timeout)
+					defer cancel()
+				}
+				req, _ := http.NewRequestWithContext(ctx, "GET", "http://api.test/", nil)
 				req.Header.Set("X-Task", "flight"+strconv.Itoa(i))
 				resp, err := tr.RoundTrip(req)
 				if err != nil {
@@ -274,7 +294,7 @@ func blipNoGiveUp(t *testing.T, tr *polite.Transport, status int, header http.He
 		}
 		t.Logf("statuses %v; %d give-ups for the retry budget after one failed flight", statuses, budget)
 		if budget > 0 || all && statuses[200] != 100 {
-			t.Errorf("%d failures (%d) of one flight went back to the caller as give-ups for the retry budget, with no outage (MaxWait %v, the server serving again at once); statuses %v", budget, status, maxWait, statuses)
+			t.Errorf("%d failures (%d) of one flight went back to the caller as give-ups for the retry budget, with no outage (MaxWait %v, deadline %v, the server serving again at once); statuses %v", budget, status, maxWait, timeout, statuses)
 		}
 	})
 }

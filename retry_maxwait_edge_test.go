@@ -18,7 +18,7 @@ import (
 func TestTransientBlipNoGiveUpWithoutOutage(t *testing.T) {
 	for _, maxWait := range []time.Duration{8 * time.Second, 5 * time.Second} {
 		t.Run(maxWait.String(), func(t *testing.T) {
-			blipNoGiveUp(t, &polite.Transport{MaxWait: maxWait, RetryTransient: true}, http.StatusBadGateway, nil, false)
+			blipNoGiveUp(t, &polite.Transport{MaxWait: maxWait, RetryTransient: true}, http.StatusBadGateway, nil, false, 0)
 		})
 	}
 }

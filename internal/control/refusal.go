@@ -41,8 +41,9 @@ const RefusalFloor = time.Second
 // The request is retried when it may be sent again, the wait fits within
 // MaxWait and its context deadline, and the server did not report abnormal
 // usage. A retry the retry budget cannot afford now is spaced out: its
-// wait is lengthened until the budget can (Reason ReasonRetryBudget), if
-// that still fits. Only in an outage (many refused flights in a row, no
+// wait is lengthened until the budget can (Reason ReasonRetryBudget), or
+// to MaxWait, whichever fits; when neither fits the deadline, it keeps its
+// wait (see Refusal.spaced). Only in an outage (many refused flights in a row, no
 // acceptance) does the budget deny retries: the refusal goes back to the
 // caller, and a refusal that gives no wait pauses the key as short waits
 // in a row do.
@@ -109,25 +110,32 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		// attempts still probe, one a pause.
 		p.Retry, p.Denied = false, ReasonRetryBudget
 	case p.Denied != ReasonNone:
-		// Space the retry out until the budget affords it, or for
-		// MaxWait, if less and within the deadline: outside an outage
-		// the budget spaces retries, it does not drop them (dropped,
-		// half of a flight of 100 refused together with Retry-After: 1
-		// went back to the caller at a MaxWait of 5 s). A deadline that
-		// comes first gives the refusal back, as a retry sent at the
-		// deadline would fail with it.
-		d := rb.next(n)
-		if !fits(max(judged, d)) && fits(r.MaxWait) {
-			d = r.MaxWait
+		if d := r.spaced(now, rb, judged); d > p.Wait {
+			p.Wait, p.Reason = d, ReasonRetryBudget
 		}
-		if fits(max(judged, d)) {
-			if d > p.Wait {
-				p.Wait, p.Reason = d, ReasonRetryBudget
-			}
-			p.Retry, p.Denied = true, ReasonNone
-		}
+		p.Retry, p.Denied = true, ReasonNone
 	}
 	return p
+}
+
+// spaced returns the wait of a retry the budget rb cannot afford now,
+// outside an outage, whose own wait, which fits, is wait: until the budget
+// affords it; or MaxWait, if that comes first and fits the deadline; or,
+// when neither fits the deadline, its own wait, the key's pause, probe and
+// ramp spacing it from there. Outside an outage the budget spaces retries,
+// it does not drop them: dropped, half of a flight of 100 refused together
+// with Retry-After: 1 went back to the caller at a MaxWait of 5 s, and as
+// many at a context deadline of 8 s (an http.Client's Timeout), though
+// the server served each retry a second later.
+func (r *Refusal) spaced(now time.Time, rb retryBudget, wait time.Duration) time.Duration {
+	d := max(wait, rb.next(instant(now)))
+	switch {
+	case r.fits(now, d):
+		return d
+	case r.fits(now, r.MaxWait):
+		return r.MaxWait
+	}
+	return wait
 }
 
 // leastWait returns the wait Decide plans for the refusal r of the

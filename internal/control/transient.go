@@ -12,9 +12,10 @@ import "time"
 // retried when it may be sent again, the wait fits within MaxWait and its
 // context deadline, and the key's retry budget allows it: the same budget
 // as refusals, which spaces a retry it cannot afford now out until it can,
-// or for MaxWait if less, as it does for refusals (see Decide), rather
-// than dropping it, but in an outage (many refused flights, no
-// acceptance). It changes nothing; Release applies the plan.
+// or for MaxWait if less, or not at all when neither fits the deadline,
+// as it does for refusals (see Refusal.spaced), rather than dropping it,
+// but in an outage (many refused flights, no acceptance). It changes
+// nothing; Release applies the plan.
 func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
 	p := Plan{Wait: max(r.Backoff, 0), Reason: ReasonTransient}
 	if r.Given && r.Wait > p.Wait {
@@ -27,20 +28,13 @@ func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
 	n := instant(now)
 	p.Retry, p.Denied = rb.allows(n)
 	if p.Denied == ReasonRetryBudget && !rb.outage() {
-		// Spaced out until the budget affords it, or for MaxWait, if
-		// less and within the deadline, as a refusal's retry is (see
-		// Decide): dropped, 45 of a flight of 100 answered 502 once
-		// went back to the caller at a MaxWait of 8 s.
-		d := rb.next(n)
-		if !fits(max(p.Wait, d)) && fits(r.MaxWait) {
-			d = r.MaxWait
+		// Spaced out as a refusal's retry is (see Refusal.spaced):
+		// dropped, 45 of a flight of 100 answered 502 once went back to
+		// the caller at a MaxWait of 8 s.
+		if d := r.spaced(now, rb, p.Wait); d > p.Wait {
+			p.Wait, p.Reason = d, ReasonRetryBudget
 		}
-		if fits(max(p.Wait, d)) {
-			if d > p.Wait {
-				p.Wait, p.Reason = d, ReasonRetryBudget
-			}
-			p.Retry, p.Denied = true, ReasonNone
-		}
+		p.Retry, p.Denied = true, ReasonNone
 	}
 	return p
 }

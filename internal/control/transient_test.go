@@ -30,7 +30,13 @@ func TestDecideTransient(t *testing.T) {
 			Plan{Wait: time.Second, Reason: ReasonTransient, Retry: true}},
 		{"budget spent: spaced out", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, retryBudget{tokens: -3, at: instant(t0)},
 			Plan{Wait: 2 * time.Second, Reason: ReasonRetryBudget, Retry: true}},
-		{"budget spent past the deadline", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute, Deadline: t0.Add(1500 * time.Millisecond)}, retryBudget{tokens: -3, at: instant(t0)},
+		{"budget spent past the deadline: its own wait", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute, Deadline: t0.Add(1500 * time.Millisecond)}, retryBudget{tokens: -3, at: instant(t0)},
+			Plan{Wait: time.Second, Reason: ReasonTransient, Retry: true}},
+		{"budget spent past MaxWait: MaxWait", Refusal{Backoff: time.Second, Retryable: true, MaxWait: 1500 * time.Millisecond}, retryBudget{tokens: -3, at: instant(t0)},
+			Plan{Wait: 1500 * time.Millisecond, Reason: ReasonRetryBudget, Retry: true}},
+		{"budget spent past MaxWait and the deadline: its own wait", Refusal{Backoff: time.Second, Retryable: true, MaxWait: 1500 * time.Millisecond, Deadline: t0.Add(1200 * time.Millisecond)}, retryBudget{tokens: -3, at: instant(t0)},
+			Plan{Wait: time.Second, Reason: ReasonTransient, Retry: true}},
+		{"budget spent in an outage", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, retryBudget{tokens: -3, at: instant(t0), run: outageRun},
 			Plan{Wait: time.Second, Reason: ReasonTransient, Denied: ReasonRetryBudget}},
 		{"stopped", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, retryBudget{tokens: 5, at: instant(t0), stopUntil: instant(t0.Add(time.Minute))},
 			Plan{Wait: time.Second, Reason: ReasonTransient, Denied: ReasonStopped}},
@@ -76,5 +82,45 @@ func TestDecideTransientWaitEndingAtDeadline(t *testing.T) {
 	}
 	if p := DecideTransient(t0, &r, full); p.Retry {
 		t.Errorf("DecideTransient = %+v; want no retry: the wait ends at the deadline, as Decide and Refusal.fits judge", p)
+	}
+}
+
+// A refusal's retry the budget cannot afford now is spaced out until it
+// can, or to MaxWait, whichever fits; when neither fits the request's
+// deadline it keeps the server's wait: outside an outage the budget does
+// not drop it (it went back to the caller, half of a flight of 100 with a
+// deadline of 8 s, each retry served a second later). In an outage it goes
+// back.
+func TestDecideRetryBudgetSpacing(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	owes := retryBudget{tokens: -3, at: instant(t0)} // a retry in 2 s
+	refusal := func(maxWait time.Duration, deadline time.Duration) Refusal {
+		r := Refusal{Wait: time.Second, Given: true, Reason: ReasonRetryAfter, Retryable: true, MaxWait: maxWait}
+		if deadline > 0 {
+			r.Deadline = t0.Add(deadline)
+		}
+		return r
+	}
+	tests := []struct {
+		name   string
+		r      Refusal
+		rb     retryBudget
+		retry  bool
+		wait   time.Duration
+		reason Reason
+	}{
+		{"spaced", refusal(time.Minute, 0), owes, true, 2 * time.Second, ReasonRetryBudget},
+		{"spaced within the deadline", refusal(time.Minute, 3*time.Second), owes, true, 2 * time.Second, ReasonRetryBudget},
+		{"MaxWait first", refusal(1500*time.Millisecond, 0), owes, true, 1500 * time.Millisecond, ReasonRetryBudget},
+		{"deadline first: the server's wait", refusal(time.Minute, 1500*time.Millisecond), owes, true, time.Second, ReasonRetryAfter},
+		{"MaxWait and deadline first: the server's wait", refusal(1500*time.Millisecond, 1200*time.Millisecond), owes, true, time.Second, ReasonRetryAfter},
+		{"outage", refusal(time.Minute, 1500*time.Millisecond), retryBudget{tokens: -3, at: instant(t0), run: outageRun}, false, time.Second, ReasonRetryAfter},
+	}
+	for _, tt := range tests {
+		var l Lease
+		p := Decide(t0, &tt.r, &l, tt.rb, 1)
+		if p.Retry != tt.retry || p.Wait < tt.wait || p.Wait > tt.wait+tt.wait/10 || p.Reason != tt.reason {
+			t.Errorf("%s: Decide = %+v, want retry %v after %v (jitter aside), reason %v", tt.name, p, tt.retry, tt.wait, tt.reason)
+		}
 	}
 }
