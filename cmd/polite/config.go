@@ -47,7 +47,7 @@ func (p *policyFlags) register(fs *flag.FlagSet, quota int64, window time.Durati
 	fs.StringVar(&p.dialect, "dialect", string(ratelimittest.IETF), "rate-limit header fields the server sends: "+joinNames(dialects))
 	fs.Int64Var(&p.quota, "quota", quota, "requests the server admits per window (for concurrency: at once), at most 999999999999999 (15 digits, as a Structured Fields Integer)")
 	fs.DurationVar(&p.window, "window", window, "window of the quota, whole seconds (ignored by concurrency)")
-	fs.Int64Var(&p.burst, "burst", 0, "requests a leaky-bucket tolerates beyond its rate, served at once (ignored by the others); below 999999999999999, and with -inflate, the burst plus one plus -quota times (-inflate less one) at most that")
+	fs.Int64Var(&p.burst, "burst", 0, "requests a leaky-bucket tolerates beyond its rate, served at once (ignored by the others); below 999999999999999")
 }
 
 // config returns the ratelimittest.Config the flags describe, or a usage

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -76,6 +77,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"serve", "-maintenance-start", "-10s", "-maintenance-end", "-5s"}, // before the server started: did nothing
 		{"serve", "-hang-requests", "0"},
 		{"serve", "-stream-events", "0"},
+		{"serve", "-stream", "100ms", "-stream-events", "9223372036854775807"},      // streamed back to back far past -stream
+		{"serve", "-stream", "1s", "-body-size", "1048576", "-stream-events", "65"}, // 64 MiB and more in all
 		{"serve", "-drip-bytes", "0"},
 		{"serve", "-drip-bytes", "67108865"}, // above 64 MiB
 		{"serve", "-retry-after-zero", "-no-retry-after"},
@@ -245,6 +248,26 @@ func TestHelpOnStdout(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		if code := run(t.Context(), args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "Usage:") || stdout.Len() != 0 {
 			t.Errorf("polite %q: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr alone", args, code, stdout.String(), stderr.String())
+		}
+	}
+}
+
+// "polite demo -h" names only flags demo has: its -burst, whose help it
+// shares with serve, named serve's -inflate.
+func TestDemoHelpNamesOnlyItsFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(t.Context(), []string{"demo", "-h"}, &out, &errOut); code != 0 {
+		t.Fatalf("demo -h: exit %d", code)
+	}
+	help := out.String()
+	defined := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(help, -1) {
+		defined[m[1]] = true
+	}
+	_, flags, _ := strings.Cut(help, "\nFlags:\n")
+	for _, m := range regexp.MustCompile(`\s-([a-z][a-z-]+)`).FindAllStringSubmatch(flags, -1) {
+		if !defined[m[1]] {
+			t.Errorf("demo -h mentions -%s, which demo does not define", m[1])
 		}
 	}
 }

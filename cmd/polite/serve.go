@@ -49,7 +49,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	refuse := fs.Int("refuse-status", http.StatusTooManyRequests, "status code of refusals")
 	malformed := fs.Bool("malformed", false, "fault: send malformed rate-limit fields")
 	retryAfter := fs.Duration("retry-after", 0, "fault: send this Retry-After on every refusal instead of the honest one")
-	inflate := fs.Int64("inflate", 0, "fault: advertise a quota this many times the one enforced; that quota at most 999999999999999, as -quota")
+	inflate := fs.Int64("inflate", 0, "fault: advertise a quota this many times the one enforced; that quota at most 999999999999999, as -quota, and for a leaky-bucket, the -burst plus one plus -quota times (-inflate less one) at most that")
 	age := fs.Duration("age", 0, "fault: add this Age to every response, as if from a cache")
 	mStart := fs.Duration("maintenance-start", 0, "fault: start of a maintenance span (503), from server start")
 	mEnd := fs.Duration("maintenance-end", 0, "fault: end of the maintenance span, from server start")
@@ -64,7 +64,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hang := fs.Duration("hang", 0, "fault: hold each of the first -hang-requests requests this long before serving it; negative (-1s): until the client gives up")
 	hangRequests := fs.Int("hang-requests", 1, "how many requests -hang holds")
 	stream := fs.Duration("stream", 0, "stream admitted bodies as server-sent events over this long")
-	streamEvents := fs.Int("stream-events", 10, "the number of events of a streamed body")
+	streamEvents := fs.Int("stream-events", 10, "the number of events of a streamed body; all of them 64 MiB at most, each -body-size plus 8 bytes")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -102,6 +102,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *hangRequests < 1 || *streamEvents < 1 || *dripBytes < 1 {
 		return usagef("-hang-requests, -stream-events and -drip-bytes must be at least 1")
+	}
+	if event := streamEventSize(*bodySize); *stream > 0 && *streamEvents > maxBodySize/event {
+		// Events due faster than they can be written go back to back:
+		// a streamed body is bounded as a whole body is, or it ran far
+		// past -stream, for as long as the client read (9e18 events).
+		return usagef("-stream-events %d of %d bytes each (-body-size and the event's framing) is more than %d (64 MiB)", *streamEvents, event, maxBodySize)
 	}
 	if *dripBytes > maxBodySize {
 		// Each dripping body is made whole for each refusal, as a body
@@ -208,6 +214,12 @@ type logHandler struct {
 
 // ServeHTTP serves r with the next handler, then logs its decision.
 func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The request's body is read first, and dropped (the handler reads
+	// none): net/http notices a client that leaves, and ends the
+	// request's context, only once the body has been read to its end. Left
+	// unread, a POST whose client gave up during -latency was logged as
+	// answered, and one -hang held until serve stopped.
+	io.Copy(io.Discard, r.Body)
 	rw := &statusWriter{ResponseWriter: w}
 	l.next.ServeHTTP(rw, r)
 	var b strings.Builder
@@ -274,6 +286,15 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // maxBodySize bounds serve's -body-size.
 const maxBodySize = 64 << 20
+
+// streamEventSize returns the size of one event of a streamed body whose
+// -body-size is bodySize: "data: ", the body (2 bytes for 0) and "\n\n".
+func streamEventSize(bodySize int) int {
+	if bodySize == 0 {
+		bodySize = 2
+	}
+	return len("data: ") + bodySize + len("\n\n")
+}
 
 // btoi returns 1 for true, 0 for false.
 func btoi(b bool) int {
