@@ -84,17 +84,24 @@ func NewHandler(cfg Config) *Handler {
 	default:
 		panic(fmt.Sprintf("ratelimittest: unknown Dialect %q", cfg.Dialect))
 	}
-	switch {
-	case cfg.RefuseStatus == 0:
-		cfg.RefuseStatus = http.StatusTooManyRequests
-	case cfg.RefuseStatus < 400 || cfg.RefuseStatus > 599:
-		// net/http panics on a code outside 100-999, and one below 400
-		// is no refusal: a client would take it as an answer.
-		panic(fmt.Sprintf("ratelimittest: RefuseStatus %d is no error status (400 to 599)", cfg.RefuseStatus))
-	}
+	cfg.RefuseStatus = refuseStatus(cfg.RefuseStatus, http.StatusTooManyRequests)
 	h := &Handler{cfg: cfg, policies: policies(cfg), body: bodySize(cfg), size: contentSize(cfg)}
 	h.Reset()
 	return h
+}
+
+// refuseStatus returns code, the status of refusals a Config sets, or def
+// if it is zero. It panics on a code that is no error status: net/http
+// panics on a code outside 100 to 999, and one below 400 is no refusal, a
+// client would take it as an answer.
+func refuseStatus(code, def int) int {
+	switch {
+	case code == 0:
+		return def
+	case code < 400 || code > 599:
+		panic(fmt.Sprintf("ratelimittest: RefuseStatus %d is no error status (400 to 599)", code))
+	}
+	return code
 }
 
 // limiter returns the counter of policy i for key, made on first use.

@@ -26,7 +26,8 @@ type QueueConfig struct {
 	// finds every worker busy is refused.
 	QueueLen int
 
-	// RefuseStatus is the status code of a refusal. If zero, 503.
+	// RefuseStatus is the status code of a refusal, 400 to 599. If zero,
+	// 503.
 	RefuseStatus int
 
 	// Next, if not nil, writes the response of a request once its worker
@@ -78,7 +79,8 @@ type QueueStats struct {
 }
 
 // NewQueueHandler returns a QueueHandler for cfg. It copies cfg, so later
-// changes to cfg have no effect.
+// changes to cfg have no effect. It panics on a RefuseStatus other than 0
+// outside 400 to 599.
 func NewQueueHandler(cfg QueueConfig) *QueueHandler {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 8
@@ -86,9 +88,7 @@ func NewQueueHandler(cfg QueueConfig) *QueueHandler {
 	if cfg.ServiceTime <= 0 {
 		cfg.ServiceTime = 50 * time.Millisecond
 	}
-	if cfg.RefuseStatus == 0 {
-		cfg.RefuseStatus = http.StatusServiceUnavailable
-	}
+	cfg.RefuseStatus = refuseStatus(cfg.RefuseStatus, http.StatusServiceUnavailable)
 	return &QueueHandler{cfg: cfg}
 }
 

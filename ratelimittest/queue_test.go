@@ -151,3 +151,22 @@ func TestQueueHandlerNextPanicFreesWorker(t *testing.T) {
 		}
 	})
 }
+
+// NewQueueHandler panics on a RefuseStatus that is no error status, as
+// NewHandler does: 42 made net/http panic at the first refusal, and 200
+// answered a full queue as a success.
+func TestNewQueueHandlerPanicsOnRefuseStatus(t *testing.T) {
+	for _, code := range []int{42, -503, 1000, http.StatusOK, http.StatusFound} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("NewQueueHandler(RefuseStatus %d) did not panic", code)
+				}
+			}()
+			ratelimittest.NewQueueHandler(ratelimittest.QueueConfig{RefuseStatus: code})
+		}()
+	}
+	for _, code := range []int{0, http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+		ratelimittest.NewQueueHandler(ratelimittest.QueueConfig{RefuseStatus: code})
+	}
+}
