@@ -55,9 +55,10 @@ response (an invalid URL, a refused connection, a timeout) the object is
 without their user information and query ("?…"), and a partition key by
 its hash ("sha256:" and 16 hex digits), and the value of an -H whose name
 holds auth, cookie, key, token, secret, session, password, passwd,
-credential or signature (6 bytes or more; an Authorization's without its
-scheme too) as "…" wherever the server echoed it: what inspect prints
-never holds a credential.
+credential or signature (6 bytes or more; an Authorization's credentials
+without the scheme, a Basic one's password, a Cookie's values too) as
+"…" wherever the server echoed it, percent-encoded in a URL or escaped in
+a quotation too: what inspect prints never holds a credential.
 
 Servers often send CORS headers only to cross-origin requests: add
 -H 'Origin: https://example.com' to see them.`

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -108,5 +110,123 @@ func TestGetRecordElidesEchoedCredential(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `"error"`) {
 		t.Errorf("no error recorded:\n%s", stderr.String())
+	}
+}
+
+// A session cookie's value is what a server echoes ("session … expired"),
+// not the "name=value" pair the -H carries: it is elided too.
+func TestInspectEchoCookieValue(t *testing.T) {
+	const secret = "sk-live-4f9a1c2e7b"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _ := r.Cookie("session")
+		w.Header().Set("RateLimit-Policy", `"`+c.Value+`";q=10;w=60`)
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	runInspect(t.Context(), []string{"-H", "Cookie: session=" + secret, srv.URL}, &stdout, &stderr)
+	if out := stdout.String() + stderr.String(); strings.Contains(out, secret) {
+		t.Errorf("the session cookie's value the server echoed is shown:\n%s", out)
+	}
+}
+
+// A credential with a '/' (base64: an AWS secret key) that a server echoes
+// percent-encoded into a redirect's path is elided as the URL spells it.
+func TestInspectEchoPercentEncodedInURL(t *testing.T) {
+	const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	enc := url.PathEscape(secret) // wJalrXUtnFEMI%2FK7MDENG%2F…
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			http.Redirect(w, r, "/keys/"+url.PathEscape(r.Header.Get("X-Api-Key")), http.StatusFound)
+		}
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	runInspect(t.Context(), []string{"-H", "X-Api-Key: " + secret, srv.URL}, &stdout, &stderr)
+	if out := stdout.String() + stderr.String(); strings.Contains(out, enc) {
+		t.Errorf("text: the credential is shown percent-encoded (%s):\n%s", enc, out)
+	}
+
+	// The error path, inspect and get alike.
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1:1/keys/"+url.PathEscape(r.Header.Get("X-Api-Key")), http.StatusFound)
+	}))
+	defer srv2.Close()
+	stdout.Reset()
+	stderr.Reset()
+	err := runInspect(t.Context(), []string{"-json", "-H", "X-Api-Key: " + secret, srv2.URL}, &stdout, &stderr)
+	if out := err.Error() + stdout.String() + stderr.String(); strings.Contains(out, enc) {
+		t.Errorf("inspect error: the credential is shown percent-encoded:\n%s", out)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	err = getMain(t.Context(), []string{"-max-attempts", "1", "-H", "X-Api-Key: " + secret, srv2.URL}, strings.NewReader(""), &stdout, &stderr)
+	if out := stdout.String() + stderr.String(); strings.Contains(out, enc) {
+		t.Errorf("get record: the credential is shown percent-encoded:\n%s", out)
+	}
+}
+
+// A finding quotes what the server sent with %q, and -json then escapes
+// that quotation again: a credential with a '"' or '\' (a quoted cookie
+// value, a password) is elided in that spelling too.
+func TestInspectEchoJSONFindingDoubleEscaped(t *testing.T) {
+	const secret = `pa\ss-4f9a1c2e7b`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		b, _ := jsonMarshalString("bad password " + r.Header.Get("X-Password"))
+		w.Write([]byte(`{"title":` + b + `}`))
+	}))
+	defer srv.Close()
+	for _, json := range []bool{false, true} {
+		args := []string{"-H", "X-Password: " + secret, srv.URL}
+		if json {
+			args = append([]string{"-json"}, args...)
+		}
+		var stdout, stderr bytes.Buffer
+		runInspect(t.Context(), args, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if strings.Contains(out, "4f9a1c2e7b") {
+			t.Errorf("json %v: the credential the server echoed is shown:\n%s", json, out)
+		}
+	}
+}
+
+func jsonMarshalString(s string) (string, error) {
+	var b bytes.Buffer
+	err := writeJSON(&b, s)
+	return strings.TrimSpace(b.String()), err
+}
+
+// An Authorization whose scheme is followed by a tab (RFC 9110 allows
+// 1*SP only, but net/http sends it, and servers split on whitespace): the
+// token without the scheme is elided.
+func TestInspectEchoAuthorizationTab(t *testing.T) {
+	const secret = "sk-live-4f9a1c2e7b"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f := strings.Fields(r.Header.Get("Authorization"))
+		w.Header().Set("RateLimit-Policy", `"`+f[len(f)-1]+`";q=10;w=60`)
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	runInspect(t.Context(), []string{"-H", "Authorization: Bearer\t" + secret, srv.URL}, &stdout, &stderr)
+	if out := stdout.String() + stderr.String(); strings.Contains(out, secret) {
+		t.Errorf("the token the server echoed is shown:\n%s", out)
+	}
+}
+
+// A Basic credential the server decodes and echoes (its password) is
+// elided, not only its base64 form.
+func TestInspectEchoBasicDecoded(t *testing.T) {
+	const password = "hunter2-4f9a1c2e7b"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, p, _ := r.BasicAuth()
+		w.Header().Set("RateLimit-Policy", `"`+p+`";q=10;w=60`)
+	}))
+	defer srv.Close()
+	basic := base64.StdEncoding.EncodeToString([]byte("alice:" + password))
+	var stdout, stderr bytes.Buffer
+	runInspect(t.Context(), []string{"-H", "Authorization: Basic " + basic, srv.URL}, &stdout, &stderr)
+	if out := stdout.String() + stderr.String(); strings.Contains(out, password) {
+		t.Errorf("the decoded Basic password the server echoed is shown:\n%s", out)
 	}
 }

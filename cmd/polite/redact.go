@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -496,26 +497,47 @@ func jsonSafe(b []byte) []byte {
 // report wherever its letters are.
 const minSecret = 6
 
-// secrets returns the values of the collected headers whose names may
-// carry a credential (see credentialName), at least minSecret bytes each,
-// an Authorization's credentials without their scheme too ("Bearer sk-…"
-// echoed as "sk-…"), longest first, so that one that holds another is
-// elided whole.
+// secrets returns the credentials of the collected headers whose names may
+// carry one (see credentialName), each at least minSecret bytes, as
+// servers echo them: a field's value whole; an Authorization's (or
+// Proxy-Authorization's) credentials without their scheme, and a Basic
+// one's password decoded; a Cookie's values. Longest first, so that one
+// that holds another is elided whole.
 func (h headerFlag) secrets() []string {
 	var out []string
+	add := func(v string) {
+		if v = strings.TrimSpace(v); len(v) >= minSecret {
+			out = append(out, v)
+		}
+	}
 	for _, s := range h {
 		name, value, _ := strings.Cut(s, ":")
-		if !credentialName(strings.TrimSpace(name)) {
+		name = strings.TrimSpace(name)
+		if !credentialName(name) {
 			continue
 		}
-		value = strings.TrimSpace(value)
-		if _, cred, ok := strings.Cut(value, " "); ok {
-			if cred = strings.TrimSpace(cred); len(cred) >= minSecret {
-				out = append(out, cred)
+		add(value)
+		switch {
+		case strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Proxy-Authorization"):
+			value = strings.TrimSpace(value)
+			if i := strings.IndexAny(value, " \t"); i >= 0 {
+				scheme, cred := value[:i], strings.TrimSpace(value[i:])
+				add(cred)
+				if strings.EqualFold(scheme, "Basic") {
+					if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
+						add(string(b))
+						if _, pass, ok := strings.Cut(string(b), ":"); ok {
+							add(pass)
+						}
+					}
+				}
 			}
-		}
-		if len(value) >= minSecret {
-			out = append(out, value)
+		case strings.EqualFold(name, "Cookie"):
+			for c := range strings.SplitSeq(value, ";") {
+				if _, v, ok := strings.Cut(c, "="); ok {
+					add(strings.Trim(strings.TrimSpace(v), `"`))
+				}
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
@@ -538,20 +560,40 @@ func credentialName(name string) bool {
 }
 
 // elideSecrets returns s with each secret replaced by "…" wherever it
-// occurs, as sent or as a Go or JSON string spells it (a policy name is
-// printed quoted, a JSON line escapes quotes and backslashes, and a get
-// record HTML's &, < and > too).
+// occurs in any spelling the commands' output may give it (see
+// spellings), the longest first.
 func elideSecrets(s string, secrets []string) string {
+	var all []string
 	for _, x := range secrets {
+		all = append(all, spellings(x)...)
+	}
+	slices.SortFunc(all, func(a, b string) int { return len(b) - len(a) })
+	for _, x := range slices.Compact(all) {
 		s = strings.ReplaceAll(s, x, "…")
-		marshaled, _ := json.Marshal(x) // HTML escaped, as a get record is
-		for _, q := range [...]string{strconv.Quote(x), string(jsonQuote(x)), string(marshaled)} {
-			if q = q[1 : len(q)-1]; q != x {
-				s = strings.ReplaceAll(s, q, "…")
-			}
-		}
 	}
 	return s
+}
+
+// spellings returns x as the commands' output may spell it: as sent, or
+// percent-encoded in a URL's path or query (a redirect's Location), then
+// each of these escaped as Go escapes what does not print, quoted as Go
+// quotes it (a policy's name, a finding's quotation), as a JSON string
+// (writeJSON, and encoding/json's HTML escapes of a get record), and a Go
+// quotation as a JSON string (a finding of inspect -json): quotes left
+// out.
+func spellings(x string) []string {
+	var out []string
+	inner := func(q string) string { return q[1 : len(q)-1] }
+	marshal := func(v string) string {
+		b, _ := json.Marshal(v) // HTML escaped, as a get record is
+		return inner(string(b))
+	}
+	asJSON := func(v string) string { return inner(string(jsonQuote(v))) }
+	for _, b := range [...]string{x, url.PathEscape(x), url.QueryEscape(x)} {
+		goq := inner(strconv.Quote(b))
+		out = append(out, b, escaped(b), goq, asJSON(b), marshal(b), asJSON(goq), marshal(goq), asJSON(escaped(b)))
+	}
+	return out
 }
 
 // jsonQuote returns x as writeJSON spells a string, quotes included.
