@@ -144,8 +144,8 @@
 // additively while it holds requests back without a refusal: by one more
 // request a window, or by a shorter window, in turn, so that a fixed window
 // and a leaky or token bucket are both approached from below; a refused
-// step is taken back, and other refusals halve it at most, measuring it
-// again. A refusal while the fields said quota was left marks them
+// step is taken back, and other refusals halve its requests and double
+// its window at most, measuring it again. A refusal while the fields said quota was left marks them
 // unreliable: the learned quota then applies on top of them for a minute,
 // doubling each time, up to an hour. An origin that never stated a quota
 // opens to one request in flight after its probe and, while its round

@@ -165,42 +165,55 @@ func header(dst []Quota, h http.Header, now, date time.Time, q *quickFields, r *
 	f := p.families
 	if f&fIETF != 0 {
 		p.ietf(sRateLimitPolicy, sRateLimit, true)
+		p.settle()
 	}
 	if f&fBeta != 0 {
 		p.ietf(sBetaRateLimitPolicy, sBetaRateLimit, false)
+		p.settle()
 	}
 	if f&fOpenAI != 0 {
 		p.openAI()
+		p.settle()
 	}
 	if f&fAnthropic != 0 {
 		p.anthropic()
+		p.settle()
 	}
 	if f&fUnitFirst != 0 {
 		p.unitFirst()
+		p.settle()
 	}
 	if f&fKong != 0 {
 		p.kong()
+		p.settle()
 	}
 	if f&fHubSpot != 0 {
 		p.hubSpot()
+		p.settle()
 	}
 	if f&fShopify != 0 {
 		p.shopify()
+		p.settle()
 	}
 	if f&fZendesk != 0 {
 		p.zendesk()
+		p.settle()
 	}
 	if f&fTwitter != 0 {
 		p.twitter()
+		p.settle()
 	}
 	if f&fX != 0 {
 		p.xRateLimit()
+		p.settle()
 	}
 	if f&fDash != 0 {
 		p.xDashRateLimit()
+		p.settle()
 	}
 	if f&fDraft06 != 0 || p.unnamed != nil || p.hasDict {
 		p.draft06()
+		p.settle()
 	}
 
 	if p.n == 0 {
@@ -233,6 +246,12 @@ type parser struct {
 	quotas [4]Quota
 	more   []Quota
 	n      int
+
+	// The quotas of the family being read, which settle files: the first
+	// few in an array, the rest in stageMore.
+	stage     [4]Quota
+	stageMore []Quota
+	staged    int
 
 	// Legacy unnamed policies and the draft-07 dictionary, read from the
 	// RateLimit-Policy and RateLimit fields and merged with the
@@ -350,16 +369,44 @@ func (p *parser) collect(h http.Header) {
 // new quota with those before it.
 const maxQuotas = 32
 
-// add reports q unless it carries neither a limit nor a remaining count,
-// merging it into an earlier quota of another family that reports the
-// same thing (see same); the earlier quota keeps its name.
-// Past maxQuotas quotas, it drops q.
+// add reports q unless it carries neither a limit nor a remaining count:
+// it is staged until its family has been read (see settle).
 func (p *parser) add(q Quota) {
 	if q.Limit < 0 && q.Remaining < 0 {
 		return
 	}
+	if p.staged < len(p.stage) {
+		p.stage[p.staged] = q
+	} else {
+		p.stageMore = append(p.stageMore, q)
+	}
+	p.staged++
+}
+
+// settle files the quotas of the family just read (see file). When an
+// earlier family's quotas may be joined, they are filed in order's order,
+// not as they were listed: which of them joins which quota, and so learns
+// its window or reset, does not hang on the members' order.
+func (p *parser) settle() {
+	st := p.stage[:min(p.staged, len(p.stage))]
+	if p.staged > len(p.stage) {
+		st = append(st[:len(st):len(st)], p.stageMore...) // past a few, rare: a copy
+	}
+	if p.n > 0 && len(st) > 1 {
+		slices.SortStableFunc(st, func(a, b Quota) int { return order(&a, &b) })
+	}
+	for i := range st {
+		p.file(st[i])
+	}
+	p.staged, p.stageMore = 0, p.stageMore[:0]
+}
+
+// file reports q, merging it into an earlier quota of another family that
+// reports the same thing (see same); the earlier quota keeps its name.
+// Past maxQuotas quotas, it drops q.
+func (p *parser) file(q Quota) {
 	// Of several it may describe, the one that agrees on the most of what
-	// both know, then the first in ahead's order: not the first listed,
+	// both know, then the first in order's order: not the first listed,
 	// so that which learns q's window or reset does not hang on the
 	// members' order.
 	var best *Quota
@@ -367,7 +414,7 @@ func (p *parser) add(q Quota) {
 	for i := range p.n {
 		if o := p.quota(i); o.Dialect != q.Dialect && same(o, &q) {
 			n := agreed(o, &q)
-			if n > score || n == score && ahead(o, best) {
+			if n > score || n == score && order(o, best) < 0 {
 				best, score = o, n
 			}
 		}
@@ -406,18 +453,23 @@ func same(a, b *Quota) bool {
 		(a.Reset < 0 || b.Reset < 0 || a.Reset == b.Reset)
 }
 
-// ahead reports whether a comes before b among quotas another joins
-// alike: the first name, then the shortest window known, the earliest
-// reset known, the first partition key and dialect. Quotas equal in all of
-// these are alike, and either may be joined.
-func ahead(a, b *Quota) bool {
+// order orders quotas by their fields, whatever the order they were
+// listed in: the first name, then the shortest window known, the earliest
+// reset known, the lowest limit and remaining count, and the first unit,
+// partition key and dialect. It picks the quota another joins of those it
+// could join alike, and the order in which a family's quotas join those of
+// earlier families. Quotas equal in all of these are alike, and either may
+// be joined or join first.
+func order(a, b *Quota) int {
 	return cmp.Or(
 		strings.Compare(a.Policy, b.Policy),
 		knownFirst(a.Window > 0, b.Window > 0), cmp.Compare(a.Window, b.Window),
 		knownFirst(a.Reset >= 0, b.Reset >= 0), cmp.Compare(a.Reset, b.Reset),
+		cmp.Compare(a.Limit, b.Limit), cmp.Compare(a.Remaining, b.Remaining),
+		strings.Compare(a.Unit, b.Unit),
 		bytes.Compare(a.Partition, b.Partition),
 		strings.Compare(a.Dialect, b.Dialect),
-	) < 0
+	)
 }
 
 // knownFirst orders a field known before one unknown, as cmp.Compare

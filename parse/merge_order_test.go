@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"math/rand/v2"
 	"net/http"
 	"sort"
 	"strings"
@@ -73,6 +74,89 @@ func TestCrossFamilyMergeTieOfEqualNames(t *testing.T) {
 		for _, q := range Header(h, now) {
 			if want := map[time.Duration]time.Duration{time.Minute: 7 * time.Second, time.Hour: -1}[q.Window]; q.Reset != want {
 				t.Errorf("%q: the quota of window %v has reset %v, want %v", list, q.Window, q.Reset, want)
+			}
+		}
+	}
+}
+
+// Which of two policies a family's quotas join does not hang on the order
+// of that family's members either: added greedily as listed, the first
+// legacy item took policy "a" and the next was left "b", so that which
+// learned the 1-minute window and which the day hung on the legacy
+// list's order.
+func TestCrossFamilyMergeOrderOfJoiningMembers(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	var got []string
+	for _, list := range []string{"5, 10;w=60, 10;w=86400", "5, 10;w=86400, 10;w=60"} {
+		h := http.Header{
+			"Ratelimit-Policy":  {`"a";q=10, "b";q=10`},
+			"X-Ratelimit-Limit": {list},
+			"Ratelimit-Limit":   {"10"},
+			"Ratelimit-Reset":   {"100"},
+		}
+		got = append(got, formatQuotas(Header(h, now)))
+	}
+	if got[0] != got[1] {
+		t.Errorf("the same legacy items in two orders read differently:\n   %s\nvs\n   %s", got[0], got[1])
+	}
+}
+
+// Generated headers whose list fields' members are permuted: the set of
+// quotas must not change.
+func TestCrossFamilyMergeOrderGenerated(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	fails := 0
+	for iter := 0; iter < 20000 && fails < 3; iter++ {
+		// IETF policies, possibly without windows; names from a small set.
+		var pols, lims []string
+		names := []string{"a", "b", "c"}
+		for _, n := range names[:1+rng.IntN(3)] {
+			p := `"` + n + `";q=10` + pick("", ";w=60", ";w=3600")
+			pols = append(pols, p)
+			if rng.IntN(2) == 0 {
+				lims = append(lims, `"`+n+`";r=`+pick("3", "10")+pick("", ";t=7", ";t=100"))
+			}
+		}
+		var items []string
+		for range 1 + rng.IntN(3) {
+			items = append(items, "10;w="+pick("60", "3600", "86400"))
+		}
+		cur := pick("5", "10", "10;w=60")
+		h := func(pols, lims, items []string) http.Header {
+			h := http.Header{
+				"Ratelimit-Policy":  {strings.Join(pols, ", ")},
+				"X-Ratelimit-Limit": {cur + ", " + strings.Join(items, ", ")},
+			}
+			if len(lims) > 0 {
+				h["Ratelimit"] = []string{strings.Join(lims, ", ")}
+			}
+			if rng.IntN(2) == 0 {
+				h["Ratelimit-Limit"] = []string{"10"}
+				h["Ratelimit-Reset"] = []string{pick("7", "100")}
+			}
+			return h
+		}
+		h0 := h(pols, lims, items)
+		want := formatQuotas(Header(h0, now))
+		for range 6 {
+			p2 := append([]string(nil), pols...)
+			l2 := append([]string(nil), lims...)
+			i2 := append([]string(nil), items...)
+			rng.Shuffle(len(p2), func(i, j int) { p2[i], p2[j] = p2[j], p2[i] })
+			rng.Shuffle(len(l2), func(i, j int) { l2[i], l2[j] = l2[j], l2[i] })
+			rng.Shuffle(len(i2), func(i, j int) { i2[i], i2[j] = i2[j], i2[i] })
+			h1 := h0.Clone()
+			h1["Ratelimit-Policy"] = []string{strings.Join(p2, ", ")}
+			if len(l2) > 0 {
+				h1["Ratelimit"] = []string{strings.Join(l2, ", ")}
+			}
+			h1["X-Ratelimit-Limit"] = []string{cur + ", " + strings.Join(i2, ", ")}
+			if got := formatQuotas(Header(h1, now)); got != want {
+				t.Errorf("%v\n   %s\nvs %v\n   %s", h0, want, h1, got)
+				fails++
+				break
 			}
 		}
 	}

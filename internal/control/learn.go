@@ -80,7 +80,8 @@ import (
 //     window, without a pause (see refused), unless its lone probe was
 //     refused with nothing accepted (see loneRefused); refused again at
 //     the even pace, it backs off multiplicatively: a new measurement,
-//     which halves q and lowers w by 30% at most at a time (a cycle
+//     which halves q, lowers w by 30% and doubles it at most at a time
+//     (a measurement that spans an outage must not make it the window; a cycle
 //     measured out of phase with the server's window must not cut the
 //     pace to nothing), and doubles the windows between steps, up to 4.
 //     A second decrease in a row, with no step of growth between, that
@@ -366,7 +367,13 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 			n = max(min(n, q.q), q.q/2, 1)
 		}
 		l.cut = min(counted, maxQuota)
-		w = max(w, q.w*7/10)
+		// The window is lowered by 30% at most, and doubled at most: a
+		// measurement that spans an outage, minutes in which the
+		// server refused everything, must not make those minutes the
+		// window (a key learned at 10 per 1.36 s measured 9 per 5
+		// minutes across one, and never grew back). A longer window
+		// is measured again, doubling, at the refusals that follow.
+		w = min(max(w, q.w*7/10), 2*q.w)
 		l.floor = 0
 	}
 	q.q, q.w = min(n, maxQuota), min(w, int64(MaxPause))
