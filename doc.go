@@ -293,7 +293,9 @@
 // through the same backoff schedule, retry budget and MaxAttempts as
 // refusals, with Retry-After as a floor. The wait is the request's own: a
 // gateway's failure says nothing of the origin's rate limit, so the origin
-// does not pause. Which errors are transient is decided by their types and
+// does not pause, and a retry the budget would space past the request's
+// deadline goes back to the caller (a refusal's keeps its own wait, the
+// origin's pause spacing it). Which errors are transient is decided by their types and
 // values, never their text: certificate and TLS failures (but a handshake
 // that timed out, a timeout as any other), malformed responses, a "no such
 // host" and a *url.Error never are.

@@ -110,7 +110,7 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		// attempts still probe, one a pause.
 		p.Retry, p.Denied = false, ReasonRetryBudget
 	case p.Denied != ReasonNone:
-		if d := r.spaced(now, rb, judged); d > p.Wait {
+		if d, _ := r.spaced(now, rb, judged); d > p.Wait {
 			p.Wait, p.Reason = d, ReasonRetryBudget
 		}
 		p.Retry, p.Denied = true, ReasonNone
@@ -122,20 +122,21 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 // outside an outage, whose own wait, which fits, is wait: until the budget
 // affords it; or MaxWait, if that comes first and fits the deadline; or,
 // when neither fits the deadline, its own wait, the key's pause, probe and
-// ramp spacing it from there. Outside an outage the budget spaces retries,
-// it does not drop them: dropped, half of a flight of 100 refused together
-// with Retry-After: 1 went back to the caller at a MaxWait of 5 s, and as
-// many at a context deadline of 8 s (an http.Client's Timeout), though
-// the server served each retry a second later.
-func (r *Refusal) spaced(now time.Time, rb retryBudget, wait time.Duration) time.Duration {
-	d := max(wait, rb.next(instant(now)))
+// ramp spacing it from there, and ok false. Outside an outage the budget
+// spaces a refusal's retries, it does not drop them: dropped, half of a
+// flight of 100 refused together with Retry-After: 1 went back to the
+// caller at a MaxWait of 5 s, and as many at a context deadline of 8 s
+// (an http.Client's Timeout), though the server served each retry a
+// second later.
+func (r *Refusal) spaced(now time.Time, rb retryBudget, wait time.Duration) (d time.Duration, ok bool) {
+	d = max(wait, rb.next(instant(now)))
 	switch {
 	case r.fits(now, d):
-		return d
+		return d, true
 	case r.fits(now, r.MaxWait):
-		return r.MaxWait
+		return r.MaxWait, true
 	}
-	return wait
+	return wait, false
 }
 
 // leastWait returns the wait Decide plans for the refusal r of the
