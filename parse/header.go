@@ -383,8 +383,9 @@ func (p *parser) add(q Quota) {
 	p.staged++
 }
 
-// settle files the quotas of the family just read (see file). When an
-// earlier family's quotas may be joined, they are filed in order's order,
+// settle files the quotas of the family just read (see file). When
+// quotas of another dialect may be joined (an earlier family's, or the
+// draft-07 dictionary among legacy items), they are filed in order's order,
 // not as they were listed: which of them joins which quota, and so learns
 // its window or reset, does not hang on the members' order.
 func (p *parser) settle() {
@@ -392,7 +393,7 @@ func (p *parser) settle() {
 	if p.staged > len(p.stage) {
 		st = append(st[:len(st):len(st)], p.stageMore...) // past a few, rare: a copy
 	}
-	if p.n > 0 && len(st) > 1 {
+	if len(st) > 1 && (p.n > 0 || slices.ContainsFunc(st[1:], func(q Quota) bool { return q.Dialect != st[0].Dialect })) {
 		slices.SortStableFunc(st, func(a, b Quota) int { return order(&a, &b) })
 	}
 	for i := range st {
