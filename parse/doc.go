@@ -133,9 +133,11 @@
 // the one that agrees with it on most of the window and reset both know,
 // then the one of the first name (of equal names, the shortest window
 // known, then the earliest reset known), whatever the order they are
-// listed in; a family's quotas join in that order too, not as listed. A legacy limit list (draft-03, Envoy)
-// starts with the current limit, which merges into the first quota item
-// with an equal limit. Metadata (Discord's bucket, GitHub's resource,
+// listed in; a family's quotas join in that order too, not as listed. A
+// legacy limit list (draft-03, Envoy), or an unnamed RateLimit-Policy,
+// comes with the current limit, which merges into the quota item with an
+// equal limit that comes first by name, then by the shortest window
+// stated. Metadata (Discord's bucket, GitHub's resource,
 // GitLab's name) names a quota but never makes one.
 //
 // Header accepts a few vendor quirks on purpose, each bounded to one

@@ -51,35 +51,53 @@ func deltaOf(vals []string) time.Duration {
 }
 
 // legacy reports cur and the quota items of its family. cur merges into
-// the first item with an equal limit and a compatible window and name, or
-// into the only item (repeated or not) when cur's limit is unknown.
-// Repeated items are reported once.
+// the item with an equal limit and a compatible window and name that comes
+// first by name, then by the shortest window stated (not as listed: which
+// item learns cur's remaining count and reset does not hang on the items'
+// order), or into the only item (repeated or not) when cur's limit is
+// unknown. Repeated items are reported once.
 func (p *parser) legacy(cur Quota, items []item) {
-	merged := cur.Limit < 0 && cur.Remaining < 0 // nothing to merge
-	only := len(items) > 0                       // one item, repeated or not
+	only := len(items) > 0 // one item, repeated or not
 	for _, it := range items {
 		only = only && it == items[0]
 	}
+	into := -1 // the item cur merges into
+	if cur.Limit >= 0 || cur.Remaining >= 0 {
+		for i, it := range items {
+			if (cur.Limit == it.n || cur.Limit < 0 && only) &&
+				(cur.Window == 0 || cur.Window == it.w) &&
+				(cur.Policy == "" || it.name == "" || cur.Policy == it.name) &&
+				(into < 0 || itemAhead(it, items[into])) {
+				into = i
+			}
+		}
+	}
 	for i, it := range items {
-		if containsItem(items[:i], it) {
+		if containsItem(items[:i], it) && i != into {
 			continue
 		}
 		q := newQuota(cur.Dialect)
 		q.Policy, q.Limit, q.Window = it.name, it.n, it.w
-		if !merged && (cur.Limit == it.n || cur.Limit < 0 && only) &&
-			(cur.Window == 0 || cur.Window == it.w) &&
-			(cur.Policy == "" || it.name == "" || cur.Policy == it.name) {
+		if i == into {
 			q.Remaining, q.Reset, q.Unit = cur.Remaining, cur.Reset, cur.Unit
 			if q.Policy == "" {
 				q.Policy = cur.Policy
 			}
-			merged = true
 		}
 		p.add(q)
 	}
-	if !merged {
+	if into < 0 {
 		p.add(cur)
 	}
+}
+
+// itemAhead reports whether item a comes before b: by name, then the
+// shortest window stated, a window not stated last.
+func itemAhead(a, b item) bool {
+	if a.name != b.name {
+		return a.name < b.name
+	}
+	return a.w > 0 && (b.w == 0 || a.w < b.w)
 }
 
 func containsItem(items []item, x item) bool {

@@ -161,3 +161,30 @@ func TestCrossFamilyMergeOrderGenerated(t *testing.T) {
 		}
 	}
 }
+
+// Which of the items "10;w=60, 10;w=3600" learns the current limit's
+// remaining count and reset does not hang on their order when the current
+// limit and the items are of one family either: the current quota merged
+// into the first item listed with an equal limit.
+func TestLegacyCurrentLimitMergeOrder(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		base  http.Header
+		field string
+		a, b  string
+	}{
+		{"envoy list", http.Header{"X-Ratelimit-Remaining": {"3"}, "X-Ratelimit-Reset": {"7"}},
+			"X-Ratelimit-Limit", "10, 10;w=60, 10;w=3600", "10, 10;w=3600, 10;w=60"},
+		{"unnamed policy + triplet", http.Header{"Ratelimit-Limit": {"10"}, "Ratelimit-Remaining": {"3"}, "Ratelimit-Reset": {"7"}},
+			"Ratelimit-Policy", "10;w=60, 10;w=3600", "10;w=3600, 10;w=60"},
+		{"unnamed policy + draft-07 dict", http.Header{"Ratelimit": {"limit=10, remaining=3, reset=7"}},
+			"Ratelimit-Policy", "10;w=60, 10;w=3600", "10;w=3600, 10;w=60"},
+	} {
+		ha, hb := tc.base.Clone(), tc.base.Clone()
+		ha[tc.field], hb[tc.field] = []string{tc.a}, []string{tc.b}
+		if ga, gb := formatQuotas(Header(ha, now)), formatQuotas(Header(hb, now)); ga != gb {
+			t.Errorf("%s: %s %q:\n   %s\nbut %q:\n   %s", tc.name, tc.field, tc.a, ga, tc.b, gb)
+		}
+	}
+}
