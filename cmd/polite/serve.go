@@ -19,9 +19,9 @@ Serve runs a rate-limited HTTP server (package ratelimittest) with one
 policy, and prints each request's decision on stdout: time, method, path,
 status, and the rate-limit fields of the response ("- (no answer)" for a
 request whose client left, or that serve stopped, before its answer; a
-client that sent a body larger than 64 KiB, or waits for 100 Continue,
-is seen to leave only once its answer is written, for the body is left
-unread); a line is printed when its response ends. Every path is served alike. It
+client that sends a body larger than 256 KiB, or waits for 100 Continue,
+is seen to leave only once its answer is written, for its body is left
+unread, as net/http leaves it); a line is printed when its response ends. Every path is served alike. It
 listens on a loopback address unless -public is given, and stops on
 SIGINT or SIGTERM.
 
@@ -216,15 +216,17 @@ type logHandler struct {
 
 // ServeHTTP serves r with the next handler, then logs its decision.
 func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// A small body is read first, and dropped (the handler reads none):
-	// net/http notices a client that leaves, and ends the request's
-	// context, only once the body has been read to its end. Left unread, a
-	// POST whose client gave up during -latency was logged as answered,
-	// and one -hang held until serve stopped. A larger body, or one whose
-	// client waits for 100 Continue, is left alone: reading it would
-	// hold a refusal until the client had sent it all.
-	if r.ContentLength >= 0 && r.ContentLength <= maxDrainedBody && r.Header.Get("Expect") == "" {
-		io.Copy(io.Discard, r.Body)
+	// A body net/http would read before answering anyway, up to 256 KiB
+	// (chunked too), is read first, and dropped (the handler reads
+	// none): net/http notices a client that leaves, and ends the
+	// request's context, only once the body has been read to its end.
+	// Left unread, a POST whose client gave up during -latency was logged
+	// as answered, and one -hang held until serve stopped. A body stated
+	// larger, or one whose client waits for 100 Continue, is left alone,
+	// as net/http leaves it: reading it would hold a refusal until the
+	// client had sent it.
+	if r.ContentLength <= maxDrainedBody && r.Header.Get("Expect") == "" {
+		io.Copy(io.Discard, io.LimitReader(r.Body, maxDrainedBody+1))
 	}
 	rw := &statusWriter{ResponseWriter: w}
 	l.next.ServeHTTP(rw, r)
@@ -293,9 +295,10 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 // maxBodySize bounds serve's -body-size.
 const maxBodySize = 64 << 20
 
-// maxDrainedBody is the largest request body serve reads before serving
-// the request (see logHandler.ServeHTTP), in bytes.
-const maxDrainedBody = 64 << 10
+// maxDrainedBody is the most of a request body serve reads before serving
+// the request (see logHandler.ServeHTTP), in bytes: what net/http's server
+// reads of an unread body before it answers.
+const maxDrainedBody = 256 << 10
 
 // streamEventSize returns the size of one event of a streamed body whose
 // -body-size is bodySize: "data: ", the body (2 bytes for 0) and "\n\n".

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -56,5 +57,30 @@ func TestServeClientLeftWithBodyUnanswered(t *testing.T) {
 				t.Errorf("serve %v: %v after the client of a %s gave up, the log has no %q:\n%s", tc.args, tc.wait, tc.method, want, log)
 			}
 		})
+	}
+}
+
+// A small chunked body (no Content-Length: Go's client sends one for a
+// body of unknown length, curl -T -) is read too, so that a client that
+// gives up under -hang is noticed; left unread (its length unstated), the
+// request was held until serve stopped.
+func TestServeChunkedBodyClientLeftUnanswered(t *testing.T) {
+	base, out, stop := startServe(t, "-addr", "127.0.0.1:0", "-quota", "5", "-window", "1m", "-hang", "-1s")
+	defer stop()
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/left", io.NopCloser(strings.NewReader(`{"model":"x"}`)))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	if resp, err := (&http.Client{Transport: tr}).Do(req); err == nil {
+		resp.Body.Close()
+	}
+	cancel()
+	want := "POST /left - (no answer)"
+	log := out.String()
+	for end := time.Now().Add(2 * time.Second); !strings.Contains(log, want) && time.Now().Before(end); log = out.String() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(log, want) {
+		t.Errorf("2s after the client of a chunked 13-byte POST gave up, the log has no %q:\n%s", want, log)
 	}
 }
