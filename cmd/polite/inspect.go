@@ -55,10 +55,12 @@ response (an invalid URL, a refused connection, a timeout) the object is
 without their user information and query ("?…"), and a partition key by
 its hash ("sha256:" and 16 hex digits), and the value of an -H whose name
 holds auth, cookie, key, token, secret, session, password, passwd,
-credential or signature (6 bytes or more; an Authorization's credentials
-without the scheme, a Basic one's password, a Cookie's values too) as
-"…" wherever the server echoed it, percent-encoded in a URL or escaped in
-a quotation too: what inspect prints never holds a credential.
+credential or signature (6 bytes or more; without its first word, a
+scheme such as Bearer, too; a Basic credential's password; a Cookie's
+values whose names hold those words, sid or sess, or of 16 bytes or
+more) as "…" wherever the server echoed it, percent-encoded in a URL or
+escaped in a quotation too: what inspect prints never holds a
+credential.
 
 Servers often send CORS headers only to cross-origin requests: add
 -H 'Origin: https://example.com' to see them.`

@@ -230,3 +230,81 @@ func TestInspectEchoBasicDecoded(t *testing.T) {
 		t.Errorf("the decoded Basic password the server echoed is shown:\n%s", out)
 	}
 }
+
+// Every credential -H has its value past the first word elided too
+// ("X-Authorization: Bearer sk-…" echoed as "sk-…"), not only an
+// Authorization's: the token of X-Authorization (ThingsBoard's header),
+// X-Auth-Token or Authorization-Token, echoed bare, was shown.
+func TestInspectEchoSchemeOfOtherAuthHeaders(t *testing.T) {
+	const secret = "sk-live-4f9a1c2e7b"
+	for _, name := range []string{"X-Authorization", "X-Auth-Token", "Authorization-Token"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			f := strings.Fields(r.Header.Get(name))
+			w.Header().Set("RateLimit-Policy", `"`+f[len(f)-1]+`";q=10;w=60`)
+		}))
+		var stdout, stderr bytes.Buffer
+		runInspect(t.Context(), []string{"-H", name + ": Bearer " + secret, srv.URL}, &stdout, &stderr)
+		srv.Close()
+		if out := stdout.String() + stderr.String(); strings.Contains(out, secret) {
+			t.Errorf("-H %q: the token the server echoed is shown:\n%s", name+": Bearer …", out)
+		}
+	}
+}
+
+// The URL in the output is spelled as the server encoded it (Go keeps a
+// valid RawPath): a credential percent-encoded by Python's
+// urllib.parse.quote (safe="/": '/' raw, '+' and '=' encoded) or with
+// lower-case hex is elided too, not only url.PathEscape's spelling.
+func TestInspectEchoPercentEncodedOtherwise(t *testing.T) {
+	const secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY="
+	for _, enc := range []struct{ name, path string }{
+		{"python quote", "wJalrXUtnFEMI/K7MDENG%2BbPxRfiCYEXAMPLEKEY%3D"},
+		{"lower-case hex", "wJalrXUtnFEMI%2fK7MDENG%2bbPxRfiCYEXAMPLEKEY%3d"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/" {
+				http.Redirect(w, r, "/keys/"+enc.path, http.StatusFound)
+			}
+		}))
+		var stdout, stderr bytes.Buffer
+		runInspect(t.Context(), []string{"-H", "X-Api-Key: " + secret, srv.URL}, &stdout, &stderr)
+		srv.Close()
+		if out := stdout.String() + stderr.String(); strings.Contains(out, enc.path) {
+			t.Errorf("%s: the credential is shown percent-encoded (%s):\n%s", enc.name, enc.path, out)
+		}
+	}
+}
+
+// A Cookie's values that are preferences (theme=default,
+// region=eu-west-1) are shown: elided, the report lost those words
+// wherever they were, in polite's own findings and in the URL inspected.
+func TestInspectEchoCookiePreferencesShown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	runInspect(t.Context(), []string{"-H", "Cookie: theme=default; region=eu-west-1", srv.URL + "/eu-west-1/items"}, &stdout, &stderr)
+	out := stdout.String()
+	for _, want := range []string{"polite's default MaxWait", "/eu-west-1/items"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q, which no credential holds:\n%s", want, out)
+		}
+	}
+}
+
+func TestElideEncoded(t *testing.T) {
+	for _, tt := range []struct{ s, x, want string }{
+		{"GET /k/a%2Fb%2fc then a/b/c", "a/b/c", "GET /k/… then …"},
+		{"a%2 and a%zz/", "a/", "a%2 and a%zz/"},
+		{"q=two+words&r=two%20words", "two words", "q=…&r=…"},
+		{"%61%62%63", "abc", "…"},
+		{"nothing here", "abc", "nothing here"},
+		{"ends %6", "ab", "ends %6"},
+	} {
+		if got := elideEncoded(tt.s, tt.x); got != tt.want {
+			t.Errorf("elideEncoded(%q, %q) = %q, want %q", tt.s, tt.x, got, tt.want)
+		}
+	}
+}

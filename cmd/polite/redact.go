@@ -499,10 +499,11 @@ const minSecret = 6
 
 // secrets returns the credentials of the collected headers whose names may
 // carry one (see credentialName), each at least minSecret bytes, as
-// servers echo them: a field's value whole; an Authorization's (or
-// Proxy-Authorization's) credentials without their scheme, and a Basic
-// one's password decoded; a Cookie's values. Longest first, so that one
-// that holds another is elided whole.
+// servers echo them: a field's value whole, and without its first word (a
+// scheme: "Bearer sk-…" echoed as "sk-…", in an Authorization or an
+// X-Auth-Token alike); a Basic credential's password decoded; a Cookie's
+// values that may be credentials (see credentialCookie). Longest first, so
+// that one that holds another is elided whole.
 func (h headerFlag) secrets() []string {
 	var out []string
 	add := func(v string) {
@@ -512,36 +513,44 @@ func (h headerFlag) secrets() []string {
 	}
 	for _, s := range h {
 		name, value, _ := strings.Cut(s, ":")
-		name = strings.TrimSpace(name)
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		if !credentialName(name) {
 			continue
 		}
 		add(value)
-		switch {
-		case strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Proxy-Authorization"):
-			value = strings.TrimSpace(value)
-			if i := strings.IndexAny(value, " \t"); i >= 0 {
-				scheme, cred := value[:i], strings.TrimSpace(value[i:])
-				add(cred)
-				if strings.EqualFold(scheme, "Basic") {
-					if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
-						add(string(b))
-						if _, pass, ok := strings.Cut(string(b), ":"); ok {
-							add(pass)
-						}
-					}
+		if strings.EqualFold(name, "Cookie") {
+			for c := range strings.SplitSeq(value, ";") {
+				if n, v, ok := strings.Cut(c, "="); ok && credentialCookie(strings.TrimSpace(n), strings.Trim(strings.TrimSpace(v), `"`)) {
+					add(strings.Trim(strings.TrimSpace(v), `"`))
 				}
 			}
-		case strings.EqualFold(name, "Cookie"):
-			for c := range strings.SplitSeq(value, ";") {
-				if _, v, ok := strings.Cut(c, "="); ok {
-					add(strings.Trim(strings.TrimSpace(v), `"`))
+			continue
+		}
+		if i := strings.IndexAny(value, " \t"); i >= 0 {
+			scheme, cred := value[:i], strings.TrimSpace(value[i:])
+			add(cred)
+			if strings.EqualFold(scheme, "Basic") {
+				if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
+					add(string(b))
+					if _, pass, ok := strings.Cut(string(b), ":"); ok {
+						add(pass)
+					}
 				}
 			}
 		}
 	}
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return slices.Compact(out)
+}
+
+// credentialCookie reports whether a cookie of this name and value may be
+// a credential: its name holds a word of credentialName's, or "sid" or
+// "sess" (PHPSESSID, connect.sid, _gh_sess), or its value is 16 bytes or
+// more, as a token is. A preference (theme=dark, region=eu-west-1) is
+// shown: elided, its words vanished from the report wherever they were.
+func credentialCookie(name, value string) bool {
+	lower := strings.ToLower(name)
+	return credentialName(name) || strings.Contains(lower, "sid") || strings.Contains(lower, "sess") || len(value) >= 16
 }
 
 // credentialName reports whether a request header field of this name may
@@ -560,8 +569,9 @@ func credentialName(name string) bool {
 }
 
 // elideSecrets returns s with each secret replaced by "…" wherever it
-// occurs in any spelling the commands' output may give it (see
-// spellings), the longest first.
+// occurs in any spelling the commands' output may give it (see spellings),
+// the longest first, then wherever it occurs percent-encoded, in part or
+// whole (see elideEncoded).
 func elideSecrets(s string, secrets []string) string {
 	var all []string
 	for _, x := range secrets {
@@ -571,29 +581,85 @@ func elideSecrets(s string, secrets []string) string {
 	for _, x := range slices.Compact(all) {
 		s = strings.ReplaceAll(s, x, "…")
 	}
+	for _, x := range secrets {
+		s = elideEncoded(s, x)
+	}
 	return s
 }
 
-// spellings returns x as the commands' output may spell it: as sent, or
-// percent-encoded in a URL's path or query (a redirect's Location), then
-// each of these escaped as Go escapes what does not print, quoted as Go
-// quotes it (a policy's name, a finding's quotation), as a JSON string
-// (writeJSON, and encoding/json's HTML escapes of a get record), and a Go
-// quotation as a JSON string (a finding of inspect -json): quotes left
-// out.
+// spellings returns x as the commands' output may spell it: as sent,
+// escaped as Go escapes what does not print, quoted as Go quotes it (a
+// policy's name, a finding's quotation), as a JSON string (writeJSON, and
+// encoding/json's HTML escapes of a get record), and a Go quotation as a
+// JSON string (a finding of inspect -json): quotes left out.
 func spellings(x string) []string {
-	var out []string
 	inner := func(q string) string { return q[1 : len(q)-1] }
 	marshal := func(v string) string {
 		b, _ := json.Marshal(v) // HTML escaped, as a get record is
 		return inner(string(b))
 	}
 	asJSON := func(v string) string { return inner(string(jsonQuote(v))) }
-	for _, b := range [...]string{x, url.PathEscape(x), url.QueryEscape(x)} {
-		goq := inner(strconv.Quote(b))
-		out = append(out, b, escaped(b), goq, asJSON(b), marshal(b), asJSON(goq), marshal(goq), asJSON(escaped(b)))
+	goq := inner(strconv.Quote(x))
+	return []string{x, escaped(x), goq, asJSON(x), marshal(x), asJSON(goq), marshal(goq), asJSON(escaped(x))}
+}
+
+// elideEncoded returns s with each occurrence of x in which any byte may
+// be percent-encoded, its hex digits in either case, and a space may be a
+// '+', replaced by "…": a redirect's Location, shown as the server
+// encoded it, may encode a credential as any library does (Go's
+// url.PathEscape, Python's quote leaving '/', lower-case hex). It takes
+// time len(s) times len(x) at most, and none when s holds no '%' or '+'.
+func elideEncoded(s, x string) string {
+	if x == "" || !strings.ContainsAny(s, "%+") {
+		return s
 	}
-	return out
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if n := matchEncoded(s[i:], x); n > 0 {
+			b.WriteString(s[last:i])
+			b.WriteString("…")
+			last = i + n
+			i = last - 1
+		}
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// matchEncoded returns the length of the prefix of s that spells x, each
+// byte of it as it is or percent-encoded (a space as '+' too); 0 when s
+// does not start with x so spelled.
+func matchEncoded(s, x string) int {
+	j := 0
+	for k := 0; k < len(x); k++ {
+		switch c := x[k]; {
+		case j < len(s) && (s[j] == c || c == ' ' && s[j] == '+'):
+			j++
+		case j+2 < len(s) && s[j] == '%' && unhex(s[j+1])<<4|unhex(s[j+2]) == int(c) && unhex(s[j+1]) >= 0 && unhex(s[j+2]) >= 0:
+			j += 3
+		default:
+			return 0
+		}
+	}
+	return j
+}
+
+// unhex returns the value of the hex digit c, in either case; -1 if it is
+// none.
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // jsonQuote returns x as writeJSON spells a string, quotes included.
