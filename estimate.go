@@ -85,8 +85,12 @@ const estimateLimit = llmcost.Limit
 // what was read before). A body sent with Content-Encoding gzip (or
 // x-gzip) or deflate (zlib, as RFC 9110 defines it) is read decoded, the
 // bounds above counting decoded bytes, and no more than 64 MiB of it
-// compressed; one whose first bytes are not of that coding is read as
-// sent, as a server that ignores the label reads it. A request without GetBody, whose body has another content
+// compressed, nor more than twice the bytes it has decoded to, plus 64
+// KiB, which no real body's compressed form runs to (a compressor
+// flushing every few bytes does: the body is cut there, and one cut
+// before its first MiB costs the zero Cost); one whose first bytes are
+// not of that coding is read as sent, as a server that ignores the label
+// reads it. A request without GetBody, whose body has another content
 // coding (br, zstd, several), or whose body is not a JSON object of the
 // API's shape, costs the zero Cost. The estimate takes time linear in the
 // bytes read, whatever they are.
