@@ -107,6 +107,28 @@ func TestBinaryTails(t *testing.T) {
 	if err := back.UnmarshalBinary(rb); err != nil || back.learn.measured != 0 {
 		t.Errorf("a form without the window's tail read back as %d (%v)", back.learn.measured, err)
 	}
+	// The window a measurement measured beyond the doubling it took. A
+	// form without this tail reads it as zero; one with it and no
+	// learned quota is rejected.
+	ct := worst()
+	ct.learn.capped = int64(5 * time.Minute)
+	cb, _ := ct.MarshalBinary()
+	back = State{}
+	if err := back.UnmarshalBinary(cb); err != nil || back.learn.capped != ct.learn.capped {
+		t.Errorf("capped window's tail read back as %d (%v)", back.learn.capped, err)
+	}
+	back = State{}
+	if err := back.UnmarshalBinary(mb); err != nil || back.learn.capped != 0 {
+		t.Errorf("a form without the capped window's tail read back as %d (%v)", back.learn.capped, err)
+	}
+	if ct.learn.quota != nil {
+		nq := ct
+		nq.learn.quota = nil
+		nqb, _ := nq.MarshalBinary()
+		if err := (&State{}).UnmarshalBinary(nqb); err == nil {
+			t.Errorf("a capped window's tail with no learned quota was accepted")
+		}
+	}
 	plain, _ := worst().MarshalBinary()
 	// The claims of requests held (see turn.go), oldest first. A form
 	// without this tail reads none.

@@ -30,6 +30,7 @@ const (
 	tailScale  = 13 // each cost unit's scale, what the requests granted since its latest observation reserved, the part of it no scale applies to (see costs.learn), and the largest cost the server accepted (see costs.excess)
 	tailFrom   = 14 // each cost unit's latest grant when what was reserved since started over (costUnit.from)
 	tailEarly  = 15 // the units no answer has stated yet that requests in flight reserve in (costs.early): count, then each: name, reservations
+	tailCapped = 16 // the window the learner's last measurement measured beyond the doubling it took (learner.capped)
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -213,6 +214,10 @@ func (e *encoder) tails(s *State) {
 			e.str(s.costs.early[i].name)
 			e.reservations(&s.costs.early[i])
 		}
+	}
+	if s.learn.capped != 0 {
+		e.b = append(e.b, tailCapped)
+		e.uint(uint64(s.learn.capped))
 	}
 }
 
@@ -419,6 +424,10 @@ func (d *decoder) tails(n *State) {
 					d.fail() // never written: a unit known, twice, or with nothing reserved
 					return
 				}
+			}
+		case tailCapped:
+			if n.learn.capped = int64(d.bounded(uint64(maxSpan))); n.learn.capped == 0 || n.learn.quota == nil {
+				d.fail() // never written (a learned quota's), or of none
 			}
 		default:
 			d.fail()

@@ -72,7 +72,8 @@ import (
 //     refused, with nothing accepted in its cycle, shows a window the last
 //     burst spent (a fixed window the bursts drifted into): every rate step
 //     since the measurement is undone (see unstep); with none to undo,
-//     the learned window is lengthened by the refusal floor (see
+//     the learned window is lengthened by the refusal floor, or to what
+//     the last measurement measured beyond the doubling it took (see
 //     lengthen). A quota of one request is not so read: every window of it
 //     is a lone probe.
 //   - A refusal of a learned quota that was not on trial first paces it
@@ -151,6 +152,7 @@ type learner struct {
 	rated  bool   // a rate step held since the last measurement: the quota is a rate the server passed
 
 	measured int64 // the window the last measurement ended with, before any rate step; 0: none
+	capped   int64 // the window the last measurement measured, when it was more than the doubling taken (see accepted); 0: none, or a step taken since
 }
 
 // The states of smooth pacing.
@@ -183,7 +185,7 @@ func (l *learner) isZero() bool {
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
 		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0 && l.cut == 0 && l.lo == 0 && !l.quick &&
-		l.cutSeq == 0 && !l.cutOK && !l.rated && l.measured == 0 && l.lastStart == 0
+		l.cutSeq == 0 && !l.cutOK && !l.rated && l.measured == 0 && l.lastStart == 0 && l.capped == 0
 }
 
 // even reports whether the learned quota is a rate: paced one start per
@@ -371,9 +373,17 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		// measurement that spans an outage, minutes in which the
 		// server refused everything, must not make those minutes the
 		// window (a key learned at 10 per 1.36 s measured 9 per 5
-		// minutes across one, and never grew back). A longer window
-		// is measured again, doubling, at the refusals that follow.
-		w = min(max(w, q.w*7/10), 2*q.w)
+		// minutes across one, and never grew back). What it measured
+		// is kept: should the next measurement, with no step of growth
+		// between, go beyond the doubling too, or the next learned
+		// burst's lone probe be refused, nothing accepted in its cycle
+		// (see lengthen), the window is truly longer, and taken whole.
+		again := l.capped != 0
+		l.capped = 0
+		if most := 2 * q.w; w > most && !again {
+			l.capped, w = min(w, int64(MaxPause)), most
+		}
+		w = max(w, q.w*7/10)
 		l.floor = 0
 	}
 	q.q, q.w = min(n, maxQuota), min(w, int64(MaxPause))
@@ -471,7 +481,7 @@ func (l *learner) grow(now int64) {
 		q.w -= d
 	}
 	l.trial, l.trialAt, l.last, l.revertSeq, l.cut = step, l.cycle, step, 0, 0
-	l.grownAt, l.binding = now, false
+	l.grownAt, l.binding, l.capped = now, false, 0 // held: the cut window was the server's
 }
 
 // first reports whether the next step of growth is the learned quota's
@@ -884,7 +894,13 @@ func (l *learner) loneRefused(g *Lease) bool {
 // when too long.
 func (l *learner) lengthen() {
 	q := l.quota
-	q.w = min(q.w+int64(RefusalFloor), int64(MaxPause))
+	if l.capped > q.w {
+		// The measurement before was cut to double the window: the
+		// server refuses still, and the window it measured is its own.
+		q.w, l.capped = l.capped, 0
+	} else {
+		q.w = min(q.w+int64(RefusalFloor), int64(MaxPause))
+	}
 	l.measured = q.w
 }
 
