@@ -160,7 +160,7 @@ func TestInspectEchoPercentEncodedInURL(t *testing.T) {
 	stdout.Reset()
 	stderr.Reset()
 	err = getMain(t.Context(), []string{"-max-attempts", "1", "-H", "X-Api-Key: " + secret, srv2.URL}, strings.NewReader(""), &stdout, &stderr)
-	if out := stdout.String() + stderr.String(); strings.Contains(out, enc) {
+	if out := err.Error() + stdout.String() + stderr.String(); strings.Contains(out, enc) {
 		t.Errorf("get record: the credential is shown percent-encoded:\n%s", out)
 	}
 }
