@@ -1,9 +1,7 @@
 package polite_test
 
 import (
-	"io"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -67,26 +65,7 @@ func TestLearnedWindowAfterLimitLowered(t *testing.T) {
 				}
 			}
 		})
-		c := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}}
-		end := start.Add(3 * time.Hour)
-		var wg sync.WaitGroup
-		for range 16 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for time.Now().Before(end) {
-					req, _ := http.NewRequest("GET", "http://api.test/", nil)
-					resp, err := c.Do(req)
-					if err != nil {
-						time.Sleep(time.Second)
-						continue
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			}()
-		}
-		wg.Wait()
+		loopUntil(&http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}}, 16, start.Add(3*time.Hour))
 		hour := func(from, to int) (a, r int64) {
 			for m := from; m < to; m++ {
 				a += ok[m].Load()

@@ -56,26 +56,7 @@ func TestLearnedQuotaAfterOutageGrowsBack(t *testing.T) {
 					}
 				}
 			})
-			c := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}}
-			end := start.Add(24 * time.Minute)
-			var wg sync.WaitGroup
-			for range 16 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for time.Now().Before(end) {
-						req, _ := http.NewRequest("GET", "http://api.test/", nil)
-						resp, err := c.Do(req)
-						if err != nil {
-							time.Sleep(time.Second)
-							continue
-						}
-						io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-					}
-				}()
-			}
-			wg.Wait()
+			loopUntil(&http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}}, 16, start.Add(24*time.Minute))
 			pre := served[1].Load()
 			var last int64
 			for m := 14; m < 24; m++ {
@@ -91,4 +72,26 @@ func TestLearnedQuotaAfterOutageGrowsBack(t *testing.T) {
 	if stuck > 0 {
 		t.Errorf("%d of %d runs: the learned quota did not grow back once refusals stopped (below a third of the server's rate 10 to 20 minutes after a 2-minute outage, with no refusal)", stuck, runs)
 	}
+}
+
+// loopUntil runs workers goroutines, each sending GETs through c one after
+// another until end, a second apart after an error, and returns when all
+// are done.
+func loopUntil(c *http.Client, workers int, end time.Time) {
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				req, _ := http.NewRequest("GET", "http://api.test/", nil)
+				resp, err := c.Do(req)
+				if err != nil {
+					time.Sleep(time.Second)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
 }
