@@ -30,8 +30,8 @@ func (w *ra1Writer) WriteHeader(code int) {
 //
 // A measurement doubles the learned window at most (an outage must not
 // become the window), but a window truly longer is taken whole at the
-// next measurement that goes beyond the doubling too, or at a learned
-// burst's lone probe refused. Capped at each measurement, the window grew
+// next measurement that goes beyond the doubling too. Capped at each
+// measurement, the window grew
 // by the refusal floor, a second per server window of 5 minutes, and the
 // key was refused hundreds of times an hour, for 120 acceptances, hours
 // after the change. The first hour costs more refusals than the window

@@ -121,6 +121,11 @@ func TestBinaryTails(t *testing.T) {
 	if err := back.UnmarshalBinary(mb); err != nil || back.learn.capped != 0 {
 		t.Errorf("a form without the capped window's tail read back as %d (%v)", back.learn.capped, err)
 	}
+	ht := worst()
+	ht.learn.capped = int64(MaxPause) + 1 // beyond any learned window
+	if hb, _ := ht.MarshalBinary(); (&State{}).UnmarshalBinary(hb) == nil && ht.learn.quota != nil {
+		t.Errorf("a capped window's tail beyond MaxPause was accepted")
+	}
 	if ct.learn.quota != nil {
 		nq := ct
 		nq.learn.quota = nil

@@ -426,7 +426,7 @@ func (d *decoder) tails(n *State) {
 				}
 			}
 		case tailCapped:
-			if n.learn.capped = int64(d.bounded(uint64(maxSpan))); n.learn.capped == 0 || n.learn.quota == nil {
+			if n.learn.capped = int64(d.bounded(uint64(MaxPause))); n.learn.capped == 0 || n.learn.quota == nil {
 				d.fail() // never written (a learned quota's), or of none
 			}
 		default:

@@ -72,8 +72,7 @@ import (
 //     refused, with nothing accepted in its cycle, shows a window the last
 //     burst spent (a fixed window the bursts drifted into): every rate step
 //     since the measurement is undone (see unstep); with none to undo,
-//     the learned window is lengthened by the refusal floor, or to what
-//     the last measurement measured beyond the doubling it took (see
+//     the learned window is lengthened by the refusal floor (see
 //     lengthen). A quota of one request is not so read: every window of it
 //     is a lone probe.
 //   - A refusal of a learned quota that was not on trial first paces it
@@ -152,7 +151,7 @@ type learner struct {
 	rated  bool   // a rate step held since the last measurement: the quota is a rate the server passed
 
 	measured int64 // the window the last measurement ended with, before any rate step; 0: none
-	capped   int64 // the window the last measurement measured, when it was more than the doubling taken (see accepted); 0: none, or a step taken since
+	capped   int64 // the window the last measurement measured, when it was more than the doubling taken (see accepted), up to MaxPause; 0: none, or a step taken since
 }
 
 // The states of smooth pacing.
@@ -373,11 +372,11 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		// measurement that spans an outage, minutes in which the
 		// server refused everything, must not make those minutes the
 		// window (a key learned at 10 per 1.36 s measured 9 per 5
-		// minutes across one, and never grew back). What it measured
-		// is kept: should the next measurement, with no step of growth
-		// between, go beyond the doubling too, or the next learned
-		// burst's lone probe be refused, nothing accepted in its cycle
-		// (see lengthen), the window is truly longer, and taken whole.
+		// minutes across one, and never grew back). Should the next
+		// measurement, with no step of growth between, go beyond the
+		// doubling too, the window is truly longer, and taken whole (a
+		// lone probe refused is no such sign: an outage may end
+		// unevenly, a rolling restart refusing now and then).
 		again := l.capped != 0
 		l.capped = 0
 		if most := 2 * q.w; w > most && !again {
@@ -894,13 +893,7 @@ func (l *learner) loneRefused(g *Lease) bool {
 // when too long.
 func (l *learner) lengthen() {
 	q := l.quota
-	if l.capped > q.w {
-		// The measurement before was cut to double the window: the
-		// server refuses still, and the window it measured is its own.
-		q.w, l.capped = l.capped, 0
-	} else {
-		q.w = min(q.w+int64(RefusalFloor), int64(MaxPause))
-	}
+	q.w = min(q.w+int64(RefusalFloor), int64(MaxPause))
 	l.measured = q.w
 }
 
