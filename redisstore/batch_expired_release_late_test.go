@@ -27,6 +27,7 @@ var shortLeaseCfg = &control.Config{MaxConcurrency: 2, Lease: 500 * time.Millise
 // spent quota. Every release makes the generation grow (Release: gen++),
 // and so does split's reading of one now.
 func TestBatchedExpiredReleaseLate(t *testing.T) {
+	waitsSeconds(t)
 	rs := startServer(t)
 	prefix := testPrefix(t)
 	a := New(warmClient(t, rs.addr()), prefix) // Timeout 250ms

@@ -21,6 +21,7 @@ import (
 // another process went on sending into a spent quota. (Alone, the
 // release was applied however late.)
 func TestBatchedKeepReleaseLate(t *testing.T) {
+	waitsSeconds(t)
 	rs := startServer(t)
 	prefix := testPrefix(t)
 	a := New(warmClient(t, rs.addr()), prefix) // Timeout 250ms

@@ -18,6 +18,7 @@ import (
 // late: its lease stayed in Redis, and the key's one slot was held in
 // every process for the whole Lease (10 min 36 s).
 func TestBatchedReleaseLate(t *testing.T) {
+	waitsSeconds(t)
 	rs := startServer(t)
 	prefix := testPrefix(t)
 	a := New(warmClient(t, rs.addr()), prefix) // Timeout 250ms

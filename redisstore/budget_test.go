@@ -68,6 +68,7 @@ func get(t *testing.T, c *http.Client, url string) int {
 // Two clients, as in two processes, pace together: the server refuses none
 // of their requests, which it would if each paced alone.
 func TestBudgetsPaceTogether(t *testing.T) {
+	waitsSeconds(t)
 	addr := redisAddr(t)
 	prefix := testPrefix(t)
 	srv := ratelimittest.NewServer(ratelimittest.Config{
@@ -104,6 +105,7 @@ func TestBudgetsPaceTogether(t *testing.T) {
 // A process killed (SIGKILL) with a request in flight holds its slot only
 // until the request's lease ends: another process then gets it.
 func TestKilledProcessSlotComesBack(t *testing.T) {
+	waitsSeconds(t)
 	addr := redisAddr(t)
 	prefix := testPrefix(t)
 	const lease = 2 * time.Second
@@ -183,6 +185,7 @@ func TestHelperProcess(t *testing.T) {
 // Redis stopped and started again during a run: every request still gets
 // its answer, and the Budget reports the transitions once each.
 func TestRedisRestart(t *testing.T) {
+	waitsSeconds(t)
 	rs := startServer(t)
 	prefix := testPrefix(t)
 	srv := ratelimittest.NewServer(ratelimittest.Config{

@@ -17,6 +17,7 @@ import (
 // without ContextTimeoutEnabled, the go-redis default; for ever with
 // ReadTimeout -1): 1.5 s here, where it takes about 0.1 s now.
 func TestCloseWhileSubscriptionReconnects(t *testing.T) {
+	waitsSeconds(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -68,6 +68,7 @@ func newClusterClient(t *testing.T, addrs []string) *redis.ClusterClient {
 // spread over the nodes, and a waiter is woken by a store connected to
 // another node.
 func TestCluster(t *testing.T) {
+	waitsSeconds(t)
 	addrs := startCluster(t)
 	prefix := testPrefix(t)
 	rdb := newClusterClient(t, addrs)

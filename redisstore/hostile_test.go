@@ -308,6 +308,7 @@ func TestWrongTypeKeyStartsOver(t *testing.T) {
 // Store's failure: EventStoreDown, a second in the fallback, where
 // requests in flight in the Store are not counted against MaxConcurrency.
 func TestWaitReadEndsWithContext(t *testing.T) {
+	waitsSeconds(t)
 	a := pausedStore(t)
 	// A request's Update of another key is out: its connection is busy.
 	go a.Update(context.Background(), "busy", func(st *polite.KeyState) { bump(t, st) })

@@ -32,6 +32,7 @@ func sameShard(s *Store, k string) string {
 // failed, and the key's one slot was held in every process for the whole
 // Lease (10 min 37 s).
 func TestLateSwapAfterEntryTrimmed(t *testing.T) {
+	waitsSeconds(t)
 	rs := startServer(t)
 	prefix := testPrefix(t)
 	a := New(warmClient(t, rs.addr()), prefix) // Timeout 250ms

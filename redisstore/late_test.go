@@ -100,6 +100,7 @@ func free(t *testing.T, b *Store, k string) string {
 // comes late still frees its slot: refused, it would leave its lease to
 // expire.
 func TestLateSwaps(t *testing.T) {
+	waitsSeconds(t)
 	for _, tt := range []struct {
 		name string
 		// setup runs before Redis is busy; the Update it returns, while.
@@ -158,6 +159,7 @@ func TestLateSwaps(t *testing.T) {
 // it, took its lease: the key's one slot was held in every process for
 // the whole Lease. A busy Redis is slow for several calls in a row.
 func TestLateSwapAfterSlowSwap(t *testing.T) {
+	waitsSeconds(t)
 	rs := startServer(t)
 	prefix := testPrefix(t)
 	a := New(ownClient(t, rs.addr()), prefix)

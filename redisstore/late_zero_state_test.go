@@ -20,6 +20,7 @@ var idleCfg = &control.Config{MaxConcurrency: 1, Lease: 10 * time.Minute, IdleTT
 // swap's limit only from a state before that was not nil. The key's one
 // slot was held in every process for the whole Lease.
 func TestLateSwapFromZeroState(t *testing.T) {
+	waitsSeconds(t)
 	addr := redisAddr(t)
 	prefix := testPrefix(t)
 	a := newStore(t, newClient(t, addr), prefix) // Timeout 250ms, ContextTimeoutEnabled

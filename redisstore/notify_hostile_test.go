@@ -72,6 +72,7 @@ func TestSameGenerationNotificationDeafensNone(t *testing.T) {
 // read the key, to Wait): it took a version of 2^53-1 at its word and woke
 // the key's waiters.
 func TestFarVersionNotificationWithoutMeasure(t *testing.T) {
+	waitsSeconds(t)
 	rdb, a, b := twoStores(t)
 	ctx := t.Context()
 	var gen uint64

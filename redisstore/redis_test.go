@@ -38,6 +38,17 @@ func redisAddr(t testing.TB) string {
 	return addr
 }
 
+// waitsSeconds skips, under -short, a test that spends seconds waiting in
+// real time (on timeouts, expiries or a Redis restarting): CI runs the
+// tests a second time with -short on the go.mod floor toolchain, where the
+// rest of them and the conformance suite are the check.
+func waitsSeconds(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("waits seconds in real time: run without -short")
+	}
+}
+
 // newClient returns a client of the Redis at addr, closed at the end of the test.
 func newClient(t testing.TB, addr string) *redis.Client {
 	t.Helper()

@@ -93,6 +93,7 @@ func TestRestoredSnapshotLosesNoUpdate(t *testing.T) {
 // woken by another store's release. Its notification's version was one
 // the waiter's store had seen already, and was dropped.
 func TestRestoredSnapshotWakes(t *testing.T) {
+	waitsSeconds(t)
 	_, a, b := restoreOlder(t)
 	ctx := t.Context()
 	// b's subscription is back (a read of the key will be made).
@@ -124,6 +125,7 @@ func TestRestoredSnapshotWakes(t *testing.T) {
 // read ends at until, as the wait does. It was bounded by Timeout only:
 // with Redis slow to answer, Wait returned Timeout late.
 func TestWaitReadBoundedByUntil(t *testing.T) {
+	waitsSeconds(t)
 	a := pausedStore(t) // Timeout left at its default, 250ms
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(50*time.Millisecond, cancel)

@@ -171,6 +171,7 @@ func TestRetriedSwapAppliedOnce(t *testing.T) {
 // Store gave up at ReadTimeout, and a swap Redis ran after that but before
 // Timeout still took its lease, held for the whole Lease with no request.
 func TestLateSwapPastReadTimeout(t *testing.T) {
+	waitsSeconds(t)
 	rs := startServer(t)
 	prefix := testPrefix(t)
 	rdb := redis.NewClient(&redis.Options{Addr: rs.addr(), ContextTimeoutEnabled: true, MaxRetries: -1,

@@ -153,6 +153,7 @@ func TestSplitKeepsOrder(t *testing.T) {
 // and the k-th update of the queue waited k+1 Timeouts (a start 1.5 s, an
 // end 1.75 s). Now the starts fail at once and the ends go in one swap.
 func TestSplitQueueWithinTwoTimeouts(t *testing.T) {
+	waitsSeconds(t)
 	srv := startServer(t)
 	rdb := ownClient(t, srv.addr())
 	s := newStore(t, rdb, testPrefix(t)) // Timeout 250 ms

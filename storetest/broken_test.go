@@ -323,6 +323,12 @@ func TestRemoteConforms(t *testing.T) {
 // Each of these broken stores passed storetest.TestStore, which runs every
 // check through one handle and writes only small states.
 func TestSuiteCatchesBrokenStores(t *testing.T) {
+	if testing.Short() {
+		// Some twenty runs of the suites, mostly waiting in real time. CI
+		// runs this under the race detector and skips it in its -short
+		// pass on the floor toolchain, where it checks the store itself.
+		t.Skip("runs the suites some twenty times, waiting in real time: run without -short")
+	}
 	suitesMustFail(t, []brokenStore{
 		{"AtomicOnlyInProcess", "runs Update under a lock of its process only: two processes sharing it lose updates",
 			(&remote{inProcessLock: true}).client},
