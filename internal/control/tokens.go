@@ -111,6 +111,15 @@ const (
 	maxCostQuotas = 8
 )
 
+// tokenUnit reports whether unit is one of the three a Cost names by its
+// own fields, each of which a key always has room to track: the fourth
+// slot of units is for one other, the first an answer states (a server
+// that stated quotas of points, credits, images and seconds before its
+// tokens, all four tracked, left its tokens quota unread).
+func tokenUnit(unit string) bool {
+	return unit == "tokens" || unit == "input-tokens" || unit == "output-tokens"
+}
+
 // costUnit is a unit some quota of the key counts, with the reservations
 // of the requests in flight in it.
 type costUnit struct {
@@ -266,8 +275,8 @@ func (c *costs) unitOf(name string) int {
 			return i
 		}
 	}
-	if len(c.units) >= maxCostUnits {
-		return -1 // a fifth unit is not tracked
+	if len(c.units) >= maxCostUnits || !tokenUnit(name) && c.others() > 0 {
+		return -1 // a fifth unit, or a second that is not a token unit, is not tracked
 	}
 	u := costUnit{name: strings.Clone(name)} // a copy: see State.addPolicy
 	for i := range c.early {
@@ -284,6 +293,17 @@ func (c *costs) unitOf(name string) int {
 	return len(c.units) - 1
 }
 
+// others returns how many of the units tracked are not token units.
+func (c *costs) others() int {
+	n := 0
+	for i := range c.units {
+		if !tokenUnit(c.units[i].name) {
+			n++
+		}
+	}
+	return n
+}
+
 // known returns the cost quota with that identity, as quota does, when it
 // is the first and its name, pk and unit are no longer than a quota keeps
 // (nil otherwise): most keys have one, and its lookup is inline.
@@ -297,8 +317,14 @@ func (c *costs) known(name string, pk []byte, unit string) *costQuota {
 }
 
 // quota returns the quota with that identity, adding it if there is room;
-// nil if there is none.
-func (c *costs) quota(name string, pk []byte, unit string, now int64) *costQuota {
+// nil if there is none. limit per window is what the answer states of it
+// (negative or 0: unknown). With maxCostQuotas kept, the one heard of
+// least recently goes if it binds nothing now (not live within the
+// minute); else one of the same unit and partition that the new one makes
+// redundant (see redundant), as a policy of requests does (DESIGN.md §3):
+// a tight quota of tokens stated ninth, after eight loose ones, was
+// ignored, and requests it could not pay for were sent.
+func (c *costs) quota(name string, pk []byte, unit string, now, limit int64, window time.Duration) *costQuota {
 	name = policyName(name)
 	pk = partition(pk)
 	if len(unit) > maxKeyLen {
@@ -317,7 +343,9 @@ func (c *costs) quota(name string, pk []byte, unit string, now int64) *costQuota
 			}
 		}
 		if o := &c.quotas[old]; o.live && o.seen >= now-int64(time.Minute) {
-			return nil
+			if old = c.redundant(pk, unit, limit, int64(window)); old < 0 {
+				return nil
+			}
 		}
 		u := c.unitOf(unit)
 		if u < 0 {
@@ -332,6 +360,23 @@ func (c *costs) quota(name string, pk []byte, unit string, now int64) *costQuota
 	}
 	c.quotas = append(c.quotas, costQuota{name: strings.Clone(name), pk: string(pk), unit: uint8(u), q: -1})
 	return &c.quotas[len(c.quotas)-1]
+}
+
+// redundant returns the index of a quota of unit and partition pk that a
+// new one of q per w makes redundant and that does not make the new one
+// redundant in turn, as State.redundant finds a policy; -1 if none. A
+// quota refilled continuously, whose window is unknown, is never
+// redundant, nor one whose live observation has fewer left than the new
+// quota allows within its window.
+func (c *costs) redundant(pk []byte, unit string, q, w int64) int {
+	for i := range c.quotas {
+		o := &c.quotas[i]
+		if c.units[o.unit].name == unit && o.pk == string(pk) && o.w > 0 && implies(q, w, o.q, o.w) && !implies(o.q, o.w, q, w) &&
+			(!o.live || o.r >= q*(o.w/w+min(o.w%w, 1))) {
+			return i
+		}
+	}
+	return -1
 }
 
 // level returns what q's observation says is left at now, before the
@@ -828,7 +873,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		}
 		q := c.known(pq.Policy, pq.Partition, pq.Unit)
 		if q == nil {
-			q = c.quota(pq.Policy, pq.Partition, pq.Unit, now)
+			q = c.quota(pq.Policy, pq.Partition, pq.Unit, now, pq.Limit, pq.Window)
 		}
 		if q == nil {
 			continue
