@@ -326,17 +326,46 @@ func parseCrawlDelay(v string) (float64, bool) {
 // one for each unit unitSeconds knows ("1y 1mo 1w 1d 1h 1m 1s 1ms").
 const maxDelayParts = 8
 
-// spaceRanges returns v with a space around each '-' between a digit and a
-// digit or a point ("1-2 min" as "1 - 2 min"), so that the range reads as
-// one spelled with spaces; an exponent's sign ("1e-3") follows no digit.
+// spaceRanges returns v with each range mark ('-', '~', "..", an en or em
+// dash) that joins two ends without spaces spaced as " - " ("1-2 min" as
+// "1 - 2 min", "1m-2m" as "1m - 2m"), so that the range reads as one
+// spelled with spaces. A mark joins two ends when a digit or a letter (a
+// unit) comes before it and a digit after it (or a point, after '-'); an
+// exponent's sign ("1e-3", "2.5E-1") is no mark. (Unspaced, "1m-2m" read as
+// 1 with an unknown unit, a second, not two minutes.)
 func spaceRanges(v string) string {
-	at := func(i int) bool {
-		return i > 0 && i+1 < len(v) && v[i] == '-' && v[i-1] >= '0' && v[i-1] <= '9' &&
-			(v[i+1] >= '0' && v[i+1] <= '9' || v[i+1] == '.')
+	at := func(i int) int { // the length of the mark at i, 0 if none
+		if i == 0 {
+			return 0
+		}
+		n := 0
+		switch {
+		case v[i] == '-' || v[i] == '~':
+			n = 1
+		case strings.HasPrefix(v[i:], ".."):
+			n = 2
+		case strings.HasPrefix(v[i:], "–"), strings.HasPrefix(v[i:], "—"):
+			n = len("–")
+		default:
+			return 0
+		}
+		if i+n >= len(v) {
+			return 0
+		}
+		b, a := v[i-1], v[i+n]
+		if !isDigit(a) && (v[i] != '-' || a != '.') {
+			return 0
+		}
+		letter := 'a' <= b|0x20 && b|0x20 <= 'z'
+		if !isDigit(b) && !letter ||
+			b|0x20 == 'e' && v[i] == '-' && i >= 2 && (isDigit(v[i-2]) || v[i-2] == '.') {
+			return 0
+		}
+		return n
 	}
 	first := -1
 	for i := 1; i+1 < len(v) && first < 0; i++ {
-		if at(i) {
+		if at(i) > 0 {
 			first = i
 		}
 	}
@@ -346,15 +375,19 @@ func spaceRanges(v string) string {
 	var b strings.Builder
 	b.Grow(len(v) + 8)
 	b.WriteString(v[:first])
-	for i := first; i < len(v); i++ {
-		if at(i) {
+	for i := first; i < len(v); {
+		if n := at(i); n > 0 {
 			b.WriteString(" - ")
+			i += n
 			continue
 		}
 		b.WriteByte(v[i])
+		i++
 	}
 	return b.String()
 }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // firstWord returns the first word of s, after spaces and tabs, and what
 // follows it.

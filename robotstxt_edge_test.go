@@ -475,3 +475,33 @@ func TestCrawlDelayKeepsGroup(t *testing.T) {
 		}
 	}
 }
+
+// A range whose ends carry their units, or joined by a mark other than a
+// hyphen, with no spaces around the mark, is read as its upper end, as
+// spaced ranges are: "1m-2m" read as 1 with an unknown unit (a second),
+// "10~20" as 10, "10..20" as nothing. An exponent's sign is no mark.
+func TestCrawlDelayRangeEndsWithUnits(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{"1m-2m", 2 * time.Minute},
+		{"1min-2min", 2 * time.Minute},
+		{"1 min-2 min", 2 * time.Minute},
+		{"10s-20s", 20 * time.Second},
+		{"30s-1m", time.Minute},
+		{"1–2 min", 2 * time.Minute}, // an en dash
+		{"1—2 min", 2 * time.Minute}, // an em dash
+		{"10~20", 20 * time.Second},
+		{"10..20", 20 * time.Second},
+		{"5-10", 10 * time.Second},
+		{"1e-3", time.Millisecond},
+		{"2.5E-1", 250 * time.Millisecond},
+		{"2e-1s-1", time.Second},
+	} {
+		f := parseRobots([]byte("User-agent: *\nCrawl-delay: "+tt.v+"\n"), "mybot")
+		if f.interval != tt.want {
+			t.Errorf("Crawl-delay: %s: interval %v, want %v (the range's upper end)", tt.v, f.interval, tt.want)
+		}
+	}
+}
