@@ -145,7 +145,7 @@
 // malformed (past 4 KiB, or of names other than a store's 16 hex digits
 // one space apart) or whose turn ends in the far future: each makes the key start
 // over, as a state that does not decode does; a turn end that is not a
-// whole number of nanoseconds ("nan", say) reads as lapsed. A notification naming a
+// whole number of microseconds ("nan", say) reads as lapsed. A notification naming a
 // version more than an hour past the server's clock (as the key's swaps
 // measured it; with no measure, taken to be at most a day ahead of this
 // process's) is ignored, and so

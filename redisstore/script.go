@@ -143,7 +143,7 @@ if cur[1] and foreign(v) then
 end
 local me = ARGV[9]
 local q = cur[3] or ''
--- A turn end is whole nanoseconds, as stores write it: anything else
+-- A turn end is whole microseconds, as stores write it: anything else
 -- ("nan", which tonumber takes and every comparison fails, held the
 -- head's turn for ever) reads as lapsed.
 local qt = cur[4] and string.match(cur[4], '^%-?%d+$') and tonumber(cur[4]) or 0
