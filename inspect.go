@@ -70,8 +70,8 @@ type PolicyState struct {
 	// (SECURITY.md).
 	Partition string
 	Unit      string        // "requests", "content-bytes", "concurrent-requests", or a unit of what requests cost, such as "tokens"
-	Quota     int64         // q (or a dialect's limit; one beyond 2^52 is read as 2^52), or the learned quota; -1 when unknown
-	Window    time.Duration // w, or the learned window; 0 when unknown, as for dialects that state a limit without its window
+	Quota     int64         // q (or a dialect's limit; one beyond 2^52 is read as 2^52), or the learned quota; -1 when unknown, or stated as 0, which paces nothing (the server's refusals pause the key)
+	Window    time.Duration // w, or the learned window, with Quota; 0 when unknown, as for dialects that state a limit without its window
 	Remaining int64         // starts (or bytes, or tokens) the live observation still allows, less what is reserved; -1 when none is live
 	// ResetAt is the end of the live observation's effective window, or
 	// when a quota of what requests cost, refilled continuously, is whole
