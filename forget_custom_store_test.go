@@ -1,9 +1,12 @@
 package polite_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -75,4 +78,87 @@ func TestForgottenCustomKeyOnStoreIsNoState(t *testing.T) {
 			})
 		})
 	}
+}
+
+// hookStore is a bytesStore whose Update calls before, if set, first:
+// outside the store's lock, as a call on its way to a remote store is.
+type hookStore struct {
+	*bytesStore
+	mu     sync.Mutex
+	before func(key string)
+}
+
+func (s *hookStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
+	s.mu.Lock()
+	h := s.before
+	s.mu.Unlock()
+	if h != nil {
+		h(key)
+	}
+	return s.bytesStore.Update(ctx, key, fn)
+}
+
+// A pause this process learned while its Store was down is carried into
+// the Store by the next request, from what the fallback held when that
+// request began. A Forget that runs while that request's Update is on its
+// way clears the fallback and the Store, and the Update does not write the
+// forgotten pause back (it did: after Forget had returned, the key was
+// paused again for the refusal's whole minute, with no answer from the
+// server since).
+func TestForgetNotUndoneByCarriedPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &hookStore{bytesStore: newBytesStore()}
+		b := &polite.Budget{Store: st}
+		refuse := true
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if refuse {
+				refuse = false
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"60"}}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		tr := &polite.Transport{Base: base, Budget: b, MaxAttempts: 1}
+		get := func() {
+			req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		// The Store is down: the refusal pauses the fallback, and no
+		// carry reaches the Store.
+		st.failing.Store(true)
+		get()
+		synctest.Wait()
+		if p, _ := b.Inspect("http://api.test", time.Now()); time.Until(p.PauseUntil) < 50*time.Second {
+			t.Fatalf("after the refusal: paused for %v, want a minute", time.Until(p.PauseUntil))
+		}
+		time.Sleep(2 * time.Second) // past the Store's retry
+		synctest.Wait()
+		st.failing.Store(false)
+
+		// The next request carries the pause: its Update is delayed on
+		// its way, while Forget runs.
+		gate, arrived := make(chan struct{}), make(chan struct{})
+		var first atomic.Bool
+		st.mu.Lock()
+		st.before = func(key string) {
+			if first.CompareAndSwap(false, true) {
+				close(arrived)
+				<-gate
+			}
+		}
+		st.mu.Unlock()
+		go get()
+		<-arrived
+		b.Forget("http://api.test") // returns: the fallback and the Store are cleared
+		if p, _ := b.Inspect("http://api.test", time.Now()); !p.PauseUntil.IsZero() {
+			t.Fatalf("right after Forget: paused until %v", p.PauseUntil)
+		}
+		close(gate)
+		synctest.Wait()
+		if p, _ := b.Inspect("http://api.test", time.Now()); !p.PauseUntil.IsZero() {
+			t.Errorf("after Forget returned, with no answer from the server since, the key is paused for %v: the forgotten pause was written back into the Store", time.Until(p.PauseUntil))
+		}
+		time.Sleep(2 * time.Minute) // the request held by it ends
+	})
 }
