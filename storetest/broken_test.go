@@ -324,9 +324,7 @@ func TestRemoteConforms(t *testing.T) {
 // check through one handle and writes only small states.
 func TestSuiteCatchesBrokenStores(t *testing.T) {
 	if testing.Short() {
-		// Some twenty runs of the suites, mostly waiting in real time. CI
-		// runs this under the race detector and skips it in its -short
-		// pass on the floor toolchain, where it checks the store itself.
+		// Some twenty runs of the suites, mostly waiting in real time.
 		t.Skip("runs the suites some twenty times, waiting in real time: run without -short")
 	}
 	suitesMustFail(t, []brokenStore{
