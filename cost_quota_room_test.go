@@ -130,3 +130,56 @@ func TestTokenQuotaAfterEightOthers(t *testing.T) {
 		})
 	}
 }
+
+// A server states a quota of "points" (plenty left, a unit the client
+// never declares a cost in) before its quota of "credits", the unit the
+// requests cost: 1000 credits a minute, 600 a request. The key tracks both
+// units, and the second request waits for the window (a rule keeping a
+// single unit besides the token units left the credits quota unread).
+func TestSecondOtherUnitRead(t *testing.T) {
+	for _, points := range []bool{false, true} {
+		t.Run(fmt.Sprint("points=", points), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				used, refused := int64(0), 0
+				start := time.Now()
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					mu.Lock()
+					defer mu.Unlock()
+					if time.Since(start) >= time.Minute {
+						start, used = time.Now(), 0
+					}
+					left := time.Minute - time.Since(start)
+					var pol, rl []string
+					if points {
+						pol = append(pol, `"pts";q=100000;w=60;qu="points"`)
+						rl = append(rl, fmt.Sprintf(`"pts";r=100000;t=%d`, int(left.Seconds())))
+					}
+					ok := used+600 <= 1000
+					if ok {
+						used += 600
+					}
+					pol = append(pol, `"cr";q=1000;w=60;qu="credits"`)
+					rl = append(rl, fmt.Sprintf(`"cr";r=%d;t=%d`, 1000-used, int(left.Seconds())))
+					w.Header().Set("RateLimit-Policy", strings.Join(pol, ", "))
+					w.Header().Set("RateLimit", strings.Join(rl, ", "))
+					if !ok {
+						refused++
+						w.WriteHeader(http.StatusTooManyRequests)
+					}
+				})
+				c, _ := politeOver(h)
+				for range 2 {
+					ctx := polite.WithCost(t.Context(), polite.Cost{Unit: "credits", Amount: 600})
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.example/x", strings.NewReader("{}"))
+					if _, err := statusOf(c, req); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if refused != 0 {
+					t.Errorf("%d refused, want 0: the credits quota (1000/min, 400 left) was not read", refused)
+				}
+			})
+		})
+	}
+}

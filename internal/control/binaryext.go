@@ -31,6 +31,7 @@ const (
 	tailFrom   = 14 // each cost unit's latest grant when what was reserved since started over (costUnit.from)
 	tailEarly  = 15 // the units no answer has stated yet that requests in flight reserve in (costs.early): count, then each: name, reservations
 	tailCapped = 16 // the window the learner's last measurement measured beyond the doubling it took (learner.capped)
+	tailCost   = 17 // a byte of the cost units a request declared a cost in (costUnit.declared), a byte of the cost quotas whose window of MaxPause is the one stated (not costQuota.cut)
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -218,6 +219,12 @@ func (e *encoder) tails(s *State) {
 	if s.learn.capped != 0 {
 		e.b = append(e.b, tailCapped)
 		e.uint(uint64(s.learn.capped))
+	}
+	// Only while the units or quotas are full, where they are read (see
+	// unitOf and quota): the common key's form stays what versions
+	// before this tail write and read.
+	if declared, exact := s.costs.flags(); declared|exact != 0 && s.costs.full() {
+		e.b = append(e.b, tailCost, declared, exact)
 	}
 }
 
@@ -408,7 +415,7 @@ func (d *decoder) tails(n *State) {
 			}
 		case tailEarly:
 			c := &n.costs
-			k := d.bounded(maxCostUnits)
+			k := d.bounded(maxCostUnits + 3) // and the three token units
 			if k == 0 || len(c.units) >= maxCostUnits {
 				d.fail() // never written
 				return
@@ -424,6 +431,14 @@ func (d *decoder) tails(n *State) {
 					d.fail() // never written: a unit known, twice, or with nothing reserved
 					return
 				}
+			}
+			if c.earlyOthers() > maxCostUnits {
+				d.fail() // never written
+			}
+		case tailCost:
+			declared, exact := d.byte(), d.byte()
+			if declared|exact == 0 || !n.costs.full() || !n.costs.setFlags(declared, exact) {
+				d.fail() // never written
 			}
 		case tailCapped:
 			if n.learn.capped = int64(d.bounded(uint64(MaxPause))); n.learn.capped == 0 || n.learn.quota == nil {

@@ -103,7 +103,7 @@ type Excess struct {
 type costs struct {
 	units  []costUnit  // at most maxCostUnits; kept for the state's life
 	quotas []costQuota // at most maxCostQuotas
-	early  []costUnit  // units no answer has stated yet, with reservations only, added while units is empty; at most maxCostUnits
+	early  []costUnit  // units no answer has stated yet, with reservations only, added while units is empty; at most maxCostUnits others and the token units
 }
 
 const (
@@ -112,10 +112,7 @@ const (
 )
 
 // tokenUnit reports whether unit is one of the three a Cost names by its
-// own fields, each of which a key always has room to track: the fourth
-// slot of units is for one other, the first an answer states (a server
-// that stated quotas of points, credits, images and seconds before its
-// tokens, all four tracked, left its tokens quota unread).
+// own fields.
 func tokenUnit(unit string) bool {
 	return unit == "tokens" || unit == "input-tokens" || unit == "output-tokens"
 }
@@ -132,6 +129,8 @@ type costUnit struct {
 	fixed int64         // the part of since that scale does not apply to: see split
 	fits  int64         // the largest cost declared that the server accepted: see excess
 	from  uint64        // the latest grant when since last started over: one after it is counted in since
+
+	declared bool // a request of this process declared a cost in it: see unitOf
 }
 
 // held returns the thousandths beyond a cost declared that the key's
@@ -212,6 +211,7 @@ type costQuota struct {
 
 	q    int64   // the limit; -1 when unknown
 	w    int64   // the window, when stated; 0 when unknown
+	cut  bool    // w is MaxPause, and the window stated may have been longer: see redundant
 	rate float64 // refill, per nanosecond, when refill; 0 when unknown
 
 	// The live observation: r remaining at the instant at; for a quota
@@ -266,7 +266,18 @@ func rounding(q *parse.Quota) int64 {
 // unitOf returns the index of unit, adding it if there is room; -1 if
 // there is none. A unit added takes what early holds of it: the
 // reservations of the requests granted before, still in flight.
-func (c *costs) unitOf(name string) int {
+//
+// With maxCostUnits kept, a unit needed (a token unit, or one the request
+// whose answer states it declared a cost in) takes the place of one no
+// request of this process declared a cost in and nothing is reserved in,
+// whose quotas bind no request: they are dropped (left free, replaced
+// first: see quota). (A server that stated quotas of points, credits,
+// images and seconds before its tokens quota, all four kept, left the
+// tokens quota unread, and a request it could not pay for was sent.) A
+// unit not needed is not tracked then; nor is one needed when every unit
+// kept was declared, so that two units needed in turn do not evict each
+// other on every answer.
+func (c *costs) unitOf(name string, need bool) int {
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
 	}
@@ -275,13 +286,26 @@ func (c *costs) unitOf(name string) int {
 			return i
 		}
 	}
-	if len(c.units) >= maxCostUnits || !tokenUnit(name) && c.others() > 0 {
-		return -1 // a fifth unit, or a second that is not a token unit, is not tracked
+	if len(c.units) >= maxCostUnits {
+		if !need {
+			return -1
+		}
+		i := slices.IndexFunc(c.units, func(u costUnit) bool { return !u.declared && u.n == 0 && len(u.res) == 0 })
+		if i < 0 {
+			return -1
+		}
+		c.units[i] = costUnit{name: strings.Clone(name)}
+		for j := range c.quotas {
+			if c.quotas[j].unit == uint8(i) {
+				c.quotas[j] = costQuota{unit: uint8(i), q: -1} // free: see quota
+			}
+		}
+		return i
 	}
 	u := costUnit{name: strings.Clone(name)} // a copy: see State.addPolicy
 	for i := range c.early {
 		if c.early[i].name == name {
-			u.res, u.n = c.early[i].res, c.early[i].n
+			u.res, u.n, u.declared = c.early[i].res, c.early[i].n, true
 			c.early = slices.Delete(c.early, i, i+1)
 			break
 		}
@@ -291,17 +315,6 @@ func (c *costs) unitOf(name string) int {
 		c.early = nil // units that can no longer be tracked
 	}
 	return len(c.units) - 1
-}
-
-// others returns how many of the units tracked are not token units.
-func (c *costs) others() int {
-	n := 0
-	for i := range c.units {
-		if !tokenUnit(c.units[i].name) {
-			n++
-		}
-	}
-	return n
 }
 
 // known returns the cost quota with that identity, as quota does, when it
@@ -317,14 +330,19 @@ func (c *costs) known(name string, pk []byte, unit string) *costQuota {
 }
 
 // quota returns the quota with that identity, adding it if there is room;
-// nil if there is none. limit per window is what the answer states of it
-// (negative or 0: unknown). With maxCostQuotas kept, the one heard of
-// least recently goes if it binds nothing now (not live within the
-// minute); else one of the same unit and partition that the new one makes
+// nil if there is none. pq is what the answer states of it, among answer;
+// need, whether its unit is needed (see unitOf). With maxCostQuotas kept,
+// the one heard of least recently goes if it binds nothing now (not live
+// within the minute) and the answer does not state it (read in the
+// answer's order, after a pause all alike, a loose quota stated first
+// replaced the tight one stated after it, which then found no room);
+// else one of the same unit and partition that the new one makes
 // redundant (see redundant), as a policy of requests does (DESIGN.md §3):
 // a tight quota of tokens stated ninth, after eight loose ones, was
 // ignored, and requests it could not pay for were sent.
-func (c *costs) quota(name string, pk []byte, unit string, now, limit int64, window time.Duration) *costQuota {
+func (c *costs) quota(pq *parse.Quota, answer []parse.Quota, now int64, l *Lease) *costQuota {
+	name, pk, unit := pq.Policy, pq.Partition, pq.Unit
+	declared := l.want.In(unit) > 0
 	name = policyName(name)
 	pk = partition(pk)
 	if len(unit) > maxKeyLen {
@@ -336,25 +354,31 @@ func (c *costs) quota(name string, pk []byte, unit string, now, limit int64, win
 		}
 	}
 	if len(c.quotas) >= maxCostQuotas {
-		old := 0
+		old := -1
 		for i := range c.quotas {
-			if c.quotas[i].seen < c.quotas[old].seen {
+			if o := &c.quotas[i]; (!o.live || o.seen < now-int64(time.Minute)) && (old < 0 || o.seen < c.quotas[old].seen) && !c.stated(o, answer) {
 				old = i
 			}
 		}
-		if o := &c.quotas[old]; o.live && o.seen >= now-int64(time.Minute) {
-			if old = c.redundant(pk, unit, limit, int64(window)); old < 0 {
+		if i := slices.IndexFunc(c.units, func(u costUnit) bool { return u.name == unit }); i >= 0 && c.units[i].declared {
+			declared = true
+		}
+		if old < 0 && declared {
+			old = c.idle()
+		}
+		if old < 0 {
+			if old = c.redundant(pk, unit, pq.Limit, int64(pq.Window)); old < 0 {
 				return nil
 			}
 		}
-		u := c.unitOf(unit)
+		u := c.unitOf(unit, declared || tokenUnit(unit))
 		if u < 0 {
 			return nil
 		}
 		c.quotas[old] = costQuota{name: strings.Clone(name), pk: string(pk), unit: uint8(u), q: -1}
 		return &c.quotas[old] // in place: the others keep their index
 	}
-	u := c.unitOf(unit)
+	u := c.unitOf(unit, declared || tokenUnit(unit))
 	if u < 0 {
 		return nil
 	}
@@ -362,17 +386,101 @@ func (c *costs) quota(name string, pk []byte, unit string, now, limit int64, win
 	return &c.quotas[len(c.quotas)-1]
 }
 
+// full reports whether c keeps maxCostUnits units or maxCostQuotas quotas,
+// where what flags returns is read.
+func (c *costs) full() bool {
+	return len(c.units) >= maxCostUnits || len(c.quotas) >= maxCostQuotas
+}
+
+// flags returns a bit for each unit declared, and one for each quota
+// whose window is MaxPause and not cut, as the binary form keeps them (see
+// setFlags). maxCostUnits and maxCostQuotas are at most 8.
+func (c *costs) flags() (declared, exact byte) {
+	for i := range c.units {
+		if c.units[i].declared {
+			declared |= 1 << i
+		}
+	}
+	for i := range c.quotas {
+		if q := &c.quotas[i]; q.w == int64(MaxPause) && !q.cut {
+			exact |= 1 << i
+		}
+	}
+	return declared, exact
+}
+
+// setFlags sets what flags returned, on a state decoded without them,
+// whose quotas of a window of MaxPause are read as cut; it reports false
+// if they name a unit or quota c does not have, or a quota whose window is
+// not MaxPause (never written).
+func (c *costs) setFlags(declared, exact byte) bool {
+	if declared>>len(c.units) != 0 || exact>>len(c.quotas) != 0 {
+		return false
+	}
+	for i := range c.units {
+		c.units[i].declared = declared&(1<<i) != 0
+	}
+	for i := range c.quotas {
+		if exact&(1<<i) != 0 {
+			if q := &c.quotas[i]; q.w != int64(MaxPause) {
+				return false
+			}
+			c.quotas[i].cut = false
+		}
+	}
+	return true
+}
+
+// idle returns the index of the quota heard of least recently among those
+// of a unit no request of this process declared a cost in and nothing is
+// reserved in, which bind no request; -1 if none.
+func (c *costs) idle() int {
+	old := -1
+	for i := range c.quotas {
+		o := &c.quotas[i]
+		if u := &c.units[o.unit]; !u.declared && u.n == 0 && len(u.res) == 0 && (old < 0 || o.seen < c.quotas[old].seen) {
+			old = i
+		}
+	}
+	return old
+}
+
+// stated reports whether answer states o.
+func (c *costs) stated(o *costQuota, answer []parse.Quota) bool {
+	unit := c.units[o.unit].name
+	for i := range answer {
+		a := &answer[i]
+		u := a.Unit
+		if len(u) > maxKeyLen {
+			u = u[:maxKeyLen]
+		}
+		if u == unit && policyName(a.Policy) == o.name && string(partition(a.Partition)) == o.pk {
+			return true
+		}
+	}
+	return false
+}
+
 // redundant returns the index of a quota of unit and partition pk that a
 // new one of q per w makes redundant and that does not make the new one
-// redundant in turn, as State.redundant finds a policy; -1 if none. A
-// quota refilled continuously, whose window is unknown, is never
-// redundant, nor one whose live observation has fewer left than the new
-// quota allows within its window.
+// redundant in turn, as State.redundant finds a policy; -1 if none. A cost
+// quota is restored whole at the end of its window, which need not fall
+// with the old one's: within one window of the old quota, the new one
+// allows what one more of its windows does, q·(⌈w'/w⌉+1) in all, and an
+// old quota with less left than that binds (taken as q·⌈w'/w⌉, a minute's
+// quota with 600 of 1000 left gave way to one of 600 a minute, which
+// renewed within it: 1000 went against the 600). A quota refilled
+// continuously, whose window is unknown, is never redundant, nor one whose
+// window was cut to MaxPause, longer than it says (a week's quota read as
+// a day's gave way to a day's of half its size).
 func (c *costs) redundant(pk []byte, unit string, q, w int64) int {
 	for i := range c.quotas {
 		o := &c.quotas[i]
-		if c.units[o.unit].name == unit && o.pk == string(pk) && o.w > 0 && implies(q, w, o.q, o.w) && !implies(o.q, o.w, q, w) &&
-			(!o.live || o.r >= q*(o.w/w+min(o.w%w, 1))) {
+		if c.units[o.unit].name != unit || o.pk != string(pk) || o.w <= 0 || o.cut || w <= 0 ||
+			!implies(q, w, o.q, o.w) || implies(o.q, o.w, q, w) {
+			continue
+		}
+		if n := o.w/w + min(o.w%w, 1) + 1; o.q/n >= q && (!o.live || o.r/n >= q) {
 			return i
 		}
 	}
@@ -616,6 +724,7 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 		}
 		u.since, u.fixed = min(u.since+n, maxQuota), min(u.fixed+fixed, maxQuota)
 		u.add(reservation{lo: l.seq, hi: l.seq, end: end, n: n})
+		u.declared = true
 	}
 	if len(c.units) == 0 {
 		c.reserveEarly(want, end, l)
@@ -623,7 +732,8 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 }
 
 // reserveEarly reserves want, granted with l until end, in early: in each
-// unit it costs something in (see Cost.In), at most maxCostUnits of them.
+// unit it costs something in (see Cost.In), at most maxCostUnits of them
+// besides the token units.
 // The key knows no unit (see reserve).
 func (c *costs) reserveEarly(want *Cost, end int64, l *Lease) {
 	names := [...]string{"tokens", "input-tokens", "output-tokens", want.Unit}
@@ -637,7 +747,11 @@ func (c *costs) reserveEarly(want *Cost, end int64, l *Lease) {
 		}
 		i := slices.IndexFunc(c.early, func(u costUnit) bool { return u.name == name })
 		if i < 0 {
-			if len(c.early) >= maxCostUnits {
+			if k == len(names)-1 && c.earlyOthers() >= maxCostUnits {
+				// At most maxCostUnits others; the token units always
+				// fit. (Four requests in flight costing in four other
+				// units left a request of tokens reserving nothing, and
+				// the answer that first stated tokens did not count it.)
 				continue
 			}
 			if k == len(names)-1 {
@@ -648,6 +762,17 @@ func (c *costs) reserveEarly(want *Cost, end int64, l *Lease) {
 		}
 		c.early[i].add(reservation{lo: l.seq, hi: l.seq, end: end, n: n})
 	}
+}
+
+// earlyOthers returns how many units of early are not token units.
+func (c *costs) earlyOthers() int {
+	n := 0
+	for i := range c.early {
+		if !tokenUnit(c.early[i].name) {
+			n++
+		}
+	}
+	return n
 }
 
 // add reserves r, granted after every reservation of u.
@@ -873,7 +998,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 		}
 		q := c.known(pq.Policy, pq.Partition, pq.Unit)
 		if q == nil {
-			q = c.quota(pq.Policy, pq.Partition, pq.Unit, now, pq.Limit, pq.Window)
+			q = c.quota(pq, quotas, now, l)
 		}
 		if q == nil {
 			continue
@@ -1188,7 +1313,7 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now int64, refuse
 		q.q = limit
 	}
 	if pq.Window > 0 && (q.w <= 0 || !outdated) {
-		q.w = window(pq.Window)
+		q.w, q.cut = window(pq.Window), pq.Window > MaxPause
 	}
 	if pq.Remaining < 0 {
 		return false
@@ -1548,6 +1673,7 @@ func (d *decoder) costs(c *costs) {
 			q.seen = d.at()
 			q.q = int64(d.bounded(uint64(maxQuota)+1)) - 1
 			q.w = int64(d.bounded(uint64(MaxPause))) // window caps every window written
+			q.cut = q.w == int64(MaxPause)           // perhaps: the binary form does not say
 			q.rate = d.float(maxRate)
 			q.r = int64(d.bounded(uint64(maxQuota)))
 			q.at = d.at()

@@ -855,3 +855,40 @@ func TestBinaryFromTail(t *testing.T) {
 		}
 	}
 }
+
+// The binary form keeps which units a request declared a cost in and
+// which quotas' windows of MaxPause were cut from a longer one, while the
+// units or quotas are full, where they are read; a form without them
+// reads no unit as declared and every such window as cut.
+func TestBinaryCostFlags(t *testing.T) {
+	s := worstCosts()
+	s.costs.units[1].declared = true
+	s.costs.quotas[2].cut = true
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got State
+	if err := got.UnmarshalBinary(b); err != nil {
+		t.Fatalf("UnmarshalBinary = %v", err)
+	}
+	if !reflect.DeepEqual(got.costs, s.costs) {
+		t.Errorf("the cost flags did not read back")
+	}
+	s.costs.units[1].declared = false
+	s.costs.quotas = s.costs.quotas[:3]
+	s.costs.units = s.costs.units[:3]
+	b, err = s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = State{}
+	if err := got.UnmarshalBinary(b); err != nil {
+		t.Fatalf("UnmarshalBinary = %v", err)
+	}
+	for i, q := range got.costs.quotas {
+		if !q.cut {
+			t.Errorf("quota %d of a window of MaxPause, read from a form without flags: not cut", i)
+		}
+	}
+}
