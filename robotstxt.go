@@ -329,9 +329,10 @@ const maxDelayParts = 8
 // spaceRanges returns v with each range mark ('-', '~', "..", an en or em
 // dash) that joins two ends without spaces spaced as " - " ("1-2 min" as
 // "1 - 2 min", "1m-2m" as "1m - 2m"), so that the range reads as one
-// spelled with spaces. A mark joins two ends when a digit or a letter (a
-// unit) comes before it and a digit after it (or a point, after '-'); an
-// exponent's sign ("1e-3", "2.5E-1") is no mark. (Unspaced, "1m-2m" read as
+// spelled with spaces. A mark joins two ends when a digit, a letter or a
+// letter and a point (a unit: "1 min.-2 min.") comes before it and a
+// digit after it (or a point, after '-'); an exponent's sign ("1e-3",
+// "2.5E-1", "0x10p-1") is no mark. (Unspaced, "1m-2m" read as
 // 1 with an unknown unit, a second, not two minutes.)
 func spaceRanges(v string) string {
 	at := func(i int) int { // the length of the mark at i, 0 if none
@@ -356,10 +357,17 @@ func spaceRanges(v string) string {
 		if !isDigit(a) && (v[i] != '-' || a != '.') {
 			return 0
 		}
-		letter := 'a' <= b|0x20 && b|0x20 <= 'z'
-		if !isDigit(b) && !letter ||
-			b|0x20 == 'e' && v[i] == '-' && i >= 2 && (isDigit(v[i-2]) || v[i-2] == '.') {
+		var c byte // the byte before b
+		if i >= 2 {
+			c = v[i-2]
+		}
+		switch {
+		case isDigit(b):
+		case b == '.' && isLetter(c): // a unit with a point ("1 min.-2 min.")
+		case !isLetter(b):
 			return 0
+		case v[i] == '-' && (b|0x20 == 'e' && (isDigit(c) || c == '.') || b|0x20 == 'p' && (isHexDigit(c) || c == '.')):
+			return 0 // an exponent's sign, of a decimal or a hexadecimal number ("0x10p-1")
 		}
 		return n
 	}
@@ -387,7 +395,9 @@ func spaceRanges(v string) string {
 	return b.String()
 }
 
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isDigit(c byte) bool    { return '0' <= c && c <= '9' }
+func isLetter(c byte) bool   { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+func isHexDigit(c byte) bool { return isDigit(c) || 'a' <= c|0x20 && c|0x20 <= 'f' }
 
 // firstWord returns the first word of s, after spaces and tabs, and what
 // follows it.

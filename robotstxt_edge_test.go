@@ -479,7 +479,8 @@ func TestCrawlDelayKeepsGroup(t *testing.T) {
 // A range whose ends carry their units, or joined by a mark other than a
 // hyphen, with no spaces around the mark, is read as its upper end, as
 // spaced ranges are: "1m-2m" read as 1 with an unknown unit (a second),
-// "10~20" as 10, "10..20" as nothing. An exponent's sign is no mark.
+// "10~20" as 10, "10..20" as nothing. An exponent's sign is no mark (read
+// as one, "0x10p-1" was read as no delay at all).
 func TestCrawlDelayRangeEndsWithUnits(t *testing.T) {
 	for _, tt := range []struct {
 		v    string
@@ -498,6 +499,13 @@ func TestCrawlDelayRangeEndsWithUnits(t *testing.T) {
 		{"1e-3", time.Millisecond},
 		{"2.5E-1", 250 * time.Millisecond},
 		{"2e-1s-1", time.Second},
+		{"0x10p-1", 8 * time.Second}, // a hexadecimal float, as strconv reads it
+		{"0x1P-1", 500 * time.Millisecond},
+		{"1 min.-2 min.", 2 * time.Minute},
+		{"1min.-2min.", 2 * time.Minute},
+		{"10 sec.-20 sec.", 20 * time.Second},
+		{"1 hr.-2 hrs.", 2 * time.Hour},
+		{"1 Min.–2 Min.", 2 * time.Minute},
 	} {
 		f := parseRobots([]byte("User-agent: *\nCrawl-delay: "+tt.v+"\n"), "mybot")
 		if f.interval != tt.want {
