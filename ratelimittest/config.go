@@ -180,7 +180,8 @@ type Policy struct {
 	Window time.Duration
 
 	// Unit is the quota unit. If empty, it is "requests" (for Concurrency,
-	// "concurrent-requests"). With "content-bytes", a request costs the
+	// "concurrent-requests", the only unit it takes, and the one no other
+	// algorithm takes: NewHandler panics otherwise). With "content-bytes", a request costs the
 	// content bytes of its response (see the package documentation); with
 	// any other unit a request costs one. Units other than "requests" are
 	// advertised verbatim as the IETF qu parameter.
@@ -424,10 +425,18 @@ func policies(cfg Config) []policy {
 			if q.unit == "" {
 				q.unit = unitRequests
 			}
+			if q.unit == unitConcurrent {
+				panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): Unit %q is Concurrency's, not %s's", i, q.name, q.unit, q.algorithm))
+			}
 		case Concurrency:
 			q.window = 0
 			if q.unit == "" {
 				q.unit = unitConcurrent
+			}
+			if q.unit != unitConcurrent {
+				// Advertised, it would state a quota of another unit
+				// than the one enforced.
+				panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): a Concurrency policy's Unit must be empty or %q, not %q", i, q.name, unitConcurrent, q.unit))
 			}
 		default:
 			panic(fmt.Sprintf("ratelimittest: Policies[%d] (%q): unknown Algorithm %q", i, q.name, q.algorithm))

@@ -419,6 +419,12 @@ func TestNewHandlerPanics(t *testing.T) {
 		{"negative burst", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1, Window: time.Second, Burst: -1}}}},
 		{"burst above MaxBurst", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1, Window: time.Second, Burst: ratelimittest.MaxBurst + 1}}}},
 		{"leaky bucket without window", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.LeakyBucket, Quota: 1}}}},
+		// Advertised in its own unit, a Concurrency policy stated a
+		// quota of bytes, or of requests, while it counted requests in
+		// flight.
+		{"concurrency in bytes", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.Concurrency, Quota: 3, Unit: "content-bytes"}}}},
+		{"concurrency in requests", ratelimittest.Config{Policies: []ratelimittest.Policy{{Algorithm: ratelimittest.Concurrency, Quota: 3, Unit: "requests"}}}},
+		{"window in concurrent requests", ratelimittest.Config{Policies: []ratelimittest.Policy{{Quota: 3, Window: time.Second, Unit: "concurrent-requests"}}}},
 		{"refuse status no code", ratelimittest.Config{RefuseStatus: 42}},
 		{"refuse status past 999", ratelimittest.Config{RefuseStatus: 1000}},
 		{"refuse status negative", ratelimittest.Config{RefuseStatus: -429}},
