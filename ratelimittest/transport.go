@@ -120,7 +120,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			in.Trailer[http.CanonicalHeaderKey(k)] = nil
 		}
 	}
-	if in.ContentLength != 0 {
+	if in.ContentLength > 0 {
+		// A server reads no more than Content-Length, and a body that
+		// ends short of it as a connection that broke.
+		in.Body = io.NopCloser(&exactReader{r: req.Body, n: in.ContentLength}) // closed when Handler is done
+	} else if in.ContentLength != 0 {
 		in.Body = io.NopCloser(req.Body) // closed when Handler is done
 	}
 	in.Header.Del("Content-Length")
@@ -266,6 +270,31 @@ func serverLength(req *http.Request) (int64, []string) {
 // with Content-Length: 0, as net/http's client sends it.
 func expectsBody(method string) bool {
 	return method == "POST" || method == "PUT" || method == "PATCH"
+}
+
+// exactReader reads n bytes of r: no more, and io.ErrUnexpectedEOF if r
+// ends before.
+type exactReader struct {
+	r io.Reader
+	n int64
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	if e.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > e.n {
+		p = p[:e.n]
+	}
+	k, err := e.r.Read(p)
+	e.n -= int64(k)
+	switch {
+	case e.n <= 0:
+		return k, io.EOF
+	case err == io.EOF:
+		return k, io.ErrUnexpectedEOF
+	}
+	return k, err
 }
 
 // errReader is a reader that fails with err.

@@ -365,3 +365,36 @@ func TestTransportNilHeader(t *testing.T) {
 		})
 	}
 }
+
+// A server reads at most Content-Length bytes of a request body, and one
+// that ends short of it as a broken connection: through the Transport, the
+// Handler told ContentLength 3 read 5 of a longer body, and a shorter one
+// ended cleanly.
+func TestTransportRequestBodyAsContentLength(t *testing.T) {
+	for _, tt := range []struct {
+		body string
+		cl   int64
+		read int
+		err  error
+	}{
+		{"hello", 3, 3, nil},
+		{"hi", 5, 2, io.ErrUnexpectedEOF},
+		{"hello", 5, 5, nil},
+	} {
+		var read int
+		var rerr error
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, err := io.ReadAll(r.Body)
+			read, rerr = len(b), err
+		})
+		req, _ := http.NewRequest(http.MethodPost, "http://api.test/", io.NopCloser(strings.NewReader(tt.body)))
+		req.ContentLength = tt.cl
+		resp, err := (&ratelimittest.Transport{Handler: h}).RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		if read != tt.read || !errors.Is(rerr, tt.err) && rerr != tt.err {
+			t.Errorf("body %q, ContentLength %d: Handler read %d bytes, error %v; want %d, %v", tt.body, tt.cl, read, rerr, tt.read, tt.err)
+		}
+	}
+}
