@@ -2,6 +2,7 @@ package polite_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -122,5 +123,37 @@ func TestLongIDNHostIsCheap(t *testing.T) {
 	tr.RoundTrip(req)
 	if d := time.Since(start); d > hugeBound() {
 		t.Errorf("RoundTrip of a %d-byte host took %v before failing (Base called: %v), want under %v", len(req.URL.Host), d, called, hugeBound())
+	}
+}
+
+// A refusal whose Content-Type carries parameters by the million is read
+// in time linear in its length: only the media type before them says
+// whether the body is a problem document (mime.ParseMediaType, which
+// parses them all, spent 0.8 s on 4 MB of RFC 2231's).
+func TestHugeContentTypeIsCheap(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("application/problem+json")
+	for i := 0; sb.Len() < 8<<20; i++ {
+		fmt.Fprintf(&sb, ";a%d*=utf-8''b", i) // each of its own name, RFC 2231's
+	}
+	ct := sb.String()
+	refused := true
+	tr := &polite.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if refused {
+			refused = false
+			h := http.Header{"Content-Type": {ct}, "Retry-After": {"0"}}
+			return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, Body: io.NopCloser(strings.NewReader(`{"type":"about:blank"}`)), Request: r}, nil
+		}
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	}), MaxAttempts: 1}
+	req, _ := http.NewRequest(http.MethodGet, "http://api.example/", nil)
+	start := time.Now()
+	resp, err := tr.RoundTrip(req)
+	d := time.Since(start)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if d > hugeBound() {
+		t.Errorf("RoundTrip of a refusal with a %d-byte Content-Type took %v, want under %v", len(ct), d, hugeBound())
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"mime"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -39,10 +39,15 @@ func hasProblem(resp *http.Response) bool {
 	if resp.Body == nil || resp.Body == http.NoBody {
 		return false
 	}
-	// A parameter mime cannot read (an empty one, "a;;charset=utf-8",
-	// which RFC 9110 §5.6.6 allows) still leaves the media type read.
-	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	return (err == nil || err == mime.ErrInvalidMediaParameter) && mt == "application/problem+json"
+	// The media type alone, before any parameter (RFC 9110 §8.3.1): one
+	// mime cannot read (an empty one, "a;;charset=utf-8", which §5.6.6
+	// allows) leaves it read, and parameters by the million are not
+	// parsed (mime.ParseMediaType spent 0.8 s on 4 MB of them).
+	mt := resp.Header.Get("Content-Type")
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	return strings.EqualFold(strings.Trim(mt, " \t"), "application/problem+json")
 }
 
 // readProblem reads what a refusal's problem document says, when its
