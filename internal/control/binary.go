@@ -270,7 +270,13 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	if c := d.bounded(maxPolicies); c > 0 {
 		n.policies = make([]policy, c)
 		for i := range n.policies {
-			d.policy(&n.policies[i])
+			p := &n.policies[i]
+			d.policy(p)
+			for j := range i {
+				if o := &n.policies[j]; o.name == p.name && o.pk == p.pk && o.unit == p.unit {
+					return ErrBinary // one policy twice: never written
+				}
+			}
 		}
 	}
 
@@ -346,9 +352,12 @@ func (d *decoder) bool() bool {
 	return false
 }
 
+// uint and int read a varint as the encoder writes it, in its fewest
+// bytes: one padded with a last byte of zero ("0x81 0x00" for 1) is a form
+// MarshalBinary never writes, and reads back to another.
 func (d *decoder) uint() uint64 {
 	v, k := binary.Uvarint(d.b)
-	if k <= 0 {
+	if k <= 0 || k > 1 && d.b[k-1] == 0 {
 		d.fail()
 		return 0
 	}
@@ -358,7 +367,7 @@ func (d *decoder) uint() uint64 {
 
 func (d *decoder) int() int64 {
 	v, k := binary.Varint(d.b)
-	if k <= 0 {
+	if k <= 0 || k > 1 && d.b[k-1] == 0 {
 		d.fail()
 		return 0
 	}

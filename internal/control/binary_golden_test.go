@@ -262,3 +262,30 @@ func TestIdentity(t *testing.T) {
 		}
 	}
 }
+
+// A form MarshalBinary never writes is rejected: a varint padded with a
+// last byte of zero (the Generation, 1, written "0x81 0x00"), which read
+// back to a form of other bytes, and a policy twice.
+func TestBinaryRejectsFormsNeverWritten(t *testing.T) {
+	b, _ := hex.DecodeString("01048080d0bccfafe1e33181e8a1e6fd2281a8d6b90700040181a8d6b9070400000001020000000000020181a8d6b9070100000102010100000100028094ebdc03000000000000000000000000000180a8d6b907010081a8d6b9070000006866666666660e4081a8d6b90700000001000000000000000002000000")
+	var s State
+	if err := s.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if s.gen >= 0x80 {
+		t.Fatalf("generation %d: not one byte", s.gen)
+	}
+	padded := append([]byte{b[0], b[1] | 0x80, 0}, b[2:]...)
+	if err := new(State).UnmarshalBinary(padded); err == nil {
+		t.Errorf("UnmarshalBinary accepted a padded varint: %x", padded)
+	}
+	twice := worst()
+	twice.policies[1].name, twice.policies[1].pk, twice.policies[1].unit = twice.policies[0].name, twice.policies[0].pk, twice.policies[0].unit
+	f, err := twice.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := new(State).UnmarshalBinary(f); err == nil {
+		t.Errorf("UnmarshalBinary accepted a form with a policy twice")
+	}
+}
