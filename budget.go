@@ -96,11 +96,6 @@ type Budget struct {
 	// by value in a caller's struct printed them verbatim.
 	uncarried *uncarriedKeys
 	leaves    *leaveQueue
-	// forgetting counts the Forget calls running on a Store, forgot those
-	// ended: a carry read while one ran, or before one ended, is not
-	// written (see carried.current).
-	forgetting atomic.Int64
-	forgot     atomic.Uint64
 }
 
 // uncarriedKeys holds keys whose fallback state holds a pause the Store
@@ -395,7 +390,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		r.cost = g.Cost()
 		r.l.SetCost(r.cost)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
-			r.c.apply(s, now, &b.cfg, b)
+			r.c.apply(s, now, &b.cfg, b, k.m)
 			r.sp, r.swhy, r.ex = time.Time{}, control.ReasonNone, control.Excess{} // the Store may run fn again
 			if r.h, r.ok = s.c.Acquire(now, &b.cfg, ask, &r.l); !r.ok {
 				r.sp, r.swhy = s.c.Paused(now)
@@ -509,7 +504,7 @@ func (b *Budget) carryTo(ctx context.Context, k budgetKey, now time.Time) (bool,
 	if c.pu.IsZero() && c.fr.IsZero() {
 		return false, nil
 	}
-	if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { c.apply(s, now, &b.cfg, b) }); err != nil {
+	if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { c.apply(s, now, &b.cfg, b, k.m) }); err != nil {
 		return true, err
 	}
 	if !c.pu.IsZero() {
@@ -528,27 +523,12 @@ type carried struct {
 	pu  time.Time
 	why control.Reason
 	fr  time.Time
-
-	forgot uint64 // Budget.forgot when it was read; see current
-	busy   bool   // a Forget ran when it was read
-}
-
-// current reports whether c may still be written to the Store, from a
-// call of the Store's Update: no Forget ran while it was read, or has
-// ended since. (Read before a Forget cleared the fallback and written
-// after it cleared the Store, a pause learned while the Store failed came
-// back, with no answer from the server since, for a minute in every
-// process sharing the Store.)
-func (c *carried) current(b *Budget) bool {
-	return !c.busy && b.forgetting.Load() == 0 && b.forgot.Load() == c.forgot
 }
 
 // toCarry returns what k's fallback state holds at now that the Store's
 // does not.
 func (b *Budget) toCarry(k budgetKey, now time.Time) carried {
 	var c carried
-	c.forgot = b.forgot.Load()
-	c.busy = b.forgetting.Load() > 0
 	c.pu, c.why = b.fallback.learned(k.m, now)
 	if b.MaxRate > 0 {
 		c.fr = b.fallback.spaced(k.m, now)
@@ -557,14 +537,17 @@ func (b *Budget) toCarry(k budgetKey, now time.Time) carried {
 }
 
 // apply bounds s, the Store's state, as of now (another process may have
-// written it), and carries c into it, unless a Forget of b may have
-// cleared what c carries (see current): c is then left zero, carrying
-// nothing, and the fallback keeps it for a later carry.
-func (c *carried) apply(s *KeyState, now time.Time, cfg *control.Config, b *Budget) {
+// written it), and carries c into it: the pause only if b's fallback
+// still holds one for k, read again within the Store's Update. A Forget
+// of k clears the fallback before the Store: read before that, the pause
+// carried after the Store was cleared came back for its whole length, with
+// no answer from the server since, in every process sharing the Store.
+func (c *carried) apply(s *KeyState, now time.Time, cfg *control.Config, b *Budget, k memKey) {
 	s.c.Bound(now, cfg)
-	if !c.current(b) {
-		*c = carried{busy: true}
-		return
+	if !c.pu.IsZero() {
+		if pu, _ := b.fallback.learned(k, now); pu.IsZero() {
+			c.pu = time.Time{} // forgotten, or carried already
+		}
 	}
 	if !c.pu.IsZero() {
 		s.c.PauseUntil(now, cfg, c.pu, c.why)
@@ -1035,8 +1018,6 @@ func (b *Budget) forget(k memKey) bool {
 	if b.mem != nil {
 		return b.mem.forget(k, now, &b.cfg)
 	}
-	b.forgetting.Add(1)
-	defer func() { b.forgot.Add(1); b.forgetting.Add(-1) }()
 	found := b.fallback.forget(k, now, &b.cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()

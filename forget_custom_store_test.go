@@ -159,6 +159,103 @@ func TestForgetNotUndoneByCarriedPause(t *testing.T) {
 		if p, _ := b.Inspect("http://api.test", time.Now()); !p.PauseUntil.IsZero() {
 			t.Errorf("after Forget returned, with no answer from the server since, the key is paused for %v: the forgotten pause was written back into the Store", time.Until(p.PauseUntil))
 		}
-		time.Sleep(2 * time.Minute) // the request held by it ends
+		time.Sleep(2 * time.Minute) // what still runs ends
+	})
+}
+
+// forgetCarrySetup: two processes (Budgets) share st. Process 1 learns a
+// minute's pause for a.test while st is down; st answers again; a Forget
+// of another key, b.test, is then held inside its Store call until the
+// returned release is called.
+func forgetCarrySetup(t *testing.T) (st *hookStore, tr1, tr2 *polite.Transport, sentA *atomic.Int64, get func(tr *polite.Transport, url string), release func()) {
+	st = &hookStore{bytesStore: newBytesStore()}
+	b1 := &polite.Budget{Store: st}
+	b2 := &polite.Budget{Store: st}
+	sentA = new(atomic.Int64)
+	var refused atomic.Bool
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host == "a.test" {
+			sentA.Add(1)
+			if refused.CompareAndSwap(false, true) {
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"60"}}, Body: http.NoBody, Request: r}, nil
+			}
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	tr1 = &polite.Transport{Base: base, Budget: b1, MaxAttempts: 1}
+	tr2 = &polite.Transport{Base: base, Budget: b2, MaxAttempts: 1}
+	get = func(tr *polite.Transport, url string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := tr.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	st.failing.Store(true)
+	get(tr1, "http://a.test/")
+	synctest.Wait()
+	time.Sleep(2 * time.Second)
+	synctest.Wait()
+	st.failing.Store(false)
+	if n := sentA.Load(); n != 1 {
+		t.Fatalf("setup: a.test sent %d, want 1", n)
+	}
+
+	gate, arrived := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	st.mu.Lock()
+	st.before = func(key string) {
+		if key == "http://b.test" && first.CompareAndSwap(false, true) {
+			close(arrived)
+			<-gate
+		}
+	}
+	st.mu.Unlock()
+	go tr1.Budget.Forget("http://b.test")
+	<-arrived
+	return st, tr1, tr2, sentA, get, func() { close(gate); synctest.Wait() }
+}
+
+// A Forget of another key, b.test, running while process 1's next request
+// to a.test asks the Store: the pause a.test's server set a second ago
+// (Retry-After: 60), learned while the Store was down, is carried, and the
+// request is held (skipped while any Forget ran, the carry let the Store
+// grant it, inside the pause).
+func TestForgetOtherKeyKeepsPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, tr1, _, sentA, get, release := forgetCarrySetup(t)
+		go get(tr1, "http://a.test/")
+		synctest.Wait()
+		if n := sentA.Load() - 1; n != 0 {
+			t.Errorf("while a Forget of b.test ran, %d request(s) to a.test were sent inside its 60 s Retry-After pause (2 s in)", n)
+		}
+		release()
+		time.Sleep(2 * time.Minute)
+	})
+}
+
+// The background carry (carryUncarried) of a.test's pause, started by a
+// request to another key, c.test, runs while a Forget of b.test runs: the
+// pause reaches the Store, and process 2, sharing it, does not send to
+// a.test inside the pause (skipped for any Forget, the carry was taken as
+// done, and the pause never reached the Store).
+func TestForgetOtherKeyKeepsUncarriedPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, tr1, tr2, sentA, get, release := forgetCarrySetup(t)
+		get(tr1, "http://c.test/") // starts the carry of a.test's pause
+		synctest.Wait()
+		release()
+		get(tr1, "http://c.test/") // the Store answers: any carry still listed would run now
+		synctest.Wait()
+		time.Sleep(2 * time.Second)
+		get(tr1, "http://c.test/")
+		synctest.Wait()
+		get(tr2, "http://a.test/")
+		synctest.Wait()
+		if n := sentA.Load() - 1; n != 0 {
+			t.Errorf("another process sharing the Store sent %d request(s) to a.test inside its 60 s Retry-After pause (%v in): the pause process 1 learned was never carried to the Store", n, "4s")
+		}
+		time.Sleep(2 * time.Minute)
 	})
 }
