@@ -212,6 +212,7 @@ type costQuota struct {
 	q    int64   // the limit; -1 when unknown
 	w    int64   // the window, when stated; 0 when unknown
 	cut  bool    // w is MaxPause, and the window stated may have been longer: see redundant
+	dead bool    // of a unit replaced in this observe, dropped at its end: see unitOf
 	rate float64 // refill, per nanosecond, when refill; 0 when unknown
 
 	// The live observation: r remaining at the instant at; for a quota
@@ -267,16 +268,14 @@ func rounding(q *parse.Quota) int64 {
 // there is none. A unit added takes what early holds of it: the
 // reservations of the requests granted before, still in flight.
 //
-// With maxCostUnits kept, a unit needed (a token unit, or one the request
-// whose answer states it declared a cost in) takes the place of one no
-// request of this process declared a cost in and nothing is reserved in,
-// whose quotas bind no request: they are dropped (left free, replaced
-// first: see quota). (A server that stated quotas of points, credits,
-// images and seconds before its tokens quota, all four kept, left the
-// tokens quota unread, and a request it could not pay for was sent.) A
-// unit not needed is not tracked then; nor is one needed when every unit
-// kept was declared, so that two units needed in turn do not evict each
-// other on every answer.
+// With maxCostUnits kept, a unit needed (one the request being answered
+// declares a cost in) takes the place of a spare one (see spare), whose
+// quotas are marked dead and dropped at the end of observe. (A server that
+// stated quotas of points, credits, images and seconds before its tokens
+// quota, all four kept, left the tokens quota unread, and a request it
+// could not pay for was sent.) A unit not needed is not tracked then, nor
+// one needed when no unit is spare: a unit added so is declared, never
+// spare, and two units do not evict each other on every answer.
 func (c *costs) unitOf(name string, need bool) int {
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
@@ -290,19 +289,19 @@ func (c *costs) unitOf(name string, need bool) int {
 		if !need {
 			return -1
 		}
-		i := slices.IndexFunc(c.units, func(u costUnit) bool { return !u.declared && u.n == 0 && len(u.res) == 0 })
+		i := slices.IndexFunc(c.units, c.spare)
 		if i < 0 {
 			return -1
 		}
-		c.units[i] = costUnit{name: strings.Clone(name)}
+		c.units[i] = costUnit{name: strings.Clone(name), declared: true}
 		for j := range c.quotas {
 			if c.quotas[j].unit == uint8(i) {
-				c.quotas[j] = costQuota{unit: uint8(i), q: -1} // free: see quota
+				c.quotas[j] = costQuota{unit: uint8(i), q: -1, dead: true} // dropped at the end of observe
 			}
 		}
 		return i
 	}
-	u := costUnit{name: strings.Clone(name)} // a copy: see State.addPolicy
+	u := costUnit{name: strings.Clone(name), declared: need} // a copy: see State.addPolicy
 	for i := range c.early {
 		if c.early[i].name == name {
 			u.res, u.n, u.declared = c.early[i].res, c.early[i].n, true
@@ -322,7 +321,7 @@ func (c *costs) unitOf(name string, need bool) int {
 // (nil otherwise): most keys have one, and its lookup is inline.
 func (c *costs) known(name string, pk []byte, unit string) *costQuota {
 	if len(c.quotas) > 0 {
-		if q := &c.quotas[0]; len(pk) == 0 && len(q.pk) == 0 && q.name == name && c.units[q.unit].name == unit {
+		if q := &c.quotas[0]; len(pk) == 0 && len(q.pk) == 0 && q.name == name && !q.dead && c.units[q.unit].name == unit {
 			return q
 		}
 	}
@@ -349,7 +348,7 @@ func (c *costs) quota(pq *parse.Quota, answer []parse.Quota, now int64, l *Lease
 		unit = unit[:maxKeyLen]
 	}
 	for i := range c.quotas {
-		if q := &c.quotas[i]; q.name == name && q.pk == string(pk) && c.units[q.unit].name == unit {
+		if q := &c.quotas[i]; q.name == name && q.pk == string(pk) && !q.dead && c.units[q.unit].name == unit {
 			return q
 		}
 	}
@@ -371,14 +370,14 @@ func (c *costs) quota(pq *parse.Quota, answer []parse.Quota, now int64, l *Lease
 				return nil
 			}
 		}
-		u := c.unitOf(unit, declared || tokenUnit(unit))
+		u := c.unitOf(unit, l.want.In(unit) > 0)
 		if u < 0 {
 			return nil
 		}
 		c.quotas[old] = costQuota{name: strings.Clone(name), pk: string(pk), unit: uint8(u), q: -1}
 		return &c.quotas[old] // in place: the others keep their index
 	}
-	u := c.unitOf(unit, declared || tokenUnit(unit))
+	u := c.unitOf(unit, l.want.In(unit) > 0)
 	if u < 0 {
 		return nil
 	}
@@ -432,21 +431,40 @@ func (c *costs) setFlags(declared, exact byte) bool {
 }
 
 // idle returns the index of the quota heard of least recently among those
-// of a unit no request of this process declared a cost in and nothing is
-// reserved in, which bind no request; -1 if none.
+// of a spare unit (see spare), which bind no request; -1 if none.
 func (c *costs) idle() int {
 	old := -1
 	for i := range c.quotas {
-		o := &c.quotas[i]
-		if u := &c.units[o.unit]; !u.declared && u.n == 0 && len(u.res) == 0 && (old < 0 || o.seen < c.quotas[old].seen) {
+		if o := &c.quotas[i]; !o.dead && c.spare(c.units[o.unit]) && (old < 0 || o.seen < c.quotas[old].seen) {
 			old = i
 		}
 	}
 	return old
 }
 
+// spare reports whether no request of this process declared a cost in u,
+// nothing is reserved in it, and none of its quotas has been spent from
+// (not live, or with all its limit left): its quotas bind no request, and
+// no other client spends the unit either. (A quota of images with none
+// left, stated before any request of images, gave way to a loose quota of
+// tokens, and requests of images were sent into it.)
+func (c *costs) spare(u costUnit) bool {
+	if u.declared || u.n != 0 || len(u.res) != 0 {
+		return false
+	}
+	for i := range c.quotas {
+		if q := &c.quotas[i]; !q.dead && c.units[q.unit].name == u.name && q.live && (q.q < 0 || q.r < q.q) {
+			return false
+		}
+	}
+	return true
+}
+
 // stated reports whether answer states o.
 func (c *costs) stated(o *costQuota, answer []parse.Quota) bool {
+	if o.dead {
+		return false
+	}
 	unit := c.units[o.unit].name
 	for i := range answer {
 		a := &answer[i]
@@ -991,6 +1009,12 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 	var marked, learned [maxCostUnits]bool
 	var seen [maxCostQuotas]bool
 	stated := false
+	for i := range c.units {
+		// The answer's request costs something in it: see unitOf.
+		if u := &c.units[i]; !u.declared && l.want.In(u.name) > 0 {
+			u.declared = true
+		}
+	}
 	for i := range quotas {
 		pq := &quotas[i]
 		if !isCostUnit(pq.Unit) || derived && isDerived(pq) {
@@ -1073,6 +1097,11 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now int64, refused, reje
 			u.since, u.fixed = max(u.since-n, 0), max(u.fixed-fixed, 0)
 			u.fixed = min(u.fixed, u.since)
 		}
+	}
+	if slices.ContainsFunc(c.quotas, func(q costQuota) bool { return q.dead }) {
+		// Those of a unit replaced (see unitOf), kept dead till now
+		// for the indices of seen.
+		c.quotas = slices.DeleteFunc(c.quotas, func(q costQuota) bool { return q.dead })
 	}
 	return stated
 }
