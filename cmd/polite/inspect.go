@@ -10,7 +10,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -21,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/media"
 	"github.com/politehttp/polite/parse"
 )
 
@@ -723,10 +723,7 @@ func checkCORS(h http.Header, note func(string, ...any)) {
 
 // isProblem reports whether h describes an RFC 9457 problem document.
 func isProblem(h http.Header) bool {
-	// As the Transport reads it: a parameter mime cannot read (an empty
-	// one, which RFC 9110 §5.6.6 allows) leaves the media type read.
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return (err == nil || err == mime.ErrInvalidMediaParameter) && mt == "application/problem+json"
+	return media.Is(h.Get("Content-Type"), "application/problem+json") // as the Transport reads it
 }
 
 // checkProblem notes what an RFC 9457 problem document says about the
