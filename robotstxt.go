@@ -329,8 +329,8 @@ const maxDelayParts = 8
 // spaceRanges returns v with each range mark ('-', '~', "..", an en or em
 // dash) that joins two ends without spaces spaced as " - " ("1-2 min" as
 // "1 - 2 min", "1m-2m" as "1m - 2m"), so that the range reads as one
-// spelled with spaces. A mark joins two ends when a digit, a letter or a
-// letter and a point (a unit: "1 min.-2 min.") comes before it and a
+// spelled with spaces. A mark joins two ends when a digit, a letter, or a
+// digit or letter and a point ("10.-20.", "1 min.-2 min.") comes before it and a
 // digit after it (or a point, after '-'); an exponent's sign ("1e-3",
 // "2.5E-1", "0x10p-1") is no mark. (Unspaced, "1m-2m" read as
 // 1 with an unknown unit, a second, not two minutes.)
@@ -363,7 +363,7 @@ func spaceRanges(v string) string {
 		}
 		switch {
 		case isDigit(b):
-		case b == '.' && isLetter(c): // a unit with a point ("1 min.-2 min.")
+		case b == '.' && (isLetter(c) || isDigit(c)): // a unit or a number with a point ("1 min.-2 min.", "10.-20.")
 		case !isLetter(b):
 			return 0
 		case v[i] == '-' && (b|0x20 == 'e' && (isDigit(c) || c == '.') || b|0x20 == 'p' && (isHexDigit(c) || c == '.')):

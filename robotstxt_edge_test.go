@@ -506,6 +506,10 @@ func TestCrawlDelayRangeEndsWithUnits(t *testing.T) {
 		{"10 sec.-20 sec.", 20 * time.Second},
 		{"1 hr.-2 hrs.", 2 * time.Hour},
 		{"1 Min.–2 Min.", 2 * time.Minute},
+		{"10.-20.", 20 * time.Second},
+		{"1.-2 min", 2 * time.Minute},
+		{"10.~20", 20 * time.Second},
+		{"1.e-3", time.Millisecond},
 	} {
 		f := parseRobots([]byte("User-agent: *\nCrawl-delay: "+tt.v+"\n"), "mybot")
 		if f.interval != tt.want {
