@@ -390,7 +390,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 		r.cost = g.Cost()
 		r.l.SetCost(r.cost)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
-			r.c.apply(s, now, &b.cfg, b, k.m)
+			r.c.apply(s, now, &b.cfg, b, k)
 			r.sp, r.swhy, r.ex = time.Time{}, control.ReasonNone, control.Excess{} // the Store may run fn again
 			if r.h, r.ok = s.c.Acquire(now, &b.cfg, ask, &r.l); !r.ok {
 				r.sp, r.swhy = s.c.Paused(now)
@@ -504,7 +504,7 @@ func (b *Budget) carryTo(ctx context.Context, k budgetKey, now time.Time) (bool,
 	if c.pu.IsZero() && c.fr.IsZero() {
 		return false, nil
 	}
-	if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { c.apply(s, now, &b.cfg, b, k.m) }); err != nil {
+	if err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) { c.apply(s, now, &b.cfg, b, k) }); err != nil {
 		return true, err
 	}
 	if !c.pu.IsZero() {
@@ -537,18 +537,18 @@ func (b *Budget) toCarry(k budgetKey, now time.Time) carried {
 }
 
 // apply bounds s, the Store's state, as of now (another process may have
-// written it), and carries c into it: the pause only if b's fallback
-// still holds one for k, read again within the Store's Update. A Forget
-// of k clears the fallback before the Store: read before that, the pause
-// carried after the Store was cleared came back for its whole length, with
-// no answer from the server since, in every process sharing the Store.
-func (c *carried) apply(s *KeyState, now time.Time, cfg *control.Config, b *Budget, k memKey) {
+// written it), and carries into it what b's fallback holds for k, read
+// again within the Store's Update, into c. A Forget of k clears the
+// fallback before the Store: read before that, the pause carried after the
+// Store was cleared came back for its whole length, with no answer from
+// the server since, in every process sharing the Store.
+func (c *carried) apply(s *KeyState, now time.Time, cfg *control.Config, b *Budget, k budgetKey) {
 	s.c.Bound(now, cfg)
-	if !c.pu.IsZero() {
-		if pu, _ := b.fallback.learned(k, now); pu.IsZero() {
-			c.pu = time.Time{} // forgotten, or carried already
-		}
-	}
+	// What the fallback holds now, not what it held when c was read: a
+	// pause forgotten since, and another learned after the Forget, wrote
+	// the forgotten one.
+	fresh := b.toCarry(k, now)
+	c.pu, c.why, c.fr = fresh.pu, fresh.why, fresh.fr
 	if !c.pu.IsZero() {
 		s.c.PauseUntil(now, cfg, c.pu, c.why)
 	}

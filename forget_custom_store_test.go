@@ -259,3 +259,68 @@ func TestForgetOtherKeyKeepsUncarriedPause(t *testing.T) {
 		time.Sleep(2 * time.Minute)
 	})
 }
+
+// A request carrying a 60 s pause (learned while the Store was down) has
+// its Update delayed; meanwhile Forget clears the fallback and the Store,
+// the Store fails again, and the server answers another request with a
+// 5 s Retry-After, which the fallback learns. The delayed Update carries
+// what the fallback holds then, the 5 s pause, not the forgotten 60 s one
+// (checking only that the fallback still held a pause, it wrote the
+// forgotten one).
+func TestForgottenPauseNotCarriedWhenAnotherLearned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &hookStore{bytesStore: newBytesStore()}
+		b := &polite.Budget{Store: st}
+		var retryAfter atomic.Value
+		retryAfter.Store("60")
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if ra, _ := retryAfter.Swap("").(string); ra != "" {
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {ra}}, Body: http.NoBody, Request: r}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+		})
+		tr := &polite.Transport{Base: base, Budget: b, MaxAttempts: 1}
+		get := func() {
+			req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		st.failing.Store(true)
+		get() // 429, 60 s, learned by the fallback only
+		synctest.Wait()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		st.failing.Store(false)
+
+		gate, arrived := make(chan struct{}), make(chan struct{})
+		var first atomic.Bool
+		st.mu.Lock()
+		st.before = func(key string) {
+			if first.CompareAndSwap(false, true) {
+				close(arrived)
+				<-gate
+			}
+		}
+		st.mu.Unlock()
+		go get() // carries the 60 s pause; its Update is held
+		<-arrived
+		b.Forget("http://api.test")
+
+		st.failing.Store(true)
+		retryAfter.Store("5")
+		get() // sent from the fallback (key forgotten): 429, 5 s
+		synctest.Wait()
+		p, _ := b.Inspect("http://api.test", time.Now())
+		t.Logf("fallback after the second refusal: paused for %v", time.Until(p.PauseUntil))
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		st.failing.Store(false)
+		close(gate)
+		synctest.Wait()
+		if p, _ := b.Inspect("http://api.test", time.Now()); time.Until(p.PauseUntil) > 10*time.Second {
+			t.Errorf("after Forget and a 5 s Retry-After since, the key is paused for %v: the forgotten 60 s pause was written into the Store", time.Until(p.PauseUntil))
+		}
+		time.Sleep(3 * time.Minute)
+	})
+}
