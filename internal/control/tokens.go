@@ -268,15 +268,16 @@ func rounding(q *parse.Quota) int64 {
 // there is none. A unit added takes what early holds of it: the
 // reservations of the requests granted before, still in flight.
 //
-// With maxCostUnits kept, a unit needed (one the request being answered
-// declares a cost in) takes the place of a spare one (see spare), whose
-// quotas are marked dead and dropped at the end of observe. (A server that
-// stated quotas of points, credits, images and seconds before its tokens
-// quota, all four kept, left the tokens quota unread, and a request it
-// could not pay for was sent.) A unit not needed is not tracked then, nor
-// one needed when no unit is spare: a unit added so is declared, never
-// spare, and two units do not evict each other on every answer.
-func (c *costs) unitOf(name string, need bool) int {
+// With maxCostUnits kept, a unit needed (see need) takes the place of a
+// spare one (see spare), whose quotas are marked dead and dropped at the
+// end of observe. (A server that stated quotas of points, credits, images
+// and seconds before its tokens quota, all four kept, left the tokens
+// quota unread, and a request it could not pay for was sent.) A unit not
+// needed is not tracked then, nor one needed when no unit is spare. A unit
+// added so is declared (declared: the request answered costs something in
+// it) or has a quota spent from: never spare, and two units do not evict
+// each other on every answer.
+func (c *costs) unitOf(name string, need, declared bool) int {
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
 	}
@@ -293,7 +294,7 @@ func (c *costs) unitOf(name string, need bool) int {
 		if i < 0 {
 			return -1
 		}
-		c.units[i] = costUnit{name: strings.Clone(name), declared: true}
+		c.units[i] = costUnit{name: strings.Clone(name), declared: declared}
 		for j := range c.quotas {
 			if c.quotas[j].unit == uint8(i) {
 				c.quotas[j] = costQuota{unit: uint8(i), q: -1, dead: true} // dropped at the end of observe
@@ -301,7 +302,7 @@ func (c *costs) unitOf(name string, need bool) int {
 		}
 		return i
 	}
-	u := costUnit{name: strings.Clone(name), declared: need} // a copy: see State.addPolicy
+	u := costUnit{name: strings.Clone(name), declared: declared} // a copy: see State.addPolicy
 	for i := range c.early {
 		if c.early[i].name == name {
 			u.res, u.n, u.declared = c.early[i].res, c.early[i].n, true
@@ -370,14 +371,14 @@ func (c *costs) quota(pq *parse.Quota, answer []parse.Quota, now int64, l *Lease
 				return nil
 			}
 		}
-		u := c.unitOf(unit, l.want.In(unit) > 0)
+		u := c.unitOf(unit, need(pq, l), l.want.In(unit) > 0)
 		if u < 0 {
 			return nil
 		}
 		c.quotas[old] = costQuota{name: strings.Clone(name), pk: string(pk), unit: uint8(u), q: -1}
 		return &c.quotas[old] // in place: the others keep their index
 	}
-	u := c.unitOf(unit, l.want.In(unit) > 0)
+	u := c.unitOf(unit, need(pq, l), l.want.In(unit) > 0)
 	if u < 0 {
 		return nil
 	}
@@ -440,6 +441,16 @@ func (c *costs) idle() int {
 		}
 	}
 	return old
+}
+
+// need reports whether the unit of pq, a quota an answer to l states, is
+// worth a unit's place: l declared a cost in it, or pq is spent from (live
+// with less than its limit left), so that someone spends the unit and a
+// request of it may come. (A tokens quota with none left, stated to a
+// request of points after four other units, went unread, and the next
+// request of tokens was sent into it.)
+func need(pq *parse.Quota, l *Lease) bool {
+	return l.want.In(pq.Unit) > 0 || pq.Limit > 0 && pq.Remaining >= 0 && pq.Remaining < pq.Limit
 }
 
 // spare reports whether no request of this process declared a cost in u,
