@@ -274,10 +274,9 @@ func rounding(q *parse.Quota) int64 {
 // and seconds before its tokens quota, all four kept, left the tokens
 // quota unread, and a request it could not pay for was sent.) A unit not
 // needed is not tracked then, nor one needed when no unit is spare. A unit
-// added so is declared (declared: the request answered costs something in
-// it) or has a quota spent from: never spare, and two units do not evict
-// each other on every answer.
-func (c *costs) unitOf(name string, need, declared bool) int {
+// added needed is kept as declared, never spare, even once its quotas
+// refill: two units spent in turn evicted each other on every answer.
+func (c *costs) unitOf(name string, need bool) int {
 	if len(name) > maxKeyLen {
 		name = name[:maxKeyLen]
 	}
@@ -294,7 +293,7 @@ func (c *costs) unitOf(name string, need, declared bool) int {
 		if i < 0 {
 			return -1
 		}
-		c.units[i] = costUnit{name: strings.Clone(name), declared: declared}
+		c.units[i] = costUnit{name: strings.Clone(name), declared: true} // needed: never spare
 		for j := range c.quotas {
 			if c.quotas[j].unit == uint8(i) {
 				c.quotas[j] = costQuota{unit: uint8(i), q: -1, dead: true} // dropped at the end of observe
@@ -302,7 +301,7 @@ func (c *costs) unitOf(name string, need, declared bool) int {
 		}
 		return i
 	}
-	u := costUnit{name: strings.Clone(name), declared: declared} // a copy: see State.addPolicy
+	u := costUnit{name: strings.Clone(name), declared: need} // a copy: see State.addPolicy
 	for i := range c.early {
 		if c.early[i].name == name {
 			u.res, u.n, u.declared = c.early[i].res, c.early[i].n, true
@@ -371,14 +370,14 @@ func (c *costs) quota(pq *parse.Quota, answer []parse.Quota, now int64, l *Lease
 				return nil
 			}
 		}
-		u := c.unitOf(unit, need(pq, l), l.want.In(unit) > 0)
+		u := c.unitOf(unit, need(pq, l))
 		if u < 0 {
 			return nil
 		}
 		c.quotas[old] = costQuota{name: strings.Clone(name), pk: string(pk), unit: uint8(u), q: -1}
 		return &c.quotas[old] // in place: the others keep their index
 	}
-	u := c.unitOf(unit, need(pq, l), l.want.In(unit) > 0)
+	u := c.unitOf(unit, need(pq, l))
 	if u < 0 {
 		return nil
 	}
@@ -444,13 +443,18 @@ func (c *costs) idle() int {
 }
 
 // need reports whether the unit of pq, a quota an answer to l states, is
-// worth a unit's place: l declared a cost in it, or pq is spent from (live
-// with less than its limit left), so that someone spends the unit and a
-// request of it may come. (A tokens quota with none left, stated to a
+// worth a unit's place: l declared a cost in it, or pq is spent from (less
+// than its limit left, or none left of a limit unknown), so that someone
+// spends the unit and a request of it may come. (A tokens quota with none left, stated to a
 // request of points after four other units, went unread, and the next
 // request of tokens was sent into it.)
 func need(pq *parse.Quota, l *Lease) bool {
-	return l.want.In(pq.Unit) > 0 || pq.Limit > 0 && pq.Remaining >= 0 && pq.Remaining < pq.Limit
+	if l.want.In(pq.Unit) > 0 {
+		return true
+	}
+	// A remaining without its limit (OpenAI's and Anthropic's fields
+	// may come so) is spent from when none is left.
+	return pq.Remaining >= 0 && (pq.Limit > 0 && pq.Remaining < pq.Limit || pq.Limit < 0 && pq.Remaining == 0)
 }
 
 // spare reports whether no request of this process declared a cost in u,
