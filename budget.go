@@ -547,8 +547,12 @@ func (c *carried) apply(s *KeyState, now time.Time, cfg *control.Config, b *Budg
 	// What the fallback holds now, not what it held when c was read: a
 	// pause forgotten since, and another learned after the Forget, wrote
 	// the forgotten one.
-	fresh := b.toCarry(k, now)
-	c.pu, c.why, c.fr = fresh.pu, fresh.why, fresh.fr
+	// Read again only when there was something to carry: the common
+	// request, with nothing, takes no more locks.
+	if !c.pu.IsZero() || !c.fr.IsZero() {
+		fresh := b.toCarry(k, now)
+		c.pu, c.why, c.fr = fresh.pu, fresh.why, fresh.fr
+	}
 	if !c.pu.IsZero() {
 		s.c.PauseUntil(now, cfg, c.pu, c.why)
 	}
