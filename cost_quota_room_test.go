@@ -12,32 +12,34 @@ import (
 	"github.com/politehttp/polite"
 )
 
-// tokenWindowServer states a fixed window of 1000 tokens a minute, after
-// the quotas of the extra units named in extra (each with plenty left),
-// and charges each request 600 tokens; it refuses one the window cannot
-// pay for.
-func tokenWindowServer(extra []string, refused *int) http.Handler {
+// spendServer states the quotas others returns (given the time left in
+// the binding quota's window), and the binding one, "b": 1000 of unit per
+// window, before the others if first, else after them. It charges the
+// binding quota 600 a request and refuses one it cannot pay for, counting
+// the refusals in refused.
+func spendServer(unit string, window time.Duration, first bool, others func(left time.Duration) (pol, rl []string), refused *int) http.Handler {
 	var mu sync.Mutex
 	used := int64(0)
 	start := time.Now()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
-		if time.Since(start) >= time.Minute {
+		if time.Since(start) >= window {
 			start, used = time.Now(), 0
 		}
-		left := time.Minute - time.Since(start)
-		var pol, rl []string
-		for i, u := range extra {
-			pol = append(pol, fmt.Sprintf(`"x%d";q=100000;w=60;qu=%q`, i, u))
-			rl = append(rl, fmt.Sprintf(`"x%d";r=100000;t=%d`, i, int(left.Seconds())))
-		}
+		left := window - time.Since(start)
 		ok := used+600 <= 1000
 		if ok {
 			used += 600
 		}
-		pol = append(pol, `"tok";q=1000;w=60;qu="tokens"`)
-		rl = append(rl, fmt.Sprintf(`"tok";r=%d;t=%d`, 1000-used, int(left.Seconds())))
+		pol, rl := others(left)
+		bp := fmt.Sprintf(`"b";q=1000;w=%d;qu=%q`, int(window.Seconds()), unit)
+		br := fmt.Sprintf(`"b";r=%d;t=%d`, 1000-used, int(left.Seconds()))
+		if first {
+			pol, rl = append([]string{bp}, pol...), append([]string{br}, rl...)
+		} else {
+			pol, rl = append(pol, bp), append(rl, br)
+		}
 		w.Header().Set("RateLimit-Policy", strings.Join(pol, ", "))
 		w.Header().Set("RateLimit", strings.Join(rl, ", "))
 		if !ok {
@@ -47,68 +49,51 @@ func tokenWindowServer(extra []string, refused *int) http.Handler {
 	})
 }
 
-func sendTokens(t *testing.T, c *http.Client) {
-	t.Helper()
-	ctx := polite.WithCost(t.Context(), polite.Cost{Tokens: 600})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://llm.example/v1/x", strings.NewReader("{}"))
-	if _, err := statusOf(c, req); err != nil {
-		t.Fatal(err)
+// loose returns n quotas of unit, each of plenty per window, named by
+// prefix and their index, with all of it left and reset in t.
+func loose(prefix, unit string, n int, plenty int64, window, t time.Duration) (pol, rl []string) {
+	for i := range n {
+		pol = append(pol, fmt.Sprintf(`"%s%d";q=%d;w=%d;qu=%q`, prefix, i, plenty, int(window.Seconds()), unit))
+		rl = append(rl, fmt.Sprintf(`"%s%d";r=%d;t=%d`, prefix, i, plenty, int(t.Seconds())))
 	}
+	return pol, rl
+}
+
+// send sends a request costing cost through c; a request held past
+// MaxWait fails, which is right.
+func send(t *testing.T, c *http.Client, cost polite.Cost) {
+	t.Helper()
+	ctx := polite.WithCost(t.Context(), cost)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://llm.example/v1/x", strings.NewReader("{}"))
+	statusOf(c, req)
 }
 
 // A server that states quotas in four other units beside its tokens quota
-// has its tokens quota read all the same: a key always has room for the
-// token units (the four others, all tracked, left it unread, and a request
-// it could not pay for was sent and refused).
+// has its tokens quota read all the same, once a request of tokens is
+// answered: the four others, none spent from and none declared, are spare
+// (all four kept, the tokens quota was left unread, and a request it could
+// not pay for was sent and refused).
 func TestTokenQuotaAfterFourOtherUnits(t *testing.T) {
-	for _, extra := range [][]string{nil, {"points", "credits", "images", "seconds"}} {
-		t.Run(fmt.Sprint(len(extra)), func(t *testing.T) {
+	for _, units := range [][]string{nil, {"points", "credits", "images", "seconds"}} {
+		t.Run(fmt.Sprint(len(units)), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				refused := 0
-				c, _ := politeOver(tokenWindowServer(extra, &refused))
-				sendTokens(t, c)
+				c, _ := politeOver(spendServer("tokens", time.Minute, false, func(left time.Duration) (pol, rl []string) {
+					for i, u := range units {
+						p, r := loose(fmt.Sprint("x", i), u, 1, 100000, time.Minute, left)
+						pol, rl = append(pol, p...), append(rl, r...)
+					}
+					return pol, rl
+				}, &refused))
+				send(t, c, polite.Cost{Tokens: 600})
 				start := time.Now()
-				sendTokens(t, c)
+				send(t, c, polite.Cost{Tokens: 600})
 				if refused != 0 {
 					t.Errorf("%d refused, want 0: the second request was sent into 400 tokens left (after %v)", refused, time.Since(start))
 				}
 			})
 		})
 	}
-}
-
-// tokenQuotasServer is tokenWindowServer with eight other quotas of
-// tokens, named apart, each with plenty left, stated before the binding
-// one.
-func tokenQuotasServer(n int, refused *int) http.Handler {
-	var mu sync.Mutex
-	used := int64(0)
-	start := time.Now()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(start) >= time.Minute {
-			start, used = time.Now(), 0
-		}
-		left := time.Minute - time.Since(start)
-		var pol, rl []string
-		for i := range n {
-			pol = append(pol, fmt.Sprintf(`"big%d";q=10000000;w=86400;qu="tokens"`, i))
-			rl = append(rl, fmt.Sprintf(`"big%d";r=10000000;t=86400`, i))
-		}
-		ok := used+600 <= 1000
-		if ok {
-			used += 600
-		}
-		pol = append(pol, `"tok";q=1000;w=60;qu="tokens"`)
-		rl = append(rl, fmt.Sprintf(`"tok";r=%d;t=%d`, 1000-used, int(left.Seconds())))
-		w.Header().Set("RateLimit-Policy", strings.Join(pol, ", "))
-		w.Header().Set("RateLimit", strings.Join(rl, ", "))
-		if !ok {
-			*refused++
-			w.WriteHeader(http.StatusTooManyRequests)
-		}
-	})
 }
 
 // The same with eight other quotas of tokens, each allowing more than the
@@ -120,9 +105,11 @@ func TestTokenQuotaAfterEightOthers(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				refused := 0
-				c, _ := politeOver(tokenQuotasServer(n, &refused))
-				sendTokens(t, c)
-				sendTokens(t, c)
+				c, _ := politeOver(spendServer("tokens", time.Minute, false, func(time.Duration) (pol, rl []string) {
+					return loose("big", "tokens", n, 10000000, 24*time.Hour, 24*time.Hour)
+				}, &refused))
+				send(t, c, polite.Cost{Tokens: 600})
+				send(t, c, polite.Cost{Tokens: 600})
 				if refused != 0 {
 					t.Errorf("%d refused, want 0: the second request was sent into 400 tokens left", refused)
 				}
@@ -140,46 +127,38 @@ func TestSecondOtherUnitRead(t *testing.T) {
 	for _, points := range []bool{false, true} {
 		t.Run(fmt.Sprint("points=", points), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var mu sync.Mutex
-				used, refused := int64(0), 0
-				start := time.Now()
-				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					mu.Lock()
-					defer mu.Unlock()
-					if time.Since(start) >= time.Minute {
-						start, used = time.Now(), 0
-					}
-					left := time.Minute - time.Since(start)
-					var pol, rl []string
+				refused := 0
+				c, _ := politeOver(spendServer("credits", time.Minute, false, func(left time.Duration) (pol, rl []string) {
 					if points {
-						pol = append(pol, `"pts";q=100000;w=60;qu="points"`)
-						rl = append(rl, fmt.Sprintf(`"pts";r=100000;t=%d`, int(left.Seconds())))
+						return loose("pts", "points", 1, 100000, time.Minute, left)
 					}
-					ok := used+600 <= 1000
-					if ok {
-						used += 600
-					}
-					pol = append(pol, `"cr";q=1000;w=60;qu="credits"`)
-					rl = append(rl, fmt.Sprintf(`"cr";r=%d;t=%d`, 1000-used, int(left.Seconds())))
-					w.Header().Set("RateLimit-Policy", strings.Join(pol, ", "))
-					w.Header().Set("RateLimit", strings.Join(rl, ", "))
-					if !ok {
-						refused++
-						w.WriteHeader(http.StatusTooManyRequests)
-					}
-				})
-				c, _ := politeOver(h)
-				for range 2 {
-					ctx := polite.WithCost(t.Context(), polite.Cost{Unit: "credits", Amount: 600})
-					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.example/x", strings.NewReader("{}"))
-					if _, err := statusOf(c, req); err != nil {
-						t.Fatal(err)
-					}
-				}
+					return nil, nil
+				}, &refused))
+				send(t, c, polite.Cost{Unit: "credits", Amount: 600})
+				send(t, c, polite.Cost{Unit: "credits", Amount: 600})
 				if refused != 0 {
 					t.Errorf("%d refused, want 0: the credits quota (1000/min, 400 left) was not read", refused)
 				}
 			})
 		})
 	}
+}
+
+// A server states a daily tokens quota (1000 a day) first, then eight loose
+// tokens quotas a minute, and charges 600 a request: the second request,
+// which the day cannot pay for (400 left), waits (the ninth quota once took
+// the daily quota's slot, tokens read as a unit no request declared, and
+// the second request was sent and refused).
+func TestDailyQuotaStatedFirstKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		refused := 0
+		c, _ := politeOver(spendServer("tokens", 24*time.Hour, true, func(time.Duration) (pol, rl []string) {
+			return loose("m", "tokens", 8, 1000000000, time.Minute, time.Minute)
+		}, &refused))
+		send(t, c, polite.Cost{Tokens: 600})
+		send(t, c, polite.Cost{Tokens: 600})
+		if refused != 0 {
+			t.Errorf("%d refused, want 0: the daily tokens quota (400 left) was dropped", refused)
+		}
+	})
 }
