@@ -88,6 +88,22 @@ type hookStore struct {
 	before func(key string)
 }
 
+// holdNext holds the next Update (of key, unless key is empty) on its way
+// to the store until gate is closed; arrived is closed once it is held.
+func (s *hookStore) holdNext(key string) (arrived, gate chan struct{}) {
+	arrived, gate = make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.before = func(k string) {
+		if (key == "" || k == key) && first.CompareAndSwap(false, true) {
+			close(arrived)
+			<-gate
+		}
+	}
+	return arrived, gate
+}
+
 func (s *hookStore) Update(ctx context.Context, key string, fn func(*polite.KeyState)) error {
 	s.mu.Lock()
 	h := s.before
@@ -138,16 +154,7 @@ func TestForgetNotUndoneByCarriedPause(t *testing.T) {
 
 		// The next request carries the pause: its Update is delayed on
 		// its way, while Forget runs.
-		gate, arrived := make(chan struct{}), make(chan struct{})
-		var first atomic.Bool
-		st.mu.Lock()
-		st.before = func(key string) {
-			if first.CompareAndSwap(false, true) {
-				close(arrived)
-				<-gate
-			}
-		}
-		st.mu.Unlock()
+		arrived, gate := st.holdNext("")
 		go get()
 		<-arrived
 		b.Forget("http://api.test") // returns: the fallback and the Store are cleared
@@ -202,16 +209,7 @@ func forgetCarrySetup(t *testing.T) (st *hookStore, tr1, tr2 *polite.Transport, 
 		t.Fatalf("setup: a.test sent %d, want 1", n)
 	}
 
-	gate, arrived := make(chan struct{}), make(chan struct{})
-	var first atomic.Bool
-	st.mu.Lock()
-	st.before = func(key string) {
-		if key == "http://b.test" && first.CompareAndSwap(false, true) {
-			close(arrived)
-			<-gate
-		}
-	}
-	st.mu.Unlock()
+	arrived, gate := st.holdNext("http://b.test")
 	go tr1.Budget.Forget("http://b.test")
 	<-arrived
 	return st, tr1, tr2, sentA, get, func() { close(gate); synctest.Wait() }
@@ -293,16 +291,7 @@ func TestForgottenPauseNotCarriedWhenAnotherLearned(t *testing.T) {
 		synctest.Wait()
 		st.failing.Store(false)
 
-		gate, arrived := make(chan struct{}), make(chan struct{})
-		var first atomic.Bool
-		st.mu.Lock()
-		st.before = func(key string) {
-			if first.CompareAndSwap(false, true) {
-				close(arrived)
-				<-gate
-			}
-		}
-		st.mu.Unlock()
+		arrived, gate := st.holdNext("")
 		go get() // carries the 60 s pause; its Update is held
 		<-arrived
 		b.Forget("http://api.test")
