@@ -231,10 +231,11 @@ func (h *headerFlag) Set(s string) error {
 
 // check returns a usage error, which shows no value, when a header
 // collected is not of the form 'Name: value', or is one with a value that
-// net/http does not send (see framing), or when one has no value
-// and one of args, the command's arguments, has no scheme: a value left
-// unquoted (-H Authorization: Bearer $TOKEN), split by the shell into
-// arguments.
+// net/http does not send (see framing), or when one has no value, or is
+// an Authorization holding its scheme alone (see cut), and one of args,
+// the command's arguments, has no scheme: a value left unquoted
+// (-H Authorization: Bearer $TOKEN, -H Authorization:Bearer $TOKEN), split
+// by the shell into arguments, the URL perhaps left off.
 func (h headerFlag) check(args []string) error {
 	for i, s := range h {
 		name, value, ok := strings.Cut(s, ":")
@@ -244,8 +245,8 @@ func (h headerFlag) check(args []string) error {
 		if framing(name) && strings.TrimSpace(value) != "" {
 			return usagef("-H %s is not sent as given: net/http writes it from the request itself (the value not shown)", http.CanonicalHeaderKey(name))
 		}
-		if strings.TrimSpace(value) == "" && slices.ContainsFunc(args, func(a string) bool { return !hasScheme(a) }) {
-			return usagef("-H number %d of %d has no value, and an argument is no URL with a scheme: quote the header whole, as -H 'Name: value' (neither shown: they may hold a credential)", i+1, len(h))
+		if cut(name, value) && slices.ContainsFunc(args, func(a string) bool { return !hasScheme(a) }) {
+			return usagef("-H number %d of %d has no value, or an Authorization its scheme alone, and an argument is no URL with a scheme: quote the header whole, as -H 'Name: value' (neither shown: they may hold a credential)", i+1, len(h))
 		}
 	}
 	return nil
@@ -267,18 +268,22 @@ func framing(name string) bool {
 // left unquoted (-H X-Api-Key: $KEY, -H Authorization:Bearer $TOKEN),
 // split by the shell into the arguments that follow.
 func (h headerFlag) split() bool {
-	for _, s := range h {
+	return slices.ContainsFunc(h, func(s string) bool {
 		name, value, _ := strings.Cut(s, ":")
-		value = strings.TrimSpace(value)
-		if value == "" {
-			return true
-		}
-		name = strings.TrimSpace(name)
-		if (strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Proxy-Authorization")) && !strings.ContainsAny(value, " \t") {
-			return true
-		}
+		return cut(name, value)
+	})
+}
+
+// cut reports whether a header of name and value, as -H gives them, looks
+// cut short by the shell: it has no value, or it is an Authorization (or
+// Proxy-Authorization) holding its scheme alone ("Bearer").
+func cut(name, value string) bool {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return true
 	}
-	return false
+	name = strings.TrimSpace(name)
+	return (strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Proxy-Authorization")) && !strings.ContainsAny(value, " \t")
 }
 
 // token reports whether s is a field name: a token of RFC 9110 §5.6.2. A
