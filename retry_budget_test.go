@@ -3,6 +3,7 @@ package polite_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -214,11 +215,27 @@ func TestBlipSpacedRetriesServed(t *testing.T) {
 // debt unbounded (2cae834), the tail was spaced past a MaxWait of 15 s and
 // 31 went back at once; with a MaxWait below the budget's longest spacing
 // (about 10.5 s), a retry spaced past it went back too, half the flight
-// at 5 s, until it waited MaxWait instead (c5cbb78).
+// at 5 s, until it waited MaxWait instead (c5cbb78). Spaced to MaxWait
+// itself, a retry woke with no wait left for the key's probe and ramp,
+// which space the retries let go together, and failed at once: 23 of the
+// flight at 100 ms of latency and a MaxWait of 5 s, 9 at 8 s, 23 refused
+// with a bare 503; 47 at 2 s. It waits half way to MaxWait instead.
 func TestBlipNoGiveUpWithoutOutage(t *testing.T) {
-	for _, maxWait := range []time.Duration{15 * time.Second, 8 * time.Second, 5 * time.Second} {
-		t.Run(maxWait.String(), func(t *testing.T) {
-			blipNoGiveUp(t, &polite.Transport{MaxWait: maxWait}, 429, http.Header{"Retry-After": {"1"}}, true, 0)
+	for _, c := range []struct {
+		maxWait, latency time.Duration
+		status           int
+		header           http.Header
+	}{
+		{15 * time.Second, 300 * time.Millisecond, 429, http.Header{"Retry-After": {"1"}}},
+		{8 * time.Second, 300 * time.Millisecond, 429, http.Header{"Retry-After": {"1"}}},
+		{5 * time.Second, 300 * time.Millisecond, 429, http.Header{"Retry-After": {"1"}}},
+		{8 * time.Second, 100 * time.Millisecond, 429, http.Header{"Retry-After": {"1"}}},
+		{5 * time.Second, 100 * time.Millisecond, 429, http.Header{"Retry-After": {"1"}}},
+		{2 * time.Second, 100 * time.Millisecond, 429, http.Header{"Retry-After": {"1"}}},
+		{5 * time.Second, 100 * time.Millisecond, 503, nil},
+	} {
+		t.Run(fmt.Sprintf("%v/%v/%d", c.maxWait, c.latency, c.status), func(t *testing.T) {
+			blipNoGiveUp(t, &polite.Transport{MaxWait: c.maxWait}, c.latency, c.status, c.header, true, 0)
 		})
 	}
 }
@@ -231,20 +248,20 @@ func TestBlipNoGiveUpWithoutOutage(t *testing.T) {
 func TestBlipNoGiveUpWithinDeadline(t *testing.T) {
 	for _, timeout := range []time.Duration{8 * time.Second, 5 * time.Second, 3 * time.Second} {
 		t.Run(timeout.String(), func(t *testing.T) {
-			blipNoGiveUp(t, &polite.Transport{}, 429, http.Header{"Retry-After": {"1"}}, true, timeout)
+			blipNoGiveUp(t, &polite.Transport{}, 300*time.Millisecond, 429, http.Header{"Retry-After": {"1"}}, true, timeout)
 		})
 	}
 }
 
-// blipNoGiveUp warms tr up, then sends a flight of 100 GETs through it, each
-// answered status with header once, each under a context deadline of
+// blipNoGiveUp warms tr up, then sends a flight of 100 GETs through it to
+// a server answering in latency, each answered status with header once, each under a context deadline of
 // timeout unless it is 0, and fails t if one of them goes back as a
 // give-up for the retry budget, or, with all, if any is not served.
-func blipNoGiveUp(t *testing.T, tr *polite.Transport, status int, header http.Header, all bool, timeout time.Duration) {
+func blipNoGiveUp(t *testing.T, tr *polite.Transport, latency time.Duration, status int, header http.Header, all bool, timeout time.Duration) {
 	maxWait := tr.MaxWait
 	synctest.Test(t, func(t *testing.T) {
 		present()
-		tr.Base = &rvServer{latency: 300 * time.Millisecond, answer: func(task string, k int, _ time.Time) (int, http.Header) {
+		tr.Base = &rvServer{latency: latency, answer: func(task string, k int, _ time.Time) (int, http.Header) {
 			if strings.HasPrefix(task, "flight") && k == 0 {
 				return status, header
 			}

@@ -120,21 +120,26 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 
 // spaced returns the wait of a retry the budget rb cannot afford now,
 // outside an outage, whose own wait, which fits, is wait: until the budget
-// affords it; or MaxWait, if that comes first and fits the deadline; or,
-// when neither fits the deadline, its own wait, the key's pause, probe and
-// ramp spacing it from there, and ok false. Outside an outage the budget
-// spaces a refusal's retries, it does not drop them: dropped, half of a
-// flight of 100 refused together with Retry-After: 1 went back to the
-// caller at a MaxWait of 5 s, and as many at a context deadline of 8 s
-// (an http.Client's Timeout), though the server served each retry a
-// second later.
+// affords it, or half way from wait to MaxWait if that comes first, when
+// MaxWait fits the deadline; else until the budget affords it, if that
+// fits the deadline; or, when it does not, its own wait, the
+// key's pause, probe and ramp spacing it from there, and ok false. Outside
+// an outage the budget spaces a refusal's retries, it does not drop them:
+// dropped, half of a flight of 100 refused together with Retry-After: 1
+// went back to the caller at a MaxWait of 5 s, and as many at a context
+// deadline of 8 s (an http.Client's Timeout), though the server served
+// each retry a second later. Half way, not at MaxWait: the retries spaced
+// so go together, and the key's probe and ramp, which space them, need
+// time the request may still wait; spaced to MaxWait itself, each failed
+// as it woke, with no wait left (63 of such a flight at 100 ms of
+// latency, 23 of them never served).
 func (r *Refusal) spaced(now time.Time, rb retryBudget, wait time.Duration) (d time.Duration, ok bool) {
 	d = max(wait, rb.next(instant(now)))
 	switch {
+	case r.fits(now, r.MaxWait):
+		return min(d, wait+max(r.MaxWait-wait, 0)/2), true
 	case r.fits(now, d):
 		return d, true
-	case r.fits(now, r.MaxWait):
-		return r.MaxWait, true
 	}
 	return wait, false
 }

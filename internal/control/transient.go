@@ -12,7 +12,7 @@ import "time"
 // retried when it may be sent again, the wait fits within MaxWait and its
 // context deadline, and the key's retry budget allows it: the same budget
 // as refusals, which spaces a retry it cannot afford now out until it can,
-// or for MaxWait if less, as it does for refusals (see Refusal.spaced),
+// or half way to MaxWait if less, as it does for refusals (see Refusal.spaced),
 // rather than dropping it, but in an outage (many refused flights, no
 // acceptance) or when neither fits the deadline: unlike a refusal's, such
 // a retry is not sent at its own wait, for a transient failure pauses no
@@ -30,7 +30,7 @@ func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
 	n := instant(now)
 	p.Retry, p.Denied = rb.allows(n)
 	if p.Denied == ReasonRetryBudget && !rb.outage() {
-		// Spaced out until the budget affords it, or for MaxWait, if
+		// Spaced out until the budget affords it, or half way to MaxWait, if
 		// less and within the deadline, as a refusal's retry is (see
 		// Refusal.spaced): dropped, 45 of a flight of 100 answered 502
 		// once went back to the caller at a MaxWait of 8 s. But not

@@ -32,8 +32,8 @@ func TestDecideTransient(t *testing.T) {
 			Plan{Wait: 2 * time.Second, Reason: ReasonRetryBudget, Retry: true}},
 		{"budget spent past the deadline: given back", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute, Deadline: t0.Add(1500 * time.Millisecond)}, retryBudget{tokens: -3, at: instant(t0)},
 			Plan{Wait: time.Second, Reason: ReasonTransient, Denied: ReasonRetryBudget}},
-		{"budget spent past MaxWait: MaxWait", Refusal{Backoff: time.Second, Retryable: true, MaxWait: 1500 * time.Millisecond}, retryBudget{tokens: -3, at: instant(t0)},
-			Plan{Wait: 1500 * time.Millisecond, Reason: ReasonRetryBudget, Retry: true}},
+		{"budget spent past MaxWait: half way to it", Refusal{Backoff: time.Second, Retryable: true, MaxWait: 1500 * time.Millisecond}, retryBudget{tokens: -3, at: instant(t0)},
+			Plan{Wait: 1250 * time.Millisecond, Reason: ReasonRetryBudget, Retry: true}},
 		{"budget spent past MaxWait and the deadline: given back", Refusal{Backoff: time.Second, Retryable: true, MaxWait: 1500 * time.Millisecond, Deadline: t0.Add(1200 * time.Millisecond)}, retryBudget{tokens: -3, at: instant(t0)},
 			Plan{Wait: time.Second, Reason: ReasonTransient, Denied: ReasonRetryBudget}},
 		{"budget spent in an outage", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, retryBudget{tokens: -3, at: instant(t0), run: outageRun},
@@ -86,7 +86,9 @@ func TestDecideTransientWaitEndingAtDeadline(t *testing.T) {
 }
 
 // A refusal's retry the budget cannot afford now is spaced out until it
-// can, or to MaxWait, whichever fits; when neither fits the request's
+// can, or to half way to MaxWait, whichever comes first, when MaxWait
+// fits the deadline (at MaxWait itself, it would have no time left for the
+// key's probe and ramp); when neither fits the request's
 // deadline it keeps the server's wait: outside an outage the budget does
 // not drop it (it went back to the caller, half of a flight of 100 with a
 // deadline of 8 s, each retry served a second later). In an outage it goes
@@ -111,7 +113,8 @@ func TestDecideRetryBudgetSpacing(t *testing.T) {
 	}{
 		{"spaced", refusal(time.Minute, 0), owes, true, 2 * time.Second, ReasonRetryBudget},
 		{"spaced within the deadline", refusal(time.Minute, 3*time.Second), owes, true, 2 * time.Second, ReasonRetryBudget},
-		{"MaxWait first", refusal(1500*time.Millisecond, 0), owes, true, 1500 * time.Millisecond, ReasonRetryBudget},
+		{"MaxWait first: half way to it", refusal(1500*time.Millisecond, 0), owes, true, 1250 * time.Millisecond, ReasonRetryBudget},
+		{"MaxWait first, within the deadline: half way to it", refusal(1500*time.Millisecond, 1600*time.Millisecond), owes, true, 1250 * time.Millisecond, ReasonRetryBudget},
 		{"deadline first: the server's wait", refusal(time.Minute, 1500*time.Millisecond), owes, true, time.Second, ReasonRetryAfter},
 		{"MaxWait and deadline first: the server's wait", refusal(1500*time.Millisecond, 1200*time.Millisecond), owes, true, time.Second, ReasonRetryAfter},
 		{"outage", refusal(time.Minute, 1500*time.Millisecond), retryBudget{tokens: -3, at: instant(t0), run: outageRun}, false, time.Second, ReasonRetryAfter},
