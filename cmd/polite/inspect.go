@@ -398,6 +398,8 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 		switch {
 		case len(legacy) > 0:
 			s += fmt.Sprintf("; lenient readers take these headers as %s", strings.Join(legacyNames, ", "))
+		case f.lenient && parse.FromCache(h):
+			s += "; lenient readers still read it (polite reads nothing from a cache)"
 		case f.lenient:
 			s += "; lenient readers (polite among them) still read it"
 		}
@@ -461,6 +463,8 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 	if refusal && !raOK {
 		s := fmt.Sprintf("a %d without a valid Retry-After: clients must guess when to try again (RFC 9110 §10.2.3, RFC 6585 §4)", status)
 		switch {
+		case parse.FromCache(h) && spentReset(quotas):
+			s += "; a spent quota's reset, from a cache, gives no wait: polite backs off"
 		case spentToCome(quotas):
 			s += "; a spent quota's reset gives a wait, which polite uses"
 		case spentReset(quotas):
