@@ -226,29 +226,23 @@ func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// as net/http leaves it: reading it would hold a refusal until the
 	// client had sent it.
 	if r.ContentLength <= maxDrainedBody && r.Header.Get("Expect") == "" {
-		io.Copy(io.Discard, io.LimitReader(r.Body, maxDrainedBody+1))
+		if _, err := io.Copy(io.Discard, io.LimitReader(r.Body, maxDrainedBody+1)); err != nil {
+			// The body was cut short: its client left while sending
+			// it (or sent a broken one). It gets no answer, and is
+			// neither served nor counted.
+			l.unanswered(r)
+		}
 	}
 	rw := &statusWriter{ResponseWriter: w}
 	l.next.ServeHTTP(rw, r)
-	var b strings.Builder
-	// The path as sent; the query, which may hold a key, elided as the
-	// other commands elide it (SECURITY.md).
-	target := r.URL.EscapedPath()
-	if r.URL.RawQuery != "" || r.URL.ForceQuery {
-		target += "?…"
-	}
-	fmt.Fprintf(&b, "%s %s %s ", time.Now().Format("15:04:05.000"), r.Method, target)
 	if rw.status == 0 {
 		// No answer: the client went away (during the latency, after
 		// the request was admitted and counted, or during a hang), or
-		// serve stopped first. The connection is cut, so that net/http
-		// does not answer an empty 200 for the handler.
-		b.WriteString("- (no answer)\n")
-		l.mu.Lock()
-		io.WriteString(l.w, b.String())
-		l.mu.Unlock()
-		panic(http.ErrAbortHandler)
+		// serve stopped first.
+		l.unanswered(r)
 	}
+	var b strings.Builder
+	l.start(&b, r)
 	fmt.Fprintf(&b, "%d", rw.status)
 	for _, name := range rateLimitFieldNames(rw.header, true) {
 		for _, v := range rw.header[name] {
@@ -262,6 +256,29 @@ func (l *logHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	io.WriteString(l.w, b.String())
+}
+
+// start writes the start of r's line to b: time, method, and the path as
+// sent, its query, which may hold a key, elided as the other commands
+// elide it (SECURITY.md).
+func (l *logHandler) start(b *strings.Builder, r *http.Request) {
+	target := r.URL.EscapedPath()
+	if r.URL.RawQuery != "" || r.URL.ForceQuery {
+		target += "?…"
+	}
+	fmt.Fprintf(b, "%s %s %s ", time.Now().Format("15:04:05.000"), r.Method, target)
+}
+
+// unanswered logs r as unanswered, and cuts its connection, so that
+// net/http does not answer an empty 200 for the handler.
+func (l *logHandler) unanswered(r *http.Request) {
+	var b strings.Builder
+	l.start(&b, r)
+	b.WriteString("- (no answer)\n")
+	l.mu.Lock()
+	io.WriteString(l.w, b.String())
+	l.mu.Unlock()
+	panic(http.ErrAbortHandler)
 }
 
 // statusWriter records the status and the header of the response as they
