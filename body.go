@@ -35,7 +35,9 @@ const smallBody = 4 << 10
 
 // endsWithHeaders reports whether resp is complete when its headers arrive,
 // so that its request ends at once: no body, an empty or small one, a
-// response to HEAD, a 1xx (a 101 hands over the connection), 204 or 304.
+// response to HEAD, a 1xx (a 101 hands over the connection), 204 or 304,
+// or a 2xx to CONNECT, which hands over the connection as a 101 does
+// (RFC 9110 §9.3.6: a tunnel, no content).
 func endsWithHeaders(req *http.Request, resp *http.Response) bool {
 	// The cheapest tests first: comparing with http.NoBody costs a call.
 	switch {
@@ -44,7 +46,8 @@ func endsWithHeaders(req *http.Request, resp *http.Response) bool {
 		req.Method == http.MethodHead,
 		resp.StatusCode < 200,
 		resp.StatusCode == http.StatusNoContent,
-		resp.StatusCode == http.StatusNotModified:
+		resp.StatusCode == http.StatusNotModified,
+		resp.StatusCode < 300 && req.Method == http.MethodConnect:
 		return true
 	}
 	return resp.Body == http.NoBody
@@ -54,14 +57,16 @@ func endsWithHeaders(req *http.Request, resp *http.Response) bool {
 // server counts them for a content-bytes quota: none for an answer that
 // has no content, whatever its Content-Length says (the length a GET
 // would have had, for a HEAD: RFC 9110 §8.6, and net/http reports it as
-// ContentLength), else its ContentLength, -1 when unknown.
+// ContentLength; a 2xx to CONNECT, a tunnel, whose Content-Length a client
+// ignores: §9.3.6), else its ContentLength, -1 when unknown.
 func contentBytes(req *http.Request, resp *http.Response) int64 {
 	switch {
 	case resp.ContentLength == 0,
 		req.Method == http.MethodHead,
 		resp.StatusCode < 200,
 		resp.StatusCode == http.StatusNoContent,
-		resp.StatusCode == http.StatusNotModified:
+		resp.StatusCode == http.StatusNotModified,
+		resp.StatusCode < 300 && req.Method == http.MethodConnect:
 		return 0
 	}
 	return resp.ContentLength

@@ -173,6 +173,7 @@ func TestTrackBodyConcurrentClose(t *testing.T) {
 func TestEndsWithHeaders(t *testing.T) {
 	get, _ := http.NewRequest(http.MethodGet, "http://h.example/", nil)
 	head, _ := http.NewRequest(http.MethodHead, "http://h.example/", nil)
+	connect, _ := http.NewRequest(http.MethodConnect, "http://h.example/", nil)
 	body := io.NopCloser(strings.NewReader("x"))
 	tests := []struct {
 		req    *http.Request
@@ -192,11 +193,39 @@ func TestEndsWithHeaders(t *testing.T) {
 		{get, 200, body, smallBody + 1, false},
 		{get, 200, body, -1, false}, // chunked: a stream
 		{get, 429, body, -1, false},
+		{connect, 200, body, -1, true}, // a tunnel
+		{connect, 200, body, 100000, true},
+		{connect, 407, body, -1, false},
 	}
 	for _, tt := range tests {
 		resp := &http.Response{StatusCode: tt.status, Body: tt.body, ContentLength: tt.length}
 		if got := endsWithHeaders(tt.req, resp); got != tt.want {
 			t.Errorf("%s %d length %d: endsWithHeaders = %v, want %v", tt.req.Method, tt.status, tt.length, got, tt.want)
+		}
+	}
+}
+
+// An answer with no content counts no content bytes, whatever its
+// Content-Length says: a HEAD's, a 1xx, 204 or 304, and a 2xx to CONNECT,
+// a tunnel (RFC 9110 §9.3.6).
+func TestContentBytesOfNoContent(t *testing.T) {
+	tests := []struct {
+		method string
+		status int
+		want   int64
+	}{
+		{http.MethodGet, 200, 500},
+		{http.MethodHead, 200, 0},
+		{http.MethodGet, 204, 0},
+		{http.MethodGet, 304, 0},
+		{http.MethodConnect, 200, 0},
+		{http.MethodConnect, 407, 500},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest(tt.method, "http://h.example/", nil)
+		resp := &http.Response{StatusCode: tt.status, Body: http.NoBody, ContentLength: 500}
+		if got := contentBytes(req, resp); got != tt.want {
+			t.Errorf("%s %d: contentBytes = %d, want %d", tt.method, tt.status, got, tt.want)
 		}
 	}
 }

@@ -90,7 +90,8 @@
 // that streams its answer (server-sent events, a download) is still serving
 // it. A response that arrives whole with its headers (no body, a response
 // to HEAD, a 204 or 304, a Content-Length of at most 4 KiB) ends its
-// request at once. Whatever the body, the response's outcome (the quotas it
+// request at once, and so does one that hands over the connection (a 101
+// to an Upgrade, a 2xx to CONNECT): the tunnel is not the server's answer. Whatever the body, the response's outcome (the quotas it
 // states, a pause, a refusal) is applied when its headers arrive, but for
 // a refusal that may be retried whose body is a problem document (RFC
 // 9457): what that says (the policies violated, a stop) is part of the
