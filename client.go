@@ -22,7 +22,12 @@ func Wrap(c *http.Client) *http.Client {
 	return &cc
 }
 
-// NewClient returns an [http.Client] that sends its requests through t.
+// NewClient returns an [http.Client] that sends its requests through t;
+// a nil t is a new Transport with every field zero (http.Client would
+// otherwise hold a nil *Transport, which panics on the first request).
 func NewClient(t *Transport) *http.Client {
+	if t == nil {
+		t = &Transport{}
+	}
 	return &http.Client{Transport: t}
 }

@@ -616,6 +616,12 @@ func TestZeroTransportAndWrap(t *testing.T) {
 	if _, ok := c.Transport.(*polite.Transport); !ok || c == http.DefaultClient {
 		t.Fatalf("Wrap(nil) = %#v, want a new client over a *polite.Transport", c)
 	}
+	// NewClient(nil) is a client over a Transport of its own, not a nil
+	// *Transport, which panicked on the first call.
+	if tr, ok := polite.NewClient(nil).Transport.(*polite.Transport); !ok || tr == nil {
+		t.Fatalf("NewClient(nil).Transport = %#v, want a *polite.Transport", tr)
+	}
+	polite.NewClient(nil).CloseIdleConnections()
 	if http.DefaultClient.Transport != nil {
 		t.Error("Wrap(nil) changed http.DefaultClient")
 	}
