@@ -14,11 +14,11 @@ func (p *parser) draft06() {
 		dialect = "gitlab"
 	}
 	items := p.unnamed
-	if p.hasDict {
-		p.legacy(p.dict, items)
-		items = nil
-	}
 	if !(p.has(sLimit) || p.has(sRemaining)) {
+		if p.hasDict {
+			p.legacy(p.dict, items)
+			items = nil
+		}
 		p.legacy(newQuota(dialect), items)
 		return
 	}
@@ -31,6 +31,18 @@ func (p *parser) draft06() {
 	}
 	if dialect == "gitlab" {
 		cur.Policy = textOf(p.get(sName))
+	}
+	if p.hasDict {
+		// The unnamed policy's items go with the Dictionary, unless
+		// only the triplet's current limit merges into one of them: a
+		// policy of the triplet's limit, reported once, with its window
+		// and what is left of it.
+		if mergeInto(p.dict, items) >= 0 || mergeInto(cur, items) < 0 {
+			p.legacy(p.dict, items)
+			items = nil
+		} else {
+			p.legacy(p.dict, nil)
+		}
 	}
 	p.legacy(cur, append(tail, items...))
 }

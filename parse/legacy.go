@@ -57,21 +57,7 @@ func deltaOf(vals []string) time.Duration {
 // order), or into the only item (repeated or not) when cur's limit is
 // unknown. Repeated items are reported once.
 func (p *parser) legacy(cur Quota, items []item) {
-	only := len(items) > 0 // one item, repeated or not
-	for _, it := range items {
-		only = only && it == items[0]
-	}
-	into := -1 // the item cur merges into
-	if cur.Limit >= 0 || cur.Remaining >= 0 {
-		for i, it := range items {
-			if (cur.Limit == it.n || cur.Limit < 0 && only) &&
-				(cur.Window == 0 || cur.Window == it.w) &&
-				(cur.Policy == "" || it.name == "" || cur.Policy == it.name) &&
-				(into < 0 || itemAhead(it, items[into])) {
-				into = i
-			}
-		}
-	}
+	into := mergeInto(cur, items)
 	for i, it := range items {
 		if containsItem(items[:i], it) && i != into {
 			continue
@@ -89,6 +75,27 @@ func (p *parser) legacy(cur Quota, items []item) {
 	if into < 0 {
 		p.add(cur)
 	}
+}
+
+// mergeInto returns the index of the item of items cur merges into (see
+// legacy), or -1 if none.
+func mergeInto(cur Quota, items []item) int {
+	only := len(items) > 0 // one item, repeated or not
+	for _, it := range items {
+		only = only && it == items[0]
+	}
+	into := -1
+	if cur.Limit >= 0 || cur.Remaining >= 0 {
+		for i, it := range items {
+			if (cur.Limit == it.n || cur.Limit < 0 && only) &&
+				(cur.Window == 0 || cur.Window == it.w) &&
+				(cur.Policy == "" || it.name == "" || cur.Policy == it.name) &&
+				(into < 0 || itemAhead(it, items[into])) {
+				into = i
+			}
+		}
+	}
+	return into
 }
 
 // itemAhead reports whether item a comes before b: by name, then the
