@@ -3,12 +3,14 @@ package ratelimittest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"maps"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -54,7 +56,10 @@ import (
 // another value is logged with the request's method and path, and its
 // stack).
 //
-// The request Handler serves has the ContentLength, TransferEncoding and
+// The request Handler serves has the URL a server parses from the request
+// target: the path and the query alone, no scheme, host or userinfo; its
+// Host is the request's Host, or else the URL's; and a request to https has
+// TLS set. It has the ContentLength, TransferEncoding and
 // Content-Length field a server sees: -1 and "chunked" for a body whose
 // length the caller left unknown (0), even an empty one of a GET, which
 // net/http's client, probing it, sends as none; 0 for no body, with a
@@ -68,6 +73,18 @@ import (
 type Transport struct {
 	// Handler serves the requests. It must not be nil.
 	Handler http.Handler
+}
+
+// serverURL returns u as a server parses the request target of a request
+// to u: its path and query alone.
+func serverURL(u *url.URL) *url.URL {
+	if u.Opaque != "" {
+		// net/http's client sends an opaque URL's Opaque as its path.
+		if su, err := url.ParseRequestURI(u.RequestURI()); err == nil {
+			return su
+		}
+	}
+	return &url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery, ForceQuery: u.ForceQuery}
 }
 
 // remoteAddr is the client address Handler sees, as in [httptest.NewRequest].
@@ -108,6 +125,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	in.RemoteAddr = remoteAddr
 	if in.Host == "" {
 		in.Host = req.URL.Host
+	}
+	// A server's URL is its request target's: the path and the query,
+	// no scheme, host or userinfo (a credential); the scheme shows as
+	// TLS, the host as Host.
+	in.URL = serverURL(req.URL)
+	if strings.EqualFold(req.URL.Scheme, "https") {
+		in.TLS = &tls.ConnectionState{Version: tls.VersionTLS13, HandshakeComplete: true, ServerName: req.URL.Hostname()}
 	}
 	in.GetBody = nil
 	in.Body = http.NoBody

@@ -381,3 +381,37 @@ func TestTransportDeclaredTrailersAsServer(t *testing.T) {
 		}
 	}
 }
+
+// Handler sees the URL a server parses from the request target: the path
+// and the query, never the scheme, host or userinfo (a credential) of the
+// URL the client was given; the host is in Host, and a request to https
+// has TLS set, as a server's over TLS does.
+func TestTransportServerRequestURL(t *testing.T) {
+	for _, c := range []struct {
+		url, path, query string
+		tls              bool
+	}{
+		{"http://alice:s3cret@api.test/a/b?k=v", "/a/b", "k=v", false},
+		{"https://alice:s3cret@api.test:8443/x%2Fy", "/x/y", "", true},
+		{"HTTPS://api.test/", "/", "", true},
+	} {
+		var got *http.Request
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r })
+		req, _ := http.NewRequest(http.MethodGet, c.url, nil)
+		resp, err := (&ratelimittest.Transport{Handler: h}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		u := got.URL
+		if u.Scheme != "" || u.Host != "" || u.User != nil || u.Path != c.path || u.RawQuery != c.query {
+			t.Errorf("%s: Handler's URL %#v, want the path %q and query %q alone", c.url, u, c.path, c.query)
+		}
+		if got.Host != req.URL.Host || (got.TLS != nil) != c.tls {
+			t.Errorf("%s: Handler's Host %q, TLS %v; want %q, TLS %v", c.url, got.Host, got.TLS != nil, req.URL.Host, c.tls)
+		}
+		if strings.Contains(fmt.Sprint(*got), "s3cret") {
+			t.Errorf("%s: the userinfo reached Handler: %v", c.url, *got)
+		}
+	}
+}

@@ -255,12 +255,12 @@ func TestCrawlCredentialsNotDowngraded(t *testing.T) {
 				http.NotFound(w, r)
 				return
 			}
-			if r.URL.Scheme == "http" && r.Header.Get("Authorization") != "" {
+			if r.TLS == nil && r.Header.Get("Authorization") != "" { // over plain http
 				mu.Lock()
-				leaked = append(leaked, r.URL.String()+" Authorization: "+r.Header.Get("Authorization"))
+				leaked = append(leaked, "http://"+r.Host+r.URL.RequestURI()+" Authorization: "+r.Header.Get("Authorization"))
 				mu.Unlock()
 			}
-			if r.URL.Scheme == "https" && r.URL.Path == "/" {
+			if r.TLS != nil && r.URL.Path == "/" {
 				http.Redirect(w, r, "http://site.example/page", http.StatusFound)
 				return
 			}
