@@ -55,7 +55,10 @@
 // a Responses image_generation_call passed back). Each number in a token array counts one
 // token. The "data" of an object whose "type" is "text" (the source of an
 // Anthropic document of plain text, which holds the text itself) is text,
-// whether the type comes before or after it, and so are a "url" or a
+// whether the type comes before or after it (but for a "data" in an object
+// nested in another whose own "data" came first, still unsettled: that one
+// is what its object said before it, text or else an attachment; no API's
+// body has the shape), and so are a "url" or a
 // "data" elsewhere (a tool's input, a citation). Inside tool definitions
 // nothing is an attachment. A body of the API's shape names its prompt ("messages",
 // "input", "prompt"); one longer than the bound whose prompt's key comes
