@@ -577,7 +577,8 @@ func checkJoin(pols []parse.Policy, lims []parse.Limit, note func(string, ...any
 
 // badLegacyFields lists the legacy triplet fields (RateLimit-*,
 // X-RateLimit-*, X-Rate-Limit-*: Limit, Remaining, Reset, Used) whose value
-// is not a number, as "Name: value" strings.
+// parse does not read, as "Name: value" strings: what is said of them is
+// what the library does with them.
 func badLegacyFields(h http.Header) []string {
 	var bad []string
 	for _, name := range slices.Sorted(maps.Keys(h)) {
@@ -589,7 +590,8 @@ func badLegacyFields(h http.Header) []string {
 				break
 			}
 		}
-		switch strings.TrimPrefix(lower, prefix) {
+		field := strings.TrimPrefix(lower, prefix)
+		switch field {
 		case "limit", "remaining", "reset", "used":
 		default:
 			continue
@@ -597,41 +599,49 @@ func badLegacyFields(h http.Header) []string {
 		if prefix == "" {
 			continue
 		}
-		for _, v := range h[name] {
-			if !legacyNumber(v, strings.HasSuffix(lower, "-reset")) {
-				bad = append(bad, fmt.Sprintf("%s: %q", displayName(name), v))
+		if field == "used" {
+			// Read by no quota of its own: a number, or nothing.
+			for _, v := range h[name] {
+				if !legacyNumber(v) {
+					bad = append(bad, fmt.Sprintf("%s: %q", displayName(name), v))
+				}
 			}
+			continue
+		}
+		if legacyRead(prefix, field, []string{"1"}) && !legacyRead(prefix, field, h[name]) {
+			bad = append(bad, fmt.Sprintf("%s: %q", displayName(name), strings.Join(h[name], ", ")))
 		}
 	}
 	return bad
 }
 
-// legacyNumber reports whether v is a valid legacy count: digits with an
-// optional fraction, optionally followed by parameters such as ";w=60"
-// (Docker) or further list members (Envoy). A reset may also be a date,
-// read whole (an HTTP-date holds a comma) as parse reads it: an HTTP-date,
-// one in UTC or a numeric zone, or RFC 3339 with or without seconds (Jira).
-func legacyNumber(v string, reset bool) bool {
-	first, _, _ := strings.Cut(v, ",")
-	first, _, _ = strings.Cut(first, ";")
-	first = strings.TrimSpace(first)
-	if isDecimal(first) {
-		return true
+// legacyRead reports whether parse reads values, the field lines of the
+// legacy field prefix+field (limit, remaining or reset), beside the other
+// two of its triplet stated as 1: the quota it reads has that field known.
+func legacyRead(prefix, field string, values []string) bool {
+	h := http.Header{}
+	for _, f := range []string{"limit", "remaining", "reset"} {
+		h[http.CanonicalHeaderKey(prefix+f)] = []string{"1"}
 	}
-	return reset && resetDate(v)
+	h[http.CanonicalHeaderKey(prefix+field)] = values
+	return slices.ContainsFunc(parse.Header(h, time.Now()), func(q parse.Quota) bool {
+		switch field {
+		case "limit":
+			return q.Limit >= 0
+		case "remaining":
+			return q.Remaining >= 0
+		}
+		return q.Reset >= 0
+	})
 }
 
-// resetDate reports whether parse reads v, an X-RateLimit-Reset value, as
-// a date: the reset of the quota it reads from v beside a limit and what
-// remains is known.
-func resetDate(v string) bool {
-	h := http.Header{
-		"X-Ratelimit-Limit":     {"1"},
-		"X-Ratelimit-Remaining": {"1"},
-		"X-Ratelimit-Reset":     {v},
-	}
-	q := parse.Header(h, time.Now())
-	return len(q) == 1 && q[0].Reset >= 0
+// legacyNumber reports whether v is a valid legacy count: digits with an
+// optional fraction, optionally followed by parameters such as ";w=60"
+// (Docker) or further list members (Envoy).
+func legacyNumber(v string) bool {
+	first, _, _ := strings.Cut(v, ",")
+	first, _, _ = strings.Cut(first, ";")
+	return isDecimal(strings.TrimSpace(first))
 }
 
 // isDecimal reports whether s matches ^\d+(\.\d+)?$.
