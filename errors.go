@@ -154,7 +154,9 @@ func (e *WaitError) Timeout() bool { return e.Deadline }
 // set it.
 //
 // RetryAt reports false when resp is nil, has no Request, or is not a
-// refusal. It reads the budget at time.Now(); [Transport.Inspect] reports
+// refusal. A 403 stating a quota spent is taken for a refusal once its
+// reset has passed too: that reset may have been to come when it arrived.
+// It reads the budget at time.Now(); [Transport.Inspect] reports
 // the key's whole state at any instant.
 func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
@@ -164,7 +166,7 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 	case http.StatusForbidden: // a refusal when it says so
-		if !forbiddenAnswer(resp.Header, now) {
+		if !forbiddenAnswer(resp.Header, now, true) {
 			return time.Time{}, false
 		}
 	default:

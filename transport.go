@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -1175,11 +1176,18 @@ func refusal(status int, h http.Header, quotas []parse.Quota, arr *arrival, g *l
 }
 
 // forbiddenAnswer reports whether a 403 with header h, received at now
-// outside a request's path (RetryAt, a robots.txt fetch), refuses for
-// rate, its quotas read as the Transport reads them: none from a cache.
-func forbiddenAnswer(h http.Header, now time.Time) bool {
+// outside a request's path (a robots.txt fetch), refuses for rate, its
+// quotas read as the Transport reads them: none from a cache. Judged late
+// (RetryAt, at now, some time after it was received), a quota it states
+// spent counts with its reset past too: the reset may have been to come
+// when it arrived (with no Date to measure it from, nothing tells), and the
+// Transport then read the 403 as a refusal, which RetryAt must not deny.
+func forbiddenAnswer(h http.Header, now time.Time, late bool) bool {
 	var rd parse.Reader
 	quotas, _ := rd.ReadFresh(h, now, time.Time{})
+	if late && slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 }) {
+		return true
+	}
 	return forbiddenRefusal(h, quotas, now, time.Time{})
 }
 

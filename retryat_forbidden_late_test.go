@@ -1,0 +1,56 @@
+package polite_test
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// A GitHub-style 403 with no Date field (X-RateLimit-Remaining: 0,
+// X-RateLimit-Reset an epoch 3 s ahead) is read by the Transport as a
+// refusal: it pauses the origin and hands the 403 back. RetryAt, asked once
+// the reset has passed, still reports it a refusal, accepting at now: it
+// judged the 403 anew at its own instant, found the reset past, and said
+// "not a refusal" (with a Date the reset is measured from it, and the
+// answer never changed).
+func TestRetryAtForbiddenRefusalAfterReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-RateLimit-Limit", "60")
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(3*time.Second).Unix(), 10))
+			w.Header()["Date"] = nil // no Date sent (ratelimittest adds none when the key is set)
+			w.WriteHeader(http.StatusForbidden)
+		})
+		var kinds []polite.EventKind
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1,
+			OnEvent: func(e polite.Event) { kinds = append(kinds, e.Kind) }}
+		resp, err := (&http.Client{Transport: tr}).Get("http://api.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Date") != "" {
+			t.Fatalf("status %d, Date %q", resp.StatusCode, resp.Header.Get("Date"))
+		}
+		if _, ok := tr.RetryAt(resp); !ok {
+			t.Fatalf("RetryAt at once: false; the test proves nothing")
+		}
+		st, _ := tr.Inspect("http://api.test", time.Now())
+		t.Logf("events %v; origin paused until %v", kinds, time.Until(st.PauseUntil))
+
+		time.Sleep(5 * time.Second) // the caller does other work; the reset passes
+		at, ok := tr.RetryAt(resp)
+		if !ok {
+			t.Fatalf("RetryAt of the 403 the Transport read as a refusal (events %v), asked 5s later: false (\"not a refusal\"); want true, at now", kinds)
+		}
+		if at.After(time.Now()) {
+			t.Errorf("RetryAt %v, later than now", at)
+		}
+	})
+}
