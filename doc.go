@@ -271,7 +271,9 @@
 // refused response's body is drained, and the body is closed. Retries to
 // one origin may use a fifth of its recent traffic, with a floor of two a
 // second, so that retries cannot multiply an outage: a retry beyond that
-// waits until the budget allows it, and only in an outage (once 40
+// waits until the budget allows it (when that comes within MaxWait and
+// half of what the deadline leaves; else it keeps its own wait, the
+// origin's pause and probe spacing it), and only in an outage (once 40
 // flights in a row were refused, none accepted, the refusals of requests in
 // flight together counting once) goes back to the caller, as a give-up for the retry
 // budget. A problem document (RFC 9457) of type abnormal-usage-detected

@@ -244,24 +244,35 @@ func TestBlipNoGiveUpWithoutOutage(t *testing.T) {
 // (an http.Client's Timeout) below the budget's longest spacing, MaxWait
 // the default: a retry spaced past the deadline went back to the caller at
 // once, 45 of the flight at 8 s, 51 at 5 s, 55 at 3 s, though the server
-// served each retry a second later. It keeps the server's wait instead.
+// served each retry a second later. It keeps the server's wait instead. A
+// retry spaced to within a moment of the deadline was sent with no time
+// left to answer, and failed with the context's error (one of the flight
+// at 5 s and 3 s, 51 at 12 s with 1 s of latency, where those past what
+// the budget may owe went together 10.4 s after the refusal).
 func TestBlipNoGiveUpWithinDeadline(t *testing.T) {
-	for _, timeout := range []time.Duration{8 * time.Second, 5 * time.Second, 3 * time.Second} {
-		t.Run(timeout.String(), func(t *testing.T) {
-			blipNoGiveUp(t, &polite.Transport{}, 300*time.Millisecond, 429, http.Header{"Retry-After": {"1"}}, true, timeout)
+	for _, c := range []struct{ timeout, latency time.Duration }{
+		{8 * time.Second, 300 * time.Millisecond},
+		{5 * time.Second, 300 * time.Millisecond},
+		{3 * time.Second, 300 * time.Millisecond},
+		{11 * time.Second, 300 * time.Millisecond},
+		{12 * time.Second, time.Second},
+	} {
+		t.Run(c.timeout.String()+"/"+c.latency.String(), func(t *testing.T) {
+			blipNoGiveUp(t, &polite.Transport{}, c.latency, 429, http.Header{"Retry-After": {"1"}}, true, c.timeout)
 		})
 	}
 }
 
 // blipNoGiveUp warms tr up, then sends a flight of 100 GETs through it to
-// a server answering in latency, each answered status with header once, each under a context deadline of
+// a server answering in latency (which honours the request's context, as
+// a network does), each answered status with header once, each under a context deadline of
 // timeout unless it is 0, and fails t if one of them goes back as a
 // give-up for the retry budget, or, with all, if any is not served.
 func blipNoGiveUp(t *testing.T, tr *polite.Transport, latency time.Duration, status int, header http.Header, all bool, timeout time.Duration) {
 	maxWait := tr.MaxWait
 	synctest.Test(t, func(t *testing.T) {
 		present()
-		tr.Base = &rvServer{latency: latency, answer: func(task string, k int, _ time.Time) (int, http.Header) {
+		tr.Base = &ctxServer{latency: latency, answer: func(task string, k int, _ time.Time) (int, http.Header) {
 			if strings.HasPrefix(task, "flight") && k == 0 {
 				return status, header
 			}

@@ -41,9 +41,9 @@ const RefusalFloor = time.Second
 // The request is retried when it may be sent again, the wait fits within
 // MaxWait and its context deadline, and the server did not report abnormal
 // usage. A retry the retry budget cannot afford now is spaced out: its
-// wait is lengthened until the budget can (Reason ReasonRetryBudget), or
-// to MaxWait, whichever fits; when neither fits the deadline, it keeps its
-// wait (see Refusal.spaced). Only in an outage (many refused flights in a row, no
+// wait is lengthened until the budget can (Reason ReasonRetryBudget), when
+// that fits MaxWait and the deadline; when it does not, it keeps its wait
+// (see Refusal.spaced). Only in an outage (many refused flights in a row, no
 // acceptance) does the budget deny retries: the refusal goes back to the
 // caller, and a refusal that gives no wait pauses the key as short waits
 // in a row do.
@@ -110,7 +110,12 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		// attempts still probe, one a pause.
 		p.Retry, p.Denied = false, ReasonRetryBudget
 	case p.Denied != ReasonNone:
-		if d, _ := r.spaced(now, rb, judged); d > p.Wait {
+		// Owing all it may (see retryBudget.take), the budget would
+		// hold each retry past that as long as the last one owed: all
+		// together, with no time left for the key's probe and ramp
+		// before a deadline. Such a retry keeps its own wait, as one
+		// spaced past MaxWait or the deadline does (see spaced).
+		if d, _ := r.spaced(now, rb, judged); d > p.Wait && !rb.owesAll(n) {
 			p.Wait, p.Reason = d, ReasonRetryBudget
 		}
 		p.Retry, p.Denied = true, ReasonNone
@@ -120,25 +125,23 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 
 // spaced returns the wait of a retry the budget rb cannot afford now,
 // outside an outage, whose own wait, which fits, is wait: until the budget
-// affords it, or half way from wait to MaxWait if that comes first, when
-// MaxWait fits the deadline; else until the budget affords it, if that
-// fits the deadline; or, when it does not, its own wait, the
-// key's pause, probe and ramp spacing it from there, and ok false. Outside
-// an outage the budget spaces a refusal's retries, it does not drop them:
-// dropped, half of a flight of 100 refused together with Retry-After: 1
-// went back to the caller at a MaxWait of 5 s, and as many at a context
-// deadline of 8 s (an http.Client's Timeout), though the server served
-// each retry a second later. Half way, not at MaxWait: the retries spaced
-// so go together, and the key's probe and ramp, which space them, need
-// time the request may still wait; spaced to MaxWait itself, each failed
-// as it woke, with no wait left (63 of such a flight at 100 ms of
-// latency, 23 of them never served).
+// affords it, when that fits MaxWait and half of what the deadline leaves
+// after wait (the other half is the answer's: spaced to within a moment of
+// the deadline, a retry was sent with no time left to answer, and failed
+// with the context's error); or else its own wait, and ok false. Outside an outage the budget spaces a refusal's retries, it
+// does not drop them: dropped, half of a flight of 100 refused together
+// with Retry-After: 1 went back to the caller at a MaxWait of 5 s, and as
+// many at a context deadline of 8 s (an http.Client's Timeout), though the
+// server served each retry a second later. A refusal's retry the budget
+// cannot afford in time goes at its own wait, the key's pause, probe and
+// ramp spacing it from there as they space first attempts: spaced to
+// MaxWait, the retries so spaced woke together with no wait left for the
+// key's probe and ramp, and failed at once (63 of such a flight at 100 ms
+// of latency, 23 of them never served); spaced half way to MaxWait, they
+// went together still, and held the retries the budget spaced after them.
 func (r *Refusal) spaced(now time.Time, rb retryBudget, wait time.Duration) (d time.Duration, ok bool) {
 	d = max(wait, rb.next(instant(now)))
-	switch {
-	case r.fits(now, r.MaxWait):
-		return min(d, wait+max(r.MaxWait-wait, 0)/2), true
-	case r.fits(now, d):
+	if d <= r.MaxWait && (r.Deadline.IsZero() || d <= wait+max(r.Deadline.Sub(now)-wait, 0)/2) {
 		return d, true
 	}
 	return wait, false

@@ -97,14 +97,23 @@ func (r retryBudget) next(now int64) time.Duration {
 	return (d + time.Millisecond - 1).Truncate(time.Millisecond) // never early by a rounding error
 }
 
+// owesAll reports whether the budget owes all it may at now (within half
+// a retry of retryTokenCap: what comes back in a quarter of a second): a
+// retry taken now would wait as long as the last one owed.
+func (r retryBudget) owesAll(now int64) bool {
+	r.refill(now)
+	return r.tokens < 0.5-retryTokenCap
+}
+
 // outage reports whether the key is in an outage: many refused flights,
 // and no acceptance between them.
 func (r retryBudget) outage() bool { return r.run >= outageRun }
 
 // take spends one retry. The tokens may go below zero: a retry spaced out
 // spends a token that has not come back yet. The budget owes at most
-// retryTokenCap: a retry past that waits as the last one owed does, and
-// the key's pause, probe and ramp space them from there. Owing without
+// retryTokenCap: a refusal's retry past that keeps its own wait, the
+// key's pause, probe and ramp spacing it (see Decide), and a transient
+// failure's waits as the last one owed does. Owing without
 // bound, the tail of one large flight was spaced past MaxWait and failed
 // (64 of 100 after a one-second blip), and the debt of retries whose
 // callers gave up held others' retries for minutes.

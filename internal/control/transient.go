@@ -12,7 +12,7 @@ import "time"
 // retried when it may be sent again, the wait fits within MaxWait and its
 // context deadline, and the key's retry budget allows it: the same budget
 // as refusals, which spaces a retry it cannot afford now out until it can,
-// or half way to MaxWait if less, as it does for refusals (see Refusal.spaced),
+// as it does for refusals (see Refusal.spaced), or for MaxWait if less,
 // rather than dropping it, but in an outage (many refused flights, no
 // acceptance) or when neither fits the deadline: unlike a refusal's, such
 // a retry is not sent at its own wait, for a transient failure pauses no
@@ -30,16 +30,21 @@ func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
 	n := instant(now)
 	p.Retry, p.Denied = rb.allows(n)
 	if p.Denied == ReasonRetryBudget && !rb.outage() {
-		// Spaced out until the budget affords it, or half way to MaxWait, if
-		// less and within the deadline, as a refusal's retry is (see
-		// Refusal.spaced): dropped, 45 of a flight of 100 answered 502
+		// Spaced out until the budget affords it, as a refusal's retry
+		// is (see Refusal.spaced), or for MaxWait, if less and within
+		// the deadline: dropped, 45 of a flight of 100 answered 502
 		// once went back to the caller at a MaxWait of 8 s. But not
-		// sent at its own wait when neither fits the deadline, as a
-		// refusal's is: a transient failure pauses no key, and the
+		// sent at its own wait when neither fits, as a refusal's is
+		// (nor half way to MaxWait: the retries spaced so went together,
+		// and held those the budget spaced after them): a transient failure pauses no key, and the
 		// budget is all that spaces its retries (sent so, 20 callers
 		// with deadlines of 3 s against a gateway failing for a minute
 		// sent 2.4 requests each, where the budget allows 1.3).
-		if d, spaced := r.spaced(now, rb, p.Wait); spaced {
+		d, spaced := r.spaced(now, rb, p.Wait)
+		if !spaced && r.fits(now, r.MaxWait) {
+			d, spaced = r.MaxWait, true
+		}
+		if spaced {
 			if d > p.Wait {
 				p.Wait, p.Reason = d, ReasonRetryBudget
 			}

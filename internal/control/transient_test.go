@@ -32,8 +32,10 @@ func TestDecideTransient(t *testing.T) {
 			Plan{Wait: 2 * time.Second, Reason: ReasonRetryBudget, Retry: true}},
 		{"budget spent past the deadline: given back", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute, Deadline: t0.Add(1500 * time.Millisecond)}, retryBudget{tokens: -3, at: instant(t0)},
 			Plan{Wait: time.Second, Reason: ReasonTransient, Denied: ReasonRetryBudget}},
-		{"budget spent past MaxWait: half way to it", Refusal{Backoff: time.Second, Retryable: true, MaxWait: 1500 * time.Millisecond}, retryBudget{tokens: -3, at: instant(t0)},
-			Plan{Wait: 1250 * time.Millisecond, Reason: ReasonRetryBudget, Retry: true}},
+		{"budget spent past MaxWait: MaxWait", Refusal{Backoff: time.Second, Retryable: true, MaxWait: 1500 * time.Millisecond}, retryBudget{tokens: -3, at: instant(t0)},
+			Plan{Wait: 1500 * time.Millisecond, Reason: ReasonRetryBudget, Retry: true}},
+		{"budget spent, affording it before MaxWait", Refusal{Backoff: time.Second, Retryable: true, MaxWait: 5 * time.Second}, retryBudget{tokens: -6, at: instant(t0)},
+			Plan{Wait: 3500 * time.Millisecond, Reason: ReasonRetryBudget, Retry: true}},
 		{"budget spent past MaxWait and the deadline: given back", Refusal{Backoff: time.Second, Retryable: true, MaxWait: 1500 * time.Millisecond, Deadline: t0.Add(1200 * time.Millisecond)}, retryBudget{tokens: -3, at: instant(t0)},
 			Plan{Wait: time.Second, Reason: ReasonTransient, Denied: ReasonRetryBudget}},
 		{"budget spent in an outage", Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}, retryBudget{tokens: -3, at: instant(t0), run: outageRun},
@@ -86,13 +88,13 @@ func TestDecideTransientWaitEndingAtDeadline(t *testing.T) {
 }
 
 // A refusal's retry the budget cannot afford now is spaced out until it
-// can, or to half way to MaxWait, whichever comes first, when MaxWait
-// fits the deadline (at MaxWait itself, it would have no time left for the
-// key's probe and ramp); when neither fits the request's
-// deadline it keeps the server's wait: outside an outage the budget does
-// not drop it (it went back to the caller, half of a flight of 100 with a
-// deadline of 8 s, each retry served a second later). In an outage it goes
-// back.
+// can, when that fits MaxWait and the deadline; when it does not, or when
+// the budget owes all it may, it keeps the server's wait, the key's pause
+// and probe spacing it: outside an outage the budget does not drop it (it
+// went back to the caller, half of a flight of 100 with a deadline of 8 s,
+// each retry served a second later), nor hold it to MaxWait or the
+// deadline, together with the others so held, with no time left to go. In
+// an outage it goes back.
 func TestDecideRetryBudgetSpacing(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	owes := retryBudget{tokens: -3, at: instant(t0)} // a retry in 2 s
@@ -113,8 +115,9 @@ func TestDecideRetryBudgetSpacing(t *testing.T) {
 	}{
 		{"spaced", refusal(time.Minute, 0), owes, true, 2 * time.Second, ReasonRetryBudget},
 		{"spaced within the deadline", refusal(time.Minute, 3*time.Second), owes, true, 2 * time.Second, ReasonRetryBudget},
-		{"MaxWait first: half way to it", refusal(1500*time.Millisecond, 0), owes, true, 1250 * time.Millisecond, ReasonRetryBudget},
-		{"MaxWait first, within the deadline: half way to it", refusal(1500*time.Millisecond, 1600*time.Millisecond), owes, true, 1250 * time.Millisecond, ReasonRetryBudget},
+		{"MaxWait first: the server's wait", refusal(1500*time.Millisecond, 0), owes, true, time.Second, ReasonRetryAfter},
+		{"affordable before MaxWait", refusal(5*time.Second, 0), retryBudget{tokens: -6, at: instant(t0)}, true, 3500 * time.Millisecond, ReasonRetryBudget},
+		{"owing all it may: the server's wait", refusal(time.Minute, 0), retryBudget{tokens: -retryTokenCap, at: instant(t0)}, true, time.Second, ReasonRetryAfter},
 		{"deadline first: the server's wait", refusal(time.Minute, 1500*time.Millisecond), owes, true, time.Second, ReasonRetryAfter},
 		{"MaxWait and deadline first: the server's wait", refusal(1500*time.Millisecond, 1200*time.Millisecond), owes, true, time.Second, ReasonRetryAfter},
 		{"outage", refusal(time.Minute, 1500*time.Millisecond), retryBudget{tokens: -3, at: instant(t0), run: outageRun}, false, time.Second, ReasonRetryAfter},

@@ -230,9 +230,13 @@ func outageTable() Table {
 	for i := range 45 {
 		steps = append(steps, rel(0, fmt.Sprintf("r%d", i), refused(retryAfter(s)), Want{}))
 	}
-	// One flight: the last of the 45 is spaced out, not dropped, as the
-	// last the budget may owe (20) is.
-	steps[len(steps)-1].Want.Plan = plan(10400*ms, s, control.ReasonRetryBudget)
+	// One flight: its retries are spaced out, not dropped, the 20 the
+	// budget may owe up to 10 s; past those, the last of the 45 keeps
+	// the server's wait, the key's pause and probe spacing it (held as
+	// long as the last owed, all would go together).
+	steps[len(steps)-8].Want.Plan = plan(10*s, s, control.ReasonRetryBudget)
+	steps[len(steps)-7].Want.Plan = plan(s, s, control.ReasonRetryAfter)
+	steps[len(steps)-1].Want.Plan = plan(s, s, control.ReasonRetryAfter)
 	// 39 more flights refused, each a probe after the pause.
 	at := time.Duration(s)
 	for f := range 39 {
