@@ -245,7 +245,7 @@ func (h headerFlag) check(args []string) error {
 		if framing(name) && strings.TrimSpace(value) != "" {
 			return usagef("-H %s is not sent as given: net/http writes it from the request itself (the value not shown)", http.CanonicalHeaderKey(name))
 		}
-		if cut(name, value) && slices.ContainsFunc(args, func(a string) bool { return !hasScheme(a) }) {
+		if cut(name, value, true) && slices.ContainsFunc(args, func(a string) bool { return !hasScheme(a) }) {
 			return usagef("-H number %d of %d has no value, or an Authorization its scheme alone, and an argument is no URL with a scheme: quote the header whole, as -H 'Name: value' (neither shown: they may hold a credential)", i+1, len(h))
 		}
 	}
@@ -270,21 +270,30 @@ func framing(name string) bool {
 func (h headerFlag) split() bool {
 	return slices.ContainsFunc(h, func(s string) bool {
 		name, value, _ := strings.Cut(s, ":")
-		return cut(name, value)
+		return cut(name, value, false)
 	})
 }
 
 // cut reports whether a header of name and value, as -H gives them, looks
 // cut short by the shell: it has no value, or it is an Authorization (or
-// Proxy-Authorization) holding its scheme alone ("Bearer").
-func cut(name, value string) bool {
+// Proxy-Authorization) holding a single word: with known, one of the
+// common schemes alone ("Bearer"), else any (a bare token, as some APIs
+// take, reads the same, and is hidden alike).
+func cut(name, value string, known bool) bool {
 	value = strings.TrimSpace(value)
 	if value == "" {
 		return true
 	}
 	name = strings.TrimSpace(name)
-	return (strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Proxy-Authorization")) && !strings.ContainsAny(value, " \t")
+	if !strings.EqualFold(name, "Authorization") && !strings.EqualFold(name, "Proxy-Authorization") || strings.ContainsAny(value, " \t") {
+		return false
+	}
+	return !known || slices.ContainsFunc(authSchemes, func(s string) bool { return strings.EqualFold(s, value) })
 }
+
+// authSchemes are the common schemes of Authorization (the IANA registry's,
+// and those APIs use), which a value left unquoted begins with.
+var authSchemes = []string{"Basic", "Bearer", "Digest", "Token", "Bot", "Negotiate", "NTLM", "OAuth", "SSWS", "Key", "ApiKey", "HOBA", "Mutual", "vapid", "DPoP", "GNAP", "PrivateToken", "Concealed", "SCRAM-SHA-1", "SCRAM-SHA-256"}
 
 // token reports whether s is a field name: a token of RFC 9110 §5.6.2. A
 // name that is not one fails the request with an error that shows it, and

@@ -25,3 +25,16 @@ func TestSplitAuthorizationTokenNotShown(t *testing.T) {
 		}
 	}
 }
+
+// An Authorization that is a bare token, quoted whole, as some APIs take
+// (Linear's "lin_api_…"), is no value cut short: beside a URL with no
+// scheme (which inspect takes as curl does), it runs.
+func TestBareTokenAuthorizationRuns(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no request leaves the machine
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"inspect", "-H", "Authorization: lin_api_4f9a8b7c6d5e", "127.0.0.1:1/x"}, &stdout, &stderr)
+	if code == 2 {
+		t.Errorf("inspect -H 'Authorization: <token>' 127.0.0.1:1/x: exit 2 (usage), the header quoted whole:\n%s%s", stdout.String(), stderr.String())
+	}
+}
