@@ -76,6 +76,30 @@ func wildScenarios() []scenario {
 			known: "the lead a test proves is the stated reset less the instant the test's answer came, 980ms of the 998ms the reset is late: each burst goes 20-30ms into its window, with the pause's jitter, besides the 2s the start costs once",
 		},
 		{
+			// Windows that start at the first request (as ulule/limiter's
+			// stores and GitHub's keep them), or a sliding log, of a
+			// second, their resets epoch seconds rounded up: the lead a
+			// test proves in one window is no phase of the next, which
+			// starts at its probe; read from the stated reset alone, a
+			// probe went in the window before, refused (DESIGN.md,
+			// "whole-second resets").
+			name:  "epoch reset, 2 per 1s window from the first request",
+			cfg:   ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindowFromFirst, Quota: 2, Window: time.Second}}, Dialect: ratelimittest.XRateLimitEpoch},
+			tasks: 40, honest: true, minEff: 0.90,
+		},
+		{
+			name:  "epoch reset, sliding log 2 per 1s",
+			cfg:   ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.SlidingLog, Quota: 2, Window: time.Second}}, Dialect: ratelimittest.GitHub},
+			tasks: 40, honest: true, minEff: 0.90,
+		},
+		{
+			// A token bucket freeing a request every 1.07s, 200ms away:
+			// its resets, whole seconds, fall a second or two apart.
+			name:  "epoch reset, token bucket 20/21.4s, 200ms away",
+			cfg:   ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.TokenBucket, Quota: 20, Window: 21400 * time.Millisecond}}, Dialect: ratelimittest.XRateLimitEpoch, Latency: 200 * time.Millisecond},
+			tasks: 40, honest: true, minEff: 0.90,
+		},
+		{
 			// The same with the reset in delta seconds, rounded up: a
 			// pause's jitter skips a window once, and the key falls
 			// back in phase by itself, since each answer states the

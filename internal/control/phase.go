@@ -106,11 +106,21 @@ func (p *policy) phase(l *Lease, refused, early bool, last, lastStated, now int6
 }
 
 // takeLead reads p's reset, once a test proved it late, that much
-// earlier.
+// earlier, but never before a second after the first answer of its
+// window (opened): a window that starts at the first request (or a
+// sliding log's oldest start, which frees a second later) began before
+// that answer came, and ends by then. The lead, proved in one window, is
+// the phase of aligned windows; windows that start at the first request
+// drift with the jitter and the latency of each window's probe, and a
+// probe sent the whole lead early fell in the window before, refused.
 func (p *policy) takeLead(now int64) {
 	if p.deadline == 0 || p.lead == 0 {
 		return
 	}
 	p.stated = p.deadline
-	p.deadline = max(p.deadline-p.lead, now)
+	end := p.deadline - p.lead
+	if p.opened != 0 {
+		end = max(end, addSat(p.opened, int64(resetGrain)))
+	}
+	p.deadline = min(max(end, now), p.stated)
 }
