@@ -69,13 +69,17 @@ func anchored(d int64) (grains int64, ok bool) {
 
 // phase reads what the answer, received at now to a request l, says of
 // the phase of p: the reset the key read before it was last (stated
-// lastStated), the one it states is p.deadline. It reports whether the
+// lastStated), the one it states is p.deadline; fresh, that it counts all
+// of p's quota back but the requests in flight, as the first answer of a
+// fixed window does (a test counted in the next window; a sliding log's
+// or a bucket's, whose reset moves by a second as its oldest start or
+// its refill does, has the test's slot spent, and proves no lead). It reports whether the
 // answer refused a request sent in a lead taken from the stated reset,
 // which voids the lead. A key whose resets are rounded down (early) reads
 // them a second late already, and takes no lead: a window that starts at
 // the first request would carry it from one window to the next, and its
 // start drift early (see first.go).
-func (p *policy) phase(l *Lease, refused, early bool, last, lastStated, now int64) bool {
+func (p *policy) phase(l *Lease, refused, early, fresh bool, last, lastStated, now int64) bool {
 	if refused && p.lead > 0 && l.start >= last && l.start < lastStated {
 		p.lead, p.skips, p.tested = 0, false, true
 		return true
@@ -87,7 +91,7 @@ func (p *policy) phase(l *Lease, refused, early bool, last, lastStated, now int6
 	switch {
 	case l.tested != 0 && l.tested == lastStated && !refused:
 		p.skips, p.tested = false, true
-		if ok && grains == 1 && lastStated > now && !early {
+		if ok && grains == 1 && lastStated > now && !early && fresh {
 			p.lead = min(lastStated-now, int64(resetGrain)) // counted in the next window
 		}
 	case p.deadline == lastStated:
