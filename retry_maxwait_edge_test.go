@@ -26,6 +26,23 @@ func TestTransientBlipNoGiveUpWithoutOutage(t *testing.T) {
 	}
 }
 
+// As TestTransientBlipNoGiveUpWithoutOutage, each request under a context
+// deadline 2 s past MaxWait, a second away: a retry the budget affords
+// within MaxWait and the deadline waits until it does. Held to MaxWait
+// instead (once the budget's wait had to leave half of the deadline's
+// time), 60 of 100 woke together with no wait left for the key's probe
+// and ramp, and failed with a *WaitError.
+func TestTransientBlipWithinDeadline(t *testing.T) {
+	for _, c := range []struct{ maxWait, timeout time.Duration }{
+		{8 * time.Second, 10 * time.Second},
+		{10 * time.Second, 12 * time.Second},
+	} {
+		t.Run(c.maxWait.String()+"/"+c.timeout.String(), func(t *testing.T) {
+			blipNoGiveUp(t, &polite.Transport{MaxWait: c.maxWait, RetryTransient: true}, time.Second, http.StatusBadGateway, nil, true, c.timeout)
+		})
+	}
+}
+
 // Request A is refused at 10 ms with Retry-After: 61, past MaxWait (1 min):
 // the key pauses until 61.010 s exactly. Request B, in flight with A, is
 // refused at 1.005 s (bare, or Retry-After: 60): the key's pause, 60.005 s

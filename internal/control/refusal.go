@@ -42,8 +42,9 @@ const RefusalFloor = time.Second
 // MaxWait and its context deadline, and the server did not report abnormal
 // usage. A retry the retry budget cannot afford now is spaced out: its
 // wait is lengthened until the budget can (Reason ReasonRetryBudget), when
-// that fits MaxWait and the deadline; when it does not, it keeps its wait
-// (see Refusal.spaced). Only in an outage (many refused flights in a row, no
+// that fits MaxWait and half of what the deadline leaves; when it does
+// not, or when the budget owes all it may, it keeps its wait (see
+// Refusal.spaced). Only in an outage (many refused flights in a row, no
 // acceptance) does the budget deny retries: the refusal goes back to the
 // caller, and a refusal that gives no wait pauses the key as short waits
 // in a row do.
@@ -115,7 +116,7 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		// together, with no time left for the key's probe and ramp
 		// before a deadline. Such a retry keeps its own wait, as one
 		// spaced past MaxWait or the deadline does (see spaced).
-		if d, _ := r.spaced(now, rb, judged); d > p.Wait && !rb.owesAll(n) {
+		if d, ok := r.spaced(now, rb, judged); ok && d > p.Wait && !rb.owesAll(n) && r.roomy(now, judged, d) {
 			p.Wait, p.Reason = d, ReasonRetryBudget
 		}
 		p.Retry, p.Denied = true, ReasonNone
@@ -125,26 +126,35 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 
 // spaced returns the wait of a retry the budget rb cannot afford now,
 // outside an outage, whose own wait, which fits, is wait: until the budget
-// affords it, when that fits MaxWait and half of what the deadline leaves
-// after wait (the other half is the answer's: spaced to within a moment of
-// the deadline, a retry was sent with no time left to answer, and failed
-// with the context's error); or else its own wait, and ok false. Outside an outage the budget spaces a refusal's retries, it
-// does not drop them: dropped, half of a flight of 100 refused together
-// with Retry-After: 1 went back to the caller at a MaxWait of 5 s, and as
-// many at a context deadline of 8 s (an http.Client's Timeout), though the
-// server served each retry a second later. A refusal's retry the budget
-// cannot afford in time goes at its own wait, the key's pause, probe and
-// ramp spacing it from there as they space first attempts: spaced to
-// MaxWait, the retries so spaced woke together with no wait left for the
-// key's probe and ramp, and failed at once (63 of such a flight at 100 ms
-// of latency, 23 of them never served); spaced half way to MaxWait, they
-// went together still, and held the retries the budget spaced after them.
+// affords it, when that fits MaxWait and the deadline; or else its own
+// wait, and ok false. Outside an outage the budget spaces retries, it does
+// not drop them: dropped, half of a flight of 100 refused together with
+// Retry-After: 1 went back to the caller at a MaxWait of 5 s, and as many
+// at a context deadline of 8 s (an http.Client's Timeout), though the
+// server served each retry a second later.
+//
+// A refusal's retry the budget cannot so space keeps its own wait, the
+// key's pause, probe and ramp spacing it from there as they space first
+// attempts (see Decide): spaced to MaxWait, the retries so spaced woke
+// together with no wait left for the key's probe and ramp, and failed at
+// once (63 of such a flight at 100 ms of latency, 23 of them never
+// served); spaced half way to MaxWait, they went together still, and held
+// the retries the budget spaced after them. A transient failure's goes to
+// MaxWait (see DecideTransient): no pause spaces its retries.
 func (r *Refusal) spaced(now time.Time, rb retryBudget, wait time.Duration) (d time.Duration, ok bool) {
-	d = max(wait, rb.next(instant(now)))
-	if d <= r.MaxWait && (r.Deadline.IsZero() || d <= wait+max(r.Deadline.Sub(now)-wait, 0)/2) {
+	if d = max(wait, rb.next(instant(now))); r.fits(now, d) {
 		return d, true
 	}
 	return wait, false
+}
+
+// roomy reports whether a refusal's retry spaced by the budget from its
+// own wait to d leaves its answer time before the deadline: half of what
+// the deadline leaves after wait. Spaced to within a moment of it, a
+// retry was sent with no time left to answer, and failed with the
+// context's error.
+func (r *Refusal) roomy(now time.Time, wait, d time.Duration) bool {
+	return r.Deadline.IsZero() || d <= wait+max(r.Deadline.Sub(now)-wait, 0)/2
 }
 
 // leastWait returns the wait Decide plans for the refusal r of the

@@ -36,7 +36,8 @@ func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
 		// once went back to the caller at a MaxWait of 8 s. But not
 		// sent at its own wait when neither fits, as a refusal's is
 		// (nor half way to MaxWait: the retries spaced so went together,
-		// and held those the budget spaced after them): a transient failure pauses no key, and the
+		// and held those the budget spaced after them; at MaxWait, those
+		// that wake together and find the key busy fail): a transient failure pauses no key, and the
 		// budget is all that spaces its retries (sent so, 20 callers
 		// with deadlines of 3 s against a gateway failing for a minute
 		// sent 2.4 requests each, where the budget allows 1.3).
