@@ -154,8 +154,9 @@ func (e *WaitError) Timeout() bool { return e.Deadline }
 // set it.
 //
 // RetryAt reports false when resp is nil, has no Request, or is not a
-// refusal. A 403 stating a quota spent is taken for a refusal once its
-// reset has passed too: that reset may have been to come when it arrived.
+// refusal. A 403 with no Date stating a quota spent is taken for a
+// refusal once its reset has passed too: that reset may have been to come
+// when it arrived (a Date tells).
 // It reads the budget at time.Now(); [Transport.Inspect] reports
 // the key's whole state at any instant.
 func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {

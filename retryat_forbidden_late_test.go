@@ -54,3 +54,36 @@ func TestRetryAtForbiddenRefusalAfterReset(t *testing.T) {
 		}
 	})
 }
+
+// A 403 with a Date whose stated quota is spent with its reset already
+// past when it arrived (X-RateLimit-Reset an epoch 10 s before the Date) is
+// no refusal to the Transport, and none to RetryAt either: the Date tells
+// the reset was past on arrival.
+func TestRetryAtForbiddenPastResetWithDate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-RateLimit-Limit", "60")
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(-10*time.Second).Unix(), 10))
+			w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
+			w.WriteHeader(http.StatusForbidden)
+		})
+		var kinds []polite.EventKind
+		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1,
+			OnEvent: func(e polite.Event) { kinds = append(kinds, e.Kind) }}
+		resp, err := (&http.Client{Transport: tr}).Get("http://api.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for _, k := range kinds {
+			if k == polite.EventGiveUp || k == polite.EventRetry {
+				t.Fatalf("the Transport read the 403 as a refusal (events %v): the test proves nothing", kinds)
+			}
+		}
+		if at, ok := tr.RetryAt(resp); ok {
+			t.Errorf("RetryAt of a 403 the Transport did not read as a refusal (events %v; Date present, reset past on arrival): %v, true; want false", kinds, at)
+		}
+	})
+}

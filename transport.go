@@ -1182,13 +1182,20 @@ func refusal(status int, h http.Header, quotas []parse.Quota, arr *arrival, g *l
 // spent counts with its reset past too: the reset may have been to come
 // when it arrived (with no Date to measure it from, nothing tells), and the
 // Transport then read the 403 as a refusal, which RetryAt must not deny.
+// With a Date, the reset is measured from it, as it was on arrival.
 func forbiddenAnswer(h http.Header, now time.Time, late bool) bool {
 	var rd parse.Reader
 	quotas, _ := rd.ReadFresh(h, now, time.Time{})
-	if late && slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 }) {
+	if late && !dated(h) && slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 }) {
 		return true
 	}
 	return forbiddenRefusal(h, quotas, now, time.Time{})
+}
+
+// dated reports whether h has a Date parse reads.
+func dated(h http.Header) bool {
+	_, err := http.ParseTime(h.Get("Date"))
+	return err == nil
 }
 
 // forbiddenRefusal reports whether a 403 with header h and quotas (none for
