@@ -78,11 +78,10 @@ type Transport struct {
 // serverURL returns u as a server parses the request target of a request
 // to u: its path and query alone.
 func serverURL(u *url.URL) *url.URL {
-	if u.Opaque != "" {
-		// net/http's client sends an opaque URL's Opaque as its path.
-		if su, err := url.ParseRequestURI(u.RequestURI()); err == nil {
-			return su
-		}
+	// The target net/http's client sends: "/" for an empty path, an
+	// opaque URL's Opaque as its path.
+	if su, err := url.ParseRequestURI(u.RequestURI()); err == nil {
+		return su
 	}
 	return &url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery, ForceQuery: u.ForceQuery}
 }

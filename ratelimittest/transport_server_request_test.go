@@ -394,6 +394,7 @@ func TestTransportServerRequestURL(t *testing.T) {
 		{"http://alice:s3cret@api.test/a/b?k=v", "/a/b", "k=v", false},
 		{"https://alice:s3cret@api.test:8443/x%2Fy", "/x/y", "", true},
 		{"HTTPS://api.test/", "/", "", true},
+		{"http://api.test?k=v", "/", "k=v", false}, // an empty path is sent as "/"
 	} {
 		var got *http.Request
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r })
