@@ -246,7 +246,7 @@ func (h headerFlag) check(args []string) error {
 			return usagef("-H %s is not sent as given: net/http writes it from the request itself (the value not shown)", http.CanonicalHeaderKey(name))
 		}
 		if cut(name, value, true) && slices.ContainsFunc(args, func(a string) bool { return !hasScheme(a) }) {
-			return usagef("-H number %d of %d has no value, or an Authorization its scheme alone, and an argument is no URL with a scheme: quote the header whole, as -H 'Name: value' (neither shown: they may hold a credential)", i+1, len(h))
+			return usagef("-H number %d of %d has no value, or an Authorization that may be its scheme alone, and an argument is no URL with a scheme: quote the header whole, as -H 'Name: value', and give the URL with its scheme (neither shown: they may hold a credential)", i+1, len(h))
 		}
 	}
 	return nil
@@ -276,10 +276,10 @@ func (h headerFlag) split() bool {
 
 // cut reports whether a header of name and value, as -H gives them, looks
 // cut short by the shell: it has no value, or it is an Authorization (or
-// Proxy-Authorization) holding a single word: with known, one of the
-// common schemes alone ("Bearer"), else any (a bare token, as some APIs
+// Proxy-Authorization) holding a single word: with scheme, one that may be
+// a scheme alone (see schemeLike), else any (a bare token, as some APIs
 // take, reads the same, and is hidden alike).
-func cut(name, value string, known bool) bool {
+func cut(name, value string, scheme bool) bool {
 	value = strings.TrimSpace(value)
 	if value == "" {
 		return true
@@ -288,12 +288,27 @@ func cut(name, value string, known bool) bool {
 	if !strings.EqualFold(name, "Authorization") && !strings.EqualFold(name, "Proxy-Authorization") || strings.ContainsAny(value, " \t") {
 		return false
 	}
-	return !known || slices.ContainsFunc(authSchemes, func(s string) bool { return strings.EqualFold(s, value) })
+	return !scheme || schemeLike(value)
 }
 
-// authSchemes are the common schemes of Authorization (the IANA registry's,
-// and those APIs use), which a value left unquoted begins with.
-var authSchemes = []string{"Basic", "Bearer", "Digest", "Token", "Bot", "Negotiate", "NTLM", "OAuth", "SSWS", "Key", "ApiKey", "HOBA", "Mutual", "vapid", "DPoP", "GNAP", "PrivateToken", "Concealed", "SCRAM-SHA-1", "SCRAM-SHA-256"}
+// schemeLike reports whether v may be the scheme of an Authorization alone
+// (Bearer, Basic, Splunk, Zoho-oauthtoken, AWS4-HMAC-SHA256): at most 32
+// letters, digits and hyphens. A bare token APIs take whole (Linear's
+// lin_api_…) has an underscore or is longer; one that reads as a scheme is
+// refused beside a URL with no scheme, safely: taken for the host, a token
+// would be shown and looked up.
+func schemeLike(v string) bool {
+	if len(v) > 32 {
+		return false
+	}
+	for i := range len(v) {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // token reports whether s is a field name: a token of RFC 9110 §5.6.2. A
 // name that is not one fails the request with an error that shows it, and

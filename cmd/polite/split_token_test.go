@@ -16,7 +16,7 @@ func TestSplitAuthorizationTokenNotShown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // no request leaves the machine
 	for _, cmd := range []string{"inspect", "get"} {
-		for _, h := range []string{"Authorization:Bearer", "Proxy-Authorization: Basic", "X-Api-Key:"} {
+		for _, h := range []string{"Authorization:Bearer", "Proxy-Authorization: Basic", "X-Api-Key:", "Authorization:Splunk", "Authorization:Zoho-oauthtoken", "Authorization:AWS4-HMAC-SHA256"} {
 			var stdout, stderr bytes.Buffer
 			code := run(ctx, []string{cmd, "-H", h, token}, &stdout, &stderr)
 			if out := stdout.String() + stderr.String(); strings.Contains(out, token) || code != 2 {
