@@ -2,6 +2,7 @@ package polite_test
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"testing"
 	"testing/synctest"
@@ -10,6 +11,35 @@ import (
 	"github.com/politehttp/polite"
 	"github.com/politehttp/polite/ratelimittest"
 )
+
+// forbidden403 sends one GET through a Transport of one attempt to a
+// server answering a GitHub-style 403, its quota spent, its reset an epoch
+// reset from now, with a Date or none; it returns the Transport, the 403
+// and the kinds of the events it emitted.
+func forbidden403(t *testing.T, reset time.Duration, dated bool) (*polite.Transport, *http.Response, []polite.EventKind) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-RateLimit-Limit", "60")
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(reset).Unix(), 10))
+		w.Header()["Date"] = nil // no Date sent (ratelimittest adds none when the key is set)
+		if dated {
+			w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		}
+		w.WriteHeader(http.StatusForbidden)
+	})
+	var kinds []polite.EventKind
+	tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1,
+		OnEvent: func(e polite.Event) { kinds = append(kinds, e.Kind) }}
+	resp, err := (&http.Client{Transport: tr}).Get("http://api.test/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || (resp.Header.Get("Date") != "") != dated {
+		t.Fatalf("status %d, Date %q", resp.StatusCode, resp.Header.Get("Date"))
+	}
+	return tr, resp, kinds
+}
 
 // A GitHub-style 403 with no Date field (X-RateLimit-Remaining: 0,
 // X-RateLimit-Reset an epoch 3 s ahead) is read by the Transport as a
@@ -20,30 +50,10 @@ import (
 // answer never changed).
 func TestRetryAtForbiddenRefusalAfterReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("X-RateLimit-Limit", "60")
-			w.Header().Set("X-RateLimit-Remaining", "0")
-			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(3*time.Second).Unix(), 10))
-			w.Header()["Date"] = nil // no Date sent (ratelimittest adds none when the key is set)
-			w.WriteHeader(http.StatusForbidden)
-		})
-		var kinds []polite.EventKind
-		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1,
-			OnEvent: func(e polite.Event) { kinds = append(kinds, e.Kind) }}
-		resp, err := (&http.Client{Transport: tr}).Get("http://api.test/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Date") != "" {
-			t.Fatalf("status %d, Date %q", resp.StatusCode, resp.Header.Get("Date"))
-		}
+		tr, resp, kinds := forbidden403(t, 3*time.Second, false)
 		if _, ok := tr.RetryAt(resp); !ok {
 			t.Fatalf("RetryAt at once: false; the test proves nothing")
 		}
-		st, _ := tr.Inspect("http://api.test", time.Now())
-		t.Logf("events %v; origin paused until %v", kinds, time.Until(st.PauseUntil))
-
 		time.Sleep(5 * time.Second) // the caller does other work; the reset passes
 		at, ok := tr.RetryAt(resp)
 		if !ok {
@@ -62,25 +72,9 @@ func TestRetryAtForbiddenRefusalAfterReset(t *testing.T) {
 func TestRetryAtForbiddenPastResetWithDate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		present()
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("X-RateLimit-Limit", "60")
-			w.Header().Set("X-RateLimit-Remaining", "0")
-			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(-10*time.Second).Unix(), 10))
-			w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
-			w.WriteHeader(http.StatusForbidden)
-		})
-		var kinds []polite.EventKind
-		tr := &polite.Transport{Base: &ratelimittest.Transport{Handler: h}, MaxAttempts: 1,
-			OnEvent: func(e polite.Event) { kinds = append(kinds, e.Kind) }}
-		resp, err := (&http.Client{Transport: tr}).Get("http://api.test/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		for _, k := range kinds {
-			if k == polite.EventGiveUp || k == polite.EventRetry {
-				t.Fatalf("the Transport read the 403 as a refusal (events %v): the test proves nothing", kinds)
-			}
+		tr, resp, kinds := forbidden403(t, -10*time.Second, true)
+		if slices.Contains(kinds, polite.EventGiveUp) || slices.Contains(kinds, polite.EventRetry) {
+			t.Fatalf("the Transport read the 403 as a refusal (events %v): the test proves nothing", kinds)
 		}
 		if at, ok := tr.RetryAt(resp); ok {
 			t.Errorf("RetryAt of a 403 the Transport did not read as a refusal (events %v; Date present, reset past on arrival): %v, true; want false", kinds, at)
