@@ -96,6 +96,12 @@ func (p *policy) phase(l *Lease, refused, early, fresh bool, last, lastStated, n
 		}
 	case p.deadline == lastStated:
 		// Another answer of the same window.
+	case p.lead > 0 && ok && !fresh && l.start >= last:
+		// The first answer of a window the lead opened, its quota not
+		// all back: a sliding log or a bucket, whose reset moves a
+		// second as its oldest start or its refill does, not a fixed
+		// window the test proved late. The lead is void.
+		p.lead, p.skips = 0, false
 	case !ok:
 		// Not on whole seconds of the reset before: a delta, or the
 		// key's estimate of the server's clock moved. A lead taken is

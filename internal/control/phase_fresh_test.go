@@ -23,3 +23,21 @@ func TestPhaseLeadNeedsFreshWindow(t *testing.T) {
 		}
 	}
 }
+
+// A lead taken is void at the first answer of a window it opened that does
+// not count all of the quota back: a sliding log's (or a bucket's) reset,
+// a second after the one before, is its oldest start's, not a fixed
+// window the test proved late, and the lead sent a request into the full
+// log (a sliding log of 20 per 1 s, 200 ms away: refused in 4 to 6 runs
+// of 20).
+func TestPhaseLeadVoidOnStaleWindow(t *testing.T) {
+	const s = int64(time.Second)
+	for _, fresh := range []bool{false, true} {
+		p := policy{q: 20, lead: 980 * int64(time.Millisecond), tested: true, deadline: 24 * s}
+		l := Lease{start: 22*s + 20*int64(time.Millisecond)}
+		p.phase(&l, false, false, fresh, 22*s, 23*s, 22*s+220*int64(time.Millisecond))
+		if got := p.lead > 0; got != fresh {
+			t.Errorf("fresh %v: lead %v; want it kept only by a fresh window", fresh, time.Duration(p.lead))
+		}
+	}
+}
