@@ -14,16 +14,19 @@ import (
 
 // forbidden403 sends one GET through a Transport of one attempt to a
 // server answering a GitHub-style 403, its quota spent, its reset an epoch
-// reset from now, with a Date or none; it returns the Transport, the 403
-// and the kinds of the events it emitted.
-func forbidden403(t *testing.T, reset time.Duration, dated bool) (*polite.Transport, *http.Response, []polite.EventKind) {
+// reset from now, with a Date (folded: the same date twice on one line, as
+// a proxy joins repeated fields) or none; it returns the Transport, the
+// 403 and the kinds of the events it emitted.
+func forbidden403(t *testing.T, reset time.Duration, dated, folded bool) (*polite.Transport, *http.Response, []polite.EventKind) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-RateLimit-Limit", "60")
 		w.Header().Set("X-RateLimit-Remaining", "0")
 		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(reset).Unix(), 10))
 		w.Header()["Date"] = nil // no Date sent (ratelimittest adds none when the key is set)
-		if dated {
-			w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		if d := time.Now().UTC().Format(http.TimeFormat); dated && folded {
+			w.Header().Set("Date", d+", "+d)
+		} else if dated {
+			w.Header().Set("Date", d)
 		}
 		w.WriteHeader(http.StatusForbidden)
 	})
@@ -50,7 +53,7 @@ func forbidden403(t *testing.T, reset time.Duration, dated bool) (*polite.Transp
 // answer never changed).
 func TestRetryAtForbiddenRefusalAfterReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr, resp, kinds := forbidden403(t, 3*time.Second, false)
+		tr, resp, kinds := forbidden403(t, 3*time.Second, false, false)
 		if _, ok := tr.RetryAt(resp); !ok {
 			t.Fatalf("RetryAt at once: false; the test proves nothing")
 		}
@@ -68,16 +71,19 @@ func TestRetryAtForbiddenRefusalAfterReset(t *testing.T) {
 // A 403 with a Date whose stated quota is spent with its reset already
 // past when it arrived (X-RateLimit-Reset an epoch 10 s before the Date) is
 // no refusal to the Transport, and none to RetryAt either: the Date tells
-// the reset was past on arrival.
+// the reset was past on arrival, also folded on one line ("D, D"), as
+// parse reads it.
 func TestRetryAtForbiddenPastResetWithDate(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		present()
-		tr, resp, kinds := forbidden403(t, -10*time.Second, true)
-		if slices.Contains(kinds, polite.EventGiveUp) || slices.Contains(kinds, polite.EventRetry) {
-			t.Fatalf("the Transport read the 403 as a refusal (events %v): the test proves nothing", kinds)
-		}
-		if at, ok := tr.RetryAt(resp); ok {
-			t.Errorf("RetryAt of a 403 the Transport did not read as a refusal (events %v; Date present, reset past on arrival): %v, true; want false", kinds, at)
-		}
-	})
+	for _, folded := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			present()
+			tr, resp, kinds := forbidden403(t, -10*time.Second, true, folded)
+			if slices.Contains(kinds, polite.EventGiveUp) || slices.Contains(kinds, polite.EventRetry) {
+				t.Fatalf("the Transport read the 403 as a refusal (events %v): the test proves nothing", kinds)
+			}
+			if at, ok := tr.RetryAt(resp); ok {
+				t.Errorf("RetryAt of a 403 the Transport did not read as a refusal (events %v; Date %q, reset past on arrival): %v, true; want false", kinds, resp.Header.Get("Date"), at)
+			}
+		})
+	}
 }

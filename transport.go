@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -1186,16 +1187,26 @@ func refusal(status int, h http.Header, quotas []parse.Quota, arr *arrival, g *l
 func forbiddenAnswer(h http.Header, now time.Time, late bool) bool {
 	var rd parse.Reader
 	quotas, _ := rd.ReadFresh(h, now, time.Time{})
-	if late && !dated(h) && slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 }) {
+	if late && !dated(h, now) && slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 }) {
 		return true
 	}
 	return forbiddenRefusal(h, quotas, now, time.Time{})
 }
 
-// dated reports whether h has a Date parse reads.
-func dated(h http.Header) bool {
-	_, err := http.ParseTime(h.Get("Date"))
-	return err == nil
+// dated reports whether h has a Date parse reads: its first field line,
+// or the first half of one that holds the same date twice, comma-joined
+// (a proxy's join of repeated fields), as parse reads it.
+func dated(h http.Header, now time.Time) bool {
+	vs := h.Values("Date")
+	if len(vs) == 0 {
+		return false
+	}
+	v := strings.TrimSpace(vs[0])
+	if n := (len(v) - 2) / 2; len(v) > 2 && len(v)%2 == 0 && v[n:n+2] == ", " && v[:n] == v[n+2:] {
+		v = v[:n]
+	}
+	_, ok := parse.HTTPDate(v, now)
+	return ok
 }
 
 // forbiddenRefusal reports whether a 403 with header h and quotas (none for
