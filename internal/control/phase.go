@@ -69,17 +69,19 @@ func anchored(d int64) (grains int64, ok bool) {
 
 // phase reads what the answer, received at now to a request l, says of
 // the phase of p: the reset the key read before it was last (stated
-// lastStated), the one it states is p.deadline; fresh, that it counts all
-// of p's quota back but the requests in flight, as the first answer of a
-// fixed window does (a test counted in the next window; a sliding log's
-// or a bucket's, whose reset moves by a second as its oldest start or
-// its refill does, has the test's slot spent, and proves no lead). It reports whether the
+// lastStated), the one it states is p.deadline; back, what it counts back
+// of p's quota (what is left and the requests in flight). A test proves a
+// lead only when its answer counts all of the quota back but one, as the
+// first answer of a fixed window does: a sliding log's or a bucket's,
+// whose reset moves by a second as its oldest start or its refill does,
+// has the test's slot spent. It reports whether the
 // answer refused a request sent in a lead taken from the stated reset,
 // which voids the lead. A key whose resets are rounded down (early) reads
 // them a second late already, and takes no lead: a window that starts at
 // the first request would carry it from one window to the next, and its
 // start drift early (see first.go).
-func (p *policy) phase(l *Lease, refused, early, fresh bool, last, lastStated, now int64) bool {
+func (p *policy) phase(l *Lease, refused, early bool, back, last, lastStated, now int64) bool {
+	fresh := p.q > 0 && back >= p.q-1
 	if refused && p.lead > 0 && l.start >= last && l.start < lastStated {
 		p.lead, p.skips, p.tested = 0, false, true
 		return true
@@ -96,11 +98,13 @@ func (p *policy) phase(l *Lease, refused, early, fresh bool, last, lastStated, n
 		}
 	case p.deadline == lastStated:
 		// Another answer of the same window.
-	case p.lead > 0 && ok && !fresh && l.start >= last:
-		// The first answer of a window the lead opened, its quota not
-		// all back: a sliding log or a bucket, whose reset moves a
-		// second as its oldest start or its refill does, not a fixed
-		// window the test proved late. The lead is void.
+	case p.lead > 0 && ok && 2*back < p.q && l.start >= last:
+		// The first answer of a window the lead opened, less than half
+		// of its quota back: a sliding log or a bucket, whose reset
+		// moves a second as its oldest start or its refill does, not a
+		// fixed window the test proved late (one another client shares
+		// has most of it back as it opens, unless that client takes
+		// half of each window as it opens). The lead is void.
 		p.lead, p.skips = 0, false
 	case !ok:
 		// Not on whole seconds of the reset before: a delta, or the

@@ -1198,11 +1198,9 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		p.deadline = now + reset
 	}
 	early := s.flags&flagEarly != 0
-	// A fresh window's count: all of the quota back but the requests in
-	// flight (the answer's own among them), as a fixed window's first
-	// answer has it.
-	fresh := p.q > 0 && q.Remaining+inflight >= p.q-1
-	if p.phase(l, refused, early, fresh, last, lastStated, now) || (refused && p.firstVoid(l, last, lastStated)) {
+	// What the answer counts back of the quota: what is left and the
+	// requests in flight (the answer's own among them).
+	if p.phase(l, refused, early, q.Remaining+inflight, last, lastStated, now) || (refused && p.firstVoid(l, last, lastStated)) {
 		// Refused in a lead taken from the stated reset: the lead was
 		// wrong, which says nothing of the server's algorithm.
 	} else if refused {
