@@ -1201,7 +1201,7 @@ func dated(h http.Header, now time.Time) bool {
 	if len(vs) == 0 {
 		return false
 	}
-	v := strings.TrimSpace(vs[0])
+	v := strings.Trim(vs[0], " \t") // optional white space, as parse trims it
 	if n := (len(v) - 2) / 2; len(v) > 2 && len(v)%2 == 0 && v[n:n+2] == ", " && v[:n] == v[n+2:] {
 		v = v[:n]
 	}
