@@ -7,7 +7,7 @@ import (
 )
 
 // An unnamed RateLimit-Policy merges into the current limit equal to
-// its own (the package documentation; dialects.md §4.9): 10;w=60 beside
+// its own (the package documentation): 10;w=60 beside
 // RateLimit-Limit: 10 is one quota, with its window and what is left of
 // it, also when a draft-07 Dictionary of another limit comes with them
 // (it was handed the items alone, and the policy was reported twice: once
