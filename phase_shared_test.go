@@ -13,8 +13,8 @@ import (
 // resets GitHub's epoch seconds rounded up (998 ms late), 50 ms away (the
 // scenario row "epoch reset, 1s windows ending 2ms after a second, 400
 // tasks"), with a second client on the same quota (a token shared by two
-// processes) that sends 2 requests once, as the window 8 s into the run
-// opens. The lead the test proved stays: the first answer of that window
+// processes) that sends 2 requests once, one after the other, as the
+// window 8 s into the run opens. The lead the test proved stays: the first answer of that window
 // counts most of the quota back. Voided at any quota short (as a sliding
 // log's reset is), the key skipped every other window for the rest of the
 // run: 34 s, where 21.5 s.
@@ -33,8 +33,8 @@ func TestSharedFixedWindowKeepsLead(t *testing.T) {
 		other := &http.Client{Transport: &ratelimittest.Transport{Handler: h}}
 		done := make(chan struct{})
 		go func() {
-			// The other process, once: 2 requests 1 ms after the window
-			// that opens 8 s into the run.
+			// The other process, once: 2 requests, the first 1 ms after
+			// the window that opens 8 s into the run.
 			defer close(done)
 			time.Sleep(8*time.Second + 3*time.Millisecond)
 			for range 2 {

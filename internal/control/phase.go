@@ -103,8 +103,9 @@ func (p *policy) phase(l *Lease, refused, early bool, back, last, lastStated, no
 		// of its quota back: a sliding log or a bucket, whose reset
 		// moves a second as its oldest start or its refill does, not a
 		// fixed window the test proved late (one another client shares
-		// has most of it back as it opens, unless that client takes
-		// half of each window as it opens). The lead is void.
+		// has most of it back as it opens, unless that client took half
+		// of it or more as it opened: then the lead is lost for good,
+		// as a policy is tested once). The lead is void.
 		p.lead, p.skips = 0, false
 	case !ok:
 		// Not on whole seconds of the reset before: a delta, or the
