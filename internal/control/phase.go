@@ -23,7 +23,8 @@ import "time"
 // stated reset was ahead when the answer came (the lead). From then on
 // the key reads each reset of the policy that much earlier, as long as
 // its resets keep falling on whole seconds of the first; a request sent
-// in the lead and refused voids it. Nothing is refused either way, and at
+// in the lead and refused, or answered with the reset the lead was taken
+// from (a sliding log partly freed), voids it. Nothing is refused either way, and at
 // most one request a window waits for a test.
 
 const (
@@ -97,7 +98,15 @@ func (p *policy) phase(l *Lease, refused, early bool, back, last, lastStated, no
 			p.lead = min(lastStated-now, int64(resetGrain)) // counted in the next window
 		}
 	case p.deadline == lastStated:
-		// Another answer of the same window.
+		// Another answer of the same window. To a request sent in a
+		// lead taken from that reset, it shows the window open no
+		// sooner than stated: a sliding log whose oldest starts freed
+		// part of it, its reset moved to the next oldest, within the
+		// same whole second. The lead is void, as a refusal in it
+		// voids it, before the key reads that reset early again.
+		if p.lead > 0 && l.start >= last && l.start < lastStated {
+			p.lead, p.skips = 0, false
+		}
 	case p.lead > 0 && ok && 2*back < p.q && l.start >= last:
 		// The first answer of a window the lead opened, less than half
 		// of its quota back: a sliding log or a bucket, whose reset
