@@ -409,10 +409,15 @@ func (c *ceilings) learn(k memKey, r *reservation, now time.Time, out *control.O
 // another unit ("widgets"; "tokens" for a request that declares none)
 // bounds nothing the request sends until it is spent: lifting Restraint
 // for it left the key paced by nothing, and a stray header could do so
-// on a whole site.
+// on a whole site. And it must bound something alone: a remaining count,
+// or a limit with its window (of requests in flight, a limit alone). A
+// limit with no window and nothing left stated (X-RateLimit-Limit without
+// its fellows, a RateLimit-Policy with no w) paces nothing, and lifted
+// Restraint for good from an origin that sent it on every answer.
 func paces(qs []parse.Quota, cost control.Cost) bool {
 	for i := range qs {
-		if u := qs[i].Unit; !costUnit(u) || cost.In(u) > 0 {
+		q := &qs[i]
+		if u := q.Unit; (!costUnit(u) || cost.In(u) > 0) && (q.Remaining >= 0 || q.Limit >= 0 && (q.Window > 0 || u == "concurrent-requests")) {
 			return true
 		}
 	}

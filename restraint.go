@@ -11,7 +11,11 @@ import "time"
 // carries a rate-limit field the Transport reads (RateLimit,
 // RateLimit-Policy, a legacy or vendor dialect) of a quota that paces the
 // request answered: one of requests, of requests in flight or of content
-// bytes, or one in a unit the request costs something in (see [Cost]). A
+// bytes, or one in a unit the request costs something in (see [Cost]),
+// that bounds something alone: a remaining count, or a limit with its
+// window (of requests in flight, a limit alone). A limit with no window
+// and no remaining count (X-RateLimit-Limit without its fellows, a
+// RateLimit-Policy with no w) lifts nothing. A
 // quota of "widgets", of "tokens" to a request that declares none, or of
 // "points" (GitHub's GraphQL API, Linear's complexity) or "api-units"
 // (RapidAPI) to a request whose Cost names no such unit, bounds nothing
