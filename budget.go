@@ -50,7 +50,9 @@ type Budget struct {
 	// request goes on with a private in-memory state for its key (pacing
 	// by what this process sees: requests the Store granted, still in
 	// flight, do not count against MaxConcurrency there; see DESIGN.md
-	// §3; a pause, and MaxRate's spacing, carry over both ways), an
+	// §3; a pause, and MaxRate's spacing, carry over both ways, and a
+	// pause the Store no longer holds, as after Forget in another
+	// process, is dropped from the private state too), an
 	// EventStoreDown is reported once, and the Budget tries Store again a
 	// second later; EventStoreUp reports that it answered. The Update that ends a request (its answer, or
 	// the end of a body that streamed) runs in the caller's goroutine
@@ -385,6 +387,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			sp   time.Time      // the Store's pause, when it holds the request
 			swhy control.Reason
 			sr   time.Time // the Store's next start by MaxRate
+			sa   time.Time // the Store's pause, whether it holds the request or not
 		}
 		r.c = b.toCarry(k, now)
 		r.cost = g.Cost()
@@ -401,6 +404,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 				}
 			}
 			r.sr = s.c.Spaced(now)
+			r.sa, _ = s.c.Paused(now)
 		})
 		if err == nil {
 			if !r.c.pu.IsZero() {
@@ -408,6 +412,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 				// clear (Budget.Forget), not to be carried again.
 				b.fallback.mirrored(k.m, r.c.pu)
 			}
+			b.fallback.unmirror(k.m, now, r.sa, &b.cfg)
 			if r.sp.After(now) {
 				// A pause another process learned, kept in this one
 				// too, as a release keeps its own: should the Store
@@ -922,11 +927,16 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 	case b.mem != nil:
 		return storeNote{}, b.mem.wait(ctx, k.m, h.Gen, until, timer, true)
 	case h.local:
-		if !until.IsZero() || !b.useExt(time.Now()) {
-			return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, until, timer, true)
+		// Look again when the Store may answer again, if that is
+		// sooner: the key's state there decides from then on, and
+		// another process may have cleared the pause this one copied
+		// or carried (Budget.Forget), which wakes the Store's waiters
+		// only.
+		at := until
+		if r := time.Unix(0, b.retryAt()); until.IsZero() && b.useExt(time.Now()) || !until.IsZero() && r.Before(until) {
+			at = r
 		}
-		// Look again when the Store may answer again.
-		return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, time.Unix(0, b.retryAt()), timer, true)
+		return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, at, timer, true)
 	}
 	err := b.ext.Wait(ctx, k.m.String(), h.Gen, until)
 	switch {

@@ -690,6 +690,33 @@ func (s *MemoryStore) mirrored(k memKey, until time.Time) {
 	sh.mu.Unlock()
 }
 
+// unmirror drops what k's state holds of a pause copied from the Store
+// (see memEntry.mirror) that ends later than the Store's pause at now,
+// until (zero: none): another process cleared it there (Budget.Forget),
+// and the copy, kept, held the key again in this process once the Store
+// failed. A state whose pause ends later than any copy is left as it is:
+// that pause was learned here while the Store failed, and carries over.
+func (s *MemoryStore) unmirror(k memKey, now, until time.Time, cfg *control.Config) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.m[k]
+	if e == nil || e.mirror <= max(now.UnixNano(), until.UnixNano()) {
+		return
+	}
+	if pu, _ := e.ks.c.Paused(now); pu.UnixNano() > e.mirror {
+		return
+	}
+	if e.ks.c.InUse(control.Instant(now)) {
+		// Its requests in flight still count (see control.State.Forget).
+		e.ks.c.Forget(now, cfg)
+		e.mirror, e.spaced = 0, 0
+		e.wake()
+		return
+	}
+	s.remove(sh, e)
+}
+
 // learned returns the pause k's state is in at now, and what it is for,
 // when it ends later than any pause copied into it from the Store (see
 // memEntry.mirror): one this process learned while the Store failed. The
