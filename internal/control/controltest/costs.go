@@ -159,13 +159,16 @@ func costTables() []Table {
 			acqCost(0, "p", control.Cost{InputTokens: 101, OutputTokens: 101}, Want{Grant: true, Probe: true}),
 			// 3000 input and 1200 output tokens a minute: 50 and 20 a
 			// second. The tokens quota Anthropic states beside them is
-			// their sum, and is not charged.
+			// their sum, and is not charged. The answer has no Date: it
+			// may have been written as p was granted, a second before it
+			// came, and its resets, instants measured from its arrival,
+			// count that second too: 33 and 16.7 a second.
 			rel(s, "p", ok(anthropic("requests", 50, 49, s), anthropic("input-tokens", 3000, 2899, 2*s),
 				anthropic("output-tokens", 1200, 1099, 5*s), anthropic("tokens", 4200, 3998, 5*s)), Want{}),
 			acqCost(s, "a", control.Cost{InputTokens: 1999, OutputTokens: 999}, Want{Grant: true}),
 			// 900 input tokens and 100 output tokens left: b lacks 100 of
-			// each, 2 s of input and 5 s of output.
-			acqCost(s, "b", control.Cost{InputTokens: 1000, OutputTokens: 200}, Want{Hold: control.ReasonQuota, Until: 6 * s}),
+			// each, 3 s of input and 6 s of output.
+			acqCost(s, "b", control.Cost{InputTokens: 1000, OutputTokens: 200}, Want{Hold: control.ReasonQuota, Until: 7 * s}),
 			acqCost(s, "c", control.Cost{InputTokens: 900, OutputTokens: 100}, Want{Grant: true}),
 			acqCost(s, "d", control.Cost{InputTokens: 1, OutputTokens: 1201}, Want{Hold: control.ReasonQuota, Excess: "output-tokens"}),
 		}},
