@@ -410,14 +410,26 @@ func (c *ceilings) learn(k memKey, r *reservation, now time.Time, out *control.O
 // bounds nothing the request sends until it is spent: lifting Restraint
 // for it left the key paced by nothing, and a stray header could do so
 // on a whole site. And it must bound something alone: a remaining count,
-// or a limit with its window (of requests in flight, a limit alone). A
+// or a limit of requests with its window (of requests in flight, a limit
+// alone), which the budget paces by (other units only by what is left). A
 // limit with no window and nothing left stated (X-RateLimit-Limit without
-// its fellows, a RateLimit-Policy with no w) paces nothing, and lifted
-// Restraint for good from an origin that sent it on every answer.
+// its fellows, a RateLimit-Policy with no w), or one of content bytes
+// with no remaining count, paces nothing, and lifted Restraint for good
+// from an origin that sent it on every answer.
 func paces(qs []parse.Quota, cost control.Cost) bool {
 	for i := range qs {
 		q := &qs[i]
-		if u := q.Unit; (!costUnit(u) || cost.In(u) > 0) && (q.Remaining >= 0 || q.Limit >= 0 && (q.Window > 0 || u == "concurrent-requests")) {
+		u := q.Unit
+		if costUnit(u) && cost.In(u) <= 0 {
+			continue
+		}
+		switch {
+		case q.Remaining >= 0:
+			return true
+		case q.Limit < 0:
+		case u == "concurrent-requests":
+			return true
+		case q.Window > 0 && (u == "" || u == "requests"):
 			return true
 		}
 	}

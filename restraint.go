@@ -12,10 +12,11 @@ import "time"
 // RateLimit-Policy, a legacy or vendor dialect) of a quota that paces the
 // request answered: one of requests, of requests in flight or of content
 // bytes, or one in a unit the request costs something in (see [Cost]),
-// that bounds something alone: a remaining count, or a limit with its
-// window (of requests in flight, a limit alone). A limit with no window
-// and no remaining count (X-RateLimit-Limit without its fellows, a
-// RateLimit-Policy with no w) lifts nothing. A
+// that bounds something alone: a remaining count, or a limit of requests
+// with its window (of requests in flight, a limit alone). A limit with no
+// window and no remaining count (X-RateLimit-Limit without its fellows, a
+// RateLimit-Policy with no w), or a limit in another unit with no
+// remaining count, lifts nothing. A
 // quota of "widgets", of "tokens" to a request that declares none, or of
 // "points" (GitHub's GraphQL API, Linear's complexity) or "api-units"
 // (RapidAPI) to a request whose Cost names no such unit, bounds nothing
