@@ -203,8 +203,17 @@ func (b *Budget) failed(err error) storeNote {
 // answered records that the Store answered; the first answer after a
 // failure a request found is a transition.
 func (b *Budget) answered() storeNote {
-	if b.down.Load() != 0 && b.down.Swap(0) > 0 {
-		return storeNote{kind: EventStoreUp}
+	if b.down.Load() != 0 {
+		if old := b.down.Swap(0); old != 0 {
+			// Requests the fallback holds look at the Store again:
+			// the key's state there decides from now on, and another
+			// process may have cleared the pause held here
+			// (Budget.Forget), which wakes only the Store's waiters.
+			b.fallback.wakeAll()
+			if old > 0 {
+				return storeNote{kind: EventStoreUp}
+			}
+		}
 	}
 	return storeNote{}
 }
@@ -390,6 +399,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			sa   time.Time // the Store's pause, whether it holds the request or not
 		}
 		r.c = b.toCarry(k, now)
+		copies := b.fallback.copiesOf(k.m) // before the Store is read: see unmirror
 		r.cost = g.Cost()
 		r.l.SetCost(r.cost)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
@@ -412,7 +422,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 				// clear (Budget.Forget), not to be carried again.
 				b.fallback.mirrored(k.m, r.c.pu)
 			}
-			b.fallback.unmirror(k.m, now, r.sa, &b.cfg)
+			b.fallback.unmirror(k.m, now, r.sa, copies, &b.cfg)
 			if r.sp.After(now) {
 				// A pause another process learned, kept in this one
 				// too, as a release keeps its own: should the Store
@@ -461,6 +471,7 @@ func (b *Budget) release(ctx context.Context, k budgetKey, l *lease, now time.Ti
 		return b.mem.release(k.m, now, &b.cfg, l, out), storeNote{}
 	case l.local:
 		plan := b.fallback.release(k.m, now, &b.cfg, l, out)
+		b.ownPause(k, now, plan)
 		var note storeNote
 		if b.useExt(now) {
 			// The Store answers again: a pause the answer taught goes
@@ -592,6 +603,7 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 	// none of its own requests' slots.
 	note := b.failed(err)
 	plan = b.fallback.release(k.m, now, &b.cfg, &lease{Lease: l.Lease.Foreign()}, &out)
+	b.ownPause(k, now, plan)
 	if b.keepUncarried(k, now) {
 		// Carried apart from the request, which may have been the
 		// key's last (a refusal handed back): the failure may have
@@ -599,6 +611,16 @@ func (b *Budget) releaseExt(ctx context.Context, k budgetKey, l lease, now time.
 		b.carryUncarried()
 	}
 	return plan, note, false
+}
+
+// ownPause records the pause plan, the fallback's release of an answer
+// at now while the Store failed, set on k's state, as this process's own
+// to carry (see MemoryStore.owned): a pause copied from the Store that
+// ends later, which another process may clear, would otherwise hide it.
+func (b *Budget) ownPause(k budgetKey, now time.Time, plan control.Plan) {
+	if plan.Pause > 0 {
+		b.fallback.owned(k.m, now.Add(plan.Pause), plan.Reason)
+	}
 }
 
 // keepUncarried records k, if its fallback state holds a pause the Store
@@ -927,16 +949,12 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 	case b.mem != nil:
 		return storeNote{}, b.mem.wait(ctx, k.m, h.Gen, until, timer, true)
 	case h.local:
-		// Look again when the Store may answer again, if that is
-		// sooner: the key's state there decides from then on, and
-		// another process may have cleared the pause this one copied
-		// or carried (Budget.Forget), which wakes the Store's waiters
-		// only.
-		at := until
-		if r := time.Unix(0, b.retryAt()); until.IsZero() && b.useExt(time.Now()) || !until.IsZero() && r.Before(until) {
-			at = r
+		if !until.IsZero() || !b.useExt(time.Now()) {
+			// Woken too when the Store answers again (see answered).
+			return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, until, timer, true)
 		}
-		return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, at, timer, true)
+		// Look again when the Store may answer again.
+		return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, time.Unix(0, b.retryAt()), timer, true)
 	}
 	err := b.ext.Wait(ctx, k.m.String(), h.Gen, until)
 	switch {

@@ -189,6 +189,17 @@ type memEntry struct {
 	// process may have cleared since (Budget.Forget), not one the
 	// fallback set granting a request (see MemoryStore.spaced).
 	spaced int64
+	// own, in a Budget's fallback only, is the end of the latest pause a
+	// release on it set, learned while the Store failed, with its reason
+	// (see Budget.ownPause): carried into the Store however it compares
+	// with a pause copied from there (see learned); 0 once carried, or
+	// none.
+	own    int64
+	ownWhy control.Reason
+	// copies, in a Budget's fallback only, counts the pauses copied from
+	// the Store into the state (see pause and mirrored): a reading of the
+	// Store made before the latest copy does not drop it (see unmirror).
+	copies uint64
 	// memo is the memo of a Transport whose key was found to be this
 	// entry's key: a key from it is, with no comparison of strings.
 	memo *keyMemo
@@ -686,31 +697,79 @@ func (s *MemoryStore) mirrored(k memKey, until time.Time) {
 	sh.mu.Lock()
 	if e := sh.m[k]; e != nil {
 		e.mirror = max(e.mirror, until.UnixNano())
+		e.copies++
+		if e.own <= until.UnixNano() {
+			e.own, e.ownWhy = 0, control.ReasonNone // carried
+		}
 	}
 	sh.mu.Unlock()
 }
 
+// owned records that a release on k's state, learned while the Store
+// failed, paused it until until for why (see memEntry.own).
+func (s *MemoryStore) owned(k memKey, until time.Time, why control.Reason) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	if e := sh.m[k]; e != nil && until.UnixNano() > e.own {
+		e.own, e.ownWhy = until.UnixNano(), why
+	}
+	sh.mu.Unlock()
+}
+
+// copiesOf returns how many pauses were copied from the Store into k's
+// state so far (see memEntry.copies).
+func (s *MemoryStore) copiesOf(k memKey) uint64 {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.m[k]; e != nil {
+		return e.copies
+	}
+	return 0
+}
+
+// wakeAll wakes every request waiting on a state of s: the Store, which
+// a Budget's fallback stands in for, answers again, and a request held
+// here looks at the key's state there (another process may have cleared
+// the pause held: Budget.Forget).
+func (s *MemoryStore) wakeAll() {
+	s.init()
+	shards := *s.shards
+	for i := range shards {
+		sh := &shards[i]
+		sh.mu.Lock()
+		for _, e := range sh.m {
+			if e.changed != nil {
+				e.wake()
+			}
+		}
+		sh.mu.Unlock()
+	}
+}
+
 // unmirror drops what k's state holds of a pause copied from the Store
 // (see memEntry.mirror) that ends later than the Store's pause at now,
-// until (zero: none): another process cleared it there (Budget.Forget),
-// and the copy, kept, held the key again in this process once the Store
-// failed. A state whose pause ends later than any copy is left as it is:
-// that pause was learned here while the Store failed, and carries over.
-func (s *MemoryStore) unmirror(k memKey, now, until time.Time, cfg *control.Config) {
+// until (zero: none), read when copies pauses had been copied into it:
+// another process cleared it there (Budget.Forget), and the copy, kept,
+// held the key again in this process once the Store failed. A copy made
+// since that reading may be of a later pause (another request's refusal)
+// and is kept; so is a state holding a pause learned here while the
+// Store failed and not carried yet (see learned).
+func (s *MemoryStore) unmirror(k memKey, now, until time.Time, copies uint64, cfg *control.Config) {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[k]
-	if e == nil || e.mirror <= max(now.UnixNano(), until.UnixNano()) {
+	if e == nil || e.copies != copies || e.mirror <= max(now.UnixNano(), until.UnixNano()) {
 		return
 	}
-	if pu, _ := e.ks.c.Paused(now); pu.UnixNano() > e.mirror {
+	if pu, _ := unmirrored(e, now); !pu.IsZero() {
 		return
 	}
 	if e.ks.c.InUse(control.Instant(now)) {
 		// Its requests in flight still count (see control.State.Forget).
 		e.ks.c.Forget(now, cfg)
-		e.mirror, e.spaced = 0, 0
+		e.mirror, e.spaced, e.copies = 0, 0, e.copies+1
 		e.wake()
 		return
 	}
@@ -733,9 +792,17 @@ func (s *MemoryStore) learned(k memKey, now time.Time) (time.Time, control.Reaso
 // zero time when none, or e is nil.
 func unmirrored(e *memEntry, now time.Time) (time.Time, control.Reason) {
 	if e != nil {
-		if pu, why := e.ks.c.Paused(now); pu.UnixNano() > e.mirror {
-			return pu, why
+		pu, why := e.ks.c.Paused(now)
+		if pu.UnixNano() <= e.mirror {
+			pu, why = time.Time{}, control.ReasonNone
 		}
+		if e.own > now.UnixNano() && e.own > pu.UnixNano() {
+			// Shorter than a pause copied from the Store, which the
+			// state keeps instead, and which another process may
+			// clear: carried all the same.
+			pu, why = time.Unix(0, e.own), e.ownWhy
+		}
+		return pu, why
 	}
 	return time.Time{}, control.ReasonNone
 }
@@ -782,6 +849,7 @@ func (s *MemoryStore) pause(k memKey, now, until time.Time, why control.Reason, 
 	// The Store's pause, not the state's: a later one the state holds
 	// was learned while the Store failed, and still carries over.
 	e.mirror = max(e.mirror, min(until.UnixNano(), now.Add(control.MaxPause).UnixNano()))
+	e.copies++
 	if e.ks.c.Generation() > gen {
 		e.wake()
 	}
@@ -873,7 +941,7 @@ func (s *MemoryStore) forget(k memKey, now time.Time, cfg *control.Config) bool 
 	case e != nil && e.ks.c.InUse(control.Instant(now)):
 		// Its requests in flight still count (see control.State.Forget).
 		e.ks.c.Forget(now, cfg)
-		e.mirror, e.spaced = 0, 0
+		e.mirror, e.spaced, e.own, e.ownWhy = 0, 0, 0, control.ReasonNone
 		e.wake()
 	case e != nil:
 		s.remove(sh, e)

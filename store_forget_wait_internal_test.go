@@ -9,10 +9,10 @@ import (
 )
 
 // A request held by a pause while the Store failed looks at the Store
-// again once it may answer, and waits on the key's state there from then
-// on: Budget.Forget in another process, with the Store back, wakes it. It
-// waited on the fallback until the pause's end, the whole forgotten
-// minute.
+// again once another request finds it answering, and waits on the key's
+// state there from then on: Budget.Forget in another process, with the
+// Store back, wakes it. It waited on the fallback until the pause's end,
+// the whole forgotten minute.
 func TestFallbackWaiterSeesForgetElsewhere(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &downStore{}
