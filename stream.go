@@ -63,9 +63,13 @@ func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *le
 // finished with Outcome.Keep at now: the request stays in flight until
 // the body ends. attempt is its send's (1 for the first).
 func (t *Transport) stream(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, resp *http.Response, attempt int) {
-	if e := g.Expiry(); !e.IsZero() && !e.After(now) {
-		// The lease expired while Base answered: the budget no longer
-		// counts the request, and the caller, handed the body only now,
+	ctx := req.Context()
+	deadline, dated := ctx.Deadline()
+	if e := g.Expiry(); !e.IsZero() && !e.After(now) || dated && !deadline.After(now) {
+		// The lease expired while Base answered, by Budget.Lease or at
+		// the context's deadline (the budget's expiry is rounded up to
+		// its slot; the deadline is not): the budget no longer counts
+		// the request, and the caller, handed the body only now,
 		// abandoned nothing.
 		t.end(req, b, *key, g, now)
 		return
@@ -74,8 +78,7 @@ func (t *Transport) stream(req *http.Request, b *Budget, key *budgetKey, g *leas
 	// A request with no deadline (or one past its lease) ends at the
 	// latest when its lease expires, as it does in the budget.
 	var expire time.Duration
-	ctx := req.Context()
-	if deadline, ok := ctx.Deadline(); !ok || deadline.After(g.Expiry()) {
+	if !dated || deadline.After(g.Expiry()) {
 		expire = max(g.Expiry().Sub(now), time.Nanosecond)
 	}
 	resp.Body = s.track(ctx, resp.Body, s, expire)
