@@ -79,6 +79,9 @@ type Budget struct {
 	// when the body comes with it), its context ends, or Lease has passed
 	// since it started, whichever comes first, so that a process that dies
 	// mid-request, or a body never closed, does not hold its slot forever.
+	// A context cancelled while Base has not answered ends the lease when
+	// Base returns (a Base that ignores the cancellation still has the
+	// request in flight); a context's deadline ends it then in any case.
 	// A lease ends up to Lease/16 after its deadline (leases are kept by
 	// expiry slot). If zero or negative, 10 minutes.
 	Lease time.Duration

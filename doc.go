@@ -85,8 +85,9 @@
 // # Streaming responses
 //
 // A request counts as in flight until its response body is read to its
-// end, fails or is closed, its context ends, or [Budget.Lease] (10 minutes
-// by default) has passed since it started, whichever comes first: a server
+// end, fails or is closed, its context ends (cancelled before Base has
+// answered: once Base returns), or [Budget.Lease] (10 minutes by default)
+// has passed since it started, whichever comes first: a server
 // that streams its answer (server-sent events, a download) is still serving
 // it. A response that arrives whole with its headers (no body, a response
 // to HEAD, a 204 or 304, a Content-Length of at most 4 KiB) ends its
