@@ -1,0 +1,34 @@
+package ratelimittest_test
+
+import (
+	"io"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// An answer to HEAD has no body: over the network net/http's client hands
+// it back with http.NoBody, which reads EOF at once, whatever the Handler
+// goes on doing, and so does Transport, from a Config.Stream Handler too.
+// Its body read until the Handler's stream was done (an hour here): a
+// caller draining the body before Close, as callers do for connection
+// reuse, hung for the whole stream.
+func TestHeadOfStreamHasNoBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewHandler(ratelimittest.Config{Stream: time.Hour})
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodHead, "http://api.test/", nil)
+		resp, err := (&ratelimittest.Transport{Handler: h}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		start := time.Now()
+		b, err := io.ReadAll(resp.Body)
+		if d := time.Since(start); d != 0 || len(b) != 0 || err != nil {
+			t.Errorf("reading the body of a HEAD: %q, %v after %v; want empty, <nil> at once, as over the network", b, err, d)
+		}
+	})
+}
