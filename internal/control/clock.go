@@ -178,10 +178,13 @@ func (p *policy) markSliding(q *parse.Quota, last int64) {
 // the server's clock at now as l's key estimated it, kept within the
 // answer's Date and the second after (see parse.HeaderAt), or now when
 // the answer has no Date. The Date is at or before the writing, so with
-// one it is that estimate less the Date, under a second; without one,
-// the answer was written after l was granted, and it is the time since.
-// A reset so measured is short by up to that much of the time from the
-// writing, which the remaining does not count the refill of.
+// one it is that estimate less the Date, under a second. Without one, the
+// answer was written after l was granted, but most of that time may have
+// gone before the writing (a model generating, a body the server read):
+// the time since the grant, a second at most, as with a Date (a reply
+// longer on its way back than that is not counted). A reset so measured
+// is short by up to that much of the time from the writing, which the
+// remaining does not count the refill of.
 func writtenAgo(l *Lease, out *Outcome, now int64) int64 {
 	if out.Dated {
 		if e := l.skew - int64(out.Skew); l.skewOK && e > 0 && e < int64(time.Second) {
@@ -190,7 +193,7 @@ func writtenAgo(l *Lease, out *Outcome, now int64) int64 {
 		return 0 // measured from the Date itself
 	}
 	if l.start != 0 && l.start <= now {
-		return now - l.start
+		return min(now-l.start, int64(time.Second))
 	}
 	return 0
 }

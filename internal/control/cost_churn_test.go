@@ -64,7 +64,7 @@ func TestUndeclaredUnitsNoChurn(t *testing.T) {
 		t.Errorf("the fourth unit (%s before the answer, %s after) was replaced during an answer that stated the same five units", before, u.name)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		s.costs.observe(l, qs, instant(t0.Add(12*time.Second)), 0, false, false, true, s.seq)
+		s.costs.observe(l, qs, instant(t0.Add(12*time.Second)), 0, false, false, false, true, s.seq)
 	})
 	if allocs != 0 {
 		t.Errorf("observe of the same answer allocates %v times per answer: two token units evict each other each time", allocs)

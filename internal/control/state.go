@@ -910,7 +910,7 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 	late := out.Refused && l.epoch != s.epoch && s.pauseUntil > now &&
 		(s.pauseReason == ReasonBackoff || s.pauseReason == ReasonRetryAfter)
 	if !out.Unsent && (len(out.Quotas) > 0 || len(s.costs.quotas) > 0) && (!s.costs.isZero() || costUnits(out.Quotas)) &&
-		s.costs.observe(l, out.Quotas, now, writtenAgo(l, out, now), out.Refused, out.Refused && out.Rejected, out.Served, s.seq) {
+		s.costs.observe(l, out.Quotas, now, writtenAgo(l, out, now), out.Dated, out.Refused, out.Refused && out.Rejected, out.Served, s.seq) {
 		s.flags |= flagHinted
 	}
 	if out.First {

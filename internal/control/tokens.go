@@ -1016,7 +1016,7 @@ func (q *costQuota) charge(n, now int64) {
 // unit's latest observation: the server may have counted it without
 // saying so; not if rejected (a 429: the server did not serve l). It
 // reports whether the answer stated a cost quota.
-func (c *costs) observe(l *Lease, quotas []parse.Quota, now, ago int64, refused, rejected, served bool, top uint64) bool {
+func (c *costs) observe(l *Lease, quotas []parse.Quota, now, ago int64, dated, refused, rejected, served bool, top uint64) bool {
 	if c.isZero() && !costUnits(quotas) {
 		return false // nothing to apply, nothing to charge
 	}
@@ -1068,7 +1068,7 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now, ago int64, refused,
 		if !refused && !learned[q.unit] {
 			learned[q.unit] = c.learn(q, l, pq, now, top)
 		}
-		if c.apply(q, l, pq, now, ago, refused, rejected) {
+		if c.apply(q, l, pq, now, ago, dated, refused, rejected) {
 			marked[q.unit] = true
 		}
 	}
@@ -1344,9 +1344,9 @@ func (q *costQuota) index(c *costs) int {
 
 // apply records one observation of q, from a refusal if refused, one of
 // a request the server did not serve if rejected (a 429), written at most
-// ago before the instant its resets were measured from (see writtenAgo);
-// it reports whether it took it as q's latest.
-func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now, ago int64, refused, rejected bool) bool {
+// ago before the instant its resets were measured from (see writtenAgo),
+// dated if it had a Date; it reports whether it took it as q's latest.
+func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now, ago int64, dated, refused, rejected bool) bool {
 	q.seen = now
 	q.refill = refills(pq.Dialect)
 	outdated := c.outdated(q, l, pq)
@@ -1384,15 +1384,19 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now, ago int64, r
 			// next one left out, and the reset is rounded up: the limit
 			// less the remaining less one token, over the reset measured
 			// from when the answer was written, is never above the true
-			// rate, and the highest rate seen is the closest. OpenAI's
-			// reset is a duration, measured by the server when it wrote
-			// the remaining; Anthropic's is an instant, and the key
-			// measured it from when the answer was read, or from the
-			// server's clock then, up to ago after it was written, with
-			// the refill of that time not in the remaining: ago is added
-			// to it (measured from the read, 200 ms of network each way
-			// made 100 tokens a second 103.7, and a request whose cost
-			// was declared exactly was refused).
+			// rate, and the highest rate seen is the closest. A reset
+			// stated as an instant (Anthropic's, and the epoch seconds
+			// of some OpenAI-compatible servers) was measured from when
+			// the answer was read, or from the server's clock then, up
+			// to ago after it was written, with the refill of that time
+			// not in the remaining: ago is added to it (measured from
+			// the read, 200 ms of network each way made 100 tokens a
+			// second 103.7, and a request whose cost was declared
+			// exactly was refused). OpenAI's duration was measured by
+			// the server as it wrote the remaining: the addition, under
+			// a second with a Date, only errs on the side of a lower
+			// rate; without one (the key cannot tell an instant from a
+			// duration then), none is made.
 			// A reset is read no longer than MaxPause, as a pause is:
 			// a year's would hold requests for months.
 			// A refusal whose own estimate is below half the rate
@@ -1402,8 +1406,8 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now, ago int64, r
 			// Within a factor of two, the two differ by the rounding of
 			// their resets, and the highest is still the closest.
 			used := float64(q.q - most - 1)
-			if pq.Dialect != "anthropic" {
-				ago = 0
+			if !dated && pq.Dialect != "anthropic" {
+				ago = 0 // OpenAI's, undated: most likely a duration
 			}
 			est := used / float64(addSat(window(pq.Reset), ago))
 			if refused && used/float64(window(pq.Reset)) < q.rate/2 {
