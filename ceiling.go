@@ -410,8 +410,9 @@ func (c *ceilings) learn(k memKey, r *reservation, now time.Time, out *control.O
 // bounds nothing the request sends until it is spent: lifting Restraint
 // for it left the key paced by nothing, and a stray header could do so
 // on a whole site. And it must bound something alone: a remaining count,
-// or a limit of requests with its window (of requests in flight, a limit
-// alone), which the budget paces by (other units only by what is left). A
+// or a positive limit of requests with its window (of requests in flight,
+// a positive limit alone), which the budget paces by (other units only by
+// what is left). A
 // limit with no window and nothing left stated (X-RateLimit-Limit without
 // its fellows, a RateLimit-Policy with no w), or one of content bytes
 // with no remaining count, paces nothing, and lifted Restraint for good
@@ -426,7 +427,9 @@ func paces(qs []parse.Quota, cost control.Cost) bool {
 		switch {
 		case q.Remaining >= 0:
 			return true
-		case q.Limit < 0:
+		case q.Limit <= 0:
+			// None (a limit of 0 with nothing left stated paces
+			// nothing either: the budget paces by a positive q).
 		case u == "concurrent-requests":
 			return true
 		case q.Window > 0 && (u == "" || u == "requests"):

@@ -12,8 +12,9 @@ import "time"
 // RateLimit-Policy, a legacy or vendor dialect) of a quota that paces the
 // request answered: one of requests, of requests in flight or of content
 // bytes, or one in a unit the request costs something in (see [Cost]),
-// that bounds something alone: a remaining count, or a limit of requests
-// with its window (of requests in flight, a limit alone). A limit with no
+// that bounds something alone: a remaining count, or a positive limit of
+// requests with its window (of requests in flight, a positive limit
+// alone). A limit with no
 // window and no remaining count (X-RateLimit-Limit without its fellows, a
 // RateLimit-Policy with no w), or a limit in another unit with no
 // remaining count, lifts nothing. A
