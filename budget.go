@@ -96,6 +96,10 @@ type Budget struct {
 	// positive once a request found it failing (EventStoreDown was
 	// emitted), negative while only Inspect did; 0 while it answers.
 	down atomic.Int64
+	// retried is the latest retry instant of the Store (as down) a
+	// request the fallback held for a pause claimed, to ask the Store
+	// then (see wait): one such request a second, not all.
+	retried atomic.Int64
 	// The keys these two hold (a custom key among them: a credential)
 	// are behind pointers, which fmt prints as addresses: a Budget held
 	// by value in a caller's struct printed them verbatim.
@@ -221,6 +225,13 @@ func (b *Budget) answered() storeNote {
 	return storeNote{}
 }
 
+// claimRetry reports whether a request the fallback holds is the first to
+// claim the Store's retry instant r (see wait): it asks the Store then.
+func (b *Budget) claimRetry(r int64) bool {
+	old := b.retried.Load()
+	return old < r && b.retried.CompareAndSwap(old, r)
+}
+
 // inspected records what Inspect's call of the Store found, err its
 // error, as failed and answered do for a request's, but emitting nothing:
 // a failure is a transition for the first request that finds the Store
@@ -242,6 +253,9 @@ func (b *Budget) inspected(err error) {
 			}
 		}
 		if b.down.CompareAndSwap(old, next) {
+			if next == 0 {
+				b.fallback.wakeAll() // as answered does
+			}
 			return
 		}
 	}
@@ -424,6 +438,7 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 				// Carried: the Store's now, which another process may
 				// clear (Budget.Forget), not to be carried again.
 				b.fallback.mirrored(k.m, r.c.pu)
+				copies++ // this one, read with the Store
 			}
 			b.fallback.unmirror(k.m, now, r.sa, copies, &b.cfg)
 			if r.sp.After(now) {
@@ -952,12 +967,48 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 	case b.mem != nil:
 		return storeNote{}, b.mem.wait(ctx, k.m, h.Gen, until, timer, true)
 	case h.local:
-		if !until.IsZero() || !b.useExt(time.Now()) {
-			// Woken too when the Store answers again (see answered).
-			return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, until, timer, true)
+		now := time.Now()
+		if until.IsZero() {
+			if !b.useExt(now) {
+				// Woken when the Store answers again (see answered).
+				return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, until, timer, true)
+			}
+			// Look again when the Store may answer again.
+			return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, time.Unix(0, b.retryAt()), timer, true)
 		}
-		// Look again when the Store may answer again.
-		return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, time.Unix(0, b.retryAt()), timer, true)
+		// A pause: woken when a request finds the Store answering again
+		// (see answered), or sooner, to find it so, by one request held
+		// here at each instant the Store may be tried again (the first
+		// to claim it; the others look again a second on, should its
+		// call fail): the key's state there decides from then on, and
+		// another process may have cleared the pause (Budget.Forget),
+		// which wakes only the Store's waiters. Every request held so
+		// at once called a Store that was down, once a second each.
+		for {
+			at := until
+			r := b.retryAt()
+			if r == 0 {
+				return storeNote{}, nil // the Store answers: the key's state there decides
+			}
+			if r < until.UnixNano() {
+				switch {
+				case r > now.UnixNano():
+					at = time.Unix(0, r)
+				case b.claimRetry(r):
+					return storeNote{}, nil
+				default:
+					if next := time.Unix(0, r).Add(storeRetry); next.Before(until) {
+						at = next
+					}
+				}
+			}
+			if err := b.fallback.wait(ctx, k.m, h.Gen, at, timer, true); err != nil || at.Equal(until) {
+				return storeNote{}, err
+			}
+			if now = time.Now(); now.Before(at) {
+				return storeNote{}, nil // woken: the state changed, or the Store answers
+			}
+		}
 	}
 	err := b.ext.Wait(ctx, k.m.String(), h.Gen, until)
 	switch {
