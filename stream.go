@@ -65,12 +65,15 @@ func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *le
 func (t *Transport) stream(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, resp *http.Response, attempt int) {
 	ctx := req.Context()
 	deadline, dated := ctx.Deadline()
+	if t := time.Now(); t.After(now) {
+		now = t // handed over now: the release before may have taken a Store's time
+	}
 	if e := g.Expiry(); !e.IsZero() && !e.After(now) || dated && !deadline.After(now) {
-		// The lease expired while Base answered, by Budget.Lease or at
-		// the context's deadline (the budget's expiry is rounded up to
-		// its slot; the deadline is not): the budget no longer counts
-		// the request, and the caller, handed the body only now,
-		// abandoned nothing.
+		// The lease expired while Base answered, or the budget took its
+		// answer, by Budget.Lease or at the context's deadline (the
+		// budget's expiry is rounded up to its slot; the deadline is
+		// not): the budget no longer counts the request, and the caller,
+		// handed the body only now, abandoned nothing.
 		t.end(req, b, *key, g, now)
 		return
 	}
