@@ -991,14 +991,19 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 				return storeNote{}, nil // the Store answers: the key's state there decides
 			}
 			if r < until.UnixNano() {
-				switch {
-				case r > now.UnixNano():
+				if n := now.UnixNano(); r > n {
 					at = time.Unix(0, r)
-				case b.claimRetry(r):
-					return storeNote{}, nil
-				default:
-					if next := time.Unix(0, r).Add(storeRetry); next.Before(until) {
-						at = next
+				} else {
+					// The second since r that now falls in: one request
+					// claims each (a claimer whose call outlasts its
+					// second, or ended with its context and recorded
+					// no failure, leaves r as it was).
+					c := r + (n-r)/int64(storeRetry)*int64(storeRetry)
+					if b.claimRetry(c) {
+						return storeNote{}, nil
+					}
+					if next := time.Unix(0, c+int64(storeRetry)); next.Before(until) {
+						at = next // after now: the loop never spins
 					}
 				}
 			}
