@@ -209,18 +209,19 @@ func (s *State) Begin(now, floor int64) int64 {
 // from a store, which another process wrote (see bound). A store in
 // memory needs none: only this process's controller writes its states.
 func (s *State) Bound(t time.Time, cfg *Config) {
-	s.boundAt(instant(t), cfg, false)
+	s.boundAt(instant(t), cfg, false, int64(skewMax))
 }
 
-// boundAt is Bound at the instant now. With flight, the leases and
-// reservations of the requests in flight are kept whatever their ends:
-// the clock of this process went back (see acquireAt), and those
-// requests are still running and will end them.
-func (s *State) boundAt(now int64, cfg *Config, flight bool) {
+// boundAt is Bound at the instant now, MaxRate's next start kept up to
+// one spacing and skew from now. With flight, the leases and reservations
+// of the requests in flight are kept whatever their ends: the clock of
+// this process went back (see acquireAt), and those requests are still
+// running and will end them.
+func (s *State) boundAt(now int64, cfg *Config, flight bool, skew int64) {
 	far := addSat(now, cfg.holdSpan())
-	pace := far // MaxRate's next start: one spacing away at most
+	pace := far // MaxRate's next start
 	if cfg.MaxRate > 0 {
-		pace = addSat(now, cfg.paceSpan())
+		pace = addSat(now, cfg.paceSpan()+skew)
 	}
 	capped := addSat(now, int64(MaxPause)) // a pause or a live observation ends by then
 	if s.pauseUntil > capped || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
@@ -233,6 +234,17 @@ func (s *State) boundAt(now int64, cfg *Config, flight bool) {
 		s.settle(now, cfg)
 	}
 }
+
+// skewMax is how far apart the clocks of processes sharing a Store may
+// be for Config.MaxRate's spacing to hold across them: a next start
+// written by a process whose clock is ahead is kept up to that much
+// beyond one spacing from the reader's now (and a clock of this process
+// gone back by more is a step: see acquireAt). Cut to one spacing, a next
+// start written 1.5 s ahead under a MaxRate of 1 was already past for its
+// writer, which went again at once: 8,992 starts in 10 s; and two
+// processes whose clocks were 1.5 s apart cut each other's next start at
+// every Acquire, each waking the other, in a loop that never slept.
+const skewMax = 10 * time.Second
 
 // clockBack is how far the clock must go back between two Acquires for
 // acquireAt to bound the state from the later: requests racing for a key
@@ -468,7 +480,14 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 		// and reservations stay: their requests are in flight, and end
 		// them (dropped, a second request went beside the one in flight
 		// under a MaxConcurrency of 1).
-		s.boundAt(now, cfg, true)
+		// Back by less than skewMax, the latest use may be another
+		// process's, whose clock is ahead (a shared Store): its next
+		// start is kept, as Bound keeps it.
+		skew := int64(0)
+		if s.used-now <= int64(skewMax) {
+			skew = int64(skewMax)
+		}
+		s.boundAt(now, cfg, true, skew)
 	}
 	s.used = now
 	if ask.Custom {
