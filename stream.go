@@ -15,8 +15,10 @@ import (
 // end or closed. Both are usually a bug in the caller's code: every body
 // must be closed. A stream that legitimately lasts longer than the lease
 // needs a longer Budget.Lease: a context deadline ends a lease sooner,
-// never later. A lease that expired before the headers came (a Base
-// slower than Budget.Lease) is no caller's fault, and reports none. Wait is
+// never later. A lease that expired, by Budget.Lease or the context's
+// deadline, before the body was handed over (a Base slower than either,
+// or a Store slow to take the answer) is no caller's fault, and reports
+// none. Wait is
 // how long the request was in flight. This event is reported from a
 // goroutine of its own, not the request's.
 const EventAbandoned EventKind = "abandoned"
@@ -65,8 +67,8 @@ func (t *Transport) accepted(req *http.Request, b *Budget, key *budgetKey, g *le
 func (t *Transport) stream(req *http.Request, b *Budget, key *budgetKey, g *lease, now time.Time, resp *http.Response, attempt int) {
 	ctx := req.Context()
 	deadline, dated := ctx.Deadline()
-	if t := time.Now(); t.After(now) {
-		now = t // handed over now: the release before may have taken a Store's time
+	if t := g.now(); t.After(now) {
+		now = t // handed over now, on the lease's clock: the release before may have taken a Store's time
 	}
 	if e := g.Expiry(); !e.IsZero() && !e.After(now) || dated && !deadline.After(now) {
 		// The lease expired while Base answered, or the budget took its
