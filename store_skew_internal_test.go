@@ -101,6 +101,8 @@ func sharedStoreSkew(t *testing.T, skew time.Duration) {
 				)
 				shared.Update(ctx, key, func(s *KeyState) {
 					s.c.Bound(now, &cfg)
+					ask := ask
+					ask.Shared = true // as Budget.acquireExt asks
 					h, ok = s.c.Acquire(now, &cfg, ask, &l)
 				})
 				if ok {

@@ -143,6 +143,11 @@ type Ask struct {
 	// (see costUnit) was learned short: each refusal raised it only to
 	// the bound it proved, and MaxAttempts failed the request.)
 	Grow uint8
+	// Shared reports that the state is a Store's, which other processes
+	// write with clocks of their own: a latest use later than now by no
+	// more than skewMax may be theirs, and is no step back of this
+	// process's clock (see acquireAt).
+	Shared bool
 }
 
 // place returns the instant a request that takes turns holds its place
