@@ -230,7 +230,7 @@ func (b *Budget) heldAt(key budgetKey, now time.Time) (time.Time, Reason) {
 	if b.mem == nil {
 		return time.Time{}, ""
 	}
-	at, why := b.mem.acceptsAt(key.m, now, b.MaxRate > 0)
+	at, why := b.mem.acceptsAt(key.m, now, b.MaxRate > 0, &b.cfg)
 	return at, reasonOf(why)
 }
 
@@ -284,11 +284,11 @@ func (b *Budget) inspect(k memKey, now time.Time, custom, guess bool) (State, bo
 	)
 	switch {
 	case b.mem != nil:
-		v, ok = b.mem.view(k, now)
+		v, ok = b.mem.view(k, now, &b.cfg)
 	case !b.useExt(time.Now()):
 		// The Store failed a moment ago: what this process saw, as
 		// the key's next request would find it.
-		v, ok = b.fallback.view(k, now)
+		v, ok = b.fallback.view(k, now, &b.cfg)
 	default:
 		// What the key's next request finds: the stored state bounded
 		// as it bounds it (another process may have written it), with
@@ -321,7 +321,7 @@ func (b *Budget) inspect(k memKey, now time.Time, custom, guess bool) (State, bo
 		}
 		cancel()
 		if err != nil {
-			v, ok = b.fallback.view(k, now)
+			v, ok = b.fallback.view(k, now, &b.cfg)
 		}
 	}
 	if !ok {

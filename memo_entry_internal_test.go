@@ -116,8 +116,8 @@ func TestReleaseAcceptedMatches(t *testing.T) {
 			ba.mem.end(k, arr.wall, &ba.cfg, &ga)
 			bb.mem.end(k, arr.wall, &bb.cfg, &gb)
 		}
-		sa, _ := ba.mem.view(k, arr.wall)
-		sb, _ := bb.mem.view(k, arr.wall)
+		sa, _ := ba.mem.view(k, arr.wall, &ba.cfg)
+		sb, _ := bb.mem.view(k, arr.wall, &bb.cfg)
 		if !reflect.DeepEqual(sa, sb) {
 			t.Fatalf("step %d: releaseAt leaves %+v, releaseAccepted %+v", step, sa, sb)
 		}

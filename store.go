@@ -902,13 +902,16 @@ func (s *MemoryStore) spaced(k memKey, now time.Time) time.Time {
 // view returns what k's state says at now, without changing it; false when
 // there is none, or when it may be forgotten by then. The state is kept
 // either way: now may be any instant, and the state may be live before it.
-func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {
+func (s *MemoryStore) view(k memKey, now time.Time, cfg *control.Config) (control.View, bool) {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[k]
 	if e == nil || expired(e, control.Instant(now)) {
 		return control.View{}, false
+	}
+	if c, ok := e.ks.c.Stepped(now, cfg); ok {
+		return c.View(now), true // as the next request finds it, the clock gone back
 	}
 	return e.ks.c.View(now), true
 }
@@ -917,13 +920,16 @@ func (s *MemoryStore) view(k memKey, now time.Time) (control.View, bool) {
 // earliest at now, and why (see control.State.AcceptsAt; rate: with
 // Config.MaxRate's spacing); the zero time when none holds one back, or
 // when there is no state, as view judges it.
-func (s *MemoryStore) acceptsAt(k memKey, now time.Time, rate bool) (time.Time, control.Reason) {
+func (s *MemoryStore) acceptsAt(k memKey, now time.Time, rate bool, cfg *control.Config) (time.Time, control.Reason) {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.m[k]
 	if e == nil || expired(e, control.Instant(now)) {
 		return time.Time{}, control.ReasonNone
+	}
+	if c, ok := e.ks.c.Stepped(now, cfg); ok {
+		return c.AcceptsAt(now, rate) // as the next request finds it, the clock gone back
 	}
 	return e.ks.c.AcceptsAt(now, rate)
 }

@@ -209,7 +209,15 @@ func (s *State) Begin(now, floor int64) int64 {
 // from a store, which another process wrote (see bound). A store in
 // memory needs none: only this process's controller writes its states.
 func (s *State) Bound(t time.Time, cfg *Config) {
-	s.boundAt(instant(t), cfg, false, int64(skewMax))
+	now, skew := instant(t), int64(skewMax)
+	if s.used-now > int64(skewMax) {
+		// Used later than skewMax from now: a step back of this
+		// process's clock, or a process further ahead than skewMax, cut
+		// to one spacing as acquireAt cuts it, so that a view of the
+		// bounded state (BoundView) shows what the next request finds.
+		skew = 0
+	}
+	s.boundAt(now, cfg, false, skew)
 }
 
 // boundAt is Bound at the instant now, MaxRate's next start kept up to

@@ -114,6 +114,25 @@ func (s *State) learnedNext(now int64) int64 {
 	return 0
 }
 
+// Stepped returns a copy of s as its next Acquire at t bounds it, and
+// true, when the clock went back since its last (see acquireAt): the
+// state a view at t must read, which s itself shows as the step left it
+// (a next start of MaxRate a spacing and the step away, where a request
+// waits one spacing). Otherwise it returns false, and s is read as it is.
+// Only the copy allocates.
+func (s *State) Stepped(t time.Time, cfg *Config) (State, bool) {
+	now := instant(t)
+	if now >= s.used-int64(clockBack) {
+		return State{}, false
+	}
+	var c State // a copy that shares no memory with s
+	if b, err := s.MarshalBinary(); err != nil || c.UnmarshalBinary(b) != nil {
+		return State{}, false // never: s reads back as it was written
+	}
+	c.boundAt(now, cfg, true, 0)
+	return c, true
+}
+
 // BoundView is View of s as Bound leaves it at t, with a pause until pu
 // for why added as PauseUntil adds it (pu zero: none), without changing
 // s: what the next Acquire through a Store finds (see Bound), for
