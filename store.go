@@ -766,14 +766,22 @@ func (s *MemoryStore) unmirror(k memKey, now, until time.Time, copies uint64, cf
 	if pu, _ := unmirrored(e, now); !pu.IsZero() {
 		return
 	}
-	if e.ks.c.InUse(control.Instant(now)) {
-		// Its requests in flight still count (see control.State.Forget).
-		e.ks.c.Forget(now, cfg)
-		e.mirror, e.spaced, e.copies = 0, 0, e.copies+1
-		e.wake()
+	s.drop(sh, e, now, cfg)
+}
+
+// drop forgets e's state at now, under its shard's lock: in place while
+// requests are in flight on it (they still count, see
+// control.State.Forget), with what a Budget's fallback marks of it, and
+// its waiters woken; otherwise the entry goes.
+func (s *MemoryStore) drop(sh *memShard, e *memEntry, now time.Time, cfg *control.Config) {
+	if !e.ks.c.InUse(control.Instant(now)) {
+		s.remove(sh, e)
 		return
 	}
-	s.remove(sh, e)
+	e.ks.c.Forget(now, cfg)
+	e.mirror, e.spaced, e.own, e.ownWhy = 0, 0, 0, control.ReasonNone
+	e.copies++ // a Store read before this drops nothing since (see unmirror)
+	e.wake()
 }
 
 // learned returns the pause k's state is in at now, and what it is for,
@@ -943,14 +951,8 @@ func (s *MemoryStore) forget(k memKey, now time.Time, cfg *control.Config) bool 
 	sh.mu.Lock()
 	e := sh.m[k]
 	held := e != nil && !expired(e, control.Instant(now))
-	switch {
-	case e != nil && e.ks.c.InUse(control.Instant(now)):
-		// Its requests in flight still count (see control.State.Forget).
-		e.ks.c.Forget(now, cfg)
-		e.mirror, e.spaced, e.own, e.ownWhy = 0, 0, 0, control.ReasonNone
-		e.wake()
-	case e != nil:
-		s.remove(sh, e)
+	if e != nil {
+		s.drop(sh, e, now, cfg)
 	}
 	sh.mu.Unlock()
 	return held

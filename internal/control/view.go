@@ -125,11 +125,20 @@ func (s *State) Stepped(t time.Time, cfg *Config) (State, bool) {
 	if now >= s.used-int64(clockBack) {
 		return State{}, false
 	}
-	var c State // a copy that shares no memory with s
-	if b, err := s.MarshalBinary(); err != nil || c.UnmarshalBinary(b) != nil {
-		return State{}, false // never: s reads back as it was written
+	c, ok := s.clone()
+	if ok {
+		c.boundAt(now, cfg, true, 0)
 	}
-	c.boundAt(now, cfg, true, 0)
+	return c, ok
+}
+
+// clone returns a copy of s that shares no memory with it; false never
+// (s reads back as it was written).
+func (s *State) clone() (State, bool) {
+	var c State
+	if b, err := s.MarshalBinary(); err != nil || c.UnmarshalBinary(b) != nil {
+		return State{}, false
+	}
 	return c, true
 }
 
@@ -138,9 +147,9 @@ func (s *State) Stepped(t time.Time, cfg *Config) (State, bool) {
 // s: what the next Acquire through a Store finds (see Bound), for
 // inspection.
 func (s *State) BoundView(t time.Time, cfg *Config, pu time.Time, why Reason) View {
-	var c State // a copy that shares no memory with s
-	if b, err := s.MarshalBinary(); err != nil || c.UnmarshalBinary(b) != nil {
-		return s.View(t) // never: s reads back as it was written
+	c, ok := s.clone()
+	if !ok {
+		return s.View(t)
 	}
 	c.Bound(t, cfg)
 	if !pu.IsZero() {
