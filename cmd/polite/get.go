@@ -157,7 +157,7 @@ type getter struct {
 	client  *http.Client
 	tr      *polite.Transport // under client: when a refused origin takes a request again
 	headers headerFlag
-	secrets []string // what the records elide where a server echoed it (see headerFlag.secrets)
+	secrets []string // what the records elide where a server echoed it, of the headers (see headerFlag.secrets)
 	timeout time.Duration
 	dir     string // if not empty, bodies go to files here
 
@@ -288,7 +288,7 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				rec := g.fetch(ctx, in.url)
 				rec.Line = in.line
 				g.prog.done(rec.failed())
-				g.record(rec)
+				g.record(rec, in.url)
 			}
 		})
 	}
@@ -368,12 +368,19 @@ func readURLs(r io.Reader) ([]input, error) {
 	return urls, nil
 }
 
-// record writes rec to the log as one JSON line.
-func (g *getter) record(rec getRecord) {
+// record writes rec, the record of the URL target, to the log as one JSON
+// line.
+func (g *getter) record(rec getRecord, target string) {
 	b, _ := json.Marshal(rec)
 	b = jsonSafe(b)
-	if len(g.secrets) > 0 {
-		b = []byte(elideSecrets(string(b), g.secrets))
+	secrets := g.secrets
+	if strings.Contains(target, "@") {
+		// Its userinfo's too, which only its own server can echo: the
+		// records of a long list each elide what they may hold.
+		secrets = g.headers.secrets(target)
+	}
+	if len(secrets) > 0 {
+		b = []byte(elideSecrets(string(b), secrets))
 	}
 	g.logMu.Lock()
 	defer g.logMu.Unlock()

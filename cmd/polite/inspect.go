@@ -151,9 +151,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		return err
 	}
 	// A server may echo a credential the request carried (in a policy's
-	// name, a problem document): the report, which people paste into bug
+	// name, a problem document), from -H or the URL's userinfo: the report, which people paste into bug
 	// reports, shows it elided, and so does the error.
-	if secrets := headers.secrets(); len(secrets) > 0 {
+	if secrets := headers.secrets(fs.Args()...); len(secrets) > 0 {
 		var report bytes.Buffer
 		to := stdout
 		stdout = &report

@@ -498,17 +498,28 @@ func jsonSafe(b []byte) []byte {
 const minSecret = 6
 
 // secrets returns the credentials of the collected headers whose names may
-// carry one (see credentialName), each at least minSecret bytes, as
-// servers echo them: a field's value whole, and without its first word (a
-// scheme: "Bearer sk-…" echoed as "sk-…", in an Authorization or an
-// X-Auth-Token alike); a Basic credential's password decoded; a Cookie's
-// values that may be credentials (see credentialCookie). Longest first, so
-// that one that holds another is elided whole.
-func (h headerFlag) secrets() []string {
+// carry one (see credentialName), and of the userinfo of urls, each at
+// least minSecret bytes, as servers echo them: a field's value whole, and
+// without its first word (a scheme: "Bearer sk-…" echoed as "sk-…", in an
+// Authorization or an X-Auth-Token alike); a Basic credential decoded,
+// and its password (or its user, when the password is empty: an API key
+// as the user, as Stripe's "sk_…:"); a Cookie's values that may be
+// credentials (see credentialCookie); a URL's password, its user and
+// password, and the Basic credential net/http sends for them. Longest
+// first, so that one that holds another is elided whole.
+func (h headerFlag) secrets(urls ...string) []string {
 	var out []string
 	add := func(v string) {
 		if v = strings.TrimSpace(v); len(v) >= minSecret {
 			out = append(out, v)
+		}
+	}
+	basic := func(userPass string) {
+		add(userPass)
+		if user, pass, _ := strings.Cut(userPass, ":"); pass != "" {
+			add(pass)
+		} else {
+			add(user)
 		}
 	}
 	for _, s := range h {
@@ -530,14 +541,29 @@ func (h headerFlag) secrets() []string {
 			scheme, cred := value[:i], strings.TrimSpace(value[i:])
 			add(cred)
 			if strings.EqualFold(scheme, "Basic") {
-				if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
-					add(string(b))
-					if _, pass, ok := strings.Cut(string(b), ":"); ok {
-						add(pass)
-					}
+				// Padded or not: servers decode either.
+				b, err := base64.StdEncoding.DecodeString(cred)
+				if err != nil {
+					b, err = base64.RawStdEncoding.DecodeString(cred)
+				}
+				if err == nil {
+					basic(string(b))
 				}
 			}
 		}
+	}
+	for _, raw := range urls {
+		target, _ := assumeHTTP(strings.TrimSpace(raw))
+		u, err := url.Parse(target)
+		if err != nil || u.User == nil {
+			continue
+		}
+		// What net/http sends for the userinfo: Basic user:password,
+		// decoded (url.Parse unescapes both).
+		pass, _ := u.User.Password()
+		userPass := u.User.Username() + ":" + pass
+		basic(userPass)
+		add(base64.StdEncoding.EncodeToString([]byte(userPass)))
 	}
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return slices.Compact(out)
