@@ -833,9 +833,9 @@ func (b *Budget) end(ctx context.Context, k budgetKey, l *lease, now time.Time) 
 func (b *Budget) mayRetry(ctx context.Context, k budgetKey, now time.Time, r *control.Refusal, g *lease, ask bool) bool {
 	switch {
 	case b.mem != nil:
-		return b.mem.mayRetry(k.m, now, r, &g.Lease)
+		return b.mem.mayRetry(k.m, now, &b.cfg, r, &g.Lease)
 	case g.local:
-		return b.fallback.mayRetry(k.m, now, r, &g.Lease)
+		return b.fallback.mayRetry(k.m, now, &b.cfg, r, &g.Lease)
 	case !control.MayRetry(now, r, &g.Lease):
 		return false
 	case !ask || !b.useExt(now):
@@ -854,7 +854,7 @@ func (b *Budget) storeMayRetry(ctx context.Context, k budgetKey, now time.Time, 
 	ctx, cancel := context.WithTimeout(ctx, drainTime)
 	defer cancel()
 	may := true
-	if b.ext.Update(ctx, k.m.String(), func(s *KeyState) { may = s.c.MayRetry(now, &r, &l) }) != nil {
+	if b.ext.Update(ctx, k.m.String(), func(s *KeyState) { may = s.c.MayRetry(now, &b.cfg, &r, &l) }) != nil {
 		return true
 	}
 	return may

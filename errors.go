@@ -180,18 +180,29 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 	if st, ok := b.inspect(k.m, now, k.custom, false); ok {
 		at = st.acceptsAt(now)
 	}
-	if t.local() {
-		next := t.ceil.nextStart(k.ceil())
-		if t.ceil.floors.Load() {
-			if o := floorOrigin(resp.Request, *k); o != k.ceil() {
-				next = max(next, t.ceil.nextStart(o))
-			}
-		}
-		if n := time.Unix(0, next); next != 0 && n.After(at) {
-			at = n
-		}
+	if n := t.localNext(resp.Request, k); !n.IsZero() && n.After(at) {
+		at = n
 	}
 	return at, true
+}
+
+// localNext returns when the Transport's own ceilings (its MaxRate, a
+// Crawl-delay of the key or of its origin) let the next request under k,
+// req's key, start; the zero time when none is set.
+func (t *Transport) localNext(req *http.Request, k *budgetKey) time.Time {
+	if !t.local() {
+		return time.Time{}
+	}
+	next := t.ceil.nextStart(k.ceil())
+	if t.ceil.floors.Load() {
+		if o := floorOrigin(req, *k); o != k.ceil() {
+			next = max(next, t.ceil.nextStart(o))
+		}
+	}
+	if next == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, next)
 }
 
 // Reason says why a request waits.

@@ -833,12 +833,12 @@ func (s *MemoryStore) learnedAt(k memKey, now time.Time) (_ time.Time, _ control
 
 // mayRetry is control.State.MayRetry on k's state; control.MayRetry when
 // there is none.
-func (s *MemoryStore) mayRetry(k memKey, now time.Time, r *control.Refusal, l *control.Lease) bool {
+func (s *MemoryStore) mayRetry(k memKey, now time.Time, cfg *control.Config, r *control.Refusal, l *control.Lease) bool {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e := sh.m[k]; e != nil {
-		return e.ks.c.MayRetry(now, r, l)
+		return e.ks.c.MayRetry(now, cfg, r, l)
 	}
 	return control.MayRetry(now, r, l)
 }

@@ -11,28 +11,38 @@ import (
 	"github.com/politehttp/polite"
 )
 
-// A transient 502 at 0.1 s whose body drains for 2 s; the retry asks at
-// 2.1 s (after its backoff of at most 1.5 s), and Budget.MaxRate (a start
-// every 4 s) holds it until 4 s, past the context's deadline at 3 s. The
-// WaitError says how much was left before the deadline: 0.9 s, the wait
-// failing at 2.1 s; its Delay, 1.9 s, from then. Asked at the present
-// (as the fix of TestTransientRetryKeepsBudgetMaxRate first had it), both
-// were counted from the failure, at 0.1 s: 2.9 s "left", after "waiting
-// 2.1s" of 3 s.
+// A transient 502 at 0.1 s whose body drains for 2 s; meanwhile, at
+// 0.5 s, another request is refused with Retry-After: 10, which pauses the
+// key past the context's deadline at 3 s. The retry asks at 2.1 s (after
+// its backoff of at most 1.5 s), and its WaitError says how much was left
+// before the deadline: 0.9 s, the wait failing at 2.1 s; its Delay, from
+// then. Asked at the failure's instant, both were counted from the
+// failure, at 0.1 s: 2.9 s "left", after "waiting 2.1s" of 3 s. (A hold
+// already known at the failure, such as Budget.MaxRate's next start,
+// hands the failure back instead: TestTransientRetryPastKnownHoldGoesBack.)
 func TestTransientRetryDeadlineWaitErrorCountsFromNow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := 0
 		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			n++
-			if n == 1 {
+			switch n {
+			case 1:
 				time.Sleep(100 * time.Millisecond)
 				return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, ContentLength: -1,
 					Body: &blockingBody{delay: 2 * time.Second}, Request: r}, nil
+			case 2:
+				return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"10"}}, Body: http.NoBody, Request: r}, nil
 			}
 			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 		})
-		tr := &polite.Transport{Base: base, Budget: &polite.Budget{MaxRate: 0.25}, RetryTransient: true}
+		tr := &polite.Transport{Base: base, RetryTransient: true}
 		t0 := time.Now()
+		go func() {
+			time.Sleep(500 * time.Millisecond)
+			if resp, err := tr.RoundTrip(newGet(t)); err == nil {
+				resp.Body.Close()
+			}
+		}()
 		ctx, cancel := context.WithDeadline(t.Context(), t0.Add(3*time.Second))
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
@@ -44,7 +54,7 @@ func TestTransientRetryDeadlineWaitErrorCountsFromNow(t *testing.T) {
 		}
 		left := t0.Add(3 * time.Second).Sub(t0.Add(failed))
 		wantDelay := we.Until.Sub(t0.Add(failed))
-		if we.Limit != left || we.Delay != wantDelay {
+		if failed < 2*time.Second || we.Limit != left || we.Delay != wantDelay {
 			t.Errorf("failed at %v: Limit %v, Delay %v; want the %v left before the deadline, and the %v wait from then\n%v",
 				failed, we.Limit, we.Delay, left, wantDelay, err)
 		}

@@ -556,6 +556,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.Retryable = attempt < attempts && retryable(req, resp.StatusCode) && ctx.Err() == nil
 		r.MaxWait = t.maxWait()
 		r.Deadline, _ = ctx.Deadline()
+		r.Held = t.localNext(req, key)
 		// The refused body is read for drainTime at most in all: its
 		// problem document, then the rest before a retry. What is left
 		// counts reading only, not the release and the events between.

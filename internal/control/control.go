@@ -327,8 +327,13 @@ type Refusal struct {
 	Retryable bool
 	MaxWait   time.Duration // the longest wait the Transport honours
 	Deadline  time.Time     // the request's context deadline; zero: none
-	Stop      bool          // the server reported abnormal usage
-	Violated  []string      // the policies a quota-exceeded problem named
+	// Held is when what the state does not keep (the Transport's own
+	// MaxRate, a Crawl-delay) lets the request's next attempt start; zero:
+	// nothing holds it. A retry that could go no sooner must fit MaxWait
+	// and the deadline too.
+	Held     time.Time
+	Stop     bool     // the server reported abnormal usage
+	Violated []string // the policies a quota-exceeded problem named
 }
 
 // Plan is the refusal decision: what the Transport does next.

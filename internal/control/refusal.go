@@ -225,24 +225,28 @@ func MayRetry(now time.Time, r *Refusal, l *Lease) bool {
 }
 
 // MayRetry is the package's MayRetry on this state, whose short waits in
-// a row double the floor, and whose pause holds a retry as long: it
-// reports false for a refusal whose doubled floor does not fit, or when
-// another answer paused the key past what the request may wait (Release
+// a row double the floor, and whose pause and Config.MaxRate's spacing
+// hold a retry as long: it reports false for a refusal whose doubled
+// floor does not fit, or when another answer paused the key, or cfg's
+// MaxRate spaces its next start, past what the request may wait (Release
 // then hands the refusal back: see its check of the pause). It does not
 // ask the retry budget: in an outage or a stop Decide hands the refusal
 // back, but its problem document is read all the same, for a report of
 // abnormal usage there starts or renews the stop (the outage ends with
 // the next acceptance).
-func (s *State) MayRetry(now time.Time, r *Refusal, l *Lease) bool {
+func (s *State) MayRetry(now time.Time, cfg *Config, r *Refusal, l *Lease) bool {
 	n := instant(now)
 	d, _, _ := leastWait(n, r, l, s.retry.streak)
-	return r.Retryable && r.fits(now, max(d, time.Duration(s.pauseUntil-n)))
+	return r.Retryable && r.fits(now, max(d, time.Duration(s.spaced(cfg, s.pauseUntil)-n)))
 }
 
 // fits reports whether a retry after the wait d from now fits within
 // MaxWait and before the deadline: a retry that could go only as the
 // deadline passes would fail with the context's error, the refusal lost.
 func (r *Refusal) fits(now time.Time, d time.Duration) bool {
+	if r.Held.After(now) {
+		d = max(d, r.Held.Sub(now))
+	}
 	return d <= r.MaxWait && (r.Deadline.IsZero() || now.Add(d).Before(r.Deadline))
 }
 

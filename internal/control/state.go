@@ -360,6 +360,15 @@ func (s *State) HeldUntil(now int64) int64 {
 	return max(s.pauseUntil, s.rateNext, s.retry.stopUntil, s.paceNext(now))
 }
 
+// spaced returns the later of until and the next start Config.MaxRate
+// allows: a hold that ends at until is followed by that one.
+func (s *State) spaced(cfg *Config, until int64) int64 {
+	if cfg.MaxRate > 0 {
+		return max(until, s.rateNext)
+	}
+	return until
+}
+
 // Spaced returns when Config.MaxRate lets the key's next request start,
 // if after t; the zero time otherwise.
 func (s *State) Spaced(t time.Time) time.Time {
@@ -643,7 +652,10 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		}
 	}
 	if now < s.pauseUntil {
-		return s.hold(s.pauseUntil, s.pauseReason, 0)
+		// Held until the pause ends and, behind it, until the next start
+		// Config.MaxRate allows: both are known now, so that a caller
+		// judges its MaxWait and deadline against the later.
+		return s.hold(s.spaced(cfg, s.pauseUntil), s.pauseReason, 0)
 	}
 	if !ask.After.IsZero() {
 		if after := instant(ask.After); now < after {
@@ -651,7 +663,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			if why == ReasonNone || why >= numReasons {
 				why = ReasonRetryBudget
 			}
-			return s.hold(after, why, 0) // a retry spaced out (see Decide)
+			return s.hold(s.spaced(cfg, after), why, 0) // a retry spaced out (see Decide)
 		}
 	}
 	// An observation past its effective window is stale: it says nothing
@@ -877,12 +889,12 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 		s.costs.reap(now)
 	}
 	keep := s.keeps(lp, out)
-	p := s.release(t, now, lp, out)
+	p := s.release(t, now, cfg, lp, out)
 	if keep {
 		s.leases.keep(lp.end) // still in flight, until End
 	}
 	if out.Transient {
-		p = s.transient(t, now, &out.Refusal)
+		p = s.transient(t, now, cfg, &out.Refusal)
 	}
 	s.settle(now, cfg)
 	return p
@@ -910,7 +922,7 @@ func (s *State) unstart(l *Lease, now int64, cached bool) {
 	}
 }
 
-func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
+func (s *State) release(t time.Time, now int64, cfg *Config, lp *Lease, out *Outcome) Plan {
 	l := lp
 	if l.custom {
 		s.flags |= flagCustom
@@ -1107,10 +1119,11 @@ func (s *State) release(t time.Time, now int64, lp *Lease, out *Outcome) Plan {
 			s.learn.resume(s.pauseUntil)
 		}
 	}
-	if plan.Retry && !ref.fits(t, max(plan.Wait, time.Duration(s.pauseUntil-now))) {
-		// The key was paused already, by another answer, past what
-		// the request may wait: it would fail waiting, its refusal
-		// drained. The refusal goes back to the caller instead.
+	if plan.Retry && !ref.fits(t, max(plan.Wait, time.Duration(s.spaced(cfg, s.pauseUntil)-now))) {
+		// The key was paused already, by another answer, or
+		// Config.MaxRate spaces its next start, past what the request
+		// may wait: it would fail waiting, its refusal drained. The
+		// refusal goes back to the caller instead.
 		plan.Retry = false
 	}
 	if plan.Retry && !l.want.free() && s.costs.excess(now, &l.want).Unit != "" {

@@ -57,10 +57,11 @@ func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
 
 // transient applies the decision on a transient failure: a retry spends
 // one from the retry budget; nothing else changes.
-func (s *State) transient(t time.Time, now int64, r *Refusal) Plan {
+func (s *State) transient(t time.Time, now int64, cfg *Config, r *Refusal) Plan {
 	p := DecideTransient(t, r, s.retry)
-	if p.Retry && !r.fits(t, max(p.Wait, time.Duration(s.pauseUntil-now))) {
-		// The key is paused already, by another answer, past what the
+	if p.Retry && !r.fits(t, max(p.Wait, time.Duration(s.spaced(cfg, s.pauseUntil)-now))) {
+		// The key is paused already, by another answer, or
+		// Config.MaxRate spaces its next start, past what the
 		// request may wait: it would fail waiting, its failure drained.
 		// The failure goes back to the caller instead, as a refusal
 		// does (see release).
