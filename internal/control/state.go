@@ -593,7 +593,7 @@ func (s *State) acquireTurn(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, b
 // pace and the costs.
 func (s *State) paced(now int64, cfg *Config) *policy {
 	if len(s.policies) != 1 || !s.ramp.open || now < s.pauseUntil || s.learn.quota != nil ||
-		cfg.MaxRate > 0 || cfg.MaxConcurrency > 0 {
+		cfg.MaxRate > 0 || cfg.MaxConcurrency > 0 || len(s.costs.quotas) > 0 && s.costs.anyStale(now) {
 		return nil
 	}
 	p, counted := &s.policies[0], s.leases.awaiting()
@@ -675,6 +675,9 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			p.live = false
 			s.ramp.restart()
 		}
+	}
+	if len(s.costs.quotas) > 0 && s.costs.staled(now) {
+		s.ramp.restart()
 	}
 	if s.ramp.probeOut(now) {
 		return s.hold(0, ReasonProbe, s.ramp.probeEnd)

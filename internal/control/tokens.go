@@ -548,6 +548,41 @@ func (q *costQuota) level(now int64) (int64, bool) {
 	return math.MaxInt64, true
 }
 
+// staled renews, at now, each quota restored whole whose effective window
+// has passed (see renew), and reports whether there was one: the caller
+// probes it. Such a quota is not taken for whole again on trust (draft-11
+// §4.1.2: the client MUST NOT assume so; a token bucket's or a sliding
+// window's t is when some of it is back, not all of it): as a stale quota
+// of requests is, it is probed, one request going until its answer tells
+// what is left. An answer that does not state it charges the window
+// renewed, as before.
+func (c *costs) staled(now int64) bool {
+	stale := false
+	for i := range c.quotas {
+		if q := &c.quotas[i]; q.stale(now) {
+			q.renew(now)
+			stale = true
+		}
+	}
+	return stale
+}
+
+// anyStale reports whether staled would renew a quota at now.
+func (c *costs) anyStale(now int64) bool {
+	for i := range c.quotas {
+		if c.quotas[i].stale(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// stale reports whether q, a quota restored whole of a known limit, is
+// past its effective window at now.
+func (q *costQuota) stale(now int64) bool {
+	return q.live && !q.refill && q.deadline != 0 && now >= q.deadline && q.q >= 0
+}
+
 // renew starts, at now, the window of q, a quota restored whole, that
 // follows its observation's, whose reset (deadline) has passed: its
 // remaining is the limit, and it ends a whole number of windows after the

@@ -181,16 +181,16 @@ func costTables() []Table {
 			rel(2*s, "a", ok(ietfTokens(0, 8*s)), Want{}),
 			acqCost(2*s, "c", tokens(100), Want{Hold: control.ReasonQuota, Until: 10 * s}),
 			rel(2500*ms, "b", ok(ietfTokens(0, 7500*ms)), Want{}),
-			// Whole again at the reset.
-			acqCost(10*s, "c", tokens(100), Want{Grant: true}),
-			acqCost(10*s, "d", tokens(900), Want{Grant: true}),
-			acqCost(10*s, "e", tokens(1), Want{Hold: control.ReasonQuota, Wake: 10*time.Minute + 37500*ms}),
-			// d's answer counts c, sent before it.
-			rel(10500*ms, "d", ok(ietfTokens(100, 9500*ms)), Want{}),
-			acqCost(10500*ms, "e", tokens(100), Want{Grant: true}),
-			// c's answer says more, and c was sent before d: overtaken
-			// within the window, ignored.
-			rel(11*s, "c", ok(ietfTokens(500, 9*s)), Want{}),
+			// Not taken for whole again at the reset (draft-11 §4.1.2:
+			// a token bucket's t is when some is back): stale, the
+			// quota is probed, one request at a time until an answer.
+			acqCost(10*s, "c", tokens(100), Want{Grant: true, Probe: true}),
+			acqCost(10*s, "d", tokens(900), Want{Hold: control.ReasonProbe, Wake: 14250 * ms}),
+			// c's answer tells the window was restored whole.
+			rel(10500*ms, "c", ok(ietfTokens(900, 9500*ms)), Want{}),
+			acqCost(10500*ms, "d", tokens(900), Want{Grant: true}),
+			acqCost(10500*ms, "e", tokens(1), Want{Hold: control.ReasonQuota, Until: 20 * s}),
+			rel(11*s, "d", ok(ietfTokens(0, 9*s)), Want{}),
 			acqCost(11*s, "f", tokens(1), Want{Hold: control.ReasonQuota, Until: 20 * s}),
 		}},
 	}
