@@ -677,7 +677,9 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		}
 	}
 	if len(s.costs.quotas) > 0 && s.costs.staled(now) {
-		s.ramp.restart()
+		// A lone probe, after which the ramp is as it was: what the
+		// key learned of its server's pace still holds.
+		s.ramp.recheck()
 	}
 	if s.ramp.probeOut(now) {
 		return s.hold(0, ReasonProbe, s.ramp.probeEnd)
