@@ -77,35 +77,46 @@ func TestPauseHoldCoversBudgetMaxRate(t *testing.T) {
 	}
 }
 
-// A refusal whose retry Budget.MaxRate's next start puts past MaxWait goes
-// back to the caller unread, as one past a pause does (DESIGN.md §2): the
-// key's state knows that start when the refusal arrives. It was retried,
-// its body drained, and the caller got a *WaitError a second later instead
-// of the server's 429.
-func TestRefusalRetryPastBudgetMaxRateGoesBack(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		n := 0
-		body := &countedBody{Reader: strings.NewReader("refused")}
-		tr := &polite.Transport{
-			Budget:  &polite.Budget{MaxRate: 0.05}, // one start per 20 s
-			MaxWait: 10 * time.Second,
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				n++
-				if n == 1 {
-					return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}, Body: body, ContentLength: 7, Request: r}, nil
+// A refusal whose retry a MaxRate's next start puts past MaxWait goes back
+// to the caller unread, as one past a pause does (DESIGN.md §2): the
+// Budget's MaxRate is in the key's state, the Transport's own is known
+// to the Transport, both when the refusal arrives. It was retried, its
+// body drained, and the caller got a *WaitError a second later instead of
+// the server's 429.
+func TestRefusalRetryPastMaxRateGoesBack(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		budget bool // MaxRate on the Budget, else on the Transport
+	}{
+		{"Budget.MaxRate", true},
+		{"Transport.MaxRate", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := 0
+				body := &countedBody{Reader: strings.NewReader("refused")}
+				tr := &polite.Transport{MaxWait: 10 * time.Second, MaxRate: 0.05} // one start per 20 s
+				if tc.budget {
+					tr.MaxRate, tr.Budget = 0, &polite.Budget{MaxRate: 0.05}
 				}
-				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-			}),
-		}
-		req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
-		resp, err := tr.RoundTrip(req)
-		if resp != nil {
-			defer resp.Body.Close()
-		}
-		if err != nil || resp.StatusCode != http.StatusTooManyRequests || body.closes.Load() != 0 {
-			t.Errorf("RoundTrip = %v, %v (refusal body closed %d times, %d sends); want the 429 back, unread: its retry could start no sooner than Budget.MaxRate's 20 s, past MaxWait (10 s)", resp, err, body.closes.Load(), n)
-		}
-	})
+				tr.Base = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					n++
+					if n == 1 {
+						return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}, Body: body, ContentLength: 7, Request: r}, nil
+					}
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				})
+				req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				if resp != nil {
+					defer resp.Body.Close()
+				}
+				if err != nil || resp.StatusCode != http.StatusTooManyRequests || body.closes.Load() != 0 {
+					t.Errorf("RoundTrip = %v, %v (refusal body closed %d times, %d sends); want the 429 back, unread: its retry could start no sooner than MaxRate's 20 s, past MaxWait (10 s)", resp, err, body.closes.Load(), n)
+				}
+			})
+		})
+	}
 }
 
 // countedBody counts its Closes.
@@ -115,34 +126,6 @@ type countedBody struct {
 }
 
 func (b *countedBody) Close() error { b.closes.Add(1); return nil }
-
-// The same for the Transport's own MaxRate, which the key's state does not
-// keep: its next start is known as the refusal arrives.
-func TestRefusalRetryPastLocalMaxRateGoesBack(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		n := 0
-		body := &countedBody{Reader: strings.NewReader("refused")}
-		tr := &polite.Transport{
-			MaxRate: 0.05,
-			MaxWait: 10 * time.Second,
-			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				n++
-				if n == 1 {
-					return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}, Body: body, ContentLength: 7, Request: r}, nil
-				}
-				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-			}),
-		}
-		req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
-		resp, err := tr.RoundTrip(req)
-		if resp != nil {
-			defer resp.Body.Close()
-		}
-		if err != nil || resp.StatusCode != http.StatusTooManyRequests || body.closes.Load() != 0 {
-			t.Errorf("RoundTrip = %v, %v (refusal body closed %d times, %d sends)", resp, err, body.closes.Load(), n)
-		}
-	})
-}
 
 // A transient failure (a 502, with RetryTransient) whose retry
 // Budget.MaxRate's next start, 4 s on, puts past the context's deadline
