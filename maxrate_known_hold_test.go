@@ -127,32 +127,45 @@ type countedBody struct {
 
 func (b *countedBody) Close() error { b.closes.Add(1); return nil }
 
-// A transient failure (a 502, with RetryTransient) whose retry
-// Budget.MaxRate's next start, 4 s on, puts past the context's deadline
-// at 3 s goes back to the caller at once, unread, as a refusal does:
-// before, it was retried, and failed with a *WaitError once its body was
-// drained.
+// A transient failure (a 502, with RetryTransient) whose retry a MaxRate's
+// next start (the Budget's or the Transport's), 4 s on, puts past the
+// context's deadline at 3 s goes back to the caller at once, unread, as a
+// refusal does: it was retried, and failed with a *WaitError once its body
+// was drained.
 func TestTransientRetryPastKnownHoldGoesBack(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		n := 0
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			n++
-			if n == 1 {
-				time.Sleep(100 * time.Millisecond)
-				return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, ContentLength: -1,
-					Body: &blockingBody{delay: 2 * time.Second}, Request: r}, nil
-			}
-			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	for _, tc := range []struct {
+		name   string
+		budget bool // MaxRate on the Budget, else on the Transport
+	}{
+		{"Budget.MaxRate", true},
+		{"Transport.MaxRate", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := 0
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					n++
+					if n == 1 {
+						time.Sleep(100 * time.Millisecond)
+						return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{}, ContentLength: -1,
+							Body: &blockingBody{delay: 2 * time.Second}, Request: r}, nil
+					}
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				})
+				tr := &polite.Transport{Base: base, MaxRate: 0.25, RetryTransient: true} // one start per 4 s
+				if tc.budget {
+					tr.MaxRate, tr.Budget = 0, &polite.Budget{MaxRate: 0.25}
+				}
+				t0 := time.Now()
+				ctx, cancel := context.WithDeadline(t.Context(), t0.Add(3*time.Second))
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil || resp.StatusCode != http.StatusBadGateway || n != 1 || time.Since(t0) != 100*time.Millisecond {
+					t.Fatalf("RoundTrip = %v, %v after %v, %d sends; want the 502 back at once, after one send", resp, err, time.Since(t0), n)
+				}
+				resp.Body.Close()
+			})
 		})
-		tr := &polite.Transport{Base: base, Budget: &polite.Budget{MaxRate: 0.25}, RetryTransient: true}
-		t0 := time.Now()
-		ctx, cancel := context.WithDeadline(t.Context(), t0.Add(3*time.Second))
-		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil || resp.StatusCode != http.StatusBadGateway || n != 1 || time.Since(t0) != 100*time.Millisecond {
-			t.Fatalf("RoundTrip = %v, %v after %v, %d sends", resp, err, time.Since(t0), n)
-		}
-		resp.Body.Close()
-	})
+	}
 }

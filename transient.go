@@ -133,6 +133,7 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	r.Retryable = attempt < attempts && resendable(req)
 	r.MaxWait = t.maxWait()
 	r.Deadline, _ = req.Context().Deadline()
+	r.Held = t.localNext(req, &key)
 	// A 502 or 504 whose body is still arriving keeps its request in
 	// flight, whether it goes back to the caller (until its body ends) or
 	// is retried (until it is drained).
