@@ -549,22 +549,26 @@ func (q *costQuota) level(now int64) (int64, bool) {
 }
 
 // staled renews, at now, each quota restored whole whose effective window
-// has passed (see renew), and reports whether there was one: the caller
-// probes it. Such a quota is not taken for whole again on trust (draft-11
-// §4.1.2: the client MUST NOT assume so; a token bucket's or a sliding
-// window's t is when some of it is back, not all of it): as a stale quota
-// of requests is, it is probed, one request going until its answer tells
-// what is left. An answer that does not state it charges the window
-// renewed, as before.
+// has passed (see renew), and reports whether one of those windows was
+// stated by the server: the caller probes it. Such a quota is not taken
+// for whole again on trust (draft-11 §4.1.2: the client MUST NOT assume
+// so; a token bucket's or a sliding window's t is when some of it is
+// back, not all of it): as a stale quota of requests is, it is probed, one
+// request going until its answer tells what is left. An answer that does
+// not state it charges the window renewed, as before.
 func (c *costs) staled(now int64) bool {
-	stale := false
+	probe := false
 	for i := range c.quotas {
 		if q := &c.quotas[i]; q.stale(now) {
+			// Only a window the server stated is probed: one renewed
+			// on trust, the quota stated no more since, has nothing to
+			// refresh, and a probe at each of its ends would slow the
+			// key for good.
+			probe = probe || q.seen >= q.at
 			q.renew(now)
-			stale = true
 		}
 	}
-	return stale
+	return probe
 }
 
 // anyStale reports whether staled would renew a quota at now.
