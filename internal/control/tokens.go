@@ -223,6 +223,11 @@ type costQuota struct {
 	at       int64
 	deadline int64
 	mark     uint64
+	// renewed reports that the window in force was renewed on trust (see
+	// renew), not stated by an answer; due, that a window an answer
+	// stated has ended since, and the key is to probe the quota (see
+	// staled).
+	renewed, due bool
 }
 
 func (c *costs) isZero() bool { return len(c.units) == 0 && len(c.quotas) == 0 }
@@ -559,22 +564,26 @@ func (q *costQuota) level(now int64) (int64, bool) {
 func (c *costs) staled(now int64) bool {
 	probe := false
 	for i := range c.quotas {
-		if q := &c.quotas[i]; q.stale(now) {
-			// Only a window the server stated is probed: one renewed
-			// on trust, the quota stated no more since, has nothing to
-			// refresh, and a probe at each of its ends would slow the
-			// key for good.
-			probe = probe || q.seen >= q.at
+		q := &c.quotas[i]
+		if q.stale(now) {
 			q.renew(now)
+		}
+		// Only a window the server stated is probed (renew marks it
+		// due, whoever renews it: a charge too): one renewed on trust,
+		// the quota's remaining stated no more since, has nothing to
+		// refresh, and a probe at each of its ends would slow the key
+		// for good.
+		if q.due {
+			probe, q.due = true, false
 		}
 	}
 	return probe
 }
 
-// anyStale reports whether staled would renew a quota at now.
+// anyStale reports whether staled would change a quota at now.
 func (c *costs) anyStale(now int64) bool {
 	for i := range c.quotas {
-		if c.quotas[i].stale(now) {
+		if q := &c.quotas[i]; q.due || q.stale(now) {
 			return true
 		}
 	}
@@ -594,6 +603,8 @@ func (q *costQuota) stale(now int64) bool {
 // observation to its reset, which it is no shorter than: the window
 // computed may end before the server's, never after.
 func (q *costQuota) renew(now int64) {
+	q.due = q.due || !q.renewed // the window that ended was stated: probe it
+	q.renewed = true
 	q.r = q.q
 	w := q.w
 	if w <= 0 {
@@ -1487,6 +1498,7 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now, ago int64, d
 		}
 	}
 	q.live, q.r, q.at, q.mark = true, r, now, max(q.mark, l.seq)
+	q.renewed, q.due = false, false // stated: nothing to probe
 	q.deadline = 0
 	if pq.Reset >= 0 && (pq.Reset > 0 || !q.refill) {
 		q.deadline = addSat(now, min(int64(pq.Reset), int64(MaxPause)))
@@ -1658,10 +1670,12 @@ func (c *costs) view(q *costQuota, now int64) PolicyView {
 // The cost quotas in the binary form (version 2): the units (count, then
 // each: name, mark, then its reservations: count, then each: its first
 // grant after the previous one's last (or the mark), its grants less one,
-// end and amount), then
-// the quotas (count, then each: name, partition, unit index, flags
-// (refill 1, live 2), last seen, limit plus one (0: unknown), window, the
-// refill rate as float64 bits, remaining, its instant, deadline, mark).
+// end and amount), then the quotas (count, then each: name, partition,
+// unit index, flags (refill 1, live 2, renewed 4, due 8: the last two set
+// only once a window has ended, so that a key's usual form stays what
+// earlier versions read), last seen, limit plus one (0: unknown), window,
+// the refill rate as float64 bits, remaining, its instant, deadline,
+// mark).
 func (e *encoder) costs(c *costs) {
 	e.uint(uint64(len(c.units)))
 	for i := range c.units {
@@ -1682,6 +1696,12 @@ func (e *encoder) costs(c *costs) {
 		}
 		if q.live {
 			flags |= 2
+		}
+		if q.renewed {
+			flags |= 4
+		}
+		if q.due {
+			flags |= 8
 		}
 		e.b = append(e.b, flags)
 		e.at(q.seen)
@@ -1766,10 +1786,10 @@ func (d *decoder) costs(c *costs) {
 				return
 			}
 			flags := d.byte()
-			if flags&^3 != 0 {
+			if flags&^15 != 0 {
 				d.fail()
 			}
-			q.refill, q.live = flags&1 != 0, flags&2 != 0
+			q.refill, q.live, q.renewed, q.due = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 			q.seen = d.at()
 			q.q = int64(d.bounded(uint64(maxQuota)+1)) - 1
 			q.w = int64(d.bounded(uint64(MaxPause))) // window caps every window written
