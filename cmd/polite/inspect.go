@@ -150,9 +150,10 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err := headers.check(fs.Args()); err != nil {
 		return err
 	}
-	// A server may echo a credential the request carried (in a policy's
-	// name, a problem document), from -H or the URL's userinfo: the report, which people paste into bug
-	// reports, shows it elided, and so does the error.
+	// A server may echo a credential the request carried, from -H or the
+	// URL's userinfo (in a policy's name, a problem document): the
+	// report, which people paste into bug reports, shows it elided, and so
+	// does the error.
 	if secrets := headers.secrets(fs.Args()...); len(secrets) > 0 {
 		var report bytes.Buffer
 		to := stdout
