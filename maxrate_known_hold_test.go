@@ -19,6 +19,8 @@ import (
 // of the two, as MaxWait promises a *WaitError "as soon as that is known"
 // (TestLocalCeilingHoldsNoKnownPauseBack is the mirror case, a local
 // ceiling's hold over a known pause). It slept out a 2 s pause first.
+// Its Reason is the pace, what the wait is for: it read "retry-after", as
+// if the server had asked for the 20 s.
 func TestPauseHoldCoversBudgetMaxRate(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -70,7 +72,10 @@ func TestPauseHoldCoversBudgetMaxRate(t *testing.T) {
 				d := time.Since(start)
 				var we *polite.WaitError
 				if !errors.As(err, &we) || we.Deadline != tc.deadline || d != 0 {
-					t.Errorf("RoundTrip = %v after %v; want a *WaitError (Deadline %v) at once: Budget.MaxRate's next start, 20 s away, is known behind the 2 s pause", err, d, tc.deadline)
+					t.Fatalf("RoundTrip = %v after %v; want a *WaitError (Deadline %v) at once: Budget.MaxRate's next start, 20 s away, is known behind the 2 s pause", err, d, tc.deadline)
+				}
+				if we.Reason != polite.ReasonPace {
+					t.Errorf("WaitError.Reason = %q for a wait MaxRate's spacing sets (the server asked for 2 s), want %q, as Transport.MaxRate reports it: %v", we.Reason, polite.ReasonPace, err)
 				}
 			})
 		})

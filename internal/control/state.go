@@ -363,10 +363,18 @@ func (s *State) HeldUntil(now int64) int64 {
 // spaced returns the later of until and the next start Config.MaxRate
 // allows: a hold that ends at until is followed by that one.
 func (s *State) spaced(cfg *Config, until int64) int64 {
-	if cfg.MaxRate > 0 {
-		return max(until, s.rateNext)
-	}
+	until, _ = s.spacedFor(cfg, until, ReasonNone)
 	return until
+}
+
+// spacedFor is spaced, with the reason of the hold that ends last: why,
+// the reason of the hold until until, or ReasonPace when Config.MaxRate's
+// next start is later.
+func (s *State) spacedFor(cfg *Config, until int64, why Reason) (int64, Reason) {
+	if cfg.MaxRate > 0 && s.rateNext > until {
+		return s.rateNext, ReasonPace
+	}
+	return until, why
 }
 
 // Spaced returns when Config.MaxRate lets the key's next request start,
@@ -655,7 +663,8 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		// Held until the pause ends and, behind it, until the next start
 		// Config.MaxRate allows: both are known now, so that a caller
 		// judges its MaxWait and deadline against the later.
-		return s.hold(s.spaced(cfg, s.pauseUntil), s.pauseReason, 0)
+		until, why := s.spacedFor(cfg, s.pauseUntil, s.pauseReason)
+		return s.hold(until, why, 0)
 	}
 	if !ask.After.IsZero() {
 		if after := instant(ask.After); now < after {
@@ -663,7 +672,8 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			if why == ReasonNone || why >= numReasons {
 				why = ReasonRetryBudget
 			}
-			return s.hold(s.spaced(cfg, after), why, 0) // a retry spaced out (see Decide)
+			until, why := s.spacedFor(cfg, after, why)
+			return s.hold(until, why, 0) // a retry spaced out (see Decide)
 		}
 	}
 	// An observation past its effective window is stale: it says nothing
