@@ -40,6 +40,7 @@ type scenario struct {
 	shedRetry  string           // the Retry-After of a shed request; "": none
 	down       [2]time.Duration // when down[1] > 0: from down[0] to down[1] into the run, every request gets a bare 503 (an upstream down behind a load balancer)
 	slowRefuse bool             // refusals answer after cfg.Latency too, as over a network
+	dateOff    time.Duration    // ≠ 0: every response's Date is this far off the server's clock, its rate-limit fields not (a Date in the wrong zone)
 	unasserted string           // why the row is printed but not asserted
 }
 
@@ -150,6 +151,20 @@ func scenarios() []scenario {
 			known: "refusals answer after the latency: the ramp, doubling, sends 16 into the 7 requests left of the first window, and the 7 acceptances, answered at the instant of the 9 refusals, let up to 8 more go before those are read: 12 to 19 refused (6 to 10%) in the worst of 12 runs over 40 sets (33 to 37 in every run while the ramp tripled)"},
 		scenario{name: "flips honest/silent every 10s", cfg: ratelimittest.Config{Policies: fixed, Latency: latency}, flip: 10 * time.Second, tasks: 200, minEff: learnFloor, maxRefused: learnRefusals},
 	)
+	// A Date in the wrong zone: a server that writes its local time, five
+	// hours behind, under "GMT", while its rate-limit fields are right.
+	// Measured from that Date, an epoch or HTTP-date reset 4s away read
+	// as 5h0m4s, and every task past the first window failed with a
+	// WaitError (19 of 200 ok). Five hours ahead, a reset reads as long
+	// past, so each window's first flight runs into the last one's end.
+	for _, d := range []ratelimittest.Dialect{ratelimittest.GitHub, ratelimittest.XRateLimitEpoch, ratelimittest.XRateLimitDate} {
+		cfg := ratelimittest.Config{Policies: fixed, Dialect: d, Latency: latency}
+		out = append(out,
+			scenario{name: "fixed-window 20/4s, Date 5h behind", cfg: cfg, dateOff: -5 * time.Hour, tasks: 200, honest: true, minEff: 0.95},
+			scenario{name: "fixed-window 20/4s, Date 5h ahead", cfg: cfg, dateOff: 5 * time.Hour, tasks: 200,
+				unasserted: "a reset measured from a Date that far ahead is past, the quota read as whole again: a refusal or two in each window, as with no reset at all (a reset past by the Date but ahead by the caller's clock may be a late server's stale one, and waiting it out could hold a key for hours)"},
+		)
+	}
 	out = append(out, wildScenarios()...)
 	out = append(out, scenario{
 		name: "concurrency q=4",
@@ -198,6 +213,9 @@ func scenarioServer(sc scenario) (*ratelimittest.Handler, *shedder, http.Handler
 	}
 	if sc.down[1] > 0 {
 		srv = downFor(srv, sc.down, shed)
+	}
+	if sc.dateOff != 0 {
+		srv = dateOff(srv, sc.dateOff)
 	}
 	return h, shed, srv
 }
@@ -496,3 +514,15 @@ func (s *stripper) strip() {
 func (s *stripper) WriteHeader(code int) { s.strip(); s.ResponseWriter.WriteHeader(code) }
 
 func (s *stripper) Write(b []byte) (int, error) { s.strip(); return s.ResponseWriter.Write(b) }
+
+// dateOff wraps h so that the Date of its responses is off by d, and
+// nothing else: a server writing its local time under "GMT".
+func dateOff(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&rewriter{ResponseWriter: w, fix: func(hdr http.Header) {
+			if t, err := http.ParseTime(hdr.Get("Date")); err == nil {
+				hdr.Set("Date", t.Add(d).Format(http.TimeFormat))
+			}
+		}}, r)
+	})
+}

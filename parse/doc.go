@@ -108,7 +108,12 @@
 // follows the magnitude rule, since GitLab sends epoch seconds there.
 // Absolute resets are measured from the
 // response's Date (from the caller's clock when Date is invalid) and
-// clamp at zero; when a delta and an absolute reset are both sent
+// clamp at zero. A Date more than 10 minutes behind the caller's clock is
+// more likely one that lies (in the wrong zone, or frozen) than a server's
+// clock that late: an instant still ahead by the caller's clock is then
+// measured from that clock when that is sooner, so that a lying Date
+// cannot hold a client for hours (a reset read too soon costs a refusal
+// at most). When a delta and an absolute reset are both sent
 // (Discord), the delta wins. Negative deltas, and values
 // repeated by comma-joined or duplicate field lines (Okta), are unknown;
 // a comma inside an HTTP-date is not a duplicate.

@@ -126,7 +126,7 @@ const (
 func reset(vals []string, base, now time.Time) time.Duration {
 	if len(vals) == 1 {
 		if w, ok := digitsOnlyLong(vals[0]); ok {
-			return magnitude(w, 0, base)
+			return magnitude(w, 0, base, now)
 		}
 	}
 	return resetGeneral(vals, base, now)
@@ -143,7 +143,7 @@ func resetGeneral(vals []string, base, now time.Time) time.Duration {
 		// a comma, so try the whole value as a date before giving up.
 		s = trimOWS(strings.Join(vals, ", "))
 		if t, ok := date(s, now); ok {
-			return since(t, base)
+			return since(t, base, now)
 		}
 		return -1
 	}
@@ -151,30 +151,30 @@ func resetGeneral(vals []string, base, now time.Time) time.Duration {
 	switch st {
 	case numInvalid:
 		if t, ok := date(s, now); ok {
-			return since(t, base)
+			return since(t, base, now)
 		}
 		return -1
 	case numOverflow:
 		return -1
 	}
-	return magnitude(w, n, base)
+	return magnitude(w, n, base, now)
 }
 
 // magnitude reads a bare *-Reset number of whole part w and fraction n
 // in units of 1e-9 by the magnitude rule, measuring absolute instants
-// from base; -1 when it is too large.
-func magnitude(w, n int64, base time.Time) time.Duration {
+// from base, or now (see since); -1 when it is too large.
+func magnitude(w, n int64, base, now time.Time) time.Duration {
 	switch {
 	case w >= tooLarge:
 		return -1
 	case w < epochSeconds && !nearUnix(w, base):
 		return seconds(w, n)
 	case w < epochMillis:
-		return sinceUnix(w, n, base)
+		return sinceUnix(w, n, base, now)
 	case w < epochMicros:
-		return sinceUnix(w/1e3, w%1e3*1e6+n/1e3, base)
+		return sinceUnix(w/1e3, w%1e3*1e6+n/1e3, base, now)
 	default:
-		return sinceUnix(w/1e6, w%1e6*1e3+n/1e6, base)
+		return sinceUnix(w/1e6, w%1e6*1e3+n/1e6, base, now)
 	}
 }
 
@@ -195,8 +195,19 @@ const nearYear = 366 * 24 * 3600
 
 // sinceUnix is since for the instant sec seconds and nsec nanoseconds
 // (below a second) after the Unix epoch, without building it when it is
-// within a century of base.
-func sinceUnix(sec, nsec int64, base time.Time) time.Duration {
+// within a century of base and now.
+func sinceUnix(sec, nsec int64, base, now time.Time) time.Duration {
+	d := sinceUnixFrom(sec, nsec, base)
+	if behind(base, now) {
+		if dn := sinceUnixFrom(sec, nsec, now); dn > 0 && dn < d {
+			return dn
+		}
+	}
+	return d
+}
+
+// sinceUnixFrom is sinceUnix measuring from base alone.
+func sinceUnixFrom(sec, nsec int64, base time.Time) time.Duration {
 	const century = 100 * 366 * 24 * 3600
 	if d := sec - base.Unix(); -century < d && d < century {
 		if v := time.Duration(d)*time.Second + time.Duration(nsec-int64(base.Nanosecond())); v > 0 {
@@ -204,16 +215,46 @@ func sinceUnix(sec, nsec int64, base time.Time) time.Duration {
 		}
 		return 0
 	}
-	return since(time.Unix(sec, nsec), base)
+	return sinceFrom(time.Unix(sec, nsec), base)
 }
 
 // since returns t - base clamped at 0: a reset in the past is due now.
-func since(t, base time.Time) time.Duration {
+// base is the server's clock (its Date, or the caller's estimate of it),
+// which cancels the skew of a clock that is off. But a base far behind
+// now (see behind) is more likely a Date that lies, in the wrong zone or
+// frozen, than a server's clock hours late: a reset the server reckoned
+// on a right clock, measured from it, would lock the origin for hours.
+// So t - now is taken instead when it is shorter and still ahead: the
+// shorter reading, wrong, costs a refusal, which the refusal floor spaces
+// out; the longer, wrong, costs hours.
+func since(t, base, now time.Time) time.Duration {
+	d := sinceFrom(t, base)
+	if behind(base, now) {
+		if dn := sinceFrom(t, now); dn > 0 && dn < d {
+			return dn
+		}
+	}
+	return d
+}
+
+// sinceFrom is since measuring from base alone.
+func sinceFrom(t, base time.Time) time.Duration {
 	if d := t.Sub(base); d > 0 {
 		return d
 	}
 	return 0
 }
+
+// behind reports whether base is more than maxSkew behind now.
+func behind(base, now time.Time) bool {
+	return now.Unix()-base.Unix() > int64(maxSkew/time.Second)
+}
+
+// maxSkew is how far behind the caller's clock the server's may be read
+// as a clock that is late rather than a Date that lies: more than the
+// drift of a clock kept by no time service for months, less than the
+// least offset of a wrong zone (30 minutes).
+const maxSkew = 10 * time.Minute
 
 // single returns the only field line of vals, trimmed of optional white
 // space. ok is false when there is no line, several lines, or a comma.
@@ -371,7 +412,7 @@ func daysIn(m time.Month, y int) int {
 // epoch seconds), measured from base, which is called only then. Signs
 // and unknown units such as "1d" are invalid. It returns -1 when s is not
 // valid, or longer than a Duration holds.
-func goDuration(vals []string, base func() time.Time) time.Duration {
+func goDuration(vals []string, base func() time.Time, now time.Time) time.Duration {
 	if len(vals) == 1 && vals[0] != "" {
 		// A bare number ends with a digit, and a duration that
 		// quickDuration reads with a unit: each is tried only where it may
@@ -380,25 +421,25 @@ func goDuration(vals []string, base func() time.Time) time.Duration {
 		// it.
 		if s := vals[0]; isDigit(s[len(s)-1]) {
 			if w, ok := digitsOnly(s); ok {
-				return bareReset(w, 0, base)
+				return bareReset(w, 0, base, now)
 			}
 		} else if d, ok := quickDuration(s); ok {
 			return d
 		}
 	}
-	return goDurationGeneral(vals, base)
+	return goDurationGeneral(vals, base, now)
 }
 
 // goDurationGeneral is goDuration without its quick paths for one line of
 // digits or of a duration as sent (quickDuration still reads a trimmed
 // value; FuzzQuickDuration checks it against time.ParseDuration).
-func goDurationGeneral(vals []string, base func() time.Time) time.Duration {
+func goDurationGeneral(vals []string, base func() time.Time, now time.Time) time.Duration {
 	s, ok := single(vals)
 	if !ok {
 		return -1
 	}
 	if w, n, st := decimal(s); st == numOK {
-		return bareReset(w, n, base)
+		return bareReset(w, n, base, now)
 	} else if st == numOverflow {
 		return -1
 	}
@@ -418,9 +459,9 @@ func goDurationGeneral(vals []string, base func() time.Time) time.Duration {
 
 // bareReset is magnitude for a bare number of goDuration, calling base
 // only for an instant.
-func bareReset(w, n int64, base func() time.Time) time.Duration {
+func bareReset(w, n int64, base func() time.Time, now time.Time) time.Duration {
 	if w < nearYear {
 		return seconds(w, n) // no instant, whatever base (see nearUnix)
 	}
-	return magnitude(w, n, base())
+	return magnitude(w, n, base(), now)
 }

@@ -24,7 +24,7 @@ func (p *parser) openAI() {
 		if r == nil && unit == "tokens" {
 			r = p.get(azureResetTokens)
 		}
-		q.Reset = goDuration(r, p.origin)
+		q.Reset = goDuration(r, p.origin, p.now)
 		p.add(q)
 	}
 }

@@ -127,8 +127,8 @@ func FuzzQuickCount(f *testing.F) {
 			}
 		}
 		at := func() time.Time { return base }
-		d := goDuration(vals, at)
-		if want := goDurationGeneral(vals, at); d != want {
+		d := goDuration(vals, at, base)
+		if want := goDurationGeneral(vals, at, base); d != want {
 			t.Fatalf("goDuration(%q) = %v; without quick paths: %v", vals, d, want)
 		}
 		r := reset(vals, base, base)

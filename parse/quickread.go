@@ -281,8 +281,8 @@ func (q *quickFields) origin(now, date time.Time) time.Time {
 // reset is measured from q.origin(now, date).
 func (q *quickFields) openAI(dst []Quota, now, date time.Time) []Quota {
 	base := func() time.Time { return q.origin(now, date) }
-	l0, r0, t0, ok0 := q.openAIUnit(sOpenAI, nil, base)
-	l1, r1, t1, ok1 := q.openAIUnit(sOpenAI+3, q.get(azureResetTokens), base)
+	l0, r0, t0, ok0 := q.openAIUnit(sOpenAI, nil, base, now)
+	l1, r1, t1, ok1 := q.openAIUnit(sOpenAI+3, q.get(azureResetTokens), base, now)
 	n := 0
 	if ok0 {
 		n++
@@ -309,7 +309,7 @@ func (q *quickFields) openAI(dst []Quota, now, date time.Time) []Quota {
 // absent, an epoch measured from base(); ok is false when the unit has no
 // quota to report (neither a limit nor a remaining field, or both
 // invalid, as parser.add drops).
-func (q *quickFields) openAIUnit(s slot, azure []string, base func() time.Time) (limit, remaining int64, reset time.Duration, ok bool) {
+func (q *quickFields) openAIUnit(s slot, azure []string, base func() time.Time, now time.Time) (limit, remaining int64, reset time.Duration, ok bool) {
 	if !(q.has(s) || q.has(s+1)) {
 		return -1, -1, -1, false
 	}
@@ -318,5 +318,5 @@ func (q *quickFields) openAIUnit(s slot, azure []string, base func() time.Time) 
 	if r == nil {
 		r = azure
 	}
-	return limit, remaining, goDuration(r, base), limit >= 0 || remaining >= 0
+	return limit, remaining, goDuration(r, base, now), limit >= 0 || remaining >= 0
 }

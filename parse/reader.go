@@ -70,7 +70,8 @@ const imfFixdateLen = len("Sun, 06 Nov 1994 08:49:37 GMT")
 // thrown far off by one response's bogus Date is so set right by the next
 // response's good one). If estimate is the zero
 // time, Read measures from Date, or from now when Date is absent or
-// invalid, as [Header] does. The Date returned lets the caller refine its
+// invalid, as [Header] does, but for a Date far behind now (see the
+// package documentation). The Date returned lets the caller refine its
 // estimate for the next response without parsing the field again; Read
 // returns it whether or not h has rate-limit fields.
 //

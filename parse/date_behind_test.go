@@ -1,0 +1,67 @@
+package parse
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// A Date five hours behind the caller's clock, as a server writing its
+// local time under "GMT" sends it, had every absolute reset measured from
+// it: a reset a minute away read as five hours and a minute, which held a
+// client for the cap of a pause. A Date more than 10 minutes behind is
+// taken for one that lies; an instant still ahead by the caller's clock
+// is measured from it when that is sooner. Within 10 minutes, and for an
+// instant already past by the caller's clock (a server whose clock is
+// that late), the Date still rules, as it does for a Date ahead.
+func TestResetDateFarBehind(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	epoch := func(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
+	for _, tt := range []struct {
+		name  string
+		date  time.Time // the response's Date
+		reset time.Time // the instant of the reset
+		want  time.Duration
+		// fromNow: the reset is measured from the caller's clock, so an
+		// estimate of the server's clock half a second past the Date
+		// takes nothing off it.
+		fromNow bool
+	}{
+		{"five hours behind", now.Add(-5 * time.Hour), now.Add(time.Minute), time.Minute, true},
+		{"a year behind", now.AddDate(-1, 0, 0), now.Add(time.Minute), time.Minute, true},
+		{"eleven minutes behind", now.Add(-11 * time.Minute), now.Add(time.Minute), time.Minute, true},
+		{"nine minutes behind", now.Add(-9 * time.Minute), now.Add(time.Minute), 10 * time.Minute, false},
+		{"behind, a late clock's reset", now.Add(-5 * time.Hour), now.Add(-5*time.Hour + time.Minute), time.Minute, false},
+		{"five hours ahead", now.Add(5 * time.Hour), now.Add(5*time.Hour + time.Minute), time.Minute, false},
+		{"in step", now, now.Add(time.Minute), time.Minute, false},
+	} {
+		for _, form := range []struct {
+			name   string
+			fields http.Header
+		}{
+			{"epoch seconds", http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {epoch(tt.reset)}}},
+			{"epoch milliseconds", http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(tt.reset.UnixMilli(), 10)}}},
+			{"HTTP-date", http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {tt.reset.Format(http.TimeFormat)}}},
+			{"RFC 3339", http.Header{"X-Ratelimit-Limit": {"60"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {tt.reset.Format(time.RFC3339)}}},
+			{"OpenAI epoch", http.Header{"X-Ratelimit-Limit-Requests": {"60"}, "X-Ratelimit-Remaining-Requests": {"0"}, "X-Ratelimit-Reset-Requests": {epoch(tt.reset)}}},
+		} {
+			h := form.fields.Clone()
+			h.Set("Date", tt.date.Format(http.TimeFormat))
+			quick, general := readBothPaths(h, now)
+			var r Reader
+			read, _ := r.Read(h, now, time.Time{})
+			estimated, _ := new(Reader).Read(h, now, tt.date.Add(time.Second/2))
+			for i, got := range [][]Quota{Header(h, now), read, estimated, quick, general} {
+				want := tt.want
+				if i == 2 && !tt.fromNow {
+					want -= time.Second / 2
+				}
+				if len(got) != 1 || got[0].Reset != want {
+					t.Errorf("%s, %s, by %s: %v, want one quota resetting in %v", tt.name, form.name,
+						[...]string{"Header", "a Reader", "a Reader with an estimate", "the fast path", "the general path"}[i], got, want)
+				}
+			}
+		}
+	}
+}
