@@ -20,9 +20,11 @@ import (
 // §5.6.7, measured from the response's Date header when that is valid
 // (which cancels clock skew between client and server) and from now when
 // it is not; a date in the past asks for no delay. A Date more than 10
-// minutes behind now is taken for one that lies (in the wrong zone, or
-// frozen) rather than a server's clock that late: a date still ahead by
-// now is then measured from now when that is shorter. A date ending in "UTC"
+// minutes off now is taken for one that lies (in the wrong zone, or
+// frozen) rather than a server's clock that far off: behind, a date is
+// measured from now unless it is more than 10 minutes past by now; ahead,
+// a date more than 10 minutes past by the Date, and at most 10 minutes
+// ahead by now, is measured from now. A date ending in "UTC"
 // instead of "GMT", as Go code formatting with time.RFC1123 writes it, is
 // read too, and an IMF-fixdate ending in a numeric zone ("+0000",
 // "-0000", "+0100") as RFC 5322 and Go's time.RFC1123Z write it, its
@@ -96,24 +98,30 @@ func retryAfterOf(h http.Header, now, estimate time.Time) (wait time.Duration, d
 		if e := t.Sub(estimate); d <= 0 || e < d {
 			d = e
 		}
-	case now.Sub(base) > lateDate:
-		// A Date this far behind lies (see lateDate): a date ahead by
-		// now is waited for as now has it when that is shorter, as an
-		// estimate thrown off by a lying Date is above.
-		if e := t.Sub(now); e > 0 && e < d {
+	case now.Sub(base) > offDate:
+		// A Date this far behind lies (see offDate): the date is
+		// waited for as now has it, as an estimate thrown off by a
+		// lying Date is above, unless it is more than offDate past by
+		// now, which a clock truly that late reckoned.
+		if e := t.Sub(now); e > -offDate {
+			d = e
+		}
+	case base.Sub(now) > offDate && base.Sub(t) > offDate:
+		// As far ahead, a date more than offDate past by the Date is
+		// no server's answer to a request it just refused: one at most
+		// offDate ahead by now is waited for as now has it.
+		if e := t.Sub(now); e > 0 && e <= offDate {
 			d = e
 		}
 	}
 	return max(d, 0), false, true
 }
 
-// lateDate is how far behind the caller's clock a response's Date may be
-// and still be read as the server's clock, late, rather than a Date that
-// lies (in the wrong zone, or frozen): package parse draws the same line
-// for the absolute resets it measures from a Date. Beyond it, an instant
-// still ahead by the caller's clock is waited for by that clock when that
-// is shorter.
-const lateDate = 10 * time.Minute
+// offDate is how far off the caller's clock a response's Date may be and
+// still be read as the server's clock, off, rather than a Date that lies
+// (in the wrong zone, or frozen): package parse draws the same line for
+// the absolute resets it measures from a Date. See RetryAfter.
+const offDate = 10 * time.Minute
 
 // raValues returns the field lines of h named canon, which must be in
 // canonical form; a name differing only in case, as a hand-built header

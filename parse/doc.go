@@ -108,12 +108,16 @@
 // follows the magnitude rule, since GitLab sends epoch seconds there.
 // Absolute resets are measured from the
 // response's Date (from the caller's clock when Date is invalid) and
-// clamp at zero. A Date more than 10 minutes behind the caller's clock is
+// clamp at zero. A Date more than 10 minutes off the caller's clock is
 // more likely one that lies (in the wrong zone, or frozen) than a server's
-// clock that late: an instant still ahead by the caller's clock is then
-// measured from that clock when that is sooner, so that a lying Date
-// cannot hold a client for hours (a reset read too soon costs a refusal
-// at most). When a delta and an absolute reset are both sent
+// clock that far off. Behind, an instant is measured from the caller's
+// clock (a reset just past by it, as one rounded down is, being due)
+// unless it is more than 10 minutes past by that clock, which a clock
+// truly that late reckoned: a lying Date cannot hold a client for hours,
+// and a reset read too soon costs a refusal at most. Ahead, an instant more than 10 minutes past by the
+// Date, which no server states as its next reset, and at most 10 minutes
+// ahead by the caller's clock, is measured from that clock rather than
+// read as past. When a delta and an absolute reset are both sent
 // (Discord), the delta wins. Negative deltas, and values
 // repeated by comma-joined or duplicate field lines (Okta), are unknown;
 // a comma inside an HTTP-date is not a duplicate.

@@ -197,52 +197,60 @@ const nearYear = 366 * 24 * 3600
 // (below a second) after the Unix epoch, without building it when it is
 // within a century of base and now.
 func sinceUnix(sec, nsec int64, base, now time.Time) time.Duration {
-	d := sinceUnixFrom(sec, nsec, base)
-	if behind(base, now) {
-		if dn := sinceUnixFrom(sec, nsec, now); dn > 0 && dn < d {
-			return dn
-		}
+	d := max(untilUnix(sec, nsec, base), 0)
+	if behind(base, now) || d == 0 && behind(now, base) {
+		return closer(d, untilUnix(sec, nsec, now), base, now)
 	}
 	return d
 }
 
-// sinceUnixFrom is sinceUnix measuring from base alone.
-func sinceUnixFrom(sec, nsec int64, base time.Time) time.Duration {
+// untilUnix is the instant sec seconds and nsec nanoseconds after the
+// Unix epoch less base, negative when past, as time.Time's Sub has it.
+func untilUnix(sec, nsec int64, base time.Time) time.Duration {
 	const century = 100 * 366 * 24 * 3600
 	if d := sec - base.Unix(); -century < d && d < century {
-		if v := time.Duration(d)*time.Second + time.Duration(nsec-int64(base.Nanosecond())); v > 0 {
-			return v
-		}
-		return 0
+		return time.Duration(d)*time.Second + time.Duration(nsec-int64(base.Nanosecond()))
 	}
-	return sinceFrom(time.Unix(sec, nsec), base)
+	return time.Unix(sec, nsec).Sub(base)
 }
 
 // since returns t - base clamped at 0: a reset in the past is due now.
 // base is the server's clock (its Date, or the caller's estimate of it),
-// which cancels the skew of a clock that is off. But a base far behind
-// now (see behind) is more likely a Date that lies, in the wrong zone or
-// frozen, than a server's clock hours late: a reset the server reckoned
-// on a right clock, measured from it, would lock the origin for hours.
-// So t - now is taken instead when it is shorter and still ahead: the
-// shorter reading, wrong, costs a refusal, which the refusal floor spaces
-// out; the longer, wrong, costs hours.
+// which cancels the skew of a clock that is off. But a base more than
+// maxSkew off now is more likely a Date that lies, in the wrong zone or
+// frozen, than a server's clock that far off (see closer): measured from
+// a Date hours behind, a reset the server reckoned on a right clock would
+// hold the client for hours; from one hours ahead, every reset is past.
 func since(t, base, now time.Time) time.Duration {
-	d := sinceFrom(t, base)
-	if behind(base, now) {
-		if dn := sinceFrom(t, now); dn > 0 && dn < d {
-			return dn
-		}
+	d := max(t.Sub(base), 0)
+	if behind(base, now) || d == 0 && behind(now, base) {
+		return closer(d, t.Sub(now), base, now)
 	}
 	return d
 }
 
-// sinceFrom is since measuring from base alone.
-func sinceFrom(t, base time.Time) time.Duration {
-	if d := t.Sub(base); d > 0 {
-		return d
+// closer returns the delay until an instant: d measured from base,
+// clamped at 0, or dn, measured from now, for a base more than maxSkew
+// off now. Behind, dn, clamped at 0, unless the instant is more than
+// maxSkew past by now: a right reset rounded down, or stated before the
+// response came, is past by now by a little, but one that far past was
+// reckoned on a clock truly that late. dn read wrong (a clock truly that
+// late, stating a reset dn ahead or a little past) costs a refusal,
+// which the refusal floor spaces out; d read wrong costs hours. Ahead,
+// with d 0, dn when the instant is more than maxSkew past by base, which
+// no server states as its next reset, and at most maxSkew ahead by now:
+// a server truly that far ahead, stating a reset that stale, is waited
+// for maxSkew at most, in vain.
+func closer(d, dn time.Duration, base, now time.Time) time.Duration {
+	switch {
+	case behind(base, now):
+		if dn > -maxSkew {
+			return max(dn, 0)
+		}
+	case 0 < dn && dn <= maxSkew && behind(now.Add(dn), base):
+		return dn
 	}
-	return 0
+	return d
 }
 
 // behind reports whether base is more than maxSkew behind now.
@@ -250,10 +258,10 @@ func behind(base, now time.Time) bool {
 	return now.Unix()-base.Unix() > int64(maxSkew/time.Second)
 }
 
-// maxSkew is how far behind the caller's clock the server's may be read
-// as a clock that is late rather than a Date that lies: more than the
-// drift of a clock kept by no time service for months, less than the
-// least offset of a wrong zone (30 minutes).
+// maxSkew is how far off the caller's clock the server's may be read as
+// a clock that is off rather than a Date that lies: more than the drift
+// of a clock kept by no time service for months, less than the least
+// offset of a wrong zone (30 minutes).
 const maxSkew = 10 * time.Minute
 
 // single returns the only field line of vals, trimmed of optional white

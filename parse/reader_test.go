@@ -61,7 +61,12 @@ func TestReaderOrigin(t *testing.T) {
 		{"estimate 400 days before Date: from Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(-400 * 24 * time.Hour), time.Minute},
 		{"estimate a second after Date: from Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(time.Second), time.Minute},
 		{"estimate an hour after Date: from Date", "Sat, 01 Mar 2025 12:00:00 GMT", served.Add(time.Hour), time.Minute},
-		{"estimate, no Date", "", served.Add(time.Hour), 0},
+		{"estimate, no Date", "", served.Add(2 * time.Minute), 0},
+		// An estimate more than 10 minutes ahead of now, and the reset
+		// more than 10 minutes past by it but at most 10 minutes ahead
+		// by now: no server states such a reset as its next, and the
+		// estimate is the one to doubt (package documentation).
+		{"estimate an hour ahead, no Date: from now", "", served.Add(time.Hour), 8 * time.Minute},
 		{"estimate, invalid Date", "Sat, 01 Mar 2025 12:00:00 UTC", served.Add(30 * time.Second), 30 * time.Second},
 	}
 	for _, tt := range tests {

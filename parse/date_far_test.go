@@ -11,11 +11,15 @@ import (
 // local time under "GMT" sends it, had every absolute reset measured from
 // it: a reset a minute away read as five hours and a minute, which held a
 // client for the cap of a pause. A Date more than 10 minutes behind is
-// taken for one that lies; an instant still ahead by the caller's clock
-// is measured from it when that is sooner. Within 10 minutes, and for an
-// instant already past by the caller's clock (a server whose clock is
-// that late), the Date still rules, as it does for a Date ahead.
-func TestResetDateFarBehind(t *testing.T) {
+// taken for one that lies: an instant is measured from the caller's
+// clock, a reset just past by it (rounded down) being due. Within 10
+// minutes, and for an instant more than 10 minutes past by the caller's
+// clock (a server whose clock is that late), the Date still rules. Five hours ahead, a reset a minute
+// away read as past, the quota whole again: an instant more than 10
+// minutes past by the Date, which no server states as its next reset,
+// and at most 10 minutes ahead by the caller's clock, is measured from
+// that clock.
+func TestResetDateFarOff(t *testing.T) {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	epoch := func(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
 	for _, tt := range []struct {
@@ -33,7 +37,17 @@ func TestResetDateFarBehind(t *testing.T) {
 		{"eleven minutes behind", now.Add(-11 * time.Minute), now.Add(time.Minute), time.Minute, true},
 		{"nine minutes behind", now.Add(-9 * time.Minute), now.Add(time.Minute), 10 * time.Minute, false},
 		{"behind, a late clock's reset", now.Add(-5 * time.Hour), now.Add(-5*time.Hour + time.Minute), time.Minute, false},
+		// A right reset rounded down to its second, or stated before
+		// the response came, is past by now by a little: due, not five
+		// hours away.
+		{"five hours behind, a reset just past", now.Add(-5 * time.Hour), now.Add(-400 * time.Millisecond), 0, true},
+		{"five hours behind, a reset 9 minutes past", now.Add(-5 * time.Hour), now.Add(-9 * time.Minute), 0, true},
 		{"five hours ahead", now.Add(5 * time.Hour), now.Add(5*time.Hour + time.Minute), time.Minute, false},
+		{"five hours ahead, a right clock's reset", now.Add(5 * time.Hour), now.Add(time.Minute), time.Minute, true},
+		{"five hours ahead, a reset 11 minutes ahead by now", now.Add(5 * time.Hour), now.Add(11 * time.Minute), 0, true},
+		{"fifteen minutes ahead, a right clock's reset", now.Add(15 * time.Minute), now.Add(2 * time.Minute), 2 * time.Minute, true},
+		{"eleven minutes ahead, a reset 9 minutes past by Date", now.Add(11 * time.Minute), now.Add(2 * time.Minute), 0, true},
+		{"nine minutes ahead, a right clock's reset", now.Add(9 * time.Minute), now.Add(2 * time.Minute), 0, true},
 		{"in step", now, now.Add(time.Minute), time.Minute, false},
 	} {
 		for _, form := range []struct {
