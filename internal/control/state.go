@@ -234,9 +234,9 @@ func (s *State) boundAt(now int64, cfg *Config, flight bool, skew int64) {
 	capped := addSat(now, int64(MaxPause)) // a pause or a live observation ends by then
 	if s.pauseUntil > capped || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
 		s.rateNext > pace || s.deadlineBeyond(capped) || s.costs.beyond(now, far) ||
-		s.startsBeyond(far) || s.turns.beyond(s.claimEnd(now, far, pace)) {
+		s.startsBeyond(addSat(now, skew)) || s.turns.beyond(s.claimEnd(now, far, pace)) {
 		claims := s.claimEnd(now, far, pace)
-		s.bound(now, far, flight)
+		s.bound(now, far, skew, flight)
 		s.turns.bound(claims)
 		s.rateNext = min(s.rateNext, pace)
 		s.settle(now, cfg)
@@ -285,7 +285,8 @@ func (s *State) deadlineBeyond(far int64) bool {
 }
 
 // startsBeyond reports whether a stated quota logged a start after far:
-// logged by a process whose clock is that far ahead of ours.
+// logged by a process whose clock is that far ahead of ours, or by this
+// one before its clock went back.
 func (s *State) startsBeyond(far int64) bool {
 	for i := range s.policies {
 		if l := &s.policies[i].log; l.n > 0 && l.last().at > far {
@@ -303,13 +304,14 @@ func (s *State) startsBeyond(far int64) bool {
 // by a hostile or broken process. Leases that end beyond far are dropped,
 // as if their requests had ended: their slots would otherwise be held for
 // as long as the stored instant says, up to 2116. (Bound cuts the turn
-// claims that lapse beyond the longest hold: see claimEnd.) Starts logged after far
-// (by a process whose clock is that far ahead) are read as made now: their
-// windows would otherwise keep the state (see Expiry) for as long as that
-// clock is ahead.
-func (s *State) bound(now, far int64, flight bool) {
+// claims that lapse beyond the longest hold: see claimEnd.) Starts logged
+// more than skew after now (by a process whose clock is that far ahead, or
+// by this one before its clock went back) are read as made now: a stated
+// window, up to MaxPause, counted from a start a day ahead held the key
+// for up to two days, and kept the state (see Expiry) as long.
+func (s *State) bound(now, far, skew int64, flight bool) {
 	s.pauseUntil = min(s.pauseUntil, addSat(now, int64(MaxPause)))
-	if s.startsBeyond(far) {
+	if s.startsBeyond(addSat(now, skew)) {
 		for i := range s.policies {
 			s.policies[i].log.clamp(now)
 		}
