@@ -228,6 +228,11 @@ type costQuota struct {
 	// stated has ended since, and the key is to probe the quota (see
 	// staled).
 	renewed, due bool
+	// floored reports that a refusal showed the refill rate estimated
+	// too high: the server rounds its resets down, or to the nearest,
+	// and each estimate since reads the reset its grain longer (see
+	// apply).
+	floored bool
 }
 
 func (c *costs) isZero() bool { return len(c.units) == 0 && len(c.quotas) == 0 }
@@ -1392,6 +1397,23 @@ func (q *costQuota) index(c *costs) int {
 	return 0
 }
 
+// statedGrain returns how much longer than stated the reset of pq may be,
+// in nanoseconds: the unit it is stated in, for a server may round it
+// down or to the nearest. Anthropic's, an instant in whole seconds, and a
+// duration that is a whole number of seconds ("59s", or Azure's bare
+// seconds) are of a second; one of 100 ms, 10 ms or 1 ms, of that.
+func statedGrain(pq *parse.Quota) int64 {
+	if pq.Dialect == "anthropic" {
+		return int64(time.Second)
+	}
+	for g := time.Second; g >= time.Millisecond; g /= 10 {
+		if pq.Reset%g == 0 {
+			return int64(g)
+		}
+	}
+	return 0
+}
+
 // apply records one observation of q, from a refusal if refused, one of
 // a request the server did not serve if rejected (a 429), written at most
 // ago before the instant its resets were measured from (see writtenAgo),
@@ -1455,14 +1477,33 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now, ago int64, d
 			// as long as its limit stayed): its estimate replaces it.
 			// Within a factor of two, the two differ by the rounding of
 			// their resets, and the highest is still the closest.
+			// A refusal (a 429) of a request that lacked tokens, as the
+			// server counts them, shows the rate kept too high when the
+			// estimate it makes with its reset read its grain longer is
+			// below it: the server rounds its resets down, or to the
+			// nearest (Anthropic's instants are often a second early).
+			// From then on every estimate reads the reset so, a floor,
+			// and that refusal's replaces the rate kept. Read as stated,
+			// the highest of many was the one whose reset was cut the
+			// most: 102.6 tokens a second for 100 under resets rounded
+			// to the nearest second, and every request waiting for its
+			// tokens went a few milliseconds early and was refused, to
+			// the end of the run (163 to 195 of 300); a refusal replaced
+			// the rate only below half of it.
 			used := float64(q.q - most - 1)
 			if !dated && pq.Dialect != "anthropic" {
 				ago = 0 // OpenAI's, undated: most likely a duration
 			}
 			est := used / float64(addSat(window(pq.Reset), ago))
-			if refused && used/float64(window(pq.Reset)) < q.rate/2 {
+			floor := used / float64(addSat(window(pq.Reset), ago+statedGrain(pq)))
+			switch {
+			case refused && used/float64(window(pq.Reset)) < q.rate/2:
 				q.rate = est
-			} else {
+			case rejected && most < c.units[q.unit].need(&l.want) && floor < q.rate:
+				q.rate, q.floored = floor, true
+			case q.floored:
+				q.rate = max(q.rate, floor)
+			default:
 				q.rate = max(q.rate, est)
 			}
 		}
@@ -1671,9 +1712,10 @@ func (c *costs) view(q *costQuota, now int64) PolicyView {
 // each: name, mark, then its reservations: count, then each: its first
 // grant after the previous one's last (or the mark), its grants less one,
 // end and amount), then the quotas (count, then each: name, partition,
-// unit index, flags (refill 1, live 2, renewed 4, due 8: the last two set
-// only once a window has ended, so that a key's usual form stays what
-// earlier versions read), last seen, limit plus one (0: unknown), window,
+// unit index, flags (refill 1, live 2, renewed 4, due 8, floored 16: the
+// last three set only once a window has ended or a refusal showed the
+// refill rate too high, so that a key's usual form stays what earlier
+// versions read), last seen, limit plus one (0: unknown), window,
 // the refill rate as float64 bits, remaining, its instant, deadline,
 // mark).
 func (e *encoder) costs(c *costs) {
@@ -1702,6 +1744,9 @@ func (e *encoder) costs(c *costs) {
 		}
 		if q.due {
 			flags |= 8
+		}
+		if q.floored {
+			flags |= 16
 		}
 		e.b = append(e.b, flags)
 		e.at(q.seen)
@@ -1786,10 +1831,10 @@ func (d *decoder) costs(c *costs) {
 				return
 			}
 			flags := d.byte()
-			if flags&^15 != 0 {
+			if flags&^31 != 0 {
 				d.fail()
 			}
-			q.refill, q.live, q.renewed, q.due = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
+			q.refill, q.live, q.renewed, q.due, q.floored = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0, flags&16 != 0
 			q.seen = d.at()
 			q.q = int64(d.bounded(uint64(maxQuota)+1)) - 1
 			q.w = int64(d.bounded(uint64(MaxPause))) // window caps every window written
