@@ -44,14 +44,12 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 }
 
 // retryAfter is RetryAfter, measuring an HTTP-date from estimate, the
-// server's clock as the caller estimates it, as well as from now, when h
-// has no valid Date. The wait is the shorter of the two, or, when the date
-// is already past by now, the one from estimate: a server whose clock is
-// ahead is not waited for an hour too long, one whose clock is behind is
-// waited for as it asks, and one lying Date, which throws estimate off,
-// cannot lock the origin through a date still ahead by now. A wait read
-// too short costs a refusal, which the refusal floor and its doubling
-// space out.
+// server's clock as the caller estimates it, when h has no valid Date,
+// and from now when there is no estimate either: an estimate more than
+// offDate off now, thrown off by a lying Date, is doubted as such a Date
+// is (see offWait), and cannot lock the origin through a date that now
+// has within reach. A wait read too short costs a refusal, which the
+// refusal floor and its doubling space out.
 func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
 	d, _, ok := retryAfterOf(h, now, estimate)
 	return d, ok
@@ -87,34 +85,35 @@ func retryAfterOf(h http.Header, now, estimate time.Time) (wait time.Duration, d
 		return 0, false, false
 	}
 	base := now
+	if !estimate.IsZero() {
+		base = estimate
+	}
 	if d, ok := raDate(h); ok {
 		if b, ok := parse.HTTPDate(d, now); ok {
-			base, estimate = b, time.Time{}
+			base = b
 		}
 	}
-	d := t.Sub(base)
-	switch {
-	case !estimate.IsZero():
-		if e := t.Sub(estimate); d <= 0 || e < d {
-			d = e
+	return max(offWait(t.Sub(base), t.Sub(now), base, now), 0), false, true
+}
+
+// offWait returns the wait until an instant: d measured from base, the
+// server's clock (the response's Date, or the caller's estimate of it),
+// or dn measured from now when base is more than offDate off now, as
+// package parse reads an absolute reset. Behind, dn, unless the instant
+// is more than offDate past by now, which a clock truly that late
+// reckoned. Ahead, dn when the instant is more than offDate past by base,
+// which no server gives as the end of a wait it asks for, and at most
+// offDate ahead by now.
+func offWait(d, dn time.Duration, base, now time.Time) time.Duration {
+	switch off := now.Sub(base); {
+	case off > offDate:
+		if dn > -offDate {
+			return dn
 		}
-	case now.Sub(base) > offDate:
-		// A Date this far behind lies (see offDate): the date is
-		// waited for as now has it, as an estimate thrown off by a
-		// lying Date is above, unless it is more than offDate past by
-		// now, which a clock truly that late reckoned.
-		if e := t.Sub(now); e > -offDate {
-			d = e
-		}
-	case base.Sub(now) > offDate && base.Sub(t) > offDate:
-		// As far ahead, a date more than offDate past by the Date is
-		// no server's answer to a request it just refused: one at most
-		// offDate ahead by now is waited for as now has it.
-		if e := t.Sub(now); e > 0 && e <= offDate {
-			d = e
-		}
+	case -off > offDate && -d > offDate && 0 < dn && dn <= offDate:
+		return dn
 	}
-	return max(d, 0), false, true
+	return d
 }
 
 // offDate is how far off the caller's clock a response's Date may be and

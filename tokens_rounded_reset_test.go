@@ -155,3 +155,63 @@ func TestTokenRefillAnthropicResetsRoundedDown(t *testing.T) {
 		t.Errorf("%d of %d requests refused, want at most %d (2%%): the refill rate estimated from resets rounded down is too high", r.refused, len(tasks), most)
 	}
 }
+
+// epochResets wraps an OpenAI-shaped TokenHandler so that its resets
+// (x-ratelimit-reset-tokens and -requests, the time until the quota is
+// whole again) are stated as the instant, in epoch seconds, rounded by
+// round: as some OpenAI-compatible servers do.
+func epochResets(h http.Handler, round func(time.Time) time.Time) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&rewriter{ResponseWriter: w, fix: func(hd http.Header) {
+			now := time.Now()
+			for _, k := range []string{"X-Ratelimit-Reset-Tokens", "X-Ratelimit-Reset-Requests"} {
+				d, err := time.ParseDuration(hd.Get(k))
+				if err != nil {
+					continue
+				}
+				hd.Set(k, strconv.FormatInt(round(now.Add(d)).Unix(), 10))
+			}
+		}}, r)
+	})
+}
+
+// TestTokenRefillRoundedResets for resets stated as epoch seconds rounded
+// down (as ulule/limiter and go-limiter state theirs): the same server,
+// the same tasks, the same 2% bound. Measured from the estimate of the
+// server's clock, an instant has any fraction of a second, and was read
+// as stated to the nanosecond: its floor was no lower, and 57 to 66 of
+// 300 were refused (1 as durations). A reset with a fraction of a
+// millisecond is an instant, of a second's grain.
+func TestTokenRefillEpochResetsRounded(t *testing.T) {
+	const workers = 1
+	for _, tc := range []struct {
+		name  string
+		round func(time.Time) time.Time
+	}{
+		{"down to the second", func(t time.Time) time.Time { return t.Truncate(time.Second) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ratelimittest.TokenConfig{Requests: 5000, Tokens: 6000, Latency: 200 * time.Millisecond}
+			tasks := make([]ratelimittest.TokenTask, 300)
+			for i := range tasks {
+				tasks[i] = ratelimittest.TokenTask{Input: 20 + int64(i*37)%60, MaxOutput: 16 + int64(i*13)%40}
+			}
+			var r tokenResult
+			synctest.Test(t, func(t *testing.T) {
+				// In the present: an epoch reset of 2000 is below 1e9.
+				time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
+				h := ratelimittest.NewTokenHandler(cfg)
+				rt := &polite.Transport{Base: &ratelimittest.Transport{Handler: epochResets(h, tc.round)}}
+				r = runTokens(t, h, &http.Client{Transport: rt}, cfg.API, tasks, workers)
+			})
+			r.ideal = ratelimittest.IdealTokens(cfg, tasks, workers)
+			t.Logf("%d refused, efficiency %.3f", r.refused, r.efficiency())
+			if r.ok != len(tasks) {
+				t.Errorf("%d of %d tasks ok", r.ok, len(tasks))
+			}
+			if most := len(tasks) * 2 / 100; r.refused > most {
+				t.Errorf("%d of %d requests refused, want at most %d (2%%): the refill rate estimated from epoch resets rounded down is too high", r.refused, len(tasks), most)
+			}
+		})
+	}
+}

@@ -1401,7 +1401,10 @@ func (q *costQuota) index(c *costs) int {
 // in nanoseconds: the unit it is stated in, for a server may round it
 // down or to the nearest. Anthropic's, an instant in whole seconds, and a
 // duration that is a whole number of seconds ("59s", or Azure's bare
-// seconds) are of a second; one of 100 ms, 10 ms or 1 ms, of that.
+// seconds) are of a second; one of 100 ms, 10 ms or 1 ms, of that. A
+// reset with a fraction of a millisecond is an instant (the epoch seconds
+// of some OpenAI-compatible servers), measured from the estimate of the
+// server's clock, which has any fraction: of a second too.
 func statedGrain(pq *parse.Quota) int64 {
 	if pq.Dialect == "anthropic" {
 		return int64(time.Second)
@@ -1411,7 +1414,7 @@ func statedGrain(pq *parse.Quota) int64 {
 			return int64(g)
 		}
 	}
-	return 0
+	return int64(time.Second)
 }
 
 // apply records one observation of q, from a refusal if refused, one of
@@ -1499,6 +1502,9 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now, ago int64, d
 			switch {
 			case refused && used/float64(window(pq.Reset)) < q.rate/2:
 				q.rate = est
+				if q.floored {
+					q.rate = floor
+				}
 			case rejected && most < c.units[q.unit].need(&l.want) && floor < q.rate:
 				q.rate, q.floored = floor, true
 			case q.floored:
@@ -1713,9 +1719,10 @@ func (c *costs) view(q *costQuota, now int64) PolicyView {
 // grant after the previous one's last (or the mark), its grants less one,
 // end and amount), then the quotas (count, then each: name, partition,
 // unit index, flags (refill 1, live 2, renewed 4, due 8, floored 16: the
-// last three set only once a window has ended or a refusal showed the
-// refill rate too high, so that a key's usual form stays what earlier
-// versions read), last seen, limit plus one (0: unknown), window,
+// last three set only once a window has ended, or a refusal showed the
+// refill rate too high (floored is kept from then on, whatever the limit
+// does: the server's rounding stays), so that a key's usual form stays
+// what earlier versions read), last seen, limit plus one (0: unknown), window,
 // the refill rate as float64 bits, remaining, its instant, deadline,
 // mark).
 func (e *encoder) costs(c *costs) {
