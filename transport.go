@@ -9,9 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -1178,47 +1176,28 @@ func refusal(status int, h http.Header, quotas []parse.Quota, arr *arrival, g *l
 }
 
 // forbiddenAnswer reports whether a 403 with header h, received at now
-// outside a request's path (a robots.txt fetch), refuses for rate, its
-// quotas read as the Transport reads them: none from a cache. Judged late
-// (RetryAt, at now, some time after it was received), a quota it states
-// spent counts with its reset past too: the reset may have been to come
-// when it arrived (with no Date to measure it from, nothing tells), and the
-// Transport then read the 403 as a refusal, which RetryAt must not deny.
-// With a Date, the reset is measured from it, as it was on arrival.
-func forbiddenAnswer(h http.Header, now time.Time, late bool) bool {
+// outside a request's path (a robots.txt fetch, or RetryAt judging one
+// late), refuses for rate, its quotas read as the Transport reads them:
+// none from a cache.
+func forbiddenAnswer(h http.Header, now time.Time) bool {
 	var rd parse.Reader
 	quotas, _ := rd.ReadFresh(h, now, time.Time{})
-	if late && !dated(h, now) && slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 }) {
-		return true
-	}
 	return forbiddenRefusal(h, quotas, now, time.Time{})
-}
-
-// dated reports whether h has a Date parse reads: its first field line,
-// or the first half of one that holds the same date twice, comma-joined
-// (a proxy's join of repeated fields), as parse reads it.
-func dated(h http.Header, now time.Time) bool {
-	vs := h.Values("Date")
-	if len(vs) == 0 {
-		return false
-	}
-	v := strings.Trim(vs[0], " \t") // optional white space, as parse trims it
-	if n := (len(v) - 2) / 2; len(v) > 2 && len(v)%2 == 0 && v[n:n+2] == ", " && v[:n] == v[n+2:] {
-		v = v[:n]
-	}
-	_, ok := parse.HTTPDate(v, now)
-	return ok
 }
 
 // forbiddenRefusal reports whether a 403 with header h and quotas (none for
 // a response from a cache, as readQuotas reads them) refuses for rate: it
 // has a valid Retry-After, measured as retryAfter does from now and
-// estimate, or a quota it states is spent with its reset still to come
-// (a remaining count of 0 alone, as a 403 for bad credentials may carry,
-// is not enough).
+// estimate, or a quota it states is spent with its reset (a remaining
+// count of 0 alone, as a 403 for bad credentials may carry, is not
+// enough). A reset already past counts: a server that rounds its resets
+// down (ulule/limiter, go-limiter) states its reset as its Date when its
+// window ends within the second, and such a 403, read as an answer, was
+// followed at once by the next request, and it by the next: 180 of 200
+// refused within a millisecond.
 func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Time) bool {
 	for i := range quotas {
-		if quotas[i].Remaining == 0 && quotas[i].Reset > 0 {
+		if quotas[i].Remaining == 0 && quotas[i].Reset >= 0 {
 			return true
 		}
 	}
