@@ -22,7 +22,8 @@ import (
 // it is not; a date in the past asks for no delay. A Date more than 10
 // minutes off now is taken for one that lies (in the wrong zone, or
 // frozen) rather than a server's clock that far off: behind, a date is
-// measured from now unless it is more than 10 minutes past by now; ahead,
+// measured from now unless it is more than 5 seconds past by now (a clock
+// truly that late set it); ahead,
 // a date more than 10 minutes past by the Date, and at most 10 minutes
 // ahead by now, is measured from now. A date ending in "UTC"
 // instead of "GMT", as Go code formatting with time.RFC1123 writes it, is
@@ -100,14 +101,14 @@ func retryAfterOf(h http.Header, now, estimate time.Time) (wait time.Duration, d
 // server's clock (the response's Date, or the caller's estimate of it),
 // or dn measured from now when base is more than offDate off now, as
 // package parse reads an absolute reset. Behind, dn, unless the instant
-// is more than offDate past by now, which a clock truly that late
+// is more than justPast past by now, which a clock truly that late
 // reckoned. Ahead, dn when the instant is more than offDate past by base,
 // which no server gives as the end of a wait it asks for, and at most
 // offDate ahead by now.
 func offWait(d, dn time.Duration, base, now time.Time) time.Duration {
 	switch off := now.Sub(base); {
 	case off > offDate:
-		if dn > -offDate {
+		if dn >= -justPast {
 			return dn
 		}
 	case -off > offDate && -d > offDate && 0 < dn && dn <= offDate:
@@ -121,6 +122,11 @@ func offWait(d, dn time.Duration, base, now time.Time) time.Duration {
 // (in the wrong zone, or frozen): package parse draws the same line for
 // the absolute resets it measures from a Date. See RetryAfter.
 const offDate = 10 * time.Minute
+
+// justPast is how far past by now a date measured from now under a Date
+// more than offDate behind may be and still be due: a second of rounding
+// down, and the way of the response (package parse draws the same line).
+const justPast = 5 * time.Second
 
 // raValues returns the field lines of h named canon, which must be in
 // canonical form; a name differing only in case, as a hand-built header

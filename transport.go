@@ -1246,8 +1246,8 @@ func since(now, t time.Time) time.Duration {
 // response (see servedFor), else the effective window of a spent quota, in
 // any unit (a token quota spent refuses requests too). A Retry-After date
 // is measured from the response's Date, else from estimate, the server's
-// clock as the key estimates it, and from now, the shorter wait kept, or
-// the estimate's when the date is past by now (see retryAfter).
+// clock as the key estimates it, else from now, and from now too when
+// that is more than 10 minutes off (see retryAfter).
 func serverWait(h http.Header, quotas []parse.Quota, now, estimate time.Time) (time.Duration, Reason, bool) {
 	if d, delay, ok := retryAfterOf(h, now, estimate); ok {
 		if delay {

@@ -112,9 +112,10 @@
 // more likely one that lies (in the wrong zone, or frozen) than a server's
 // clock that far off. Behind, an instant is measured from the caller's
 // clock (a reset just past by it, as one rounded down is, being due)
-// unless it is more than 10 minutes past by that clock, which a clock
+// unless it is more than 5 seconds past by that clock, which a clock
 // truly that late reckoned: a lying Date cannot hold a client for hours,
-// and a reset read too soon costs a refusal at most. Ahead, an instant more than 10 minutes past by the
+// and a reset read too soon (a clock truly that late) costs a few
+// refusals, spaced by the refusal floor. Ahead, an instant more than 10 minutes past by the
 // Date, which no server states as its next reset, and at most 10 minutes
 // ahead by the caller's clock, is measured from that clock rather than
 // read as past. When a delta and an absolute reset are both sent

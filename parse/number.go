@@ -232,19 +232,20 @@ func since(t, base, now time.Time) time.Duration {
 // closer returns the delay until an instant: d measured from base,
 // clamped at 0, or dn, measured from now, for a base more than maxSkew
 // off now. Behind, dn, clamped at 0, unless the instant is more than
-// maxSkew past by now: a right reset rounded down, or stated before the
-// response came, is past by now by a little, but one that far past was
-// reckoned on a clock truly that late. dn read wrong (a clock truly that
-// late, stating a reset dn ahead or a little past) costs a refusal,
-// which the refusal floor spaces out; d read wrong costs hours. Ahead,
-// with d 0, dn when the instant is more than maxSkew past by base, which
-// no server states as its next reset, and at most maxSkew ahead by now:
-// a server truly that far ahead, stating a reset that stale, is waited
-// for maxSkew at most, in vain.
+// justPast past by now: a right reset rounded down, or stated as the
+// response left, is past by now by a little, but one past by more was
+// reckoned on a clock truly that late (a reset it states again on each
+// refusal goes past justPast within the refusal floor's first doublings,
+// and is then read from base, right). dn read wrong (a clock truly that
+// late) costs a few refusals, which the refusal floor spaces out; d read
+// wrong costs hours. Ahead, with d 0, dn when the instant is more than
+// maxSkew past by base, which no server states as its next reset, and at
+// most maxSkew ahead by now: a server truly that far ahead, stating a
+// reset that stale, is waited for maxSkew at most, in vain.
 func closer(d, dn time.Duration, base, now time.Time) time.Duration {
 	switch {
 	case behind(base, now):
-		if dn > -maxSkew {
+		if dn >= -justPast {
 			return max(dn, 0)
 		}
 	case 0 < dn && dn <= maxSkew && behind(now.Add(dn), base):
@@ -257,6 +258,11 @@ func closer(d, dn time.Duration, base, now time.Time) time.Duration {
 func behind(base, now time.Time) bool {
 	return now.Unix()-base.Unix() > int64(maxSkew/time.Second)
 }
+
+// justPast is how far past by the caller's clock a reset measured from
+// that clock under a Date far behind may be and still be due (see
+// closer): a second of rounding down, and the way of the response.
+const justPast = 5 * time.Second
 
 // maxSkew is how far off the caller's clock the server's may be read as
 // a clock that is off rather than a Date that lies: more than the drift
