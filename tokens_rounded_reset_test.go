@@ -215,3 +215,69 @@ func TestTokenRefillEpochResetsRounded(t *testing.T) {
 		})
 	}
 }
+
+// microResets wraps an OpenAI-shaped TokenHandler so that its resets
+// (x-ratelimit-reset-tokens and -requests, the time until the quota is
+// whole again) are stated as a Go server writing
+// time.Until(full).String() unrounded states them: to the microsecond
+// ("1.234567s"), here never shorter than the truth (the handler's value,
+// rounded up to the millisecond, less the 1 µs of a finer clock).
+func microResets(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&rewriter{ResponseWriter: w, fix: func(hd http.Header) {
+			for _, k := range []string{"X-Ratelimit-Reset-Tokens", "X-Ratelimit-Reset-Requests"} {
+				d, err := time.ParseDuration(hd.Get(k))
+				if err != nil || d < time.Millisecond {
+					continue
+				}
+				hd.Set(k, (d - time.Microsecond).String())
+			}
+		}}, r)
+	})
+}
+
+func runMicro(t *testing.T, wrap func(http.Handler) http.Handler) tokenResult {
+	// A fast bucket: 400 tokens refilled over 2 s (200 a second); the
+	// server's tokenizer counts 30% more than the estimate, so that a
+	// request lacking tokens is refused now and then (a 429 with a reset
+	// of about 2 s).
+	cfg := ratelimittest.TokenConfig{
+		Requests: 5000, Tokens: 400, Window: 2 * time.Second, Latency: 200 * time.Millisecond,
+		Prompt: func(e int64) int64 { return e * 3 / 2 },
+	}
+	tasks := make([]ratelimittest.TokenTask, 300)
+	for i := range tasks {
+		tasks[i] = ratelimittest.TokenTask{Input: 20 + int64(i*37)%60, MaxOutput: 16 + int64(i*13)%40}
+	}
+	var r tokenResult
+	synctest.Test(t, func(t *testing.T) {
+		h := ratelimittest.NewTokenHandler(cfg)
+		rt := &polite.Transport{Base: &ratelimittest.Transport{Handler: wrap(h)}}
+		r = runTokens(t, h, &http.Client{Transport: rt}, cfg.API, tasks, 4)
+	})
+	r.ideal = ratelimittest.IdealTokens(cfg, tasks, 4)
+	return r
+}
+
+// The same server (a fast bucket of 400 tokens per 2 s, whose tokenizer
+// counts 1.5x polite's estimate) states its resets either to the
+// millisecond (ratelimittest's own format) or, as a Go server writing
+// time.Until(full).String() does, to the microsecond, never shorter than
+// the truth. Any reset with a fraction of a millisecond read as an instant
+// of a second's grain, the first 429 of a request lacking tokens floored
+// the refill rate at used/(reset+1s), about 120 tokens a second for 180,
+// and the run was refused ten times as often (45 to 57 of 300). Only a
+// reset that makes a whole second with the estimate of the server's
+// clock is an instant.
+func TestTokenRefillMicrosecondResets(t *testing.T) {
+	ms := runMicro(t, func(h http.Handler) http.Handler { return h })
+	us := runMicro(t, microResets)
+	t.Logf("ms resets: %d refused, took %v, efficiency %.3f", ms.refused, ms.took, ms.efficiency())
+	t.Logf("µs resets: %d refused, took %v, efficiency %.3f", us.refused, us.took, us.efficiency())
+	if us.ok != 300 || ms.ok != 300 {
+		t.Errorf("ok: %d (µs), %d (ms) of 300", us.ok, ms.ok)
+	}
+	if most := ms.refused + 300*2/100; us.refused > most {
+		t.Errorf("resets stated to the microsecond: %d of 300 requests refused, want at most %d (the %d of the same server stating them to the millisecond, plus 2%%)", us.refused, most, ms.refused)
+	}
+}

@@ -20,12 +20,26 @@ func TestStatedGrain(t *testing.T) {
 		{"openai", 59400 * time.Millisecond, 100 * time.Millisecond},
 		{"openai", 59410 * time.Millisecond, 10 * time.Millisecond},
 		{"openai", 59411 * time.Millisecond, time.Millisecond},
-		// An instant measured from the estimate of the server's clock.
-		{"openai", 59411*time.Millisecond + time.Microsecond, time.Second},
+		// A duration to the microsecond, or to the nanosecond.
+		{"openai", 1624999 * time.Microsecond, 0},
+		{"openai", 59411*time.Millisecond + time.Microsecond, 0},
 		{"anthropic", 59411*time.Millisecond + time.Microsecond, time.Second},
 	} {
-		if got := statedGrain(&parse.Quota{Dialect: tt.dialect, Reset: tt.reset}); got != int64(tt.want) {
+		// Arrived at 0.25s past a second, the server's clock estimated
+		// 0.3s ahead: a reset of 0.45s is one whole by it.
+		now := int64(10*time.Second + 250*time.Millisecond)
+		l := &Lease{skew: int64(300 * time.Millisecond), skewOK: true}
+		if got := statedGrain(&parse.Quota{Dialect: tt.dialect, Reset: tt.reset}, now, l); got != int64(tt.want) {
 			t.Errorf("%s reset %v: grain %v, want %v", tt.dialect, tt.reset, time.Duration(got), tt.want)
+		}
+	}
+	// Instants in whole seconds, measured from the estimate of the
+	// server's clock or, under a Date far off, from now.
+	now := int64(10*time.Second + 250*time.Millisecond)
+	l := &Lease{skew: int64(300*time.Millisecond + 1), skewOK: true}
+	for _, reset := range []time.Duration{59*time.Second + 450*time.Millisecond - 1, 59*time.Second + 750*time.Millisecond} {
+		if got := statedGrain(&parse.Quota{Dialect: "openai", Reset: reset}, now, l); got != int64(time.Second) {
+			t.Errorf("openai reset %v, arrived at %v, the server's clock %v ahead: grain %v, want 1s", reset, time.Duration(now), time.Duration(l.skew), time.Duration(got))
 		}
 	}
 }

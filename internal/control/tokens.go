@@ -1401,20 +1401,27 @@ func (q *costQuota) index(c *costs) int {
 // in nanoseconds: the unit it is stated in, for a server may round it
 // down or to the nearest. Anthropic's, an instant in whole seconds, and a
 // duration that is a whole number of seconds ("59s", or Azure's bare
-// seconds) are of a second; one of 100 ms, 10 ms or 1 ms, of that. A
-// reset with a fraction of a millisecond is an instant (the epoch seconds
-// of some OpenAI-compatible servers), measured from the estimate of the
-// server's clock, which has any fraction: of a second too.
-func statedGrain(pq *parse.Quota) int64 {
+// seconds) are of a second; one of 100 ms, 10 ms or 1 ms, of that. An
+// instant in whole seconds (the epoch seconds of some OpenAI-compatible
+// servers) is measured from the key's estimate of the server's clock,
+// which has any fraction: a reset that, added to that estimate at the
+// answer's arrival now (or to now itself, which package parse measures
+// from under a Date far off), makes a whole second is of a second too.
+// Any other is of no grain (a Go server's unrounded duration).
+func statedGrain(pq *parse.Quota, now int64, l *Lease) int64 {
+	const second = int64(time.Second)
 	if pq.Dialect == "anthropic" {
-		return int64(time.Second)
+		return second
+	}
+	if at := addSat(now, int64(pq.Reset)); at%second == 0 || l.skewOK && addSat(at, l.skew)%second == 0 {
+		return second
 	}
 	for g := time.Second; g >= time.Millisecond; g /= 10 {
 		if pq.Reset%g == 0 {
 			return int64(g)
 		}
 	}
-	return int64(time.Second)
+	return 0
 }
 
 // apply records one observation of q, from a refusal if refused, one of
@@ -1498,7 +1505,7 @@ func (c *costs) apply(q *costQuota, l *Lease, pq *parse.Quota, now, ago int64, d
 				ago = 0 // OpenAI's, undated: most likely a duration
 			}
 			est := used / float64(addSat(window(pq.Reset), ago))
-			floor := used / float64(addSat(window(pq.Reset), ago+statedGrain(pq)))
+			floor := used / float64(addSat(window(pq.Reset), ago+statedGrain(pq, now, l)))
 			switch {
 			case refused && used/float64(window(pq.Reset)) < q.rate/2:
 				q.rate = est
