@@ -22,7 +22,7 @@ import (
 // it is not; a date in the past asks for no delay. A Date more than 10
 // minutes off now is taken for one that lies (in the wrong zone, or
 // frozen) rather than a server's clock that far off: behind, a date is
-// measured from now unless it is more than 5 seconds past by now (a clock
+// measured from now unless it is more than a minute past by now (a clock
 // truly that late set it); ahead,
 // a date more than 10 minutes past by the Date, and at most 10 minutes
 // ahead by now, is measured from now. A date ending in "UTC"
@@ -125,8 +125,9 @@ const offDate = 10 * time.Minute
 
 // justPast is how far past by now a date measured from now under a Date
 // more than offDate behind may be and still be due: a second of rounding
-// down, and the way of the response (package parse draws the same line).
-const justPast = 5 * time.Second
+// down, and the time the response took (package parse draws the same
+// line).
+const justPast = time.Minute
 
 // raValues returns the field lines of h named canon, which must be in
 // canonical form; a name differing only in case, as a hand-built header

@@ -16,7 +16,7 @@ import (
 // Date, the wait was five hours and a minute. A Date more than 10 minutes
 // behind is taken for one that lies, and the date is waited for by now (a
 // date just past by now, rounded down, asks for no wait). Within 10
-// minutes, or for a date more than 5 seconds past by now (a server whose
+// minutes, or for a date more than a minute past by now (a server whose
 // clock is that late), the Date rules. Five hours ahead, a date a minute
 // away by now read as past: a date more than 10 minutes past by the Date,
 // and at most 10 minutes ahead by now, is waited for by now.
@@ -32,8 +32,8 @@ func TestRetryAfterDateFarOff(t *testing.T) {
 		{"nine minutes behind", now.Add(-9 * time.Minute), now.Add(time.Minute), 10 * time.Minute},
 		{"a late clock's date", now.Add(-5 * time.Hour), now.Add(-5*time.Hour + time.Minute), time.Minute},
 		{"five hours behind, a date just past", now.Add(-5 * time.Hour), now.Add(-400 * time.Millisecond), 0},
-		{"five hours behind, a date 5 seconds past", now.Add(-5 * time.Hour), now.Add(-5 * time.Second), 0},
-		{"five hours behind, a date 6 seconds past", now.Add(-5 * time.Hour), now.Add(-6 * time.Second), 5*time.Hour - 6*time.Second},
+		{"five hours behind, a date a minute past", now.Add(-5 * time.Hour), now.Add(-time.Minute), 0},
+		{"five hours behind, a date 61 seconds past", now.Add(-5 * time.Hour), now.Add(-61 * time.Second), 5*time.Hour - 61*time.Second},
 		{"five hours ahead", now.Add(5 * time.Hour), now.Add(5*time.Hour + time.Minute), time.Minute},
 		{"five hours ahead, a right clock's date", now.Add(5 * time.Hour), now.Add(time.Minute), time.Minute},
 		{"five hours ahead, a date 11 minutes ahead by now", now.Add(5 * time.Hour), now.Add(11 * time.Minute), 0},

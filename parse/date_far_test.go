@@ -13,7 +13,7 @@ import (
 // client for the cap of a pause. A Date more than 10 minutes behind is
 // taken for one that lies: an instant is measured from the caller's
 // clock, a reset just past by it (rounded down) being due. Within 10
-// minutes, and for an instant more than 5 seconds past by the caller's
+// minutes, and for an instant more than a minute past by the caller's
 // clock (a server whose clock is that late), the Date still rules. Five hours ahead, a reset a minute
 // away read as past, the quota whole again: an instant more than 10
 // minutes past by the Date, which no server states as its next reset,
@@ -41,9 +41,9 @@ func TestResetDateFarOff(t *testing.T) {
 		// the response came, is past by now by a little: due, not five
 		// hours away.
 		{"five hours behind, a reset just past", now.Add(-5 * time.Hour), now.Add(-400 * time.Millisecond), 0, true},
-		{"five hours behind, a reset 4 seconds past", now.Add(-5 * time.Hour), now.Add(-4 * time.Second), 0, true},
+		{"five hours behind, a reset 59 seconds past", now.Add(-5 * time.Hour), now.Add(-59 * time.Second), 0, true},
 		// Past by more, a clock truly that late reckoned it.
-		{"five hours behind, a reset 6 seconds past", now.Add(-5 * time.Hour), now.Add(-6 * time.Second), 5*time.Hour - 6*time.Second, false},
+		{"five hours behind, a reset 61 seconds past", now.Add(-5 * time.Hour), now.Add(-61 * time.Second), 5*time.Hour - 61*time.Second, false},
 		{"five hours ahead", now.Add(5 * time.Hour), now.Add(5*time.Hour + time.Minute), time.Minute, false},
 		{"five hours ahead, a right clock's reset", now.Add(5 * time.Hour), now.Add(time.Minute), time.Minute, true},
 		{"five hours ahead, a reset 11 minutes ahead by now", now.Add(5 * time.Hour), now.Add(11 * time.Minute), 0, true},

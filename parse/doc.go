@@ -112,7 +112,7 @@
 // more likely one that lies (in the wrong zone, or frozen) than a server's
 // clock that far off. Behind, an instant is measured from the caller's
 // clock (a reset just past by it, as one rounded down is, being due)
-// unless it is more than 5 seconds past by that clock, which a clock
+// unless it is more than a minute past by that clock, which a clock
 // truly that late reckoned: a lying Date cannot hold a client for hours,
 // and a reset read too soon (a clock truly that late) costs a few
 // refusals, spaced by the refusal floor. Ahead, an instant more than 10 minutes past by the

@@ -232,8 +232,9 @@ func since(t, base, now time.Time) time.Duration {
 // closer returns the delay until an instant: d measured from base,
 // clamped at 0, or dn, measured from now, for a base more than maxSkew
 // off now. Behind, dn, clamped at 0, unless the instant is more than
-// justPast past by now: a right reset rounded down, or stated as the
-// response left, is past by now by a little, but one past by more was
+// justPast past by now: a right reset rounded down, or stated when the
+// request was admitted, before a slow handler ran, is past by now by a
+// little, but one past by more was
 // reckoned on a clock truly that late (a reset it states again on each
 // refusal goes past justPast within the refusal floor's first doublings,
 // and is then read from base, right). dn read wrong (a clock truly that
@@ -261,8 +262,9 @@ func behind(base, now time.Time) bool {
 
 // justPast is how far past by the caller's clock a reset measured from
 // that clock under a Date far behind may be and still be due (see
-// closer): a second of rounding down, and the way of the response.
-const justPast = 5 * time.Second
+// closer): a second of rounding down, and the time the response took (a
+// limiter states its reset as it admits the request).
+const justPast = time.Minute
 
 // maxSkew is how far off the caller's clock the server's may be read as
 // a clock that is off rather than a Date that lies: more than the drift
