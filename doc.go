@@ -209,7 +209,7 @@
 // Transport interprets 429 (Too Many Requests) and 503 (Service
 // Unavailable) responses as refusals, and a 403 (Forbidden) that says it
 // is one: with a Retry-After, or a quota it states spent with its reset to
-// come, as GitHub
+// come (or at most 2 s past: a reset rounded down), as GitHub
 // answers past its limits (DESIGN.md §1.10). Any other 403 is an answer,
 // handed back as it came. The wait before the next request to that origin is
 // Retry-After when the response has it (it takes precedence, draft-11 §7),

@@ -167,7 +167,7 @@ func (t *Transport) RetryAt(resp *http.Response) (time.Time, bool) {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 	case http.StatusForbidden: // a refusal when it says so
-		if !forbiddenAnswer(resp.Header, now) {
+		if !forbiddenAnswer(resp.Header, now, true) {
 			return time.Time{}, false
 		}
 	default:

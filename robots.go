@@ -985,7 +985,7 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, site ro
 			}
 			return robotsResult{file: parseRobots(body, c.token)}
 		case code == http.StatusTooManyRequests || code >= 500 ||
-			code == http.StatusForbidden && forbiddenAnswer(resp.Header, time.Now()):
+			code == http.StatusForbidden && forbiddenAnswer(resp.Header, time.Now(), false):
 			// Refused for rate, a 403 that says so too (DESIGN.md
 			// §1.10): unreachable for now, not unavailable.
 			wait, _ := RetryAfter(resp.Header, time.Now())

@@ -9,7 +9,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -1176,34 +1178,98 @@ func refusal(status int, h http.Header, quotas []parse.Quota, arr *arrival, g *l
 }
 
 // forbiddenAnswer reports whether a 403 with header h, received at now
-// outside a request's path (a robots.txt fetch, or RetryAt judging one
-// late), refuses for rate, its quotas read as the Transport reads them:
-// none from a cache.
-func forbiddenAnswer(h http.Header, now time.Time) bool {
+// outside a request's path (a robots.txt fetch), refuses for rate, its
+// quotas read as the Transport reads them: none from a cache. Judged late
+// (RetryAt, at now, some time after it was received), a quota it states
+// spent counts with its reset past too: the reset may have been to come
+// when it arrived (with no Date to measure it from, nothing tells), and the
+// Transport then read the 403 as a refusal, which RetryAt must not deny.
+// With a Date, the reset is measured from it, as it was on arrival.
+func forbiddenAnswer(h http.Header, now time.Time, late bool) bool {
 	var rd parse.Reader
 	quotas, _ := rd.ReadFresh(h, now, time.Time{})
+	if late && !dated(h, now) && slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 }) {
+		return true
+	}
 	return forbiddenRefusal(h, quotas, now, time.Time{})
+}
+
+// dated reports whether h has a Date parse reads: its first field line,
+// or the first half of one that holds the same date twice, comma-joined
+// (a proxy's join of repeated fields), as parse reads it.
+func dated(h http.Header, now time.Time) bool {
+	vs := h.Values("Date")
+	if len(vs) == 0 {
+		return false
+	}
+	v := strings.Trim(vs[0], " \t") // optional white space, as parse trims it
+	if n := (len(v) - 2) / 2; len(v) > 2 && len(v)%2 == 0 && v[n:n+2] == ", " && v[:n] == v[n+2:] {
+		v = v[:n]
+	}
+	_, ok := parse.HTTPDate(v, now)
+	return ok
 }
 
 // forbiddenRefusal reports whether a 403 with header h and quotas (none for
 // a response from a cache, as readQuotas reads them) refuses for rate: it
 // has a valid Retry-After, measured as retryAfter does from now and
-// estimate, or a quota it states is spent with its reset (a remaining
-// count of 0 alone, as a 403 for bad credentials may carry, is not
-// enough). A reset already past counts: a server that rounds its resets
-// down (ulule/limiter, go-limiter) states its reset as its Date when its
-// window ends within the second, and such a 403, read as an answer, was
-// followed at once by the next request, and it by the next: 180 of 200
-// refused within a millisecond.
+// estimate, or a quota it states is spent with its reset still to come,
+// or just past (see spentJustPast); a remaining count of 0 alone, as a
+// 403 for bad credentials may carry, is not enough, nor is a reset long
+// past.
 func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Time) bool {
+	past := false
 	for i := range quotas {
-		if quotas[i].Remaining == 0 && quotas[i].Reset >= 0 {
+		switch q := &quotas[i]; {
+		case q.Remaining != 0:
+		case q.Reset > 0:
 			return true
+		case q.Reset == 0:
+			past = true
 		}
+	}
+	if past && spentJustPast(h, now, estimate) {
+		return true
 	}
 	_, ok := retryAfter(h, now, estimate)
 	return ok
 }
+
+// spentJustPast reports whether h states a quota spent whose reset is at
+// most roundedDown past by the response's Date, else estimate, else now:
+// read that much earlier, the reset is still to come. A
+// server that rounds its resets down (ulule/limiter, go-limiter) states
+// the reset as its Date when its window ends within the second: a 403 so
+// stated, read as an answer, was handed back and the next request sent at
+// once, in a loop (180 of 200 refused within a millisecond). A real
+// "forbidden" may state a spent quota whose reset is long past, and stays
+// an answer.
+func spentJustPast(h http.Header, now, estimate time.Time) bool {
+	base := now
+	if !estimate.IsZero() {
+		base = estimate
+	}
+	if d, ok := raDate(h); ok {
+		if b, ok := parse.HTTPDate(d, now); ok {
+			base = b
+		}
+	}
+	// The server's own statement, on its own clock: now is base, and no
+	// Date is doubted (a server truly late, refusing, states a reset its
+	// Date has to come).
+	at := base.Add(-roundedDown)
+	for _, q := range parse.HeaderAt(h, at, at) {
+		if q.Remaining == 0 && q.Reset > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// roundedDown is how far past a spent quota's reset may be for a 403 to
+// refuse for rate (see spentJustPast): the second a reset rounded down
+// loses, and one more for the way.
+const roundedDown = 2 * time.Second
 
 // serverNow returns now on the server's clock as the key of the request g
 // granted estimates it from the server's Dates; the zero time when it has

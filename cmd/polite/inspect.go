@@ -457,10 +457,11 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 	}
 	// A 403 with a Retry-After refuses for rate, as GitHub's past its
 	// secondary limits, and so does one that states a quota spent with
-	// its reset to come, as GitHub's past its primary limit: polite's
+	// its reset to come (or just past: rounded down), as GitHub's past
+	// its primary limit: polite's
 	// Transport reads either as a refusal (a quota from a cache, none).
 	refusal := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
-		status == http.StatusForbidden && (raOK || !parse.FromCache(h) && spentToCome(quotas))
+		status == http.StatusForbidden && (raOK || !parse.FromCache(h) && (spentToCome(quotas) || spentJustPast(h, now)))
 	if refusal && !raOK {
 		s := fmt.Sprintf("a %d without a valid Retry-After: clients must guess when to try again (RFC 9110 §10.2.3, RFC 6585 §4)", status)
 		switch {
@@ -500,6 +501,21 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 		rep.Verdict, rep.Rule = "fail", ruleFailNothing
 	}
 	return rep
+}
+
+// spentJustPast reports whether h states a quota spent whose reset is at
+// most 2 s past, as polite's Transport reads a 403 (a server that rounds
+// its resets down states the reset as its Date when its window ends
+// within the second): read 2 s earlier, from the Date when valid, the
+// reset is still to come.
+func spentJustPast(h http.Header, now time.Time) bool {
+	base := now
+	if d, err := http.ParseTime(h.Get("Date")); err == nil {
+		base = d
+	}
+	const roundedDown = 2 * time.Second
+	at := base.Add(-roundedDown)
+	return spentToCome(parse.HeaderAt(h, at, at))
 }
 
 // spentToCome reports whether one of quotas is spent with its reset still
