@@ -85,16 +85,23 @@ func retryAfterOf(h http.Header, now, estimate time.Time) (wait time.Duration, d
 	if !ok {
 		return 0, false, false
 	}
-	base := now
-	if !estimate.IsZero() {
-		base = estimate
-	}
+	base := serverBase(h, now, estimate)
+	return max(offWait(t.Sub(base), t.Sub(now), base, now), 0), false, true
+}
+
+// serverBase returns the instant an answer with header h, received at
+// now, was made, on the server's clock: its Date when valid, else
+// estimate, the caller's estimate of that clock, else now.
+func serverBase(h http.Header, now, estimate time.Time) time.Time {
 	if d, ok := raDate(h); ok {
 		if b, ok := parse.HTTPDate(d, now); ok {
-			base = b
+			return b
 		}
 	}
-	return max(offWait(t.Sub(base), t.Sub(now), base, now), 0), false, true
+	if !estimate.IsZero() {
+		return estimate
+	}
+	return now
 }
 
 // offWait returns the wait until an instant: d measured from base, the

@@ -1245,19 +1245,10 @@ func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Ti
 // "forbidden" may state a spent quota whose reset is long past, and stays
 // an answer.
 func spentJustPast(h http.Header, now, estimate time.Time) bool {
-	base := now
-	if !estimate.IsZero() {
-		base = estimate
-	}
-	if d, ok := raDate(h); ok {
-		if b, ok := parse.HTTPDate(d, now); ok {
-			base = b
-		}
-	}
-	// The server's own statement, on its own clock: now is base, and no
-	// Date is doubted (a server truly late, refusing, states a reset its
-	// Date has to come).
-	at := base.Add(-roundedDown)
+	// The server's own statement, on its own clock: now is that clock,
+	// and no Date is doubted (a server truly late, refusing, states a
+	// reset its Date has to come).
+	at := serverBase(h, now, estimate).Add(-roundedDown)
 	for _, q := range parse.HeaderAt(h, at, at) {
 		if q.Remaining == 0 && q.Reset > 0 {
 			return true
