@@ -1236,8 +1236,8 @@ func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Ti
 }
 
 // spentJustPast reports whether h states a quota spent whose reset is at
-// most roundedDown past by the response's Date, else estimate, else now:
-// read that much earlier, the reset is still to come. A
+// most roundedDown past by the response's Date, else estimate, else now,
+// or by now: read that much earlier, the reset is still to come. A
 // server that rounds its resets down (ulule/limiter, go-limiter) states
 // the reset as its Date when its window ends within the second: a 403 so
 // stated, read as an answer, was handed back and the next request sent at
@@ -1245,13 +1245,16 @@ func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Ti
 // "forbidden" may state a spent quota whose reset is long past, and stays
 // an answer.
 func spentJustPast(h http.Header, now, estimate time.Time) bool {
-	// The server's own statement, on its own clock: now is that clock,
-	// and no Date is doubted (a server truly late, refusing, states a
-	// reset its Date has to come).
-	at := serverBase(h, now, estimate).Add(-roundedDown)
-	for _, q := range parse.HeaderAt(h, at, at) {
-		if q.Remaining == 0 && q.Reset > 0 {
-			return true
+	// The server's own statement, on its own clock, now that clock and
+	// no Date doubted (a server truly late, refusing, states a reset its
+	// Date has to come); or on the caller's (a Date far ahead, which
+	// lies, makes a right reset hours past).
+	for _, at := range [2]time.Time{serverBase(h, now, estimate), now} {
+		at = at.Add(-roundedDown)
+		for _, q := range parse.HeaderAt(h, at, at) {
+			if q.Remaining == 0 && q.Reset > 0 {
+				return true
+			}
 		}
 	}
 	return false

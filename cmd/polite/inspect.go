@@ -506,16 +506,37 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 // spentJustPast reports whether h states a quota spent whose reset is at
 // most 2 s past, as polite's Transport reads a 403 (a server that rounds
 // its resets down states the reset as its Date when its window ends
-// within the second): read 2 s earlier, from the Date when valid, the
-// reset is still to come.
+// within the second): read 2 s earlier, from the Date when valid or from
+// now, the reset is still to come.
 func spentJustPast(h http.Header, now time.Time) bool {
-	base := now
-	if d, err := http.ParseTime(h.Get("Date")); err == nil {
-		base = d
-	}
 	const roundedDown = 2 * time.Second
-	at := base.Add(-roundedDown)
-	return spentToCome(parse.HeaderAt(h, at, at))
+	for _, at := range [2]time.Time{dateOf(h, now), now} {
+		if at.IsZero() {
+			continue
+		}
+		at = at.Add(-roundedDown)
+		if spentToCome(parse.HeaderAt(h, at, at)) {
+			return true
+		}
+	}
+	return false
+}
+
+// dateOf returns the instant of h's Date as package parse reads it: its
+// first field line, or the first half of one that holds the same date
+// twice, comma-joined (a proxy's join of repeated fields); the zero time
+// when it is absent or invalid.
+func dateOf(h http.Header, now time.Time) time.Time {
+	vs := h.Values("Date")
+	if len(vs) == 0 {
+		return time.Time{}
+	}
+	v := strings.Trim(vs[0], " \t")
+	if n := (len(v) - 2) / 2; len(v) > 2 && len(v)%2 == 0 && v[n:n+2] == ", " && v[:n] == v[n+2:] {
+		v = v[:n]
+	}
+	t, _ := parse.HTTPDate(v, now)
+	return t
 }
 
 // spentToCome reports whether one of quotas is spent with its reset still
