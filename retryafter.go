@@ -23,11 +23,11 @@ import (
 // minutes off now is taken for one that lies (in the wrong zone, or
 // frozen) rather than a server's clock that far off: behind, a date is
 // measured from now unless it is more than a minute past by now (a clock
-// truly that late set it); ahead,
-// a date more than 10 minutes past by the Date, and at most 10 minutes
-// ahead by now, is measured from now. A date ending in "UTC"
-// instead of "GMT", as Go code formatting with time.RFC1123 writes it, is
-// read too, and an IMF-fixdate ending in a numeric zone ("+0000",
+// truly that late set it); ahead, a date more than 10 minutes past by the
+// Date, and at most 10 minutes ahead by now, is measured from now. A date
+// ending in "UTC" instead of "GMT", as Go code formatting with
+// time.RFC1123 writes it, is read too, and an IMF-fixdate ending in a
+// numeric zone ("+0000",
 // "-0000", "+0100") as RFC 5322 and Go's time.RFC1123Z write it, its
 // offset applied; an IMF-fixdate's day of the month may have one digit,
 // as RFC 1123 allows and Java's RFC_1123_DATE_TIME writes it. A number too large for

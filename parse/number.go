@@ -234,15 +234,15 @@ func since(t, base, now time.Time) time.Duration {
 // off now. Behind, dn, clamped at 0, unless the instant is more than
 // justPast past by now: a right reset rounded down, or stated when the
 // request was admitted, before a slow handler ran, is past by now by a
-// little, but one past by more was
-// reckoned on a clock truly that late (a reset it states again on each
-// refusal goes past justPast within the refusal floor's first doublings,
-// and is then read from base, right). dn read wrong (a clock truly that
-// late) costs a few refusals, which the refusal floor spaces out; d read
-// wrong costs hours. Ahead, with d 0, dn when the instant is more than
-// maxSkew past by base, which no server states as its next reset, and at
-// most maxSkew ahead by now: a server truly that far ahead, stating a
-// reset that stale, is waited for maxSkew at most, in vain.
+// little, but one past by more was reckoned on a clock truly that late (a
+// reset such a server states again on each refusal goes past justPast
+// within the refusal floor's doublings, and is then read from base,
+// right). dn read wrong (a clock truly that late) costs a few refusals,
+// which the refusal floor spaces out; d read wrong costs hours. Ahead,
+// with d 0, dn when the instant is more than maxSkew past by base, which
+// no server states as its next reset, and at most maxSkew ahead by now: a
+// server truly that far ahead, stating a reset that stale, is waited for
+// maxSkew at most, in vain.
 func closer(d, dn time.Duration, base, now time.Time) time.Duration {
 	switch {
 	case behind(base, now):
