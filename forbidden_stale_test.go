@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/politehttp/polite"
-	"github.com/politehttp/polite/ratelimittest"
 )
 
 // staleSpent403 answers every request but /ok with a "forbidden" 403 (no
@@ -75,18 +74,7 @@ func TestRobotsForbiddenStaleResetIsUnavailable(t *testing.T) {
 		toNow()
 		var sent atomic.Int64
 		inner := staleSpent403(&sent)
-		var pages atomic.Int64
-		srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/robots.txt" {
-				inner.ServeHTTP(w, r)
-				return
-			}
-			pages.Add(1)
-		})
-		c := &http.Client{Transport: &polite.Transport{
-			Base:   &ratelimittest.Transport{Handler: srv},
-			Robots: &polite.Robots{UserAgent: "mybot"},
-		}}
+		c, pages := robotsSite(inner)
 		resp, err := c.Get("http://site.test/page")
 		if err == nil {
 			resp.Body.Close()

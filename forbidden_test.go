@@ -269,19 +269,10 @@ func TestRobotsForbiddenRetryAfterIsUnreachable(t *testing.T) {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				toNow()
-				var pages atomic.Int64
-				srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if r.URL.Path == "/robots.txt" {
-						w.Header().Set("Retry-After", "60")
-						w.WriteHeader(status)
-						return
-					}
-					pages.Add(1)
-				})
-				c := &http.Client{Transport: &polite.Transport{
-					Base:   &ratelimittest.Transport{Handler: srv},
-					Robots: &polite.Robots{UserAgent: "mybot"},
-				}}
+				c, pages := robotsSite(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Retry-After", "60")
+					w.WriteHeader(status)
+				}))
 				resp, err := c.Get("http://site.test/private/page")
 				if err == nil {
 					resp.Body.Close()
@@ -336,4 +327,22 @@ func TestForbiddenResetRoundedDown(t *testing.T) {
 			})
 		}
 	}
+}
+
+// robotsSite returns a client of a Transport that reads robots.txt as
+// "mybot", over a site whose robots.txt robots serves, and the count of
+// the other pages it served.
+func robotsSite(robots http.Handler) (*http.Client, *atomic.Int64) {
+	pages := new(atomic.Int64)
+	srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			robots.ServeHTTP(w, r)
+			return
+		}
+		pages.Add(1)
+	})
+	return &http.Client{Transport: &polite.Transport{
+		Base:   &ratelimittest.Transport{Handler: srv},
+		Robots: &polite.Robots{UserAgent: "mybot"},
+	}}, pages
 }

@@ -80,17 +80,7 @@ func TestRetryAfterEstimateFarBehind(t *testing.T) {
 			}
 			return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: r}, nil
 		})
-		tr := &polite.Transport{Base: base}
-		if err := getErr(tr, "http://api.test/a"); err != nil {
-			t.Fatalf("first request: %v", err)
-		}
-		time.Sleep(300 * time.Millisecond)
-		req, _ := http.NewRequest(http.MethodGet, "http://api.test/b", nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatalf("second request: %v", err)
-		}
-		resp.Body.Close()
+		tr, resp := afterDated(t, base)
 		// Retried at once (the date is past): answered 200. Returned as
 		// it is, its wait read past MaxWait (10 minutes): a 429.
 		if resp.StatusCode != http.StatusOK {
@@ -136,19 +126,28 @@ func TestRetryAfterEstimateFarAhead(t *testing.T) {
 			}
 			return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: r}, nil
 		})
-		tr := &polite.Transport{Base: base}
-		if err := getErr(tr, "http://api.test/a"); err != nil {
-			t.Fatalf("first request: %v", err)
-		}
-		time.Sleep(300 * time.Millisecond)
-		req, _ := http.NewRequest(http.MethodGet, "http://api.test/b", nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatalf("second request: %v", err)
-		}
-		resp.Body.Close()
+		_, resp := afterDated(t, base)
 		if got := refused.Load(); got != 1 || resp.StatusCode != http.StatusOK {
 			t.Errorf("a 429 asking to retry a minute away by now: %d refusals, final status %d, want 1 refusal and the retry a minute later answered 200", got, resp.StatusCode)
 		}
 	})
+}
+
+// afterDated sends a request through a Transport over base, so that the
+// key learns the server's clock from its Date, and a second one 300 ms
+// later, whose response it returns (its body closed) with the Transport.
+func afterDated(t *testing.T, base http.RoundTripper) (*polite.Transport, *http.Response) {
+	t.Helper()
+	tr := &polite.Transport{Base: base}
+	if err := getErr(tr, "http://api.test/a"); err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	req, _ := http.NewRequest(http.MethodGet, "http://api.test/b", nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("second request: %v", err)
+	}
+	resp.Body.Close()
+	return tr, resp
 }
