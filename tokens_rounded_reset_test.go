@@ -195,12 +195,21 @@ func runMicro(t *testing.T, wrap func(http.Handler) http.Handler) tokenResult {
 // the refill rate at used/(reset+1s), about 120 tokens a second for 180,
 // and the run was refused ten times as often (45 to 57 of 300). Only a
 // reset that makes a whole second with the estimate of the server's
-// clock is an instant.
+// clock is an instant. Either way, the refusals of one run scatter with
+// the order the bubble's goroutines run in (2 to 11 of 300 in 80 runs
+// of each): each run is held to 5%, not to the other's count.
 func TestTokenRefillMicrosecondResets(t *testing.T) {
-	ms := runMicro(t, func(h http.Handler) http.Handler { return h })
-	us := runMicro(t, microResets)
-	if most := ms.refused + 300*2/100; us.refused > most {
-		t.Errorf("resets stated to the microsecond: %d of 300 requests refused, want at most %d (the %d of the same server stating them to the millisecond, plus 2%%)", us.refused, most, ms.refused)
+	const most = 300 * 5 / 100
+	for _, tc := range []struct {
+		name string
+		wrap func(http.Handler) http.Handler
+	}{
+		{"millisecond", func(h http.Handler) http.Handler { return h }},
+		{"microsecond", microResets},
+	} {
+		if r := runMicro(t, tc.wrap); r.refused > most {
+			t.Errorf("resets stated to the %s: %d of 300 requests refused, want at most %d", tc.name, r.refused, most)
+		}
 	}
 }
 
