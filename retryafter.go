@@ -52,14 +52,15 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // has within reach. A wait read too short costs a refusal, which the
 // refusal floor and its doubling space out.
 func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
-	d, _, ok := retryAfterOf(h, now, estimate)
+	d, _, ok := retryAfterOf(h, now, estimate, time.Time{})
 	return d, ok
 }
 
 // retryAfterOf is retryAfter, and reports whether the wait is a delay
 // (delay-seconds, retry-after-ms) rather than an HTTP-date: a delay counts
 // from when the response was made, which a cache's Age puts in the past.
-func retryAfterOf(h http.Header, now, estimate time.Time) (wait time.Duration, delay, ok bool) {
+// sent, when not zero, is when the request was sent (see offWait).
+func retryAfterOf(h http.Header, now, estimate, sent time.Time) (wait time.Duration, delay, ok bool) {
 	if v, ok := raSingle(raValues(h, "Retry-After-Ms")); ok {
 		if w, n, st := raDecimal(v); st != raInvalid {
 			if st == raOverflow || w > (math.MaxInt64-n/1e3)/int64(time.Millisecond) {
@@ -86,7 +87,7 @@ func retryAfterOf(h http.Header, now, estimate time.Time) (wait time.Duration, d
 		return 0, false, false
 	}
 	base := serverBase(h, now, estimate)
-	return max(offWait(t.Sub(base), t.Sub(now), base, now), 0), false, true
+	return max(offWait(t.Sub(base), t.Sub(now), base, now, sent), 0), false, true
 }
 
 // serverBase returns the instant an answer with header h, received at
@@ -109,13 +110,20 @@ func serverBase(h http.Header, now, estimate time.Time) time.Time {
 // or dn measured from now when base is more than offDate off now, as
 // package parse reads an absolute reset. Behind, dn, unless the instant
 // is more than justPast past by now, which a clock truly that late
-// reckoned. Ahead, dn when the instant is more than offDate past by base,
-// which no server gives as the end of a wait it asks for, and at most
-// offDate ahead by now.
-func offWait(d, dn time.Duration, base, now time.Time) time.Duration {
+// reckoned; given sent, when the request that drew the answer was sent,
+// more than sentSlack before sent instead, as sentBehind reads a reset: a
+// server whose clock is right asks for no retry before it refused. Ahead,
+// dn when the instant is more than offDate past by base, which no server
+// gives as the end of a wait it asks for, and at most offDate ahead by
+// now.
+func offWait(d, dn time.Duration, base, now, sent time.Time) time.Duration {
 	switch off := now.Sub(base); {
 	case off > offDate:
-		if dn >= -justPast {
+		past := justPast
+		if !sent.IsZero() {
+			past = now.Sub(sent) + sentSlack
+		}
+		if dn >= -past {
 			return dn
 		}
 	case -off > offDate && -d > offDate && 0 < dn && dn <= offDate:
@@ -131,7 +139,8 @@ func offWait(d, dn time.Duration, base, now time.Time) time.Duration {
 const offDate = 10 * time.Minute
 
 // justPast is how far past by now a date measured from now under a Date
-// more than offDate behind may be and still be due: a second of rounding
+// more than offDate behind may be and still be due, when the caller does
+// not say when the request was sent (see offWait): a second of rounding
 // down, and the time the response took (package parse draws the same
 // line).
 const justPast = time.Minute

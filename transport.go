@@ -543,7 +543,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		r := &out.Refusal
 		var why Reason
-		r.Wait, why, r.Given = serverWait(resp.Header, out.Quotas, now, serverNow(&g, now))
+		r.Wait, why, r.Given = serverWait(resp.Header, out.Quotas, now, serverNow(&g, now), g.granted())
 		r.Reason = reasonCode(why)
 		if !r.Given {
 			if bo == nil {
@@ -1146,6 +1146,9 @@ func readQuotas(buf []parse.Quota, h http.Header, now time.Time, g *lease, rd *p
 	}
 	if !date.IsZero() {
 		out.Skew, out.Dated = since(now, date), true
+		if sent := g.granted(); farBehind(date, now) && !sent.IsZero() {
+			sentBehind(quotas, h, rd, date, sent, now)
+		}
 	}
 	return quotas
 }
@@ -1307,9 +1310,10 @@ func since(now, t time.Time) time.Duration {
 // any unit (a token quota spent refuses requests too). A Retry-After date
 // is measured from the response's Date, else from estimate, the server's
 // clock as the key estimates it, else from now, and from now too when
-// that is more than 10 minutes off (see retryAfter).
-func serverWait(h http.Header, quotas []parse.Quota, now, estimate time.Time) (time.Duration, Reason, bool) {
-	if d, delay, ok := retryAfterOf(h, now, estimate); ok {
+// that is more than 10 minutes off (see retryAfter), unless more than 2 s
+// before sent, when the request was sent (see offWait).
+func serverWait(h http.Header, quotas []parse.Quota, now, estimate, sent time.Time) (time.Duration, Reason, bool) {
+	if d, delay, ok := retryAfterOf(h, now, estimate, sent); ok {
 		if delay {
 			// Asked when the response was made: a refusal a cache
 			// served (an Age) asks for what is left of it.
