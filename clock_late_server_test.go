@@ -118,3 +118,49 @@ func TestLyingDateSlowAnswer(t *testing.T) {
 		}
 	})
 }
+
+// A server whose clock is right but whose Date lies five hours behind,
+// whose handler takes 90 s, and which asks on its failure for a retry at
+// an HTTP-date stated as it admitted the request (2 s after). The date is
+// past by the caller's clock by 88 s when the answer comes, but after the
+// request was sent: due, for a 429 and for a 504 retried with
+// RetryTransient alike. The 504's date was read from the lying Date,
+// 4h58m32s, and the failure handed back instead of retried.
+func TestLyingDateSlowRetryAfter(t *testing.T) {
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusGatewayTimeout} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				toNow()
+				var n atomic.Int64
+				srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					admitted := time.Now()
+					first := n.Add(1) == 1
+					if first {
+						time.Sleep(90 * time.Second)
+					}
+					w.Header().Set("Date", time.Now().Add(-5*time.Hour).UTC().Format(http.TimeFormat))
+					if first {
+						w.Header().Set("Retry-After", admitted.Add(2*time.Second).UTC().Format(http.TimeFormat))
+						w.WriteHeader(status)
+					}
+				})
+				c, tr := politeOver(srv)
+				tr.RetryTransient = true
+				var waits []time.Duration
+				tr.OnEvent = func(e polite.Event) {
+					if e.Kind == polite.EventRetry || e.Kind == polite.EventGiveUp {
+						waits = append(waits, e.Wait)
+					}
+				}
+				resp, err := c.Get("http://api.test/")
+				if err != nil {
+					t.Fatalf("Get: %v", err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || n.Load() != 2 {
+					t.Errorf("status %d after %d attempts (event waits %v); want 200 after 2", resp.StatusCode, n.Load(), waits)
+				}
+			})
+		})
+	}
+}

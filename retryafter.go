@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/politehttp/polite/internal/lateclock"
 	"github.com/politehttp/polite/internal/zone"
 	"github.com/politehttp/polite/parse"
 )
@@ -41,7 +42,7 @@ import (
 //
 // https://www.rfc-editor.org/rfc/rfc9110#section-10.2.3
 func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	return retryAfter(h, now, time.Time{})
+	return retryAfter(h, now, time.Time{}, time.Time{})
 }
 
 // retryAfter is RetryAfter, measuring an HTTP-date from estimate, the
@@ -50,16 +51,16 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // offDate off now, thrown off by a lying Date, is doubted as such a Date
 // is (see offWait), and cannot lock the origin through a date that now
 // has within reach. A wait read too short costs a refusal, which the
-// refusal floor and its doubling space out.
-func retryAfter(h http.Header, now, estimate time.Time) (time.Duration, bool) {
-	d, _, ok := retryAfterOf(h, now, estimate, time.Time{})
+// refusal floor and its doubling space out. sent, when not zero, is when
+// the request that drew h was sent (see offWait).
+func retryAfter(h http.Header, now, estimate, sent time.Time) (time.Duration, bool) {
+	d, _, ok := retryAfterOf(h, now, estimate, sent)
 	return d, ok
 }
 
 // retryAfterOf is retryAfter, and reports whether the wait is a delay
 // (delay-seconds, retry-after-ms) rather than an HTTP-date: a delay counts
 // from when the response was made, which a cache's Age puts in the past.
-// sent, when not zero, is when the request was sent (see offWait).
 func retryAfterOf(h http.Header, now, estimate, sent time.Time) (wait time.Duration, delay, ok bool) {
 	if v, ok := raSingle(raValues(h, "Retry-After-Ms")); ok {
 		if w, n, st := raDecimal(v); st != raInvalid {
@@ -111,7 +112,7 @@ func serverBase(h http.Header, now, estimate time.Time) time.Time {
 // package parse reads an absolute reset. Behind, dn, unless the instant
 // is more than justPast past by now, which a clock truly that late
 // reckoned; given sent, when the request that drew the answer was sent,
-// more than sentSlack before sent instead, as sentBehind reads a reset: a
+// more than lateclock.Slack before sent instead, as sentBehind reads a reset: a
 // server whose clock is right asks for no retry before it refused. Ahead,
 // dn when the instant is more than offDate past by base, which no server
 // gives as the end of a wait it asks for, and at most offDate ahead by
@@ -121,7 +122,7 @@ func offWait(d, dn time.Duration, base, now, sent time.Time) time.Duration {
 	case off > offDate:
 		past := justPast
 		if !sent.IsZero() {
-			past = now.Sub(sent) + sentSlack
+			past = now.Sub(sent) + lateclock.Slack
 		}
 		if dn >= -past {
 			return dn
@@ -136,7 +137,7 @@ func offWait(d, dn time.Duration, base, now, sent time.Time) time.Duration {
 // still be read as the server's clock, off, rather than a Date that lies
 // (in the wrong zone, or frozen): package parse draws the same line for
 // the absolute resets it measures from a Date. See RetryAfter.
-const offDate = 10 * time.Minute
+const offDate = lateclock.Off
 
 // justPast is how far past by now a date measured from now under a Date
 // more than offDate behind may be and still be due, when the caller does

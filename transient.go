@@ -128,7 +128,7 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	}
 	r.Backoff = (*bo).NextBackOff()
 	if resp != nil {
-		r.Wait, r.Given = retryAfter(resp.Header, now, serverNow(g, now))
+		r.Wait, r.Given = retryAfter(resp.Header, now, serverNow(g, now), g.granted())
 	}
 	r.Retryable = attempt < attempts && resendable(req)
 	r.MaxWait = t.maxWait()

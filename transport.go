@@ -17,6 +17,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/politehttp/polite/internal/control"
+	"github.com/politehttp/polite/internal/lateclock"
 	"github.com/politehttp/polite/parse"
 )
 
@@ -525,7 +526,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			g.ceil.transient = true
 			if t.observed() {
 				e := Event{Kind: EventGiveUp, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Reason: ReasonTransient}
-				e.Wait, _ = retryAfter(resp.Header, arr.time(), serverNow(&g, arr.time()))
+				e.Wait, _ = retryAfter(resp.Header, arr.time(), serverNow(&g, arr.time()), g.granted())
 				t.emit(e)
 			}
 		}
@@ -1146,8 +1147,8 @@ func readQuotas(buf []parse.Quota, h http.Header, now time.Time, g *lease, rd *p
 	}
 	if !date.IsZero() {
 		out.Skew, out.Dated = since(now, date), true
-		if sent := g.granted(); farBehind(date, now) && !sent.IsZero() {
-			sentBehind(quotas, h, rd, date, sent, now)
+		if sent := g.granted(); lateclock.Behind(date, now) && !sent.IsZero() {
+			sentBehind(quotas, h, rd, date, sent)
 		}
 	}
 	return quotas
@@ -1234,7 +1235,7 @@ func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Ti
 	if past && spentJustPast(h, now, estimate) {
 		return true
 	}
-	_, ok := retryAfter(h, now, estimate)
+	_, ok := retryAfter(h, now, estimate, time.Time{})
 	return ok
 }
 
