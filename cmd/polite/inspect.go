@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/internal/lateclock"
 	"github.com/politehttp/polite/internal/media"
 	"github.com/politehttp/polite/parse"
 )
@@ -204,6 +205,15 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	headers.apply(req.Header, &req.Host)
 	client := &http.Client{CheckRedirect: headers.checkRedirect}
+	var tr *polite.Transport
+	if cost.set {
+		// A Transport that has seen nothing sends the request at once,
+		// as it is, and hands back the answer as it came, having read
+		// it as polite does (examineCost).
+		tr = &polite.Transport{MaxAttempts: 1}
+		client.Transport = tr
+	}
+	sent := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
 		return fail(err)
@@ -216,10 +226,10 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	resp.Body.Close()
 
-	rep := examine(resp.StatusCode, resp.Header, problem, problemErr, now)
+	rep := examine(resp.StatusCode, resp.Header, problem, problemErr, sent, now)
 	rep.URL = shownURL(target)
 	if cost.set {
-		c := examineCost(req, resp.StatusCode, resp.Header, now, cost.cost)
+		c := examineCost(tr, resp.Request.URL.String(), now, cost.cost)
 		rep.Cost = &c
 	}
 	if *jsonOut {
@@ -343,17 +353,26 @@ const (
 	ruleFailRefusal    = "a %d with neither rate-limit fields nor a valid Retry-After: clients must guess how long to wait"
 )
 
-// examine explains a response with status and header h received at now;
-// problem is the start of its body when it is an RFC 9457 problem document,
-// and problemErr the error that cut its reading short, if any (-timeout).
-// It leaves URL empty.
-func examine(status int, h http.Header, problem []byte, problemErr error, now time.Time) inspectReport {
+// examine explains a response with status and header h received at now,
+// to a request sent at sent (the zero time when unknown); problem is the
+// start of its body when it is an RFC 9457 problem document, and
+// problemErr the error that cut its reading short, if any (-timeout). It
+// leaves URL empty.
+func examine(status int, h http.Header, problem []byte, problemErr error, sent, now time.Time) inspectReport {
 	rep := inspectReport{Status: status, Quotas: []quotaJSON{}, Findings: []string{}}
 	note := func(format string, args ...any) {
 		rep.Findings = append(rep.Findings, escaped(fmt.Sprintf(format, args...)))
 	}
 
 	quotas := parse.Header(h, now)
+	// Under a Date far behind, an instant a server stated before the
+	// request was sent is read from the Date, as polite's Transport
+	// reads it (package internal/lateclock).
+	date := dateOf(h, now)
+	late := !sent.IsZero() && !date.IsZero() && lateclock.Behind(date, now)
+	if late {
+		lateclock.Quotas(quotas, parse.HeaderAt(h, date, date), date, sent)
+	}
 	slices.SortFunc(quotas, func(a, b parse.Quota) int {
 		return cmp.Or(cmp.Compare(a.Dialect, b.Dialect), cmp.Compare(a.Policy, b.Policy),
 			cmp.Compare(a.Unit, b.Unit), cmp.Compare(string(a.Partition), string(b.Partition)))
@@ -434,6 +453,11 @@ func examine(status int, h http.Header, problem []byte, problemErr error, now ti
 	// first; stdOK reports whether Retry-After, which clients following
 	// RFC 9110 read alone, is valid without it.
 	ra, raOK := polite.RetryAfter(h, now)
+	if late && raOK {
+		if fromDate, ok := polite.RetryAfter(h, date); ok {
+			ra = lateclock.Revise(ra, fromDate, date, sent)
+		}
+	}
 	std := http.Header{}
 	for name, v := range h {
 		if !strings.EqualFold(name, "Retry-After-Ms") {

@@ -25,7 +25,7 @@ func TestInspectCachedSpentQuotaBacksOff(t *testing.T) {
 			h.Set("Age", age)
 		}
 		var finding string
-		for _, f := range examine(http.StatusTooManyRequests, h, nil, nil, time.Now()).Findings {
+		for _, f := range examine(http.StatusTooManyRequests, h, nil, nil, time.Time{}, time.Now()).Findings {
 			if strings.Contains(f, "without a valid Retry-After") {
 				finding = f
 			}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -77,16 +76,16 @@ type costQuotaJSON struct {
 	RefillPS  *float64 `json:"refill_per_s"` // null for a quota restored whole at its reset
 }
 
-// examineCost reads the response to req, with header h and status
-// received at now, as a fresh polite Budget would, and reports what a
-// request costing cost would wait.
-func examineCost(req *http.Request, status int, h http.Header, now time.Time, cost polite.Cost) costReport {
+// examineCost reports what a request costing cost to url would wait at
+// now, by the quotas of the answer tr read, tr being the fresh polite
+// Transport, of one attempt, that sent inspect's request: it read the
+// answer as polite does, knowing when the request went. (An answer
+// replayed through a fresh Transport after it came was taken for one to
+// a request sent then: under a Date far behind, a reset stated before a
+// slow answer read as hours; see package internal/lateclock.)
+func examineCost(tr *polite.Transport, url string, now time.Time, cost polite.Cost) costReport {
 	rep := costReport{Cost: cost.String(), Quotas: []costQuotaJSON{}}
-	tr := &polite.Transport{MaxAttempts: 1, Base: replay{status: status, header: h}}
-	if resp, err := tr.RoundTrip(req.Clone(req.Context())); err == nil {
-		resp.Body.Close()
-	}
-	st, ok := tr.Inspect(req.URL.String(), now)
+	st, ok := tr.Inspect(url, now)
 	if !ok {
 		return rep
 	}
@@ -115,17 +114,6 @@ func examineCost(req *http.Request, status int, h http.Header, now time.Time, co
 	s := d.Seconds()
 	rep.WaitS = &s
 	return rep
-}
-
-// replay answers every request with a response of status and header,
-// without a body: the response inspect received.
-type replay struct {
-	status int
-	header http.Header
-}
-
-func (r replay) RoundTrip(req *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: r.status, Header: r.header.Clone(), Body: http.NoBody, Request: req, ContentLength: 0}, nil
 }
 
 // printCost writes rep as text.

@@ -29,7 +29,7 @@ func TestInspectDateResetIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	rep := examine(resp.StatusCode, resp.Header, nil, nil, time.Now())
+	rep := examine(resp.StatusCode, resp.Header, nil, nil, time.Time{}, time.Now())
 	if len(rep.Quotas) != 1 || rep.Quotas[0].ResetS == nil {
 		t.Fatalf("quotas = %+v; want one with its reset read", rep.Quotas)
 	}
@@ -95,7 +95,7 @@ func TestInspectPastResetClaimsNoWait(t *testing.T) {
 			defer srv.Close()
 
 			// What the library does with the same answer.
-			tr := &polite.Transport{MaxAttempts: 1, Base: replay{status: 429, header: h}}
+			tr := &polite.Transport{MaxAttempts: 1}
 			req, _ := http.NewRequest("GET", srv.URL, nil)
 			if resp, err := tr.RoundTrip(req); err == nil {
 				resp.Body.Close()

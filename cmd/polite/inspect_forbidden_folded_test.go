@@ -34,7 +34,7 @@ func TestInspectForbiddenFoldedDate(t *testing.T) {
 		t.Fatalf("RetryAt: not a refusal; the test proves nothing")
 	}
 	var finding string
-	for _, f := range examine(http.StatusForbidden, h, nil, nil, now).Findings {
+	for _, f := range examine(http.StatusForbidden, h, nil, nil, time.Time{}, now).Findings {
 		if strings.Contains(f, "without a valid Retry-After") {
 			finding = f
 		}
@@ -45,7 +45,7 @@ func TestInspectForbiddenFoldedDate(t *testing.T) {
 	// The same 403 with its Date on one line: inspect agrees.
 	h.Set("Date", ds)
 	finding = ""
-	for _, f := range examine(http.StatusForbidden, h, nil, nil, now).Findings {
+	for _, f := range examine(http.StatusForbidden, h, nil, nil, time.Time{}, now).Findings {
 		if strings.Contains(f, "without a valid Retry-After") {
 			finding = f
 		}

@@ -27,7 +27,7 @@ func TestInspectForbiddenResetAtDate(t *testing.T) {
 	resp := &http.Response{StatusCode: http.StatusForbidden, Header: h, Request: req, Body: http.NoBody}
 	_, transportRefusal := (&polite.Transport{}).RetryAt(resp)
 	var finding string
-	for _, f := range examine(http.StatusForbidden, h, nil, nil, now).Findings {
+	for _, f := range examine(http.StatusForbidden, h, nil, nil, time.Time{}, now).Findings {
 		if strings.Contains(f, "without a valid Retry-After") {
 			finding = f
 		}

@@ -22,7 +22,7 @@ func TestInspectRetryAfterMsIsNotRetryAfter(t *testing.T) {
 		{"retry-after-ms alone", http.Header{"Retry-After-Ms": {"1500"}}},
 		{"retry-after-ms beside an invalid Retry-After", http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"soon"}}},
 	} {
-		rep := examine(http.StatusTooManyRequests, tt.h, nil, nil, time.Now())
+		rep := examine(http.StatusTooManyRequests, tt.h, nil, nil, time.Time{}, time.Now())
 		if want := fmt.Sprintf(rulePartialRetryMs, http.StatusTooManyRequests); rep.Verdict != "partial" || rep.Rule != want {
 			t.Errorf("429, %s: verdict %q (%s); want partial (%s)", tt.name, rep.Verdict, rep.Rule, want)
 		}
@@ -38,7 +38,7 @@ func TestInspectRetryAfterMsIsNotRetryAfter(t *testing.T) {
 	}
 	// Both: Retry-After is what standard clients read, and it is there.
 	h := http.Header{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}}
-	if rep := examine(http.StatusTooManyRequests, h, nil, nil, time.Now()); rep.Verdict != "pass" {
+	if rep := examine(http.StatusTooManyRequests, h, nil, nil, time.Time{}, time.Now()); rep.Verdict != "pass" {
 		t.Errorf("429 with retry-after-ms and Retry-After: verdict %q (%s), findings %q; want pass", rep.Verdict, rep.Rule, rep.Findings)
 	}
 }

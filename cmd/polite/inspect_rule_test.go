@@ -19,7 +19,7 @@ func TestFailRuleFitsTheStatus(t *testing.T) {
 		{http.StatusOK, "no rate-limit fields", "on a refusal"},
 		{http.StatusServiceUnavailable, "a 503 with neither rate-limit fields nor a valid Retry-After", ""},
 	} {
-		rep := examine(tt.status, http.Header{}, nil, nil, now)
+		rep := examine(tt.status, http.Header{}, nil, nil, time.Time{}, now)
 		if rep.Verdict != "fail" {
 			t.Errorf("status %d: verdict %q, want fail", tt.status, rep.Verdict)
 		}

@@ -616,7 +616,7 @@ func TestInspectLenientClaimPerField(t *testing.T) {
 	h := http.Header{}
 	h.Set("RateLimit-Policy", `"default";q=100;w=60`)
 	h.Set("RateLimit", `"default";r=50;t=30, @`)
-	rep := examine(200, h, nil, nil, time.Now())
+	rep := examine(200, h, nil, nil, time.Time{}, time.Now())
 	claims := false
 	for _, f := range rep.Findings {
 		if strings.HasPrefix(f, "RateLimit \"") && strings.Contains(f, "polite among them) still read it") {

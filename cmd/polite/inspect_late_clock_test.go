@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+// A GitHub-style 429 from a server whose clock is truly 15 minutes late:
+// its Date 15 minutes behind, its X-RateLimit-Reset 14m30s after that Date
+// by its own clock, 30 s before now by the caller's. polite's Transport,
+// which knows when it sent the request, reads that reset from the Date
+// and pauses the key for the quota, 14m30s. inspect read the header
+// without the send time, its reset 0, and said "polite backs off".
+func TestInspectLateClockReadsResetFromDate(t *testing.T) {
+	now := time.Now()
+	h := http.Header{}
+	h.Set("Date", now.Add(-15*time.Minute).UTC().Format(http.TimeFormat))
+	h.Set("X-RateLimit-Limit", "20")
+	h.Set("X-RateLimit-Remaining", "0")
+	h.Set("X-RateLimit-Reset", fmt.Sprint(now.Add(-30*time.Second).Unix()))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range h {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+
+	// What the library does with the same answer.
+	tr := &polite.Transport{MaxAttempts: 1}
+	req, _ := http.NewRequest("GET", srv.URL, nil)
+	if resp, err := tr.RoundTrip(req); err == nil {
+		resp.Body.Close()
+	}
+	st, _ := tr.Inspect(srv.URL, time.Now())
+	if st.PauseReason != polite.ReasonQuota || st.PauseUntil.Sub(st.At) < 14*time.Minute {
+		t.Fatalf("polite paused for %q for %v; want the quota's reset read from the Date", st.PauseReason, st.PauseUntil.Sub(st.At))
+	}
+
+	rep := inspectJSON(t, srv.URL)
+	for _, f := range rep.Findings {
+		if strings.Contains(f, "polite backs off") {
+			t.Errorf("inspect finding %q, but polite paused the key for the quota's reset for %v (inspect's quotas %s)",
+				f, st.PauseUntil.Sub(st.At).Round(time.Second), fmtQuotas(rep.Quotas))
+		}
+	}
+	if len(rep.Quotas) != 1 || rep.Quotas[0].ResetS == nil || *rep.Quotas[0].ResetS < 14*60 {
+		t.Errorf("quotas %s; want one whose reset is 14m30s away, read from the Date", fmtQuotas(rep.Quotas))
+	}
+}
+
+// A server whose clock is right but whose Date lies five hours behind,
+// behind a limiter that states its fields as it admits a request, in
+// front of a handler of 30 s (an LLM's answer): the request that spends
+// the token bucket states its reset 2 s after admission, 28 s past by the
+// caller's clock when the answer comes. The Transport that sent it reads
+// the reset as due. inspect -cost replayed the answer through a fresh
+// Transport after it came, to which the request went 28 s after the
+// reset: read from the lying Date, it reported a wait of 5h15m20s. It
+// now reads the Transport that sent the request.
+func TestInspectCostSlowAnswerLyingDate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
+		var n atomic.Int64
+		srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			admitted := time.Now()
+			n.Add(1)
+			time.Sleep(30 * time.Second)
+			h := w.Header()
+			h.Set("Date", time.Now().Add(-5*time.Hour).UTC().Format(http.TimeFormat))
+			h.Set("Anthropic-Ratelimit-Tokens-Limit", "10000")
+			h.Set("Anthropic-Ratelimit-Tokens-Remaining", "0")
+			h.Set("Anthropic-Ratelimit-Tokens-Reset", admitted.Add(2*time.Second).UTC().Format(time.RFC3339))
+		})
+		cost := polite.Cost{Tokens: 10000} // the whole bucket: the wait is the reset
+		tr := &polite.Transport{MaxAttempts: 1, Base: &ratelimittest.Transport{Handler: srv}}
+		c := &http.Client{Transport: tr}
+		resp, err := c.Get("http://api.test/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		rep := examineCost(tr, "http://api.test/", time.Now(), cost)
+		if rep.WaitS == nil {
+			t.Fatalf("inspect -cost: no wait (%s)", rep.Error)
+		}
+		if got := time.Duration(*rep.WaitS * float64(time.Second)); got > time.Second {
+			t.Errorf("inspect -cost reports a wait of %v for %v; want none (the reset, stated after the request was sent, is due)", got.Round(time.Second), cost)
+		}
+	})
+}
