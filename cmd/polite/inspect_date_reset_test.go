@@ -86,21 +86,7 @@ func TestInspectPastResetClaimsNoWait(t *testing.T) {
 			now := time.Now()
 			h := mk(now)
 			h.Set("Date", now.UTC().Format(http.TimeFormat))
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				for k, v := range h {
-					w.Header()[k] = v
-				}
-				w.WriteHeader(http.StatusTooManyRequests)
-			}))
-			defer srv.Close()
-
-			// What the library does with the same answer.
-			tr := &polite.Transport{MaxAttempts: 1}
-			req, _ := http.NewRequest("GET", srv.URL, nil)
-			if resp, err := tr.RoundTrip(req); err == nil {
-				resp.Body.Close()
-			}
-			st, _ := tr.Inspect(srv.URL, time.Now())
+			srv, st := refusing(t, h)
 			if st.PauseReason == polite.ReasonQuota {
 				t.Skipf("the library paused for the quota's reset (%v): no mismatch", st.PauseUntil)
 			}
@@ -119,4 +105,26 @@ func TestInspectPastResetClaimsNoWait(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusing starts a server that answers every request with a 429 of
+// header h, closed when t ends, and returns it with the state of its key
+// in a polite Transport of one attempt once it sent it a request: what
+// the library does with the answer inspect reads.
+func refusing(t *testing.T, h http.Header) (*httptest.Server, polite.State) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range h {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	t.Cleanup(srv.Close)
+	tr := &polite.Transport{MaxAttempts: 1}
+	req, _ := http.NewRequest("GET", srv.URL, nil)
+	if resp, err := tr.RoundTrip(req); err == nil {
+		resp.Body.Close()
+	}
+	st, _ := tr.Inspect(srv.URL, time.Now())
+	return srv, st
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,21 +26,7 @@ func TestInspectLateClockReadsResetFromDate(t *testing.T) {
 	h.Set("X-RateLimit-Limit", "20")
 	h.Set("X-RateLimit-Remaining", "0")
 	h.Set("X-RateLimit-Reset", fmt.Sprint(now.Add(-30*time.Second).Unix()))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for k, v := range h {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(http.StatusTooManyRequests)
-	}))
-	defer srv.Close()
-
-	// What the library does with the same answer.
-	tr := &polite.Transport{MaxAttempts: 1}
-	req, _ := http.NewRequest("GET", srv.URL, nil)
-	if resp, err := tr.RoundTrip(req); err == nil {
-		resp.Body.Close()
-	}
-	st, _ := tr.Inspect(srv.URL, time.Now())
+	srv, st := refusing(t, h)
 	if st.PauseReason != polite.ReasonQuota || st.PauseUntil.Sub(st.At) < 14*time.Minute {
 		t.Fatalf("polite paused for %q for %v; want the quota's reset read from the Date", st.PauseReason, st.PauseUntil.Sub(st.At))
 	}
