@@ -112,19 +112,18 @@ func serverBase(h http.Header, now, estimate time.Time) time.Time {
 // package parse reads an absolute reset. Behind, dn, unless the instant
 // is more than justPast past by now, which a clock truly that late
 // reckoned; given sent, when the request that drew the answer was sent,
-// more than lateclock.Slack before sent instead, as sentBehind reads a reset: a
-// server whose clock is right asks for no retry before it refused. Ahead,
-// dn when the instant is more than offDate past by base, which no server
-// gives as the end of a wait it asks for, and at most offDate ahead by
-// now.
+// unless it is more than lateclock.Slack before sent (lateclock.Wait), as
+// sentBehind reads a reset: a server whose clock is right asks for no
+// retry before it refused. Ahead, dn when the instant is more than
+// offDate past by base, which no server gives as the end of a wait it
+// asks for, and at most offDate ahead by now.
 func offWait(d, dn time.Duration, base, now, sent time.Time) time.Duration {
 	switch off := now.Sub(base); {
 	case off > offDate:
-		past := justPast
 		if !sent.IsZero() {
-			past = now.Sub(sent) + lateclock.Slack
+			return lateclock.Wait(d, base, sent, now)
 		}
-		if dn >= -past {
+		if dn >= -justPast {
 			return dn
 		}
 	case -off > offDate && -d > offDate && 0 < dn && dn <= offDate:

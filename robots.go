@@ -958,6 +958,7 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, site ro
 		if host != "" {
 			req.Host = host
 		}
+		sent := time.Now()
 		resp, err := base.RoundTrip(req)
 		if err != nil {
 			if resp != nil && resp.Body != nil {
@@ -987,8 +988,10 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, site ro
 		case code == http.StatusTooManyRequests || code >= 500 ||
 			code == http.StatusForbidden && forbiddenAnswer(resp.Header, time.Now(), false):
 			// Refused for rate, a 403 that says so too (DESIGN.md
-			// §1.10): unreachable for now, not unavailable.
-			wait, _ := RetryAfter(resp.Header, time.Now())
+			// §1.10): unreachable for now, not unavailable. A
+			// Retry-After date is read by when the request was sent,
+			// as for a page (see offWait).
+			wait, _ := retryAfter(resp.Header, time.Now(), time.Time{}, sent)
 			discard(ctx, resp.Body)
 			return robotsResult{unreachable: true, status: code, retryAfter: wait}
 		case code == http.StatusMovedPermanently, code == http.StatusFound, code == http.StatusSeeOther,

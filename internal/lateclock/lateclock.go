@@ -54,6 +54,19 @@ func Revise(fromNow, fromDate time.Duration, date, sent time.Time) time.Duration
 	return fromDate
 }
 
+// Wait returns the wait until the instant base+d, which a server stated
+// as an instant (an HTTP-date: never a delay), under a Date or an
+// estimate of the server's clock (base) more than Off behind now, for a
+// request sent at sent: measured from now while the instant is no more
+// than Slack before sent, however long the answer took, else d, from
+// base. It is negative when the instant is past.
+func Wait(d time.Duration, base, sent, now time.Time) time.Duration {
+	if at := base.Add(d); !at.Before(sent.Add(-Slack)) {
+		return at.Sub(now)
+	}
+	return d
+}
+
 // Quotas revises the resets of quotas, read from an answer whose Date,
 // date, is more than Off behind the caller's clock, to a request sent at
 // sent, by again, the same header read from the Date (parse.HeaderAt with

@@ -73,3 +73,25 @@ func TestQuotasMisaligned(t *testing.T) {
 		t.Errorf("aligned: resets %v and %v, want 14m0s (a minute before sent) and 0s (5 s after sent: left)", quotas[0].Reset, quotas[1].Reset)
 	}
 }
+
+// An instant stated under a base 5 hours behind, to a request sent 90 s
+// before now: from now while no more than Slack before sent, however long
+// the answer took; from base when earlier.
+func TestWait(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	base, sent := now.Add(-5*time.Hour), now.Add(-90*time.Second)
+	for _, tt := range []struct {
+		at   time.Duration // the instant, less now
+		want time.Duration
+	}{
+		{4 * time.Second, 4 * time.Second},
+		{-88 * time.Second, -88 * time.Second},
+		{-92 * time.Second, -92 * time.Second},
+		{-93 * time.Second, 5*time.Hour - 93*time.Second},
+	} {
+		d := now.Add(tt.at).Sub(base)
+		if got := Wait(d, base, sent, now); got != tt.want {
+			t.Errorf("instant now%+v: Wait = %v, want %v", tt.at, got, tt.want)
+		}
+	}
+}
