@@ -17,6 +17,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/politehttp/polite"
@@ -205,13 +206,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	headers.apply(req.Header, &req.Host)
 	client := &http.Client{CheckRedirect: headers.checkRedirect}
-	var tr *polite.Transport
+	var hops fresh
 	if cost.set {
-		// A Transport that has seen nothing sends the request at once,
-		// as it is, and hands back the answer as it came, having read
-		// it as polite does (examineCost).
-		tr = &polite.Transport{MaxAttempts: 1}
-		client.Transport = tr
+		client.Transport = &hops
 	}
 	sent := time.Now()
 	resp, err := client.Do(req)
@@ -229,7 +226,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	rep := examine(resp.StatusCode, resp.Header, problem, problemErr, sent, now)
 	rep.URL = shownURL(target)
 	if cost.set {
-		c := examineCost(tr, resp.Request.URL.String(), now, cost.cost)
+		c := examineCost(hops.last, resp.Request.URL.String(), now, cost.cost)
 		rep.Cost = &c
 	}
 	if *jsonOut {
@@ -453,11 +450,6 @@ func examine(status int, h http.Header, problem []byte, problemErr error, sent, 
 	// first; stdOK reports whether Retry-After, which clients following
 	// RFC 9110 read alone, is valid without it.
 	ra, raOK := polite.RetryAfter(h, now)
-	if late && raOK {
-		if fromDate, ok := polite.RetryAfter(h, date); ok {
-			ra = lateclock.Revise(ra, fromDate, date, sent)
-		}
-	}
 	std := http.Header{}
 	for name, v := range h {
 		if !strings.EqualFold(name, "Retry-After-Ms") {
@@ -465,6 +457,12 @@ func examine(status int, h http.Header, problem []byte, problemErr error, sent, 
 		}
 	}
 	_, stdOK := polite.RetryAfter(std, now)
+	if late && raOK && dateForm(h) {
+		// An HTTP-date, read by when the request was sent as the
+		// Transport reads it, however long the answer took.
+		fromDate, _ := polite.RetryAfter(h, date)
+		ra = max(lateclock.Wait(fromDate, date, sent, now), 0)
+	}
 	if raOK {
 		s := ra.Seconds()
 		rep.RetryAfterS = &s
@@ -525,6 +523,27 @@ func examine(status int, h http.Header, problem []byte, problemErr error, sent, 
 		rep.Verdict, rep.Rule = "fail", ruleFailNothing
 	}
 	return rep
+}
+
+// dateForm reports whether the wait polite.RetryAfter reads in h is an
+// HTTP-date: no valid retry-after-ms, which polite reads first, and a
+// Retry-After with a letter in it, which delay-seconds never have.
+func dateForm(h http.Header) bool {
+	ms := http.Header{}
+	for name, v := range h {
+		if strings.EqualFold(name, "Retry-After-Ms") {
+			ms[name] = v
+		}
+	}
+	if _, ok := polite.RetryAfter(ms, time.Time{}); ok {
+		return false
+	}
+	for name, v := range h {
+		if strings.EqualFold(name, "Retry-After") && slices.ContainsFunc(v, func(s string) bool { return strings.ContainsFunc(s, unicode.IsLetter) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // spentJustPast reports whether h states a quota spent whose reset is at

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -114,6 +115,19 @@ func examineCost(tr *polite.Transport, url string, now time.Time, cost polite.Co
 	s := d.Seconds()
 	rep.WaitS = &s
 	return rep
+}
+
+// fresh sends each request of a redirect chain through a polite
+// Transport of its own, of one attempt, that has seen nothing: it goes at
+// once, as it is, its answer handed back as it came, read as polite reads
+// it, knowing when the request went (examineCost). One Transport for the
+// chain would pace a hop by what an earlier one stated. last is the
+// Transport of the latest request; http.Client sends the hops one by one.
+type fresh struct{ last *polite.Transport }
+
+func (f *fresh) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.last = &polite.Transport{MaxAttempts: 1}
+	return f.last.RoundTrip(req)
 }
 
 // printCost writes rep as text.

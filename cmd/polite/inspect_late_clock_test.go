@@ -83,3 +83,42 @@ func TestInspectCostSlowAnswerLyingDate(t *testing.T) {
 		}
 	})
 }
+
+// The same server refusing with a Retry-After HTTP-date 2 s after it
+// admitted the request, the handler taking 90 s: the Transport that sent
+// the request reads the date as due, however long the answer took.
+// inspect read it without the send time, more than a minute past by now
+// and so from the lying Date: a Retry-After of 4h58m32s.
+func TestInspectSlowRetryAfterLyingDate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
+		srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			admitted := time.Now()
+			time.Sleep(90 * time.Second)
+			w.Header().Set("Date", time.Now().Add(-5*time.Hour).UTC().Format(http.TimeFormat))
+			w.Header().Set("Retry-After", admitted.Add(2*time.Second).UTC().Format(http.TimeFormat))
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		var transportWait time.Duration = -1
+		tr := &polite.Transport{MaxAttempts: 1, Base: &ratelimittest.Transport{Handler: srv},
+			OnEvent: func(e polite.Event) {
+				if e.Kind == polite.EventGiveUp {
+					transportWait = e.Wait
+				}
+			}}
+		req, _ := http.NewRequest("GET", "http://api.test/", nil)
+		sent := time.Now()
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if transportWait != 0 {
+			t.Fatalf("the Transport read the Retry-After as %v; want it due", transportWait)
+		}
+		rep := examine(resp.StatusCode, resp.Header, nil, nil, sent, time.Now())
+		if rep.RetryAfterS == nil || *rep.RetryAfterS != 0 {
+			t.Errorf("inspect reads retry_after_s %v; want 0, as the Transport that sent the same request reads it", optSeconds(rep.RetryAfterS))
+		}
+	})
+}
