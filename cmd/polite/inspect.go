@@ -206,11 +206,8 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	headers.apply(req.Header, &req.Host)
 	client := &http.Client{CheckRedirect: headers.checkRedirect}
-	var hops fresh
-	if cost.set {
-		client.Transport = &hops
-	}
-	sent := time.Now()
+	chain := &hops{cost: cost.set}
+	client.Transport = chain
 	resp, err := client.Do(req)
 	if err != nil {
 		return fail(err)
@@ -223,10 +220,10 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	resp.Body.Close()
 
-	rep := examine(resp.StatusCode, resp.Header, problem, problemErr, sent, now)
+	rep := examine(resp.StatusCode, resp.Header, problem, problemErr, chain.sent, now)
 	rep.URL = shownURL(target)
 	if cost.set {
-		c := examineCost(hops.last, resp.Request.URL.String(), now, cost.cost)
+		c := examineCost(chain.last, resp.Request.URL.String(), now, cost.cost)
 		rep.Cost = &c
 	}
 	if *jsonOut {
@@ -367,6 +364,9 @@ func examine(status int, h http.Header, problem []byte, problemErr error, sent, 
 	// reads it (package internal/lateclock).
 	date := dateOf(h, now)
 	late := !sent.IsZero() && !date.IsZero() && lateclock.Behind(date, now)
+	// A Retry-After date is held to the exact line, as the Transport
+	// holds it (offWait); parse's resets, to whole seconds.
+	lateRA := !sent.IsZero() && !date.IsZero() && now.Sub(date) > lateclock.Off
 	if late {
 		lateclock.Quotas(quotas, parse.HeaderAt(h, date, date), date, sent)
 	}
@@ -457,7 +457,7 @@ func examine(status int, h http.Header, problem []byte, problemErr error, sent, 
 		}
 	}
 	_, stdOK := polite.RetryAfter(std, now)
-	if late && raOK && dateForm(h) {
+	if lateRA && raOK && dateForm(h) {
 		// An HTTP-date, read by when the request was sent as the
 		// Transport reads it, however long the answer took.
 		fromDate, _ := polite.RetryAfter(h, date)

@@ -117,17 +117,27 @@ func examineCost(tr *polite.Transport, url string, now time.Time, cost polite.Co
 	return rep
 }
 
-// fresh sends each request of a redirect chain through a polite
-// Transport of its own, of one attempt, that has seen nothing: it goes at
-// once, as it is, its answer handed back as it came, read as polite reads
-// it, knowing when the request went (examineCost). One Transport for the
-// chain would pace a hop by what an earlier one stated. last is the
-// Transport of the latest request; http.Client sends the hops one by one.
-type fresh struct{ last *polite.Transport }
+// hops sends the requests of inspect's redirect chain, one by one as
+// http.Client sends them, and records when the latest went (sent), the
+// answer examined being the last one's. With cost set (-cost), each goes
+// through a polite Transport of its own, of one attempt, that has seen
+// nothing: it goes at once, as it is, its answer handed back as it came,
+// read as polite reads it, knowing when the request went (examineCost;
+// last is the latest's). One Transport for the chain would pace a hop by
+// what an earlier one stated. Without, through http.DefaultTransport.
+type hops struct {
+	cost bool
+	last *polite.Transport
+	sent time.Time
+}
 
-func (f *fresh) RoundTrip(req *http.Request) (*http.Response, error) {
-	f.last = &polite.Transport{MaxAttempts: 1}
-	return f.last.RoundTrip(req)
+func (h *hops) RoundTrip(req *http.Request) (*http.Response, error) {
+	h.sent = time.Now()
+	if !h.cost {
+		return http.DefaultTransport.RoundTrip(req)
+	}
+	h.last = &polite.Transport{MaxAttempts: 1}
+	return h.last.RoundTrip(req)
 }
 
 // printCost writes rep as text.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -119,6 +121,107 @@ func TestInspectSlowRetryAfterLyingDate(t *testing.T) {
 		rep := examine(resp.StatusCode, resp.Header, nil, nil, sent, time.Now())
 		if rep.RetryAfterS == nil || *rep.RetryAfterS != 0 {
 			t.Errorf("inspect reads retry_after_s %v; want 0, as the Transport that sent the same request reads it", optSeconds(rep.RetryAfterS))
+		}
+	})
+}
+
+// A server whose clock is truly 15 minutes late answers /new with a 429,
+// its Date 15 minutes behind and a Retry-After HTTP-date 14m57s after that
+// Date by its own clock: 3 s before the request for /new was sent, by
+// ours. A Transport that sends GET /new reads the date from the Date,
+// 14m57s. /old redirects to /new after 5 s. inspect /old read the final
+// answer by when it sent the first request of the chain, 5 s before the
+// one that drew it: no more than 2 s before that, the instant was read
+// from now, past: retry_after_s 0. It reads it by when the last went.
+// (The test swaps http.DefaultTransport, which inspect sends through, for
+// an in-memory one: it must not run in parallel.)
+func TestInspectRedirectReadsLastHopSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/old" {
+				time.Sleep(5 * time.Second) // a slow hop
+				http.Redirect(w, r, "/new", http.StatusFound)
+				return
+			}
+			date := time.Now().Add(-15 * time.Minute).Truncate(time.Second)
+			w.Header().Set("Date", date.UTC().Format(http.TimeFormat))
+			w.Header().Set("Retry-After", date.Add(14*time.Minute+57*time.Second).UTC().Format(http.TimeFormat))
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		saved := http.DefaultTransport
+		http.DefaultTransport = &ratelimittest.Transport{Handler: h}
+		defer func() { http.DefaultTransport = saved }()
+
+		// What the Transport that sends the final request reads.
+		var trWait time.Duration = -1
+		tr := &polite.Transport{MaxAttempts: 1, OnEvent: func(e polite.Event) {
+			if e.Kind == polite.EventGiveUp {
+				trWait = e.Wait
+			}
+		}}
+		req, _ := http.NewRequest("GET", "http://api.test/new", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+
+		run := func(args ...string) inspectReport {
+			var stdout, stderr bytes.Buffer
+			if err := runInspect(t.Context(), append([]string{"-json", "-timeout", "1m"}, args...), &stdout, &stderr); err != nil {
+				t.Fatalf("runInspect(%q) = %v\n%s", args, err, stderr.String())
+			}
+			var rep inspectReport
+			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+				t.Fatal(err)
+			}
+			return rep
+		}
+		direct := run("http://api.test/new")
+		redirected := run("http://api.test/old")
+		t.Logf("Transport (GET /new) reads %v; inspect /new retry_after_s %v; inspect /old retry_after_s %v",
+			trWait, optSeconds(direct.RetryAfterS), optSeconds(redirected.RetryAfterS))
+		if redirected.RetryAfterS == nil || time.Duration(*redirected.RetryAfterS*float64(time.Second)) != trWait {
+			t.Errorf("inspect /old (redirected to /new after 5 s) retry_after_s %v; want %v, as the Transport that sent GET /new reads it (inspect /new: %v)",
+				optSeconds(redirected.RetryAfterS), trWait, optSeconds(direct.RetryAfterS))
+		}
+	})
+}
+
+// A server whose clock is 10m0.5s late (its Date, whole seconds, 600 s
+// behind by Unix seconds, 600.5 s exactly) refuses with a Retry-After
+// HTTP-date 9m30s after its Date: 30.5 s before the request was sent by
+// ours. The Transport holds a Retry-After date to the exact line (offWait)
+// and reads it by the send time, from the Date: 9m30s. inspect held it to
+// whole seconds, as parse's resets are: 600 > 600 is false, and the date,
+// read without the send time, was due: 0.
+func TestInspectRetryAfterExactLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(time.Until(time.Date(2026, 11, 1, 0, 10, 0, 500_000_000, time.UTC)))
+		srv := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			date := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+			w.Header().Set("Date", date.Format(http.TimeFormat))
+			w.Header().Set("Retry-After", date.Add(9*time.Minute+30*time.Second).Format(http.TimeFormat))
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		var trWait time.Duration = -1
+		tr := &polite.Transport{MaxAttempts: 1, Base: &ratelimittest.Transport{Handler: srv},
+			OnEvent: func(e polite.Event) {
+				if e.Kind == polite.EventGiveUp {
+					trWait = e.Wait
+				}
+			}}
+		req, _ := http.NewRequest("GET", "http://api.test/", nil)
+		sent := time.Now()
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		rep := examine(resp.StatusCode, resp.Header, nil, nil, sent, time.Now())
+		if rep.RetryAfterS == nil || time.Duration(*rep.RetryAfterS*float64(time.Second)) != trWait {
+			t.Errorf("inspect retry_after_s %v; want %v, as the Transport that sent the same request reads it", optSeconds(rep.RetryAfterS), trWait)
 		}
 	})
 }
