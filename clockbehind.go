@@ -2,6 +2,7 @@ package polite
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/politehttp/polite/internal/lateclock"
@@ -10,7 +11,8 @@ import (
 
 // sentBehind revises quotas, read by package parse from a response with
 // header h received at now, whose Date (date) is more than offDate behind
-// now, for a request sent at sent (see package lateclock): parse measures
+// now, to the request of the lease g, sent when it was granted (see
+// package lateclock): parse measures
 // an absolute reset from now under such a Date, due when at most a minute
 // past by it, knowing neither when the request went nor how long the
 // answer took. A reset parse read as due that is more than 2 s before
@@ -23,7 +25,13 @@ import (
 // sentBehind reads h again with rd, the key's parse.Reader, from the
 // Date: a second reading for such a Date only, which allocates no more
 // than the first.
-func sentBehind(quotas []parse.Quota, h http.Header, rd *parse.Reader, date, sent time.Time) {
+func sentBehind(quotas []parse.Quota, h http.Header, rd *parse.Reader, date, now time.Time, g *lease) {
+	sent := g.granted()
+	if sent.IsZero() || !lateclock.Behind(date, now) || !slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Reset == 0 }) {
+		// An instant before sent is past by now: parse read it as 0.
+		// A Date far behind with resets to come reads nothing again.
+		return
+	}
 	var buf [8]parse.Quota
 	again, _ := rd.AppendFresh(buf[:0], h, date, date) // every instant measured from the Date
 	lateclock.Quotas(quotas, again, date, sent)

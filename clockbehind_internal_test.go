@@ -57,7 +57,7 @@ func TestSentBehind(t *testing.T) {
 				t.Errorf("parse read %v, want %v", qs[0].Reset, tt.wantRaw)
 			}
 			if lateclock.Behind(d, now) {
-				sentBehind(qs, h, &rd, d, now.Add(-tt.took))
+				sentBehind(qs, h, &rd, d, now, &lease{at: now.Add(-tt.took)})
 			}
 			if qs[0].Reset != tt.want {
 				t.Errorf("reset %v, want %v", qs[0].Reset, tt.want)
@@ -85,7 +85,7 @@ func TestSentBehindDelay(t *testing.T) {
 	}
 	var rd parse.Reader
 	qs, d := rd.ReadFresh(h, now, time.Time{})
-	sentBehind(qs, h, &rd, d, now.Add(-time.Minute))
+	sentBehind(qs, h, &rd, d, now, &lease{at: now.Add(-time.Minute)})
 	if len(qs) != 1 || qs[0].Reset != 30*time.Second {
 		t.Errorf("quotas %v, want one with a reset of 30s", qs)
 	}

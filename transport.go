@@ -1147,8 +1147,8 @@ func readQuotas(buf []parse.Quota, h http.Header, now time.Time, g *lease, rd *p
 	}
 	if !date.IsZero() {
 		out.Skew, out.Dated = since(now, date), true
-		if sent := g.granted(); lateclock.Behind(date, now) && !sent.IsZero() {
-			sentBehind(quotas, h, rd, date, sent)
+		if out.Skew < -lateclock.Off { // rare; implied by lateclock.Behind
+			sentBehind(quotas, h, rd, date, now, g)
 		}
 	}
 	return quotas
