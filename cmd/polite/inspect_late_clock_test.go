@@ -101,20 +101,7 @@ func TestInspectSlowRetryAfterLyingDate(t *testing.T) {
 			w.Header().Set("Retry-After", admitted.Add(2*time.Second).UTC().Format(http.TimeFormat))
 			w.WriteHeader(http.StatusTooManyRequests)
 		})
-		var transportWait time.Duration = -1
-		tr := &polite.Transport{MaxAttempts: 1, Base: &ratelimittest.Transport{Handler: srv},
-			OnEvent: func(e polite.Event) {
-				if e.Kind == polite.EventGiveUp {
-					transportWait = e.Wait
-				}
-			}}
-		req, _ := http.NewRequest("GET", "http://api.test/", nil)
-		sent := time.Now()
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, sent, transportWait := giveUpWait(t, srv)
 		if transportWait != 0 {
 			t.Fatalf("the Transport read the Retry-After as %v; want it due", transportWait)
 		}
@@ -205,23 +192,32 @@ func TestInspectRetryAfterExactLine(t *testing.T) {
 			w.Header().Set("Retry-After", date.Add(9*time.Minute+30*time.Second).Format(http.TimeFormat))
 			w.WriteHeader(http.StatusTooManyRequests)
 		})
-		var trWait time.Duration = -1
-		tr := &polite.Transport{MaxAttempts: 1, Base: &ratelimittest.Transport{Handler: srv},
-			OnEvent: func(e polite.Event) {
-				if e.Kind == polite.EventGiveUp {
-					trWait = e.Wait
-				}
-			}}
-		req, _ := http.NewRequest("GET", "http://api.test/", nil)
-		sent := time.Now()
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, sent, trWait := giveUpWait(t, srv)
 		rep := examine(resp.StatusCode, resp.Header, nil, nil, sent, time.Now())
 		if rep.RetryAfterS == nil || time.Duration(*rep.RetryAfterS*float64(time.Second)) != trWait {
 			t.Errorf("inspect retry_after_s %v; want %v, as the Transport that sent the same request reads it", optSeconds(rep.RetryAfterS), trWait)
 		}
 	})
+}
+
+// giveUpWait sends one request to srv through a polite Transport of one
+// attempt, and returns its answer (its body closed), when it was sent,
+// and the wait the Transport read in it: its EventGiveUp's, -1 if none.
+func giveUpWait(t *testing.T, srv http.Handler) (*http.Response, time.Time, time.Duration) {
+	t.Helper()
+	wait := time.Duration(-1)
+	tr := &polite.Transport{MaxAttempts: 1, Base: &ratelimittest.Transport{Handler: srv},
+		OnEvent: func(e polite.Event) {
+			if e.Kind == polite.EventGiveUp {
+				wait = e.Wait
+			}
+		}}
+	req, _ := http.NewRequest("GET", "http://api.test/", nil)
+	sent := time.Now()
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp, sent, wait
 }
