@@ -12,15 +12,15 @@ import (
 // sentBehind revises quotas, read by package parse from a response with
 // header h received at now, whose Date (date) is more than offDate behind
 // now, to the request of the lease g, sent when it was granted (see
-// package lateclock): parse measures
-// an absolute reset from now under such a Date, due when at most a minute
-// past by it, knowing neither when the request went nor how long the
-// answer took. A reset parse read as due that is more than 2 s before
-// sent is read from the Date. A reset parse read from the Date stays:
-// more than a minute past by now, it may yet be after sent, stated by a
-// handler of minutes under a Date that lies, but a delay reads alike, and
-// the two readings do not tell them apart (a Retry-After date, which
-// cannot be a delay, is measured by sent either way: see offWait).
+// package lateclock): parse measures an absolute reset from now under
+// such a Date, due when at most a minute past by it, knowing neither when
+// the request went nor how long the answer took. A reset parse read as
+// due that is more than 2 s before the request was sent is read from the
+// Date. A reset parse read from the Date stays: more than a minute past
+// by now, it may yet be after the request was sent, stated by a handler
+// of minutes under a Date that lies, but a delay reads alike, and the two
+// readings do not tell them apart (a Retry-After date, which cannot be a
+// delay, is measured by the send time either way: see offWait).
 //
 // sentBehind reads h again with rd, the key's parse.Reader, from the
 // Date: a second reading for such a Date only, which allocates no more
