@@ -5,14 +5,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/politehttp/polite/internal/lateclock"
+	"github.com/politehttp/polite/internal/serverclock"
 	"github.com/politehttp/polite/parse"
 )
 
 // sentBehind revises quotas, read by package parse from a response with
 // header h received at now, whose Date (date) is more than offDate behind
 // now, to the request of the lease g, sent when it was granted (see
-// package lateclock): parse measures an absolute reset from now under
+// package serverclock): parse measures an absolute reset from now under
 // such a Date, due when at most a minute past by it, knowing neither when
 // the request went nor how long the answer took. A reset parse read as
 // due that is more than 2 s before the request was sent is read from the
@@ -27,12 +27,12 @@ import (
 // than the first.
 func sentBehind(quotas []parse.Quota, h http.Header, rd *parse.Reader, date, now time.Time, g *lease) {
 	sent := g.granted()
-	if sent.IsZero() || !lateclock.Behind(date, now) || !slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Reset == 0 }) {
+	if sent.IsZero() || !serverclock.Behind(date, now) || !slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Reset == 0 }) {
 		// An instant before sent is past by now: parse read it as 0.
 		// A Date far behind with resets to come reads nothing again.
 		return
 	}
 	var buf [8]parse.Quota
 	again, _ := rd.AppendFresh(buf[:0], h, date, date) // every instant measured from the Date
-	lateclock.Quotas(quotas, again, date, sent)
+	serverclock.Quotas(quotas, again, date, sent)
 }

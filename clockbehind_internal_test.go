@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politehttp/polite/internal/lateclock"
+	"github.com/politehttp/polite/internal/serverclock"
 	"github.com/politehttp/polite/parse"
 )
 
@@ -56,7 +56,7 @@ func TestSentBehind(t *testing.T) {
 			if qs[0].Reset != tt.wantRaw {
 				t.Errorf("parse read %v, want %v", qs[0].Reset, tt.wantRaw)
 			}
-			if lateclock.Behind(d, now) {
+			if serverclock.Behind(d, now) {
 				sentBehind(qs, h, &rd, d, now, &lease{at: now.Add(-tt.took)})
 			}
 			if qs[0].Reset != tt.want {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/politehttp/polite/internal/lateclock"
+	"github.com/politehttp/polite/internal/serverclock"
 	"github.com/politehttp/polite/internal/zone"
 	"github.com/politehttp/polite/parse"
 )
@@ -112,7 +112,7 @@ func serverBase(h http.Header, now, estimate time.Time) time.Time {
 // package parse reads an absolute reset. Behind, dn, unless the instant
 // is more than justPast past by now, which a clock truly that late
 // reckoned; given sent, when the request that drew the answer was sent,
-// unless it is more than lateclock.Slack before sent (lateclock.Wait), as
+// unless it is more than serverclock.Slack before sent (serverclock.Wait), as
 // sentBehind reads a reset: a server whose clock is right asks for no
 // retry before it refused. Ahead, dn when the instant is more than
 // offDate past by base, which no server gives as the end of a wait it
@@ -121,7 +121,7 @@ func offWait(d, dn time.Duration, base, now, sent time.Time) time.Duration {
 	switch off := now.Sub(base); {
 	case off > offDate:
 		if !sent.IsZero() {
-			return lateclock.Wait(d, base, sent, now)
+			return serverclock.Wait(d, base, sent, now)
 		}
 		if dn >= -justPast {
 			return dn
@@ -136,7 +136,7 @@ func offWait(d, dn time.Duration, base, now, sent time.Time) time.Duration {
 // still be read as the server's clock, off, rather than a Date that lies
 // (in the wrong zone, or frozen): package parse draws the same line for
 // the absolute resets it measures from a Date. See RetryAfter.
-const offDate = lateclock.Off
+const offDate = serverclock.Off
 
 // justPast is how far past by now a date measured from now under a Date
 // more than offDate behind may be and still be due, when the caller does

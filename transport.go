@@ -11,13 +11,12 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/politehttp/polite/internal/control"
-	"github.com/politehttp/polite/internal/lateclock"
+	"github.com/politehttp/polite/internal/serverclock"
 	"github.com/politehttp/polite/parse"
 )
 
@@ -1147,7 +1146,7 @@ func readQuotas(buf []parse.Quota, h http.Header, now time.Time, g *lease, rd *p
 	}
 	if !date.IsZero() {
 		out.Skew, out.Dated = since(now, date), true
-		if out.Skew < -lateclock.Off { // rare; implied by lateclock.Behind
+		if out.Skew < -serverclock.Off { // rare; implied by serverclock.Behind
 			sentBehind(quotas, h, rd, date, now, g)
 		}
 	}
@@ -1192,33 +1191,17 @@ func refusal(status int, h http.Header, quotas []parse.Quota, arr *arrival, g *l
 func forbiddenAnswer(h http.Header, now time.Time, late bool) bool {
 	var rd parse.Reader
 	quotas, _ := rd.ReadFresh(h, now, time.Time{})
-	if late && !dated(h, now) && slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 }) {
+	if late && serverclock.DateOf(h, now).IsZero() && slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 }) {
 		return true
 	}
 	return forbiddenRefusal(h, quotas, now, time.Time{})
-}
-
-// dated reports whether h has a Date parse reads: its first field line,
-// or the first half of one that holds the same date twice, comma-joined
-// (a proxy's join of repeated fields), as parse reads it.
-func dated(h http.Header, now time.Time) bool {
-	vs := h.Values("Date")
-	if len(vs) == 0 {
-		return false
-	}
-	v := strings.Trim(vs[0], " \t") // optional white space, as parse trims it
-	if n := (len(v) - 2) / 2; len(v) > 2 && len(v)%2 == 0 && v[n:n+2] == ", " && v[:n] == v[n+2:] {
-		v = v[:n]
-	}
-	_, ok := parse.HTTPDate(v, now)
-	return ok
 }
 
 // forbiddenRefusal reports whether a 403 with header h and quotas (none for
 // a response from a cache, as readQuotas reads them) refuses for rate: it
 // has a valid Retry-After, measured as retryAfter does from now and
 // estimate, or a quota it states is spent with its reset still to come,
-// or just past (see spentJustPast); a remaining count of 0 alone, as a
+// or just past (see serverclock.SpentJustPast); a remaining count of 0 alone, as a
 // 403 for bad credentials may carry, is not enough, nor is a reset long
 // past.
 func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Time) bool {
@@ -1232,42 +1215,12 @@ func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Ti
 			past = true
 		}
 	}
-	if past && spentJustPast(h, now, estimate) {
+	if past && serverclock.SpentJustPast(h, serverBase(h, now, estimate), now) {
 		return true
 	}
 	_, ok := retryAfter(h, now, estimate, time.Time{})
 	return ok
 }
-
-// spentJustPast reports whether h states a quota spent whose reset is at
-// most roundedDown past by the response's Date, else estimate, else now,
-// or by now: read that much earlier, the reset is still to come. A
-// server that rounds its resets down (ulule/limiter, go-limiter) states
-// the reset as its Date when its window ends within the second: a 403 so
-// stated, read as an answer, was handed back and the next request sent at
-// once, in a loop (180 of 200 refused within a millisecond). A real
-// "forbidden" may state a spent quota whose reset is long past, and stays
-// an answer.
-func spentJustPast(h http.Header, now, estimate time.Time) bool {
-	// The server's own statement, on its own clock, now that clock and
-	// no Date doubted (a server truly late, refusing, states a reset its
-	// Date has to come); or on the caller's (a Date far ahead, which
-	// lies, makes a right reset hours past).
-	for _, at := range [2]time.Time{serverBase(h, now, estimate), now} {
-		at = at.Add(-roundedDown)
-		for _, q := range parse.HeaderAt(h, at, at) {
-			if q.Remaining == 0 && q.Reset > 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// roundedDown is how far past a spent quota's reset may be for a 403 to
-// refuse for rate (see spentJustPast): the second a reset rounded down
-// loses, and one more for the way.
-const roundedDown = 2 * time.Second
 
 // serverNow returns now on the server's clock as the key of the request g
 // granted estimates it from the server's Dates; the zero time when it has

@@ -21,8 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/politehttp/polite"
-	"github.com/politehttp/polite/internal/lateclock"
 	"github.com/politehttp/polite/internal/media"
+	"github.com/politehttp/polite/internal/serverclock"
 	"github.com/politehttp/polite/parse"
 )
 
@@ -361,14 +361,14 @@ func examine(status int, h http.Header, problem []byte, problemErr error, sent, 
 	quotas := parse.Header(h, now)
 	// Under a Date far behind, an instant a server stated before the
 	// request was sent is read from the Date, as polite's Transport
-	// reads it (package internal/lateclock).
-	date := dateOf(h, now)
-	late := !sent.IsZero() && !date.IsZero() && lateclock.Behind(date, now)
+	// reads it (package internal/serverclock).
+	date := serverclock.DateOf(h, now)
+	late := !sent.IsZero() && !date.IsZero() && serverclock.Behind(date, now)
 	// A Retry-After date is held to the exact line, as the Transport
 	// holds it (offWait); parse's resets, to whole seconds.
-	lateRA := !sent.IsZero() && !date.IsZero() && now.Sub(date) > lateclock.Off
+	lateRA := !sent.IsZero() && !date.IsZero() && now.Sub(date) > serverclock.Off
 	if late {
-		lateclock.Quotas(quotas, parse.HeaderAt(h, date, date), date, sent)
+		serverclock.Quotas(quotas, parse.HeaderAt(h, date, date), date, sent)
 	}
 	slices.SortFunc(quotas, func(a, b parse.Quota) int {
 		return cmp.Or(cmp.Compare(a.Dialect, b.Dialect), cmp.Compare(a.Policy, b.Policy),
@@ -461,7 +461,7 @@ func examine(status int, h http.Header, problem []byte, problemErr error, sent, 
 		// An HTTP-date, read by when the request was sent as the
 		// Transport reads it, however long the answer took.
 		fromDate, _ := polite.RetryAfter(h, date)
-		ra = max(lateclock.Wait(fromDate, date, sent, now), 0)
+		ra = max(serverclock.Wait(fromDate, date, sent, now), 0)
 	}
 	if raOK {
 		s := ra.Seconds()
@@ -483,7 +483,7 @@ func examine(status int, h http.Header, problem []byte, problemErr error, sent, 
 	// its primary limit: polite's
 	// Transport reads either as a refusal (a quota from a cache, none).
 	refusal := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
-		status == http.StatusForbidden && (raOK || !parse.FromCache(h) && (spentToCome(quotas) || spentJustPast(h, now)))
+		status == http.StatusForbidden && (raOK || !parse.FromCache(h) && (spentToCome(quotas) || serverclock.SpentJustPast(h, cmp.Or(date, now), now)))
 	if refusal && !raOK {
 		s := fmt.Sprintf("a %d without a valid Retry-After: clients must guess when to try again (RFC 9110 §10.2.3, RFC 6585 §4)", status)
 		switch {
@@ -544,42 +544,6 @@ func dateForm(h http.Header) bool {
 		}
 	}
 	return false
-}
-
-// spentJustPast reports whether h states a quota spent whose reset is at
-// most 2 s past, as polite's Transport reads a 403 (a server that rounds
-// its resets down states the reset as its Date when its window ends
-// within the second): read 2 s earlier, from the Date when valid or from
-// now, the reset is still to come.
-func spentJustPast(h http.Header, now time.Time) bool {
-	const roundedDown = 2 * time.Second
-	for _, at := range [2]time.Time{dateOf(h, now), now} {
-		if at.IsZero() {
-			continue
-		}
-		at = at.Add(-roundedDown)
-		if spentToCome(parse.HeaderAt(h, at, at)) {
-			return true
-		}
-	}
-	return false
-}
-
-// dateOf returns the instant of h's Date as package parse reads it: its
-// first field line, or the first half of one that holds the same date
-// twice, comma-joined (a proxy's join of repeated fields); the zero time
-// when it is absent or invalid.
-func dateOf(h http.Header, now time.Time) time.Time {
-	vs := h.Values("Date")
-	if len(vs) == 0 {
-		return time.Time{}
-	}
-	v := strings.Trim(vs[0], " \t")
-	if n := (len(v) - 2) / 2; len(v) > 2 && len(v)%2 == 0 && v[n:n+2] == ", " && v[:n] == v[n+2:] {
-		v = v[:n]
-	}
-	t, _ := parse.HTTPDate(v, now)
-	return t
 }
 
 // spentToCome reports whether one of quotas is spent with its reset still

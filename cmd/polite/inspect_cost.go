@@ -83,7 +83,7 @@ type costQuotaJSON struct {
 // answer as polite does, knowing when the request went. (An answer
 // replayed through a fresh Transport after it came was taken for one to
 // a request sent then: under a Date far behind, a reset stated before a
-// slow answer read as hours; see package internal/lateclock.)
+// slow answer read as hours; see package internal/serverclock.)
 func examineCost(tr *polite.Transport, url string, now time.Time, cost polite.Cost) costReport {
 	rep := costReport{Cost: cost.String(), Quotas: []costQuotaJSON{}}
 	st, ok := tr.Inspect(url, now)

@@ -1,6 +1,8 @@
-package lateclock
+package serverclock
 
 import (
+	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -92,6 +94,54 @@ func TestWait(t *testing.T) {
 		d := now.Add(tt.at).Sub(base)
 		if got := Wait(d, base, sent, now); got != tt.want {
 			t.Errorf("instant now%+v: Wait = %v, want %v", tt.at, got, tt.want)
+		}
+	}
+}
+
+func TestDateOf(t *testing.T) {
+	want := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	const d = "Sun, 06 Dec 2026 12:00:00 GMT"
+	for _, tt := range []struct {
+		vals []string
+		want time.Time
+	}{
+		{[]string{d}, want},
+		{[]string{" " + d + "\t"}, want},
+		{[]string{d + ", " + d}, want}, // a proxy's join of repeated fields
+		{[]string{d, "Sun, 06 Dec 2026 13:00:00 GMT"}, want},
+		{[]string{d + ", Sun, 06 Dec 2026 13:00:00 GMT"}, time.Time{}},
+		{[]string{"yesterday"}, time.Time{}},
+		{nil, time.Time{}},
+	} {
+		h := http.Header{}
+		for _, v := range tt.vals {
+			h.Add("Date", v)
+		}
+		if got := DateOf(h, want); !got.Equal(tt.want) {
+			t.Errorf("DateOf(%q) = %v, want %v", tt.vals, got, tt.want)
+		}
+	}
+}
+
+// A 403's spent quota whose reset is the Date itself (rounded down) is
+// just past; one a minute past is not; by now, too, for a Date far ahead.
+func TestSpentJustPast(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	spent := func(reset time.Time) http.Header {
+		return http.Header{"X-Ratelimit-Limit": {"20"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(reset.Unix(), 10)}}
+	}
+	for _, tt := range []struct {
+		name        string
+		reset, base time.Time
+		want        bool
+	}{
+		{"at the Date", now, now, true},
+		{"a second past the Date", now.Add(-time.Second), now, true},
+		{"a minute past", now.Add(-time.Minute), now, false},
+		{"Date 5 h ahead, reset at now", now, now.Add(5 * time.Hour), true},
+	} {
+		if got := SpentJustPast(spent(tt.reset), tt.base, now); got != tt.want {
+			t.Errorf("%s: SpentJustPast = %t, want %t", tt.name, got, tt.want)
 		}
 	}
 }

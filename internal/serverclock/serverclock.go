@@ -1,5 +1,8 @@
-// Package lateclock reads again, by when the request was sent, the
-// instants a server states under a Date far behind the caller's clock.
+// Package serverclock reads the instants a server states against its
+// clock, as polite's Transport and `polite inspect` both read them: the
+// Date of an answer, a 403's spent quota whose reset is just past, and,
+// by when the request was sent, the instants of an answer whose Date is
+// far behind the caller's clock.
 //
 // Under a Date more than Off behind the caller's clock, package parse
 // (and polite's Retry-After reading) takes the Date for one that lies, in
@@ -15,9 +18,11 @@
 // reset its window has 15 minutes left to, is read so after two or three
 // refusals instead of the seven a minute of the doubling refusal floor
 // took. See DESIGN.md, "the server's clock".
-package lateclock
+package serverclock
 
 import (
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/politehttp/polite/parse"
@@ -86,3 +91,49 @@ func Quotas(quotas, again []parse.Quota, date, sent time.Time) {
 		quotas[i].Reset = Revise(quotas[i].Reset, again[i].Reset, date, sent)
 	}
 }
+
+// DateOf returns the instant of h's Date as package parse reads it: its
+// first field line, trimmed of optional white space, or the first half of
+// one that holds the same date twice, comma-joined (a proxy's join of
+// repeated fields); the zero time when it is absent or invalid. now
+// places a two-digit year (see parse.HTTPDate).
+func DateOf(h http.Header, now time.Time) time.Time {
+	vs := h.Values("Date")
+	if len(vs) == 0 {
+		return time.Time{}
+	}
+	v := strings.Trim(vs[0], " \t")
+	if n := (len(v) - 2) / 2; len(v) > 2 && len(v)%2 == 0 && v[n:n+2] == ", " && v[:n] == v[n+2:] {
+		v = v[:n]
+	}
+	t, _ := parse.HTTPDate(v, now)
+	return t
+}
+
+// SpentJustPast reports whether h states a quota spent whose reset is at
+// most RoundedDown past by base, the server's clock as the caller best
+// knows it (its Date), or by now: read that much earlier, the reset is
+// still to come. A server that rounds its resets down (ulule/limiter,
+// go-limiter) states the reset as its Date when its window ends within
+// the second: a 403 so stated, read as an answer, was handed back and the
+// next request sent at once, in a loop (180 of 200 refused within a
+// millisecond). A real "forbidden" may state a spent quota whose reset is
+// long past, and stays an answer. By base, a server truly late, refusing,
+// states a reset its Date has to come; by now, a Date far ahead, which
+// lies, makes a right reset hours past.
+func SpentJustPast(h http.Header, base, now time.Time) bool {
+	for _, at := range [2]time.Time{base, now} {
+		at = at.Add(-RoundedDown)
+		for _, q := range parse.HeaderAt(h, at, at) {
+			if q.Remaining == 0 && q.Reset > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// RoundedDown is how far past a spent quota's reset may be for a 403 to
+// refuse for rate (see SpentJustPast): the second a reset rounded down
+// loses, and one more for the way.
+const RoundedDown = 2 * time.Second
