@@ -41,8 +41,10 @@ type Budget struct {
 	// measured from its last request or the end of its last pause,
 	// whichever is later; never while a lease is out, nor before a stop
 	// of retries ends, nor before the last start a stated quota counts
-	// leaves its window (a key of 3 requests an hour is kept an hour). If
-	// zero or negative, 10 minutes.
+	// leaves its window (a key of 3 requests an hour is kept an hour), nor
+	// before a cost quota spent from is whole again (5,000 points an hour,
+	// 4,900 spent: kept until the hour ends), a day at most. If zero or
+	// negative, 10 minutes.
 	IdleTTL time.Duration
 
 	// Store keeps the state of every key. If nil, a [MemoryStore] of

@@ -88,9 +88,11 @@ func (s *State) Expires() int64 { return s.expiry }
 
 // Forgettable reports whether the state may be forgotten at now, Expires
 // being passed: no stop of retries (abnormal usage reported) is running,
-// Config.MaxRate's next start has come, and no start a stated quota logged
-// is still within its window (a key forgotten and met afresh could
-// otherwise start q more within w, or before MaxRate's spacing).
+// Config.MaxRate's next start has come, no start a stated quota logged
+// is still within its window, and no cost quota spent from is yet to be
+// whole again (a key forgotten and met afresh could otherwise start q more
+// within w, spend what a cost quota no longer has, or start before
+// MaxRate's spacing).
 func (s *State) Forgettable(now int64) bool { return s.keep() <= now }
 
 // InUse reports whether a request granted by the state is in flight at
@@ -102,14 +104,19 @@ func (s *State) InUse(now int64) bool { return s.liveLeases(now) > 0 }
 
 // keep returns the instant before which the state is kept whatever its
 // idleness: the end of a stop of retries, the next start Config.MaxRate
-// allows, and the instant the last start each stated quota logged leaves
-// its window.
+// allows, the instant the last start each stated quota logged leaves
+// its window, and the instant each cost quota spent from is whole again
+// (5,000 points an hour, 4,900 spent: forgotten after IdleTTL, the key
+// sent its next request into the 100 left, and was refused).
 func (s *State) keep() int64 {
 	end := max(s.retry.stopUntil, s.rateNext)
 	for i := range s.policies {
 		if p := &s.policies[i]; p.w > 0 && p.log.n > 0 {
 			end = max(end, addSat(p.log.last().at, p.w))
 		}
+	}
+	for i := range s.costs.quotas {
+		end = max(end, s.costs.quotas[i].spentUntil())
 	}
 	return end
 }

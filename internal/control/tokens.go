@@ -639,6 +639,16 @@ func (q *costQuota) full() int64 {
 	return q.deadline
 }
 
+// spentUntil returns when q, spent from by its observation, is whole
+// again, at most MaxPause after that observation; zero when it is whole,
+// or nothing is known.
+func (q *costQuota) spentUntil() int64 {
+	if !q.live || q.q >= 0 && q.r >= q.q {
+		return 0
+	}
+	return min(q.full(), addSat(q.at, int64(MaxPause)))
+}
+
 // CostLimitFresh is how long after an answer states a cost quota, or for
 // its window when longer, its limit fails a request that costs more (see
 // costs.excess).
