@@ -273,6 +273,13 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 	if q, err := url.QueryUnescape(u.RawQuery); err == nil && q != u.RawQuery {
 		secrets = append(secrets, q) // as a Base that logs its decoded values writes it
 	}
+	// Each value of the query alone: a Base that adds a parameter
+	// (a timestamp, a signature) writes the query anew, its parameters
+	// sorted, and one that rejects a value quotes it alone.
+	secrets = queryValues(secrets, u.RawQuery)
+	if _, q, ok := strings.Cut(u.Opaque, "?"); ok {
+		secrets = queryValues(secrets, q)
+	}
 	if len(u.Fragment) >= minCredential {
 		// Never sent, but written by url.URL.String and Redacted, which
 		// a Base's error may quote: OAuth's implicit flow puts a token
@@ -420,6 +427,33 @@ func hideAll(msg string, xs []string) string { return replaceAll(msg, xs, "...")
 // keySpellings returns the ways a text may spell key: as it is, and
 // escaped as a URL's query, a path segment or a path writes it (a Store
 // reached over HTTP, a Base's URL). replaceAll adds each Go-quoted.
+// queryValues appends to dst each value of the query q of minCredential
+// bytes or more, as written and decoded; the first maxQueryValues of them.
+// A shorter one ("go", "1") would mask every occurrence in the text, as
+// a credential that short would.
+func queryValues(dst []string, q string) []string {
+	n := 0
+	for kv := range strings.SplitSeq(q, "&") {
+		_, v, _ := strings.Cut(kv, "=")
+		if len(v) < minCredential {
+			continue
+		}
+		if n++; n > maxQueryValues {
+			break
+		}
+		dst = append(dst, v)
+		if d, err := url.QueryUnescape(v); err == nil && d != v && len(d) >= minCredential {
+			dst = append(dst, d)
+		}
+	}
+	return dst
+}
+
+// maxQueryValues bounds the values of one query hidden one by one, and
+// with them the time hiding takes: a query of more, which no API key
+// needs, is still hidden whole.
+const maxQueryValues = 32
+
 func keySpellings(key string) []string {
 	return []string{key, url.QueryEscape(key), url.PathEscape(key), (&url.URL{Path: key}).EscapedPath()}
 }
