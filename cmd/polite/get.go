@@ -374,9 +374,10 @@ func (g *getter) record(rec getRecord, target string) {
 	b, _ := json.Marshal(rec)
 	b = jsonSafe(b)
 	secrets := g.secrets
-	if strings.Contains(target, "@") {
-		// Its userinfo's too, which only its own server can echo: the
-		// records of a long list each elide what they may hold.
+	if strings.ContainsAny(target, "@?#") {
+		// Its userinfo's and its query's too, which only its own
+		// server can echo: the records of a long list each elide what
+		// they may hold.
 		secrets = g.headers.secrets(target)
 	}
 	if len(secrets) > 0 {

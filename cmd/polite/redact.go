@@ -505,8 +505,9 @@ const minSecret = 6
 // and its password (or its user, when the password is empty: an API key
 // as the user, as Stripe's "sk_…:"); a Cookie's values that may be
 // credentials (see credentialCookie); a URL's password, its user and
-// password, and the Basic credential net/http sends for them. Longest
-// first, so that one that holds another is elided whole.
+// password, and the Basic credential net/http sends for them; the values
+// of a URL's query (?api_key=…), decoded. Longest first, so that one that
+// holds another is elided whole.
 func (h headerFlag) secrets(urls ...string) []string {
 	var out []string
 	add := func(v string) {
@@ -555,7 +556,16 @@ func (h headerFlag) secrets(urls ...string) []string {
 	for _, raw := range urls {
 		target, _ := assumeHTTP(strings.TrimSpace(raw))
 		u, err := url.Parse(target)
-		if err != nil || u.User == nil {
+		if err != nil {
+			continue
+		}
+		// Each value of the query, and of a fragment so written: the
+		// commands never show a URL's query, which may hold an API key,
+		// and a server may echo one (a resource named after it, a
+		// problem's title, a redirect's path).
+		queryValues(add, u.RawQuery)
+		queryValues(add, u.Fragment)
+		if u.User == nil {
 			continue
 		}
 		// What net/http sends for the userinfo: Basic user:password,
@@ -568,6 +578,29 @@ func (h headerFlag) secrets(urls ...string) []string {
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return slices.Compact(out)
 }
+
+// queryValues calls add with each value of the query q, decoded when it
+// decodes, for the first maxQueryValues parameters with a value.
+func queryValues(add func(string), q string) {
+	n := 0
+	for kv := range strings.SplitSeq(q, "&") {
+		_, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			continue
+		}
+		if n++; n > maxQueryValues {
+			return
+		}
+		if d, err := url.QueryUnescape(v); err == nil {
+			v = d
+		}
+		add(v)
+	}
+}
+
+// maxQueryValues bounds the values of a URL's query elided one by one: a
+// query of more, which no API key needs, is never shown anyway.
+const maxQueryValues = 32
 
 // credentialCookie reports whether a cookie of this name and value may be
 // a credential: its name holds a word of credentialName's, or "sid" or
