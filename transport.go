@@ -430,11 +430,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		send := req
 		if attempt > 1 || restart {
 			if send, err = t.rewound(req, b, key, &g, attempt == 1); err != nil {
+				// The grant first: a body whose Close panics must not
+				// keep it held.
+				now := time.Now()
+				t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true, Unsent: true})
 				if attempt == 1 {
 					req.Body.Close() // never sent
 				}
-				now := time.Now()
-				t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true, Unsent: true})
 				if t.observed() {
 					// The attempt waited, and is not sent: its events
 					// end as the caller's call does.
@@ -708,19 +710,21 @@ var errNilURL = errors.New("polite: nil Request.URL")
 // may have closed the body before it panicked: then it is closed twice,
 // which every body of net/http allows, rather than never.)
 func (t *Transport) send(req *http.Request, b *Budget, key *budgetKey, g *lease) (resp *http.Response, err error) {
-	returned := false
+	returned, closed := false, false
 	defer func() {
 		if !returned {
 			// The grant first: a body whose Close panics too must not
 			// keep it held.
 			t.finish(req, b, *key, g, time.Now(), &control.Outcome{Failed: true})
-			if req.Body != nil {
+			if req.Body != nil && !closed {
 				req.Body.Close()
 			}
 		}
 	}()
 	resp, err = t.base().RoundTrip(req)
-	returned = true
+	// What Base broke of its contract is mended before the grant is
+	// the caller's to release: a body whose Close panics then is
+	// released as Base's own panic is, above.
 	switch {
 	case err != nil && resp != nil:
 		if resp.Body != nil {
@@ -730,9 +734,11 @@ func (t *Transport) send(req *http.Request, b *Budget, key *budgetKey, g *lease)
 	case resp == nil && err == nil:
 		err = errNilResponse
 		if req.Body != nil {
+			closed = true
 			req.Body.Close() // as RoundTrip must on an error, which Base may not have done
 		}
 	}
+	returned = true
 	return resp, err
 }
 
