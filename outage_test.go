@@ -127,9 +127,10 @@ func quotaHeader() http.Header {
 // for an outage. With the outage at 5 (or 16) refused flights, the
 // learner's probes measuring the window made an outage, and tasks got 429s
 // back. A request that is the learner's probe at each of its 8 attempts
-// spends them in about 34 s, before the window ends, and is given up after
-// its last (DESIGN.md §6, "a probe spends an attempt"): about 6 runs in
-// 1,000; that is the only give-up allowed.
+// spent them in about 34 s, before the window ended, and was given up
+// after its last (about 6 runs in 1,000); its attempts now spread over
+// what it may wait (DESIGN.md §6, "a probe spends an attempt"), and that
+// give-up is still the only one allowed.
 func TestBare429LongWindowNoOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		present()

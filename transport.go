@@ -556,6 +556,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Never once the context has ended: the refusal is the answer
 		// the caller gets (as for a transient failure).
 		r.Retryable = attempt < attempts && retryable(req, resp.StatusCode) && ctx.Err() == nil
+		r.Left = attempts - attempt
 		r.MaxWait = t.maxWait()
 		r.Deadline, _ = ctx.Deadline()
 		r.Held = t.localNext(req, key)

@@ -325,8 +325,11 @@ type Refusal struct {
 	// Retryable reports that the request has attempts left and may be
 	// sent again (its body can be replayed, its method allows it).
 	Retryable bool
-	MaxWait   time.Duration // the longest wait the Transport honours
-	Deadline  time.Time     // the request's context deadline; zero: none
+	// Left is how many times the request may still be sent after this
+	// refusal, when Retryable; zero: unknown (not counted).
+	Left     int
+	MaxWait  time.Duration // the longest wait the Transport honours
+	Deadline time.Time     // the request's context deadline; zero: none
 	// Held is when what the state does not keep (the Transport's own
 	// MaxRate, a Crawl-delay) lets the request's next attempt start; zero:
 	// nothing holds it. A retry that could go no sooner must fit MaxWait

@@ -348,6 +348,14 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	if w <= 0 {
 		return
 	}
+	if lo > 0 && g.start-l.pendFrom > lo+max(lo/2, 2*int64(RefusalFloor)) {
+		// The acceptance came later than the next probe would have
+		// gone (half the time refused so far after the last refused,
+		// or the floor spread): a request that waited longer (see
+		// stretch), or none sent for a while. It bounds the window
+		// from above only; the probe it stands for is that next one.
+		w = min(w, lo+max(lo/2, int64(RefusalFloor)))
+	}
 	n, q := l.pendQ, l.quota
 	l.burst = min(max(l.burst, n), maxQuota)
 	if q == nil {

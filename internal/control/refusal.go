@@ -1,6 +1,7 @@
 package control
 
 import (
+	"math"
 	"math/bits"
 	"time"
 )
@@ -92,6 +93,13 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		// outage would otherwise probe it together for as long as it
 		// lasts.
 		p.Pause = max(p.Pause, spread(rnd, floorWait(0, rb.run-outageRun)))
+	}
+	if p.Reason == ReasonBackoff {
+		if d := stretch(now, n, r, l); d > p.Wait {
+			// The request's own wait: the key's pause stays the
+			// learner's, and other requests probe at its pace.
+			p.Wait, judged = d, d
+		}
 	}
 	fits := func(d time.Duration) bool { return r.fits(now, d) }
 	want := r.Retryable && fits(judged)
@@ -199,6 +207,34 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 		return d, d > w, d == f && d > w && !l.window && shortens(f, l)
 	}
 	return r.Wait, false, false
+}
+
+// stretch returns the wait of the refused request l, the learner's probe
+// (l.measuring), that spreads the attempts it has left evenly, on a
+// logarithmic scale, over the time the measurement has taken and the most
+// it may still wait (MaxWait, or half of what its deadline leaves): its
+// last attempt goes as late as it may. The learner's own pace, a probe
+// after half the time refused so far, spends 8 attempts (MaxAttempts'
+// default) in about 34 s, and a request that was the probe each time was
+// given up before a window of a minute had ended, though the server would
+// have served it within MaxWait. Zero when the request is no probe, or
+// when its attempts left reach that far at the learner's pace anyway.
+// The key is not held so long: an acceptance after such a wait bounds the
+// window from above only (see learner.accepted).
+func stretch(t time.Time, now int64, r *Refusal, l *Lease) time.Duration {
+	e := now - l.measuring
+	if l.measuring == 0 || e <= 0 || !r.Retryable || r.Left <= 0 {
+		return 0
+	}
+	b := r.MaxWait
+	if !r.Deadline.IsZero() {
+		b = min(b, r.Deadline.Sub(t)/2)
+	}
+	if b <= 0 {
+		return 0
+	}
+	f := math.Pow((float64(e)+float64(b))/float64(e), 1/float64(r.Left))
+	return time.Duration(min(float64(e)*(f-1), float64(b)))
 }
 
 // shortens reports whether spread may move the wait f of the request l:
