@@ -416,17 +416,18 @@ func (b *Budget) acquireExt(ctx context.Context, k budgetKey, now time.Time, ask
 			swhy control.Reason
 			sr   time.Time // the Store's next start by MaxRate
 			sa   time.Time // the Store's pause, whether it holds the request or not
+			ask  control.Ask
 		}
 		r.c = b.toCarry(k, now)
 		copies := b.fallback.copiesOf(k.m) // before the Store is read: see unmirror
-		shared := ask
-		shared.Shared = true
+		r.ask = ask
+		r.ask.Shared = true
 		r.cost = g.Cost()
 		r.l.SetCost(r.cost)
 		err := b.ext.Update(ctx, k.m.String(), func(s *KeyState) {
 			r.c.apply(s, now, &b.cfg, b, k)
 			r.sp, r.swhy, r.ex = time.Time{}, control.ReasonNone, control.Excess{} // the Store may run fn again
-			if r.h, r.ok = s.c.Acquire(now, &b.cfg, shared, &r.l); !r.ok {
+			if r.h, r.ok = s.c.Acquire(now, &b.cfg, r.ask, &r.l); !r.ok {
 				r.sp, r.swhy = s.c.Paused(now)
 				if r.h.Never {
 					// Which quota, read with the hold: a second call to

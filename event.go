@@ -80,7 +80,7 @@ type Event struct {
 	Request *http.Request // the caller's request; it must not be modified. Nil for an EventStoreDown or EventStoreUp found after RoundTrip returned (by a wait that ended)
 	Attempt int           // 1 for the first send of a request
 	Status  int           // status of the response, when there is one
-	Wait    time.Duration // EventWait: time waited; EventRetry, EventGiveUp: time asked for
+	Wait    time.Duration // EventWait: time waited; EventRetry, EventGiveUp: time asked for (EventRetry: the least, for a probe of a server that states nothing, which may wait longer: see DESIGN.md §6)
 	Reason  Reason        // why it waits, or waited
 	Quotas  int           // EventObserve: how many quotas the response described
 	// Err is the Store's error for EventStoreDown, the *WaitError for

@@ -167,7 +167,7 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	t.emitIf(e)
 	// The wait runs from the failure, the drain included.
 	if plan.Wait > 0 {
-		ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
+		ask.After, ask.AfterReason, ask.Probed = now.Add(plan.Wait), plan.Reason, 0
 	}
 	switch {
 	case keep:

@@ -597,6 +597,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		e.Kind = EventRetry
+		if plan.Probed != 0 {
+			// A probe's wait lengthened, which ends once the key is
+			// accepted again: the least it waits, the key's pause
+			// (DESIGN.md §6, "a probe spends an attempt").
+			e.Wait = min(plan.Wait, plan.Pause)
+		}
 		t.emitIf(e)
 		// The retry waits its plan's wait, whether or not the key's
 		// pause covers it: a retry spaced out past the pause, the
@@ -604,7 +610,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// evicted meanwhile (Budget.Forget, MaxKeys), whose next state
 		// has no pause, so that its retry was sent at once: with 4 keys
 		// for 50 origins, 8 attempts a task within 15 ms.
-		ask.After, ask.AfterReason = now.Add(plan.Wait), plan.Reason
+		ask.After, ask.AfterReason, ask.Probed = now.Add(plan.Wait), plan.Reason, plan.Probed
 		if plan.Short && ask.Grow < math.MaxUint8 {
 			ask.Grow++
 		}

@@ -113,6 +113,10 @@ type Ask struct {
 	// it (ReasonBackoff for the refusal floor of a request whose key is
 	// not paused). ReasonNone: ReasonRetryBudget.
 	AfterReason Reason
+	// Probed is Plan.Probed of the plan that set After: After ends
+	// early, once the key is accepted again and the measurement the
+	// request probed has ended. Zero: After holds.
+	Probed int64
 	// Turns reports that the request takes turns with the key's other
 	// held requests: held to an instant, it claims a start, in the order
 	// of its first ask (see turn.go). Without it, it claims nothing.
@@ -201,6 +205,10 @@ type Lease struct {
 	// window reports that the cycle had requests accepted: a refusal now
 	// is the end of a window, not an outage.
 	window bool
+	// late reports that it was granted at the end of a probe's wait
+	// lengthened for the measurement still pending (see stretch): its
+	// acceptance bounds the window from above only.
+	late bool
 
 	want Cost // the request's cost (see SetCost)
 }
@@ -349,6 +357,12 @@ type Plan struct {
 	// Denied is why a retry the request could take was refused by the
 	// key (ReasonRetryBudget or ReasonStopped); ReasonNone otherwise.
 	Denied Reason
+	// Probed is the measurement the refused request probed (when it
+	// began, on the controller's clock), when Wait was lengthened so that
+	// its attempts left reach as far as it may wait (see stretch): the
+	// wait ends early once that measurement has (Ask.Probed). Zero: the
+	// wait is what it is.
+	Probed int64
 	// Short reports that the refusal (a 429) showed the server counted
 	// the request as more than a cost quota's stated room, which it had
 	// for the request's cost as estimated, and nothing else explains it

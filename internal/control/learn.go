@@ -348,12 +348,15 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	if w <= 0 {
 		return
 	}
-	if lo > 0 && g.start-l.pendFrom > lo+max(lo/2, 2*int64(RefusalFloor)) {
-		// The acceptance came later than the next probe would have
-		// gone (half the time refused so far after the last refused,
-		// or the floor spread): a request that waited longer (see
-		// stretch), or none sent for a while. It bounds the window
-		// from above only; the probe it stands for is that next one.
+	if g.late && lo > 0 && g.start-l.pendFrom > lo+max(lo/2, 2*int64(RefusalFloor)) {
+		// The acceptance of a probe that waited longer than the next
+		// probe would have gone (half the time refused so far after
+		// the last refused, or the floor spread), its attempts spread
+		// over what it may wait (see stretch): it bounds the window
+		// from above only, and the probe it stands for is that next
+		// one. Not an acceptance after none was sent for a while, an
+		// honest lull: its window is taken whole, as before (the
+		// next probe's, 3 s against 60, refused 10 of 30 after it).
 		w = min(w, lo+max(lo/2, int64(RefusalFloor)))
 	}
 	n, q := l.pendQ, l.quota
@@ -505,6 +508,10 @@ func (l *learner) grow(now int64) {
 // and the rate steps from there (see stepSaturated). The step is refused,
 // if it is, a window sooner, which leaves a short run more windows to
 // grow in.
+// measures reports whether the measurement that began at from is still
+// waiting for the key's next acceptance.
+func (l *learner) measures(from int64) bool { return l.pending && l.pendFrom == from }
+
 func (l *learner) first() bool { return l.last == 0 && l.growGap == 0 && l.smooth == 0 }
 
 // rateStep returns how much the next rate step shortens the learned

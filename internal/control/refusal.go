@@ -97,8 +97,9 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 	if p.Reason == ReasonBackoff {
 		if d := stretch(now, n, r, l); d > p.Wait {
 			// The request's own wait: the key's pause stays the
-			// learner's, and other requests probe at its pace.
-			p.Wait, judged = d, d
+			// learner's, and other requests probe at its pace; it
+			// ends once one of them is accepted.
+			p.Wait, judged, p.Probed = d, d, l.measuring
 		}
 	}
 	fits := func(d time.Duration) bool { return r.fits(now, d) }
@@ -211,31 +212,41 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 
 // stretch returns the wait of the refused request l, the learner's probe
 // (l.measuring), that spreads the attempts it has left evenly, on a
-// logarithmic scale, over the time the measurement has taken and the most
-// it may still wait (MaxWait, or half of what its deadline leaves): its
-// last attempt goes as late as it may. The learner's own pace, a probe
-// after half the time refused so far, spends 8 attempts (MaxAttempts'
-// default) in about 34 s, and a request that was the probe each time was
-// given up before a window of a minute had ended, though the server would
-// have served it within MaxWait. Zero when the request is no probe, or
-// when its attempts left reach that far at the learner's pace anyway.
-// The key is not held so long: an acceptance after such a wait bounds the
-// window from above only (see learner.accepted).
+// logarithmic scale, over the time the measurement has taken so far and
+// the most it may still wait (MaxWait, or half of what its deadline
+// leaves), each wait at most twice the time measured so far. The
+// learner's own pace, a probe after half the time refused so far, spends
+// 8 attempts (MaxAttempts' default) in about 34 s, and a request that was
+// the probe each time was given up before a window of a minute had ended,
+// though the server would have served it within MaxWait; spread so, they
+// reach 12 minutes from a measurement a second long. Zero when the
+// request is no probe, or when its attempts left reach that far at the
+// learner's pace anyway. The key is not held so long, and the wait ends
+// once the measurement has (Plan.Probed); an acceptance after such a wait
+// bounds the window from above only (see learner.accepted).
 func stretch(t time.Time, now int64, r *Refusal, l *Lease) time.Duration {
 	e := now - l.measuring
 	if l.measuring == 0 || e <= 0 || !r.Retryable || r.Left <= 0 {
 		return 0
 	}
-	b := r.MaxWait
+	b := min(r.MaxWait, MaxPause)
 	if !r.Deadline.IsZero() {
 		b = min(b, r.Deadline.Sub(t)/2)
 	}
 	if b <= 0 {
 		return 0
 	}
-	f := math.Pow((float64(e)+float64(b))/float64(e), 1/float64(r.Left))
+	f := min(math.Pow((float64(e)+float64(b))/float64(e), 1/float64(r.Left)), stretchRatio)
 	return time.Duration(min(float64(e)*(f-1), float64(b)))
 }
+
+// stretchRatio bounds the time measured after a probe stretch lengthens
+// the wait of, in times the time measured before it: a lone caller's
+// request with one attempt left, refused a second into the measurement
+// of a window of 2 s, would otherwise wait all of MaxWait (10 minutes)
+// for its last, and one whose MaxWait is a century, decades. A request
+// with fewer attempts reaches less far: with 3 (MaxAttempts), 4 s.
+const stretchRatio = 3
 
 // shortens reports whether spread may move the wait f of the request l:
 // always, but while the learner measures a window, whose probe goes after
