@@ -61,9 +61,11 @@ type Transport struct {
 	// refusal that asks for a longer wait is returned to the caller at once,
 	// unaltered, its body unread; a request whose pacing wait is longer,
 	// counted from when it first asked (a request held again, when others
-	// took the start it woke for, waits no longer in all), fails with a
-	// *WaitError as soon as that is known, without being sent (again, for
-	// a retry: see WaitError.Attempt). If zero or negative, 10
+	// took the start it woke for, waits no longer in all; a retry of the
+	// probe of a server that states nothing, whose own wait was
+	// lengthened, from that wait's planned end: see DESIGN.md §6), fails
+	// with a *WaitError as soon as that is known, without being sent
+	// (again, for a retry: see WaitError.Attempt). If zero or negative, 10
 	// minutes (the draft's own example of an excessive window, draft-11
 	// §8.5.1).
 	MaxWait time.Duration
@@ -611,6 +613,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// has no pause, so that its retry was sent at once: with 4 keys
 		// for 50 origins, 8 attempts a task within 15 ms.
 		ask.After, ask.AfterReason, ask.Probed = now.Add(plan.Wait), plan.Reason, plan.Probed
+		if plan.Probed != 0 {
+			ask.Least = now.Add(min(plan.Wait, plan.Pause))
+		}
 		if plan.Short && ask.Grow < math.MaxUint8 {
 			ask.Grow++
 		}
@@ -912,6 +917,16 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		waitedUntil time.Time
 		spurious    bool
 	)
+	if ask.Probed != 0 {
+		// A probe's retry whose wait was lengthened (DESIGN.md §6):
+		// the pace that follows counts from that wait's planned end,
+		// though the wait ends early once the key is accepted again.
+		// Counted from the refusal, the learned window after it did
+		// not fit, and the request failed with a *WaitError.
+		if end := ask.After.Add(t.maxWait()); end.After(limit) {
+			limit = end
+		}
+	}
 	defer func() {
 		if timer != nil {
 			timer.Stop()
@@ -959,7 +974,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			// longer than MaxWait in all. The deadline is an instant.
 			// When both would be passed, the error names the sooner.
 			deadline, dated := ctx.Deadline()
-			over := until.Sub(start) > t.maxWait()
+			over := until.After(limit)
 			if (over || dated && !until.Before(deadline)) && ask.Grow > 0 {
 				// The room a retry the server counted as more asks
 				// for (control.Ask.Grow) is more than it may wait

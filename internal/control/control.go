@@ -113,10 +113,13 @@ type Ask struct {
 	// it (ReasonBackoff for the refusal floor of a request whose key is
 	// not paused). ReasonNone: ReasonRetryBudget.
 	AfterReason Reason
-	// Probed is Plan.Probed of the plan that set After: After ends
-	// early, once the key is accepted again and the measurement the
-	// request probed has ended. Zero: After holds.
+	// Probed is Plan.Probed of the plan that set After: once the
+	// measurement the request probed has ended (the key accepted again,
+	// or forgotten), After is Least instead. Zero: After holds.
 	Probed int64
+	// Least is the end of the least wait of the plan that set After, its
+	// key's pause (Plan.Pause), when Probed is set.
+	Least time.Time
 	// Turns reports that the request takes turns with the key's other
 	// held requests: held to an instant, it claims a start, in the order
 	// of its first ask (see turn.go). Without it, it claims nothing.

@@ -213,13 +213,16 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 // stretch returns the wait of the refused request l, the learner's probe
 // (l.measuring), that spreads the attempts it has left evenly, on a
 // logarithmic scale, over the time the measurement has taken so far and
-// the most it may still wait (MaxWait, or half of what its deadline
-// leaves), each wait at most twice the time measured so far. The
+// half the most it may still wait (MaxWait, or half of what its deadline
+// leaves), each wait at most twice the time measured so far: MaxWait
+// counts from the refusal, and the other half is for the learned window's
+// pace that follows (spread to all of MaxWait, a probe woken once another
+// request was accepted found its next start past it). The
 // learner's own pace, a probe after half the time refused so far, spends
 // 8 attempts (MaxAttempts' default) in about 34 s, and a request that was
 // the probe each time was given up before a window of a minute had ended,
 // though the server would have served it within MaxWait; spread so, they
-// reach 12 minutes from a measurement a second long. Zero when the
+// reach 5 minutes from a measurement a second long. Zero when the
 // request is no probe, or when its attempts left reach that far at the
 // learner's pace anyway. The key is not held so long, and the wait ends
 // once the measurement has (Plan.Probed); an acceptance after such a wait
@@ -233,6 +236,7 @@ func stretch(t time.Time, now int64, r *Refusal, l *Lease) time.Duration {
 	if !r.Deadline.IsZero() {
 		b = min(b, r.Deadline.Sub(t)/2)
 	}
+	b /= 2
 	if b <= 0 {
 		return 0
 	}

@@ -561,10 +561,12 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	}
 	if ask.Probed != 0 && !ask.After.IsZero() && !s.learn.measures(ask.Probed) {
 		// The measurement the request probed has ended, the key
-		// accepted again: its wait, lengthened for that measurement
-		// (see stretch), with it.
+		// accepted again (or forgotten): its wait, lengthened for that
+		// measurement (see stretch), is its least again, the key's
+		// pause at its refusal, which a key forgotten since does not
+		// shorten (see Transport.RoundTrip).
 		a := *ask
-		a.After, a.Probed = time.Time{}, 0
+		a.After, a.Probed = ask.Least, 0
 		ask = &a
 	}
 	h, ok := s.acquireTurn(now, cfg, ask, l)
@@ -693,14 +695,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 				why = ReasonRetryBudget
 			}
 			until, why := s.spacedFor(cfg, after, why)
-			var wake int64
-			if ask.Probed != 0 {
-				// A probe's wait lengthened (see stretch), which
-				// ends with its measurement (see acquireAt): looked
-				// at again at the learner's pace.
-				wake = min(until, addSat(now, max(int64(RefusalFloor), (now-ask.Probed)/2)))
-			}
-			return s.hold(until, why, wake) // a retry spaced out (see Decide)
+			return s.hold(until, why, 0) // a retry spaced out (see Decide)
 		}
 	}
 	// An observation past its effective window is stale: it says nothing

@@ -7,8 +7,9 @@ import (
 )
 
 // stretch spreads a probe's attempts left over the time measured so far
-// and the most it may wait: its last attempt waits all it may, and one
-// with attempts enough waits no longer than the learner's pace asks.
+// and half the most it may wait, each wait twice the time measured at
+// most: its last attempt waits all that, and one with attempts enough
+// waits no longer than the learner's pace asks.
 func TestStretch(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	s := time.Second
@@ -23,16 +24,17 @@ func TestStretch(t *testing.T) {
 		{"no probe", 0, 7, 10 * time.Minute, 0, 0, 0},
 		// Twice the 30 s measured at most.
 		{"last attempt", 30 * s, 1, 10 * time.Minute, 0, time.Minute, 0},
-		{"last attempt, MaxWait", 30 * s, 1, 20 * s, 0, 20 * s, 0},
-		{"last attempt, deadline", 30 * s, 1, 10 * time.Minute, 30 * s, 15 * s, 0},
+		{"last attempt, MaxWait", 30 * s, 1, 20 * s, 0, 10 * s, time.Microsecond},
+		// Half of half the 30 s the deadline leaves.
+		{"last attempt, deadline", 30 * s, 1, 10 * time.Minute, 30 * s, 7500 * time.Millisecond, 0},
 		{"last attempt, MaxWait a century", 30 * s, 1, math.MaxInt64, 0, time.Minute, 0},
-		{"last attempt, a day measured", 24 * time.Hour, 1, math.MaxInt64, 0, MaxPause, 0},
-		// (1+600)^(1/7) = 2.495: the first of 7 waits is 1.495 s.
-		{"first of seven", s, 7, 10 * time.Minute, 0, 1495 * time.Millisecond, 5 * time.Millisecond},
-		// (1+600/200)^(1/3) = 1.587: 117.5 s after 200 s.
-		{"third from last", 200 * s, 3, 10 * time.Minute, 0, 117480 * time.Millisecond, 5 * time.Millisecond},
-		// 1000 attempts reach 10 minutes at a factor of 1.0064.
-		{"many attempts", s, 1000, 10 * time.Minute, 0, 6419 * time.Microsecond, 5 * time.Microsecond},
+		{"last attempt, a day measured", 24 * time.Hour, 1, math.MaxInt64, 0, MaxPause / 2, 0},
+		// (1+300)^(1/7) = 2.260: the first of 7 waits is 1.260 s.
+		{"first of seven", s, 7, 10 * time.Minute, 0, 1260 * time.Millisecond, 5 * time.Millisecond},
+		// (1+300/200)^(1/3) = 1.357: 71.4 s after 200 s.
+		{"third from last", 200 * s, 3, 10 * time.Minute, 0, 71442 * time.Millisecond, 5 * time.Millisecond},
+		// 1000 attempts reach 5 minutes at a factor of 1.0057.
+		{"many attempts", s, 1000, 10 * time.Minute, 0, 5723 * time.Microsecond, 5 * time.Microsecond},
 		{"no attempt left", 30 * s, 0, 10 * time.Minute, 0, 0, 0},
 		{"deadline past", 30 * s, 3, 10 * time.Minute, -s, 0, 0},
 	} {
@@ -54,8 +56,8 @@ func TestStretch(t *testing.T) {
 }
 
 // A probe's wait lengthened by stretch holds it while the measurement it
-// probed goes on, looked at again at the learner's pace, and ends once
-// that measurement has.
+// probed goes on, and is its least once that measurement has ended (or
+// the key was forgotten, its state new).
 func TestProbedWaitEndsWithMeasurement(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	cfg := &Config{}
@@ -63,7 +65,7 @@ func TestProbedWaitEndsWithMeasurement(t *testing.T) {
 	from := instant(t0)
 	s.learn.pending, s.learn.pendFrom = true, from
 	now := t0.Add(40 * time.Second)
-	ask := Ask{After: now.Add(10 * time.Minute), AfterReason: ReasonBackoff, Probed: from}
+	ask := Ask{After: now.Add(10 * time.Minute), AfterReason: ReasonBackoff, Probed: from, Least: now.Add(20 * time.Second)}
 	var l Lease
 	h, ok := s.Acquire(now, cfg, ask, &l)
 	if ok {
@@ -72,23 +74,30 @@ func TestProbedWaitEndsWithMeasurement(t *testing.T) {
 	if got, want := h.Until(), ask.After; !got.Equal(want) {
 		t.Errorf("held until %v, want %v", got, want)
 	}
-	if got, want := h.Wake(), now.Add(20*time.Second); !got.Equal(want) {
-		t.Errorf("looked at again at %v, want %v (half the time measured)", got, want)
-	}
-	// Another measurement: not the one it probed.
+	// Another measurement: not the one it probed. Held to its least.
 	s.learn.pendFrom = from + int64(time.Second)
-	if _, ok := s.Acquire(now, cfg, ask, &l); !ok {
-		t.Error("held, its measurement over (another began)")
+	if h, ok := s.Acquire(now, cfg, ask, &l); ok || !h.Until().Equal(ask.Least) {
+		t.Errorf("granted %v, held until %v; want held until its least, %v", ok, h.Until(), ask.Least)
 	}
+	if _, ok := s.Acquire(ask.Least, cfg, ask, &l); !ok || l.late {
+		t.Errorf("at its least, granted %v, late %v; want granted, not late (its measurement over)", ok, l.late)
+	}
+	// Its measurement still on at After: granted late, its acceptance a
+	// bound of the window from above.
+	var s1 State
+	s1.learn.pending, s1.learn.pendFrom = true, from
+	if _, ok := s1.Acquire(ask.After, cfg, ask, &l); !ok || !l.late {
+		t.Errorf("at After, measuring: granted %v, late %v; want granted, late", ok, l.late)
+	}
+	// A new state (the key forgotten): held to its least too.
 	var s2 State
-	s2.learn.pending, s2.learn.pendFrom = false, from
-	if _, ok := s2.Acquire(now, cfg, ask, &l); !ok {
-		t.Error("held, its measurement over")
+	if h, ok := s2.Acquire(now, cfg, ask, &l); ok || !h.Until().Equal(ask.Least) {
+		t.Errorf("new state: granted %v, held until %v; want held until %v", ok, h.Until(), ask.Least)
 	}
 	// Without Probed, After holds as it is.
 	ask.Probed = 0
 	var s3 State
-	if _, ok := s3.Acquire(now, cfg, ask, &l); ok {
-		t.Error("granted before After, with no measurement probed")
+	if h, ok := s3.Acquire(now, cfg, ask, &l); ok || !h.Until().Equal(ask.After) {
+		t.Errorf("no measurement probed: granted %v, held until %v; want held until After", ok, h.Until())
 	}
 }
