@@ -47,7 +47,9 @@ type WaitError struct {
 	Key string
 	// Delay is how long the request would have had to wait: in all,
 	// since it first asked (a retry of a transient failure, since the
-	// failure), against MaxWait; from when it failed, against the time
+	// failure; the retry of a probe whose own wait was lengthened, since
+	// that wait's planned end: see Transport.MaxWait), against MaxWait;
+	// from when it failed, against the time
 	// left before its deadline. Held behind requests that asked before it
 	// (their turns come first), it is the least: until theirs may start.
 	Delay time.Duration

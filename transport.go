@@ -603,7 +603,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// A probe's wait lengthened, which ends once the key is
 			// accepted again: the least it waits, the key's pause
 			// (DESIGN.md §6, "a probe spends an attempt").
-			e.Wait = min(plan.Wait, plan.Pause)
+			e.Wait = plan.Least
 		}
 		t.emitIf(e)
 		// The retry waits its plan's wait, whether or not the key's
@@ -614,7 +614,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// for 50 origins, 8 attempts a task within 15 ms.
 		ask.After, ask.AfterReason, ask.Probed = now.Add(plan.Wait), plan.Reason, plan.Probed
 		if plan.Probed != 0 {
-			ask.Least = now.Add(min(plan.Wait, plan.Pause))
+			ask.Least = now.Add(plan.Least)
 		}
 		if plan.Short && ask.Grow < math.MaxUint8 {
 			ask.Grow++
@@ -906,6 +906,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	var (
 		timer *time.Timer
 		last  = held                   // when the current hold began
+		paced = start                  // what MaxWait counts from
 		limit = start.Add(t.maxWait()) // the end of the longest wait honoured
 		spent = before                 // time held, by reason
 
@@ -917,15 +918,13 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		waitedUntil time.Time
 		spurious    bool
 	)
-	if ask.Probed != 0 {
+	if ask.Probed != 0 && ask.After.After(paced) {
 		// A probe's retry whose wait was lengthened (DESIGN.md §6):
 		// the pace that follows counts from that wait's planned end,
 		// though the wait ends early once the key is accepted again.
 		// Counted from the refusal, the learned window after it did
 		// not fit, and the request failed with a *WaitError.
-		if end := ask.After.Add(t.maxWait()); end.After(limit) {
-			limit = end
-		}
+		paced, limit = ask.After, ask.After.Add(t.maxWait())
 	}
 	defer func() {
 		if timer != nil {
@@ -1000,7 +999,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 				return &WaitError{Key: b.display(key), Delay: until.Sub(last), Until: until, Reason: why, Deadline: true, Limit: max(0, deadline.Sub(last))}
 			}
 			if over {
-				return &WaitError{Key: b.display(key), Delay: until.Sub(start), Until: until, Reason: why, Limit: t.maxWait()}
+				return &WaitError{Key: b.display(key), Delay: until.Sub(paced), Until: until, Reason: why, Limit: t.maxWait()}
 			}
 		}
 		// A hold with no end known (a slot another request holds, a
@@ -1051,7 +1050,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			// (Woken at MaxWait, it fails unless granted at once: a
 			// grant is decided again after, see recheck.)
 			if err := t.redecide(req, b, key, attempt, rv, g, limit); err == errPastLimit {
-				return &WaitError{Key: b.display(key), Delay: time.Since(start), Reason: w.why, Limit: t.maxWait()}
+				return &WaitError{Key: b.display(key), Delay: time.Since(paced), Reason: w.why, Limit: t.maxWait()}
 			} else if err != nil {
 				return err
 			}
@@ -1076,7 +1075,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		}
 		if w.until.IsZero() && !now.Before(limit) {
 			// Held with no end known for MaxWait: its wait is longer.
-			return &WaitError{Key: b.display(key), Delay: now.Sub(start), Reason: w.why, Limit: t.maxWait()}
+			return &WaitError{Key: b.display(key), Delay: now.Sub(paced), Reason: w.why, Limit: t.maxWait()}
 		}
 	}
 }

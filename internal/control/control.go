@@ -117,8 +117,8 @@ type Ask struct {
 	// measurement the request probed has ended (the key accepted again,
 	// or forgotten), After is Least instead. Zero: After holds.
 	Probed int64
-	// Least is the end of the least wait of the plan that set After, its
-	// key's pause (Plan.Pause), when Probed is set.
+	// Least is the end of the least wait of the plan that set After
+	// (Plan.Least), when Probed is set.
 	Least time.Time
 	// Turns reports that the request takes turns with the key's other
 	// held requests: held to an instant, it claims a start, in the order
@@ -363,9 +363,11 @@ type Plan struct {
 	// Probed is the measurement the refused request probed (when it
 	// began, on the controller's clock), when Wait was lengthened so that
 	// its attempts left reach as far as it may wait (see stretch): the
-	// wait ends early once that measurement has (Ask.Probed). Zero: the
-	// wait is what it is.
+	// wait ends early once that measurement has (Ask.Probed), down to
+	// Least, the wait before it was lengthened. Zero: the wait is what it
+	// is.
 	Probed int64
+	Least  time.Duration
 	// Short reports that the refusal (a 429) showed the server counted
 	// the request as more than a cost quota's stated room, which it had
 	// for the request's cost as estimated, and nothing else explains it

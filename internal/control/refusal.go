@@ -99,6 +99,7 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 			// The request's own wait: the key's pause stays the
 			// learner's, and other requests probe at its pace; it
 			// ends once one of them is accepted.
+			p.Least = p.Wait
 			p.Wait, judged, p.Probed = d, d, l.measuring
 		}
 	}
@@ -126,7 +127,9 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		// before a deadline. Such a retry keeps its own wait, as one
 		// spaced past MaxWait or the deadline does (see spaced).
 		if d, ok := r.spaced(now, rb, judged); ok && d > p.Wait && !rb.owesAll(n) && r.roomy(now, judged, d) {
-			p.Wait, p.Reason = d, ReasonRetryBudget
+			// The budget's spacing, which no acceptance ends: a
+			// probe's wait lengthened is no longer (see stretch).
+			p.Wait, p.Reason, p.Probed, p.Least = d, ReasonRetryBudget, 0, 0
 		}
 		p.Retry, p.Denied = true, ReasonNone
 	}
