@@ -424,9 +424,6 @@ func logError(err error, r *http.Request, custom bool, key string) string {
 // does), which would leave the rest of the other shown.
 func hideAll(msg string, xs []string) string { return replaceAll(msg, xs, "...") }
 
-// keySpellings returns the ways a text may spell key: as it is, and
-// escaped as a URL's query, a path segment or a path writes it (a Store
-// reached over HTTP, a Base's URL). replaceAll adds each Go-quoted.
 // queryValues appends to dst each value of the query q of minCredential
 // bytes or more, as written and decoded; the first maxQueryValues of them.
 // A shorter one ("go", "1") would mask every occurrence in the text, as
@@ -454,6 +451,9 @@ func queryValues(dst []string, q string) []string {
 // needs, is still hidden whole.
 const maxQueryValues = 32
 
+// keySpellings returns the ways a text may spell key: as it is, and
+// escaped as a URL's query, a path segment or a path writes it (a Store
+// reached over HTTP, a Base's URL). replaceAll adds each Go-quoted.
 func keySpellings(key string) []string {
 	return []string{key, url.QueryEscape(key), url.PathEscape(key), (&url.URL{Path: key}).EscapedPath()}
 }

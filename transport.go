@@ -601,8 +601,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		e.Kind = EventRetry
 		if plan.Probed != 0 {
 			// A probe's wait lengthened, which ends once the key is
-			// accepted again: the least it waits, the key's pause
-			// (DESIGN.md §6, "a probe spends an attempt").
+			// accepted again: the least it waits, the wait it had
+			// before (DESIGN.md §6, "a probe spends an attempt").
 			e.Wait = plan.Least
 		}
 		t.emitIf(e)

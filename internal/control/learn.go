@@ -508,11 +508,11 @@ func (l *learner) grow(now int64) {
 // and the rate steps from there (see stepSaturated). The step is refused,
 // if it is, a window sooner, which leaves a short run more windows to
 // grow in.
+func (l *learner) first() bool { return l.last == 0 && l.growGap == 0 && l.smooth == 0 }
+
 // measures reports whether the measurement that began at from is still
 // waiting for the key's next acceptance.
 func (l *learner) measures(from int64) bool { return l.pending && l.pendFrom == from }
-
-func (l *learner) first() bool { return l.last == 0 && l.growGap == 0 && l.smooth == 0 }
 
 // rateStep returns how much the next rate step shortens the learned
 // window: w>>stride (a quarter of w at first, half of it at most, even

@@ -562,9 +562,9 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	if ask.Probed != 0 && !ask.After.IsZero() && !s.learn.measures(ask.Probed) {
 		// The measurement the request probed has ended, the key
 		// accepted again (or forgotten): its wait, lengthened for that
-		// measurement (see stretch), is its least again, the key's
-		// pause at its refusal, which a key forgotten since does not
-		// shorten (see Transport.RoundTrip).
+		// measurement (see stretch), is the one it had before, which a
+		// key forgotten since does not shorten (see
+		// Transport.RoundTrip).
 		a := *ask
 		a.After, a.Probed = ask.Least, 0
 		ask = &a
