@@ -3,7 +3,6 @@ package polite_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -53,16 +52,12 @@ func (s *pointsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(status)
 }
 
+// sendPoints sends through c a request of points, which it declares as
+// its cost and tells pointsServer, and returns its status.
 func sendPoints(c *http.Client, ctx context.Context, points int64) (int, error) {
 	req, _ := http.NewRequestWithContext(polite.WithCost(ctx, polite.Cost{Unit: "points", Amount: points}), http.MethodPost, "http://api.example/graphql", nil)
 	req.Header.Set("X-Test-Points", strconv.FormatInt(points, 10))
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	return statusOf(c, req)
 }
 
 // A quota of 5,000 points an hour, 4,900 of them spent, then 11 minutes

@@ -1,7 +1,6 @@
 package polite_test
 
 import (
-	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -34,13 +33,7 @@ func TestProbeWaitThenLearnedWindow(t *testing.T) {
 		start := time.Now()
 		get := func() (int, error) {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-			resp, err := c.Do(req)
-			if err != nil {
-				return 0, err
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			return resp.StatusCode, nil
+			return statusOf(c, req)
 		}
 		for range 10 {
 			get()
