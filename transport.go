@@ -359,8 +359,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// After a transient failure, the instant it came: the next attempt's
 	// wait, and MaxWait, count from it (zero: from when the attempt asks).
 	var from time.Time
-	var first reading // when the first attempt asked
-	waited := false   // an attempt was held (see verdict.stale)
+	var first reading          // when the first attempt asked
+	var firstRefusal time.Time // when the request was first refused
+	waited := false            // an attempt was held (see verdict.stale)
 	for attempt := 1; ; attempt++ {
 		var g lease
 		if priced {
@@ -559,6 +560,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// the caller gets (as for a transient failure).
 		r.Retryable = attempt < attempts && retryable(req, resp.StatusCode) && ctx.Err() == nil
 		r.Left = attempts - attempt
+		if firstRefusal.IsZero() {
+			firstRefusal = now
+		}
+		r.Since = firstRefusal
 		r.MaxWait = t.maxWait()
 		r.Deadline, _ = ctx.Deadline()
 		r.Held = t.localNext(req, key)
@@ -602,7 +607,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if plan.Probed != 0 {
 			// A probe's wait lengthened, which ends once the key is
 			// accepted again: the least it waits, the wait it had
-			// before (DESIGN.md §6, "a probe spends an attempt").
+			// before or longer, as its attempts left require
+			// (DESIGN.md §6, "a probe spends an attempt").
 			e.Wait = plan.Least
 		}
 		t.emitIf(e)

@@ -338,7 +338,11 @@ type Refusal struct {
 	Retryable bool
 	// Left is how many times the request may still be sent after this
 	// refusal, when Retryable; zero: unknown (not counted).
-	Left     int
+	Left int
+	// Since is when the request was first refused; zero: now. How long
+	// it has been refused is the scale its attempts left are spread on
+	// (see stretch).
+	Since    time.Time
 	MaxWait  time.Duration // the longest wait the Transport honours
 	Deadline time.Time     // the request's context deadline; zero: none
 	// Held is when what the state does not keep (the Transport's own
@@ -364,8 +368,9 @@ type Plan struct {
 	// began, on the controller's clock), when Wait was lengthened so that
 	// its attempts left reach as far as it may wait (see stretch): the
 	// wait ends early once that measurement has (Ask.Probed), down to
-	// Least, the wait before it was lengthened. Zero: the wait is what it
-	// is.
+	// Least: the wait before it was lengthened, or, when longer, until the
+	// attempts it has left after this one, spread so, would still reach
+	// as far (all of Wait for its last). Zero: the wait is what it is.
 	Probed int64
 	Least  time.Duration
 	// Short reports that the refusal (a 429) showed the server counted

@@ -95,11 +95,11 @@ func Decide(now time.Time, r *Refusal, l *Lease, rb retryBudget, rnd uint64) Pla
 		p.Pause = max(p.Pause, spread(rnd, floorWait(0, rb.run-outageRun)))
 	}
 	if p.Reason == ReasonBackoff {
-		if d := stretch(now, n, r, l); d > p.Wait {
+		if d, least := stretch(now, n, r, l); d > p.Wait {
 			// The request's own wait: the key's pause stays the
 			// learner's, and other requests probe at its pace; it
 			// ends once one of them is accepted.
-			p.Least = p.Wait
+			p.Least = max(p.Wait, least)
 			p.Wait, judged, p.Probed = d, d, l.measuring
 		}
 	}
@@ -214,26 +214,45 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 }
 
 // stretch returns the wait of the refused request l, the learner's probe
-// (l.measuring), that spreads the attempts it has left evenly, on a
-// logarithmic scale, over the time the measurement has taken so far and
-// half the most it may still wait (MaxWait, or half of what its deadline
-// leaves), each wait at most twice the time measured so far: MaxWait
-// counts from the refusal, and the other half is for the learned window's
-// pace that follows (spread to all of MaxWait, a probe woken once another
-// request was accepted found its next start past it). The
-// learner's own pace, a probe after half the time refused so far, spends
-// 8 attempts (MaxAttempts' default) in about 34 s, and a request that was
-// the probe each time was given up before a window of a minute had ended,
-// though the server would have served it within MaxWait; spread so, they
-// reach 5 minutes from a measurement a second long. Zero when the
-// request is no probe, or when its attempts left reach that far at the
-// learner's pace anyway. The key is not held so long, and the wait ends
-// once the measurement has (Plan.Probed); an acceptance after such a wait
-// bounds the window from above only (see learner.accepted).
-func stretch(t time.Time, now int64, r *Refusal, l *Lease) time.Duration {
+// (l.measuring), that spreads the attempts it has left evenly,
+// on a logarithmic scale, over the time refused so far and half the most
+// it may still wait (MaxWait, or half of what its deadline leaves), each
+// wait at most twice the time refused so far: MaxWait counts from the
+// refusal, and the other half is for the learned window's pace that
+// follows (spread to all of MaxWait, a probe woken once another request
+// was accepted found its next start past it). The time refused so far is
+// the measurement's, or the request's own since its first refusal when
+// longer. The learner's own pace, a probe after half the time refused so
+// far, spends 8 attempts (MaxAttempts' default) in about 34 s, and a
+// request that was the probe each time was given up before a window of a
+// minute had ended, though the server would have served it within
+// MaxWait; spread so, they reach 5 minutes from a measurement a second
+// long. Zero when the request is no probe, or when its attempts left
+// reach that far at the learner's pace anyway.
+//
+// The key is not held so long, and the wait ends once the measurement has
+// (Plan.Probed), but not before least: the time refused from which the
+// attempts it has left after this one, spread so, still reach as far.
+// Woken at once by another's acceptance, a request was sent into the
+// window that acceptance began, spent if it was a token bucket's refill:
+// against a bucket of 10 refilled over 2 or 5 minutes, two, three and
+// four callers lost 9 to 36 tasks in 40 runs, each given up after its 8
+// attempts were refused within a minute or so. Its last attempt waits all
+// of its wait. An acceptance after such a wait bounds the
+// window from above only (see learner.accepted).
+//
+// A request the learner's measurement did not hold when granted, refused
+// again, waits the learner's pace, as any first probe does, whatever its
+// attempts left: lengthened from the first refusal of each measurement,
+// two callers against a fixed window of 2 minutes each waited for the
+// other's probe, which none sent, and ran 20% longer.
+func stretch(t time.Time, now int64, r *Refusal, l *Lease) (d, least time.Duration) {
 	e := now - l.measuring
+	if !r.Since.IsZero() {
+		e = max(e, int64(t.Sub(r.Since))) // refused for longer
+	}
 	if l.measuring == 0 || e <= 0 || !r.Retryable || r.Left <= 0 {
-		return 0
+		return 0, 0
 	}
 	b := min(r.MaxWait, MaxPause)
 	if !r.Deadline.IsZero() {
@@ -241,10 +260,19 @@ func stretch(t time.Time, now int64, r *Refusal, l *Lease) time.Duration {
 	}
 	b /= 2
 	if b <= 0 {
-		return 0
+		return 0, 0
 	}
 	f := min(math.Pow((float64(e)+float64(b))/float64(e), 1/float64(r.Left)), stretchRatio)
-	return time.Duration(min(float64(e)*(f-1), float64(b)))
+	d = time.Duration(min(float64(e)*(f-1), float64(b)))
+	least = d // its last attempt: all of it
+	if n := r.Left - 1; n > 0 {
+		// Woken early, the n attempts it has left after this one must
+		// still reach as far: from a time refused of b/(stretchRatio^n
+		// - 1) at least.
+		from := float64(b) / (math.Pow(stretchRatio, float64(n)) - 1)
+		least = time.Duration(min(max(from-float64(e), 0), float64(d)))
+	}
+	return d, least
 }
 
 // stretchRatio bounds the time measured after a probe stretch lengthens

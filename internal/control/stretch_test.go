@@ -48,9 +48,57 @@ func TestStretch(t *testing.T) {
 		if tt.deadline != 0 {
 			r.Deadline = now.Add(tt.deadline)
 		}
-		got := stretch(now, n, r, l)
+		got, least := stretch(now, n, r, l)
 		if d := got - tt.want; d > tt.tol || d < -tt.tol {
 			t.Errorf("%s: stretch = %v, want %v ±%v", tt.name, got, tt.want, tt.tol)
+		}
+		if tt.left == 1 && least != got {
+			t.Errorf("%s: least = %v, want all of the wait, its last attempt", tt.name, least)
+		}
+	}
+}
+
+// A request refused for longer than the measurement it probes is spread
+// over its own time refused; woken early, once the measurement has ended,
+// no sooner than the attempts it has left after its retry still reach as
+// far: never, for its last.
+func TestStretchLeast(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	s := time.Second
+	for _, tt := range []struct {
+		name              string
+		measured, refused time.Duration
+		left              int
+		want, least, tol  time.Duration
+	}{
+		// Twice the 30 s measured, its last attempt: all of it.
+		{"last attempt", 30 * s, 0, 1, time.Minute, time.Minute, 0},
+		// (1+300/60)^(1/3) = 1.817: 49.0 s after 60 s refused, and the
+		// two after it reach 5 minutes from 37.5 s refused (300/(9-1)).
+		{"refused longer", 2 * s, 60 * s, 3, 49027 * time.Millisecond, 0, 5 * time.Millisecond},
+		// Twice the 10 s: 20 s, all of it, for the two after it need
+		// 37.5 s refused.
+		{"third from last, early", 10 * s, 0, 3, 20 * s, 20 * s, 0},
+		// Twice the 20 s refused, and one after it, from 150 s refused.
+		{"second from last", 5 * s, 20 * s, 2, 40 * s, 40 * s, 0},
+		// (1+300/100)^(1/2) = 2: 100 s after 100 s refused; the one
+		// after it reaches 5 minutes from 150 s refused, 50 s on.
+		{"second from last, long refused", 5 * s, 100 * s, 2, 100 * s, 50 * s, 0},
+		{"first of seven", s, 0, 7, 1260 * time.Millisecond, 0, 5 * time.Millisecond},
+	} {
+		now := t0.Add(time.Hour)
+		n := instant(now)
+		l := &Lease{measuring: n - int64(tt.measured)}
+		r := &Refusal{Retryable: true, Left: tt.left, MaxWait: 10 * time.Minute}
+		if tt.refused > 0 {
+			r.Since = now.Add(-tt.refused)
+		}
+		got, least := stretch(now, n, r, l)
+		if d := got - tt.want; d > tt.tol || d < -tt.tol {
+			t.Errorf("%s: stretch = %v, want %v ±%v", tt.name, got, tt.want, tt.tol)
+		}
+		if d := least - tt.least; d > tt.tol || d < -tt.tol {
+			t.Errorf("%s: least = %v, want %v ±%v", tt.name, least, tt.least, tt.tol)
 		}
 	}
 }
