@@ -369,8 +369,9 @@ type Plan struct {
 	// its attempts left reach as far as it may wait (see stretch): the
 	// wait ends early once that measurement has (Ask.Probed), down to
 	// Least: the wait before it was lengthened, or, when longer, until the
-	// attempts it has left after this one, spread so, would still reach
-	// as far (all of Wait for its last). Zero: the wait is what it is.
+	// attempts it has left after this one, spread so over its own time
+	// refused, would still reach as far (all of Wait for its last). Zero:
+	// the wait is what it is.
 	Probed int64
 	Least  time.Duration
 	// Short reports that the refusal (a 429) showed the server counted

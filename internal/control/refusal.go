@@ -231,12 +231,16 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 // reach that far at the learner's pace anyway.
 //
 // The key is not held so long, and the wait ends once the measurement has
-// (Plan.Probed), but not before least: the time refused from which the
-// attempts it has left after this one, spread so, still reach as far.
+// (Plan.Probed), but not before least: the time the request has been
+// refused from which the attempts it has left after this one, spread so,
+// still reach as far (its own: the measurement that woke it has ended;
+// counted from that measurement's start, a request refused a second after
+// it joined one begun 100 s before could be woken at once, and its two
+// attempts left reached 18 s).
 // Woken at once by another's acceptance, a request was sent into the
 // window that acceptance began, spent if it was a token bucket's refill:
 // against a bucket of 10 refilled over 2 or 5 minutes, two, three and
-// four callers lost 9 to 36 tasks in 40 runs, each given up after its 8
+// four callers lost 11 to 33 tasks in 40 runs, each given up after its 8
 // attempts were refused within a minute or so. Its last attempt waits all
 // of its wait. An acceptance after such a wait bounds the
 // window from above only (see learner.accepted).
@@ -247,10 +251,11 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 // two callers against a fixed window of 2 minutes each waited for the
 // other's probe, which none sent, and ran 20% longer.
 func stretch(t time.Time, now int64, r *Refusal, l *Lease) (d, least time.Duration) {
-	e := now - l.measuring
+	var own int64 // the request's own time refused
 	if !r.Since.IsZero() {
-		e = max(e, int64(t.Sub(r.Since))) // refused for longer
+		own = max(int64(t.Sub(r.Since)), 0)
 	}
+	e := max(now-l.measuring, own)
 	if l.measuring == 0 || e <= 0 || !r.Retryable || r.Left <= 0 {
 		return 0, 0
 	}
@@ -268,9 +273,10 @@ func stretch(t time.Time, now int64, r *Refusal, l *Lease) (d, least time.Durati
 	if n := r.Left - 1; n > 0 {
 		// Woken early, the n attempts it has left after this one must
 		// still reach as far: from a time refused of b/(stretchRatio^n
-		// - 1) at least.
+		// - 1) at least, its own, for the measurement that woke it has
+		// ended, and the next begins anew.
 		from := float64(b) / (math.Pow(stretchRatio, float64(n)) - 1)
-		least = time.Duration(min(max(from-float64(e), 0), float64(d)))
+		least = time.Duration(min(max(from-float64(own), 0), float64(d)))
 	}
 	return d, least
 }

@@ -84,7 +84,15 @@ func TestStretchLeast(t *testing.T) {
 		// (1+300/100)^(1/2) = 2: 100 s after 100 s refused; the one
 		// after it reaches 5 minutes from 150 s refused, 50 s on.
 		{"second from last, long refused", 5 * s, 100 * s, 2, 100 * s, 50 * s, 0},
-		{"first of seven", s, 0, 7, 1260 * time.Millisecond, 0, 5 * time.Millisecond},
+		// The six after it reach 5 minutes from 412 ms refused
+		// (300/(729-1)).
+		{"first of seven", s, 0, 7, 1260 * time.Millisecond, 412 * time.Millisecond, 5 * time.Millisecond},
+		// A request refused a second ago, probing a measurement begun
+		// 100 s before: (1+300/100)^(1/3) = 1.587, 58.7 s, and woken
+		// early, its two after it reach 5 minutes from 37.5 s of its
+		// own time refused, 36.5 s from now: the measurement that woke
+		// it ended, and the next is new.
+		{"joined a long measurement", 100 * s, s, 3, 58740 * time.Millisecond, 36500 * time.Millisecond, 5 * time.Millisecond},
 	} {
 		now := t0.Add(time.Hour)
 		n := instant(now)
