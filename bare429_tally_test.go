@@ -1,0 +1,81 @@
+package polite_test
+
+import (
+	"flag"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/politehttp/polite"
+	"github.com/politehttp/polite/ratelimittest"
+)
+
+var bare429Tally = flag.Int("bare429tally", 0, "runs of each cell of the bare-429 tally (0: skip): 40 tasks against a fixed window and a token bucket of 10 that state nothing, by callers and window; the failed tasks and the mean run")
+
+// TestBare429Tally prints, for servers that state nothing (a bare 429, no
+// Retry-After) and limit to 10 per window, the tasks of 40 that failed (an
+// error, or a status other than 200) and the mean run, over -bare429tally
+// runs of each of 1, 2, 3, 4 and 8 callers and windows of 40 s, a minute,
+// 2 and 5 minutes: the figures DESIGN.md §6 ("a probe spends an attempt")
+// quotes. Each run is a synctest bubble; none asserts anything.
+//
+//	go test -run 'TestBare429Tally$' -bare429tally 40 -v .
+func TestBare429Tally(t *testing.T) {
+	if *bare429Tally <= 0 {
+		t.Skip("run with -bare429tally N")
+	}
+	for _, alg := range []ratelimittest.Algorithm{ratelimittest.FixedWindow, ratelimittest.TokenBucket} {
+		for _, workers := range []int{1, 2, 3, 4, 8} {
+			for _, w := range []time.Duration{40 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute} {
+				failed := 0
+				var took time.Duration
+				for range *bare429Tally {
+					synctest.Test(t, func(t *testing.T) {
+						present()
+						srv := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
+							Policies: []ratelimittest.Policy{{Name: "api", Algorithm: alg, Quota: 10, Window: w}},
+							Dialect:  ratelimittest.Bare429,
+						})}
+						c := &http.Client{Transport: &polite.Transport{Base: srv}}
+						start := time.Now()
+						failed += 40 - tallyServed(c, 40, workers)
+						took += time.Since(start)
+					})
+				}
+				t.Logf("%s, %d callers, window %v: %d tasks failed, mean run %v",
+					alg, workers, w, failed, (took / time.Duration(*bare429Tally)).Round(time.Second))
+			}
+		}
+	}
+}
+
+// tallyServed runs n tasks over workers callers of c and returns how many
+// were served (status 200, no error).
+func tallyServed(c *http.Client, n, workers int) int {
+	var (
+		mu     sync.Mutex
+		served int
+		next   = make(chan struct{}, n)
+		wg     sync.WaitGroup
+	)
+	for range n {
+		next <- struct{}{}
+	}
+	close(next)
+	for range workers {
+		wg.Go(func() {
+			for range next {
+				req, _ := http.NewRequest(http.MethodGet, "http://api.test/", nil)
+				if code, err := statusOf(c, req); err == nil && code == http.StatusOK {
+					mu.Lock()
+					served++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return served
+}
