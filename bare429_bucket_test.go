@@ -29,12 +29,8 @@ func TestBare429TokenBucketFewCallers(t *testing.T) {
 			for range 4 {
 				synctest.Test(t, func(t *testing.T) {
 					present()
-					srv := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
-						Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.TokenBucket, Quota: 10, Window: c.w}},
-						Dialect:  ratelimittest.Bare429,
-					})}
 					ev := &events{}
-					tr := &polite.Transport{Base: srv, OnEvent: ev.on}
+					tr := &polite.Transport{Base: bareServer(ratelimittest.TokenBucket, c.w), OnEvent: ev.on}
 					statuses := run(t, &http.Client{Transport: tr}, "http://api.test/", 40, c.workers)
 					if statuses[200] != 40 || len(ev.of(polite.EventGiveUp)) != 0 {
 						t.Errorf("statuses %v, %d given up; want all 40 served", statuses, len(ev.of(polite.EventGiveUp)))

@@ -28,12 +28,8 @@ func TestBare429LongWindowFewCallers(t *testing.T) {
 			t.Run(fmt.Sprintf("%d/%v", workers, w), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					present()
-					srv := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
-						Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindow, Quota: 10, Window: w}},
-						Dialect:  ratelimittest.Bare429,
-					})}
 					ev := &events{}
-					tr := &polite.Transport{Base: srv, OnEvent: ev.on}
+					tr := &polite.Transport{Base: bareServer(ratelimittest.FixedWindow, w), OnEvent: ev.on}
 					start := time.Now()
 					statuses := run(t, &http.Client{Transport: tr}, "http://api.test/", 40, workers)
 					took := time.Since(start)

@@ -34,11 +34,7 @@ func TestBare429Tally(t *testing.T) {
 				for range *bare429Tally {
 					synctest.Test(t, func(t *testing.T) {
 						present()
-						srv := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
-							Policies: []ratelimittest.Policy{{Name: "api", Algorithm: alg, Quota: 10, Window: w}},
-							Dialect:  ratelimittest.Bare429,
-						})}
-						c := &http.Client{Transport: &polite.Transport{Base: srv}}
+						c := &http.Client{Transport: &polite.Transport{Base: bareServer(alg, w)}}
 						start := time.Now()
 						failed += 40 - tallyServed(c, 40, workers)
 						took += time.Since(start)
@@ -78,4 +74,14 @@ func tallyServed(c *http.Client, n, workers int) int {
 	}
 	wg.Wait()
 	return served
+}
+
+// bareServer returns, in memory, a server that limits to 10 requests per
+// window w by alg, and states nothing: its refusals are bare 429s, with no
+// Retry-After.
+func bareServer(alg ratelimittest.Algorithm, w time.Duration) *ratelimittest.Transport {
+	return &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
+		Policies: []ratelimittest.Policy{{Name: "api", Algorithm: alg, Quota: 10, Window: w}},
+		Dialect:  ratelimittest.Bare429,
+	})}
 }

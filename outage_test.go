@@ -134,12 +134,8 @@ func quotaHeader() http.Header {
 func TestBare429LongWindowNoOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		present()
-		srv := &ratelimittest.Transport{Handler: ratelimittest.NewHandler(ratelimittest.Config{
-			Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindow, Quota: 10, Window: time.Minute}},
-			Dialect:  ratelimittest.Bare429,
-		})}
 		ev := &events{}
-		tr := &polite.Transport{Base: srv, OnEvent: ev.on}
+		tr := &polite.Transport{Base: bareServer(ratelimittest.FixedWindow, time.Minute), OnEvent: ev.on}
 		statuses := run(t, &http.Client{Transport: tr}, "http://api.test/", 40, 4)
 		gaveUp := ev.of(polite.EventGiveUp)
 		for _, e := range gaveUp {
