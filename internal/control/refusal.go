@@ -214,14 +214,14 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 }
 
 // stretch returns the wait of the refused request l, the learner's probe
-// (l.measuring), that spreads the attempts it has left evenly,
-// on a logarithmic scale, over the time refused so far and half the most
-// it may still wait (MaxWait, or half of what its deadline leaves), each
-// wait at most twice the time refused so far: MaxWait counts from the
-// refusal, and the other half is for the learned window's pace that
-// follows (spread to all of MaxWait, a probe woken once another request
-// was accepted found its next start past it). The time refused so far is
-// the measurement's, or the request's own since its first refusal when
+// (l.measuring), that spreads the attempts it has left evenly, on a
+// logarithmic scale, over the time refused so far and half the most it
+// may still wait (MaxWait, or half of what its deadline leaves), each wait
+// at most twice the time refused so far: MaxWait counts from the refusal,
+// and the other half is for the learned window's pace that follows
+// (spread to all of MaxWait, a probe woken once another request was
+// accepted found its next start past it). The time refused so far is the
+// measurement's, or the request's own since its first refusal when
 // longer. The learner's own pace, a probe after half the time refused so
 // far, spends 8 attempts (MaxAttempts' default) in about 34 s, and a
 // request that was the probe each time was given up before a window of a
@@ -233,16 +233,16 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 // The key is not held so long, and the wait ends once the measurement has
 // (Plan.Probed), but not before least: the time the request has been
 // refused from which the attempts it has left after this one, spread so,
-// still reach as far (its own: the measurement that woke it has ended;
-// counted from that measurement's start, a request refused a second after
-// it joined one begun 100 s before could be woken at once, and its two
-// attempts left reached 18 s).
-// Woken at once by another's acceptance, a request was sent into the
-// window that acceptance began, spent if it was a token bucket's refill:
-// against a bucket of 10 refilled over 2 or 5 minutes, two, three and
-// four callers lost 11 to 33 tasks in 40 runs, each given up after its 8
-// attempts were refused within a minute or so. Its last attempt waits all
-// of its wait. An acceptance after such a wait bounds the
+// still reach as far; all of the wait for its last attempt. Woken at once
+// by another's acceptance, a request was sent into the window that
+// acceptance began, spent if it was a token bucket's refill: against a
+// bucket of 10 refilled over 2 or 5 minutes, two, three and four callers
+// lost 11 to 33 tasks in 40 runs, each given up after its 8 attempts were
+// refused within a minute or so. The time is the request's own, for the
+// measurement that woke it has ended and the next begins anew: counted
+// from that measurement's start, a request refused a second after it
+// joined one begun 100 s before could be woken at once, and its two
+// attempts left reached 18 s. An acceptance after such a wait bounds the
 // window from above only (see learner.accepted).
 //
 // A request the learner's measurement did not hold when granted, refused
