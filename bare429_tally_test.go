@@ -2,6 +2,7 @@ package polite_test
 
 import (
 	"flag"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -12,7 +13,10 @@ import (
 	"github.com/politehttp/polite/ratelimittest"
 )
 
-var bare429Tally = flag.Int("bare429tally", 0, "runs of each cell of the bare-429 tally (0: skip): 40 tasks against a fixed window and a token bucket of 10 that state nothing, by callers and window; the failed tasks and the mean run")
+var (
+	bare429Tally = flag.Int("bare429tally", 0, "runs of each cell of the bare-429 tally (0: skip): 40 tasks against a fixed window and a token bucket of 10 that state nothing, by callers and window; the failed tasks and the mean run")
+	bare429Cell  = flag.String("bare429cell", "", "with -bare429tally, run only the cell named so: the algorithm, callers and window, as in \"token-bucket/2/5m0s\"")
+)
 
 // TestBare429Tally prints, for servers that state nothing (a bare 429, no
 // Retry-After) and limit to 10 per window, the tasks of 40 that failed (an
@@ -22,6 +26,7 @@ var bare429Tally = flag.Int("bare429tally", 0, "runs of each cell of the bare-42
 // quotes. Each run is a synctest bubble; none asserts anything.
 //
 //	go test -run 'TestBare429Tally$' -bare429tally 40 -v .
+//	go test -run 'TestBare429Tally$' -bare429tally 200 -bare429cell token-bucket/2/5m0s -v .
 func TestBare429Tally(t *testing.T) {
 	if *bare429Tally <= 0 {
 		t.Skip("run with -bare429tally N")
@@ -29,6 +34,9 @@ func TestBare429Tally(t *testing.T) {
 	for _, alg := range []ratelimittest.Algorithm{ratelimittest.FixedWindow, ratelimittest.TokenBucket} {
 		for _, workers := range []int{1, 2, 3, 4, 8} {
 			for _, w := range []time.Duration{40 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute} {
+				if *bare429Cell != "" && *bare429Cell != fmt.Sprintf("%s/%d/%v", alg, workers, w) {
+					continue
+				}
 				failed := 0
 				var took time.Duration
 				for range *bare429Tally {
