@@ -315,8 +315,8 @@ func (s *MemoryStore) entry(sh *memShard, k memKey, now int64, create bool) *mem
 }
 
 // evictable returns the entry of sh to evict at now, looking at the 8
-// least recently used at most: of those that no request waits on and that
-// are not in use at now (see control.State.InUse), the one whose state
+// least recently used that may go at most, those that no request waits on
+// and that are not in use at now (see control.State.InUse): the one whose state
 // holds a next start back least long (control.State.HeldUntil: its pause,
 // Budget.MaxRate's spacing, its quotas' pacing), the least recently used
 // of equals; nil if none may go. An entry waited on or in use that it
@@ -332,13 +332,15 @@ func (sh *memShard) evictable(now int64) *memEntry {
 		best *memEntry
 		held int64
 	)
+	// Only the keys that may go count towards the 8 (counted, seven keys
+	// in flight behind a key paused for an hour had it evicted while an
+	// idle key just past them stayed). Each entry is visited once at most,
+	// the ones moved to the front too: the walk stops at len(sh.m).
 	t := sh.tail
-	for range 8 {
-		if t == nil {
-			break
-		}
+	for looked, visited := 0, 0; looked < 8 && t != nil && visited < len(sh.m); visited++ {
 		prev := t.prev
 		if t.waiters == 0 && !t.ks.c.InUse(now) {
+			looked++
 			h := max(t.ks.c.HeldUntil(now), now)
 			if best == nil || h < held {
 				best, held = t, h
