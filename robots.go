@@ -95,7 +95,8 @@ type Robots struct {
 	// few more for an instant when requests to new origins race, or while
 	// every origin kept is being fetched);
 	// beyond it, the least recently used are forgotten (and fetched again
-	// when next needed), by the shard of the cache a new origin falls in
+	// when next needed, never before the requests that waited for the
+	// fetch read it), by the shard of the cache a new origin falls in
 	// first. An origin whose robots.txt rules and name (and the error of
 	// its last fetch, if it failed) take more than
 	// 4 KiB counts as one origin more for each 4 KiB (rules kept take at
@@ -252,7 +253,6 @@ func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *ht
 				return 0, time.Time{}, ctx.Err()
 			case <-wait:
 			}
-			continue
 		case fetch:
 			f := c.startFetch(ctx, base, sh, e, site, req.Header.Get("User-Agent"))
 			select {
@@ -269,7 +269,15 @@ func (r *Robots) checkUntil(ctx context.Context, base http.RoundTripper, req *ht
 				// again, and the request would loop).
 				runtime.Goexit()
 			}
-			continue
+		}
+		if wait != nil || fetch {
+			// What the fetch found, read from its entry even if it
+			// was forgotten since (see result); looked up again if
+			// the fetch was abandoned.
+			var ok bool
+			if v, ok = sh.result(e, time.Now()); !ok {
+				continue
+			}
 		}
 		interval, err := c.decide(site, path, v)
 		if c.delayOnly {
@@ -735,7 +743,30 @@ func (s *robotsShard) begin(key string, now time.Time) (e *robotsEntry, v robots
 		e.fetching = make(chan struct{})
 		return e, v, nil, true
 	}
-	return e, robotsView{file: e.file, unreachable: e.unreachable, none: e.none, until: e.expires, status: e.status, err: e.err}, nil, false
+	return e, e.view(), nil, false
+}
+
+// view returns a view of e. s must be locked.
+func (e *robotsEntry) view() robotsView {
+	return robotsView{file: e.file, unreachable: e.unreachable, none: e.none, until: e.expires, status: e.status, err: e.err}
+}
+
+// result returns, to a request that waited at now for e's fetch (or made
+// it), a view of what that fetch found, whether or not e was forgotten
+// since to make room: a fetch that ends with a file heavier than its
+// entry counted makes room, and so does a new origin, and either could
+// evict an entry whose fetch had just ended before its waiters read it,
+// which fetched it again (an origin's robots.txt 3 times in one burst of
+// requests, under a MaxOrigins the burst's origins outweighed). False
+// when the fetch was abandoned, or e expired or is fetched again: the
+// request looks it up again.
+func (s *robotsShard) result(e *robotsEntry, now time.Time) (robotsView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.fetching != nil || e.expires.IsZero() || !now.Before(e.expires) {
+		return robotsView{}, false
+	}
+	return e.view(), true
 }
 
 // end records the result of e's fetch at now, and wakes the requests
