@@ -1095,7 +1095,9 @@ func (b *Budget) display(k budgetKey) string {
 // returned by Transport.Key) is itself when b holds a state for it, and
 // only then the origin it names. Its next request starts fresh, with a
 // probe; requests waiting on it look again at once. Requests in flight
-// on it still count against MaxConcurrency until they end. With a Store, Forget
+// on it still count against MaxConcurrency until they end, and the next
+// start MaxRate allows stays: those are b's own ceilings, not what the
+// key taught. With a Store, Forget
 // clears the stored state too, on a best-effort basis: an error of the
 // Store is ignored.
 func (b *Budget) Forget(key string) {

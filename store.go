@@ -773,14 +773,15 @@ func (s *MemoryStore) unmirror(k memKey, now, until time.Time, copies uint64, cf
 
 // drop forgets e's state at now, under its shard's lock: in place while
 // requests are in flight on it (they still count, see
-// control.State.Forget), with what a Budget's fallback marks of it, and
-// its waiters woken; otherwise the entry goes.
+// control.State.Forget) or cfg's MaxRate holds its next start, with what a
+// Budget's fallback marks of it, and its waiters woken; otherwise the
+// entry goes.
 func (s *MemoryStore) drop(sh *memShard, e *memEntry, now time.Time, cfg *control.Config) {
-	if !e.ks.c.InUse(control.Instant(now)) {
+	e.ks.c.Forget(now, cfg)
+	if e.ks.c.Blank() {
 		s.remove(sh, e)
 		return
 	}
-	e.ks.c.Forget(now, cfg)
 	e.mirror, e.spaced, e.own, e.ownWhy = 0, 0, 0, control.ReasonNone
 	e.copies++ // a Store read before this drops nothing since (see unmirror)
 	e.wake()

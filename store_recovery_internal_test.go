@@ -266,16 +266,18 @@ func TestCopiedSpacingAfterClockStepBack(t *testing.T) {
 	})
 }
 
-// Budget.Forget in another process sharing the Store clears the key's
-// state there, MaxRate's next start with it; but the copy this process's
-// fallback took at its last grant was first written back into the Store
-// at its next request (unlike a pause's, the copy was not told from what
-// the fallback set itself), and the forgotten spacing held the key again.
+// Budget.Forget in another process sharing the Store, one with no MaxRate
+// of its own, clears the key's state there, MaxRate's next start with it
+// (a Budget with a MaxRate keeps it: TestForgetKeepsBudgetMaxRate); but
+// the copy this process's fallback took at its last grant was first
+// written back into the Store at its next request (unlike a pause's, the
+// copy was not told from what the fallback set itself), and the forgotten
+// spacing held the key again.
 func TestForgetElsewhereClearsSpacing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &downStore{}
 		a := &Budget{Store: st, MaxRate: 0.01} // one start per 100 s
-		o := &Budget{Store: st, MaxRate: 0.01} // another process
+		o := &Budget{Store: st}                // another process
 		a.init()
 		k := originKey("http", "api.test")
 		t0 := time.Now()
@@ -472,13 +474,14 @@ func grantRelease(t *testing.T, b *Budget, k budgetKey, at time.Time, local bool
 	b.release(t.Context(), k, &g, at, &control.Outcome{First: true})
 }
 
-// steppedBackAfterStoreGrant makes two Budgets sharing a Store, under a
-// MaxRate of 1: b, whose Store granted a request now, and o, another
-// process's. The Store fails then, and the clock steps back 48 h, to back.
+// steppedBackAfterStoreGrant makes two Budgets sharing a Store: b, under a
+// MaxRate of 1, whose Store granted a request now, and o, another
+// process's, with no MaxRate (its Forget clears b's spacing from the
+// Store, which a Budget with one keeps). The Store fails then, and the clock steps back 48 h, to back.
 func steppedBackAfterStoreGrant(t *testing.T) (st *downStore, b, o *Budget, k budgetKey, back time.Time) {
 	st = &downStore{}
 	b = &Budget{Store: st, MaxRate: 1}
-	o = &Budget{Store: st, MaxRate: 1}
+	o = &Budget{Store: st} // no MaxRate of its own: its Forget clears the spacing
 	b.init()
 	k = originKey("http", "api.test")
 	t0 := time.Now()

@@ -165,10 +165,10 @@ func (s *State) Blank() bool {
 
 // Forget clears the state at now, keeping only its generation (one more,
 // so that its waiters wake and find a fresh key), an expiry, so that a
-// store keeps the generation growing for a while, and the leases of the
-// requests still in flight: they count against Config.MaxConcurrency
-// until they end, as they would have (dropped, the next request went
-// beside them). With leases kept, the state stays the same incarnation,
+// store keeps the generation growing for a while, the next start
+// Config.MaxRate allows, and the leases of the requests still in flight:
+// they count against Config.MaxConcurrency until they end, as they would
+// have (dropped, the next request went beside them). With leases kept, the state stays the same incarnation,
 // its grants counted on and a new epoch begun, so that their ends free
 // their slots and their answers are read as from before a pause;
 // otherwise it is a new one.
@@ -176,9 +176,15 @@ func (s *State) Forget(t time.Time, cfg *Config) {
 	now := instant(t)
 	// A key that was custom stays marked so: shown by its fingerprint,
 	// never verbatim, while its forgotten state is kept.
-	old, seq, epoch, cycle, ls := s.born, s.seq, s.epoch, s.learn.cycle, s.leases
+	old, seq, epoch, cycle, ls, rn := s.born, s.seq, s.epoch, s.learn.cycle, s.leases, s.rateNext
 	ls.reap(now)
 	*s = State{gen: s.gen + 1, flags: s.flags & flagCustom}
+	if cfg.MaxRate > 0 && rn > now {
+		// The client's own ceiling, not what the key taught: the next
+		// start it allows stays (cleared, a request went at once after
+		// the last under a MaxRate of 1).
+		s.rateNext = rn
+	}
 	switch {
 	case ls.n > 0:
 		// The counters the leases carry go on past theirs: a grant's

@@ -615,6 +615,15 @@ func tables() []Table {
 			rel(2*s, "a", ok(), Want{InFlight: -1}),
 			acq(2*s, "b", Want{Grant: true, Probe: true}),
 		}},
+		{Name: "forget keeps MaxRate's next start", Config: control.Config{MaxRate: 1}, Steps: []Step{
+			// The client's own ceiling, not what the key taught:
+			// cleared with the rest, the next request went at once.
+			acq(0, "p", Want{Grant: true, Probe: true}),
+			rel(0, "p", ok(), Want{}),
+			{At: 100 * ms, Forget: true, Want: Want{}},
+			acq(100*ms, "a", Want{Hold: control.ReasonPace, Until: s}),
+			acq(s, "a", Want{Grant: true, Probe: true}),
+		}},
 		{Name: "pause capped at a day", Steps: []Step{
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(0, 0, 0, 400*24*time.Hour)), Want{PauseUntil: control.MaxPause}),
