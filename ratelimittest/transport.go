@@ -42,9 +42,9 @@ import (
 // the status allows no body, as with net/http's server. A flushed response is streamed: unless Handler
 // set Content-Length, its ContentLength is -1 and its TransferEncoding
 // "chunked" (an answer to HEAD is not chunked, and one whose status allows
-// no body, 204 or 304, has ContentLength 0; an answer to HEAD has
-// http.NoBody, as net/http's client gives it, whatever Handler goes on
-// doing); its body yields what Handler writes as Handler flushes it
+// no body, 204 or 304, has ContentLength 0; an answer to HEAD, a 204 and
+// a 304 have http.NoBody, as net/http's client gives them, whatever
+// Handler goes on doing); its body yields what Handler writes as Handler flushes it
 // (or once 2 KiB wait, as in a server's response buffer), and ends when
 // Handler returns. Reading it fails with the context's error once
 // the request's context ends, and closing it before its end ends the
@@ -268,10 +268,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.TransferEncoding = []string{"chunked"}
 		delete(header, "Trailer") // as net/http's client moves it out of a chunked response's header
 	}
-	if w.head {
-		// No body, as net/http's client hands back an answer to HEAD:
-		// it reads EOF at once, whatever Handler goes on doing (its
-		// writes are dropped), not when Handler returns.
+	if w.head || !bodyAllowed(w.code) {
+		// No body, as net/http's client hands back an answer to HEAD,
+		// a 204 or a 304: it reads EOF at once, whatever Handler goes
+		// on doing (its writes are dropped), not when Handler returns
+		// (a caller that drained a flushed 204 before closing it waited
+		// for Handler's end).
 		resp.Body = http.NoBody
 		return resp, nil
 	}
