@@ -238,7 +238,7 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 // acceptance began, spent if it was a token bucket's refill: against a
 // bucket of 10 refilled over 2 or 5 minutes, two, three and four callers
 // lost 47 to 156 tasks in 200 runs, each given up after its 8 attempts
-// were refused within a minute or so. The time is the request's own, for the
+// were refused within a minute or so (now 0 to 5). The time is the request's own, for the
 // measurement that woke it has ended and the next begins anew: counted
 // from that measurement's start, a request refused a second after it
 // joined one begun 100 s before could be woken at once, and its two
