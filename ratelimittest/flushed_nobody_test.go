@@ -1,13 +1,11 @@
 package ratelimittest_test
 
 import (
-	"io"
+	"fmt"
 	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/politehttp/polite/ratelimittest"
 )
 
 // A flushed 204 or 304 has no body: net/http's client hands such a
@@ -27,18 +25,7 @@ func TestFlushedNoBodyStatusReadsAtOnce(t *testing.T) {
 					case <-r.Context().Done():
 					}
 				})
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/", nil)
-				resp, err := (&ratelimittest.Transport{Handler: h}).RoundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
-				start := time.Now()
-				b, err := io.ReadAll(resp.Body)
-				if d := time.Since(start); d != 0 || len(b) != 0 || err != nil {
-					t.Errorf("reading the body of a flushed %d (ContentLength %d): %q, %v after %v; want empty, <nil> at once, as over the network",
-						code, resp.ContentLength, b, err, d)
-				}
+				readsNoBodyAtOnce(t, h, http.MethodGet, fmt.Sprintf("a flushed %d", code))
 			})
 		})
 	}
