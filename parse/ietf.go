@@ -367,7 +367,9 @@ func nameBit(name string) uint64 {
 // lower q (10 per second allows no burst of 600 where 600 per minute
 // does), then the longer window (q=0: nothing for longer); of two without
 // the lower q. Of two equal (differing only in unit or partition key),
-// the first is kept.
+// the first is kept. Windows are compared as read, a w past the largest
+// Duration read as it (see seconds): of two such, the lower q, which
+// allows fewer requests over any time a process runs.
 func stricter(a, b Policy) bool {
 	aw, bw := a.Window > 0 && a.Quota >= 0, b.Window > 0 && b.Quota >= 0
 	switch {
