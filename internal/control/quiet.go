@@ -122,7 +122,11 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 			}
 		}
 	}
-	if (costly || !s.costs.isZero() && (len(out.Quotas) > 0 || len(s.costs.quotas) > 0)) && s.costs.observe(l, out.Quotas, now, writtenAgo(l, out, now), out.Dated, false, false, out.Served, s.seq) {
+	quotas := out.Quotas
+	if costly && zeroCostLimit(quotas) {
+		quotas = unzeroCostLimits(quotas) // (see unzeroCostLimits)
+	}
+	if (costly || !s.costs.isZero() && (len(quotas) > 0 || len(s.costs.quotas) > 0)) && s.costs.observe(l, quotas, now, writtenAgo(l, out, now), out.Dated, false, false, out.Served, s.seq) {
 		s.flags |= flagHinted
 	}
 	s.retry.accepted()

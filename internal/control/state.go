@@ -925,6 +925,11 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 		s.ReleaseQuiet(now, cfg, lp, out)
 		return Plan{}
 	}
+	if zeroCostLimit(out.Quotas) {
+		o := *out
+		o.Quotas = unzeroCostLimits(out.Quotas) // (see unzeroCostLimits)
+		out = &o
+	}
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.reapLeases(now)

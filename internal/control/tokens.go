@@ -1397,6 +1397,36 @@ func costUnits(quotas []parse.Quota) bool {
 	return false
 }
 
+// zeroCostLimit reports whether one of quotas is of a cost unit and
+// states a limit of 0.
+func zeroCostLimit(quotas []parse.Quota) bool {
+	for i := range quotas {
+		if quotas[i].Limit == 0 && isCostUnit(quotas[i].Unit) {
+			return true
+		}
+	}
+	return false
+}
+
+// unzeroCostLimits returns a copy of quotas in which a limit of 0 stated
+// for a cost unit is unknown (-1): as a quota of requests stated as 0, it
+// paces nothing, and the server's refusals pause the key (see
+// PolicyView.Quota). Read as a whole quota of 0, it failed every request
+// that cost more than the most one such answer had served with a
+// CostError, unsent, from a server that served them all (an
+// OpenAI-compatible server that states 0 for a limit it does not
+// enforce). What is left still counts: a stated remaining of 0 waits for
+// the quota's reset.
+func unzeroCostLimits(quotas []parse.Quota) []parse.Quota {
+	qs := slices.Clone(quotas)
+	for i := range qs {
+		if qs[i].Limit == 0 && isCostUnit(qs[i].Unit) {
+			qs[i].Limit = -1
+		}
+	}
+	return qs
+}
+
 // index returns the index of q, an element of c.quotas.
 func (q *costQuota) index(c *costs) int {
 	for i := range c.quotas {
