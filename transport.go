@@ -812,15 +812,6 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 			if o := floorOrigin(req, key); o != key.ceil() {
 				floor = 0
 				if fr, ch, w.granted = t.ceil.reserveFloor(o, now, g.floor, &tk.origin); !w.granted {
-					// Its place in the key's line goes: at its turn
-					// there, held by its origin's floor, it held every
-					// request of the key's other origins behind it
-					// until that floor let it go (as a request the
-					// key's pace holds keeps no place in the origin's
-					// line: see cancelFloor). It takes a place again
-					// once the floor lets it go.
-					t.ceil.leave(key.ceil(), tk.key)
-					tk.key = 0
 					// The key's own pace may hold it longer: the hold
 					// says so, as RetryAt does.
 					if n := t.ceil.nextStart(key.ceil()); !ch.until.IsZero() && n > ch.until.UnixNano() {
