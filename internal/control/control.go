@@ -208,6 +208,9 @@ type Lease struct {
 	// window reports that the cycle had requests accepted: a refusal now
 	// is the end of a window, not an outage.
 	window bool
+	// unrefused reports that no flight was refused since the key's last
+	// acceptance when it was granted (see leastWait).
+	unrefused bool
 	// late reports that it was granted at the end of a probe's wait
 	// lengthened for the measurement still pending (see stretch): its
 	// acceptance bounds the window from above only.

@@ -57,7 +57,7 @@ func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
 	}
 	l.born, l.end, l.seq, l.epoch, l.cycle, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, lr.cycle, 0, s.skew, now
 	l.tested, l.measuring, l.probe, l.skewOK, l.window, l.logged = 0, 0, false, s.flags&flagSkew != 0, false, false
-	l.hinted = s.statedPaces()
+	l.hinted, l.unrefused = s.statedPaces(), s.retry.run == 0
 	switch {
 	case lr.pending && (lr.pendQ > 0 || lr.quota != nil):
 		l.measuring = lr.pendFrom

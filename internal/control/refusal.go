@@ -200,7 +200,15 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 		w := max(r.Wait, 0)
 		f := floorWait(w, streak)
 		d = f
-		if l.window {
+		if l.window && l.unrefused {
+			// At the end of a window: the floor, not doubled by the
+			// refusals of the request's own flight. Not once a flight
+			// was refused since the window's acceptances: a server
+			// that accepted one request stating its quota spent and
+			// reset "now", and then refused every request so, was
+			// sent one a second for as long as it refused (its
+			// cycle, with no pause that renews it, kept its
+			// acceptance).
 			d = min(d, BackoffInitial)
 		}
 		if l.measuring != 0 {
@@ -208,7 +216,7 @@ func leastWait(now int64, r *Refusal, l *Lease, streak int32) (d time.Duration, 
 			// gives no wait, but never below the floor.
 			d = min(d, max(RefusalFloor, time.Duration(now-l.measuring)/2))
 		}
-		return d, d > w, d == f && d > w && !l.window && shortens(f, l)
+		return d, d > w, d == f && d > w && !(l.window && l.unrefused) && shortens(f, l)
 	}
 	return r.Wait, false, false
 }

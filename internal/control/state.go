@@ -853,7 +853,7 @@ func (s *State) stamp(now int64, cfg *Config, ask *Ask, l *Lease, cost, tested i
 	s.seq++
 	l.born, l.end, l.seq, l.epoch, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, cost, s.skew, now
 	l.skewOK, l.measuring, l.window, l.tested, l.logged = s.flags&flagSkew != 0, 0, false, tested, false
-	l.hinted = s.statedPaces()
+	l.hinted, l.unrefused = s.statedPaces(), s.retry.run == 0
 	return end
 }
 
