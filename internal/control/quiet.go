@@ -1,6 +1,10 @@
 package control
 
-import "time"
+import (
+	"time"
+
+	"github.com/politehttp/polite/parse"
+)
 
 // The quiet path. Most requests go to a key that has nothing to decide:
 // its server states no quota, nothing pauses it, its ramp is open, no
@@ -123,8 +127,9 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		}
 	}
 	quotas := out.Quotas
+	var unzeroed [4]parse.Quota
 	if costly && zeroCostLimit(quotas) {
-		quotas = unzeroCostLimits(quotas) // (see unzeroCostLimits)
+		quotas = unzeroCostLimits(unzeroed[:], quotas) // (see unzeroCostLimits)
 	}
 	if (costly || !s.costs.isZero() && (len(quotas) > 0 || len(s.costs.quotas) > 0)) && s.costs.observe(l, quotas, now, writtenAgo(l, out, now), out.Dated, false, false, out.Served, s.seq) {
 		s.flags |= flagHinted

@@ -927,7 +927,7 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 	}
 	if zeroCostLimit(out.Quotas) {
 		o := *out
-		o.Quotas = unzeroCostLimits(out.Quotas) // (see unzeroCostLimits)
+		o.Quotas = unzeroCostLimits(nil, out.Quotas) // (see unzeroCostLimits; a refusal's)
 		out = &o
 	}
 	s.touch(now)

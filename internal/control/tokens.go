@@ -1417,8 +1417,10 @@ func zeroCostLimit(quotas []parse.Quota) bool {
 // OpenAI-compatible server that states 0 for a limit it does not
 // enforce). What is left still counts: a stated remaining of 0 waits for
 // the quota's reset.
-func unzeroCostLimits(quotas []parse.Quota) []parse.Quota {
-	qs := slices.Clone(quotas)
+// The copy goes to dst's array when it fits (a caller's, on its stack:
+// such a server states 0 on every answer).
+func unzeroCostLimits(dst, quotas []parse.Quota) []parse.Quota {
+	qs := append(dst[:0], quotas...)
 	for i := range qs {
 		if qs[i].Limit == 0 && isCostUnit(qs[i].Unit) {
 			qs[i].Limit = -1
