@@ -21,9 +21,7 @@ func TestCostZeroLimitPacesNothing(t *testing.T) {
 		sent := 0
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			sent++
-			w.Header().Set("x-ratelimit-limit-tokens", "0")
-			w.Header().Set("x-ratelimit-remaining-tokens", "0")
-			w.Header().Set("x-ratelimit-reset-tokens", "0s")
+			stateZeroTokenLimit(w.Header())
 			w.WriteHeader(http.StatusOK)
 		})
 		c := declaredCostClient(h)
@@ -55,9 +53,7 @@ func TestCostZeroLimitRefusalRetried(t *testing.T) {
 		sent := 0
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			sent++
-			w.Header().Set("x-ratelimit-limit-tokens", "0")
-			w.Header().Set("x-ratelimit-remaining-tokens", "0")
-			w.Header().Set("x-ratelimit-reset-tokens", "0s")
+			stateZeroTokenLimit(w.Header())
 			if sent == 1 {
 				w.Header().Set("Retry-After", "1")
 				w.WriteHeader(http.StatusTooManyRequests)
@@ -71,4 +67,12 @@ func TestCostZeroLimitRefusalRetried(t *testing.T) {
 			t.Errorf("got %d, %v after %d requests; want 200 after a retry (2 requests), for a quota stated as 0 that paces nothing", code, err, sent)
 		}
 	})
+}
+
+// stateZeroTokenLimit sets, on h, a tokens quota stated as 0, none left,
+// whole again now.
+func stateZeroTokenLimit(h http.Header) {
+	h.Set("x-ratelimit-limit-tokens", "0")
+	h.Set("x-ratelimit-remaining-tokens", "0")
+	h.Set("x-ratelimit-reset-tokens", "0s")
 }
