@@ -127,8 +127,8 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		}
 	}
 	quotas := out.Quotas
-	var unzeroed [4]parse.Quota
 	if costly && zeroCostLimit(quotas) {
+		var unzeroed [4]parse.Quota                    // zeroed only here: most answers state no such limit
 		quotas = unzeroCostLimits(unzeroed[:], quotas) // (see unzeroCostLimits)
 	}
 	if (costly || !s.costs.isZero() && (len(quotas) > 0 || len(s.costs.quotas) > 0)) && s.costs.observe(l, quotas, now, writtenAgo(l, out, now), out.Dated, false, false, out.Served, s.seq) {
