@@ -23,6 +23,16 @@ func requestsAndTokens(tokens bool) []parse.Quota {
 	return qs
 }
 
+// zeroTokenLimit returns qs with the limit of its tokens quota stated as 0.
+func zeroTokenLimit(qs []parse.Quota) []parse.Quota {
+	for i := range qs {
+		if qs[i].Unit == "tokens" {
+			qs[i].Limit = 0
+		}
+	}
+	return qs
+}
+
 // inFlightForm returns the binary form of an OpenAI-shaped key after one
 // estimated request was answered (stating tokens or not) and a second
 // one is in flight: the state a Store holds between those two answers.
@@ -98,6 +108,9 @@ func TestEarlyFormOnceUnitKnown(t *testing.T) {
 // it first was, each request allocated those reservations again after
 // its release pruned them: 2 allocs a request, twice as long. (A key
 // that states nothing keeps its priced requests aside, 3 allocs each.)
+// Nor does one stating its tokens limit as 0 on every answer: the copy
+// of the answer's quotas that reads the 0 as unknown (see
+// unzeroCostLimits) was made on the heap, 1 alloc a request.
 func TestPricedRequestAllocsOnceUnitKnown(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocations under the race detector")
@@ -107,6 +120,7 @@ func TestPricedRequestAllocsOnceUnitKnown(t *testing.T) {
 		quotas []parse.Quota
 	}{
 		{"openai key stating tokens", requestsAndTokens(true)},
+		{"openai key stating a tokens limit of 0", zeroTokenLimit(requestsAndTokens(true))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var s State
