@@ -22,9 +22,17 @@ import "time"
 //     with little load: the first ones, during which the limit stays at
 //     its initial value; then a new measurement every 5 minutes, which
 //     drains: the limit is halved, and at most gradLight (as BBR's
-//     ProbeRTT cuts its window), and only the requests sent a round trip
-//     into the drain count. A measurement lasts 16 round trips at most,
-//     and the limit holds while it runs. Measured at the limit reached,
+//     ProbeRTT cuts its window), and only the requests sent from its
+//     start with no more than that in flight count (those sent before
+//     are in flight with them: the origin holds no more of the client's
+//     than the drained limit). Started one round trip in instead, a drain
+//     begun as answers stalled for minutes came back waited the inflated
+//     srtt (34s) before it counted, with the limit halved. A drain lasts
+//     17 round trips at most, and the limit holds while it runs; one
+//     that got fewer than gradMeasureMin answers keeps them for the next,
+//     or a client sending in small bursts never measured the baseline
+//     again, and one slower for good held the limit at 1 for as long as
+//     it ran. Measured at the limit reached,
 //     whenever the latency was within 10% of the old baseline, a baseline
 //     taken too high (an origin slow for its first responses, warming up)
 //     was never corrected: against it, queueing looked calm, the limit
@@ -71,7 +79,8 @@ type gradient struct {
 	// responses to requests sent from mFrom are added up until
 	// gradMeasureN of them came back, or mEnd. During a drain (mDrain,
 	// every measurement but the first), the limit is halved, and at most
-	// gradLight.
+	// gradLight. A drain that ends with fewer than gradMeasureMin leaves
+	// mSum and mN to the next.
 	mFrom, mEnd time.Time
 	mSum        time.Duration
 	mN          int
@@ -91,7 +100,7 @@ const (
 	gradProbeEvery = 5 * time.Minute
 	gradMeasureN   = 64               // responses a measurement averages
 	gradMeasureMin = 8                // fewer measure nothing
-	gradDrainRTTs  = 16               // round trips a drain lasts at most
+	gradDrainRTTs  = 17               // round trips a drain lasts at most
 	gradMaxRTT     = 10 * time.Minute // longer latencies are read as this
 	gradMeanN      = 1 << 16          // samples a decision's mean counts at most
 )
@@ -137,12 +146,13 @@ const (
 
 // measured ends the measurement running, at now. (A first one ends with
 // gradMeasureMin samples at least: with fewer, it starts again; see
-// lapsed.)
+// lapsed. A drain with fewer keeps them for the next.)
 func (g *gradient) measured(now time.Time) {
 	if g.mN >= gradMeasureMin {
 		g.base = g.mSum / time.Duration(g.mN)
+		g.mSum, g.mN = 0, 0
 	}
-	g.mFrom, g.mEnd, g.mSum, g.mN, g.mDrain = time.Time{}, time.Time{}, 0, 0, false
+	g.mFrom, g.mEnd, g.mDrain = time.Time{}, time.Time{}, false
 	g.dSum, g.dN = 0, 0 // the measurement's samples judge no decision
 	g.last, g.next = now, now
 }
@@ -197,7 +207,7 @@ func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind i
 	}
 
 	if !g.mEnd.IsZero() {
-		if !now.Add(-rtt).Before(g.mFrom) {
+		if !now.Add(-rtt).Before(g.mFrom) && (!g.mDrain || inflight <= g.limit()) {
 			g.mSum += rtt
 			g.mN++
 		}
@@ -221,8 +231,8 @@ func (g *gradient) sample(now time.Time, rtt time.Duration, inflight int, kind i
 	ratio := float64(lat) / float64(g.base)
 	if now.Sub(g.last) >= gradProbeEvery {
 		g.mDrain = true
-		g.mFrom = now.Add(g.srtt) // after the queue built so far drains
-		g.mEnd = g.mFrom.Add(gradDrainRTTs * g.srtt)
+		g.mFrom = now
+		g.mEnd = now.Add(gradDrainRTTs * g.srtt)
 		return
 	}
 	switch {

@@ -45,9 +45,8 @@ func (s *streamOrQuick) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// Restraint.Adaptive's doc: every 5 minutes "for at most 17 round trips
-// (one for the queue to drain, then at most 16 measured), the limit is
-// halved". The drain ended only when a latency sample arrived past its end
+// Restraint.Adaptive's doc: every 5 minutes "for at most 17 round trips,
+// the limit is halved". The drain ended only when a latency sample arrived past its end
 // (expire was called for a cache's answer only), and a request held by the
 // halved limit waited for a slot to free or a lease to end, never for the
 // drain's end. When the slots the drain left were taken by answers whose

@@ -221,6 +221,65 @@ func TestGradientDrain(t *testing.T) {
 	}
 }
 
+// A drain that gets fewer than gradMeasureMin answers (a client sending
+// in small bursts: here 4 a drain, one at a time) keeps them for the next:
+// ended with its own only, every drain of such a client measured nothing,
+// and a baseline taken before the origin slowed for good held the limit
+// at 1 for as long as the client ran.
+func TestGradientShortDrainsAddUp(t *testing.T) {
+	g := measured(4, 4, ms(50))
+	at := gradT0
+	burst := func(from time.Duration) {
+		at = gradT0.Add(from)
+		g.observe(at, ms(200), 1) // a request sent before the burst's decision
+		for range 4 {
+			at = at.Add(ms(200))
+			g.observe(at, ms(200), 1)
+		}
+		g.expire(at.Add(time.Minute)) // the drain's end, with no answer
+	}
+	burst(gradProbeEvery + time.Second)
+	if g.base != ms(50) || g.mN != 4 || g.mDrain {
+		t.Fatalf("after one drain of 4 answers: baseline %v, %d answers kept, draining %v; want 50ms still, 4 kept, ended", g.base, g.mN, g.mDrain)
+	}
+	burst(2*gradProbeEvery + 2*time.Minute)
+	if g.base != ms(200) || g.mN != 0 {
+		t.Errorf("after a second drain of 4 answers: baseline %v, %d answers kept; want 200ms, measured from the 8", g.base, g.mN)
+	}
+}
+
+// A drain counts the answers to requests sent from its start with no more
+// in flight than its limit, however long the smoothed latency: started
+// one smoothed round trip later, a drain that began as answers stalled
+// for minutes came back (the smoothed latency at 34s) kept the limit
+// halved for 37s, some 700 of the origin's round trips.
+func TestGradientDrainAfterStall(t *testing.T) {
+	g := measured(4, 4, ms(50))
+	at := gradT0.Add(gradProbeEvery + time.Second)
+	g.observe(at, 270*time.Second, 4) // stalled since t0+30s
+	if !g.mDrain || g.srtt < 30*time.Second {
+		t.Fatalf("after a stalled answer: draining %v, srtt %v; want a drain, srtt above 30s", g.mDrain, g.srtt)
+	}
+	start := at
+	for range 3 { // the other stalled answers, sent before the drain
+		g.observe(at, 270*time.Second, 4)
+	}
+	g.observe(at.Add(ms(50)), ms(50), 3) // more in flight than the drain's 2
+	if g.mN != 0 {
+		t.Fatalf("%d answers counted; want none of requests sent before the drain or above its limit", g.mN)
+	}
+	for g.mDrain && at.Sub(start) < time.Minute {
+		at = at.Add(ms(25))
+		g.observe(at, ms(50), 2)
+	}
+	if d := at.Sub(start); d > 2*time.Second || g.base != ms(50) {
+		t.Errorf("drain lasted %v, baseline %v; want over after %d answers (1.6s), at 50ms", d, g.base, gradMeasureN)
+	}
+	if got := g.limit(); got != 4 {
+		t.Errorf("after the drain: limit() = %d, want 4 again", got)
+	}
+}
+
 func TestGradientSlowerForGoodSteps(t *testing.T) {
 	g := measured(12, 64, ms(50))
 	now := gradT0

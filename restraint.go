@@ -62,9 +62,10 @@ type Restraint struct {
 	// origin's baseline is the mean latency of its first 64 responses
 	// (of fewer, 8 at least, if 10 minutes pass first; with fewer still,
 	// the measurement starts again), measured again every 5 minutes under
-	// a light load: for at most 17 round trips (one for the queue to
-	// drain, then at most 16 measured), the limit is halved, and at most
-	// 4, even when no answer comes to end the drain. Once per round
+	// a light load: for at most 17 round trips, the limit is halved, and
+	// at most 4, even when no answer comes to end the drain, and the
+	// answers to requests sent within it count (a drain with fewer than 8
+	// leaves them to the next). Once per round
 	// trip, if the smoothed latency is more than 1.5 times the baseline,
 	// the limit comes down a quarter of the way towards one and a half
 	// times what the origin serves without queueing; if it is under 1.25

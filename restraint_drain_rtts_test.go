@@ -6,11 +6,10 @@ import (
 )
 
 // Restraint.Adaptive's doc said the limit is halved "for at most 16 round
-// trips" every 5 minutes. The drain starts at the decision and its
-// measurement a round trip later, for 16 round trips: under Restraint's
+// trips" every 5 minutes, where it stayed halved for 17. Under Restraint's
 // default limit of 4 (2 while draining, too few responses to end the
-// measurement by count), the limit stays halved for 17, as the doc now
-// says.
+// measurement by count), the limit stays halved for 17 at most, as the
+// doc now says.
 func TestRestraintDrainAtMost17RoundTrips(t *testing.T) {
 	g := newGradient(restraintInitial, defaultRestraint)
 	now := time.Unix(1000, 0)
@@ -34,7 +33,7 @@ func TestRestraintDrainAtMost17RoundTrips(t *testing.T) {
 	if from.IsZero() || to.IsZero() {
 		t.Fatal("no drain seen")
 	}
-	if rtts := float64(to.Sub(from)) / float64(rtt); rtts > gradDrainRTTs+1 {
-		t.Errorf("the limit stayed halved for %.1f round trips, want at most %d", rtts, gradDrainRTTs+1)
+	if rtts := float64(to.Sub(from)) / float64(rtt); rtts > gradDrainRTTs {
+		t.Errorf("the limit stayed halved for %.1f round trips, want at most %d", rtts, gradDrainRTTs)
 	}
 }
