@@ -11,7 +11,7 @@ import "time"
 //
 // It is a pure state machine: observe takes the instant explicitly, and
 // nothing in it locks, allocates or reads a clock. Its state is a fixed
-// size (about 170 bytes).
+// size (about 210 bytes).
 //
 // How it decides:
 //
@@ -28,11 +28,12 @@ import "time"
 //     than the drained limit). Started one round trip in instead, a drain
 //     begun as answers stalled for minutes came back waited the inflated
 //     srtt (34s) before it counted, with the limit halved. A drain lasts
-//     17 round trips at most, and the limit holds while it runs; one
-//     that got fewer than gradMeasureMin answers keeps them for the next,
-//     or a client sending in small bursts never measured the baseline
-//     again, and one slower for good held the limit at 1 for as long as
-//     it ran. Measured at the limit reached,
+//     17 round trips at most, and the limit holds while it runs. The
+//     answers of drains that got fewer than gradMeasureMin add up, as
+//     long as each such drain follows the last within gradCarryFor:
+//     dropped, a client sending in small bursts never measured the
+//     baseline again, and one slower for good held the limit at 1 for as
+//     long as it ran. Measured at the limit reached,
 //     whenever the latency was within 10% of the old baseline, a baseline
 //     taken too high (an origin slow for its first responses, warming up)
 //     was never corrected: against it, queueing looked calm, the limit
@@ -79,12 +80,18 @@ type gradient struct {
 	// responses to requests sent from mFrom are added up until
 	// gradMeasureN of them came back, or mEnd. During a drain (mDrain,
 	// every measurement but the first), the limit is halved, and at most
-	// gradLight. A drain that ends with fewer than gradMeasureMin leaves
-	// mSum and mN to the next.
+	// gradLight.
 	mFrom, mEnd time.Time
 	mSum        time.Duration
 	mN          int
 	mDrain      bool
+
+	// The answers of drains that ended with fewer than gradMeasureMin
+	// (cSum, cN), kept for the next drain that ends short too, and when
+	// they were last added to (cAt): see measured.
+	cSum time.Duration
+	cN   int
+	cAt  time.Time
 
 	// The samples since the last decision, which the next one judges by
 	// their mean.
@@ -98,11 +105,12 @@ const (
 	gradHigh       = 1.5              // above it, the limit comes down
 	gradLight      = restraintInitial // the most in flight while a measurement drains
 	gradProbeEvery = 5 * time.Minute
-	gradMeasureN   = 64               // responses a measurement averages
-	gradMeasureMin = 8                // fewer measure nothing
-	gradDrainRTTs  = 17               // round trips a drain lasts at most
-	gradMaxRTT     = 10 * time.Minute // longer latencies are read as this
-	gradMeanN      = 1 << 16          // samples a decision's mean counts at most
+	gradMeasureN   = 64                 // responses a measurement averages
+	gradMeasureMin = 8                  // fewer measure nothing
+	gradDrainRTTs  = 17                 // round trips a drain lasts at most
+	gradCarryFor   = 2 * gradProbeEvery // how long short drains' answers are kept with none added
+	gradMaxRTT     = 10 * time.Minute   // longer latencies are read as this
+	gradMeanN      = 1 << 16            // samples a decision's mean counts at most
 )
 
 // newGradient returns a gradient starting at limit initial, never above
@@ -144,15 +152,30 @@ const (
 	sampleNone          // no latency of the origin's: an answer from a cache
 )
 
-// measured ends the measurement running, at now. (A first one ends with
-// gradMeasureMin samples at least: with fewer, it starts again; see
-// lapsed. A drain with fewer keeps them for the next.)
+// measured ends the measurement running, at now. A first one ends with
+// gradMeasureMin samples at least: with fewer, it starts again (see
+// lapsed). A drain with fewer adds them to those that drains ending short
+// kept, unless none was added to them for gradCarryFor; with
+// gradMeasureMin together, they are the baseline. A drain with enough of
+// its own is measured by them alone: the answers kept from before the
+// origin slowed for good, mixed in, held the ratio between gradLow and
+// gradHigh and the limit where the old baseline had cut it.
 func (g *gradient) measured(now time.Time) {
-	if g.mN >= gradMeasureMin {
+	switch {
+	case g.mN >= gradMeasureMin:
 		g.base = g.mSum / time.Duration(g.mN)
-		g.mSum, g.mN = 0, 0
+		g.cSum, g.cN = 0, 0
+	case g.mDrain && g.mN > 0:
+		if g.cN > 0 && now.Sub(g.cAt) > gradCarryFor {
+			g.cSum, g.cN = 0, 0
+		}
+		g.cSum, g.cN, g.cAt = g.cSum+g.mSum, g.cN+g.mN, now
+		if g.cN >= gradMeasureMin {
+			g.base = g.cSum / time.Duration(g.cN)
+			g.cSum, g.cN = 0, 0
+		}
 	}
-	g.mFrom, g.mEnd, g.mDrain = time.Time{}, time.Time{}, false
+	g.mFrom, g.mEnd, g.mSum, g.mN, g.mDrain = time.Time{}, time.Time{}, 0, 0, false
 	g.dSum, g.dN = 0, 0 // the measurement's samples judge no decision
 	g.last, g.next = now, now
 }

@@ -228,23 +228,74 @@ func TestGradientDrain(t *testing.T) {
 // at 1 for as long as the client ran.
 func TestGradientShortDrainsAddUp(t *testing.T) {
 	g := measured(4, 4, ms(50))
-	at := gradT0
-	burst := func(from time.Duration) {
-		at = gradT0.Add(from)
-		g.observe(at, ms(200), 1) // a request sent before the burst's decision
-		for range 4 {
-			at = at.Add(ms(200))
-			g.observe(at, ms(200), 1)
+	shortDrain(&g, gradProbeEvery+time.Second, 4, ms(200))
+	if g.base != ms(50) || g.cN != 4 || g.mDrain {
+		t.Fatalf("after one drain of 4 answers: baseline %v, %d answers kept, draining %v; want 50ms still, 4 kept, ended", g.base, g.cN, g.mDrain)
+	}
+	shortDrain(&g, 2*gradProbeEvery+2*time.Minute, 4, ms(200))
+	if g.base != ms(200) || g.cN != 0 {
+		t.Errorf("after a second drain of 4 answers: baseline %v, %d answers kept; want 200ms, measured from the 8", g.base, g.cN)
+	}
+}
+
+// shortDrain has g drain once with n answers of rtt, one at a time: the
+// drain starts at gradT0+from, at least gradProbeEvery after g's last
+// measurement, and ends by its time. It returns the drain's end.
+func shortDrain(g *gradient, from time.Duration, n int, rtt time.Duration) time.Time {
+	at := gradT0.Add(from)
+	g.observe(at, rtt, 1) // starts the drain
+	for range n {
+		at = at.Add(rtt)
+		g.observe(at, rtt, 1)
+	}
+	at = at.Add(time.Minute)
+	g.expire(at)
+	return at
+}
+
+// steady has the client send g.limit() requests a round trip of rtt,
+// from *at until end.
+func steady(g *gradient, at *time.Time, end time.Time, rtt time.Duration) {
+	for at.Before(end) {
+		*at = at.Add(rtt)
+		n := g.limit()
+		for range n {
+			g.observe(*at, rtt, n)
 		}
-		g.expire(at.Add(time.Minute)) // the drain's end, with no answer
+		g.expire(*at)
 	}
-	burst(gradProbeEvery + time.Second)
-	if g.base != ms(50) || g.mN != 4 || g.mDrain {
-		t.Fatalf("after one drain of 4 answers: baseline %v, %d answers kept, draining %v; want 50ms still, 4 kept, ended", g.base, g.mN, g.mDrain)
+}
+
+// The answers kept from short drains make up a drain's shortfall only: a
+// drain with enough of its own is measured by them alone. Mixed in, 7
+// answers at 50ms kept from before an origin slowed for good to 500ms
+// (never queueing) made the next drain's 17 at 500ms a baseline of 369ms:
+// the ratio held at 1.36, and the limit at 1, where the old baseline had
+// cut it.
+func TestGradientShortDrainFreshMeasurementAlone(t *testing.T) {
+	g := measured(8, 8, ms(50))
+	at := shortDrain(&g, gradProbeEvery+time.Second, 7, ms(50))
+	steady(&g, &at, at.Add(gradProbeEvery+time.Minute), ms(500)) // slower for good, through the next drain
+	if g.base != ms(500) || g.cN != 0 {
+		t.Errorf("after a drain of 500ms answers: baseline %v, %d kept; want 500ms, none", g.base, g.cN)
 	}
-	burst(2*gradProbeEvery + 2*time.Minute)
-	if g.base != ms(200) || g.mN != 0 {
-		t.Errorf("after a second drain of 4 answers: baseline %v, %d answers kept; want 200ms, measured from the 8", g.base, g.mN)
+	steady(&g, &at, at.Add(4*time.Minute), ms(500))
+	if got := g.limit(); got < 4 {
+		t.Errorf("limit() = %d 4 minutes later, against an origin that never queues; want it grown", got)
+	}
+}
+
+// The answers kept from short drains are dropped once no drain added to
+// them for gradCarryFor: kept, 7 answers at 500ms, three hours old, made
+// a baseline of 99ms with 57 fresh at 50ms, and queueing at twice the
+// origin's latency looked calm.
+func TestGradientShortDrainAnswersExpire(t *testing.T) {
+	g := measured(8, 8, ms(500))
+	at := shortDrain(&g, gradProbeEvery+time.Second, 7, ms(500))
+	last := g.last
+	shortDrain(&g, at.Add(3*time.Hour).Sub(gradT0), 4, ms(50))
+	if g.last == last || g.base != ms(500) || g.cN != 4 {
+		t.Errorf("after a short drain 3 hours later: baseline %v, %d kept; want 500ms still, the 4 fresh only", g.base, g.cN)
 	}
 }
 
@@ -265,8 +316,8 @@ func TestGradientDrainAfterStall(t *testing.T) {
 		g.observe(at, 270*time.Second, 4)
 	}
 	g.observe(at.Add(ms(50)), ms(50), 3) // more in flight than the drain's 2
-	if g.mN != 0 {
-		t.Fatalf("%d answers counted; want none of requests sent before the drain or above its limit", g.mN)
+	if g.cN != 0 {
+		t.Fatalf("%d answers counted; want none of requests sent before the drain or above its limit", g.cN)
 	}
 	for g.mDrain && at.Sub(start) < time.Minute {
 		at = at.Add(ms(25))

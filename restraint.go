@@ -64,13 +64,13 @@ type Restraint struct {
 	// the measurement starts again), measured again every 5 minutes under
 	// a light load: for at most 17 round trips, the limit is halved, and
 	// at most 4, even when no answer comes to end the drain, and the
-	// answers to requests sent within it count (a drain with fewer than 8
-	// leaves them to the next). Once per round
-	// trip, if the smoothed latency is more than 1.5 times the baseline,
-	// the limit comes down a quarter of the way towards one and a half
-	// times what the origin serves without queueing; if it is under 1.25
-	// times the baseline, and at least half the limit is in use, the
-	// limit grows by one.
+	// answers to requests sent within it count (those of drains with
+	// fewer than 8 add up, if each follows the last within 10 minutes).
+	// Once per round trip, if the smoothed latency is more than 1.5 times
+	// the baseline, the limit comes down a quarter of the way towards one
+	// and a half times what the origin serves without queueing; if it is
+	// under 1.25 times the baseline, and at least half the limit is in
+	// use, the limit grows by one.
 	Adaptive bool
 }
 
