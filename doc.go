@@ -275,9 +275,9 @@
 // waits until the budget allows it (when that comes within MaxWait and
 // half of what the deadline leaves; else it keeps its own wait, the
 // origin's pause and probe spacing it), and only in an outage (once 40
-// flights in a row were refused, none accepted, the refusals of requests in
-// flight together counting once) goes back to the caller, as a give-up for the retry
-// budget. A problem document (RFC 9457) of type abnormal-usage-detected
+// flights in a row were refused, or failed as below, none accepted, the
+// refusals of requests in flight together counting once) goes back to the
+// caller, as a give-up for the retry budget. A problem document (RFC 9457) of type abnormal-usage-detected
 // stops retries for ten minutes, and the refusal goes back to the caller,
 // to stop its batch; the document is read only from a refusal that could
 // otherwise be retried (by its attempts, MaxWait and the deadline: in an
@@ -299,7 +299,11 @@
 // gateway's failure says nothing of the origin's rate limit, so the origin
 // does not pause, and a retry the budget would space past the request's
 // deadline goes back to the caller (a refusal's keeps its own wait, the
-// origin's pause spacing it). Which errors are transient is decided by their types and
+// origin's pause spacing it). Their flights count toward an outage, at
+// most one a second (the failures of requests in flight together count
+// once); in one, each flight's failure pauses the origin as a refusal that
+// gives no wait does there: a second, doubled with each flight, up to a
+// minute, its requests then probing it one a pause. Which errors are transient is decided by their types and
 // values, never their text: certificate and TLS failures (but a handshake
 // that timed out, a timeout as any other), malformed responses, a "no such
 // host" and a *url.Error never are.

@@ -135,8 +135,10 @@ type Transport struct {
 	// X-Idempotency-Key header) whose body can be replayed, never once the
 	// request's context has ended, through the same backoff, retry budget
 	// and MaxAttempts as refusals; Retry-After on a 502 or 504 is a floor.
-	// The wait is the request's own: the origin does not pause. If false,
-	// Base's errors, 502 and 504 go back to the caller at once.
+	// The wait is the request's own: the origin does not pause, but in an
+	// outage (see "Retries" in the package documentation), where the
+	// origin pauses and is probed as for refusals. If false, Base's
+	// errors, 502 and 504 go back to the caller at once.
 	RetryTransient bool
 	// Cost, if not nil, reports what a request will cost against the
 	// quotas of its budget key (see [Cost]), for requests whose context

@@ -32,6 +32,7 @@ const (
 	tailEarly  = 15 // the units no answer has stated yet that requests in flight reserve in (costs.early): count, then each: name, reservations
 	tailCapped = 16 // the window the learner's last measurement measured beyond the doubling it took (learner.capped)
 	tailCost   = 17 // a byte of the cost units a request declared a cost in (costUnit.declared), a byte of the cost quotas whose window of MaxPause is the one stated (not costQuota.cut)
+	tailFailed = 18 // the key's grants when a transient failure last counted as a flight, and when (retryBudget.failSeq, failAt)
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -225,6 +226,11 @@ func (e *encoder) tails(s *State) {
 	// before this tail write and read.
 	if declared, exact := s.costs.flags(); declared|exact != 0 && s.costs.full() {
 		e.b = append(e.b, tailCost, declared, exact)
+	}
+	if s.retry.failSeq != 0 {
+		e.b = append(e.b, tailFailed)
+		e.uint(s.retry.failSeq)
+		e.at(s.retry.failAt)
 	}
 }
 
@@ -444,6 +450,11 @@ func (d *decoder) tails(n *State) {
 			if n.learn.capped = int64(d.bounded(uint64(MaxPause))); n.learn.capped == 0 || n.learn.quota == nil {
 				d.fail() // never written (a learned quota's), or of none
 			}
+		case tailFailed:
+			if n.retry.failSeq = d.uint(); n.retry.failSeq == 0 || n.retry.failSeq > n.seq {
+				d.fail() // never written, or past the key's grants
+			}
+			n.retry.failAt = d.at()
 		default:
 			d.fail()
 		}

@@ -162,6 +162,7 @@ func TestBinaryEarlyTail(t *testing.T) {
 	}
 
 	s := worst()
+	s.retry.failSeq, s.retry.failAt = 0, 0 // no later tail: those below are appended
 	s.costs.units = []costUnit{{name: "tokens"}}
 	s.costs.early = []costUnit{{name: "points", n: 7, res: []reservation{{lo: 3, hi: 3, end: instant(t0), n: 7}}}}
 	b, err := s.MarshalBinary()

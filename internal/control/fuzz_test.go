@@ -21,6 +21,7 @@ func worst() *State {
 	s.touch(now)
 	s.used, s.expiry, s.pauseUntil = now, now+int64(time.Hour), now+int64(time.Minute)
 	s.gen, s.seq, s.epoch = 1<<60, 1<<60, 1<<60
+	s.retry.failSeq, s.retry.failAt = 1<<60, now+int64(maxSpan)
 	for i := range maxPolicies {
 		p := policy{name: strings.Repeat(string(rune('a'+i)), maxKeyLen), pk: strings.Repeat("k", maxKeyLen), unit: unitRequests,
 			seen: now, q: exactLog, w: int64(MaxPause), live: true, epoch: 1 << 60, mark: 1 << 60, minR: maxQuota, deadline: now + int64(maxSpan), cost: float64(maxCost),
@@ -108,7 +109,7 @@ func FuzzUnmarshalBinary(f *testing.F) {
 		s.View(now)
 		var l Lease
 		s.Acquire(now, &cfg, Ask{Until: now.Add(time.Second)}, &l)
-		out := Outcome{First: op&1 == 0, Refused: op&2 != 0, Rand: uint64(offset),
+		out := Outcome{First: op&1 == 0, Refused: op&2 != 0 && op&8 == 0, Transient: op&8 != 0, Rand: uint64(offset),
 			Quotas:  []parse.Quota{{Policy: "x", Unit: "requests", Limit: int64(op), Window: time.Second, Remaining: int64(op % 3), Reset: time.Duration(offset)}},
 			Refusal: Refusal{Wait: time.Duration(offset), Given: op&4 != 0, Retryable: true, MaxWait: time.Minute, Violated: []string{"x"}},
 		}

@@ -22,8 +22,13 @@ type retryBudget struct {
 	at        int64 // last refill; zero: never
 	stopUntil int64 // the server reported abnormal usage
 
-	run    int32 // refused flights since the last acceptance
+	run    int32 // refused (or failed: see failed) flights since the last acceptance
 	streak int32 // of them, those that gave no wait or one below RefusalFloor
+
+	// When a transient failure last counted as a flight (see failed):
+	// the key's grants then, and the instant; 0: none.
+	failSeq uint64
+	failAt  int64
 }
 
 const (
@@ -123,7 +128,7 @@ func (r *retryBudget) take(now int64) {
 }
 
 // accepted records an acceptance: the refusals in a row end.
-func (r *retryBudget) accepted() { r.run, r.streak = 0, 0 }
+func (r *retryBudget) accepted() { r.run, r.streak, r.failAt = 0, 0, 0 }
 
 // refused records a refusal; first reports that it is the first answer
 // of the requests sent since the last one (the refusals of requests in
@@ -137,6 +142,29 @@ func (r *retryBudget) refused(first, short bool) {
 	if short {
 		r.streak = min(r.streak+1, maxRun)
 	}
+}
+
+// failed records a transient failure (see State.transient) of the request
+// granted as the key's seq-th, at now, when the key had granted grants,
+// and reports whether it counted as a flight in the run that makes an
+// outage: when the request was granted after the last failure counted,
+// and at least RefusalFloor after it. The failures of requests in flight
+// together count once, as refusals do, whose flights the key's pause
+// tells apart, a second apart at least (a transient failure pauses the
+// key only in an outage: see State.transient); counted a round trip
+// apart, 40 round trips of a gateway's blip of 502s (four seconds at
+// 100 ms of latency) would make an outage. Counted nowhere, failures never made an outage, and the
+// budget, which owes at most retryTokenCap, never dropped a retry: past
+// what it owes each waited as long as the last one owed, and with no
+// deadline near, every request to a gateway failing for minutes was sent
+// MaxAttempts times, retries at the rate of the failures.
+func (r *retryBudget) failed(seq, grants uint64, now int64) bool {
+	if seq <= r.failSeq || (r.failAt != 0 && now < addSat(r.failAt, int64(RefusalFloor))) {
+		return false
+	}
+	r.run = min(r.run+1, maxRun)
+	r.failSeq, r.failAt = grants, now
+	return true
 }
 
 // left returns the number of retries allowed now.

@@ -942,7 +942,7 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 		s.leases.keep(lp.end) // still in flight, until End
 	}
 	if out.Transient {
-		p = s.transient(t, now, cfg, &out.Refusal)
+		p = s.transient(t, now, cfg, &out.Refusal, lp, out.Rand)
 	}
 	s.settle(now, cfg)
 	return p
