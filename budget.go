@@ -43,8 +43,10 @@ type Budget struct {
 	// of retries ends, nor before the last start a stated quota counts
 	// leaves its window (a key of 3 requests an hour is kept an hour), nor
 	// before a cost quota spent from is whole again (5,000 points an hour,
-	// 4,900 spent: kept until the hour ends), a day at most. If zero or
-	// negative, 10 minutes.
+	// 4,900 spent: kept until the hour ends), a day at most; nor before
+	// MaxRate's spacing lets its next request start (a MaxRate of one
+	// request in 3 days keeps a key 3 days). If zero or negative, 10
+	// minutes.
 	IdleTTL time.Duration
 
 	// Store keeps the state of every key. If nil, a [MemoryStore] of

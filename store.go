@@ -54,8 +54,9 @@ func (s KeyState) Format(f fmt.State, verb rune) {
 // Expiry returns when a Store may forget s: the Budget's IdleTTL after the
 // key's last request or the end of its pause, whichever is later; not
 // before its last lease expires, nor before a stop of retries ends, nor
-// before the last start a stated quota counts leaves its window (at most
-// 24 hours). It is the zero time for the zero KeyState, which a Store need
+// before the last start a stated quota counts leaves its window or a cost
+// quota spent from is whole again (at most 24 hours), nor before the
+// Budget's MaxRate lets its next request start. It is the zero time for the zero KeyState, which a Store need
 // not keep at all.
 func (s *KeyState) Expiry() time.Time { return s.c.Expiry() }
 
