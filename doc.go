@@ -301,7 +301,7 @@
 // deadline goes back to the caller (a refusal's keeps its own wait, the
 // origin's pause spacing it). Their flights count toward an outage, at
 // most one a second (the failures of requests in flight together count
-// once); in one, each flight's failure pauses the origin as a refusal that
+// once), a 502 or 504 that cannot go again among them; in one, each flight's failure pauses the origin as a refusal that
 // gives no wait does there: a second, doubled with each flight, up to a
 // minute, its requests then probing it one a pause. Which errors are transient is decided by their types and
 // values, never their text: certificate and TLS failures (but a handshake

@@ -2,6 +2,7 @@ package polite_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -179,10 +180,18 @@ func TestTransientRetriesBoundedByBudgetUnderShortDeadlines(t *testing.T) {
 					mu.Lock()
 					firsts++
 					mu.Unlock()
-					if resp, err := tr.RoundTrip(req); err == nil {
+					resp, err := tr.RoundTrip(req)
+					if err == nil {
 						resp.Body.Close()
 					}
 					cancel()
+					// In the outage, a request its origin's pause
+					// holds past its deadline fails at once: the
+					// caller comes back when the pause ends.
+					var we *polite.WaitError
+					if errors.As(err, &we) {
+						time.Sleep(time.Until(we.Until))
+					}
 				}
 			})
 		}

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -130,7 +131,10 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	if resp != nil {
 		r.Wait, r.Given = retryAfter(resp.Header, now, serverNow(g, now), g.granted())
 	}
-	r.Retryable = attempt < attempts && resendable(req)
+	r.Retryable = attempt < attempts && resendable(req) && req.Context().Err() == nil
+	if out.Rand == 0 {
+		out.Rand = rand.Uint64() // the spread of an outage's pause (see control.State.transient)
+	}
 	r.MaxWait = t.maxWait()
 	r.Deadline, _ = req.Context().Deadline()
 	r.Held = t.localNext(req, &key)

@@ -517,24 +517,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		out.Quotas = ownQuotas(quotas)
 		if t.RetryTransient && transientStatus(resp.StatusCode) {
-			if attempt < attempts && resendable(req) && ctx.Err() == nil {
-				if !t.transient(req, b, *key, &g, arr.time(), attempt, attempts, &bo, resp, &out, nil, &ask) {
-					return resp, nil
-				}
-				from = arr.time() // the wait and MaxWait count from the failure
-				continue
+			// Also one that cannot go again (the last attempt, a
+			// request that cannot be resent, a context ended): a
+			// transient failure, not an acceptance, which ended the
+			// run of failed flights that makes an outage (see
+			// control.State.transient) whenever a key's traffic
+			// held a POST. Its body, which may stream, keeps the
+			// request in flight, as an answer's does.
+			if !t.transient(req, b, *key, &g, arr.time(), attempt, attempts, &bo, resp, &out, nil, &ask) {
+				return resp, nil
 			}
-			// One that cannot go again (the last attempt, a request
-			// that cannot be resent, a context ended) is an answer
-			// like any other: its body, which may stream, keeps the
-			// request in flight (see accepted). Restraint.Adaptive
-			// takes no latency from it, as from one retried.
-			g.ceil.transient = true
-			if t.observed() {
-				e := Event{Kind: EventGiveUp, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Reason: ReasonTransient}
-				e.Wait, _ = retryAfter(resp.Header, arr.time(), serverNow(&g, arr.time()), g.granted())
-				t.emit(e)
-			}
+			from = arr.time() // the wait and MaxWait count from the failure
+			continue
 		}
 		if !refused {
 			return t.accepted(req, b, key, &g, &arr, &out, resp, attempt), nil

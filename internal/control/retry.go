@@ -148,7 +148,9 @@ func (r *retryBudget) refused(first, short bool) {
 // granted as the key's seq-th, at now, when the key had granted grants,
 // and reports whether it counted as a flight in the run that makes an
 // outage: when the request was granted after the last failure counted,
-// and at least RefusalFloor after it. The failures of requests in flight
+// and at least RefusalFloor after it (or before it: a clock gone back, or
+// an instant a store held from a process whose clock is ahead, stopped
+// the count for as long). The failures of requests in flight
 // together count once, as refusals do, whose flights the key's pause
 // tells apart, a second apart at least (a transient failure pauses the
 // key only in an outage: see State.transient); counted a round trip
@@ -159,8 +161,8 @@ func (r *retryBudget) refused(first, short bool) {
 // deadline near, every request to a gateway failing for minutes was sent
 // MaxAttempts times, retries at the rate of the failures.
 func (r *retryBudget) failed(seq, grants uint64, now int64) bool {
-	if seq <= r.failSeq || (r.failAt != 0 && now < addSat(r.failAt, int64(RefusalFloor))) {
-		return false
+	if seq <= r.failSeq || (r.failAt != 0 && now >= r.failAt && now < addSat(r.failAt, int64(RefusalFloor))) {
+		return false // (a clock gone back before the last counted counts: it held the count for as long)
 	}
 	r.run = min(r.run+1, maxRun)
 	r.failSeq, r.failAt = grants, now
