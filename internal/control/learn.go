@@ -467,6 +467,7 @@ func (l *learner) grow(now int64) {
 	if l.last == stepBurst || l.quick || l.even() {
 		step = stepRate
 	}
+	quick := l.quick
 	l.quick = false
 	if l.pinned&step != 0 && l.even() {
 		return // a rate pinned: a burst step would grow it too
@@ -482,6 +483,19 @@ func (l *learner) grow(now int64) {
 		l.prev = q.q
 		q.q = min(q.q+1, maxQuota)
 	case stepRate:
+		if l.floor > 0 && !quick && q.w-l.floor <= q.w/8 {
+			// The steps held half way to the floor, each, up to
+			// within an eighth of the window: pinned, as when a
+			// step refused leaves that little (see revert), which
+			// drops the floor once the pin lapses. Kept, the floor
+			// ended every step for good, each half the last (a
+			// server that stated nothing, refused a step at 10 a
+			// second, then served 100, was sent 11 a second for
+			// as long as it ran).
+			l.pin(stepRate, now)
+			step = 0
+			break
+		}
 		d := l.rateStep()
 		if d <= 0 {
 			step = 0

@@ -97,3 +97,27 @@ func TestEvenPaceLargeQuota(t *testing.T) {
 		}
 	}
 }
+
+// At the even pace, rate steps go half way to the floor a refused step
+// left; once within an eighth of the window of it, the rate step is
+// pinned, which drops the floor, and after pinWindows learned windows the
+// steps grow again. Kept, the floor ended the steps for good, each half
+// the last (a server that raised its rate tenfold was sent its old rate
+// for as long as it ran).
+func TestEvenPaceStepsNearFloorPin(t *testing.T) {
+	base := instant(t0)
+	ms := int64(time.Millisecond)
+	l := learner{quota: &policy{unit: unitRequests, q: 13, w: 1200 * ms}, smooth: smoothOn, stride: 1, floor: 1100 * ms, rated: true, binding: true}
+	now := base + int64(time.Minute)
+	l.grow(now)
+	if l.pinned&stepRate == 0 || l.floor != 0 || l.trial != 0 || l.quota.w != 1200*ms {
+		t.Fatalf("a step within an eighth of the window of the floor: pinned %b, floor %v, trial %d, w %v; want the rate pinned, the floor dropped, w as it was",
+			l.pinned, time.Duration(l.floor), l.trial, time.Duration(l.quota.w))
+	}
+	now += pinWindows * l.quota.w
+	l.binding = true
+	l.grow(now)
+	if l.trial != stepRate || l.quota.w >= 1200*ms {
+		t.Errorf("pinWindows windows later: trial %d, w %v; want a rate step on trial, below 1.2s", l.trial, time.Duration(l.quota.w))
+	}
+}
