@@ -104,7 +104,6 @@ type reservation struct {
 	start      int64 // when (Unix nanoseconds)
 	end        int64 // when its lease ends (see ceiling.inflight)
 	inflight   int   // the key's requests in flight then, itself included
-	transient  bool  // answered by a 502 or 504 read as transient but not retried: no latency sample (see update)
 	answer     int   // how its answer samples the latency: sampleAnswer, sampleError for a 5xx (see gradient.observeError), sampleNone for a cache's
 	quoted     bool  // Restraint did not apply: a quota stated still paced the key (see forgot)
 	floor      floorReservation
@@ -473,7 +472,7 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 			lim := e.grad.limit()
 			e.grad.expire(now)
 			wake = e.grad.limit() > lim
-		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Failed && !out.Refused && !out.Transient && !r.transient:
+		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Failed && !out.Refused && !out.Transient:
 			lim := e.grad.limit()
 			e.grad.sample(now, time.Duration(now.UnixNano()-r.start), r.inflight, r.answer)
 			wake = e.grad.limit() > lim

@@ -130,14 +130,20 @@ func (r *retryBudget) take(now int64) {
 // accepted records an acceptance: the refusals in a row end.
 func (r *retryBudget) accepted() { r.run, r.streak, r.failAt = 0, 0, 0 }
 
-// refused records a refusal; first reports that it is the first answer
-// of the requests sent since the last one (the refusals of requests in
-// flight together count once), and short that it gave no wait, or one
-// below the refusal floor.
-func (r *retryBudget) refused(first, short bool) {
-	if !first {
+// refused records a refusal at now of the request granted as the key's
+// seq-th, when the key had granted grants; first reports that it is the
+// first answer of the requests sent since the last one (the refusals of
+// requests in flight together count once), and short that it gave no
+// wait, or one below the refusal floor. Nor does it count when the
+// request was granted before the last transient failure counted (see
+// failed), and a flight it counts is one transient failures count no
+// more: counted by both, a flight some of whose requests failed and the
+// others were refused counted twice.
+func (r *retryBudget) refused(first, short bool, seq, grants uint64, now int64) {
+	if !first || seq <= r.failSeq {
 		return
 	}
+	r.failSeq, r.failAt = grants, now
 	r.run = min(r.run+1, maxRun)
 	if short {
 		r.streak = min(r.streak+1, maxRun)
@@ -148,9 +154,13 @@ func (r *retryBudget) refused(first, short bool) {
 // granted as the key's seq-th, at now, when the key had granted grants,
 // and reports whether it counted as a flight in the run that makes an
 // outage: when the request was granted after the last failure counted,
-// and at least RefusalFloor after it (or before it: a clock gone back, or
-// an instant a store held from a process whose clock is ahead, stopped
-// the count for as long). The failures of requests in flight
+// and at least RefusalFloor after it, or more than skewMax before it (a
+// clock stepped back, or an instant a store held from a process whose
+// clock is that far ahead, stopped the count for as long; within skewMax,
+// a process whose clock is behind another's sharing the key counts no
+// flight until its clock passes the other's count, or each counted at
+// once, and reset the mark for the other to count again: 43 flights in
+// 15 s at 900 ms apart). The failures of requests in flight
 // together count once, as refusals do, whose flights the key's pause
 // tells apart, a second apart at least (a transient failure pauses the
 // key only in an outage: see State.transient); counted a round trip
@@ -161,8 +171,8 @@ func (r *retryBudget) refused(first, short bool) {
 // deadline near, every request to a gateway failing for minutes was sent
 // MaxAttempts times, retries at the rate of the failures.
 func (r *retryBudget) failed(seq, grants uint64, now int64) bool {
-	if seq <= r.failSeq || (r.failAt != 0 && now >= r.failAt && now < addSat(r.failAt, int64(RefusalFloor))) {
-		return false // (a clock gone back before the last counted counts: it held the count for as long)
+	if seq <= r.failSeq || (r.failAt != 0 && now >= r.failAt-int64(skewMax) && now < addSat(r.failAt, int64(RefusalFloor))) {
+		return false // (a clock gone back beyond skewMax counts: it held the count for as long)
 	}
 	r.run = min(r.run+1, maxRun)
 	r.failSeq, r.failAt = grants, now

@@ -1188,7 +1188,11 @@ func (s *State) release(t time.Time, now int64, cfg *Config, lp *Lease, out *Out
 			}
 		}
 	}
-	s.retry.refused(first, shortWait(&out.Refusal))
+	seq := s.seq // a lease of an earlier incarnation: read as the latest
+	if l.born == s.born && l.born != 0 {
+		seq = l.seq
+	}
+	s.retry.refused(first, shortWait(&out.Refusal), seq, s.seq, now)
 	if plan.Retry {
 		s.retry.take(now)
 	}

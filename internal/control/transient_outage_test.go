@@ -103,3 +103,39 @@ func TestTransientOutage(t *testing.T) {
 		t.Fatalf("after an acceptance: run %d; want no outage", s.retry.run)
 	}
 }
+
+// A flight some of whose requests fail and others are refused counts
+// once toward an outage, whichever answer comes first: counted by both,
+// the flights of an origin behind a gateway that answers 502s and 429s
+// in turn came twice as fast.
+func TestTransientAndRefusedFlightCountsOnce(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for _, failFirst := range []bool{true, false} {
+		var s State
+		cfg := Config{}
+		var probe Lease
+		s.Acquire(t0, &cfg, Ask{}, &probe)
+		s.Release(t0.Add(time.Millisecond), &cfg, &probe, &Outcome{First: true, Bytes: -1, Quotas: []parse.Quota{
+			{Policy: "api", Unit: "requests", Limit: 1000, Remaining: 999, Window: time.Minute, Reset: time.Minute}}})
+		var a, b Lease
+		if _, ok := s.Acquire(t0.Add(2*time.Millisecond), &cfg, Ask{}, &a); !ok {
+			t.Fatal("a held")
+		}
+		if _, ok := s.Acquire(t0.Add(2*time.Millisecond), &cfg, Ask{}, &b); !ok {
+			t.Fatal("b held")
+		}
+		refused := Outcome{First: true, Bytes: -1, Refused: true, Rejected: true,
+			Refusal: Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}}
+		at := t0.Add(100 * time.Millisecond)
+		if failFirst {
+			s.Release(at, &cfg, &a, &gateway502)
+			s.Release(at.Add(10*time.Millisecond), &cfg, &b, &refused)
+		} else {
+			s.Release(at, &cfg, &a, &refused)
+			s.Release(at.Add(10*time.Millisecond), &cfg, &b, &gateway502)
+		}
+		if s.retry.run != 1 {
+			t.Errorf("failed first %v: a flight of two, one failed and one refused, counted %d flights, want 1", failFirst, s.retry.run)
+		}
+	}
+}
