@@ -127,8 +127,10 @@ func (r *retryBudget) take(now int64) {
 	r.tokens = max(-retryTokenCap, r.tokens-1)
 }
 
-// accepted records an acceptance: the refusals in a row end.
-func (r *retryBudget) accepted() { r.run, r.streak, r.failAt = 0, 0, 0 }
+// accepted records an acceptance: the refusals in a row end, and the mark
+// of the last flight counted with them, so that a key accepted since
+// carries no tail for it (see encoder.tails).
+func (r *retryBudget) accepted() { r.run, r.streak, r.failSeq, r.failAt = 0, 0, 0, 0 }
 
 // refused records a refusal at now of the request granted as the key's
 // seq-th, when the key had granted grants; first reports that it is the
