@@ -355,6 +355,15 @@ func (s *State) settle(now int64, cfg *Config) {
 	s.expiry = max(addSat(last, cfg.idleTTL()), s.leases.last())
 }
 
+// grantOf returns the grant l was, counted as the key's seq is: for a
+// lease of an earlier incarnation of the state, the latest (see release).
+func (s *State) grantOf(l *Lease) uint64 {
+	if l.born == s.born && l.born != 0 {
+		return l.seq
+	}
+	return s.seq
+}
+
 // Paused returns the pause in force at now and what it is for; the zero
 // time when there is none.
 func (s *State) Paused(t time.Time) (time.Time, Reason) {
@@ -1188,11 +1197,7 @@ func (s *State) release(t time.Time, now int64, cfg *Config, lp *Lease, out *Out
 			}
 		}
 	}
-	seq := s.seq // a lease of an earlier incarnation: read as the latest
-	if l.born == s.born && l.born != 0 {
-		seq = l.seq
-	}
-	s.retry.refused(first, shortWait(&out.Refusal), seq, s.seq, now)
+	s.retry.refused(first, shortWait(&out.Refusal), s.grantOf(l), s.seq, now)
 	if plan.Retry {
 		s.retry.take(now)
 	}

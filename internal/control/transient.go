@@ -69,11 +69,7 @@ func DecideTransient(now time.Time, r *Refusal, rb retryBudget) Plan {
 // with every retry sent), for a transient failure pauses nothing else.
 // Nothing else changes.
 func (s *State) transient(t time.Time, now int64, cfg *Config, r *Refusal, l *Lease, rnd uint64) Plan {
-	seq := s.seq // a lease of an earlier incarnation: read as the latest (see release)
-	if l.born == s.born && l.born != 0 {
-		seq = l.seq
-	}
-	if s.retry.failed(seq, s.seq, now) && s.retry.outage() {
+	if s.retry.failed(s.grantOf(l), s.seq, now) && s.retry.outage() {
 		s.pause(now, addSat(now, int64(spread(rnd, floorWait(0, s.retry.run-outageRun)))), ReasonTransient)
 	}
 	p := DecideTransient(t, r, s.retry)
