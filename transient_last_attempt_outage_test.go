@@ -2,13 +2,10 @@ package polite_test
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -45,10 +42,7 @@ func TestTransientNotRetriedCountsTowardOutage(t *testing.T) {
 					if time.Since(start) >= time.Minute {
 						late.Add(1)
 					}
-					if tt.code != 0 {
-						return &http.Response{StatusCode: tt.code, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-					}
-					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+					return downAnswer(r, tt.code)
 				})
 				tr := &polite.Transport{Base: base, RetryTransient: true, MaxAttempts: tt.attempts}
 				stop := start.Add(3 * time.Minute)

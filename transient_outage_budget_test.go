@@ -50,10 +50,7 @@ func TestTransientOutageRetriesWithinBudget(t *testing.T) {
 					mu.Lock()
 					perSec[int64(time.Since(start)/time.Second)]++
 					mu.Unlock()
-					if tt.code != 0 {
-						return &http.Response{StatusCode: tt.code, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-					}
-					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+					return downAnswer(r, tt.code)
 				})
 				tr := &polite.Transport{Base: base, RetryTransient: true}
 				const span = 2 * time.Minute
@@ -107,4 +104,13 @@ func TestTransientOutageRetriesWithinBudget(t *testing.T) {
 			})
 		})
 	}
+}
+
+// downAnswer is what an origin that is down answers r with: a response of
+// status code from its gateway, or, for a code of 0, a refused dial.
+func downAnswer(r *http.Request, code int) (*http.Response, error) {
+	if code != 0 {
+		return &http.Response{StatusCode: code, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	}
+	return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 }

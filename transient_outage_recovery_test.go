@@ -2,12 +2,9 @@ package polite_test
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -30,7 +27,7 @@ func TestTransientOutageRecovery(t *testing.T) {
 			mu.Unlock()
 			time.Sleep(50 * time.Millisecond)
 			if time.Now().Before(back) {
-				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+				return downAnswer(r, 0)
 			}
 			firstOK.CompareAndSwap(0, int64(time.Since(back)))
 			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
