@@ -16,17 +16,10 @@ func TestTransientClockBackCounts(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	var s State
 	cfg := Config{}
-	grant := func(now time.Time) *Lease {
-		var l Lease
-		if _, ok := s.Acquire(now, &cfg, Ask{}, &l); !ok {
-			t.Fatalf("held at t0+%v", now.Sub(t0))
-		}
-		return &l
-	}
 	now := t0
 	for range 20 {
 		now = now.Add(time.Second)
-		s.Release(now.Add(time.Millisecond), &cfg, grant(now), &gateway502)
+		s.Release(now.Add(time.Millisecond), &cfg, grantNow(t, &s, &cfg, now), &gateway502)
 	}
 	if s.retry.run != 20 {
 		t.Fatalf("run %d after 20 flights a second apart, want 20", s.retry.run)

@@ -18,13 +18,7 @@ func TestTransientOutage(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	var s State
 	cfg := Config{}
-	grant := func(now time.Time) *Lease {
-		var l Lease
-		if _, ok := s.Acquire(now, &cfg, Ask{}, &l); !ok {
-			t.Fatalf("held at t0+%v", now.Sub(t0))
-		}
-		return &l
-	}
+	grant := func(now time.Time) *Lease { return grantNow(t, &s, &cfg, now) }
 	fail := func(now time.Time, l *Lease) Plan {
 		return s.Release(now, &cfg, l, &gateway502)
 	}
@@ -117,25 +111,29 @@ func TestTransientAndRefusedFlightCountsOnce(t *testing.T) {
 		s.Acquire(t0, &cfg, Ask{}, &probe)
 		s.Release(t0.Add(time.Millisecond), &cfg, &probe, &Outcome{First: true, Bytes: -1, Quotas: []parse.Quota{
 			{Policy: "api", Unit: "requests", Limit: 1000, Remaining: 999, Window: time.Minute, Reset: time.Minute}}})
-		var a, b Lease
-		if _, ok := s.Acquire(t0.Add(2*time.Millisecond), &cfg, Ask{}, &a); !ok {
-			t.Fatal("a held")
-		}
-		if _, ok := s.Acquire(t0.Add(2*time.Millisecond), &cfg, Ask{}, &b); !ok {
-			t.Fatal("b held")
-		}
+		a, b := grantNow(t, &s, &cfg, t0.Add(2*time.Millisecond)), grantNow(t, &s, &cfg, t0.Add(2*time.Millisecond))
 		refused := Outcome{First: true, Bytes: -1, Refused: true, Rejected: true,
 			Refusal: Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}}
 		at := t0.Add(100 * time.Millisecond)
 		if failFirst {
-			s.Release(at, &cfg, &a, &gateway502)
-			s.Release(at.Add(10*time.Millisecond), &cfg, &b, &refused)
+			s.Release(at, &cfg, a, &gateway502)
+			s.Release(at.Add(10*time.Millisecond), &cfg, b, &refused)
 		} else {
-			s.Release(at, &cfg, &a, &refused)
-			s.Release(at.Add(10*time.Millisecond), &cfg, &b, &gateway502)
+			s.Release(at, &cfg, a, &refused)
+			s.Release(at.Add(10*time.Millisecond), &cfg, b, &gateway502)
 		}
 		if s.retry.run != 1 {
 			t.Errorf("failed first %v: a flight of two, one failed and one refused, counted %d flights, want 1", failFirst, s.retry.run)
 		}
 	}
+}
+
+// grantNow acquires a lease of s at now, which must be granted.
+func grantNow(t *testing.T, s *State, cfg *Config, now time.Time) *Lease {
+	t.Helper()
+	var l Lease
+	if _, ok := s.Acquire(now, cfg, Ask{}, &l); !ok {
+		t.Fatalf("held at %v", now)
+	}
+	return &l
 }
