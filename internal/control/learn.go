@@ -87,7 +87,10 @@ import (
 //     A second decrease in a row, with no step of growth between, that
 //     counts no more than the one before is not out of phase: q becomes
 //     what it counted (a token bucket refused after its refill each cycle
-//     would otherwise be halved towards it one refusal at a time).
+//     would otherwise be halved towards it one refusal at a time), and w
+//     what it measured, as far as the rate stays 30% below the one
+//     refused (a first measurement that spanned minutes of no limit at
+//     all is so undone by the third).
 //   - Once the learned quota is a rate (a whole learned window held at the
 //     even pace, or a rate step held since it was measured), a refusal off
 //     trial cuts it to three quarters, without a pause or a measurement
@@ -373,7 +376,8 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		// Two in a row that count no more than the last are not out
 		// of phase: the second is trusted in full.
 		counted := n
-		if l.cut > 0 && n <= l.cut {
+		trusted := l.cut > 0 && n <= l.cut
+		if trusted {
 			n = max(min(n, q.q), 1)
 		} else {
 			n = max(min(n, q.q), q.q/2, 1)
@@ -393,7 +397,17 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		if most := 2 * q.w; w > most && !again {
 			l.capped, w = min(w, int64(MaxPause)), most
 		}
-		w = max(w, q.w*7/10)
+		// With q cut to what a window counted (trusted in full), a
+		// window lowered by 30% at most would slow the pace far below
+		// both measurements: a server that served a client for 10
+		// minutes and then began to take 10 a second was learned at
+		// 10 per 5 minutes. The window is then lowered as far as
+		// keeps the rate 30% below the one refused.
+		least := q.w * 7 / 10
+		if trusted {
+			least = min(least, mulDiv(q.w, 10*n, 7*q.q))
+		}
+		w = max(w, least)
 		l.floor = 0
 	}
 	q.q, q.w = min(n, maxQuota), min(w, int64(MaxPause))
