@@ -55,10 +55,12 @@ import (
 //     counts against the window it overdrew, not the next one (see
 //     startLog.redate). A burst step refused, or a rate step with an
 //     eighth of w or less left to try, is pinned until 32 learned windows
-//     have passed since the last step was pinned (the pins lapse
+//     have passed since the last step was pinned, and the time 256
+//     starts of the learned quota take, up to an hour (the pins lapse
 //     together: a step refused lately says the server's limit is near),
 //     while the other step grows; so is a rate step whose
-//     next step, half way, would add less than a request a window, and,
+//     next step, half way, would add less than a request a window (not
+//     for a quota of one request, whose windows test its spacing whole), and,
 //     once the quota was decreased, the rate step with a burst step
 //     refused (it would try the same rate). A step refused with a wait
 //     the server gave is reverted too; the key pauses, and the next step
@@ -175,10 +177,11 @@ const (
 const (
 	distrustMin = int64(time.Minute)
 	distrustMax = int64(time.Hour)
-	minGrowGap  = 2  // learned windows between growths, at least
-	maxGrowGap  = 4  // and at most
-	pinWindows  = 32 // learned windows a refused step stays pinned
-	rateStride  = 2  // the first rate step: w/4
+	minGrowGap  = 2   // learned windows between growths, at least
+	maxGrowGap  = 4   // and at most
+	pinWindows  = 32  // learned windows a refused step stays pinned
+	pinStarts   = 256 // and starts of the learned quota, at least (up to an hour)
+	rateStride  = 2   // the first rate step: w/4
 )
 
 func (l *learner) isZero() bool {
@@ -474,7 +477,7 @@ func (l *learner) grow(now int64) {
 		l.stride = max(l.stride-1, 1) // it held: the next rate step is twice as long, half of w at most
 	}
 	l.trial = 0
-	if l.pinned != 0 && now-l.pinnedAt >= pinWindows*q.w {
+	if l.pinned != 0 && now-l.pinnedAt >= l.pinFor() {
 		l.pinned = 0 // the server may have changed
 	}
 	step := stepBurst
@@ -520,6 +523,16 @@ func (l *learner) grow(now int64) {
 	}
 	l.trial, l.trialAt, l.last, l.revertSeq, l.cut = step, l.cycle, step, 0, 0
 	l.grownAt, l.binding, l.capped = now, false, 0 // held: the cut window was the server's
+}
+
+// pinFor returns how long a refused step stays pinned: pinWindows learned
+// windows, and, up to an hour, as long as the learned quota takes to start
+// pinStarts requests. Each lapse may cost a refusal or three (the steps
+// tried again): after 32 windows of a request or two, one refusal in ten
+// requests.
+func (l *learner) pinFor() int64 {
+	q := l.quota
+	return max(pinWindows*q.w, min(mulDiv(pinStarts, q.w, max(q.q, 1)), int64(time.Hour)))
 }
 
 // first reports whether the next step of growth is the learned quota's
@@ -599,9 +612,11 @@ func (l *learner) revert(seq uint64, now int64) {
 		refused := q.w
 		l.floor = q.w
 		q.w = min(max(l.prev, 1), int64(MaxPause))
-		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || mulDiv(q.q, d, q.w-d) < 1 {
+		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || q.q > 1 && mulDiv(q.q, d, q.w-d) < 1 {
 			// The next step, half way, would add less than a request
-			// a window: one window cannot tell it too fast.
+			// a window: one window cannot tell it too fast. A quota
+			// of one request is its own spacing, which each window
+			// tests whole.
 			l.pin(stepRate, now)
 		}
 		if l.even() {
