@@ -38,22 +38,7 @@ func TestLearnedRateGrowsPastOldFloor(t *testing.T) {
 		start := time.Now()
 		const change = 5 * time.Minute
 		var okAfter, refAfter atomic.Int64 // minutes 15-20: 10 minutes after the change
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			el := time.Since(start)
-			hh := slow
-			if el >= change {
-				hh = fast
-			}
-			sw := &statusWriter{ResponseWriter: w}
-			hh.ServeHTTP(sw, r)
-			if el >= 15*time.Minute && el < 20*time.Minute {
-				if sw.code() == http.StatusOK {
-					okAfter.Add(1)
-				} else {
-					refAfter.Add(1)
-				}
-			}
-		})
+		h := switched(start, slow, fast, change, 15*time.Minute, 20*time.Minute, &okAfter, &refAfter)
 		loopUntil(&http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}}, 16, start.Add(20*time.Minute))
 		rate := float64(okAfter.Load()) / (5 * time.Minute).Seconds()
 		t.Logf("minutes 15-20 (server takes 100/s since minute 5): %.1f/s accepted, %d refused", rate, refAfter.Load())

@@ -47,22 +47,7 @@ func TestLearnedQuotaAfterLimitBegins(t *testing.T) {
 				start := time.Now()
 				const change, from, span = 10 * time.Minute, 10 * time.Minute, 20 * time.Minute
 				var ok, refused atomic.Int64 // from `from` after the change, for span
-				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					el := time.Since(start)
-					hh := open
-					if el >= change {
-						hh = limited
-					}
-					sw := &statusWriter{ResponseWriter: w}
-					hh.ServeHTTP(sw, r)
-					if el >= change+from && el < change+from+span {
-						if sw.code() == http.StatusOK {
-							ok.Add(1)
-						} else {
-							refused.Add(1)
-						}
-					}
-				})
+				h := switched(start, open, limited, change, change+from, change+from+span, &ok, &refused)
 				c16 := &http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}}
 				loopUntil(c16, 16, start.Add(change+from+span))
 				capacity := int64(c.p.Quota) * int64(span/c.p.Window)

@@ -96,6 +96,28 @@ func (w *statusWriter) code() int {
 	return w.status
 }
 
+// switched serves with before until change into the run begun at start,
+// then with after, and counts the answers from `from` to `to` into the
+// run: ok, those accepted; refused, the rest.
+func switched(start time.Time, before, after http.Handler, change, from, to time.Duration, ok, refused *atomic.Int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		el := time.Since(start)
+		h := before
+		if el >= change {
+			h = after
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		if el >= from && el < to {
+			if sw.code() == http.StatusOK {
+				ok.Add(1)
+			} else {
+				refused.Add(1)
+			}
+		}
+	})
+}
+
 // events records what a Transport reports to OnEvent.
 type events struct {
 	mu  sync.Mutex
