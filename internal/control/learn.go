@@ -55,10 +55,10 @@ import (
 //     counts against the window it overdrew, not the next one (see
 //     startLog.redate). A burst step refused, or a rate step with an
 //     eighth of w or less left to try, is pinned until 32 learned windows
-//     have passed since the last step was pinned, and the time 256
-//     starts of the learned quota take, up to an hour (the pins lapse
+//     have passed since the last step was pinned (the pins lapse
 //     together: a step refused lately says the server's limit is near),
-//     while the other step grows; so is a rate step whose
+//     while the other step grows; the first step then taken, refused,
+//     pins both again at that one refusal (see lapsed); so is a rate step whose
 //     next step, half way, would add less than a request a window (not
 //     for a quota of one request, whose windows test its spacing whole), and,
 //     once the quota was decreased, the rate step with a burst step
@@ -90,11 +90,12 @@ import (
 //     counts no more than the one before is not out of phase: q becomes
 //     what it counted (a token bucket refused after its refill each cycle
 //     would otherwise be halved towards it one refusal at a time), and w
-//     what it measured, as far as the rate stays 30% below the one
+//     what it measured, as far as the rate is at most half the one
 //     refused (a first measurement that spanned minutes of no limit at
 //     all is so undone by the third).
 //   - Once the learned quota is a rate (a whole learned window held at the
-//     even pace, or a rate step held since it was measured), a refusal off
+//     even pace, or a rate step held since it was measured, or a quota of
+//     one request, whose spacing is its rate), a refusal off
 //     trial cuts it to three quarters, without a pause or a measurement
 //     (see cutRate); only refusals with nothing accepted between them
 //     measure again. At the even pace it grows every learned window it
@@ -177,11 +178,10 @@ const (
 const (
 	distrustMin = int64(time.Minute)
 	distrustMax = int64(time.Hour)
-	minGrowGap  = 2   // learned windows between growths, at least
-	maxGrowGap  = 4   // and at most
-	pinWindows  = 32  // learned windows a refused step stays pinned
-	pinStarts   = 256 // and starts of the learned quota, at least (up to an hour)
-	rateStride  = 2   // the first rate step: w/4
+	minGrowGap  = 2  // learned windows between growths, at least
+	maxGrowGap  = 4  // and at most
+	pinWindows  = 32 // learned windows a refused step stays pinned
+	rateStride  = 2  // the first rate step: w/4
 )
 
 func (l *learner) isZero() bool {
@@ -405,10 +405,13 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		// both measurements: a server that served a client for 10
 		// minutes and then began to take 10 a second was learned at
 		// 10 per 5 minutes. The window is then lowered as far as
-		// keeps the rate 30% below the one refused.
+		// keeps the rate at most half the one refused, as a halved
+		// q would (with the window 30% lower, 0.71 of it): at 0.7 a
+		// token bucket that a caller kept empty was refused more
+		// often than with the old floor.
 		least := q.w * 7 / 10
 		if trusted {
-			least = min(least, mulDiv(q.w, 10*n, 7*q.q))
+			least = min(least, mulDiv(q.w, 2*n, q.q))
 		}
 		w = max(w, least)
 		l.floor = 0
@@ -422,6 +425,9 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	l.quick = lo > 0 && lo < q.w
 	if l.quick {
 		l.floor = lo
+	}
+	if l.pinned == 0 {
+		l.pinnedAt = 0 // measured again: steps are tried anew (see lapsed)
 	}
 	l.relog(now, min(inflight+1, q.q))
 	l.grownAt, l.binding = now, false
@@ -476,8 +482,11 @@ func (l *learner) grow(now int64) {
 		l.rated = true
 		l.stride = max(l.stride-1, 1) // it held: the next rate step is twice as long, half of w at most
 	}
+	if l.trial != 0 && l.pinned == 0 {
+		l.pinnedAt = 0 // a step held since the pins lapsed (see lapsed)
+	}
 	l.trial = 0
-	if l.pinned != 0 && now-l.pinnedAt >= l.pinFor() {
+	if l.pinned != 0 && now-l.pinnedAt >= pinWindows*q.w {
 		l.pinned = 0 // the server may have changed
 	}
 	step := stepBurst
@@ -523,16 +532,6 @@ func (l *learner) grow(now int64) {
 	}
 	l.trial, l.trialAt, l.last, l.revertSeq, l.cut = step, l.cycle, step, 0, 0
 	l.grownAt, l.binding, l.capped = now, false, 0 // held: the cut window was the server's
-}
-
-// pinFor returns how long a refused step stays pinned: pinWindows learned
-// windows, and, up to an hour, as long as the learned quota takes to start
-// pinStarts requests. Each lapse may cost a refusal or three (the steps
-// tried again): after 32 windows of a request or two, one refusal in ten
-// requests.
-func (l *learner) pinFor() int64 {
-	q := l.quota
-	return max(pinWindows*q.w, min(mulDiv(pinStarts, q.w, max(q.q, 1)), int64(time.Hour)))
 }
 
 // first reports whether the next step of growth is the learned quota's
@@ -599,6 +598,7 @@ func (l *learner) drain() int64 {
 // to it are of the same overdraw (see absorbs).
 func (l *learner) revert(seq uint64, now int64) {
 	q := l.quota
+	lapsed := l.lapsed()
 	switch l.trial {
 	case stepBurst:
 		q.q = min(max(l.prev, 1), maxQuota)
@@ -626,12 +626,24 @@ func (l *learner) revert(seq uint64, now int64) {
 	burst := l.trial == stepBurst
 	l.trial, l.revertSeq = 0, seq
 	l.grownAt, l.binding = now, false
+	if lapsed {
+		// The first step since the pins lapsed, refused: the server
+		// has not changed, and both steps are pinned again at one
+		// refusal, not the two or three that trying them anew costs.
+		l.pin(stepsAll, now)
+		return
+	}
 	if burst && l.growGap == 0 && l.cutSeq == 0 {
 		// The burst is the server's, and the server is spent: the rate
 		// step is taken from here, tried for one window.
 		l.stepSaturated(now)
 	}
 }
+
+// lapsed reports whether the learned quota's pins lapsed and no step held
+// since: the first step after they lapse tests whether the server changed
+// (see revert). pinnedAt is then the instant they were last set.
+func (l *learner) lapsed() bool { return l.pinned == 0 && l.pinnedAt != 0 }
 
 // margin returns how much a rate step at the even pace, refused at the
 // window refused, lengthens the window that held as it is restored: a
@@ -859,9 +871,12 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			l.quota.log.redate(g.start, now-l.quota.w)
 			return true, 0
 		}
-		if (l.even() || l.rated) && (l.cutSeq == 0 || l.cutOK) {
+		if (l.even() || l.rated || l.quota.q == 1) && (l.cutSeq == 0 || l.cutOK) {
 			// A rate that held, refused: cut it, without a pause
-			// or a new measurement (see cutRate). A burst refused
+			// or a new measurement (see cutRate); a quota of one
+			// request is a rate, its spacing (a measurement of its
+			// lone probe refused counts nothing, and would leave it
+			// as it was, refused again and again). A burst refused
 			// again after a cut, the rest of it accepted, overdraws
 			// by its size, not its rate: it is cut by one instead
 			// (see cutBurst).

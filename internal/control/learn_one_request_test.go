@@ -41,36 +41,70 @@ func TestOneRequestRateStepGoesHalfWay(t *testing.T) {
 	}
 }
 
-// A refused step stays pinned for pinWindows learned windows, and until
-// the learned quota could have started pinStarts requests, an hour at
-// most: each lapse
-// tries the steps again, a refusal or three, and at a request a window
-// 32 windows made that one refusal every ten requests or so (nginx's
-// limit_req with no burst, learned at 1 per 105ms, refused three times
-// every 3.4s).
-func TestPinLastsPinStarts(t *testing.T) {
+// Pins lapse after pinWindows learned windows, and the first step taken
+// then tests whether the server changed: refused, both steps are pinned
+// again at that one refusal; held, steps go on as before (DESIGN.md §6).
+// Tried anew, a burst step refused took a rate step from its refusal
+// (see stepSaturated), which a quota of one request refused twice more
+// as it bisected: three refusals every 32 windows, 189 of 3,000 requests
+// (6%) to nginx's limit_req with no burst.
+func TestLapsedPinsRepinAtOneRefusal(t *testing.T) {
 	base := instant(t0)
 	ms := int64(time.Millisecond)
-	for _, c := range []struct {
-		q, w  int64
-		lapse int64 // how long after the pin a step is taken again
-	}{
-		{1, 105 * ms, pinStarts * 105 * ms},
-		{4, 400 * ms, pinStarts * 100 * ms},
-		{20, 4000 * ms, pinWindows * 4000 * ms},   // 32 windows start 640
-		{1, int64(time.Minute), int64(time.Hour)}, // 256 starts take longer than an hour
-	} {
-		l := learner{quota: &policy{unit: unitRequests, q: c.q, w: c.w}, stride: 1, burst: c.q, measured: c.w, last: stepBurst}
+	w := 105 * ms
+	mk := func() learner {
+		l := learner{quota: &policy{unit: unitRequests, q: 1, w: w}, stride: 1, burst: 1, measured: time.Second.Nanoseconds(),
+			cycle: 9, cycleEpoch: 1, cycleStart: base, last: stepRate}
 		l.pin(stepsAll, base)
 		l.binding = true
-		l.grow(base + c.lapse - 1)
-		if l.trial != 0 {
-			t.Errorf("%d per %v, pinned: a step %v later (trial %d), want none before %v",
-				c.q, time.Duration(c.w), time.Duration(c.lapse-1), l.trial, time.Duration(c.lapse))
-		}
-		l.grow(base + c.lapse)
-		if l.trial == 0 {
-			t.Errorf("%d per %v, pinned: no step %v later, want one", c.q, time.Duration(c.w), time.Duration(c.lapse))
-		}
+		return l
+	}
+	l := mk()
+	now := base + pinWindows*w
+	l.grow(now)
+	if l.trial != stepBurst || l.pinned != 0 || !l.lapsed() {
+		t.Fatalf("setup: pinWindows windows on, trial %d, pinned %b, lapsed %v; want a burst step on trial, nothing pinned", l.trial, l.pinned, l.lapsed())
+	}
+	l.revert(30, now)
+	if l.pinned != stepsAll || l.pinnedAt != now || l.trial != 0 || l.quota.q != 1 || l.quota.w != w {
+		t.Errorf("the first step since the pins lapsed, refused: pinned %b at %v, trial %d, %d per %v; want both pinned again at the refusal, 1 per %v, no step on trial",
+			l.pinned, time.Duration(l.pinnedAt-base), l.trial, l.quota.q, time.Duration(l.quota.w), time.Duration(w))
+	}
+
+	// Held, the step ends the lapse: a step refused later is reverted
+	// as any other.
+	l = mk()
+	l.grow(now)
+	l.cycle, l.cycleOK = l.trialAt+1, 2 // a whole window begun after the step, accepted
+	l.binding = true
+	l.grow(now + 2*w)
+	if l.lapsed() || l.quota.q != 2 {
+		t.Fatalf("setup: the burst step held: lapsed %v, q %d", l.lapsed(), l.quota.q)
+	}
+	if l.trial == 0 {
+		t.Fatalf("setup: no step taken after the burst step held")
+	}
+	l.revert(40, now+3*w)
+	if l.pinned == stepsAll {
+		t.Errorf("a step refused after one held since the pins lapsed: both pinned (%b), want the step alone reverted", l.pinned)
+	}
+}
+
+// A quota of one request refused off trial is cut as a rate (DESIGN.md
+// §6): a measurement of its lone probe refused counts nothing and leaves q
+// and w as they were. A leaky bucket of 100 per 5 minutes (burst 50),
+// learned at 1 per 2.25s where it takes one every 3s, refused that key
+// every 9s for as long as it ran: 717 in 100 minutes.
+func TestOneRequestRefusedOffTrialCut(t *testing.T) {
+	base := instant(t0)
+	ms := int64(time.Millisecond)
+	w := 2250 * ms
+	l := learner{quota: &policy{unit: unitRequests, q: 1, w: w}, stride: 1, burst: 1, measured: 4044 * ms, smooth: smoothNo,
+		cycle: 9, cycleEpoch: 1, cycleStart: base, last: stepBurst}
+	g := Lease{seq: 40, epoch: 1, cycle: 9, start: base}
+	overdrew, _ := l.refused(&g, 40, 1, base+50*ms, false, false)
+	if !overdrew || l.pending || l.quota.q != 1 || l.quota.w != w+w/3 {
+		t.Errorf("a quota of 1 per %v, its lone probe refused off trial: overdrew %v, measuring %v, %d per %v; want the rate cut, 1 per %v, no measurement",
+			time.Duration(w), overdrew, l.pending, l.quota.q, time.Duration(l.quota.w), time.Duration(w+w/3))
 	}
 }
