@@ -57,10 +57,8 @@ import (
 //     eighth of w or less left to try, is pinned until 32 learned windows
 //     have passed since the last step was pinned (the pins lapse
 //     together: a step refused lately says the server's limit is near),
-//     while the other step grows; the first step then taken, refused,
-//     pins both again at that one refusal (see lapsed); so is a rate step whose
-//     next step, half way, would add less than a request a window (not
-//     for a quota of one request, whose windows test its spacing whole), and,
+//     while the other step grows; so is a rate step whose
+//     next step, half way, would add less than a request a window, and,
 //     once the quota was decreased, the rate step with a burst step
 //     refused (it would try the same rate). A step refused with a wait
 //     the server gave is reverted too; the key pauses, and the next step
@@ -91,11 +89,10 @@ import (
 //     what it counted (a token bucket refused after its refill each cycle
 //     would otherwise be halved towards it one refusal at a time), and w
 //     what it measured, as far as the rate is at most half the one
-//     refused (a first measurement that spanned minutes of no limit at
-//     all is so undone by the third).
+//     refused, when it counted more than one (a first measurement that
+//     spanned minutes of no limit at all is so undone by the third).
 //   - Once the learned quota is a rate (a whole learned window held at the
-//     even pace, or a rate step held since it was measured, or a quota of
-//     one request, whose spacing is its rate), a refusal off
+//     even pace, or a rate step held since it was measured), a refusal off
 //     trial cuts it to three quarters, without a pause or a measurement
 //     (see cutRate); only refusals with nothing accepted between them
 //     measure again. At the even pace it grows every learned window it
@@ -405,12 +402,18 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		// both measurements: a server that served a client for 10
 		// minutes and then began to take 10 a second was learned at
 		// 10 per 5 minutes. The window is then lowered as far as
-		// keeps the rate at most half the one refused, as a halved
-		// q would (with the window 30% lower, 0.71 of it): at 0.7 a
-		// token bucket that a caller kept empty was refused more
-		// often than with the old floor.
+		// keeps the rate at most half the one refused, as a halved q
+		// would (with the window 30% lower, 0.71 of it): at 0.7, one
+		// caller emptying a token bucket was refused more often than
+		// with the old floor. Not for a count of one request, whose
+		// window, from its start to the next acceptance, is the refusal
+		// floor's more than the server's: a leaky bucket so learned at 1
+		// per 4 s, stepped past its rate of one every 3 s, was refused
+		// every 9 s for as long as it ran (a learned quota of one
+		// request refused off trial measures nothing; see DESIGN.md §6,
+		// "Left").
 		least := q.w * 7 / 10
-		if trusted {
+		if trusted && n > 1 {
 			least = min(least, mulDiv(q.w, 2*n, q.q))
 		}
 		w = max(w, least)
@@ -425,9 +428,6 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	l.quick = lo > 0 && lo < q.w
 	if l.quick {
 		l.floor = lo
-	}
-	if l.pinned == 0 {
-		l.pinnedAt = 0 // measured again: steps are tried anew (see lapsed)
 	}
 	l.relog(now, min(inflight+1, q.q))
 	l.grownAt, l.binding = now, false
@@ -481,9 +481,6 @@ func (l *learner) grow(now int64) {
 	if l.trial == stepRate {
 		l.rated = true
 		l.stride = max(l.stride-1, 1) // it held: the next rate step is twice as long, half of w at most
-	}
-	if l.trial != 0 && l.pinned == 0 {
-		l.pinnedAt = 0 // a step held since the pins lapsed (see lapsed)
 	}
 	l.trial = 0
 	if l.pinned != 0 && now-l.pinnedAt >= pinWindows*q.w {
@@ -598,7 +595,6 @@ func (l *learner) drain() int64 {
 // to it are of the same overdraw (see absorbs).
 func (l *learner) revert(seq uint64, now int64) {
 	q := l.quota
-	lapsed := l.lapsed()
 	switch l.trial {
 	case stepBurst:
 		q.q = min(max(l.prev, 1), maxQuota)
@@ -612,11 +608,9 @@ func (l *learner) revert(seq uint64, now int64) {
 		refused := q.w
 		l.floor = q.w
 		q.w = min(max(l.prev, 1), int64(MaxPause))
-		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || q.q > 1 && mulDiv(q.q, d, q.w-d) < 1 {
+		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || mulDiv(q.q, d, q.w-d) < 1 {
 			// The next step, half way, would add less than a request
-			// a window: one window cannot tell it too fast. A quota
-			// of one request is its own spacing, which each window
-			// tests whole.
+			// a window: one window cannot tell it too fast.
 			l.pin(stepRate, now)
 		}
 		if l.even() {
@@ -626,24 +620,12 @@ func (l *learner) revert(seq uint64, now int64) {
 	burst := l.trial == stepBurst
 	l.trial, l.revertSeq = 0, seq
 	l.grownAt, l.binding = now, false
-	if lapsed {
-		// The first step since the pins lapsed, refused: the server
-		// has not changed, and both steps are pinned again at one
-		// refusal, not the two or three that trying them anew costs.
-		l.pin(stepsAll, now)
-		return
-	}
 	if burst && l.growGap == 0 && l.cutSeq == 0 {
 		// The burst is the server's, and the server is spent: the rate
 		// step is taken from here, tried for one window.
 		l.stepSaturated(now)
 	}
 }
-
-// lapsed reports whether the learned quota's pins lapsed and no step held
-// since: the first step after they lapse tests whether the server changed
-// (see revert). pinnedAt is then the instant they were last set.
-func (l *learner) lapsed() bool { return l.pinned == 0 && l.pinnedAt != 0 }
 
 // margin returns how much a rate step at the even pace, refused at the
 // window refused, lengthens the window that held as it is restored: a
@@ -871,12 +853,9 @@ func (l *learner) refused(g *Lease, seq, epoch uint64, now int64, foreseen, hint
 			l.quota.log.redate(g.start, now-l.quota.w)
 			return true, 0
 		}
-		if (l.even() || l.rated || l.quota.q == 1) && (l.cutSeq == 0 || l.cutOK) {
+		if (l.even() || l.rated) && (l.cutSeq == 0 || l.cutOK) {
 			// A rate that held, refused: cut it, without a pause
-			// or a new measurement (see cutRate); a quota of one
-			// request is a rate, its spacing (a measurement of its
-			// lone probe refused counts nothing, and would leave it
-			// as it was, refused again and again). A burst refused
+			// or a new measurement (see cutRate). A burst refused
 			// again after a cut, the rest of it accepted, overdraws
 			// by its size, not its rate: it is cut by one instead
 			// (see cutBurst).

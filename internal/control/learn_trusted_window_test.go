@@ -6,8 +6,9 @@ import (
 )
 
 // A decrease trusted in full (a second in a row counting no more than the
-// first) takes its window as well as its count, as far as the rate is
-// at most half the one refused; any other keeps the window above 70% of the
+// first) takes its window as well as its count, as far as the rate is at
+// most half the one refused, when it counted more than one request; any
+// other keeps the window above 70% of the
 // last (DESIGN.md §6). A server that served everything for 10 minutes and
 // then took 100 a minute was measured at 191,997 per 12 minutes, then
 // halved to 95,998 per 8m22s; the third measurement counted 100 in 68 s,
@@ -24,6 +25,7 @@ func TestTrustedDecreaseTakesItsWindow(t *testing.T) {
 	}{
 		{"trusted, q cut deep", 95998, 502 * sec, 191997, 100, 68 * sec, 100, 68 * sec},
 		{"trusted, q cut deep, a short window", 20, 4 * sec, 20, 2, 100 * ms, 2, 4 * sec * 2 * 2 / 20},
+		{"trusted, one request counted", 3, 2 * sec, 3, 1, sec, 1, 2 * sec * 7 / 10},
 		{"trusted, q cut little", 20, 4 * sec, 20, 15, sec, 15, 4 * sec * 7 / 10},
 		{"not trusted: halved", 20, 4 * sec, 0, 2, 100 * ms, 10, 4 * sec * 7 / 10},
 		{"not trusted: counted more than before", 20, 4 * sec, 5, 8, 100 * ms, 10, 4 * sec * 7 / 10},
