@@ -402,10 +402,9 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		// both measurements: a server that served a client for 10
 		// minutes and then began to take 10 a second was learned at
 		// 10 per 5 minutes. The window is then lowered as far as
-		// keeps the rate at most half the one refused, as a halved q
-		// would (with the window 30% lower, 0.71 of it): at 0.7, one
-		// caller emptying a token bucket was refused more often than
-		// with the old floor. Not for a count of one request, whose
+		// keeps the rate at most half the one refused (at 70% of it,
+		// one caller emptying a token bucket was refused more often
+		// than with the old floor). Not for a count of one request, whose
 		// window, from its start to the next acceptance, is the refusal
 		// floor's more than the server's: a leaky bucket so learned at 1
 		// per 4 s, stepped past its rate of one every 3 s, was refused
