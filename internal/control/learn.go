@@ -87,10 +87,7 @@ import (
 //     A second decrease in a row, with no step of growth between, that
 //     counts no more than the one before is not out of phase: q becomes
 //     what it counted (a token bucket refused after its refill each cycle
-//     would otherwise be halved towards it one refusal at a time), and w
-//     what it measured, as far as the rate is at most half the one
-//     refused, when it counted more than one (a first measurement that
-//     spanned minutes of no limit at all is so undone by the third).
+//     would otherwise be halved towards it one refusal at a time).
 //   - Once the learned quota is a rate (a whole learned window held at the
 //     even pace, or a rate step held since it was measured), a refusal off
 //     trial cuts it to three quarters, without a pause or a measurement
@@ -376,8 +373,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		// Two in a row that count no more than the last are not out
 		// of phase: the second is trusted in full.
 		counted := n
-		trusted := l.cut > 0 && n <= l.cut
-		if trusted {
+		if l.cut > 0 && n <= l.cut {
 			n = max(min(n, q.q), 1)
 		} else {
 			n = max(min(n, q.q), q.q/2, 1)
@@ -397,25 +393,7 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 		if most := 2 * q.w; w > most && !again {
 			l.capped, w = min(w, int64(MaxPause)), most
 		}
-		// With q cut to what a window counted (trusted in full), a
-		// window lowered by 30% at most would slow the pace far below
-		// both measurements: a server that served a client for 10
-		// minutes and then began to take 10 a second was learned at
-		// 10 per 5 minutes. The window is then lowered as far as
-		// keeps the rate at most half the one refused (at 70% of it,
-		// one caller emptying a token bucket was refused more often
-		// than with the old floor). Not for a count of one request, whose
-		// window, from its start to the next acceptance, is the refusal
-		// floor's more than the server's: a leaky bucket so learned at 1
-		// per 4 s, stepped past its rate of one every 3 s, was refused
-		// every 9 s for as long as it ran (a learned quota of one
-		// request refused off trial measures nothing; see DESIGN.md §6,
-		// "Left").
-		least := q.w * 7 / 10
-		if trusted && n > 1 {
-			least = min(least, mulDiv(q.w, 2*n, q.q))
-		}
-		w = max(w, least)
+		w = max(w, q.w*7/10)
 		l.floor = 0
 	}
 	q.q, q.w = min(n, maxQuota), min(w, int64(MaxPause))
