@@ -89,10 +89,12 @@ func (q *quickFields) read(dst []Quota, now, date time.Time, r *Reader) (quotas 
 		return nil, time.Time{}, false
 	}
 	// As header does: the response's Date for a Reader, and the origin of
-	// absolute resets.
+	// absolute resets, which the IETF fields, all deltas, do not need.
 	if r != nil {
 		served = r.date(q.get(sDate), now)
-		date = origin(now, date, served)
+		if family != qIETF {
+			date = origin(now, date, served)
+		}
 	}
 	switch family {
 	case qIETF:
