@@ -120,6 +120,14 @@ func drive(t *testing.T, next func() byte, steps int, draw func(next func() byte
 		if err1 != nil || err2 != nil || !bytes.Equal(b1, b2) {
 			t.Fatalf("step %d: binary forms differ (errors %v, %v):\nquiet %x\nfull  %x", step, err1, err2, b1, b2)
 		}
+		// Every form written reads back, and is written again the same.
+		var back State
+		if err := back.UnmarshalBinary(b1); err != nil {
+			t.Fatalf("step %d: the form written does not read back (%v):\n%x", step, err, b1)
+		}
+		if b3, _ := back.MarshalBinary(); !bytes.Equal(b3, b1) {
+			t.Fatalf("step %d: the form read back is written as\n%x\nwant\n%x", step, b3, b1)
+		}
 		if !reflect.DeepEqual(fast, full) {
 			t.Fatalf("step %d: states differ:\nquiet %+v\nfull  %+v", step, fast, full)
 		}
