@@ -33,6 +33,7 @@ const (
 	tailCapped = 16 // the window the learner's last measurement measured beyond the doubling it took (learner.capped)
 	tailCost   = 17 // a byte of the cost units a request declared a cost in (costUnit.declared), a byte of the cost quotas whose window of MaxPause is the one stated (not costQuota.cut)
 	tailFailed = 18 // the key's grants when a transient failure last counted as a flight, and when (retryBudget.failSeq, failAt)
+	tailLull   = 19 // before the learner's first measurement, the lulls of its cycle (learner.lulls), oldest first: count, then each: start, gap, acceptances since
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -231,6 +232,15 @@ func (e *encoder) tails(s *State) {
 		e.b = append(e.b, tailFailed)
 		e.uint(s.retry.failSeq)
 		e.at(s.retry.failAt)
+	}
+	if l := &s.learn; l.nLulls > 0 {
+		e.b = append(e.b, tailLull)
+		e.uint(uint64(l.nLulls))
+		for _, u := range l.lulls[:l.nLulls] {
+			e.at(u.at)
+			e.uint(uint64(u.gap))
+			e.uint(uint64(u.ok))
+		}
 	}
 }
 
@@ -455,10 +465,42 @@ func (d *decoder) tails(n *State) {
 				d.fail() // never written, or past the key's grants
 			}
 			n.retry.failAt = d.at()
+		case tailLull:
+			d.lulls(&n.learn, &n.shed)
 		default:
 			d.fail()
 		}
 	}
+}
+
+// lulls reads the learner's lulls into l, as encoder.ext wrote them: one
+// to maxLulls, kept only before a quota is learned, each of the cycle (the
+// one measured, while measuring or after a lift m holds), after the one
+// before, and with a gap of a refusal floor at least and
+// half the one before's at most (see learner.addLull).
+func (d *decoder) lulls(l *learner, m *shed) {
+	k := d.bounded(maxLulls)
+	if k == 0 || l.quota != nil {
+		d.fail() // never written
+		return
+	}
+	from := l.cycleStart
+	switch {
+	case l.pending:
+		from = l.pendFrom // the cycle measured: a later one may have begun since
+	case m.lifted:
+		from = min(from, m.pendFrom) // the measurement a lift dropped, which a refusal may restore
+	}
+	for i := range int(k) {
+		u := lull{at: d.at(), gap: int64(d.bounded(uint64(MaxPause))), ok: int64(d.bounded(uint64(maxQuota)))}
+		if d.err || u.at <= from || u.gap < int64(RefusalFloor) ||
+			i > 0 && (u.at <= l.lulls[i-1].at || 2*u.gap > l.lulls[i-1].gap) {
+			d.fail() // never written: of no cycle, out of order, or short
+			return
+		}
+		l.lulls[i] = u
+	}
+	l.nLulls = uint8(k)
 }
 
 // signed reads a float64 in [-limit, limit].

@@ -15,7 +15,8 @@ import (
 //   - A refusal the headers did not foresee (no quota in it is spent) starts
 //     a measurement: the requests the server accepted since the last pause
 //     are its quota, and the time from the first of them until the key is
-//     accepted again is its window. A fixed window reveals q and w this
+//     accepted again is its window (a first measurement counts from the
+//     latest lull longer than that window, when there is one: see lull). A fixed window reveals q and w this
 //     way; a token bucket or a leaky bucket reveals its burst. The window
 //     is measured from above (the acceptance that ends it comes at the
 //     pace of the probes, after the window ended); a probe refused while
@@ -152,7 +153,36 @@ type learner struct {
 
 	measured int64 // the window the last measurement ended with, before any rate step; 0: none
 	capped   int64 // the window the last measurement measured, when it was more than the doubling taken (see accepted), up to MaxPause; 0: none, or a step taken since
+
+	// Until the first measurement: the starts of the cycle that came
+	// after a lull, frozen while it measures (see lull).
+	lulls  [maxLulls]lull
+	nLulls uint8
+	// idle is how long the key went without an Acquire before the one
+	// now granting: set by each Acquire from the State's last use, never
+	// kept.
+	idle int64
 }
+
+// lull is a start that came a refusal floor or more after the key was
+// last asked for a request (so after its last start), in a key's cycle
+// before its first measurement. A first
+// measurement counts from the latest lull longer than the window it then
+// measures, rather than from the cycle's first start: no fixed window,
+// sliding log or bucket that the server then kept can have counted the
+// starts before that lull (a window shorter than the lull began after
+// them, a bucket refilled in it). So a caller that sent a request every
+// few seconds for minutes, then many at once, is measured as a key that
+// began with them, not as one whose quota is a few requests a minute.
+type lull struct {
+	at  int64 // the start
+	gap int64 // since the key was last asked for a request, up to MaxPause
+	ok  int64 // acceptances of requests of the cycle started at or after it
+}
+
+// maxLulls is how many lulls a key keeps: the latest, and before it
+// only longer ones, each twice the next at least (see addLull).
+const maxLulls = 4
 
 // The states of smooth pacing.
 const (
@@ -184,7 +214,7 @@ func (l *learner) isZero() bool {
 		!l.binding && l.grownAt == 0 && l.growGap == 0 && l.distrustUntil == 0 && l.distrustFor == 0 &&
 		l.trial == 0 && l.trialAt == 0 && l.prev == 0 && l.pinned == 0 && l.pinnedAt == 0 && l.last == 0 && l.stride == 0 && l.floor == 0 &&
 		l.revertSeq == 0 && l.burst == 0 && l.smooth == 0 && l.smoothAt == 0 && l.cut == 0 && l.lo == 0 && !l.quick &&
-		l.cutSeq == 0 && !l.cutOK && !l.rated && l.measured == 0 && l.lastStart == 0 && l.capped == 0
+		l.cutSeq == 0 && !l.cutOK && !l.rated && l.measured == 0 && l.lastStart == 0 && l.capped == 0 && l.nLulls == 0
 }
 
 // even reports whether the learned quota is a rate: paced one start per
@@ -240,7 +270,8 @@ func (l *learner) renews(now int64) bool {
 
 // started records a granted request and returns its cycle.
 func (l *learner) started(epoch uint64, now int64) uint64 {
-	if l.cycleEpoch != epoch || l.cycleStart == 0 || l.renews(now) {
+	fresh := l.cycleEpoch != epoch || l.cycleStart == 0 || l.renews(now)
+	if fresh {
 		if l.smooth == smoothTrial && l.cycle > l.smoothAt && l.cycleEpoch == epoch && l.renews(now) {
 			// A whole learned window begun after the switch held the
 			// key back at the even pace and ends with no refusal of
@@ -258,8 +289,72 @@ func (l *learner) started(epoch uint64, now int64) uint64 {
 	if q := l.quota; q != nil {
 		q.log.add(now, q.q, l.keep(), 1)
 		l.lastStart = now
+	} else if !l.pending {
+		l.noteStart(now, fresh)
 	}
 	return l.cycle
+}
+
+// noteStart records a start at now of a key that has learned and
+// measures nothing, fresh when it begins a cycle: a lull when the key was
+// idle for a refusal floor or more before it.
+func (l *learner) noteStart(now int64, fresh bool) {
+	if fresh {
+		l.nLulls = 0
+	} else if l.idle >= int64(RefusalFloor) {
+		l.addLull(now, l.idle)
+	}
+}
+
+// addLull records a start at now, gap after the key was last asked for a
+// request: the lulls not twice as long are dropped, being older and too
+// short to be worth keeping, and when all are kept, so is the oldest.
+// Each kept is twice the next at least, and before it. It is kept out of
+// line, so that noteStart, on every start of a key that states nothing,
+// is inlined.
+//
+//go:noinline
+func (l *learner) addLull(now, gap int64) {
+	if now <= l.cycleStart {
+		return // the clock went back past the cycle's start
+	}
+	n := int(l.nLulls)
+	for n > 0 && (l.lulls[n-1].gap < 2*gap || l.lulls[n-1].at >= now) {
+		n-- // shorter, or later: the clock went back
+	}
+	if n == maxLulls {
+		copy(l.lulls[:], l.lulls[1:])
+		n--
+	}
+	l.lulls[n] = lull{at: now, gap: min(gap, int64(MaxPause))}
+	l.nLulls = uint8(n + 1)
+}
+
+// countLulls counts an acceptance of a request of the cycle started at
+// start in each lull it started at or after.
+func (l *learner) countLulls(start int64) {
+	for i := range l.lulls[:l.nLulls] {
+		if u := &l.lulls[i]; start >= u.at {
+			u.ok = min(u.ok+1, maxQuota)
+		}
+	}
+}
+
+// fromLull moves a first measurement that ends at now to the latest lull
+// longer than the window it then measures, with an acceptance since (see
+// lull), and returns lo, a refused start's offset, moved with it.
+func (l *learner) fromLull(now, lo int64) int64 {
+	for i := int(l.nLulls) - 1; i >= 0; i-- {
+		if u := l.lulls[i]; u.at > l.pendFrom && u.ok > 0 && u.gap >= now-u.at {
+			if lo > 0 {
+				lo = max(l.pendFrom+lo-u.at, 0)
+			}
+			l.pendFrom, l.pendQ = u.at, u.ok
+			break
+		}
+	}
+	l.nLulls = 0
+	return lo
 }
 
 // relog starts the learned quota's log again with n starts at now, the
@@ -315,6 +410,9 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	case g.cycle+1 == l.cycle && g.cycle != 0 && l.quota != nil:
 		l.prevOK++ // answered once the next cycle began
 	}
+	if l.nLulls > 0 && g.cycle != 0 && g.cycle == l.cycle && !l.pending {
+		l.countLulls(g.start)
+	}
 	if l.cutSeq != 0 && g.seq > l.cutSeq {
 		l.cutOK = true
 	}
@@ -328,6 +426,9 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	if g.cycle <= l.pendCycle {
 		if g.cycle == l.pendCycle && g.cycle != 0 {
 			l.pendQ++ // accepted in the refused cycle, answered late
+			if l.nLulls > 0 {
+				l.countLulls(g.start)
+			}
 		}
 		return
 	}
@@ -335,6 +436,9 @@ func (l *learner) accepted(g *Lease, inflight, now int64) {
 	l.pending, l.cutSeq, l.cutOK, l.rated = false, 0, false, false
 	lo := l.lo
 	l.lo = 0
+	if l.nLulls > 0 {
+		lo = l.fromLull(now, lo)
+	}
 	if l.pendQ < 1 {
 		if q := l.quota; q != nil {
 			// Nothing counted: q and w stay, but the window the

@@ -55,9 +55,13 @@ func (s *State) grantQuiet(now int64, cfg *Config, ask *Ask, l *Lease) {
 	s.seq++
 	s.ramp.probeEnd = now // as ramp.granted records it, the ramp open
 	lr := &s.learn
-	if lr.cycleEpoch != s.epoch || lr.cycleStart == 0 {
+	fresh := lr.cycleEpoch != s.epoch || lr.cycleStart == 0
+	if fresh {
 		lr.cycle++
 		lr.cycleEpoch, lr.cycleStart, lr.cycleOK, lr.prevOK, lr.held = s.epoch, now, 0, 0, false // no learned quota
+	}
+	if !lr.pending {
+		lr.noteStart(now, fresh)
 	}
 	l.born, l.end, l.seq, l.epoch, l.cycle, l.cost, l.skew, l.start = s.born, end, s.seq, s.epoch, lr.cycle, 0, s.skew, now
 	l.tested, l.measuring, l.probe, l.skewOK, l.window, l.logged = 0, 0, false, s.flags&flagSkew != 0, false, false
@@ -141,6 +145,9 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		// measurement pending, only the cycle's count changes.
 		if l.cycle == lr.cycle && l.cycle != 0 {
 			lr.cycleOK++
+			if lr.nLulls > 0 {
+				lr.countLulls(l.start)
+			}
 		}
 	} else {
 		lr.accepted(l, s.leases.n, now)

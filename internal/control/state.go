@@ -540,6 +540,10 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 		}
 		s.boundAt(now, cfg, true, skew)
 	}
+	s.learn.idle = 0
+	if s.used != 0 {
+		s.learn.idle = max(now-s.used, 0) // for a lull (see learner.noteStart)
+	}
 	s.used = now
 	if ask.Custom {
 		s.flags |= flagCustom
