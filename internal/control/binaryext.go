@@ -466,7 +466,7 @@ func (d *decoder) tails(n *State) {
 			}
 			n.retry.failAt = d.at()
 		case tailLull:
-			d.lulls(&n.learn, &n.shed)
+			d.lulls(&n.learn)
 		default:
 			d.fail()
 		}
@@ -474,28 +474,22 @@ func (d *decoder) tails(n *State) {
 }
 
 // lulls reads the learner's lulls into l, as encoder.ext wrote them: one
-// to maxLulls, kept only before a quota is learned, each of the cycle (the
-// one measured, while measuring or after a lift m holds), after the one
-// before, and with a gap of a refusal floor at least and
-// half the one before's at most (see learner.addLull).
-func (d *decoder) lulls(l *learner, m *shed) {
+// to maxLulls, kept only before a quota is learned, each after the one
+// before, with a gap of a refusal floor at least and half the one
+// before's at most (see learner.addLull). Lulls of a cycle before the
+// key's (of a measurement dropped, or about to begin) are read as they
+// were written: fromLull passes over them.
+func (d *decoder) lulls(l *learner) {
 	k := d.bounded(maxLulls)
 	if k == 0 || l.quota != nil {
 		d.fail() // never written
 		return
 	}
-	from := l.cycleStart
-	switch {
-	case l.pending:
-		from = l.pendFrom // the cycle measured: a later one may have begun since
-	case m.lifted:
-		from = min(from, m.pendFrom) // the measurement a lift dropped, which a refusal may restore
-	}
 	for i := range int(k) {
 		u := lull{at: d.at(), gap: int64(d.bounded(uint64(MaxPause))), ok: int64(d.bounded(uint64(maxQuota)))}
-		if d.err || u.at <= from || u.gap < int64(RefusalFloor) ||
+		if d.err || u.at == 0 || u.gap < int64(RefusalFloor) ||
 			i > 0 && (u.at <= l.lulls[i-1].at || 2*u.gap > l.lulls[i-1].gap) {
-			d.fail() // never written: of no cycle, out of order, or short
+			d.fail() // never written: of no instant, out of order, or short
 			return
 		}
 		l.lulls[i] = u

@@ -288,7 +288,7 @@ func TestLullsBinary(t *testing.T) {
 	for name, form := range map[string][]byte{
 		"no lull":              tail(),
 		"five":                 tail(lull{at(6 * time.Second), 32 * sec, 0}, lull{at(7 * time.Second), 16 * sec, 0}, lull{at(8 * time.Second), 8 * sec, 0}, lull{at(9 * time.Second), 4 * sec, 0}, lull{at(10 * time.Second), 2 * sec, 0}),
-		"at the cycle's start": tail(lull{at(0), 8 * sec, 0}),
+		"at no instant":        tail(lull{0, 8 * sec, 0}),
 		"shorter than a floor": tail(lull{at(10 * time.Second), sec - 1, 0}),
 		"out of order":         tail(lull{at(20 * time.Second), 8 * sec, 0}, lull{at(10 * time.Second), 4 * sec, 0}),
 		"not half as long":     tail(lull{at(10 * time.Second), 8 * sec, 0}, lull{at(20 * time.Second), 4*sec + 1, 0}),
@@ -297,6 +297,60 @@ func TestLullsBinary(t *testing.T) {
 	} {
 		if err := new(State).UnmarshalBinary(form); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// A lift (see shed.go) keeps the lulls of the measurement it dropped, of a
+// cycle before the key's, which a refusal may restore; they stay once the
+// lift is past undoing (shedRun acceptances, or a quota stated or
+// learned), until the key's next cycle. Read as of the key's cycle, such
+// a form did not read back, and a Store that cannot read a key's state
+// starts it over.
+func TestLullsAfterLiftPastUndoing(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		var cfg Config
+		var s State
+		now := instant(t0)
+		accepted := Outcome{First: true, Bytes: -1}
+		refused := Outcome{First: true, Bytes: -1, Refused: true, Refusal: Refusal{Backoff: time.Second, Retryable: true, MaxWait: time.Minute}}
+		one := func(out Outcome) {
+			var l Lease
+			if _, ok := s.acquireAt(now, &cfg, &Ask{}, &l, fast); !ok {
+				t.Fatalf("fast %v, at %v: held", fast, time.Duration(now-instant(t0)))
+			}
+			now += int64(5 * time.Millisecond)
+			s.releaseAt(at(now), now, &cfg, &l, &out, fast)
+		}
+		for i := range 40 {
+			if i == 20 {
+				now += int64(5 * time.Second) // a lull
+			}
+			one(accepted)
+		}
+		// A bare refusal with another request in flight: a mark. That
+		// one accepted, then the probe: a lift.
+		var x, y Lease
+		s.acquireAt(now, &cfg, &Ask{}, &x, fast)
+		s.acquireAt(now, &cfg, &Ask{}, &y, fast)
+		now += int64(time.Millisecond)
+		s.releaseAt(at(now), now, &cfg, &x, &refused, fast)
+		s.releaseAt(at(now), now, &cfg, &y, &accepted, fast)
+		now = max(now, s.pauseUntil)
+		one(accepted)
+		if !s.shed.lifted || s.learn.pending || s.learn.nLulls == 0 {
+			t.Fatalf("fast %v, setup: lifted %v, pending %v, %d lulls", fast, s.shed.lifted, s.learn.pending, s.learn.nLulls)
+		}
+		for i := range 2 * shedRun {
+			b, _ := s.MarshalBinary()
+			if err := new(State).UnmarshalBinary(b); err != nil {
+				t.Fatalf("fast %v, %d acceptances after the lift (lifted %v, %d lulls): the form written does not read back: %v",
+					fast, i, s.shed.lifted, s.learn.nLulls, err)
+			}
+			one(accepted)
+		}
+		if s.shed.lifted {
+			t.Errorf("fast %v, setup: %d acceptances after the lift, still lifted", fast, 2*shedRun)
 		}
 	}
 }
