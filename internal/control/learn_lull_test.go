@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 )
@@ -181,7 +182,7 @@ func TestLullsKept(t *testing.T) {
 		for i, g := range c.gaps {
 			l.addLull(base+int64(i+1)*sec, g*sec)
 		}
-		if got := gaps(&l); !equalInts(got, c.want) {
+		if got := gaps(&l); !slices.Equal(got, c.want) {
 			t.Errorf("%s: gaps %v kept %v, want %v", c.name, c.gaps, got, c.want)
 		}
 	}
@@ -190,25 +191,13 @@ func TestLullsKept(t *testing.T) {
 	l.addLull(base+10*sec, 8*sec)
 	l.addLull(base+20*sec, 2*sec)
 	l.addLull(base+15*sec, sec) // the clock went back 5 s
-	if got := gaps(&l); !equalInts(got, []int64{8, 1}) || l.lulls[1].at != base+15*sec {
+	if got := gaps(&l); !slices.Equal(got, []int64{8, 1}) || l.lulls[1].at != base+15*sec {
 		t.Errorf("after a step back: %v at %v, want [8 1], the later at 15s", got, time.Duration(l.lulls[l.nLulls-1].at-base))
 	}
 	l.addLull(base, 4*sec) // back to the cycle's start
 	if l.nLulls != 2 {
 		t.Errorf("a lull at the cycle's start kept: %d lulls", l.nLulls)
 	}
-}
-
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // The lulls travel in the binary form (tail 19): a state with a lull
