@@ -16,11 +16,11 @@ import (
 //     a measurement: the requests the server accepted since the last pause
 //     are its quota, and the time from the first of them until the key is
 //     accepted again is its window (a first measurement counts from the
-//     latest lull longer than that window, when there is one: see lull). A fixed window reveals q and w this
-//     way; a token bucket or a leaky bucket reveals its burst. The window
-//     is measured from above (the acceptance that ends it comes at the
-//     pace of the probes, after the window ended); a probe refused while
-//     measuring bounds it from below.
+//     latest lull longer than that window, when there is one: see lull).
+//     A fixed window reveals q and w this way; a token bucket or a leaky
+//     bucket reveals its burst. The window is measured from above (the
+//     acceptance that ends it comes at the pace of the probes, after the
+//     window ended); a probe refused while measuring bounds it from below.
 //   - The learned quota paces the key like a stated one (no more than q
 //     starts in any span of w), on top of whatever the headers say. Each
 //     learned window begins with a lone probe, so that a window begun too
@@ -166,14 +166,14 @@ type learner struct {
 
 // lull is a start that came a refusal floor or more after the key was
 // last asked for a request (so after its last start), in a key's cycle
-// before its first measurement. A first
-// measurement counts from the latest lull longer than the window it then
-// measures, rather than from the cycle's first start: no fixed window,
-// sliding log or bucket that the server then kept can have counted the
-// starts before that lull (a window shorter than the lull began after
-// them, a bucket refilled in it). So a caller that sent a request every
-// few seconds for minutes, then many at once, is measured as a key that
-// began with them, not as one whose quota is a few requests a minute.
+// before its first measurement. A first measurement counts from the
+// latest lull longer than the window it then measures, rather than from
+// the cycle's first start: no fixed window, sliding log or bucket that
+// the server then kept can have counted the starts before that lull (a
+// window shorter than the lull began after them, a bucket refilled in
+// it). So a caller that sent a request every few seconds for minutes,
+// then many at once, is measured as a key that began with them, not as
+// one whose quota is a few requests a minute.
 type lull struct {
 	at  int64 // the start
 	gap int64 // since the key was last asked for a request, up to MaxPause
