@@ -14,14 +14,14 @@ import (
 
 // A caller sends one request every few seconds for minutes, then loops
 // with 16 workers, against a server that states nothing and whose limit
-// was there all along. Its first refusal was measured from the key's
-// first request: 10 minutes of one request every 5 s and a burst of 10
-// were learned as 129 per 10 minutes, and for the 20 minutes after, the
-// key was served 2% of what the server takes (272 of 12,000 against a
-// fixed window of 10 a second), each row below 2% to 5%. A first
-// measurement now counts from the latest lull longer than the window it
-// measures (DESIGN.md §6, "a caller that trickled first"): 0.86 to 0.97
-// there over 10 runs.
+// was there all along. Its first refusal was measured from the key's first
+// request: 10 minutes of one request every 5 s and a burst of 10 were
+// learned as 129 per 10 minutes, and for the 20 minutes after, the key was
+// served 2% of what the server takes (272 of 12,000 against a fixed window
+// of 10 a second), each row below 2% to 5%. A first measurement now counts
+// from the latest lull at least as long as the window it measures
+// (DESIGN.md §6, "a caller that trickled first"): 0.86 to 0.97 there over
+// 10 runs.
 func TestLearnedAfterTrickle(t *testing.T) {
 	ten := func(alg ratelimittest.Algorithm) ratelimittest.Policy {
 		return ratelimittest.Policy{Algorithm: alg, Quota: 10, Window: time.Second}
@@ -34,7 +34,7 @@ func TestLearnedAfterTrickle(t *testing.T) {
 		refusals float64 // refused, of accepted, at most
 	}{
 		{"fixed window 10/1s", ten(ratelimittest.FixedWindow), 5 * time.Second, 0.6, 0.02},
-		// A lull must be longer than the window measured, which ends
+		// A lull must be as long as the window measured, which ends
 		// with the probe's answer, a refusal floor or more after the
 		// refusal: 1 every 1.5 s was measured from the first request in
 		// 2 runs of 8.

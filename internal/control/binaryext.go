@@ -33,7 +33,7 @@ const (
 	tailCapped = 16 // the window the learner's last measurement measured beyond the doubling it took (learner.capped)
 	tailCost   = 17 // a byte of the cost units a request declared a cost in (costUnit.declared), a byte of the cost quotas whose window of MaxPause is the one stated (not costQuota.cut)
 	tailFailed = 18 // the key's grants when a transient failure last counted as a flight, and when (retryBudget.failSeq, failAt)
-	tailLull   = 19 // before the learner's first measurement, the lulls of its cycle (learner.lulls), oldest first: count, then each: start, gap, acceptances since
+	tailLull   = 19 // until the learner's first measurement ends, the lulls it keeps (learner.lulls), oldest first: count, then each: start, gap, acceptances since
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim

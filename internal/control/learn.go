@@ -16,7 +16,7 @@ import (
 //     a measurement: the requests the server accepted since the last pause
 //     are its quota, and the time from the first of them until the key is
 //     accepted again is its window (a first measurement counts from the
-//     latest lull longer than that window, when there is one: see lull).
+//     latest lull at least as long as that window, if any: see lull).
 //     A fixed window reveals q and w this way; a token bucket or a leaky
 //     bucket reveals its burst. The window is measured from above (the
 //     acceptance that ends it comes at the pace of the probes, after the
@@ -167,8 +167,8 @@ type learner struct {
 // lull is a start that came a refusal floor or more after the key was
 // last asked for a request (so after its last start), in a key's cycle
 // before its first measurement. A first measurement counts from the
-// latest lull longer than the window it then measures, rather than from
-// the cycle's first start: no fixed window, sliding log or bucket that
+// latest lull at least as long as the window it then measures, rather
+// than from the cycle's first start: no fixed window, sliding log or bucket that
 // the server then kept can have counted the starts before that lull (a
 // window shorter than the lull began after them, a bucket refilled in
 // it). So a caller that sent a request every few seconds for minutes,
@@ -341,8 +341,8 @@ func (l *learner) countLulls(start int64) {
 }
 
 // fromLull moves a first measurement that ends at now to the latest lull
-// longer than the window it then measures, with an acceptance since (see
-// lull), and returns lo, a refused start's offset, moved with it.
+// at least as long as the window it then measures, with an acceptance
+// since (see lull), and returns lo, a refused start's offset, moved with it.
 func (l *learner) fromLull(now, lo int64) int64 {
 	for i := int(l.nLulls) - 1; i >= 0; i-- {
 		if u := l.lulls[i]; u.at > l.pendFrom && u.ok > 0 && u.gap >= now-u.at {

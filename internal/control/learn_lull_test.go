@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// A first measurement counts from the latest lull longer than the window
-// it measures, not from the cycle's first start (see lull): a caller that
-// sent a request every few seconds, then ten at once, is measured by the
-// ten. Counted from the cycle's first start, the first case below was
-// learned as 22 per 1m1.11s, and the second of the third case as 11 per
-// 1m5.1s (see TestLearnedAfterTrickle for what that cost a caller).
+// A first measurement counts from the latest lull at least as long as the
+// window it measures, not from the cycle's first start (see lull): a
+// caller that sent a request every few seconds, then ten at once, is
+// measured by the ten. Counted from the cycle's first start, the first
+// case below was learned as 22 per 1m1.11s, and the third as 11 per 1m5.1s
+// (see TestLearnedAfterTrickle for what that cost a caller).
 func TestFirstMeasurementFromLull(t *testing.T) {
 	type step struct {
 		at     time.Duration
@@ -341,5 +341,40 @@ func TestLullsAfterLiftPastUndoing(t *testing.T) {
 		if s.shed.lifted {
 			t.Errorf("fast %v, setup: %d acceptances after the lift, still lifted", fast, 2*shedRun)
 		}
+	}
+}
+
+// A Store's state is used by processes whose clocks may differ by
+// skewMax: the Acquires of two 3 s apart, neither of which paused, read
+// as lulls of 3 s each time the one ahead followed the other. A Store's
+// lull is one longer than twice skewMax.
+func TestLullsSharedClocks(t *testing.T) {
+	var cfg Config
+	base := instant(t0)
+	ask := func(s *State, now int64) {
+		var l Lease
+		if _, ok := s.acquireAt(now, &cfg, &Ask{Shared: true}, &l, true); !ok {
+			t.Fatalf("held at %v", time.Duration(now-base))
+		}
+		s.releaseAt(at(now+int64(20*time.Millisecond)), now+int64(20*time.Millisecond), &cfg, &l, &Outcome{First: true, Bytes: -1}, true)
+	}
+	var s State
+	for i := range 40 { // a request every 100 ms, every other one from a process 3 s ahead
+		now := base + int64(i)*int64(100*time.Millisecond)
+		if i%2 == 0 {
+			now += int64(3 * time.Second)
+		}
+		ask(&s, now)
+	}
+	if s.learn.nLulls > 0 {
+		t.Errorf("two processes 3 s apart that never paused: %d lulls, %+v", s.learn.nLulls, s.learn.lulls[:s.learn.nLulls])
+	}
+	// One request every 25 s: a Store's lulls.
+	s = State{}
+	for i := range 4 {
+		ask(&s, base+int64(i)*int64(25*time.Second))
+	}
+	if s.learn.nLulls != 1 || s.learn.lulls[0].gap != int64(25*time.Second-2*skewMax) {
+		t.Errorf("one request every 25 s through a Store: lulls %+v, want one of %v", s.learn.lulls[:s.learn.nLulls], 25*time.Second-2*skewMax)
 	}
 }

@@ -542,7 +542,19 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	}
 	s.learn.idle = 0
 	if s.used != 0 {
-		s.learn.idle = max(now-s.used, 0) // for a lull (see learner.noteStart)
+		// For a lull (see learner.noteStart). A Store's state was last
+		// used by any process, whose clock may be skewMax from this
+		// one's: idle by that much less, and a lull so measured is at
+		// least as long as the window it must pass, read on a third
+		// clock, by skewMax less again. Read whole, the Acquires of two
+		// processes 3 s apart, neither of which paused, made lulls of
+		// 3 s, and the first quota learned 1 per 2.1 s where the server
+		// takes 100 per 10 s.
+		idle := now - s.used
+		if ask.Shared {
+			idle -= 2 * int64(skewMax)
+		}
+		s.learn.idle = max(idle, 0)
 	}
 	s.used = now
 	if ask.Custom {
