@@ -2,6 +2,7 @@ package control
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -153,4 +154,38 @@ func TestSlidingSwitchKeepsStatedQuota(t *testing.T) {
 			t.Fatalf("%d starts within 4s from %v (q=4;w=4s): starts %v", n, starts[i], starts)
 		}
 	}
+}
+
+// The paced path reads a clock stepped back as acquire does: a key whose
+// ramp was last heard from in what is now the future was heard from no
+// later than now (see ramp.stallAt). Held by the pace, it kept the
+// instant, and the two paths' states differed.
+func TestPacedPathClockBack(t *testing.T) {
+	var cfg Config
+	var fast, full State
+	now := instant(t0)
+	q := parse.Quota{Policy: "api", Dialect: "ietf", Limit: 3, Window: 10 * time.Second, Remaining: 3, Reset: 10 * time.Second}
+	step := func(what string) (ok bool) {
+		var lf, ll Lease
+		h1, ok1 := fast.acquireAt(now, &cfg, &Ask{}, &lf, true)
+		h2, ok2 := full.acquireAt(now, &cfg, &Ask{}, &ll, false)
+		if ok1 != ok2 || h1 != h2 || !reflect.DeepEqual(fast, full) {
+			t.Fatalf("%s: Acquire: quiet path (%+v, %v), full path (%+v, %v)\nquiet %+v\nfull  %+v", what, h1, ok1, h2, ok2, fast, full)
+		}
+		if ok1 {
+			o1, o2 := Outcome{First: true, Bytes: -1, Quotas: []parse.Quota{q}}, Outcome{First: true, Bytes: -1, Quotas: []parse.Quota{q}}
+			fast.releaseAt(at(now), now, &cfg, &lf, &o1, true)
+			full.releaseAt(at(now), now, &cfg, &ll, &o2, false)
+		}
+		return ok1
+	}
+	for i := range 4 {
+		step("start " + string(rune('1'+i)))
+		now += int64(20 * time.Millisecond)
+	}
+	if fast.paced(now, &cfg) == nil || step("held by the pace") {
+		t.Fatalf("setup: not held on the paced path")
+	}
+	now -= int64(5 * time.Second) // the clock steps back
+	step("after the clock stepped back")
 }

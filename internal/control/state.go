@@ -679,6 +679,9 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 			return h, false
 		}
 	}
+	if s.ramp.probeEnd > now {
+		s.ramp.probeEnd = now // the clock went back, as acquire reads it (the ramp is open)
+	}
 	paces := p.paces()
 	if paces {
 		if q, w := p.pace(); p.sliding || !p.log.open(now, q, w) {
