@@ -41,8 +41,9 @@ func TestLearnedAfterTrickle(t *testing.T) {
 		{"fixed window 10/1s, 1 every 2s", ten(ratelimittest.FixedWindow), 2 * time.Second, 0.6, 0.02},
 		{"token bucket 10/1s", ten(ratelimittest.TokenBucket), 5 * time.Second, 0.6, 0.02},
 		// Served 0.46 to 0.84 by a key that did not trickle first,
-		// depending on the phase of the counter's windows.
-		{"sliding window 10/1s", ten(ratelimittest.SlidingWindow), 5 * time.Second, 0.4, 0.02},
+		// depending on the phase of the counter's windows; 0.45 at
+		// least over 40 runs after a trickle.
+		{"sliding window 10/1s", ten(ratelimittest.SlidingWindow), 5 * time.Second, 0.3, 0.02},
 		// A leaky bucket is refused about 6% of the time by a key that
 		// did not trickle first, too.
 		{"leaky bucket 10/1s", ten(ratelimittest.LeakyBucket), 5 * time.Second, 0.6, 0.08},
