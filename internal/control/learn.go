@@ -56,10 +56,12 @@ import (
 //     counts against the window it overdrew, not the next one (see
 //     startLog.redate). A burst step refused, or a rate step with an
 //     eighth of w or less left to try, is pinned until 32 learned windows
-//     have passed since the last step was pinned (the pins lapse
+//     have passed since the last step was pinned, and the time of 128
+//     starts of the learned quota up to 30 s (see pinSpan; the pins lapse
 //     together: a step refused lately says the server's limit is near),
 //     while the other step grows; so is a rate step whose
-//     next step, half way, would add less than a request a window, and,
+//     next step, half way, would add less than a request a window (but
+//     for a quota of one request, whose every step does), and,
 //     once the quota was decreased, the rate step with a burst step
 //     refused (it would try the same rate). A step refused with a wait
 //     the server gave is reverted too; the key pauses, and the next step
@@ -202,10 +204,12 @@ const (
 const (
 	distrustMin = int64(time.Minute)
 	distrustMax = int64(time.Hour)
-	minGrowGap  = 2  // learned windows between growths, at least
-	maxGrowGap  = 4  // and at most
-	pinWindows  = 32 // learned windows a refused step stays pinned
-	rateStride  = 2  // the first rate step: w/4
+	minGrowGap  = 2                // learned windows between growths, at least
+	maxGrowGap  = 4                // and at most
+	pinWindows  = 32               // learned windows a refused step stays pinned, at least
+	pinStarts   = 128              // and starts of the learned quota, at least,
+	pinTime     = 30 * time.Second // up to this long (see pinSpan)
+	rateStride  = 2                // the first rate step: w/4
 )
 
 func (l *learner) isZero() bool {
@@ -564,7 +568,7 @@ func (l *learner) grow(now int64) {
 		l.stride = max(l.stride-1, 1) // it held: the next rate step is twice as long, half of w at most
 	}
 	l.trial = 0
-	if l.pinned != 0 && now-l.pinnedAt >= pinWindows*q.w {
+	if l.pinned != 0 && now-l.pinnedAt >= l.pinSpan() {
 		l.pinned = 0 // the server may have changed
 	}
 	step := stepBurst
@@ -689,9 +693,20 @@ func (l *learner) revert(seq uint64, now int64) {
 		refused := q.w
 		l.floor = q.w
 		q.w = min(max(l.prev, 1), int64(MaxPause))
-		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || mulDiv(q.q, d, q.w-d) < 1 {
+		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || q.q > 1 && mulDiv(q.q, d, q.w-d) < 1 {
 			// The next step, half way, would add less than a request
-			// a window: one window cannot tell it too fast.
+			// a window: one window cannot tell it too fast. Not so
+			// for a quota of one request, every step of which adds
+			// less but the step that halves w: pinned at each step
+			// refused, nginx's limit_req with no burst, 10 a second,
+			// learned as 1 per 187.5 ms, stayed there until the pin
+			// lapsed, and each lapse cost two or three refusals
+			// (0.575 of ideal, 7 of 100 refused; now 0.732 and 3,
+			// with pinSpan). The cost: a fixed window of one request
+			// a second passes a step to 883 ms for a few windows,
+			// then refuses it off trial, and the cut that follows
+			// paces the key at 1.09 s where 1.01 s held (DESIGN.md
+			// §6, "a quota of one request").
 			l.pin(stepRate, now)
 		}
 		if l.even() {
@@ -858,6 +873,27 @@ func (l *learner) resume(at int64) {
 // taken in or later, and no later than its revert.
 func (l *learner) absorbs(g *Lease) bool {
 	return l.revertSeq != 0 && g.cycle >= l.trialAt && g.seq <= l.revertSeq
+}
+
+// pinSpan returns how long a refused step stays pinned: pinWindows
+// learned windows, and at least as long as the learned quota takes to
+// start pinStarts requests, up to pinTime. Each lapse tries the step
+// again, which a server whose limit did not change refuses two or three
+// times before the step is pinned anew: counted in windows alone, a quota
+// of one request a window paid that every 32 requests (nginx's limit_req
+// with no burst, 10 a second: 9 refused of 100), where one of 10 a window
+// pays it every 320. Counted in starts alone, a quota of one request per
+// 10 s tried again every 21 minutes, and a server that raised its limit
+// from 1 to 5 per 10 s was served 311 of the 900 it took in the 30
+// minutes after (TestLearnedQuotaAfterLimitRaised); up to 2 minutes, a
+// sliding window raised from 1 to 3 a second, 351 of 1,080 in 6 minutes.
+func (l *learner) pinSpan() int64 {
+	q := l.quota
+	span := mulDiv(pinStarts, q.w, q.q) // at most pinStarts*w
+	if q.w > math.MaxInt64/pinWindows {
+		return math.MaxInt64
+	}
+	return max(int64(pinWindows)*q.w, min(span, int64(pinTime)))
 }
 
 // pin stops the step refused on trial from growing for a while.
