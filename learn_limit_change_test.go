@@ -72,7 +72,7 @@ func TestLearnedQuotaAfterLimitRaised(t *testing.T) {
 // lone probe refused, measured nothing and stayed: 746 refused in 100
 // minutes, for 1,997 accepted. A token bucket of 100 a minute: 140
 // refused for 2,002. Both are refused about 5% of the time as it is (105
-// and 100), which a quota of one request that is never decreased leaves
+// and 88), which a quota of one request that is never decreased leaves
 // (DESIGN.md §6, "Left"): the bound is 6%.
 func TestLearnedSmallQuotaOneCaller(t *testing.T) {
 	for _, c := range []struct {

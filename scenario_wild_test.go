@@ -188,8 +188,8 @@ func wildScenarios() []scenario {
 			// undone, back to one request a second (0.10 of ideal).
 			name:  "nginx limit_req 10r/s, no burst",
 			cfg:   ratelimittest.Config{Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.LeakyBucket, Quota: 10, Window: time.Second}}, Dialect: ratelimittest.Bare429},
-			tasks: 100, minEff: 0.50, maxRefused: 0.08,
-			known: "0.575, 7 refused (7%); 0.105 before, when a refused rate step of a learned quota of one request undid every step since the measurement (DESIGN.md, \"a quota of one request\"). A refused step is pinned for 32 learned windows when the next one, half way, would add less than a request a window, always so for a quota of one, and the key runs at 5 per second until the pin ends",
+			tasks: 100, minEff: 0.70, maxRefused: learnRefusals,
+			known: "0.732, 3 refused in every run (0.575 and 7 while each refused rate step of a learned quota of one request was pinned for 32 windows: DESIGN.md §6, \"a quota of one request\"): the first 3.4s, the refusal floor and the search from one request a second, serve 10 requests, which bounds a run of 100 at about 0.77",
 		},
 		{
 			// Go limiters that format dates with time.RFC1123: "UTC".
