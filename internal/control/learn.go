@@ -60,8 +60,9 @@ import (
 //     starts of the learned quota up to 30 s (see pinSpan; the pins lapse
 //     together: a step refused lately says the server's limit is near),
 //     while the other step grows; so is a rate step whose
-//     next step, half way, would add less than a request a window (but
-//     for a quota of one request, whose every step does), and,
+//     next step, half way, would add less than a request a window (for a
+//     quota of one request, whose every step does, one with a quarter of
+//     w or less left), and,
 //     once the quota was decreased, the rate step with a burst step
 //     refused (it would try the same rate). A step refused with a wait
 //     the server gave is reverted too; the key pauses, and the next step
@@ -693,20 +694,23 @@ func (l *learner) revert(seq uint64, now int64) {
 		refused := q.w
 		l.floor = q.w
 		q.w = min(max(l.prev, 1), int64(MaxPause))
-		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || q.q > 1 && mulDiv(q.q, d, q.w-d) < 1 {
+		if d := (q.w - l.floor) / 2; q.w-l.floor <= q.w/8 || q.q > 1 && mulDiv(q.q, d, q.w-d) < 1 || q.q == 1 && q.w-l.floor <= q.w>>rateStride {
 			// The next step, half way, would add less than a request
-			// a window: one window cannot tell it too fast. Not so
-			// for a quota of one request, every step of which adds
-			// less but the step that halves w: pinned at each step
-			// refused, nginx's limit_req with no burst, 10 a second,
-			// learned as 1 per 187.5 ms, stayed there until the pin
-			// lapsed, and each lapse cost two or three refusals
+			// a window: one window cannot tell it too fast. Every step
+			// of a quota of one request does but the one that halves
+			// w, so that each of its refused steps was pinned: nginx's
+			// limit_req with no burst, 10 a second, learned as 1 per
+			// 187.5 ms with 93.75 ms refused, stayed there until the
+			// pin lapsed, each lapse costing two or three refusals
 			// (0.575 of ideal, 7 of 100 refused; now 0.732 and 3,
-			// with pinSpan). The cost: a fixed window of one request
-			// a second passes a step to 883 ms for a few windows,
-			// then refuses it off trial, and the cut that follows
-			// paces the key at 1.09 s where 1.01 s held (DESIGN.md
-			// §6, "a quota of one request").
+			// with pinSpan). A quota of one request is pinned when a
+			// quarter of w or less is left, the gap its first rate step
+			// makes: a fixed window passes a smaller step for several
+			// windows, until two starts fall in one. Left to go half
+			// way from 10.16 s to 8.46 s, a fixed window of one per 10
+			// s passed 9.31 s for its one-window trial, refused it two
+			// minutes later, and the cut that followed held the key at
+			// 12.41 s for good (TestLearnedQuotaOfOneFixedWindowHolds).
 			l.pin(stepRate, now)
 		}
 		if l.even() {

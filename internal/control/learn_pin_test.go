@@ -6,13 +6,14 @@ import (
 	"time"
 )
 
-// A refused rate step of a learned quota of one request is reverted and
-// left to the next step half way to it, not pinned: every rate step of a
-// quota of one adds less than a request a window (half way from 187.5 ms
-// to 93.75 ms adds a third of one), so that the rule that pins such steps
-// pinned every one of them, and nginx's limit_req with no burst, 10 a
-// second, learned at one per 187.5 ms, stayed there for 32 windows after
-// each refused step (0.575 of ideal, 7 refused of 100).
+// A refused rate step of a learned quota of one request that leaves more
+// than a quarter of the window to try is reverted and left to the next
+// step half way to it, not pinned: every rate step of a quota of one adds
+// less than a request a window (half way from 187.5 ms to 93.75 ms adds a
+// third of one), so that the rule that pins such steps pinned every one of
+// them, and nginx's limit_req with no burst, 10 a second, learned at one
+// per 187.5 ms, stayed there for 32 windows after each refused step
+// (0.575 of ideal, 7 refused of 100).
 func TestRefusedRateStepQuotaOneGoesHalfWay(t *testing.T) {
 	ms := int64(time.Millisecond)
 	now := instant(t0) + int64(time.Minute)
@@ -33,6 +34,14 @@ func TestRefusedRateStepQuotaOneGoesHalfWay(t *testing.T) {
 	m.revert(7, now)
 	if m.pinned&stepRate == 0 {
 		t.Errorf("10 per 1s, a step to 900ms refused: rate step not pinned; want it pinned (half way adds half a request a window)")
+	}
+	// So does a quota of one whose refused step leaves a quarter of the
+	// window or less: a fixed window passes the step half way, 883 ms
+	// from 1.01 s, for several windows.
+	o := learner{quota: &policy{unit: unitRequests, q: 1, w: 757500000}, trial: stepRate, prev: 1010 * ms, last: stepRate, stride: 1, binding: true}
+	o.revert(7, now)
+	if o.pinned&stepRate == 0 {
+		t.Errorf("1 per 1.01s, a step to 757.5ms refused: rate step not pinned; want it pinned (a quarter of w left)")
 	}
 }
 
