@@ -2,10 +2,13 @@ package polite_test
 
 import (
 	"flag"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/politehttp/polite"
 	"github.com/politehttp/polite/ratelimittest"
 )
 
@@ -96,7 +99,7 @@ func TestSmallQuotaTable(t *testing.T) {
 // bucket of one request per 300 ms were refused 6.3%, 6.5% and 6.6% of
 // the time, at 0.865, 0.746 and 0.767 of ideal (DESIGN.md §6, "a quota of
 // one request"). The bounds leave room for a run worse than the worst of
-// 6 measured (2.4%, 2.5%, 3.2%; 0.902, 0.877, 0.945).
+// 6 measured (1.7%, 1.7%, 3.2%; 0.907, 0.785, 0.776).
 func TestLearnedQuotaOfOnePaces(t *testing.T) {
 	rows := smallQuotaRows()
 	for _, c := range []struct {
@@ -104,16 +107,48 @@ func TestLearnedQuotaOfOnePaces(t *testing.T) {
 		minEff     float64
 		maxRefused float64
 	}{
-		{1, 0.87, 0.04},  // leaky bucket 10/s, no burst, 1000 tasks
-		{5, 0.85, 0.04},  // leaky bucket 50/s, no burst, 2000 tasks
-		{15, 0.90, 0.05}, // token bucket 1/300ms, 500 tasks
+		{1, 0.88, 0.04},   // leaky bucket 10/s, no burst, 1000 tasks
+		{5, 0.76, 0.03},   // leaky bucket 50/s, no burst, 2000 tasks
+		{15, 0.75, 0.045}, // token bucket 1/300ms, 500 tasks
 	} {
 		r := rows[c.row]
 		eff, refused := runSmallQuota(t, r)
 		t.Logf("%s, %d tasks: efficiency %.3f, refused %d", r.name, r.tasks, eff, refused)
 		if eff < c.minEff || float64(refused) > c.maxRefused*float64(r.tasks) {
-			t.Errorf("%s, %d tasks: efficiency %.3f, %d refused; want %.2f at least and %.0f%% refused at most",
+			t.Errorf("%s, %d tasks: efficiency %.3f, %d refused; want %.2f at least and %.1f%% refused at most",
 				r.name, r.tasks, eff, refused, c.minEff, 100*c.maxRefused)
 		}
+	}
+}
+
+// A fixed window of one request per 10 s that states nothing, 4 callers
+// looping for an hour: the server takes 270 requests in minutes 15 to 60.
+// A refused rate step of a learned quota of one request is pinned when it
+// leaves a quarter of the window or less to try: a fixed window passes a
+// step that adds less than a request a window for several windows, until
+// two starts fall in one. Left to go half way from 10.16 s to 8.46 s, the
+// step to 9.31 s held its one-window trial, was refused off trial two
+// minutes later, and the cut that followed held the key at one per 12.41
+// s for good: 216 and 239 accepted, at 5 and 20 ms of latency.
+func TestLearnedQuotaOfOneFixedWindowHolds(t *testing.T) {
+	for _, latency := range []time.Duration{5 * time.Millisecond, 20 * time.Millisecond} {
+		t.Run(latency.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				present()
+				srv := ratelimittest.NewHandler(ratelimittest.Config{
+					Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.FixedWindow, Quota: 1, Window: 10 * time.Second}},
+					Dialect:  ratelimittest.Bare429,
+					Latency:  latency,
+				})
+				start := time.Now()
+				var ok, refused atomic.Int64
+				h := switched(start, srv, srv, 0, 15*time.Minute, time.Hour, &ok, &refused)
+				loopUntil(&http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}}, 4, start.Add(time.Hour))
+				t.Logf("minutes 15 to 60: %d accepted of 270, %d refused", ok.Load(), refused.Load())
+				if ok.Load() < 250 {
+					t.Errorf("minutes 15 to 60: %d accepted of the 270 the server takes, want 250 at least", ok.Load())
+				}
+			})
+		})
 	}
 }
