@@ -56,8 +56,8 @@ import (
 //     counts against the window it overdrew, not the next one (see
 //     startLog.redate). A burst step refused, or a rate step with an
 //     eighth of w or less left to try, is pinned until 32 learned windows
-//     have passed since the last step was pinned, and the time of 128
-//     starts of the learned quota up to 30 s (see pinSpan; the pins lapse
+//     have passed since the last step was pinned, and for a quota of one
+//     request 128 windows up to 30 s (see pinSpan; the pins lapse
 //     together: a step refused lately says the server's limit is near),
 //     while the other step grows; so is a rate step whose
 //     next step, half way, would add less than a request a window (for a
@@ -208,7 +208,7 @@ const (
 	minGrowGap  = 2                // learned windows between growths, at least
 	maxGrowGap  = 4                // and at most
 	pinWindows  = 32               // learned windows a refused step stays pinned, at least
-	pinStarts   = 128              // and starts of the learned quota, at least,
+	pinOne      = 128              // and for a quota of one request, at least,
 	pinTime     = 30 * time.Second // up to this long (see pinSpan)
 	rateStride  = 2                // the first rate step: w/4
 )
@@ -880,24 +880,30 @@ func (l *learner) absorbs(g *Lease) bool {
 }
 
 // pinSpan returns how long a refused step stays pinned: pinWindows
-// learned windows, and at least as long as the learned quota takes to
-// start pinStarts requests, up to pinTime. Each lapse tries the step
-// again, which a server whose limit did not change refuses two or three
-// times before the step is pinned anew: counted in windows alone, a quota
-// of one request a window paid that every 32 requests (nginx's limit_req
-// with no burst, 10 a second: 9 refused of 100), where one of 10 a window
-// pays it every 320. Counted in starts alone, a quota of one request per
-// 10 s tried again every 21 minutes, and a server that raised its limit
-// from 1 to 5 per 10 s was served 311 of the 900 it took in the 30
-// minutes after (TestLearnedQuotaAfterLimitRaised); up to 2 minutes, a
-// sliding window raised from 1 to 3 a second, 351 of 1,080 in 6 minutes.
+// learned windows, and for a quota of one request at least pinOne
+// windows, up to pinTime. Each lapse tries the step again, which a server
+// whose limit did not change refuses two or three times before the step
+// is pinned anew: counted in windows alone, a quota of one request paid
+// that every 32 requests (nginx's limit_req with no burst, 10 a second: 9
+// refused of 100), where one of 10 a window pays it every 320. Counted in
+// starts alone, a quota of one request per 10 s tried again every 21
+// minutes, and a server that raised its limit from 1 to 5 per 10 s was
+// served 311 of the 900 it took in the 30 minutes after
+// (TestLearnedQuotaAfterLimitRaised); up to 2 minutes, a sliding window
+// raised from 1 to 3 a second, 351 of 1,080 in 6 minutes. For quotas of 2
+// and 3 the longer pin moved the lapses of a sliding-window counter of 3
+// per 200 ms (SlidingWindowRounded) to where its steps ran on to a
+// refusal that undid them all, and the key was served half as much.
 func (l *learner) pinSpan() int64 {
 	q := l.quota
-	span := mulDiv(pinStarts, q.w, q.q) // at most pinStarts*w
-	if q.w > math.MaxInt64/pinWindows {
+	if q.w > math.MaxInt64/pinOne {
 		return math.MaxInt64
 	}
-	return max(int64(pinWindows)*q.w, min(span, int64(pinTime)))
+	span := int64(pinWindows) * q.w
+	if q.q == 1 {
+		span = max(span, min(pinOne*q.w, int64(pinTime)))
+	}
+	return span
 }
 
 // pin stops the step refused on trial from growing for a while.

@@ -45,22 +45,21 @@ func TestRefusedRateStepQuotaOneGoesHalfWay(t *testing.T) {
 	}
 }
 
-// A refused step stays pinned pinWindows learned windows, and at least as
-// long as the learned quota takes to start pinStarts requests, up to
-// pinTime: each lapse costs a server whose limit did not change two or
-// three refusals, which a quota of one request a short window paid every
-// 32 requests.
+// A refused step stays pinned pinWindows learned windows, and for a
+// quota of one request at least pinOne windows, up to pinTime: each lapse
+// costs a server whose limit did not change two or three refusals, which
+// a quota of one request a short window paid every 32 requests.
 func TestPinSpan(t *testing.T) {
 	ms := int64(time.Millisecond)
 	for _, c := range []struct {
 		q, w int64
 		want int64
 	}{
-		{1, 100 * ms, 128 * 100 * ms}, // 128 starts: 12.8s
-		{2, 100 * ms, 64 * 100 * ms},  // 128 starts: 6.4s
-		{4, 100 * ms, 32 * 100 * ms},  // 32 windows hold 128 starts
-		{10, 100 * ms, 32 * 100 * ms}, // 32 windows
-		{1, 500 * ms, int64(pinTime)}, // 128 starts would be 64s
+		{1, 100 * ms, 128 * 100 * ms}, // 12.8s
+		{2, 100 * ms, 32 * 100 * ms},  // 32 windows: quotas of 2 or more as before
+		{3, 100 * ms, 32 * 100 * ms},
+		{10, 100 * ms, 32 * 100 * ms},
+		{1, 500 * ms, int64(pinTime)}, // 128 windows would be 64s
 		{1, 2000 * ms, 32 * 2000 * ms},
 		{1, int64(MaxPause), 32 * int64(MaxPause)},
 		{maxQuota, 1, 32},
