@@ -33,7 +33,10 @@ func TestLearnedAfterTrickle(t *testing.T) {
 		min      float64 // accepted in the 20 minutes after the trickle, of what the server takes, at least
 		refusals float64 // refused, of accepted, at most
 	}{
-		{"fixed window 10/1s", ten(ratelimittest.FixedWindow), 5 * time.Second, 0.6, 0.02},
+		// 0.87 in the median run; 0.545 at least in 460 runs, 0.597
+		// in 2 of 200 (as at 3fc484f, 0.597 in 1 of 100), which the
+		// 0.6 this row asserted failed.
+		{"fixed window 10/1s", ten(ratelimittest.FixedWindow), 5 * time.Second, 0.5, 0.02},
 		// A lull must be as long as the window measured, which ends
 		// with the probe's answer, a refusal floor or more after the
 		// refusal: 1 every 1.5 s was measured from the first request in
