@@ -233,3 +233,25 @@ func (s *State) unshed(l *Lease, now int64) {
 	// Open: its misses are slots lent (see ramp.stallAt), none yet.
 	s.ramp.open, s.ramp.keep, s.ramp.cwnd, s.ramp.misses = true, true, cwnd, 0
 }
+
+// retryHeldFromEdge reports whether a retry (ask.After set) must wait
+// for fewer requests in flight: the ramp's window, held to a limit in
+// flight, grows past it (see ramp.grow), and the request would take the
+// window's last slot, with more in flight than any two requests accepted
+// since the key's last refusal had. A retry keeps its place in line (see
+// Ask.First), so the slot a growing window adds went to the request that
+// had waited longest, a retry: at the server's limit in flight, the same
+// request was refused at each step, every 1.3 s at four in flight
+// answering in 100 ms, until its attempts were spent while the server
+// took the others. A first attempt tests the wider window; a retry goes
+// within what held. A window with room to spare holds no retry: workers
+// whose retries waited for the flight to grow sent nothing meanwhile, so
+// it did not grow, and the retries waited on (0.35 of ideal, against
+// 0.93, on a server that sheds a request in 100).
+func (s *State) retryHeldFromEdge(ask *Ask) bool {
+	if ask.After.IsZero() || !s.ramp.open || !s.ramp.capped || s.ramp.cwnd <= 0 || s.shed.ok < shedRun || s.shed.seq != 0 {
+		return false
+	}
+	n := s.leases.awaiting()
+	return n > int64(s.shed.most) && n+1 >= int64(s.ramp.cwnd)
+}

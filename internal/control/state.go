@@ -764,6 +764,9 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		}
 		stalled = true
 	}
+	if s.retryHeldFromEdge(ask) {
+		return s.hold(0, ReasonConcurrency, s.leases.first())
+	}
 	if cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency) {
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
