@@ -212,23 +212,30 @@ func (s *State) unshed(l *Lease, now int64) {
 	// probe keeps the window when it answers (see ramp.opened).
 	cwnd := m.cwnd
 	switch {
-	case m.sent > m.most && m.most > 0 && (cwnd <= 0 || m.most+1 < cwnd):
-		cwnd, s.ramp.capped = m.most+1, true
 	case m.held:
 		// A window held to a limit in flight, and refused again: one
-		// more than the refused request was sent with is too many, though
-		// no more than most were. A server that frees a slot only once
-		// its answer is sent refuses a request sent at once after an
-		// answer; a limit shared with other clients, one sent with few
-		// in flight. Held again, as a cut one is, never wider. (Given
-		// back whole, the window was no longer held, grew by a request
-		// an answer, and its next refusal, soon after the lift, paused
-		// the key and measured a rate.)
+		// more than the refused request was sent with is too many. Held
+		// again, as a cut one is, never wider, to what it was sent with,
+		// whether or not more were in flight than most: refused with
+		// more, the window grew a step past the limit, and the step is
+		// undone. (Held to most+1, one short of the limit when the step
+		// came soon after the last level was reached, a limit of four
+		// in flight was run at three for 32 acceptances after every
+		// other step: 0.725 of ideal over 200 tasks, 0.81 over 1,000,
+		// against 0.758 and 0.896 now.) Refused with no more than most:
+		// a server that frees a slot only once its answer is sent
+		// refuses a request sent at once after an answer; a limit shared
+		// with other clients, one sent with few in flight. (Given back
+		// whole, the window was no longer held, grew by a request an
+		// answer, and its next refusal, soon after the lift, paused the
+		// key and measured a rate.)
 		c := max(m.sent, 1)
 		if cwnd > 0 {
 			c = min(c, cwnd)
 		}
 		cwnd, s.ramp.capped = c, true
+	case m.sent > m.most && m.most > 0 && (cwnd <= 0 || m.most+1 < cwnd):
+		cwnd, s.ramp.capped = m.most+1, true
 	}
 	// Open: its misses are slots lent (see ramp.stallAt), none yet.
 	s.ramp.open, s.ramp.keep, s.ramp.cwnd, s.ramp.misses = true, true, cwnd, 0

@@ -638,3 +638,28 @@ func TestShedRetryHeldFromEdge(t *testing.T) {
 		t.Errorf("a retry held by a window not held to a limit in flight")
 	}
 }
+
+// A window held to a limit in flight, grown a step past it and refused
+// with more in flight than most: the step is undone, and the window held
+// to what the refused request was sent with, not to one more than most,
+// which may be a level short of the limit when the step came soon after
+// the last level was reached.
+func TestShedHeldWindowRefusedPastItsEdge(t *testing.T) {
+	k := heldKey(t)        // most 2
+	k.s.ramp.cwnd = 5      // grown two steps since
+	ls := make([]Lease, 5) // four others in flight at the fifth's grant
+	for i := range ls {
+		ls[i] = k.grant()
+	}
+	if plan := k.release(&ls[4], shedRefused); plan.Pause != 0 || k.s.shed.seq == 0 || k.s.shed.sent != 4 {
+		t.Fatalf("the refusal past the edge paused the key %v, or left no mark of four in flight (%+v)", plan.Pause, k.s.shed)
+	}
+	k.now += int64(100 * time.Millisecond)
+	for i := range 4 {
+		k.release(&ls[i], shedOK)
+	}
+	k.answered(100 * time.Millisecond) // the probe
+	if k.s.ramp.cwnd != 4 || !k.s.ramp.capped {
+		t.Errorf("after the lift: window %d, held %v; want 4 (what the refused request was sent with), held", k.s.ramp.cwnd, k.s.ramp.capped)
+	}
+}
