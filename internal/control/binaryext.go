@@ -34,6 +34,7 @@ const (
 	tailCost   = 17 // a byte of the cost units a request declared a cost in (costUnit.declared), a byte of the cost quotas whose window of MaxPause is the one stated (not costQuota.cut)
 	tailFailed = 18 // the key's grants when a transient failure last counted as a flight, and when (retryBudget.failSeq, failAt)
 	tailLull   = 19 // until the learner's first measurement ends, the lulls it keeps (learner.lulls), oldest first: count, then each: start, gap, acceptances since
+	tailEdge   = 20 // a window held to a limit in flight: its refusals a step past it in a row, and the others in flight at the last one's grant (ramp.edge, ramp.edgeAt)
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -241,6 +242,11 @@ func (e *encoder) tails(s *State) {
 			e.uint(uint64(u.gap))
 			e.uint(uint64(u.ok))
 		}
+	}
+	if s.ramp.edge != 0 || s.ramp.edgeAt != 0 {
+		e.b = append(e.b, tailEdge)
+		e.uint(uint64(s.ramp.edge))
+		e.uint(uint64(s.ramp.edgeAt))
 	}
 }
 
@@ -467,6 +473,13 @@ func (d *decoder) tails(n *State) {
 			n.retry.failAt = d.at()
 		case tailLull:
 			d.lulls(&n.learn)
+		case tailEdge:
+			// Kept while the window is held, or marked as held at a
+			// refusal (see shedMark).
+			n.ramp.edge, n.ramp.edgeAt = uint8(d.bounded(maxEdge)), int32(d.bounded(rampCap))
+			if n.ramp.edgeAt == 0 || !n.ramp.capped && !n.shed.held {
+				d.fail() // never written: an edge counts from a level
+			}
 		default:
 			d.fail()
 		}

@@ -17,7 +17,9 @@ type ramp struct {
 	rtt    int64 // smoothed latency of the key's answers; 0: none yet
 	misses int32 // probes in a row that did not answer in time; once open, the slots a stall lent (see stallAt)
 	keep   bool  // the probe checks a new learned window: cwnd stays as it was (see recheck)
-	capped bool  // cwnd was cut to what a refusal showed the server holds in flight: it grows by a request per cwnd answers, and not at all until shedRun acceptances since the refusal (see shed.go)
+	capped bool  // cwnd was cut to what a refusal showed the server holds in flight: it grows by a request per cwnd<<edge answers, and not at all until shedRun acceptances since the refusal (see shed.go)
+	edge   uint8 // refusals of the held window in a row a step past it at edgeAt or below (see unshed), up to maxEdge: each halves its growth
+	edgeAt int32 // the others in flight at the grant of the last refused a step past the held window; 0: none
 }
 
 // Tuning of the ramp.
@@ -40,6 +42,9 @@ const (
 	probeWait = int64(3 * time.Second)
 	probeRTTs = 4
 	maxMisses = 16
+	// maxEdge bounds ramp.edge: a held window refused that many times
+	// in a row grows by a request per 32 round trips.
+	maxEdge = 5
 )
 
 // restart makes the next request a lone probe.
@@ -47,7 +52,7 @@ func (r *ramp) restart() {
 	if r.open {
 		r.misses = 0 // slots lent (see stallAt); no probe timed out
 	}
-	r.open, r.cwnd, r.keep, r.capped = false, 1, false, false
+	r.open, r.cwnd, r.keep, r.capped, r.edge, r.edgeAt = false, 1, false, false, 0, 0
 }
 
 // recheck makes the next request a lone probe, after which cwnd is what
@@ -249,22 +254,27 @@ func (r *ramp) opened(now int64, hinted, others bool) {
 // A window cut to what a limit in flight holds (capped) grows by a
 // request per cwnd answers instead, a request a round trip, and not at
 // all while held: each step past the limit costs a refusal, and the
-// answers at the new width show what it holds before the next.
+// answers at the new width show what it holds before the next. Each
+// refusal in a row of a step past the window at the level the last was
+// refused at (edge, see unshed) halves that, down to a request per 32
+// round trips (maxEdge): a limit that stays where it is costs a refusal
+// every few seconds, not every 33 requests (at four in flight answering
+// in 100 ms, 28 of 1,000 requests were refused).
 func (r *ramp) grow(hinted, held bool) {
 	if r.cwnd <= 0 || !r.open {
 		return
 	}
 	if r.capped && hinted {
-		r.capped = false // stated quotas pace a key that states them
+		r.capped, r.edge, r.edgeAt = false, 0, 0 // stated quotas pace a key that states them
 	}
 	if r.capped {
 		if held {
 			return
 		}
-		acc := int64(r.acc) + max(1000/int64(max(r.cwnd, 1)), 1)
+		acc := int64(r.acc) + max(1000/(int64(max(r.cwnd, 1))<<min(r.edge, maxEdge)), 1)
 		r.acc = int32(acc % 1000)
 		if r.cwnd += int32(acc / 1000); r.cwnd >= rampCap {
-			r.cwnd, r.capped = 0, false
+			r.cwnd, r.capped, r.edge, r.edgeAt = 0, false, 0, 0
 		}
 		return
 	}

@@ -663,3 +663,122 @@ func TestShedHeldWindowRefusedPastItsEdge(t *testing.T) {
 		t.Errorf("after the lift: window %d, held %v; want 4 (what the refused request was sent with), held", k.s.ramp.cwnd, k.s.ramp.capped)
 	}
 }
+
+// The held window's refusals in a row travel in a tail of their own,
+// written only when there are some, and read only for a window held or
+// marked as held.
+func TestShedEdgeTail(t *testing.T) {
+	s := State{seq: 9, epoch: 4}
+	s.touch(instant(t0))
+	s.ramp.capped = true
+	plain, _ := s.MarshalBinary()
+	s.ramp.edge, s.ramp.edgeAt = 3, 4
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain) >= len(b) || !bytes.Equal(plain, b[:len(plain)]) {
+		t.Fatalf("the form with the edge is not the one without it and a tail")
+	}
+	var back State
+	if err := back.UnmarshalBinary(b); err != nil || back.ramp.edge != 3 || back.ramp.edgeAt != 4 || !back.ramp.capped {
+		t.Errorf("edge 3 at 4 read back as %d at %d, held %v (%v)", back.ramp.edge, back.ramp.edgeAt, back.ramp.capped, err)
+	}
+	back = State{}
+	if err := back.UnmarshalBinary(plain); err != nil || back.ramp.edge != 0 || back.ramp.edgeAt != 0 {
+		t.Errorf("a form without the tail read back with edge %d (%v)", back.ramp.edge, err)
+	}
+	// Marked at a refusal of the held window: the ramp restarted, not
+	// held until the lift, and the edge kept.
+	m := State{seq: 9, epoch: 4}
+	m.touch(instant(t0))
+	m.shed = shed{seq: 7, epoch: 3, cwnd: 5, sent: 4, most: 2, top: 2, held: true}
+	m.ramp.edge, m.ramp.edgeAt = maxEdge, 4
+	mb, _ := m.MarshalBinary()
+	back = State{}
+	if err := back.UnmarshalBinary(mb); err != nil || back.ramp.edge != maxEdge || back.ramp.edgeAt != 4 {
+		t.Errorf("a marked held window's edge read back as %d (%v)", back.ramp.edge, err)
+	}
+	tail := func(base []byte, edge, at uint64) []byte {
+		e := encoder{base: s.born, b: append(bytes.Clone(base), tailEdge)}
+		e.uint(edge)
+		e.uint(at)
+		return e.b
+	}
+	free := State{seq: 9, epoch: 4}
+	free.touch(instant(t0))
+	fb, _ := free.MarshalBinary()
+	if err := new(State).UnmarshalBinary(tail(plain, 0, 4)); err != nil {
+		t.Errorf("a first refusal's level, with no count yet, was not read back: %v", err)
+	}
+	for _, bad := range [][]byte{tail(plain, 1, 0), tail(plain, maxEdge+1, 4), tail(plain, 1, rampCap+1), tail(fb, 1, 4)} {
+		if err := new(State).UnmarshalBinary(bad); err == nil {
+			t.Errorf("a tail never written was read back: % x", bad[len(bad)-3:])
+		}
+	}
+}
+
+// A window held to a limit in flight that is refused a step past it again
+// and again grows slower each time: a request per cwnd<<edge answers.
+func TestShedEdgeSlowsGrowth(t *testing.T) {
+	grown := func(edge uint8) int32 {
+		r := ramp{open: true, cwnd: 4, capped: true, edge: edge}
+		for range 64 { // 16 round trips of four answers
+			r.grow(false, false)
+		}
+		return r.cwnd - 4
+	}
+	for _, c := range []struct {
+		edge uint8
+		want int32
+	}{{0, 9}, {1, 6}, {2, 3}, {maxEdge, 0}} {
+		if got := grown(c.edge); got < c.want-1 || got > c.want+1 {
+			t.Errorf("edge %d: grew by %d in 64 answers from 4; want about %d", c.edge, got, c.want)
+		}
+	}
+	k := heldKey(t)
+	for i := range maxEdge + 2 {
+		k.s.shed.most, k.s.shed.top, k.s.ramp.cwnd = 3, 3, 5 // four in flight held, a step past
+		ls := make([]Lease, 5)
+		for j := range ls {
+			ls[j] = k.grant()
+		}
+		k.release(&ls[4], shedRefused)
+		k.now += int64(100 * time.Millisecond)
+		for j := range 4 {
+			k.release(&ls[j], shedOK)
+		}
+		k.answered(100 * time.Millisecond) // the probe
+		// The first refusal a step past the window marks its level; each
+		// after it at that level counts.
+		if want := uint8(min(i, maxEdge)); k.s.ramp.edge != want || k.s.ramp.edgeAt != 4 || k.s.ramp.cwnd != 4 {
+			t.Fatalf("after refusal %d of the held window: edge %d at %d, window %d; want %d at 4, 4", i+1, k.s.ramp.edge, k.s.ramp.edgeAt, k.s.ramp.cwnd, want)
+		}
+		for range shedRun {
+			k.round(4, 100*time.Millisecond)
+		}
+	}
+	// Refused a step past at a higher level (the window grew past where
+	// it was refused: a limit raised, or load shed at random while the
+	// window grew), the count starts over from there.
+	k.s.shed.most, k.s.shed.top, k.s.ramp.cwnd = 5, 5, 7
+	ls := make([]Lease, 7)
+	for j := range ls {
+		ls[j] = k.grant()
+	}
+	k.release(&ls[6], shedRefused)
+	k.now += int64(100 * time.Millisecond)
+	for j := range 6 {
+		k.release(&ls[j], shedOK)
+	}
+	k.answered(100 * time.Millisecond)
+	if k.s.ramp.edge != 0 || k.s.ramp.edgeAt != 6 {
+		t.Errorf("refused a step past at a higher level: edge %d at %d; want 0 at 6", k.s.ramp.edge, k.s.ramp.edgeAt)
+	}
+	// A pause (a rate's refusal, say) starts the ramp over: not held,
+	// and no edge.
+	k.s.ramp.restart()
+	if k.s.ramp.edge != 0 || k.s.ramp.edgeAt != 0 {
+		t.Errorf("edge %d at %d after the ramp started over", k.s.ramp.edge, k.s.ramp.edgeAt)
+	}
+}
