@@ -48,8 +48,10 @@ package control
 // What this costs and lets through: a rate first reached this way costs
 // one more refusal, the probe's (or one after a wrong lift), until a
 // quota is learned, after which the rule no longer applies. A limit in
-// flight costs a refusal each time the held window grows past it: one in
-// shedRun+1 requests at most. A server that frees a slot only after its
+// flight costs a refusal each time the held window grows past it, and
+// the window grows slower each time it is refused a step past it at the
+// same level (ramp.edge): one refusal in shedRun+1 requests at first, one
+// every 32 round trips or so once the limit has shown it stays. A server that frees a slot only after its
 // answer is sent may refuse a request sent at once after an answer with
 // fewer counted in flight than its limit; such a refusal soon after a
 // lift is read as a rate's (DESIGN.md §6).
