@@ -284,9 +284,17 @@ func (s *State) unshed(l *Lease, now int64) {
 // within what held. A window with room to spare holds no retry: workers
 // whose retries waited for the flight to grow sent nothing meanwhile, so
 // it did not grow, and the retries waited on (0.35 of ideal, against
-// 0.93, on a server that sheds a request in 100).
-func (s *State) retryHeldFromEdge(ask *Ask) bool {
+// 0.93, on a server that sheds a request in 100). Nor is a retry held
+// more than a refusal floor past its own earliest start (ask.After):
+// held for as long as the window stayed past what two acceptances
+// showed, which each refusal started over, retries waited up to minutes
+// while first attempts were served, and some reached their MaxWait (16 of
+// 10,000 tasks under a MaxWait of 60 s, a limit of four in flight).
+func (s *State) retryHeldFromEdge(now int64, ask *Ask) bool {
 	if ask.After.IsZero() || !s.ramp.open || !s.ramp.capped || s.ramp.cwnd <= 0 || s.shed.ok < shedRun || s.shed.seq != 0 {
+		return false
+	}
+	if now-instant(ask.After) >= int64(RefusalFloor) {
 		return false
 	}
 	n := s.leases.awaiting()

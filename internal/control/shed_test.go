@@ -583,12 +583,16 @@ func TestShedRetryHeldFromEdge(t *testing.T) {
 	ls := []Lease{k.grant(), k.grant(), k.grant()}
 	retry := func() (Lease, Hold, bool) {
 		var l Lease
-		ask := Ask{After: at(k.now - int64(time.Second)), AfterReason: ReasonBackoff}
+		ask := Ask{After: at(k.now - int64(100*time.Millisecond)), AfterReason: ReasonBackoff}
 		h, ok := k.s.acquireAt(k.now, &k.cfg, &ask, &l, false)
 		return l, h, ok
 	}
 	if _, h, ok := retry(); ok || h.Reason != ReasonConcurrency {
 		t.Fatalf("a retry took the fourth slot of a held window, past the three in flight accepted (held %v, ok %v)", h.Reason, ok)
+	}
+	// A refusal floor past its earliest start, it is held no more.
+	if late := (Ask{After: at(k.now - int64(RefusalFloor))}); k.s.retryHeldFromEdge(k.now, &late) {
+		t.Fatalf("a retry held past a refusal floor after its earliest start")
 	}
 	ls = append(ls, k.grant()) // a first attempt takes it
 	k.now += int64(100 * time.Millisecond)
@@ -634,7 +638,7 @@ func TestShedRetryHeldFromEdge(t *testing.T) {
 	var s State
 	s.ramp = ramp{open: true, cwnd: 4}
 	s.shed.ok = shedRun
-	if s.retryHeldFromEdge(&Ask{After: at(k.now)}) {
+	if s.retryHeldFromEdge(k.now, &Ask{After: at(k.now)}) {
 		t.Errorf("a retry held by a window not held to a limit in flight")
 	}
 }

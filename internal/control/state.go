@@ -764,7 +764,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		}
 		stalled = true
 	}
-	if s.retryHeldFromEdge(ask) {
+	if s.retryHeldFromEdge(now, ask) {
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
 	if cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency) {
