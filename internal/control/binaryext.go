@@ -243,7 +243,9 @@ func (e *encoder) tails(s *State) {
 			e.uint(uint64(u.ok))
 		}
 	}
-	if s.ramp.edge != 0 || s.ramp.edgeAt != 0 {
+	// Only for a window held, or marked as held (see shedMark), as the
+	// decoder reads it: a ramp held by nothing has no use for the count.
+	if (s.ramp.edge != 0 || s.ramp.edgeAt != 0) && (s.ramp.capped || s.shed.held) {
 		e.b = append(e.b, tailEdge)
 		e.uint(uint64(s.ramp.edge))
 		e.uint(uint64(s.ramp.edgeAt))

@@ -786,3 +786,86 @@ func TestShedEdgeSlowsGrowth(t *testing.T) {
 		t.Errorf("edge %d at %d after the ramp started over", k.s.ramp.edge, k.s.ramp.edgeAt)
 	}
 }
+
+// A held window refused a step past it, then refused again (a held mark:
+// the ramp restarted, its count kept), and the mark's probe accepted with
+// an answer that states a quota: no lift, the ramp no longer held, and
+// the count is dropped with the mark. Kept, the state was written with a
+// tail its decoder refuses, and a Store that cannot read a key's state
+// starts it over.
+func TestShedEdgeEndsWithTheMark(t *testing.T) {
+	k := heldKey(t) // most 2
+	// A refusal a step past the window: edgeAt 4.
+	k.s.shed.most, k.s.shed.top, k.s.ramp.cwnd = 3, 3, 5
+	ls := make([]Lease, 5)
+	for j := range ls {
+		ls[j] = k.grant()
+	}
+	k.release(&ls[4], shedRefused)
+	k.now += int64(100 * time.Millisecond)
+	for j := range 4 {
+		k.release(&ls[j], shedOK)
+	}
+	k.answered(100 * time.Millisecond)
+	if k.s.ramp.edgeAt == 0 || !k.s.ramp.capped {
+		t.Fatalf("setup: edge %d at %d held %v", k.s.ramp.edge, k.s.ramp.edgeAt, k.s.ramp.capped)
+	}
+	for range shedRun {
+		k.round(4, 100*time.Millisecond)
+	}
+	// Refused again: a held mark.
+	ls = ls[:0]
+	for range 4 {
+		ls = append(ls, k.grant())
+	}
+	k.release(&ls[3], shedRefused)
+	if k.s.shed.seq == 0 || !k.s.shed.held || k.s.ramp.edgeAt == 0 {
+		t.Fatalf("setup: no held mark with an edge: %+v, ramp %+v", k.s.shed, k.s.ramp)
+	}
+	k.now += int64(100 * time.Millisecond)
+	for j := range 3 {
+		k.release(&ls[j], shedOK)
+	}
+	// The probe's answer states a quota.
+	p := k.grant()
+	k.now += int64(100 * time.Millisecond)
+	o := shedOK
+	o.Quotas = []parse.Quota{{Policy: "a", Dialect: "ietf", Limit: 100, Window: time.Minute, Remaining: 50, Reset: 30 * time.Second}}
+	k.release(&p, o)
+	if k.s.ramp.capped || k.s.shed.held || k.s.ramp.edge != 0 || k.s.ramp.edgeAt != 0 {
+		t.Errorf("after a probe that states a quota: held %v, mark held %v, edge %d at %d; want none", k.s.ramp.capped, k.s.shed.held, k.s.ramp.edge, k.s.ramp.edgeAt)
+	}
+	b, err := k.s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatalf("the state written does not read back: %v", err)
+	}
+}
+
+// Two requests accepted with as many in flight as the one refused a step
+// past the held window: the limit moved up (raised, or another client
+// sharing it sends less), and the window grows at its pace again. Held
+// slow, a limit of four in flight raised to 64 was reached in 140 s at
+// 100 ms.
+func TestShedEdgeEndsWhenLimitRises(t *testing.T) {
+	k := heldKey(t)
+	k.s.ramp.cwnd, k.s.ramp.edge, k.s.ramp.edgeAt = 6, maxEdge, 4
+	ls := make([]Lease, 6) // the fifth and sixth sent with four and five others
+	for i := range ls {
+		ls[i] = k.grant()
+	}
+	k.now += int64(100 * time.Millisecond)
+	for i := range 5 {
+		k.release(&ls[i], shedOK)
+		if k.s.ramp.edge != maxEdge {
+			t.Fatalf("edge %d after one acceptance with four others; want %d", k.s.ramp.edge, maxEdge)
+		}
+	}
+	k.release(&ls[5], shedOK)
+	if k.s.ramp.edge != 0 || k.s.ramp.edgeAt != 0 {
+		t.Errorf("two accepted with four others or more, the level refused: edge %d at %d; want 0 at 0", k.s.ramp.edge, k.s.ramp.edgeAt)
+	}
+}
