@@ -742,17 +742,7 @@ func TestShedEdgeSlowsGrowth(t *testing.T) {
 	}
 	k := heldKey(t)
 	for i := range maxEdge + 2 {
-		k.s.shed.most, k.s.shed.top, k.s.ramp.cwnd = 3, 3, 5 // four in flight held, a step past
-		ls := make([]Lease, 5)
-		for j := range ls {
-			ls[j] = k.grant()
-		}
-		k.release(&ls[4], shedRefused)
-		k.now += int64(100 * time.Millisecond)
-		for j := range 4 {
-			k.release(&ls[j], shedOK)
-		}
-		k.answered(100 * time.Millisecond) // the probe
+		k.refusedPast(3, 5) // four in flight held, a step past
 		// The first refusal a step past the window marks its level; each
 		// after it at that level counts.
 		if want := uint8(min(i, maxEdge)); k.s.ramp.edge != want || k.s.ramp.edgeAt != 4 || k.s.ramp.cwnd != 4 {
@@ -765,17 +755,7 @@ func TestShedEdgeSlowsGrowth(t *testing.T) {
 	// Refused a step past at a higher level (the window grew past where
 	// it was refused: a limit raised, or load shed at random while the
 	// window grew), the count starts over from there.
-	k.s.shed.most, k.s.shed.top, k.s.ramp.cwnd = 5, 5, 7
-	ls := make([]Lease, 7)
-	for j := range ls {
-		ls[j] = k.grant()
-	}
-	k.release(&ls[6], shedRefused)
-	k.now += int64(100 * time.Millisecond)
-	for j := range 6 {
-		k.release(&ls[j], shedOK)
-	}
-	k.answered(100 * time.Millisecond)
+	k.refusedPast(5, 7)
 	if k.s.ramp.edge != 0 || k.s.ramp.edgeAt != 6 {
 		t.Errorf("refused a step past at a higher level: edge %d at %d; want 0 at 6", k.s.ramp.edge, k.s.ramp.edgeAt)
 	}
@@ -794,19 +774,8 @@ func TestShedEdgeSlowsGrowth(t *testing.T) {
 // tail its decoder refuses, and a Store that cannot read a key's state
 // starts it over.
 func TestShedEdgeEndsWithTheMark(t *testing.T) {
-	k := heldKey(t) // most 2
-	// A refusal a step past the window: edgeAt 4.
-	k.s.shed.most, k.s.shed.top, k.s.ramp.cwnd = 3, 3, 5
-	ls := make([]Lease, 5)
-	for j := range ls {
-		ls[j] = k.grant()
-	}
-	k.release(&ls[4], shedRefused)
-	k.now += int64(100 * time.Millisecond)
-	for j := range 4 {
-		k.release(&ls[j], shedOK)
-	}
-	k.answered(100 * time.Millisecond)
+	k := heldKey(t)     // most 2
+	k.refusedPast(3, 5) // a refusal a step past the window: edgeAt 4
 	if k.s.ramp.edgeAt == 0 || !k.s.ramp.capped {
 		t.Fatalf("setup: edge %d at %d held %v", k.s.ramp.edge, k.s.ramp.edgeAt, k.s.ramp.capped)
 	}
@@ -814,7 +783,7 @@ func TestShedEdgeEndsWithTheMark(t *testing.T) {
 		k.round(4, 100*time.Millisecond)
 	}
 	// Refused again: a held mark.
-	ls = ls[:0]
+	var ls []Lease
 	for range 4 {
 		ls = append(ls, k.grant())
 	}
@@ -868,4 +837,23 @@ func TestShedEdgeEndsWhenLimitRises(t *testing.T) {
 	if k.s.ramp.edge != 0 || k.s.ramp.edgeAt != 0 {
 		t.Errorf("two accepted with four others or more, the level refused: edge %d at %d; want 0 at 0", k.s.ramp.edge, k.s.ramp.edgeAt)
 	}
+}
+
+// refusedPast drives k through a refusal a step past its held window:
+// with most and the window set, it grants the window full, the last
+// request refused with one fewer others than the window, the others
+// accepted a round trip later, and then the probe.
+func (k *shedKey) refusedPast(most, cwnd int32) {
+	k.t.Helper()
+	k.s.shed.most, k.s.shed.top, k.s.ramp.cwnd = most, most, cwnd
+	ls := make([]Lease, cwnd)
+	for j := range ls {
+		ls[j] = k.grant()
+	}
+	k.release(&ls[cwnd-1], shedRefused)
+	k.now += int64(100 * time.Millisecond)
+	for j := range ls[:cwnd-1] {
+		k.release(&ls[j], shedOK)
+	}
+	k.answered(100 * time.Millisecond) // the probe
 }
