@@ -48,13 +48,14 @@ package control
 // What this costs and lets through: a rate first reached this way costs
 // one more refusal, the probe's (or one after a wrong lift), until a
 // quota is learned, after which the rule no longer applies. A limit in
-// flight costs a refusal each time the held window grows past it, and
-// the window grows slower each time it is refused a step past it at the
-// same level (ramp.edge): one refusal in shedRun+1 requests at first, one
-// every 32 round trips or so once the limit has shown it stays. A server that frees a slot only after its
-// answer is sent may refuse a request sent at once after an answer with
-// fewer counted in flight than its limit; such a refusal soon after a
-// lift is read as a rate's (DESIGN.md §6).
+// flight costs a refusal each time the held window grows past it, and the
+// window grows slower each time it is refused a step past it at the same
+// level (ramp.edge): one refusal in shedRun+1 requests at first, one
+// every 32 round trips or so once the limit has shown it stays. A server
+// that frees a slot only after its answer is sent may refuse a request
+// sent at once after an answer with fewer counted in flight than its
+// limit; such a refusal soon after a lift is read as a rate's (DESIGN.md
+// §6).
 type shed struct {
 	seq   uint64 // the refused request's grant; 0: no mark
 	epoch uint64 // the epoch it was granted in: its flight, sent before its answer
@@ -242,7 +243,8 @@ func (s *State) unshed(l *Lease, now int64) {
 		// came soon after the last level was reached, a limit of four
 		// in flight was run at three for 32 acceptances after every
 		// other step: 0.725 of ideal over 200 tasks, 0.81 over 1,000,
-		// against 0.758 and 0.896 now.) Refused with no more than most:
+		// against 0.758 and 0.896 with this rule alone.) Refused with no
+		// more than most:
 		// a server that frees a slot only once its answer is sent
 		// refuses a request sent at once after an answer; a limit shared
 		// with other clients, one sent with few in flight. (Given back
@@ -297,11 +299,10 @@ func (s *State) unshed(l *Lease, now int64) {
 // whose retries waited for the flight to grow sent nothing meanwhile, so
 // it did not grow, and the retries waited on (0.35 of ideal, against
 // 0.93, on a server that sheds a request in 100). Nor is a retry held
-// more than a refusal floor past its own earliest start (ask.After):
-// held for as long as the window stayed past what two acceptances
-// showed, which each refusal started over, retries waited up to minutes
-// while first attempts were served, and some reached their MaxWait (16 of
-// 10,000 tasks under a MaxWait of 60 s, a limit of four in flight).
+// more than a refusal floor past its own earliest start (ask.After): the
+// rule waits for a level to hold twice, which each refusal starts over,
+// and would otherwise hold a retry for as long as the server kept
+// refusing steps.
 func (s *State) retryHeldFromEdge(now int64, ask *Ask) bool {
 	if ask.After.IsZero() || !s.ramp.open || !s.ramp.capped || s.ramp.cwnd <= 0 || s.shed.ok < shedRun || s.shed.seq != 0 {
 		return false
