@@ -630,7 +630,9 @@ func TestShedRetryHeldFromEdge(t *testing.T) {
 	k.release(&ls[1], shedOK)
 	k.release(&ls[2], shedOK)
 	k.s.shed.most, k.s.ramp.cwnd = 1, 8
-	ls = []Lease{k.grant(), k.grant(), k.grant()}
+	for range 3 {
+		k.grant()
+	}
 	if _, h, ok := retry(); !ok {
 		t.Errorf("a retry held (%v) with three in flight of a window of 8", h.Reason)
 	}
