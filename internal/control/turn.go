@@ -272,3 +272,41 @@ func (s *State) Leave(since time.Time) {
 		}
 	}
 }
+
+// Requests held for a slot in flight (a hold with no instant: until an
+// answer frees one) claim nothing at first: they wait for a change, and
+// the first to ask then takes the slot. That is most often the request
+// the answer's own worker sends next, which asks before the requests
+// the answer woke have run, so that those held could wait on through
+// every answer: against a limit of four in flight answering in 100 ms,
+// 16 workers and a MaxWait of 60 s, 573 of 200,000 tasks under one P
+// failed with a wait too long, while the key served the others. A
+// request held so for starveAfter claims its place (see
+// State.acquireTurn), as one held to an instant does, and younger
+// requests wait behind it (see turnHold) while the key has no room for
+// both. Its claim lasts starveGrace past its last ask, which each answer
+// brings again while it waits: a claimant gone without a word holds the
+// others that long at most.
+
+// starveAfter is how long a request held for a slot in flight waits
+// before it claims its place: a refusal floor, or four of the key's
+// round trips when longer, since a full window frees a slot each round
+// trip at least.
+func (s *State) starveAfter() int64 {
+	return max(int64(RefusalFloor), 4*min(s.ramp.rtt, int64(maxSpan)))
+}
+
+// starveGrace is how long past its last ask a claim of a request held
+// for a slot in flight stands (turnGrace more, as every claim): two of
+// the key's round trips, in which the answers of a full window free a
+// slot and wake it, up to probeWait.
+func (s *State) starveGrace() int64 {
+	return min(2*min(s.ramp.rtt, int64(maxSpan)), probeWait)
+}
+
+// starving reports whether h holds a request that first asked at since,
+// asking at now, for a slot in flight (ReasonConcurrency, no instant),
+// and has waited starveAfter for one.
+func (s *State) starving(now, since int64, h *Hold) bool {
+	return h.until == 0 && h.Reason == ReasonConcurrency && !h.own && !h.Never && now-since >= s.starveAfter()
+}

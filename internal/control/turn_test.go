@@ -323,3 +323,79 @@ func TestRoomCountsOlderUnclaimed(t *testing.T) {
 		t.Fatalf("R, first asking at 10.01s, was granted ahead of B (claimed since 200ms), who was then held %+v until %v", hB.Reason, hB.Until().Sub(rt0))
 	}
 }
+
+// A request held for a slot in flight, whose slot each answer's own
+// worker takes first (it asks again before the held request runs), claims
+// its place once it has waited starveAfter: the next answer's worker is
+// held behind it, and it takes the slot. Its claim, not renewed, lapses
+// starveGrace and turnGrace after its last ask.
+func TestStarvingRequestClaimsItsPlace(t *testing.T) {
+	var s State
+	cfg := Config{MaxConcurrency: 1}
+	ok := Outcome{First: true, Bytes: -1}
+	grant := func(at time.Duration, ask Ask) Lease {
+		t.Helper()
+		var l Lease
+		if h, granted := s.Acquire(rAt(at), &cfg, ask, &l); !granted {
+			t.Fatalf("at %v: held (%v)", at, h.Reason)
+		}
+		return l
+	}
+	held := func(at time.Duration, ask Ask) Hold {
+		t.Helper()
+		var l Lease
+		h, granted := s.Acquire(rAt(at), &cfg, ask, &l)
+		if granted {
+			t.Fatalf("at %v: granted a request that should wait (first asked at %v)", at, ask.Since.Sub(rt0))
+		}
+		return h
+	}
+	ms := time.Millisecond
+	a := grant(0, Ask{Turns: true}) // the probe, answered in 100 ms
+	s.Release(rAt(100*ms), &cfg, &a, &ok)
+	b := grant(100*ms, Ask{Turns: true})
+	w := Ask{Turns: true, Since: rAt(100 * ms)}
+	if h := held(100*ms, w); h.Reason != ReasonConcurrency || h.Claimed() {
+		t.Fatalf("the request held for the slot: %v, claimed %v; want ReasonConcurrency, no claim", h.Reason, h.Claimed())
+	}
+	// Each answer's worker asks first and takes the slot, for a second.
+	at := 100 * ms
+	for at < 1100*ms {
+		at += 100 * ms
+		s.Release(rAt(at), &cfg, &b, &ok)
+		b = grant(at, Ask{Turns: true})
+		h := held(at, w)
+		if wantClaim := at-100*ms >= time.Second; h.Claimed() != wantClaim {
+			t.Fatalf("at %v, held %v: claimed %v, want %v", at, at-100*ms, h.Claimed(), wantClaim)
+		}
+		w.Claimed = h.Claimed()
+	}
+	// Its claim stands: the next answer's worker waits behind it, and the
+	// held request takes the slot.
+	at += 100 * ms
+	s.Release(rAt(at), &cfg, &b, &ok)
+	if h := held(at, Ask{Turns: true}); h.Reason != ReasonConcurrency {
+		t.Errorf("the worker behind the claim held for %v, want ReasonConcurrency", h.Reason)
+	}
+	c := grant(at, w)
+	if s.turns.has(instant(w.Since)) {
+		t.Errorf("the claimant's claim stands after its grant: %+v", s.turns.c)
+	}
+	// Another held request claims after a second, then never asks again:
+	// its claim holds the others starveGrace and turnGrace past its last
+	// ask, and no longer.
+	x := Ask{Turns: true, Since: rAt(at)}
+	held(at, x)
+	held(at+time.Second, x)
+	if !s.turns.has(instant(rAt(at))) {
+		t.Fatalf("no claim after a second held")
+	}
+	last := at + time.Second
+	lapse := time.Duration(s.starveGrace() + turnGrace) // as claimed: the answer below lengthens the key's round trip
+	s.Release(rAt(last+10*ms), &cfg, &c, &ok)
+	y := Ask{Turns: true, Since: rAt(last + lapse - ms)}
+	if h := held(last+lapse-ms, y); h.Claimed() {
+		y.Claimed = true // in line behind the claim
+	}
+	grant(last+lapse, y)
+}
