@@ -151,18 +151,6 @@ func (s *State) turnHold(now, since int64, priced bool, cfg *Config) (Hold, bool
 		// rule gave, turnGrace a layer (see TestClaimsNeverRunAhead).
 		// Once those requests may go, it waits for them to, until the
 		// claim lapses.
-		if c.reason == ReasonConcurrency {
-			// A claim of a request held for a slot in flight (no other
-			// hold for a slot has an instant to claim by): held, as it
-			// is, until an answer frees one (or the claim lapses),
-			// not to an instant. The lapse is no instant at which a slot
-			// frees, and a request held to it failed at once when its
-			// deadline or MaxWait came sooner (a quarter of requests
-			// with a deadline of 1.5 s behind a key of four in flight
-			// answering in 1 s).
-			h, _ := s.hold(0, c.reason, c.until)
-			return h, true
-		}
 		until := c.until - turnGrace
 		if until <= now {
 			until = c.until
