@@ -626,14 +626,6 @@ func (s *State) acquireTurn(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, b
 	h, ok := s.acquire(now, cfg, ask, l)
 	switch {
 	case !ask.Turns:
-	case takes && !ok && s.starving(now, since, &h):
-		// Held for a slot in flight for long: it claims its place, so
-		// that the slot an answer frees is not taken first by the
-		// request the answer's worker sends next (see starving).
-		c := h
-		c.until = addSat(now, s.starveGrace())
-		s.turnTaken(since, again, &c, false)
-		h.claimed = c.claimed
 	case takes:
 		s.turnTaken(since, again, &h, ok)
 	case !ask.First.IsZero() && ask.AfterReason == ReasonQuota && l.Priced():
