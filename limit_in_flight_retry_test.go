@@ -3,10 +3,7 @@ package polite_test
 import (
 	"runtime"
 	"testing"
-	"testing/synctest"
 	"time"
-
-	"github.com/politehttp/polite/ratelimittest"
 )
 
 // A server that limits the requests in flight to four and states nothing
@@ -27,20 +24,10 @@ func TestLimitInFlightRetriesServed(t *testing.T) {
 		runs = 3
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	cfg := ratelimittest.Config{
-		Policies: []ratelimittest.Policy{{Name: "api", Algorithm: ratelimittest.Concurrency, Quota: 4}},
-		Dialect:  ratelimittest.Bare429,
-		Latency:  100 * time.Millisecond,
-	}
 	for range runs {
-		synctest.Test(t, func(t *testing.T) {
-			present()
-			h := ratelimittest.NewHandler(cfg)
-			c, _ := politeOver(h)
-			statuses, _ := runLongest(t, c, "http://api.test/", 1000, 16)
-			if statuses[200] != 1000 {
-				t.Errorf("statuses %v (%d refused by the server); want every task served", statuses, h.Stats().Refused)
-			}
-		})
+		// The table's row (see TestLimitInFlightTable).
+		if _, refused, failed := runInFlight(t, inFlightRow{4, 100 * time.Millisecond, 16, 1000, 0}); failed != 0 {
+			t.Errorf("%d tasks of 1,000 failed (%d refused by the server); want every task served", failed, refused)
+		}
 	}
 }
