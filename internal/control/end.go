@@ -53,6 +53,7 @@ func (s *State) EndInstant(now int64, cfg *Config, l *Lease) {
 	reaped := s.reapLeases(now)
 	if s.leases.remove(l.end, true) || reaped {
 		s.gen++ // one fewer in flight: waiters look again
+		s.slotFreed(now)
 	}
 	s.settle(now, cfg)
 }
@@ -83,6 +84,7 @@ func (s *State) EndUnkept(t time.Time, cfg *Config, l *Lease) {
 	s.ramp.returned(l.seq, took(l, now), s.leases.awaiting(), counted)
 	if ended || reaped {
 		s.gen++ // one fewer in flight: waiters look again
+		s.slotFreed(now)
 	}
 	s.settle(now, cfg)
 }

@@ -95,6 +95,7 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	s.touch(now)
 	s.gen++ // one fewer in flight: waiters look again
 	s.reapLeases(now)
+	s.slotFreed(now)
 	if len(s.costs.units) > 0 || len(s.costs.early) > 0 {
 		s.costs.reap(now)
 	}

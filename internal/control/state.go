@@ -40,9 +40,10 @@ type State struct {
 	policies []policy
 	learn    learner
 	retry    retryBudget
-	costs    costs // quotas in units other than requests, and reservations
-	turns    turns // held requests' claims on the next starts (see turn.go)
-	shed     shed  // a refusal that may be of no rate (see shed.go)
+	costs    costs   // quotas in units other than requests, and reservations
+	turns    turns   // held requests' claims on the next starts (see turn.go)
+	shed     shed    // a refusal that may be of no rate (see shed.go)
+	slots    handoff // slots in flight handed off to requests that waited (see handoff.go)
 }
 
 // Flags of a State.
@@ -563,9 +564,10 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	l.custom = ask.Custom
 	if s.reapLeases(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
+		s.slotFreed(now)
 	}
-	if len(s.turns.c) != 0 {
-		fast = false // held requests' turns: see acquireTurn
+	if len(s.turns.c) != 0 || len(s.slots.places) != 0 {
+		fast = false // held requests' turns, requests held for a slot: see acquireTurn, handoff.go
 	}
 	if fast && s.quiet(now, cfg) && ask.After.IsZero() && s.ramp.admits(s.leases.awaiting()) {
 		s.grantQuiet(now, cfg, ask, l)
@@ -751,7 +753,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		return s.hold(0, ReasonProbe, s.ramp.probeEnd)
 	}
 	if s.shedHolds() {
-		return s.hold(0, ReasonConcurrency, s.leases.first())
+		return s.heldForSlot(now, ask)
 	}
 	inflight := s.leases.n
 	stalled := false // the ramp's window is full, none of its requests answered in its probe timeout
@@ -760,15 +762,29 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	}
 	if s.ramp.open && !s.ramp.admits(s.leases.awaiting()) {
 		if at := s.ramp.stallAt(); at == 0 || now < at {
-			return s.hold(0, ReasonConcurrency, wakeFirst(s.leases.first(), at))
+			h, ok := s.heldForSlot(now, ask)
+			h.wake = wakeFirst(h.wake, at)
+			return h, ok
 		}
 		stalled = true
 	}
 	if s.retryHeldFromEdge(now, ask) {
+		// It waits for a first attempt to test the slot, not for a
+		// slot: a slot handed off to it goes on (see handoff.go).
+		if s.slotTaken(now, ask) {
+			s.gen++ // those held behind it look again
+		}
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
 	if cfg.MaxConcurrency > 0 && inflight >= int64(cfg.MaxConcurrency) {
-		return s.hold(0, ReasonConcurrency, s.leases.first())
+		return s.heldForSlot(now, ask)
+	}
+	if n := s.handedOff(now, ask); n > 0 && s.slotRoom(cfg, inflight) <= n {
+		// The slots free are handed off to requests that waited (see
+		// handoff.go): it waits behind them.
+		h, ok := s.heldForSlot(now, ask)
+		h.wake = wakeFirst(h.wake, s.slots.until)
+		return h, ok
 	}
 
 	var cost, tested int64
@@ -777,7 +793,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		switch p.unit {
 		case unitConcurrent:
 			if p.q > 0 && inflight >= p.q {
-				return s.hold(0, ReasonConcurrency, s.leases.first())
+				return s.heldForSlot(now, ask)
 			}
 		case unitRequests, unitBytes:
 			need, counted := int64(1), s.leases.awaiting()
@@ -830,6 +846,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	}
 
 	// Granted.
+	s.slotTaken(now, ask)
 	if cfg.MaxRate > 0 {
 		// One start per 1/MaxRate; a MaxRate so small that the spacing
 		// would overflow spaces starts by maxSpan.
@@ -964,6 +981,7 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.reapLeases(now)
+	s.slotFreed(now)
 	if len(s.costs.units) > 0 || len(s.costs.early) > 0 {
 		s.costs.reap(now)
 	}
