@@ -866,29 +866,32 @@ func (b *Budget) storeMayRetry(ctx context.Context, k budgetKey, now time.Time, 
 }
 
 // leave tells k's state that the request that first asked at since stopped
-// waiting (see control.State.Leave). On a Store it is queued for
+// waiting (see control.State.Leave), claimed if it was counted in the
+// claim of its place. On a Store it is queued for
 // tellLeaves, so that the request, which failed its wait, returns at once,
 // not when a slow Store is done. (Only a request that stops waiting takes
 // this path, never one that is granted.) A change in the Store's health
 // that telling it finds goes to note, from tellLeaves' goroutine.
 //
 // Telling is an economy, not a duty: a claim nobody leaves lapses on its
-// own a grace or two after its turn (see control's turn.go), so a leave
-// the queue has no room for is dropped.
-func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, note func(storeNote)) {
+// own a grace or two after its turn (see control's turn.go), a place
+// among those waiting for a slot with the first handoff of a slot to it
+// (see control's handoff.go), so a leave the queue has no room for is
+// dropped.
+func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, claimed bool, note func(storeNote)) {
 	now := time.Now()
 	if b.mem != nil {
-		b.mem.leave(k.m, now, since)
+		b.mem.leave(k.m, now, since, claimed)
 		return
 	}
-	b.fallback.leave(k.m, now, since)
+	b.fallback.leave(k.m, now, since, claimed)
 	if !b.useExt(now) {
 		return
 	}
 	q := b.leaves
 	q.mu.Lock()
 	if len(q.q) < maxLeaves {
-		q.q = append(q.q, leaving{ctx: context.WithoutCancel(ctx), k: budgetKey{m: k.m.clone(), custom: k.custom}, since: since, note: note})
+		q.q = append(q.q, leaving{ctx: context.WithoutCancel(ctx), k: budgetKey{m: k.m.clone(), custom: k.custom}, since: since, claimed: claimed, note: note})
 	}
 	start := !q.telling
 	q.telling = true
@@ -900,10 +903,11 @@ func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, note f
 
 // leaving is a leave queued for tellLeaves.
 type leaving struct {
-	ctx   context.Context // the request's, without its cancellation
-	k     budgetKey
-	since time.Time
-	note  func(storeNote)
+	ctx     context.Context // the request's, without its cancellation
+	k       budgetKey
+	since   time.Time
+	claimed bool // counted in the claim of its place (see control.State.Leave)
+	note    func(storeNote)
 }
 
 // maxLeaves is the most leaves a Budget queues for its Store; past it, a
@@ -939,22 +943,22 @@ func (b *Budget) tellLeaves() {
 // tellBatch tells the Store the leaves of batch, one Update per key in
 // the order the keys first appear, and stops at the first that fails.
 func (b *Budget) tellBatch(batch []leaving) {
-	var sinces []time.Time
+	var leaves []leaving
 	for i, l := range batch {
 		if l.note == nil {
 			continue // told with an earlier leave of its key
 		}
-		sinces = append(sinces[:0], l.since)
+		leaves = append(leaves[:0], l)
 		for j := i + 1; j < len(batch); j++ {
 			if batch[j].note != nil && batch[j].k.m == l.k.m {
-				sinces = append(sinces, batch[j].since)
+				leaves = append(leaves, batch[j])
 				batch[j].note = nil
 			}
 		}
 		ctx, cancel := context.WithTimeout(l.ctx, releaseTimeout)
 		err := b.ext.Update(ctx, l.k.m.String(), func(s *KeyState) {
-			for _, since := range sinces {
-				s.c.Leave(since)
+			for _, l := range leaves {
+				s.c.Leave(l.since, l.claimed)
 			}
 		})
 		cancel()

@@ -1,9 +1,18 @@
 package polite_test
 
 import (
+	"context"
+	"io"
+	"net/http"
 	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/politehttp/polite"
 )
 
 // A server that limits the requests in flight to four and states nothing,
@@ -25,4 +34,48 @@ func TestLimitInFlightHeldServedInTurn(t *testing.T) {
 			t.Errorf("%v a request, %d tasks: %d failed (%d refused by the server); want every task served", r.latency, r.tasks, failed, refused)
 		}
 	}
+}
+
+// A Budget's MaxConcurrency of four shared by 64 workers, each request
+// with a deadline of 3 s, answered in 30 to 52 ms (four slots serve the
+// workers in about 640 ms): no request outlives its deadline. The slot an
+// answer freed went to the request its worker sent next, and 148 of the
+// 2,143 requests of 20 s waited out their deadlines. A request held a
+// refusal floor for a slot now takes its place in line, and the slot
+// freed is handed off to the one held longest (see control's
+// handoff.go).
+func TestBudgetConcurrencyHeldServedInTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		present()
+		var n atomic.Int64
+		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			time.Sleep(30*time.Millisecond + time.Duration(n.Add(1)*7%23)*time.Millisecond)
+			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("")), Header: http.Header{}, Request: r}, nil
+		})
+		c := &http.Client{Transport: &polite.Transport{Budget: &polite.Budget{MaxConcurrency: 4}, Base: base}}
+		stop := time.Now().Add(20 * time.Second)
+		var served, failed atomic.Int64
+		var wg sync.WaitGroup
+		for range 64 {
+			wg.Go(func() {
+				for time.Now().Before(stop) {
+					ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+					resp, err := c.Do(req)
+					if err != nil {
+						failed.Add(1)
+					} else {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						served.Add(1)
+					}
+					cancel()
+				}
+			})
+		}
+		wg.Wait()
+		if failed.Load() != 0 {
+			t.Errorf("%d requests outlived their deadline of 3 s (%d served); want none", failed.Load(), served.Load())
+		}
+	})
 }

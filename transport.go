@@ -784,6 +784,12 @@ func (w *try) held(h hold) {
 	*w = try{h: h, until: h.Until(), wake: h.Wake(), why: reasonOf(h.Reason)}
 }
 
+// slotted reports whether the budget held the request for a slot in
+// flight, with no instant to wait for.
+func (w *try) slotted() bool {
+	return !w.granted && !w.ceiling && w.h.Reason == control.ReasonConcurrency && w.until.IsZero()
+}
+
 // tickets are a request's places in the lines the local ceilings' pace
 // keeps (see ceilings.reserve): its key's, and, under a custom key, its
 // origin's floor (see ceilings.reserveFloor).
@@ -897,12 +903,15 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 		ask.Since = ask.First
 	}
 	ask.Claimed = !w.ceiling && w.h.Claimed()
+	slotted := w.slotted() // held by the budget for a slot in flight, once at least
 	defer func() {
-		if err != nil && ask.Claimed {
-			// The turn it claimed passes on.
+		if err != nil && (ask.Claimed || slotted && time.Since(ask.Since) >= control.StarveAfter) {
+			// The turn it claimed passes on, and its place among
+			// those waiting for a slot goes (see control's
+			// handoff.go).
 			// Its note comes after RoundTrip returned, when req is
 			// the caller's again: the event carries no request.
-			b.leave(ctx, key, ask.Since, func(n storeNote) { t.note(nil, b, key, time.Now(), n) })
+			b.leave(ctx, key, ask.Since, ask.Claimed, func(n storeNote) { t.note(nil, b, key, time.Now(), n) })
 		}
 	}()
 	var (
@@ -995,6 +1004,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 				if !w.ceiling {
 					ask.Claimed = w.h.Claimed()
 				}
+				slotted = slotted || w.slotted()
 				continue
 			}
 			if dated && !until.Before(deadline) && (!over || deadline.Before(limit)) {
@@ -1070,6 +1080,7 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			granted(now)
 			return nil
 		}
+		slotted = slotted || w.slotted()
 		spurious = waited && !w.ceiling && w.h.Gen == waitedGen && now.Before(waitedUntil)
 		if w.until.IsZero() && !now.Before(limit) && ask.Grow > 0 {
 			ask.Grow = 0 // as above: once more, for its cost alone

@@ -50,10 +50,11 @@ func (s *State) EndInstant(now int64, cfg *Config, l *Lease) {
 	if l.born == 0 || l.born != s.born {
 		return
 	}
+	before := s.roomBefore(cfg)
 	reaped := s.reapLeases(now)
 	if s.leases.remove(l.end, true) || reaped {
 		s.gen++ // one fewer in flight: waiters look again
-		s.slotFreed(now)
+		s.freed(now, cfg, before)
 	}
 	s.settle(now, cfg)
 }
@@ -69,6 +70,7 @@ func (s *State) EndUnkept(t time.Time, cfg *Config, l *Lease) {
 		return
 	}
 	now := instant(t)
+	before := s.roomBefore(cfg)
 	reaped := s.reapLeases(now)
 	// Its own, not kept, first: leases are counted by the instant they
 	// end, and one kept of that instant may be another request's, whose
@@ -84,7 +86,7 @@ func (s *State) EndUnkept(t time.Time, cfg *Config, l *Lease) {
 	s.ramp.returned(l.seq, took(l, now), s.leases.awaiting(), counted)
 	if ended || reaped {
 		s.gen++ // one fewer in flight: waiters look again
-		s.slotFreed(now)
+		s.freed(now, cfg, before)
 	}
 	s.settle(now, cfg)
 }

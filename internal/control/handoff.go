@@ -1,5 +1,7 @@
 package control
 
+import "time"
+
 // Handoffs: a slot in flight freed while requests wait for one goes to
 // the request that has waited longest.
 //
@@ -28,17 +30,28 @@ package control
 // last, which the scheduler runs first, and 224 of those 200,000 tasks
 // failed.
 //
-// A handoff lapses turnGrace after the last slot freed: the requests it
-// was for may have stopped waiting without a word (their contexts ended,
-// their process died). Their places are dropped with it, and the slot is
-// any request's again: a request gone holds a slot turnGrace at most,
-// once. One that was only slow to run takes its place again, by when it
-// first asked, when it is next held.
+// A request that stops waiting (its context ended, its wait was too
+// long) leaves its place (State.Leave), and a slot handed off to it goes
+// on to the next place. One that stopped without a word (its process
+// died, its Leave dropped) is let go of two ways: a handoff lapses
+// turnGrace after its first slot freed, whatever frees since (put off by
+// each, a key whose slots freed more often than that handed one to a
+// request gone for as long as it stayed busy), and the places it was for
+// are dropped with it, the slot any request's again; and a slot freed
+// when no request was held for one since the last (each request held for
+// a slot asks again at every change, and is held again or granted) drops
+// every place not handed off. A request gone holds a slot turnGrace at
+// most, once. One that was only slow to run takes its place again, by
+// when it first asked, when it is next held.
+//
+// A slot frees when the key's room in flight grows (see slotRoom): an
+// answer that leaves its request in flight while its body arrives
+// (Outcome.Keep) frees the ramp's window but no slot of
+// Config.MaxConcurrency, which its End frees.
 //
 // A retry held from the last slot of a held window (see retryHeldFromEdge)
-// waits for no slot, but for a first attempt to test it: it takes no place
-// among those waiting, gives up the one it had, and a slot handed off to
-// it goes on to the others.
+// waits for no slot, but for a first attempt to test it: it gives up its
+// place, and a slot handed off to it goes on to the next place.
 //
 // The places and what is handed off are part of the State (binary tail
 // 21), so that the processes sharing a key through a Store hand its slots
@@ -53,32 +66,31 @@ const maxWaiting = 8
 type handoff struct {
 	places []int64 // the places in line of the oldest requests held for a slot, oldest first, each once
 	n      int32   // slots handed off to places[:n], not yet taken
-	until  int64   // when what is left of n lapses: turnGrace past the last slot freed
+	until  int64   // when what is left of n lapses: turnGrace past the first slot of the handoff freed
 	waited bool    // a request was held for a slot since the last slot freed
 }
 
 // heldForSlot holds a request that asks at now for ask, for a slot in
-// flight, and takes its place among those waiting.
+// flight; one that has waited starveAfter takes its place among those
+// waiting.
 func (s *State) heldForSlot(now int64, ask *Ask) (Hold, bool) {
 	h := &s.slots
-	p := ask.place(now)
-	if now-p < starveAfter {
-		return s.hold(0, ReasonConcurrency, s.leases.first())
-	}
 	h.waited = true
-	i := 0
-	for i < len(h.places) && h.places[i] < p {
-		i++
-	}
-	switch {
-	case i < len(h.places) && h.places[i] == p:
-	case len(h.places) < maxWaiting:
-		h.places = append(h.places, 0)
-		copy(h.places[i+1:], h.places[i:])
-		h.places[i] = p
-	case i < maxWaiting:
-		copy(h.places[i+1:], h.places[i:maxWaiting-1]) // the youngest goes
-		h.places[i] = p
+	if p := ask.place(now); now-p >= starveAfter {
+		i := 0
+		for i < len(h.places) && h.places[i] < p {
+			i++
+		}
+		switch {
+		case i < len(h.places) && h.places[i] == p:
+		case len(h.places) < maxWaiting:
+			h.places = append(h.places, 0)
+			copy(h.places[i+1:], h.places[i:])
+			h.places[i] = p
+		case i < maxWaiting:
+			copy(h.places[i+1:], h.places[i:maxWaiting-1]) // the youngest goes
+			h.places[i] = p
+		}
 	}
 	return s.hold(0, ReasonConcurrency, s.leases.first())
 }
@@ -91,32 +103,81 @@ func (s *State) heldForSlot(now int64, ask *Ask) (Hold, bool) {
 // a MaxWait of a minute.)
 const starveAfter = int64(RefusalFloor)
 
-// slotFreed records, at now, that a slot in flight may have freed (a
-// request answered or ended, leases expired): it is handed off if a
-// request was held for one since the last.
+// StarveAfter is how long a request waits for a slot in flight before
+// the key keeps its place (see handoff.go): one that stops waiting after
+// it should Leave, so that its place goes.
+const StarveAfter = time.Duration(starveAfter)
+
+// roomBefore returns the key's room in flight (see slotRoom) before a
+// change that may free a slot, for freed; -1 when no request was held for
+// one and no place is kept: nothing to hand off.
+func (s *State) roomBefore(cfg *Config) int64 {
+	if !s.slots.waited && len(s.slots.places) == 0 {
+		return -1
+	}
+	return s.slotRoom(cfg, s.leases.n)
+}
+
+// freed records, at now, the slots in flight the change since roomBefore
+// returned before freed, if it did: an answer that leaves its request in
+// flight while its body arrives (Outcome.Keep) frees the ramp's window
+// but no slot of Config.MaxConcurrency, and a lease of an earlier
+// incarnation of the state frees nothing.
+func (s *State) freed(now int64, cfg *Config, before int64) {
+	if before >= 0 && s.slotRoom(cfg, s.leases.n) > before {
+		s.slotFreed(now)
+	}
+}
+
+// slotFreed records, at now, that a slot in flight freed (a request
+// answered or ended, leases expired, the window grew): it is handed off
+// if a request was held for one since the last. If none was, none waits
+// (each request held for a slot asks again at every change, and is held
+// again or granted), and the places not handed off are of requests gone:
+// they are dropped.
 func (s *State) slotFreed(now int64) {
 	h := &s.slots
 	s.lapseHandoff(now)
-	if !h.waited || len(h.places) == 0 {
+	if !h.waited {
+		h.dropPlaces(int(h.n), len(h.places))
 		return
 	}
 	h.waited = false
-	if int(h.n) < len(h.places) {
-		h.n++
+	if int(h.n) >= len(h.places) {
+		return
 	}
-	h.until = addSat(now, turnGrace)
+	if h.n == 0 {
+		// The handoff lapses turnGrace from its first slot: one freed
+		// later does not put it off (put off by every slot freed, a
+		// key whose slots freed more often than that handed one to a
+		// request gone for as long as it was busy).
+		h.until = addSat(now, turnGrace)
+	}
+	h.n++
+}
+
+// dropPlaces drops places[i:j].
+func (h *handoff) dropPlaces(i, j int) {
+	if i >= j {
+		return
+	}
+	n := i + copy(h.places[i:], h.places[j:])
+	clear(h.places[n:])
+	h.places = h.places[:n]
 }
 
 // lapseHandoff ends, at now, a handoff past its time, with the places it
-// was for: their requests did not come for it.
+// was for: their requests did not come for it. A clock gone back by more
+// than clockBack since the handoff (one ahead of it, in a state a Store
+// shares, decoded) ends it too, as nothing here may hold requests longer
+// than turnGrace and clockBack.
 func (s *State) lapseHandoff(now int64) {
 	h := &s.slots
-	if h.n == 0 || now < h.until && now >= h.until-turnGrace {
-		return // none, or standing (unless the clock went back past it)
+	if h.n == 0 || now < h.until && h.until-now <= turnGrace+int64(clockBack) {
+		return // none, or standing
 	}
-	n := copy(h.places, h.places[h.n:])
-	clear(h.places[n:])
-	h.places, h.n = h.places[:n], 0
+	h.dropPlaces(0, int(h.n))
+	h.n = 0
 }
 
 // handedOff returns how many slots in flight are handed off to requests
@@ -134,27 +195,48 @@ func (s *State) handedOff(now int64, ask *Ask) int64 {
 	return int64(h.n)
 }
 
-// slotTaken records that the request asking at now with ask no longer
-// waits for a slot (granted, or held for what is not a slot): its place,
-// if kept, is dropped, and a slot handed off to it counted off. It
-// reports whether a slot handed off was.
-func (s *State) slotTaken(now int64, ask *Ask) bool {
+// slotGranted records that the request asking at now with ask was
+// granted: it waits no more, and a slot handed off to it, or to a request
+// younger than it, is counted off.
+func (s *State) slotGranted(now int64, ask *Ask) {
 	h := &s.slots
 	if len(h.places) == 0 || ask.Since.IsZero() && ask.First.IsZero() {
-		return false
+		return
 	}
-	p, passed := ask.place(now), false
+	p := ask.place(now)
 	if h.n > 0 && p <= h.places[h.n-1] {
+		// Its own slot, or, when its place was dropped meanwhile, the
+		// youngest place's: that one waits for the next.
 		h.n--
-		passed = true
 	}
+	h.dropPlace(p, false)
+}
+
+// dropPlace drops the place p, if kept. A slot handed off to it, when
+// keep, goes on to the next place, if any; else it is counted off by the
+// caller. It reports whether a slot handed off moved on.
+func (h *handoff) dropPlace(p int64, keep bool) bool {
 	for i, q := range h.places {
-		if q == p {
-			h.places = append(h.places[:i], h.places[i+1:]...)
-			break
+		if q != p {
+			continue
 		}
+		h.dropPlaces(i, i+1)
+		if !keep || i >= int(h.n) {
+			return false
+		}
+		h.n = min(h.n, int32(len(h.places)))
+		return h.n > 0
 	}
-	return passed
+	return false
+}
+
+// slotLeft records that the request whose place in line is p stopped
+// waiting for a slot (its context ended, its wait was too long, or it
+// waits for what is not a slot): its place is dropped, and a slot handed
+// off to it goes on to the next place. It reports whether one did: the
+// requests held look again.
+func (s *State) slotLeft(p int64) bool {
+	return s.slots.dropPlace(p, true)
 }
 
 // slotRoom returns how many more requests the key's limits in flight admit

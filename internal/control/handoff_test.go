@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 )
@@ -193,4 +194,146 @@ func TestHandoffTail(t *testing.T) {
 			t.Errorf("%s: read back", name)
 		}
 	}
+}
+
+// A handoff lapses turnGrace after its first slot: slots freed more often
+// than that do not put it off, so that a request gone holds a slot once,
+// not for as long as the key stays busy. Two slots, one freed every 20 ms;
+// S takes its place and is gone without a word; between frees a request
+// that has waited a second is held.
+func TestHandoffLapseNotPutOff(t *testing.T) {
+	k := &handoffKey{t: t, cfg: Config{MaxConcurrency: 2}}
+	ms := time.Millisecond
+	for at := time.Duration(0); at < 990*ms; at += 10 * ms { // the ramp opens past 2
+		var ls []Lease
+		for range 2 {
+			var l Lease
+			if _, ok := k.s.Acquire(rAt(at), &k.cfg, Ask{}, &l); ok {
+				ls = append(ls, l)
+			}
+		}
+		for i := range ls {
+			k.answer(at+5*ms, &ls[i])
+		}
+	}
+	const s0 = time.Second // S first asked then
+	inflight := []Lease{k.grant(s0, Ask{Turns: true}), k.grant(s0, Ask{Turns: true})}
+	k.held(s0, Ask{Turns: true})
+	k.held(s0+1100*ms, waited(s0)) // S takes its place, then is gone
+	empty := 0
+	var queue []time.Duration // places of requests held a second, oldest first
+	try := func(at time.Duration, ask Ask) bool {
+		var l Lease
+		_, ok := k.s.Acquire(rAt(at), &k.cfg, ask, &l)
+		if ok {
+			inflight = append(inflight, l)
+		}
+		return ok
+	}
+	for at := s0 + 1200*ms; at < s0+4200*ms; at += 20 * ms {
+		k.answer(at, &inflight[0])
+		inflight = inflight[1:]
+		for len(queue) > 0 && try(at, waited(queue[0])) {
+			queue = queue[1:]
+		}
+		try(at, Ask{Turns: true}) // the answer's worker's next request
+		if since := at - 1050*ms; !try(at, waited(since)) {
+			queue = append(queue, since)
+		}
+		if len(inflight) < 2 {
+			empty++
+		}
+	}
+	if empty > 5 {
+		t.Errorf("%d of 150 slots freed stayed empty: the slot handed off to S, gone, was held past its lapse", empty)
+	}
+	if slices.Contains(k.s.slots.places, instant(rAt(s0))) {
+		t.Errorf("S's place is kept after 3 s of frees: %v", k.s.slots.places)
+	}
+}
+
+// A request that stops waiting leaves its place, and a slot handed off to
+// it goes on to the next place.
+func TestHandoffLeave(t *testing.T) {
+	k := newHandoffKey(t)
+	ms := time.Millisecond
+	a := k.grant(0, Ask{Turns: true})
+	k.held(1100*ms, waited(0))
+	k.held(1100*ms, waited(10*ms))
+	k.answer(1200*ms, &a) // handed off to the one held since 0
+	gen := k.s.Generation()
+	k.s.Leave(rAt(0), false) // it gave up
+	if k.s.Generation() == gen {
+		t.Errorf("the slot handed off to the request that left went on with no change for those held to look")
+	}
+	k.held(1200*ms, Ask{Turns: true})
+	k.grant(1200*ms, waited(10*ms))
+	if len(k.s.slots.places) != 0 || k.s.slots.n != 0 {
+		t.Errorf("places %v, %d handed off; want none", k.s.slots.places, k.s.slots.n)
+	}
+}
+
+// A retry held from the last slot of a held window waits for a first
+// attempt to test it, not for a slot: it leaves its place, and a slot
+// handed off to it goes on to the next place, not to whoever asks first,
+// nor is one handed off to another counted off by it.
+func TestHandoffEdgeRetryPassesOn(t *testing.T) {
+	k := &handoffKey{t: t}
+	p := k.grant(0, Ask{})
+	k.answer(0, &p)
+	ms := time.Millisecond
+	k.s.ramp.cwnd, k.s.ramp.capped = 3, true
+	k.s.shed.ok, k.s.shed.most = shedRun, 1
+	a := k.grant(0, Ask{Turns: true})
+	b := k.grant(0, Ask{Turns: true})
+	k.grant(0, Ask{Turns: true})
+	retry := Ask{Turns: true, First: rAt(0), Since: rAt(0), After: rAt(1050 * ms), AfterReason: ReasonBackoff}
+	k.held(1100*ms, retry)         // R, held for the window: its place is 0
+	k.held(1100*ms, waited(10*ms)) // B, held since 10 ms
+	k.answer(1200*ms, &a)          // handed off to R
+	k.held(1200*ms, retry)         // R, held from the edge: passes it on to B
+	k.held(1200*ms, Ask{Turns: true})
+	b2 := k.grant(1200*ms, waited(10*ms))
+	k.held(1210*ms, waited(20*ms)) // C, held since 20 ms
+	k.answer(1220*ms, &b)          // handed off to C
+	k.held(1220*ms, retry)         // R asks first: C's slot stays C's
+	k.held(1220*ms, Ask{Turns: true})
+	k.grant(1220*ms, waited(20*ms))
+	_ = b2
+}
+
+// An answer whose body still arrives (Outcome.Keep) frees the ramp's
+// window but no slot of MaxConcurrency: nothing is handed off until its
+// End, which hands off one.
+func TestHandoffKeepHandsOffAtEnd(t *testing.T) {
+	k := newHandoffKey(t)
+	ms := time.Millisecond
+	x := k.grant(0, Ask{Turns: true})
+	k.held(1100*ms, waited(0))
+	k.held(1100*ms, waited(50*ms))
+	k.s.Release(rAt(1200*ms), &k.cfg, &x, &Outcome{First: true, Bytes: -1, Keep: true})
+	if k.s.slots.n != 0 {
+		t.Errorf("an answer kept in flight handed off %d slots; want none", k.s.slots.n)
+	}
+	k.held(1200*ms, waited(0))
+	k.held(1200*ms, waited(50*ms))
+	k.s.End(rAt(1220*ms), &k.cfg, &x)
+	if k.s.slots.n != 1 {
+		t.Errorf("the End handed off %d slots; want 1", k.s.slots.n)
+	}
+	k.held(1220*ms, waited(50*ms))
+	k.grant(1220*ms, waited(0))
+}
+
+// A clock a few milliseconds behind the one that handed a slot off (of
+// another process sharing the key through a Store, or a reading taken
+// before the answer's and applied after it) keeps the handoff.
+func TestHandoffClockBehind(t *testing.T) {
+	k := newHandoffKey(t)
+	ms := time.Millisecond
+	a := k.grant(0, Ask{Turns: true})
+	k.held(1100*ms, waited(0))
+	k.answer(1200*ms, &a)
+	k.held(1196*ms, Ask{Turns: true, Shared: true})
+	k.grant(1196*ms, waited(0))
 }

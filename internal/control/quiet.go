@@ -92,10 +92,10 @@ func (s *State) ReleasesQuietly(now int64, l *Lease, out *Outcome) bool {
 // observed as release observes them, and its costs (see costs) applied,
 // without what only a refusal needs.
 func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
+	before := s.roomBefore(cfg)
 	s.touch(now)
 	s.gen++ // one fewer in flight: waiters look again
 	s.reapLeases(now)
-	s.slotFreed(now)
 	if len(s.costs.units) > 0 || len(s.costs.early) > 0 {
 		s.costs.reap(now)
 	}
@@ -161,5 +161,6 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 	if keep {
 		s.leases.keep(l.end)
 	}
+	s.freed(now, cfg, before)
 	s.settle(now, cfg)
 }

@@ -562,9 +562,10 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 		s.flags |= flagCustom
 	}
 	l.custom = ask.Custom
+	before := s.roomBefore(cfg)
 	if s.reapLeases(now) {
 		s.gen++ // slots of expired leases are free: a change waiters wait for
-		s.slotFreed(now)
+		s.freed(now, cfg, before)
 	}
 	if len(s.turns.c) != 0 || len(s.slots.places) != 0 {
 		fast = false // held requests' turns, requests held for a slot: see acquireTurn, handoff.go
@@ -771,8 +772,8 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	if s.retryHeldFromEdge(now, ask) {
 		// It waits for a first attempt to test the slot, not for a
 		// slot: a slot handed off to it goes on (see handoff.go).
-		if s.slotTaken(now, ask) {
-			s.gen++ // those held behind it look again
+		if (!ask.Since.IsZero() || !ask.First.IsZero()) && s.slotLeft(ask.place(now)) {
+			s.gen++ // the requests held look again
 		}
 		return s.hold(0, ReasonConcurrency, s.leases.first())
 	}
@@ -846,7 +847,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	}
 
 	// Granted.
-	s.slotTaken(now, ask)
+	s.slotGranted(now, ask)
 	if cfg.MaxRate > 0 {
 		// One start per 1/MaxRate; a MaxRate so small that the spacing
 		// would overflow spaces starts by maxSpan.
@@ -978,10 +979,10 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 		o.Quotas = unzeroCostLimits(nil, out.Quotas) // (see unzeroCostLimits; a refusal's)
 		out = &o
 	}
+	before := s.roomBefore(cfg)
 	s.touch(now)
 	s.gen++ // one fewer in flight, or something learned: waiters look again
 	s.reapLeases(now)
-	s.slotFreed(now)
 	if len(s.costs.units) > 0 || len(s.costs.early) > 0 {
 		s.costs.reap(now)
 	}
@@ -993,6 +994,7 @@ func (s *State) releaseAt(t time.Time, now int64, cfg *Config, lp *Lease, out *O
 	if out.Transient {
 		p = s.transient(t, now, cfg, &out.Refusal, lp, out.Rand)
 	}
+	s.freed(now, cfg, before)
 	s.settle(now, cfg)
 	return p
 }

@@ -261,10 +261,18 @@ func (s *State) unclaim(i int) {
 }
 
 // Leave records that a request that first asked at since stopped waiting
-// (its context ended, or its wait was too long): its claim counts it no
-// more, and ends with its last request.
-func (s *State) Leave(since time.Time) {
+// (its context ended, or its wait was too long): its place among those
+// waiting for a slot in flight goes (see handoff.go), and, when claimed
+// (it was counted in the claim of its place: Hold.Claimed), its claim
+// counts it no more, and ends with its last request.
+func (s *State) Leave(since time.Time, claimed bool) {
 	n := instant(since)
+	if s.slotLeft(n) {
+		s.gen++ // the slot handed off to it goes on: the requests held look again
+	}
+	if !claimed {
+		return
+	}
 	for i := range s.turns.c {
 		if s.turns.c[i].since == n {
 			s.unclaim(i)
