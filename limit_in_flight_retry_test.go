@@ -26,8 +26,8 @@ func TestLimitInFlightRetriesServed(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for range runs {
 		// The table's row (see TestLimitInFlightTable).
-		if _, refused, failed := runInFlight(t, inFlightRow{4, 100 * time.Millisecond, 16, 1000, 0}); failed != 0 {
-			t.Errorf("%d tasks of 1,000 failed (%d refused by the server); want every task served", failed, refused)
+		if run := runInFlight(t, inFlightRow{4, 100 * time.Millisecond, 16, 1000, 0}); run.failed != 0 {
+			t.Errorf("%d tasks of 1,000 failed (%d refused by the server); want every task served", run.failed, run.refused)
 		}
 	}
 }
