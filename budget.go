@@ -867,7 +867,8 @@ func (b *Budget) storeMayRetry(ctx context.Context, k budgetKey, now time.Time, 
 
 // leave tells k's state that the request that first asked at since stopped
 // waiting (see control.State.Leave), claimed if it was counted in the
-// claim of its place. On a Store it is queued for
+// claim of its place, placed if it had a place among those waiting for a
+// slot. On a Store it is queued for
 // tellLeaves, so that the request, which failed its wait, returns at once,
 // not when a slow Store is done. (Only a request that stops waiting takes
 // this path, never one that is granted.) A change in the Store's health
@@ -878,20 +879,20 @@ func (b *Budget) storeMayRetry(ctx context.Context, k budgetKey, now time.Time, 
 // among those waiting for a slot with the first handoff of a slot to it
 // (see control's handoff.go), so a leave the queue has no room for is
 // dropped.
-func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, claimed bool, note func(storeNote)) {
+func (b *Budget) leave(ctx context.Context, k budgetKey, since time.Time, claimed, placed bool, note func(storeNote)) {
 	now := time.Now()
 	if b.mem != nil {
-		b.mem.leave(k.m, now, since, claimed)
+		b.mem.leave(k.m, now, since, claimed, placed)
 		return
 	}
-	b.fallback.leave(k.m, now, since, claimed)
+	b.fallback.leave(k.m, now, since, claimed, placed)
 	if !b.useExt(now) {
 		return
 	}
 	q := b.leaves
 	q.mu.Lock()
 	if len(q.q) < maxLeaves {
-		q.q = append(q.q, leaving{ctx: context.WithoutCancel(ctx), k: budgetKey{m: k.m.clone(), custom: k.custom}, since: since, claimed: claimed, note: note})
+		q.q = append(q.q, leaving{ctx: context.WithoutCancel(ctx), k: budgetKey{m: k.m.clone(), custom: k.custom}, since: since, claimed: claimed, placed: placed, note: note})
 	}
 	start := !q.telling
 	q.telling = true
@@ -907,6 +908,7 @@ type leaving struct {
 	k       budgetKey
 	since   time.Time
 	claimed bool // counted in the claim of its place (see control.State.Leave)
+	placed  bool // with a place among those waiting for a slot (likewise)
 	note    func(storeNote)
 }
 
@@ -958,7 +960,7 @@ func (b *Budget) tellBatch(batch []leaving) {
 		ctx, cancel := context.WithTimeout(l.ctx, releaseTimeout)
 		err := b.ext.Update(ctx, l.k.m.String(), func(s *KeyState) {
 			for _, l := range leaves {
-				s.c.Leave(l.since, l.claimed)
+				s.c.Leave(l.since, l.claimed, l.placed)
 			}
 		})
 		cancel()

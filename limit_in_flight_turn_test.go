@@ -36,46 +36,58 @@ func TestLimitInFlightHeldServedInTurn(t *testing.T) {
 	}
 }
 
-// A Budget's MaxConcurrency of four shared by 64 workers, each request
-// with a deadline of 3 s, answered in 30 to 52 ms (four slots serve the
-// workers in about 640 ms): no request outlives its deadline. The slot an
-// answer freed went to the request its worker sent next, and 148 of the
-// 2,143 requests of 20 s waited out their deadlines. A request held a
-// refusal floor for a slot now takes its place in line, and the slot
-// freed is handed off to the one held longest (see control's
-// handoff.go).
+// A Budget's MaxConcurrency of four shared by many workers, each request
+// with a deadline of 3 s: no request outlives its deadline. The slot an
+// answer freed went to the request its worker sent next: with 64 workers
+// answered in 30 to 52 ms (four slots serve them in about 640 ms), 35
+// and 148 of some 2,100 requests of 20 s waited out their deadlines in two
+// runs; with 48 workers answered in 100 ms, whose four slots free at one
+// instant, 144 of 975. A request held a refusal floor for a slot now
+// takes its place in line, and each slot freed is handed off to the
+// request held longest (see control's handoff.go).
 func TestBudgetConcurrencyHeldServedInTurn(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		present()
-		var n atomic.Int64
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			time.Sleep(30*time.Millisecond + time.Duration(n.Add(1)*7%23)*time.Millisecond)
-			return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("")), Header: http.Header{}, Request: r}, nil
-		})
-		c := &http.Client{Transport: &polite.Transport{Budget: &polite.Budget{MaxConcurrency: 4}, Base: base}}
-		stop := time.Now().Add(20 * time.Second)
-		var served, failed atomic.Int64
-		var wg sync.WaitGroup
-		for range 64 {
-			wg.Go(func() {
-				for time.Now().Before(stop) {
-					ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
-					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
-					resp, err := c.Do(req)
-					if err != nil {
-						failed.Add(1)
-					} else {
-						io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-						served.Add(1)
-					}
-					cancel()
+	for _, c := range []struct {
+		name    string
+		workers int
+		latency func(n int64) time.Duration
+	}{
+		{"answers apart", 64, func(n int64) time.Duration { return 30*time.Millisecond + time.Duration(n*7%23)*time.Millisecond }},
+		{"answers together", 48, func(int64) time.Duration { return 100 * time.Millisecond }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				present()
+				var n atomic.Int64
+				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					time.Sleep(c.latency(n.Add(1)))
+					return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("")), Header: http.Header{}, Request: r}, nil
+				})
+				client := &http.Client{Transport: &polite.Transport{Budget: &polite.Budget{MaxConcurrency: 4}, Base: base}}
+				stop := time.Now().Add(20 * time.Second)
+				var served, failed atomic.Int64
+				var wg sync.WaitGroup
+				for range c.workers {
+					wg.Go(func() {
+						for time.Now().Before(stop) {
+							ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+							req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+							resp, err := client.Do(req)
+							if err != nil {
+								failed.Add(1)
+							} else {
+								io.Copy(io.Discard, resp.Body)
+								resp.Body.Close()
+								served.Add(1)
+							}
+							cancel()
+						}
+					})
+				}
+				wg.Wait()
+				if failed.Load() != 0 {
+					t.Errorf("%d requests outlived their deadline of 3 s (%d served); want none", failed.Load(), served.Load())
 				}
 			})
-		}
-		wg.Wait()
-		if failed.Load() != 0 {
-			t.Errorf("%d requests outlived their deadline of 3 s (%d served); want none", failed.Load(), served.Load())
-		}
-	})
+		})
+	}
 }

@@ -680,12 +680,12 @@ func (s *MemoryStore) end(k memKey, now time.Time, cfg *control.Config, g *lease
 }
 
 // leave runs Leave on k's state, if it has one.
-func (s *MemoryStore) leave(k memKey, now time.Time, since time.Time, claimed bool) {
+func (s *MemoryStore) leave(k memKey, now time.Time, since time.Time, claimed, placed bool) {
 	sh := s.shard(k)
 	sh.mu.Lock()
 	if e := s.entry(sh, k, now.UnixNano(), false); e != nil {
 		gen := e.ks.c.Generation()
-		e.ks.c.Leave(since, claimed)
+		e.ks.c.Leave(since, claimed, placed)
 		if e.ks.c.Generation() > gen {
 			e.wake()
 		}

@@ -784,12 +784,6 @@ func (w *try) held(h hold) {
 	*w = try{h: h, until: h.Until(), wake: h.Wake(), why: reasonOf(h.Reason)}
 }
 
-// slotted reports whether the budget held the request for a slot in
-// flight, with no instant to wait for.
-func (w *try) slotted() bool {
-	return !w.granted && !w.ceiling && w.h.Reason == control.ReasonConcurrency && w.until.IsZero()
-}
-
 // tickets are a request's places in the lines the local ceilings' pace
 // keeps (see ceilings.reserve): its key's, and, under a custom key, its
 // origin's floor (see ceilings.reserveFloor).
@@ -902,16 +896,15 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 	if !ask.First.IsZero() {
 		ask.Since = ask.First
 	}
-	ask.Claimed = !w.ceiling && w.h.Claimed()
-	slotted := w.slotted() // held by the budget for a slot in flight, once at least
+	ask.Claimed, ask.Placed = !w.ceiling && w.h.Claimed(), !w.ceiling && w.h.Placed()
 	defer func() {
-		if err != nil && (ask.Claimed || slotted && time.Since(ask.Since) >= control.StarveAfter) {
+		if err != nil && (ask.Claimed || ask.Placed) {
 			// The turn it claimed passes on, and its place among
 			// those waiting for a slot goes (see control's
 			// handoff.go).
 			// Its note comes after RoundTrip returned, when req is
 			// the caller's again: the event carries no request.
-			b.leave(ctx, key, ask.Since, ask.Claimed, func(n storeNote) { t.note(nil, b, key, time.Now(), n) })
+			b.leave(ctx, key, ask.Since, ask.Claimed, ask.Placed, func(n storeNote) { t.note(nil, b, key, time.Now(), n) })
 		}
 	}()
 	var (
@@ -1002,9 +995,8 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 					return nil
 				}
 				if !w.ceiling {
-					ask.Claimed = w.h.Claimed()
+					ask.Claimed, ask.Placed = w.h.Claimed(), w.h.Placed()
 				}
-				slotted = slotted || w.slotted()
 				continue
 			}
 			if dated && !until.Before(deadline) && (!over || deadline.Before(limit)) {
@@ -1074,13 +1066,12 @@ func (t *Transport) hold(req *http.Request, b *Budget, key budgetKey, attempt in
 			return err
 		}
 		if !w.granted && !w.ceiling {
-			ask.Claimed = w.h.Claimed()
+			ask.Claimed, ask.Placed = w.h.Claimed(), w.h.Placed()
 		}
 		if w.granted {
 			granted(now)
 			return nil
 		}
-		slotted = slotted || w.slotted()
 		spurious = waited && !w.ceiling && w.h.Gen == waitedGen && now.Before(waitedUntil)
 		if w.until.IsZero() && !now.Before(limit) && ask.Grow > 0 {
 			ask.Grow = 0 // as above: once more, for its cost alone

@@ -35,7 +35,7 @@ const (
 	tailFailed = 18 // the key's grants when a transient failure last counted as a flight, and when (retryBudget.failSeq, failAt)
 	tailLull   = 19 // until the learner's first measurement ends, the lulls it keeps (learner.lulls), oldest first: count, then each: start, gap, acceptances since
 	tailEdge   = 20 // a window held to a limit in flight: its refusals a step past it in a row, and the others in flight at the last one's grant (ramp.edge, ramp.edgeAt)
-	tailSlots  = 21 // the places of the oldest requests held for a slot in flight, oldest first, the slots handed off to them and until when, and whether a request was held for one since the last slot freed (see handoff.go)
+	tailSlots  = 21 // the places of the oldest requests held for a slot in flight, one for each, oldest first, and the slots handed off to them and until when (see handoff.go)
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -251,7 +251,7 @@ func (e *encoder) tails(s *State) {
 		e.uint(uint64(s.ramp.edge))
 		e.uint(uint64(s.ramp.edgeAt))
 	}
-	if h := &s.slots; len(h.places) != 0 || h.waited {
+	if h := &s.slots; len(h.places) != 0 {
 		e.b = append(e.b, tailSlots)
 		e.uint(uint64(len(h.places)))
 		for _, p := range h.places {
@@ -259,7 +259,6 @@ func (e *encoder) tails(s *State) {
 		}
 		e.uint(uint64(h.n))
 		e.at(h.until)
-		e.bool(h.waited)
 	}
 }
 
@@ -502,26 +501,26 @@ func (d *decoder) tails(n *State) {
 }
 
 // slots reads the key's slots handed off into h, as encoder.ext wrote
-// them: up to maxWaiting places, each after the one before, and no more
-// slots handed off than places, with their lapse.
+// them: one to maxWaiting places, none before the one before, and no
+// more slots handed off than places, with their lapse.
 func (d *decoder) slots(h *handoff) {
 	k := int(d.bounded(maxWaiting))
-	if k > 0 {
-		h.places = make([]int64, 0, k)
+	if k == 0 {
+		d.fail() // never written
+		return
 	}
+	h.places = make([]int64, 0, k)
 	for range k {
 		p := d.at()
-		if d.err || p == 0 || len(h.places) > 0 && p <= h.places[len(h.places)-1] {
+		if d.err || p == 0 || len(h.places) > 0 && p < h.places[len(h.places)-1] {
 			d.fail() // never written: of no instant, or out of order
 			return
 		}
 		h.places = append(h.places, p)
 	}
 	h.n = int32(d.bounded(uint64(k)))
-	h.until = d.at()
-	h.waited = d.bool()
-	if k == 0 && !h.waited || h.n > 0 && h.until == 0 {
-		d.fail() // never written, or handed off with no lapse
+	if h.until = d.at(); h.n > 0 && h.until == 0 {
+		d.fail() // handed off with no lapse
 	}
 }
 

@@ -139,6 +139,11 @@ type Ask struct {
 	// grant or Leave must not count it off another request's claim of the
 	// same instant.
 	Claimed bool
+	// Placed reports that the request has a place among those waiting
+	// for a slot in flight: the last Hold it got said so (Hold.Placed). A
+	// request that has none must not drop, at its grant or Leave, the
+	// place of another request that first asked at the same instant.
+	Placed bool
 	// Grow is how many of the request's refusals said the server counted
 	// it as more than the room a cost quota stated (Plan.Short): it starts
 	// only once each cost quota has room for its cost doubled so many
@@ -266,12 +271,18 @@ type Hold struct {
 	own     bool // held for what is the request's own (its cost): it claims no turn
 	cost    bool // held for its cost long enough to claim a turn of the requests that cost (see admitCost)
 	claimed bool // the request is counted in the claim of its place (see Claimed)
+	placed  bool // the request has a place among those waiting for a slot (see Placed)
 }
 
 // Claimed reports that the request held is counted in the claim of its
 // place in line: it asks again with Ask.Claimed set, and, should it stop
 // waiting, leaves (State.Leave).
 func (h Hold) Claimed() bool { return h.claimed }
+
+// Placed reports that the request held has a place among those waiting
+// for a slot in flight (see handoff.go): it asks again with Ask.Placed
+// set, and, should it stop waiting, leaves (State.Leave).
+func (h Hold) Placed() bool { return h.placed }
 
 // Until returns when the wait ends at the earliest: no request starts
 // before. Zero when only a change to the key (Gen) ends it.

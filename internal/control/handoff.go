@@ -1,6 +1,9 @@
 package control
 
-import "time"
+import (
+	"math"
+	"slices"
+)
 
 // Handoffs: a slot in flight freed while requests wait for one goes to
 // the request that has waited longest.
@@ -17,33 +20,35 @@ import "time"
 // 20,000 at 2 s (TestLimitInFlightTable's last two rows).
 //
 // So a request held for a slot for starveAfter takes its place in line
-// (Ask.Since, or a retry's Ask.First) among those waiting, of which the
-// key keeps the maxWaiting oldest; and an answer that frees a slot while
-// one is held hands it off: for turnGrace (the time a woken waiter takes
-// to run), the slots handed off are the oldest places' own. A request
-// whose place is among them takes one; any other (one that asks for the
-// first time, a younger one) is held while the key's room in flight is no
-// more than the slots handed off. What is handed off changes no count in
-// flight and no window: the request that takes a slot handed off is
-// granted by the same rules as any, and what the key admits is as it was.
-// The places order the requests the answer wakes too: handed off to any
-// request that had waited, the slot went to the one that began to wait
-// last, which the scheduler runs first, and 224 of those 200,000 tasks
-// failed.
+// (Ask.Since, or a retry's Ask.First) among those waiting, one place for
+// each request (Hold.Placed, which it asks again with: Ask.Placed), of
+// which the key keeps the maxWaiting oldest; and each slot that frees
+// while a request has a place is handed off: for turnGrace (the time a
+// woken waiter takes to run), the slots handed off are the oldest places'
+// own, one each. A request whose place is among them takes one; any other
+// (one that asks for the first time, a younger one) is held while the
+// key's room in flight is no more than the slots handed off. What is
+// handed off changes no count in flight and no window: the request that
+// takes a slot handed off is granted by the same rules as any, and what
+// the key admits is as it was. The places order the requests the answer
+// wakes too: handed off to any request that had waited, the slot went to
+// the one that began to wait last, which the scheduler runs first, and
+// 224 of those 200,000 tasks failed. And one place for each request, not
+// for each instant: requests that first asked at one instant (answered
+// together, their workers asked together) were handed one slot of the
+// several freed at once, and the others went to requests asking for the
+// first time.
 //
 // A request that stops waiting (its context ended, its wait was too
 // long) leaves its place (State.Leave), and a slot handed off to it goes
 // on to the next place. One that stopped without a word (its process
-// died, its Leave dropped) is let go of two ways: a handoff lapses
-// turnGrace after its first slot freed, whatever frees since (put off by
-// each, a key whose slots freed more often than that handed one to a
-// request gone for as long as it stayed busy), and the places it was for
-// are dropped with it, the slot any request's again; and a slot freed
-// when no request was held for one since the last (each request held for
-// a slot asks again at every change, and is held again or granted) drops
-// every place not handed off. A request gone holds a slot turnGrace at
-// most, once. One that was only slow to run takes its place again, by
-// when it first asked, when it is next held.
+// died, its Leave dropped) holds a slot turnGrace at most, once: a
+// handoff lapses turnGrace after its first slot freed, whatever frees
+// since (put off by each, a key whose slots freed more often than that
+// handed one to a request gone for as long as it stayed busy), and the
+// places it was for are dropped with it, the slot any request's again.
+// One that was only slow to run takes its place again, by when it first
+// asked, when it is next held.
 //
 // A slot frees when the key's room in flight grows (see slotRoom): an
 // answer that leaves its request in flight while its body arrives
@@ -65,35 +70,47 @@ const maxWaiting = 8
 // handoff is the key's slots handed off to the requests that waited
 // longest for one.
 type handoff struct {
-	places []int64 // the places in line of the oldest requests held for a slot, oldest first, each once
+	places []int64 // the places in line of the oldest requests held for a slot, one for each, oldest first
 	n      int32   // slots handed off to places[:n], not yet taken
 	until  int64   // when what is left of n lapses: turnGrace past the first slot of the handoff freed
-	waited bool    // a request was held for a slot since the last slot freed
 }
 
 // heldForSlot holds a request that asks at now for ask, for a slot in
 // flight; one that has waited starveAfter takes its place among those
-// waiting.
+// waiting, unless it has one (Ask.Placed), and the hold says whether it
+// has (Hold.Placed). Requests that first asked at one instant each have
+// a place, so that as many slots are handed off to them.
 func (s *State) heldForSlot(now int64, ask *Ask) (Hold, bool) {
-	h := &s.slots
-	h.waited = true
-	if p := ask.place(now); now-p >= starveAfter {
-		i := 0
-		for i < len(h.places) && h.places[i] < p {
-			i++
-		}
-		switch {
-		case i < len(h.places) && h.places[i] == p:
-		case len(h.places) < maxWaiting:
-			h.places = append(h.places, 0)
-			copy(h.places[i+1:], h.places[i:])
-			h.places[i] = p
-		case i < maxWaiting:
-			copy(h.places[i+1:], h.places[i:maxWaiting-1]) // the youngest goes
-			h.places[i] = p
-		}
+	h, _ := s.hold(0, ReasonConcurrency, s.leases.first())
+	p := ask.place(now)
+	switch {
+	case now-p < starveAfter:
+	case ask.Placed && slices.Contains(s.slots.places, p):
+		h.placed = true
+	default:
+		h.placed = s.slots.take(p)
 	}
-	return s.hold(0, ReasonConcurrency, s.leases.first())
+	return h, false
+}
+
+// take gives the place p to a request, after those of its instant, and
+// reports whether it is kept: not when maxWaiting older are.
+func (h *handoff) take(p int64) bool {
+	i := len(h.places)
+	for i > 0 && h.places[i-1] > p {
+		i--
+	}
+	switch {
+	case len(h.places) < maxWaiting:
+		h.places = slices.Insert(h.places, i, p)
+	case i < maxWaiting:
+		copy(h.places[i+1:], h.places[i:maxWaiting-1]) // the youngest goes
+		h.places[i] = p
+		h.n = min(h.n, maxWaiting)
+	default:
+		return false
+	}
+	return true
 }
 
 // starveAfter is how long a request waits for a slot in flight before it
@@ -104,19 +121,18 @@ func (s *State) heldForSlot(now int64, ask *Ask) (Hold, bool) {
 // a MaxWait of a minute.)
 const starveAfter = int64(RefusalFloor)
 
-// StarveAfter is how long a request waits for a slot in flight before
-// the key keeps its place (see handoff.go): one that stops waiting after
-// it should Leave, so that its place goes.
-const StarveAfter = time.Duration(starveAfter)
+// noPlaces is what roomBefore returns when the key keeps no place: no
+// room in flight is so large.
+const noPlaces = math.MaxInt64
 
-// roomBefore returns the key's room in flight (see slotRoom) before a
-// change that may free a slot, for freed; -1 when no request was held for
-// one and no place is kept: nothing to hand off.
+// roomBefore returns the key's room in flight (see slotRoom), no less
+// than 0, before a change that may free slots, for freed; noPlaces when no
+// request waits with a place: nothing to hand off.
 func (s *State) roomBefore(cfg *Config) int64 {
-	if !s.slots.waited && len(s.slots.places) == 0 {
-		return -1
+	if len(s.slots.places) == 0 {
+		return noPlaces
 	}
-	return s.slotRoom(cfg, s.leases.n)
+	return max(s.slotRoom(cfg, s.leases.n), 0)
 }
 
 // freed records, at now, the slots in flight the change since roomBefore
@@ -125,25 +141,19 @@ func (s *State) roomBefore(cfg *Config) int64 {
 // but no slot of Config.MaxConcurrency, and a lease of an earlier
 // incarnation of the state frees nothing.
 func (s *State) freed(now int64, cfg *Config, before int64) {
-	if before >= 0 && s.slotRoom(cfg, s.leases.n) > before {
-		s.slotFreed(now)
+	if before == noPlaces {
+		return
+	}
+	if k := s.slotRoom(cfg, s.leases.n) - before; k > 0 {
+		s.slotsFreed(now, k)
 	}
 }
 
-// slotFreed records, at now, that a slot in flight freed (a request
-// answered or ended, leases expired, the window grew): it is handed off
-// if a request was held for one since the last. If none was, none waits
-// (each request held for a slot asks again at every change, and is held
-// again or granted), and the places not handed off are of requests gone:
-// they are dropped.
-func (s *State) slotFreed(now int64) {
+// slotsFreed hands off, at now, k slots freed to the requests that wait
+// with a place, up to one each.
+func (s *State) slotsFreed(now, k int64) {
 	h := &s.slots
 	s.lapseHandoff(now)
-	if !h.waited {
-		h.dropPlaces(int(h.n), len(h.places))
-		return
-	}
-	h.waited = false
 	if int(h.n) >= len(h.places) {
 		return
 	}
@@ -154,28 +164,29 @@ func (s *State) slotFreed(now int64) {
 		// request gone for as long as it was busy).
 		h.until = addSat(now, turnGrace)
 	}
-	h.n++
+	h.n = int32(min(int64(h.n)+k, int64(len(h.places))))
 }
 
 // dropPlaces drops places[i:j].
 func (h *handoff) dropPlaces(i, j int) {
-	if i >= j {
-		return
-	}
-	n := i + copy(h.places[i:], h.places[j:])
-	clear(h.places[n:])
-	h.places = h.places[:n]
+	h.places = slices.Delete(h.places, i, j)
 }
 
 // lapseHandoff ends, at now, a handoff past its time, with the places it
-// was for: their requests did not come for it. A clock gone back by more
-// than clockBack since the handoff (one ahead of it, in a state a Store
-// shares, decoded) ends it too, as nothing here may hold requests longer
-// than turnGrace and clockBack.
+// was for: their requests did not come for it. A clock behind the one
+// that handed the slots off, by no more than clockBack (another process's,
+// sharing the key through a Store, or a reading taken before the answer's
+// and applied after it), sees it lapse turnGrace from now at the latest;
+// one further behind (or a handoff ahead of any clock, decoded) ends it,
+// as nothing here may hold requests longer.
 func (s *State) lapseHandoff(now int64) {
 	h := &s.slots
-	if h.n == 0 || now < h.until && h.until-now <= turnGrace+int64(clockBack) {
-		return // none, or standing
+	if h.n == 0 {
+		return
+	}
+	if now < h.until && h.until-now <= turnGrace+int64(clockBack) {
+		h.until = min(h.until, addSat(now, turnGrace))
+		return // standing
 	}
 	h.dropPlaces(0, int(h.n))
 	h.n = 0
@@ -198,7 +209,7 @@ func (s *State) handedOff(now int64, ask *Ask) int64 {
 
 // slotGranted records that the request asking at now with ask was
 // granted: it waits no more, and a slot handed off to it, or to a request
-// younger than it, is counted off.
+// younger than it, is counted off, with its place, if it has one.
 func (s *State) slotGranted(now int64, ask *Ask) {
 	h := &s.slots
 	if len(h.places) == 0 || ask.Since.IsZero() && ask.First.IsZero() {
@@ -206,38 +217,30 @@ func (s *State) slotGranted(now int64, ask *Ask) {
 	}
 	p := ask.place(now)
 	if h.n > 0 && p <= h.places[h.n-1] {
-		// Its own slot, or, when its place was dropped meanwhile, the
-		// youngest place's: that one waits for the next.
-		h.n--
+		h.n-- // its own slot, or, when it has no place kept, the youngest place's: that one waits for the next
 	}
-	h.dropPlace(p, false)
-}
-
-// dropPlace drops the place p, if kept. A slot handed off to it, when
-// keep, goes on to the next place, if any; else it is counted off by the
-// caller. It reports whether a slot handed off moved on.
-func (h *handoff) dropPlace(p int64, keep bool) bool {
-	for i, q := range h.places {
-		if q != p {
-			continue
-		}
+	if i := slices.Index(h.places, p); ask.Placed && i >= 0 {
 		h.dropPlaces(i, i+1)
-		if !keep || i >= int(h.n) {
-			return false
-		}
-		h.n = min(h.n, int32(len(h.places)))
-		return h.n > 0
 	}
-	return false
 }
 
-// slotLeft records that the request whose place in line is p stopped
+// slotLeft records that a request whose place in line is p, kept, stopped
 // waiting for a slot (its context ended, its wait was too long, or it
 // waits for what is not a slot): its place is dropped, and a slot handed
-// off to it goes on to the next place. It reports whether one did: the
-// requests held look again.
+// off to it goes on to the next place. It reports whether a slot handed
+// off moved on, or ended: the requests held look again.
 func (s *State) slotLeft(p int64) bool {
-	return s.slots.dropPlace(p, true)
+	h := &s.slots
+	i := slices.Index(h.places, p)
+	if i < 0 {
+		return false
+	}
+	h.dropPlaces(i, i+1)
+	if i >= int(h.n) {
+		return false
+	}
+	h.n = min(h.n, int32(len(h.places)))
+	return true
 }
 
 // slotRoom returns how many more requests the key's limits in flight admit

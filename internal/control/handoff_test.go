@@ -2,6 +2,8 @@ package control
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -57,8 +59,10 @@ func who(ask Ask) string {
 	return "the request held since " + ask.Since.Sub(rt0).String()
 }
 
-// waited is the Ask of a request held since, asking again.
-func waited(since time.Duration) Ask { return Ask{Turns: true, Since: rAt(since)} }
+// waited is the Ask of a request held since, asking again, with its
+// place among those waiting for a slot if it has one (Ask.Placed: its
+// place is taken again if not kept).
+func waited(since time.Duration) Ask { return Ask{Turns: true, Since: rAt(since), Placed: true} }
 
 // A request held for a slot in flight whose slot each answer's own
 // worker takes first (it asks before the requests the answer woke run)
@@ -157,16 +161,17 @@ func TestHandoffTail(t *testing.T) {
 	plain, _ := k.s.MarshalBinary()
 	k.held(1100*ms, waited(0))
 	k.held(1100*ms, waited(30*ms))
+	k.held(1100*ms, Ask{Turns: true, Since: rAt(30 * ms)}) // another of its instant
 	k.answer(1200*ms, &a)
 	b, err := k.s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var back State
-	if err := back.UnmarshalBinary(b); err != nil || back.slots.n != 1 || back.slots.until != k.s.slots.until || len(back.slots.places) != 2 {
+	if err := back.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(back.slots, k.s.slots) {
 		t.Fatalf("slots %+v read back as %+v (%v)", k.s.slots, back.slots, err)
 	}
-	tail := func(places []int64, n uint64, until int64, waited bool) []byte {
+	tail := func(places []int64, n uint64, until int64) []byte {
 		e := encoder{base: k.s.born, b: append(bytes.Clone(plain), tailSlots)}
 		e.uint(uint64(len(places)))
 		for _, p := range places {
@@ -174,21 +179,19 @@ func TestHandoffTail(t *testing.T) {
 		}
 		e.uint(n)
 		e.at(until)
-		e.bool(waited)
 		return e.b
 	}
 	p0, p1 := instant(rt0), instant(rAt(30*ms))
-	if err := new(State).UnmarshalBinary(tail(nil, 0, 0, true)); err != nil {
-		t.Errorf("a request held for a slot whose place was dropped was not read back: %v", err)
+	if err := new(State).UnmarshalBinary(tail([]int64{p0, p0}, 2, p1)); err != nil {
+		t.Errorf("two places of one instant, handed off, not read back: %v", err)
 	}
 	for name, bad := range map[string][]byte{
-		"never written":         tail(nil, 0, 0, false),
-		"out of order":          tail([]int64{p1, p0}, 0, 0, true),
-		"twice":                 tail([]int64{p0, p0}, 0, 0, true),
-		"more handed off":       tail([]int64{p0}, 2, p1, true),
-		"handed off, no lapse":  tail([]int64{p0}, 1, 0, false),
-		"more than maxWaiting":  tail(make([]int64, maxWaiting+1), 0, 0, true),
-		"a place of no instant": tail([]int64{0}, 0, 0, true),
+		"never written":         tail(nil, 0, 0),
+		"out of order":          tail([]int64{p1, p0}, 0, 0),
+		"more handed off":       tail([]int64{p0}, 2, p1),
+		"handed off, no lapse":  tail([]int64{p0}, 1, 0),
+		"more than maxWaiting":  tail(make([]int64, maxWaiting+1), 0, 0),
+		"a place of no instant": tail([]int64{0}, 0, 0),
 	} {
 		if err := new(State).UnmarshalBinary(bad); err == nil {
 			t.Errorf("%s: read back", name)
@@ -262,7 +265,7 @@ func TestHandoffLeave(t *testing.T) {
 	k.held(1100*ms, waited(10*ms))
 	k.answer(1200*ms, &a) // handed off to the one held since 0
 	gen := k.s.Generation()
-	k.s.Leave(rAt(0), false) // it gave up
+	k.s.Leave(rAt(0), false, true) // it gave up
 	if k.s.Generation() == gen {
 		t.Errorf("the slot handed off to the request that left went on with no change for those held to look")
 	}
@@ -287,7 +290,7 @@ func TestHandoffEdgeRetryPassesOn(t *testing.T) {
 	a := k.grant(0, Ask{Turns: true})
 	b := k.grant(0, Ask{Turns: true})
 	k.grant(0, Ask{Turns: true})
-	retry := Ask{Turns: true, First: rAt(0), Since: rAt(0), After: rAt(1050 * ms), AfterReason: ReasonBackoff}
+	retry := Ask{Turns: true, First: rAt(0), Since: rAt(0), After: rAt(1050 * ms), AfterReason: ReasonBackoff, Placed: true}
 	k.held(1100*ms, retry)         // R, held for the window: its place is 0
 	k.held(1100*ms, waited(10*ms)) // B, held since 10 ms
 	k.answer(1200*ms, &a)          // handed off to R
@@ -336,4 +339,181 @@ func TestHandoffClockBehind(t *testing.T) {
 	k.answer(1200*ms, &a)
 	k.held(1196*ms, Ask{Turns: true, Shared: true})
 	k.grant(1196*ms, waited(0))
+}
+
+// twoSlotKey returns a key of MaxConcurrency 2 whose ramp admits 2.
+func twoSlotKey(t *testing.T) *handoffKey {
+	k := &handoffKey{t: t, cfg: Config{MaxConcurrency: 2}}
+	ms := time.Millisecond
+	for at := time.Duration(0); at < 990*ms; at += 10 * ms {
+		var ls []Lease
+		for range 2 {
+			var l Lease
+			if _, ok := k.s.Acquire(rAt(at), &k.cfg, Ask{}, &l); ok {
+				ls = append(ls, l)
+			}
+		}
+		for i := range ls {
+			k.answer(at+5*ms, &ls[i])
+		}
+	}
+	return k
+}
+
+// Two slots freed at one instant, before the requests the first woke have
+// run, are handed off to the two oldest places, not one.
+func TestHandoffBackToBackFrees(t *testing.T) {
+	k := twoSlotKey(t)
+	ms := time.Millisecond
+	const s0 = time.Second
+	x := k.grant(s0, Ask{Turns: true})
+	y := k.grant(s0, Ask{Turns: true})
+	k.held(s0+1100*ms, waited(s0))
+	k.held(s0+1100*ms, waited(s0+10*ms))
+	k.answer(s0+1200*ms, &x)
+	k.answer(s0+1200*ms, &y)
+	k.held(s0+1200*ms, Ask{Turns: true})
+	k.grant(s0+1200*ms, waited(s0+10*ms))
+	k.grant(s0+1200*ms, waited(s0))
+}
+
+// Requests that first asked at one instant each have a place: as many
+// slots are handed off to them.
+func TestHandoffPlacesOfOneInstant(t *testing.T) {
+	k := twoSlotKey(t)
+	ms := time.Millisecond
+	const s0 = time.Second
+	x := k.grant(s0, Ask{Turns: true})
+	y := k.grant(s0, Ask{Turns: true})
+	first := Ask{Turns: true, Since: rAt(s0)} // two requests, each asking for a place
+	h1 := k.held(s0+1100*ms, first)
+	h2 := k.held(s0+1100*ms, first)
+	if !h1.Placed() || !h2.Placed() || len(k.s.slots.places) != 2 {
+		t.Fatalf("placed %v, %v; places %v; want two", h1.Placed(), h2.Placed(), k.s.slots.places)
+	}
+	k.answer(s0+1200*ms, &x)
+	k.answer(s0+1200*ms, &y)
+	k.held(s0+1200*ms, Ask{Turns: true})
+	k.grant(s0+1200*ms, waited(s0))
+	k.grant(s0+1200*ms, waited(s0))
+}
+
+// A leave that ends a handoff (the place it went to was the last) moves
+// the generation: the requests held behind it look again at once, not at
+// its lapse.
+func TestHandoffLeaveEndingWakes(t *testing.T) {
+	k := newHandoffKey(t)
+	ms := time.Millisecond
+	a := k.grant(0, Ask{Turns: true})
+	k.held(1100*ms, waited(0))
+	k.answer(1200*ms, &a)
+	k.held(1200*ms, Ask{Turns: true})
+	gen := k.s.Generation()
+	k.s.Leave(rAt(0), false, true)
+	if k.s.Generation() == gen {
+		t.Errorf("the handoff ended with the leave, and the generation did not move")
+	}
+	k.grant(1200*ms, Ask{Turns: true})
+}
+
+// A handoff seen from a clock far behind the one that made it (a Store's
+// peer, up to clockBack behind) holds a request turnGrace at most.
+func TestHandoffClockFarBehind(t *testing.T) {
+	k := newHandoffKey(t)
+	ms := time.Millisecond
+	a := k.grant(0, Ask{Turns: true})
+	k.held(1100*ms, waited(0))
+	k.answer(1200*ms, &a)
+	h := k.held(300*ms, Ask{Turns: true, Shared: true})
+	if d := h.Wake().Sub(rAt(300 * ms)); d > time.Duration(turnGrace) {
+		t.Errorf("a request on a clock 900 ms behind is held %v behind a handoff; want turnGrace at most", d)
+	}
+}
+
+// A window cut below the requests in flight (room -1) that an answer grows
+// by one past them (room 1) frees a slot: it is handed off.
+func TestHandoffFromRoomBelowZero(t *testing.T) {
+	k := &handoffKey{t: t}
+	p := k.grant(0, Ask{})
+	k.answer(0, &p)
+	ms := time.Millisecond
+	k.s.ramp.cwnd = 3
+	x := k.grant(0, Ask{Turns: true})
+	k.grant(0, Ask{Turns: true})
+	k.grant(0, Ask{Turns: true})
+	k.held(1100*ms, waited(0))
+	k.s.ramp.cwnd = 2 // as a refusal's cut leaves it
+	k.answer(1200*ms, &x)
+	if room := k.s.slotRoom(&k.cfg, k.s.leases.n); room < 1 {
+		t.Fatalf("room %d after the answer; the test needs a slot freed", room)
+	}
+	k.held(1200*ms, Ask{Turns: true})
+	k.grant(1200*ms, waited(0))
+}
+
+// Random requests, answers (some kept in flight while their bodies
+// arrive), ends, leaves, a clock that steps back a little, and round
+// trips through the binary form: the handoff stays well formed (places in
+// order, no more than maxWaiting, no more handed off than places), and
+// every state written reads back.
+func TestHandoffRandomWellFormed(t *testing.T) {
+	for seed := range uint64(100) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		k := twoSlotKey(t)
+		k.cfg.MaxConcurrency = 1 + r.IntN(3)
+		var leases []Lease
+		var held []Ask
+		at := time.Second
+		for step := range 2000 {
+			at += time.Duration(r.IntN(40)) * time.Millisecond
+			now := at - time.Duration(r.IntN(20))*time.Millisecond
+			switch op := r.IntN(10); {
+			case op < 5:
+				ask := Ask{Turns: true}
+				i := -1
+				if len(held) > 0 && r.IntN(3) > 0 {
+					i = r.IntN(len(held))
+					ask = held[i]
+				}
+				var l Lease
+				h, ok := k.s.Acquire(rAt(now), &k.cfg, ask, &l)
+				switch {
+				case ok:
+					leases = append(leases, l)
+					if i >= 0 {
+						held = slices.Delete(held, i, i+1)
+					}
+				case i >= 0:
+					held[i].Placed = h.Placed()
+				default:
+					held = append(held, Ask{Turns: true, Since: rAt(now), Placed: h.Placed()})
+				}
+			case op < 7 && len(leases) > 0:
+				i := r.IntN(len(leases))
+				keep := r.IntN(4) == 0
+				k.s.Release(rAt(now), &k.cfg, &leases[i], &Outcome{First: true, Bytes: -1, Keep: keep})
+				if keep {
+					k.s.End(rAt(now), &k.cfg, &leases[i])
+				}
+				leases = slices.Delete(leases, i, i+1)
+			case op < 8 && len(held) > 0 || len(held) > 30:
+				i := r.IntN(len(held))
+				k.s.Leave(held[i].Since, r.IntN(2) == 0, held[i].Placed)
+				held = slices.Delete(held, i, i+1)
+			case op < 9:
+				b, err := k.s.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var back State
+				if err := back.UnmarshalBinary(b); err != nil {
+					t.Fatalf("seed %d step %d: %v (slots %+v)", seed, step, err, k.s.slots)
+				}
+				k.s = back
+			}
+			if h := &k.s.slots; h.n < 0 || int(h.n) > len(h.places) || len(h.places) > maxWaiting || !slices.IsSorted(h.places) {
+				t.Fatalf("seed %d step %d: %+v", seed, step, *h)
+			}
+		}
+	}
 }

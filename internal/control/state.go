@@ -3,6 +3,7 @@ package control
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"time"
 
@@ -607,6 +608,10 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	if ok && ask.Probed != 0 {
 		l.late = true
 	}
+	if !ok && ask.Placed && !h.placed && h.Reason != ReasonConcurrency {
+		// Held for what is not a slot, its place kept: it keeps it.
+		h.placed = slices.Contains(s.slots.places, ask.place(now))
+	}
 	s.settle(now, cfg)
 	return h, ok
 }
@@ -772,7 +777,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	if s.retryHeldFromEdge(now, ask) {
 		// It waits for a first attempt to test the slot, not for a
 		// slot: a slot handed off to it goes on (see handoff.go).
-		if (!ask.Since.IsZero() || !ask.First.IsZero()) && s.slotLeft(ask.place(now)) {
+		if ask.Placed && s.slotLeft(ask.place(now)) {
 			s.gen++ // the requests held look again
 		}
 		return s.hold(0, ReasonConcurrency, s.leases.first())

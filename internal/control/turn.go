@@ -261,13 +261,14 @@ func (s *State) unclaim(i int) {
 }
 
 // Leave records that a request that first asked at since stopped waiting
-// (its context ended, or its wait was too long): its place among those
-// waiting for a slot in flight goes (see handoff.go), and, when claimed
-// (it was counted in the claim of its place: Hold.Claimed), its claim
-// counts it no more, and ends with its last request.
-func (s *State) Leave(since time.Time, claimed bool) {
+// (its context ended, or its wait was too long): when placed (it has a
+// place among those waiting for a slot in flight: Hold.Placed), the place
+// goes (see handoff.go); when claimed (it was counted in the claim of its
+// place: Hold.Claimed), its claim counts it no more, and ends with its
+// last request.
+func (s *State) Leave(since time.Time, claimed, placed bool) {
 	n := instant(since)
-	if s.slotLeft(n) {
+	if placed && s.slotLeft(n) {
 		s.gen++ // the slot handed off to it goes on: the requests held look again
 	}
 	if !claimed {

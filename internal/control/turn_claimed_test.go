@@ -72,7 +72,7 @@ func TestRetryCountedOnlyInItsClaim(t *testing.T) {
 	t.Run("gives up", func(t *testing.T) {
 		s, cfg, retry, end := setup(t)
 		if retry.Claimed {
-			s.Leave(retry.Since, retry.Claimed)
+			s.Leave(retry.Since, retry.Claimed, retry.Placed)
 		}
 		bStands(t, s, "after A's retry gave up")
 		if _, ok := s.Acquire(end, cfg, Ask{Turns: true, Since: c, Claimed: true}, new(Lease)); ok {

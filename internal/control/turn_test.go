@@ -35,15 +35,15 @@ func TestLeave(t *testing.T) {
 		t.Fatalf("c: granted %v, held until %v; want held behind the claim, until 500ms, when its requests may go", ok, h.Until())
 	}
 	gen := s.Generation()
-	s.Leave(t0.Add(100*time.Millisecond), true) // a leaves: b still counts
+	s.Leave(t0.Add(100*time.Millisecond), true, false) // a leaves: b still counts
 	if len(s.turns.c) != 2 || s.turns.c[0].n != 1 || s.Generation() != gen {
 		t.Fatalf("after one leave: claims %+v, generation %d (was %d)", s.turns.c, s.Generation(), gen)
 	}
-	s.Leave(t0.Add(100*time.Millisecond), true) // b leaves: the claim ends
+	s.Leave(t0.Add(100*time.Millisecond), true, false) // b leaves: the claim ends
 	if len(s.turns.c) != 1 || s.turns.c[0].since != instant(t0.Add(200*time.Millisecond)) || s.Generation() != gen+1 {
 		t.Fatalf("after the last leave: claims %+v, generation %d (was %d)", s.turns.c, s.Generation(), gen)
 	}
-	s.Leave(t0.Add(300*time.Millisecond), true) // no such claim: nothing
+	s.Leave(t0.Add(300*time.Millisecond), true, false) // no such claim: nothing
 	if len(s.turns.c) != 1 || s.Generation() != gen+1 {
 		t.Fatalf("a leave of no claim changed the state: claims %+v, generation %d", s.turns.c, s.Generation())
 	}
