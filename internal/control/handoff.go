@@ -84,9 +84,9 @@ func (s *State) heldForSlot(now int64, ask *Ask) (Hold, bool) {
 	h, _ := s.hold(0, ReasonConcurrency, s.leases.first())
 	p := ask.place(now)
 	switch {
-	case now-p < starveAfter:
 	case ask.Placed && slices.Contains(s.slots.places, p):
-		h.placed = true
+		h.placed = true // kept, however the clock moved since
+	case now-p < starveAfter:
 	default:
 		h.placed = s.slots.take(p)
 	}

@@ -517,3 +517,26 @@ func TestHandoffRandomWellFormed(t *testing.T) {
 		}
 	}
 }
+
+// A request with a place asking again on a clock stepped back (less than
+// clockBack, which bounds the state anew) keeps its place, and takes no
+// second one once its clock is past a refusal floor again.
+func TestHandoffPlaceKeptClockBack(t *testing.T) {
+	k := newHandoffKey(t)
+	ms := time.Millisecond
+	a := k.grant(0, Ask{Turns: true})
+	w := waited(0)
+	w.Placed = k.held(1100*ms, w).Placed()
+	if w.Placed = k.held(950*ms, w).Placed(); !w.Placed {
+		t.Errorf("at a clock stepped back to 950ms, the hold says the request has no place; places %v", k.s.slots.places)
+	}
+	k.held(1150*ms, w)
+	if len(k.s.slots.places) != 1 {
+		t.Errorf("places %v; want the request's one", k.s.slots.places)
+	}
+	k.answer(1200*ms, &a)
+	k.grant(1200*ms, w)
+	if len(k.s.slots.places) != 0 {
+		t.Errorf("places %v after its grant; want none", k.s.slots.places)
+	}
+}
