@@ -205,20 +205,8 @@ func TestHandoffTail(t *testing.T) {
 // S takes its place and is gone without a word; between frees a request
 // that has waited a second is held.
 func TestHandoffLapseNotPutOff(t *testing.T) {
-	k := &handoffKey{t: t, cfg: Config{MaxConcurrency: 2}}
+	k := twoSlotKey(t)
 	ms := time.Millisecond
-	for at := time.Duration(0); at < 990*ms; at += 10 * ms { // the ramp opens past 2
-		var ls []Lease
-		for range 2 {
-			var l Lease
-			if _, ok := k.s.Acquire(rAt(at), &k.cfg, Ask{}, &l); ok {
-				ls = append(ls, l)
-			}
-		}
-		for i := range ls {
-			k.answer(at+5*ms, &ls[i])
-		}
-	}
 	const s0 = time.Second // S first asked then
 	inflight := []Lease{k.grant(s0, Ask{Turns: true}), k.grant(s0, Ask{Turns: true})}
 	k.held(s0, Ask{Turns: true})
