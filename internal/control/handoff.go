@@ -106,7 +106,6 @@ func (h *handoff) take(p int64) bool {
 	case i < maxWaiting:
 		copy(h.places[i+1:], h.places[i:maxWaiting-1]) // the youngest goes
 		h.places[i] = p
-		h.n = min(h.n, maxWaiting)
 	default:
 		return false
 	}
@@ -167,11 +166,6 @@ func (s *State) slotsFreed(now, k int64) {
 	h.n = int32(min(int64(h.n)+k, int64(len(h.places))))
 }
 
-// dropPlaces drops places[i:j].
-func (h *handoff) dropPlaces(i, j int) {
-	h.places = slices.Delete(h.places, i, j)
-}
-
 // lapseHandoff ends, at now, a handoff past its time, with the places it
 // was for: their requests did not come for it. A clock behind the one
 // that handed the slots off, by no more than clockBack (another process's,
@@ -188,7 +182,7 @@ func (s *State) lapseHandoff(now int64) {
 		h.until = min(h.until, addSat(now, turnGrace))
 		return // standing
 	}
-	h.dropPlaces(0, int(h.n))
+	h.places = slices.Delete(h.places, 0, int(h.n))
 	h.n = 0
 }
 
@@ -220,7 +214,7 @@ func (s *State) slotGranted(now int64, ask *Ask) {
 		h.n-- // its own slot, or, when it has no place kept, the youngest place's: that one waits for the next
 	}
 	if i := slices.Index(h.places, p); ask.Placed && i >= 0 {
-		h.dropPlaces(i, i+1)
+		h.places = slices.Delete(h.places, i, i+1)
 	}
 }
 
@@ -235,7 +229,7 @@ func (s *State) slotLeft(p int64) bool {
 	if i < 0 {
 		return false
 	}
-	h.dropPlaces(i, i+1)
+	h.places = slices.Delete(h.places, i, i+1)
 	if i >= int(h.n) {
 		return false
 	}
