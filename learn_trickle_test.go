@@ -45,8 +45,12 @@ func TestLearnedAfterTrickle(t *testing.T) {
 		{"token bucket 10/1s", ten(ratelimittest.TokenBucket), 5 * time.Second, 0.6, 0.02},
 		// Served 0.46 to 0.84 by a key that did not trickle first,
 		// depending on the phase of the counter's windows; 0.45 at
-		// least over 40 runs after a trickle.
-		{"sliding window 10/1s", ten(ratelimittest.SlidingWindow), 5 * time.Second, 0.3, 0.02},
+		// least over 40 runs after a trickle. Refused 0.019 of
+		// accepted at most in 100 runs (0.0185; 0.0165 in 8 under
+		// -race), and 0.022 once under -race (155 for 7,053), which
+		// the 0.02 this row asserted failed: 0.03 stays well within
+		// the 5% the learned rows target (DESIGN.md §6).
+		{"sliding window 10/1s", ten(ratelimittest.SlidingWindow), 5 * time.Second, 0.3, 0.03},
 		// A leaky bucket is refused about 6% of the time by a key that
 		// did not trickle first, too.
 		{"leaky bucket 10/1s", ten(ratelimittest.LeakyBucket), 5 * time.Second, 0.6, 0.08},
