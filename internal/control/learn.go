@@ -226,6 +226,25 @@ func (l *learner) isZero() bool {
 // w/q, a whole learned window having held so (see refused).
 func (l *learner) even() bool { return l.smooth == smoothOn }
 
+// probeStalls reports whether a learned window begun at the even pace
+// goes without its lone probe: the key's round trip, rtt, is longer than
+// the pace's spacing (w/q).
+func (l *learner) probeStalls(rtt int64) bool {
+	q := l.quota
+	return l.even() && q != nil && rtt > q.w/max(q.q, 1)
+}
+
+// drains reports whether a start of the even pace on trial waits for
+// fewer requests in flight than inflight: the pace, one start every w/q
+// answered in rtt, leaves rtt*q/w in flight, and one more. The burst
+// whose refusal began the trial may still be in flight: a start sent
+// beside it was refused by a limit in flight, and the trial failed for
+// a rate it never tried.
+func (l *learner) drains(inflight, rtt int64) bool {
+	q := l.quota
+	return l.smooth == smoothTrial && q != nil && rtt > 0 && inflight > mulDiv(min(rtt, q.w), q.q, q.w)+1
+}
+
 // active reports whether the learned quota paces requests now: while the
 // key states no quota of its own. A quota not stated again for its window,
 // or a minute when longer, no longer counts: a server that stopped

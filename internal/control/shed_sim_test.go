@@ -185,7 +185,13 @@ func limiterRuns(mk func(seed uint64) *limiterSim, workers int) (accepted, refus
 // refused 475 and 347 times against the first two; a later one, which
 // took a refusal with more in flight than one acceptance had for a
 // limit in flight even when that was one, was refused 127 and 220
-// times by the leaky buckets (102 and 154 before).
+// times by the leaky buckets (102 and 154 before). The leaky buckets
+// answer slower than their learned pace's spacing, and since a learned
+// window at the even pace begins without a lone probe when they do
+// (DESIGN.md §6), the key is sent the rate it learned, which that probe
+// held back each window: 2% and 17% more accepted (8,985 and 17,989,
+// against 8,805 and 15,331), refused 221 and 333 times (102 and 154).
+// Their figures are since, the rule as it was.
 func TestShedCostsRateLimitersLittle(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a simulation on one goroutine, ten times slower under the race detector: run without it")
@@ -208,11 +214,11 @@ func TestShedCostsRateLimitersLittle(t *testing.T) {
 		{"leaky bucket 5/s", 4, func(seed uint64) *limiterSim {
 			lat := 300 * time.Millisecond
 			return &limiterSim{rnd: seed, jitter: int64(lat / 4), latency: int64(lat), refLat: int64(lat), q: 5, w: int64(time.Second), leaky: true}
-		}, 8808, 102},
+		}, 8985, 221},
 		{"leaky bucket 10/s", 16, func(seed uint64) *limiterSim {
 			lat := 200 * time.Millisecond
 			return &limiterSim{rnd: seed, jitter: int64(lat / 4), latency: int64(lat), refLat: int64(lat), q: 10, w: int64(time.Second), leaky: true}
-		}, 15331, 154},
+		}, 17989, 333},
 	} {
 		accepted, refused := limiterRuns(c.mk, c.workers)
 		t.Logf("%s: %d accepted, %d refused over 20 seeds", c.name, accepted, refused)

@@ -841,6 +841,10 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			s.learn.binding, s.learn.held = true, true
 			return s.hold(now+d, ReasonAdaptive, 0)
 		}
+		if s.learn.drains(s.leases.n, s.ramp.rtt) {
+			s.learn.binding, s.learn.held = true, true
+			return s.hold(0, ReasonAdaptive, s.leases.first())
+		}
 	}
 	if cfg.MaxRate > 0 && now < s.rateNext {
 		return s.hold(s.rateNext, ReasonPace, 0)
@@ -862,7 +866,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	if l.Priced() {
 		s.costs.reserve(&l.want, end, l)
 	}
-	if s.learn.renews(now) {
+	if s.learn.renews(now) && !s.learn.probeStalls(s.ramp.rtt) {
 		s.ramp.recheck()
 	}
 	l.probe = s.ramp.granted(s.seq, now, end)
