@@ -22,8 +22,12 @@ import (
 // cleared it: the learned quota stayed at 13 per 1.2 s, 10.6 a second
 // accepted from minute 15 to 20, with no refusal. Steps that came within
 // an eighth of the window of the floor are now pinned, which drops the
-// floor when the pin lapses. (The rate still stops near 39 a second: see
-// DESIGN.md §6, "Left".)
+// floor when the pin lapses. The rate then stopped near 39 a second: each
+// learned window at the even pace began with a lone probe whose round trip
+// (50 ms) is longer than the pace's spacing, and a rate step on trial never
+// saw a whole window of q starts. Such a window now has no lone probe
+// (DESIGN.md §6): 100 a second, with 128 refused in those five minutes
+// (0.4%).
 func TestLearnedRateGrowsPastOldFloor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		present()
@@ -42,8 +46,8 @@ func TestLearnedRateGrowsPastOldFloor(t *testing.T) {
 		loopUntil(&http.Client{Transport: &polite.Transport{Base: &ratelimittest.Transport{Handler: h}}}, 16, start.Add(20*time.Minute))
 		rate := float64(okAfter.Load()) / (5 * time.Minute).Seconds()
 		t.Logf("minutes 15-20 (server takes 100/s since minute 5): %.1f/s accepted, %d refused", rate, refAfter.Load())
-		if rate < 30 {
-			t.Errorf("10 minutes after the server's rate went from 10/s to 100/s, polite sends %.1f/s with %d refusals: the learned quota does not grow", rate, refAfter.Load())
+		if rate < 80 || float64(refAfter.Load()) > 0.02*float64(okAfter.Load()) {
+			t.Errorf("10 minutes after the server's rate went from 10/s to 100/s, polite sends %.1f/s with %d refusals; want 80/s at least, 2%% of them refused at most", rate, refAfter.Load())
 		}
 	})
 }

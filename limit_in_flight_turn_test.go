@@ -26,8 +26,7 @@ import (
 // (see control's handoff.go). (At 2 s a request, TestLimitInFlightTable's
 // last row, every run lost tasks too, and none does now but for the runs
 // whose first refusal was read as a rate's, a mode of its own, DESIGN.md
-// §6: one such run, under the race detector, lost 28 tasks of 1,000. It is
-// measured there, not asserted here.)
+// §6, which TestLimitInFlightLearnedSlowAnswers asserts.)
 func TestLimitInFlightHeldServedInTurn(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	if run := runInFlight(t, inFlightRow{4, 100 * time.Millisecond, 16, 10000, time.Minute}); run.failed != 0 {

@@ -24,7 +24,9 @@ import (
 //   - The learned quota paces the key like a stated one (no more than q
 //     starts in any span of w), on top of whatever the headers say. Each
 //     learned window begins with a lone probe, so that a window begun too
-//     early costs one refusal, not a burst of them.
+//     early costs one refusal, not a burst of them; at the even pace,
+//     which begins no window with a burst, only while the key answers
+//     within the pace's spacing (see probeStalls).
 //   - It grows additively while it holds requests back without a refusal,
 //     every two learned windows at least (one for its first step after the
 //     first measurement: see first), by one of two steps in turn: the
@@ -81,7 +83,8 @@ import (
 //     is a lone probe.
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
-//     window, without a pause (see refused), unless its lone probe was
+//     window, once the burst in flight has drained to the pace's own
+//     level (see drains), without a pause (see refused), unless its lone probe was
 //     refused with nothing accepted (see loneRefused); refused again at
 //     the even pace, it backs off multiplicatively: a new measurement,
 //     which halves q, lowers w by 30% and doubles it at most at a time
