@@ -237,15 +237,21 @@ func (l *learner) probeStalls(rtt int64) bool {
 	return l.even() && q != nil && rtt > q.w/max(q.q, 1)
 }
 
-// drains reports whether a start of the even pace on trial waits for
-// fewer requests in flight than inflight: the pace, one start every w/q
-// answered in rtt, leaves rtt*q/w in flight, and one more. The burst
-// whose refusal began the trial may still be in flight: a start sent
-// beside it was refused by a limit in flight, and the trial failed for
-// a rate it never tried.
-func (l *learner) drains(inflight, rtt int64) bool {
+// drains reports whether a start at now of the even pace on trial, the
+// key answering slower than the pace's spacing (w/q) in rtt, waits
+// for fewer of the requests awaiting their answers than awaiting: the
+// pace, one start every w/q answered in rtt, leaves rtt*q/w of them (a
+// round trip longer than w counts as w: q), and one more. The burst whose
+// refusal began the trial may still be in flight: a start sent beside it
+// was refused by a limit in flight, and the trial failed for a rate it
+// never tried. Requests whose bodies still arrive await nothing, and the
+// wait lasts slow at most from the latest start (or the refusal that
+// began the trial): answers that do not come (a request that hangs) hold
+// the trial no longer than they hold the ramp (see ramp.slowAfter).
+func (l *learner) drains(now, awaiting, rtt, slow int64) bool {
 	q := l.quota
-	return l.smooth == smoothTrial && q != nil && rtt > 0 && inflight > mulDiv(min(rtt, q.w), q.q, q.w)+1
+	return l.smooth == smoothTrial && q != nil && rtt > q.w/max(q.q, 1) && l.lastStart != 0 && now-l.lastStart < slow &&
+		awaiting > mulDiv(min(rtt, q.w), q.q, q.w)+1
 }
 
 // active reports whether the learned quota paces requests now: while the

@@ -32,6 +32,7 @@ func TestEvenPaceTrialDrainsBurst(t *testing.T) {
 	k.s.learn.quota = &policy{unit: unitRequests, q: 6, w: 7 * sec}
 	k.s.learn.smooth = smoothTrial
 	k.s.learn.pinned, k.s.learn.pinnedAt = stepsAll, k.now // no step of growth moves the level under test
+	k.s.learn.relog(k.now, 1)                              // as the refusal that began the trial does
 	k.now += 2 * sec                                       // the pace's spacing (7/6 s) has passed: only the drain holds
 	_, h, ok := k.try()
 	if ok || h.Reason != ReasonAdaptive || h.until != 0 {
@@ -51,8 +52,13 @@ func TestEvenPaceTrialDrainsBurst(t *testing.T) {
 	// At the even pace itself, off trial, the requests in flight hold
 	// nothing: the pace was tried.
 	if !(&learner{quota: &policy{q: 6, w: 7 * sec}, smooth: smoothOn}).probeStalls(2*sec) ||
-		(&learner{quota: &policy{q: 6, w: 7 * sec}, smooth: smoothOn}).drains(4, 2*sec) {
+		(&learner{quota: &policy{q: 6, w: 7 * sec}, smooth: smoothOn, lastStart: 1}).drains(2, 4, 2*sec, 8*sec) {
 		t.Errorf("at the even pace: the window's probe kept, or a drain held, for a round trip longer than the pace's spacing")
+	}
+	// Answers within the pace's spacing: a burst in flight is answered
+	// before the pace's next start comes, and nothing is held.
+	if (&learner{quota: &policy{q: 6, w: 7 * sec}, smooth: smoothTrial, lastStart: 1}).drains(2, 4, sec/2, 3*sec) {
+		t.Errorf("on trial, answers in 0.5 s, the pace's spacing 7/6 s: a drain held")
 	}
 }
 
@@ -92,5 +98,61 @@ func TestEvenPaceWindowWithoutProbe(t *testing.T) {
 				t.Errorf("the start that renews the cycle: a lone probe %v, want %v", l.Probe(), c.probe)
 			}
 		})
+	}
+}
+
+// trialKey returns a key answered in rtt, with n requests granted, and
+// then its learned quota of 6 per 7 s on trial at the even pace, no step
+// of growth to move it.
+func trialKey(t *testing.T, rtt time.Duration, n int) (*shedKey, []Lease) {
+	k := &shedKey{t: t, now: instant(t0), cfg: Config{Lease: time.Minute}}
+	for range 3 {
+		k.answered(rtt)
+	}
+	k.s.ramp.cwnd = 8
+	ls := make([]Lease, n)
+	for i := range ls {
+		ls[i] = k.grant()
+	}
+	k.s.learn.quota = &policy{unit: unitRequests, q: 6, w: 7 * int64(time.Second)}
+	k.s.learn.smooth, k.s.learn.smoothAt = smoothTrial, k.s.learn.cycle
+	k.s.learn.pinned, k.s.learn.pinnedAt = stepsAll, k.now
+	k.s.learn.relog(k.now, 1) // as the refusal that began the trial does
+	return k, ls
+}
+
+// The drain waits for answers only: requests whose bodies still arrive
+// (Outcome.Keep) await none, and held the key's every start until their
+// leases ended, a minute on.
+func TestEvenPaceTrialDrainSkipsStreams(t *testing.T) {
+	k, ls := trialKey(t, 2*time.Second, 3)
+	k.now += int64(2 * time.Second)
+	for i := range ls {
+		k.release(&ls[i], Outcome{First: true, Bytes: -1, Keep: true})
+	}
+	k.now += int64(2 * time.Second) // past the pace's spacing, within the slow answer's bound
+	if _, h, ok := k.try(); !ok {
+		t.Errorf("no request awaits its answer (%d bodies arriving): held %v, until %v", k.s.leases.n, h.Reason, h.until)
+	}
+}
+
+// Requests that never answer hold the drain no longer than the ramp's
+// slow answer (3 s, or four round trips: 8 s here): held until their
+// leases ended, a minute.
+func TestEvenPaceTrialDrainBounded(t *testing.T) {
+	k, _ := trialKey(t, 2*time.Second, 3) // never answered
+	start := k.now
+	slow := k.s.ramp.slowAfter()
+	k.now += 2 * int64(time.Second) // past the pace's spacing (7/6 s), within slow (four round trips, 8 s)
+	_, h, ok := k.try()
+	if ok {
+		t.Fatal("three awaiting their answers, the pace leaving two: granted; want held")
+	}
+	if h.wake != start+slow {
+		t.Errorf("held, waking in %v; want the slow answer's bound, %v", time.Duration(h.wake-start), time.Duration(slow))
+	}
+	k.now = start + slow
+	if _, h, ok := k.try(); !ok {
+		t.Errorf("%v on, nothing answered: held %v; want granted", time.Duration(slow), h.Reason)
 	}
 }

@@ -841,9 +841,10 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			s.learn.binding, s.learn.held = true, true
 			return s.hold(now+d, ReasonAdaptive, 0)
 		}
-		if s.learn.drains(s.leases.n, s.ramp.rtt) {
-			s.learn.binding, s.learn.held = true, true
-			return s.hold(0, ReasonAdaptive, s.leases.first())
+		if slow := s.ramp.slowAfter(); s.learn.drains(now, s.leases.awaiting(), s.ramp.rtt, slow) {
+			// Held for answers, not by the pace: the window is no
+			// test of it (see learner.held, binding).
+			return s.hold(0, ReasonAdaptive, wakeFirst(s.leases.first(), addSat(s.learn.lastStart, slow)))
 		}
 	}
 	if cfg.MaxRate > 0 && now < s.rateNext {
