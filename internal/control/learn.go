@@ -24,9 +24,10 @@ import (
 //   - The learned quota paces the key like a stated one (no more than q
 //     starts in any span of w), on top of whatever the headers say. Each
 //     learned window begins with a lone probe, so that a window begun too
-//     early costs one refusal, not a burst of them; at the even pace,
-//     which begins no window with a burst, only while the key answers
-//     within the pace's spacing (see probeStalls).
+//     early costs one refusal, not a burst of them; at the even pace
+//     once it held (not on trial), which begins no window with a burst,
+//     only while the key answers within the pace's spacing (see
+//     probeStalls).
 //   - It grows additively while it holds requests back without a refusal,
 //     every two learned windows at least (one for its first step after the
 //     first measurement: see first), by one of two steps in turn: the
@@ -83,8 +84,9 @@ import (
 //     is a lone probe.
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
-//     window, once the burst in flight has drained to the pace's own
-//     level (see drains), without a pause (see refused), unless its lone probe was
+//     window, its starts waiting a while for the burst in flight to
+//     drain to the pace's own level (see drains), without a pause (see
+//     refused), unless its lone probe was
 //     refused with nothing accepted (see loneRefused); refused again at
 //     the even pace, it backs off multiplicatively: a new measurement,
 //     which halves q, lowers w by 30% and doubles it at most at a time
@@ -238,19 +240,24 @@ func (l *learner) probeStalls(rtt int64) bool {
 }
 
 // drains reports whether a start at now of the even pace on trial, the
-// key answering slower than the pace's spacing (w/q) in rtt, waits
-// for fewer of the requests awaiting their answers than awaiting: the
+// key answering in rtt, waits for fewer of the requests awaiting their
+// answers than awaiting: the
 // pace, one start every w/q answered in rtt, leaves rtt*q/w of them (a
 // round trip longer than w counts as w: q), and one more. The burst whose
 // refusal began the trial may still be in flight: a start sent beside it
 // was refused by a limit in flight, and the trial failed for a rate it
 // never tried. Requests whose bodies still arrive await nothing, and the
-// wait lasts slow at most from the latest start (or the refusal that
-// began the trial): answers that do not come (a request that hangs) hold
-// the trial no longer than they hold the ramp (see ramp.slowAfter).
+// drain lasts slow at most, once a trial, from the refusal that began it
+// (grownAt, which a step of growth on trial moves on): answers that do
+// not come (a request that hangs) hold the trial no longer than they hold
+// the ramp (see ramp.slowAfter). Counted from each start instead, they
+// held a caller that sends one request at a time to a start every slow
+// for as long as their leases lasted, and the trial's every start waited
+// for its level, which cost a limit of two in flight answering in 20 ms
+// (see DESIGN.md §6).
 func (l *learner) drains(now, awaiting, rtt, slow int64) bool {
 	q := l.quota
-	return l.smooth == smoothTrial && q != nil && rtt > q.w/max(q.q, 1) && l.lastStart != 0 && now-l.lastStart < slow &&
+	return l.smooth == smoothTrial && q != nil && rtt > 0 && l.grownAt != 0 && now-l.grownAt < slow &&
 		awaiting > mulDiv(min(rtt, q.w), q.q, q.w)+1
 }
 

@@ -33,6 +33,7 @@ func TestEvenPaceTrialDrainsBurst(t *testing.T) {
 	k.s.learn.smooth = smoothTrial
 	k.s.learn.pinned, k.s.learn.pinnedAt = stepsAll, k.now // no step of growth moves the level under test
 	k.s.learn.relog(k.now, 1)                              // as the refusal that began the trial does
+	k.s.learn.grownAt = k.now                              // and so
 	k.now += 2 * sec                                       // the pace's spacing (7/6 s) has passed: only the drain holds
 	_, h, ok := k.try()
 	if ok || h.Reason != ReasonAdaptive || h.until != 0 {
@@ -52,13 +53,15 @@ func TestEvenPaceTrialDrainsBurst(t *testing.T) {
 	// At the even pace itself, off trial, the requests in flight hold
 	// nothing: the pace was tried.
 	if !(&learner{quota: &policy{q: 6, w: 7 * sec}, smooth: smoothOn}).probeStalls(2*sec) ||
-		(&learner{quota: &policy{q: 6, w: 7 * sec}, smooth: smoothOn, lastStart: 1}).drains(2, 4, 2*sec, 8*sec) {
+		(&learner{quota: &policy{q: 6, w: 7 * sec}, smooth: smoothOn, grownAt: 1}).drains(2, 4, 2*sec, 8*sec) {
 		t.Errorf("at the even pace: the window's probe kept, or a drain held, for a round trip longer than the pace's spacing")
 	}
-	// Answers within the pace's spacing: a burst in flight is answered
-	// before the pace's next start comes, and nothing is held.
-	if (&learner{quota: &policy{q: 6, w: 7 * sec}, smooth: smoothTrial, lastStart: 1}).drains(2, 4, sec/2, 3*sec) {
-		t.Errorf("on trial, answers in 0.5 s, the pace's spacing 7/6 s: a drain held")
+	// The drain lasts slow at most from the refusal that began the trial
+	// (grownAt), whatever starts came since.
+	l := &learner{quota: &policy{q: 6, w: 7 * sec}, smooth: smoothTrial, grownAt: 10 * sec, lastStart: 12 * sec}
+	if !l.drains(12*sec, 4, 2*sec, 3*sec) || l.drains(13*sec, 4, 2*sec, 3*sec) {
+		t.Errorf("on trial since 10 s, slow 3 s, a start at 12 s: drains at 12 s %v, at 13 s %v; want true, then false",
+			l.drains(12*sec, 4, 2*sec, 3*sec), l.drains(13*sec, 4, 2*sec, 3*sec))
 	}
 }
 
@@ -118,6 +121,7 @@ func trialKey(t *testing.T, rtt time.Duration, n int) (*shedKey, []Lease) {
 	k.s.learn.smooth, k.s.learn.smoothAt = smoothTrial, k.s.learn.cycle
 	k.s.learn.pinned, k.s.learn.pinnedAt = stepsAll, k.now
 	k.s.learn.relog(k.now, 1) // as the refusal that began the trial does
+	k.s.learn.grownAt = k.now // and so
 	return k, ls
 }
 
@@ -154,5 +158,52 @@ func TestEvenPaceTrialDrainBounded(t *testing.T) {
 	k.now = start + slow
 	if _, h, ok := k.try(); !ok {
 		t.Errorf("%v on, nothing answered: held %v; want granted", time.Duration(slow), h.Reason)
+	}
+}
+
+// The drain's bound is counted once a trial, from the refusal that began
+// it, not from each start: a caller that sends one request at a time,
+// with requests that hang beside it, was held to a start every slow
+// answer (3 s) for as long as their leases lasted, its trial unended,
+// 209 starts in a minute where it makes 400 with none hanging.
+func TestEvenPaceTrialDrainOncePerTrial(t *testing.T) {
+	run := func(hang int) (starts int) {
+		rtt := 150 * time.Millisecond
+		k := &shedKey{t: t, now: instant(t0), cfg: Config{Lease: 10 * time.Minute}}
+		for range 3 {
+			k.answered(rtt)
+		}
+		k.s.ramp.cwnd = 8
+		for range hang {
+			k.grant() // never answered
+		}
+		k.s.learn.quota = &policy{unit: unitRequests, q: 10, w: int64(time.Second)}
+		k.s.learn.smooth, k.s.learn.smoothAt = smoothTrial, k.s.learn.cycle
+		k.s.learn.pinned, k.s.learn.pinnedAt = stepsAll, k.now
+		k.s.learn.relog(k.now, 1)
+		k.s.learn.grownAt = k.now
+		for end := k.now + int64(time.Minute); k.now < end; {
+			l, h, ok := k.try()
+			if !ok {
+				next := h.until
+				if next == 0 {
+					next = h.wake
+				}
+				if next <= k.now {
+					t.Fatalf("%d hanging: held (%v) with nothing to wait for", hang, h.Reason)
+				}
+				k.now = next
+				continue
+			}
+			starts++
+			k.now += int64(rtt)
+			k.release(&l, shedOK)
+		}
+		return starts
+	}
+	alone, beside := run(0), run(3)
+	t.Logf("one caller, a minute: %d starts, %d with three requests hanging", alone, beside)
+	if beside < alone*9/10 {
+		t.Errorf("one caller beside three requests that hang: %d starts in a minute, want about the %d it makes alone", beside, alone)
 	}
 }

@@ -844,7 +844,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 		if slow := s.ramp.slowAfter(); s.learn.drains(now, s.leases.awaiting(), s.ramp.rtt, slow) {
 			// Held for answers, not by the pace: the window is no
 			// test of it (see learner.held, binding).
-			return s.hold(0, ReasonAdaptive, wakeFirst(s.leases.first(), addSat(s.learn.lastStart, slow)))
+			return s.hold(0, ReasonAdaptive, wakeFirst(s.leases.first(), addSat(s.learn.grownAt, slow)))
 		}
 	}
 	if cfg.MaxRate > 0 && now < s.rateNext {
