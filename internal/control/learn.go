@@ -85,7 +85,7 @@ import (
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
 //     window, its starts waiting a while for the burst in flight to
-//     drain to the pace's own level (see drains), without a pause (see
+//     drain to the pace's own level and one more (see drains), without a pause (see
 //     refused), unless its lone probe was
 //     refused with nothing accepted (see loneRefused); refused again at
 //     the even pace, it backs off multiplicatively: a new measurement,
@@ -247,17 +247,19 @@ func (l *learner) probeStalls(rtt int64) bool {
 // refusal began the trial may still be in flight: a start sent beside it
 // was refused by a limit in flight, and the trial failed for a rate it
 // never tried. Requests whose bodies still arrive await nothing, and the
-// drain lasts slow at most, once a trial, from the refusal that began it
-// (grownAt, which a step of growth on trial moves on): answers that do
-// not come (a request that hangs) hold the trial no longer than they hold
-// the ramp (see ramp.slowAfter). Counted from each start instead, they
-// held a caller that sends one request at a time to a start every slow
-// for as long as their leases lasted, and the trial's every start waited
-// for its level, which cost a limit of two in flight answering in 20 ms
-// (see DESIGN.md §6).
+// drain lasts slow at most from grownAt: the refusal that began the
+// trial, or a step of growth taken, undone or put back on it since, none
+// of them at a start. Answers that do not come (a request that hangs)
+// hold the trial no longer than they hold the ramp (see ramp.slowAfter).
+// Counted from each start instead, they held a caller that sends one
+// request at a time to a start every slow until its trial ended, and the
+// trial's every start waited for its level, which cost a limit of two in
+// flight answering in 20 ms (see DESIGN.md §6). A grownAt ahead of now (a
+// clock stepped back, a state another process wrote) drains nothing: the
+// bound would not hold.
 func (l *learner) drains(now, awaiting, rtt, slow int64) bool {
 	q := l.quota
-	return l.smooth == smoothTrial && q != nil && rtt > 0 && l.grownAt != 0 && now-l.grownAt < slow &&
+	return l.smooth == smoothTrial && q != nil && rtt > 0 && l.grownAt != 0 && l.grownAt <= now && now-l.grownAt < slow &&
 		awaiting > mulDiv(min(rtt, q.w), q.q, q.w)+1
 }
 

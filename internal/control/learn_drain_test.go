@@ -57,11 +57,20 @@ func TestEvenPaceTrialDrainsBurst(t *testing.T) {
 		t.Errorf("at the even pace: the window's probe kept, or a drain held, for a round trip longer than the pace's spacing")
 	}
 	// The drain lasts slow at most from the refusal that began the trial
-	// (grownAt), whatever starts came since.
+	// (grownAt), whatever starts came since; answers faster than the
+	// pace's spacing drain too, to one awaiting; and a grownAt ahead of
+	// now (a clock stepped back) drains nothing.
 	l := &learner{quota: &policy{q: 6, w: 7 * sec}, smooth: smoothTrial, grownAt: 10 * sec, lastStart: 12 * sec}
 	if !l.drains(12*sec, 4, 2*sec, 3*sec) || l.drains(13*sec, 4, 2*sec, 3*sec) {
 		t.Errorf("on trial since 10 s, slow 3 s, a start at 12 s: drains at 12 s %v, at 13 s %v; want true, then false",
 			l.drains(12*sec, 4, 2*sec, 3*sec), l.drains(13*sec, 4, 2*sec, 3*sec))
+	}
+	if !l.drains(11*sec, 2, sec/2, 3*sec) || l.drains(11*sec, 1, sec/2, 3*sec) {
+		t.Errorf("answers in 0.5 s, the pace's spacing 7/6 s: two awaiting drain %v, one %v; want true, then false",
+			l.drains(11*sec, 2, sec/2, 3*sec), l.drains(11*sec, 1, sec/2, 3*sec))
+	}
+	if l.drains(9*sec, 4, 2*sec, 3*sec) {
+		t.Errorf("the trial begun at 10 s, asked at 9 s (a clock stepped back): drained; want nothing held past the bound")
 	}
 }
 
@@ -69,8 +78,8 @@ func TestEvenPaceTrialDrainsBurst(t *testing.T) {
 // key answers slower than the pace's spacing: the others waited for the
 // probe's answer, a window held fewer than q starts, and a rate step on
 // trial, which holds once a whole window accepts q, neither held nor was
-// refused (DESIGN.md §6). In bursts, or when the answers come within the
-// spacing, the probe stays.
+// refused (DESIGN.md §6). In bursts, on trial, or when the answers come
+// within the spacing, the probe stays.
 func TestEvenPaceWindowWithoutProbe(t *testing.T) {
 	sec := int64(time.Second)
 	for _, c := range []struct {
@@ -82,6 +91,7 @@ func TestEvenPaceWindowWithoutProbe(t *testing.T) {
 		{"even, slow answers", smoothOn, 2 * time.Second, false},
 		{"even, fast answers", smoothOn, 500 * time.Millisecond, true},
 		{"bursts, slow answers", 0, 2 * time.Second, true},
+		{"even pace on trial, slow answers", smoothTrial, 2 * time.Second, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			k := &shedKey{t: t, now: instant(t0), cfg: Config{Lease: time.Minute}}
@@ -141,8 +151,8 @@ func TestEvenPaceTrialDrainSkipsStreams(t *testing.T) {
 }
 
 // Requests that never answer hold the drain no longer than the ramp's
-// slow answer (3 s, or four round trips: 8 s here): held until their
-// leases ended, a minute.
+// slow answer (3 s, or four round trips: 8 s here). Before, they held it
+// until their leases ended, a minute on.
 func TestEvenPaceTrialDrainBounded(t *testing.T) {
 	k, _ := trialKey(t, 2*time.Second, 3) // never answered
 	start := k.now
@@ -161,11 +171,11 @@ func TestEvenPaceTrialDrainBounded(t *testing.T) {
 	}
 }
 
-// The drain's bound is counted once a trial, from the refusal that began
-// it, not from each start: a caller that sends one request at a time,
-// with requests that hang beside it, was held to a start every slow
-// answer (3 s) for as long as their leases lasted, its trial unended,
-// 209 starts in a minute where it makes 400 with none hanging.
+// The drain's bound is counted from the refusal that began the trial, not
+// from each start: a caller that sends one request at a time, with
+// requests that hang beside it, was held to a start every slow answer (3
+// s) until its trial ended, 30 s on: 209 starts in a minute, where it
+// makes 400 with none hanging.
 func TestEvenPaceTrialDrainOncePerTrial(t *testing.T) {
 	run := func(hang int) (starts int) {
 		rtt := 150 * time.Millisecond
