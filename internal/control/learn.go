@@ -85,9 +85,9 @@ import (
 //   - A refusal of a learned quota that was not on trial first paces it
 //     evenly, one start per w/q from the refusal, on trial for a learned
 //     window, its starts waiting a while for the burst in flight to
-//     drain to the pace's own level and one more (see drains), without a pause (see
-//     refused), unless its lone probe was
-//     refused with nothing accepted (see loneRefused); refused again at
+//     drain to the pace's own level and one more (see drains), without a
+//     pause (see refused), unless its lone probe was refused with nothing
+//     accepted (see loneRefused); refused again at
 //     the even pace, it backs off multiplicatively: a new measurement,
 //     which halves q, lowers w by 30% and doubles it at most at a time
 //     (a measurement that spans an outage must not make it the window; a cycle
@@ -241,22 +241,21 @@ func (l *learner) probeStalls(rtt int64) bool {
 
 // drains reports whether a start at now of the even pace on trial, the
 // key answering in rtt, waits for fewer of the requests awaiting their
-// answers than awaiting: the
-// pace, one start every w/q answered in rtt, leaves rtt*q/w of them (a
-// round trip longer than w counts as w: q), and one more. The burst whose
-// refusal began the trial may still be in flight: a start sent beside it
-// was refused by a limit in flight, and the trial failed for a rate it
-// never tried. Requests whose bodies still arrive await nothing, and the
-// drain lasts slow at most from grownAt: the refusal that began the
-// trial, or a step of growth taken, undone or put back on it since, none
-// of them at a start. Answers that do not come (a request that hangs)
-// hold the trial no longer than they hold the ramp (see ramp.slowAfter).
-// Counted from each start instead, they held a caller that sends one
-// request at a time to a start every slow until its trial ended, and the
-// trial's every start waited for its level, which cost a limit of two in
-// flight answering in 20 ms (see DESIGN.md §6). A grownAt ahead of now (a
-// clock stepped back, a state another process wrote) drains nothing: the
-// bound would not hold.
+// answers than awaiting: the pace, one start every w/q answered in rtt,
+// leaves rtt*q/w of them (a round trip longer than w counts as w: q), and
+// one more. The burst whose refusal began the trial may still be in
+// flight: a start sent beside it was refused by a limit in flight, and
+// the trial failed for a rate it never tried. Requests whose bodies still
+// arrive await nothing, and the drain lasts slow at most from grownAt:
+// the refusal that began the trial, or a step of growth taken, undone or
+// put back on it since, none of them at a start. Answers that do not
+// come (a request that hangs) hold the trial no longer than they hold the
+// ramp (see ramp.slowAfter). Counted from each start instead, they held a
+// caller that sends one request at a time to a start every slow until its
+// trial ended, and the trial's every start waited for its level, which
+// cost a limit of two in flight answering in 20 ms (see DESIGN.md §6). A
+// grownAt ahead of now (a clock stepped back, a state another process
+// wrote) drains nothing: the bound would not hold.
 func (l *learner) drains(now, awaiting, rtt, slow int64) bool {
 	q := l.quota
 	return l.smooth == smoothTrial && q != nil && rtt > 0 && l.grownAt != 0 && l.grownAt <= now && now-l.grownAt < slow &&
