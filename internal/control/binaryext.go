@@ -416,9 +416,10 @@ func (d *decoder) tails(n *State) {
 			m.pendCycle, m.pendFrom, m.pendQ = d.bounded(n.learn.cycle), d.at(), int64(d.bounded(uint64(maxQuota)))
 			// As shedMark, shedFlight and unshed leave it: a mark of an
 			// epoch before the key's; a lift of one, with what it
-			// dropped; or neither, and only the counts.
+			// dropped and the others in flight at the lifted
+			// refusal's grant; or neither, and only the counts.
 			mark := m.seq != 0 && m.epoch < n.epoch && !m.lifted
-			lift := m.seq == 0 && m.lifted && m.epoch < n.epoch && m.cwnd == 0 && m.sent == 0
+			lift := m.seq == 0 && m.lifted && m.epoch < n.epoch && m.cwnd == 0
 			none := m.seq == 0 && !m.lifted && m.epoch == 0 && m.cwnd == 0 && m.sent == 0
 			if !m.lifted && (m.pendCycle != 0 || m.pendFrom != 0 || m.pendQ != 0) ||
 				!mark && !lift && !none || m.held && (!mark || m.cwnd <= 0) || m.top < m.most || *m == (shed{}) && !n.ramp.capped {

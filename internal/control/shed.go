@@ -21,8 +21,11 @@ package control
 // is counted with one more in flight than the server saw).
 //
 // A bare refusal (no wait given, no quota stated, none learned or being
-// measured), the first of its flight, of a request sent with more in
-// flight than most, or after at least shedRun acceptances, marks the key
+// measured), the first of its flight, of a request sent with as many in
+// flight as most or more (a server that frees a slot once its answer is
+// sent refuses a request sent at once after an answer with as many as
+// most, one short of its limit by the client's count), or after at least
+// shedRun acceptances, marks the key
 // and does not pause it; nor do the bare refusals of the rest of its
 // flight (the requests sent before its answer) sent with more in flight
 // than most, as a limit in flight refuses them (any of them, when the
@@ -40,7 +43,10 @@ package control
 // key; a bare one of the lifted flight still to come, or any bare one
 // before shedRun acceptances since the marked one, shows the lift was
 // wrong, and restores the measurement it dropped, the acceptances since
-// counted (shedUnlift). A lift is past undoing after shedRun
+// counted (shedUnlift), unless a limit in flight explains both: the
+// lifted refusal sent with as many in flight as most or more, and this
+// one with more. A lift keeps most, the acceptances before the refusal
+// it lifted still counted. A lift is past undoing after shedRun
 // acceptances, or once the key states or learns a quota. Each refused
 // request waits its own backoff (or the key's doubled floor), the refusal floor at least (see
 // Decide), whatever the key does.
@@ -51,18 +57,16 @@ package control
 // flight costs a refusal each time the held window grows past it, and the
 // window grows slower each time it is refused a step past it at the same
 // level (ramp.edge): one refusal in shedRun+1 requests at first, one
-// every 32 round trips or so once the limit has shown it stays. A server
-// that frees a slot only after its answer is sent may refuse a request
-// sent at once after an answer with fewer counted in flight than its
-// limit; such a refusal soon after a lift is read as a rate's (DESIGN.md
-// §6).
+// every 32 round trips or so once the limit has shown it stays. A
+// refusal soon after a lift with no more in flight than most is read as a
+// rate's (DESIGN.md §6).
 type shed struct {
 	seq   uint64 // the refused request's grant; 0: no mark
 	epoch uint64 // the epoch it was granted in: its flight, sent before its answer
 	cwnd  int32  // the ramp's window before the refusal
-	sent  int32  // the other requests in flight at the refused request's grant
+	sent  int32  // the other requests in flight at the refused request's grant (the lifted one's, after a lift)
 	ok    int32  // acceptances since the key's last refusal, up to shedRun, while it states and has learned nothing
-	most  int32  // the most other requests in flight at the grant of two accepted since the key's last refusal, likewise; kept as it was at a mark
+	most  int32  // the most other requests in flight at the grant of two accepted since the key's last refusal, likewise; kept as it was at a mark, and through its lift
 	top   int32  // the most at the grant of one: a single acceptance, its count raised by an answer not yet read, does not raise most
 	held  bool   // the ramp's window was held to a limit in flight (ramp.capped) at the refusal
 
@@ -82,15 +86,16 @@ const shedRun = 32
 // shedMay reports whether the refusal of l, read with nothing stated or
 // foreseen, may be a refusal of no rate: the first of its flight, no
 // quota learned or being measured, the key neither paused nor probing,
-// and either l sent with more in flight than any two requests accepted
-// since the key's last refusal, two or more of them in flight together,
-// or at least shedRun acceptances since then. (A limit of one in flight
+// and either l sent with as many in flight as two requests accepted
+// since the key's last refusal (or a lift: see unshed) or more, two or
+// more of them in flight together, or at least shedRun acceptances since
+// then. (A limit of one in flight
 // cannot be told from a rate by a lone probe: both pass it.)
 // Called before the learner reads the refusal.
 func (s *State) shedMay(l *Lease, first bool, now int64) bool {
 	lr := &s.learn
 	return first && s.flags&flagHinted == 0 && lr.quota == nil && !lr.pending &&
-		(l.others > s.shed.most && s.shed.most > 0 || s.shed.ok >= shedRun) && s.ramp.open && now >= s.pauseUntil
+		(l.others >= s.shed.most && s.shed.most > 0 || s.shed.ok >= shedRun) && s.ramp.open && now >= s.pauseUntil
 }
 
 // shedAccepted applies the acceptance of l at now: it may lift a mark
@@ -111,7 +116,7 @@ func (s *State) shedCount(l *Lease) {
 		if m := &s.shed; m.lifted {
 			// Stated or learned quotas pace the key now: a lift is
 			// past undoing.
-			m.lifted, m.epoch, m.pendCycle, m.pendFrom, m.pendQ = false, 0, 0, 0, 0
+			m.lifted, m.epoch, m.sent, m.pendCycle, m.pendFrom, m.pendQ = false, 0, 0, 0, 0, 0
 		}
 		return
 	}
@@ -139,7 +144,7 @@ func (s *State) shedCount(l *Lease) {
 		if s.shed.ok++; s.shed.ok == shedRun {
 			// A lift is past undoing.
 			if m := &s.shed; m.lifted {
-				m.lifted, m.epoch, m.pendCycle, m.pendFrom, m.pendQ = false, 0, 0, 0, 0
+				m.lifted, m.epoch, m.sent, m.pendCycle, m.pendFrom, m.pendQ = false, 0, 0, 0, 0, 0
 			}
 		}
 	}
@@ -183,10 +188,15 @@ func (s *State) shedFlight(l *Lease) bool {
 // when l is of the lifted flight or fewer than shedRun acceptances came
 // since the marked refusal: the lift was wrong (the server's rate, not
 // shed load or a limit in flight), and the refusal is read as one more
-// while measuring from the first.
+// while measuring from the first. Not when a limit in flight explains
+// both refusals: the lifted one sent with as many in flight as most or
+// more, l with more. Restored so, a limit of two in flight at 20 ms (100
+// a second) refused once at one in flight, lifted, and refused again at
+// two was learned as a rate, 14 per 1.2 s or 15 per 240 ms, and run at
+// 0.12 to 0.5 of ideal (DESIGN.md §6).
 func (s *State) shedUnlift(l *Lease) {
 	m, lr := &s.shed, &s.learn
-	if m.lifted && (l.epoch == m.epoch || m.ok < shedRun) && lr.quota == nil && !lr.pending && s.flags&flagHinted == 0 {
+	if m.lifted && (l.epoch == m.epoch || m.ok < shedRun) && !(m.sent >= m.most && l.others > m.most && m.most > 0) && lr.quota == nil && !lr.pending && s.flags&flagHinted == 0 {
 		lr.pending, lr.pendCycle, lr.pendFrom, lr.pendQ, lr.lo = true, m.pendCycle, m.pendFrom, m.pendQ, 0
 	}
 }
@@ -214,7 +224,9 @@ func (s *State) unshed(l *Lease, now int64) {
 	if m.seq == 0 || l.epoch <= m.epoch || !l.probe {
 		return
 	}
-	s.shed = shed{ok: m.ok}
+	// The acceptances before the refusal, counted still: a refusal after
+	// the lift is weighed against them (see shedMay, shedUnlift).
+	s.shed = shed{ok: m.ok, most: m.most, top: m.top}
 	// The held window's refusals a step past it in a row, which shedMark
 	// kept through the ramp's restart: counted on below, when the window
 	// is held again, and dropped otherwise (a ramp not held keeps none).
@@ -224,7 +236,7 @@ func (s *State) unshed(l *Lease, now int64) {
 	if !lr.pending || lr.quota != nil || now < s.pauseUntil || s.flags&flagHinted != 0 {
 		return // something else happened since: no lift
 	}
-	s.shed.lifted, s.shed.epoch, s.shed.pendCycle, s.shed.pendFrom, s.shed.pendQ = true, m.epoch, lr.pendCycle, lr.pendFrom, lr.pendQ
+	s.shed.lifted, s.shed.epoch, s.shed.sent, s.shed.pendCycle, s.shed.pendFrom, s.shed.pendQ = true, m.epoch, m.sent, lr.pendCycle, lr.pendFrom, lr.pendQ
 	lr.pending, lr.pendCycle, lr.pendFrom, lr.pendQ, lr.lo = false, 0, 0, 0, 0
 	// The window as it was; when the refused request was sent with more
 	// in flight than any request accepted since the key's last refusal,

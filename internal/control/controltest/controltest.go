@@ -62,6 +62,7 @@ type Want struct {
 	PauseUntil  time.Duration  // View: the pause's end since the start (-1: not paused)
 	PauseReason control.Reason // View
 	Learned     *Quota         // View: the learned quota
+	Unlearned   bool           // View: no quota learned
 	Retries     int            // View: RetriesLeft (-1: zero)
 	Probing     int            // View: 1 probing, -1 not probing
 	Distrusted  bool           // View: hints distrusted at the step
@@ -211,6 +212,9 @@ func Check(tab Table, t0 time.Time, results []Result) []string {
 			if v.Learned == nil || v.Learned.Quota != w.Learned.Q || v.Learned.Window != w.Learned.W {
 				bad("Learned = %+v, want %+v", v.Learned, *w.Learned)
 			}
+		}
+		if w.Unlearned && v.Learned != nil {
+			bad("Learned = %+v, want none", *v.Learned)
 		}
 		if w.Retries != 0 && v.RetriesLeft != max(w.Retries, 0) {
 			bad("RetriesLeft = %d, want %d", v.RetriesLeft, max(w.Retries, 0))

@@ -109,6 +109,52 @@ func shedTables() []Table {
 			acq(1348*ms, "q", Want{Grant: true, Probe: true}),
 			rel(1350*ms, "q", ok(), Want{Learned: &Quota{Q: 35, W: 1550 * ms}}),
 		)...)},
+		// Fewer than 32 acceptances, and x refused with one other in
+		// flight, as many as two accepted requests had (v and v2): a
+		// server that frees a slot once its answer is sent refuses a
+		// request sent at once after an answer so, one short of its
+		// limit by the client's count. The key does not pause; the
+		// probe goes once no more than one is in flight, and accepted,
+		// the key goes on with its window as it was, nothing learned.
+		// z, of the lifted flight, is then refused with two in flight,
+		// more than any two accepted had: a limit in flight's, not a
+		// sign that the lift was wrong (see shed.go, shedUnlift). The
+		// key pauses for the flight's refusal, as for any of a flight
+		// before its epoch, but measures nothing.
+		{Name: "a bare refusal with as many in flight as two accepted probes, and a lifted flight's refusal with more keeps the lift", Steps: shedAfter(10, append(pairs(100*ms, 110*ms),
+			acq(330*ms, "y", Want{Grant: true}),
+			acq(331*ms, "x", Want{Grant: true}),
+			acq(331*ms, "z", Want{Grant: true}),
+			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			acq(345*ms, "pr", Want{Hold: control.ReasonConcurrency}),
+			rel(346*ms, "y", ok(), Want{}),
+			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
+			rel(347*ms, "pr", ok(), Want{Probing: -1, Unlearned: true}),
+			rel(348*ms, "z", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1348 * ms}),
+			acq(1348*ms, "q", Want{Grant: true, Probe: true}),
+			rel(1350*ms, "q", ok(), Want{Unlearned: true}),
+		)...)},
+		// The same lift, and a request granted after it refused with
+		// two in flight: one more than the window that held before the
+		// refusal, a limit in flight. Tried as one of no rate again,
+		// it holds the window to two in flight once its probe is
+		// accepted.
+		{Name: "a refusal after a lift with more in flight than two accepted holds the window", Steps: shedAfter(10, append(pairs(100*ms, 110*ms),
+			acq(330*ms, "y", Want{Grant: true}),
+			acq(331*ms, "x", Want{Grant: true}),
+			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			acq(345*ms, "pr", Want{Grant: true, Probe: true}),
+			rel(347*ms, "pr", ok(), Want{Probing: -1, Unlearned: true}),
+			acq(347*ms, "a", Want{Grant: true}),
+			acq(347*ms, "b", Want{Grant: true}),
+			rel(350*ms, "b", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			acq(350*ms, "pr2", Want{Hold: control.ReasonConcurrency}),
+			rel(351*ms, "y", ok(), Want{}),
+			acq(351*ms, "pr2", Want{Grant: true, Probe: true}),
+			rel(352*ms, "pr2", ok(), Want{Probing: -1, Unlearned: true}),
+			acq(352*ms, "c", Want{Grant: true, InFlight: 2}),
+			acq(352*ms, "d", Want{Hold: control.ReasonConcurrency}),
+		)...)},
 		// A request sent before the refused one, accepted after it,
 		// says nothing: the probe decides.
 		{Name: "a request sent before a bare refusal's request and accepted after it does not lift it", Steps: shedAfter(32,
