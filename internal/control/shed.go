@@ -44,12 +44,14 @@ package control
 // before shedRun acceptances since the marked one, shows the lift was
 // wrong, and restores the measurement it dropped, the acceptances since
 // counted (shedUnlift), unless a limit in flight explains both: the
-// lifted refusal sent with as many in flight as most or more, and this
-// one with more. A lift keeps most, the acceptances before the refusal
-// it lifted still counted. A lift is past undoing after shedRun
-// acceptances, or once the key states or learns a quota. Each refused
-// request waits its own backoff (or the key's doubled floor), the refusal floor at least (see
-// Decide), whatever the key does.
+// lifted refusals sent with as many in flight as most or more, and this
+// one with as many as they or more. A lift that leaves the window as it
+// was keeps most (the acceptances before the refusal it lifted count
+// still) and that count in flight; one that holds the window starts them
+// over. A lift is past undoing after shedRun acceptances, or once the key
+// states or learns a quota. Each refused request waits its own backoff
+// (or the key's doubled floor), the refusal floor at least (see Decide),
+// whatever the key does.
 //
 // What this costs and lets through: a rate first reached this way costs
 // one more refusal, the probe's (or one after a wrong lift), until a
@@ -58,15 +60,18 @@ package control
 // window grows slower each time it is refused a step past it at the same
 // level (ramp.edge): one refusal in shedRun+1 requests at first, one
 // every 32 round trips or so once the limit has shown it stays. A
-// refusal soon after a lift with no more in flight than most is read as a
-// rate's (DESIGN.md §6).
+// refusal soon after a lift with fewer in flight than the lifted ones, or
+// after a lift of refusals with fewer than most, is read as a rate's; so
+// is a first refusal with fewer in flight than most, which a limit in
+// flight that frees a slot once its answer is sent may still send
+// (DESIGN.md §6).
 type shed struct {
 	seq   uint64 // the refused request's grant; 0: no mark
 	epoch uint64 // the epoch it was granted in: its flight, sent before its answer
 	cwnd  int32  // the ramp's window before the refusal
-	sent  int32  // the other requests in flight at the refused request's grant (the lifted one's, after a lift)
+	sent  int32  // the other requests in flight at the refused request's grant (the flight's most, or fewest when held); after a lift that left the window as it was, the lifted flight's, when as many as most or more, else 0
 	ok    int32  // acceptances since the key's last refusal, up to shedRun, while it states and has learned nothing
-	most  int32  // the most other requests in flight at the grant of two accepted since the key's last refusal, likewise; kept as it was at a mark, and through its lift
+	most  int32  // the most other requests in flight at the grant of two accepted since the key's last refusal, likewise; kept as it was at a mark, and through a lift that left the window as it was
 	top   int32  // the most at the grant of one: a single acceptance, its count raised by an answer not yet read, does not raise most
 	held  bool   // the ramp's window was held to a limit in flight (ramp.capped) at the refusal
 
@@ -79,7 +84,7 @@ type shed struct {
 }
 
 // shedRun is how many acceptances since the key's last refusal a bare
-// refusal with no more in flight than was accepted must follow to be
+// refusal with fewer in flight than two accepted requests had must follow to be
 // tried as one of no rate; and how many a cut window is held for.
 const shedRun = 32
 
@@ -189,14 +194,16 @@ func (s *State) shedFlight(l *Lease) bool {
 // since the marked refusal: the lift was wrong (the server's rate, not
 // shed load or a limit in flight), and the refusal is read as one more
 // while measuring from the first. Not when a limit in flight explains
-// both refusals: the lifted one sent with as many in flight as most or
-// more, l with more. Restored so, a limit of two in flight at 20 ms (100
-// a second) refused once at one in flight, lifted, and refused again at
-// two was learned as a rate, 14 per 1.2 s or 15 per 240 ms, and run at
+// both refusals: the lifted ones sent with as many in flight as most or
+// more (sent, see unshed), l with as many as they or more (a bucket
+// refilled by the probe refuses whatever is in flight; a limit in flight,
+// only as many or more). Restored so, a limit of two in flight at 20 ms
+// (100 a second), refused once at one in flight, lifted, and refused
+// again at one or two, was learned as a rate, 15 per 240 ms, and run at
 // 0.12 to 0.5 of ideal (DESIGN.md §6).
 func (s *State) shedUnlift(l *Lease) {
 	m, lr := &s.shed, &s.learn
-	if m.lifted && (l.epoch == m.epoch || m.ok < shedRun) && !(m.sent >= m.most && l.others > m.most && m.most > 0) && lr.quota == nil && !lr.pending && s.flags&flagHinted == 0 {
+	if m.lifted && (l.epoch == m.epoch || m.ok < shedRun) && !(m.sent > 0 && l.others >= m.sent) && lr.quota == nil && !lr.pending && s.flags&flagHinted == 0 {
 		lr.pending, lr.pendCycle, lr.pendFrom, lr.pendQ, lr.lo = true, m.pendCycle, m.pendFrom, m.pendQ, 0
 	}
 }
@@ -224,9 +231,7 @@ func (s *State) unshed(l *Lease, now int64) {
 	if m.seq == 0 || l.epoch <= m.epoch || !l.probe {
 		return
 	}
-	// The acceptances before the refusal, counted still: a refusal after
-	// the lift is weighed against them (see shedMay, shedUnlift).
-	s.shed = shed{ok: m.ok, most: m.most, top: m.top}
+	s.shed = shed{ok: m.ok}
 	// The held window's refusals a step past it in a row, which shedMark
 	// kept through the ramp's restart: counted on below, when the window
 	// is held again, and dropped otherwise (a ramp not held keeps none).
@@ -236,7 +241,7 @@ func (s *State) unshed(l *Lease, now int64) {
 	if !lr.pending || lr.quota != nil || now < s.pauseUntil || s.flags&flagHinted != 0 {
 		return // something else happened since: no lift
 	}
-	s.shed.lifted, s.shed.epoch, s.shed.sent, s.shed.pendCycle, s.shed.pendFrom, s.shed.pendQ = true, m.epoch, m.sent, lr.pendCycle, lr.pendFrom, lr.pendQ
+	s.shed.lifted, s.shed.epoch, s.shed.pendCycle, s.shed.pendFrom, s.shed.pendQ = true, m.epoch, lr.pendCycle, lr.pendFrom, lr.pendQ
 	lr.pending, lr.pendCycle, lr.pendFrom, lr.pendQ, lr.lo = false, 0, 0, 0, 0
 	// The window as it was; when the refused request was sent with more
 	// in flight than any request accepted since the key's last refusal,
@@ -292,6 +297,18 @@ func (s *State) unshed(l *Lease, now int64) {
 		}
 	case m.sent > m.most && m.most > 0 && (cwnd <= 0 || m.most+1 < cwnd):
 		cwnd, s.ramp.capped = m.most+1, true
+	}
+	if !s.ramp.capped {
+		// The window as it was: the acceptances before the refusal
+		// count still, and a refusal after the lift is weighed against
+		// them (see shedMay); so is the lifted refusal's count in
+		// flight, when a limit in flight could have refused it (see
+		// shedUnlift). A window held starts them over: what the limit
+		// lets through is counted anew.
+		s.shed.most, s.shed.top = m.most, m.top
+		if m.sent >= m.most && m.most > 0 {
+			s.shed.sent = m.sent
+		}
 	}
 	// Open: its misses are slots lent (see ramp.stallAt), none yet.
 	s.ramp.open, s.ramp.keep, s.ramp.cwnd, s.ramp.misses = true, true, cwnd, 0

@@ -155,6 +155,22 @@ func shedTables() []Table {
 			acq(352*ms, "c", Want{Grant: true, InFlight: 2}),
 			acq(352*ms, "d", Want{Hold: control.ReasonConcurrency}),
 		)...)},
+		// The same lift, and a request granted after it refused with
+		// one in flight, as many as the lifted one: a limit in flight
+		// explains it as well (a slot freed once its answer is sent).
+		// The lift stands, and the refusal is tried as one of no rate.
+		{Name: "a refusal after a lift with as many in flight as the lifted one is tried as one of no rate", Steps: shedAfter(10, append(pairs(100*ms, 110*ms),
+			acq(330*ms, "y", Want{Grant: true}),
+			acq(331*ms, "x", Want{Grant: true}),
+			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			acq(345*ms, "pr", Want{Grant: true, Probe: true}),
+			rel(347*ms, "pr", ok(), Want{Probing: -1, Unlearned: true}),
+			acq(347*ms, "a", Want{Grant: true}),
+			rel(350*ms, "a", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			rel(351*ms, "y", ok(), Want{}),
+			acq(351*ms, "pr2", Want{Grant: true, Probe: true}),
+			rel(352*ms, "pr2", ok(), Want{Probing: -1, Unlearned: true}),
+		)...)},
 		// A request sent before the refused one, accepted after it,
 		// says nothing: the probe decides.
 		{Name: "a request sent before a bare refusal's request and accepted after it does not lift it", Steps: shedAfter(32,
