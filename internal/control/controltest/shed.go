@@ -96,19 +96,9 @@ func shedTables() []Table {
 		// dropped is restored, and the key pauses; its next acceptance
 		// ends the measurement begun at the first refusal: the 33
 		// accepted before it, y and the probe, 35 per 1.55s.
-		{Name: "a refusal of a lifted flight restores the measurement", Steps: shedAfter(29, append(pairs(310*ms, 320*ms),
-			acq(330*ms, "x", Want{Grant: true}),
-			acq(331*ms, "y", Want{Grant: true}),
-			acq(331*ms, "z", Want{Grant: true}),
-			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
-			acq(345*ms, "pr", Want{Hold: control.ReasonConcurrency}),
-			rel(346*ms, "y", ok(), Want{}),
-			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
-			rel(347*ms, "pr", ok(), Want{Probing: -1}),
-			rel(348*ms, "z", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1348 * ms}),
-			acq(1348*ms, "q", Want{Grant: true, Probe: true}),
+		{Name: "a refusal of a lifted flight restores the measurement", Steps: liftedFlight(29, []time.Duration{310 * ms, 320 * ms}, "x", "y",
 			rel(1350*ms, "q", ok(), Want{Learned: &Quota{Q: 35, W: 1550 * ms}}),
-		)...)},
+		)},
 		// Fewer than 32 acceptances, and x refused with one other in
 		// flight, as many as two accepted requests had (v and v2): a
 		// server that frees a slot once its answer is sent refuses a
@@ -121,30 +111,15 @@ func shedTables() []Table {
 		// sign that the lift was wrong (see shed.go, shedUnlift). The
 		// key pauses for the flight's refusal, as for any of a flight
 		// before its epoch, but measures nothing.
-		{Name: "a bare refusal with as many in flight as two accepted probes, and a lifted flight's refusal with more keeps the lift", Steps: shedAfter(10, append(pairs(100*ms, 110*ms),
-			acq(330*ms, "y", Want{Grant: true}),
-			acq(331*ms, "x", Want{Grant: true}),
-			acq(331*ms, "z", Want{Grant: true}),
-			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
-			acq(345*ms, "pr", Want{Hold: control.ReasonConcurrency}),
-			rel(346*ms, "y", ok(), Want{}),
-			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
-			rel(347*ms, "pr", ok(), Want{Probing: -1, Unlearned: true}),
-			rel(348*ms, "z", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1348 * ms}),
-			acq(1348*ms, "q", Want{Grant: true, Probe: true}),
+		{Name: "a bare refusal with as many in flight as two accepted probes, and a lifted flight's refusal with more keeps the lift", Steps: liftedFlight(10, []time.Duration{100 * ms, 110 * ms}, "y", "x",
 			rel(1350*ms, "q", ok(), Want{Unlearned: true}),
-		)...)},
+		)},
 		// The same lift, and a request granted after it refused with
 		// two in flight: one more than the window that held before the
 		// refusal, a limit in flight. Tried as one of no rate again,
 		// it holds the window to two in flight once its probe is
 		// accepted.
-		{Name: "a refusal after a lift with more in flight than two accepted holds the window", Steps: shedAfter(10, append(pairs(100*ms, 110*ms),
-			acq(330*ms, "y", Want{Grant: true}),
-			acq(331*ms, "x", Want{Grant: true}),
-			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
-			acq(345*ms, "pr", Want{Grant: true, Probe: true}),
-			rel(347*ms, "pr", ok(), Want{Probing: -1, Unlearned: true}),
+		{Name: "a refusal after a lift with more in flight than two accepted holds the window", Steps: liftedAtOne(
 			acq(347*ms, "a", Want{Grant: true}),
 			acq(347*ms, "b", Want{Grant: true}),
 			rel(350*ms, "b", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
@@ -154,23 +129,18 @@ func shedTables() []Table {
 			rel(352*ms, "pr2", ok(), Want{Probing: -1, Unlearned: true}),
 			acq(352*ms, "c", Want{Grant: true, InFlight: 2}),
 			acq(352*ms, "d", Want{Hold: control.ReasonConcurrency}),
-		)...)},
+		)},
 		// The same lift, and a request granted after it refused with
 		// one in flight, as many as the lifted one: a limit in flight
 		// explains it as well (a slot freed once its answer is sent).
 		// The lift stands, and the refusal is tried as one of no rate.
-		{Name: "a refusal after a lift with as many in flight as the lifted one is tried as one of no rate", Steps: shedAfter(10, append(pairs(100*ms, 110*ms),
-			acq(330*ms, "y", Want{Grant: true}),
-			acq(331*ms, "x", Want{Grant: true}),
-			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
-			acq(345*ms, "pr", Want{Grant: true, Probe: true}),
-			rel(347*ms, "pr", ok(), Want{Probing: -1, Unlearned: true}),
+		{Name: "a refusal after a lift with as many in flight as the lifted one is tried as one of no rate", Steps: liftedAtOne(
 			acq(347*ms, "a", Want{Grant: true}),
 			rel(350*ms, "a", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
 			rel(351*ms, "y", ok(), Want{}),
 			acq(351*ms, "pr2", Want{Grant: true, Probe: true}),
 			rel(352*ms, "pr2", ok(), Want{Probing: -1, Unlearned: true}),
-		)...)},
+		)},
 		// A request sent before the refused one, accepted after it,
 		// says nothing: the probe decides.
 		{Name: "a request sent before a bare refusal's request and accepted after it does not lift it", Steps: shedAfter(32,
@@ -219,6 +189,44 @@ func shedAfter(n int, more ...Step) []Step {
 		steps = append(steps, acq(at, name, Want{Grant: true}), rel(at+5*ms, name, ok(), Want{}))
 	}
 	return append(steps, more...)
+}
+
+// liftedFlight returns the steps of a key that states nothing accepting n
+// requests (see shedAfter) and the pairs at ats (see pairs); then first,
+// second and z granted together, x (one of the first two) refused bare,
+// the probe held until y is accepted, and accepted: the mark lifted. z,
+// of the lifted flight, is then refused and the key pauses; q probes
+// after the pause. Followed by more.
+func liftedFlight(n int, ats []time.Duration, first, second string, more ...Step) []Step {
+	steps := append(pairs(ats...),
+		acq(330*ms, first, Want{Grant: true}),
+		acq(331*ms, second, Want{Grant: true}),
+		acq(331*ms, "z", Want{Grant: true}),
+		rel(345*ms, "x", refused(bare(4*s)), Want{Plan: plan(s, 0, control.ReasonBackoff), PauseUntil: -1}),
+		acq(345*ms, "pr", Want{Hold: control.ReasonConcurrency}),
+		rel(346*ms, "y", ok(), Want{}),
+		acq(346*ms, "pr", Want{Grant: true, Probe: true}),
+		rel(347*ms, "pr", ok(), Want{Probing: -1}),
+		rel(348*ms, "z", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1348 * ms}),
+		acq(1348*ms, "q", Want{Grant: true, Probe: true}),
+	)
+	return shedAfter(n, append(steps, more...)...)
+}
+
+// liftedAtOne returns the steps of a key that states nothing accepting 10
+// requests and two pairs, each second of a pair sent with one in flight;
+// then x, sent with y in flight, refused bare with as many in flight as
+// the pairs, and the probe accepted: the mark lifted, y still in flight.
+// Followed by more.
+func liftedAtOne(more ...Step) []Step {
+	steps := append(pairs(100*ms, 110*ms),
+		acq(330*ms, "y", Want{Grant: true}),
+		acq(331*ms, "x", Want{Grant: true}),
+		rel(345*ms, "x", refused(bare(4*s)), Want{Plan: plan(s, 0, control.ReasonBackoff), PauseUntil: -1}),
+		acq(345*ms, "pr", Want{Grant: true, Probe: true}),
+		rel(347*ms, "pr", ok(), Want{Probing: -1, Unlearned: true}),
+	)
+	return shedAfter(10, append(steps, more...)...)
 }
 
 // pairs returns two requests granted together at each of ats, answered
