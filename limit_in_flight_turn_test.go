@@ -125,12 +125,12 @@ func TestLimitInFlightLearnedSlowAnswers(t *testing.T) {
 // refusal of no rate, its probe decides, and a refusal after the lift
 // with as many in flight no longer undoes it. A first refusal of a
 // request sent with fewer in flight than accepted requests had (every
-// answer read, no slot yet freed) is still read as a rate's, about once
-// in 750 runs (0.12), which no count in flight tells from a bucket's: so
+// answer read, no slot yet freed) is still read as a rate's, 1 run in
+// 3,000 here (0.12), which no count in flight tells from a bucket's: so
 // at most two of 100 runs may fall under 0.45 (the tree before failed 11
-// invocations of 12, this one none of 25). Under
+// invocations of 12, this one none of 30). Under
 // the race detector goroutines run in another order, in which that
-// refusal is common: 16 to 22 runs of 400 under 0.3, against 83 before.
+// refusal is common: 18 runs of 400 under 0.3, against 83 before.
 func TestLimitInFlightFastAnswersFirstRefusal(t *testing.T) {
 	if raceEnabled {
 		t.Skip("goroutines run in another order under the race detector, where a request sent with fewer in flight is refused often (see the comment): run without it")

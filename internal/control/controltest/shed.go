@@ -114,6 +114,26 @@ func shedTables() []Table {
 		{Name: "a bare refusal with as many in flight as two accepted probes, and a lifted flight's refusal with more keeps the lift", Steps: liftedFlight(10, []time.Duration{100 * ms, 110 * ms}, "y", "x",
 			rel(1350*ms, "q", ok(), Want{Unlearned: true}),
 		)},
+		// x refused with two in flight, more than any two accepted had
+		// (one): the probe accepted, the window is held to two. w, of
+		// the lifted flight, sent with three, is then refused: a limit
+		// in flight explains it as it did x. The key pauses for the
+		// flight's refusal, but the lift stands: nothing is learned.
+		{Name: "a lifted flight's refusal with more in flight than a held window keeps the lift", Steps: shedAfter(10, append(pairs(100*ms, 110*ms),
+			acq(330*ms, "y", Want{Grant: true}),
+			acq(330*ms, "z", Want{Grant: true}),
+			acq(331*ms, "x", Want{Grant: true}),
+			acq(331*ms, "w", Want{Grant: true}),
+			rel(345*ms, "x", refused(bare(4*s)), Want{Plan: noPause, PauseUntil: -1}),
+			acq(345*ms, "pr", Want{Hold: control.ReasonConcurrency}),
+			rel(346*ms, "y", ok(), Want{}),
+			rel(346*ms, "z", ok(), Want{}),
+			acq(346*ms, "pr", Want{Grant: true, Probe: true}),
+			rel(347*ms, "pr", ok(), Want{Probing: -1, Unlearned: true}),
+			rel(348*ms, "w", refused(bare(4*s)), Want{Plan: backoffPlan(s), PauseUntil: 1348 * ms}),
+			acq(1348*ms, "q", Want{Grant: true, Probe: true}),
+			rel(1350*ms, "q", ok(), Want{Unlearned: true}),
+		)...)},
 		// The same lift, and a request granted after it refused with
 		// two in flight: one more than the window that held before the
 		// refusal, a limit in flight. Tried as one of no rate again,
