@@ -25,32 +25,32 @@ package control
 // flight as most or more (a server that frees a slot once its answer is
 // sent refuses a request sent at once after an answer with as many as
 // most, one short of its limit by the client's count), or after at least
-// shedRun acceptances, marks the key and does not pause it; nor do the bare refusals of the rest of its
-// flight (the requests sent before its answer) sent with more in flight
-// than most, as a limit in flight refuses them (any of them, when the
-// window was held to a limit in flight). The key's next request is a
-// lone probe, sent once no more than most are in flight (fewer than the
-// refused request was sent with, when the window was held), the learner
-// measuring from the refusal as for any. If the probe is accepted, the
-// measurement is dropped and the key goes on: with its window as it was,
-// or, when the refused requests were sent with more in flight than most
-// (a limit in flight reached), with a window of most+1, held there until
-// shedRun acceptances, then grown by a request a round trip
-// (ramp.capped); a window already held so, refused with no more in
-// flight than most, is held again to what the refused request was sent
-// with (held). Any other refusal is read as before, and pauses the
-// key; a bare one of the lifted flight still to come, or any bare one
-// before shedRun acceptances since the marked one, shows the lift was
-// wrong, and restores the measurement it dropped, the acceptances since
-// counted (shedUnlift), unless a limit in flight explains both: the
-// lifted refusals sent with as many in flight as most or more, and this
-// one with as many as they or more (shed.explains). A lift
-// keeps that count in flight; one that leaves the window as it was keeps
-// most too (the acceptances before the refusal it lifted count still),
-// one that holds the window starts it over. A lift is past undoing after shedRun acceptances, or once the key
-// states or learns a quota. Each refused request waits its own backoff
-// (or the key's doubled floor), the refusal floor at least (see Decide),
-// whatever the key does.
+// shedRun acceptances, marks the key and does not pause it; nor do the
+// bare refusals of the rest of its flight (the requests sent before its
+// answer) sent with more in flight than most, as a limit in flight refuses
+// them (any of them, when the window was held to a limit in flight). The
+// key's next request is a lone probe, sent once no more than most are in
+// flight (fewer than the refused request was sent with, when the window
+// was held), the learner measuring from the refusal as for any. If the
+// probe is accepted, the measurement is dropped and the key goes on: with
+// its window as it was, or, when the refused requests were sent with more
+// in flight than most (a limit in flight reached), with a window of
+// most+1, held there until shedRun acceptances, then grown by a request a
+// round trip (ramp.capped); a window already held so, refused with no more
+// in flight than most, is held again to what the refused request was sent
+// with (held). Any other refusal is read as before, and pauses the key; a
+// bare one of the lifted flight still to come, or any bare one before
+// shedRun acceptances since the marked one, shows the lift was wrong, and
+// restores the measurement it dropped, the acceptances since counted
+// (shedUnlift), unless a limit in flight explains both: the lifted
+// refusals sent with as many in flight as most or more, and this one with
+// as many as they or more (shed.explains). A lift keeps that count in
+// flight; one that leaves the window as it was keeps most too (the
+// acceptances before the refusal it lifted count still), one that holds
+// the window starts it over. A lift is past undoing after shedRun
+// acceptances, or once the key states or learns a quota. Each refused
+// request waits its own backoff (or the key's doubled floor), the refusal
+// floor at least (see Decide), whatever the key does.
 //
 // What this costs and lets through: a rate first reached this way costs
 // one more refusal, the probe's (or one after a wrong lift), until a quota
@@ -88,18 +88,18 @@ type shed struct {
 }
 
 // shedRun is how many acceptances since the key's last refusal a bare
-// refusal not tried for its count in flight (see shedMay) must follow to be
-// tried as one of no rate; and how many a cut window is held for.
+// refusal not tried for its count in flight (see shedMay) must follow to
+// be tried as one of no rate; and how many a cut window is held for.
 const shedRun = 32
 
 // shedMay reports whether the refusal of l, read with nothing stated or
-// foreseen, may be a refusal of no rate: the first of its flight, no
-// quota learned or being measured, the key neither paused nor probing,
-// and either l sent with as many in flight as two requests accepted
-// since the key's last refusal or more (or since the one before, when a
-// lift left the window as it was: see unshed), two or more of them in
-// flight together, or at least shedRun acceptances since then. (A limit of one in flight
-// cannot be told from a rate by a lone probe: both pass it.)
+// foreseen, may be a refusal of no rate: the first of its flight, no quota
+// learned or being measured, the key neither paused nor probing, and
+// either l sent with as many in flight as two requests accepted since the
+// key's last refusal or more (or since the one before, when a lift left
+// the window as it was: see unshed), two or more of them in flight
+// together, or at least shedRun acceptances since then. (A limit of one in
+// flight cannot be told from a rate by a lone probe: both pass it.)
 // Called before the learner reads the refusal.
 func (s *State) shedMay(l *Lease, first bool, now int64) bool {
 	lr := &s.learn
