@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/politehttp/polite/internal/control"
 )
 
@@ -121,13 +120,10 @@ func idempotent(req *http.Request) bool {
 // too, as a refusal's retry does. It reports false when the failure goes
 // back to the caller as it is. A 502 or 504 to retry is drained and
 // closed first.
-func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, attempt, attempts int, bo **backoff.ExponentialBackOff, resp *http.Response, out *control.Outcome, err error, ask *control.Ask) bool {
+func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, attempt, attempts int, bo *retryBackoff, resp *http.Response, out *control.Outcome, err error, ask *control.Ask) bool {
 	out.Transient = true
 	r := &out.Refusal
-	if *bo == nil {
-		*bo = newBackoff()
-	}
-	r.Backoff = (*bo).NextBackOff()
+	r.Backoff = bo.next(req.Context(), now)
 	if resp != nil {
 		r.Wait, r.Given = retryAfter(resp.Header, now, serverNow(g, now), g.granted())
 	}
