@@ -123,7 +123,7 @@ func idempotent(req *http.Request) bool {
 func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *lease, now time.Time, attempt, attempts int, bo *retryBackoff, resp *http.Response, out *control.Outcome, err error, ask *control.Ask) bool {
 	out.Transient = true
 	r := &out.Refusal
-	r.Backoff = bo.next(req.Context(), now)
+	r.Backoff = bo.within(req.Context(), now, bo.next())
 	if resp != nil {
 		r.Wait, r.Given = retryAfter(resp.Header, now, serverNow(g, now), g.granted())
 	}

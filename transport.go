@@ -547,7 +547,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.Wait, why, r.Given = serverWait(resp.Header, out.Quotas, now, serverNow(&g, now), g.granted())
 		r.Reason = reasonCode(why)
 		if !r.Given {
-			r.Backoff = bo.next(ctx, now)
+			r.Backoff = bo.next()
 		}
 		// Never once the context has ended: the refusal is the answer
 		// the caller gets (as for a transient failure).
@@ -1316,14 +1316,22 @@ func serverWait(h http.Header, quotas []parse.Quota, now, estimate, sent time.Ti
 // a transient failure gives none.
 type retryBackoff struct {
 	bo    *backoff.ExponentialBackOff // nil until the first wait
-	short bool                        // a wait was shortened to the deadline
+	short bool                        // a transient failure's wait was shortened to the deadline
 }
 
-// next returns the request's next wait after a failure at now, for a
-// request whose context is ctx. A wait that would leave the retry less
-// time before the context's deadline than the wait itself is shortened,
-// once a request, to half of what the deadline leaves, the other half for
-// the retry's answer, if that is no shorter than the least first wait
+// next draws the request's next wait.
+func (b *retryBackoff) next() time.Duration {
+	if b.bo == nil {
+		b.bo = newBackoff()
+	}
+	return b.bo.NextBackOff()
+}
+
+// within returns d, a transient failure's backoff at now, for a request
+// whose context is ctx. A wait that would leave the retry less time before
+// the context's deadline than the wait itself is shortened, once a
+// request, to half of what the deadline leaves (the other half meant for
+// the retry's answer), if that is no shorter than the least first wait
 // (backoffInitial less its randomisation). Drawn past the deadline, the
 // wait made the request give up with time and attempts left: against a
 // gateway failing for 35 s, a request under a deadline of a minute failed
@@ -1331,12 +1339,12 @@ type retryBackoff struct {
 // seventh would have waited 16 to 48 s, where 25.5 s were left. Once a
 // request only, so that a request near its deadline is not sent again and
 // again at shorter and shorter waits: the next wait, drawn longer, gives
-// the request up as before when it does not fit.
-func (b *retryBackoff) next(ctx context.Context, now time.Time) time.Duration {
-	if b.bo == nil {
-		b.bo = newBackoff()
-	}
-	d := b.bo.NextBackOff()
+// the request up as before when it does not fit. The once is spent even
+// when a longer wait is the one waited (the server's Retry-After, the
+// retry budget's spacing). A refusal's backoff is never shortened: the
+// key's pause is the refused request's wait (see control.Decide), and
+// one request's deadline does not shorten the pause of all.
+func (b *retryBackoff) within(ctx context.Context, now time.Time, d time.Duration) time.Duration {
 	if deadline, ok := ctx.Deadline(); ok && !b.short {
 		least := time.Duration(float64(backoffInitial) * (1 - backoffRand))
 		if half := deadline.Sub(now) / 2; d > half && half >= least {

@@ -345,7 +345,9 @@ type Refusal struct {
 	Given  bool
 	Reason Reason
 	// Backoff is the request's next fallback interval, randomised, used
-	// when the server gave no wait.
+	// when the server gave no wait; a transient failure's may be
+	// shortened to the request's deadline (see the Transport's
+	// retryBackoff).
 	Backoff time.Duration
 	// Retryable reports that the request has attempts left and may be
 	// sent again (its body can be replayed, its method allows it).
