@@ -433,14 +433,43 @@ func (sh *shard) take(e *entry) []*op {
 }
 
 // requeue puts ops back at the head of the queue, in order, ahead of the
-// updates queued since: a batch whose leader left (see errLeaderGone).
+// updates queued since: a batch whose leader left (see errLeaderGone), or
+// the updates split from a batch (see split). An op whose context ended
+// meanwhile ends with its context's error instead: out of the queue, it
+// could not withdraw, and its goroutine waits for its result, deaf to its
+// context (requeued, one waited through the leader's whole commit, a
+// second of contention where its context had 60 ms left, then led and
+// sent its swap: TestRequeuedUpdateEndsWithContext).
 func (sh *shard) requeue(e *entry, ops []*op) {
 	if len(ops) == 0 {
 		return
 	}
+	back := make([]*op, 0, len(ops))
+	for _, o := range ops {
+		if err := o.ctx.Err(); err != nil {
+			o.done <- result{err: err}
+			continue
+		}
+		back = append(back, o)
+	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e.queue = append(slices.Clone(ops), e.queue...)
+	e.queue = append(back, e.queue...)
+}
+
+// pass hands on the lead o was handed once its context had ended: o
+// leaves the queue, unsent, and the next update queued leads.
+func (sh *shard) pass(e *entry, o *op) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if i := slices.Index(e.queue, o); i >= 0 {
+		e.queue = slices.Delete(e.queue, i, i+1)
+	}
+	if len(e.queue) == 0 {
+		e.leading = false
+		return
+	}
+	e.queue[0].done <- result{lead: true}
 }
 
 // handOff ends a lead: the first update queued since leads next.

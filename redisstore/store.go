@@ -291,6 +291,13 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 				return r.err
 			}
 		}
+		if err := ctx.Err(); err != nil {
+			// Handed the lead once its context had ended (put back
+			// in the queue by a batch's split or a leader that left,
+			// and led after): not sent, the lead passed on.
+			sh.pass(e, o)
+			return err
+		}
 	}
 	// This update leads: it swaps the queue, its own update first, and
 	// hands the lead to the next update queued, if any. The swap does not
@@ -527,14 +534,17 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			}
 			batch = *bp
 		}
+		takes := false // an update of the batch takes a lease (see split)
 		if pre != nil && len(batch) > 1 {
-			if mine, others := split(batch, pre, &st); len(others) > 0 {
+			mine, others, took := split(batch, pre, &st)
+			if len(others) > 0 {
 				sh.requeue(e, others)
 				*bp = mine
 				ver, cur = sh.cached(e)
 				splits++
 				continue
 			}
+			takes = took
 		} else {
 			for _, o := range batch {
 				o.fn(&st)
@@ -560,9 +570,16 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			r.notify = r.notify || len(next) <= maxNotifyState
 		}
 		sent := time.Now().UnixMicro()
-		if pre != nil && grants(next) != grants(pre) {
+		if pre != nil && (takes || grants(next) != grants(pre)) {
 			// It takes a lease: should Redis run it only after this
-			// process gave up, it must change nothing.
+			// process gave up, it must change nothing. (Told by the
+			// grants of the batch's updates one by one, not by the
+			// count before and after alone: a Forget that starts a new
+			// incarnation counts them from zero again, and a batch of
+			// it and an Acquire, after one grant, ended at the count it
+			// began with; sent without a limit, run late, its lease
+			// held the key in every process for a Lease:
+			// TestForgetAcquireBatchLateKeepsNothing.)
 			// The client gives up at its ReadTimeout if sooner than
 			// Timeout: a swap Redis ran between the two kept its lease.
 			limit := s.timeout()
@@ -644,11 +661,13 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 // its request in flight while the body arrives (Leases as it was), and
 // one whose lease had ended frees none, but each brings what the server
 // said in its headers. When there is a rest, st is left
-// as it was not to be kept.
-func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op) {
+// as it was not to be kept. takes reports whether an update of mine
+// changed the count of grants (a new incarnation's count from zero
+// again too), which a swap of mine must then send with a limit.
+func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op, takes bool) {
 	var c control.State
 	if c.UnmarshalBinary(pre) != nil {
-		return batch, nil
+		return batch, nil, false
 	}
 	g, n, w, gen := c.Grants(), c.Leases(), c.Awaiting(), c.Generation()
 	kind := 0 // 1: an update took a lease; -1: one released one
@@ -656,7 +675,7 @@ func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op) {
 		o.fn(st)
 		b, _ := st.MarshalBinary()
 		if c.UnmarshalBinary(b) != nil {
-			return batch, nil
+			return batch, nil, false
 		}
 		k := 0
 		switch {
@@ -675,10 +694,10 @@ func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op) {
 		case kind == 0:
 			kind = k
 		case k != kind:
-			return batch[:i:i], batch[i:]
+			return batch[:i:i], batch[i:], kind == 1
 		}
 	}
-	return batch, nil
+	return batch, nil, kind == 1
 }
 
 // ttl returns the time to live of a state expiring at expiry.
