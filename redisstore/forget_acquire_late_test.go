@@ -19,6 +19,7 @@ import (
 // was held for the key's probe for a Lease. Now it goes with a limit, as
 // the Acquire alone does, and changes nothing when run late.
 func TestForgetAcquireBatchLateKeepsNothing(t *testing.T) {
+	waitsSeconds(t)
 	for _, withForget := range []bool{false, true} {
 		name := "acquire alone"
 		if withForget {
@@ -82,8 +83,8 @@ func TestForgetAcquireBatchLateKeepsNothing(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond) // Redis has run the swap by now
 			t.Logf("forget: %v; acquire: granted %v, err %v", ferr, granted, aerr)
-			if aerr == nil {
-				t.Fatal("the acquire's Update succeeded while Redis was busy for a second")
+			if aerr == nil || withForget && ferr == nil {
+				t.Fatal("an Update of the batch succeeded while Redis was busy for a second")
 			}
 			raw, err := b.rdb.HGet(t.Context(), b.redisKey(id(k)), "s").Bytes()
 			if err != nil {

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"testing"
@@ -113,6 +114,9 @@ func TestRequeuedUpdateEndsWithContext(t *testing.T) {
 	<-stopped
 	rerr := <-rDone
 	t.Logf("A (context of 60ms) returned after %v: %v; R: %v", r.took.Round(time.Millisecond), r.err, rerr)
+	if !errors.Is(r.err, context.DeadlineExceeded) {
+		t.Errorf("A: %v, want its context's error", r.err)
+	}
 	if bound := 60*time.Millisecond + 100*time.Millisecond + a.timeout(); r.took > bound {
 		t.Errorf("A returned %v after its Update began, its context of 60ms long ended; want within a Timeout (%v) of its end or of its fn's", r.took.Round(time.Millisecond), a.timeout())
 	}

@@ -444,16 +444,19 @@ func (sh *shard) requeue(e *entry, ops []*op) {
 	if len(ops) == 0 {
 		return
 	}
-	back := make([]*op, 0, len(ops))
+	// Under the lock, as withdraw reads the queue: an op whose context
+	// ends after this reads it is in the queue for withdraw to find.
+	// Read before, its context could end and withdraw miss it between.
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	back := make([]*op, 0, len(ops)+len(e.queue))
 	for _, o := range ops {
 		if err := o.ctx.Err(); err != nil {
-			o.done <- result{err: err}
+			o.done <- result{err: err} // out of the queue: nothing else sends to it
 			continue
 		}
 		back = append(back, o)
 	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	e.queue = append(back, e.queue...)
 }
 

@@ -142,3 +142,39 @@ func TestNotifiedStateFollows(t *testing.T) {
 		}
 	}
 }
+
+// The lead handed to an update whose context ended passes to the next
+// update queued, or, none queued, leaves the key led by none: the next
+// update to come leads. Lost, the key's updates would wait for a lead that
+// never comes; kept, the update would send its swap unasked.
+func TestShardPassLead(t *testing.T) {
+	var sh shard
+	sh.init(4)
+	e := sh.pin("k")
+	defer sh.unpin(e)
+	newOp := func() *op { return &op{ctx: t.Context(), done: make(chan result, 1)} }
+	o, p := newOp(), newOp()
+	if !sh.enqueue(e, o) || sh.enqueue(e, p) {
+		t.Fatal("the first update queued does not lead alone")
+	}
+	sh.handOff(e) // o leads, as one whose batch ended hands on
+	if r := <-o.done; !r.lead {
+		t.Fatalf("o got %+v, want the lead", r)
+	}
+	sh.pass(e, o)
+	select {
+	case r := <-p.done:
+		if !r.lead {
+			t.Fatalf("p got %+v, want the lead", r)
+		}
+	default:
+		t.Fatal("the lead o passed on did not reach p")
+	}
+	sh.pass(e, p)
+	if e.leading || len(e.queue) != 0 {
+		t.Fatalf("after the last update passed: leading %v, %d queued; want none", e.leading, len(e.queue))
+	}
+	if q := newOp(); !sh.enqueue(e, q) {
+		t.Error("the next update does not lead")
+	}
+}
