@@ -37,19 +37,7 @@ func TestForgetAcquireBatchLateKeepsNothing(t *testing.T) {
 			var busy <-chan error
 			becomeBusy := func() { once.Do(func() { busy = busyRedis(t, addr, time.Second) }) }
 
-			gate := make(chan struct{})
-			plugDone := make(chan error, 1)
-			go func() { plugDone <- a.Update(t.Context(), k, func(*polite.KeyState) { <-gate }) }()
-			waitQueued := func(n int) {
-				for deadline := time.Now().Add(2 * time.Second); queuedUpdates(a, k) != n; {
-					if time.Now().After(deadline) {
-						t.Fatalf("queue of %d, want %d", queuedUpdates(a, k), n)
-					}
-					time.Sleep(time.Millisecond)
-				}
-			}
-			time.Sleep(20 * time.Millisecond)
-			waitQueued(0)
+			open, waitQueued := plug(t, a, k)
 
 			var wg sync.WaitGroup
 			var ferr, aerr error
@@ -73,8 +61,7 @@ func TestForgetAcquireBatchLateKeepsNothing(t *testing.T) {
 			})
 			q++
 			waitQueued(q)
-			close(gate)
-			if err := <-plugDone; err != nil {
+			if err := open(); err != nil {
 				t.Fatal(err)
 			}
 			wg.Wait()

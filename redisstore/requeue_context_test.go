@@ -64,19 +64,7 @@ func TestRequeuedUpdateEndsWithContext(t *testing.T) {
 		})
 	}
 
-	gate := make(chan struct{})
-	plugDone := make(chan error, 1)
-	go func() { plugDone <- a.Update(t.Context(), k, func(*polite.KeyState) { <-gate }) }()
-	waitQueued := func(n int) {
-		for deadline := time.Now().Add(2 * time.Second); queuedUpdates(a, k) != n; {
-			if time.Now().After(deadline) {
-				t.Fatalf("queue of %d, want %d", queuedUpdates(a, k), n)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	time.Sleep(20 * time.Millisecond)
-	waitQueued(0)
+	open, waitQueued := plug(t, a, k)
 
 	// R: a request ends (context detached, as the Budget's releases are).
 	rDone := make(chan error, 1)
@@ -107,8 +95,7 @@ func TestRequeuedUpdateEndsWithContext(t *testing.T) {
 		aDone <- res{err, time.Since(start)}
 	}()
 	waitQueued(2)
-	close(gate)
-	<-plugDone
+	open()
 	r := <-aDone
 	close(stop)
 	<-stopped

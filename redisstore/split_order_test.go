@@ -181,19 +181,7 @@ func TestSplitQueueWithinTwoTimeouts(t *testing.T) {
 		}
 	}
 
-	gate := make(chan struct{})
-	plugDone := make(chan error, 1)
-	go func() { plugDone <- s.Update(t.Context(), k, func(*polite.KeyState) { <-gate }) }()
-	waitQueued := func(n int) {
-		for deadline := time.Now().Add(2 * time.Second); queuedUpdates(s, k) != n; {
-			if time.Now().After(deadline) {
-				t.Fatalf("queue of %d, want %d", queuedUpdates(s, k), n)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	time.Sleep(20 * time.Millisecond)
-	waitQueued(0)
+	open, waitQueued := plug(t, s, k)
 
 	const n = 6 // start, end, start, end, start, end
 	var (
@@ -227,8 +215,7 @@ func TestSplitQueueWithinTwoTimeouts(t *testing.T) {
 	mu.Lock()
 	start = time.Now()
 	mu.Unlock()
-	close(gate)
-	<-plugDone
+	open()
 	wg.Wait()
 	bound := 2*s.timeout() + 100*time.Millisecond
 	for i := range n {
@@ -300,4 +287,31 @@ func TestForgetSentAfterStall(t *testing.T) {
 		t.Errorf("Forget, with Redis answering: err %v; the key is still paused in Redis until %v (%v from now)",
 			ferr, pu.Format(time.TimeOnly), time.Until(pu).Round(time.Second))
 	}
+}
+
+// plug holds the lead of k in s with an Update that waits until open is
+// called, so that the Updates made meanwhile queue behind it into one
+// batch; waitQueued waits until n are queued. open returns the plug's
+// Update's error once it has returned.
+func plug(t *testing.T, s *Store, k string) (open func() error, waitQueued func(n int)) {
+	t.Helper()
+	gate := make(chan struct{})
+	plugDone := make(chan error, 1)
+	go func() { plugDone <- s.Update(t.Context(), k, func(*polite.KeyState) { <-gate }) }()
+	waitQueued = func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Second); queuedUpdates(s, k) != n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("queue of %d, want %d", queuedUpdates(s, k), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	waitQueued(0)
+	open = func() error {
+		close(gate)
+		return <-plugDone
+	}
+	return open, waitQueued
 }
