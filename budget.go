@@ -978,16 +978,16 @@ func (b *Budget) tellBatch(batch []leaving) {
 func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time, timer **time.Timer) (storeNote, error) {
 	switch {
 	case b.mem != nil:
-		return storeNote{}, b.mem.wait(ctx, k.m, h.Gen, until, timer, true)
+		return storeNote{}, b.mem.wait(ctx, k.m, h.Gen, h.Born(), until, timer, true)
 	case h.local:
 		now := time.Now()
 		if until.IsZero() {
 			if !b.useExt(now) {
 				// Woken when the Store answers again (see answered).
-				return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, until, timer, true)
+				return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, h.Born(), until, timer, true)
 			}
 			// Look again when the Store may answer again.
-			return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, time.Unix(0, b.retryAt()), timer, true)
+			return storeNote{}, b.fallback.wait(ctx, k.m, h.Gen, h.Born(), time.Unix(0, b.retryAt()), timer, true)
 		}
 		// A pause: woken when a request finds the Store answering again
 		// (see answered), or sooner, to find it so, by one request held
@@ -1020,7 +1020,7 @@ func (b *Budget) wait(ctx context.Context, k budgetKey, h hold, until time.Time,
 					}
 				}
 			}
-			if err := b.fallback.wait(ctx, k.m, h.Gen, at, timer, true); err != nil || at.Equal(until) {
+			if err := b.fallback.wait(ctx, k.m, h.Gen, h.Born(), at, timer, true); err != nil || at.Equal(until) {
 				return storeNote{}, err
 			}
 			if now = time.Now(); now.Before(at) {

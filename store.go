@@ -444,14 +444,18 @@ func (s *MemoryStore) Update(ctx context.Context, key string, fn func(*KeyState)
 
 // Wait implements [Store].
 func (s *MemoryStore) Wait(ctx context.Context, key string, gen uint64, until time.Time) error {
-	return s.wait(ctx, splitKey(key), gen, until, nil, false)
+	return s.wait(ctx, splitKey(key), gen, 0, until, nil, false)
 }
 
 // wait is Wait with a timer to reuse (nil: make one). held reports that
-// the hold the caller waits out came from this store's state for k: if k
-// has none now, or a new one, that state was forgotten (Forget, eviction
-// or expiry) since, which wakes the waiter as a change does.
-func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time.Time, timer **time.Timer, held bool) error {
+// the hold the caller waits out came from this store's state for k, born
+// (see control.Hold.Born; 0: not known): if k has none now, or a new one,
+// that state was forgotten (Forget, eviction or expiry) since, which wakes
+// the waiter as a change does. A new one is told by its identity: its
+// Generation counts from its own start, and, told by that alone, a state
+// whose count had reached gen again held its waiter until the old hold's
+// end (TestWaitNewIncarnationSameGeneration).
+func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, born int64, until time.Time, timer **time.Timer, held bool) error {
 	sh := s.shard(k)
 	var fire <-chan time.Time
 	for {
@@ -492,9 +496,9 @@ func (s *MemoryStore) wait(ctx context.Context, k memKey, gen uint64, until time
 				sh.created = make(chan struct{})
 			}
 			changed = sh.created
-		case e.ks.Generation() > gen, held && e.ks.Generation() < gen:
-			// Grown; or, below what the waiter saw, a new state (its
-			// generation starts over).
+		case e.ks.Generation() > gen, held && (e.ks.Generation() < gen || born != 0 && e.ks.c.Born() != born):
+			// Grown; or a new state: below what the waiter saw (its
+			// generation starts over), or of another incarnation.
 			sh.mu.Unlock()
 			return nil
 		default:

@@ -268,10 +268,11 @@ type Hold struct {
 	// Gen is the state's Generation when it said to hold: a change
 	// beyond it may end the wait.
 	Gen     uint64
-	own     bool // held for what is the request's own (its cost): it claims no turn
-	cost    bool // held for its cost long enough to claim a turn of the requests that cost (see admitCost)
-	claimed bool // the request is counted in the claim of its place (see Claimed)
-	placed  bool // the request has a place among those waiting for a slot (see Placed)
+	born    int64 // the state's identity when it said to hold (see State.Begin)
+	own     bool  // held for what is the request's own (its cost): it claims no turn
+	cost    bool  // held for its cost long enough to claim a turn of the requests that cost (see admitCost)
+	claimed bool  // the request is counted in the claim of its place (see Claimed)
+	placed  bool  // the request has a place among those waiting for a slot (see Placed)
 }
 
 // Claimed reports that the request held is counted in the claim of its
@@ -283,6 +284,12 @@ func (h Hold) Claimed() bool { return h.claimed }
 // for a slot in flight (see handoff.go): it asks again with Ask.Placed
 // set, and, should it stop waiting, leaves (State.Leave).
 func (h Hold) Placed() bool { return h.placed }
+
+// Born returns the identity of the state that said to hold (see
+// State.Begin): a state of the key born otherwise since is another
+// incarnation, whose Generation counts from its own start, and may have
+// reached Gen again; 0 when unknown.
+func (h Hold) Born() int64 { return h.born }
 
 // Until returns when the wait ends at the earliest: no request starts
 // before. Zero when only a change to the key (Gen) ends it.

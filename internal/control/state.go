@@ -206,6 +206,10 @@ func (s *State) touch(now int64) {
 	}
 }
 
+// Born returns the identity of s's incarnation (see Begin); 0 for a state
+// not yet used.
+func (s *State) Born() int64 { return s.born }
+
 // Begin makes s, if not yet used, an incarnation of its key first used at
 // now or just after floor, whichever is later, and returns its identity:
 // floor is the identity of an earlier incarnation of the key. A lease is
@@ -501,7 +505,7 @@ func wakeFirst(a, b int64) int64 {
 
 // hold builds a Hold.
 func (s *State) hold(until int64, why Reason, wake int64) (Hold, bool) {
-	return Hold{until: until, wake: wake, Reason: why, Gen: s.gen}, false
+	return Hold{until: until, wake: wake, Reason: why, Gen: s.gen, born: s.born}, false
 }
 
 // Acquire asks to start one request at now. It either grants it (writes
