@@ -253,7 +253,8 @@ func (s *State) boundAt(now int64, cfg *Config, flight bool, skew int64) {
 	capped := addSat(now, int64(MaxPause)) // a pause or a live observation ends by then
 	if s.pauseUntil > capped || s.ramp.probeEnd > far || s.leases.last() > far || s.retry.stopUntil > far ||
 		s.rateNext > pace || s.deadlineBeyond(capped) || s.costs.beyond(now, far) ||
-		s.startsBeyond(addSat(now, skew)) || s.turns.beyond(s.claimEnd(now, far, pace)) {
+		s.startsBeyond(addSat(now, skew)) || s.learn.distrustUntil > addSat(now, distrustMax) ||
+		s.turns.beyond(s.claimEnd(now, far, pace)) {
 		claims := s.claimEnd(now, far, pace)
 		s.bound(now, far, skew, flight)
 		s.turns.bound(claims)
@@ -296,23 +297,26 @@ func (s *State) claimEnd(now, far, pace int64) int64 {
 // far: its window, capped at MaxPause, began in the future.
 func (s *State) deadlineBeyond(far int64) bool {
 	for i := range s.policies {
-		if s.policies[i].deadline > far {
+		if p := &s.policies[i]; p.deadline > far || p.stated > far {
 			return true
 		}
 	}
 	return false
 }
 
-// startsBeyond reports whether a stated quota logged a start after far:
-// logged by a process whose clock is that far ahead of ours, or by this
-// one before its clock went back.
+// startsBeyond reports whether a stated quota, or the learned one, logged
+// a start after far: logged by a process whose clock is that far ahead of
+// ours, or by this one before its clock went back.
 func (s *State) startsBeyond(far int64) bool {
 	for i := range s.policies {
 		if l := &s.policies[i].log; l.n > 0 && l.last().at > far {
 			return true
 		}
 	}
-	return false
+	if q := s.learn.quota; q != nil && q.log.n > 0 && q.log.last().at > far {
+		return true
+	}
+	return s.learn.lastStart > far
 }
 
 // bound brings back to far the holds of a state no controller here wrote:
@@ -325,20 +329,36 @@ func (s *State) startsBeyond(far int64) bool {
 // as long as the stored instant says, up to 2116. (Bound cuts the turn
 // claims that lapse beyond the longest hold: see claimEnd.) Starts logged
 // more than skew after now (by a process whose clock is that far ahead, or
-// by this one before its clock went back) are read as made now: a stated
-// window, up to MaxPause, counted from a start a day ahead held the key
-// for up to two days, and kept the state (see Expiry) as long.
+// by this one before its clock went back), by a stated quota or the
+// learned one, are read as made now: a stated window, up to MaxPause,
+// counted from a start a day ahead held the key for up to two days, and
+// kept the state (see Expiry) as long; the learned quota's even pace,
+// from a start 50 years ahead, held it until then. A live observation's
+// stated reset ends by MaxPause as its window does, and the learned
+// quota's distrust of stated ones by distrustMax.
 func (s *State) bound(now, far, skew int64, flight bool) {
 	s.pauseUntil = min(s.pauseUntil, addSat(now, int64(MaxPause)))
 	if s.startsBeyond(addSat(now, skew)) {
 		for i := range s.policies {
 			s.policies[i].log.clamp(now)
 		}
+		if q := s.learn.quota; q != nil {
+			q.log.clamp(now)
+		}
+		s.learn.lastStart = min(s.learn.lastStart, now)
 	}
 	for i := range s.policies {
+		// The reset a live observation stated, which a test of a late
+		// reset goes at (see phase.go), is bound with its window: held
+		// to it, a stated reset 50 years ahead held the key as long.
 		p := &s.policies[i]
 		p.deadline = min(p.deadline, addSat(now, int64(MaxPause)))
+		p.stated = min(p.stated, addSat(now, int64(MaxPause)))
 	}
+	// The learned quota's distrust of stated ones lasts distrustMax at
+	// most (see learner.refused): decoded unbounded, it overrode what the
+	// server stated for as long as the stored instant said.
+	s.learn.distrustUntil = min(s.learn.distrustUntil, addSat(now, distrustMax))
 	s.ramp.probeEnd = min(s.ramp.probeEnd, far)
 	s.retry.stopUntil = min(s.retry.stopUntil, far)
 	for !flight && len(s.leases.b) > 0 {
