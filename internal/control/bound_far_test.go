@@ -26,23 +26,7 @@ func TestBoundLearnedStartFar(t *testing.T) {
 	q.log.total = 1
 	s.learn.quota = q
 	s.learn.smooth = smoothOn
-	b, err := s.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("form: %x", b)
-	var d State
-	if err := d.UnmarshalBinary(b); err != nil {
-		t.Fatalf("rejected: %v", err)
-	}
-	cfg := Config{}
-	d.Bound(t0, &cfg)
-	var l Lease
-	h, ok := d.Acquire(t0, &cfg, Ask{}, &l)
-	t.Logf("ok=%v until=%v reason=%v", ok, h.Until(), h.Reason)
-	if !ok && h.Until().Sub(t0) > MaxPause {
-		t.Errorf("decoded and Bound at %v, the key holds its next request until %v (reason %v): past MaxPause (%v)", t0, h.Until(), h.Reason, MaxPause)
-	}
+	boundHoldsNoLonger(t, &s)
 }
 
 // A live observation whose stated reset (the one a test of a late reset
@@ -56,23 +40,7 @@ func TestBoundStatedResetFar(t *testing.T) {
 	s.ramp.open, s.ramp.cwnd = true, 4
 	s.policies = []policy{{name: "p", unit: unitRequests, q: 10, w: int64(time.Minute), seen: now, live: true, minR: 1,
 		deadline: now + int64(time.Minute), stated: now + 50*365*24*int64(time.Hour), skips: true}}
-	b, err := s.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("form: %x", b)
-	var d State
-	if err := d.UnmarshalBinary(b); err != nil {
-		t.Fatalf("rejected: %v", err)
-	}
-	cfg := Config{}
-	d.Bound(t0, &cfg)
-	var l Lease
-	h, ok := d.Acquire(t0, &cfg, Ask{}, &l)
-	t.Logf("ok=%v until=%v reason=%v", ok, h.Until(), h.Reason)
-	if !ok && h.Until().Sub(t0) > MaxPause {
-		t.Errorf("decoded and Bound at %v, the key holds its next request until %v (reason %v): past MaxPause (%v)", t0, h.Until(), h.Reason, MaxPause)
-	}
+	boundHoldsNoLonger(t, &s)
 }
 
 // A learned quota's distrust of stated quotas 50 years ahead (a state
@@ -110,5 +78,26 @@ func TestBoundDistrustFar(t *testing.T) {
 	}
 	if held > 0 {
 		t.Errorf("10 days after a decode, a key whose server states 990 of 1000 left is still held %d times of 5 by its learned quota: distrustUntil %v decoded unbounded", held, at(d.learn.distrustUntil))
+	}
+}
+
+// boundHoldsNoLonger writes s as a Store keeps it, reads it back, bounds it
+// at t0 as a Budget bounds a state it reads from a Store, and asks it for
+// a request at t0: held, the request must be held no longer than MaxPause.
+func boundHoldsNoLonger(t *testing.T, s *State) {
+	t.Helper()
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d State
+	if err := d.UnmarshalBinary(b); err != nil {
+		t.Fatalf("form %x rejected: %v", b, err)
+	}
+	cfg := Config{}
+	d.Bound(t0, &cfg)
+	var l Lease
+	if h, ok := d.Acquire(t0, &cfg, Ask{}, &l); !ok && h.Until().Sub(t0) > MaxPause {
+		t.Errorf("decoded and Bound at %v, the key holds its next request until %v (reason %v): past MaxPause (%v)", t0, h.Until(), h.Reason, MaxPause)
 	}
 }
