@@ -474,13 +474,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			now := arr.time()
 			if t.RetryTransient && transientErr(ctx, err) {
-				if !t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true}, err, &ask) {
+				if !t.transient(req, b, *key, &g, now, attempt, attempts, &bo, nil, &control.Outcome{Failed: true, First: attempt == 1}, err, &ask) {
 					return nil, err
 				}
 				from = now // the wait and MaxWait count from the failure
 				continue
 			}
-			t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true})
+			t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true, First: attempt == 1})
 			return nil, err
 		}
 
