@@ -419,7 +419,7 @@ func (g *getter) event(e polite.Event) {
 			t.mu.Unlock()
 		}
 	case polite.EventRetry:
-		g.prog.pause(e.Key, e.Time.Add(e.Wait), e.Reason)
+		g.prog.pause(e.Time.Add(e.Wait), e.Reason)
 	case polite.EventGiveUp:
 		// The refusal goes back to the caller: its URL fails, and
 		// retry_at says when the origin will take it.
@@ -432,7 +432,7 @@ func (g *getter) event(e polite.Event) {
 			t.retryAt = until
 			t.mu.Unlock()
 		}
-		g.prog.pause(e.Key, until, e.Reason)
+		g.prog.pause(until, e.Reason)
 	}
 }
 
@@ -517,7 +517,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 		switch {
 		case errors.As(err, &werr) && !werr.Until.IsZero(): // zero: no end known
 			rec.RetryAt = formatRetryAt(werr.Until)
-			g.prog.pause(werr.Key, werr.Until, werr.Reason)
+			g.prog.pause(werr.Until, werr.Reason)
 		case errors.As(err, &rerr) && rerr.Unreachable:
 			rec.RetryAt = formatRetryAt(rerr.Until) // robots.txt is fetched again then
 		}
@@ -664,18 +664,17 @@ type getProgress struct {
 	total  int
 	n      int // done
 	failed int
-	pauses map[string]originPause // by budget key
-}
-
-// originPause is a pause an origin asked for.
-type originPause struct {
+	// The pause asked for that ends last, whatever its origin: the
+	// longest in progress, all the line shows. Kept by origin, the pauses
+	// were dropped only as the line was drawn, and off a terminal, where
+	// it never is, every origin refused during a run stayed kept.
 	until  time.Time
 	reason polite.Reason
 }
 
 // newGetProgress returns a getProgress for total URLs, starting now.
 func newGetProgress(total int) *getProgress {
-	return &getProgress{start: time.Now(), total: total, pauses: map[string]originPause{}}
+	return &getProgress{start: time.Now(), total: total}
 }
 
 // done counts one URL done.
@@ -695,13 +694,12 @@ func (p *getProgress) failures() int {
 	return p.failed
 }
 
-// pause records that the origin with budget key key sends nothing until
-// until, for reason.
-func (p *getProgress) pause(key string, until time.Time, reason polite.Reason) {
+// pause records that an origin sends nothing until until, for reason.
+func (p *getProgress) pause(until time.Time, reason polite.Reason) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if until.After(p.pauses[key].until) {
-		p.pauses[key] = originPause{until, reason}
+	if until.After(p.until) {
+		p.until, p.reason = until, reason
 	}
 }
 
@@ -725,18 +723,7 @@ func (p *getProgress) line(now time.Time) string {
 	rate := float64(p.n) / max(elapsed.Seconds(), 1e-3)
 	s := fmt.Sprintf("[%s] %d/%d  %.1f/s", bar, p.n, p.total, rate)
 
-	var longest time.Duration
-	var why polite.Reason
-	for key, ps := range p.pauses {
-		left := ps.until.Sub(now)
-		if left <= 0 {
-			delete(p.pauses, key)
-			continue
-		}
-		if left > longest {
-			longest, why = left, ps.reason
-		}
-	}
+	longest, why := max(p.until.Sub(now), 0), p.reason
 	if left := p.total - p.n; left > 0 {
 		eta := longest
 		if p.n > 0 {

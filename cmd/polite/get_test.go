@@ -308,7 +308,7 @@ func TestFileName(t *testing.T) {
 
 func TestGetProgressLine(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := &getProgress{start: start, total: 100, pauses: map[string]originPause{}}
+	p := &getProgress{start: start, total: 100}
 	for range 25 {
 		p.done(false)
 	}
@@ -316,7 +316,7 @@ func TestGetProgressLine(t *testing.T) {
 	if got, want := p.line(now), "ETA 15s"; !strings.Contains(got, want) {
 		t.Errorf("line = %q, want it to contain %q", got, want)
 	}
-	p.pause("http://a", now.Add(40*time.Second), "retry-after")
+	p.pause(now.Add(40*time.Second), "retry-after")
 	if got, want := p.line(now), "ETA 40s"; !strings.Contains(got, want) || !strings.Contains(got, "paused 40.0s (retry-after)") {
 		t.Errorf("with a 40s pause, line = %q, want it to contain %q and the pause", got, want)
 	}
