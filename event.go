@@ -427,11 +427,16 @@ func hideAll(msg string, xs []string) string { return replaceAll(msg, xs, "...")
 // queryValues appends to dst each value of the query q of minCredential
 // bytes or more, as written and decoded; the first maxQueryValues of them.
 // A shorter one ("go", "1") would mask every occurrence in the text, as
-// a credential that short would.
+// a credential that short would. A parameter ends at '&' or ';' (which
+// many servers split on too), and one without '=' is its own value: a
+// bare token ("?v=2&sk-live-...").
 func queryValues(dst []string, q string) []string {
 	n := 0
-	for kv := range strings.SplitSeq(q, "&") {
-		_, v, _ := strings.Cut(kv, "=")
+	for kv := range strings.FieldsFuncSeq(q, isQuerySep) {
+		v := kv
+		if _, after, ok := strings.Cut(kv, "="); ok {
+			v = after
+		}
 		if len(v) < minCredential {
 			continue
 		}
@@ -445,6 +450,9 @@ func queryValues(dst []string, q string) []string {
 	}
 	return dst
 }
+
+// isQuerySep reports whether c ends a query's parameter.
+func isQuerySep(c rune) bool { return c == '&' || c == ';' }
 
 // maxQueryValues bounds the values of one query hidden one by one, and
 // with them the time hiding takes: a query of more, which no API key

@@ -580,12 +580,17 @@ func (h headerFlag) secrets(urls ...string) []string {
 }
 
 // queryValues calls add with each value of the query q, decoded when it
-// decodes, for the first maxQueryValues parameters with a value.
+// decodes, for the first maxQueryValues parameters with a value. A
+// parameter is ended by '&' or ';' (which many servers split on too), and
+// one without '=' is its own value: a bare token ("?sk-live-…").
 func queryValues(add func(string), q string) {
 	n := 0
-	for kv := range strings.SplitSeq(q, "&") {
-		_, v, ok := strings.Cut(kv, "=")
-		if !ok || v == "" {
+	for kv := range strings.FieldsFuncSeq(q, func(c rune) bool { return c == '&' || c == ';' }) {
+		v := kv
+		if _, after, ok := strings.Cut(kv, "="); ok {
+			v = after
+		}
+		if v == "" {
 			continue
 		}
 		if n++; n > maxQueryValues {

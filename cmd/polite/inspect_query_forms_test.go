@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// A query's API key written in forms other than name=value joined by '&'
+// (a bare token, "?sk-live-…"; parameters joined by ';', which many
+// servers split on) is a credential the request carried as much as
+// "?api_key=…": a server that echoes it must not get it printed.
+func TestInspectElidesEchoedQueryForms(t *testing.T) {
+	const secret = "sk-live-4f9a1c2e7b"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The key as a server that splits on '&' and ';' reads it.
+		key := r.URL.RawQuery
+		for kv := range strings.FieldsFuncSeq(r.URL.RawQuery, func(c rune) bool { return c == '&' || c == ';' }) {
+			if n, v, ok := strings.Cut(kv, "="); ok && n == "api_key" {
+				key = v
+			}
+		}
+		w.Header().Set("X-RateLimit-Resource", key)
+		w.Header().Set("X-RateLimit-Limit", "10")
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+
+	for _, q := range []string{secret, "v=2;api_key=" + secret} {
+		var stdout, stderr bytes.Buffer
+		runInspect(t.Context(), []string{srv.URL + "/v1/search?" + q}, &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if !strings.Contains(out, "quotas") {
+			t.Fatalf("query %q: no report:\n%s", q, out)
+		}
+		if strings.Contains(out, secret) {
+			t.Errorf("query %q: the output shows the query's API key the server echoed:\n%s", q, out)
+		}
+	}
+}
