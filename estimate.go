@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/politehttp/polite/internal/llmcost"
@@ -147,9 +148,13 @@ func estimateBody(req *http.Request, limit int64) (_ Cost, _ bool, read bool) {
 		return Cost{}, false, read
 	}
 	// Read while ctx lasts: its end closes the body, which interrupts a
-	// read that does not answer (a pipe, a stalled file).
+	// read that does not answer (a pipe, a stalled file). A GetBody that
+	// hands out the request's own Body (seeked back to its start) has it
+	// left open: it is the body the first attempt sends (see rewind).
 	c := &cutter{body: body}
-	defer c.cut()
+	if !sameBody(body, req.Body) {
+		defer c.cut()
+	}
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, c.cut)
 		defer stop()
@@ -298,3 +303,14 @@ func (r *balanceOut) Read(p []byte) (int, error) {
 // errDecodesToLittle ends a compressed body that decodes to far less than
 // its length.
 var errDecodesToLittle = errors.New("polite: compressed body decodes to little")
+
+// sameBody reports whether a and b are the same body: the same pointer.
+// Bodies of other kinds are never the same: comparing them with == may
+// panic (a struct holding a slice, or an interface holding one).
+func sameBody(a, b io.ReadCloser) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ta := reflect.TypeOf(a)
+	return ta.Kind() == reflect.Pointer && ta == reflect.TypeOf(b) && a == b
+}

@@ -1435,6 +1435,9 @@ func rewind(req *http.Request, first bool) (*http.Request, error) {
 		if body == nil {
 			return req, nil // no copy: req's own is all there is
 		}
+		if sameBody(body, req.Body) {
+			return req, nil // req's own, rewound: closing it closes it once
+		}
 		body = standIn{body, req.Body}
 	}
 	r := req.Clone(req.Context())
