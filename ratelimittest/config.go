@@ -353,6 +353,11 @@ type Config struct {
 	// StreamEvents is the number of events a streamed body holds. If zero
 	// or negative, 10.
 	StreamEvents int
+
+	// NoArrivals leaves Stats.Arrivals empty: a Handler that serves for
+	// long (as polite serve does) otherwise keeps the arrival time of
+	// every request it receives, about 24 bytes each, until Reset.
+	NoArrivals bool
 }
 
 // Rounding is how a [Handler] rounds an instant to a whole second.

@@ -61,7 +61,8 @@ type Stats struct {
 	// Hung is the number of requests Config.Hang held.
 	Hung int
 
-	// Arrivals holds the arrival time of every request, in order.
+	// Arrivals holds the arrival time of every request, in order; none
+	// with Config.NoArrivals.
 	Arrivals []time.Time
 
 	// Bytes is the number of content bytes written for admitted requests.
@@ -164,7 +165,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	now := time.Now()
 	h.stats.Requests++
-	h.stats.Arrivals = append(h.stats.Arrivals, now)
+	if !h.cfg.NoArrivals {
+		h.stats.Arrivals = append(h.stats.Arrivals, now)
+	}
 	if h.cfg.Hang != 0 && h.stats.Hung < max(h.cfg.HangRequests, 1) {
 		h.stats.Hung++
 		gen := h.gen

@@ -144,6 +144,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg.Drip, cfg.DripBytes = *drip, *dripBytes
 	cfg.Hang, cfg.HangRequests = *hang, *hangRequests
 	cfg.Stream, cfg.StreamEvents = *stream, *streamEvents
+	cfg.NoArrivals = true // nothing reads them, and serve runs for as long as it is let
 	if !*public {
 		if err := checkLoopback(*addr); err != nil {
 			return err
