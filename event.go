@@ -427,32 +427,60 @@ func hideAll(msg string, xs []string) string { return replaceAll(msg, xs, "...")
 // queryValues appends to dst each value of the query q of minCredential
 // bytes or more, as written and decoded; the first maxQueryValues of them.
 // A shorter one ("go", "1") would mask every occurrence in the text, as
-// a credential that short would. A parameter ends at '&' or ';' (which
-// many servers split on too), and one without '=' is its own value: a
-// bare token ("?v=2&sk-live-...").
+// a credential that short would. A parameter ends at '&'; one that holds
+// ';', which many servers split on too, gives its value whole and the
+// value of each of its parts. A parameter with no '=' is its own value
+// when it looks like a token ("?v=2&sk-live-..."; see tokenLike), not a
+// word ("?stream", "&timeout") whose hiding blanked the word wherever
+// the text has it.
 func queryValues(dst []string, q string) []string {
 	n := 0
-	for kv := range strings.FieldsFuncSeq(q, isQuerySep) {
-		v := kv
-		if _, after, ok := strings.Cut(kv, "="); ok {
-			v = after
-		}
-		if len(v) < minCredential {
-			continue
+	add := func(param string) bool {
+		v, ok := paramValue(param)
+		if !ok || len(v) < minCredential {
+			return true
 		}
 		if n++; n > maxQueryValues {
-			break
+			return false
 		}
 		dst = append(dst, v)
 		if d, err := url.QueryUnescape(v); err == nil && d != v && len(d) >= minCredential {
 			dst = append(dst, d)
 		}
+		return true
+	}
+	for param := range strings.SplitSeq(q, "&") {
+		if !add(param) {
+			break
+		}
+		if strings.IndexByte(param, ';') < 0 {
+			continue
+		}
+		for part := range strings.SplitSeq(param, ";") {
+			if !add(part) {
+				return dst
+			}
+		}
 	}
 	return dst
 }
 
-// isQuerySep reports whether c ends a query's parameter.
-func isQuerySep(c rune) bool { return c == '&' || c == ';' }
+// paramValue returns the value of a query's parameter: what follows its
+// first '=', or, with none, the parameter itself when tokenLike; ok is
+// false for a bare word.
+func paramValue(param string) (v string, ok bool) {
+	if _, v, ok := strings.Cut(param, "="); ok {
+		return v, true
+	}
+	return param, tokenLike(param)
+}
+
+// tokenLike reports whether a bare query parameter may be a credential: it
+// holds a digit, or is 16 bytes or more, as API keys do; a word ("pretty",
+// "stream") is neither.
+func tokenLike(s string) bool {
+	return len(s) >= 16 || strings.ContainsAny(s, "0123456789")
+}
 
 // maxQueryValues bounds the values of one query hidden one by one, and
 // with them the time hiding takes: a query of more, which no API key

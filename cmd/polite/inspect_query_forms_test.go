@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,35 @@ func TestInspectElidesEchoedQueryForms(t *testing.T) {
 		}
 		if strings.Contains(out, secret) {
 			t.Errorf("query %q: the output shows the query's API key the server echoed:\n%s", q, out)
+		}
+	}
+}
+
+// What the commands elide of a query: each value, whole and, for one that
+// holds ';', by part; a bare parameter that looks like a token; not a
+// bare word ("stream"), which elided blanked that word in the report.
+func TestSecretsQueryForms(t *testing.T) {
+	tests := []struct {
+		url        string
+		want, dont []string
+	}{
+		{"https://api.example/x?token=Ab3x9;Qz7k2", []string{"Ab3x9;Qz7k2"}, nil},
+		{"https://api.example/x?v=2;api_key=sk-live-4f9a1c2e7b", []string{"sk-live-4f9a1c2e7b"}, nil},
+		{"https://api.example/x?sk-live-4f9a1c2e7b", []string{"sk-live-4f9a1c2e7b"}, nil},
+		{"https://api.example/x?format=json&stream&pretty", nil, []string{"stream", "pretty"}},
+	}
+	for _, tt := range tests {
+		var h headerFlag
+		got := h.secrets(tt.url)
+		for _, w := range tt.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("secrets(%q) = %q, want %q among them", tt.url, got, w)
+			}
+		}
+		for _, d := range tt.dont {
+			if slices.Contains(got, d) {
+				t.Errorf("secrets(%q) = %q, want no %q", tt.url, got, d)
+			}
 		}
 	}
 }

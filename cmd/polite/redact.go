@@ -581,26 +581,50 @@ func (h headerFlag) secrets(urls ...string) []string {
 
 // queryValues calls add with each value of the query q, decoded when it
 // decodes, for the first maxQueryValues parameters with a value. A
-// parameter is ended by '&' or ';' (which many servers split on too), and
-// one without '=' is its own value: a bare token ("?sk-live-…").
+// parameter ends at '&'; one that holds ';', which many servers split on
+// too, gives its value whole and the value of each of its parts. A
+// parameter with no '=' is its own value when it looks like a token
+// ("?sk-live-…"; see tokenLike), not a word ("&stream"), which elided
+// would blank that word wherever the report has it.
 func queryValues(add func(string), q string) {
 	n := 0
-	for kv := range strings.FieldsFuncSeq(q, func(c rune) bool { return c == '&' || c == ';' }) {
-		v := kv
-		if _, after, ok := strings.Cut(kv, "="); ok {
-			v = after
+	value := func(param string) bool {
+		_, v, ok := strings.Cut(param, "=")
+		if !ok && tokenLike(param) {
+			v = param
 		}
 		if v == "" {
-			continue
+			return true
 		}
 		if n++; n > maxQueryValues {
-			return
+			return false
 		}
 		if d, err := url.QueryUnescape(v); err == nil {
 			v = d
 		}
 		add(v)
+		return true
 	}
+	for param := range strings.SplitSeq(q, "&") {
+		if !value(param) {
+			return
+		}
+		if strings.IndexByte(param, ';') < 0 {
+			continue
+		}
+		for part := range strings.SplitSeq(param, ";") {
+			if !value(part) {
+				return
+			}
+		}
+	}
+}
+
+// tokenLike reports whether a bare query parameter may be a credential: it
+// holds a digit, or is 16 bytes or more, as API keys do; a word ("pretty",
+// "stream") is neither.
+func tokenLike(s string) bool {
+	return len(s) >= 16 || strings.ContainsAny(s, "0123456789")
 }
 
 // maxQueryValues bounds the values of a URL's query elided one by one: a
