@@ -18,7 +18,7 @@ import (
 // attempt of every other one fails, its connection reset or a gateway's
 // 502; every retry is served. The budget spaces the retries, and the
 // stream's time is theirs. Counted only when answered, the first attempts
-// whose connections were reset added nothing, and that stream took 80 s
+// whose connections were reset added nothing, and that stream took 79 s
 // where the stream of 502s took 59 s.
 func TestTransientConnectionErrorsDeposit(t *testing.T) {
 	took := map[int]time.Duration{}

@@ -16,7 +16,10 @@ import (
 // A learned quota at its even pace whose log holds a start 50 years ahead:
 // Bound cut the stated quotas' logs but not the learned one's, and the
 // next Acquire was held until 2076.
-func TestBoundLearnedStartFar(t *testing.T) {
+func TestBoundLearnedStartFar(t *testing.T) { boundHoldsNoLonger(t, learnedStartFar()) }
+
+// learnedStartFar returns the state of TestBoundLearnedStartFar, at t0.
+func learnedStartFar() *State {
 	now := instant(t0)
 	var s State
 	s.touch(now)
@@ -26,13 +29,16 @@ func TestBoundLearnedStartFar(t *testing.T) {
 	q.log.total = 1
 	s.learn.quota = q
 	s.learn.smooth = smoothOn
-	boundHoldsNoLonger(t, &s)
+	return &s
 }
 
 // A live observation whose stated reset (the one a test of a late reset
 // goes at: phase.go) is 50 years ahead, its window's end near: Bound cut
 // the window's end but not the stated reset, and every hold said 2076.
-func TestBoundStatedResetFar(t *testing.T) {
+func TestBoundStatedResetFar(t *testing.T) { boundHoldsNoLonger(t, statedResetFar()) }
+
+// statedResetFar returns the state of TestBoundStatedResetFar, at t0.
+func statedResetFar() *State {
 	now := instant(t0)
 	var s State
 	s.touch(now)
@@ -40,7 +46,7 @@ func TestBoundStatedResetFar(t *testing.T) {
 	s.ramp.open, s.ramp.cwnd = true, 4
 	s.policies = []policy{{name: "p", unit: unitRequests, q: 10, w: int64(time.Minute), seen: now, live: true, minR: 1,
 		deadline: now + int64(time.Minute), stated: now + 50*365*24*int64(time.Hour), skips: true}}
-	boundHoldsNoLonger(t, &s)
+	return &s
 }
 
 // A learned quota's distrust of stated quotas 50 years ahead (a state

@@ -7,9 +7,11 @@ import (
 
 // FuzzBound feeds any bytes to UnmarshalBinary, as a Store shared with a
 // broken or hostile process may hand back, and Bounds what it accepts at
-// an instant anywhere in the century after t0: no request asked then, nor
-// in the few milliseconds after, may be held past MaxPause, nor may
-// anything panic.
+// an instant within a century of t0, before or after: no request asked
+// then, nor in the few milliseconds after, may be held past MaxPause, nor
+// may anything panic. The seeds include the states of the far instants'
+// tests (bound_far_test.go), which a Bound that left out one of their
+// fields lets hold a request until 2076.
 func FuzzBound(f *testing.F) {
 	seed := func(s *State) {
 		b, _ := s.MarshalBinary()
@@ -17,6 +19,8 @@ func FuzzBound(f *testing.F) {
 	}
 	seed(worst())
 	seed(withTurns(worst()))
+	seed(learnedStartFar())
+	seed(statedResetFar())
 	f.Fuzz(func(t *testing.T, data []byte, offset int64) {
 		var s State
 		if err := s.UnmarshalBinary(data); err != nil {
