@@ -100,12 +100,12 @@ type ceiling struct {
 // request ends.
 type reservation struct {
 	prev, next int64
-	ok         bool  // a start was reserved
-	start      int64 // when (Unix nanoseconds)
-	end        int64 // when its lease ends (see ceiling.inflight)
-	inflight   int   // the key's requests in flight then, itself included
-	answer     int   // how its answer samples the latency: sampleAnswer, sampleError for a 5xx (see gradient.observeError), sampleNone for a cache's
-	quoted     bool  // Restraint did not apply: a quota stated still paced the key (see forgot)
+	ok         bool      // a start was reserved
+	start      time.Time // when, with its monotonic reading: the latency Restraint.Adaptive samples is monotonic, whatever the wall clock does meanwhile
+	end        int64     // when its lease ends (see ceiling.inflight)
+	inflight   int       // the key's requests in flight then, itself included
+	answer     int       // how its answer samples the latency: sampleAnswer, sampleError for a 5xx (see gradient.observeError), sampleNone for a cache's
+	quoted     bool      // Restraint did not apply: a quota stated still paced the key (see forgot)
 	floor      floorReservation
 }
 
@@ -238,7 +238,7 @@ func (c *ceilings) reserve(k memKey, now time.Time, maxRate float64, maxConc int
 		}
 	}
 	end := e.inflight.Start(inst, until, lease)
-	r := reservation{prev: e.next, next: addSat(max(e.next, n), int64(interval)), ok: true, start: n, end: end, inflight: e.inflight.N(), quoted: quoted && rs != nil}
+	r := reservation{prev: e.next, next: addSat(max(e.next, n), int64(interval)), ok: true, start: now, end: end, inflight: e.inflight.N(), quoted: quoted && rs != nil}
 	e.next = r.next
 	if quoted {
 		e.stated = n // used: the budget keeps the quota as long again
@@ -474,7 +474,7 @@ func (c *ceilings) update(k memKey, r *reservation, now time.Time, out *control.
 			wake = e.grad.limit() > lim
 		case e.grad != nil && !e.quoted(now.UnixNano()) && !out.Failed && !out.Refused && !out.Transient:
 			lim := e.grad.limit()
-			e.grad.sample(now, time.Duration(now.UnixNano()-r.start), r.inflight, r.answer)
+			e.grad.sample(now, now.Sub(r.start), r.inflight, r.answer)
 			wake = e.grad.limit() > lim
 		}
 		if end {

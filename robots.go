@@ -1329,7 +1329,7 @@ func (t *Transport) recheck(req *http.Request, b *Budget, key *budgetKey, g *lea
 		if g.ceil.ok {
 			// The request starts now: Restraint's latency is the
 			// origin's, not that of the fetch held before it.
-			g.ceil.start = time.Now().UnixNano()
+			g.ceil.start = time.Now()
 		}
 		return nil
 	}

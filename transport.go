@@ -828,6 +828,12 @@ func (t *Transport) try(req *http.Request, b *Budget, key budgetKey, now time.Ti
 	}
 	if granted && err == nil {
 		w.granted = true
+		if res.ok && b.mem == nil {
+			// The request starts now: Restraint's latency is the
+			// origin's, not that of the Store's round trip before it
+			// (as for a robots.txt fetch: see recheck).
+			res.start = time.Now()
+		}
 		g.ceil = res
 		if res.quoted && !g.Hinted() {
 			t.ceil.forgot(key.ceil(), now)
