@@ -143,7 +143,7 @@ func (e *WaitError) Is(target error) bool {
 func (e *WaitError) Timeout() bool { return e.Deadline }
 
 // RetryAt reports when the budget key of resp, a refusal (a 429, a 503, or
-// a 403 that t read as one: see "Refusals" in the package documentation)
+// a 403 that t read as one: see "Retries" in the package documentation)
 // that t returned, accepts a request again, as t knows it now: the end of the
 // key's pause (the wait the server asked for, lengthened by jitter, and at
 // most 24 hours), or of a spent quota's window, or, later, the next start

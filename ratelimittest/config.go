@@ -199,7 +199,7 @@ type Policy struct {
 	// key's counters are kept until [Handler.Reset], idle or not (about
 	// 130 bytes a key): a key drawn from what clients send (an API key
 	// header) grows the Handler with every distinct value, as
-	// Stats.Arrivals grows with every request.
+	// Stats.Arrivals grows with every request (unless Config.NoArrivals).
 	Partition func(*http.Request) string
 }
 
@@ -356,7 +356,8 @@ type Config struct {
 
 	// NoArrivals leaves Stats.Arrivals empty: a Handler that serves for
 	// long (as polite serve does) otherwise keeps the arrival time of
-	// every request it receives, about 24 bytes each, until Reset.
+	// every request it receives (24 bytes each, and the spare room of the
+	// slice that holds them), until Reset.
 	NoArrivals bool
 }
 

@@ -38,7 +38,7 @@ type QueueConfig struct {
 
 // QueueHandler is an [http.Handler] that serves requests as a server with
 // a fixed number of workers does: a request that finds a worker free is
-// served in Config.ServiceTime; one that finds them all busy waits its
+// served in QueueConfig.ServiceTime; one that finds them all busy waits its
 // turn in a queue (first come, first served), and is refused only when
 // the queue is full. Its capacity is Workers/ServiceTime requests a
 // second; its latency is ServiceTime plus the time spent queueing.
