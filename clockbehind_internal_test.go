@@ -67,7 +67,7 @@ func TestSentBehind(t *testing.T) {
 				"Date":        {date.Format(http.TimeFormat)},
 				"Retry-After": {at.Format(http.TimeFormat)},
 			}
-			if w, _, _ := serverWait(h, nil, now, time.Time{}, now.Add(-tt.took)); w != tt.wantRA {
+			if w, _, _ := serverWait(h, nil, now, time.Time{}, now.Add(-tt.took), nil); w != tt.wantRA {
 				t.Errorf("Retry-After wait %v, want %v", w, tt.wantRA)
 			}
 		})

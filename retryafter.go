@@ -42,7 +42,7 @@ import (
 //
 // https://www.rfc-editor.org/rfc/rfc9110#section-10.2.3
 func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	return retryAfter(h, now, time.Time{}, time.Time{})
+	return retryAfter(h, now, time.Time{}, time.Time{}, nil)
 }
 
 // retryAfter is RetryAfter, measuring an HTTP-date from estimate, the
@@ -52,16 +52,18 @@ func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // is (see offWait), and cannot lock the origin through a date that now
 // has within reach. A wait read too short costs a refusal, which the
 // refusal floor and its doubling space out. sent, when not zero, is when
-// the request that drew h was sent (see offWait).
-func retryAfter(h http.Header, now, estimate, sent time.Time) (time.Duration, bool) {
-	d, _, ok := retryAfterOf(h, now, estimate, sent)
+// the request that drew h was sent (see offWait). rd, when not nil, is the
+// Reader of the key h answered for, which judges h's Date (see
+// serverBase).
+func retryAfter(h http.Header, now, estimate, sent time.Time, rd *parse.Reader) (time.Duration, bool) {
+	d, _, ok := retryAfterOf(h, now, estimate, sent, rd)
 	return d, ok
 }
 
 // retryAfterOf is retryAfter, and reports whether the wait is a delay
 // (delay-seconds, retry-after-ms) rather than an HTTP-date: a delay counts
 // from when the response was made, which a cache's Age puts in the past.
-func retryAfterOf(h http.Header, now, estimate, sent time.Time) (wait time.Duration, delay, ok bool) {
+func retryAfterOf(h http.Header, now, estimate, sent time.Time, rd *parse.Reader) (wait time.Duration, delay, ok bool) {
 	if v, ok := raSingle(raValues(h, "Retry-After-Ms")); ok {
 		if w, n, st := raDecimal(v); st != raInvalid {
 			if st == raOverflow || w > (math.MaxInt64-n/1e3)/int64(time.Millisecond) {
@@ -87,15 +89,22 @@ func retryAfterOf(h http.Header, now, estimate, sent time.Time) (wait time.Durat
 	if !ok {
 		return 0, false, false
 	}
-	base := serverBase(h, now, estimate)
+	base := serverBase(h, now, estimate, rd)
 	return max(offWait(t.Sub(base), t.Sub(now), base, now, sent), 0), false, true
 }
 
 // serverBase returns the instant an answer with header h, received at
 // now, was made, on the server's clock: its Date when valid, else
-// estimate, the caller's estimate of that clock, else now.
-func serverBase(h http.Header, now, estimate time.Time) time.Time {
-	if d, ok := raDate(h); ok {
+// estimate, the caller's estimate of that clock, else now. Given rd, the
+// Reader of the answer's key, the Date is judged as rd judges it: a Date
+// frozen at one value is none (see parse.Reader.Read), as it is for the
+// answer's resets.
+func serverBase(h http.Header, now, estimate time.Time, rd *parse.Reader) time.Time {
+	if rd != nil {
+		if b := rd.Date(raValues(h, "Date"), now); !b.IsZero() {
+			return b
+		}
+	} else if d, ok := raDate(h); ok {
 		if b, ok := parse.HTTPDate(d, now); ok {
 			return b
 		}

@@ -1022,7 +1022,7 @@ func (c *robotsCache) fetch(ctx context.Context, base http.RoundTripper, site ro
 			// §1.10): unreachable for now, not unavailable. A
 			// Retry-After date is read by when the request was sent,
 			// as for a page (see offWait).
-			wait, _ := retryAfter(resp.Header, time.Now(), time.Time{}, sent)
+			wait, _ := retryAfter(resp.Header, time.Now(), time.Time{}, sent, nil)
 			discard(ctx, resp.Body)
 			return robotsResult{unreachable: true, status: code, retryAfter: wait}
 		case code == http.StatusMovedPermanently, code == http.StatusFound, code == http.StatusSeeOther,

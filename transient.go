@@ -125,7 +125,7 @@ func (t *Transport) transient(req *http.Request, b *Budget, key budgetKey, g *le
 	r := &out.Refusal
 	r.Backoff = bo.within(req.Context(), now, bo.next())
 	if resp != nil {
-		r.Wait, r.Given = retryAfter(resp.Header, now, serverNow(g, now), g.granted())
+		r.Wait, r.Given = retryAfter(resp.Header, now, serverNow(g, now), g.granted(), t.reader(&key, g))
 	}
 	r.Retryable = attempt < attempts && resendable(req) && req.Context().Err() == nil
 	if out.Rand == 0 {

@@ -505,7 +505,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				t.emit(Event{Kind: EventObserve, Time: arr.time(), Key: b.display(*key), Request: req, Attempt: attempt, Status: resp.StatusCode, Quotas: len(quotas)})
 			}
 		}
-		refused := refusal(resp.StatusCode, resp.Header, quotas, &arr, &g)
+		refused := refusal(resp.StatusCode, resp.Header, quotas, &arr, &g, t.reader(key, &g))
 		if !refused && b.mem != nil && !g.ceil.ok && endsWithHeaders(req, resp) && !(t.RetryTransient && transientStatus(resp.StatusCode)) {
 			// accepted's first case, inline: the common case, whose
 			// outcome the in-memory store applies at once and keeps
@@ -544,7 +544,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		r := &out.Refusal
 		var why Reason
-		r.Wait, why, r.Given = serverWait(resp.Header, out.Quotas, now, serverNow(&g, now), g.granted())
+		r.Wait, why, r.Given = serverWait(resp.Header, out.Quotas, now, serverNow(&g, now), g.granted(), t.reader(key, &g))
 		r.Reason = reasonCode(why)
 		if !r.Given {
 			r.Backoff = bo.next()
@@ -1202,14 +1202,15 @@ func ownQuotas(quotas []parse.Quota) []parse.Quota {
 // refuses its request for its rate: a 429, a 503, or a 403 that says so
 // (see forbiddenRefusal), as GitHub answers past its limits (DESIGN.md
 // §1.10). Any other 403 is an answer, handed back. The instant arr and g
-// estimate the server's clock for a Retry-After date: read only for a 403.
-func refusal(status int, h http.Header, quotas []parse.Quota, arr *arrival, g *lease) bool {
+// estimate the server's clock for a Retry-After date, and rd, the key's
+// Reader, judges its Date (see serverBase): read only for a 403.
+func refusal(status int, h http.Header, quotas []parse.Quota, arr *arrival, g *lease, rd *parse.Reader) bool {
 	switch status {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		return true
 	case http.StatusForbidden:
 		now := arr.time()
-		return forbiddenRefusal(h, quotas, now, serverNow(g, now))
+		return forbiddenRefusal(h, quotas, now, serverNow(g, now), rd)
 	}
 	return false
 }
@@ -1228,17 +1229,17 @@ func forbiddenAnswer(h http.Header, now time.Time, late bool) bool {
 	if late && serverclock.DateOf(h, now).IsZero() && slices.ContainsFunc(quotas, func(q parse.Quota) bool { return q.Remaining == 0 && q.Reset >= 0 }) {
 		return true
 	}
-	return forbiddenRefusal(h, quotas, now, time.Time{})
+	return forbiddenRefusal(h, quotas, now, time.Time{}, nil)
 }
 
 // forbiddenRefusal reports whether a 403 with header h and quotas (none for
 // a response from a cache, as readQuotas reads them) refuses for rate: it
-// has a valid Retry-After, measured as retryAfter does from now and
-// estimate, or a quota it states is spent with its reset still to come,
+// has a valid Retry-After, measured as retryAfter does from now,
+// estimate and rd, or a quota it states is spent with its reset still to come,
 // or just past (see serverclock.SpentJustPast); a remaining count of 0 alone, as a
 // 403 for bad credentials may carry, is not enough, nor is a reset long
 // past.
-func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Time) bool {
+func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Time, rd *parse.Reader) bool {
 	past := false
 	for i := range quotas {
 		switch q := &quotas[i]; {
@@ -1249,10 +1250,10 @@ func forbiddenRefusal(h http.Header, quotas []parse.Quota, now, estimate time.Ti
 			past = true
 		}
 	}
-	if past && serverclock.SpentJustPast(h, serverBase(h, now, estimate), now) {
+	if past && serverclock.SpentJustPast(h, serverBase(h, now, estimate, rd), now) {
 		return true
 	}
-	_, ok := retryAfter(h, now, estimate, time.Time{})
+	_, ok := retryAfter(h, now, estimate, time.Time{}, rd)
 	return ok
 }
 
@@ -1296,12 +1297,13 @@ func since(now, t time.Time) time.Duration {
 // precedence (draft-11 §7), a delay less the time a cache held the
 // response (see servedFor), else the effective window of a spent quota, in
 // any unit (a token quota spent refuses requests too). A Retry-After date
-// is measured from the response's Date, else from estimate, the server's
+// is measured from the response's Date, unless rd, the key's Reader,
+// judges it frozen (see serverBase), else from estimate, the server's
 // clock as the key estimates it, else from now, and from now too when
 // that is more than 10 minutes off (see retryAfter), unless more than 2 s
 // before sent, when the request was sent (see offWait).
-func serverWait(h http.Header, quotas []parse.Quota, now, estimate, sent time.Time) (time.Duration, Reason, bool) {
-	if d, delay, ok := retryAfterOf(h, now, estimate, sent); ok {
+func serverWait(h http.Header, quotas []parse.Quota, now, estimate, sent time.Time, rd *parse.Reader) (time.Duration, Reason, bool) {
+	if d, delay, ok := retryAfterOf(h, now, estimate, sent, rd); ok {
 		if delay {
 			// Asked when the response was made: a refusal a cache
 			// served (an Age) asks for what is left of it.

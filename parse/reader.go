@@ -37,11 +37,18 @@ type policyMemo struct {
 }
 
 // A dateMemo is a Date in the form of an IMF-fixdate and its instant,
-// zero when it is invalid.
+// zero when it is invalid, and when it was first read (the caller's now).
 type dateMemo struct {
 	value [4]uint64 // as fixdateWords returns it
 	t     time.Time
+	seen  time.Time
 }
+
+// staleDate is how long after a Date value was first read the Reader
+// takes the same value for one that is no clock (see [Reader.Read]). A
+// Date names the second the server made its response in: responses made
+// in one second arrive within a second and their spread of latency.
+const staleDate = 2 * time.Second
 
 // fixdateWords returns the imfFixdateLen bytes of s as four words, the
 // last overlapping the third, so that two values are equal when their
@@ -71,7 +78,11 @@ const imfFixdateLen = len("Sun, 06 Nov 1994 08:49:37 GMT")
 // response's good one). If estimate is the zero
 // time, Read measures from Date, or from now when Date is absent or
 // invalid, as [Header] does, but for a Date far behind now (see the
-// package documentation). The Date returned lets the caller refine its
+// package documentation). A Date whose value the Reader first read 2
+// seconds or more before now is taken for absent: a server's clock moves
+// on, and a Date frozen at one value (a broken server's, a proxy's that
+// repeats one) measured each reset from an instant further in the past,
+// waits growing by the time since it froze. The Date returned lets the caller refine its
 // estimate for the next response without parsing the field again; Read
 // returns it whether or not h has rate-limit fields.
 //
@@ -134,6 +145,16 @@ func secondAfter(a, b time.Time) bool {
 	}
 }
 
+// Date returns the instant of a Date field whose lines are lines, as
+// [Reader.Read] judges it, received at now: the zero time when it is
+// absent or invalid, or when its value was first read 2 seconds or more
+// before now (a Date frozen at one value, which Read takes for absent).
+// It remembers the value as Read does, and parses it only when it is
+// another. A caller that measures an instant a response states (a
+// Retry-After date) from its Date thus measures it as Read measures
+// resets.
+func (r *Reader) Date(lines []string, now time.Time) time.Time { return r.date(lines, now) }
+
 // date returns the instant of the Date field with lines vals; the zero
 // time when it is absent or invalid. A Date repeated over several lines
 // counts by its first, as in [parser.origin], and so does one repeated on
@@ -145,6 +166,9 @@ func (r *Reader) date(vals []string, now time.Time) time.Time {
 	s := dateLine(vals[0])
 	m := r.served.Load()
 	if m != nil && m.is(s) {
+		if now.Sub(m.seen) >= staleDate {
+			return time.Time{} // frozen: see Read
+		}
 		return m.t
 	}
 	t, ok := HTTPDate(s, now)
@@ -154,7 +178,7 @@ func (r *Reader) date(vals []string, now time.Time) time.Time {
 	// Only the IMF-fixdate form, which servers send, is remembered: the
 	// obsolete RFC 850 form names a century that depends on now.
 	if len(s) == imfFixdateLen && s[3] == ',' {
-		m = &dateMemo{value: fixdateWords(s), t: t}
+		m = &dateMemo{value: fixdateWords(s), t: t, seen: now}
 		r.served.Store(m)
 	}
 	return t
