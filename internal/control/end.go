@@ -29,7 +29,7 @@ import "time"
 // keeps reports whether Release of l with out keeps l in flight: out asks
 // for it, and l is a lease of this state still counted.
 func (s *State) keeps(l *Lease, out *Outcome) bool {
-	return out.Keep && !out.Refused && !out.Failed && l.born == s.born && l.born != 0 && s.leases.has(l.end)
+	return out.Keep && !out.Refused && !out.Failed && l.born == s.born && l.born != 0 && l.seq <= s.seq && s.leases.has(l.end)
 }
 
 // End ends the request l granted, at now, after Release applied its

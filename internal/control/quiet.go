@@ -83,7 +83,7 @@ func (s *State) ReleasesQuietly(now int64, l *Lease, out *Outcome) bool {
 	if born == 0 {
 		born = now // as touch records it
 	}
-	return l.born == born && l.born != 0 && !out.Refused && !out.Failed && !out.Transient
+	return l.born == born && l.born != 0 && l.seq <= s.seq && !out.Refused && !out.Failed && !out.Transient
 }
 
 // ReleaseQuiet is ReleaseAt at now of l with out, whose Plan is the zero

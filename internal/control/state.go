@@ -1061,7 +1061,7 @@ func (s *State) release(t time.Time, now int64, cfg *Config, lp *Lease, out *Out
 		s.flags |= flagCustom
 	}
 	gave := false // a slot the ramp lent came back (see ramp.returned)
-	if l.born == s.born && l.born != 0 {
+	if l.born == s.born && l.born != 0 && l.seq <= s.seq {
 		counted := s.leases.lone(l.end) || s.leases.remove(l.end, false) // not once its lease ended
 		gave = s.ramp.returned(l.seq, took(l, now), s.leases.awaiting(), counted)
 		if l.Priced() {
@@ -1071,8 +1071,11 @@ func (s *State) release(t time.Time, now int64, cfg *Config, lp *Lease, out *Out
 			s.unstart(l, now, !out.Unsent)
 		}
 	} else {
-		// A lease of an earlier incarnation: read its answer as the
-		// latest one, outside any cycle.
+		// A lease of an earlier incarnation, or one whose grant this
+		// state never saw (a Store that went back to older data, or
+		// ran its function on an older copy): read its answer as the
+		// latest one, outside any cycle. Its counters (sequence, epoch,
+		// cycle) are past the state's, which the binary form rejects.
 		l = &Lease{seq: s.seq, epoch: s.epoch}
 	}
 	s.spend(l, out)
