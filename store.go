@@ -80,6 +80,20 @@ type Store interface {
 	// comes more than 25 ms after ctx's deadline (a timeout of the
 	// store's own, longer than the request's deadline, ended the call):
 	// then the Budget goes on with its fallback (see Budget).
+	//
+	// A key is an origin, normalised ("https://api.example:8443"), of at
+	// most some 300 bytes (a longer scheme or host is handed as its
+	// digest), or what a Transport.Key returned, verbatim: of any length
+	// and any bytes (NUL, bytes that are not UTF-8), and perhaps a
+	// credential, which polite itself shows only as a fingerprint. A
+	// store that keeps its keys where others may read them, or that
+	// limits their length or bytes, keeps a hash of each instead, as
+	// redisstore does: an error for a key it refuses fails every request
+	// of the key, and sends every key to the fallback for a second. So
+	// does an error for a stored state that UnmarshalBinary rejects
+	// (written by another version of polite, or damaged), at every
+	// request of the key until the state expires: a store reads such a
+	// state as none, and fn's result replaces it.
 	Update(ctx context.Context, key string, fn func(*KeyState)) error
 
 	// Wait blocks until key's Generation exceeds gen, until the instant

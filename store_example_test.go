@@ -29,7 +29,9 @@ func (s *remoteStore) Update(ctx context.Context, key string, fn func(*polite.Ke
 	defer s.mu.Unlock()
 	var st polite.KeyState
 	if err := st.UnmarshalBinary(s.data[key]); err != nil {
-		return err
+		// Written by another version, or damaged: start over. An
+		// error here would fail every request of the key.
+		st = polite.KeyState{}
 	}
 	fn(&st)
 	b, err := st.MarshalBinary()
