@@ -11,6 +11,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,9 @@ const (
 //   - Update keeps what its function leaves, and states round-trip
 //     through their binary form, one of several KiB too; a state is kept
 //     until its Expiry, the one of its latest write, not of its first;
+//   - keys are kept apart, whatever their case, bytes (NUL, bytes that
+//     are not UTF-8) and length (4 KiB, differing only at their end): a
+//     custom key reaches a store verbatim;
 //   - Update with its context ended returns an error, or keeps what its
 //     function left;
 //   - concurrent Updates from many goroutines, on one key and on several,
@@ -248,7 +252,13 @@ func testKeysApart(t *testing.T, st polite.Store, key string) {
 	// prefix of a key (memcached's 250 bytes, a fixed-width column) keeps
 	// them as one.
 	long := key + "/" + strings.Repeat("k", 512)
-	keys := []string{key + "/a", key + "/A", key + "/a:b", key + "/a://b", key + "/ä", long, long + "/b"}
+	// A custom key (Transport.Key) reaches the store verbatim: of any
+	// length (a header's value, kilobytes) and any bytes (NUL, bytes
+	// that are not UTF-8, which a SQL text column refuses). A store
+	// that refuses such a key fails every request of it.
+	longer := key + "/" + strings.Repeat("k", 4<<10)
+	keys := []string{key + "/a", key + "/A", key + "/a:b", key + "/a://b", key + "/ä", long, long + "/b",
+		key + "/\x00", key + "/\xff", longer, longer + "/b"}
 	for i, k := range keys {
 		for range i + 1 {
 			bump(t, st, k, time.Now())
@@ -281,6 +291,11 @@ func testConcurrentUpdates(t *testing.T, st polite.Store, key string) {
 				for _, k := range []string{keys[0], keys[1+g%3]} {
 					ctx, cancel := context.WithTimeout(context.Background(), 4*wakeWithin)
 					err := st.Update(ctx, k, func(ks *polite.KeyState) {
+						// Another goroutine runs between the read
+						// and the write, on one CPU too: a store
+						// that reads, runs fn and writes back with
+						// no lock or swap loses updates then.
+						runtime.Gosched()
 						apply(t, ks, func(s *control.State) uint64 {
 							s.Release(time.Now(), &control.Config{}, &control.Lease{}, &control.Outcome{})
 							return s.Generation()
