@@ -96,12 +96,12 @@ func retryAfterOf(h http.Header, now, estimate, sent time.Time, rd *parse.Reader
 // serverBase returns the instant an answer with header h, received at
 // now, was made, on the server's clock: its Date when valid, else
 // estimate, the caller's estimate of that clock, else now. Given rd, the
-// Reader of the answer's key, the Date is judged as rd judges it: a Date
-// frozen at one value is none (see parse.Reader.Read), as it is for the
-// answer's resets.
+// Reader of the answer's key (see Transport.reader), the Date is judged as
+// rd judges it: given an estimate, a Date frozen at one value is none (see
+// parse.Reader.Read), as it is for the answer's resets.
 func serverBase(h http.Header, now, estimate time.Time, rd *parse.Reader) time.Time {
 	if rd != nil {
-		if b := rd.Date(raValues(h, "Date"), now); !b.IsZero() {
+		if b := rd.Date(raValues(h, "Date"), now, estimate); !b.IsZero() {
 			return b
 		}
 	} else if d, ok := raDate(h); ok {

@@ -109,7 +109,7 @@ func read(dst []Quota, h http.Header, now, date time.Time, r *Reader, fresh, qui
 		}
 		return quotas, served
 	case r != nil && n == 1 && !fresh:
-		return dst, r.date(q.vals[0], now) // only a Date
+		return dst, r.date(q.vals[0], now, !date.IsZero()) // only a Date
 	}
 	return dst, time.Time{}
 }
@@ -152,7 +152,7 @@ func header(dst []Quota, h http.Header, now, date time.Time, q *quickFields, r *
 	}
 	var served time.Time // the response's Date, for a Reader
 	if r != nil {
-		served = r.date(p.get(sDate), now)
+		served = r.date(p.get(sDate), now, !date.IsZero())
 		date = origin(now, date, served)
 	}
 	if !date.IsZero() {

@@ -91,7 +91,7 @@ func (q *quickFields) read(dst []Quota, now, date time.Time, r *Reader) (quotas 
 	// As header does: the response's Date for a Reader, and the origin of
 	// absolute resets, which the IETF fields, all deltas, do not need.
 	if r != nil {
-		served = r.date(q.get(sDate), now)
+		served = r.date(q.get(sDate), now, !date.IsZero())
 		if family != qIETF {
 			date = origin(now, date, served)
 		}

@@ -78,11 +78,14 @@ const imfFixdateLen = len("Sun, 06 Nov 1994 08:49:37 GMT")
 // response's good one). If estimate is the zero
 // time, Read measures from Date, or from now when Date is absent or
 // invalid, as [Header] does, but for a Date far behind now (see the
-// package documentation). A Date whose value the Reader first read 2
-// seconds or more before now is taken for absent: a server's clock moves
-// on, and a Date frozen at one value (a broken server's, a proxy's that
-// repeats one) measured each reset from an instant further in the past,
-// waits growing by the time since it froze. The Date returned lets the caller refine its
+// package documentation). Given an estimate, a Date whose value the
+// Reader first read 2 seconds or more before now is taken for absent, and
+// resets are measured from the estimate: a server's clock moves on, and a
+// Date frozen at one value (a broken server's, a proxy's that repeats one)
+// measured each reset from an instant further in the past, waits growing
+// by the time since it froze. (A server that dates a response as its
+// request arrived repeats a Date after a slow answer too; the estimate
+// serves it as well.) With no estimate, the Date is all there is. The Date returned lets the caller refine its
 // estimate for the next response without parsing the field again; Read
 // returns it whether or not h has rate-limit fields.
 //
@@ -146,27 +149,31 @@ func secondAfter(a, b time.Time) bool {
 }
 
 // Date returns the instant of a Date field whose lines are lines, as
-// [Reader.Read] judges it, received at now: the zero time when it is
-// absent or invalid, or when its value was first read 2 seconds or more
-// before now (a Date frozen at one value, which Read takes for absent).
-// It remembers the value as Read does, and parses it only when it is
-// another. A caller that measures an instant a response states (a
-// Retry-After date) from its Date thus measures it as Read measures
-// resets.
-func (r *Reader) Date(lines []string, now time.Time) time.Time { return r.date(lines, now) }
+// [Reader.Read] judges it, for a response received at now, estimate being
+// the caller's estimate of the server's clock then, as Read takes it: the
+// zero time when it is absent or invalid, or when estimate is not the zero
+// time and the value was first read 2 seconds or more before now (a Date
+// frozen at one value, which Read takes for absent). It remembers the
+// value as Read does, and parses it only when it is another. A caller
+// that measures an instant a response states (a Retry-After date) from
+// its Date thus measures it as Read measures resets.
+func (r *Reader) Date(lines []string, now, estimate time.Time) time.Time {
+	return r.date(lines, now, !estimate.IsZero())
+}
 
 // date returns the instant of the Date field with lines vals; the zero
-// time when it is absent or invalid. A Date repeated over several lines
+// time when it is absent or invalid, or, when stale is set, when its value
+// was first read staleDate or more before now (see Read). A Date repeated over several lines
 // counts by its first, as in [parser.origin], and so does one repeated on
 // one line (see dateLine).
-func (r *Reader) date(vals []string, now time.Time) time.Time {
+func (r *Reader) date(vals []string, now time.Time, stale bool) time.Time {
 	if len(vals) == 0 {
 		return time.Time{}
 	}
 	s := dateLine(vals[0])
 	m := r.served.Load()
 	if m != nil && m.is(s) {
-		if now.Sub(m.seen) >= staleDate {
+		if stale && now.Sub(m.seen) >= staleDate {
 			return time.Time{} // frozen: see Read
 		}
 		return m.t

@@ -147,7 +147,7 @@ func TestReaderDateChangedAnywhere(t *testing.T) {
 		var r Reader
 		for _, v := range []string{first, second, second, first} {
 			want, _ := HTTPDate(v, time.Time{})
-			if got := r.date([]string{v}, time.Time{}); !got.Equal(want) {
+			if got := r.date([]string{v}, time.Time{}, false); !got.Equal(want) {
 				t.Errorf("date(%q) after others = %v, want %v", v, got, want)
 			}
 		}
