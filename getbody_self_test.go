@@ -22,25 +22,7 @@ func TestGetBodyReturningBodyItself(t *testing.T) {
 	const body = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":10}`
 	t.Run("counting", func(t *testing.T) {
 		sb := &sharedBody{r: bytes.NewReader([]byte(body))}
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "https://llm.example/v1/chat/completions", nil)
-		req.Body, req.ContentLength = sb, int64(len(body))
-		req.GetBody = func() (io.ReadCloser, error) {
-			_, err := sb.r.Seek(0, io.SeekStart)
-			return sb, err
-		}
-		var got string
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			b, _ := io.ReadAll(r.Body)
-			r.Body.Close()
-			got = string(b)
-			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-		})
-		resp, err := (&polite.Transport{Base: base}).RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if got != body || sb.closed.Load() != 1 {
+		if got := sendOwnBody(t, sb, len(body), sb.r); got != body || sb.closed.Load() != 1 {
 			t.Errorf("sent %q; Body closed %d times, want 1", got, sb.closed.Load())
 		}
 	})
@@ -54,26 +36,35 @@ func TestGetBodyReturningBodyItself(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "https://llm.example/v1/chat/completions", nil)
-		req.Body, req.ContentLength = f, int64(len(body))
-		req.GetBody = func() (io.ReadCloser, error) {
-			_, err := f.Seek(0, io.SeekStart)
-			return f, err
-		}
-		var got string
-		base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			b, _ := io.ReadAll(r.Body)
-			r.Body.Close()
-			got = string(b)
-			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
-		})
-		resp, err := (&polite.Transport{Base: base}).RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if got != body {
+		if got := sendOwnBody(t, f, len(body), f); got != body {
 			t.Errorf("sent %q", got)
 		}
 	})
+}
+
+// sendOwnBody sends a POST whose Body is body, of n bytes, and whose
+// GetBody seeks s, body's reader, back to its start and returns body
+// itself, through a Transport whose Base reads what it is sent, and
+// returns that.
+func sendOwnBody(t *testing.T, body io.ReadCloser, n int, s io.Seeker) string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "https://llm.example/v1/chat/completions", nil)
+	req.Body, req.ContentLength = body, int64(n)
+	req.GetBody = func() (io.ReadCloser, error) {
+		_, err := s.Seek(0, io.SeekStart)
+		return body, err
+	}
+	var got string
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		got = string(b)
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	resp, err := (&polite.Transport{Base: base}).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return got
 }

@@ -35,29 +35,37 @@ func TestLogHidesQueryValueForms(t *testing.T) {
 		{"format=json&timeout&reset", "i/o timeout", true},
 	}
 	for _, tt := range tests {
-		var logs bytes.Buffer
-		var event string
-		synctest.Test(t, func(t *testing.T) {
-			tr := &polite.Transport{RetryTransient: true, MaxAttempts: 1,
-				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-				OnEvent: func(e polite.Event) {
-					if e.Err != nil {
-						event += e.Err.Error()
-					}
-				},
-				Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					return nil, fmt.Errorf("%s refused: %w", tt.quoted, io.ErrUnexpectedEOF)
-				})}
-			req, _ := http.NewRequest(http.MethodGet, "https://api.example/v1/search?"+tt.query, nil)
-			if _, err := tr.RoundTrip(req); !errors.Is(err, io.ErrUnexpectedEOF) {
-				t.Fatalf("err = %v", err)
-			}
+		logs, event := failLogged(t, "https://api.example/v1/search?"+tt.query, func(*http.Request) error {
+			return fmt.Errorf("%s refused: %w", tt.quoted, io.ErrUnexpectedEOF)
 		})
-		if !strings.Contains(logs.String(), "EOF") {
-			t.Fatalf("query %q: no error logged:\n%s", tt.query, logs.String())
-		}
-		if shown := strings.Contains(logs.String(), tt.quoted); shown != tt.shown || strings.Contains(event, tt.quoted) != tt.shown {
-			t.Errorf("query %q: %q shown %v, want %v:\nlog: %s\nevent: %s", tt.query, tt.quoted, shown, tt.shown, logs.String(), event)
+		if shown := strings.Contains(logs, tt.quoted); shown != tt.shown || strings.Contains(event, tt.quoted) != tt.shown {
+			t.Errorf("query %q: %q shown %v, want %v:\nlog: %s\nevent: %s", tt.query, tt.quoted, shown, tt.shown, logs, event)
 		}
 	}
+}
+
+// failLogged sends a GET of url through a Transport of one attempt whose
+// Base fails with fail's error, wrapping io.ErrUnexpectedEOF, and returns
+// what its Logger logged and the errors its events carried.
+func failLogged(t *testing.T, url string, fail func(*http.Request) error) (logs, event string) {
+	t.Helper()
+	var buf bytes.Buffer
+	synctest.Test(t, func(t *testing.T) {
+		tr := &polite.Transport{RetryTransient: true, MaxAttempts: 1,
+			Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			OnEvent: func(e polite.Event) {
+				if e.Err != nil {
+					event += e.Err.Error()
+				}
+			},
+			Base: roundTripFunc(func(r *http.Request) (*http.Response, error) { return nil, fail(r) })}
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if _, err := tr.RoundTrip(req); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	if !strings.Contains(buf.String(), "EOF") {
+		t.Fatalf("%s: no error logged:\n%s", url, buf.String())
+	}
+	return buf.String(), event
 }

@@ -31,13 +31,7 @@ func TestInspectElidesEchoedQueryForms(t *testing.T) {
 	defer srv.Close()
 
 	for _, q := range []string{secret, "v=2;api_key=" + secret} {
-		var stdout, stderr bytes.Buffer
-		runInspect(t.Context(), []string{srv.URL + "/v1/search?" + q}, &stdout, &stderr)
-		out := stdout.String() + stderr.String()
-		if !strings.Contains(out, "quotas") {
-			t.Fatalf("query %q: no report:\n%s", q, out)
-		}
-		if strings.Contains(out, secret) {
+		if out := inspectOutput(t, srv.URL+"/v1/search?"+q); strings.Contains(out, secret) {
 			t.Errorf("query %q: the output shows the query's API key the server echoed:\n%s", q, out)
 		}
 	}
@@ -70,4 +64,17 @@ func TestSecretsQueryForms(t *testing.T) {
 			}
 		}
 	}
+}
+
+// inspectOutput runs polite inspect with args and returns what it wrote,
+// failing t unless that is a report.
+func inspectOutput(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	runInspect(t.Context(), args, &stdout, &stderr)
+	out := stdout.String() + stderr.String()
+	if !strings.Contains(out, "quotas") {
+		t.Fatalf("inspect %q: no report:\n%s", args, out)
+	}
+	return out
 }

@@ -31,13 +31,7 @@ func TestInspectElidesEchoedQueryKey(t *testing.T) {
 		if json {
 			args = append([]string{"-json"}, args...)
 		}
-		var stdout, stderr bytes.Buffer
-		runInspect(t.Context(), args, &stdout, &stderr)
-		out := stdout.String() + stderr.String()
-		if !strings.Contains(out, "quotas") {
-			t.Fatalf("json %v: no report:\n%s", json, out)
-		}
-		if strings.Contains(out, secret) {
+		if out := inspectOutput(t, args...); strings.Contains(out, secret) {
 			t.Errorf("json %v: the output shows the query's API key the server echoed:\n%s", json, out)
 		}
 	}
