@@ -68,7 +68,9 @@
 // polite.client.refusals, and once more by what polite did with it (retried,
 // given back to the caller, or stopped on for abnormal usage). polite.reason
 // is the wait the refusal asked for (retry-after, quota, backoff…; see
-// [polite.Reason]). A local refusal is a request polite did not send
+// [polite.Reason]), or, for a refusal given back because polite denied its
+// retry, why it did (stopped, retry-budget, quota: the Event's Reason, as
+// for its give-up). A local refusal is a request polite did not send
 // because the wait it needed was too long (a [*polite.WaitError]). A
 // transient failure that polite retries or gives up on (a 502 or 504 with
 // [polite.Transport.RetryTransient], or a dropped connection) is no
