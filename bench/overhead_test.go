@@ -28,12 +28,13 @@ import (
 // BenchmarkReader is the share of reading the fields in polite's;
 // BenchmarkFloor, what no reader can avoid.
 
-// date is the Date of every canned response, and the instant GitHub's
-// reset is counted from: the start of the run, as a server whose clock
-// agrees with ours dates its answers. A fixed Date falls behind the
-// caller's clock as days go by, and more than 10 minutes behind it takes
-// the path of a Date that lies (see DESIGN.md, "the server's clock"),
-// which no typical server sends: a run must end within 10 minutes.
+// date is the Date of the first canned responses, and the instant
+// GitHub's reset is counted from: the start of the run, as a server whose
+// clock agrees with ours dates its answers. canned moves the Date on as
+// the seconds pass, as that server does: a Date that stays at one value
+// is read as no Date (a frozen one: see parse.Reader.Read), and one more
+// than 10 minutes behind takes the path of a Date that lies (DESIGN.md,
+// "the server's clock"), which no typical server sends.
 var date = time.Now().UTC().Truncate(time.Second)
 
 // headerSets are the rate-limit fields of a typical response of each kind,
@@ -80,10 +81,22 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // canned returns a Base that answers every request with the same
-// response, header h and no body.
+// response, header h and no body, one request at a time. Every 4096
+// answers it sets the Date to the second then, as a server's clock moves
+// on: a read of the clock, and the allocation of a new Date, once every
+// few milliseconds.
 func canned(h http.Header) http.RoundTripper {
 	resp := &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody, ContentLength: 0}
-	return roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
+	n, last := 0, date
+	return roundTripFunc(func(*http.Request) (*http.Response, error) {
+		if n++; n%4096 == 0 {
+			if now := time.Now().UTC().Truncate(time.Second); now.After(last) {
+				h["Date"] = []string{now.Format(http.TimeFormat)}
+				last = now
+			}
+		}
+		return resp, nil
+	})
 }
 
 // wrappers build each client's RoundTripper over a base.

@@ -133,18 +133,24 @@ func origin(now, estimate, served time.Time) time.Time {
 
 // secondAfter reports whether a is a second or more after b, as
 // a.Sub(b) >= time.Second does, for a b without a monotonic clock reading
-// (a Date never has one), comparing whole seconds rather than running
-// Sub's saturating arithmetic. Times so far apart that the seconds might
-// wrap, which no response's Date is, go through Sub.
-func secondAfter(a, b time.Time) bool {
+// (a Date never has one): see secondsAfter.
+func secondAfter(a, b time.Time) bool { return secondsAfter(a, b, 1) }
+
+// secondsAfter reports whether a is n seconds or more after b (n > 0), as
+// a.Sub(b) >= n*time.Second does, for times of which one at least has no
+// monotonic clock reading, comparing whole seconds rather than running
+// Sub's saturating arithmetic, which checks its result with an Add and an
+// Equal. Times so far apart that the seconds might wrap, which no
+// response's Date is, go through Sub.
+func secondsAfter(a, b time.Time, n time.Duration) bool {
 	const far = 1 << 40 // seconds; beyond Sub's saturation, within int64
 	switch d := a.Unix() - b.Unix(); {
 	case d <= -far || d >= far:
-		return a.Sub(b) >= time.Second
-	case d == 1:
+		return a.Sub(b) >= n*time.Second
+	case d == int64(n):
 		return a.Nanosecond() >= b.Nanosecond()
 	default:
-		return d > 1
+		return d > int64(n)
 	}
 }
 
@@ -173,7 +179,7 @@ func (r *Reader) date(vals []string, now time.Time, stale bool) time.Time {
 	s := dateLine(vals[0])
 	m := r.served.Load()
 	if m != nil && m.is(s) {
-		if stale && now.Sub(m.seen) >= staleDate {
+		if stale && secondsAfter(now, m.seen, staleDate/time.Second) {
 			return time.Time{} // frozen: see Read
 		}
 		return m.t
