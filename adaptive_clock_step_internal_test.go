@@ -12,12 +12,13 @@ import (
 // answer. Taken as the difference of two wall-clock readings
 // (now.UnixNano() - reservation.start), a request in flight while the wall
 // clock stepped forward (an NTP step, a VM or laptop resumed) read the step
-// as its latency (clamped to 10 minutes). Here the origin answers in 50ms,
-// one request of its first measurement (a page every 4s) is in flight
-// across a step of a minute, and the baseline came out at 987ms: when the origin then queued
-// (500ms, ten times its latency), nothing looked slow, and the limit held
-// at 4 until the next measurement. The instants the gradient compares
-// carry Go's monotonic reading; the latency must too.
+// as its latency (clamped to 10 minutes). Here the origin answers in
+// 50ms, one request of its first measurement (a page every 4s) is in
+// flight across a step of a minute, and the baseline came out at 987ms:
+// when the origin then queued (500ms, ten times its latency), nothing
+// looked slow, and the limit held at 4 until the next measurement. The
+// instants the gradient compares carry Go's monotonic reading; the
+// latency must too.
 func TestAdaptiveLatencyAcrossWallClockStep(t *testing.T) {
 	var c ceilings
 	rs := &Restraint{MaxConcurrency: 16, Adaptive: true}

@@ -101,7 +101,7 @@ type ceiling struct {
 type reservation struct {
 	prev, next int64
 	ok         bool      // a start was reserved
-	start      time.Time // when, with its monotonic reading: the latency Restraint.Adaptive samples is monotonic, whatever the wall clock does meanwhile
+	start      time.Time // when, with its monotonic reading (Restraint.Adaptive's latency, whatever the wall clock does meanwhile)
 	end        int64     // when its lease ends (see ceiling.inflight)
 	inflight   int       // the key's requests in flight then, itself included
 	answer     int       // how its answer samples the latency: sampleAnswer, sampleError for a 5xx (see gradient.observeError), sampleNone for a cache's

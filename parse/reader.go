@@ -45,10 +45,11 @@ type dateMemo struct {
 }
 
 // staleDate is how long after a Date value was first read the Reader
-// takes the same value for one that is no clock (see [Reader.Read]). A
-// Date names the second the server made its response in: responses made
-// in one second arrive within a second and their spread of latency.
-const staleDate = 2 * time.Second
+// takes the same value for one that is no clock (see [Reader.Read]), in
+// whole seconds. A Date names the second the server dated its response
+// in: the responses it dates in one second arrive within a second and
+// their spread of latency.
+const staleDate = 2
 
 // fixdateWords returns the imfFixdateLen bytes of s as four words, the
 // last overlapping the third, so that two values are equal when their
@@ -85,9 +86,10 @@ const imfFixdateLen = len("Sun, 06 Nov 1994 08:49:37 GMT")
 // measured each reset from an instant further in the past, waits growing
 // by the time since it froze. (A server that dates a response as its
 // request arrived repeats a Date after a slow answer too; the estimate
-// serves it as well.) With no estimate, the Date is all there is. The Date returned lets the caller refine its
-// estimate for the next response without parsing the field again; Read
-// returns it whether or not h has rate-limit fields.
+// serves it as well.) With no estimate, the Date is all there is. The
+// Date returned lets the caller refine its estimate for the next response
+// without parsing the field again; Read returns it whether or not h has
+// rate-limit fields.
 //
 // The quotas of two calls may share the backing array of their Partition,
 // which must not be modified.
@@ -137,20 +139,20 @@ func origin(now, estimate, served time.Time) time.Time {
 func secondAfter(a, b time.Time) bool { return secondsAfter(a, b, 1) }
 
 // secondsAfter reports whether a is n seconds or more after b (n > 0), as
-// a.Sub(b) >= n*time.Second does, for times of which one at least has no
+// a.Sub(b) >= time.Duration(n)*time.Second does, for times of which one at least has no
 // monotonic clock reading, comparing whole seconds rather than running
 // Sub's saturating arithmetic, which checks its result with an Add and an
 // Equal. Times so far apart that the seconds might wrap, which no
 // response's Date is, go through Sub.
-func secondsAfter(a, b time.Time, n time.Duration) bool {
+func secondsAfter(a, b time.Time, n int64) bool {
 	const far = 1 << 40 // seconds; beyond Sub's saturation, within int64
 	switch d := a.Unix() - b.Unix(); {
 	case d <= -far || d >= far:
-		return a.Sub(b) >= n*time.Second
-	case d == int64(n):
+		return a.Sub(b) >= time.Duration(n)*time.Second
+	case d == n:
 		return a.Nanosecond() >= b.Nanosecond()
 	default:
-		return d > int64(n)
+		return d > n
 	}
 }
 
@@ -169,9 +171,9 @@ func (r *Reader) Date(lines []string, now, estimate time.Time) time.Time {
 
 // date returns the instant of the Date field with lines vals; the zero
 // time when it is absent or invalid, or, when stale is set, when its value
-// was first read staleDate or more before now (see Read). A Date repeated over several lines
-// counts by its first, as in [parser.origin], and so does one repeated on
-// one line (see dateLine).
+// was first read staleDate seconds or more before now (see Read). A Date
+// repeated over several lines counts by its first, as in [parser.origin],
+// and so does one repeated on one line (see dateLine).
 func (r *Reader) date(vals []string, now time.Time, stale bool) time.Time {
 	if len(vals) == 0 {
 		return time.Time{}
@@ -179,7 +181,7 @@ func (r *Reader) date(vals []string, now time.Time, stale bool) time.Time {
 	s := dateLine(vals[0])
 	m := r.served.Load()
 	if m != nil && m.is(s) {
-		if stale && secondsAfter(now, m.seen, staleDate/time.Second) {
+		if stale && secondsAfter(now, m.seen, staleDate) {
 			return time.Time{} // frozen: see Read
 		}
 		return m.t
