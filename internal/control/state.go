@@ -598,7 +598,7 @@ func (s *State) acquireAt(now int64, cfg *Config, ask *Ask, l *Lease, fast bool)
 	if fast && s.quiet(now, cfg) && ask.After.IsZero() && s.ramp.admits(s.leases.awaiting()) {
 		s.grantQuiet(now, cfg, ask, l)
 		if l.Priced() {
-			s.costs.reserve(&l.want, l.end, l)
+			s.costs.reserve(&l.want, l.end, l, s.ramp.slowAfter())
 		}
 		s.settle(now, cfg)
 		return Hold{}, true
@@ -729,7 +729,7 @@ func (s *State) acquirePaced(now int64, cfg *Config, ask *Ask, l *Lease, p *poli
 	}
 	s.grantQuiet(now, cfg, ask, l)
 	if l.Priced() {
-		s.costs.reserve(&l.want, l.end, l)
+		s.costs.reserve(&l.want, l.end, l, s.ramp.slowAfter())
 	}
 	if paces {
 		q, w := p.pace()
@@ -889,7 +889,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 	}
 	end := s.stamp(now, cfg, ask, l, cost, tested)
 	if l.Priced() {
-		s.costs.reserve(&l.want, end, l)
+		s.costs.reserve(&l.want, end, l, s.ramp.slowAfter())
 	}
 	if s.learn.renews(now) && !s.learn.probeStalls(s.ramp.rtt) {
 		s.ramp.recheck()

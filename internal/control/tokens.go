@@ -558,6 +558,18 @@ func (q *costQuota) level(now int64) (int64, bool) {
 	return math.MaxInt64, true
 }
 
+// probes reports whether a request granted at now probes q: a quota
+// refilled continuously at a rate not known (its remaining stated without
+// its limit, or at it), whose reset, when it is whole again, has passed,
+// and which no request granted since has probed, or whose probe has been
+// out for as long as the key's probes wait (see reserve, ramp.slowAfter).
+// Its level stays at the remaining stated, the least it can be: whole, it
+// may be no more (a burst of every request held, at its reset, was
+// refused).
+func (q *costQuota) probes(now int64) bool {
+	return q.live && q.refill && q.rate <= 0 && q.deadline != 0 && now >= q.deadline
+}
+
 // staled renews, at now, each quota restored whole whose effective window
 // has passed (see renew), and reports whether one of those windows was
 // stated by the server: the caller probes it. Such a quota is not taken
@@ -687,14 +699,15 @@ func (c *costs) excess(now int64, want *Cost) Excess {
 // inflight requests in flight. When it may not, it returns when to look
 // again at the earliest (until; zero when only a request in flight ending
 // can make room) and whether a request in flight ending may make room
-// sooner (waitInflight).
+// sooner (waitInflight), or the reset of a quota whole then, by (0: none),
+// whichever comes first.
 //
 // whole is the longest time a quota that holds the request takes to be
 // whole again, from empty: its limit over its refill rate, or its window;
 // 0 when none says.
-func (c *costs) admit(now int64, want *Cost, grow uint8, inflight int64) (until int64, waitInflight, held bool, whole int64) {
+func (c *costs) admit(now int64, want *Cost, grow uint8, inflight int64) (until int64, waitInflight bool, by int64, held bool, whole int64) {
 	if want.free() {
-		return 0, false, false, 0
+		return 0, false, 0, false, 0
 	}
 	for i := range c.quotas {
 		q := &c.quotas[i]
@@ -744,11 +757,22 @@ func (c *costs) admit(now int64, want *Cost, grow uint8, inflight int64) (until 
 			held = true
 		case !q.refill && q.deadline > now:
 			until, held = max(until, q.deadline), true
+		case q.probes(now):
+			// Whole again by its reset, how whole unknown, and no
+			// request has gone since to tell: this one goes, and
+			// probes it (reserve moves the reset on), while those that
+			// need more than the remaining stated wait for its answer.
+			// (Held for any request in flight, one granted before the
+			// reset for 5 minutes held them all, the quota whole by
+			// the server's word.)
 		case inflight > 0:
 			// Only a request in flight ending can tell more: its
 			// reservation is freed and its answer brings a fresh
-			// observation.
+			// observation; or the reset, when it comes first (by).
 			waitInflight, held = true, true
+			if q.refill && q.deadline > now && (by == 0 || q.deadline < by) {
+				by = q.deadline
+			}
 		case q.refill && q.deadline > now:
 			until, held = max(until, q.deadline), true
 		}
@@ -756,7 +780,7 @@ func (c *costs) admit(now int64, want *Cost, grow uint8, inflight int64) (until 
 		// its reset has passed: the request goes, and the server's
 		// answer tells.
 	}
-	return until, waitInflight, held, whole
+	return until, waitInflight, by, held, whole
 }
 
 // costExcess holds a request that can never start; false when it can.
@@ -790,13 +814,16 @@ func (s *State) Excess(t time.Time, want *Cost) Excess { return s.costs.excess(i
 // request that costs nothing (a GET beside the completions) is not held
 // by such a claim: it takes nothing the claimant waits for.
 func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
-	until, inflight, held, whole := s.costs.admit(now, want, ask.Grow, s.leases.n)
+	until, inflight, by, held, whole := s.costs.admit(now, want, ask.Grow, s.leases.n)
 	if !held {
 		return Hold{}, false
 	}
 	wake := int64(0)
 	if inflight {
 		wake = s.leases.first()
+		if by != 0 && (wake == 0 || by < wake) {
+			wake = by
+		}
 	}
 	h, _ := s.hold(until, ReasonQuota, wake)
 	h.own = ask.First.IsZero() && (ask.Since.IsZero() || whole <= 0 || now-instant(ask.Since) < whole)
@@ -810,7 +837,7 @@ func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
 // keeps nothing aside: the units its server never states (OpenAI's input
 // and output tokens beside its tokens) would hold a reservation of every
 // request in flight, written in a Store's state, for nothing.
-func (c *costs) reserve(want *Cost, end int64, l *Lease) {
+func (c *costs) reserve(want *Cost, end int64, l *Lease, probeFor int64) {
 	if want.free() {
 		return
 	}
@@ -823,6 +850,13 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease) {
 		u.since, u.fixed = min(u.since+n, maxQuota), min(u.fixed+fixed, maxQuota)
 		u.add(reservation{lo: l.seq, hi: l.seq, end: end, n: n})
 		u.declared = true
+		for j := range c.quotas {
+			if q := &c.quotas[j]; q.unit == uint8(i) && q.probes(l.start) {
+				// l probes it: the others wait for its answer, or
+				// for probeFor, when another may probe (see admit).
+				q.deadline = addSat(l.start, probeFor)
+			}
+		}
 	}
 	if len(c.units) == 0 {
 		c.reserveEarly(want, end, l)
