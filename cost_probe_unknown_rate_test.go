@@ -1,7 +1,10 @@
 package polite_test
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -61,4 +64,51 @@ func TestCostProbeAtResetOfUnknownRate(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The probe goes alone: against a bucket of 1000 tokens refilled at 100
+// a second, stating what is left and the time until it is whole but not
+// its limit, 8 workers each sending 10 requests of 400 tokens are
+// refused none. Every request held going at the reset, taken for whole,
+// 75 were refused.
+func TestCostProbeAloneAtReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		level, last := 1000.0, time.Now()
+		refused := 0
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(500 * time.Millisecond) // a model generating
+			mu.Lock()
+			defer mu.Unlock()
+			now := time.Now()
+			level = min(1000, level+100*now.Sub(last).Seconds())
+			last = now
+			n, _ := strconv.ParseFloat(r.Header.Get("X-Cost"), 64)
+			ok := level >= n
+			if ok {
+				level -= n
+			}
+			w.Header().Set("X-Ratelimit-Remaining-Tokens", strconv.Itoa(int(level)))
+			w.Header().Set("X-Ratelimit-Reset-Tokens", fmt.Sprintf("%.3fs", (1000-level)/100))
+			if !ok {
+				refused++
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		c := declaredCostClient(h)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 10 {
+					if code, err := sendDeclared(c, 400); code != http.StatusOK {
+						t.Errorf("a task failed: %d %v", code, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if refused > 0 {
+			t.Errorf("%d requests refused", refused)
+		}
+	})
 }

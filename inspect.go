@@ -79,6 +79,10 @@ type PolicyState struct {
 	// continuously (OpenAI's, Anthropic's) while requests are left: its
 	// stated time until whole is not kept, since what is left only grows
 	// until the next answer (spent, it is: the key pauses until then).
+	// For a quota of what requests cost whose refill rate is not known
+	// (its limit not stated), once that instant has passed and a request
+	// probes it, it is when the next may probe, should the first not
+	// have answered (DESIGN.md §10, "Two kinds of reset").
 	ResetAt time.Time
 	Source  string // "server", or "refusals" for a learned quota
 

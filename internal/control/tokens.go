@@ -233,6 +233,11 @@ type costQuota struct {
 	// and each estimate since reads the reset its grain longer (see
 	// apply).
 	floored bool
+	// probe is the grant that probes it, its deadline moved (see
+	// reserve), until that request ends; 0: none. It is not in the
+	// binary form: a state read from a Store waits for a probe that
+	// ends without telling until its deadline, probeFor at most.
+	probe uint64
 }
 
 func (c *costs) isZero() bool { return len(c.units) == 0 && len(c.quotas) == 0 }
@@ -563,9 +568,10 @@ func (q *costQuota) level(now int64) (int64, bool) {
 // its limit, or at it), whose reset, when it is whole again, has passed,
 // and which no request granted since has probed, or whose probe has been
 // out for as long as the key's probes wait (see reserve, ramp.slowAfter).
-// Its level stays at the remaining stated, the least it can be: whole, it
-// may be no more (a burst of every request held, at its reset, was
-// refused).
+// Any request of its unit granted then probes it, one that fits the
+// remaining too. Its level stays at the remaining stated, less what is
+// charged since: whole, it may be no more (every request held going at
+// the reset, a bucket refused half of them).
 func (q *costQuota) probes(now int64) bool {
 	return q.live && q.refill && q.rate <= 0 && q.deadline != 0 && now >= q.deadline
 }
@@ -699,8 +705,8 @@ func (c *costs) excess(now int64, want *Cost) Excess {
 // inflight requests in flight. When it may not, it returns when to look
 // again at the earliest (until; zero when only a request in flight ending
 // can make room) and whether a request in flight ending may make room
-// sooner (waitInflight), or the reset of a quota whole then, by (0: none),
-// whichever comes first.
+// sooner (waitInflight); with it, by is when to look again at the latest
+// (0: none), the reset of a quota whole then (see probes).
 //
 // whole is the longest time a quota that holds the request takes to be
 // whole again, from empty: its limit over its refill rate, or its window;
@@ -757,7 +763,7 @@ func (c *costs) admit(now int64, want *Cost, grow uint8, inflight int64) (until 
 			held = true
 		case !q.refill && q.deadline > now:
 			until, held = max(until, q.deadline), true
-		case q.probes(now):
+		case q.probes(now) && (q.q < 0 || need <= q.q-u.n):
 			// Whole again by its reset, how whole unknown, and no
 			// request has gone since to tell: this one goes, and
 			// probes it (reserve moves the reset on), while those that
@@ -770,7 +776,7 @@ func (c *costs) admit(now int64, want *Cost, grow uint8, inflight int64) (until 
 			// reservation is freed and its answer brings a fresh
 			// observation; or the reset, when it comes first (by).
 			waitInflight, held = true, true
-			if q.refill && q.deadline > now && (by == 0 || q.deadline < by) {
+			if q.refill && q.rate <= 0 && q.deadline > now && (by == 0 || q.deadline < by) {
 				by = q.deadline
 			}
 		case q.refill && q.deadline > now:
@@ -833,7 +839,10 @@ func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
 
 // reserve records the costs of a request granted with a lease ending at
 // end, l: in the units of the key's quotas, and, while the key knows none,
-// in early for the units its cost names. A key that knows a unit of cost
+// in early for the units its cost names. When l probes a quota (see
+// probes), the quota's reset is moved to probeFor after l's grant, MaxPause
+// at most: the others wait for l's answer, or until then, when another
+// probes (observe moves it back once l ends without telling). A key that knows a unit of cost
 // keeps nothing aside: the units its server never states (OpenAI's input
 // and output tokens beside its tokens) would hold a reservation of every
 // request in flight, written in a Store's state, for nothing.
@@ -854,7 +863,8 @@ func (c *costs) reserve(want *Cost, end int64, l *Lease, probeFor int64) {
 			if q := &c.quotas[j]; q.unit == uint8(i) && q.probes(l.start) {
 				// l probes it: the others wait for its answer, or
 				// for probeFor, when another may probe (see admit).
-				q.deadline = addSat(l.start, probeFor)
+				q.at, q.deadline = max(q.at, l.start), addSat(l.start, min(probeFor, int64(MaxPause)))
+				q.probe = l.seq
 			}
 		}
 	}
@@ -1169,6 +1179,18 @@ func (c *costs) observe(l *Lease, quotas []parse.Quota, now, ago int64, dated, r
 		}
 		if c.apply(q, l, pq, now, ago, dated, refused, rejected) {
 			marked[q.unit] = true
+		}
+	}
+	for i := range c.quotas {
+		// A probe that ended without telling (failed, or its answer
+		// states no remaining of the quota) lets the next request probe
+		// at once: held until its wait ended, a request of more than the
+		// remaining waited with nothing in flight to wait for.
+		if q := &c.quotas[i]; q.probe == l.seq && q.probe != 0 {
+			if !seen[i] && q.deadline > now {
+				q.deadline = now
+			}
+			q.probe = 0
 		}
 	}
 	var charged [maxCostUnits]bool

@@ -12,7 +12,7 @@ import (
 // wait for the probe's answer, or for the probe wait (3 s) to pass, when
 // the next probes. Steps at fixed instants, in seconds after the
 // observation.
-func TestCostProbeAtResetOfUnknownRate(t *testing.T) {
+func TestCostProbeOneAtATime(t *testing.T) {
 	now := instant(t0)
 	sec := int64(time.Second)
 	cs := costs{
@@ -49,5 +49,17 @@ func TestCostProbeAtResetOfUnknownRate(t *testing.T) {
 			seq++
 			cs.reserve(&want, at+time.Hour.Nanoseconds(), &Lease{seq: seq, start: at}, 3*sec)
 		}
+	}
+
+	// A quota of a known refill rate, held for what is in flight: it
+	// looks again when one ends, not at its reset, when it would be held
+	// again.
+	known := costs{
+		units:  []costUnit{{name: "tokens", n: 900, res: []reservation{{lo: 2, hi: 2, end: now + 3600*sec, n: 900}}}},
+		quotas: []costQuota{{name: "tokens", refill: true, q: 1000, live: true, r: 500, rate: 50.0 / float64(sec), at: now, deadline: now + 10*sec}},
+	}
+	want := Cost{Tokens: 500}
+	if _, inWait, by, held, _ := known.admit(now+sec, &want, 0, 1); !held || !inWait || by != 0 {
+		t.Errorf("known rate: held %v, waits for one in flight %v, looks again at %d s; want true, true, none", held, inWait, rel(by))
 	}
 }
