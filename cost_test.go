@@ -100,7 +100,7 @@ func requestCost(req *http.Request, fn func(*http.Request) Cost) Cost {
 	if c, ok := costFrom(req.Context()); ok {
 		return c
 	}
-	c, _ := (&Transport{Cost: fn}).estimate(req)
+	c, _, _ := (&Transport{Cost: fn}).estimate(req)
 	return Cost(c)
 }
 

@@ -121,56 +121,66 @@ func EstimateCost(req *http.Request) Cost {
 // estimateCost estimates req from at most limit bytes of its body, read
 // through GetBody, and reports whether it is a request of a known LLM API.
 func estimateCost(req *http.Request, limit int64) (Cost, bool) {
-	c, ok, _ := estimateBody(req, limit)
+	c, ok, _, _ := estimateBody(req, limit)
 	return c, ok
 }
 
 // estimateBody is estimateCost, and reports besides whether it read a
-// body GetBody returned.
-func estimateBody(req *http.Request, limit int64) (_ Cost, _ bool, read bool) {
+// body GetBody returned, and whether it closed req.Body, which GetBody
+// returned, as the context ended: the caller, which closes req.Body on
+// every other path, closes it no more.
+func estimateBody(req *http.Request, limit int64) (_ Cost, _ bool, read, cutOwn bool) {
 	if req == nil || req.URL == nil || req.GetBody == nil || req.Body == nil || req.Body == http.NoBody {
-		return Cost{}, false, read
+		return Cost{}, false, read, cutOwn
 	}
 	if llmcost.KindOf(req.URL.Path) == llmcost.None {
-		return Cost{}, false, read // not worth a GetBody
+		return Cost{}, false, read, cutOwn // not worth a GetBody
 	}
 	coding, ok := contentCoding(req.Header)
 	if !ok {
-		return Cost{}, false, read
+		return Cost{}, false, read, cutOwn
 	}
 	ctx := req.Context()
 	if ctx.Err() != nil {
-		return Cost{}, false, read
+		return Cost{}, false, read, cutOwn
 	}
 	body, err := req.GetBody()
 	read = body != nil
 	if err != nil || body == nil {
-		return Cost{}, false, read
+		return Cost{}, false, read, cutOwn
 	}
 	// Read while ctx lasts: its end closes the body, which interrupts a
 	// read that does not answer (a pipe, a stalled file). A GetBody that
 	// hands out the request's own Body (seeked back to its start) has it
 	// left open: it is the body the first attempt sends (see rewind).
 	c := &cutter{body: body}
-	if !sameBody(body, req.Body) {
+	own := sameBody(body, req.Body)
+	if !own {
 		defer c.cut()
 	}
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, c.cut)
-		defer stop()
+		defer func() {
+			// Not stopped: the cut ran, or runs. (Closed again by
+			// RoundTrip, a file answered its second Close with an
+			// error.)
+			if !stop() && own {
+				cutOwn = true
+			}
+		}()
 	}
 	r, err := decoder(body, coding)
 	if err != nil {
-		return Cost{}, false, read
+		return Cost{}, false, read, cutOwn
 	}
 	e, ok := llmcost.Read(r, req.URL.Path, limit)
 	if ctx.Err() != nil {
-		return Cost{}, false, read
+		return Cost{}, false, read, cutOwn
 	}
 	if !ok {
-		return Cost{}, false, read
+		return Cost{}, false, read, cutOwn
 	}
-	return Cost{Tokens: e.Total(), InputTokens: e.Input, OutputTokens: e.Output}, true, read
+	return Cost{Tokens: e.Total(), InputTokens: e.Input, OutputTokens: e.Output}, true, read, cutOwn
 }
 
 // contentCoding reports the content coding of a request body from its

@@ -239,37 +239,93 @@ func (t *Transport) customKey(req *http.Request, b *Budget, buf *budgetKey) *bud
 // (Cost, or a GetBody the estimate calls), req's body is closed as the
 // panic goes on (see bodyGuard). Transport.Cost is handed a copy of req
 // whose GetBody reports its calls, when req has a body to replay.
-func (t *Transport) estimate(req *http.Request) (control.Cost, bool) {
+func (t *Transport) estimate(req *http.Request) (_ control.Cost, read bool, own bodyCut) {
 	g := bodyGuard{req: req}
 	defer g.close()
 	var cost Cost
-	var read bool
 	switch {
 	case t.Cost == nil:
 		if req.Body != nil && req.Body != http.NoBody {
-			cost, _, read = estimateBody(req, estimateLimit)
+			cost, _, read, own.closed = estimateBody(req, estimateLimit)
 		}
 	case req.GetBody != nil && req.Body != nil && req.Body != http.NoBody:
-		cost, read = watchedCost(t.Cost, req)
+		cost, read, own.body = watchedCost(t.Cost, req)
 	default:
 		cost = t.Cost(req)
 	}
 	g.done = true
-	return control.Cost(cost), read
+	return control.Cost(cost), read, own
+}
+
+// bodyCut is what an estimate did to a request's own Body: closed it as
+// the request's context ended (closed), or handed it to a Cost function
+// (body), which closes it so; RoundTrip closes it, on its paths that do,
+// through close.
+type bodyCut struct {
+	closed bool
+	body   *ownBody
+}
+
+// close closes req.Body unless the estimate did.
+func (c *bodyCut) close(req *http.Request) {
+	switch {
+	case c.body != nil:
+		c.body.closeOnce()
+	case !c.closed:
+		req.Body.Close()
+	}
 }
 
 // watchedCost returns what cost says of a copy of req whose GetBody
-// reports its calls, and whether it read a body GetBody returned. (Apart,
-// so that the closure moves its variable to the heap only here.)
-func watchedCost(cost func(*http.Request) Cost, req *http.Request) (Cost, bool) {
-	var read bool
+// reports its calls, whether it read a body GetBody returned, and req's
+// own Body as handed out, when GetBody returned it (see ownBody). (Apart,
+// so that the closure moves its variables to the heap only here.)
+func watchedCost(cost func(*http.Request) Cost, req *http.Request) (_ Cost, read bool, own *ownBody) {
 	r := *req
 	r.GetBody = func() (io.ReadCloser, error) {
 		body, err := req.GetBody()
 		read = read || body != nil
+		if sameBody(body, req.Body) {
+			// req's own, rewound (the OpenAI and Anthropic SDKs'
+			// GetBody): handed out as r's own too, as cost expects
+			// of such a GetBody.
+			if own == nil {
+				own = &ownBody{ReadCloser: req.Body, ctx: req.Context()}
+			}
+			r.Body = own
+			return own, err
+		}
 		return body, err
 	}
-	return cost(&r), read
+	c := cost(&r)
+	return c, read, own
+}
+
+// ownBody is a request's own Body, which its GetBody hands out, as handed
+// to a Cost function: closing it closes the Body only once the request's
+// context has ended (an estimate's read interrupted so; see
+// estimateBody), and once: RoundTrip closes the Body on its paths that do
+// through closeOnce. (Closed by the Cost function as the context lasted,
+// it was sent closed; closed by both, twice.)
+type ownBody struct {
+	io.ReadCloser
+	ctx    context.Context
+	closed atomic.Bool
+}
+
+func (b *ownBody) Close() error {
+	if b.ctx.Err() == nil {
+		return nil
+	}
+	return b.closeOnce()
+}
+
+// closeOnce closes the Body unless it was.
+func (b *ownBody) closeOnce() error {
+	if !b.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	return b.ReadCloser.Close()
 }
 
 // bodyGuard closes a request's body unless done: deferred around caller
@@ -340,10 +396,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// official OpenAI and Anthropic SDKs' do, seeking it back to the
 	// start), which the estimate then read to its end.
 	var restart bool
+	var cut bodyCut // what the estimate did to req.Body
 	if c, ok := costFrom(ctx); ok {
 		cost = control.Cost(c)
 	} else if t.Cost != nil || body {
-		cost, restart = t.estimate(req)
+		cost, restart, cut = t.estimate(req)
 	} else {
 		priced = false
 	}
@@ -407,7 +464,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if err != nil {
 			if attempt == 1 && req.Body != nil {
-				req.Body.Close()
+				cut.close(req)
 			}
 			if we, ok := err.(*WaitError); ok {
 				t.waitFailed(req, we, attempt, start.time())
