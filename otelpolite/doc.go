@@ -37,7 +37,7 @@
 //	polite.client.requests         counter    {request}   S
 //	polite.client.refusals         counter    {response}  S, http.response.status_code, polite.reason
 //	polite.client.retries          counter    {retry}     S, http.response.status_code, polite.reason
-//	polite.client.give_ups         counter    {response}  S, http.response.status_code (when there was a response), polite.reason
+//	polite.client.give_ups         counter    {request}   S, http.response.status_code (when there was a response), polite.reason
 //	polite.client.stops            counter    {response}  S, http.response.status_code, polite.reason
 //	polite.client.local_refusals   counter    {request}   S, polite.reason
 //	polite.client.events           counter    {event}     S, polite.event.kind

@@ -151,7 +151,7 @@ func New(c Config) (*Metrics, error) {
 		"Responses that refused a request (429, 503, or a 403 with Retry-After or a spent quota).")
 	m.retries = counter("polite.client.retries", "{retry}",
 		"Refused requests, and transient failures, that polite will send again.")
-	m.giveUps = counter("polite.client.give_ups", "{response}",
+	m.giveUps = counter("polite.client.give_ups", "{request}",
 		"Refusals, transient failures and requests polite returned to the caller without a further attempt.")
 	m.stops = counter("polite.client.stops", "{response}",
 		"Responses reporting abnormal usage, after which the origin is not retried for a while.")

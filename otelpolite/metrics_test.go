@@ -167,6 +167,11 @@ func TestMetricsScripted(t *testing.T) {
 				t.Errorf("%s = %v, want %v", tt.name, g, tt.want)
 			}
 		}
+		// A give-up may have no response (a connection error): counted
+		// as a request, as local refusals are.
+		if u := got["polite.client.give_ups"].Unit; u != "{request}" {
+			t.Errorf("give_ups unit = %q, want {request}", u)
+		}
 		if chained != 9 {
 			t.Errorf("the Transport's own OnEvent was called %d times, want 9 (as many events as were counted)", chained)
 		}
