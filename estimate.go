@@ -121,33 +121,34 @@ func EstimateCost(req *http.Request) Cost {
 // estimateCost estimates req from at most limit bytes of its body, read
 // through GetBody, and reports whether it is a request of a known LLM API.
 func estimateCost(req *http.Request, limit int64) (Cost, bool) {
-	c, ok, _, _ := estimateBody(req, limit)
+	c, ok, _ := estimateBody(req, limit, nil)
 	return c, ok
 }
 
 // estimateBody is estimateCost, and reports besides whether it read a
-// body GetBody returned, and whether it closed req.Body, which GetBody
-// returned, as the context ended: the caller, which closes req.Body on
-// every other path, closes it no more.
-func estimateBody(req *http.Request, limit int64) (_ Cost, _ bool, read, cutOwn bool) {
+// body GetBody returned. It sets *cutOwn, when not nil, once it closed
+// req.Body, which GetBody returned, as the context ended (a panic of the
+// read going on too): the caller, which closes req.Body on its every
+// other path, closes it no more.
+func estimateBody(req *http.Request, limit int64, cutOwn *bool) (_ Cost, _ bool, read bool) {
 	if req == nil || req.URL == nil || req.GetBody == nil || req.Body == nil || req.Body == http.NoBody {
-		return Cost{}, false, read, cutOwn
+		return Cost{}, false, read
 	}
 	if llmcost.KindOf(req.URL.Path) == llmcost.None {
-		return Cost{}, false, read, cutOwn // not worth a GetBody
+		return Cost{}, false, read // not worth a GetBody
 	}
 	coding, ok := contentCoding(req.Header)
 	if !ok {
-		return Cost{}, false, read, cutOwn
+		return Cost{}, false, read
 	}
 	ctx := req.Context()
 	if ctx.Err() != nil {
-		return Cost{}, false, read, cutOwn
+		return Cost{}, false, read
 	}
 	body, err := req.GetBody()
 	read = body != nil
 	if err != nil || body == nil {
-		return Cost{}, false, read, cutOwn
+		return Cost{}, false, read
 	}
 	// Read while ctx lasts: its end closes the body, which interrupts a
 	// read that does not answer (a pipe, a stalled file). A GetBody that
@@ -164,23 +165,23 @@ func estimateBody(req *http.Request, limit int64) (_ Cost, _ bool, read, cutOwn 
 			// Not stopped: the cut ran, or runs. (Closed again by
 			// RoundTrip, a file answered its second Close with an
 			// error.)
-			if !stop() && own {
-				cutOwn = true
+			if !stop() && own && cutOwn != nil {
+				*cutOwn = true
 			}
 		}()
 	}
 	r, err := decoder(body, coding)
 	if err != nil {
-		return Cost{}, false, read, cutOwn
+		return Cost{}, false, read
 	}
 	e, ok := llmcost.Read(r, req.URL.Path, limit)
 	if ctx.Err() != nil {
-		return Cost{}, false, read, cutOwn
+		return Cost{}, false, read
 	}
 	if !ok {
-		return Cost{}, false, read, cutOwn
+		return Cost{}, false, read
 	}
-	return Cost{Tokens: e.Total(), InputTokens: e.Input, OutputTokens: e.Output}, true, read, cutOwn
+	return Cost{Tokens: e.Total(), InputTokens: e.Input, OutputTokens: e.Output}, true, read
 }
 
 // contentCoding reports the content coding of a request body from its

@@ -149,7 +149,12 @@ type Transport struct {
 	// with a body from GetBody too, as a retry is (a GetBody may hand out
 	// the reader of Body itself). A request with a body GetBody can
 	// replay is handed to Cost as a shallow copy, whose GetBody reports
-	// its calls: its fields are the request's, not its address. If nil,
+	// its calls: its fields are the request's, not its address. Where
+	// GetBody returns Body itself, the copy's GetBody, and its Body from
+	// then on, return a wrapper of it whose Close does nothing (the
+	// request is still to be sent) and which has no method but Read and
+	// Close; the end of the request's context while Cost runs closes
+	// Body, which ends a read of it that stalls. If nil,
 	// the Transport estimates the
 	// request bodies of the main LLM APIs with [EstimateCost]; any other
 	// request costs one request.
@@ -235,32 +240,34 @@ func (t *Transport) customKey(req *http.Request, b *Budget, buf *budgetKey) *bud
 }
 
 // estimate returns req's cost as Transport.Cost, or else the default
-// estimate, says, and whether it called req.GetBody: if either panics
-// (Cost, or a GetBody the estimate calls), req's body is closed as the
-// panic goes on (see bodyGuard). Transport.Cost is handed a copy of req
-// whose GetBody reports its calls, when req has a body to replay.
-func (t *Transport) estimate(req *http.Request) (_ control.Cost, read bool, own bodyCut) {
-	g := bodyGuard{req: req}
+// estimate, says, whether it called req.GetBody, and what it did to
+// req.Body (see bodyCut): if either panics (Cost, or a GetBody the
+// estimate calls), req's body is closed as the panic goes on (see
+// bodyGuard). Transport.Cost is handed a copy of req whose GetBody
+// reports its calls, when req has a body to replay.
+func (t *Transport) estimate(req *http.Request) (_ control.Cost, read bool, cut bodyCut) {
+	g := bodyGuard{req: req, cut: &cut}
 	defer g.close()
 	var cost Cost
 	switch {
 	case t.Cost == nil:
 		if req.Body != nil && req.Body != http.NoBody {
-			cost, _, read, own.closed = estimateBody(req, estimateLimit)
+			cost, _, read = estimateBody(req, estimateLimit, &cut.closed)
 		}
 	case req.GetBody != nil && req.Body != nil && req.Body != http.NoBody:
-		cost, read, own.body = watchedCost(t.Cost, req)
+		cost, read = watchedCost(t.Cost, req, &cut)
 	default:
 		cost = t.Cost(req)
 	}
 	g.done = true
-	return control.Cost(cost), read, own
+	return control.Cost(cost), read, cut
 }
 
-// bodyCut is what an estimate did to a request's own Body: closed it as
-// the request's context ended (closed), or handed it to a Cost function
-// (body), which closes it so; RoundTrip closes it, on its paths that do,
-// through close.
+// bodyCut is what an estimate did to a request's Body: the default one
+// closed it as the request's context ended (closed: GetBody returned it,
+// see estimateBody), or a Cost function was handed a copy of the request
+// (body: see watchedCost). RoundTrip closes the Body through close on its
+// paths before the first attempt is sent.
 type bodyCut struct {
 	closed bool
 	body   *ownBody
@@ -277,10 +284,13 @@ func (c *bodyCut) close(req *http.Request) {
 }
 
 // watchedCost returns what cost says of a copy of req whose GetBody
-// reports its calls, whether it read a body GetBody returned, and req's
-// own Body as handed out, when GetBody returned it (see ownBody). (Apart,
-// so that the closure moves its variables to the heap only here.)
-func watchedCost(cost func(*http.Request) Cost, req *http.Request) (_ Cost, read bool, own *ownBody) {
+// reports its calls, and whether it read a body GetBody returned; cut
+// holds req.Body's wrapper (see ownBody). The context's end, while cost
+// runs, closes req.Body, which interrupts a read of it that stalls.
+// (Apart, so that the closure moves its variables to the heap only here.)
+func watchedCost(cost func(*http.Request) Cost, req *http.Request, cut *bodyCut) (_ Cost, read bool) {
+	own := &ownBody{ReadCloser: req.Body}
+	cut.body = own
 	r := *req
 	r.GetBody = func() (io.ReadCloser, error) {
 		body, err := req.GetBody()
@@ -289,36 +299,30 @@ func watchedCost(cost func(*http.Request) Cost, req *http.Request) (_ Cost, read
 			// req's own, rewound (the OpenAI and Anthropic SDKs'
 			// GetBody): handed out as r's own too, as cost expects
 			// of such a GetBody.
-			if own == nil {
-				own = &ownBody{ReadCloser: req.Body, ctx: req.Context()}
-			}
 			r.Body = own
 			return own, err
 		}
 		return body, err
 	}
-	c := cost(&r)
-	return c, read, own
+	if ctx := req.Context(); ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { own.closeOnce() })
+		defer stop()
+	}
+	return cost(&r), read
 }
 
-// ownBody is a request's own Body, which its GetBody hands out, as handed
-// to a Cost function: closing it closes the Body only once the request's
-// context has ended (an estimate's read interrupted so; see
-// estimateBody), and once: RoundTrip closes the Body on its paths that do
-// through closeOnce. (Closed by the Cost function as the context lasted,
-// it was sent closed; closed by both, twice.)
+// ownBody is a request's own Body as a Cost function sees it, when the
+// request's GetBody returns that Body: closing it does nothing, for the
+// request is still to be sent (closed by the Cost function, it was sent
+// closed, and closed again). RoundTrip closes it through closeOnce, and so
+// does the end of the request's context while the Cost function runs.
 type ownBody struct {
 	io.ReadCloser
-	ctx    context.Context
 	closed atomic.Bool
 }
 
-func (b *ownBody) Close() error {
-	if b.ctx.Err() == nil {
-		return nil
-	}
-	return b.closeOnce()
-}
+// Close does nothing: see ownBody.
+func (b *ownBody) Close() error { return nil }
 
 // closeOnce closes the Body unless it was.
 func (b *ownBody) closeOnce() error {
@@ -335,10 +339,15 @@ func (b *ownBody) closeOnce() error {
 type bodyGuard struct {
 	req  *http.Request
 	done bool
+	cut  *bodyCut // what the estimate did to the body; nil: nothing
 }
 
 func (g *bodyGuard) close() {
-	if !g.done && g.req.Body != nil {
+	switch {
+	case g.done || g.req.Body == nil:
+	case g.cut != nil:
+		g.cut.close(g.req)
+	default:
 		g.req.Body.Close()
 	}
 }
@@ -497,7 +506,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				now := time.Now()
 				t.finish(req, b, *key, &g, now, &control.Outcome{Failed: true, Unsent: true})
 				if attempt == 1 {
-					req.Body.Close() // never sent
+					cut.close(req) // never sent
 				}
 				if t.observed() {
 					// The attempt waited, and is not sent: its events
