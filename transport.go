@@ -263,11 +263,14 @@ func (t *Transport) estimate(req *http.Request) (_ control.Cost, read bool, cut 
 	return control.Cost(cost), read, cut
 }
 
-// bodyCut is what an estimate did to a request's Body: the default one
-// closed it as the request's context ended (closed: GetBody returned it,
-// see estimateBody), or a Cost function was handed a copy of the request
-// (body: see watchedCost). RoundTrip closes the Body through close on its
-// paths before the first attempt is sent.
+// bodyCut is what an estimate did to a request's Body, which GetBody
+// returned: the default one closed it as the request's context ended
+// (closed: see estimateBody), or a Cost function was handed it (body: see
+// watchedCost), which the context's end closes. RoundTrip closes the Body
+// through close on its paths that the context's end leads to before the
+// first attempt (a wait that fails, a panic of Cost); its other paths
+// before the send (robots.txt's recheck, a GetBody that fails) come only
+// while the context lasts, when the estimate has closed nothing.
 type bodyCut struct {
 	closed bool
 	body   *ownBody
@@ -284,29 +287,41 @@ func (c *bodyCut) close(req *http.Request) {
 }
 
 // watchedCost returns what cost says of a copy of req whose GetBody
-// reports its calls, and whether it read a body GetBody returned; cut
-// holds req.Body's wrapper (see ownBody). The context's end, while cost
-// runs, closes req.Body, which interrupts a read of it that stalls.
-// (Apart, so that the closure moves its variables to the heap only here.)
+// reports its calls, and whether it read a body GetBody returned; where
+// GetBody returns req.Body itself, cut holds its wrapper (see ownBody),
+// and the context's end, while cost runs, closes req.Body, which ends a
+// read of it that stalls. (Apart, so that the closure moves its variables
+// to the heap only here.)
 func watchedCost(cost func(*http.Request) Cost, req *http.Request, cut *bodyCut) (_ Cost, read bool) {
-	own := &ownBody{ReadCloser: req.Body}
-	cut.body = own
 	r := *req
+	var stop func() bool
+	var returned atomic.Bool // cost returned: a GetBody called later sets nothing up
+	defer func() {
+		returned.Store(true)
+		if stop != nil {
+			stop()
+		}
+	}()
 	r.GetBody = func() (io.ReadCloser, error) {
 		body, err := req.GetBody()
 		read = read || body != nil
-		if sameBody(body, req.Body) {
-			// req's own, rewound (the OpenAI and Anthropic SDKs'
-			// GetBody): handed out as r's own too, as cost expects
-			// of such a GetBody.
-			r.Body = own
-			return own, err
+		if !sameBody(body, req.Body) {
+			return body, err
 		}
-		return body, err
-	}
-	if ctx := req.Context(); ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { own.closeOnce() })
-		defer stop()
+		// req's own, rewound (the OpenAI and Anthropic SDKs' GetBody):
+		// handed out as r's own too, as cost expects of such a GetBody.
+		if cut.body == nil && !returned.Load() {
+			own := &ownBody{ReadCloser: req.Body}
+			cut.body = own
+			if ctx := req.Context(); ctx.Done() != nil {
+				stop = context.AfterFunc(ctx, func() { own.closeOnce() })
+			}
+		}
+		if cut.body == nil {
+			return io.NopCloser(body), err // called after cost returned: the Body is RoundTrip's
+		}
+		r.Body = cut.body
+		return cut.body, err
 	}
 	return cost(&r), read
 }
