@@ -294,6 +294,7 @@ func (c *bodyCut) close(req *http.Request) {
 // to the heap only here.)
 func watchedCost(cost func(*http.Request) Cost, req *http.Request, cut *bodyCut) (_ Cost, read bool) {
 	r := *req
+	var own *ownBody
 	var stop func() bool
 	var returned atomic.Bool // cost returned: a GetBody called later sets nothing up
 	defer func() {
@@ -301,6 +302,7 @@ func watchedCost(cost func(*http.Request) Cost, req *http.Request, cut *bodyCut)
 		if stop != nil {
 			stop()
 		}
+		cut.body = own // on a panic too: RoundTrip's guard closes through it
 	}()
 	r.GetBody = func() (io.ReadCloser, error) {
 		body, err := req.GetBody()
@@ -310,18 +312,18 @@ func watchedCost(cost func(*http.Request) Cost, req *http.Request, cut *bodyCut)
 		}
 		// req's own, rewound (the OpenAI and Anthropic SDKs' GetBody):
 		// handed out as r's own too, as cost expects of such a GetBody.
-		if cut.body == nil && !returned.Load() {
-			own := &ownBody{ReadCloser: req.Body}
-			cut.body = own
+		if own == nil && !returned.Load() {
+			own = &ownBody{ReadCloser: req.Body}
 			if ctx := req.Context(); ctx.Done() != nil {
-				stop = context.AfterFunc(ctx, func() { own.closeOnce() })
+				o := own
+				stop = context.AfterFunc(ctx, func() { o.closeOnce() })
 			}
 		}
-		if cut.body == nil {
+		if own == nil {
 			return io.NopCloser(body), err // called after cost returned: the Body is RoundTrip's
 		}
-		r.Body = cut.body
-		return cut.body, err
+		r.Body = own
+		return own, err
 	}
 	return cost(&r), read
 }
