@@ -127,15 +127,7 @@
 // lease, until Budget.Lease. A release is never refused so: late, it
 // still frees its slot (or, for a response whose body streams, applies
 // what its headers said), and it is never swapped with an update that
-// takes a lease (such a batch is split). A release whose swap Redis does
-// not answer within Timeout (paused, or busy) is sent again with its
-// token (below), a tenth of a second apart at least, until Redis answers
-// or the release's context ends (10 seconds for a Budget's): it runs
-// once, late or not, or, the key changed meanwhile, goes again as an
-// update on the key as it is. Failed at its Timeout, its lease was left
-// in Redis until Budget.Lease: after a pause of 2 s, four such leases
-// held a key whose quota was far from spent to a request every 3 s in
-// every process (six requests took 15 s, against 5 ms).
+// takes a lease (such a batch is split).
 //
 // A client may send a command again when its connection fails after the
 // command was written (go-redis does, up to MaxRetries): a swap whose

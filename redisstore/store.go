@@ -40,11 +40,7 @@ type Store struct {
 	// to answer within Timeout, updates queued together that take a lease
 	// and that release one are swapped apart, a run of each kind in turn,
 	// so that one behind k runs waits for k+1 swaps. A request's deadline
-	// ends any such wait. A release Redis does not answer within Timeout
-	// (an update that ends a request in flight and takes no lease) is
-	// sent again, a moment apart, until Redis answers or its context
-	// ends (the Budget allows a release 10 seconds): its request waits,
-	// and the others of the key go on meanwhile. It takes effect only if the client honours
+	// ends any such wait. It takes effect only if the client honours
 	// context deadlines (redis.Options.ContextTimeoutEnabled); otherwise
 	// the client's own ReadTimeout and WriteTimeout bound each call. If
 	// zero, 250 ms.
@@ -240,9 +236,7 @@ func (s *Store) shard(id string) *shard {
 // left): under load, a request costs less than one round trip per update.
 //
 // An error (wrapping the Redis client's) means the state may not have been
-// kept; each Redis call is bounded by Timeout (a release Redis did not
-// answer is sent again as its context allows: see Store.resend), and an
-// update that keeps
+// kept; each Redis call is bounded by Timeout, and an update that keeps
 // losing swaps to other processes gives up after four Timeouts (five at
 // most, with the swap then in flight) with [ErrContention]. If ctx ends while the update waits for its batch,
 // Update returns ctx.Err(). Once its batch is being swapped, it waits for
@@ -310,16 +304,7 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	// end with the leader's context: it is the others' too.
 	batch := sh.take(e)
 	err = errAbandoned // unless commit returns
-	var unsent *unsentRelease
 	defer func() {
-		if unsent != nil {
-			// Sent again (see resend), the lead handed off before:
-			// the batch's outcome is the resend's.
-			for _, b := range batch[1:] {
-				b.done <- result{err: err}
-			}
-			return
-		}
 		if err == errLeaderGone || err == errLeaderStalled {
 			// The others go on: at the head of the queue, in order,
 			// the first of them to lead.
@@ -337,79 +322,8 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 		sh.handOff(e)
 	}()
 	err = s.commit(context.WithoutCancel(ctx), kid, e, &batch)
-	if errors.As(err, &unsent) {
-		// A release Redis did not answer: the others of the key go
-		// on, and it is sent again meanwhile, as its caller allows.
-		sh.handOff(e)
-		err = s.resend(ctx, key, e, unsent, batch)
-	}
 	return err
 }
-
-// unsentRelease is commit's error when Redis did not answer a swap that
-// takes no lease (a release): it may not have run. Sent again with its
-// token (see swapScript), it runs once: a late run of the first makes
-// the second change nothing.
-type unsentRelease struct {
-	rkey string
-	r    swap
-	err  error
-}
-
-func (u *unsentRelease) Error() string { return u.err.Error() }
-func (u *unsentRelease) Unwrap() error { return u.err }
-
-// resend sends u's swap again, of the updates batch, until Redis answers
-// or ctx ends (maxResend at most), a moment apart: should it answer that
-// the key changed meanwhile, the swap never ran, and the updates go
-// again, in one update, on the key as it is. It returns the outcome, or
-// u's error. A release whose swap went unanswered (Redis paused or busy
-// for a moment) and was not sent again left its lease in Redis until the
-// lease ended: the slot taken in every process, and a key whose quota
-// was far from spent let one request go every 3 s (the ramp's stall)
-// for the Budget's Lease.
-func (s *Store) resend(ctx context.Context, key string, e *entry, u *unsentRelease, batch []*op) error {
-	ctx, cancel := context.WithTimeout(ctx, maxResend)
-	defer cancel()
-	pause := min(s.timeout(), resendPause)
-	t := time.NewTimer(pause)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return u.err
-		case <-t.C:
-		}
-		res, _, _, _, err := s.swap(ctx, u.rkey, u.r)
-		s.stats.swaps.Add(1)
-		switch {
-		case err != nil:
-			t.Reset(pause)
-			continue
-		case res == swapDone || res == swapAgain:
-			// Run now, or before: done. The key's cached version is
-			// left to the next swap, which the key's lead may be
-			// sending, to read again.
-			e.stall.Store(0)
-			return nil
-		case res == swapStale || res == swapBlocked:
-			// Not run: the key changed since. The updates go again.
-			return s.update(ctx, key, func(st *polite.KeyState) {
-				for _, o := range batch {
-					o.fn(st)
-				}
-			})
-		}
-		return u.err // swapLate: not for a swap that takes no lease
-	}
-}
-
-// Sending a release again (see Store.resend): for at most maxResend (a
-// Budget bounds a release by 10 s), resendPause apart at least.
-const (
-	maxResend   = 10 * time.Second
-	resendPause = 100 * time.Millisecond
-)
 
 // errStalled is the error of an update that takes a lease, not sent
 // because Redis did not answer the last swap of its key, a moment before
@@ -510,16 +424,6 @@ func takesLease(before, after []byte) bool {
 		return true
 	}
 	return a.Grants() > b.Grants() || a.Leases() > b.Leases()
-}
-
-// frees reports whether the state after an update ends a request the
-// state before held in flight, and takes no lease: a release.
-func frees(before, after []byte) bool {
-	var b, a control.State
-	if b.UnmarshalBinary(before) != nil || a.UnmarshalBinary(after) != nil || takesLease(before, after) {
-		return false
-	}
-	return a.Leases() < b.Leases() || a.Awaiting() < b.Awaiting()
 }
 
 // errLeaderGone is commit's error when the context of the batch's first
@@ -689,9 +593,6 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		s.stats.swaps.Add(1)
 		if err != nil {
 			e.stall.Store(int64(time.Since(stallBase)) + 1)
-			if r.by == 0 && r.mode != modeCheck && frees(cur, next) {
-				return &unsentRelease{rkey: rkey, r: r, err: err}
-			}
 			return err
 		}
 		e.stall.Store(0)
