@@ -840,12 +840,13 @@ func (s *State) admitCost(now int64, want *Cost, ask *Ask) (Hold, bool) {
 // reserve records the costs of a request granted with a lease ending at
 // end, l: in the units of the key's quotas, and, while the key knows none,
 // in early for the units its cost names. When l probes a quota (see
-// probes), the quota's reset is moved to probeFor after l's grant, MaxPause
-// at most: the others wait for l's answer, or until then, when another
-// probes (observe moves it back once l ends without telling). A key that knows a unit of cost
-// keeps nothing aside: the units its server never states (OpenAI's input
-// and output tokens beside its tokens) would hold a reservation of every
-// request in flight, written in a Store's state, for nothing.
+// probes), the quota's reset is moved to probeFor after l's grant,
+// MaxPause at most: the others wait for l's answer, or until then, when
+// another probes (observe moves it back once l ends without telling). A
+// key that knows a unit of cost keeps nothing aside: the units its server
+// never states (OpenAI's input and output tokens beside its tokens) would
+// hold a reservation of every request in flight, written in a Store's
+// state, for nothing.
 func (c *costs) reserve(want *Cost, end int64, l *Lease, probeFor int64) {
 	if want.free() {
 		return
