@@ -61,7 +61,8 @@ response, or the body could not be written), file (with -o) and retry_at
 wait than -max-wait or -timeout allow: when to try again, in UTC, rounded up
 to the second). In every field, the value of an -H that may hold a
 credential (see inspect's help) is shown as "…" wherever the server echoed
-it. When stderr is a terminal, a progress bar shows the
+it (a number holding one, as the string "…"), and so is a value of the
+URL's query in the strings of the line. When stderr is a terminal, a progress bar shows the
 count, the rate and an estimate of the time left that includes the pauses
 the origins asked for (not when the bodies go to the same terminal).
 
@@ -373,15 +374,15 @@ func readURLs(r io.Reader) ([]input, error) {
 func (g *getter) record(rec getRecord, target string) {
 	b, _ := json.Marshal(rec)
 	b = jsonSafe(b)
-	secrets := g.secrets
+	secrets, numeric := g.secrets, g.secrets
 	if strings.ContainsAny(target, "@?#") {
 		// Its userinfo's and its query's too, which only its own
 		// server can echo: the records of a long list each elide what
 		// they may hold.
-		secrets = g.headers.secrets(target)
+		secrets, numeric = g.headers.secrets(target), g.headers.credentials(target)
 	}
 	if len(secrets) > 0 {
-		b = []byte(elideSecrets(string(b), secrets))
+		b = elideJSON(b, secrets, numeric)
 	}
 	g.logMu.Lock()
 	defer g.logMu.Unlock()

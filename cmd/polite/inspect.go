@@ -161,7 +161,13 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		to := stdout
 		stdout = &report
 		defer func() {
-			if _, werr := io.WriteString(to, elideSecrets(report.String(), secrets)); err == nil {
+			out := elideSecrets(report.String(), secrets)
+			if *jsonOut {
+				// In its strings, and its numbers for a credential:
+				// see elideJSON.
+				out = string(elideJSON(report.Bytes(), secrets, headers.credentials(fs.Args()...)))
+			}
+			if _, werr := io.WriteString(to, out); err == nil {
 				err = werr
 			}
 			if err != nil {

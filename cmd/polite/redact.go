@@ -508,7 +508,15 @@ const minSecret = 6
 // password, and the Basic credential net/http sends for them; the values
 // of a URL's query (?api_key=…), decoded. Longest first, so that one that
 // holds another is elided whole.
-func (h headerFlag) secrets(urls ...string) []string {
+func (h headerFlag) secrets(urls ...string) []string { return h.secretsOf(urls, true) }
+
+// credentials is secrets without the values of the URLs' queries, which
+// may be words and numbers of the report (?sort=status, ?size=100000):
+// what JSON output elides in its numbers too (see elideJSON).
+func (h headerFlag) credentials(urls ...string) []string { return h.secretsOf(urls, false) }
+
+// secretsOf is secrets, the values of the URLs' queries with query.
+func (h headerFlag) secretsOf(urls []string, query bool) []string {
 	var out []string
 	add := func(v string) {
 		if v = strings.TrimSpace(v); len(v) >= minSecret {
@@ -563,8 +571,10 @@ func (h headerFlag) secrets(urls ...string) []string {
 		// commands never show a URL's query, which may hold an API key,
 		// and a server may echo one (a resource named after it, a
 		// problem's title, a redirect's path).
-		queryValues(add, u.RawQuery)
-		queryValues(add, u.Fragment)
+		if query {
+			queryValues(add, u.RawQuery)
+			queryValues(add, u.Fragment)
+		}
 		if u.User == nil {
 			continue
 		}
@@ -673,6 +683,60 @@ func elideSecrets(s string, secrets []string) string {
 		s = elideEncoded(s, x)
 	}
 	return s
+}
+
+// elideJSON returns b, JSON text (one value, as writeJSON or json.Marshal
+// writes it), with each secret elided in its strings as elideSecrets
+// elides it, and each number holding one of numeric written as the string
+// "…"; its object keys, the commands' own names, are left as they are.
+// Elided over the text, a value of a URL's query that was also a number
+// or a key of the report (?size=100000, ?sort=status) made it "bytes":…
+// or "…":200, which no JSON reader takes.
+func elideJSON(b []byte, secrets, numeric []string) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(b)) // past the closing quote
+			lit := b[i:j]
+			k := j
+			for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\n' || b[k] == '\r') {
+				k++
+			}
+			var v string
+			if k < len(b) && b[k] == ':' || json.Unmarshal(lit, &v) != nil {
+				out = append(out, lit...) // a key, kept
+			} else if e := elideSecrets(v, secrets); e != v {
+				out = append(out, jsonQuote(e)...)
+			} else {
+				out = append(out, lit...)
+			}
+			i = j
+		case c == '-' || '0' <= c && c <= '9':
+			j := i + 1
+			for j < len(b) && strings.IndexByte("0123456789.eE+-", b[j]) >= 0 {
+				j++
+			}
+			if num := string(b[i:j]); slices.ContainsFunc(numeric, func(x string) bool { return strings.Contains(num, x) }) {
+				out = append(out, `"…"`...)
+			} else {
+				out = append(out, b[i:j]...)
+			}
+			i = j
+		default:
+			out = append(out, c)
+			i++
+		}
+	}
+	return out
 }
 
 // spellings returns x as the commands' output may spell it: as sent,
