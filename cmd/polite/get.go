@@ -420,7 +420,7 @@ func (g *getter) event(e polite.Event) {
 			t.mu.Unlock()
 		}
 	case polite.EventRetry:
-		g.prog.pause(e.Time.Add(e.Wait), e.Reason)
+		g.prog.pause(e.Time.Add(e.Wait), e.Reason, true)
 	case polite.EventGiveUp:
 		// The refusal goes back to the caller: its URL fails, and
 		// retry_at says when the origin will take it.
@@ -433,7 +433,7 @@ func (g *getter) event(e polite.Event) {
 			t.retryAt = until
 			t.mu.Unlock()
 		}
-		g.prog.pause(until, e.Reason)
+		g.prog.pause(until, e.Reason, false)
 	}
 }
 
@@ -518,7 +518,7 @@ func (g *getter) fetch(ctx context.Context, u string) (rec getRecord) {
 		switch {
 		case errors.As(err, &werr) && !werr.Until.IsZero(): // zero: no end known
 			rec.RetryAt = formatRetryAt(werr.Until)
-			g.prog.pause(werr.Until, werr.Reason)
+			g.prog.pause(werr.Until, werr.Reason, false)
 		case errors.As(err, &rerr) && rerr.Unreachable:
 			rec.RetryAt = formatRetryAt(rerr.Until) // robots.txt is fetched again then
 		}
@@ -668,9 +668,14 @@ type getProgress struct {
 	// The pause asked for that ends last, whatever its origin: the
 	// longest in progress, all the line shows. Kept by origin, the pauses
 	// were dropped only as the line was drawn, and off a terminal, where
-	// it never is, every origin refused during a run stayed kept.
+	// it never is, every origin refused during a run stayed kept. waited
+	// is the end of the last a retry waits for, which bounds the time
+	// left; a pause whose URL failed (longer than -max-wait, its attempts
+	// spent) holds no URL: taken as a bound, an hour's made the estimate
+	// an hour for a run that ended in 3 s.
 	until  time.Time
 	reason polite.Reason
+	waited time.Time
 }
 
 // newGetProgress returns a getProgress for total URLs, starting now.
@@ -695,12 +700,16 @@ func (p *getProgress) failures() int {
 	return p.failed
 }
 
-// pause records that an origin sends nothing until until, for reason.
-func (p *getProgress) pause(until time.Time, reason polite.Reason) {
+// pause records that an origin sends nothing until until, for reason,
+// and whether a retry waits for it.
+func (p *getProgress) pause(until time.Time, reason polite.Reason, waited bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if until.After(p.until) {
 		p.until, p.reason = until, reason
+	}
+	if waited && until.After(p.waited) {
+		p.waited = until
 	}
 }
 
@@ -709,8 +718,8 @@ func (p *getProgress) pause(until time.Time, reason polite.Reason) {
 //
 // The estimate is the larger of two bounds: the URLs left at the mean rate
 // so far (which already reflects the origins' pacing), and the longest pause
-// an origin has asked for that is still running, since its URLs cannot
-// finish before it ends.
+// a retry waits for that is still running, since its URL cannot finish
+// before it ends.
 func (p *getProgress) line(now time.Time) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -726,7 +735,7 @@ func (p *getProgress) line(now time.Time) string {
 
 	longest, why := max(p.until.Sub(now), 0), p.reason
 	if left := p.total - p.n; left > 0 {
-		eta := longest
+		eta := max(p.waited.Sub(now), 0)
 		if p.n > 0 {
 			eta = max(eta, time.Duration(float64(left)/rate*float64(time.Second)))
 		}

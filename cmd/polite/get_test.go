@@ -316,9 +316,17 @@ func TestGetProgressLine(t *testing.T) {
 	if got, want := p.line(now), "ETA 15s"; !strings.Contains(got, want) {
 		t.Errorf("line = %q, want it to contain %q", got, want)
 	}
-	p.pause(now.Add(40*time.Second), "retry-after")
+	// A pause whose URL failed (an hour, past -max-wait): shown, but no
+	// URL waits for it, and the estimate stays the rate's. (Taken as a
+	// bound, it made the estimate an hour for a run that ended in 3 s.)
+	p.pause(now.Add(time.Hour), "retry-after", false)
+	if got, want := p.line(now), "ETA 15s"; !strings.Contains(got, want) || !strings.Contains(got, "paused 3600.0s (retry-after)") {
+		t.Errorf("with a pause of a URL that failed, line = %q, want it to contain %q and the pause", got, want)
+	}
+	p = &getProgress{start: start, total: 100, n: 25}
+	p.pause(now.Add(40*time.Second), "retry-after", true)
 	if got, want := p.line(now), "ETA 40s"; !strings.Contains(got, want) || !strings.Contains(got, "paused 40.0s (retry-after)") {
-		t.Errorf("with a 40s pause, line = %q, want it to contain %q and the pause", got, want)
+		t.Errorf("with a 40s pause a retry waits for, line = %q, want it to contain %q and the pause", got, want)
 	}
 	if got := p.line(now.Add(41 * time.Second)); strings.Contains(got, "paused") {
 		t.Errorf("after the pause, line = %q, want no pause", got)
