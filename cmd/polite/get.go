@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -62,7 +63,7 @@ wait than -max-wait or -timeout allow: when to try again, in UTC, rounded up
 to the second). In every field, the value of an -H that may hold a
 credential (see inspect's help) is shown as "…" wherever the server echoed
 it (a number holding one, as the string "…"), and so is a value of the
-URL's query in the strings of the line. When stderr is a terminal, a progress bar shows the
+URL's query of 6 bytes or more in the strings of the line. When stderr is a terminal, a progress bar shows the
 count, the rate and an estimate of the time left that includes the pauses
 the origins asked for (not when the bodies go to the same terminal).
 
@@ -160,7 +161,8 @@ type getter struct {
 	headers headerFlag
 	secrets []string // what the records elide where a server echoed it, of the headers (see headerFlag.secrets)
 	timeout time.Duration
-	dir     string // if not empty, bodies go to files here
+	maxWait time.Duration // -max-wait, 10 minutes for 0, as polite.Transport.MaxWait
+	dir     string        // if not empty, bodies go to files here
 
 	outMu sync.Mutex // serialises bodies written to out
 	out   io.Writer
@@ -243,6 +245,7 @@ func getMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		headers: headers,
 		secrets: headers.secrets(),
 		timeout: *timeout,
+		maxWait: cmp.Or(*maxWait, 10*time.Minute),
 		dir:     *dir,
 		out:     stdout,
 		log:     live,
@@ -433,7 +436,9 @@ func (g *getter) event(e polite.Event) {
 			t.retryAt = until
 			t.mu.Unlock()
 		}
-		g.prog.pause(until, e.Reason, false)
+		// The other URLs of the origin wait for it when it is within
+		// -max-wait (the URL's attempts were spent); longer, they fail.
+		g.prog.pause(until, e.Reason, e.Wait <= g.maxWait)
 	}
 }
 
@@ -669,10 +674,10 @@ type getProgress struct {
 	// longest in progress, all the line shows. Kept by origin, the pauses
 	// were dropped only as the line was drawn, and off a terminal, where
 	// it never is, every origin refused during a run stayed kept. waited
-	// is the end of the last a retry waits for, which bounds the time
-	// left; a pause whose URL failed (longer than -max-wait, its attempts
-	// spent) holds no URL: taken as a bound, an hour's made the estimate
-	// an hour for a run that ended in 3 s.
+	// is the end of the last that URLs wait for, which bounds the time
+	// left; a pause longer than -max-wait, whose URL failed, holds no URL:
+	// taken as a bound, an hour's made the estimate an hour for a run
+	// that ended in 3 s.
 	until  time.Time
 	reason polite.Reason
 	waited time.Time
@@ -701,7 +706,7 @@ func (p *getProgress) failures() int {
 }
 
 // pause records that an origin sends nothing until until, for reason,
-// and whether a retry waits for it.
+// and whether URLs wait for it.
 func (p *getProgress) pause(until time.Time, reason polite.Reason, waited bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -718,8 +723,8 @@ func (p *getProgress) pause(until time.Time, reason polite.Reason, waited bool) 
 //
 // The estimate is the larger of two bounds: the URLs left at the mean rate
 // so far (which already reflects the origins' pacing), and the longest pause
-// a retry waits for that is still running, since its URL cannot finish
-// before it ends.
+// URLs wait for that is still running, since they cannot finish before
+// it ends.
 func (p *getProgress) line(now time.Time) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

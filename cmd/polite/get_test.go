@@ -612,3 +612,24 @@ func TestGetFileModeFollowsUmask(t *testing.T) {
 		t.Errorf("%s has mode %v, want %v as a file created under this umask", rec.File, fi.Mode().Perm(), want.Mode().Perm())
 	}
 }
+
+// A give-up's pause bounds the estimate when the origin's other URLs wait
+// for it (within -max-wait: the URL's attempts were spent), and not when
+// it is longer (they fail too).
+func TestGetProgressGiveUpPause(t *testing.T) {
+	start := time.Now()
+	for _, c := range []struct {
+		wait time.Duration
+		want string
+	}{
+		{3 * time.Second, "ETA 3s"},
+		{time.Hour, "ETA 0s"},
+	} {
+		g := &getter{maxWait: 10 * time.Minute, prog: &getProgress{start: start, total: 3}}
+		g.prog.done(true)
+		g.event(polite.Event{Kind: polite.EventGiveUp, Time: start, Wait: c.wait, Reason: polite.ReasonRetryAfter})
+		if got := g.prog.line(start.Add(time.Millisecond)); !strings.Contains(got, c.want) {
+			t.Errorf("a give-up asking %v: line = %q, want it to contain %q", c.wait, got, c.want)
+		}
+	}
+}

@@ -62,7 +62,8 @@ scheme such as Bearer, too; a Basic credential's password; a Cookie's
 values whose names hold those words, sid or sess, or of 16 bytes or
 more) as "…" wherever the server echoed it, percent-encoded in a URL or
 escaped in a quotation too: what inspect prints never holds a
-credential.
+credential. With -json, a number holding one is the string "…"; a value
+of the URL's query of 6 bytes or more is elided in the report's strings.
 
 Servers often send CORS headers only to cross-origin requests: add
 -H 'Origin: https://example.com' to see them.`
