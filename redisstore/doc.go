@@ -127,19 +127,7 @@
 // lease, until Budget.Lease. A release is never refused so: late, it
 // still frees its slot (or, for a response whose body streams, applies
 // what its headers said), and it is never swapped with an update that
-// takes a lease (such a batch is split). A release whose swap Redis does
-// not answer within Timeout (paused, busy or unreachable) is sent again
-// with its token (below), a tenth of a second apart, until Redis answers
-// or the release's context ends (10 seconds for a Budget's): it runs
-// once, late or not. Should Redis answer that the key changed meanwhile,
-// and the key keep fewer tokens than it can (32: every write since is
-// among them), the release never ran, and goes again as an update on the
-// key as it is; with 32 writes since, whether it ran is not known, and it
-// is not run again (twice, a release frees another request's slot): its
-// lease stays until it ends. Failed at its Timeout, a release left its
-// lease in Redis until Budget.Lease: after a pause of 2 s, four such
-// leases held a key whose quota was far from spent to a request every 3 s
-// in every process (six requests took 15 s, against 5 ms).
+// takes a lease (such a batch is split).
 //
 // A client may send a command again when its connection fails after the
 // command was written (go-redis does, up to MaxRetries): a swap whose

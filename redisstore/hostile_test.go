@@ -577,7 +577,7 @@ func TestResentSwapHostileKey(t *testing.T) {
 			if tt.late {
 				r.by = 1
 			}
-			res, ver, got, _, _, err := a.swap(ctx, rkey, r)
+			res, ver, got, _, err := a.swap(ctx, rkey, r)
 			if err != nil {
 				if strings.Contains(err.Error(), "state-bytes") {
 					t.Fatalf("error carries the key's state (%d bytes): %.80s…", len(err.Error()), err)

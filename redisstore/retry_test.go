@@ -220,11 +220,11 @@ func TestSwapSentAgain(t *testing.T) {
 	}
 	rkey := a.redisKey(id("k"))
 	r := swap{mode: modeWrite, state: state, ttl: time.Minute, id: id("k"), gen: st.Generation(), tok: a.name + ".t1"}
-	res, v1, _, _, _, err := a.swap(ctx, rkey, r)
+	res, v1, _, _, err := a.swap(ctx, rkey, r)
 	if err != nil || res != swapDone {
 		t.Fatalf("first run: %v, %v", res, err)
 	}
-	res, v, got, _, _, err := a.swap(ctx, rkey, r)
+	res, v, got, _, err := a.swap(ctx, rkey, r)
 	if err != nil || res != swapAgain || v != v1 || string(got) != string(state) {
 		t.Errorf("sent again: %v at version %d with %d bytes of state, %v; want it reported done at %d with its own state", res, v, len(got), err, v1)
 	}
@@ -234,7 +234,7 @@ func TestSwapSentAgain(t *testing.T) {
 	if err := a.rdb.HSet(ctx, rkey, "v", strconv.FormatInt(v1+1, 10), "s", older).Err(); err != nil {
 		t.Fatal(err)
 	}
-	res, v, got, _, _, err = a.swap(ctx, rkey, r)
+	res, v, got, _, err = a.swap(ctx, rkey, r)
 	if err != nil || res != swapAgain || v != v1+1 || string(got) != string(older) {
 		t.Errorf("sent again after an older Store's write: %v at version %d with %d bytes of state, %v; want it reported done, with that write's state", res, v, len(got), err)
 	}
@@ -243,12 +243,12 @@ func TestSwapSentAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, v, got, _, _, err = a.swap(ctx, rkey, r)
+	res, v, got, _, err = a.swap(ctx, rkey, r)
 	if err != nil || res != swapAgain || v <= v1+1 || len(got) == 0 || string(got) == string(state) {
 		t.Errorf("sent again after 31 other writes: %v at version %d with %d bytes of state, %v; want it reported done, with the newer state", res, v, len(got), err)
 	}
 	r.tok = a.name + ".t2"
-	if res, _, _, _, _, err = a.swap(ctx, rkey, r); err != nil || res != swapStale {
+	if res, _, _, _, err = a.swap(ctx, rkey, r); err != nil || res != swapStale {
 		t.Errorf("a swap of another token at an old version: %v, %v; want it stale", res, err)
 	}
 }

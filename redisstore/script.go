@@ -179,18 +179,10 @@ if v ~= ARGV[1] or (head and head ~= me) then
       redis.call('HSET', KEYS[1], 'q', q, 'qt', string.format('%d', qt))
     end
   end
-  -- How many writes' tokens the key keeps: fewer than it can, and every
-  -- write since the caller's version is among them (see Store.resend).
-  local w = cur[5] or ''
-  local nt = 4096
-  if #w <= 4096 then
-    local _, n = string.gsub(w, '%S+', '')
-    nt = n
-  end
   if head and head ~= me then
-    return {2, v, cur[2] or '', string.format('%d', clock()), string.format('%d', nt)}
+    return {2, v, cur[2] or '', string.format('%d', clock())}
   end
-  return {0, v, cur[2] or '', string.format('%d', clock()), string.format('%d', nt)}
+  return {0, v, cur[2] or '', string.format('%d', clock())}
 end
 if head == me then
   q = string.sub(q, #me + 2)
@@ -324,7 +316,7 @@ const maxState = 64 << 10
 
 // swap runs swapScript under the Store's timeout. It reports whether the
 // swap happened, and the key's version (and, when it did not, its state).
-func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, ver int64, state []byte, clock int64, tokens int, err error) {
+func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, ver int64, state []byte, clock int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
 	channel := ""
@@ -346,12 +338,12 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 			// cancellation (see update). Told apart from the end of the
 			// request's own context, which a Budget reads as no failure
 			// of the Store (see polite.Store).
-			return 0, 0, nil, 0, -1, fmt.Errorf("%w (%v)", errNoReply, s.timeout())
+			return 0, 0, nil, 0, fmt.Errorf("redisstore: update: no reply within the Store's Timeout (%v)", s.timeout())
 		}
-		return 0, 0, nil, 0, -1, fmt.Errorf("redisstore: update: %w", err)
+		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: %w", err)
 	}
 	if len(reply) < 2 {
-		return 0, 0, nil, 0, -1, fmt.Errorf("redisstore: update: unexpected reply of %d elements", len(reply))
+		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: unexpected reply of %d elements", len(reply))
 	}
 	flag, _ := reply[0].(int64)
 	vs, _ := reply[1].(string)
@@ -359,7 +351,7 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 	if err != nil || flag < 0 || flag > 4 {
 		// Neither the version nor the state is printed whole: a hostile
 		// writer chose them, and the state may be 64 KiB.
-		return 0, 0, nil, 0, -1, fmt.Errorf("redisstore: update: unexpected reply (flag %d, version %.24q)", flag, vs)
+		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: unexpected reply (flag %d, version %.24q)", flag, vs)
 	}
 	if len(reply) > 2 {
 		if s, _ := reply[2].(string); s != "" {
@@ -370,12 +362,5 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 		c, _ := reply[3].(string)
 		clock, _ = strconv.ParseInt(c, 10, 64)
 	}
-	tokens = -1
-	if len(reply) > 4 {
-		n, _ := reply[4].(string)
-		if v, err := strconv.Atoi(n); err == nil && v >= 0 {
-			tokens = v
-		}
-	}
-	return swapResult(flag), ver, state, clock, tokens, nil
+	return swapResult(flag), ver, state, clock, nil
 }

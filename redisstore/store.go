@@ -2,14 +2,12 @@ package redisstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -42,13 +40,7 @@ type Store struct {
 	// to answer within Timeout, updates queued together that take a lease
 	// and that release one are swapped apart, a run of each kind in turn,
 	// so that one behind k runs waits for k+1 swaps. A request's deadline
-	// ends any such wait. A release Redis does not answer within Timeout
-	// (an update that ends a request in flight and takes no lease) is
-	// sent again, a moment apart, until Redis answers or its context
-	// ends (the Budget allows a release 10 seconds; see "When Redis
-	// fails" in the package doc): its request waits, the others of its
-	// batch may leave as their contexts end, and the others of the key
-	// go on meanwhile. It takes effect only if the client honours
+	// ends any such wait. It takes effect only if the client honours
 	// context deadlines (redis.Options.ContextTimeoutEnabled); otherwise
 	// the client's own ReadTimeout and WriteTimeout bound each call. If
 	// zero, 250 ms.
@@ -244,9 +236,7 @@ func (s *Store) shard(id string) *shard {
 // left): under load, a request costs less than one round trip per update.
 //
 // An error (wrapping the Redis client's) means the state may not have been
-// kept; each Redis call is bounded by Timeout (a release Redis did not
-// answer is sent again as its context allows: see Store.resend), and an
-// update that keeps
+// kept; each Redis call is bounded by Timeout, and an update that keeps
 // losing swaps to other processes gives up after four Timeouts (five at
 // most, with the swap then in flight) with [ErrContention]. If ctx ends while the update waits for its batch,
 // Update returns ctx.Err(). Once its batch is being swapped, it waits for
@@ -287,9 +277,19 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 
 	o := &op{ctx: ctx, fn: fn, done: make(chan result, 1)}
 	if !sh.enqueue(e, o) {
-		r, err := s.await(ctx, sh, e, o)
-		if err != nil || !r.lead {
-			return cmp.Or(err, r.err)
+		select {
+		case r := <-o.done:
+			if !r.lead {
+				return r.err
+			}
+		case <-ctx.Done():
+			if sh.withdraw(e, o) {
+				return ctx.Err()
+			}
+			r := <-o.done // handed the lead, or done, just now
+			if !r.lead {
+				return r.err
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			// Handed the lead once its context had ended (put back
@@ -304,16 +304,7 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	// end with the leader's context: it is the others' too.
 	batch := sh.take(e)
 	err = errAbandoned // unless commit returns
-	var unsent *unsentRelease
 	defer func() {
-		if unsent != nil {
-			// Sent again (see resend), the lead handed off before:
-			// the batch's outcome is the resend's.
-			for _, b := range batch[1:] {
-				b.done <- result{err: err}
-			}
-			return
-		}
 		if err == errLeaderGone || err == errLeaderStalled {
 			// The others go on: at the head of the queue, in order,
 			// the first of them to lead.
@@ -331,172 +322,8 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 		sh.handOff(e)
 	}()
 	err = s.commit(context.WithoutCancel(ctx), kid, e, &batch)
-	if errors.As(err, &unsent) {
-		// A release Redis did not answer: the others of the key go
-		// on, and it is sent again meanwhile, as its caller allows;
-		// the others of its batch may leave as their contexts end.
-		o.claim()
-		for _, b := range batch[1:] {
-			b.done <- result{resent: true} // each waits, its done empty: see await
-		}
-		sh.handOff(e)
-		err = s.resend(ctx, key, e, unsent, batch)
-	}
 	return err
 }
-
-// await waits for o's result: the outcome of its batch, or the lead. It
-// returns ctx's error if ctx ends before o is taken into a batch, or
-// while its batch's swap is being sent again (see Store.resend), which
-// takes no lease, unless its update runs again then: o leaves, not
-// knowing whether it was kept, as an update whose swap failed. Taken into
-// a batch swapped once, o waits for the swap in flight (a Timeout at
-// most).
-func (s *Store) await(ctx context.Context, sh *shard, e *entry, o *op) (result, error) {
-	resent := false
-	for {
-		if resent {
-			select {
-			case r := <-o.done:
-				return r, nil
-			case <-ctx.Done():
-				if o.leave() {
-					return result{}, ctx.Err()
-				}
-				return <-o.done, nil // its update runs again: the outcome follows
-			}
-		}
-		select {
-		case r := <-o.done:
-			if !r.resent {
-				return r, nil
-			}
-			resent = true
-		case <-ctx.Done():
-			if sh.withdraw(e, o) {
-				return result{}, ctx.Err()
-			}
-			r := <-o.done // handed the lead, done, or sent again, just now
-			if !r.resent {
-				return r, nil
-			}
-			resent = true
-		}
-	}
-}
-
-// errNoReply is the error of a swap Redis did not answer within the
-// Store's Timeout.
-var errNoReply = errors.New("redisstore: update: no reply within the Store's Timeout")
-
-// unanswered reports whether err is a swap's that Redis did not answer in
-// time (paused, busy, unreachable): the Store's Timeout, or the client's
-// ReadTimeout. An error Redis replied, or a closed client, is not.
-func unanswered(err error) bool {
-	var ne net.Error
-	return errors.Is(err, errNoReply) || errors.As(err, &ne) && ne.Timeout()
-}
-
-// unsentRelease is commit's error when Redis did not answer in time a
-// swap that takes no lease and ends a request in flight (a release): it
-// may not have run. Sent again with its token (see swapScript), it runs
-// once: a late run of the first makes the second change nothing.
-type unsentRelease struct {
-	rkey  string
-	r     swap
-	stall int64 // the key's stall mark its failure set (see entry.stall)
-	err   error
-}
-
-func (u *unsentRelease) Error() string { return u.err.Error() }
-func (u *unsentRelease) Unwrap() error { return u.err }
-
-// resend sends u's swap, of the updates batch, again until Redis answers,
-// or ctx ends (maxResend at most), or the Store closes, resendPause apart;
-// an error Redis replies ends it. It returns nil once the swap ran, now or
-// before (its token among the key's last writes). Should Redis answer that
-// the key changed since, the swap did not run now; it did not run before
-// either when the key keeps fewer tokens than it can (tokenKeep: every
-// write since is among them), and the updates go again on the key as it
-// is; otherwise (32 writes may have pushed its token out) whether it ran
-// is not known, and it is not run again (twice, a release frees another
-// request's slot and reads its answer twice). While Redis does not answer,
-// the key stays stalled (see Store.stalled), so that its updates that
-// take a lease fail at once.
-//
-// A release whose swap went unanswered (Redis paused or busy for a moment)
-// and was not sent again left its lease in Redis until it ended: the slot
-// taken in every process, and a key whose quota was far from spent let one
-// request go every 3 s (the ramp's stall) for the Budget's Lease.
-func (s *Store) resend(ctx context.Context, key string, e *entry, u *unsentRelease, batch []*op) error {
-	ctx, cancel := context.WithTimeout(ctx, maxResend)
-	defer cancel()
-	t := time.NewTimer(resendPause)
-	defer t.Stop()
-	mark := u.stall
-	for {
-		select {
-		case <-ctx.Done():
-			return u.err
-		case <-t.C:
-		}
-		s.mu.Lock()
-		closed := s.closed
-		s.mu.Unlock()
-		if closed {
-			return u.err
-		}
-		res, _, _, _, tokens, err := s.swap(ctx, u.rkey, u.r)
-		s.stats.swaps.Add(1)
-		if err != nil {
-			if !unanswered(err) {
-				return err
-			}
-			next := int64(time.Since(stallBase)) + 1
-			if e.stall.CompareAndSwap(mark, next) {
-				mark = next // still no answer: the key stays stalled
-			}
-			t.Reset(resendPause)
-			continue
-		}
-		e.stall.CompareAndSwap(mark, 0) // answered (unless a later swap of the key was not)
-		switch res {
-		case swapDone, swapAgain:
-			// Run now, or before. The key's cached version is left to
-			// the next swap, which the key's lead may be sending, to
-			// read again.
-			return nil
-		case swapStale, swapBlocked:
-			if res == swapStale {
-				s.stats.stale.Add(1)
-			} else {
-				s.stats.blocked.Add(1)
-			}
-			if tokens < 0 || tokens >= tokenKeep {
-				return u.err
-			}
-			// Never run: the updates go again, each that its caller
-			// has not left (see await).
-			return s.update(ctx, key, func(st *polite.KeyState) {
-				for _, o := range batch {
-					if o.claim() {
-						o.fn(st)
-					}
-				}
-			})
-		}
-		return u.err // swapLate: not for a swap that takes no lease
-	}
-}
-
-// Sending a release again (see Store.resend): for at most maxResend (a
-// Budget bounds a release by 10 s), resendPause apart; tokenKeep is how
-// many writes' tokens a key keeps (see swapScript).
-const (
-	maxResend   = 10 * time.Second
-	resendPause = 100 * time.Millisecond
-	tokenKeep   = 32
-)
 
 // errStalled is the error of an update that takes a lease, not sent
 // because Redis did not answer the last swap of its key, a moment before
@@ -597,16 +424,6 @@ func takesLease(before, after []byte) bool {
 		return true
 	}
 	return a.Grants() > b.Grants() || a.Leases() > b.Leases()
-}
-
-// frees reports whether the state after an update ends a request the
-// state before held in flight, and takes no lease: a release.
-func frees(before, after []byte) bool {
-	var b, a control.State
-	if b.UnmarshalBinary(before) != nil || a.UnmarshalBinary(after) != nil || takesLease(before, after) {
-		return false
-	}
-	return a.Leases() < b.Leases() || a.Awaiting() < b.Awaiting()
 }
 
 // errLeaderGone is commit's error when the context of the batch's first
@@ -771,15 +588,11 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			}
 			r.by = sent + limit.Microseconds() + ahead - 1 + 1000 // and a millisecond more
 		}
-		res, nver, nstate, clock, _, err := s.swap(ctx, rkey, r)
+		res, nver, nstate, clock, err := s.swap(ctx, rkey, r)
 		recv := time.Now().UnixMicro()
 		s.stats.swaps.Add(1)
 		if err != nil {
-			mark := int64(time.Since(stallBase)) + 1
-			e.stall.Store(mark)
-			if unanswered(err) && r.by == 0 && r.mode != modeCheck && frees(cur, next) {
-				return &unsentRelease{rkey: rkey, r: r, stall: mark, err: err}
-			}
+			e.stall.Store(int64(time.Since(stallBase)) + 1)
 			return err
 		}
 		e.stall.Store(0)
