@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,7 +31,7 @@ func TestGetBodyReturningBodyItselfCut(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
-				body := &stalledBody{done: make(chan struct{})}
+				body := polite.NewStuckBody()
 				tr := &polite.Transport{Cost: c.cost, Base: roundTripFunc(func(*http.Request) (*http.Response, error) {
 					t.Error("the request was sent")
 					return nil, errors.New("sent")
@@ -48,7 +47,7 @@ func TestGetBodyReturningBodyItselfCut(t *testing.T) {
 				if !errors.Is(err, context.Canceled) {
 					t.Errorf("RoundTrip: %v; want context.Canceled", err)
 				}
-				if n := body.closed.Load(); n != 1 {
+				if n := body.Closes(); n != 1 {
 					t.Errorf("Body closed %d times, want 1", n)
 				}
 			})
@@ -122,7 +121,7 @@ func TestOwnBodyClosedOnceByCost(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 			defer cancel()
-			body := &stalledBody{done: make(chan struct{})}
+			body := polite.NewStuckBody()
 			cost := func(r *http.Request) polite.Cost {
 				b, _ := r.GetBody()
 				time.AfterFunc(100*time.Millisecond, func() { b.Close() })
@@ -130,8 +129,8 @@ func TestOwnBodyClosedOnceByCost(t *testing.T) {
 				return polite.Cost{}
 			}
 			_, err := (&polite.Transport{Cost: cost, Base: unsent}).RoundTrip(newReq(ctx, body))
-			if !errors.Is(err, context.DeadlineExceeded) || body.closed.Load() != 1 {
-				t.Errorf("RoundTrip: %v, Body closed %d times; want the context's end, closed once", err, body.closed.Load())
+			if !errors.Is(err, context.DeadlineExceeded) || body.Closes() != 1 {
+				t.Errorf("RoundTrip: %v, Body closed %d times; want the context's end, closed once", err, body.Closes())
 			}
 		})
 	})
@@ -140,7 +139,7 @@ func TestOwnBodyClosedOnceByCost(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			body := &stalledBody{done: make(chan struct{})}
+			body := polite.NewStuckBody()
 			cost := func(r *http.Request) polite.Cost {
 				polite.EstimateCost(r)
 				panic("cost")
@@ -150,7 +149,7 @@ func TestOwnBodyClosedOnceByCost(t *testing.T) {
 				defer func() { recover() }()
 				(&polite.Transport{Cost: cost, Base: unsent}).RoundTrip(newReq(ctx, body))
 			}()
-			if n := body.closed.Load(); n != 1 {
+			if n := body.Closes(); n != 1 {
 				t.Errorf("Body closed %d times, want 1", n)
 			}
 		})
@@ -240,23 +239,4 @@ func TestOwnBodyClosedOnceByCost(t *testing.T) {
 			})
 		})
 	}
-}
-
-// stalledBody is a request body whose Read blocks until it is closed (a
-// pipe, a stalled file), counting its Closes.
-type stalledBody struct {
-	closed atomic.Int32
-	done   chan struct{}
-}
-
-func (b *stalledBody) Read([]byte) (int, error) {
-	<-b.done
-	return 0, io.ErrClosedPipe
-}
-
-func (b *stalledBody) Close() error {
-	if b.closed.Add(1) == 1 {
-		close(b.done)
-	}
-	return nil
 }
