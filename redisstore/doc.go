@@ -127,7 +127,34 @@
 // lease, until Budget.Lease. A release is never refused so: late, it
 // still frees its slot (or, for a response whose body streams, applies
 // what its headers said), and it is never swapped with an update that
-// takes a lease (such a batch is split).
+// takes a lease (such a batch is split). A release whose swap Redis does
+// not answer within Timeout (paused, busy or unreachable) is sent again
+// under its number (below) until Redis answers, the release's context
+// ends (10 seconds for a Budget's) or the Store closes, and runs once,
+// late or not; meanwhile the other updates of its key go on, and those of
+// its batch may leave as their contexts end. Told the key changed since,
+// the release never ran (nor can its first swap run later: the version it
+// expects is gone), and it runs again on the key as it is, under the same
+// number. Failed at its Timeout, a release left its lease in Redis until
+// Budget.Lease: after a pause of 2 s, four such leases held a key whose
+// quota was far from spent to a request every 3 s in every process (six
+// requests took 15 s); two processes of 8 workers each, after a pause of
+// 3 s, sent 0 to 15 requests in the 2 s from a second after it, 16
+// leases held (now 1,401 to 1,490, none held).
+//
+// Every swap sent with no limit carries a number of its Store's, the same
+// however often it is sent. The key keeps, beside its state, the 32
+// largest numbers of each Store that wrote it within the last minute (13
+// Stores at most; the instant one was dropped for room is kept too): a
+// swap sent again whose number is there ran already, and changes
+// nothing; one whose Store's 32 are all larger, or sent again within a
+// minute of a Store's numbers being dropped, cannot be told, changes
+// nothing, and its release fails as before (its lease, if it never ran,
+// stays until it ends: only after 32 later swaps of its own Store to the
+// key, or with more than 13 Stores writing it in a minute). A key deleted
+// (its state back to zero) or lost in Redis loses its numbers with its
+// leases: a release sent again then runs on the key as made since, another
+// incarnation, and frees none of its requests' slots.
 //
 // A client may send a command again when its connection fails after the
 // command was written (go-redis does, up to MaxRetries): a swap whose

@@ -98,17 +98,19 @@ func free(t *testing.T, b *Store, k string) string {
 // version ran ahead of the server's clock, which a measure of that clock
 // by the versions written would have taken for the clock. A release that
 // comes late still frees its slot: refused, it would leave its lease to
-// expire.
+// expire. Unanswered within its Timeout, it is sent again until Redis
+// answers (see Store.resend): its Update succeeds, late.
 func TestLateSwaps(t *testing.T) {
 	waitsSeconds(t)
 	for _, tt := range []struct {
 		name string
 		// setup runs before Redis is busy; the Update it returns, while.
-		setup func(t *testing.T, a *Store) func() error
+		setup  func(t *testing.T, a *Store) func() error
+		resent bool // the Update is sent again until Redis answers: it succeeds
 	}{
 		{"a lease taken", func(t *testing.T, a *Store) func() error {
 			return func() error { _, err := acquire(t, a, "k", new(control.Lease)); return err }
-		}},
+		}, false},
 		{"a lease taken, another key's version ahead", func(t *testing.T, a *Store) func() error {
 			probed(t, a, "x")
 			v := time.Now().Add(time.Duration(maxAhead/2) * time.Microsecond).UnixMicro()
@@ -117,14 +119,14 @@ func TestLateSwaps(t *testing.T) {
 			}
 			probed(t, a, "x")
 			return func() error { _, err := acquire(t, a, "k", new(control.Lease)); return err }
-		}},
+		}, false},
 		{"a lease released", func(t *testing.T, a *Store) func() error {
 			var l control.Lease
 			if ok, err := acquire(t, a, "k", &l); err != nil || !ok {
 				t.Fatalf("the request: granted %v, %v", ok, err)
 			}
 			return func() error { return release(t, a, "k", &l) }
-		}},
+		}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rs := startServer(t)
@@ -139,7 +141,10 @@ func TestLateSwaps(t *testing.T) {
 			if e := <-busy; e != nil {
 				t.Fatal(e)
 			}
-			if err == nil {
+			switch {
+			case tt.resent && err != nil:
+				t.Fatalf("the release while Redis is busy for a second: %v; want it sent again until Redis answers", err)
+			case !tt.resent && err == nil:
 				t.Fatal("the Update while Redis is busy for a second succeeded, want its Timeout")
 			}
 			time.Sleep(50 * time.Millisecond) // Redis runs the swap
@@ -218,7 +223,8 @@ func TestLateSwapWithoutContextTimeout(t *testing.T) {
 }
 
 // A key nobody contends for has no turn queue: a write leaves only its
-// version, state and the tokens of its last writes, and an Update that
+// version, state, the tokens of its last writes and the numbers of those
+// sent with no limit (see Store.resend), and an Update that
 // changes nothing writes nothing.
 func TestUncontendedKeyHasNoQueue(t *testing.T) {
 	rs := startServer(t)
@@ -235,8 +241,8 @@ func TestUncontendedKeyHasNoQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(fields)
-	if !slices.Equal(fields, []string{"s", "v", "w"}) {
-		t.Errorf("an uncontended write left the fields %q, want [s v w]", fields)
+	if !slices.Equal(fields, []string{"r", "s", "v", "w"}) {
+		t.Errorf("an uncontended write left the fields %q, want [r s v w]", fields)
 	}
 	swaps := a.Stats().Swaps
 	err = rdb.Watch(ctx, func(tx *redis.Tx) error {

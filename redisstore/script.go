@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -32,6 +33,9 @@ import (
 //	ARGV[13] when the caller gives up, on the server's clock in
 //	         microseconds (at the latest); "0" for no limit
 //	ARGV[14] this swap's token, unique to it (w); "" for none
+//	ARGV[15] the release's number, this store's, the same each time it
+//	         is sent (w, no limit); "" for none
+//	ARGV[16] "1" if this number may have been sent before
 //
 // A key no store could have written (another type than a hash, a state
 // above ARGV[12], a version that is not a canonical integer below 2^53 or
@@ -55,6 +59,18 @@ import (
 // writes no token). Run twice, its update was applied twice, and a lease
 // it took was kept with no request to end it. Sent again after 32 other
 // writes, it is stale, and its update is applied again.
+//
+// A write sent without a limit carries a number of its store's, the same
+// however often it is sent, on whatever version (see Store.resend). The
+// key keeps, in r, the 32 largest numbers each store wrote, for the 13
+// stores that wrote last, none more than a minute before, and the second
+// a store's were last dropped to keep no more. A swap sent again whose
+// number the key holds ran already, and returns {4} as above; one whose
+// number the key cannot tell of (its store's 32 are all larger, or a
+// store's were dropped within the minute) changes nothing and returns {5,
+// current version}; otherwise it never ran, and runs. So a release sent
+// again runs once however many writes other stores make meanwhile, which
+// push its token out of w.
 //
 // On a version mismatch it returns {0, current version, current state,
 // the server's clock in microseconds}, so the caller's retry needs no read
@@ -129,7 +145,7 @@ local kind = redis.call('TYPE', KEYS[1])['ok']
 if (kind ~= 'hash' and kind ~= 'none') or redis.call('HSTRLEN', KEYS[1], 's') > tonumber(ARGV[12]) then
   redis.call('DEL', KEYS[1]) -- no store writes another type, nor a state so large
 end
-local cur = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'qt', 'w')
+local cur = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'qt', 'w', 'r')
 local a = again()
 if a then
   return a
@@ -138,10 +154,48 @@ local v = cur[1] or '0'
 if cur[1] and foreign(v) then
   -- A version no store writes: the key starts over.
   redis.call('DEL', KEYS[1])
-  cur = {false, false, false, false, false}
+  cur = {false, false, false, false, false, false}
   v = '0'
 end
+-- The numbers of the releases the key holds (see Store.resend): r is
+-- "~:S" (the second one was dropped for room), then "name:S:n,n,..." for
+-- each store (the second it last wrote, its numbers in base 36).
 local me = ARGV[9]
+local rel = ARGV[15]
+local mine, others, dropped = nil, {}, 0
+local sec = math.floor(clock() / 1000000)
+if rel ~= '' then
+  local rf = cur[6] or ''
+  if #rf > 8192 then
+    dropped = sec -- written by no store: what it held is not known
+    rf = ''
+  end
+  for ent in string.gmatch(rf, '%S+') do
+    local d = string.match(ent, '^~:(%d+)$')
+    local name, s, nums = string.match(ent, '^(%x+):(%d+):([0-9a-z,]+)$')
+    if d then
+      dropped = math.max(dropped, tonumber(d))
+    elseif name == me then
+      mine = nums
+    elseif name and #name == 16 and #nums <= 512 then
+      others[#others + 1] = {ent, tonumber(s)}
+    end
+  end
+  local n, least, r = 0, nil, tonumber(rel, 36)
+  for x in string.gmatch(mine or '', '[^,]+') do
+    if x == rel and ARGV[16] == '1' then
+      return {4, v, cur[2] or ''} -- it ran already
+    end
+    local y = tonumber(x, 36)
+    n = n + 1
+    if not least or y < least then
+      least = y
+    end
+  end
+  if ARGV[16] == '1' and ((n >= 32 and r < least) or dropped >= sec - 60) then
+    return {5, v} -- sent before: whether it ran is not known
+  end
+end
 local q = cur[3] or ''
 -- A turn end is whole microseconds, as stores write it: anything else
 -- ("nan", which tonumber takes and every comparison fails, held the
@@ -216,6 +270,37 @@ else
     w = ' ' .. w
   end
   redis.call('HSET', KEYS[1], 'v', nv, 's', ARGV[3], 'w', tok .. w)
+  if rel ~= '' then
+    local nums = {}
+    for x in string.gmatch(mine or '', '[^,]+') do
+      nums[#nums + 1] = x
+    end
+    nums[#nums + 1] = rel
+    if #nums > 32 then
+      local li = 1
+      for i = 2, #nums do
+        if tonumber(nums[i], 36) < tonumber(nums[li], 36) then
+          li = i
+        end
+      end
+      table.remove(nums, li)
+    end
+    local parts = {me .. ':' .. sec .. ':' .. table.concat(nums, ',')}
+    table.sort(others, function(x, y) return x[2] > y[2] end)
+    for _, o in ipairs(others) do
+      if o[2] >= sec - 60 then
+        if #parts < 13 then
+          parts[#parts + 1] = o[1]
+        else
+          dropped = sec
+        end
+      end
+    end
+    if dropped >= sec - 60 then
+      table.insert(parts, 1, '~:' .. dropped)
+    end
+    redis.call('HSET', KEYS[1], 'r', table.concat(parts, ' '))
+  end
   if dirty then
     redis.call('HSET', KEYS[1], 'q', q, 'qt', string.format('%d', qt))
   end
@@ -266,6 +351,7 @@ const (
 	swapBlocked swapResult = 2 // another store has its turn
 	swapLate    swapResult = 3 // it ran after the caller gave up
 	swapAgain   swapResult = 4 // it had run already: sent again after its reply was lost
+	swapUnknown swapResult = 5 // sent again, whether it ran is not known: it changes nothing
 )
 
 type swapMode string
@@ -288,6 +374,8 @@ type swap struct {
 	lost   int    // swaps this update lost so far
 	by     int64  // when the caller gives up, on the server's clock in microseconds; 0: no limit
 	tok    string // the write's token, unique to it (see swapScript); "" for none
+	rel    string // the release's number, the same each time it is sent (see swapScript); "" for none
+	again  bool   // rel may have been sent before
 }
 
 // turn is how long a store that lost twice in a row has the key to itself.
@@ -331,14 +419,14 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 	reply, err := swapScript.Run(ctx, s.rdb, []string{rkey},
 		strconv.FormatInt(r.expect, 10), string(r.mode), r.state, ms,
 		channel, r.id, strconv.FormatUint(r.gen, 10), withState,
-		s.name, r.lost, turn.Microseconds(), maxState, r.by, r.tok).Slice()
+		s.name, r.lost, turn.Microseconds(), maxState, r.by, r.tok, r.rel, again(r.again)).Slice()
 	if err != nil {
 		if ctx.Err() != nil {
 			// The Store's Timeout: ctx is the update's without its
 			// cancellation (see update). Told apart from the end of the
 			// request's own context, which a Budget reads as no failure
 			// of the Store (see polite.Store).
-			return 0, 0, nil, 0, fmt.Errorf("redisstore: update: no reply within the Store's Timeout (%v)", s.timeout())
+			return 0, 0, nil, 0, fmt.Errorf("%w (%v)", errNoReply, s.timeout())
 		}
 		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: %w", err)
 	}
@@ -348,7 +436,7 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 	flag, _ := reply[0].(int64)
 	vs, _ := reply[1].(string)
 	ver, err = strconv.ParseInt(vs, 10, 64)
-	if err != nil || flag < 0 || flag > 4 {
+	if err != nil || flag < 0 || flag > 5 {
 		// Neither the version nor the state is printed whole: a hostile
 		// writer chose them, and the state may be 64 KiB.
 		return 0, 0, nil, 0, fmt.Errorf("redisstore: update: unexpected reply (flag %d, version %.24q)", flag, vs)
@@ -364,3 +452,15 @@ func (s *Store) swap(ctx context.Context, rkey string, r swap) (res swapResult, 
 	}
 	return swapResult(flag), ver, state, clock, nil
 }
+
+// again is swapScript's ARGV[16].
+func again(b bool) string {
+	if b {
+		return "1"
+	}
+	return ""
+}
+
+// errNoReply is the error of a swap Redis did not answer within the
+// Store's Timeout.
+var errNoReply = errors.New("redisstore: update: no reply within the Store's Timeout")

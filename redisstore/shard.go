@@ -403,12 +403,32 @@ func (sh *shard) refreshed(e *entry, ver int64, gen uint64, state []byte, epoch 
 type op struct {
 	ctx  context.Context // the caller's: it may leave a batch between swaps once it ends
 	fn   func(*polite.KeyState)
-	done chan result // one result: the batch's outcome, or the lead
+	done chan result // one result: the batch's outcome, or the lead; first a resent one if its swap is sent again (see Store.resend)
+	// fate, while its batch's swap is sent again: 0 undecided, opLeft
+	// once its caller left (fn never runs again), opClaimed once fn may
+	// run again (its caller waits for the outcome).
+	fate atomic.Int32
+}
+
+const (
+	opLeft    = 1
+	opClaimed = 2
+)
+
+// claim reports whether o's fn may run again: its caller has not left.
+func (o *op) claim() bool {
+	return o.fate.CompareAndSwap(0, opClaimed) || o.fate.Load() == opClaimed
+}
+
+// leave reports whether o's caller may leave: its fn never runs again.
+func (o *op) leave() bool {
+	return o.fate.CompareAndSwap(0, opLeft) || o.fate.Load() == opLeft
 }
 
 type result struct {
-	err  error
-	lead bool // the op now leads: it swaps the queue
+	err    error
+	lead   bool // the op now leads: it swaps the queue
+	resent bool // the op's batch is sent again (see Store.resend): its outcome follows
 }
 
 // enqueue queues o; it reports whether o leads (nobody was leading).

@@ -2,12 +2,14 @@ package redisstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -40,7 +42,11 @@ type Store struct {
 	// to answer within Timeout, updates queued together that take a lease
 	// and that release one are swapped apart, a run of each kind in turn,
 	// so that one behind k runs waits for k+1 swaps. A request's deadline
-	// ends any such wait. It takes effect only if the client honours
+	// ends any such wait. A release Redis does not answer within Timeout
+	// is sent again until Redis answers, or its context ends (10 s for a
+	// Budget's): its request waits, the others of its batch may leave as
+	// their contexts end, and the other updates of the key go on (see
+	// "When Redis fails" in the package doc). It takes effect only if the client honours
 	// context deadlines (redis.Options.ContextTimeoutEnabled); otherwise
 	// the client's own ReadTimeout and WriteTimeout bound each call. If
 	// zero, 250 ms.
@@ -75,8 +81,9 @@ type Store struct {
 	shards [nShards]shard
 	zero   []byte // a zero KeyState in binary form
 
-	stats  struct{ updates, swaps, stale, blocked, notes atomic.Int64 }
-	writes atomic.Uint64 // writes sent, for their tokens
+	stats    struct{ updates, swaps, stale, blocked, notes atomic.Int64 }
+	writes   atomic.Uint64 // writes sent, for their tokens
+	releases atomic.Uint64 // batches swapped with no limit, for their numbers (see Store.resend)
 
 	// timed reports that rdb ends a call at its context's deadline
 	// (ContextTimeoutEnabled): a swap that takes a lease is then sent with
@@ -236,7 +243,9 @@ func (s *Store) shard(id string) *shard {
 // left): under load, a request costs less than one round trip per update.
 //
 // An error (wrapping the Redis client's) means the state may not have been
-// kept; each Redis call is bounded by Timeout, and an update that keeps
+// kept; each Redis call is bounded by Timeout (a release Redis did not
+// answer is sent again as its context allows: see Store.resend), and an
+// update that keeps
 // losing swaps to other processes gives up after four Timeouts (five at
 // most, with the swap then in flight) with [ErrContention]. If ctx ends while the update waits for its batch,
 // Update returns ctx.Err(). Once its batch is being swapped, it waits for
@@ -277,19 +286,9 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 
 	o := &op{ctx: ctx, fn: fn, done: make(chan result, 1)}
 	if !sh.enqueue(e, o) {
-		select {
-		case r := <-o.done:
-			if !r.lead {
-				return r.err
-			}
-		case <-ctx.Done():
-			if sh.withdraw(e, o) {
-				return ctx.Err()
-			}
-			r := <-o.done // handed the lead, or done, just now
-			if !r.lead {
-				return r.err
-			}
+		r, err := await(ctx, sh, e, o)
+		if err != nil || !r.lead {
+			return cmp.Or(err, r.err)
 		}
 		if err := ctx.Err(); err != nil {
 			// Handed the lead once its context had ended (put back
@@ -304,7 +303,16 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	// end with the leader's context: it is the others' too.
 	batch := sh.take(e)
 	err = errAbandoned // unless commit returns
+	resent := false
 	defer func() {
+		if resent {
+			// Sent again (see resend), the lead handed on before:
+			// the batch's outcome is the resend's.
+			for _, b := range batch[1:] {
+				b.done <- result{err: err}
+			}
+			return
+		}
 		if err == errLeaderGone || err == errLeaderStalled {
 			// The others go on: at the head of the queue, in order,
 			// the first of them to lead.
@@ -322,8 +330,171 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 		sh.handOff(e)
 	}()
 	err = s.commit(context.WithoutCancel(ctx), kid, e, &batch)
+	var u *unsentRelease
+	if errors.As(err, &u) {
+		// A release Redis did not answer: the other updates of the key
+		// go on, and it is sent again meanwhile; the others of its
+		// batch may leave as their contexts end.
+		batch[0].claim()
+		for _, b := range batch[1:] {
+			b.done <- result{resent: true} // each waits again: see await
+		}
+		resent = true
+		sh.handOff(e)
+		err = errAbandoned // unless resend returns
+		err = s.resend(ctx, u, batch)
+	}
 	return err
 }
+
+// await waits for o's result: the outcome of its batch, or the lead. It
+// returns ctx's error if ctx ends before o is taken into a batch, or while
+// its batch's swap is sent again (see Store.resend) unless its update is
+// to run again then: o leaves, not knowing whether it was kept, as an
+// update whose swap failed. Taken into a batch swapped once, o waits for
+// the swap in flight (a Timeout at most).
+func await(ctx context.Context, sh *shard, e *entry, o *op) (result, error) {
+	var r result
+	select {
+	case r = <-o.done:
+	case <-ctx.Done():
+		if sh.withdraw(e, o) {
+			return result{}, ctx.Err()
+		}
+		r = <-o.done // handed the lead, done, or sent again, just now
+	}
+	if !r.resent {
+		return r, nil
+	}
+	select {
+	case r = <-o.done:
+		return r, nil
+	case <-ctx.Done():
+		if o.leave() {
+			return result{}, ctx.Err()
+		}
+		return <-o.done, nil // its update runs again: the outcome follows
+	}
+}
+
+// unanswered reports whether err is a swap's that Redis did not answer in
+// time (paused, busy, unreachable): the Store's Timeout, or the client's
+// ReadTimeout. An error Redis replied, or a closed client, is not.
+func unanswered(err error) bool {
+	var ne net.Error
+	return errors.Is(err, errNoReply) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// frees reports whether the state after an update ends a request the
+// state before held in flight, and takes no lease: a release.
+func frees(before, after []byte) bool {
+	var b, a control.State
+	if b.UnmarshalBinary(before) != nil || a.UnmarshalBinary(after) != nil || takesLease(before, after) {
+		return false
+	}
+	return a.Leases() < b.Leases() || a.Awaiting() < b.Awaiting()
+}
+
+// unsentRelease is commit's error when Redis did not answer in time a
+// swap that takes no lease and ends a request in flight (a release): it
+// may have run, or may yet.
+type unsentRelease struct {
+	rkey, kid string
+	e         *entry
+	r         swap
+	stall     int64 // the key's stall mark its failure set (see entry.stall)
+	err       error
+}
+
+func (u *unsentRelease) Error() string { return u.err.Error() }
+func (u *unsentRelease) Unwrap() error { return u.err }
+
+// resend sends u's swap, of the updates batch, again, under its number
+// (see swapScript), until Redis answers, or ctx ends (maxResend at most),
+// or the Store closes; an error Redis replies ends it. It returns nil once
+// the swap ran, now or before. Told the key changed since (its number not
+// among the key's, so it never ran, nor will: the version it expects is
+// gone), the updates run again on the key as Redis holds it, each whose
+// caller has not left (see await), and are sent under the same number.
+// Told the key cannot say whether it ran (see swapScript), it gives up:
+// run twice, a release frees another request's slot and reads its answer
+// twice; not run, its lease stays in Redis until it ends. While Redis does
+// not answer, the key stays stalled (see Store.stalled), so that its
+// updates that take a lease fail at once.
+//
+// A release whose swap went unanswered (Redis paused or busy for a moment)
+// and was not sent again left its lease in Redis until it ended: the slot
+// taken in every process, and a key whose quota was far from spent let one
+// request go every 3 s (the ramp's stall) for the Budget's Lease.
+func (s *Store) resend(ctx context.Context, u *unsentRelease, batch []*op) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxResend)
+	defer cancel()
+	r, mark := u.r, u.stall
+	r.again = true
+	for {
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed || ctx.Err() != nil {
+			return u.err
+		}
+		res, nver, nstate, _, err := s.swap(ctx, u.rkey, r)
+		s.stats.swaps.Add(1)
+		if err != nil {
+			if !unanswered(err) {
+				return err
+			}
+			next := int64(time.Since(stallBase)) + 1
+			if u.e.stall.CompareAndSwap(mark, next) {
+				mark = next // still no answer: the key stays stalled
+			}
+			// Each try waits a Timeout for its answer: this one only
+			// keeps a client that fails at once from spinning.
+			t := time.NewTimer(resendPause)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+			continue
+		}
+		u.e.stall.CompareAndSwap(mark, 0) // answered (unless a later swap of the key was not)
+		switch res {
+		case swapDone, swapAgain:
+			return nil
+		case swapStale, swapBlocked:
+			if res == swapStale {
+				s.stats.stale.Add(1)
+			} else {
+				s.stats.blocked.Add(1)
+				time.Sleep(blockedWait) // another store's turn
+			}
+			st, _ := decoded(nstate)
+			before := st.Generation()
+			for _, o := range batch {
+				if o.claim() {
+					o.fn(&st)
+				}
+			}
+			next, err := st.MarshalBinary()
+			if err != nil {
+				return fmt.Errorf("redisstore: encoding state: %w", err)
+			}
+			rel := r.rel
+			r = s.swapOf(u.kid, nver, nstate, next, &st, before)
+			r.rel, r.again = rel, true
+			continue
+		}
+		return u.err // not known whether it ran; or late, which no swap without a limit is
+	}
+}
+
+// Sending a release again (see Store.resend): for at most maxResend (a
+// Budget bounds a release by 10 s), at least resendPause apart.
+const (
+	maxResend   = 10 * time.Second
+	resendPause = 10 * time.Millisecond
+)
 
 // errStalled is the error of an update that takes a lease, not sent
 // because Redis did not answer the last swap of its key, a moment before
@@ -466,6 +637,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 	rkey := s.redisKey(kid)
 	deadline := time.Now().Add(contentionLimit * s.timeout())
 	splits := 0 // the attempts that split the batch rather than lost a swap
+	rel := ""   // the batch's number, once a swap with no limit is sent (see Store.resend)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			// The last swap kept nothing: an update whose context
@@ -478,21 +650,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			}
 		}
 		batch := *bp
-		var st polite.KeyState
-		kept := len(cur) > 0 // st is the state Redis holds
-		if kept {
-			if err := st.UnmarshalBinary(cur); err != nil {
-				// A state this version cannot read (written by a
-				// newer one, or damaged): start over from zero and
-				// replace it.
-				st, kept = polite.KeyState{}, false
-			}
-			if exp := st.Expiry(); !exp.IsZero() && !time.Now().Before(exp) {
-				// Past its expiry (by this process's clock): forgotten,
-				// as in memory.
-				st, kept = polite.KeyState{}, false
-			}
-		}
+		st, kept := decoded(cur) // kept: st is the state Redis holds
 		before := st.Generation()
 		if kept && sh.startedOver(e, before, control.Identity(cur)) {
 			// The key started over at the generation this process knew
@@ -555,20 +713,8 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			return fmt.Errorf("redisstore: encoding state: %w", err)
 		}
 		gen := st.Generation()
-		r := swap{expect: ver, id: kid, gen: gen, notify: gen > before, lost: attempt - splits}
-		switch {
-		case bytes.Equal(next, s.zero):
-			r.mode = modeDelete
-		case bytes.Equal(next, cur):
-			r.mode = modeCheck
-		default:
-			r.mode, r.state = modeWrite, next
-			r.tok = s.name + "." + strconv.FormatUint(s.writes.Add(1), 36)
-			r.ttl = s.ttl(st.Expiry())
-			// Every process using the key learns the new state, so that
-			// its next update swaps without a failed try first.
-			r.notify = r.notify || len(next) <= maxNotifyState
-		}
+		r := s.swapOf(kid, ver, cur, next, &st, before)
+		r.lost = attempt - splits
 		sent := time.Now().UnixMicro()
 		if pre != nil && (takes || grants(next) != grants(pre)) {
 			// It takes a lease: should Redis run it only after this
@@ -588,14 +734,30 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			}
 			r.by = sent + limit.Microseconds() + ahead - 1 + 1000 // and a millisecond more
 		}
+		if r.by == 0 {
+			// Sent with no limit: should Redis not answer, it may be
+			// sent again, under the same number (see Store.resend).
+			if rel == "" {
+				rel = strconv.FormatUint(s.releases.Add(1), 36)
+			}
+			r.rel = rel
+		}
 		res, nver, nstate, clock, err := s.swap(ctx, rkey, r)
 		recv := time.Now().UnixMicro()
 		s.stats.swaps.Add(1)
 		if err != nil {
-			e.stall.Store(int64(time.Since(stallBase)) + 1)
+			mark := int64(time.Since(stallBase)) + 1
+			e.stall.Store(mark)
+			if r.mode != modeCheck && unanswered(err) && frees(cur, next) {
+				return &unsentRelease{rkey: rkey, kid: kid, e: e, r: r, stall: mark, err: err}
+			}
 			return err
 		}
 		e.stall.Store(0)
+		if res == swapUnknown {
+			// Only a swap sent again is told so.
+			return fmt.Errorf("redisstore: update: unexpected reply %d to a first swap", res)
+		}
 		if res == swapLate {
 			// Answered in time after all: this process's clock stepped
 			// back, or the key moved to a server whose clock is ahead,
@@ -698,6 +860,46 @@ func split(batch []*op, pre []byte, st *polite.KeyState) (mine, others []*op, ta
 		}
 	}
 	return batch, nil, kind == 1
+}
+
+// decoded returns the state cur, which Redis holds, as an update starts
+// from it: zero if this version cannot read it (written by a newer one, or
+// damaged: it is replaced), or if it is past its expiry by this process's
+// clock (forgotten, as in memory). kept reports whether st is cur.
+func decoded(cur []byte) (st polite.KeyState, kept bool) {
+	if len(cur) == 0 {
+		return st, false
+	}
+	if st.UnmarshalBinary(cur) != nil {
+		return polite.KeyState{}, false
+	}
+	if exp := st.Expiry(); !exp.IsZero() && !time.Now().Before(exp) {
+		return polite.KeyState{}, false
+	}
+	return st, true
+}
+
+// swapOf returns the swap of key kid from cur, at version ver, to next,
+// st's binary form, whose generation was before as the updates began: a
+// write, or the key deleted (next is the zero state), or only a check
+// (next is cur).
+func (s *Store) swapOf(kid string, ver int64, cur, next []byte, st *polite.KeyState, before uint64) swap {
+	gen := st.Generation()
+	r := swap{expect: ver, id: kid, gen: gen, notify: gen > before}
+	switch {
+	case bytes.Equal(next, s.zero):
+		r.mode = modeDelete
+	case bytes.Equal(next, cur):
+		r.mode = modeCheck
+	default:
+		r.mode, r.state = modeWrite, next
+		r.tok = s.name + "." + strconv.FormatUint(s.writes.Add(1), 36)
+		r.ttl = s.ttl(st.Expiry())
+		// Every process using the key learns the new state, so that
+		// its next update swaps without a failed try first.
+		r.notify = r.notify || len(next) <= maxNotifyState
+	}
+	return r
 }
 
 // ttl returns the time to live of a state expiring at expiry.
