@@ -80,8 +80,10 @@
 // of 194 entries, 34 lease slots, cost quotas): such a state at its
 // largest is about 30 KB, 37 KB with cost quotas (TestBinaryBounded and
 // TestBinaryBoundedCosts in internal/control), and none above 64 KiB is
-// ever read. A state above 4 KiB is not sent with notifications; the processes
-// that need it read it. Redis key names are a hash of the budget key: a key
+// ever read. Beside the state, a key keeps the tokens of its last 32 writes
+// and the numbers of its releases (below: about 300 bytes for each of up to
+// 13 Stores, 8 KiB at most). A state above 4 KiB is not sent with
+// notifications; the processes that need it read it. Redis key names are a hash of the budget key: a key
 // made from a credential never appears in Redis.
 //
 // # When Redis fails
@@ -95,7 +97,8 @@
 // fails because Redis is down, nor waits past its context by more than one
 // Timeout (an update whose swap was sent waits for its outcome, so that a
 // lease it took is never kept in Redis without its request knowing; see
-// Store.Update). Updates of a key queued behind a swap Redis did not
+// Store.Update), but a release Redis does not answer, which is sent again
+// for up to 10 seconds (below). Updates of a key queued behind a swap Redis did not
 // answer go in one swap, but those that take a lease, which fail at once,
 // as long as the last swap of the key went unanswered less than a Timeout
 // before. A swap that takes a lease and that Redis runs after its
@@ -143,18 +146,19 @@
 // leases held (now 1,401 to 1,490, none held).
 //
 // Every swap sent with no limit carries a number of its Store's, the same
-// however often it is sent. The key keeps, beside its state, the 32
-// largest numbers of each Store that wrote it within the last minute (13
-// Stores at most; the instant one was dropped for room is kept too): a
-// swap sent again whose number is there ran already, and changes
-// nothing; one whose Store's 32 are all larger, or sent again within a
-// minute of a Store's numbers being dropped, cannot be told, changes
-// nothing, and its release fails as before (its lease, if it never ran,
-// stays until it ends: only after 32 later swaps of its own Store to the
-// key, or with more than 13 Stores writing it in a minute). A key deleted
-// (its state back to zero) or lost in Redis loses its numbers with its
-// leases: a release sent again then runs on the key as made since, another
-// incarnation, and frees none of its requests' slots.
+// however often it is sent. The key keeps, beside its state, the last 32
+// numbers of each Store that wrote it within the last minute and the
+// largest it dropped to keep no more (13 Stores at most; the instant one
+// was dropped for room is kept too): a swap sent again whose number is
+// there ran already, and changes nothing; one whose number is at or below
+// the largest dropped, or sent again within a minute of a Store's numbers
+// being dropped, cannot be told, changes nothing, and its release fails
+// as before (its lease, if it never ran, stays until it ends: only after
+// 32 later swaps of its own Store to the key, or with more than 13 Stores
+// writing it in a minute). A key deleted (its state back to zero) or lost
+// in Redis loses its numbers with its leases: a release sent again then
+// runs on the key as made since, another incarnation, and frees none of
+// its requests' slots.
 //
 // A client may send a command again when its connection fails after the
 // command was written (go-redis does, up to MaxRetries): a swap whose

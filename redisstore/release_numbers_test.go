@@ -10,16 +10,24 @@ import (
 
 // What a key keeps of the numbers of the swaps sent with no limit (see
 // swapScript), against what no store writes, and how a swap sent again
-// reads it: its number kept, it ran; a key that cannot tell (its store's
-// numbers dropped for room within the minute, or a field no store wrote)
-// changes nothing; otherwise it runs. Each case plants r, then sends swap
+// reads it: its number kept, it ran; a key that cannot tell (its number at
+// or below its store's floor, a store's numbers dropped for room within
+// the minute, or a field no store wrote) changes nothing; otherwise it
+// runs. Each case plants r, then sends swap
 // number "k" (of 36) as a's: once as sent before, then as sent first.
 func TestReleaseNumbersKept(t *testing.T) {
 	now := time.Now().Unix()
 	other := func(i int) string { return fmt.Sprintf("%016x", i+1) }
 	many := make([]string, 13)
 	for i := range many {
-		many[i] = other(i) + ":" + strconv.FormatInt(now, 10) + ":1"
+		many[i] = other(i) + ":" + strconv.FormatInt(now, 10) + ":0:1"
+	}
+	nums := func(n int) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = strconv.FormatInt(int64(100+i), 36)
+		}
+		return strings.Join(s, ",")
 	}
 	for _, tt := range []struct {
 		name  string
@@ -27,21 +35,14 @@ func TestReleaseNumbersKept(t *testing.T) {
 		again swapResult // the swap sent again
 		keep  func(a *Store, r string) string
 	}{
-		{"its number kept", func(a *Store) string { return a.name + ":" + strconv.FormatInt(now, 10) + ":j,k" }, swapAgain, nil},
-		{"32 larger of its store", func(a *Store) string {
-			n := make([]string, 32)
-			for i := range n {
-				n[i] = strconv.FormatInt(int64(100+i), 36)
+		{"its number kept", func(a *Store) string { return a.name + ":" + strconv.FormatInt(now, 10) + ":0:j,k" }, swapAgain, nil},
+		{"its floor at its number", func(a *Store) string { return a.name + ":" + strconv.FormatInt(now, 10) + ":k:l,m" }, swapUnknown, nil},
+		{"32 others of its store", func(a *Store) string { return a.name + ":" + strconv.FormatInt(now, 10) + ":j:" + nums(32) }, swapDone, func(a *Store, r string) string {
+			if !strings.Contains(r, ":"+strconv.FormatInt(100, 36)+":") {
+				return "its oldest number not dropped, the floor not raised to it"
 			}
-			return a.name + ":" + strconv.FormatInt(now, 10) + ":" + strings.Join(n, ",")
-		}, swapUnknown, nil},
-		{"31 larger of its store", func(a *Store) string {
-			n := make([]string, 31)
-			for i := range n {
-				n[i] = strconv.FormatInt(int64(100+i), 36)
-			}
-			return a.name + ":" + strconv.FormatInt(now, 10) + ":" + strings.Join(n, ",")
-		}, swapDone, nil},
+			return ""
+		}},
 		{"dropped 10 s ago", func(*Store) string { return "~:" + strconv.FormatInt(now-10, 10) }, swapUnknown, nil},
 		{"dropped 2 minutes ago", func(*Store) string { return "~:" + strconv.FormatInt(now-120, 10) }, swapDone, func(a *Store, r string) string {
 			if strings.Contains(r, "~") {
@@ -56,20 +57,26 @@ func TestReleaseNumbersKept(t *testing.T) {
 			return ""
 		}},
 		{"13 other stores", func(*Store) string { return strings.Join(many, " ") }, swapDone, func(a *Store, r string) string {
-			if n := strings.Count(r, ":"); !strings.HasPrefix(r, "~:") || n != 1+2*13 {
+			if n := strings.Count(r, ":"); !strings.HasPrefix(r, "~:") || n != 1+3*13 {
 				return "not 13 stores and a drop mark"
 			}
 			return ""
 		}},
-		{"a store silent for 2 minutes", func(*Store) string { return other(0) + ":" + strconv.FormatInt(now-120, 10) + ":1" }, swapDone, func(a *Store, r string) string {
+		{"a store silent for 2 minutes", func(*Store) string { return other(0) + ":" + strconv.FormatInt(now-120, 10) + ":0:1" }, swapDone, func(a *Store, r string) string {
 			if strings.Contains(r, other(0)) || strings.Contains(r, "~") {
 				return "the silent store kept, or counted as dropped"
 			}
 			return ""
 		}},
-		{"names and numbers no store writes", func(a *Store) string {
-			return "zz:1:1 " + a.name + ":x:k " + other(0) + ":1:" + strings.Repeat("1", 600)
-		}, swapDone, nil},
+		{"others no store writes", func(a *Store) string {
+			return "zz:1:0:1 " + other(0) + ":" + strconv.FormatInt(now, 10) + ":0:" + strings.Repeat("1", 2000)
+		}, swapDone, func(a *Store, r string) string {
+			if strings.Contains(r, "zz") || strings.Contains(r, other(0)) {
+				return "kept what no store writes"
+			}
+			return ""
+		}},
+		{"its own malformed", func(a *Store) string { return a.name + ":x:k" }, swapUnknown, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rdb, a, rkey := bumpedKey(t)
@@ -107,8 +114,8 @@ func TestReleaseNumbersKept(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if kept := strings.Contains(got, ":k") || strings.Contains(got, ",k"); !strings.Contains(got, a.name+":") || kept == strings.HasPrefix(tt.name, "32 larger") {
-				t.Errorf("r after the swap ran: %.200q; want its number kept, unless 32 larger are", got)
+			if kept := strings.Contains(got, ":k") || strings.Contains(got, ",k"); !strings.Contains(got, a.name+":") || !kept {
+				t.Errorf("r after the swap ran: %.200q; want its number kept", got)
 			}
 			if tt.keep != nil {
 				if why := tt.keep(a, got); why != "" {

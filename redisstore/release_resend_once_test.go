@@ -56,8 +56,9 @@ func (h *lossHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // number, and applied once: its first send ran, and the key holds its
 // number however many writes other stores made since (33 push its token
 // out of the key's last 32); or its first send never reached Redis, and it
-// goes again on the key as it is. Only when 32 later writes of its own
-// store to the key pushed its number out does the key not know: it is not
+// goes again on the key as it is. Only when its own store's later writes
+// to the key pushed out a number at or above its own (the key keeps a
+// store's last 32) does the key not know: it is not
 // run again (run twice, a release frees another request's slot), and the
 // release reports it may not have been kept; its lease, if it never ran,
 // stays until it ends.
@@ -77,7 +78,8 @@ func TestReleaseResentOnce(t *testing.T) {
 		{"ran, 32 own since", true, 0, 32, true, 1, 0},
 		{"never sent, 5 writes since", false, 5, 0, false, 2, 0},
 		{"never sent, 33 writes since", false, 33, 0, false, 2, 0},
-		{"never sent, 32 own since", false, 0, 32, true, 1, 1},
+		{"never sent, 32 own since", false, 0, 32, false, 2, 0},
+		{"never sent, 33 own since", false, 0, 33, true, 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			addr := redisAddr(t)

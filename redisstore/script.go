@@ -62,15 +62,16 @@ import (
 //
 // A write sent without a limit carries a number of its store's, the same
 // however often it is sent, on whatever version (see Store.resend). The
-// key keeps, in r, the 32 largest numbers each store wrote, for the 13
-// stores that wrote last, none more than a minute before, and the second
-// a store's were last dropped to keep no more. A swap sent again whose
-// number the key holds ran already, and returns {4} as above; one whose
-// number the key cannot tell of (its store's 32 are all larger, or a
-// store's were dropped within the minute) changes nothing and returns {5,
-// current version}; otherwise it never ran, and runs. So a release sent
-// again runs once however many writes other stores make meanwhile, which
-// push its token out of w.
+// key keeps, in r, the last 32 numbers each store wrote and the largest
+// it dropped to keep no more (its floor), for the 13 stores that wrote
+// last, none more than a minute before, and the second a store's were
+// last dropped to keep no more stores. A swap sent again whose number the
+// key holds ran already, and returns {4} as above; one whose number the
+// key cannot tell of (at or below its store's floor, or a store's dropped
+// within the minute) changes nothing and returns {5, current version};
+// otherwise it never ran, and runs. So a release sent again runs once
+// however many writes other stores make meanwhile, which push its token
+// out of w.
 //
 // On a version mismatch it returns {0, current version, current state,
 // the server's clock in microseconds}, so the caller's retry needs no read
@@ -157,43 +158,44 @@ if cur[1] and foreign(v) then
   cur = {false, false, false, false, false, false}
   v = '0'
 end
--- The numbers of the releases the key holds (see Store.resend): r is
--- "~:S" (the second one was dropped for room), then "name:S:n,n,..." for
--- each store (the second it last wrote, its numbers in base 36).
+-- The numbers of the swaps with no limit the key holds (see
+-- Store.resend): r is "~:S" (the second a store's were last dropped for
+-- room), then "name:S:floor:n,n,..." for each store, the one that wrote
+-- last first (S: the second it wrote; floor: the largest of its numbers
+-- dropped, its numbers in base 36, oldest first).
 local me = ARGV[9]
 local rel = ARGV[15]
-local mine, others, dropped = nil, {}, 0
 local sec = math.floor(clock() / 1000000)
+local rmine, rfloor, rothers, rdropped = '', '0', '', 0
 if rel ~= '' then
   local rf = cur[6] or ''
   if #rf > 8192 then
-    dropped = sec -- written by no store: what it held is not known
-    rf = ''
+    rf, rdropped = '', sec -- written by no store: what it held is not known
   end
-  for ent in string.gmatch(rf, '%S+') do
-    local d = string.match(ent, '^~:(%d+)$')
-    local name, s, nums = string.match(ent, '^(%x+):(%d+):([0-9a-z,]+)$')
-    if d then
-      dropped = math.max(dropped, tonumber(d))
-    elseif name == me then
-      mine = nums
-    elseif name and #name == 16 and #nums <= 512 then
-      others[#others + 1] = {ent, tonumber(s)}
+  local d, rest = string.match(rf, '^~:(%d+) *(.*)$')
+  if d then
+    rf, rdropped = rest, tonumber(d)
+  end
+  local p = ' ' .. rf .. ' '
+  local at = string.find(p, ' ' .. me .. ':', 1, true)
+  if at then
+    local stop = string.find(p, ' ', at + 1, true)
+    local f, l = string.match(string.sub(p, at + 1, stop - 1), '^%x+:%d+:([0-9a-z]+):([0-9a-z,]+)$')
+    if f then
+      rfloor, rmine = f, l
+    else
+      rdropped = sec -- not as a store writes it: what it held is not known
     end
+    p = string.sub(p, 1, at) .. string.sub(p, stop + 1)
   end
-  local n, least, r = 0, nil, tonumber(rel, 36)
-  for x in string.gmatch(mine or '', '[^,]+') do
-    if x == rel and ARGV[16] == '1' then
+  rothers = p
+  if ARGV[16] == '1' then
+    if string.find(',' .. rmine .. ',', ',' .. rel .. ',', 1, true) then
       return {4, v, cur[2] or ''} -- it ran already
     end
-    local y = tonumber(x, 36)
-    n = n + 1
-    if not least or y < least then
-      least = y
+    if tonumber(rel, 36) <= tonumber(rfloor, 36) or rdropped >= sec - 60 then
+      return {5, v} -- whether it ran is not known
     end
-  end
-  if ARGV[16] == '1' and ((n >= 32 and r < least) or dropped >= sec - 60) then
-    return {5, v} -- sent before: whether it ran is not known
   end
 end
 local q = cur[3] or ''
@@ -271,33 +273,32 @@ else
   end
   redis.call('HSET', KEYS[1], 'v', nv, 's', ARGV[3], 'w', tok .. w)
   if rel ~= '' then
-    local nums = {}
-    for x in string.gmatch(mine or '', '[^,]+') do
-      nums[#nums + 1] = x
+    local l = rel
+    if rmine ~= '' then
+      l = rmine .. ',' .. rel
     end
-    nums[#nums + 1] = rel
-    if #nums > 32 then
-      local li = 1
-      for i = 2, #nums do
-        if tonumber(nums[i], 36) < tonumber(nums[li], 36) then
-          li = i
-        end
+    local _, commas = string.gsub(l, ',', ',')
+    if commas >= 32 then
+      local c = string.find(l, ',', 1, true)
+      local cut = string.sub(l, 1, c - 1)
+      if tonumber(cut, 36) > tonumber(rfloor, 36) then
+        rfloor = cut
       end
-      table.remove(nums, li)
+      l = string.sub(l, c + 1)
     end
-    local parts = {me .. ':' .. sec .. ':' .. table.concat(nums, ',')}
-    table.sort(others, function(x, y) return x[2] > y[2] end)
-    for _, o in ipairs(others) do
-      if o[2] >= sec - 60 then
+    local parts = {me .. ':' .. sec .. ':' .. rfloor .. ':' .. l}
+    for ent in string.gmatch(rothers, '%S+') do
+      local s = tonumber(string.match(ent, '^%x+:(%d+):[0-9a-z]+:[0-9a-z,]+$') or '')
+      if s and s >= sec - 60 and #ent <= 1024 then
         if #parts < 13 then
-          parts[#parts + 1] = o[1]
+          parts[#parts + 1] = ent
         else
-          dropped = sec
+          rdropped = sec
         end
       end
     end
-    if dropped >= sec - 60 then
-      table.insert(parts, 1, '~:' .. dropped)
+    if rdropped >= sec - 60 then
+      table.insert(parts, 1, '~:' .. rdropped)
     end
     redis.call('HSET', KEYS[1], 'r', table.concat(parts, ' '))
   end
