@@ -131,14 +131,17 @@
 // still frees its slot (or, for a response whose body streams, applies
 // what its headers said), and it is never swapped with an update that
 // takes a lease (such a batch is split). A release whose swap Redis does
-// not answer within Timeout (paused, busy or unreachable) is sent again
-// under its number (below) until Redis answers, the release's context
-// ends (10 seconds for a Budget's) or the Store closes, and runs once,
-// late or not; meanwhile the other updates of its key go on, and those of
-// its batch may leave as their contexts end. Told the key changed since,
-// the release never ran (nor can its first swap run later: the version it
-// expects is gone), and it runs again on the key as it is, under the same
-// number. Failed at its Timeout, a release left its lease in Redis until
+// not answer within Timeout (paused, busy or unreachable) is sent again,
+// apart, under its number (below), until Redis answers, 10 seconds pass or
+// the Store closes, and runs once, late or not. Its caller waits for the
+// outcome as its context allows (10 seconds for a Budget's); the updates
+// batched with it that release nothing fail as the swap did, and the other
+// updates of its key go on. Told the key changed since, or that another
+// Store has its turn, it runs again on the key as Redis holds it, under
+// the same number, which a late run of its first send would find: only
+// the updates that release a request run again, those whose callers still
+// wait, and should they take a lease (only a swap with a limit may), it
+// gives up. Failed at its Timeout, a release left its lease in Redis until
 // Budget.Lease: after a pause of 2 s, four such leases held a key whose
 // quota was far from spent to a request every 3 s in every process (six
 // requests took 15 s); two processes of 8 workers each, after a pause of

@@ -96,6 +96,7 @@ func TestResendBatchMemberLeaves(t *testing.T) {
 	s := newStore(t, rdb, testPrefix(t)) // Timeout 250 ms
 	const k = "k"
 	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
+	probedSlow(t, s, k)
 	ls := make([]control.Lease, 2)
 	for i := range ls {
 		if err := s.Update(t.Context(), k, func(ks *polite.KeyState) {
@@ -103,6 +104,9 @@ func TestResendBatchMemberLeaves(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if n := leases(t, s, k); n != 2 {
+		t.Fatalf("%d requests in flight, want 2", n)
 	}
 	open, waitQueued := plug(t, s, k)
 	release := func(ctx context.Context, l *control.Lease) error {
@@ -201,5 +205,31 @@ func TestReleasesAfterPauseUnderLoad(t *testing.T) {
 	}
 	if st.InFlight != 0 {
 		t.Errorf("%d requests in flight in Redis once all ended; want none", st.InFlight)
+	}
+}
+
+// leases returns how many requests s's key k holds in flight in Redis.
+func leases(t *testing.T, s *Store, k string) int64 {
+	t.Helper()
+	var n int64
+	if err := s.Update(t.Context(), k, func(ks *polite.KeyState) {
+		edit(t, ks, func(c *control.State) { n = c.Leases() })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// probedSlow answers k's first request after 210 ms, a round trip long
+// enough that the key's ramp then lets four go together.
+func probedSlow(t *testing.T, s *Store, k string) {
+	t.Helper()
+	var l control.Lease
+	if ok, err := acquire(t, s, k, &l); err != nil || !ok {
+		t.Fatalf("the first request of %s: granted %v, %v", k, ok, err)
+	}
+	time.Sleep(210 * time.Millisecond)
+	if err := release(t, s, k, &l); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -65,11 +65,13 @@ import (
 // key keeps, in r, the last 32 numbers each store wrote and the largest
 // it dropped to keep no more (its floor), for the 13 stores that wrote
 // last, none more than a minute before, and the second a store's were
-// last dropped to keep no more stores. A swap sent again whose number the
-// key holds ran already, and returns {4} as above; one whose number the
-// key cannot tell of (at or below its store's floor, or a store's dropped
-// within the minute) changes nothing and returns {5, current version};
-// otherwise it never ran, and runs. So a release sent again runs once
+// last dropped to keep no more stores (a store that writes again within
+// the minute starts its entry with a floor just below its number). A swap
+// sent again whose number the key holds ran already, and returns {4} as
+// above; one whose number the key cannot tell of (at or below its store's
+// floor, or, its store with no entry, a store's dropped within the
+// minute) changes nothing and returns {5, current version}; otherwise it
+// never ran, and runs. So a release sent again runs once
 // however many writes other stores make meanwhile, which push its token
 // out of w.
 //
@@ -166,7 +168,7 @@ end
 local me = ARGV[9]
 local rel = ARGV[15]
 local sec = math.floor(clock() / 1000000)
-local rmine, rfloor, rothers, rdropped = '', '0', '', 0
+local rmine, rfloor, rothers, rdropped, rfound = '', '0', '', 0, false
 if rel ~= '' then
   local rf = cur[6] or ''
   if #rf > 8192 then
@@ -174,17 +176,18 @@ if rel ~= '' then
   end
   local d, rest = string.match(rf, '^~:(%d+) *(.*)$')
   if d then
-    rf, rdropped = rest, tonumber(d)
+    rf, rdropped = rest, math.min(tonumber(d), sec) -- none is written ahead of the clock
   end
   local p = ' ' .. rf .. ' '
   local at = string.find(p, ' ' .. me .. ':', 1, true)
+  rfound = at ~= nil
   if at then
     local stop = string.find(p, ' ', at + 1, true)
     local f, l = string.match(string.sub(p, at + 1, stop - 1), '^%x+:%d+:([0-9a-z]+):([0-9a-z,]+)$')
     if f then
       rfloor, rmine = f, l
     else
-      rdropped = sec -- not as a store writes it: what it held is not known
+      rfound, rdropped = false, sec -- not as a store writes it: what it held is not known
     end
     p = string.sub(p, 1, at) .. string.sub(p, stop + 1)
   end
@@ -193,7 +196,9 @@ if rel ~= '' then
     if string.find(',' .. rmine .. ',', ',' .. rel .. ',', 1, true) then
       return {4, v, cur[2] or ''} -- it ran already
     end
-    if tonumber(rel, 36) <= tonumber(rfloor, 36) or rdropped >= sec - 60 then
+    -- Its store's numbers at or below the floor were dropped; with no
+    -- entry of its store, so may all have been, within the minute.
+    if tonumber(rel, 36) <= tonumber(rfloor, 36) or not rfound and rdropped >= sec - 60 then
       return {5, v} -- whether it ran is not known
     end
   end
@@ -276,6 +281,16 @@ else
     local l = rel
     if rmine ~= '' then
       l = rmine .. ',' .. rel
+    elseif not rfound and rdropped >= sec - 60 then
+      -- A new entry, while its store's may have been dropped: the
+      -- numbers before this one are not known.
+      local n, f = tonumber(rel, 36) - 1, ''
+      repeat
+        local k = n % 36
+        f = string.sub('0123456789abcdefghijklmnopqrstuvwxyz', k + 1, k + 1) .. f
+        n = math.floor(n / 36)
+      until n == 0
+      rfloor = f
     end
     local _, commas = string.gsub(l, ',', ',')
     if commas >= 32 then
@@ -289,7 +304,7 @@ else
     local parts = {me .. ':' .. sec .. ':' .. rfloor .. ':' .. l}
     for ent in string.gmatch(rothers, '%S+') do
       local s = tonumber(string.match(ent, '^%x+:(%d+):[0-9a-z]+:[0-9a-z,]+$') or '')
-      if s and s >= sec - 60 and #ent <= 1024 then
+      if s and s >= sec - 60 and s <= sec + 60 and #ent <= 1024 then
         if #parts < 13 then
           parts[#parts + 1] = ent
         else

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"container/list"
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -176,6 +177,16 @@ func (sh *shard) store(e *entry, ver int64, state []byte) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e.ver, e.state = ver, state // the key as Redis has it now
+}
+
+// storeNewer records the key's state as a swap apart from its queue wrote
+// it (see Store.resend), at version ver, unless a newer one is known.
+func (sh *shard) storeNewer(e *entry, ver int64, state []byte) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if ver > e.ver {
+		e.ver, e.state = ver, state
+	}
 }
 
 // done records the outcome of a successful swap: the key now has state at
@@ -403,32 +414,41 @@ func (sh *shard) refreshed(e *entry, ver int64, gen uint64, state []byte, epoch 
 type op struct {
 	ctx  context.Context // the caller's: it may leave a batch between swaps once it ends
 	fn   func(*polite.KeyState)
-	done chan result // one result: the batch's outcome, or the lead; first a resent one if its swap is sent again (see Store.resend)
-	// fate, while its batch's swap is sent again: 0 undecided, opLeft
-	// once its caller left (fn never runs again), opClaimed once fn may
-	// run again (its caller waits for the outcome).
+	done chan result // one result: the batch's outcome, or the lead; first a resent one if its release is sent again (see Store.resend)
+	// fate, while its release is sent again: 0 while fn is not running,
+	// opRunning while it runs (the caller waits for it to end before it
+	// leaves), opLeft once its caller left (fn never runs again).
 	fate atomic.Int32
 }
 
 const (
-	opLeft    = 1
-	opClaimed = 2
+	opRunning = 1
+	opLeft    = 2
 )
 
-// claim reports whether o's fn may run again: its caller has not left.
-func (o *op) claim() bool {
-	return o.fate.CompareAndSwap(0, opClaimed) || o.fate.Load() == opClaimed
+// run runs o's fn on st unless its caller left, and reports whether it
+// ran.
+func (o *op) run(st *polite.KeyState) bool {
+	if !o.fate.CompareAndSwap(0, opRunning) {
+		return false
+	}
+	defer o.fate.Store(0)
+	o.fn(st)
+	return true
 }
 
-// leave reports whether o's caller may leave: its fn never runs again.
-func (o *op) leave() bool {
-	return o.fate.CompareAndSwap(0, opLeft) || o.fate.Load() == opLeft
+// leave marks o's caller gone: its fn never runs again. A run under way
+// ends first (fn is a function of the state alone, and short).
+func (o *op) leave() {
+	for !o.fate.CompareAndSwap(0, opLeft) && o.fate.Load() != opLeft {
+		runtime.Gosched()
+	}
 }
 
 type result struct {
 	err    error
 	lead   bool // the op now leads: it swaps the queue
-	resent bool // the op's batch is sent again (see Store.resend): its outcome follows
+	resent bool // the op's release is sent again (see Store.resend): its outcome follows
 }
 
 // enqueue queues o; it reports whether o leads (nobody was leading).

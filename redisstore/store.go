@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -43,10 +44,11 @@ type Store struct {
 	// and that release one are swapped apart, a run of each kind in turn,
 	// so that one behind k runs waits for k+1 swaps. A request's deadline
 	// ends any such wait. A release Redis does not answer within Timeout
-	// is sent again until Redis answers, or its context ends (10 s for a
-	// Budget's): its request waits, the others of its batch may leave as
-	// their contexts end, and the other updates of the key go on (see
-	// "When Redis fails" in the package doc). It takes effect only if the client honours
+	// is sent again apart, for up to 10 s: its caller waits for the
+	// outcome as its context allows (a Budget's allows 10 s), the updates
+	// batched with it that release nothing fail at once, as the swap did,
+	// and the other updates of the key go on (see "When Redis fails" in
+	// the package doc). It takes effect only if the client honours
 	// context deadlines (redis.Options.ContextTimeoutEnabled); otherwise
 	// the client's own ReadTimeout and WriteTimeout bound each call. If
 	// zero, 250 ms.
@@ -244,7 +246,8 @@ func (s *Store) shard(id string) *shard {
 //
 // An error (wrapping the Redis client's) means the state may not have been
 // kept; each Redis call is bounded by Timeout (a release Redis did not
-// answer is sent again as its context allows: see Store.resend), and an
+// answer is sent again apart, its caller waiting as its context allows:
+// see Store.resend), and an
 // update that keeps
 // losing swaps to other processes gives up after four Timeouts (five at
 // most, with the swap then in flight) with [ErrContention]. If ctx ends while the update waits for its batch,
@@ -303,15 +306,10 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	// end with the leader's context: it is the others' too.
 	batch := sh.take(e)
 	err = errAbandoned // unless commit returns
-	resent := false
+	handed := false
 	defer func() {
-		if resent {
-			// Sent again (see resend), the lead handed on before:
-			// the batch's outcome is the resend's.
-			for _, b := range batch[1:] {
-				b.done <- result{err: err}
-			}
-			return
+		if handed {
+			return // a release sent again: each has its outcome, or will
 		}
 		if err == errLeaderGone || err == errLeaderStalled {
 			// The others go on: at the head of the queue, in order,
@@ -331,28 +329,45 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	}()
 	err = s.commit(context.WithoutCancel(ctx), kid, e, &batch)
 	var u *unsentRelease
-	if errors.As(err, &u) {
-		// A release Redis did not answer: the other updates of the key
-		// go on, and it is sent again meanwhile; the others of its
-		// batch may leave as their contexts end.
-		batch[0].claim()
-		for _, b := range batch[1:] {
-			b.done <- result{resent: true} // each waits again: see await
-		}
-		resent = true
-		sh.handOff(e)
-		err = errAbandoned // unless resend returns
-		err = s.resend(ctx, u, batch)
+	if !errors.As(err, &u) {
+		return err
 	}
-	return err
+	// A release Redis did not answer: it is sent again apart (see
+	// resend), the updates of the batch that release a request waiting
+	// for it as their contexts allow; the others end now, as the swap's
+	// did, and the other updates of the key go on.
+	frees := releases(batch, u.cur)
+	if len(frees) == 0 {
+		return err
+	}
+	for _, b := range batch[1:] {
+		if slices.Contains(frees, b) {
+			b.done <- result{resent: true}
+		} else {
+			b.done <- result{err: err}
+		}
+	}
+	handed = true
+	sh.handOff(e)
+	sh.pin(kid) // for the resend
+	go func() {
+		defer sh.unpin(e)
+		err := s.resend(u, frees)
+		for _, b := range frees {
+			b.done <- result{err: err}
+		}
+	}()
+	if frees[0] != batch[0] {
+		return err
+	}
+	return awaitResend(ctx, o)
 }
 
 // await waits for o's result: the outcome of its batch, or the lead. It
 // returns ctx's error if ctx ends before o is taken into a batch, or while
-// its batch's swap is sent again (see Store.resend) unless its update is
-// to run again then: o leaves, not knowing whether it was kept, as an
-// update whose swap failed. Taken into a batch swapped once, o waits for
-// the swap in flight (a Timeout at most).
+// its release is sent again (see Store.resend): o leaves, not knowing
+// whether it was kept, as an update whose swap failed. Taken into a batch
+// swapped once, o waits for the swap in flight (a Timeout at most).
 func await(ctx context.Context, sh *shard, e *entry, o *op) (result, error) {
 	var r result
 	select {
@@ -366,15 +381,43 @@ func await(ctx context.Context, sh *shard, e *entry, o *op) (result, error) {
 	if !r.resent {
 		return r, nil
 	}
+	return result{}, awaitResend(ctx, o)
+}
+
+// awaitResend waits for the outcome of o's release, sent again (see
+// Store.resend), or for ctx to end: then o leaves, its update never run
+// again, and it returns ctx's error.
+func awaitResend(ctx context.Context, o *op) error {
 	select {
-	case r = <-o.done:
-		return r, nil
+	case r := <-o.done:
+		return r.err
 	case <-ctx.Done():
-		if o.leave() {
-			return result{}, ctx.Err()
-		}
-		return <-o.done, nil // its update runs again: the outcome follows
+		o.leave()
+		return ctx.Err()
 	}
+}
+
+// releases returns the updates of batch that free a request in flight
+// (see frees), each applied in turn to cur, the state its swap started
+// from, in order.
+func releases(batch []*op, cur []byte) []*op {
+	st, _ := decoded(cur)
+	var out []*op
+	for _, o := range batch {
+		before, err := st.MarshalBinary()
+		if err != nil {
+			return nil
+		}
+		o.fn(&st)
+		after, err := st.MarshalBinary()
+		if err != nil {
+			return nil
+		}
+		if frees(before, after) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // unanswered reports whether err is a swap's that Redis did not answer in
@@ -396,59 +439,60 @@ func frees(before, after []byte) bool {
 }
 
 // unsentRelease is commit's error when Redis did not answer in time a
-// swap that takes no lease and ends a request in flight (a release): it
-// may have run, or may yet.
+// swap that takes no lease and ends a request in flight (a release), from
+// the state cur: it may have run, or may yet.
 type unsentRelease struct {
 	rkey, kid string
 	e         *entry
+	cur       []byte
 	r         swap
-	stall     int64 // the key's stall mark its failure set (see entry.stall)
 	err       error
 }
 
 func (u *unsentRelease) Error() string { return u.err.Error() }
 func (u *unsentRelease) Unwrap() error { return u.err }
 
-// resend sends u's swap, of the updates batch, again, under its number
-// (see swapScript), until Redis answers, or ctx ends (maxResend at most),
-// or the Store closes; an error Redis replies ends it. It returns nil once
-// the swap ran, now or before. Told the key changed since (its number not
-// among the key's, so it never ran, nor will: the version it expects is
-// gone), the updates run again on the key as Redis holds it, each whose
-// caller has not left (see await), and are sent under the same number.
+// resend sends u's swap again, under its number (see swapScript), for the
+// updates ops that release a request, until Redis answers, or maxResend
+// passes, or the Store closes; an error Redis replies ends it. It returns
+// nil once the swap ran, now or before. Told the key changed since (its
+// first send, which expects the version gone, can never run) or that
+// another store has its turn, it runs ops again on the key as Redis holds
+// it, each whose caller has not left (see awaitResend), and sends that
+// under the same number, which a late run of the first send would find.
 // Told the key cannot say whether it ran (see swapScript), it gives up:
 // run twice, a release frees another request's slot and reads its answer
-// twice; not run, its lease stays in Redis until it ends. While Redis does
-// not answer, the key stays stalled (see Store.stalled), so that its
-// updates that take a lease fail at once.
+// twice; not run, its lease stays in Redis until it ends. Should the
+// updates, run again, take a lease, it gives up too: only a swap with a
+// limit may take one (see commit). While Redis does not answer, the key
+// stays stalled (see Store.stalled), so that its updates that take a lease
+// fail at once.
 //
 // A release whose swap went unanswered (Redis paused or busy for a moment)
 // and was not sent again left its lease in Redis until it ended: the slot
 // taken in every process, and a key whose quota was far from spent let one
 // request go every 3 s (the ramp's stall) for the Budget's Lease.
-func (s *Store) resend(ctx context.Context, u *unsentRelease, batch []*op) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxResend)
+func (s *Store) resend(u *unsentRelease, ops []*op) error {
+	ctx, cancel := context.WithTimeout(context.Background(), maxResend)
 	defer cancel()
-	r, mark := u.r, u.stall
+	r := u.r
 	r.again = true
-	for {
+	for tries := 1; ; tries++ {
 		s.mu.Lock()
 		closed := s.closed
 		s.mu.Unlock()
 		if closed || ctx.Err() != nil {
 			return u.err
 		}
+		mark := int64(time.Since(stallBase)) + 1
+		u.e.stall.Store(mark) // the key is stalled until this one is answered
 		res, nver, nstate, _, err := s.swap(ctx, u.rkey, r)
 		s.stats.swaps.Add(1)
 		if err != nil {
 			if !unanswered(err) {
 				return err
 			}
-			next := int64(time.Since(stallBase)) + 1
-			if u.e.stall.CompareAndSwap(mark, next) {
-				mark = next // still no answer: the key stays stalled
-			}
-			// Each try waits a Timeout for its answer: this one only
+			// Each try waits a Timeout for its answer: this pause only
 			// keeps a client that fails at once from spinning.
 			t := time.NewTimer(resendPause)
 			select {
@@ -461,6 +505,9 @@ func (s *Store) resend(ctx context.Context, u *unsentRelease, batch []*op) error
 		u.e.stall.CompareAndSwap(mark, 0) // answered (unless a later swap of the key was not)
 		switch res {
 		case swapDone, swapAgain:
+			if res == swapDone && r.mode == modeWrite {
+				s.shard(u.kid).storeNewer(u.e, nver, r.state)
+			}
 			return nil
 		case swapStale, swapBlocked:
 			if res == swapStale {
@@ -471,23 +518,29 @@ func (s *Store) resend(ctx context.Context, u *unsentRelease, batch []*op) error
 			}
 			st, _ := decoded(nstate)
 			before := st.Generation()
-			for _, o := range batch {
-				if o.claim() {
-					o.fn(&st)
-				}
+			ran := false
+			for _, o := range ops {
+				ran = o.run(&st) || ran
 			}
 			next, err := st.MarshalBinary()
 			if err != nil {
 				return fmt.Errorf("redisstore: encoding state: %w", err)
 			}
+			if !ran || takesLease(nstate, next) {
+				return u.err
+			}
 			rel := r.rel
 			r = s.swapOf(u.kid, nver, nstate, next, &st, before)
-			r.rel, r.again = rel, true
+			r.rel, r.again, r.lost = rel, true, tries
 			continue
 		}
 		return u.err // not known whether it ran; or late, which no swap without a limit is
 	}
 }
+
+// errUnknown is the error of an update whose swap, sent again, the key
+// cannot tell ran or not (see swapScript).
+var errUnknown = errors.New("redisstore: update: sent again, and whether it ran is not known")
 
 // Sending a release again (see Store.resend): for at most maxResend (a
 // Budget bounds a release by 10 s), at least resendPause apart.
@@ -749,14 +802,14 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 			mark := int64(time.Since(stallBase)) + 1
 			e.stall.Store(mark)
 			if r.mode != modeCheck && unanswered(err) && frees(cur, next) {
-				return &unsentRelease{rkey: rkey, kid: kid, e: e, r: r, stall: mark, err: err}
+				return &unsentRelease{rkey: rkey, kid: kid, e: e, cur: cur, r: r, err: err}
 			}
 			return err
 		}
 		e.stall.Store(0)
 		if res == swapUnknown {
-			// Only a swap sent again is told so.
-			return fmt.Errorf("redisstore: update: unexpected reply %d to a first swap", res)
+			// Only a swap sent again is told so (see resend).
+			return errUnknown
 		}
 		if res == swapLate {
 			// Answered in time after all: this process's clock stepped
