@@ -328,3 +328,64 @@ func TestResendReleaseKeepsItsContext(t *testing.T) {
 		t.Errorf("a release with a 600 ms context: %v after %v; want its deadline's error within 1.2 s", err, took.Round(time.Millisecond))
 	}
 }
+
+// An update that panics when the resend runs it again, apart from its
+// caller, panics in its caller's goroutine, as it would have in the key's
+// queue: in the resend's own goroutine, it ended the process.
+func TestResendRerunPanicReachesCaller(t *testing.T) {
+	rs := startServer(t)
+	rdbA := ownClient(t, rs.addr())
+	h := &seqHook{}
+	rdbA.AddHook(h)
+	prefix := testPrefix(t)
+	a := newStore(t, rdbA, prefix)
+	b := newStore(t, ownClient(t, rs.addr()), prefix)
+	const k = "k"
+	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
+	probedSlow(t, a, k)
+	var l, l2 control.Lease
+	for _, l := range []*control.Lease{&l, &l2} {
+		if err := a.Update(t.Context(), k, func(ks *polite.KeyState) {
+			splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, l) })
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open, waitQueued := plug(t, a, k)
+	leader := make(chan error, 1)
+	go func() {
+		leader <- a.Update(t.Context(), k, func(ks *polite.KeyState) {
+			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
+		})
+	}()
+	waitQueued(1)
+	member := make(chan any, 1)
+	go func() {
+		defer func() { member <- recover() }()
+		runs := 0
+		a.Update(t.Context(), k, func(ks *polite.KeyState) {
+			if runs++; runs == 3 { // its swap, the look at what it releases, then the resend's
+				panic("the third run")
+			}
+			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l2, &control.Outcome{Bytes: -1}) })
+		})
+	}()
+	waitQueued(2)
+	h.f = func(i int64, ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+		if i == 2 { // the batch's first send: lost before Redis; another process writes
+			if err := b.Update(context.Background(), k, func(ks *polite.KeyState) { bump(t, ks) }); err != nil {
+				t.Error(err)
+			}
+			cmd.SetErr(timeoutErr{})
+			return timeoutErr{}
+		}
+		return next(ctx, cmd)
+	}
+	open()
+	if p := <-member; p != "the third run" {
+		t.Errorf("the member's caller recovered %v; want its update's panic", p)
+	}
+	if err := <-leader; !errors.Is(err, errAbandoned) {
+		t.Errorf("the leader: %v; want %v", err, errAbandoned)
+	}
+}

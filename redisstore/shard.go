@@ -437,6 +437,24 @@ func (o *op) run(st *polite.KeyState) bool {
 	return true
 }
 
+// runSafe is run, a panic of fn recovered: its value is returned, for
+// o's caller to panic with (fn ran in another goroutine: see
+// Store.resend).
+func (o *op) runSafe(st *polite.KeyState) (ran bool, p any) {
+	defer func() {
+		if v := recover(); v != nil {
+			ran, p = true, v
+		}
+	}()
+	return o.run(st), nil
+}
+
+// opPanic is the panic of op o's update, run apart from its caller.
+type opPanic struct {
+	o *op
+	v any
+}
+
 // leave marks o's caller gone: its fn never runs again. A run under way
 // ends first (fn is a function of the state alone, and short).
 func (o *op) leave() {
@@ -447,8 +465,9 @@ func (o *op) leave() {
 
 type result struct {
 	err    error
-	lead   bool // the op now leads: it swaps the queue
-	resent bool // the op's release is sent again (see Store.resend): its outcome follows
+	lead   bool     // the op now leads: it swaps the queue
+	resent bool     // the op's release is sent again (see Store.resend): its outcome follows
+	panic  *opPanic // its update panicked, run again apart from its caller
 }
 
 // enqueue queues o; it reports whether o leads (nobody was leading).

@@ -352,9 +352,13 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	sh.pin(kid) // for the resend
 	go func() {
 		defer sh.unpin(e)
-		err := s.resend(u, frees)
+		p, err := s.resend(u, frees)
 		for _, b := range frees {
-			b.done <- result{err: err}
+			r := result{err: err}
+			if p != nil && p.o == b {
+				r.panic = p // its update panicked: so does its caller
+			}
+			b.done <- r
 		}
 	}()
 	if frees[0] != batch[0] {
@@ -390,6 +394,9 @@ func await(ctx context.Context, sh *shard, e *entry, o *op) (result, error) {
 func awaitResend(ctx context.Context, o *op) error {
 	select {
 	case r := <-o.done:
+		if r.panic != nil {
+			panic(r.panic.v)
+		}
 		return r.err
 	case <-ctx.Done():
 		o.leave()
@@ -472,7 +479,7 @@ func (u *unsentRelease) Unwrap() error { return u.err }
 // and was not sent again left its lease in Redis until it ended: the slot
 // taken in every process, and a key whose quota was far from spent let one
 // request go every 3 s (the ramp's stall) for the Budget's Lease.
-func (s *Store) resend(u *unsentRelease, ops []*op) error {
+func (s *Store) resend(u *unsentRelease, ops []*op) (p *opPanic, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), maxResend)
 	defer cancel()
 	r := u.r
@@ -482,7 +489,7 @@ func (s *Store) resend(u *unsentRelease, ops []*op) error {
 		closed := s.closed
 		s.mu.Unlock()
 		if closed || ctx.Err() != nil {
-			return u.err
+			return nil, u.err
 		}
 		mark := int64(time.Since(stallBase)) + 1
 		u.e.stall.Store(mark) // the key is stalled until this one is answered
@@ -490,7 +497,7 @@ func (s *Store) resend(u *unsentRelease, ops []*op) error {
 		s.stats.swaps.Add(1)
 		if err != nil {
 			if !unanswered(err) {
-				return err
+				return nil, err
 			}
 			// Each try waits a Timeout for its answer: this pause only
 			// keeps a client that fails at once from spinning.
@@ -508,7 +515,7 @@ func (s *Store) resend(u *unsentRelease, ops []*op) error {
 			if res == swapDone && r.mode == modeWrite {
 				s.shard(u.kid).storeNewer(u.e, nver, r.state)
 			}
-			return nil
+			return nil, nil
 		case swapStale, swapBlocked:
 			if res == swapStale {
 				s.stats.stale.Add(1)
@@ -520,21 +527,25 @@ func (s *Store) resend(u *unsentRelease, ops []*op) error {
 			before := st.Generation()
 			ran := false
 			for _, o := range ops {
-				ran = o.run(&st) || ran
+				ok, pv := o.runSafe(&st)
+				if pv != nil {
+					return &opPanic{o: o, v: pv}, errAbandoned
+				}
+				ran = ok || ran
 			}
 			next, err := st.MarshalBinary()
 			if err != nil {
-				return fmt.Errorf("redisstore: encoding state: %w", err)
+				return nil, fmt.Errorf("redisstore: encoding state: %w", err)
 			}
 			if !ran || takesLease(nstate, next) {
-				return u.err
+				return nil, u.err
 			}
 			rel := r.rel
 			r = s.swapOf(u.kid, nver, nstate, next, &st, before)
 			r.rel, r.again, r.lost = rel, true, tries
 			continue
 		}
-		return u.err // not known whether it ran; or late, which no swap without a limit is
+		return nil, u.err // not known whether it ran; or late, which no swap without a limit is
 	}
 }
 
