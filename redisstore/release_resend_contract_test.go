@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -253,8 +254,10 @@ func TestResendTakesNoLease(t *testing.T) {
 	}
 	open()
 	merr := <-member
-	t.Logf("acquire: granted in the resend's rebuild %v; Update: %v; the rebuilt swap's limit (ARGV[13]) %q", granted.Load(), merr, by4)
 	<-leader
+	mu.Lock()
+	t.Logf("acquire: granted in a rebuild %v; Update: %v; a rebuilt swap's limit (ARGV[13]) %q", granted.Load(), merr, by4)
+	mu.Unlock()
 	time.Sleep(2 * time.Second) // Redis runs what it queued
 	var leases int64
 	var grants uint64
@@ -387,5 +390,91 @@ func TestResendRerunPanicReachesCaller(t *testing.T) {
 	}
 	if err := <-leader; !errors.Is(err, errAbandoned) {
 		t.Errorf("the leader: %v; want %v", err, errAbandoned)
+	}
+}
+
+// Redis busy with a long script: past busy-reply-threshold (5 s by
+// default; 1 s here) it answers every command with BUSY, which never ran
+// it. The release is sent again until the script ends: taken for an error
+// Redis replied, it failed, and its lease stayed in Redis until it ended.
+func TestResendRedisBusy(t *testing.T) {
+	waitsSeconds(t)
+	rs := startServer(t, "--busy-reply-threshold", "1000")
+	rdb := ownClient(t, rs.addr())
+	s := newStore(t, rdb, testPrefix(t))
+	const k = "k"
+	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
+	var l control.Lease
+	if err := s.Update(t.Context(), k, func(ks *polite.KeyState) {
+		splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, &l) })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	busy := busyRedis(t, rs.addr(), 2500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := s.Update(ctx, k, func(ks *polite.KeyState) {
+		splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
+	})
+	if err != nil {
+		t.Errorf("release: %v after %v; want it kept once the script ends", err, time.Since(start).Round(time.Millisecond))
+	}
+	<-busy
+	time.Sleep(100 * time.Millisecond)
+	if n := leases(t, s, k); n != 0 {
+		t.Errorf("%d leases held in Redis after the script; want none", n)
+	}
+}
+
+// resendRerun makes a's release of k go unanswered (another store
+// writing meanwhile), so that the resend is told stale and runs fn again in
+// its own goroutine; onRerun is what fn does on that third call.
+func resendRerun(t *testing.T, ctx context.Context, onRerun func()) (error, time.Duration) {
+	rdbA := newClient(t, redisAddr(t))
+	h := &seqHook{}
+	rdbA.AddHook(h)
+	prefix := testPrefix(t)
+	a := newStore(t, rdbA, prefix)
+	b := newStore(t, newClient(t, redisAddr(t)), prefix)
+	const k = "k"
+	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
+	var l control.Lease
+	if err := a.Update(t.Context(), k, func(ks *polite.KeyState) {
+		splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, &l) })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.n.Store(0)
+	h.f = func(i int64, ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+		if i == 1 { // the first send: lost; another process writes
+			if err := b.Update(context.Background(), k, func(ks *polite.KeyState) { bump(t, ks) }); err != nil {
+				t.Error(err)
+			}
+			cmd.SetErr(timeoutErr{})
+			return timeoutErr{}
+		}
+		return next(ctx, cmd)
+	}
+	var calls atomic.Int32
+	start := time.Now()
+	err := a.Update(ctx, k, func(ks *polite.KeyState) {
+		if calls.Add(1) == 3 {
+			onRerun()
+		}
+		splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
+	})
+	return err, time.Since(start)
+}
+
+// An update that calls runtime.Goexit when the resend runs it again ends
+// the resend's goroutine: its caller is told its update was abandoned.
+// It waited for its context, for ever without one.
+func TestResendRerunGoexit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	err, took := resendRerun(t, ctx, func() { runtime.Goexit() })
+	if took > time.Second || !errors.Is(err, errAbandoned) {
+		t.Errorf("Update: %v after %v; want %v at once", err, took.Round(time.Millisecond), errAbandoned)
 	}
 }

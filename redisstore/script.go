@@ -183,7 +183,12 @@ if rel ~= '' then
   rfound = at ~= nil
   if at then
     local stop = string.find(p, ' ', at + 1, true)
-    local f, l = string.match(string.sub(p, at + 1, stop - 1), '^%x+:%d+:([0-9a-z]+):([0-9a-z,]+)$')
+    local ent = string.sub(p, at + 1, stop - 1)
+    local f, l = string.match(ent, '^%x+:%d+:([0-9a-z]+):([0-9a-z,]+)$')
+    if f and (#ent > 1024 or #f > 11 or string.find(',' .. l .. ',', ',,', 1, true)
+        or string.find(l, string.rep('[0-9a-z]', 12))) then
+      f = nil -- a number empty or past 2^53, or an entry longer than a store writes
+    end
     if f then
       rfloor, rmine = f, l
     else
@@ -304,7 +309,9 @@ else
     local parts = {me .. ':' .. sec .. ':' .. rfloor .. ':' .. l}
     for ent in string.gmatch(rothers, '%S+') do
       local s = tonumber(string.match(ent, '^%x+:(%d+):[0-9a-z]+:[0-9a-z,]+$') or '')
-      if s and s >= sec - 60 and s <= sec + 60 and #ent <= 1024 then
+      if s and s > sec + 60 then
+        rdropped = sec -- ahead of the clock: the clock stepped back, or no store wrote it
+      elseif s and s >= sec - 60 and #ent <= 1024 then
         if #parts < 13 then
           parts[#parts + 1] = ent
         else

@@ -12,6 +12,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -336,7 +337,9 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	// resend), the updates of the batch that release a request waiting
 	// for it as their contexts allow; the others end now, as the swap's
 	// did, and the other updates of the key go on.
+	err = errAbandoned // unless releases returns
 	frees := releases(batch, u.cur)
+	err = u
 	if len(frees) == 0 {
 		return err
 	}
@@ -352,14 +355,17 @@ func (s *Store) update(ctx context.Context, key string, fn func(*polite.KeyState
 	sh.pin(kid) // for the resend
 	go func() {
 		defer sh.unpin(e)
-		p, err := s.resend(u, frees)
-		for _, b := range frees {
-			r := result{err: err}
-			if p != nil && p.o == b {
-				r.panic = p // its update panicked: so does its caller
+		p, err := (*opPanic)(nil), errAbandoned // unless resend returns (an update may end the goroutine)
+		defer func() {
+			for _, b := range frees {
+				r := result{err: err}
+				if p != nil && p.o == b {
+					r.panic = p // its update panicked: so does its caller
+				}
+				b.done <- r
 			}
-			b.done <- r
-		}
+		}()
+		p, err = s.resend(u, frees)
 	}()
 	if frees[0] != batch[0] {
 		return err
@@ -453,6 +459,7 @@ type unsentRelease struct {
 	e         *entry
 	cur       []byte
 	r         swap
+	stall     int64 // the key's stall mark its failure set (see entry.stall)
 	err       error
 }
 
@@ -482,7 +489,7 @@ func (u *unsentRelease) Unwrap() error { return u.err }
 func (s *Store) resend(u *unsentRelease, ops []*op) (p *opPanic, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), maxResend)
 	defer cancel()
-	r := u.r
+	r, mark := u.r, u.stall
 	r.again = true
 	for tries := 1; ; tries++ {
 		s.mu.Lock()
@@ -491,22 +498,32 @@ func (s *Store) resend(u *unsentRelease, ops []*op) (p *opPanic, err error) {
 		if closed || ctx.Err() != nil {
 			return nil, u.err
 		}
-		mark := int64(time.Since(stallBase)) + 1
-		u.e.stall.Store(mark) // the key is stalled until this one is answered
+		sent := time.Now()
 		res, nver, nstate, _, err := s.swap(ctx, u.rkey, r)
 		s.stats.swaps.Add(1)
 		if err != nil {
-			if !unanswered(err) {
+			pause := time.Duration(0)
+			switch {
+			case unanswered(err):
+				// The key stays stalled, from now on as commit marks it.
+				mark = int64(time.Since(stallBase)) + 1
+				u.e.stall.Store(mark)
+				if time.Since(sent) < s.timeout()/4 {
+					pause = resendPause // a client that fails at once does not spin
+				}
+			case busy(err):
+				pause = busyPause // it did not run
+			default:
 				return nil, err
 			}
-			// Each try waits a Timeout for its answer: this pause only
-			// keeps a client that fails at once from spinning.
-			t := time.NewTimer(resendPause)
-			select {
-			case <-ctx.Done():
-			case <-t.C:
+			if pause > 0 {
+				t := time.NewTimer(pause)
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+				}
+				t.Stop()
 			}
-			t.Stop()
 			continue
 		}
 		u.e.stall.CompareAndSwap(mark, 0) // answered (unless a later swap of the key was not)
@@ -554,11 +571,25 @@ func (s *Store) resend(u *unsentRelease, ops []*op) (p *opPanic, err error) {
 var errUnknown = errors.New("redisstore: update: sent again, and whether it ran is not known")
 
 // Sending a release again (see Store.resend): for at most maxResend (a
-// Budget bounds a release by 10 s), at least resendPause apart.
+// Budget bounds a release by 10 s); resendPause apart when a try fails
+// sooner than a quarter of Timeout, busyPause after a reply that Redis is
+// busy (a script past its busy-reply-threshold) or loading its data.
 const (
 	maxResend   = 10 * time.Second
 	resendPause = 10 * time.Millisecond
+	busyPause   = 50 * time.Millisecond
 )
+
+// busy reports whether err is a reply that Redis did not run the command:
+// busy with a script past its busy-reply-threshold, or loading its data.
+func busy(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	m := re.Error()
+	return strings.HasPrefix(m, "BUSY ") || strings.HasPrefix(m, "LOADING ")
+}
 
 // errStalled is the error of an update that takes a lease, not sent
 // because Redis did not answer the last swap of its key, a moment before
@@ -812,8 +843,8 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		if err != nil {
 			mark := int64(time.Since(stallBase)) + 1
 			e.stall.Store(mark)
-			if r.mode != modeCheck && unanswered(err) && frees(cur, next) {
-				return &unsentRelease{rkey: rkey, kid: kid, e: e, cur: cur, r: r, err: err}
+			if r.mode != modeCheck && (unanswered(err) || busy(err)) && frees(cur, next) {
+				return &unsentRelease{rkey: rkey, kid: kid, e: e, cur: cur, r: r, stall: mark, err: err}
 			}
 			return err
 		}
