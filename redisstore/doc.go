@@ -132,7 +132,8 @@
 // what its headers said), and it is never swapped with an update that
 // takes a lease (such a batch is split). A release whose swap Redis does
 // not answer within Timeout (paused, busy or unreachable), or answers that
-// it is busy with a script or loading its data (it ran nothing), is sent again,
+// it is busy with a script or loading its data, or refuses the connection
+// (it ran nothing), is sent again,
 // apart, under its number (below), until Redis answers, 10 seconds pass or
 // the Store closes, and runs once, late or not. Its caller waits for the
 // outcome as its context allows (10 seconds for a Budget's); the updates

@@ -430,7 +430,7 @@ func TestResendRedisBusy(t *testing.T) {
 // resendRerun makes a's release of k go unanswered (another store
 // writing meanwhile), so that the resend is told stale and runs fn again in
 // its own goroutine; onRerun is what fn does on that third call.
-func resendRerun(t *testing.T, ctx context.Context, onRerun func()) (error, time.Duration) {
+func resendRerun(t *testing.T, ctx context.Context, onRerun func()) (time.Duration, error) {
 	rdbA := newClient(t, redisAddr(t))
 	h := &seqHook{}
 	rdbA.AddHook(h)
@@ -464,7 +464,7 @@ func resendRerun(t *testing.T, ctx context.Context, onRerun func()) (error, time
 		}
 		splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
 	})
-	return err, time.Since(start)
+	return time.Since(start), err
 }
 
 // An update that calls runtime.Goexit when the resend runs it again ends
@@ -473,8 +473,48 @@ func resendRerun(t *testing.T, ctx context.Context, onRerun func()) (error, time
 func TestResendRerunGoexit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	err, took := resendRerun(t, ctx, func() { runtime.Goexit() })
+	took, err := resendRerun(t, ctx, func() { runtime.Goexit() })
 	if took > time.Second || !errors.Is(err, errAbandoned) {
 		t.Errorf("Update: %v after %v; want %v at once", err, took.Round(time.Millisecond), errAbandoned)
+	}
+}
+
+// Redis restarting (from a snapshot that holds the lease) refuses the
+// release's connection, within a Timeout of 3 s: it is sent again until
+// Redis is back, and frees the lease then. Taken for an error Redis
+// replied, it failed at once, and the lease stayed until it ended.
+func TestResendRedisRestarting(t *testing.T) {
+	waitsSeconds(t)
+	rs := startServer(t)
+	rdb := ownClient(t, rs.addr())
+	s := newStore(t, rdb, testPrefix(t))
+	s.Timeout = 3 * time.Second // the client's own retries of the dial end sooner
+	const k = "k"
+	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
+	var l control.Lease
+	if err := s.Update(t.Context(), k, func(ks *polite.KeyState) {
+		splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, &l) })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Save(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rs.stop()
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- s.Update(ctx, k, func(ks *polite.KeyState) {
+			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
+		})
+	}()
+	time.Sleep(4 * time.Second)
+	rs.start()
+	if err := <-done; err != nil {
+		t.Errorf("the release, Redis restarting: %v; want it kept once Redis is back", err)
+	}
+	if n := leases(t, s, k); n != 0 {
+		t.Errorf("%d leases held in Redis after the restart; want none", n)
 	}
 }

@@ -187,7 +187,7 @@ if rel ~= '' then
     local f, l = string.match(ent, '^%x+:%d+:([0-9a-z]+):([0-9a-z,]+)$')
     if f and (#ent > 1024 or #f > 11 or string.find(',' .. l .. ',', ',,', 1, true)
         or string.find(l, string.rep('[0-9a-z]', 12))) then
-      f = nil -- a number empty or past 2^53, or an entry longer than a store writes
+      f = nil -- a number empty or of more than 11 digits, or an entry longer than a store writes
     end
     if f then
       rfloor, rmine = f, l

@@ -491,6 +491,7 @@ func (s *Store) resend(u *unsentRelease, ops []*op) (p *opPanic, err error) {
 	defer cancel()
 	r, mark := u.r, u.stall
 	r.again = true
+	stalled := unanswered(u.err)
 	for tries := 1; ; tries++ {
 		s.mu.Lock()
 		closed := s.closed
@@ -499,19 +500,21 @@ func (s *Store) resend(u *unsentRelease, ops []*op) (p *opPanic, err error) {
 			return nil, u.err
 		}
 		sent := time.Now()
+		if stalled {
+			// The try before went unanswered: the key stays stalled
+			// while this one is, with no gap between the two.
+			mark = int64(time.Since(stallBase)) + 1
+			u.e.stall.Store(mark)
+		}
 		res, nver, nstate, _, err := s.swap(ctx, u.rkey, r)
 		s.stats.swaps.Add(1)
 		if err != nil {
-			pause := time.Duration(0)
-			switch {
-			case unanswered(err):
-				// The key stays stalled, from now on as commit marks it.
+			pause := resendPause - time.Since(sent) // tries start resendPause apart at least
+			switch stalled = unanswered(err); {
+			case stalled:
 				mark = int64(time.Since(stallBase)) + 1
 				u.e.stall.Store(mark)
-				if time.Since(sent) < s.timeout()/4 {
-					pause = resendPause // a client that fails at once does not spin
-				}
-			case busy(err):
+			case busy(err), dialFailed(err):
 				pause = busyPause // it did not run
 			default:
 				return nil, err
@@ -571,14 +574,21 @@ func (s *Store) resend(u *unsentRelease, ops []*op) (p *opPanic, err error) {
 var errUnknown = errors.New("redisstore: update: sent again, and whether it ran is not known")
 
 // Sending a release again (see Store.resend): for at most maxResend (a
-// Budget bounds a release by 10 s); resendPause apart when a try fails
-// sooner than a quarter of Timeout, busyPause after a reply that Redis is
-// busy (a script past its busy-reply-threshold) or loading its data.
+// Budget bounds a release by 10 s); tries start resendPause apart at
+// least, and busyPause after a reply that Redis is busy (a script past its
+// busy-reply-threshold) or loading its data, or a connection refused.
 const (
 	maxResend   = 10 * time.Second
 	resendPause = 10 * time.Millisecond
 	busyPause   = 50 * time.Millisecond
 )
+
+// dialFailed reports whether err is a connection that could not be made
+// (Redis restarting, say): the command was not sent.
+func dialFailed(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
+}
 
 // busy reports whether err is a reply that Redis did not run the command:
 // busy with a script past its busy-reply-threshold, or loading its data.
@@ -843,7 +853,7 @@ func (s *Store) commit(ctx context.Context, kid string, e *entry, bp *[]*op) err
 		if err != nil {
 			mark := int64(time.Since(stallBase)) + 1
 			e.stall.Store(mark)
-			if r.mode != modeCheck && (unanswered(err) || busy(err)) && frees(cur, next) {
+			if r.mode != modeCheck && (unanswered(err) || busy(err) || dialFailed(err)) && frees(cur, next) {
 				return &unsentRelease{rkey: rkey, kid: kid, e: e, cur: cur, r: r, stall: mark, err: err}
 			}
 			return err
