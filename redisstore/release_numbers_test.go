@@ -80,6 +80,14 @@ func TestReleaseNumbersKept(t *testing.T) {
 		{"its own with an empty number", func(a *Store) string {
 			return a.name + ":" + strconv.FormatInt(now, 10) + ":0:" + strings.Repeat(",", 32) + "1"
 		}, swapUnknown, nil},
+		{"its own with a number no store writes", func(a *Store) string {
+			return a.name + ":" + strconv.FormatInt(now, 10) + ":0:!!," + nums(31)
+		}, swapDone, func(a *Store, r string) string {
+			if !strings.Contains(r, ":zzzzzzzzzzz:") {
+				return "the floor not raised past every number, its cut no number"
+			}
+			return ""
+		}},
 		{"its own floor of 12 digits", func(a *Store) string { return a.name + ":" + strconv.FormatInt(now, 10) + ":zzzzzzzzzzzz:1" }, swapUnknown, nil},
 		{"its own past 1 KiB", func(a *Store) string { return a.name + ":" + strconv.FormatInt(now, 10) + ":0:" + nums(400) }, swapUnknown, nil},
 		{"another ahead of the clock", func(*Store) string { return other(0) + ":" + strconv.FormatInt(now+3600, 10) + ":0:1" }, swapDone, func(a *Store, r string) string {

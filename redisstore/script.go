@@ -184,10 +184,9 @@ if rel ~= '' then
   if at then
     local stop = string.find(p, ' ', at + 1, true)
     local ent = string.sub(p, at + 1, stop - 1)
-    local f, l = string.match(ent, '^%x+:%d+:([0-9a-z]+):([0-9a-z,]+)$')
-    if f and (#ent > 1024 or #f > 11 or string.find(',' .. l .. ',', ',,', 1, true)
-        or string.find(l, string.rep('[0-9a-z]', 12))) then
-      f = nil -- a number empty or of more than 11 digits, or an entry longer than a store writes
+    local f, l = string.match(ent, '^%x+:%d+:(%w+):(.+)$')
+    if f and (#ent > 1024 or #f > 11 or string.find(',' .. l .. ',', ',,', 1, true)) then
+      f = nil -- an empty number, a floor of more than 11 digits, or an entry longer than a store writes
     end
     if f then
       rfloor, rmine = f, l
@@ -301,14 +300,17 @@ else
     if commas >= 32 then
       local c = string.find(l, ',', 1, true)
       local cut = string.sub(l, 1, c - 1)
-      if tonumber(cut, 36) > tonumber(rfloor, 36) then
+      local n = tonumber(cut, 36)
+      if not n then
+        rfloor = string.rep('z', 11) -- a number no store writes: none before is known
+      elseif n > tonumber(rfloor, 36) then
         rfloor = cut
       end
       l = string.sub(l, c + 1)
     end
     local parts = {me .. ':' .. sec .. ':' .. rfloor .. ':' .. l}
     for ent in string.gmatch(rothers, '%S+') do
-      local s = tonumber(string.match(ent, '^%x+:(%d+):[0-9a-z]+:[0-9a-z,]+$') or '')
+      local s = tonumber(string.match(ent, '^%x+:(%d+):%w+:.+$') or '')
       if s and s > sec + 60 then
         rdropped = sec -- ahead of the clock: the clock stepped back, or no store wrote it
       elseif s and s >= sec - 60 and #ent <= 1024 then
