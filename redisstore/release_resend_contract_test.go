@@ -67,14 +67,7 @@ func TestResendLeaderNotReleaseReturns(t *testing.T) {
 		})
 	}()
 	waitQueued(1)
-	member := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		member <- s.Update(ctx, k, func(ks *polite.KeyState) {
-			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
-		})
-	}()
+	member := goRelease(t, s, k, cfg, &l)
 	waitQueued(2)
 	if err := rdb.Do(t.Context(), "CLIENT", "PAUSE", "3000", "ALL").Err(); err != nil {
 		t.Fatal(err)
@@ -98,45 +91,17 @@ func TestResendLeaderNotReleaseReturns(t *testing.T) {
 // context of 1 s.
 func TestResendRerunMemberLeaves(t *testing.T) {
 	waitsSeconds(t)
-	rs := startServer(t)
+	x := twoReleases(t)
+	rs, a, b, h, cfg, l2, open, waitQueued, leader := x.rs, x.a, x.b, x.h, x.cfg, &x.l2, x.open, x.waitQueued, x.leader
 	admin := ownClient(t, rs.addr())
-	rdbA := ownClient(t, rs.addr())
-	h := &seqHook{}
-	rdbA.AddHook(h)
-	prefix := testPrefix(t)
-	a := newStore(t, rdbA, prefix)
-	b := newStore(t, ownClient(t, rs.addr()), prefix)
 	const k = "k"
-	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
-	probedSlow(t, a, k)
-	var l, l2 control.Lease
-	for _, l := range []*control.Lease{&l, &l2} {
-		if err := a.Update(t.Context(), k, func(ks *polite.KeyState) {
-			splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, l) })
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := leases(t, a, k); n != 2 {
-		t.Fatalf("%d requests in flight, want 2", n)
-	}
-	open, waitQueued := plug(t, a, k)
-	leader := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		leader <- a.Update(ctx, k, func(ks *polite.KeyState) {
-			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
-		})
-	}()
-	waitQueued(1)
 	memberCtx, cancel := context.WithTimeout(context.Background(), 1*time.Second)
 	defer cancel()
 	member := make(chan error, 1)
 	start := time.Now()
 	go func() {
 		member <- a.Update(memberCtx, k, func(ks *polite.KeyState) {
-			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l2, &control.Outcome{Bytes: -1}) })
+			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, l2, &control.Outcome{Bytes: -1}) })
 		})
 	}()
 	waitQueued(2)
@@ -202,14 +167,7 @@ func TestResendTakesNoLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	open, waitQueued := plug(t, a, k)
-	leader := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		leader <- a.Update(ctx, k, func(ks *polite.KeyState) {
-			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
-		})
-	}()
+	leader := goRelease(t, a, k, cfg, &l)
 	waitQueued(1)
 	var granted atomic.Bool
 	var x control.Lease
@@ -305,17 +263,8 @@ func TestFutureDropMarkLapses(t *testing.T) {
 // returned past its context, which a Budget reads as the Store failing.
 func TestResendReleaseKeepsItsContext(t *testing.T) {
 	waitsSeconds(t)
-	rs := startServer(t)
-	rdb := ownClient(t, rs.addr())
-	s := newStore(t, rdb, testPrefix(t))
+	_, rdb, s, cfg, l := oneLease(t)
 	const k = "k"
-	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
-	var l control.Lease
-	if err := s.Update(t.Context(), k, func(ks *polite.KeyState) {
-		splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, &l) })
-	}); err != nil {
-		t.Fatal(err)
-	}
 	if err := rdb.Do(t.Context(), "CLIENT", "PAUSE", "3000", "ALL").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +273,7 @@ func TestResendReleaseKeepsItsContext(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	err := s.Update(ctx, k, func(ks *polite.KeyState) {
-		splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
+		splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, l, &control.Outcome{Bytes: -1}) })
 	})
 	took := time.Since(start)
 	if took > 1200*time.Millisecond || !errors.Is(err, context.DeadlineExceeded) {
@@ -336,32 +285,9 @@ func TestResendReleaseKeepsItsContext(t *testing.T) {
 // caller, panics in its caller's goroutine, as it would have in the key's
 // queue: in the resend's own goroutine, it ended the process.
 func TestResendRerunPanicReachesCaller(t *testing.T) {
-	rs := startServer(t)
-	rdbA := ownClient(t, rs.addr())
-	h := &seqHook{}
-	rdbA.AddHook(h)
-	prefix := testPrefix(t)
-	a := newStore(t, rdbA, prefix)
-	b := newStore(t, ownClient(t, rs.addr()), prefix)
+	x := twoReleases(t)
+	a, b, h, cfg, l2, open, waitQueued, leader := x.a, x.b, x.h, x.cfg, &x.l2, x.open, x.waitQueued, x.leader
 	const k = "k"
-	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
-	probedSlow(t, a, k)
-	var l, l2 control.Lease
-	for _, l := range []*control.Lease{&l, &l2} {
-		if err := a.Update(t.Context(), k, func(ks *polite.KeyState) {
-			splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, l) })
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	open, waitQueued := plug(t, a, k)
-	leader := make(chan error, 1)
-	go func() {
-		leader <- a.Update(t.Context(), k, func(ks *polite.KeyState) {
-			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
-		})
-	}()
-	waitQueued(1)
 	member := make(chan any, 1)
 	go func() {
 		defer func() { member <- recover() }()
@@ -370,7 +296,7 @@ func TestResendRerunPanicReachesCaller(t *testing.T) {
 			if runs++; runs == 3 { // its swap, the look at what it releases, then the resend's
 				panic("the third run")
 			}
-			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l2, &control.Outcome{Bytes: -1}) })
+			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, l2, &control.Outcome{Bytes: -1}) })
 		})
 	}()
 	waitQueued(2)
@@ -399,23 +325,14 @@ func TestResendRerunPanicReachesCaller(t *testing.T) {
 // Redis replied, it failed, and its lease stayed in Redis until it ended.
 func TestResendRedisBusy(t *testing.T) {
 	waitsSeconds(t)
-	rs := startServer(t, "--busy-reply-threshold", "1000")
-	rdb := ownClient(t, rs.addr())
-	s := newStore(t, rdb, testPrefix(t))
+	rs, _, s, cfg, l := oneLease(t, "--busy-reply-threshold", "1000")
 	const k = "k"
-	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
-	var l control.Lease
-	if err := s.Update(t.Context(), k, func(ks *polite.KeyState) {
-		splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, &l) })
-	}); err != nil {
-		t.Fatal(err)
-	}
 	busy := busyRedis(t, rs.addr(), 2500*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
 	err := s.Update(ctx, k, func(ks *polite.KeyState) {
-		splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
+		splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, l, &control.Outcome{Bytes: -1}) })
 	})
 	if err != nil {
 		t.Errorf("release: %v after %v; want it kept once the script ends", err, time.Since(start).Round(time.Millisecond))
@@ -485,30 +402,14 @@ func TestResendRerunGoexit(t *testing.T) {
 // replied, it failed at once, and the lease stayed until it ended.
 func TestResendRedisRestarting(t *testing.T) {
 	waitsSeconds(t)
-	rs := startServer(t)
-	rdb := ownClient(t, rs.addr())
-	s := newStore(t, rdb, testPrefix(t))
+	rs, rdb, s, cfg, l := oneLease(t)
 	s.Timeout = 3 * time.Second // the client's own retries of the dial end sooner
 	const k = "k"
-	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
-	var l control.Lease
-	if err := s.Update(t.Context(), k, func(ks *polite.KeyState) {
-		splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, &l) })
-	}); err != nil {
-		t.Fatal(err)
-	}
 	if err := rdb.Save(t.Context()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	rs.stop()
-	done := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		done <- s.Update(ctx, k, func(ks *polite.KeyState) {
-			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, &l, &control.Outcome{Bytes: -1}) })
-		})
-	}()
+	done := goRelease(t, s, k, cfg, l)
 	time.Sleep(4 * time.Second)
 	rs.start()
 	if err := <-done; err != nil {
@@ -517,4 +418,77 @@ func TestResendRedisRestarting(t *testing.T) {
 	if n := leases(t, s, k); n != 0 {
 		t.Errorf("%d leases held in Redis after the restart; want none", n)
 	}
+}
+
+// releases2 is a key "k" with two requests in flight, granted by store a
+// (its script calls seen by h) of a Redis of the test's own, and the first
+// released by an update queued behind a plug (see plug), its outcome on
+// leader; b is another process's store.
+type releases2 struct {
+	rs         *server
+	a, b       *Store
+	h          *seqHook
+	cfg        *control.Config
+	l, l2      control.Lease
+	open       func() error
+	waitQueued func(n int)
+	leader     chan error
+}
+
+// twoReleases returns a releases2, its leader queued.
+func twoReleases(t *testing.T) *releases2 {
+	x := &releases2{rs: startServer(t), h: &seqHook{}}
+	rdbA := ownClient(t, x.rs.addr())
+	rdbA.AddHook(x.h)
+	prefix := testPrefix(t)
+	x.a = newStore(t, rdbA, prefix)
+	x.b = newStore(t, ownClient(t, x.rs.addr()), prefix)
+	const k = "k"
+	x.cfg = &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
+	probedSlow(t, x.a, k)
+	for _, l := range []*control.Lease{&x.l, &x.l2} {
+		if err := x.a.Update(t.Context(), k, func(ks *polite.KeyState) {
+			splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), x.cfg, control.Ask{}, l) })
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := leases(t, x.a, k); n != 2 {
+		t.Fatalf("%d requests in flight, want 2", n)
+	}
+	x.open, x.waitQueued = plug(t, x.a, k)
+	x.leader = goRelease(t, x.a, k, x.cfg, &x.l)
+	x.waitQueued(1)
+	return x
+}
+
+// goRelease releases l on s's key k in a goroutine, with a context of 10 s
+// (a Budget's), its outcome on the channel returned.
+func goRelease(t *testing.T, s *Store, k string, cfg *control.Config, l *control.Lease) chan error {
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- s.Update(ctx, k, func(ks *polite.KeyState) {
+			splitEdit(t, ks, func(c *control.State) { c.Release(time.Now(), cfg, l, &control.Outcome{Bytes: -1}) })
+		})
+	}()
+	return done
+}
+
+// oneLease starts a Redis of the test's own (redis-server with extra
+// arguments), and returns it, a client of it, a Store on it, and a request
+// of its key "k" granted by that Store under cfg.
+func oneLease(t *testing.T, extra ...string) (*server, *redis.Client, *Store, *control.Config, *control.Lease) {
+	rs := startServer(t, extra...)
+	rdb := ownClient(t, rs.addr())
+	s := newStore(t, rdb, testPrefix(t))
+	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
+	l := new(control.Lease)
+	if err := s.Update(t.Context(), "k", func(ks *polite.KeyState) {
+		splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, l) })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rs, rdb, s, cfg, l
 }
