@@ -468,7 +468,8 @@ func (u *unsentRelease) Unwrap() error { return u.err }
 
 // resend sends u's swap again, under its number (see swapScript), for the
 // updates ops that release a request, until Redis answers, or maxResend
-// passes, or the Store closes; an error Redis replies ends it. It returns
+// passes, or the Store closes; an error Redis replies ends it, but that it
+// is busy or loading, or a connection refused (it ran nothing). It returns
 // nil once the swap ran, now or before. Told the key changed since (its
 // first send, which expects the version gone, can never run) or that
 // another store has its turn, it runs ops again on the key as Redis holds
