@@ -45,17 +45,8 @@ func (h *seqHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // on, past its context of 600 ms.
 func TestResendLeaderNotReleaseReturns(t *testing.T) {
 	waitsSeconds(t)
-	rs := startServer(t)
-	rdb := ownClient(t, rs.addr())
-	s := newStore(t, rdb, testPrefix(t)) // Timeout 250 ms
+	_, rdb, s, cfg, l := oneLease(t) // Timeout 250 ms
 	const k = "k"
-	cfg := &control.Config{MaxConcurrency: 10, Lease: 10 * time.Minute}
-	var l control.Lease
-	if err := s.Update(t.Context(), k, func(ks *polite.KeyState) {
-		splitEdit(t, ks, func(c *control.State) { c.Acquire(time.Now(), cfg, control.Ask{}, &l) })
-	}); err != nil {
-		t.Fatal(err)
-	}
 	open, waitQueued := plug(t, s, k)
 	short, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
 	defer cancel()
@@ -67,7 +58,7 @@ func TestResendLeaderNotReleaseReturns(t *testing.T) {
 		})
 	}()
 	waitQueued(1)
-	member := goRelease(t, s, k, cfg, &l)
+	member := goRelease(t, s, k, cfg, l)
 	waitQueued(2)
 	if err := rdb.Do(t.Context(), "CLIENT", "PAUSE", "3000", "ALL").Err(); err != nil {
 		t.Fatal(err)

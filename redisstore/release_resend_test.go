@@ -84,11 +84,12 @@ func TestReleaseSentAgainAfterPause(t *testing.T) {
 	}
 }
 
-// Two releases of a key in one batch, Redis paused for 3 s: the batch is
-// sent again until Redis answers (see Store.resend), its leader's context
-// allowing, and the other, whose context ends after 700 ms, leaves then,
-// not knowing whether it was kept: it waited for the leader's resend,
-// past its own deadline, to the end of the pause.
+// Two releases of a key in one batch, Redis paused for 3 s: the batch's
+// swap is sent again until Redis answers (see Store.resend), and each
+// release waits as its own context allows: the leader's, of 10 s, sees it
+// kept; the other, whose context ends after 700 ms, leaves then, not
+// knowing whether it was kept (held by the resend, it waited past its own
+// deadline, to the end of the pause).
 func TestResendBatchMemberLeaves(t *testing.T) {
 	waitsSeconds(t)
 	rs := startServer(t)
