@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	traceRow     = flag.String("tracerow", "", "print, as the server saw it, the worst of -traceruns runs of the first scenario row whose name, a space and its dialect hold this string (\"fixed-window 20/4s bare\")")
+	traceRow     = flag.String("tracerow", "", "print, as the server saw it, the worst of -traceruns runs of the first scenario row (of TestScenarios, then of TestStreamingScenarios) whose name, a space and its dialect hold this string (\"fixed-window 20/4s bare\")")
 	traceWorkers = flag.Int("traceworkers", 16, "with -tracerow, workers of each run")
 	traceRuns    = flag.Int("traceruns", 1, "with -tracerow, runs to choose the worst from")
 	traceBy      = flag.String("traceby", "refused", `with -tracerow, what makes a run the worst: "refused" (most refusals) or "eff" (lowest efficiency)`)
@@ -33,7 +33,7 @@ func TestTraceRow(t *testing.T) {
 	if *traceRow == "" {
 		t.Skip("no -tracerow")
 	}
-	for _, sc := range scenarios() {
+	for _, sc := range append(scenarios(), streamScenarios()...) {
 		if !strings.Contains(sc.name+" "+string(sc.cfg.Dialect), *traceRow) {
 			continue
 		}
