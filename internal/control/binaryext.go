@@ -36,7 +36,6 @@ const (
 	tailLull   = 19 // until the learner's first measurement ends, the lulls it keeps (learner.lulls), oldest first: count, then each: start, gap, acceptances since
 	tailEdge   = 20 // a window held to a limit in flight: its refusals a step past it in a row, and the others in flight at the last one's grant (ramp.edge, ramp.edgeAt)
 	tailSlots  = 21 // the places of the oldest requests held for a slot in flight, one for each, oldest first, and the slots handed off to them and until when (see handoff.go)
-	tailLeast  = 22 // each policy's earliest reset its effective window's answers stated (policy.least)
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -260,15 +259,6 @@ func (e *encoder) tails(s *State) {
 		}
 		e.uint(uint64(h.n))
 		e.at(h.until)
-	}
-	for i := range s.policies {
-		if s.policies[i].least != 0 {
-			e.b = append(e.b, tailLeast)
-			for i := range s.policies {
-				e.at(s.policies[i].least)
-			}
-			break
-		}
 	}
 }
 
@@ -498,16 +488,6 @@ func (d *decoder) tails(n *State) {
 			d.lulls(&n.learn)
 		case tailSlots:
 			d.slots(&n.slots)
-		case tailLeast:
-			set := false
-			for i := range n.policies {
-				p := &n.policies[i]
-				p.least = d.at()
-				set = set || p.least != 0
-			}
-			if !set {
-				d.fail() // never written
-			}
 		case tailEdge:
 			// Kept while the window is held, or marked as held at a
 			// refusal (see shedMark).

@@ -49,7 +49,6 @@ type policy struct {
 	mark     uint64  // grants started before it was received
 	minR     int64   // lowest r reported in this effective window
 	deadline int64   // end of the effective window; zero when t was not given
-	least    int64   // earliest reset an answer of this effective window stated; zero when none did (see tightest)
 	cost     float64 // content-bytes: bytes expected per request
 
 	log startLog // starts within w (q-per-w pacing)

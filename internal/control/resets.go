@@ -44,21 +44,3 @@ func (s *State) resetOf(q *parse.Quota) time.Duration {
 
 // requestsUnit reports whether a quota's unit counts requests.
 func requestsUnit(u string) bool { return u == "" || u == "request" || u == "requests" }
-
-// tightest returns when a window the answers of a key show spent ends:
-// end, as the answer that spent it states it (or as a lead reads it: see
-// phase.go), or least, the earliest reset the window's answers before it
-// stated, when that is earlier by less than a grain. A reset in whole
-// seconds rounded up, as a delta mostly is, is stated up to a grain after
-// the window's end: each answer's reset bounds the end from above, and
-// the earliest is the nearest. Answers spread over the window (streamed
-// bodies, slow handlers) state it up to a grain apart: the last, read
-// alone, paused the key up to a grain past the end at each window. Stated
-// a grain or more later, the reset moved (a bucket's refill, a sliding
-// log's oldest start): the answer's own holds.
-func tightest(end, least int64) int64 {
-	if least > 0 && end > least && end-least < int64(resetGrain) {
-		return least
-	}
-	return end
-}

@@ -1364,9 +1364,6 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		// after it reached the server after it, so its r is newer.)
 		return true
 	}
-	// An answer of the window the live observation states: it counts no
-	// more back than the answers before it.
-	same := !stale && q.Remaining <= p.minR
 	p.live, p.epoch, p.mark, p.minR = true, l.epoch, s.seq, min(q.Remaining, maxQuota)
 	if p.q > 0 && p.minR > p.q {
 		p.minR = p.q // r is never trusted above the quota the policy states
@@ -1377,18 +1374,6 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 	if t > 0 {
 		reset = min(int64(t), int64(MaxPause))
 		p.deadline = now + reset
-	}
-	least := p.least // the earliest reset the window's answers before this one stated
-	switch {
-	case refused:
-		// A refusal may move the estimate of the server's clock the
-		// resets before it were measured from (see recognise): none
-		// of them bounds the window's end.
-		p.least = 0
-	case !same:
-		p.least = p.deadline
-	case p.deadline != 0 && (p.least == 0 || p.deadline < p.least):
-		p.least = p.deadline
 	}
 	early := s.flags&flagEarly != 0
 	// What the answer counts back of the quota: what is left and the
@@ -1429,11 +1414,6 @@ func (s *State) observe(l *Lease, q *parse.Quota, now int64, out *Outcome, r *rn
 		// sliding-window counter.
 		p.live = false
 	case t > 0:
-		if same && !refused && p.stated == 0 {
-			// Read as stated, not from a lead (see phase.go, first.go),
-			// which bounds it on its own.
-			p.deadline = tightest(p.deadline, least)
-		}
 		s.pause(now, p.deadline+r.jitter(reset/50), ReasonQuota)
 	case t < 0:
 		// r=0 and no t (DESIGN.md §1.7): exponential fallback before the

@@ -632,7 +632,7 @@ func tables() []Table {
 			acq(0, "p", Want{Grant: true, Probe: true}),
 			rel(0, "p", ok(rl(0, 0, 0, 400*24*time.Hour)), Want{PauseUntil: control.MaxPause}),
 		}},
-	}, append(append(append(streamTables(), robustTables()...), learnTables()...), append(append(append(append(slidingTables(), phaseTables()...), firstTables()...), shedTables()...), tightestTables()...)...)...)
+	}, append(append(append(streamTables(), robustTables()...), learnTables()...), append(append(append(slidingTables(), phaseTables()...), firstTables()...), shedTables()...)...)...)
 }
 
 // silentRamp shows the ramp of a key that states nothing and answers in
