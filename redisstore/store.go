@@ -417,13 +417,8 @@ func releases(batch []*op, cur []byte) []*op {
 	st, _ := decoded(cur)
 	var out []*op
 	for _, o := range batch {
-		before, err := st.MarshalBinary()
-		if err != nil {
-			return nil
-		}
-		o.fn(&st)
-		after, err := st.MarshalBinary()
-		if err != nil {
+		before, after, ok := applied(&st, o)
+		if !ok {
 			return nil
 		}
 		if frees(before, after) {
@@ -431,6 +426,18 @@ func releases(batch []*op, cur []byte) []*op {
 		}
 	}
 	return out
+}
+
+// applied applies the update o to st, and returns st's binary form
+// before and after it; ok is false if either could not be encoded.
+func applied(st *polite.KeyState, o *op) (before, after []byte, ok bool) {
+	before, err := st.MarshalBinary()
+	if err != nil {
+		return nil, nil, false
+	}
+	o.fn(st)
+	after, err = st.MarshalBinary()
+	return before, after, err == nil
 }
 
 // unanswered reports whether err is a swap's that Redis did not answer in
@@ -638,13 +645,8 @@ func stallOut(bp *[]*op, pre []byte) (first bool) {
 	keep := make([]*op, 0, len(batch))
 	var out []*op
 	for i, o := range batch {
-		before, err := st.MarshalBinary()
-		if err != nil {
-			return false
-		}
-		o.fn(&st)
-		after, err := st.MarshalBinary()
-		if err != nil {
+		before, after, ok := applied(&st, o)
+		if !ok {
 			return false
 		}
 		if !takesLease(before, after) {
