@@ -193,8 +193,10 @@
 // whole too, as a Base that relays the request in another URL does), nor the
 // values of its fields that may carry a credential, named for one
 // (Authorization, Cookie, or a name holding "key", "token", "secret",
-// "session", "password", "signature"), nor the custom key; an event's Err
-// hides them as well); durations are rounded to the
+// "session", "password", "signature"), nor the custom key (of 6 bytes or
+// more, as every credential value is hidden: a shorter one is too common a
+// string to replace in an error's text, and is no credential); an event's
+// Err hides them as well); durations are rounded to the
 // microsecond below a millisecond, to the millisecond below 10 seconds,
 // and to a tenth of a second above. [Budget.Inspect] answers "why is this origin waiting,
 // and until when": its policies, what is left, the pause, the learned

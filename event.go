@@ -63,7 +63,9 @@ const (
 // Event reports one thing a Transport did or learned, to [Transport.OnEvent]
 // and [Transport.Logger]. It never carries a partition key, and never a
 // key from a custom Transport.Key, which may hold a credential, other than
-// as its fingerprint. Logged with log/slog (slog.Any("event", e)), it is
+// as its fingerprint; in Err, a custom key of 6 bytes or more is hidden
+// where a Store's or Base's error quotes it (a shorter one, no credential,
+// is too common a string to replace). Logged with log/slog (slog.Any("event", e)), it is
 // what the Transport's Logger records of it (see [Event.LogValue]).
 type Event struct {
 	Kind EventKind // what happened
@@ -136,11 +138,7 @@ func (t *Transport) emit(e Event) {
 func (e *Event) attrs(attrs []slog.Attr, custom bool) []slog.Attr {
 	attrs = append(attrs, slog.String("key", e.Key))
 	if r := e.Request; r != nil && e.Kind != EventStoreDown && e.Kind != EventStoreUp {
-		method := r.Method
-		if method == "" {
-			method = http.MethodGet
-		}
-		attrs = append(attrs, slog.String("method", method))
+		attrs = append(attrs, slog.String("method", logMethod(r.Method)))
 		if !custom && r.URL != nil {
 			attrs = append(attrs, slog.String("path", logPath(r.URL)))
 		}
@@ -667,6 +665,24 @@ func hideUser(msg, name string) string {
 
 // maxLogPath bounds the bytes of a URL path a log record shows.
 const maxLogPath = 256
+
+// maxLogMethod bounds the bytes of a method a log record shows: a
+// server's request, passed on by a reverse proxy, takes its method from a
+// client's request line, a token of any length net/http reads (up to a
+// megabyte), where the methods of RFC 9110 and WebDAV take 16 at most.
+const maxLogMethod = 32
+
+// logMethod returns the method m as a log shows it: GET when empty, cut
+// at maxLogMethod bytes (a token: ASCII).
+func logMethod(m string) string {
+	switch {
+	case m == "":
+		return http.MethodGet
+	case len(m) > maxLogMethod:
+		return m[:maxLogMethod] + "..."
+	}
+	return m
+}
 
 // logPath returns u's path as a log shows it: escaped, as sent (an
 // Opaque's too), without the query or the user information, "/" when
