@@ -43,9 +43,7 @@ type State struct {
 	Policies []PolicyState
 
 	// Learned is the quota inferred from refusals the headers did not
-	// foresee; nil when none was, or while the origin's refusals are read
-	// as load shed at random rather than a rate (DESIGN.md §6, "A share
-	// refused whatever the pace"), when it paces nothing.
+	// foresee; nil when none was.
 	Learned *PolicyState
 	// HintsDistrustedUntil is when the origin's rate-limit fields are
 	// trusted again, after a refusal while they said quota was left.

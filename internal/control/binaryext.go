@@ -36,7 +36,7 @@ const (
 	tailLull   = 19 // until the learner's first measurement ends, the lulls it keeps (learner.lulls), oldest first: count, then each: start, gap, acceptances since
 	tailEdge   = 20 // a window held to a limit in flight: its refusals a step past it in a row, and the others in flight at the last one's grant (ramp.edge, ramp.edgeAt)
 	tailSlots  = 21 // the places of the oldest requests held for a slot in flight, one for each, oldest first, and the slots handed off to them and until when (see handoff.go)
-	tailShares = 22 // the test of bare refusals of no rate (see shares.go): the verdict, the fastest learned spacing refused at a low share, acceptances since the last refusal, the verdict's block (acceptances, refusals), and the verdicts revoked
+	tailShares = 22 // the test of bare refusals of no rate (see shares.go): the verdict, the fastest learned spacing refused at a low share, acceptances since the last refusal, and the verdict's block: acceptances, refusals
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -266,7 +266,7 @@ func (e *encoder) tails(s *State) {
 		e.bool(h.none)
 		e.uint(uint64(h.fast))
 		e.uint(uint64(h.run))
-		e.b = append(e.b, h.ok, h.no, h.strikes)
+		e.b = append(e.b, h.ok, h.no)
 	}
 }
 
@@ -518,14 +518,12 @@ func (d *decoder) shares(h *shares) {
 	h.none = d.bool()
 	h.fast = int64(d.bounded(uint64(MaxPause)))
 	h.run = int32(d.bounded(sharesRun))
-	h.ok, h.no, h.strikes = d.byte(), d.byte(), d.byte()
+	h.ok, h.no = d.byte(), d.byte()
 	switch {
 	case *h == (shares{}):
 		d.fail() // never written
-	case h.strikes > sharesStrikes:
+	case h.none && (h.fast != 0 || h.no >= sharesMost || int(h.ok)+int(h.no) >= sharesBlock):
 		d.fail()
-	case h.none && (h.fast != 0 || h.no >= sharesMost || int(h.ok)+int(h.no) >= sharesBlock || h.strikes >= sharesStrikes):
-		d.fail() // a verdict is of a key with strikes to spare
 	case !h.none && h.ok|h.no != 0:
 		d.fail()
 	}

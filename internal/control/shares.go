@@ -17,34 +17,28 @@ package control
 // quota's spacing (w/q) at each refusal that came after sharesRun
 // acceptances or more (a low share), and the fastest such (fast). A
 // refusal after as many acceptances, at a learned quota sharesFall times
-// slower than fast or more, is one no steady limit explains: a limit that
-// let a low share be refused at fast is far above the pace now refused.
-// (Under one steady limit, the learned pace at its refusals stays within
-// the cut and the steps of growth of it: three quarters to once and a
-// bit.)
+// slower than fast or more, is one no limit explains: a limit that let a
+// low share be refused at fast is far above the pace now refused. (Under
+// one limit, the learned pace at its refusals stays within the cut and
+// the steps of growth of it: three quarters to once and a bit. A first
+// measurement can overshoot it twice, a deep bucket drained at once.)
 //
-// Then the learned quota stops pacing the key (it is kept, as it was),
-// and the key's bare refusals are read as of no rate (none): they cost the
-// key no pause, teach the learner nothing, and only the refused request
-// waits, its own backoff, the refusal floor at least (see Decide). The
-// verdict holds while the share stays low: sharesMost bare refusals within
-// a block of sharesBlock answers revoke it, and that refusal is read as
-// any, by the learned quota as it was, which paces the key again. A limit
-// can give a verdict too: one lowered, one shared with clients that took
-// more of it, a second limit longer than the first, a bucket deep enough
-// that the steps of growth passed many times its rate. Each verdict
-// revoked (a strike) doubles the fall the next one needs, and after
-// sharesStrikes the key gives no more: a limit costs its refusals in a
-// verdict (sharesMost, and the flight in the air) a few times at most. A
-// refusal that is not bare (a wait given, a quota stated), or a key that
-// states quotas, ends the test and any verdict; its strikes stay.
+// Then the learned quota is forgotten, and the key's bare refusals are
+// read as of no rate (none): they cost the key no pause, teach the learner
+// nothing, and only the refused request waits, its own backoff, the
+// refusal floor at least (see Decide). The verdict holds while the share
+// stays low: sharesMost bare refusals within a block of sharesBlock
+// answers revoke it, and that refusal is read as any, the learner
+// measuring from it (a limit lowered, or one shared with clients that took
+// more of it, refuses a pace it let through: read so, it costs those
+// refusals once). A refusal that is not bare (a wait given, a quota
+// stated), or a key that states quotas, ends the test and any verdict.
 type shares struct {
-	fast    int64 // the spacing (w/q) of the fastest learned quota refused after sharesRun acceptances or more, since the test began; 0: none
-	run     int32 // acceptances since the key's last refusal, up to sharesRun
-	none    bool  // the verdict: the key's bare refusals are of no rate, and the learned quota paces nothing
-	ok      uint8 // while none: acceptances in the current block of sharesBlock answers
-	no      uint8 // and bare refusals
-	strikes uint8 // verdicts revoked, up to sharesStrikes
+	fast int64 // the spacing (w/q) of the fastest learned quota refused after sharesRun acceptances or more, since the test began; 0: none
+	run  int32 // acceptances since the key's last refusal, up to sharesRun
+	none bool  // the verdict: the key's bare refusals are of no rate
+	ok   uint8 // while none: acceptances in the current block of sharesBlock answers
+	no   uint8 // and bare refusals
 }
 
 const (
@@ -52,15 +46,13 @@ const (
 	sharesFall  = 4  // how many times slower than the fastest such a learned quota refused so must be
 	sharesBlock = 64 // answers a verdict's share is counted over
 	sharesMost  = 16 // bare refusals within a block that revoke the verdict: a quarter
-
-	sharesStrikes = 3 // verdicts revoked after which a key gives no more
 )
 
 // sharesAccepted counts an acceptance, for a key that states nothing and
-// has learned a quota: no other key needs the count, nor keeps it in its
-// stored form.
+// has learned a quota or holds a verdict: no other key needs the count,
+// nor keeps it in its stored form.
 func (s *State) sharesAccepted() {
-	if s.flags&flagHinted == 0 && s.learn.quota != nil {
+	if s.flags&flagHinted == 0 && (s.learn.quota != nil || s.shares.none) {
 		s.shares.accepted()
 	}
 }
@@ -83,42 +75,40 @@ func (h *shares) roll() {
 
 // sharesRefused reads a refusal before the learner does; bare when it
 // gave no wait and stated no quota. It reports whether the refusal is of
-// no rate: the learner must not read it, and the key not pause.
+// no rate: the learner must not read it, and the key not pause. At the
+// refusal that gives the verdict, the learned quota is forgotten.
 func (s *State) sharesRefused(bare bool) bool {
 	h := &s.shares
 	run := h.run
 	h.run = 0
 	if !bare || s.flags&flagHinted != 0 {
-		*h = shares{strikes: h.strikes}
+		*h = shares{}
 		return false
 	}
 	if h.none {
 		if h.no++; h.no >= sharesMost {
-			// The share grew: read from this refusal on as any, by the
-			// learned quota, and one strike more.
-			*h = shares{strikes: min(h.strikes+1, sharesStrikes)}
+			*h = shares{} // the share grew: read from this refusal on as any
 			return false
 		}
 		h.roll()
 		return true
 	}
 	lr := &s.learn
-	if lr.quota == nil || lr.pending || run < sharesRun || h.strikes >= sharesStrikes {
+	if lr.quota == nil || lr.pending || run < sharesRun {
 		return false
 	}
 	gap := max(lr.quota.w/max(lr.quota.q, 1), 1)
 	switch {
 	case h.fast == 0 || gap < h.fast:
 		h.fast = gap
-	case gap/(sharesFall<<h.strikes) >= h.fast:
-		*h = shares{none: true, strikes: h.strikes}
+	case gap/sharesFall >= h.fast:
+		*h = shares{none: true}
+		// The learned quota is forgotten; the cycle count stays, so
+		// that an answer of an earlier cycle is no acceptance of a
+		// later one's (as Forget keeps it).
+		s.learn = learner{cycle: lr.cycle}
+		s.shed = shed{}
 		return true
 	}
 	return false
-}
-
-// learnPaces reports whether the learned quota paces the key at now: it
-// is active (see learner.active), and no verdict of no rate holds.
-func (s *State) learnPaces(now int64) bool {
-	return !s.shares.none && s.learn.active(s.policies, now)
 }

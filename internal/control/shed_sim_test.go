@@ -20,10 +20,9 @@ type limiterSim struct {
 	latency int64 // an accepted request's service time, ns
 	refLat  int64 // a refused one's
 	// the server
-	bucket     bool                   // a token bucket of q refilled over w
-	leaky      bool                   // a leaky bucket: one per w/q, no burst (GCRA)
-	shed       int64                  // one request in shed is refused at random, whatever the limiter says; 0: none
-	custom     func(since int64) bool // the server, when set: admits a request arriving since after the run began
+	bucket     bool  // a token bucket of q refilled over w
+	leaky      bool  // a leaky bucket: one per w/q, no burst (GCRA)
+	shed       int64 // one request in shed is refused at random, whatever the limiter says; 0: none
 	q, w       int64
 	tat        int64 // the leaky bucket's theoretical arrival time
 	winStart   int64
@@ -54,9 +53,6 @@ func (r *limiterSim) rand(n int64) int64 {
 }
 
 func (r *limiterSim) admit(now int64) bool {
-	if r.custom != nil {
-		return r.custom(now - instant(t0))
-	}
 	if r.shed > 0 && r.rand(r.shed) == 0 {
 		return false
 	}

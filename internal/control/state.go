@@ -861,7 +861,7 @@ func (s *State) acquire(now int64, cfg *Config, ask *Ask, l *Lease) (Hold, bool)
 			}
 		}
 	}
-	if s.learnPaces(now) {
+	if s.learn.active(s.policies, now) {
 		if d := s.learn.wait(now); d > 0 {
 			s.learn.binding, s.learn.held = true, true
 			return s.hold(now+d, ReasonAdaptive, 0)

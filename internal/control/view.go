@@ -69,9 +69,7 @@ func (s *State) View(t time.Time) View {
 	for i := range s.costs.quotas {
 		v.Policies = append(v.Policies, s.costs.view(&s.costs.quotas[i], now))
 	}
-	if s.learn.quota != nil && !s.shares.none {
-		// Not while refusals are read as of no rate: the quota kept
-		// through the verdict paces nothing (see shares.go).
+	if s.learn.quota != nil {
 		lv := s.learn.quota.view(now, v.InFlight, awaiting, true)
 		v.Learned = &lv
 	}
@@ -108,7 +106,7 @@ func (s *State) statedNext(now int64) int64 {
 // learnedNext is paceNext of the quota learned; 0 when it holds no
 // request back at now.
 func (s *State) learnedNext(now int64) int64 {
-	if s.learnPaces(now) {
+	if s.learn.active(s.policies, now) {
 		if d := s.learn.next(now); d > 0 {
 			return addSat(now, d)
 		}
