@@ -36,7 +36,6 @@ const (
 	tailLull   = 19 // until the learner's first measurement ends, the lulls it keeps (learner.lulls), oldest first: count, then each: start, gap, acceptances since
 	tailEdge   = 20 // a window held to a limit in flight: its refusals a step past it in a row, and the others in flight at the last one's grant (ramp.edge, ramp.edgeAt)
 	tailSlots  = 21 // the places of the oldest requests held for a slot in flight, one for each, oldest first, and the slots handed off to them and until when (see handoff.go)
-	tailShares = 22 // the test of bare refusals of no rate (see shares.go): the verdict, the fastest learned spacing refused at a low share, acceptances since the last refusal, and the verdict's block: acceptances, refusals
 )
 
 // claimCost marks, in the reason of a claim in the turns' tail, a claim
@@ -260,13 +259,6 @@ func (e *encoder) tails(s *State) {
 		}
 		e.uint(uint64(h.n))
 		e.at(h.until)
-	}
-	if h := &s.shares; *h != (shares{}) {
-		e.b = append(e.b, tailShares)
-		e.bool(h.none)
-		e.uint(uint64(h.fast))
-		e.uint(uint64(h.run))
-		e.b = append(e.b, h.ok, h.no)
 	}
 }
 
@@ -496,8 +488,6 @@ func (d *decoder) tails(n *State) {
 			d.lulls(&n.learn)
 		case tailSlots:
 			d.slots(&n.slots)
-		case tailShares:
-			d.shares(&n.shares)
 		case tailEdge:
 			// Kept while the window is held, or marked as held at a
 			// refusal (see shedMark).
@@ -508,24 +498,6 @@ func (d *decoder) tails(n *State) {
 		default:
 			d.fail()
 		}
-	}
-}
-
-// shares reads the test of refusals of no rate into h, as encoder.ext
-// wrote it: a verdict's block not yet full, with fewer refusals than
-// revoke it, and no fastest spacing beside it; a test, no block.
-func (d *decoder) shares(h *shares) {
-	h.none = d.bool()
-	h.fast = int64(d.bounded(uint64(MaxPause)))
-	h.run = int32(d.bounded(sharesRun))
-	h.ok, h.no = d.byte(), d.byte()
-	switch {
-	case *h == (shares{}):
-		d.fail() // never written
-	case h.none && (h.fast != 0 || h.no >= sharesMost || int(h.ok)+int(h.no) >= sharesBlock):
-		d.fail()
-	case !h.none && h.ok|h.no != 0:
-		d.fail()
 	}
 }
 

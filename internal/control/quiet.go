@@ -140,7 +140,6 @@ func (s *State) ReleaseQuiet(now int64, cfg *Config, l *Lease, out *Outcome) {
 		s.flags |= flagHinted
 	}
 	s.retry.accepted()
-	s.sharesAccepted()
 	s.shedAccepted(l, now)
 	if lr := &s.learn; lr.quota == nil && !lr.pending && lr.smooth != smoothTrial {
 		// learner.accepted, inline: with no learned quota and no

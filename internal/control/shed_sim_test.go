@@ -20,9 +20,8 @@ type limiterSim struct {
 	latency int64 // an accepted request's service time, ns
 	refLat  int64 // a refused one's
 	// the server
-	bucket     bool  // a token bucket of q refilled over w
-	leaky      bool  // a leaky bucket: one per w/q, no burst (GCRA)
-	shed       int64 // one request in shed is refused at random, whatever the limiter says; 0: none
+	bucket     bool // a token bucket of q refilled over w
+	leaky      bool // a leaky bucket: one per w/q, no burst (GCRA)
 	q, w       int64
 	tat        int64 // the leaky bucket's theoretical arrival time
 	winStart   int64
@@ -32,7 +31,6 @@ type limiterSim struct {
 	accepted   int
 	refused    int
 	refusalsAt []int64
-	acceptedAt []int64
 	trace      func(now int64, q *simReq, p Plan)
 }
 
@@ -53,9 +51,6 @@ func (r *limiterSim) rand(n int64) int64 {
 }
 
 func (r *limiterSim) admit(now int64) bool {
-	if r.shed > 0 && r.rand(r.shed) == 0 {
-		return false
-	}
 	if r.leaky {
 		if t := r.w / r.q; now >= r.tat-t {
 			r.tat = max(r.tat, now) + t
@@ -133,7 +128,6 @@ func (r *limiterSim) run(workers int, d time.Duration) {
 				}
 			} else {
 				r.accepted++
-				r.acceptedAt = append(r.acceptedAt, now-start)
 				out := simAccepted
 				r.s.releaseAt(at(now), now, &r.cfg, &q.l, &out, false)
 				free[q.worker] = now
@@ -157,17 +151,6 @@ func (r *limiterSim) run(workers int, d time.Duration) {
 			flight = append(flight, q)
 		}
 	}
-}
-
-// acceptedIn counts the acceptances from from to to since the run began.
-func (r *limiterSim) acceptedIn(from, to time.Duration) int {
-	n := 0
-	for _, a := range r.acceptedAt {
-		if a >= int64(from) && a < int64(to) {
-			n++
-		}
-	}
-	return n
 }
 
 var (
@@ -213,7 +196,30 @@ func TestShedCostsRateLimitersLittle(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a simulation on one goroutine, ten times slower under the race detector: run without it")
 	}
-	for _, c := range rateLimiters {
+	for _, c := range []struct {
+		name     string
+		workers  int
+		mk       func(seed uint64) *limiterSim
+		accepted int // before the rule: the least the key may accept now
+		refused  int // before the rule: now at most this and one a seed
+	}{
+		{"fixed window 50/2s", 16, func(seed uint64) *limiterSim {
+			lat := 30 * time.Millisecond
+			return &limiterSim{rnd: seed, jitter: int64(lat / 4), latency: int64(lat), refLat: int64(lat), q: 50, w: int64(2 * time.Second)}
+		}, 50486, 360},
+		{"token bucket 50, 25/s", 8, func(seed uint64) *limiterSim {
+			lat := 200 * time.Millisecond
+			return &limiterSim{rnd: seed, jitter: int64(lat / 4), latency: int64(lat), refLat: int64(lat), q: 50, w: int64(2 * time.Second), bucket: true}
+		}, 51137, 145},
+		{"leaky bucket 5/s", 4, func(seed uint64) *limiterSim {
+			lat := 300 * time.Millisecond
+			return &limiterSim{rnd: seed, jitter: int64(lat / 4), latency: int64(lat), refLat: int64(lat), q: 5, w: int64(time.Second), leaky: true}
+		}, 8985, 221},
+		{"leaky bucket 10/s", 16, func(seed uint64) *limiterSim {
+			lat := 200 * time.Millisecond
+			return &limiterSim{rnd: seed, jitter: int64(lat / 4), latency: int64(lat), refLat: int64(lat), q: 10, w: int64(time.Second), leaky: true}
+		}, 17989, 333},
+	} {
 		accepted, refused := limiterRuns(c.mk, c.workers)
 		t.Logf("%s: %d accepted, %d refused over 20 seeds", c.name, accepted, refused)
 		if refused > c.refused+20 || accepted < c.accepted*9/10 {
@@ -221,31 +227,4 @@ func TestShedCostsRateLimitersLittle(t *testing.T) {
 				c.name, accepted, refused, c.accepted*9/10, c.refused+20)
 		}
 	}
-}
-
-// rateLimiters are the limiters TestShedCostsRateLimitersLittle runs,
-// with what the key was served before the rule it tests.
-var rateLimiters = []struct {
-	name     string
-	workers  int
-	mk       func(seed uint64) *limiterSim
-	accepted int // before the rule: the least the key may accept now
-	refused  int // before the rule: now at most this and one a seed
-}{
-	{"fixed window 50/2s", 16, func(seed uint64) *limiterSim {
-		lat := 30 * time.Millisecond
-		return &limiterSim{rnd: seed, jitter: int64(lat / 4), latency: int64(lat), refLat: int64(lat), q: 50, w: int64(2 * time.Second)}
-	}, 50486, 360},
-	{"token bucket 50, 25/s", 8, func(seed uint64) *limiterSim {
-		lat := 200 * time.Millisecond
-		return &limiterSim{rnd: seed, jitter: int64(lat / 4), latency: int64(lat), refLat: int64(lat), q: 50, w: int64(2 * time.Second), bucket: true}
-	}, 51137, 145},
-	{"leaky bucket 5/s", 4, func(seed uint64) *limiterSim {
-		lat := 300 * time.Millisecond
-		return &limiterSim{rnd: seed, jitter: int64(lat / 4), latency: int64(lat), refLat: int64(lat), q: 5, w: int64(time.Second), leaky: true}
-	}, 8985, 221},
-	{"leaky bucket 10/s", 16, func(seed uint64) *limiterSim {
-		lat := 200 * time.Millisecond
-		return &limiterSim{rnd: seed, jitter: int64(lat / 4), latency: int64(lat), refLat: int64(lat), q: 10, w: int64(time.Second), leaky: true}
-	}, 17989, 333},
 }

@@ -44,7 +44,6 @@ type State struct {
 	costs    costs   // quotas in units other than requests, and reservations
 	turns    turns   // held requests' claims on the next starts (see turn.go)
 	shed     shed    // a refusal that may be of no rate (see shed.go)
-	shares   shares  // whether bare refusals keep their share whatever the learned pace (see shares.go)
 	slots    handoff // slots in flight handed off to requests that waited (see handoff.go)
 }
 
@@ -150,7 +149,7 @@ func (s *State) IsZero() bool {
 		s.epoch == 0 && s.pauseUntil == 0 && s.pauseReason == 0 && s.zeroStreak == 0 && s.skew == 0 && s.skewLo == 0 && s.skewHi == 0 &&
 		s.rateNext == 0 && s.ramp == (ramp{}) && len(s.leases.b) == 0 && s.leases.n == 0 &&
 		len(s.policies) == 0 && s.learn.isZero() && s.retry == (retryBudget{}) && s.costs.isZero() && len(s.costs.early) == 0 &&
-		s.shed == (shed{}) && s.shares == (shares{})
+		s.shed == (shed{})
 }
 
 // Blank reports whether s holds nothing but what Forget keeps of a key
@@ -1145,7 +1144,6 @@ func (s *State) release(t time.Time, now int64, cfg *Config, lp *Lease, out *Out
 	}
 	if !out.Refused {
 		s.retry.accepted()
-		s.sharesAccepted()
 		s.shedAccepted(l, now)
 		s.learn.accepted(l, s.leases.n, now)
 		if l.probe && now >= s.pauseUntil {
@@ -1168,10 +1166,9 @@ func (s *State) release(t time.Time, now int64, cfg *Config, lp *Lease, out *Out
 	// dropped, and a bare one may be of no rate.
 	cwnd, most := s.ramp.cwnd, s.shed.most
 	bare := !foreseen && !hinted && len(out.Quotas) == 0 && !out.Refusal.Given
-	none := s.sharesRefused(bare && len(out.Refusal.Violated) == 0) // of no rate (see shares.go)
-	flight := bare && !none && s.shedFlight(l)
+	flight := bare && s.shedFlight(l)
 	shedMay := false
-	if !flight && !none {
+	if !flight {
 		if bare {
 			s.shedUnlift(l)
 		}
@@ -1194,10 +1191,7 @@ func (s *State) release(t time.Time, now int64, cfg *Config, lp *Lease, out *Out
 	// left, and no start is given back while they are.
 	gaveBack := s.flags&flagGaveBack != 0
 	s.flags &^= flagGaveBack
-	overdrew, from := false, int64(0)
-	if !none {
-		overdrew, from = s.learn.refused(l, s.seq, s.epoch, now, foreseen || unavailable, hinted || gaveBack)
-	}
+	overdrew, from := s.learn.refused(l, s.seq, s.epoch, now, foreseen || unavailable, hinted || gaveBack)
 	ref := &out.Refusal
 	if costRefused {
 		adj := *ref
@@ -1209,11 +1203,7 @@ func (s *State) release(t time.Time, now int64, cfg *Config, lp *Lease, out *Out
 	if plan.Stop {
 		s.retry.stopUntil = addSat(now, int64(stopRetrying))
 	}
-	if none && plan.Reason == ReasonBackoff && !plan.Stop {
-		// A refusal of no rate (see shares.go): the key goes on, and
-		// only the refused request waits its own wait.
-		plan.Pause = 0
-	} else if overdrew && plan.Reason == ReasonBackoff && !plan.Stop {
+	if overdrew && plan.Reason == ReasonBackoff && !plan.Stop {
 		// A step of growth overdrew, and is undone: the quota that held
 		// paces the key, and only the refused request waits (see
 		// learner.refused), the floor and no more: the refusal was the
