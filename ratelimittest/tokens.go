@@ -142,6 +142,12 @@ type TokenConfig struct {
 	// quota's limit. The requests remaining are stated exactly. If zero,
 	// every count is stated exactly.
 	RoundRemaining int64
+
+	// NoArrivals leaves Stats.Arrivals empty, as Config.NoArrivals does
+	// for a Handler: a TokenHandler that serves for long otherwise keeps
+	// the arrival time of every request it receives (24 bytes each, and
+	// the spare room of the slice that holds them), until Reset.
+	NoArrivals bool
 }
 
 // TokenStats counts what a [TokenHandler] has seen since it was created or
@@ -339,7 +345,9 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	now := time.Now()
 	h.stats.Requests++
-	h.stats.Arrivals = append(h.stats.Arrivals, now)
+	if !h.cfg.NoArrivals {
+		h.stats.Arrivals = append(h.stats.Arrivals, now)
+	}
 	h.mu.Unlock()
 	var e llmcost.Estimate
 	status, msg := 0, ""
