@@ -157,7 +157,8 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	// URL's userinfo (in a policy's name, a problem document): the
 	// report, which people paste into bug reports, shows it elided, and so
 	// does the error.
-	if secrets := headers.secrets(fs.Args()...); len(secrets) > 0 {
+	secrets := headers.secrets(fs.Args()...)
+	if len(secrets) > 0 {
 		var report bytes.Buffer
 		to := stdout
 		stdout = &report
@@ -239,6 +240,14 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	final := ""
 	if u := resp.Request.URL.String(); u != req.URL.String() {
 		final = " (after redirects: " + shownURL(u) + ")"
+	}
+	if len(secrets) > 0 {
+		// The table's cells elided before it is laid out: elided after,
+		// as all of the report is, its columns no longer lined up.
+		for i := range rep.Quotas {
+			q := &rep.Quotas[i]
+			q.Policy, q.Unit = elideSecrets(q.Policy, secrets), elideSecrets(q.Unit, secrets)
+		}
 	}
 	out := &stickyWriter{w: stdout}
 	printReport(out, rep, resp.Status, final)
